@@ -1,0 +1,75 @@
+"""What rules report: diagnostics, fixes and their safety."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Tuple, Union
+
+import libcst as cst
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"  # the program raises
+    WARNING = "warning"  # silently wrong numbers or a likely bug
+    INFO = "info"  # deprecation, performance
+
+
+class Applicability(str, enum.Enum):
+    SAFE = "safe"  # keeps meaning; applied by --fix
+    UNSAFE = "unsafe"  # may change behaviour; only with --unsafe-fixes
+
+
+Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+
+
+@dataclass(eq=False)
+class Fix:
+    """A set of node replacements applied together, plus names the result needs imported.
+
+    `edits` maps an *original* node of the parsed module (by identity) to its replacement.
+    `imports` lists modules (only "torch" today) the replacement code refers to by their
+    bare name; the engine adds `import torch` when the file does not bind it.
+    """
+
+    applicability: Applicability
+    message: str
+    edits: Mapping[cst.CSTNode, Replacement]
+    imports: Tuple[str, ...] = ()
+
+
+@dataclass(eq=False)
+class Diagnostic:
+    code: str
+    message: str
+    severity: Severity
+    node: cst.CSTNode
+    fix: Optional[Fix] = None
+    # Nodes whose line numbers the message cites: "{region_line}" in the message is filled in
+    # with the line of related["region_line"] once positions are known.
+    related: Mapping[str, cst.CSTNode] = field(default_factory=dict)
+    # Filled in by the engine:
+    filename: str = ""
+    line: int = 0
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+    def to_json(self) -> dict:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "severity": self.severity.value,
+            "filename": self.filename,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "fix": None
+            if self.fix is None
+            else {"applicability": self.fix.applicability.value, "message": self.fix.message},
+        }

@@ -1,0 +1,303 @@
+"""The per-file pipeline: prefilter, parse once, facts once, rules, suppressions, fix loop."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from amplint.diagnostics import Applicability, Diagnostic, Fix
+from amplint.facts import FileFacts
+from amplint.rules import Rule, all_rules
+from amplint.suppressions import is_suppressed
+
+MAX_FIX_ROUNDS = 8
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: FrozenSet[str]
+    unsafe_fixes: bool = False
+
+    @classmethod
+    def default(cls) -> "Settings":
+        return cls(frozenset(code for code, rule in all_rules().items() if rule.default))
+
+    def rules(self) -> List[Rule]:
+        return [rule for code, rule in all_rules().items() if code in self.select]
+
+    def allows(self, fix: Fix) -> bool:
+        return fix.applicability is Applicability.SAFE or self.unsafe_fixes
+
+
+@dataclass
+class FileContext:
+    path: str
+    source: str
+    module: cst.Module
+    facts: FileFacts
+
+
+class FixFailure(Exception):
+    pass
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+    fixed_source: Optional[str] = None  # set when fixes changed the text
+    fixes_applied: Counter = field(default_factory=Counter)  # code -> count
+    errors: List[str] = field(default_factory=list)  # one line each, path included
+    internal_error: bool = False
+
+
+def could_match(source: str, rules: Sequence[Rule]) -> bool:
+    """The cheap text test: can any of these rules fire in this text at all?"""
+    for rule in rules:
+        if not rule.triggers or any(t in source for t in rule.triggers):
+            return True
+    return False
+
+
+def parse(source: str) -> cst.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cst.parse_module(source)
+
+
+def analyze(path: str, source: str, module: cst.Module, rules: Sequence[Rule]) -> List[Diagnostic]:
+    """Run `rules` on a parsed module; diagnostics come back positioned, suppressions applied."""
+    facts = FileFacts(module)
+    ctx = FileContext(path, source, module, facts)
+    found: List[Diagnostic] = []
+    for rule in rules:
+        try:
+            found.extend(rule.check(ctx))
+        except Exception as exc:  # a rule bug must not lose the other rules' results
+            raise RuleCrash(rule.code, exc) from exc
+    if not found:
+        return found
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = source.splitlines()
+    kept: List[Diagnostic] = []
+    seen: Set[Tuple[str, int, int]] = set()
+    for diag in found:
+        span = positions[diag.node]
+        diag.filename = path
+        diag.line, diag.column = span.start.line, span.start.column + 1
+        diag.end_line, diag.end_column = span.end.line, span.end.column + 1
+        if diag.related:
+            diag.message = diag.message.format(
+                **{key: positions[node].start.line for key, node in diag.related.items()}
+            )
+        line_text = lines[diag.line - 1] if diag.line <= len(lines) else ""
+        if is_suppressed(diag.code, line_text):
+            continue
+        key = (diag.code, diag.line, diag.column)
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(diag)
+    kept.sort(key=lambda d: (d.line, d.column, d.code))
+    _fix_spans(kept, positions)
+    return kept
+
+
+class RuleCrash(Exception):
+    def __init__(self, code: str, exc: BaseException) -> None:
+        super().__init__(f"internal error in {code}: {type(exc).__name__}: {exc}")
+        self.code = code
+
+
+def _fix_spans(diags: List[Diagnostic], positions) -> None:
+    for diag in diags:
+        if diag.fix is None:
+            continue
+        starts, ends = [], []
+        for node in diag.fix.edits:
+            span = positions[node]
+            starts.append((span.start.line, span.start.column))
+            ends.append((span.end.line, span.end.column))
+        diag.fix_span = (min(starts), max(ends))  # type: ignore[attr-defined]
+
+
+class _Replacer(cst.CSTTransformer):
+    def __init__(self, edits: Dict[cst.CSTNode, object]) -> None:
+        super().__init__()
+        self.edits = {id(node): new for node, new in edits.items()}
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        new = self.edits.get(id(original_node))
+        if new is None:
+            return updated_node
+        return new
+
+
+def _binds_torch(module: cst.Module) -> bool:
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        if alias.asname is None and _root(alias.name) == "torch":
+                            return True
+    return False
+
+
+def _root(expr: cst.BaseExpression) -> str:
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else ""
+
+
+def add_import_torch(module: cst.Module) -> cst.Module:
+    """`import torch` after the docstring and `__future__` imports, among the imports if any."""
+    body = list(module.body)
+    index = 0
+    if body and _is_docstring(body[0]):
+        index = 1
+    while index < len(body) and _is_future_import(body[index]):
+        index += 1
+    new = cst.parse_statement("import torch\n")
+    for position in range(index, len(body)):
+        if _is_import(body[position]):
+            index = position
+            break
+    if index < len(body):
+        follower = body[index]
+        new = new.with_changes(leading_lines=follower.leading_lines)
+        body[index] = follower.with_changes(leading_lines=())
+    body.insert(index, new)
+    return module.with_changes(body=body)
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _is_future_import(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and isinstance(stmt.body[0], cst.ImportFrom)
+        and isinstance(stmt.body[0].module, cst.Name)
+        and stmt.body[0].module.value == "__future__"
+    )
+
+
+def _is_import(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and isinstance(
+        stmt.body[0], (cst.Import, cst.ImportFrom)
+    )
+
+
+def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> str:
+    edits: Dict[cst.CSTNode, object] = {}
+    for fix in fixes:
+        edits.update(fix.edits)
+    new_module = module.visit(_Replacer(edits))
+    if any("torch" in fix.imports for fix in fixes) and not _binds_torch(new_module):
+        new_module = add_import_torch(new_module)
+    return new_module.code
+
+
+def valid_python(source: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source)
+            parse(source)
+    except (SyntaxError, ValueError, cst.ParserSyntaxError):
+        return False
+    return True
+
+
+def choose_fixes(diags: Iterable[Diagnostic], settings: Settings, skip: Set[Tuple[str, str]]):
+    """Fixes to apply together this round: allowed by the settings, not known to fail, and not
+    overlapping one another (the rest wait for the next round)."""
+    chosen: List[Diagnostic] = []
+    taken: List[Tuple[Tuple[int, int], Tuple[int, int]]] = []
+    for diag in diags:
+        fix = diag.fix
+        if fix is None or not settings.allows(fix):
+            continue
+        if (diag.code, diag.fix_key) in skip:  # type: ignore[attr-defined]
+            continue
+        start, end = diag.fix_span  # type: ignore[attr-defined]
+        if any(start < t_end and t_start < end for t_start, t_end in taken):
+            continue
+        taken.append((start, end))
+        chosen.append(diag)
+    return chosen
+
+
+def lint_source(
+    path: str, source: str, settings: Settings, fix: bool = False
+) -> FileResult:
+    """Lint one file's text; with `fix`, apply fixes to a fixpoint and report what is left."""
+    result = FileResult(path)
+    rules = settings.rules()
+    if not could_match(source, rules):
+        return result
+    try:
+        module = parse(source)
+    except cst.ParserSyntaxError as exc:
+        result.errors.append(f"{path}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: {exc.message}")
+        return result
+    except (RecursionError, MemoryError) as exc:
+        result.errors.append(f"{path}: cannot parse: {type(exc).__name__}")
+        return result
+    try:
+        diags = analyze(path, source, module, rules)
+        if fix:
+            current, module, diags = _fix_loop(path, source, module, diags, settings, result)
+            if current != source:
+                result.fixed_source = current
+    except RuleCrash as exc:
+        result.errors.append(f"{path}: {exc}")
+        result.internal_error = True
+        return result
+    result.diagnostics = diags
+    return result
+
+
+def _fix_loop(path, source, module, diags, settings, result):
+    skip: Set[Tuple[str, str]] = set()
+    current = source
+    for _ in range(MAX_FIX_ROUNDS):
+        for diag in diags:
+            diag.fix_key = f"{diag.line}:{diag.column}"  # type: ignore[attr-defined]
+        chosen = choose_fixes(diags, settings, skip)
+        if not chosen:
+            break
+        new_source = apply_fixes(module, [d.fix for d in chosen])
+        if not valid_python(new_source):
+            # Find the culprits one by one; keep the rest for the next round.
+            bad = [d for d in chosen if not valid_python(apply_fixes(module, [d.fix]))]
+            if not bad:
+                bad = chosen
+            for diag in bad:
+                skip.add((diag.code, diag.fix_key))
+                result.errors.append(
+                    f"{path}:{diag.line}:{diag.column}: {diag.code} fix skipped: "
+                    "it would produce invalid Python (please report this)"
+                )
+            continue
+        if new_source == current:
+            break
+        for diag in chosen:
+            result.fixes_applied[diag.code] += 1
+        current = new_source
+        module = parse(current)
+        diags = analyze(path, current, module, settings.rules())
+    return current, module, diags

@@ -1,0 +1,66 @@
+"""Facts about one file that several rules need, computed once per file.
+
+`FileFacts(module)` walks the module once (`tree`), then derives autocast regions (`regions`),
+the same-file call graph (`callgraph`); fp16 scopes and GradScaler facts are derived on first use.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Optional, Tuple
+
+import libcst as cst
+
+from amplint.facts.fp16 import Fp16Analysis
+from amplint.facts.names import resolve, resolve_expr, torch_alias, torch_name_free
+from amplint.facts.regions import Enabled, Region, RegionAnalysis
+from amplint.facts.scalers import ScalerAnalysis
+from amplint.facts.tree import CallSite, Collector, Frame, dotted_name
+
+__all__ = ["FileFacts", "Region", "Enabled", "CallSite", "Frame"]
+
+
+class FileFacts:
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.tree = Collector(module)
+        module.visit(self.tree)
+        self.regions = RegionAnalysis(self.tree)
+        self.callgraph = self.regions.callgraph
+
+    @cached_property
+    def fp16(self) -> Fp16Analysis:
+        return Fp16Analysis(self.tree, self.callgraph)
+
+    @cached_property
+    def scalers(self) -> ScalerAnalysis:
+        return ScalerAnalysis(self.tree)
+
+    @cached_property
+    def qualified_calls(self) -> list:
+        """(qualified name or None, CallSite) for every call, resolved once."""
+        return [(resolve(site.dotted, site.frame), site) for site in self.tree.calls]
+
+    def calls_to(self, *names: str):
+        for qualified, site in self.qualified_calls:
+            if qualified in names:
+                yield qualified, site
+
+    def resolve(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        return resolve_expr(expr, frame)
+
+    def region_of(self, frame: Frame) -> Optional[Region]:
+        return self.regions.region_of(frame)
+
+    def active_region(self, frame: Frame) -> Optional[Region]:
+        return self.regions.active_region(frame)
+
+    def torch_name(self, frame: Frame) -> Tuple[str, bool]:
+        """(name to write for `torch` here, whether `import torch` must be added).
+        Raises LookupError when `torch` cannot be made available (the name is taken)."""
+        alias = torch_alias(frame)
+        if alias is not None:
+            return alias, False
+        if torch_name_free(frame):
+            return "torch", True
+        raise LookupError("torch is shadowed")

@@ -1,0 +1,119 @@
+"""Which functions of this file a call reaches: plain functions, methods through `self`, and the
+`forward` of module classes whose instances are called (`model(x)`, `self.crit(out, y)`)."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from amplint.facts.tree import CallSite, Collector, Frame, dotted_name, receiver_root
+
+
+class CallGraph:
+    def __init__(self, tree: Collector) -> None:
+        self.tree = tree
+        # name -> class name, for `x = Net(...)` (file-wide) and `self.x = Net(...)` (per class)
+        self.instances: Dict[str, str] = {}
+        self.self_instances: Dict[Tuple[str, str], str] = {}
+        self._collect_instances()
+
+    def class_of_value(self, value: cst.BaseExpression) -> Optional[str]:
+        """`Net(...)`, `Net(...).cuda().half()` -> "Net" when Net is a class of this file."""
+        root = receiver_root(value)
+        if (
+            isinstance(root, cst.Call)
+            and isinstance(root.func, cst.Name)
+            and root.func.value in self.tree.classes
+        ):
+            return root.func.value
+        return None
+
+    def _collect_instances(self) -> None:
+        for site in self.tree.assigns:
+            cls = self.class_of_value(site.value)
+            if cls is None:
+                continue
+            for target in site.targets:
+                if isinstance(target, cst.Name):
+                    self.instances[target.value] = cls
+                owner = self.self_attr_owner(target, site.frame)
+                if owner is not None:
+                    self.self_instances[owner] = cls
+
+    @staticmethod
+    def self_attr_owner(target: cst.BaseExpression, frame: Frame) -> Optional[Tuple[str, str]]:
+        """(class name, attr) for `self.attr` inside a method."""
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+        ):
+            cls = frame.class_frame
+            if cls is not None:
+                return (cls.name, target.attr.value)
+        return None
+
+    def class_of_instance(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        if isinstance(expr, cst.Name):
+            return self.instances.get(expr.value)
+        owner = self.self_attr_owner(expr, frame)
+        if owner is not None:
+            return self.self_instances.get(owner)
+        return None
+
+    def method(self, class_name: str, name: str, seen: int = 0) -> Optional[Frame]:
+        cls = self.tree.classes.get(class_name)
+        if cls is None or seen > 8:
+            return None
+        if name in cls.functions:
+            return cls.functions[name]
+        node = cls.node
+        assert isinstance(node, cst.ClassDef)
+        for base in node.bases:
+            base_name = dotted_name(base.value)
+            if base_name and len(base_name) == 1:
+                found = self.method(base_name[0], name, seen + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def callees(self, site: CallSite) -> List[Frame]:
+        func = site.node.func
+        frame = site.frame
+        found: List[Frame] = []
+        if isinstance(func, cst.Name):
+            scope: Optional[Frame] = frame.scope
+            while scope is not None:
+                if scope.kind != "class" and func.value in scope.functions:
+                    found.append(scope.functions[func.value])
+                    break
+                scope = scope.parent
+            cls = self.instances.get(func.value)
+            if not found and cls is not None:
+                forward = self.method(cls, "forward") or self.method(cls, "__call__")
+                if forward is not None:
+                    found.append(forward)
+        elif isinstance(func, cst.Attribute):
+            owner_cls = frame.class_frame
+            if (
+                isinstance(func.value, cst.Name)
+                and func.value.value == "self"
+                and owner_cls is not None
+            ):
+                method = self.method(owner_cls.name, func.attr.value)
+                if method is not None:
+                    found.append(method)
+                else:
+                    cls = self.self_instances.get((owner_cls.name, func.attr.value))
+                    if cls is not None:
+                        forward = self.method(cls, "forward") or self.method(cls, "__call__")
+                        if forward is not None:
+                            found.append(forward)
+            else:
+                cls = self.class_of_instance(func.value, frame)
+                if cls is not None:
+                    method = self.method(cls, func.attr.value)
+                    if method is not None:
+                        found.append(method)
+        return found

@@ -1,0 +1,70 @@
+"""Import and alias resolution: which raw dotted names mean which torch objects."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from amplint.facts.tree import Dotted, Frame, dotted_name
+
+# Spellings that reach the same object; resolution maps them to the first form.
+_CANONICAL = {
+    "torch.amp.autocast_mode.autocast": "torch.amp.autocast",
+    "torch.autocast": "torch.amp.autocast",
+    "torch.cuda.amp.autocast_mode.autocast": "torch.cuda.amp.autocast",
+    "torch.cpu.amp.autocast_mode.autocast": "torch.cpu.amp.autocast",
+    "torch.amp.grad_scaler.GradScaler": "torch.amp.GradScaler",
+    "torch.cuda.amp.grad_scaler.GradScaler": "torch.cuda.amp.GradScaler",
+    "torch.nn.modules.loss.BCELoss": "torch.nn.BCELoss",
+    "torch.nn.modules.loss.BCEWithLogitsLoss": "torch.nn.BCEWithLogitsLoss",
+}
+
+
+def resolve(dotted: Optional[Dotted], frame: Frame) -> Optional[str]:
+    """The qualified name `dotted` refers to in `frame`, or None when its root is not an import
+    (a local variable, a parameter, or a name that shadows the import)."""
+    if not dotted:
+        return None
+    root, rest = dotted[0], dotted[1:]
+    scope: Optional[Frame] = frame.scope
+    while scope is not None:
+        if scope.kind == "class" and scope is not frame.scope:
+            scope = scope.parent  # class bodies do not enclose their methods' names
+            continue
+        if root in scope.imports:
+            full = ".".join((scope.imports[root],) + rest)
+            return _CANONICAL.get(full, full)
+        if root in scope.bindings:
+            return None
+        scope = scope.parent
+    return None
+
+
+def resolve_expr(expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
+    return resolve(dotted_name(expr), frame)
+
+
+def torch_alias(frame: Frame) -> Optional[str]:
+    """The name under which `torch` itself is usable in `frame` (None: it must be imported)."""
+    scope: Optional[Frame] = frame.scope
+    shadowed = set()
+    while scope is not None:
+        if scope.kind != "class" or scope is frame.scope:
+            for name, target in scope.imports.items():
+                if target == "torch" and name not in shadowed:
+                    return name
+            shadowed |= scope.bindings
+            shadowed |= set(scope.imports)
+        scope = scope.parent
+    return None
+
+
+def torch_name_free(frame: Frame) -> bool:
+    """True when `import torch` can be added: no scope up to the module binds `torch` otherwise."""
+    scope: Optional[Frame] = frame.scope
+    while scope is not None:
+        if "torch" in scope.bindings or scope.imports.get("torch", "torch") != "torch":
+            return False
+        scope = scope.parent
+    return True

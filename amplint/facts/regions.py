@@ -1,0 +1,330 @@
+"""Autocast regions: where code runs under autocast, enabled or not, on which device and dtype.
+
+A region comes from a `with` item, a decorator, or a framework call (`accelerator.autocast()`),
+directly or through a name bound to one (`ctx = torch.amp.autocast(...)`,
+`ctx = nullcontext() if cpu else torch.amp.autocast(...)`, `self.amp = partial(autocast, ...)`).
+A function of the same file called from an active region inherits it (transitively).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from amplint.facts.names import resolve, resolve_expr
+from amplint.facts.tree import CallSite, Collector, Frame, dotted_name
+
+
+class Enabled(enum.Enum):
+    TRUE = "enabled"
+    FALSE = "disabled"
+    MAYBE = "maybe enabled"
+
+
+@dataclass(eq=False)
+class Region:
+    enabled: Enabled
+    device: Optional[str]  # "cuda", "cpu", another literal, or None when unknown
+    dtype: Optional[str]  # "float16", "bfloat16", or None when unknown
+    origin: cst.CSTNode  # what to cite: the autocast call, decorator or calling expression
+    kind: str  # "with" | "decorator" | "framework" | "call"
+    device_expr: Optional[cst.BaseExpression] = None  # the device argument as written
+    with_node: Optional[cst.With] = None
+    via: Optional["Region"] = None  # for kind "call": the caller's region
+
+    @property
+    def active(self) -> bool:
+        return self.enabled is not Enabled.FALSE
+
+    @property
+    def may_be_cuda(self) -> bool:
+        return self.device in (None, "cuda")
+
+    @property
+    def root(self) -> "Region":
+        region = self
+        while region.via is not None:
+            region = region.via
+        return region
+
+
+AUTOCAST_APIS = {
+    # qualified name -> (device if fixed by the API, default dtype, positional parameters)
+    "torch.amp.autocast": (None, None, ("device_type", "dtype", "enabled", "cache_enabled")),
+    "torch.cuda.amp.autocast": ("cuda", "float16", ("enabled", "dtype", "cache_enabled")),
+    "torch.cpu.amp.autocast": ("cpu", "bfloat16", ("enabled", "dtype", "cache_enabled")),
+}
+_DEFAULT_DTYPE = {"cuda": "float16", "cpu": "bfloat16"}
+DTYPES = {
+    "torch.float16": "float16", "torch.half": "float16",
+    "torch.bfloat16": "bfloat16",
+    "torch.float32": "float32", "torch.float": "float32",
+    "torch.float64": "float64", "torch.double": "float64",
+}
+
+
+def bound_arguments(call: cst.Call, positional: Tuple[str, ...]) -> Dict[str, cst.BaseExpression]:
+    """Keyword -> value for a call, positional arguments named by `positional`."""
+    out: Dict[str, cst.BaseExpression] = {}
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            continue
+        if arg.keyword is not None:
+            out[arg.keyword.value] = arg.value
+        elif index < len(positional):
+            out[positional[index]] = arg.value
+            index += 1
+    return out
+
+
+def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def literal_str(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value if isinstance(expr.evaluated_value, str) else None
+    return None
+
+
+class RegionAnalysis:
+    def __init__(self, tree: Collector) -> None:
+        self.tree = tree
+        self._ctx_aliases: Dict[Tuple[str, str], Tuple[cst.BaseExpression, Frame]] = {}
+        self._memo: Dict[int, Optional[Region]] = {}
+        self._collect_aliases()
+        for with_node, body_frame in tree.withs:
+            body_frame.region = self._with_region(with_node, body_frame.parent)
+        for frame in tree.frames:
+            if frame.kind == "function":
+                frame.region = self._decorator_region(frame)
+        self._propagate_calls()
+
+    # -- public ---------------------------------------------------------------------------
+    def region_of(self, frame: Frame) -> Optional[Region]:
+        """The innermost region around code in `frame` (stopping at the function boundary)."""
+        key = id(frame)
+        if key not in self._memo:
+            self._memo[key] = self._lookup(frame)
+        return self._memo[key]
+
+    def active_region(self, frame: Frame) -> Optional[Region]:
+        region = self.region_of(frame)
+        return region if region is not None and region.active else None
+
+    def explicit_regions(self) -> List[Tuple[cst.With, Frame, Region]]:
+        return [
+            (with_node, frame, frame.region)
+            for with_node, frame in self.tree.withs
+            if frame.region is not None
+        ]
+
+    def uses_autocast(self) -> bool:
+        return any(
+            isinstance(frame.region, Region) and frame.region.active for frame in self.tree.frames
+        )
+
+    # -- autocast expressions -------------------------------------------------------------
+    def _alias_key(self, target: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+        if isinstance(target, cst.Name):
+            return ("name", target.value)
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+        ):
+            return ("self", target.attr.value)
+        return None
+
+    def _collect_aliases(self) -> None:
+        other: set = set()
+        for site in self.tree.assigns:
+            if len(site.targets) != 1:
+                continue
+            key = self._alias_key(site.targets[0])
+            if key is None:
+                continue
+            if (
+                self._region_of_expr(site.value, site.frame, call_it=False) is not None
+                or self._is_autocast_partial(site.value, site.frame)
+            ):
+                self._ctx_aliases[key] = (site.value, site.frame)
+            else:
+                other.add(key)
+        # `amp_autocast = suppress` on one path, `= partial(torch.autocast, ...)` on another.
+        self._sometimes_plain = other & set(self._ctx_aliases)
+
+    def _is_autocast_partial(self, value: cst.BaseExpression, frame: Frame) -> bool:
+        return (
+            isinstance(value, cst.Call)
+            and bool(value.args)
+            and resolve_expr(value.func, frame) == "functools.partial"
+            and resolve_expr(value.args[0].value, frame) in AUTOCAST_APIS
+        )
+
+    def _region_of_expr(
+        self, expr: cst.BaseExpression, frame: Frame, call_it: bool, depth: int = 0
+    ) -> Optional[Region]:
+        """The region entered by `with <expr>:` (call_it=False: `expr` is the context manager
+        itself; call_it=True: `expr` is what gets called, e.g. a partial or a decorator name)."""
+        if depth > 4:
+            return None
+        if isinstance(expr, cst.IfExp):
+            # `nullcontext() if cpu else autocast(...)`: the region exists in one branch only.
+            for branch in (expr.body, expr.orelse):
+                region = self._region_of_expr(branch, frame, call_it, depth + 1)
+                if region is not None and region.active:
+                    region.enabled = Enabled.MAYBE
+                    return region
+            return None
+        if isinstance(expr, cst.Call) and not call_it:
+            qualified = resolve_expr(expr.func, frame)
+            if qualified in AUTOCAST_APIS:
+                return self._from_autocast_call(qualified, expr, expr)
+            # Calling an alias: `with self.amp_autocast():` where it is a partial(autocast, ...)
+            target = self._alias_target(expr.func, frame)
+            if target is not None:
+                value, value_frame = target
+                partial = self._partial_region(value, value_frame, expr)
+                if partial is not None:
+                    if self._alias_key(expr.func) in self._sometimes_plain and partial.active:
+                        partial.enabled = Enabled.MAYBE
+                    return partial
+            return self._framework_region(expr)
+        if call_it:
+            return None
+        target = self._alias_target(expr, frame)
+        if target is not None:
+            value, value_frame = target
+            region = self._region_of_expr(value, value_frame, call_it=False, depth=depth + 1)
+            if region is not None and region.active and self._alias_key(expr) in self._sometimes_plain:
+                region.enabled = Enabled.MAYBE
+            return region
+        return None
+
+    def _alias_target(self, expr: cst.BaseExpression, frame: Frame):
+        key = self._alias_key(expr)
+        if key is None:
+            return None
+        if key[0] == "name" and resolve((key[1],), frame) is not None:
+            return None  # an imported name, not an alias variable
+        return self._ctx_aliases.get(key)
+
+    def _partial_region(
+        self, value: cst.BaseExpression, frame: Frame, call: cst.Call
+    ) -> Optional[Region]:
+        if not (isinstance(value, cst.Call) and value.args):
+            return None
+        if resolve_expr(value.func, frame) != "functools.partial":
+            return None
+        inner = resolve_expr(value.args[0].value, frame)
+        if inner not in AUTOCAST_APIS:
+            return None
+        merged = cst.Call(func=value.args[0].value, args=tuple(value.args[1:]) + tuple(call.args))
+        return self._from_autocast_call(inner, merged, call)
+
+    def _from_autocast_call(self, qualified: str, call: cst.Call, origin: cst.CSTNode) -> Region:
+        fixed_device, default_dtype, positional = AUTOCAST_APIS[qualified]
+        args = bound_arguments(call, positional)
+        enabled_expr = args.get("enabled")
+        flag = True if enabled_expr is None else literal_bool(enabled_expr)
+        enabled = Enabled.MAYBE if flag is None else (Enabled.TRUE if flag else Enabled.FALSE)
+        device_expr = args.get("device_type")
+        device = fixed_device or literal_str(device_expr)
+        if device is not None:
+            device = device.split(":")[0]
+        dtype_expr = args.get("dtype")
+        dtype = default_dtype or _DEFAULT_DTYPE.get(device or "")
+        if dtype_expr is not None:
+            name = dotted_name(dtype_expr)
+            dtype = DTYPES.get(".".join(name)) if name and name[0] == "torch" else None
+        kind = "with"
+        return Region(enabled, device, dtype, origin, kind, device_expr=device_expr)
+
+    def _framework_region(self, call: cst.Call) -> Optional[Region]:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("autocast", "optim_context"):
+            root = dotted_name(func.value)
+            if root and root[0] == "torch":
+                return None
+            return Region(Enabled.MAYBE, None, None, call, "framework")
+        return None
+
+    def _with_region(self, node: cst.With, frame: Frame) -> Optional[Region]:
+        found: Optional[Region] = None
+        for item in node.items:
+            region = self._region_of_expr(item.item, frame, call_it=False)
+            if region is not None:
+                region.with_node = node
+                found = region  # the last autocast item is the innermost
+        return found
+
+    def _decorator_region(self, frame: Frame) -> Optional[Region]:
+        node = frame.node
+        assert isinstance(node, cst.FunctionDef)
+        outer = frame.parent
+        assert outer is not None
+        for dec in node.decorators:
+            expr = dec.decorator
+            call = expr if isinstance(expr, cst.Call) else None
+            func = call.func if call is not None else expr
+            qualified = resolve_expr(func, outer) or ""
+            last = qualified.rsplit(".", 1)[-1] or (dotted_name(func) or ("",))[-1]
+            if call is not None and qualified in AUTOCAST_APIS:
+                region = self._from_autocast_call(qualified, call, dec)
+                region.kind = "decorator"
+                return region
+            if qualified.endswith("custom_fwd") and call is not None:
+                cast = bound_arguments(call, ()).get("cast_inputs")
+                cast_name = dotted_name(cast) if cast is not None else None
+                if cast_name and DTYPES.get(".".join(cast_name)) == "float32":
+                    return Region(Enabled.FALSE, None, "float32", dec, "decorator")
+            if last == "force_fp32":
+                return Region(Enabled.FALSE, None, "float32", dec, "decorator")
+            if last == "auto_fp16":
+                # mmcv runs the body under autocast once `fp16_enabled` is set on the module.
+                return Region(Enabled.MAYBE, "cuda", "float16", dec, "decorator")
+        return None
+
+    # -- inheritance through calls --------------------------------------------------------
+    def _lookup(self, frame: Frame) -> Optional[Region]:
+        current: Optional[Frame] = frame
+        while current is not None:
+            if current.kind == "with" and current.region is not None:
+                return current.region  # type: ignore[return-value]
+            if current.kind == "function":
+                return current.region or current.inherited  # type: ignore[return-value]
+            current = current.parent
+        return None
+
+    def _propagate_calls(self) -> None:
+        from amplint.facts.callgraph import CallGraph
+
+        graph = CallGraph(self.tree)
+        self.callgraph = graph
+        pending: List[CallSite] = [
+            site for site in self.tree.calls if self._is_active(self._lookup(site.frame))
+        ]
+        while pending:
+            site = pending.pop()
+            region = self._lookup(site.frame)
+            if not self._is_active(region):
+                continue
+            for callee in graph.callees(site):
+                if callee.region is not None or callee.inherited is not None:
+                    continue
+                callee.inherited = Region(
+                    region.enabled, region.device, region.dtype, site.node, "call",
+                    device_expr=region.device_expr, via=region,
+                )
+                pending.extend(callee.calls)
+
+    @staticmethod
+    def _is_active(region: Optional[Region]) -> bool:
+        return region is not None and region.active

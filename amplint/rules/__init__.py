@@ -1,0 +1,99 @@
+"""The rule registry. Each rule is one module `amplint/rules/ampNNN_<name>.py` defining one
+subclass of `Rule`; its docstring is its documentation (`amplint --explain CODE`), and it carries
+the examples that must be flagged and those that must stay clean (run by tests/test_rules.py)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple
+
+import libcst as cst
+
+from amplint.diagnostics import Applicability, Diagnostic, Fix, Replacement, Severity
+
+if TYPE_CHECKING:
+    from amplint.engine import FileContext
+
+
+@dataclass
+class Flag:
+    """Code that must be flagged `count` times; `fixed` is the expected result of `--fix`
+    (with `--unsafe-fixes` when `unsafe`), None when no edit is expected."""
+
+    code: str
+    fixed: Optional[str] = None
+    unsafe: bool = False
+    count: int = 1
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    fix_safety: ClassVar[str]  # "safe", "unsafe", "safe / unsafe", "suggestion", ...
+    default: ClassVar[bool] = True
+    # Cheap prefilter: the rule can only fire in a file containing one of these substrings.
+    triggers: ClassVar[Tuple[str, ...]] = ()
+    flag: ClassVar[List[Flag]] = []
+    clean: ClassVar[List[str]] = []
+
+    def check(self, ctx: "FileContext") -> Iterable[Diagnostic]:
+        raise NotImplementedError
+
+    # -- helpers for subclasses -----------------------------------------------------------
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        fix: Optional[Fix] = None,
+        severity: Optional[Severity] = None,
+        related: Optional[Mapping[str, cst.CSTNode]] = None,
+    ) -> Diagnostic:
+        return Diagnostic(
+            self.code, message, severity or self.severity, node, fix, dict(related or {})
+        )
+
+    @staticmethod
+    def fix(
+        applicability: Applicability,
+        message: str,
+        edits: Mapping[cst.CSTNode, Replacement],
+        imports: Tuple[str, ...] = (),
+    ) -> Fix:
+        return Fix(applicability, message, dict(edits), imports)
+
+    @classmethod
+    def docs(cls) -> str:
+        return textwrap.dedent(inspect.getdoc(cls) or "").strip()
+
+    @classmethod
+    def summary(cls) -> str:
+        return cls.docs().split("\n\n", 1)[0].replace("## What it does", "").strip()
+
+
+_REGISTRY: Optional[Dict[str, Rule]] = None
+
+
+def all_rules() -> Dict[str, Rule]:
+    """Every rule by code, discovered from the modules of this package (sorted by code)."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        found: Dict[str, Rule] = {}
+        for info in pkgutil.iter_modules(__path__):
+            if not info.name.startswith("amp"):
+                continue
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            for value in vars(module).values():
+                if (
+                    isinstance(value, type)
+                    and issubclass(value, Rule)
+                    and value is not Rule
+                    and value.__module__ == module.__name__
+                ):
+                    found[value.code] = value()
+        _REGISTRY = dict(sorted(found.items()))
+    return _REGISTRY
