@@ -1,0 +1,411 @@
+"""AMP102 bce-under-autocast."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Dict, Iterable, List, Optional, Tuple
+
+import libcst as cst
+
+from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.facts.regions import Region
+from amplint.facts.tree import CallSite, Frame, dotted_name
+from amplint.rules import Flag, Rule
+from amplint.rules._util import argument, atom, dotted_expr, kwarg, method_call, region_note
+
+BCE_FUNCTIONS = ("torch.nn.functional.binary_cross_entropy", "torch.binary_cross_entropy")
+BCE_CLASS = "torch.nn.BCELoss"
+SIGMOIDS = ("torch.sigmoid", "torch.nn.functional.sigmoid", "torch.special.expit")
+
+
+class BceUnderAutocast(Rule):
+    """## What it does
+    Finds `F.binary_cross_entropy`, `torch.binary_cross_entropy` and calls of `nn.BCELoss`
+    instances (also `self.crit = nn.BCELoss()` called later, and losses of this file called under
+    autocast) inside an autocast region that is or may be on CUDA.
+
+    ## Why is this bad?
+    CUDA autocast refuses it outright:
+    `RuntimeError: torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to
+    autocast. Many models use a sigmoid layer right before the binary cross entropy layer. In
+    this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_logits
+    or torch.nn.BCEWithLogitsLoss.` In float16 a sigmoid output saturates to exactly 0 or 1 and
+    the log of it is -inf, so torch will not run it. CPU autocast runs BCE in float32 and does not
+    raise: regions known to be on the CPU are not reported.
+
+    ## Example
+    ```python
+    with torch.autocast("cuda"):
+        logits = model(x)
+        loss = F.binary_cross_entropy(torch.sigmoid(logits), y)
+    ```
+
+    ## Use instead
+    ```python
+    with torch.autocast("cuda"):
+        logits = model(x)
+        loss = F.binary_cross_entropy_with_logits(logits, y)
+    ```
+
+    ## Fix safety
+    Both fixes are **safe**. When the input is visibly a sigmoid (`torch.sigmoid(z)`,
+    `z.sigmoid()`, `F.sigmoid(z)`, or a local assigned once from one and used only there), the
+    call becomes `binary_cross_entropy_with_logits(z, ...)` (an `nn.BCELoss` instance becomes
+    `nn.BCEWithLogitsLoss`, with all its call sites), keeping `weight=` and `reduction=`: the
+    same loss, computed stably (it differs only where the sigmoid saturated, where BCE clamps the
+    log at -100 and the fused form is exact). Otherwise the statement is put in an fp32 island,
+    `with torch.autocast(<device>, enabled=False):` with `.float()` inputs, which in an fp32 run
+    changes nothing at all.
+    """
+
+    code = "AMP102"
+    name = "bce-under-autocast"
+    severity = Severity.ERROR
+    fix_safety = "safe"
+    triggers = ("autocast", "optim_context", "auto_fp16")
+
+    flag = [
+        Flag(
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "def train_step(model, x, y):\n"
+            "    with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+            "        logits = model(x)\n"
+            "        loss = F.binary_cross_entropy(torch.sigmoid(logits), y, reduction='sum')\n"
+            "    return loss\n",
+            fixed="import torch\n"
+            "import torch.nn.functional as F\n"
+            "def train_step(model, x, y):\n"
+            "    with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+            "        logits = model(x)\n"
+            "        loss = F.binary_cross_entropy_with_logits(logits, y, reduction='sum')\n"
+            "    return loss\n",
+        ),
+        Flag(  # a BCELoss instance on self, probabilities from elsewhere: fp32 island
+            "import torch\n"
+            "from torch import nn\n"
+            "class Trainer:\n"
+            "    def __init__(self):\n"
+            "        self.crit = nn.BCELoss()\n"
+            "    def step(self, probs, y):\n"
+            "        with torch.cuda.amp.autocast():\n"
+            "            # probabilities come from the model head\n"
+            "            loss = self.crit(probs, y)\n"
+            "        return loss\n",
+            fixed="import torch\n"
+            "from torch import nn\n"
+            "class Trainer:\n"
+            "    def __init__(self):\n"
+            "        self.crit = nn.BCELoss()\n"
+            "    def step(self, probs, y):\n"
+            "        with torch.cuda.amp.autocast():\n"
+            "            # probabilities come from the model head\n"
+            "            with torch.autocast(\"cuda\", enabled=False):\n"
+            "                loss = self.crit(probs.float(), y.float())\n"
+            "        return loss\n",
+        ),
+        Flag(  # a loss function of this file called under autocast; sigmoid via a local
+            "import torch\n"
+            "from torch.nn.functional import binary_cross_entropy\n"
+            "def dice_bce(logits, target):\n"
+            "    probs = logits.sigmoid()\n"
+            "    return binary_cross_entropy(probs, target)\n"
+            "def run(model, x, y, device):\n"
+            "    with torch.autocast(device_type=device):\n"
+            "        return dice_bce(model(x), y)\n",
+            fixed="import torch\n"
+            "from torch.nn.functional import binary_cross_entropy\n"
+            "def dice_bce(logits, target):\n"
+            "    probs = logits.sigmoid()\n"
+            "    return torch.nn.functional.binary_cross_entropy_with_logits(logits, target)\n"
+            "def run(model, x, y, device):\n"
+            "    with torch.autocast(device_type=device):\n"
+            "        return dice_bce(model(x), y)\n",
+        ),
+        Flag(  # BCELoss instance always fed a sigmoid: becomes BCEWithLogitsLoss
+            "import torch.nn as nn\n"
+            "import torch\n"
+            "criterion = nn.BCELoss(weight=w)\n"
+            "ctx = torch.amp.autocast('cuda', enabled=use_amp)\n"
+            "with ctx:\n"
+            "    loss = criterion(torch.sigmoid(model(x)), y)\n",
+            fixed="import torch.nn as nn\n"
+            "import torch\n"
+            "criterion = nn.BCEWithLogitsLoss(weight=w)\n"
+            "ctx = torch.amp.autocast('cuda', enabled=use_amp)\n"
+            "with ctx:\n"
+            "    loss = criterion(model(x), y)\n",
+        ),
+    ]
+    clean = [
+        # the with-logits forms are autocast-safe
+        "import torch\nimport torch.nn.functional as F\n"
+        "with torch.autocast('cuda'):\n"
+        "    loss = F.binary_cross_entropy_with_logits(logits, y)\n"
+        "    loss2 = torch.nn.BCEWithLogitsLoss()(logits, y)\n",
+        # CPU autocast runs BCE in fp32
+        "import torch\nimport torch.nn.functional as F\n"
+        "with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "    loss = F.binary_cross_entropy(torch.sigmoid(z), y)\n",
+        # the documented fp32 island
+        "import torch\nimport torch.nn.functional as F\n"
+        "with torch.autocast('cuda'):\n"
+        "    p = model(x)\n"
+        "    with torch.autocast('cuda', enabled=False):\n"
+        "        loss = F.binary_cross_entropy(p.float(), y.float())\n",
+        # BCE after the region
+        "import torch\nimport torch.nn.functional as F\n"
+        "with torch.autocast('cuda'):\n"
+        "    p = torch.sigmoid(model(x))\n"
+        "loss = F.binary_cross_entropy(p.float(), y)\n",
+        # no autocast at all
+        "import torch.nn as nn\ncrit = nn.BCELoss()\nloss = crit(p, y)\n",
+        # a custom @custom_fwd(cast_inputs=float32) loss runs with autocast off
+        "import torch\nimport torch.nn.functional as F\n"
+        "class Loss(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    @torch.amp.custom_fwd(device_type='cuda', cast_inputs=torch.float32)\n"
+        "    def forward(ctx, p, y):\n"
+        "        return F.binary_cross_entropy(p, y)\n"
+        "with torch.autocast('cuda'):\n"
+        "    loss = Loss.apply(p, y)\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        facts = ctx.facts
+        instances = self._instances(facts)
+        by_instance: Dict[Tuple[str, str], List[CallSite]] = {}
+        hits: List[Tuple[CallSite, str, Optional[Tuple[str, str]]]] = []
+        for qualified, site in facts.qualified_calls:
+            call = site.node
+            key = None
+            if qualified in BCE_FUNCTIONS:
+                label = "binary_cross_entropy"
+            elif isinstance(call.func, cst.Call) and facts.resolve(call.func.func, site.frame) == BCE_CLASS:
+                label = "BCELoss"
+            else:
+                key = _instance_key(call.func)
+                if key is None or key not in instances:
+                    continue
+                by_instance.setdefault(key, []).append(site)
+                label = "BCELoss"
+            hits.append((site, label, key))
+        for site, label, key in hits:
+            region = facts.active_region(site.frame)
+            if region is None or not region.may_be_cuda:
+                continue
+            note, related = region_note(region)
+            message = (
+                f"`{label}` under CUDA autocast {note} raises 'RuntimeError: "
+                "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to "
+                "autocast'; use the with-logits form or an fp32 island"
+            )
+            fix = None
+            if key is None:
+                fix = self._logits_fix_function(ctx, site)
+            elif key is not None:
+                fix = self._logits_fix_instance(ctx, instances[key], by_instance.get(key, []))
+            if fix is None:
+                fix = self._island_fix(ctx, site, region)
+            yield self.report(site.node, message, fix=fix, related=related)
+
+    # -- facts ----------------------------------------------------------------------------
+    @staticmethod
+    def _instances(facts) -> Dict[Tuple[str, str], List]:
+        found: Dict[Tuple[str, str], List] = {}
+        for assign in facts.tree.assigns:
+            if not isinstance(assign.value, cst.Call):
+                continue
+            if facts.resolve(assign.value.func, assign.frame) != BCE_CLASS:
+                continue
+            for target in assign.targets:
+                key = _instance_key(target)
+                if key is not None:
+                    found.setdefault(key, []).append(assign)
+        return found
+
+    # -- fixes ----------------------------------------------------------------------------
+    def _sigmoid_arg(self, ctx, site: CallSite, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """z when `expr` is visibly sigmoid(z) (directly, or a local assigned once from one)."""
+        inner = _sigmoid_of(ctx.facts, expr, site.frame)
+        if inner is not None:
+            return inner
+        if not isinstance(expr, cst.Name):
+            return None
+        function = site.frame.function
+        assigns = [
+            a for a in ctx.facts.tree.assigns
+            if a.frame.function is function
+            and any(isinstance(t, cst.Name) and t.value == expr.value for t in a.targets)
+        ]
+        if len(assigns) != 1 or len(assigns[0].targets) != 1:
+            return None
+        inner = _sigmoid_of(ctx.facts, assigns[0].value, assigns[0].frame)
+        if inner is None:
+            return None
+        scope_node = function.node if function is not None else ctx.module
+        counts = _name_counts(scope_node)
+        if counts[expr.value] != 2:  # its assignment and this use, nothing else
+            return None
+        bound = Counter(
+            t.value for a in ctx.facts.tree.assigns if a.frame.function is function
+            for t in a.targets if isinstance(t, cst.Name)
+        )
+        if any(bound[name] > 1 for name in _names_in(inner)):
+            return None  # z is rebound somewhere: it may not be the same value any more
+        return inner
+
+    def _logits_fix_function(self, ctx, site: CallSite):
+        call = site.node
+        input_arg = argument(call, 0, "input")
+        if input_arg is None or len([a for a in call.args if a.keyword is None]) > 6:
+            return None
+        logits = self._sigmoid_arg(ctx, site, input_arg.value)
+        if logits is None:
+            return None
+        func = call.func
+        imports: Tuple[str, ...] = ()
+        if isinstance(func, cst.Attribute):
+            new_func: cst.BaseExpression = func.with_changes(
+                attr=cst.Name("binary_cross_entropy_with_logits")
+            )
+        else:
+            try:
+                torch_name, needs = ctx.facts.torch_name(site.frame)
+            except LookupError:
+                return None
+            new_func = dotted_expr(f"{torch_name}.nn.functional.binary_cross_entropy_with_logits")
+            imports = ("torch",) if needs else ()
+        new_args = [a.with_changes(value=logits) if a is input_arg else a for a in call.args]
+        new_call = call.with_changes(func=new_func, args=new_args)
+        return self.fix(
+            Applicability.SAFE, "Use `binary_cross_entropy_with_logits` on the logits",
+            {call: new_call}, imports,
+        )
+
+    def _logits_fix_instance(self, ctx, assigns: List, sites: List[CallSite]):
+        if len(assigns) != 1 or not sites:
+            return None
+        assign = assigns[0]
+        constructor = assign.value
+        edits: Dict[cst.CSTNode, cst.CSTNode] = {}
+        for site in sites:
+            input_arg = argument(site.node, 0, "input")
+            if input_arg is None:
+                return None
+            logits = self._sigmoid_arg(ctx, site, input_arg.value)
+            if logits is None:
+                return None
+            edits[input_arg.value] = logits
+        # The instance must not escape (returned, passed on): every mention is the assignment
+        # or one of these calls.
+        key = _instance_key(assign.targets[0])
+        mentions = _mention_count(ctx.module, key)
+        if mentions != len(sites) + 1:
+            return None
+        func = constructor.func
+        imports: Tuple[str, ...] = ()
+        if isinstance(func, cst.Attribute):
+            new_func: cst.BaseExpression = func.with_changes(attr=cst.Name("BCEWithLogitsLoss"))
+        else:
+            try:
+                torch_name, needs = ctx.facts.torch_name(assign.frame)
+            except LookupError:
+                return None
+            new_func = dotted_expr(f"{torch_name}.nn.BCEWithLogitsLoss")
+            imports = ("torch",) if needs else ()
+        edits[constructor] = constructor.with_changes(func=new_func)
+        return self.fix(
+            Applicability.SAFE, "Use `nn.BCEWithLogitsLoss` on the logits", edits, imports
+        )
+
+    def _island_fix(self, ctx, site: CallSite, region: Region):
+        stmt = site.line_stmt
+        if stmt is None or len(stmt.body) != 1:
+            return None
+        try:
+            torch_name, needs = ctx.facts.torch_name(site.frame)
+        except LookupError:
+            return None
+        call = site.node
+        device: cst.BaseExpression = cst.SimpleString('"cuda"')
+        if region.kind != "call" and region.device_expr is not None and region.device is None:
+            device = region.device_expr  # the same device expression, in the same function
+        new_args = []
+        for index, arg in enumerate(call.args):
+            is_tensor = (arg.keyword is None and index < 3) or (
+                arg.keyword is not None and arg.keyword.value in ("input", "target", "weight")
+            )
+            if is_tensor and not arg.star and not _is_none(arg.value):
+                arg = arg.with_changes(value=method_call(arg.value, "float"))
+            new_args.append(arg)
+        new_stmt = stmt.deep_replace(call, call.with_changes(args=new_args))
+        assert isinstance(new_stmt, cst.SimpleStatementLine)
+        island = cst.With(
+            items=[cst.WithItem(item=cst.Call(
+                func=dotted_expr(f"{torch_name}.autocast"),
+                args=[cst.Arg(device), kwarg("enabled", cst.Name("False"))],
+            ))],
+            body=cst.IndentedBlock(body=[new_stmt.with_changes(leading_lines=())]),
+            leading_lines=stmt.leading_lines,
+        )
+        return self.fix(
+            Applicability.SAFE, "Run it in an fp32 island (autocast disabled, float inputs)",
+            {stmt: island}, ("torch",) if needs else (),
+        )
+
+
+def _instance_key(expr: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    if isinstance(expr, cst.Name):
+        return ("name", expr.value)
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return ("self", expr.attr.value)
+    return None
+
+
+def _sigmoid_of(facts, expr: cst.BaseExpression, frame: Frame) -> Optional[cst.BaseExpression]:
+    if not isinstance(expr, cst.Call):
+        return None
+    func = expr.func
+    if facts.resolve(func, frame) in SIGMOIDS and len(expr.args) == 1 and not expr.args[0].keyword:
+        return expr.args[0].value
+    if isinstance(func, cst.Attribute) and func.attr.value == "sigmoid" and not expr.args:
+        if dotted_name(func.value) is not None and facts.resolve(func.value, frame) is not None:
+            return None  # a module's function, e.g. `torch.sigmoid` without arguments
+        return func.value
+    return None
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+class _NameCounter(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.counts: Counter = Counter()
+        self.self_attrs: Counter = Counter()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.counts[node.value] += 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            self.self_attrs[node.attr.value] += 1
+
+
+def _name_counts(node: cst.CSTNode) -> Counter:
+    counter = _NameCounter()
+    node.visit(counter)
+    return counter.counts
+
+
+def _names_in(expr: cst.BaseExpression) -> List[str]:
+    return list(_name_counts(expr))
+
+
+def _mention_count(module: cst.Module, key: Tuple[str, str]) -> int:
+    counter = _NameCounter()
+    module.visit(counter)
+    if key[0] == "name":
+        return counter.counts[key[1]]
+    return counter.self_attrs[key[1]]

@@ -1,0 +1,248 @@
+"""AMP103 half-with-autocast."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Optional, Set
+
+import libcst as cst
+
+from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.facts.fp16 import dtype_of
+from amplint.facts.tree import CallSite, Frame, dotted_name, receiver_root
+from amplint.rules import Flag, Rule
+from amplint.rules._util import with_args
+
+_MODEL_NAME = re.compile(r"(model|net|module|encoder|decoder|backbone|classifier|generator|discriminator)", re.I)
+
+
+class HalfWithAutocast(Rule):
+    """## What it does
+    Finds `.half()`, `.bfloat16()` and `.to(torch.float16)` (also `.to(device, dtype=torch.half)`)
+    on a model or its inputs in code that also uses autocast: inside an autocast `with`, or on a
+    name that the same function then uses inside its autocast region.
+
+    ## Why is this bad?
+    Autocast expects float32 weights and inputs and casts per operation. A model cast to half
+    trains without an fp32 master copy: small updates round away and training stalls. With a
+    GradScaler it fails outright: `ValueError: Attempting to unscale FP16 gradients.` (then the
+    finding is an error). Half inputs to an autocast region are redundant at best.
+    `.half()` in code with no autocast (pure half inference) is legitimate and not reported;
+    nor is `.float()`.
+
+    ## Example
+    ```python
+    model = Net().cuda().half()
+    for x, y in loader:
+        x = x.cuda().half()
+        with torch.autocast("cuda"):
+            loss = loss_fn(model(x), y)
+    ```
+
+    ## Use instead
+    ```python
+    model = Net().cuda()
+    for x, y in loader:
+        x = x.cuda()
+        with torch.autocast("cuda"):
+            loss = loss_fn(model(x), y)
+    ```
+
+    ## Fix safety
+    For inputs the fix drops the cast (`x.cuda().half()` -> `x.cuda()`,
+    `x.to(device, torch.float16)` -> `x.to(device)`); it is **unsafe** because code after it may
+    rely on the half dtype (a custom kernel, a dtype check). For a model it is only a
+    **suggestion**: dropping the cast doubles its memory, which may not fit.
+    """
+
+    code = "AMP103"
+    name = "half-with-autocast"
+    severity = Severity.WARNING
+    fix_safety = "unsafe / suggestion"
+    triggers = ("half", "float16", "bfloat16")
+
+    flag = [
+        Flag(
+            "import torch\n"
+            "def train(model, loader, opt):\n"
+            "    for x, y in loader:\n"
+            "        x = x.cuda().half()\n"
+            "        with torch.autocast('cuda'):\n"
+            "            loss = model(x, y)\n",
+            fixed="import torch\n"
+            "def train(model, loader, opt):\n"
+            "    for x, y in loader:\n"
+            "        x = x.cuda()\n"
+            "        with torch.autocast('cuda'):\n"
+            "            loss = model(x, y)\n",
+            unsafe=True,
+        ),
+        Flag(  # a model: suggestion only
+            "import torch\n"
+            "model = Net().cuda().half()\n"
+            "scaler = torch.cuda.amp.GradScaler()\n"
+            "with torch.cuda.amp.autocast():\n"
+            "    loss = model(x).sum()\n",
+        ),
+        Flag(  # .to(device, dtype=half) inside the region
+            "import torch\n"
+            "with torch.autocast(device_type='cuda'):\n"
+            "    out = model(images.to(device, dtype=torch.half))\n",
+            fixed="import torch\n"
+            "with torch.autocast(device_type='cuda'):\n"
+            "    out = model(images.to(device))\n",
+            unsafe=True,
+        ),
+    ]
+    clean = [
+        # pure half inference, no autocast anywhere
+        "import torch\n"
+        "model = Net().cuda().half().eval()\n"
+        "with torch.no_grad():\n"
+        "    out = model(x.half())\n",
+        # .float() and fp32 casts are fine; .half() on something the region never uses
+        "import torch\n"
+        "def evaluate(model, x):\n"
+        "    cache = precompute(x).half()\n"
+        "    with torch.autocast('cuda'):\n"
+        "        return model(x.float())\n",
+        # half inference in one function, autocast training in another
+        "import torch\n"
+        "def export(model):\n"
+        "    model = model.half()\n"
+        "    return model\n"
+        "def train(model, x):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        return model(x)\n",
+        # a dtype variable is not a literal half cast
+        "import torch\n"
+        "with torch.autocast('cuda'):\n"
+        "    q = q.to(target_dtype)\n",
+        # inside enabled=False
+        "import torch\n"
+        "with torch.autocast('cuda', enabled=False):\n"
+        "    y = x.half()\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        facts = ctx.facts
+        casts = facts.fp16.half_casts
+        if not casts:
+            return
+        severity = Severity.ERROR if facts.scalers.any else Severity.WARNING
+        for site in facts.tree.calls:
+            if id(site.node) not in casts:
+                continue
+            if not self._mixed_with_autocast(facts, site):
+                continue
+            model = self._is_model(facts, site)
+            what = "a model" if model else "a tensor"
+            consequence = (
+                "with a GradScaler this raises 'ValueError: Attempting to unscale FP16 gradients.'"
+                if facts.scalers.any
+                else "autocast expects fp32 weights and inputs; half weights train without an fp32 master copy"
+            )
+            message = f"half cast of {what} mixed with autocast: {consequence}"
+            fix = None if model else self._fix(site)
+            yield self.report(site.node, message, fix=fix, severity=severity)
+
+    @staticmethod
+    def _explicit_region(facts, frame: Frame):
+        current: Optional[Frame] = frame
+        while current is not None and current.kind == "with":
+            if current.region is not None:
+                return current.region
+            current = current.parent
+        if current is not None and current.kind == "function" and current.region is not None:
+            return current.region
+        return None
+
+    def _mixed_with_autocast(self, facts, site: CallSite) -> bool:
+        region = self._explicit_region(facts, site.frame)
+        if region is not None:
+            return region.active
+        # Outside a region: the cast value must be used inside a region of the same scope.
+        target = _cast_target(site)
+        if target is None:
+            return False
+        scope = site.frame.scope
+        for with_node, body_frame, region in facts.regions.explicit_regions():
+            if not region.active or body_frame.scope is not scope:
+                continue
+            if target in _loaded_names(with_node.body):
+                return True
+        return False
+
+    @staticmethod
+    def _is_model(facts, site: CallSite) -> bool:
+        func = site.node.func
+        assert isinstance(func, cst.Attribute)
+        receiver = func.value
+        if facts.callgraph.class_of_value(receiver) is not None:
+            return True
+        root = receiver_root(receiver)
+        if isinstance(root, cst.Call):
+            name = dotted_name(root.func)
+            return bool(name) and name[-1][:1].isupper()
+        name = dotted_name(root) if isinstance(root, (cst.Name, cst.Attribute)) else None
+        if name is None:
+            return False
+        if facts.callgraph.class_of_instance(root, site.frame) is not None:
+            return True
+        return bool(_MODEL_NAME.search(name[-1]))
+
+    def _fix(self, site: CallSite):
+        call = site.node
+        stmt = site.line_stmt
+        if stmt is not None and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
+            if stmt.body[0].value is call:
+                return None  # `x.half()` alone does nothing for a tensor
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        method = func.attr.value
+        if method in ("half", "bfloat16"):
+            return self.fix(Applicability.UNSAFE, f"Drop `.{method}()`", {call: func.value})
+        kept = [
+            a for a in call.args
+            if not (a.keyword is None or a.keyword.value == "dtype")
+            or dtype_of(a.value, site.frame) is None
+        ]
+        if kept and all(a.keyword is not None and a.keyword.value != "device" for a in kept):
+            return None  # `.to(dtype=..., non_blocking=True)`: nothing meaningful left
+        if not kept:
+            return self.fix(Applicability.UNSAFE, "Drop the half cast", {call: func.value})
+        return self.fix(
+            Applicability.UNSAFE, "Drop the half dtype", {call: with_args(call, kept)}
+        )
+
+
+def _cast_target(site: CallSite) -> Optional[str]:
+    """The name that ends up holding the cast value: `x = x.cuda().half()` -> "x";
+    `model.half()` as a statement -> "model"."""
+    stmt = site.line_stmt
+    if stmt is None or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign) and small.value is site.node and len(small.targets) == 1:
+        target = small.targets[0].target
+        return target.value if isinstance(target, cst.Name) else None
+    if isinstance(small, cst.Expr) and small.value is site.node:
+        func = site.node.func
+        assert isinstance(func, cst.Attribute)
+        root = receiver_root(func.value)
+        return root.value if isinstance(root, cst.Name) else None
+    return None
+
+
+class _Loads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+
+def _loaded_names(node: cst.CSTNode) -> Set[str]:
+    visitor = _Loads()
+    node.visit(visitor)
+    return visitor.names

@@ -1,0 +1,305 @@
+"""AMP104 backward-in-autocast."""
+
+from __future__ import annotations
+
+from typing import Iterable, List, Optional
+
+import libcst as cst
+
+from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.facts.tree import CallSite
+from amplint.rules import Flag, Rule
+from amplint.rules._util import region_note
+
+BACKWARD_FUNCTIONS = ("torch.autograd.backward", "torch.autograd.grad")
+# Calls that belong after the forward pass: moving them out of autocast is what the docs ask.
+POST_FORWARD_METHODS = {
+    "backward", "step", "zero_grad", "update", "unscale_", "clip_grad_norm_", "clip_grad_value_",
+    "item", "log", "log_dict", "info", "debug", "warning", "add_scalar", "add_scalars",
+    "set_postfix", "set_description", "manual_backward", "detach", "cpu", "append", "grad",
+}
+POST_FORWARD_FUNCTIONS = {"print", "clip_grad_norm_", "clip_grad_value_", "float", "len"}
+
+
+class BackwardInAutocast(Rule):
+    """## What it does
+    Finds `loss.backward()`, `scaler.scale(loss).backward()`, `torch.autograd.backward/grad`
+    and `accelerator.backward(loss)` inside an enabled (or maybe enabled) autocast region.
+
+    ## Why is this bad?
+    The PyTorch AMP docs: "Backward passes under autocast are not recommended. Backward ops run
+    in the same type that autocast used for corresponding forward ops." Running backward inside
+    the region also runs the backward of custom autograd Functions under autocast, where their
+    `custom_bwd` expectations break, and keeps the autocast weight cache alive across backward.
+    Backward after the `with` block, or inside `autocast(enabled=False)`, is fine.
+
+    ## Example
+    ```python
+    with torch.autocast("cuda"):
+        loss = loss_fn(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+    ```
+
+    ## Use instead
+    ```python
+    with torch.autocast("cuda"):
+        loss = loss_fn(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    ```
+
+    ## Fix safety
+    **Safe**, when it applies: the first statement of the `with` body that runs backward, and
+    every statement after it, move out of the block, provided all of them are post-forward work
+    (backward, optimizer/scaler/scheduler calls, `zero_grad`, clipping, logging, `.item()`
+    bookkeeping). With autocast disabled (an fp32 run) moving them changes nothing. A
+    multi-item `with` is split first when the autocast item is the last one. In other cases
+    (more forward work after the backward, a decorated function, a region inherited through a
+    call) the finding is reported without a fix.
+    """
+
+    code = "AMP104"
+    name = "backward-in-autocast"
+    severity = Severity.WARNING
+    fix_safety = "safe"
+    triggers = ("backward", "autograd")
+
+    flag = [
+        Flag(
+            "import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for x, y in loader:\n"
+            "    optimizer.zero_grad()\n"
+            "    with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+            "        output = model(x)\n"
+            "        loss = loss_fn(output, y)\n"
+            "        # backward, then the optimizer\n"
+            "        scaler.scale(loss).backward()\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n"
+            "    print(loss.item())\n",
+            fixed="import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for x, y in loader:\n"
+            "    optimizer.zero_grad()\n"
+            "    with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+            "        output = model(x)\n"
+            "        loss = loss_fn(output, y)\n"
+            "    # backward, then the optimizer\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    print(loss.item())\n",
+        ),
+        Flag(  # multi-item with: split it, keep the other context around both parts
+            "import torch\n"
+            "def step(model, x, opt):\n"
+            "    with torch.enable_grad(), torch.autocast('cuda'):\n"
+            "        loss = model(x).mean()\n"
+            "        loss.backward()\n"
+            "        opt.step()\n",
+            fixed="import torch\n"
+            "def step(model, x, opt):\n"
+            "    with torch.enable_grad():\n"
+            "        with torch.autocast('cuda'):\n"
+            "            loss = model(x).mean()\n"
+            "        loss.backward()\n"
+            "        opt.step()\n",
+        ),
+        Flag(  # forward work after backward: reported without a fix
+            "import torch\n"
+            "with torch.autocast('cuda'):\n"
+            "    loss = model(x).mean()\n"
+            "    loss.backward()\n"
+            "    extra = model(z)\n",
+        ),
+        Flag(  # accelerate and autograd.grad, under a with alias
+            "import torch\n"
+            "from torch import autograd\n"
+            "ctx = torch.autocast('cuda', enabled=args.amp)\n"
+            "with ctx:\n"
+            "    loss = model(x)\n"
+            "    grads = autograd.grad(loss, params)\n"
+            "    accelerator.backward(loss)\n",
+            fixed="import torch\n"
+            "from torch import autograd\n"
+            "ctx = torch.autocast('cuda', enabled=args.amp)\n"
+            "with ctx:\n"
+            "    loss = model(x)\n"
+            "grads = autograd.grad(loss, params)\n"
+            "accelerator.backward(loss)\n",
+            count=2,
+        ),
+    ]
+    clean = [
+        # the documented recipe
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "for x, y in loader:\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n"
+        "        loss = loss_fn(model(x), y)\n"
+        "    scaler.scale(loss).backward()\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n",
+        # gradient penalty: autograd.grad outside, the penalty forward inside
+        "import torch\n"
+        "with torch.autocast('cuda'):\n"
+        "    loss = loss_fn(model(x), y)\n"
+        "grads = torch.autograd.grad(scaler.scale(loss), model.parameters(), create_graph=True)\n"
+        "with torch.autocast('cuda'):\n"
+        "    loss = loss + sum(g.pow(2).sum() for g in grads)\n"
+        "scaler.scale(loss).backward()\n",
+        # backward inside an fp32 island
+        "import torch\n"
+        "with torch.autocast('cuda'):\n"
+        "    out = model(x)\n"
+        "    with torch.autocast('cuda', enabled=False):\n"
+        "        out.float().sum().backward()\n",
+        # nanoGPT: `ctx = nullcontext() if device_type == 'cpu' else torch.amp.autocast(...)`
+        "import torch\n"
+        "from contextlib import nullcontext\n"
+        "ctx = nullcontext() if device_type == 'cpu' else torch.amp.autocast(device_type=device_type, dtype=ptdtype)\n"
+        "for micro_step in range(gradient_accumulation_steps):\n"
+        "    with ctx:\n"
+        "        logits, loss = model(X, Y)\n"
+        "        loss = loss / gradient_accumulation_steps\n"
+        "    scaler.scale(loss).backward()\n",
+        # a method named backward of something unrelated, outside any region
+        "import torch\nlayer.backward(grad)\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        facts = ctx.facts
+        found = []
+        for qualified, site in facts.qualified_calls:
+            if not self._is_backward(qualified, site):
+                continue
+            region = facts.active_region(site.frame)
+            if region is not None:
+                found.append((site, region))
+        # the statements of each with body that run backward: the fix starts at the first
+        starts = {}
+        for site, _ in found:
+            if site.frame.kind == "with" and site.top_stmt is not None:
+                starts.setdefault(id(site.frame.node), []).append(site.top_stmt)
+        for site, region in found:
+            note, related = region_note(region)
+            message = (
+                f"backward inside autocast {note}: the AMP docs ask for backward after the "
+                "`with` block (backward ops would run under autocast)"
+            )
+            fix = self._fix(site, region, starts.get(id(site.frame.node), []))
+            yield self.report(site.node, message, fix=fix, related=related)
+
+    @staticmethod
+    def _is_backward(qualified: Optional[str], site: CallSite) -> bool:
+        if qualified in BACKWARD_FUNCTIONS:
+            return True
+        func = site.node.func
+        return (
+            qualified is None
+            and isinstance(func, cst.Attribute)
+            and func.attr.value == "backward"
+        )
+
+    def _fix(self, site: CallSite, region, backward_stmts):
+        with_node = region.with_node
+        if region.kind != "with" or with_node is None:
+            return None
+        # the call must sit directly in this with's body, not in a nested with
+        if site.frame.node is not with_node or site.top_stmt is None:
+            return None
+        body = list(with_node.body.body) if isinstance(with_node.body, cst.IndentedBlock) else None
+        if not body:
+            return None
+        index = next(
+            (i for i, stmt in enumerate(body) if any(stmt is b for b in backward_stmts)), None
+        )
+        if not index:  # None, or 0: nothing would be left in the with
+            return None
+        moved = body[index:]
+        if not all(_post_forward(stmt) for stmt in moved):
+            return None
+        items = list(with_node.items)
+        autocast_items = [i for i, item in enumerate(items) if _is_region_item(item, region)]
+        if autocast_items != [len(items) - 1]:
+            if len(items) != 1:
+                return None
+        kept = with_node.with_changes(body=with_node.body.with_changes(body=body[:index]))
+        if len(items) == 1:
+            replacement = cst.FlattenSentinel([kept, *moved])
+        else:
+            inner = kept.with_changes(
+                items=[items[-1]], leading_lines=(),
+                body=cst.IndentedBlock(body=body[:index]),
+            )
+            others = list(items[:-1])
+            others[-1] = others[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            replacement = with_node.with_changes(
+                items=others, body=with_node.body.with_changes(body=[inner, *moved])
+            )
+        return self.fix(
+            Applicability.SAFE, "Move the backward and what follows it out of the autocast block",
+            {with_node: replacement},
+        )
+
+
+def _is_region_item(item: cst.WithItem, region) -> bool:
+    origin = region.origin
+    return item.item is origin or (isinstance(item.item, cst.Call) and item.item is origin)
+
+
+def _post_forward(stmt: cst.BaseStatement) -> bool:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(_post_forward_small(small) for small in stmt.body)
+    if isinstance(stmt, cst.If):
+        blocks: List[cst.BaseSuite] = [stmt.body]
+        orelse = stmt.orelse
+        while orelse is not None:
+            blocks.append(orelse.body)
+            orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+        return all(
+            isinstance(block, cst.IndentedBlock) and all(_post_forward(s) for s in block.body)
+            for block in blocks
+        )
+    return False
+
+
+def _post_forward_small(small: cst.BaseSmallStatement) -> bool:
+    if isinstance(small, (cst.Pass, cst.Continue, cst.Break)):
+        return True
+    if isinstance(small, cst.Expr):
+        return _post_forward_expr(small.value)
+    if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+        value = small.value
+        return value is not None and _bookkeeping(value)
+    return False
+
+
+def _post_forward_expr(expr: cst.BaseExpression) -> bool:
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in POST_FORWARD_METHODS
+    if isinstance(func, cst.Name):
+        return func.value in POST_FORWARD_FUNCTIONS
+    return False
+
+
+def _bookkeeping(expr: cst.BaseExpression) -> bool:
+    """Values like `loss.item()`, `total + loss.item() * n`, `clip_grad_norm_(...)`."""
+    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return True
+    if isinstance(expr, cst.BinaryOperation):
+        return _bookkeeping(expr.left) and _bookkeeping(expr.right)
+    if isinstance(expr, cst.Call):
+        return _post_forward_expr(expr)
+    return False
