@@ -65,10 +65,11 @@ class FactoryDefaultDtype(Rule):
     `torch.zeros(s, device=r.device)` to `r.new_zeros(s)` (`new_ones`, `new_empty`,
     `new_full(s, v)`, `new_tensor(data)`; `rand`/`randn` get `dtype=r.dtype`), keeping
     `requires_grad=`. In fp32 `r` is float32, so the result is the same tensor as before.
-    It is **safe** when `r` is known to be a floating tensor of the fp16 code: a parameter
-    (`.weight`, `.bias`), the value written into the new buffer, or a module's output. It is
-    **unsafe** otherwise: `input_ids.new_zeros(...)` would be int64. Without a `device=r.device`
-    argument there is no reference tensor and no fix: pass `dtype=` yourself.
+    It is **safe** when `r` is known to be a floating tensor of the fp16 code: the value written
+    into the new buffer, a module's output, or (in a half module, not under autocast, where
+    parameters stay float32 and the fix would change nothing) a parameter. It is **unsafe**
+    otherwise: `input_ids.new_zeros(...)` would be int64. Without a `device=r.device` argument
+    there is no reference tensor and no fix: pass `dtype=` yourself.
     """
 
     code = "AMP101"
@@ -107,20 +108,27 @@ class FactoryDefaultDtype(Rule):
             "net = Net().cuda().half()\n",
             unsafe=True,
         ),
-        Flag(  # a parameter is a floating reference: safe
+        Flag(  # in a half module a parameter is a floating reference: safe
+            "import torch\n"
+            "class Head(torch.nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        noise = torch.randn(x.shape, device=self.proj.weight.device)\n"
+            "        return self.proj(x + noise)\n"
+            "head = Head().half()\n",
+            fixed="import torch\n"
+            "class Head(torch.nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        noise = torch.randn(x.shape, device=self.proj.weight.device, dtype=self.proj.weight.dtype)\n"
+            "        return self.proj(x + noise)\n"
+            "head = Head().half()\n",
+        ),
+        Flag(  # under autocast a parameter stays float32: reported, no fix
             "import torch\n"
             "from torch.cuda.amp import autocast as ac\n"
             "class Head(torch.nn.Module):\n"
             "    @ac()\n"
             "    def forward(self, x):\n"
             "        noise = torch.randn(x.shape, device=self.proj.weight.device)\n"
-            "        return self.proj(x + noise)\n",
-            fixed="import torch\n"
-            "from torch.cuda.amp import autocast as ac\n"
-            "class Head(torch.nn.Module):\n"
-            "    @ac()\n"
-            "    def forward(self, x):\n"
-            "        noise = torch.randn(x.shape, device=self.proj.weight.device, dtype=self.proj.weight.dtype)\n"
             "        return self.proj(x + noise)\n",
         ),
         Flag(  # no device=: reported, nothing to fix with
@@ -196,7 +204,8 @@ class FactoryDefaultDtype(Rule):
                 "into it raises 'Index put requires the source and destination dtypes match', "
                 "elsewhere it silently upcasts"
             )
-            yield self.report(call, message, fix=self._fix(ctx, qualified, site), related=related)
+            fix = self._fix(ctx, qualified, site, in_region=region is not None)
+            yield self.report(call, message, fix=fix, related=related)
 
     @staticmethod
     def _is_float_factory(qualified: str, call: cst.Call) -> bool:
@@ -208,7 +217,7 @@ class FactoryDefaultDtype(Rule):
             return fill is not None and is_float_literal(fill.value)
         return True
 
-    def _fix(self, ctx, qualified: str, site: CallSite):
+    def _fix(self, ctx, qualified: str, site: CallSite, in_region: bool):
         call = site.node
         device = keyword(call, "device")
         if device is None or not (
@@ -227,15 +236,18 @@ class FactoryDefaultDtype(Rule):
             kept = [a for a in call.args if a is not device]
             new_call = with_args(method_call(reference, method), kept, original=call)
             description = f"Use `{code_of(ctx.module, reference)}.{method}(...)`"
-        safe = self._known_floating(ctx, site, reference)
+        kind = self._reference_kind(ctx, site, reference)
+        if kind == "parameter" and in_region:
+            return None  # under autocast parameters stay float32: new_* of one fixes nothing
+        safe = kind == "activation" or kind == "parameter"
         return self.fix(
             Applicability.SAFE if safe else Applicability.UNSAFE, description, {call: new_call}
         )
 
     @staticmethod
-    def _known_floating(ctx, site: CallSite, reference: cst.BaseExpression) -> bool:
-        if isinstance(reference, cst.Attribute) and reference.attr.value in ("weight", "bias"):
-            return True
+    def _reference_kind(ctx, site: CallSite, reference: cst.BaseExpression) -> str:
+        """"activation" (a module output, or the value written into the new buffer),
+        "parameter" (`.weight`/`.bias`), or "unknown"."""
         facts = ctx.facts
         function = site.frame.function
         ref_code = code_of(ctx.module, reference)
@@ -244,16 +256,19 @@ class FactoryDefaultDtype(Rule):
             if assign.frame.function is not function:
                 continue
             for target in assign.targets:
-                # the value written into the new buffer: `buf[idx] = r`
+                # the value written into the new buffer: `buf[idx] = r` / `buf[idx] = r[idx]`
+                written = assign.value
+                if isinstance(written, cst.Subscript):
+                    written = written.value
                 if (
                     buffer is not None
                     and isinstance(target, cst.Subscript)
                     and isinstance(target.value, cst.Name)
                     and target.value.value == buffer
-                    and code_of(ctx.module, assign.value) == ref_code
+                    and code_of(ctx.module, written) == ref_code
                 ):
-                    return True
-                # a module's output: `r = self.layer(x)` / `r = model(x)` with Net in this file
+                    return "activation"
+                # a module's output: `r = self.layer(x)` / `r = model(x)`
                 if (
                     isinstance(target, cst.Name)
                     and isinstance(reference, cst.Name)
@@ -261,8 +276,10 @@ class FactoryDefaultDtype(Rule):
                     and isinstance(assign.value, cst.Call)
                     and _is_module_call(facts, assign)
                 ):
-                    return True
-        return False
+                    return "activation"
+        if isinstance(reference, cst.Attribute) and reference.attr.value in ("weight", "bias"):
+            return "parameter"
+        return "unknown"
 
 
 def _assigned_name(site: CallSite) -> Optional[str]:
@@ -278,14 +295,10 @@ def _assigned_name(site: CallSite) -> Optional[str]:
 
 
 def _is_module_call(facts, assign) -> bool:
+    """`self.layer(x)` (an attribute that is not a method of the class) or `net(x)` where
+    `net` is an instance of a module class of this file."""
     func = assign.value.func
-    if (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
-        and func.value.value == "self"
-    ):
-        owner = facts.callgraph.self_attr_owner(func, assign.frame)
-        return owner is not None and owner in facts.callgraph.self_instances or (
-            owner is not None and owner[1] not in facts.tree.classes.get(owner[0]).functions
-        )
+    owner = facts.callgraph.self_attr_owner(func, assign.frame)
+    if owner is not None:
+        return facts.callgraph.method(owner[0], owner[1]) is None
     return facts.callgraph.class_of_instance(func, assign.frame) is not None

@@ -136,13 +136,22 @@ class HalfWithAutocast(Rule):
             if not self._mixed_with_autocast(facts, site):
                 continue
             model = self._is_model(facts, site)
-            what = "a model" if model else "a tensor"
-            consequence = (
-                "with a GradScaler this raises 'ValueError: Attempting to unscale FP16 gradients.'"
-                if facts.scalers.any
-                else "autocast expects fp32 weights and inputs; half weights train without an fp32 master copy"
-            )
-            message = f"half cast of {what} mixed with autocast: {consequence}"
+            if model and facts.scalers.any:
+                message = (
+                    "half cast of a model mixed with autocast and a GradScaler: "
+                    "`scaler.unscale_`/`step` raises 'ValueError: Attempting to unscale FP16 "
+                    "gradients.'; keep the model fp32 and let autocast cast per op"
+                )
+            elif model:
+                message = (
+                    "half cast of a model mixed with autocast: its weights train without an fp32 "
+                    "master copy (small updates round away); keep the model fp32"
+                )
+            else:
+                message = (
+                    "half cast of an input mixed with autocast: autocast casts fp32 inputs per op; "
+                    "casting first loses precision where autocast keeps fp32 (losses, norms)"
+                )
             fix = None if model else self._fix(site)
             yield self.report(site.node, message, fix=fix, severity=severity)
 
@@ -167,7 +176,13 @@ class HalfWithAutocast(Rule):
             return False
         scope = site.frame.scope
         for with_node, body_frame, region in facts.regions.explicit_regions():
-            if not region.active or body_frame.scope is not scope:
+            if not region.active:
+                continue
+            region_scope = body_frame.scope
+            # the same scope, or a module-level name read (not rebound) by a function's region
+            if region_scope is not scope and not (
+                scope.kind == "module" and target not in region_scope.bindings
+            ):
                 continue
             if target in _loaded_names(with_node.body):
                 return True
@@ -180,7 +195,7 @@ class HalfWithAutocast(Rule):
         receiver = func.value
         if facts.callgraph.class_of_value(receiver) is not None:
             return True
-        root = receiver_root(receiver)
+        root = _strip_conversions(receiver)
         if isinstance(root, cst.Call):
             name = dotted_name(root.func)
             return bool(name) and name[-1][:1].isupper()
@@ -214,6 +229,23 @@ class HalfWithAutocast(Rule):
         return self.fix(
             Applicability.UNSAFE, "Drop the half dtype", {call: with_args(call, kept)}
         )
+
+
+_CONVERSIONS = {
+    "cuda", "cpu", "to", "half", "float", "bfloat16", "double", "eval", "train", "type",
+    "requires_grad_", "contiguous", "detach", "clone", "share_memory",
+}
+
+
+def _strip_conversions(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`nn.Sequential(...).cuda().eval()` -> `nn.Sequential(...)`; `x.to(d)` -> `x`."""
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in _CONVERSIONS
+    ):
+        expr = expr.func.value
+    return expr
 
 
 def _cast_target(site: CallSite) -> Optional[str]:
