@@ -34,7 +34,7 @@ class FileFacts:
 
     @cached_property
     def scalers(self) -> ScalerAnalysis:
-        return ScalerAnalysis(self.tree)
+        return ScalerAnalysis(self.tree, self.callgraph)
 
     @cached_property
     def qualified_calls(self) -> list:
