@@ -1,0 +1,476 @@
+"""AMP150 nograd-forward-in-autocast."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.facts.names import resolve, resolve_expr
+from amplint.facts.regions import AUTOCAST_APIS, Region, bound_arguments, literal_bool
+from amplint.facts.tree import Frame, dotted_name
+from amplint.rules import Flag, Rule
+from amplint.rules._util import has_star_args, keyword, kwarg, region_note
+
+NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+           "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode",
+           "torch.autograd.grad_mode.inference_mode")
+SET_GRAD = ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+            "torch.autograd.grad_mode.set_grad_enabled")
+ENABLE_GRAD = ("torch.enable_grad", "torch.autograd.enable_grad",
+               "torch.autograd.grad_mode.enable_grad")
+CLEAR_CACHE = ("torch.clear_autocast_cache", "torch._C._clear_autocast_cache")
+# A method call on a model that runs (part of) its forward: `model.generate(...)` under no_grad,
+# then `model(...)` with grad, share the same weights.
+FORWARD_METHODS = {"forward", "generate", "module"}
+_MODEL_NAME = re.compile(
+    r"(model|net|module|encoder|decoder|backbone|policy|actor|critic|unet|transformer|"
+    r"classifier|generator|discriminator|student|learner|\blm\b|llm)",
+    re.I,
+)
+_BUILTINS = {"print", "len", "range", "isinstance", "super", "getattr", "setattr", "hasattr",
+             "list", "tuple", "dict", "set", "zip", "enumerate", "map", "filter", "sum", "min",
+             "max", "float", "int", "str", "bool", "type", "sorted", "any", "all", "iter", "next"}
+
+
+@dataclass
+class _Call:
+    node: cst.Call
+    key: Tuple[str, ...]
+    grad: Optional[bool]  # False under no_grad, True with grad, None when unknown
+    order: int
+    path: Tuple[Tuple[int, int], ...]  # (id of If/Try, branch) on the way down
+
+
+class NogradForwardInAutocast(Rule):
+    """## What it does
+    Finds a module that runs forward under `torch.no_grad()` (or `torch.inference_mode()`) and
+    then again with gradients inside the same autocast region: a target or reference pass, a
+    `generate` call, a warm-up pass, then the training forward, all under one `with
+    torch.autocast(...)` (or in a function called from one).
+
+    ## Why is this bad?
+    Autocast caches the low-precision copy of every float32 weight it casts, for the rest of the
+    region. Before torch 2.11 the cache also kept copies made under `no_grad`: those have no
+    autograd history, so the later forward with gradients reuses them and its graph never
+    reaches the weights. Their gradients are silently `None`, or, when the whole graph is lost,
+    backward raises `RuntimeError: element 0 of tensors does not require grad and does not have
+    a grad_fn`. This is pytorch/pytorch#112583 and #65766 (fixed by pytorch/pytorch#165068,
+    for #158232, in torch 2.11). On newer torch the code is correct; `cache_enabled=False`
+    costs a re-cast of the weights per use.
+
+    ## Example
+    ```python
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.no_grad():
+            target = model(x_aug)
+        out = model(x)
+        loss = loss_fn(out, target)
+    ```
+
+    ## Use instead
+    ```python
+    with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+        with torch.no_grad():
+            target = model(x_aug)
+        out = model(x)
+        loss = loss_fn(out, target)
+    ```
+
+    ## Fix safety
+    **Safe**: `cache_enabled=False` is added to the autocast call that opens the region (also
+    when the region is a name bound to that call, or an autocast decorator). Without the cache
+    every op casts its float32 weight again: the values are bit for bit the same, only the cast
+    is repeated, and gradients reach the weights again. When the region comes from a framework
+    (`accelerator.autocast()`) or a `partial`, the finding is reported without a fix; calling
+    `torch.clear_autocast_cache()` before the grad forward is the other workaround.
+    """
+
+    code = "AMP150"
+    name = "nograd-forward-in-autocast"
+    severity = Severity.WARNING
+    fix_safety = "safe"
+    triggers = ("no_grad", "inference_mode", "set_grad_enabled")
+
+    flag = [
+        Flag(  # a target pass, then the training pass (the pytorch/pytorch#105211 report)
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "def train_step(model, x, y, opt):\n"
+            "    with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+            "        with torch.no_grad():\n"
+            "            xhat = model(x)\n"
+            "        yhat = model(xhat)\n"
+            "        loss = F.mse_loss(yhat, y)\n"
+            "    loss.backward()\n",
+            fixed="import torch\n"
+            "import torch.nn.functional as F\n"
+            "def train_step(model, x, y, opt):\n"
+            "    with torch.autocast(device_type='cuda', dtype=torch.float16, cache_enabled=False):\n"
+            "        with torch.no_grad():\n"
+            "            xhat = model(x)\n"
+            "        yhat = model(xhat)\n"
+            "        loss = F.mse_loss(yhat, y)\n"
+            "    loss.backward()\n",
+        ),
+        Flag(  # RL fine-tuning: generate without grad, score with grad, region inherited
+            "import torch\n"
+            "class Trainer:\n"
+            "    def step(self, prompts):\n"
+            "        with torch.no_grad():\n"
+            "            seqs = self.policy.generate(prompts, max_new_tokens=64)\n"
+            "        logits = self.policy(seqs).logits\n"
+            "        return logits\n"
+            "    def train(self, batch):\n"
+            "        with torch.cuda.amp.autocast(dtype=torch.bfloat16):\n"
+            "            logits = self.step(batch)\n",
+            fixed="import torch\n"
+            "class Trainer:\n"
+            "    def step(self, prompts):\n"
+            "        with torch.no_grad():\n"
+            "            seqs = self.policy.generate(prompts, max_new_tokens=64)\n"
+            "        logits = self.policy(seqs).logits\n"
+            "        return logits\n"
+            "    def train(self, batch):\n"
+            "        with torch.cuda.amp.autocast(dtype=torch.bfloat16, cache_enabled=False):\n"
+            "            logits = self.step(batch)\n",
+        ),
+        Flag(  # a context bound to a name; an explicit cache_enabled=True
+            "import torch\n"
+            "amp_ctx = torch.autocast('cuda', dtype=torch.bfloat16, cache_enabled=True)\n"
+            "with amp_ctx:\n"
+            "    with torch.inference_mode():\n"
+            "        model(warmup_batch)\n"
+            "    loss = model(batch).mean()\n",
+            fixed="import torch\n"
+            "amp_ctx = torch.autocast('cuda', dtype=torch.bfloat16, cache_enabled=False)\n"
+            "with amp_ctx:\n"
+            "    with torch.inference_mode():\n"
+            "        model(warmup_batch)\n"
+            "    loss = model(batch).mean()\n",
+        ),
+        Flag(  # a framework region: reported, no fix
+            "import torch\n"
+            "with accelerator.autocast():\n"
+            "    with torch.no_grad():\n"
+            "        ref = model(**inputs).logits\n"
+            "    logits = model(**inputs).logits\n",
+        ),
+    ]
+    clean = [
+        # the documented recipe: no no_grad pass inside the region
+        "import torch\n"
+        "for x, y in loader:\n"
+        "    with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+        "        loss = loss_fn(model(x), y)\n"
+        "    scaler.scale(loss).backward()\n",
+        # mean teacher / EMA: the no_grad pass is another module
+        "import torch\n"
+        "with torch.autocast('cuda'):\n"
+        "    with torch.no_grad():\n"
+        "        target = ema_model(x_aug)\n"
+        "    out = model(x)\n",
+        # grad forward first, no_grad pass after it (validation inside the region)
+        "import torch\n"
+        "with torch.autocast('cuda'):\n"
+        "    out = model(x)\n"
+        "    with torch.no_grad():\n"
+        "        val = model(x_val)\n",
+        # each pass in its own autocast region: the cache is dropped in between
+        "import torch\n"
+        "with torch.no_grad(), torch.autocast('cuda'):\n"
+        "    target = model(x_aug)\n"
+        "with torch.autocast('cuda'):\n"
+        "    out = model(x)\n",
+        # already cache_enabled=False, or the cache cleared by hand
+        "import torch\n"
+        "with torch.autocast('cuda', cache_enabled=False):\n"
+        "    with torch.no_grad():\n"
+        "        t = model(x)\n"
+        "    out = model(x)\n"
+        "with torch.autocast('cuda'):\n"
+        "    with torch.no_grad():\n"
+        "        t = model(x)\n"
+        "    torch.clear_autocast_cache()\n"
+        "    out = model(x)\n",
+        # mutually exclusive branches
+        "import torch\n"
+        "with torch.autocast('cuda'):\n"
+        "    if evaluating:\n"
+        "        with torch.no_grad():\n"
+        "            out = model(x)\n"
+        "    else:\n"
+        "        out = model(x)\n",
+        # autocast disabled; a plain function that is not a model
+        "import torch\n"
+        "with torch.autocast('cuda', enabled=False):\n"
+        "    with torch.no_grad():\n"
+        "        t = model(x)\n"
+        "    out = model(x)\n"
+        "with torch.autocast('cuda'):\n"
+        "    with torch.no_grad():\n"
+        "        a = compute_stats(x)\n"
+        "    b = compute_stats(y)\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        facts = ctx.facts
+        region_withs: Dict[int, Region] = {
+            id(with_node): region for with_node, _frame, region in facts.regions.explicit_regions()
+        }
+        modules = _module_attrs(facts)
+        for frame, body, region in self._scopes(facts):
+            walker = _Walker(facts, frame, region_withs, modules)
+            walker.block(body, _outer_grad(frame, None), ())
+            if walker.cleared:
+                continue
+            yield from self._pairs(ctx, walker.calls, region)
+
+    def _scopes(self, facts):
+        """(frame, statements, region) for every body that runs under one active region."""
+        for with_node, body_frame, region in facts.regions.explicit_regions():
+            if region.active and isinstance(with_node.body, cst.IndentedBlock):
+                yield body_frame, with_node.body.body, region
+        for frame in facts.tree.frames:
+            if frame.kind != "function":
+                continue
+            region = frame.region or frame.inherited
+            if isinstance(region, Region) and region.active:
+                node = frame.node
+                assert isinstance(node, cst.FunctionDef)
+                if isinstance(node.body, cst.IndentedBlock):
+                    yield frame, node.body.body, region
+
+    def _pairs(self, ctx, calls: List[_Call], region: Region):
+        if _cache_disabled(region):
+            return
+        first_nograd: Dict[Tuple[str, ...], _Call] = {}
+        reported: Set[Tuple[str, ...]] = set()
+        for call in calls:
+            if call.grad is False:
+                first_nograd.setdefault(call.key, call)
+                continue
+            if call.grad is not True or call.key in reported:
+                continue
+            earlier = first_nograd.get(call.key)
+            if earlier is None or _exclusive(earlier.path, call.path):
+                continue
+            reported.add(call.key)
+            note, related = region_note(region)
+            related = dict(related, nograd_line=earlier.node)
+            name = ".".join(call.key)
+            message = (
+                f"`{name}` runs under no_grad (line {{nograd_line}}) and then with grad in the "
+                f"same autocast region {note}: before torch 2.11 the autocast cache hands this "
+                "forward the weight casts made without grad, so its gradients are lost; pass "
+                "`cache_enabled=False` to the autocast"
+            )
+            yield self.report(call.node, message, fix=self._fix(region), related=related)
+
+    def _fix(self, region: Region):
+        root = region.root
+        call = _autocast_call(root)
+        if call is None or has_star_args(call):
+            return None
+        existing = keyword(call, "cache_enabled")
+        false = cst.Name("False")
+        if existing is not None:
+            args = [a.with_changes(value=false) if a is existing else a for a in call.args]
+            new = call.with_changes(args=args)
+        else:
+            args = list(call.args)
+            if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+                args[-1] = args[-1].with_changes(
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                )
+            new = call.with_changes(args=[*args, kwarg("cache_enabled", false)])
+        return self.fix(
+            Applicability.SAFE, "Pass `cache_enabled=False` to the autocast", {call: new}
+        )
+
+
+def _autocast_call(region: Region) -> Optional[cst.Call]:
+    """The autocast call the region was opened by, when it is one (not a partial/framework)."""
+    origin = region.origin
+    if isinstance(origin, cst.Decorator):
+        origin = origin.decorator
+    if region.kind not in ("with", "decorator") or not isinstance(origin, cst.Call):
+        return None
+    return origin
+
+
+def _cache_disabled(region: Region) -> bool:
+    call = _autocast_call(region.root)
+    arg = keyword(call, "cache_enabled") if call is not None else None
+    return arg is not None and literal_bool(arg.value) is False
+
+
+def _exclusive(a: Sequence[Tuple[int, int]], b: Sequence[Tuple[int, int]]) -> bool:
+    """Two code paths that cannot both run: different branches of one if/try."""
+    branches = dict(a)
+    return any(node in branches and branches[node] != branch for node, branch in b)
+
+
+def _module_attrs(facts) -> Set[Tuple[str, str]]:
+    """(class, attr) for `self.attr = SomeClass(...)` / `nn.Linear(...)`: module-like attrs."""
+    found: Set[Tuple[str, str]] = set()
+    for site in facts.tree.assigns:
+        value = site.value
+        if not isinstance(value, cst.Call):
+            continue
+        name = dotted_name(value.func)
+        if not name or not name[-1][:1].isupper():
+            continue
+        for target in site.targets:
+            owner = facts.callgraph.self_attr_owner(target, site.frame)
+            if owner is not None:
+                found.add(owner)
+    return found
+
+
+def grad_mode(exprs, grad: Optional[bool], frame: Frame) -> Optional[bool]:
+    """The grad mode after entering these context managers (or decorators): False under
+    `no_grad`/`inference_mode`, True under `enable_grad`, None for `set_grad_enabled(flag)`."""
+    for expr in exprs:
+        call = expr if isinstance(expr, cst.Call) else None
+        qualified = resolve_expr(call.func if call is not None else expr, frame)
+        if qualified in NO_GRAD:
+            grad = False
+        elif qualified in ENABLE_GRAD:
+            grad = True
+        elif qualified in SET_GRAD and call is not None and call.args:
+            grad = literal_bool(call.args[0].value)
+    return grad
+
+
+def _outer_grad(frame: Frame, with_node: Optional[cst.With]) -> Optional[bool]:
+    """The grad mode a region body starts in: False inside an enclosing `no_grad` (a with item
+    next to the autocast one, an outer with, or a `@torch.no_grad()` decorator)."""
+    chain = []
+    current: Optional[Frame] = frame
+    while current is not None:
+        node = current.node
+        if current.kind == "with" and isinstance(node, cst.With):
+            chain.append([item.item for item in node.items])
+        elif current.kind == "function" and isinstance(node, cst.FunctionDef):
+            chain.append([dec.decorator for dec in node.decorators])
+            break
+        else:
+            break
+        current = current.parent
+    grad: Optional[bool] = True
+    for exprs in reversed(chain):
+        grad = grad_mode(exprs, grad, frame.parent or frame)
+    return grad
+
+
+class _Walker:
+    """Walks one region body in order; records calls of module-like objects with their grad
+    mode, the if/try branches they sit in, and whether the autocast cache is cleared."""
+
+    def __init__(self, facts, frame: Frame, region_withs, modules) -> None:
+        self.facts = facts
+        self.frame = frame
+        self.region_withs = region_withs
+        self.modules = modules
+        self.calls: List[_Call] = []
+        self.cleared = False
+        self.order = 0
+
+    def block(self, stmts, grad: Optional[bool], path) -> None:
+        for stmt in stmts:
+            self.stmt(stmt, grad, path)
+
+    def suite(self, suite: cst.BaseSuite, grad, path) -> None:
+        if isinstance(suite, cst.IndentedBlock):
+            self.block(suite.body, grad, path)
+        elif isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self.expr_calls(small, grad, path)
+
+    def stmt(self, stmt, grad, path) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.expr_calls(small, grad, path)
+        elif isinstance(stmt, cst.If):
+            self.expr_calls(stmt.test, grad, path)
+            self.suite(stmt.body, grad, path + ((id(stmt), 0),))
+            if isinstance(stmt.orelse, cst.If):
+                self.stmt(stmt.orelse, grad, path + ((id(stmt), 1),))
+            elif stmt.orelse is not None:
+                self.suite(stmt.orelse.body, grad, path + ((id(stmt), 1),))
+        elif isinstance(stmt, (cst.For, cst.While)):
+            self.expr_calls(stmt.iter if isinstance(stmt, cst.For) else stmt.test, grad, path)
+            self.suite(stmt.body, grad, path)
+            if stmt.orelse is not None:
+                self.suite(stmt.orelse.body, grad, path)
+        elif isinstance(stmt, cst.Try):
+            self.suite(stmt.body, grad, path + ((id(stmt), 0),))
+            for i, handler in enumerate(stmt.handlers):
+                self.suite(handler.body, grad, path + ((id(stmt), i + 1),))
+            if stmt.orelse is not None:
+                self.suite(stmt.orelse.body, grad, path + ((id(stmt), 0),))
+            if stmt.finalbody is not None:
+                self.suite(stmt.finalbody.body, grad, path)
+        elif isinstance(stmt, cst.With):
+            if id(stmt) in self.region_withs:
+                return  # a nested autocast region is a scope of its own
+            for item in stmt.items:
+                self.expr_calls(item.item, grad, path)
+            self.suite(stmt.body, self._grad_mode(stmt, grad), path)
+        # function and class definitions run later: not part of this pass
+
+    def _grad_mode(self, node: cst.With, grad: Optional[bool]) -> Optional[bool]:
+        return grad_mode([item.item for item in node.items], grad, self.frame)
+
+    def expr_calls(self, node: cst.CSTNode, grad, path) -> None:
+        visitor = _Calls()
+        node.visit(visitor)
+        for call in visitor.calls:
+            self.order += 1
+            dotted = dotted_name(call.func)
+            if dotted and resolve(dotted, self.frame) in CLEAR_CACHE:
+                self.cleared = True
+                continue
+            key = self._module_key(call)
+            if key is not None:
+                self.calls.append(_Call(call, key, grad, self.order, path))
+
+    def _module_key(self, call: cst.Call) -> Optional[Tuple[str, ...]]:
+        dotted = dotted_name(call.func)
+        if not dotted:
+            return None
+        while len(dotted) > 1 and dotted[-1] in FORWARD_METHODS:
+            dotted = dotted[:-1]
+        if dotted[0] in _BUILTINS or resolve(dotted, self.frame) is not None:
+            return None
+        if len(dotted) == 1:
+            if dotted[0] in self.facts.callgraph.instances or _MODEL_NAME.search(dotted[0]):
+                return dotted
+            return None
+        if dotted[0] == "self" and len(dotted) == 2:
+            cls = self.frame.class_frame
+            if cls is not None and (
+                (cls.name, dotted[1]) in self.modules
+                or (cls.name, dotted[1]) in self.facts.callgraph.self_instances
+            ):
+                return dotted
+            return dotted if _MODEL_NAME.search(dotted[1]) else None
+        return dotted if _MODEL_NAME.search(dotted[-1]) else None
+
+
+class _Calls(cst.CSTVisitor):
+    """Calls in an expression, in evaluation order (inner arguments before the outer call),
+    not descending into lambdas."""
+
+    def __init__(self) -> None:
+        self.calls: List[cst.Call] = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self.calls.append(original_node)
