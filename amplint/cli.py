@@ -13,7 +13,7 @@ from amplint.engine import Settings
 from amplint.rules import all_rules
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
 def _split(values: Tuple[str, ...]) -> list:
@@ -48,8 +48,18 @@ def list_rules() -> str:
 @click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated).")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Add codes or prefixes.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
-@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="text, json, github (workflow annotations), sarif (2.1.0), junit.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the report to FILE instead of standard output.")
+@click.option("--statistics", is_flag=True, help="Show counts per code instead of the findings.")
+@click.option("--show-fixes", is_flag=True, help="Show each finding's fix, and list the fixes applied.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
+@click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Record the current findings in FILE and exit 0.")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Report only findings that FILE (from --write-baseline) does not have.")
 @click.option("--explain", "explain_code", metavar="CODE", help="Show a rule's documentation.")
 @click.option("--list-rules", "list_all", is_flag=True, help="List every rule.")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to paths given explicitly too.")
@@ -57,7 +67,9 @@ def list_rules() -> str:
 @click.version_option(__version__, prog_name="amplint")
 def cli(
     paths: Sequence[str], fix: bool, unsafe_fixes: bool, diff: bool, select, extend_select,
-    ignore, output_format: str, exit_zero: bool, explain_code: Optional[str], list_all: bool,
+    ignore, output_format: str, output_file: Optional[str], statistics: bool, show_fixes: bool,
+    exit_zero: bool, add_noqa: bool, write_baseline: Optional[str],
+    baseline_path: Optional[str], explain_code: Optional[str], list_all: bool,
     force_exclude: bool, config_path: Optional[str],
 ) -> None:
     """Find and fix PyTorch mixed-precision (AMP) hazards in PATHS (default: the current directory).
@@ -71,8 +83,13 @@ def cli(
     if list_all:
         click.echo(list_rules(), nl=False)
         return
+    if add_noqa and (fix or diff):
+        raise click.UsageError("--add-noqa cannot be combined with --fix or --diff")
+    if write_baseline and baseline_path:
+        raise click.UsageError("--write-baseline and --baseline cannot be combined")
+    from amplint.baseline import Baseline, BaselineError, write as write_baseline_file
     from amplint.runner import RunOptions, run
-    from amplint.report import json as json_report, text as text_report
+    from amplint.report import github, json as json_report, junit, sarif, text as text_report
 
     paths = tuple(paths) or (".",)
     try:
@@ -83,28 +100,69 @@ def cli(
             extend_select=_split(extend_select),
             ignore=_split(ignore),
         )
-    except ConfigError as exc:
+        baseline = Baseline.load(baseline_path) if baseline_path else None
+    except (ConfigError, BaselineError) as exc:
         click.echo(f"amplint: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     settings = Settings(codes, unsafe_fixes or config.unsafe_fixes)
-    outcome = run(paths, settings, RunOptions(fix=fix, diff=diff, force_exclude=force_exclude), config)
+    options = RunOptions(
+        fix=fix, diff=diff, force_exclude=force_exclude, add_noqa=add_noqa,
+        progress=sys.stderr if _is_terminal(sys.stderr) else None,
+    )
+    outcome = run(paths, settings, options, config, baseline)
     summary = outcome.summary
     for line in summary.errors:
         click.echo(f"error: {line}", err=True)
-    if diff:
-        click.echo("".join(outcome.diffs), nl=False)
-    renderer = json_report if output_format == "json" else text_report
-    if not diff or output_format == "json":
-        click.echo(renderer.render(summary), nl=False)
     if outcome.internal_error:
         sys.exit(EXIT_ERROR)
+    if add_noqa:
+        noun = "directive" if outcome.noqa_added == 1 else "directives"
+        click.echo(f"Added {outcome.noqa_added} noqa {noun}.", err=True)
+        sys.exit(EXIT_FINDINGS if summary.errors and not exit_zero else EXIT_OK)
+    if write_baseline:
+        try:
+            count = write_baseline_file(write_baseline, summary.diagnostics)
+        except BaselineError as exc:
+            click.echo(f"amplint: error: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
+        noun = "finding" if count == 1 else "findings"
+        click.echo(f"Wrote {count} {noun} to the baseline {write_baseline}.", err=True)
+        sys.exit(EXIT_FINDINGS if summary.errors and not exit_zero else EXIT_OK)
+    if diff:
+        click.echo("".join(outcome.diffs), nl=False)
+    renderers = {"text": text_report, "json": json_report, "github": github, "sarif": sarif,
+                 "junit": junit}
+    renderer = renderers[output_format]
+    report = None
+    if statistics:
+        report = (json_report if output_format == "json" else text_report).render_statistics(summary)
+    elif not diff or output_format != "text":
+        report = renderer.render(summary, show_fixes=show_fixes)
+    if report is not None:
+        if output_file:
+            try:
+                with open(output_file, "w", encoding="utf-8") as handle:
+                    handle.write(report)
+            except OSError as exc:
+                click.echo(f"amplint: error: {output_file}: cannot write: {exc.strerror or exc}",
+                           err=True)
+                sys.exit(EXIT_ERROR)
+        else:
+            click.echo(report, nl=False)
     if exit_zero:
         sys.exit(EXIT_OK)
     if summary.diagnostics or summary.errors or (diff and outcome.diffs):
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_OK)
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -16,7 +16,7 @@ from amplint.rules import all_rules
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "unsafe-fixes", "exclude", "extend-exclude",
-    "per-file-ignores",
+    "per-file-ignores", "respect-gitignore", "options",
 }
 
 
@@ -31,23 +31,40 @@ class Config:
     ignore: List[str] = field(default_factory=list)
     extend_select: List[str] = field(default_factory=list)
     unsafe_fixes: bool = False
-    exclude: List[str] = field(default_factory=list)
+    exclude: Optional[List[str]] = None  # None: the default excludes; a list replaces them
     extend_exclude: List[str] = field(default_factory=list)
     per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
+    respect_gitignore: bool = True
+    # [tool.amplint.options.AMP110] key = value, checked against the rule's `options`
+    rule_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
 
 
 def find_pyproject(start: str) -> Optional[str]:
+    """The nearest pyproject.toml at or above `start` that has a [tool.amplint] table (one
+    without it, such as a sub-package's, is passed over, as Ruff does); None when none has."""
     directory = os.path.abspath(start)
     if not os.path.isdir(directory):
         directory = os.path.dirname(directory)
     while True:
         candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate):
+        if os.path.isfile(candidate) and _has_table(candidate):
             return candidate
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
         directory = parent
+
+
+def _has_table(path: str) -> bool:
+    """Cheap test for a [tool.amplint] table; an unreadable or invalid file counts as having
+    one, so that loading it reports the problem instead of silently skipping it."""
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return True
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "amplint" in tool
 
 
 def load(path: Optional[str]) -> Config:
@@ -73,18 +90,66 @@ def load(path: Optional[str]) -> Config:
         config.select = _codes(table, "select", path)
     config.ignore = _codes(table, "ignore", path)
     config.extend_select = _codes(table, "extend-select", path)
-    config.exclude = _strings(table, "exclude", path)
+    if "exclude" in table:
+        config.exclude = _strings(table, "exclude", path)
     config.extend_exclude = _strings(table, "extend-exclude", path)
-    unsafe = table.get("unsafe-fixes", False)
-    if not isinstance(unsafe, bool):
-        raise ConfigError(f"{path}: `unsafe-fixes` must be true or false")
-    config.unsafe_fixes = unsafe
+    config.unsafe_fixes = _bool(table, "unsafe-fixes", False, path)
+    config.respect_gitignore = _bool(table, "respect-gitignore", True, path)
+    config.rule_options = _rule_options(table.get("options", {}), path)
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError(f"{path}: `per-file-ignores` must be a table of glob = [codes]")
     for glob, codes in pfi.items():
         config.per_file_ignores[glob] = _codes({glob: codes}, glob, path)
     return config
+
+
+def _bool(table: dict, key: str, default: bool, path: str) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{path}: `{key}` must be true or false")
+    return value
+
+
+def _rule_options(options: Any, path: str) -> Dict[str, Dict[str, Any]]:
+    """`[tool.amplint.options.CODE]` tables: each key must be one of the rule's `options`
+    (a mapping of option name to default), with a value of the default's type."""
+    if not isinstance(options, dict):
+        raise ConfigError(f"{path}: `options` must be a table of [tool.amplint.options.CODE]")
+    rules = all_rules()
+    chosen: Dict[str, Dict[str, Any]] = {}
+    for code, values in options.items():
+        rule = rules.get(code.upper())
+        if rule is None:
+            raise ConfigError(f"{path}: unknown rule code `{code}` in [tool.amplint.options]")
+        known = dict(getattr(rule, "options", {}) or {})
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: [tool.amplint.options.{code}] must be a table")
+        for key, value in values.items():
+            if key not in known:
+                have = ", ".join(f"`{k}`" for k in sorted(known)) or "none"
+                raise ConfigError(
+                    f"{path}: unknown option `{key}` for {rule.code} in "
+                    f"[tool.amplint.options.{code}] (its options: {have})"
+                )
+            default = known[key]
+            if default is not None and not _same_type(value, default):
+                raise ConfigError(
+                    f"{path}: option `{key}` of {rule.code} must be "
+                    f"{type(default).__name__}, not {type(value).__name__}"
+                )
+        chosen[rule.code] = {**known, **values}
+    return chosen
+
+
+def _same_type(value: Any, default: Any) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, list)
+    return isinstance(value, type(default))
 
 
 def _strings(table: dict, key: str, path: str) -> List[str]:

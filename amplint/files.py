@@ -1,21 +1,31 @@
-"""Finding files, reading them as users wrote them, writing them back atomically."""
+"""Finding files, reading them as users wrote them, writing them back atomically.
+
+Discovery walks directories (never following symlinked directories, so a loop cannot trap it),
+skips the default excludes (`.git`, virtual environments, `build`, `__pycache__`, ...), the
+project's `exclude`/`extend-exclude` globs and, inside a git work tree, whatever `.gitignore`
+files and `.git/info/exclude` ignore. Files named explicitly are taken as they are, unless
+`force_exclude` (what pre-commit passes) asks for the excludes to apply to them too.
+"""
 
 from __future__ import annotations
 
+import fnmatch
 import io
 import os
+import re
 import stat
 import tempfile
 import tokenize
-from dataclasses import dataclass
-from typing import Iterator, List, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 DEFAULT_EXCLUDES = frozenset({
-    ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "__pycache__", "build", "dist",
-    "node_modules", ".tox", ".nox", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    ".amplint_cache", "site-packages", ".ipynb_checkpoints",
+    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".env", "env", "__pycache__", "build",
+    "dist", "node_modules", ".tox", ".nox", ".eggs", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", ".amplint_cache", "site-packages", ".ipynb_checkpoints", "__pypackages__",
+    ".direnv", "_build", "buck-out", ".pants.d", ".pytype",
 })
-EXTENSIONS = (".py", ".pyi")
+EXTENSIONS = (".py", ".pyi", ".ipynb")
 
 
 class ReadError(Exception):
@@ -30,20 +40,258 @@ class SourceFile:
     raw: bytes
 
 
-def discover(paths: Sequence[str], force_exclude: bool = False) -> Tuple[List[str], List[str]]:
-    """(python files, errors). Directories are walked (symlinked directories are not followed,
-    so a symlink loop cannot trap us); files given explicitly are taken as they are."""
+# -- .gitignore --------------------------------------------------------------------------------
+
+def _glob_to_regex(pattern: str) -> str:
+    """One gitignore glob (already stripped of `!`, a leading `/` and a trailing `/`) as a regex
+    over a `/`-separated path relative to the .gitignore's directory."""
+    out: List[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if pattern.startswith("**", i):
+                before_ok = i == 0 or pattern[i - 1] == "/"
+                after = i + 2
+                if before_ok and (after == n or pattern[after] == "/"):
+                    if after == n:  # `foo/**`: everything inside
+                        out.append(".*")
+                        i = after
+                    else:  # `**/` : zero or more directories
+                        out.append("(?:.*/)?")
+                        i = after + 1
+                    continue
+                out.append("[^/]*")  # `a**b` is just `*`
+                i = after
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = i + 1
+            if end < n and pattern[end] in "!^":
+                end += 1
+            if end < n and pattern[end] == "]":
+                end += 1
+            while end < n and pattern[end] != "]":
+                end += 1
+            if end >= n:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1:end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+@dataclass
+class IgnoreFile:
+    """The rules of one ignore file, relative to `base` (a directory)."""
+
+    base: str
+    rules: List[Tuple["re.Pattern[str]", bool, bool]] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, base: str, text: str) -> "IgnoreFile":
+        result = cls(base)
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            # Trailing spaces are ignored unless escaped with a backslash.
+            stripped = line.rstrip(" ")
+            if stripped.endswith("\\") and len(stripped) < len(line):
+                stripped += " "
+            line = stripped
+            if not line:
+                continue
+            negate = False
+            if line.startswith("!"):
+                negate, line = True, line[1:]
+            elif line.startswith("\\!") or line.startswith("\\#"):
+                line = line[1:]
+            dir_only = line.endswith("/")
+            line = line.rstrip("/")
+            if not line:
+                continue
+            anchored = "/" in line
+            line = line.lstrip("/")
+            regex = _glob_to_regex(line)
+            if not anchored:
+                regex = "(?:.*/)?" + regex
+            result.rules.append((re.compile(regex + r"\Z", re.S), negate, dir_only))
+        return result
+
+    def match(self, relative: str, is_dir: bool) -> Optional[bool]:
+        """True ignored, False re-included (`!pattern`), None when no rule speaks."""
+        verdict = None
+        for regex, negate, dir_only in self.rules:
+            if dir_only and not is_dir:
+                continue
+            if regex.match(relative):
+                verdict = not negate
+        return verdict
+
+
+class GitIgnore:
+    """`.gitignore` files (and `.git/info/exclude`) of the git work trees being walked."""
+
+    def __init__(self) -> None:
+        self._files: Dict[str, Optional[IgnoreFile]] = {}
+        self._roots: Dict[str, Optional[str]] = {}
+
+    def repo_root(self, directory: str) -> Optional[str]:
+        directory = os.path.abspath(directory)
+        if directory in self._roots:
+            return self._roots[directory]
+        if os.path.exists(os.path.join(directory, ".git")):
+            root: Optional[str] = directory
+        else:
+            parent = os.path.dirname(directory)
+            root = None if parent == directory else self.repo_root(parent)
+        self._roots[directory] = root
+        return root
+
+    def _load(self, directory: str, name: str = ".gitignore") -> Optional[IgnoreFile]:
+        key = os.path.join(directory, name)
+        if key not in self._files:
+            try:
+                with open(key, encoding="utf-8", errors="replace") as handle:
+                    self._files[key] = IgnoreFile.parse(directory, handle.read())
+            except OSError:
+                self._files[key] = None
+        return self._files[key]
+
+    def _chain(self, directory: str) -> List[IgnoreFile]:
+        """Ignore files that apply inside `directory`, outermost first."""
+        root = self.repo_root(directory)
+        if root is None:
+            return []
+        chain: List[IgnoreFile] = []
+        exclude = self._load(os.path.join(root, ".git", "info"), "exclude")
+        if exclude is not None:
+            exclude.base = root
+            chain.append(exclude)
+        relative = os.path.relpath(directory, root)
+        parts = [] if relative == "." else relative.split(os.sep)
+        current = root
+        for part in [None] + parts:
+            if part is not None:
+                current = os.path.join(current, part)
+            found = self._load(current)
+            if found is not None:
+                chain.append(found)
+        return chain
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        """Is `path` itself ignored by the ignore files of its parent directories? (Callers
+        walking a tree prune ignored directories, so parents need no re-check there.)"""
+        path = os.path.abspath(path)
+        verdict = None
+        for ignore in self._chain(os.path.dirname(path)):
+            relative = os.path.relpath(path, ignore.base).replace(os.sep, "/")
+            said = ignore.match(relative, is_dir)
+            if said is not None:
+                verdict = said
+        return bool(verdict)
+
+    def ignored_with_parents(self, path: str, is_dir: bool) -> bool:
+        """Is `path` ignored, or inside an ignored directory of its work tree?"""
+        path = os.path.abspath(path)
+        root = self.repo_root(os.path.dirname(path))
+        if root is None:
+            return False
+        current = path
+        is_directory = is_dir
+        while current != root and current.startswith(root + os.sep):
+            if self.ignored(current, is_directory):
+                return True
+            current = os.path.dirname(current)
+            is_directory = True
+        return False
+
+
+# -- excludes ----------------------------------------------------------------------------------
+
+@dataclass
+class Excludes:
+    """The default excludes plus the project's `exclude`/`extend-exclude` globs. A glob without
+    a `/` matches a file or directory name at any depth; one with a `/` matches the path
+    relative to `root` (the directory of the pyproject.toml, else the working directory)."""
+
+    patterns: Sequence[str] = ()
+    root: str = ""
+    defaults: bool = True
+    respect_gitignore: bool = True
+
+    def __post_init__(self) -> None:
+        self.root = os.path.abspath(self.root or os.getcwd())
+        self.names = [p.rstrip("/") for p in self.patterns if "/" not in p.rstrip("/")]
+        self.paths = [p.strip("/") for p in self.patterns if "/" in p.rstrip("/")]
+        if self.defaults:
+            self.names = sorted(DEFAULT_EXCLUDES) + self.names
+
+    def _relative(self, path: str) -> str:
+        absolute = os.path.abspath(path)
+        relative = os.path.relpath(absolute, self.root)
+        if relative.startswith(os.pardir):
+            return absolute.replace(os.sep, "/")
+        return relative.replace(os.sep, "/")
+
+    def name_excluded(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.names)
+
+    def path_excluded(self, path: str) -> bool:
+        """The entry itself (by name or by relative path), not its parents."""
+        if self.name_excluded(os.path.basename(os.path.normpath(path))):
+            return True
+        if self.paths:
+            relative = self._relative(path)
+            return any(fnmatch.fnmatchcase(relative, pattern) for pattern in self.paths)
+        return False
+
+    def excluded_with_parents(self, path: str) -> bool:
+        """For paths given explicitly: the file or any directory on the way to it, counted
+        from the project root (or from the path as given when it lies outside)."""
+        relative = self._relative(path)
+        parts = [p for p in relative.split("/") if p]
+        for index, part in enumerate(parts):
+            if self.name_excluded(part):
+                return True
+            prefix = "/".join(parts[: index + 1])
+            if any(fnmatch.fnmatchcase(prefix, pattern) for pattern in self.paths):
+                return True
+        return False
+
+
+def discover(
+    paths: Sequence[str], force_exclude: bool = False, excludes: Optional[Excludes] = None,
+) -> Tuple[List[str], List[str]]:
+    """(files to lint, errors). Directories are walked (symlinked directories are not followed,
+    so a symlink loop cannot trap us); files given explicitly are taken as they are, unless
+    `force_exclude` applies the excludes and .gitignore to them as well."""
+    excludes = excludes if excludes is not None else Excludes()
+    gitignore = GitIgnore() if excludes.respect_gitignore else None
     found: List[str] = []
     errors: List[str] = []
     seen = set()
     for path in paths:
         if os.path.isdir(path):
-            for file in _walk(path, errors):
+            if force_exclude and _explicit_excluded(path, True, excludes, gitignore):
+                continue
+            for file in _walk(path, errors, excludes, gitignore):
                 if file not in seen:
                     seen.add(file)
                     found.append(file)
         elif os.path.lexists(path):
-            if force_exclude and _excluded(path):
+            if force_exclude and _explicit_excluded(path, False, excludes, gitignore):
                 continue
             if path not in seen:
                 seen.add(path)
@@ -53,44 +301,103 @@ def discover(paths: Sequence[str], force_exclude: bool = False) -> Tuple[List[st
     return found, errors
 
 
-def _excluded(path: str) -> bool:
-    parts = os.path.normpath(path).split(os.sep)
-    return any(part in DEFAULT_EXCLUDES for part in parts[:-1])
+def _explicit_excluded(path: str, is_dir: bool, excludes: Excludes, gitignore) -> bool:
+    if excludes.excluded_with_parents(path):
+        return True
+    return gitignore is not None and gitignore.ignored_with_parents(path, is_dir)
 
 
-def _walk(root: str, errors: List[str]) -> Iterator[str]:
+def _walk(root: str, errors: List[str], excludes: Excludes, gitignore) -> Iterator[str]:
     def onerror(exc: OSError) -> None:
         errors.append(f"{exc.filename}: cannot list directory: {exc.strerror}")
 
     for directory, dirnames, filenames in os.walk(root, onerror=onerror):
-        dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES)
+        kept = []
+        for name in sorted(dirnames):
+            full = os.path.join(directory, name)
+            if excludes.path_excluded(full):
+                continue
+            if gitignore is not None and gitignore.ignored(full, True):
+                continue
+            kept.append(name)
+        dirnames[:] = kept
         for name in sorted(filenames):
-            if name.endswith(EXTENSIONS):
-                yield os.path.join(directory, name)
+            if not name.endswith(EXTENSIONS):
+                continue
+            full = os.path.join(directory, name)
+            if full.startswith("." + os.sep):  # `amplint .` reports `a.py`, not `./a.py`
+                full = full[2:]
+            if excludes.path_excluded(full):
+                continue
+            if gitignore is not None and gitignore.ignored(full, False):
+                continue
+            yield full
+
+
+# -- reading and writing -----------------------------------------------------------------------
+
+def read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise ReadError(f"cannot read: {exc.strerror or exc}") from None
+
+
+def _not_utf8(raw: bytes) -> ReadError:
+    """The error for bytes that are not UTF-8, naming the first bad byte and its offset in
+    the file (a BOM counted)."""
+    skip = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
+    try:
+        raw[skip:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + skip
+        return ReadError(f"not valid UTF-8 (byte 0x{raw[offset]:02x} at offset {offset})")
+    return ReadError("not valid UTF-8")
 
 
 def read_source(path: str) -> SourceFile:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as exc:
-        raise ReadError(f"cannot read: {exc.strerror or exc}") from None
+    raw = read_bytes(path)
     if b"\0" in raw:
         raise ReadError("not a text file (contains NUL bytes)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
+        if not _has_cookie(raw):
+            # No coding cookie: the file is UTF-8 by definition, and it is not.
+            raise _not_utf8(raw) from None
         raise ReadError(f"bad encoding declaration: {exc}") from None
     try:
         text = raw.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        detail = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
-        where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
-        raise ReadError(f"cannot decode as {encoding}{where}: {detail}") from None
+    except UnicodeDecodeError as exc:
+        if encoding in ("utf-8", "utf-8-sig"):
+            raise _not_utf8(raw) from None
+        raise ReadError(f"cannot decode as {encoding} at byte {exc.start}: {exc.reason}") from None
+    except LookupError as exc:
+        raise ReadError(f"cannot decode as {encoding}: {exc}") from None
     if encoding == "utf-8" and raw.startswith(b"\xef\xbb\xbf"):
         encoding = "utf-8-sig"
     if encoding == "utf-8-sig" and text.startswith("\ufeff"):
         text = text[1:]
+    return SourceFile(path, text, encoding, raw)
+
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", re.M)
+
+
+def _has_cookie(raw: bytes) -> bool:
+    first_two = b"\n".join(raw.split(b"\n", 2)[:2])
+    return _COOKIE.search(first_two) is not None
+
+
+def read_text_utf8(path: str) -> SourceFile:
+    """A UTF-8 text file that is not Python (a notebook's JSON)."""
+    raw = read_bytes(path)
+    encoding = "utf-8-sig" if raw.startswith(b"\xef\xbb\xbf") else "utf-8"
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError:
+        raise _not_utf8(raw) from None
     return SourceFile(path, text, encoding, raw)
 
 

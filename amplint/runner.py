@@ -1,17 +1,33 @@
-"""Runs the engine over many files and gathers one RunSummary."""
+"""Runs the engine over many files and gathers one RunSummary.
+
+`process(path, settings, options)` is the self-contained unit of work for one file (Python or
+notebook): plain, picklable inputs; everything it found comes back on the FileResult, with
+these additions set as attributes: `result.diff` (the `--diff` text or None),
+`result.noqa_added` (directives `--add-noqa` wrote), and on each diagnostic `cell` (notebook
+cell number or None), `line_key` and `fingerprint` (see amplint.baseline).
+"""
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
 import os
-from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional, Sequence, TextIO, Tuple
 
+from amplint import notebooks
+from amplint.baseline import Baseline, assign_fingerprints
 from amplint.config import Config, expand
-from amplint.engine import FileResult, Settings, lint_source
-from amplint.files import ReadError, discover, read_source, write_source
+from amplint.engine import FileResult, Settings, lint_source, valid_python
+from amplint.files import Excludes, ReadError, discover, read_source, write_source
+from amplint.noqa import add_noqa
 from amplint.report import RunSummary
+
+PROGRESS_MIN_FILES = 50  # fewer files finish before a progress line would help
 
 
 @dataclass
@@ -19,6 +35,8 @@ class RunOptions:
     fix: bool = False
     diff: bool = False
     force_exclude: bool = False
+    add_noqa: bool = False
+    progress: Optional[TextIO] = None  # a terminal to draw a progress line on, or None
 
 
 @dataclass
@@ -26,84 +44,286 @@ class RunOutcome:
     summary: RunSummary
     diffs: List[str]
     internal_error: bool = False
+    noqa_added: int = 0
+    files: List[str] = field(default_factory=list)
 
 
-def _settings_for(path: str, settings: Settings, config: Config) -> Settings:
+def _relative_to(path: str, base: str) -> str:
+    return os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
+
+
+def settings_for(path: str, settings: Settings, config: Config) -> Settings:
+    """The settings for one file: `per-file-ignores` globs (relative to the pyproject.toml's
+    folder, else the working directory; a glob without `/` also matches the file name)."""
     if not config.per_file_ignores:
         return settings
-    base = os.path.dirname(config.path) if config.path else os.getcwd()
-    relative = os.path.relpath(os.path.abspath(path), base)
+    base = os.path.dirname(os.path.abspath(config.path)) if config.path else os.getcwd()
+    relative = _relative_to(path, base)
     ignored = set()
     for glob, codes in config.per_file_ignores.items():
-        if fnmatch.fnmatch(relative, glob) or fnmatch.fnmatch(os.path.basename(path), glob):
+        pattern = glob.lstrip("./") if glob.startswith("./") else glob
+        if fnmatch.fnmatchcase(relative, pattern) or (
+            "/" not in pattern and fnmatch.fnmatchcase(os.path.basename(path), pattern)
+        ):
             ignored |= expand(codes)
     if not ignored:
         return settings
     return Settings(settings.select - ignored, settings.unsafe_fixes)
 
 
-def _excluded(path: str, config: Config) -> bool:
-    patterns = config.exclude + config.extend_exclude
-    if not patterns:
-        return False
-    normalized = os.path.normpath(path)
-    parts = normalized.split(os.sep)
-    for pattern in patterns:
-        if fnmatch.fnmatch(normalized, pattern) or any(fnmatch.fnmatch(p, pattern) for p in parts):
-            return True
-    return False
+def excludes_for(config: Config) -> Excludes:
+    root = os.path.dirname(os.path.abspath(config.path)) if config.path else os.getcwd()
+    if config.exclude is None:
+        return Excludes(config.extend_exclude, root, True, config.respect_gitignore)
+    return Excludes(list(config.exclude) + list(config.extend_exclude), root, False,
+                    config.respect_gitignore)
 
 
-def run(paths: Sequence[str], settings: Settings, options: RunOptions, config: Config) -> RunOutcome:
-    files, errors = discover(paths, options.force_exclude)
-    explicit = set(paths)
-    files = [
-        f for f in files
-        if not _excluded(f, config) or (f in explicit and not options.force_exclude)
-    ]
+class Progress:
+    """`amplint: 120/4000 files` redrawn in place on a terminal, at most ten times a second."""
+
+    def __init__(self, stream: Optional[TextIO], total: int) -> None:
+        self.stream = stream if stream is not None and total >= PROGRESS_MIN_FILES else None
+        self.total = total
+        self.last = 0.0
+        self.drawn = False
+
+    def update(self, done: int) -> None:
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if now - self.last < 0.1 and done < self.total:
+            return
+        self.last = now
+        self.stream.write(f"\ramplint: {done}/{self.total} files")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.stream is not None and self.drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def run(
+    paths: Sequence[str], settings: Settings, options: RunOptions, config: Config,
+    baseline: Optional[Baseline] = None,
+) -> RunOutcome:
+    files, errors = discover(paths, options.force_exclude, excludes_for(config))
     summary = RunSummary(errors=list(errors), unsafe_fixes=settings.unsafe_fixes,
                          fix_mode=options.fix)
     diffs: List[str] = []
     internal = False
-    for path in files:
-        result = process(path, _settings_for(path, settings, config), options, diffs)
-        summary.diagnostics.extend(result.diagnostics)
-        summary.fixed.update(result.fixes_applied)
-        summary.errors.extend(result.errors)
-        internal = internal or result.internal_error
+    noqa_added = 0
+    progress = Progress(options.progress, len(files))
+    try:
+        for done, path in enumerate(files, start=1):
+            result = process(path, settings_for(path, settings, config), options)
+            summary.diagnostics.extend(result.diagnostics)
+            summary.fixed.update(result.fixes_applied)
+            if result.fixes_applied:
+                summary.fixed_by_file[path] = Counter(result.fixes_applied)
+            summary.errors.extend(result.errors)
+            if getattr(result, "diff", None):
+                diffs.append(result.diff)  # type: ignore[attr-defined]
+            noqa_added += getattr(result, "noqa_added", 0)
+            internal = internal or result.internal_error
+            progress.update(done)
+    finally:
+        progress.close()
+    summary.files_checked = len(files)
     summary.sort()
-    return RunOutcome(summary, diffs, internal)
+    if baseline is not None:
+        summary.diagnostics, summary.baselined = baseline.filter(summary.diagnostics)
+    return RunOutcome(summary, diffs, internal, noqa_added, files)
 
 
-def process(path: str, settings: Settings, options: RunOptions, diffs: List[str]) -> FileResult:
-    try:
-        source = read_source(path)
-    except ReadError as exc:
-        result = FileResult(path)
-        result.errors.append(f"{path}: {exc}")
-        return result
-    want_fix = options.fix or options.diff
-    result = lint_source(path, source.text, settings, fix=want_fix)
-    if result.fixed_source is None:
-        return result
-    if options.diff:
-        diffs.append(unified_diff(path, source.text, result.fixed_source))
-        return result
-    try:
-        write_source(source, result.fixed_source)
-    except ReadError as exc:
-        result.errors.append(f"{path}: {exc}")
-        # Nothing was written: the findings that the fixes addressed are still there.
-        relinted = lint_source(path, source.text, settings, fix=False)
-        result.diagnostics = relinted.diagnostics
-        result.fixes_applied.clear()
+def process(
+    path: str, settings: Settings, options: RunOptions, diffs: Optional[List[str]] = None,
+) -> FileResult:
+    """Lint (and fix, diff or mark with noqa) one file. `diffs`, when given, also receives the
+    file's diff (kept for callers of the first version; `result.diff` has it too)."""
+    if path.endswith(".ipynb"):
+        result = _process_notebook(path, settings, options)
+    else:
+        result = _process_python(path, settings, options)
+    if diffs is not None and getattr(result, "diff", None):
+        diffs.append(result.diff)  # type: ignore[attr-defined]
     return result
 
 
+def _blank(path: str) -> FileResult:
+    result = FileResult(path)
+    result.diff = None  # type: ignore[attr-defined]
+    result.noqa_added = 0  # type: ignore[attr-defined]
+    return result
+
+
+def _process_python(path: str, settings: Settings, options: RunOptions) -> FileResult:
+    try:
+        source = read_source(path)
+    except ReadError as exc:
+        result = _blank(path)
+        result.errors.append(f"{path}: {exc}")
+        return result
+    text = source.text
+    if options.add_noqa:
+        result, final = _add_noqa(path, text, settings, lambda new: write_source(source, new))
+    else:
+        result, final = _lint_and_fix(
+            path, text, settings, options,
+            write=lambda new: write_source(source, new),
+            diff=lambda new: unified_diff(path, text, new),
+        )
+    for diag in result.diagnostics:
+        diag.cell = None  # type: ignore[attr-defined]
+    assign_fingerprints(result.diagnostics, final.splitlines())
+    return result
+
+
+def _lint_and_fix(
+    path: str, text: str, settings: Settings, options: RunOptions,
+    write: Callable[[str], None], diff: Callable[[str], str],
+) -> Tuple[FileResult, str]:
+    """(result, the text its diagnostics refer to)."""
+    want_fix = options.fix or options.diff
+    found = lint_source(path, text, settings, fix=want_fix)
+    result = _adopt(found)
+    if found.fixed_source is None:
+        return result, text
+    if options.diff:
+        result.diff = diff(found.fixed_source)  # type: ignore[attr-defined]
+        return result, found.fixed_source
+    try:
+        write(found.fixed_source)
+    except (ReadError, notebooks.NotebookError) as exc:
+        result.errors.append(f"{path}: {exc}")
+        # Nothing was written: the findings that the fixes addressed are still there.
+        relinted = lint_source(path, text, settings, fix=False)
+        result.diagnostics = relinted.diagnostics
+        result.fixes_applied.clear()
+        return result, text
+    return result, found.fixed_source
+
+
+def _adopt(found: FileResult) -> FileResult:
+    found.diff = None  # type: ignore[attr-defined]
+    found.noqa_added = 0  # type: ignore[attr-defined]
+    return found
+
+
+def _add_noqa(
+    path: str, text: str, settings: Settings, write: Callable[[str], None],
+) -> Tuple[FileResult, str]:
+    found = _adopt(lint_source(path, text, settings, fix=False))
+    if not found.diagnostics:
+        return found, text
+    new, added, skipped = add_noqa(text, found.diagnostics)
+    for line in skipped:
+        found.errors.append(
+            f"{path}:{line}: cannot add `# noqa` here (the line ends inside a string or "
+            "continues with a backslash); suppress it by hand"
+        )
+    if not added:
+        return found, text
+    if not valid_python(new):  # pragma: no cover - defensive
+        found.errors.append(f"{path}: adding `# noqa` would break the file; not changed")
+        return found, text
+    try:
+        write(new)
+    except (ReadError, notebooks.NotebookError) as exc:
+        found.errors.append(f"{path}: {exc}")
+        return found, text
+    after = _adopt(lint_source(path, new, settings, fix=False))
+    after.errors = found.errors + after.errors
+    after.noqa_added = added  # type: ignore[attr-defined]
+    return after, new
+
+
+_LOCATED = re.compile(r"(?P<line>\d+):(?P<col>\d+): (?P<rest>.*)\Z", re.S)
+
+
+def _process_notebook(path: str, settings: Settings, options: RunOptions) -> FileResult:
+    result = _blank(path)
+    try:
+        notebook = notebooks.load(path)
+    except ReadError as exc:
+        result.errors.append(f"{path}: {exc}")
+        return result
+    if notebook is None:  # another language's notebook
+        return result
+    before = {cell.number: cell.text for cell in notebook.cells}
+
+    written = [notebook.source.text]
+
+    def write(module: str) -> None:
+        new_json, _ = notebook.render(module)
+        write_source(notebook.source, new_json)
+        written.append(new_json)
+
+    def diff(module: str) -> str:
+        return notebooks.cell_diff(path, before, notebook.cell_texts(module))
+
+    text = notebook.module
+    if options.add_noqa:
+        found, final = _add_noqa(path, text, settings, write)
+    else:
+        try:
+            found, final = _lint_and_fix(path, text, settings, options, write, diff)
+        except notebooks.NotebookError as exc:  # from --diff
+            found = _adopt(lint_source(path, text, settings, fix=False))
+            found.errors.append(f"{path}: fixes not shown: {exc}")
+            final = text
+    assign_fingerprints(found.diagnostics, final.splitlines())
+    locate = _locator(final, [cell.number for cell in notebook.cells])
+    rows = notebooks.file_lines(written[-1]) if found.diagnostics else {}
+    for diag in found.diagnostics:
+        cell, line = locate(diag.line)
+        _, end_line = locate(diag.end_line)
+        diag.cell, diag.line, diag.end_line = cell, line, end_line  # type: ignore[attr-defined]
+        cell_rows = rows.get(cell, [])
+        diag.file_line = cell_rows[line - 1] if 0 < line <= len(cell_rows) else None  # type: ignore[attr-defined]
+    prefix = f"{path}:"
+    errors = []
+    for error in found.errors:
+        match = _LOCATED.match(error[len(prefix):]) if error.startswith(prefix) else None
+        if match:
+            cell, line = locate(int(match.group("line")))
+            error = f"{path}:cell {cell}:{line}:{match.group('col')}: {match.group('rest')}"
+        errors.append(error)
+    for cell, line, column, message in notebook.errors:
+        errors.append(f"{path}:cell {cell}:{line}:{column}: syntax error: {message}")
+    found.errors = errors
+    return found
+
+
+def _locator(module: str, cell_numbers: List[int]) -> Callable[[int], Tuple[int, int]]:
+    """Maps a line of a joined notebook module to (cell number, line within the cell)."""
+    marker_lines: List[Tuple[int, int]] = []  # (module line, marker index)
+    for number, line in enumerate(module.splitlines(), start=1):
+        match = notebooks._MARKER_RE.match(line)
+        if match:
+            marker_lines.append((number, int(match.group(1))))
+
+    def locate(line: int) -> Tuple[int, int]:
+        owner = None
+        for marker_line, index in marker_lines:
+            if marker_line < line:
+                owner = (marker_line, index)
+            else:
+                break
+        if owner is None:
+            return (0, line)
+        return (cell_numbers[owner[1]], line - owner[0])
+
+    return locate
+
+
 def unified_diff(path: str, old: str, new: str) -> str:
+    """The diff `--diff` prints, headed with the path as given (`--- path` / `+++ path`)."""
     return "".join(
         difflib.unified_diff(
             old.splitlines(keepends=True), new.splitlines(keepends=True),
-            fromfile=f"a/{path}", tofile=f"b/{path}",
+            fromfile=path, tofile=path,
         )
     )

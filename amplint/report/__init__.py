@@ -1,12 +1,16 @@
-"""Output formats. Each module renders a finished run (`RunSummary`) as text."""
+"""Output formats. Each module renders a finished run (`RunSummary`) as text:
+`text` (default), `json`, `github` (workflow annotations), `sarif` (2.1.0), `junit`."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import List
+from typing import Dict, List, Optional
 
-from amplint.diagnostics import Diagnostic
+from amplint.diagnostics import Applicability, Diagnostic
+
+FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
 @dataclass
@@ -16,6 +20,43 @@ class RunSummary:
     errors: List[str] = field(default_factory=list)  # one line each
     unsafe_fixes: bool = False
     fix_mode: bool = False
+    fixed_by_file: Dict[str, Counter] = field(default_factory=dict)  # path -> code -> count
+    baselined: int = 0  # findings left out because the baseline has them
+    files_checked: int = 0
 
     def sort(self) -> None:
-        self.diagnostics.sort(key=lambda d: (d.filename, d.line, d.column, d.code))
+        self.diagnostics.sort(key=sort_key)
+
+
+def sort_key(diag: Diagnostic):
+    return (diag.filename, cell_of(diag) or 0, diag.line, diag.column, diag.code)
+
+
+def cell_of(diag: Diagnostic) -> Optional[int]:
+    """The notebook cell (1-based) of a finding in an `.ipynb` file, else None."""
+    return getattr(diag, "cell", None)
+
+
+def location(diag: Diagnostic) -> str:
+    """`path:line:col`, or `path:cell N:line:col` in a notebook."""
+    cell = cell_of(diag)
+    where = f"cell {cell}:" if cell else ""
+    return f"{diag.filename}:{where}{diag.line}:{diag.column}"
+
+
+def fixable(diag: Diagnostic, unsafe_fixes: bool) -> bool:
+    """Would `--fix` (with the run's `--unsafe-fixes`) fix it?"""
+    return diag.fix is not None and (
+        diag.fix.applicability is Applicability.SAFE or unsafe_fixes
+    )
+
+
+def relative_uri(path: str, root: Optional[str] = None) -> str:
+    """The path relative to `root` (default: the working directory) with `/` separators;
+    absolute when it lies outside."""
+    root = os.path.abspath(root or os.getcwd())
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, root)
+    if relative.startswith(os.pardir):
+        return absolute.replace(os.sep, "/")
+    return relative.replace(os.sep, "/")

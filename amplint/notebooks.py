@@ -1,0 +1,378 @@
+"""Jupyter notebooks: the code cells of an `.ipynb` file, linted and fixed as one Python module.
+
+The code cells are joined into one module (so an `import torch` in the first cell binds `torch`
+in the later ones), each cell introduced by a marker comment line. IPython syntax that is not
+Python (`%magic`, `!shell`, `x = !cmd`, `obj?`) is replaced by a placeholder statement with the
+same indentation, and restored verbatim afterwards; a cell that starts with a cell magic
+(`%%bash`, `%%time`, ...) is not Python at all and is left out. Findings are reported with the
+cell's number (counting every cell of the notebook from 1, markdown ones too, as Jupyter shows
+them top to bottom) and the line within the cell.
+
+Writing fixes back never re-serialises the notebook: only the JSON text of each edited cell's
+`"source"` value is replaced, in the layout the file already uses, so outputs, metadata and
+formatting stay byte for byte as they were.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from amplint.files import ReadError, SourceFile, read_text_utf8
+
+MARKER = "# __amplint_cell_{}__"
+_MARKER_RE = re.compile(r"# __amplint_cell_(\d+)__\Z")
+_PLACEHOLDER = "pass  # __amplint_magic_{}__"
+_PLACEHOLDER_RE = re.compile(r"(?P<indent>[ \t]*)pass  # __amplint_magic_(?P<id>\d+)__\Z")
+_WS = re.compile(r"[ \t\n\r]*")
+_MAGIC_ASSIGN = re.compile(r"[\w.\[\]()*, \t]+=[ \t]*[%!]")
+_HELP = re.compile(r"[\w.\[\]()]+\?{1,2}\Z")
+
+
+class NotebookError(Exception):
+    """A fix or noqa edit that cannot be written back into the notebook's cells."""
+
+
+@dataclass
+class Cell:
+    number: int  # 1-based among all the notebook's cells
+    text: str  # the cell's source as one string
+    span: Tuple[int, int]  # of the "source" value in the notebook's JSON text
+    is_list: bool  # "source" stored as a list of lines (the usual layout)
+    python: bool = True  # False for a cell magic (`%%bash`): left out of the module
+    added_newline: bool = False
+    marker_line: int = 0  # line of the cell's marker in the joined module
+
+
+@dataclass
+class Notebook:
+    source: SourceFile
+    cells: List[Cell]
+    module: str  # the joined Python module
+    # placeholder id -> (the placeholder's indentation, the original line)
+    magics: Dict[int, Tuple[str, str]] = field(default_factory=dict)
+    errors: List[Tuple[int, int, int, str]] = field(default_factory=list)  # cell, line, col, msg
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    def cell_texts(self, module: str) -> Dict[int, str]:
+        """The source of each Python cell (by number) in a (fixed) joined module, magics
+        restored. Raises NotebookError when the edit moved code out of its cells."""
+        buckets: Dict[int, List[str]] = {}
+        current: Optional[List[str]] = None
+        order: List[int] = []
+        by_index = {i: cell for i, cell in enumerate(self.cells)}
+        for line in _lines(module):
+            match = _MARKER_RE.match(line.rstrip("\r\n"))
+            if match:
+                index = int(match.group(1))
+                if index not in by_index or index in buckets:
+                    raise NotebookError("fixes not applied: they disturbed the cell boundaries")
+                current = buckets.setdefault(index, [])
+                order.append(index)
+                continue
+            if current is None:
+                if line.strip():
+                    raise NotebookError("fixes not applied: an edit landed before the first cell")
+                continue
+            current.append(self._restore(line))
+        if order != sorted(order) or len(order) != len(self.cells):
+            raise NotebookError("fixes not applied: an edit moved code across cells")
+        texts: Dict[int, str] = {}
+        for index, cell in by_index.items():
+            if not cell.python:
+                texts[cell.number] = cell.text
+                continue
+            text = "".join(buckets[index])
+            if cell.added_newline and text.endswith("\n"):
+                text = text[:-1]
+            texts[cell.number] = text
+        return texts
+
+    def _restore(self, line: str) -> str:
+        body = line.rstrip("\r\n")
+        ending = line[len(body):]
+        match = _PLACEHOLDER_RE.match(body)
+        if not match:
+            return line
+        placed, original = self.magics[int(match.group("id"))]
+        if match.group("indent") == placed:
+            return original + ending
+        return match.group("indent") + original.lstrip(" \t") + ending
+
+    def render(self, module: str) -> Tuple[str, List[int]]:
+        """(the notebook's new JSON text, numbers of the cells that changed)."""
+        texts = self.cell_texts(module)
+        raw = self.source.text
+        ascii_only = _escapes_non_ascii(raw)
+        indent_unit = _indent_unit(raw)
+        pieces: List[str] = []
+        last = 0
+        changed: List[int] = []
+        for cell in self.cells:
+            new = texts[cell.number]
+            if new == cell.text:
+                continue
+            start, end = cell.span
+            pieces.append(raw[last:start])
+            pieces.append(_serialize(new, raw, cell, ascii_only, indent_unit))
+            last = end
+            changed.append(cell.number)
+        pieces.append(raw[last:])
+        return "".join(pieces), changed
+
+
+def _lines(text: str) -> List[str]:
+    """Split after each "\n" only (as nbformat stores lines), keeping the ends."""
+    return re.findall(r"[^\n]*\n|[^\n]+\Z", text)
+
+
+def _escapes_non_ascii(raw: str) -> bool:
+    return not any(ord(ch) > 127 for ch in raw) and re.search(r"\\u[0-9a-fA-F]{4}", raw) is not None
+
+
+def _indent_unit(raw: str) -> str:
+    match = re.match(r"\s*\{\s*?\n([ \t]+)\"", raw)
+    return match.group(1) if match else " "
+
+
+def _serialize(text: str, raw: str, cell: Cell, ascii_only: bool, unit: str) -> str:
+    if not cell.is_list:
+        return json.dumps(text, ensure_ascii=ascii_only)
+    items = [json.dumps(line, ensure_ascii=ascii_only) for line in _lines(text)]
+    start, end = cell.span
+    original = raw[start:end]
+    line_start = raw.rfind("\n", 0, start) + 1
+    key_indent = re.match(r"[ \t]*", raw[line_start:start]).group(0)
+    if "\n" in original:
+        first = re.match(r"\[(\s*)", original).group(1)
+        closing = re.search(r"(\s*)\]\Z", original).group(1)
+        lead, close = first, closing
+    elif original.replace(" ", "") == "[]":
+        lead, close = "\n" + key_indent + unit, "\n" + key_indent
+    else:
+        return "[" + ", ".join(items) + "]"
+    if not items:
+        return "[]"
+    return "[" + lead + ("," + lead).join(items) + close + "]"
+
+
+# -- reading --------------------------------------------------------------------------------
+
+def _skip_ws(text: str, index: int) -> int:
+    return _WS.match(text, index).end()
+
+
+def _cells_with_spans(text: str) -> List[Tuple[dict, Dict[str, Tuple[int, int]]]]:
+    """The notebook's cells, each with the JSON text span of every key's value."""
+    decoder = json.JSONDecoder()
+    i = _skip_ws(text, 0)
+    if text[i:i + 1] != "{":
+        raise ValueError("not a JSON object")
+    i += 1
+    cells: List[Tuple[dict, Dict[str, Tuple[int, int]]]] = []
+    while True:
+        i = _skip_ws(text, i)
+        if text[i:i + 1] == "}":
+            return cells
+        key, i = decoder.raw_decode(text, i)
+        i = _skip_ws(text, i)
+        if text[i:i + 1] != ":":
+            raise ValueError("expected ':'")
+        i = _skip_ws(text, i + 1)
+        if key == "cells":
+            cells, i = _array_of_cells(text, i, decoder)
+        else:
+            _, i = decoder.raw_decode(text, i)
+        i = _skip_ws(text, i)
+        if text[i:i + 1] == ",":
+            i += 1
+
+
+def _array_of_cells(text: str, i: int, decoder: json.JSONDecoder):
+    if text[i:i + 1] != "[":
+        raise ValueError("`cells` is not a list")
+    i = _skip_ws(text, i + 1)
+    cells = []
+    while text[i:i + 1] != "]":
+        if text[i:i + 1] != "{":
+            raise ValueError("a cell is not an object")
+        i += 1
+        cell: dict = {}
+        spans: Dict[str, Tuple[int, int]] = {}
+        while True:
+            i = _skip_ws(text, i)
+            if text[i:i + 1] == "}":
+                i += 1
+                break
+            key, i = decoder.raw_decode(text, i)
+            i = _skip_ws(text, i)
+            if text[i:i + 1] != ":":
+                raise ValueError("expected ':'")
+            i = _skip_ws(text, i + 1)
+            start = i
+            cell[key], i = decoder.raw_decode(text, i)
+            spans[key] = (start, i)
+            i = _skip_ws(text, i)
+            if text[i:i + 1] == ",":
+                i += 1
+        cells.append((cell, spans))
+        i = _skip_ws(text, i)
+        if text[i:i + 1] == ",":
+            i = _skip_ws(text, i + 1)
+    return cells, i + 1
+
+
+def _is_python(document: dict) -> bool:
+    metadata = document.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        return True
+    for key in ("language_info", "kernelspec"):
+        info = metadata.get(key)
+        if isinstance(info, dict):
+            language = info.get("name") if key == "language_info" else info.get("language")
+            if isinstance(language, str) and language:
+                return language.lower() == "python"
+    return True
+
+
+def _parses(text: str) -> Optional[SyntaxError]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, MemoryError, RecursionError) as exc:  # pragma: no cover
+        return SyntaxError(str(exc))
+    return None
+
+
+def _is_magic(stripped: str) -> bool:
+    if not stripped or stripped.startswith("#"):
+        return False
+    if stripped[0] in "%!?":
+        return True
+    if _HELP.match(stripped):
+        return True
+    return _MAGIC_ASSIGN.match(stripped) is not None
+
+
+def load(path: str) -> Optional[Notebook]:
+    """The notebook at `path`, or None when it is not a Python notebook (another kernel)."""
+    source = read_text_utf8(path)
+    try:
+        document = json.loads(source.text)
+        if not isinstance(document, dict) or not isinstance(document.get("cells", []), list):
+            raise ValueError("not a notebook (no `cells` list)")
+        cells_spans = _cells_with_spans(source.text)
+    except ValueError as exc:  # JSONDecodeError included
+        raise ReadError(f"not a valid notebook: {exc}") from None
+    if not _is_python(document):
+        return None
+    notebook = Notebook(source, [], "")
+    lines: List[str] = []
+    for number, (cell, spans) in enumerate(cells_spans, start=1):
+        if cell.get("cell_type") != "code" or "source" not in spans:
+            continue
+        raw_source = cell["source"]
+        is_list = isinstance(raw_source, list)
+        text = "".join(raw_source) if is_list else raw_source
+        if not isinstance(text, str):
+            raise ReadError(f"not a valid notebook: cell {number} has a bad `source`")
+        entry = Cell(number, text, spans["source"], is_list)
+        lines.append(MARKER.format(len(notebook.cells)) + "\n")
+        entry.marker_line = len(lines)
+        notebook.cells.append(entry)
+        if text.lstrip().startswith("%%"):
+            entry.python = False
+            continue
+        body = _python_of(text, notebook)
+        error = _parses(body)
+        if error is not None:
+            notebook.errors.append(
+                (number, error.lineno or 1, (error.offset or 1), error.msg or "invalid syntax")
+            )
+            entry.python = False
+            continue
+        if not body.endswith("\n"):
+            body += "\n"
+            entry.added_newline = True
+        lines.extend(_lines(body))
+    notebook.module = "".join(lines)
+    return notebook
+
+
+def _python_of(text: str, notebook: Notebook) -> str:
+    """The cell's text with IPython-only lines replaced by placeholders (when it needs it)."""
+    if _parses(text) is None:
+        return text
+    out: List[str] = []
+    continuing: Optional[str] = None  # indentation of the magic being continued
+    for line in _lines(text):
+        body = line.rstrip("\r\n")
+        ending = line[len(body):]
+        stripped = body.lstrip(" \t")
+        indent = body[: len(body) - len(stripped)]
+        if continuing is not None or _is_magic(stripped):
+            use = indent if continuing is None else continuing
+            ident = len(notebook.magics)
+            notebook.magics[ident] = (use, body)
+            out.append(use + _PLACEHOLDER.format(ident) + ending)
+            continuing = use if body.endswith("\\") else None
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def cell_diff(path: str, before: Dict[int, str], after: Dict[int, str]) -> str:
+    """A unified diff per changed cell, headed `path:cell N`."""
+    import difflib
+
+    chunks = []
+    for number in sorted(after):
+        old, new = before.get(number, ""), after[number]
+        if old == new:
+            continue
+        old_lines = (old if old.endswith("\n") or not old else old + "\n").splitlines(True)
+        new_lines = (new if new.endswith("\n") or not new else new + "\n").splitlines(True)
+        chunks.append("".join(difflib.unified_diff(
+            old_lines, new_lines, fromfile=f"{path}:cell {number}", tofile=f"{path}:cell {number}",
+        )))
+    return "".join(chunks)
+
+
+def file_lines(text: str) -> Dict[int, List[int]]:
+    """For each code cell (by number), the line of the notebook's JSON text on which each of
+    its source lines is stored (one list item per line in the usual layout; a cell stored as
+    one string has all its lines on the string's first line)."""
+    out: Dict[int, List[int]] = {}
+    try:
+        cells = _cells_with_spans(text)
+    except ValueError:
+        return out
+    decoder = json.JSONDecoder()
+    for number, (cell, spans) in enumerate(cells, start=1):
+        if cell.get("cell_type") != "code" or "source" not in spans:
+            continue
+        start, end = spans["source"]
+        if not isinstance(cell["source"], list):
+            first = text.count("\n", 0, start) + 1
+            out[number] = [first] * (str(cell["source"]).count("\n") + 1)
+            continue
+        rows: List[int] = []
+        i = _skip_ws(text, start + 1)
+        while i < end and text[i] == '"':
+            rows.append(text.count("\n", 0, i) + 1)
+            _, i = decoder.raw_decode(text, i)
+            i = _skip_ws(text, i)
+            if text[i:i + 1] == ",":
+                i = _skip_ws(text, i + 1)
+        out[number] = rows
+    return out
