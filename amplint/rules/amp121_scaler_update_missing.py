@@ -1,0 +1,246 @@
+"""AMP121 scaler-update-missing."""
+
+from __future__ import annotations
+
+from typing import Iterable, List
+
+import libcst as cst
+
+from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.facts.scalers import Event, Flow, exclusive, expr_line, insert_after, jumps_between
+from amplint.rules import Flag, Rule
+from amplint.rules._util import method_call
+
+
+class ScalerUpdateMissing(Rule):
+    """## What it does
+    Finds `scaler.step(optimizer)` with no `scaler.update()` in the same iteration: no update at
+    all, an update only after the training loop (once per epoch), or an update that a
+    `continue`/`break`/`return` after the step can skip.
+
+    ## Why is this bad?
+    `step` marks the optimizer as stepped until `update()` resets the scaler's per-iteration
+    state, so the next iteration's `step` raises
+    `RuntimeError: step() has already been called since the last update().` Without `update()`
+    the loss scale also never adapts. Gradient accumulation (`step` and `update` together inside
+    `if (i + 1) % k == 0:`), several optimizers stepped before one `update()`, and an `update`
+    in another method of the same class are fine and not reported.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        with torch.autocast("cuda"):
+            loss = loss_fn(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        optimizer.zero_grad()
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        with torch.autocast("cuda"):
+            loss = loss_fn(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+    ```
+
+    ## Fix safety
+    **Safe**, when the file has no `update()` of that scaler at all and its last `step` in the
+    loop (or function) is unconditional: `scaler.update()` is inserted right after that step, so
+    it runs exactly once per iteration, after every `step`, as the recipe does. A conditional
+    step, an update placed after the loop, or one skipped by a `continue` is reported without a
+    fix: where the update belongs depends on the code around it (moving it could make `update()`
+    run without a step, which raises `No inf checks were recorded prior to update.`).
+    """
+
+    code = "AMP121"
+    name = "scaler-update-missing"
+    severity = Severity.ERROR
+    fix_safety = "safe"
+    triggers = (".step(",)
+
+    flag = [
+        Flag(
+            "import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for x, y in loader:\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.step(optimizer)\n"
+            "    optimizer.zero_grad()\n",
+            fixed="import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for x, y in loader:\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    optimizer.zero_grad()\n",
+        ),
+        Flag(  # update once per epoch, after the loop
+            "import torch\n"
+            "def train_one_epoch(model, loader, optimizer, scaler):\n"
+            "    for x, y in loader:\n"
+            "        loss = model(x, y)\n"
+            "        scaler.scale(loss).backward()\n"
+            "        scaler.step(optimizer)\n"
+            "        optimizer.zero_grad()\n"
+            "    scaler.update()\n",
+        ),
+        Flag(  # an early continue between step and update
+            "import torch\n"
+            "scaler = torch.cuda.amp.GradScaler()\n"
+            "for step, batch in enumerate(loader):\n"
+            "    scaler.scale(model(batch)).backward()\n"
+            "    scaler.step(opt)\n"
+            "    if step % log_every:\n"
+            "        continue\n"
+            "    scaler.update()\n"
+            "    log(step)\n",
+        ),
+        Flag(  # a self.scaler in a method, two optimizers: update after the last step
+            "import torch\n"
+            "class Trainer:\n"
+            "    def __init__(self):\n"
+            "        self.scaler = torch.amp.GradScaler()\n"
+            "    def optimizer_step(self):\n"
+            "        self.scaler.step(self.opt_enc)\n"
+            "        self.scaler.step(self.opt_dec)  # both\n"
+            "        self.opt_enc.zero_grad()\n",
+            fixed="import torch\n"
+            "class Trainer:\n"
+            "    def __init__(self):\n"
+            "        self.scaler = torch.amp.GradScaler()\n"
+            "    def optimizer_step(self):\n"
+            "        self.scaler.step(self.opt_enc)\n"
+            "        self.scaler.step(self.opt_dec)  # both\n"
+            "        self.scaler.update()\n"
+            "        self.opt_enc.zero_grad()\n",
+        ),
+    ]
+    clean = [
+        # gradient accumulation: step and update together every k micro-batches
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "for i, (x, y) in enumerate(loader):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        loss = loss_fn(model(x), y) / iters_to_accumulate\n"
+        "    scaler.scale(loss).backward()\n"
+        "    if (i + 1) % iters_to_accumulate == 0:\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n"
+        "        optimizer.zero_grad()\n",
+        # several optimizers, one update (the multiple-models recipe)
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "for x in loader:\n"
+        "    scaler.scale(loss0).backward(retain_graph=True)\n"
+        "    scaler.scale(loss1).backward()\n"
+        "    scaler.unscale_(optimizer0)\n"
+        "    scaler.step(optimizer0)\n"
+        "    scaler.step(optimizer1)\n"
+        "    scaler.update()\n",
+        # an early continue before the step skips the whole step/update pair
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "for batch in loader:\n"
+        "    loss = model(batch)\n"
+        "    if not torch.isfinite(loss):\n"
+        "        continue\n"
+        "    scaler.scale(loss).backward()\n"
+        "    scaler.step(opt)\n"
+        "    scaler.update()\n",
+        # the update lives in another method of the class (Lightning-style hooks)
+        "import torch\n"
+        "class Plugin:\n"
+        "    def __init__(self):\n"
+        "        self.scaler = torch.amp.GradScaler('cuda')\n"
+        "    def optimizer_step(self, optimizer):\n"
+        "        return self.scaler.step(optimizer)\n"
+        "    def on_step_end(self):\n"
+        "        self.scaler.update()\n",
+        # an lr scheduler's step is not a scaler's
+        "import torch\n"
+        "for x in loader:\n"
+        "    loss = model(x)\n"
+        "    loss.backward()\n"
+        "    optimizer.step()\n"
+        "    lr_scheduler.step(epoch)\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        scalers = ctx.facts.scalers
+        for flow in scalers.flows:
+            for scaler in flow.stepping_scalers:
+                info = scalers.info(scaler)
+                if info is None or info.disabled:
+                    continue
+                yield from self._check_scaler(scalers, flow, scaler)
+
+    def _check_scaler(self, scalers, flow: Flow, scaler: str) -> Iterable[Diagnostic]:
+        steps = flow.of("step", scaler=scaler)
+        updates = flow.of("update", scaler=scaler)
+        if not updates:
+            if scalers.updated_anywhere(scaler):
+                return  # updated in another function: the order is not ours to see
+            last = steps[-1]
+            yield self.report(
+                last.node,
+                f"`{scaler}.step(...)` without `{scaler}.update()`: the next step raises "
+                "'RuntimeError: step() has already been called since the last update().'; "
+                f"call `{scaler}.update()` once per iteration after the last step",
+                fix=self._fix(steps),
+            )
+            return
+        reported = set()
+        for step in steps:
+            loop = step.loop
+            ours = [u for u in updates if not exclusive(u, step)]
+            if loop is not None and ours and not any(u.inside(loop) for u in ours):
+                key = ("outside", id(loop.node))
+                if key not in reported:
+                    reported.add(key)
+                    outside = ours[0]
+                    yield self.report(
+                        step.node,
+                        f"`{scaler}.step(...)` runs every iteration but `{scaler}.update()` "
+                        "(line {update_line}) only after the loop: the second step raises "
+                        "'RuntimeError: step() has already been called since the last "
+                        "update().'; move the update into the loop, after the step",
+                        related={"update_line": outside.node},
+                    )
+                continue
+            after = [u for u in ours if u.order > step.order and u.inside(loop)]
+            if not after:
+                continue
+            jumps = jumps_between(flow, step, after[0])
+            if jumps and ("jump", id(jumps[0].node)) not in reported:
+                reported.add(("jump", id(jumps[0].node)))
+                yield self.report(
+                    step.node,
+                    f"the `{jumps[0].kind}` at line {{jump_line}} skips `{scaler}.update()` "
+                    "(line {update_line}) after this step: the next step raises "
+                    "'RuntimeError: step() has already been called since the last update().'; "
+                    "update right after the step",
+                    related={"jump_line": jumps[0].node, "update_line": after[0].node},
+                )
+
+    def _fix(self, steps: List[Event]):
+        last = steps[-1]
+        loop = last.loop
+        if any(s.loop != loop for s in steps) or last.conditional(loop) or last.stmt is None:
+            return None
+        if loop is None and last.conditional():
+            return None
+        if last.receiver is None:
+            return None
+        call = method_call(last.receiver.deep_clone(), "update")
+        return self.fix(
+            Applicability.SAFE, f"Insert `{last.scaler}.update()` after the last step",
+            insert_after(last.stmt, expr_line(call)),
+        )

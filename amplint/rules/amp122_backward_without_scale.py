@@ -1,0 +1,252 @@
+"""AMP122 backward-without-scale."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Optional
+
+import libcst as cst
+
+from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.facts.scalers import Event, Flow, arms, exclusive
+from amplint.rules import Flag, Rule
+from amplint.rules._util import method_call
+
+_AMP_GATE = re.compile(r"scaler|amp|fp16|half|float16|mixed|precision", re.I)
+
+
+class BackwardWithoutScale(Rule):
+    """## What it does
+    Finds an unscaled `loss.backward()` (or `torch.autograd.backward(loss)`) in a function where
+    a GradScaler then steps the optimizer with `scaler.step(optimizer)`.
+
+    ## Why is this bad?
+    `scaler.step` expects gradients multiplied by the loss scale. On the first iteration, before
+    any `scaler.scale(...)` call, it raises
+    `AssertionError: Attempted step but _scale is None.  This may indicate your script did not use scaler.scale(loss or outputs) earlier in the iteration.`
+    Once the scaler has a scale, `step` divides the unscaled gradients by it (65536 at the
+    start): the update all but vanishes, silently, and fp16 gradients underflow without the
+    scale. Not reported: a separate non-AMP branch (`if use_amp: scaler.scale(loss).backward()
+    else: loss.backward()`), a `backward` whose gradients a plain `optimizer.step()` consumes
+    before the scaler's step (a GAN's fp32 half), and a scaler created with `enabled=False`.
+
+    ## Example
+    ```python
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        with torch.autocast("cuda"):
+            loss = loss_fn(model(x), y)
+        loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+    ```
+
+    ## Use instead
+    ```python
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        with torch.autocast("cuda"):
+            loss = loss_fn(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    ```
+
+    ## Fix safety
+    **Safe**, when one scaler steps in the function, the backward is a `.backward(...)` method
+    call that runs under the same conditions as the step (not in a branch of its own, so never in
+    a non-AMP branch), no condition on the step tests AMP or the scaler, and the scaler cannot be
+    `None` there: `loss.backward(...)` becomes `scaler.scale(loss).backward(...)`. A disabled
+    scaler's `scale` returns the loss unchanged, so fp32 runs are unaffected. Otherwise the
+    finding is reported without a fix.
+    """
+
+    code = "AMP122"
+    name = "backward-without-scale"
+    severity = Severity.ERROR
+    fix_safety = "safe"
+    triggers = ("backward",)
+
+    flag = [
+        Flag(
+            "import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for x, y in loader:\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    loss.backward()\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n",
+            fixed="import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for x, y in loader:\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n",
+        ),
+        Flag(  # a scaler parameter, accumulation with an early continue, a divided loss
+            "def train(model, loader, optimizer, scaler, accum):\n"
+            "    for i, batch in enumerate(loader):\n"
+            "        loss = model(**batch).loss\n"
+            "        (loss / accum).backward(retain_graph=False)\n"
+            "        if (i + 1) % accum != 0:\n"
+            "            continue\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n",
+            fixed="def train(model, loader, optimizer, scaler, accum):\n"
+            "    for i, batch in enumerate(loader):\n"
+            "        loss = model(**batch).loss\n"
+            "        scaler.scale(loss / accum).backward(retain_graph=False)\n"
+            "        if (i + 1) % accum != 0:\n"
+            "            continue\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n",
+        ),
+        Flag(  # the step only when a scaler exists: the fix would call scale on None
+            "import torch\n"
+            "def step(loss, optimizer, scaler=None):\n"
+            "    loss.backward()\n"
+            "    if scaler is not None:\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n"
+            "    else:\n"
+            "        optimizer.step()\n",
+        ),
+        Flag(  # an auxiliary loss left unscaled next to a scaled one
+            "import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "scaler.scale(main_loss).backward(retain_graph=True)\n"
+            "torch.autograd.backward(aux_loss)\n"
+            "scaler.step(opt)\n"
+            "scaler.update()\n",
+        ),
+    ]
+    clean = [
+        # the documented recipe
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "for x, y in loader:\n"
+        "    with torch.autocast('cuda'):\n"
+        "        loss = loss_fn(model(x), y)\n"
+        "    scaler.scale(loss).backward()\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n",
+        # separate AMP and non-AMP branches, tested twice
+        "import torch\n"
+        "def train_step(model, batch, optimizer, scaler=None):\n"
+        "    loss = model(batch)\n"
+        "    if scaler is not None:\n"
+        "        scaler.scale(loss).backward()\n"
+        "    else:\n"
+        "        loss.backward()\n"
+        "    if scaler is None:\n"
+        "        optimizer.step()\n"
+        "    else:\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n",
+        # the loss scaled into a name first; gradient penalty through autograd.grad
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "grads = torch.autograd.grad(scaler.scale(loss), model.parameters(), create_graph=True)\n"
+        "scaled = scaler.scale(loss + penalty(grads))\n"
+        "scaled.backward()\n"
+        "scaler.step(optimizer)\n"
+        "scaler.update()\n",
+        # a GAN: the fp32 generator's backward is consumed by its own optimizer first
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "for real in loader:\n"
+        "    g_loss = gen_loss(G, D, real)\n"
+        "    g_loss.backward()\n"
+        "    opt_g.step()\n"
+        "    scaler.scale(disc_loss(D, real)).backward()\n"
+        "    scaler.step(opt_d)\n"
+        "    scaler.update()\n",
+        # accelerate / deepspeed backward take the loss as an argument
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "accelerator.backward(loss)\n"
+        "scaler.step(optimizer)\n"
+        "scaler.update()\n",
+        # a disabled scaler passes plain gradients through
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda', enabled=False)\n"
+        "loss.backward()\n"
+        "scaler.step(optimizer)\n"
+        "scaler.update()\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        scalers = ctx.facts.scalers
+        for flow in scalers.flows:
+            for backward in flow.of("backward"):
+                step = self._hazard(scalers, flow, backward)
+                if step is None:
+                    continue
+                scaler = step.scaler
+                message = (
+                    f"backward of an unscaled loss, but `{scaler}.step` at line {{step_line}} "
+                    "steps the optimizer: the first step raises 'AssertionError: Attempted step "
+                    "but _scale is None.', later ones divide these gradients by the loss scale; "
+                    f"use `{scaler}.scale(loss).backward()`"
+                )
+                yield self.report(
+                    backward.node, message, fix=self._fix(scalers, flow, backward, step),
+                    related={"step_line": step.node},
+                )
+
+    @staticmethod
+    def _hazard(scalers, flow: Flow, backward: Event) -> Optional[Event]:
+        steps = [
+            s for s in flow.of("step") if s.order > backward.order and not exclusive(s, backward)
+        ]
+        if not steps:
+            return None
+        step = steps[0]
+        info = scalers.info(step.scaler)
+        if info is None or info.disabled:
+            return None
+        if [e for e in flow.between(backward, step, "opt_step") if not exclusive(e, backward)]:
+            return None
+        # a scaled backward in the other arm: this is the non-AMP branch
+        if any(exclusive(s, backward) for s in flow.of("scale", scaler=step.scaler)):
+            return None
+        return step
+
+    def _fix(self, scalers, flow: Flow, backward: Event, step: Event):
+        if len(flow.stepping_scalers) != 1 or step.receiver is None:
+            return None
+        call = backward.node
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+            return None
+        if call.func.attr.value != "backward" or backward.arg is None:
+            return None  # `torch.autograd.backward(loss)`: reported, not rewritten
+        info = scalers.info(step.scaler)
+        if info is None or info.maybe_none:
+            return None
+        if arms(backward) != arms(step) - self._plain_arms(step, backward):
+            return None
+        receiver = call.func.value
+        if receiver.lpar:  # `(loss / k).backward()` -> `scaler.scale(loss / k).backward()`
+            receiver = receiver.with_changes(lpar=[], rpar=[])
+        scaled = method_call(step.receiver.deep_clone(), "scale", [cst.Arg(receiver)])
+        new = call.with_changes(func=call.func.with_changes(value=scaled))
+        return self.fix(
+            Applicability.SAFE, f"Scale the loss: `{step.scaler}.scale(...).backward()`",
+            {call: new},
+        )
+
+    @staticmethod
+    def _plain_arms(step: Event, backward: Event):
+        """The arms around the step but not the backward whose condition is not about AMP
+        (`if (i + 1) % k == 0:`): the backward may run more often than the step there."""
+        extra = set()
+        for branch in step.branches():
+            if branch in backward.branches():
+                continue
+            text = branch.cond or ""
+            if branch.cond is not None and not _AMP_GATE.search(text) and step.scaler not in text:
+                extra.add(("cond", branch.cond, branch.positive))
+        return extra
