@@ -280,6 +280,7 @@ def _process_notebook(path: str, settings: Settings, options: RunOptions) -> Fil
     for diag in found.diagnostics:
         cell, line = locate(diag.line)
         _, end_line = locate(diag.end_line)
+        diag.message = _cite_cells(diag.message, cell, locate)
         diag.cell, diag.line, diag.end_line = cell, line, end_line  # type: ignore[attr-defined]
         cell_rows = rows.get(cell, [])
         diag.file_line = cell_rows[line - 1] if 0 < line <= len(cell_rows) else None  # type: ignore[attr-defined]
@@ -295,6 +296,22 @@ def _process_notebook(path: str, settings: Settings, options: RunOptions) -> Fil
         errors.append(f"{path}:cell {cell}:{line}:{column}: syntax error: {message}")
     found.errors = errors
     return found
+
+
+_CITED_LINE = re.compile(r"\bline (\d+)\b")
+
+
+def _cite_cells(message: str, cell: int, locate: Callable[[int], Tuple[int, int]]) -> str:
+    """Messages cite other lines as `line N` of the joined module; in a notebook that is
+    `line M` of the same cell, or `cell C, line M`."""
+
+    def replace(match: "re.Match[str]") -> str:
+        other_cell, line = locate(int(match.group(1)))
+        if other_cell == cell:
+            return f"line {line}"
+        return f"cell {other_cell}, line {line}"
+
+    return _CITED_LINE.sub(replace, message)
 
 
 def _locator(module: str, cell_numbers: List[int]) -> Callable[[int], Tuple[int, int]]:
