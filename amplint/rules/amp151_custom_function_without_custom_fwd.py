@@ -1,0 +1,422 @@
+"""AMP151 custom-function-without-custom-fwd."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from amplint.diagnostics import Diagnostic, Severity
+from amplint.facts.names import resolve, resolve_expr
+from amplint.facts.tree import Frame, dotted_name
+from amplint.rules import Flag, Rule
+from amplint.rules._util import region_note
+
+FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.function.Function",
+                  "torch.autograd.function.InplaceFunction")
+# Ops the autocast op reference lists as casting (lower precision or float32), plus the
+# `@` operator: a Function wrapping one saves tensors whose dtype backward must match.
+AUTOCAST_OPS = {
+    "mm", "bmm", "matmul", "addmm", "addbmm", "baddbmm", "addmv", "addr", "mv", "dot", "linear",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "convolution", "conv_tbc", "einsum", "chain_matmul", "prelu", "lstm_cell", "gru_cell",
+    "rnn_tanh_cell", "rnn_relu_cell", "scaled_dot_product_attention", "_scaled_dot_product_attention",
+}
+# Compiled extensions: `import my_ext_cuda`, `from . import _C`, `torch.ops.x.y`.
+_EXTENSION = re.compile(r"(^|[._])(_C|ext|cuda|cpp|kernels?)($|[._])|_ext|_cuda|_cpp")
+_LOADERS = ("load_ext", "load", "load_inline")  # mmcv ext_loader.load_ext, cpp_extension.load
+
+
+@dataclass
+class _FunctionClass:
+    frame: Frame
+    forward: Frame
+    backward: Optional[Frame]
+    has_fwd: bool
+    has_bwd: bool
+    reason: str  # what makes it dtype-sensitive
+
+
+class CustomFunctionWithoutCustomFwd(Rule):
+    """## What it does
+    Finds `MyFunction.apply(...)` (also through `fn = MyFunction.apply`) inside an autocast
+    region, where `MyFunction` is a `torch.autograd.Function` of the same file whose `forward` is
+    not decorated with `@torch.amp.custom_fwd` (or the deprecated `torch.cuda.amp.custom_fwd`), or
+    whose `backward` lacks `@torch.amp.custom_bwd`, and whose `forward`/`backward` do something
+    dtype-sensitive: an op autocast casts (`mm`, `matmul`, `@`, `linear`, `conv*`, `einsum`, ...)
+    or a call into a compiled extension.
+
+    ## Why is this bad?
+    `forward` runs under the caller's autocast, but `backward` runs later, outside it: the saved
+    tensors and the incoming gradient then have different dtypes, and the backward matmul
+    raises `RuntimeError: expected m1 and m2 to have the same dtype, but got: c10::BFloat16 !=
+    float` (on CUDA: `expected mat1 and mat2 to have the same dtype, but got: c10::Half !=
+    float`). An extension compiled for float32 gets half inputs. The AMP docs ("Autocast and
+    Custom Autograd Functions") ask for `custom_fwd`/`custom_bwd` on any Function that takes
+    several floating inputs, wraps an autocastable op, or needs a particular dtype.
+    Functions that only do elementwise work (a gradient-reversal layer, a straight-through
+    estimator) are not reported.
+
+    ## Example
+    ```python
+    class MyMM(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a.mm(b)
+
+        @staticmethod
+        def backward(ctx, grad):
+            a, b = ctx.saved_tensors
+            return grad.mm(b.t()), a.t().mm(grad)
+
+    with torch.autocast("cuda"):
+        out = MyMM.apply(x, w)
+    ```
+
+    ## Use instead
+    ```python
+    class MyMM(torch.autograd.Function):
+        @staticmethod
+        @torch.amp.custom_fwd(device_type="cuda")
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a.mm(b)
+
+        @staticmethod
+        @torch.amp.custom_bwd(device_type="cuda")
+        def backward(ctx, grad):
+            a, b = ctx.saved_tensors
+            return grad.mm(b.t()), a.t().mm(grad)
+    ```
+    For a kernel that only supports float32, use
+    `@torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)` instead.
+
+    ## Fix safety
+    A **suggestion**, no edit: whether the Function wants the caller's autocast state
+    (`custom_fwd`) or float32 inputs (`cast_inputs=torch.float32`) depends on what it wraps.
+    """
+
+    code = "AMP151"
+    name = "custom-function-without-custom-fwd"
+    severity = Severity.WARNING
+    fix_safety = "suggestion"
+    triggers = ("Function",)
+
+    flag = [
+        Flag(  # the AMP docs' MyMM without the decorators
+            "import torch\n"
+            "class MyMM(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, a, b):\n"
+            "        ctx.save_for_backward(a, b)\n"
+            "        return a.mm(b)\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad):\n"
+            "        a, b = ctx.saved_tensors\n"
+            "        return grad.mm(b.t()), a.t().mm(grad)\n"
+            "mymm = MyMM.apply\n"
+            "with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+            "    output = mymm(input1, input2)\n",
+        ),
+        Flag(  # a CUDA extension behind a module whose forward runs under autocast
+            "import torch\n"
+            "from torch import nn\n"
+            "from torch.autograd import Function\n"
+            "from . import _C\n"
+            "class _DeformConv(Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x, offset, weight):\n"
+            "        ctx.save_for_backward(x, offset, weight)\n"
+            "        return _C.deform_conv_forward(x, offset, weight)\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad):\n"
+            "        return _C.deform_conv_backward(grad, *ctx.saved_tensors)\n"
+            "class DeformConv(nn.Module):\n"
+            "    def forward(self, x, offset):\n"
+            "        return _DeformConv.apply(x, offset, self.weight)\n"
+            "layer = DeformConv()\n"
+            "with torch.amp.autocast('cuda'):\n"
+            "    y = layer(x, offset)\n",
+        ),
+        Flag(  # custom_fwd on forward only: backward still runs without autocast
+            "import torch\n"
+            "class LinearFn(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    @torch.amp.custom_fwd(device_type='cuda')\n"
+            "    def forward(ctx, x, w):\n"
+            "        ctx.save_for_backward(x, w)\n"
+            "        return x @ w.t()\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, g):\n"
+            "        x, w = ctx.saved_tensors\n"
+            "        return g @ w, g.t() @ x\n"
+            "def step(x, w):\n"
+            "    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "        return LinearFn.apply(x, w)\n",
+        ),
+    ]
+    clean = [
+        # the documented form
+        "import torch\n"
+        "from torch.amp import custom_fwd, custom_bwd\n"
+        "class MyMM(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    @custom_fwd(device_type='cuda')\n"
+        "    def forward(ctx, a, b):\n"
+        "        ctx.save_for_backward(a, b)\n"
+        "        return a.mm(b)\n"
+        "    @staticmethod\n"
+        "    @custom_bwd(device_type='cuda')\n"
+        "    def backward(ctx, grad):\n"
+        "        a, b = ctx.saved_tensors\n"
+        "        return grad.mm(b.t()), a.t().mm(grad)\n"
+        "with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+        "    output = MyMM.apply(input1, input2)\n",
+        # deprecated spelling with cast_inputs=float32 (forward runs with autocast off)
+        "import torch\n"
+        "from torch.cuda.amp import custom_fwd, custom_bwd\n"
+        "class Kernel(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    @custom_fwd(cast_inputs=torch.float32)\n"
+        "    def forward(ctx, x):\n"
+        "        return my_ext.forward(x)\n"
+        "    @staticmethod\n"
+        "    @custom_bwd\n"
+        "    def backward(ctx, g):\n"
+        "        return my_ext.backward(g)\n"
+        "with torch.autocast('cuda'):\n"
+        "    y = Kernel.apply(x)\n",
+        # gradient reversal: elementwise only
+        "import torch\n"
+        "class GradReverse(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x, alpha):\n"
+        "        ctx.alpha = alpha\n"
+        "        return x.view_as(x)\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad_output):\n"
+        "        return grad_output.neg() * ctx.alpha, None\n"
+        "with torch.autocast('cuda'):\n"
+        "    feats = GradReverse.apply(backbone(x), 1.0)\n",
+        # applied outside autocast, or inside an fp32 island
+        "import torch\n"
+        "class MyMM(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, a, b):\n"
+        "        ctx.save_for_backward(a, b)\n"
+        "        return a.mm(b)\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad):\n"
+        "        a, b = ctx.saved_tensors\n"
+        "        return grad.mm(b.t()), a.t().mm(grad)\n"
+        "out = MyMM.apply(a, b)\n"
+        "with torch.autocast('cuda'):\n"
+        "    h = model(x)\n"
+        "    with torch.autocast('cuda', enabled=False):\n"
+        "        out = MyMM.apply(h.float(), w)\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        facts = ctx.facts
+        classes = self._function_classes(facts)
+        if not classes:
+            return
+        aliases = _apply_aliases(facts, classes)
+        for site in facts.tree.calls:
+            name = self._applied(site, classes, aliases, facts)
+            if name is None:
+                continue
+            region = facts.active_region(site.frame)
+            if region is None:
+                continue
+            info = classes[name]
+            missing = []
+            if not info.has_fwd:
+                missing.append("`forward` has no `@torch.amp.custom_fwd`")
+            if not info.has_bwd and info.backward is not None:
+                missing.append("`backward` has no `@torch.amp.custom_bwd`")
+            note, related = region_note(region)
+            message = (
+                f"`{name}.apply` under autocast {note}, but {' and '.join(missing)}: {name} "
+                f"{info.reason}, and its backward runs outside autocast on the dtypes forward "
+                "produced (mismatched dtypes raise); decorate forward with "
+                "`@torch.amp.custom_fwd(device_type=...)` and backward with "
+                "`@torch.amp.custom_bwd(device_type=...)` (or `cast_inputs=torch.float32` for a "
+                "float32-only kernel)"
+            )
+            yield self.report(site.node, message, related=related)
+
+    # -- facts ----------------------------------------------------------------------------
+    def _function_classes(self, facts) -> Dict[str, _FunctionClass]:
+        found: Dict[str, _FunctionClass] = {}
+        extensions = _extension_names(facts)
+        for name, frame in facts.tree.classes.items():
+            node = frame.node
+            assert isinstance(node, cst.ClassDef)
+            outer = frame.parent
+            assert outer is not None
+            if not any(resolve_expr(base.value, outer) in FUNCTION_BASES for base in node.bases):
+                continue
+            forward = frame.functions.get("forward")
+            if forward is None or not _is_static(forward):
+                continue
+            backward = frame.functions.get("backward")
+            has_fwd = _decorated(forward, frame, "custom_fwd")
+            has_bwd = backward is None or _decorated(backward, frame, "custom_bwd")
+            if has_fwd and has_bwd:
+                continue
+            reason = None
+            for method in (forward, backward):
+                if method is not None and reason is None:
+                    reason = _dtype_sensitive(method, extensions)
+            if reason is None:
+                continue
+            found[name] = _FunctionClass(frame, forward, backward, has_fwd, has_bwd, reason)
+        return found
+
+    @staticmethod
+    def _applied(site, classes, aliases, facts) -> Optional[str]:
+        func = site.node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "apply"
+            and isinstance(func.value, cst.Name)
+            and func.value.value in classes
+            and resolve((func.value.value,), site.frame) is None
+        ):
+            return func.value.value
+        key = _alias_key(func, site.frame)
+        if key is not None and key in aliases:
+            return aliases[key]
+        return None
+
+
+def _is_static(frame: Frame) -> bool:
+    node = frame.node
+    assert isinstance(node, cst.FunctionDef)
+    return any(
+        isinstance(dec.decorator, cst.Name) and dec.decorator.value == "staticmethod"
+        for dec in node.decorators
+    )
+
+
+def _decorated(method: Frame, cls: Frame, name: str) -> bool:
+    """`@custom_fwd`, `@custom_fwd(...)`, `@torch.amp.custom_fwd(...)`, `@amp.custom_fwd`."""
+    node = method.node
+    assert isinstance(node, cst.FunctionDef)
+    for dec in node.decorators:
+        expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+        dotted = dotted_name(expr)
+        if dotted and dotted[-1] == name:
+            return True
+        # functools.partial(torch.amp.custom_fwd, device_type="cuda") bound to a name
+        if isinstance(expr, cst.Name) and name in expr.value:
+            return True
+    return False
+
+
+class _Sensitive(cst.CSTVisitor):
+    def __init__(self, extensions: Set[str]) -> None:
+        self.extensions = extensions
+        self.reason: Optional[str] = None
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if self.reason is None and isinstance(node.operator, cst.MatrixMultiply):
+            self.reason = "wraps a matmul (`@`)"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.reason is not None:
+            return
+        dotted = dotted_name(node.func)
+        if not dotted:
+            return
+        if dotted[-1] in AUTOCAST_OPS:
+            self.reason = f"wraps `{dotted[-1]}`, an op autocast casts"
+        elif len(dotted) > 1 and (
+            dotted[0] in self.extensions
+            or (dotted[:2] == ("torch", "ops") and len(dotted) > 2 and dotted[2] != "aten")
+        ):
+            self.reason = f"calls the compiled extension `{'.'.join(dotted[:-1])}`"
+
+
+def _dtype_sensitive(method: Frame, extensions: Set[str]) -> Optional[str]:
+    visitor = _Sensitive(extensions)
+    method.node.visit(visitor)
+    return visitor.reason
+
+
+def _extension_names(facts) -> Set[str]:
+    """Names bound to compiled extensions: `import foo_cuda`, `from . import _C`,
+    `from .ops import deform_conv_ext as ext`."""
+    names: Set[str] = set()
+    module = facts.module
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
+                loader = dotted_name(small.value.func)
+                if loader and loader[-1] in _LOADERS and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name):
+                        names.add(target.value)
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = ".".join(dotted_name(alias.name) or ())
+                    bound = (
+                        alias.asname.name.value
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                        else full.split(".")[0]
+                    )
+                    if _EXTENSION.search(full) and not full.startswith("torch"):
+                        names.add(bound)
+            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                base = ".".join(dotted_name(small.module) or ()) if small.module else ""
+                if base.startswith("torch"):
+                    continue
+                for alias in small.names:
+                    if not isinstance(alias.name, cst.Name):
+                        continue
+                    bound = (
+                        alias.asname.name.value
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                        else alias.name.value
+                    )
+                    if _EXTENSION.search(alias.name.value) or _EXTENSION.search(bound):
+                        names.add(bound)
+    return names
+
+
+def _alias_key(expr: cst.BaseExpression, frame: Frame) -> Optional[Tuple[str, str]]:
+    if isinstance(expr, cst.Name):
+        return ("name", expr.value)
+    if (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == "self"
+    ):
+        cls = frame.class_frame
+        return ("self", f"{cls.name if cls else ''}.{expr.attr.value}")
+    return None
+
+
+def _apply_aliases(facts, classes) -> Dict[Tuple[str, str], str]:
+    """`mymm = MyMM.apply`, `self.fn = MyMM.apply` -> class name."""
+    found: Dict[Tuple[str, str], str] = {}
+    for site in facts.tree.assigns:
+        value = site.value
+        if not (
+            isinstance(value, cst.Attribute)
+            and value.attr.value == "apply"
+            and isinstance(value.value, cst.Name)
+            and value.value.value in classes
+        ):
+            continue
+        for target in site.targets:
+            key = _alias_key(target, site.frame)
+            if key is not None:
+                found[key] = value.value.value
+    return found
