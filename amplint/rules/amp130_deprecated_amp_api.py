@@ -1,0 +1,704 @@
+"""AMP130 deprecated-amp-api."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.facts.names import resolve
+from amplint.facts.regions import literal_bool
+from amplint.facts.tree import Frame, dotted_name
+from amplint.rules import Flag, Rule
+from amplint.rules._util import dotted_expr, kwarg
+
+_AUTOCAST = ("enabled", "dtype", "cache_enabled")
+_SCALER = ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled")
+# deprecated API -> (torch.amp name, device, its positional parameters; None: keep positionals)
+APIS: Dict[str, Tuple[str, str, Optional[Tuple[str, ...]]]] = {
+    "torch.cuda.amp.autocast": ("autocast", "cuda", _AUTOCAST),
+    "torch.cpu.amp.autocast": ("autocast", "cpu", _AUTOCAST),
+    "torch.cuda.amp.GradScaler": ("GradScaler", "cuda", _SCALER),
+    "torch.cpu.amp.GradScaler": ("GradScaler", "cpu", _SCALER),
+    "torch.cuda.amp.custom_fwd": ("custom_fwd", "cuda", None),
+    "torch.cuda.amp.custom_bwd": ("custom_bwd", "cuda", None),
+}
+_SPELLINGS = {
+    "torch.cuda.amp.autocast_mode.custom_fwd": "torch.cuda.amp.custom_fwd",
+    "torch.cuda.amp.autocast_mode.custom_bwd": "torch.cuda.amp.custom_bwd",
+    "torch.cpu.amp.grad_scaler.GradScaler": "torch.cpu.amp.GradScaler",
+}
+DEPRECATED_MODULES = ("torch.cuda.amp", "torch.cpu.amp")
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.With)
+DEFAULT_DTYPE = {"cuda": "float16", "cpu": "bfloat16"}
+_VERSION_TEST = re.compile(
+    r"hasattr\(\s*torch|version|VERSION|GREATER|_LESS|TORCH_\d|torch_\d|_\d_\d+\b|is_torch_|"
+    r"packaging"
+)
+
+
+@dataclass(eq=False)
+class _Ref:
+    node: cst.BaseExpression  # the Name/Attribute that names the API
+    root: cst.Name  # the chain's first name (`tamp` in `tamp.autocast`)
+    frame: Frame
+    api: str
+    kind: str  # "call" | "decorator" | "reference"
+    call: Optional[cst.Call] = None
+
+
+@dataclass(eq=False)
+class _ImportBinding:
+    bound: str
+    alias: cst.ImportAlias
+    statement: cst.CSTNode  # the Import / ImportFrom small statement
+    line: cst.SimpleStatementLine
+    gated: bool = False
+
+
+class DeprecatedAmpApi(Rule):
+    """## What it does
+    Finds the deprecated device-specific AMP APIs: `torch.cuda.amp.autocast`,
+    `torch.cuda.amp.GradScaler`, `torch.cuda.amp.custom_fwd`/`custom_bwd`,
+    `torch.cpu.amp.autocast` and `torch.cpu.amp.GradScaler`, in calls, `with` items and
+    decorators (with or without parentheses), under any import spelling
+    (`from torch.cuda.amp import autocast as ac`, `from torch.cuda import amp as tamp`,
+    `import torch.cuda.amp as amp`). Version-gated fallbacks (`try: from torch.amp import ...
+    except ImportError: from torch.cuda.amp import ...`, `... if hasattr(torch, "amp") else
+    torch.cuda.amp...`, an `except` branch) are not reported.
+
+    ## Why is this bad?
+    Every call warns, and the APIs will be removed:
+    ``FutureWarning: `torch.cuda.amp.autocast(args...)` is deprecated. Please use
+    `torch.amp.autocast('cuda', args...)` instead.`` (likewise for `GradScaler`, and
+    ``Please use `torch.amp.custom_fwd(args..., device_type='cuda')` instead.``). Migrating by
+    hand has a trap: the old `autocast` takes `enabled` first, the new one `device_type`, then
+    `dtype` — `torch.amp.autocast("cuda", use_amp)` passes `use_amp` as the dtype.
+
+    ## Example
+    ```python
+    from torch.cuda.amp import GradScaler, autocast
+
+    scaler = GradScaler(2.0**14, enabled=use_amp)
+    with autocast(use_amp):
+        loss = model(x)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0**14, enabled=use_amp)
+    with torch.amp.autocast("cuda", enabled=use_amp):
+        loss = model(x)
+    ```
+
+    ## Fix safety
+    **Safe**. Each call becomes its `torch.amp` form with the device type first and every
+    positional argument passed by keyword, so each keeps its meaning; `@custom_fwd` becomes
+    `@torch.amp.custom_fwd(device_type="cuda")`. All of a file's rewrites are one edit: the
+    calls, `import torch` when the file lacks it, and the deprecated imports, from which the
+    names no longer used are removed (a name listed in `__all__` is kept). One difference is
+    handled: without `dtype=` the old classes always use float16 (CPU: bfloat16) and the
+    weight cache, while `torch.amp.autocast` inherits both from an enclosing region; an old
+    autocast nested in another region therefore gets `dtype=` (and `cache_enabled=True` when
+    the outer region sets it) written out. A global `torch.set_autocast_dtype(...)` is not
+    seen. A deprecated API used as a value (`ctx = torch.cuda.amp.autocast`,
+    `partial(torch.cuda.amp.autocast, ...)`) is reported without a fix.
+    """
+
+    code = "AMP130"
+    name = "deprecated-amp-api"
+    severity = Severity.INFO
+    fix_safety = "safe"
+    # Off by default: a deprecation, not a hazard. `--extend-select AMP130` turns it on.
+    default = False
+    triggers = ("cuda.amp", "cpu.amp", "torch.cuda import", "torch.cpu import")
+
+    flag = [
+        Flag(  # positional enabled becomes a keyword; imports updated, `import torch` added
+            "from torch.cuda.amp import GradScaler, autocast\n"
+            "scaler = GradScaler(2.0**14, enabled=use_amp)\n"
+            "for x, y in loader:\n"
+            "    with autocast(use_amp):\n"
+            "        loss = model(x, y)\n",
+            fixed="import torch\n"
+            "scaler = torch.amp.GradScaler(\"cuda\", init_scale=2.0**14, enabled=use_amp)\n"
+            "for x, y in loader:\n"
+            "    with torch.amp.autocast(\"cuda\", enabled=use_amp):\n"
+            "        loss = model(x, y)\n",
+            count=2,
+        ),
+        Flag(  # `from torch.cuda import amp as tamp`; bare and called custom_fwd/custom_bwd
+            "import torch\n"
+            "from torch.cuda import amp as tamp\n"
+            "class Swish(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    @tamp.custom_fwd(cast_inputs=torch.float32)\n"
+            "    def forward(ctx, x):\n"
+            "        return x * torch.sigmoid(x)\n"
+            "    @staticmethod\n"
+            "    @tamp.custom_bwd\n"
+            "    def backward(ctx, g):\n"
+            "        return g\n",
+            fixed="import torch\n"
+            "class Swish(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    @torch.amp.custom_fwd(device_type=\"cuda\", cast_inputs=torch.float32)\n"
+            "    def forward(ctx, x):\n"
+            "        return x * torch.sigmoid(x)\n"
+            "    @staticmethod\n"
+            "    @torch.amp.custom_bwd(device_type=\"cuda\")\n"
+            "    def backward(ctx, g):\n"
+            "        return g\n",
+            count=2,
+        ),
+        Flag(  # dotted forms, a decorator with parentheses, CPU autocast with a positional dtype
+            "import torch as th\n"
+            "class Net(th.nn.Module):\n"
+            "    @th.cuda.amp.autocast()\n"
+            "    def forward(self, x):\n"
+            "        return self.body(x)\n"
+            "def cpu_eval(model, x):\n"
+            "    with th.cpu.amp.autocast(True, th.bfloat16):\n"
+            "        return model(x)\n",
+            fixed="import torch as th\n"
+            "class Net(th.nn.Module):\n"
+            "    @th.amp.autocast(\"cuda\")\n"
+            "    def forward(self, x):\n"
+            "        return self.body(x)\n"
+            "def cpu_eval(model, x):\n"
+            "    with th.amp.autocast(\"cpu\", enabled=True, dtype=th.bfloat16):\n"
+            "        return model(x)\n",
+            count=2,
+        ),
+        Flag(  # nested in a bfloat16 region: the old default dtype is written out
+            "import torch\n"
+            "with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "    h = encoder(x)\n"
+            "    with torch.cuda.amp.autocast():\n"
+            "        out = head(h)\n",
+            fixed="import torch\n"
+            "with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "    h = encoder(x)\n"
+            "    with torch.amp.autocast(\"cuda\", dtype=torch.float16):\n"
+            "        out = head(h)\n",
+        ),
+        Flag(  # a value, not a call: reported, not rewritten; the import stays
+            "import torch\n"
+            "from contextlib import suppress\n"
+            "amp_autocast = torch.cuda.amp.autocast if args.amp else suppress\n"
+            "with amp_autocast():\n"
+            "    out = model(x)\n",
+        ),
+        Flag(  # a name still used elsewhere keeps its import
+            "from torch.cuda.amp import GradScaler\n"
+            "def build(cfg) -> GradScaler:\n"
+            "    return GradScaler(enabled=cfg.amp)\n",
+            fixed="import torch\n"
+            "from torch.cuda.amp import GradScaler\n"
+            "def build(cfg) -> GradScaler:\n"
+            "    return torch.amp.GradScaler(\"cuda\", enabled=cfg.amp)\n",
+        ),
+    ]
+    clean = [
+        # the current API
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda', enabled=use_amp)\n"
+        "with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+        "    loss = model(x)\n",
+        # version-gated imports
+        "try:\n"
+        "    from torch.amp import GradScaler, autocast\n"
+        "except ImportError:\n"
+        "    from torch.cuda.amp import GradScaler, autocast\n"
+        "scaler = GradScaler()\n"
+        "with autocast():\n"
+        "    loss = model(x)\n",
+        # version-gated expressions (Lightning, timm)
+        "import torch\n"
+        "scaler = torch.amp.GradScaler(device=device) if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()\n"
+        "ctx = torch.amp.autocast('cuda') if hasattr(torch, 'amp') else torch.cuda.amp.autocast()\n"
+        "class NativeScaler:\n"
+        "    def __init__(self, device='cuda'):\n"
+        "        try:\n"
+        "            self._scaler = torch.amp.GradScaler(device=device)\n"
+        "        except (AttributeError, TypeError):\n"
+        "            self._scaler = torch.cuda.amp.GradScaler()\n",
+        # type checks and annotations do not warn
+        "import torch\n"
+        "def is_amp(s: torch.cuda.amp.GradScaler) -> bool:\n"
+        "    return isinstance(s, (torch.cuda.amp.GradScaler, torch.amp.GradScaler))\n",
+        # helpers of torch.cuda.amp that are not deprecated, a local `torch`
+        "import torch\n"
+        "ok = torch.cuda.amp.common.amp_definitely_not_available()\n"
+        "def f(torch):\n"
+        "    return torch.cuda.amp.autocast()\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        if not any(t in ctx.source for t in self.triggers):
+            return
+        facts = ctx.facts
+        walker = _Walker(facts)
+        ctx.module.visit(walker)
+        if not walker.refs:
+            return
+        gated_names = self._gated_names(facts, walker)
+        reported: List[_Ref] = []
+        for ref in walker.refs:
+            if ref.root.value in gated_names or walker.gated(ref.node, ref.frame):
+                continue
+            reported.append(ref)
+        if not reported:
+            return
+        edits: Dict[cst.CSTNode, object] = {}
+        fixed: List[_Ref] = []
+        needs_torch = False
+        for ref in reported:
+            result = self._rewrite(ctx, ref)
+            if result is None:
+                continue
+            original, replacement, needs = result
+            if any(walker.inside(original, o) or walker.inside(o, original) for o in edits):
+                continue  # nested in another rewrite: the next round takes it
+            edits[original] = replacement
+            fixed.append(ref)
+            needs_torch = needs_torch or needs
+        fix = None
+        if edits:
+            edits.update(self._import_edits(ctx, walker, fixed, edits))
+            fix = self.fix(
+                Applicability.SAFE,
+                "Use the `torch.amp` API (device type first, positional arguments by keyword)",
+                edits, ("torch",) if needs_torch else (),
+            )
+        for ref in reported:
+            target, device, _ = APIS[ref.api]
+            if target in ("custom_fwd", "custom_bwd"):
+                new = f"torch.amp.{target}(args..., device_type='{device}')"
+            else:
+                new = f"torch.amp.{target}('{device}', args...)"
+            message = (
+                f"`{ref.api}` is deprecated: FutureWarning '`{ref.api}(args...)` is "
+                f"deprecated. Please use `{new}` instead.'"
+            )
+            if ref.kind == "reference":
+                message += "; it is used as a value here, so rewrite it by hand"
+            report_node = ref.call if ref.call is not None else ref.node
+            yield self.report(report_node, message, fix=fix if ref in fixed else None)
+
+    # -- what is gated --------------------------------------------------------------------
+    @staticmethod
+    def _gated_names(facts, walker: "_Walker") -> Set[str]:
+        """Imported names bound more than once (`try: from torch.amp import autocast except
+        ImportError: from torch.cuda.amp import autocast`), or by a gated import."""
+        gated: Set[str] = set()
+        counts: Dict[str, int] = {}
+        for bound, _stmt in walker.all_import_bindings:
+            counts[bound] = counts.get(bound, 0) + 1
+        for binding in walker.deprecated_imports:
+            name = binding.bound
+            rebound = any(name in frame.bindings for frame in facts.tree.frames)
+            if counts.get(name, 0) > 1 or rebound or binding.gated:
+                gated.add(name)
+        return gated
+
+    # -- the rewrite of one use -----------------------------------------------------------
+    def _rewrite(self, ctx, ref: _Ref):
+        if ref.kind == "reference":
+            return None
+        target, device, params = APIS[ref.api]
+        try:
+            torch_name, needs = ctx.facts.torch_name(ref.frame)
+        except LookupError:
+            return None
+        func = dotted_expr(f"{torch_name}.amp.{target}")
+        device_string = cst.SimpleString(f'"{device}"')
+        if ref.kind == "decorator":
+            if target not in ("custom_fwd", "custom_bwd"):
+                return None
+            call = cst.Call(func=func, args=[kwarg("device_type", device_string)])
+            return ref.node, call, needs
+        call = ref.call
+        assert call is not None
+        if any(arg.star == "*" for arg in call.args):
+            return None
+        if params is None:  # custom_fwd / custom_bwd: device_type is keyword-only
+            if any(a.keyword is not None and a.keyword.value == "device_type" for a in call.args):
+                return None
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            rest = [a for a in call.args if a not in positional]
+            new_arg = kwarg("device_type", device_string)
+            args = _join(positional + [new_arg] + rest, call.args)
+            return call, call.with_changes(func=func, args=args), needs
+        converted: List[cst.Arg] = []
+        index = 0
+        given: Set[str] = set()
+        for arg in call.args:
+            if arg.keyword is None and not arg.star:
+                if index >= len(params):
+                    return None
+                name = params[index]
+                index += 1
+                arg = arg.with_changes(
+                    keyword=cst.Name(name),
+                    equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""),
+                        whitespace_after=cst.SimpleWhitespace(""),
+                    ),
+                )
+            if arg.keyword is not None:
+                given.add(arg.keyword.value)
+            converted.append(arg)
+        if target == "autocast" and not any(a.star for a in call.args):
+            converted += self._pinned(ctx, ref, device, given, torch_name, call)
+        first = cst.Arg(device_string)
+        if call.args and len(call.args) > 1 and isinstance(call.args[0].comma, cst.Comma):
+            first = first.with_changes(comma=call.args[0].comma)
+        args = _join([first] + converted, call.args)
+        return call, call.with_changes(func=func, args=args), needs
+
+    @staticmethod
+    def _pinned(ctx, ref: _Ref, device: str, given: Set[str], torch_name: str,
+                call: cst.Call) -> List[cst.Arg]:
+        """`dtype=`/`cache_enabled=` the old class fixed but `torch.amp.autocast` would inherit
+        from an enclosing region."""
+        region = ctx.facts.active_region(ref.frame)
+        if region is None or region.device not in (None, device):
+            return []
+        enabled = {a.keyword.value: a.value for a in call.args if a.keyword is not None}.get(
+            "enabled"
+        )
+        if enabled is None:
+            positional = [a for a in call.args if a.keyword is None]
+            enabled = positional[0].value if positional else None
+        if literal_bool(enabled) is False:
+            return []
+        out: List[cst.Arg] = []
+        default = DEFAULT_DTYPE[device]
+        if "dtype" not in given and region.dtype != default:
+            out.append(kwarg("dtype", dotted_expr(f"{torch_name}.{default}")))
+        origin = region.root.origin
+        if "cache_enabled" not in given and isinstance(origin, cst.Call):
+            cache = next(
+                (a.value for a in origin.args
+                 if a.keyword is not None and a.keyword.value == "cache_enabled"),
+                None,
+            )
+            if cache is not None and literal_bool(cache) is not True:
+                out.append(kwarg("cache_enabled", cst.Name("True")))
+        return out
+
+    # -- imports --------------------------------------------------------------------------
+    def _import_edits(self, ctx, walker: "_Walker", fixed: List[_Ref], edits) -> Dict:
+        fixed_roots = {id(ref.root) for ref in fixed}
+        used_through = {ref.root.value for ref in fixed}
+        exported = _exported(ctx.source)
+        removable: Dict[int, List[cst.ImportAlias]] = {}
+        statements: Dict[int, _ImportBinding] = {}
+        for binding in walker.deprecated_imports:
+            name = binding.bound
+            if name not in used_through or name in exported:
+                continue
+            remaining = [n for n in walker.mentions.get(name, []) if id(n) not in fixed_roots]
+            if remaining:
+                continue
+            removable.setdefault(id(binding.statement), []).append(binding.alias)
+            statements[id(binding.statement)] = binding
+        out: Dict[cst.CSTNode, object] = {}
+        for key, aliases in removable.items():
+            binding = statements[key]
+            statement = binding.statement
+            names = statement.names  # type: ignore[attr-defined]
+            kept = [a for a in names if all(a is not r for r in aliases)]
+            if kept:
+                if kept[-1] is not names[-1]:
+                    parenthesized = isinstance(statement, cst.ImportFrom) and statement.lpar
+                    comma = names[-1].comma if parenthesized else cst.MaybeSentinel.DEFAULT
+                    kept[-1] = kept[-1].with_changes(comma=comma)
+                out[statement] = statement.with_changes(names=kept)
+                continue
+            line = binding.line
+            if len(line.body) > 1:
+                if any(walker.inside(node, line) for node in edits):
+                    continue  # the line holds a rewritten call too: keep the import
+                body = [s for s in line.body if s is not statement]
+                body[-1] = body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+                out[line] = line.with_changes(body=body)
+            elif walker.only_statement(line):
+                out[statement] = cst.Pass()
+            else:
+                out[line] = cst.RemovalSentinel.REMOVE
+        self._keep_comments(walker, out, edits)
+        return out
+
+    @staticmethod
+    def _keep_comments(walker: "_Walker", out: Dict, edits) -> None:
+        """Comments above a removed import line move to the next statement that stays."""
+        removed = [n for n, new in out.items() if new is cst.RemovalSentinel.REMOVE]
+        removed.sort(key=lambda n: -walker.line_index.get(id(n), 0))
+        for line in removed:
+            if not any(l.comment is not None for l in line.leading_lines):
+                continue
+            follower = walker.next_statement(line)
+            while follower is not None and out.get(follower) is cst.RemovalSentinel.REMOVE:
+                follower = walker.next_statement(follower)
+            if follower is None:
+                continue
+            current = out.get(follower, follower)
+            if not isinstance(current, cst.SimpleStatementLine) and not (
+                follower not in out and isinstance(current, cst.BaseCompoundStatement)
+            ):
+                continue
+            if follower not in out and any(
+                walker.inside(node, follower) for node in list(edits) + list(out)
+            ):
+                continue
+            out[follower] = current.with_changes(
+                leading_lines=list(line.leading_lines) + list(current.leading_lines)
+            )
+        return out
+
+
+def _join(args: Sequence[cst.Arg], original: Sequence[cst.Arg]) -> List[cst.Arg]:
+    """Arguments in a new order: separators between them, the original trailing comma kept."""
+    out = list(args)
+    trailing = original[-1].comma if original else cst.MaybeSentinel.DEFAULT
+    for index, arg in enumerate(out):
+        if index < len(out) - 1:
+            if not isinstance(arg.comma, cst.Comma):
+                out[index] = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        else:
+            out[index] = arg.with_changes(comma=trailing)
+    return out
+
+
+def _exported(source: str) -> Set[str]:
+    if "__all__" not in source:
+        return set()
+    return set(re.findall(r"[\"'](\w+)[\"']", source.split("__all__", 1)[1][:2000]))
+
+
+class _Walker(cst.CSTVisitor):
+    """One walk: references to the deprecated APIs (with their frame and role), every mention
+    of each name, the deprecated imports, and parent links for the gating checks."""
+
+    def __init__(self, facts) -> None:
+        super().__init__()
+        self.facts = facts
+        self.parents: Dict[int, cst.CSTNode] = {}
+        self._stack: List[cst.CSTNode] = []
+        self._frames_by_node = {
+            id(frame.node): frame for frame in facts.tree.frames
+            if frame.kind in ("function", "class", "with")
+        }
+        self._frame_stack: List[Frame] = [facts.tree.module_frame]
+        self.refs: List[_Ref] = []
+        self.mentions: Dict[str, List[cst.Name]] = {}
+        self.deprecated_imports: List[_ImportBinding] = []
+        self.all_import_bindings: List[Tuple[str, cst.CSTNode]] = []
+        self._line: Optional[cst.SimpleStatementLine] = None
+        self.line_index: Dict[int, int] = {}
+
+    # -- structure ------------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        parent = self._stack[-1] if self._stack else None
+        if parent is not None:
+            self.parents[id(node)] = parent
+            if isinstance(parent, _SCOPES) and node is parent.body:
+                self._frame_stack.append(self._frames_by_node.get(id(parent), self._frame_stack[-1]))
+        self._stack.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        self._stack.pop()
+        parent = self._stack[-1] if self._stack else None
+        if isinstance(parent, _SCOPES) and original_node is parent.body:
+            self._frame_stack.pop()
+
+    @property
+    def frame(self) -> Frame:
+        return self._frame_stack[-1]
+
+    def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        current: Optional[cst.CSTNode] = node
+        while current is not None:
+            if current is ancestor:
+                return True
+            current = self.parents.get(id(current))
+        return False
+
+    def _ancestors(self, node: cst.CSTNode):
+        child = node
+        parent = self.parents.get(id(node))
+        while parent is not None:
+            yield child, parent
+            child, parent = parent, self.parents.get(id(parent))
+
+    def only_statement(self, line: cst.SimpleStatementLine) -> bool:
+        parent = self.parents.get(id(line))
+        return isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1
+
+    def next_statement(self, line: cst.SimpleStatementLine) -> Optional[cst.BaseStatement]:
+        parent = self.parents.get(id(line))
+        body = getattr(parent, "body", None)
+        if not isinstance(body, (list, tuple)):
+            return None
+        for index, stmt in enumerate(body):
+            if stmt is line:
+                return body[index + 1] if index + 1 < len(body) else None
+        return None
+
+    # -- imports --------------------------------------------------------------------------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._line = node
+        self.line_index[id(node)] = len(self.line_index)
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                bound = alias.asname.name.value
+                self.all_import_bindings.append((bound, node))
+                if ".".join(full) in DEPRECATED_MODULES:
+                    self._deprecated(bound, alias, node)
+            else:
+                self.all_import_bindings.append((full[0], node))
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return False
+        base = dotted_name(node.module)
+        if base is None:
+            return False
+        module = ".".join(base)
+        for alias in node.names:
+            if not isinstance(alias.name, cst.Name):
+                continue
+            bound = alias.name.value
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                bound = alias.asname.name.value
+            self.all_import_bindings.append((bound, node))
+            full = f"{module}.{alias.name.value}"
+            if _canonical(full) in APIS or full in DEPRECATED_MODULES:
+                self._deprecated(bound, alias, node)
+        return False
+
+    def _deprecated(self, bound: str, alias: cst.ImportAlias, statement: cst.CSTNode) -> None:
+        line = self._line
+        if line is None or not any(s is statement for s in line.body):
+            return
+        binding = _ImportBinding(bound, alias, statement, line)
+        binding.gated = self.gated(statement, self.frame)
+        self.deprecated_imports.append(binding)
+
+    # -- references -----------------------------------------------------------------------
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        dotted = dotted_name(node)
+        if dotted is None:
+            node.value.visit(self)
+            return False  # `.attr` of a computed value is no reference
+        self._reference(node, dotted)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        parent = self._stack[-2] if len(self._stack) > 1 else None
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            return
+        self._reference(node, (node.value,))
+
+    def _reference(self, node: cst.BaseExpression, dotted) -> None:
+        root = node
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        assert isinstance(root, cst.Name)
+        self.mentions.setdefault(root.value, []).append(root)
+        qualified = resolve(dotted, self.frame)
+        if qualified is None:
+            return
+        api = _canonical(qualified)
+        if api not in APIS:
+            return
+        parent = self.parents.get(id(node))
+        if isinstance(parent, cst.Call) and parent.func is node:
+            self.refs.append(_Ref(node, root, self.frame, api, "call", parent))
+        elif isinstance(parent, cst.Decorator) and parent.decorator is node:
+            self.refs.append(_Ref(node, root, self.frame, api, "decorator"))
+        elif not self._type_use(node):
+            self.refs.append(_Ref(node, root, self.frame, api, "reference"))
+
+    def _type_use(self, node: cst.CSTNode) -> bool:
+        """In an annotation, or a class checked by isinstance/issubclass: no warning there."""
+        for child, parent in self._ancestors(node):
+            if isinstance(parent, cst.Annotation):
+                return True
+            if isinstance(parent, cst.Call):
+                return child is not parent.func and isinstance(parent.func, cst.Name) and (
+                    parent.func.value in ("isinstance", "issubclass")
+                )
+            if isinstance(parent, (cst.BaseStatement, cst.BaseSmallStatement)):
+                return False
+        return False
+
+    # -- version gates ----------------------------------------------------------------------
+    def gated(self, node: cst.CSTNode, frame: Frame) -> bool:
+        for child, parent in self._ancestors(node):
+            if isinstance(parent, cst.ExceptHandler):
+                return True
+            if isinstance(parent, cst.Call) and child is not parent.func and (
+                isinstance(parent.func, cst.Name) and parent.func.value == "getattr"
+            ):
+                return True
+            if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+                if _VERSION_TEST.search(_code(parent.test)) or _mentions_modern(parent, frame):
+                    return True
+            if isinstance(parent, cst.Try) and _mentions_modern(parent, frame):
+                return True
+        return False
+
+
+def _canonical(qualified: str) -> str:
+    return _SPELLINGS.get(qualified, qualified)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+class _Modern(cst.CSTVisitor):
+    def __init__(self, frame: Frame) -> None:
+        self.frame = frame
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        dotted = dotted_name(node)
+        if dotted is None:
+            return True
+        qualified = resolve(dotted, self.frame) or ""
+        if qualified.startswith("torch.amp") or qualified == "torch.GradScaler":
+            self.found = True
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        module = dotted_name(node.module) if node.module is not None else None
+        if module and ".".join(module).startswith("torch.amp"):
+            self.found = True
+        if module and ".".join(module) == "torch" and not isinstance(node.names, cst.ImportStar):
+            if any(isinstance(a.name, cst.Name) and a.name.value in ("amp", "autocast", "GradScaler")
+                   for a in node.names):
+                self.found = True
+        return False
+
+
+def _mentions_modern(node: cst.CSTNode, frame: Frame) -> bool:
+    visitor = _Modern(frame)
+    node.visit(visitor)
+    return visitor.found
