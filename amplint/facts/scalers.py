@@ -78,10 +78,10 @@ class Scaler:
 
 @dataclass(eq=False)
 class ScalerInfo:
-    """One scaler of the file, keyed by its dotted text ("scaler", "self.scaler")."""
+    """One scaler of the file, keyed by its text and the scope binding it (a ScalerRef)."""
 
     text: str
-    constructions: List[cst.Call] = field(default_factory=list)
+    constructions: List[cst.Call] = field(default_factory=list, repr=False)
     enabled: Enabled = Enabled.MAYBE  # MAYBE also when only known from its use
     maybe_none: bool = False  # `= None` somewhere, `X() if amp else None`, a `=None` parameter
     bf16_only: bool = False  # filled by rules that know the regions
@@ -93,6 +93,29 @@ class ScalerInfo:
     @property
     def disabled(self) -> bool:
         return self.enabled is Enabled.FALSE
+
+
+class ScalerRef(str):
+    """A scaler's text as written ("scaler", "self.scaler"), told apart from the same text bound
+    in another scope: a local `scaler` of one function is not another function's."""
+
+    scope: int
+
+    def __new__(cls, text: str, scope: int) -> "ScalerRef":
+        ref = super().__new__(cls, text)
+        ref.scope = scope
+        return ref
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ScalerRef) and str.__eq__(self, other) and self.scope == other.scope
+        )
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((str(self), self.scope))
 
 
 def scaler_key(target: cst.BaseExpression) -> Optional[ScalerKey]:
@@ -135,7 +158,7 @@ class Loop:
 class Branch:
     node: cst.CSTNode  # the If / Try / Match / loop whose alternative this is
     index: int
-    cond: Optional[str]  # normalized condition text (a plain if/else only)
+    cond: Optional[str]  # normalized condition text of an `if` (None: except, match, loop else)
     positive: bool = True
 
 
@@ -149,7 +172,7 @@ class Event:
     ctx: Tuple[Ctx, ...]
     order: int
     stmt: Optional[cst.SimpleStatementLine]  # the statement line holding it (None in a suite)
-    scaler: Optional[str] = None  # the scaler's text for scale/unscale/step/update
+    scaler: Optional[ScalerRef] = None  # the scaler for scale/unscale/step/update
     receiver: Optional[cst.BaseExpression] = None  # the scaler expression as written
     arg: Optional[str] = None  # the optimizer's text (step/unscale); `.backward()` receiver text
     backward: bool = False  # scale: the scaled value is backpropagated
@@ -295,11 +318,11 @@ class ScalerAnalysis:
 
     # -- which texts are scalers ----------------------------------------------------------
     @cached_property
-    def infos(self) -> Dict[str, ScalerInfo]:
-        infos: Dict[str, ScalerInfo] = {}
+    def infos(self) -> Dict[ScalerRef, ScalerInfo]:
+        infos: Dict[ScalerRef, ScalerInfo] = {}
         construction_ids = {id(site.node): site for site in self.constructions}
-        enabled: Dict[str, List[Enabled]] = {}
-        none_assigned: Set[str] = set()
+        enabled: Dict[ScalerRef, List[Enabled]] = {}
+        none_assigned: Set[ScalerRef] = set()
         for assign in self.tree.assigns:
             values = [assign.value]
             if isinstance(assign.value, cst.IfExp):
@@ -308,7 +331,7 @@ class ScalerAnalysis:
                 (v, construction_ids[id(v)]) for v in values if id(v) in construction_ids
             ]
             for target in assign.targets:
-                text = key_text(target)
+                text = self.ref(key_text(target), assign.frame)
                 if text is None:
                     continue
                 if isinstance(assign.value, cst.Name) and assign.value.value == "None":
@@ -325,14 +348,14 @@ class ScalerAnalysis:
                         info.maybe_none = True
                     enabled.setdefault(text, []).append(state)
         # used as scalers
-        methods: Dict[str, Set[str]] = {}
-        strong: Set[str] = set()
+        methods: Dict[ScalerRef, Set[str]] = {}
+        strong: Set[ScalerRef] = set()
         for site in self.tree.calls:
             func = site.node.func
             if not isinstance(func, cst.Attribute):
                 continue
-            text = key_text(func.value)
-            if text is None or text in ("self", "super"):
+            text = self.ref(key_text(func.value), site.frame)
+            if text is None or str(text) in ("self", "super"):
                 continue
             methods.setdefault(text, set()).add(func.attr.value)
             if func.attr.value == "unscale_":
@@ -345,7 +368,7 @@ class ScalerAnalysis:
                     and inner.func.attr.value == "scale"
                     and len(inner.args) == 1
                 ):
-                    inner_text = key_text(inner.func.value)
+                    inner_text = self.ref(key_text(inner.func.value), site.frame)
                     if inner_text is not None:
                         strong.add(inner_text)
         for text, used in methods.items():
@@ -364,29 +387,38 @@ class ScalerAnalysis:
                 info.enabled = _combine(enabled[text])
             if text in none_assigned:
                 info.maybe_none = True
-        for text, info in infos.items():
-            if "." not in text and self._none_default_param(text):
-                info.maybe_none = True
-        return infos
-
-    def _none_default_param(self, name: str) -> bool:
-        for frame in self.tree.frames:
+        for frame in self.tree.frames:  # `def step(loss, opt, scaler=None)`
             if frame.kind != "function":
                 continue
-            node = frame.node
-            assert isinstance(node, cst.FunctionDef)
-            params = node.params
+            params = frame.node.params  # type: ignore[attr-defined]
             for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-                if (
-                    param.name.value == name
-                    and isinstance(param.default, cst.Name)
-                    and param.default.value == "None"
-                ):
-                    return True
-        return False
+                if isinstance(param.default, cst.Name) and param.default.value == "None":
+                    info = infos.get(ScalerRef(param.name.value, id(frame)))
+                    if info is not None:
+                        info.maybe_none = True
+        return infos
 
-    def info(self, text: Optional[str]) -> Optional[ScalerInfo]:
-        return self.infos.get(text) if text is not None else None
+    def ref(self, text: Optional[str], frame: Frame) -> Optional[ScalerRef]:
+        """`text` as seen from `frame`: tagged with the scope that binds its root name (the class
+        for `self.` attributes)."""
+        if text is None:
+            return None
+        root = text.split(".", 1)[0]
+        if root == "self":
+            cls = frame.class_frame
+            return ScalerRef(text, id(cls if cls is not None else frame.scope))
+        scope: Optional[Frame] = frame.scope
+        while scope is not None:
+            if scope.kind == "class" and scope is not frame.scope:
+                scope = scope.parent
+                continue
+            if root in scope.bindings or root in scope.imports:
+                return ScalerRef(text, id(scope))
+            scope = scope.parent
+        return ScalerRef(text, id(self.tree.module_frame))
+
+    def info(self, ref: Optional[str]) -> Optional[ScalerInfo]:
+        return self.infos.get(ref) if isinstance(ref, ScalerRef) else None
 
     # -- flows ----------------------------------------------------------------------------
     @cached_property
@@ -410,10 +442,14 @@ class ScalerAnalysis:
         return flows
 
     def updated_anywhere(self, text: str) -> bool:
-        return any(e.kind == "update" and e.scaler == text for f in self.flows for e in f.events)
+        return any(
+            e.kind == "update" and str(e.scaler) == str(text) for f in self.flows for e in f.events
+        )
 
     def unscaled_anywhere(self, text: str) -> bool:
-        return any(e.kind == "unscale" and e.scaler == text for f in self.flows for e in f.events)
+        return any(
+            e.kind == "unscale" and str(e.scaler) == str(text) for f in self.flows for e in f.events
+        )
 
     # -- what a call is -------------------------------------------------------------------
     def clip_call(self, call: cst.Call, site: Optional[CallSite], depth: int = 0) -> bool:
@@ -468,12 +504,11 @@ class _Walker:
         elif isinstance(stmt, cst.If):
             self.expr(stmt.test, ctx, None)
             cond, positive = _normalize(stmt.test, self.analysis.module)
-            simple = not isinstance(stmt.orelse, cst.If)
-            self.suite(stmt.body, ctx + (Branch(stmt, 0, cond if simple else None, positive),))
+            self.suite(stmt.body, ctx + (Branch(stmt, 0, cond, positive),))
             if isinstance(stmt.orelse, cst.Else):
                 self.suite(stmt.orelse.body, ctx + (Branch(stmt, 1, cond, not positive),))
-            elif isinstance(stmt.orelse, cst.If):
-                self.statement(stmt.orelse, ctx + (Branch(stmt, 1, None),))
+            elif isinstance(stmt.orelse, cst.If):  # elif: the first test failed
+                self.statement(stmt.orelse, ctx + (Branch(stmt, 1, cond, not positive),))
         elif isinstance(stmt, (cst.For, cst.While)):
             self.expr(stmt.iter if isinstance(stmt, cst.For) else stmt.test, ctx, None)
             self.suite(stmt.body, ctx + (Loop(stmt),))
@@ -527,7 +562,7 @@ class _Walker:
             and expr.func.attr.value == "scale"
             and expr.args
         ):
-            text = key_text(expr.func.value)
+            text = self.analysis.ref(key_text(expr.func.value), self.flow.frame)
             if text in self.analysis.infos:
                 return text
         return None
@@ -543,7 +578,7 @@ class _Walker:
             func = call.func
             if isinstance(func, cst.Attribute):
                 method = func.attr.value
-                text = key_text(func.value)
+                text = analysis.ref(key_text(func.value), self.flow.frame)
                 if text in analysis.infos:
                     optimizer = _first_arg(call, "optimizer")
                     opt_text = module.code_for_node(optimizer).strip() if optimizer else None
