@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import functools
+import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -12,7 +14,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from amplint.diagnostics import Applicability, Diagnostic, Fix
-from amplint.facts import FileFacts
+from amplint.facts import EntryRegion, FileFacts
 from amplint.rules import Rule, all_rules
 from amplint.suppressions import is_suppressed
 
@@ -59,10 +61,16 @@ class FileResult:
 
 def could_match(source: str, rules: Sequence[Rule]) -> bool:
     """The cheap text test: can any of these rules fire in this text at all?"""
-    for rule in rules:
-        if not rule.triggers or any(t in source for t in rule.triggers):
-            return True
-    return False
+    return _trigger_pattern(tuple(rules))(source)
+
+
+@functools.lru_cache(maxsize=64)
+def _trigger_pattern(rules: Tuple[Rule, ...]):
+    if any(not rule.triggers for rule in rules):
+        return lambda source: True
+    words = sorted({t for rule in rules for t in rule.triggers})
+    search = re.compile("|".join(re.escape(w) for w in words)).search
+    return lambda source: search(source) is not None
 
 
 def parse(source: str) -> cst.Module:
@@ -71,9 +79,13 @@ def parse(source: str) -> cst.Module:
         return cst.parse_module(source)
 
 
-def analyze(path: str, source: str, module: cst.Module, rules: Sequence[Rule]) -> List[Diagnostic]:
-    """Run `rules` on a parsed module; diagnostics come back positioned, suppressions applied."""
-    facts = FileFacts(module)
+def analyze(
+    path: str, source: str, module: cst.Module, rules: Sequence[Rule],
+    entries: Tuple[EntryRegion, ...] = (),
+) -> List[Diagnostic]:
+    """Run `rules` on a parsed module; diagnostics come back positioned, suppressions applied.
+    `entries`: regions the project pass found around this file's functions."""
+    facts = FileFacts(module, entries)
     ctx = FileContext(path, source, module, facts)
     found: List[Diagnostic] = []
     for rule in rules:
@@ -242,12 +254,15 @@ def choose_fixes(diags: Iterable[Diagnostic], settings: Settings, skip: Set[Tupl
 
 
 def lint_source(
-    path: str, source: str, settings: Settings, fix: bool = False
+    path: str, source: str, settings: Settings, fix: bool = False,
+    entries: Tuple[EntryRegion, ...] = (),
 ) -> FileResult:
-    """Lint one file's text; with `fix`, apply fixes to a fixpoint and report what is left."""
+    """Lint one file's text; with `fix`, apply fixes to a fixpoint and report what is left.
+    `entries` (from the project pass) are regions other files put around this file's
+    functions; a file with entries is analysed even if its text alone could not match."""
     result = FileResult(path)
     rules = settings.rules()
-    if not could_match(source, rules):
+    if not entries and not could_match(source, rules):
         return result
     try:
         module = parse(source)
@@ -257,21 +272,29 @@ def lint_source(
     except (RecursionError, MemoryError) as exc:
         result.errors.append(f"{path}: cannot parse: {type(exc).__name__}")
         return result
+    except Exception as exc:  # LibCST raises a few other errors on odd input
+        result.errors.append(f"{path}: cannot parse: {type(exc).__name__}: {exc}")
+        return result
     try:
-        diags = analyze(path, source, module, rules)
+        diags = analyze(path, source, module, rules, entries)
         if fix:
-            current, module, diags = _fix_loop(path, source, module, diags, settings, result)
+            current, module, diags = _fix_loop(
+                path, source, module, diags, settings, result, entries
+            )
             if current != source:
                 result.fixed_source = current
     except RuleCrash as exc:
         result.errors.append(f"{path}: {exc}")
         result.internal_error = True
         return result
+    except RecursionError:
+        result.errors.append(f"{path}: too deeply nested to analyse; skipped")
+        return result
     result.diagnostics = diags
     return result
 
 
-def _fix_loop(path, source, module, diags, settings, result):
+def _fix_loop(path, source, module, diags, settings, result, entries):
     skip: Set[Tuple[str, str]] = set()
     current = source
     for _ in range(MAX_FIX_ROUNDS):
@@ -299,5 +322,5 @@ def _fix_loop(path, source, module, diags, settings, result):
             result.fixes_applied[diag.code] += 1
         current = new_source
         module = parse(current)
-        diags = analyze(path, current, module, settings.rules())
+        diags = analyze(path, current, module, settings.rules(), entries)
     return current, module, diags

@@ -13,19 +13,20 @@ import libcst as cst
 
 from amplint.facts.fp16 import Fp16Analysis
 from amplint.facts.names import resolve, resolve_expr, torch_alias, torch_name_free
-from amplint.facts.regions import Enabled, Region, RegionAnalysis
+from amplint.facts.regions import Enabled, EntryRegion, Region, RegionAnalysis
 from amplint.facts.scalers import ScalerAnalysis
 from amplint.facts.tree import CallSite, Collector, Frame, dotted_name
 
-__all__ = ["FileFacts", "Region", "Enabled", "CallSite", "Frame"]
+__all__ = ["FileFacts", "Region", "EntryRegion", "Enabled", "CallSite", "Frame"]
 
 
 class FileFacts:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, entries: Tuple[EntryRegion, ...] = ()) -> None:
+        """`entries`: regions the project puts around functions of this file (cross-file calls,
+        framework settings); empty when the file is linted on its own."""
         self.module = module
         self.tree = Collector(module)
-        module.visit(self.tree)
-        self.regions = RegionAnalysis(self.tree)
+        self.regions = RegionAnalysis(self.tree, entries)
         self.callgraph = self.regions.callgraph
 
     @cached_property

@@ -34,6 +34,9 @@ class Region:
     device_expr: Optional[cst.BaseExpression] = None  # the device argument as written
     with_node: Optional[cst.With] = None
     via: Optional["Region"] = None  # for kind "call": the caller's region
+    # For regions that come from outside this file (kind "project"): how to cite them,
+    # e.g. "the autocast region at train.py:12" or "Trainer(precision='16-mixed') at main.py:30".
+    external: Optional[str] = None
 
     @property
     def active(self) -> bool:
@@ -93,9 +96,22 @@ def literal_str(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     return None
 
 
+@dataclass(frozen=True)
+class EntryRegion:
+    """A region another file (or a framework setting) puts around a function of this file.
+    `target` names it as written in this file: "focal_loss", "FocalLoss.forward"."""
+
+    target: str
+    enabled: Enabled
+    device: Optional[str]
+    dtype: Optional[str]
+    cite: str  # e.g. "called at train.py:14 under the autocast region at train.py:12"
+
+
 class RegionAnalysis:
-    def __init__(self, tree: Collector) -> None:
+    def __init__(self, tree: Collector, entries: Tuple["EntryRegion", ...] = ()) -> None:
         self.tree = tree
+        self.entries = entries
         self._ctx_aliases: Dict[Tuple[str, str], Tuple[cst.BaseExpression, Frame]] = {}
         self._memo: Dict[int, Optional[Region]] = {}
         self._collect_aliases()
@@ -104,7 +120,26 @@ class RegionAnalysis:
         for frame in tree.frames:
             if frame.kind == "function":
                 frame.region = self._decorator_region(frame)
+        self._seed_entries()
         self._propagate_calls()
+
+    def _seed_entries(self) -> None:
+        if not self.entries:
+            return
+        module = self.tree.module_frame
+        for entry in self.entries:
+            parts = entry.target.split(".")
+            frame: Optional[Frame] = None
+            if len(parts) == 1:
+                frame = module.functions.get(parts[0])
+            elif len(parts) == 2 and parts[0] in self.tree.classes:
+                frame = self.tree.classes[parts[0]].functions.get(parts[1])
+            if frame is None or frame.region is not None or frame.inherited is not None:
+                continue
+            frame.inherited = Region(
+                entry.enabled, entry.device, entry.dtype, frame.node, "project",
+                external=entry.cite,
+            )
 
     # -- public ---------------------------------------------------------------------------
     def region_of(self, frame: Frame) -> Optional[Region]:
@@ -311,6 +346,7 @@ class RegionAnalysis:
         pending: List[CallSite] = [
             site for site in self.tree.calls if self._is_active(self._lookup(site.frame))
         ]
+        self.region_calls = list(pending)  # calls made under an active region (project pass)
         while pending:
             site = pending.pop()
             region = self._lookup(site.frame)

@@ -6,8 +6,9 @@ scope's bindings are known (a name assigned late in a function still shadows an 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -99,13 +100,42 @@ class AssignSite:
     line_stmt: Optional[cst.SimpleStatementLine]
 
 
-_COMPOUND = (
-    cst.If, cst.For, cst.While, cst.Try, cst.With, cst.FunctionDef, cst.ClassDef,
-    cst.SimpleStatementLine,
-)
+_SKIPPED_FIELDS = {
+    "lpar", "rpar", "comma", "semicolon", "leading_lines", "header", "footer", "newline",
+    "indent", "equal", "colon", "dot", "operator", "asynchronous", "star",
+}
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
-class Collector(cst.CSTVisitor):
+def child_fields(node_type: type) -> Tuple[str, ...]:
+    """The fields of a node type that can hold code (whitespace and punctuation skipped)."""
+    found = _FIELDS.get(node_type)
+    if found is None:
+        found = _FIELDS[node_type] = tuple(
+            f.name for f in dataclasses.fields(node_type)
+            if f.name not in _SKIPPED_FIELDS
+            and not f.name.startswith(("whitespace", "lines_"))
+        )
+    return found
+
+
+def iter_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every code node under `root` (itself included), without LibCST's visitor machinery,
+    which rebuilds each node it visits and costs several times more."""
+    stack = [root]
+    node_class = cst.CSTNode
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, node_class):
+                stack.append(value)
+            elif type(value) in (list, tuple):
+                stack.extend(reversed([v for v in value if isinstance(v, node_class)]))
+
+
+class Collector:
     """Walks the module once. Frames are pushed for bodies only: decorators, defaults and
     `with` items are evaluated in the enclosing frame, as Python does."""
 
@@ -120,6 +150,41 @@ class Collector(cst.CSTVisitor):
         self._line_stmt: Optional[cst.SimpleStatementLine] = None
         self._top: Dict[int, Optional[cst.BaseStatement]] = {id(self.module_frame): None}
         self._depth: Dict[int, int] = {id(self.module_frame): 0}
+        self._enter = {
+            cst.SimpleStatementLine: self._simple_line,
+            cst.If: self._statement, cst.While: self._statement, cst.Try: self._statement,
+            cst.For: self._for,
+            cst.With: self._with,
+            cst.ClassDef: self._class,
+            cst.FunctionDef: self._function,
+            cst.Import: self._import,
+            cst.ImportFrom: self._import_from,
+            cst.ExceptHandler: self._except,
+            cst.Assign: self._assign,
+            cst.AnnAssign: self._ann_assign,
+            cst.AugAssign: self._aug_assign,
+            cst.NamedExpr: self._named_expr,
+            cst.Call: self._call,
+        }
+        self.walk(module)
+
+    # -- traversal ------------------------------------------------------------------------
+    def walk(self, node: cst.CSTNode) -> None:
+        handler = self._enter.get(type(node))
+        if handler is not None and handler(node) is False:
+            return  # the handler walked (or skipped) the children itself
+        self.walk_children(node)
+
+    def walk_children(self, node: cst.CSTNode) -> None:
+        node_class = cst.CSTNode
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, node_class):
+                self.walk(value)
+            elif type(value) in (list, tuple):
+                for item in value:
+                    if isinstance(item, node_class):
+                        self.walk(item)
 
     # -- frames ---------------------------------------------------------------------------
     def _push(self, kind: str, node: cst.CSTNode, name: str = "") -> Frame:
@@ -143,92 +208,73 @@ class Collector(cst.CSTVisitor):
         self._depth[id(self.frame)] -= 1
 
     # -- statements -----------------------------------------------------------------------
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+    def _simple_line(self, node: cst.SimpleStatementLine) -> bool:
         self._enter_stmt(node)
         self._line_stmt = node
-
-    def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._leave_stmt()
+        self.walk_children(node)
         self._line_stmt = None
-
-    def visit_If(self, node: cst.If) -> None:
-        self._enter_stmt(node)
-
-    def leave_If(self, node: cst.If) -> None:
         self._leave_stmt()
+        return False
 
-    def visit_For(self, node: cst.For) -> None:
+    def _statement(self, node: cst.BaseStatement) -> bool:
         self._enter_stmt(node)
+        self.walk_children(node)
+        self._leave_stmt()
+        return False
+
+    def _for(self, node: cst.For) -> bool:
         self._bind_target(node.target)
+        return self._statement(node)
 
-    def leave_For(self, node: cst.For) -> None:
-        self._leave_stmt()
-
-    def visit_While(self, node: cst.While) -> None:
-        self._enter_stmt(node)
-
-    def leave_While(self, node: cst.While) -> None:
-        self._leave_stmt()
-
-    def visit_Try(self, node: cst.Try) -> None:
-        self._enter_stmt(node)
-
-    def leave_Try(self, node: cst.Try) -> None:
-        self._leave_stmt()
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+    def _except(self, node: cst.ExceptHandler) -> None:
         if node.name is not None:
             self._bind_target(node.name.name)
 
-    def visit_With(self, node: cst.With) -> Optional[bool]:
+    def _with(self, node: cst.With) -> bool:
         self._enter_stmt(node)
         for item in node.items:
-            item.visit(self)
+            self.walk(item)
             if item.asname is not None:
                 self._bind_target(item.asname.name)
         frame = self._push("with", node)
         self.withs.append((node, frame))
-        node.body.visit(self)
+        self.walk(node.body)
         self._pop()
         self._leave_stmt()
         return False
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
+    def _class(self, node: cst.ClassDef) -> bool:
         self._enter_stmt(node)
         for dec in node.decorators:
-            dec.visit(self)
+            self.walk(dec)
         for arg in node.bases:
-            arg.visit(self)
+            self.walk(arg)
         self.frame.scope.bindings.add(node.name.value)
         frame = self._push("class", node, node.name.value)
         self.classes.setdefault(node.name.value, frame)
-        node.body.visit(self)
+        self.walk(node.body)
         self._pop()
         self._leave_stmt()
         return False
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
+    def _function(self, node: cst.FunctionDef) -> bool:
         self._enter_stmt(node)
         for dec in node.decorators:
-            dec.visit(self)
-        node.params.visit(self)
+            self.walk(dec)
+        self.walk(node.params)
         scope = self.frame.scope
         scope.bindings.add(node.name.value)
         frame = self._push("function", node, node.name.value)
         scope.functions.setdefault(node.name.value, frame)
         for param in _all_params(node.params):
             frame.bindings.add(param.name.value)
-        node.body.visit(self)
+        self.walk(node.body)
         self._pop()
         self._leave_stmt()
         return False
 
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        # Lambda parameters shadow names only inside the lambda; rare enough to ignore.
-        return None
-
     # -- imports and bindings -------------------------------------------------------------
-    def visit_Import(self, node: cst.Import) -> None:
+    def _import(self, node: cst.Import) -> bool:
         scope = self.frame.scope
         for alias in node.names:
             full = dotted_name(alias.name)
@@ -238,13 +284,14 @@ class Collector(cst.CSTVisitor):
                 scope.imports[alias.asname.name.value] = ".".join(full)
             else:
                 scope.imports[full[0]] = full[0]
+        return False
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+    def _import_from(self, node: cst.ImportFrom) -> bool:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
+            return False
         base = dotted_name(node.module)
         if base is None:
-            return
+            return False
         scope = self.frame.scope
         for alias in node.names:
             if not isinstance(alias.name, cst.Name):
@@ -253,6 +300,7 @@ class Collector(cst.CSTVisitor):
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 bound = alias.asname.name.value
             scope.imports[bound] = ".".join(base + (alias.name.value,))
+        return False
 
     def _bind_target(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -263,34 +311,30 @@ class Collector(cst.CSTVisitor):
         elif isinstance(target, cst.StarredElement):
             self._bind_target(target.value)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def _assign(self, node: cst.Assign) -> None:
         targets = tuple(t.target for t in node.targets)
         for target in targets:
             self._bind_target(target)
         self.assigns.append(AssignSite(targets, node.value, self.frame, self._line_stmt))
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def _ann_assign(self, node: cst.AnnAssign) -> None:
         self._bind_target(node.target)
         if node.value is not None:
             self.assigns.append(AssignSite((node.target,), node.value, self.frame, self._line_stmt))
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+    def _aug_assign(self, node: cst.AugAssign) -> None:
         self._bind_target(node.target)
 
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+    def _named_expr(self, node: cst.NamedExpr) -> None:
         self._bind_target(node.target)
 
     # -- calls ----------------------------------------------------------------------------
-    def visit_Call(self, node: cst.Call) -> None:
-        site = CallSite(
-            node, self.frame, dotted_name(node.func), self._line_stmt, self._top[id(self.frame)]
-        )
+    def _call(self, node: cst.Call) -> None:
+        frame = self.frame
+        site = CallSite(node, frame, dotted_name(node.func), self._line_stmt, self._top[id(frame)])
         self.calls.append(site)
-        function = self.frame.function
-        if function is not None:
-            function.calls.append(site)
-        else:
-            self.module_frame.calls.append(site)
+        function = frame.function
+        (function or self.module_frame).calls.append(site)
 
 
 def _all_params(params: cst.Parameters):

@@ -76,7 +76,7 @@ class FactoryDefaultDtype(Rule):
     name = "factory-default-dtype"
     severity = Severity.ERROR
     fix_safety = "safe / unsafe"
-    triggers = ("autocast", "half", "float16", "auto_fp16", "optim_context")
+    triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half")
 
     flag = [
         Flag(

@@ -59,7 +59,7 @@ class HalfWithAutocast(Rule):
     name = "half-with-autocast"
     severity = Severity.WARNING
     fix_safety = "unsafe / suggestion"
-    triggers = ("half", "float16", "bfloat16")
+    triggers = ("autocast", "optim_context", "auto_fp16")
 
     flag = [
         Flag(

@@ -65,7 +65,7 @@ class BackwardInAutocast(Rule):
     name = "backward-in-autocast"
     severity = Severity.WARNING
     fix_safety = "safe"
-    triggers = ("backward", "autograd")
+    triggers = ("autocast", "optim_context", "auto_fp16")
 
     flag = [
         Flag(
