@@ -1,0 +1,365 @@
+"""AMP152 pure-half-training."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Tuple
+
+import libcst as cst
+
+from amplint.diagnostics import Diagnostic, Severity
+from amplint.facts.tree import CallSite, Frame, dotted_name, receiver_root
+from amplint.rules import Flag, Rule
+
+# Text that shows the file keeps float32 master weights or hands precision to a framework.
+MASTER_WEIGHT_HINTS = (
+    "master", "FP16_Optimizer", "fp32_param", "float_param", "amp.initialize", "deepspeed",
+    "MixedPrecision", "kahan", "Kahan", "stochastic_round", "loss_scale",
+)
+PARAM_METHODS = ("parameters", "named_parameters")
+
+
+@dataclass
+class _Optimizer:
+    site: CallSite
+    name: str  # the optimizer class, as written
+    target: Optional[Tuple[str, ...]]  # what it is bound to: ("opt",) or ("self", "opt")
+    index: int
+
+
+class PureHalfTraining(Rule):
+    """## What it does
+    Finds a model cast to float16 (`model.half()`, `model.to(torch.float16)`) and then trained
+    by a plain `torch.optim` optimizer built over that model's parameters and stepped, in a file
+    with no autocast and no GradScaler: pure fp16 training.
+
+    ## Why is this bad?
+    The optimizer updates the float16 weights in place, with no float32 master copy. Any update
+    smaller than half the gap between neighbouring fp16 values is lost: a weight of 1.0 with
+    `lr=1e-3` and a gradient of 0.04 stays exactly 1.0 after `SGD.step()`. Adam's second moment
+    underflows (a gradient of 1e-4 squares to 0 in fp16) and its `eps=1e-8` rounds to 0, so the
+    step divides by zero and the weights become `-inf`. BatchNorm running statistics accumulate
+    in fp16 as well. Training stalls or diverges with no error. Mixed precision keeps the model
+    float32 and runs the forward under `torch.autocast`, with a `GradScaler` for float16.
+    Half-precision *inference* is fine and is not reported: the rule needs an optimizer over the
+    half model's parameters, stepped after the cast.
+
+    ## Example
+    ```python
+    model = Net().cuda().half()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        loss = F.cross_entropy(model(x.cuda().half()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    model = Net().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    ```
+
+    ## Fix safety
+    A **suggestion**, no edit: moving to autocast changes the memory use (float32 weights) and
+    the training loop (a GradScaler), and some projects train in pure fp16 on purpose with their
+    own master weights or loss scaling (files that mention master weights, `FP16_Optimizer`,
+    apex `amp.initialize`, DeepSpeed, Kahan summation or loss scaling are not reported).
+    """
+
+    code = "AMP152"
+    name = "pure-half-training"
+    severity = Severity.WARNING
+    fix_safety = "suggestion"
+    triggers = ("half", "float16")
+
+    flag = [
+        Flag(
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "model = Net().cuda().half()\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n"
+            "for x, y in loader:\n"
+            "    loss = F.cross_entropy(model(x.cuda().half()), y.cuda())\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n",
+        ),
+        Flag(  # a trainer class: cast in __init__, optimizer over a filter of the parameters
+            "import torch\n"
+            "from torch import optim\n"
+            "class Trainer:\n"
+            "    def __init__(self, model, lr):\n"
+            "        self.model = model.cuda()\n"
+            "        if args.fp16:\n"
+            "            self.model.half()\n"
+            "        params = filter(lambda p: p.requires_grad, self.model.parameters())\n"
+            "        self.optimizer = optim.Adam(params, lr=lr)\n"
+            "    def step(self, batch):\n"
+            "        loss = self.model(**batch).loss\n"
+            "        loss.backward()\n"
+            "        self.optimizer.step()\n",
+        ),
+        Flag(  # .to(dtype=torch.float16), optimizer handed to a train function
+            "import torch\n"
+            "def main():\n"
+            "    model = build_model(cfg).to(device, dtype=torch.float16)\n"
+            "    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)\n"
+            "    train(model, opt, loader)\n"
+            "def train(model, opt, loader):\n"
+            "    for batch in loader:\n"
+            "        model(batch).backward()\n"
+            "        opt.step()\n",
+        ),
+    ]
+    clean = [
+        # half inference
+        "import torch\n"
+        "model = Net().cuda().half().eval()\n"
+        "with torch.no_grad():\n"
+        "    out = model(x.cuda().half())\n",
+        # the AMP recipe: fp32 model, autocast, GradScaler
+        "import torch\n"
+        "model = Net().cuda()\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "for x, y in loader:\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n"
+        "        loss = loss_fn(model(x), y)\n"
+        "    scaler.scale(loss).backward()\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n",
+        # trained in fp32, cast to half afterwards for export / evaluation
+        "import torch\n"
+        "def main():\n"
+        "    model = Net().cuda()\n"
+        "    opt = torch.optim.Adam(model.parameters())\n"
+        "    for x, y in loader:\n"
+        "        loss_fn(model(x), y).backward()\n"
+        "        opt.step()\n"
+        "    model.half()\n"
+        "    evaluate(model)\n",
+        # bfloat16 weights (a deliberate choice for LLM fine-tuning) are another rule's business
+        "import torch\n"
+        "model = AutoModelForCausalLM.from_pretrained(name).to(torch.bfloat16)\n"
+        "opt = torch.optim.AdamW(model.parameters(), lr=1e-5)\n"
+        "for batch in loader:\n"
+        "    model(**batch).loss.backward()\n"
+        "    opt.step()\n",
+        # fp16 weights with hand-kept fp32 master copies
+        "import torch\n"
+        "model = Net().cuda().half()\n"
+        "master_params = [p.detach().clone().float().requires_grad_() for p in model.parameters()]\n"
+        "opt = torch.optim.SGD(master_params, lr=0.1)\n"
+        "opt.step()\n",
+        # the optimizer trains another, float32 model
+        "import torch\n"
+        "teacher = Net().cuda().half().eval()\n"
+        "student = Small().cuda()\n"
+        "opt = torch.optim.SGD(student.parameters(), lr=0.1)\n"
+        "for x in loader:\n"
+        "    loss = kd(student(x), teacher(x.half()).float())\n"
+        "    loss.backward()\n"
+        "    opt.step()\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        facts = ctx.facts
+        if facts.regions.uses_autocast() or facts.scalers.any:
+            return
+        if any(hint in ctx.source for hint in MASTER_WEIGHT_HINTS):
+            return
+        casts = facts.fp16.half_casts
+        if not any(dtype == "float16" for dtype in casts.values()):
+            return
+        index = {id(site.node): i for i, site in enumerate(facts.tree.calls)}
+        optimizers = self._optimizers(facts, index)
+        if not optimizers:
+            return
+        steps = self._steps(facts, index)
+        for site in facts.tree.calls:
+            if casts.get(id(site.node)) != "float16":
+                continue
+            model = _cast_model(site)
+            if model is None:
+                continue
+            key = _scoped(model, site.frame)
+            for opt in optimizers:
+                if not _over_params(facts, opt.site, model) or _scoped(model, opt.site.frame) != key:
+                    continue
+                if not self._trained_after(site, opt, steps, index):
+                    continue
+                text = ".".join(model)
+                losses = "small updates round away"
+                if "Adam" in opt.name:
+                    losses += ", Adam's eps rounds to 0 and its second moment underflows"
+                if "BatchNorm" in ctx.source or "batch_norm" in ctx.source:
+                    losses += ", BatchNorm statistics accumulate in fp16"
+                message = (
+                    f"`{text}` is cast to float16 and trained by a plain `{opt.name}` (line "
+                    "{opt_line}) with no autocast or GradScaler: without float32 master weights "
+                    f"{losses}; keep the model float32 and train under `torch.autocast` with "
+                    "`torch.amp.GradScaler`"
+                )
+                yield self.report(site.node, message, related={"opt_line": opt.site.node})
+                break
+
+    # -- facts ----------------------------------------------------------------------------
+    @staticmethod
+    def _optimizers(facts, index) -> List[_Optimizer]:
+        found: List[_Optimizer] = []
+        targets: Dict[int, Tuple[str, ...]] = {}
+        for assign in facts.tree.assigns:
+            if len(assign.targets) == 1:
+                dotted = dotted_name(assign.targets[0])
+                if dotted and (len(dotted) == 1 or (len(dotted) == 2 and dotted[0] == "self")):
+                    targets[id(assign.value)] = dotted
+        for qualified, site in facts.qualified_calls:
+            if not qualified or not qualified.startswith("torch.optim."):
+                continue
+            last = qualified.rsplit(".", 1)[-1]
+            if "lr_scheduler" in qualified or not last[:1].isupper() or last == "Optimizer":
+                continue
+            found.append(_Optimizer(site, last, targets.get(id(site.node)), index[id(site.node)]))
+        return found
+
+    @staticmethod
+    def _steps(facts, index) -> List[Tuple[Tuple[str, ...], CallSite]]:
+        steps = []
+        for site in facts.tree.calls:
+            func = site.node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "step" and not site.node.args:
+                dotted = dotted_name(func.value)
+                if dotted:
+                    steps.append((dotted, site))
+        return steps
+
+    @staticmethod
+    def _trained_after(cast: CallSite, opt: _Optimizer, steps, index) -> bool:
+        """The optimizer is stepped, and the cast happens before the training: before the
+        optimizer is built, or before one of its steps in the same function."""
+        target = opt.target
+        if target is None:
+            return False
+        own = [s for d, s in steps if d == target]
+        if target[0] != "self":
+            own = [s for s in own if s.frame.scope is opt.site.frame.scope]
+        if own:
+            if index[id(cast.node)] < opt.index and cast.frame.scope is opt.site.frame.scope:
+                return True
+            if any(
+                s.frame.scope is cast.frame.scope and index[id(s.node)] > index[id(cast.node)]
+                for s in own
+            ):
+                return True
+            if target[0] == "self" and cast.frame.scope.name == "__init__":
+                return True
+            return False
+        # `train(model, opt, loader)`: the optimizer leaves this function; a step elsewhere
+        # in the file on a name that holds an optimizer is the training.
+        if target[0] == "self" or index[id(cast.node)] > opt.index:
+            return False
+        if cast.frame.scope is not opt.site.frame.scope:
+            return False
+        return _passed_on(opt, target) and any("opt" in dotted[-1] for dotted, _ in steps)
+
+
+def _cast_model(site: CallSite) -> Optional[Tuple[str, ...]]:
+    """The name the half model ends up in: `model = Net().half()` -> ("model",),
+    `self.model.half()` -> ("self", "model"), `model = model.to(torch.float16)`."""
+    stmt = site.line_stmt
+    if stmt is None or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    call = site.node
+    if isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1:
+        dotted = dotted_name(small.targets[0].target)
+    elif isinstance(small, cst.Expr) and small.value is call:
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        root = func.value
+        while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute):
+            root = root.func.value  # `model.cuda().half()`
+        dotted = dotted_name(root)
+    else:
+        return None
+    if not dotted or not (len(dotted) == 1 or (len(dotted) == 2 and dotted[0] == "self")):
+        return None
+    return dotted
+
+
+def _scoped(model: Tuple[str, ...], frame: Frame):
+    """Where a name lives: a function's local, or a class's attribute."""
+    if model[0] == "self":
+        cls = frame.class_frame
+        return ("class", id(cls)) if cls is not None else None
+    return ("scope", id(frame.scope))
+
+
+class _ParamsOf(cst.CSTVisitor):
+    """Finds `<model>.parameters()` / `.named_parameters()`, and names that may hold them."""
+
+    def __init__(self, model: Tuple[str, ...]) -> None:
+        self.model = model
+        self.found = False
+        self.names: List[str] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in PARAM_METHODS
+            and dotted_name(func.value) == self.model
+        ):
+            self.found = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node.value)
+
+
+def _over_params(facts, site: CallSite, model: Tuple[str, ...]) -> bool:
+    """The optimizer is built over the model's parameters, directly, in param groups, or
+    through one local (`params = filter(..., model.parameters())`)."""
+    visitor = _ParamsOf(model)
+    for arg in site.node.args:
+        arg.visit(visitor)
+    if visitor.found:
+        return True
+    scope = site.frame.scope
+    names = set(visitor.names)
+    for assign in facts.tree.assigns:
+        if assign.frame.scope is not scope or len(assign.targets) != 1:
+            continue
+        target = assign.targets[0]
+        if isinstance(target, cst.Name) and target.value in names:
+            inner = _ParamsOf(model)
+            assign.value.visit(inner)
+            if inner.found:
+                return True
+    return False
+
+
+class _PassedOn(cst.CSTVisitor):
+    def __init__(self, target: Tuple[str, ...]) -> None:
+        self.target = target
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if any(dotted_name(arg.value) == self.target for arg in node.args):
+            self.found = True
+
+
+def _passed_on(opt: _Optimizer, target: Tuple[str, ...]) -> bool:
+    """The optimizer is handed to a call (`train(model, opt, loader)`)."""
+    visitor = _PassedOn(target)
+    opt.site.frame.scope.node.visit(visitor)
+    return visitor.found
