@@ -43,7 +43,7 @@ class Diagnostic:
     code: str
     message: str
     severity: Severity
-    node: cst.CSTNode
+    node: Optional[cst.CSTNode]  # None once stripped (sent between processes, or cached)
     fix: Optional[Fix] = None
     # Nodes whose line numbers the message cites: "{region_line}" in the message is filled in
     # with the line of related["region_line"] once positions are known.
@@ -58,6 +58,14 @@ class Diagnostic:
     @property
     def fixable(self) -> bool:
         return self.fix is not None
+
+    def stripped(self) -> "Diagnostic":
+        """This finding without tree nodes: cheap to pickle, to cache and to report."""
+        fix = None if self.fix is None else Fix(self.fix.applicability, self.fix.message, {})
+        return Diagnostic(
+            self.code, self.message, self.severity, None, fix, {}, self.filename,
+            self.line, self.column, self.end_line, self.end_column,
+        )
 
     def to_json(self) -> dict:
         return {

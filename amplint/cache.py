@@ -1,0 +1,92 @@
+"""A content-hash cache of lint results, so an unchanged file is not analysed again.
+
+Key: the file's bytes, amplint's version, the rules' source (a development edit invalidates
+it), the effective settings and the project entries. One small JSON file per key, written
+atomically: concurrent runs may both write an entry, never a torn one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from typing import Optional
+
+from amplint import __version__
+from amplint.diagnostics import Applicability, Diagnostic, Fix, Severity
+
+DEFAULT_DIR = ".amplint_cache"
+
+
+def _code_fingerprint() -> str:
+    """Changes whenever amplint's own code changes (not just its version number)."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256(__version__.encode())
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "runtime"))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(directory, name)
+                stat = os.stat(path)
+                digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:16]
+
+
+_FINGERPRINT: Optional[str] = None
+
+
+def fingerprint() -> str:
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        _FINGERPRINT = _code_fingerprint()
+    return _FINGERPRINT
+
+
+class Cache:
+    def __init__(self, directory: str = DEFAULT_DIR) -> None:
+        self.directory = os.path.join(directory, fingerprint())
+
+    def key(self, data: bytes, settings_key: str) -> str:
+        digest = hashlib.sha256(data)
+        digest.update(b"\0" + settings_key.encode())
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.directory, key[:2], key + ".json")
+
+    def get(self, key: str) -> Optional[dict]:
+        try:
+            with open(self._path(key), "r", encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, value: dict) -> None:
+        path = self._path(key)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(value, handle)
+            os.replace(temp, path)
+        except OSError:
+            pass  # a cache that cannot be written is only slower
+
+
+def diagnostic_to_dict(diag: Diagnostic) -> dict:
+    data = diag.to_json()
+    return data
+
+
+def diagnostic_from_dict(data: dict) -> Diagnostic:
+    """A finding as reports need it (no tree node, no edits: a cached finding is not fixed
+    from the cache; fixing re-analyses the file)."""
+    fix = None
+    if data.get("fix"):
+        fix = Fix(Applicability(data["fix"]["applicability"]), data["fix"]["message"], {})
+    return Diagnostic(
+        data["code"], data["message"], Severity(data["severity"]), None, fix,  # type: ignore[arg-type]
+        filename=data["filename"], line=data["line"], column=data["column"],
+        end_line=data["end_line"], end_column=data["end_column"],
+    )
