@@ -1,0 +1,231 @@
+"""AMP123 unscale-twice."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from amplint.diagnostics import Diagnostic, Severity
+from amplint.facts.scalers import Event, Flow, arms, exclusive, jumps_between
+from amplint.rules import Flag, Rule
+
+
+class UnscaleTwice(Rule):
+    """## What it does
+    Finds a second `scaler.unscale_(optimizer)` of the same optimizer before `scaler.update()`
+    (also after that optimizer's `scaler.step`), and an `unscale_` that runs more often than
+    the scaler's `update()`: every micro-step of a gradient-accumulation loop whose `step` and
+    `update` run only every k-th iteration (or after the inner loop).
+
+    ## Why is this bad?
+    `unscale_` records that the optimizer's gradients are unscaled until `update()` resets it.
+    A second call raises
+    `RuntimeError: unscale_() has already been called on this optimizer since the last update().`
+    and one after `step` raises `RuntimeError: unscale_() is being called after step().` The
+    docs: "`unscale_` should only be called once per optimizer per `step` call, and only after
+    all gradients for that optimizer's assigned parameters have been accumulated." In an
+    accumulation loop the second micro-step raises. `unscale_` of two different optimizers, or
+    inside the same `if (i + 1) % k == 0:` arm as the step and update, is fine.
+
+    ## Example
+    ```python
+    for i, (x, y) in enumerate(loader):
+        scaler.scale(loss_fn(model(x), y) / k).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (i + 1) % k == 0:
+            scaler.step(optimizer)
+            scaler.update()
+    ```
+
+    ## Use instead
+    ```python
+    for i, (x, y) in enumerate(loader):
+        scaler.scale(loss_fn(model(x), y) / k).backward()
+        if (i + 1) % k == 0:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(optimizer)
+            scaler.update()
+    ```
+
+    ## Fix safety
+    **Suggestion** only: whether to drop an `unscale_` or move it (and the clipping that needs
+    it) under the step's condition depends on what the code between them does with the
+    gradients.
+    """
+
+    code = "AMP123"
+    name = "unscale-twice"
+    severity = Severity.ERROR
+    fix_safety = "suggestion"
+    triggers = ("unscale_",)
+
+    flag = [
+        Flag(  # unscale per micro-step, step and update every k
+            "import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for i, (x, y) in enumerate(loader):\n"
+            "    scaler.scale(loss_fn(model(x), y) / k).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    if (i + 1) % k == 0:\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n",
+        ),
+        Flag(  # unscale in a helper call and again before clipping
+            "import torch\n"
+            "def step(model, loss, opt, scaler):\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(opt)\n"
+            "    grad_norm = compute_grad_norm(model)\n"
+            "    if clip:\n"
+            "        scaler.unscale_(opt)\n"
+            "        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)\n"
+            "    scaler.step(opt)\n"
+            "    scaler.update()\n",
+        ),
+        Flag(  # inner micro-step loop unscales, the outer loop updates
+            "import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "while True:\n"
+            "    for micro_step in range(accum):\n"
+            "        scaler.scale(model(X, Y)).backward()\n"
+            "        scaler.unscale_(optimizer)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n",
+        ),
+        Flag(  # accumulation by `continue`: the unscale runs before it
+            "import torch\n"
+            "def train(model, loader, opt, scaler, k):\n"
+            "    for i, batch in enumerate(loader):\n"
+            "        scaler.scale(model(batch)).backward()\n"
+            "        scaler.unscale_(opt)\n"
+            "        if (i + 1) % k != 0:\n"
+            "            continue\n"
+            "        scaler.step(opt)\n"
+            "        scaler.update()\n",
+        ),
+    ]
+    clean = [
+        # unscale once per step, inside the accumulation arm
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "for i, (x, y) in enumerate(loader):\n"
+        "    scaler.scale(loss_fn(model(x), y) / k).backward()\n"
+        "    if (i + 1) % k == 0:\n"
+        "        scaler.unscale_(optimizer)\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n",
+        # two optimizers, each unscaled once
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "scaler.scale(loss).backward()\n"
+        "scaler.unscale_(opt_g)\n"
+        "scaler.unscale_(opt_d)\n"
+        "torch.nn.utils.clip_grad_norm_(params, 1.0)\n"
+        "scaler.step(opt_g)\n"
+        "scaler.step(opt_d)\n"
+        "scaler.update()\n",
+        # DINO: unscale in the clipping arm, the same step every iteration
+        "import torch\n"
+        "def train(loader, optimizer, fp16_scaler, args):\n"
+        "    for it, images in enumerate(loader):\n"
+        "        loss = model(images)\n"
+        "        if fp16_scaler is None:\n"
+        "            loss.backward()\n"
+        "            optimizer.step()\n"
+        "        else:\n"
+        "            fp16_scaler.scale(loss).backward()\n"
+        "            if args.clip_grad:\n"
+        "                fp16_scaler.unscale_(optimizer)\n"
+        "                clip_gradients(model, args.clip_grad)\n"
+        "            fp16_scaler.step(optimizer)\n"
+        "            fp16_scaler.update()\n",
+        # unscale in both arms of one if
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "scaler.scale(loss).backward()\n"
+        "if clip_grad is not None:\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(params, clip_grad)\n"
+        "else:\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    norm = grad_norm(params)\n"
+        "scaler.step(optimizer)\n"
+        "scaler.update()\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        scalers = ctx.facts.scalers
+        for flow in scalers.flows:
+            for unscale in flow.of("unscale"):
+                info = scalers.info(unscale.scaler)
+                if info is None or info.disabled:
+                    continue
+                earlier = self._earlier(flow, unscale)
+                if earlier is not None:
+                    what = "unscale_" if earlier.kind == "unscale" else "step"
+                    error = (
+                        "unscale_() has already been called on this optimizer since the last "
+                        "update()." if what == "unscale_" else "unscale_() is being called after step()."
+                    )
+                    yield self.report(
+                        unscale.node,
+                        f"second unscale of `{unscale.arg}`: `{unscale.scaler}.{what}` at line "
+                        f"{{first_line}} already ran with no `update()` between; raises "
+                        f"'RuntimeError: {error}'; unscale once per step",
+                        related={"first_line": earlier.node},
+                    )
+                    continue
+                update = self._less_often(flow, unscale)
+                if update is not None:
+                    yield self.report(
+                        unscale.node,
+                        f"`{unscale.scaler}.unscale_` runs on iterations where "
+                        f"`{unscale.scaler}.update()` (line {{update_line}}) does not: the next "
+                        "one raises 'RuntimeError: unscale_() has already been called on this "
+                        "optimizer since the last update().'; unscale under the same condition "
+                        "as the step",
+                        related={"update_line": update.node},
+                    )
+
+    @staticmethod
+    def _earlier(flow: Flow, unscale: Event) -> Optional[Event]:
+        for prior in flow.of("unscale", "step", scaler=unscale.scaler):
+            if prior.order >= unscale.order or prior.arg != unscale.arg:
+                continue
+            if exclusive(prior, unscale):
+                continue
+            if prior.loop != unscale.loop:
+                continue
+            updates = [
+                u for u in flow.between(prior, unscale, "update")
+                if u.scaler == unscale.scaler and not exclusive(u, unscale)
+            ]
+            if not updates:
+                return prior
+        return None
+
+    @staticmethod
+    def _less_often(flow: Flow, unscale: Event) -> Optional[Event]:
+        updates = [
+            u for u in flow.of("update", scaler=unscale.scaler) if not exclusive(u, unscale)
+        ]
+        loop = unscale.loop
+        if not updates or loop is None:
+            return None
+        inside = [u for u in updates if u.inside(loop)]
+        if not inside:
+            # updates only outside the unscale's loop (an inner micro-step loop)
+            after = [u for u in updates if u.order > unscale.order]
+            return after[0] if after else None
+        for update in inside:
+            extra = arms(update, loop) - arms(unscale, loop)
+            # an `if <test>:` arm the unscale is not in (`if (i + 1) % k == 0:`); arms that
+            # only say an earlier test failed (`elif use_amp:` after `if on_tpu:`) are not
+            # taken as accumulation gates
+            gated = any(sig[0] == "cond" and sig[2] for sig in extra)
+            if not gated and not jumps_between(flow, unscale, update):
+                return None
+        return inside[0]

@@ -1,0 +1,200 @@
+"""AMP124 scaler-with-bf16."""
+
+from __future__ import annotations
+
+from typing import Iterable, List
+
+import libcst as cst
+
+from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.facts.regions import Enabled, Region, bound_arguments
+from amplint.facts.scalers import SCALER_APIS
+from amplint.facts.names import resolve_expr
+from amplint.rules import Flag, Rule
+from amplint.rules._util import kwarg, with_args
+
+
+class ScalerWithBf16(Rule):
+    """## What it does
+    Finds a GradScaler created enabled (no `enabled=`, or `enabled=True`) in a file whose
+    autocast regions all run in bfloat16 (`dtype=torch.bfloat16`, or CPU autocast's default).
+
+    ## Why is this bad?
+    Loss scaling exists for float16's narrow range (gradients below 6e-8 flush to zero).
+    bfloat16 has float32's exponent range, so the scaler has nothing to protect and only costs:
+    every `scaler.step` reads the inf check back to the host (`found_inf.item()`, a GPU→CPU
+    sync per step), and steps are skipped while the scale backs off. Nothing is raised. A scaler
+    gated on the dtype, as nanoGPT writes it
+    (`torch.cuda.amp.GradScaler(enabled=(dtype == "float16"))`), a scaler created only on one
+    path (`GradScaler() if fp16 else None`), or a file with any float16 or unknown-dtype region
+    is not reported.
+
+    ## Example
+    ```python
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(x).mean()
+    scaler.scale(loss).backward()
+    ```
+
+    ## Use instead
+    ```python
+    scaler = torch.amp.GradScaler("cuda", enabled=False)  # or enabled=(amp_dtype == torch.float16)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(x).mean()
+    scaler.scale(loss).backward()
+    ```
+
+    ## Fix safety
+    **Unsafe**: the fix creates the scaler with `enabled=False` (its `scale`, `unscale_`, `step`
+    and `update` then pass through). It changes behaviour: a step whose gradients hold inf/NaN
+    is then applied instead of skipped, which bf16 training normally guards against with
+    gradient clipping or a loss check. Where the dtype is configurable, gate the scaler on it
+    by hand: `enabled=(amp_dtype == torch.float16)`.
+    """
+
+    code = "AMP124"
+    name = "scaler-with-bf16"
+    severity = Severity.INFO
+    fix_safety = "unsafe"
+    triggers = ("bfloat16", "cpu")
+
+    flag = [
+        Flag(
+            "import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for x, y in loader:\n"
+            "    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n",
+            fixed="import torch\n"
+            "scaler = torch.amp.GradScaler('cuda', enabled=False)\n"
+            "for x, y in loader:\n"
+            "    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n",
+            unsafe=True,
+        ),
+        Flag(  # an explicit enabled=True on self, bf16 through an alias
+            "import torch\n"
+            "from torch.cuda import amp as tamp\n"
+            "class Trainer:\n"
+            "    def __init__(self):\n"
+            "        self.scaler = tamp.GradScaler(enabled=True)\n"
+            "        self.ctx = torch.autocast('cuda', dtype=torch.bfloat16)\n"
+            "    def step(self, x):\n"
+            "        with self.ctx:\n"
+            "            loss = self.model(x)\n"
+            "        self.scaler.scale(loss).backward()\n",
+            fixed="import torch\n"
+            "from torch.cuda import amp as tamp\n"
+            "class Trainer:\n"
+            "    def __init__(self):\n"
+            "        self.scaler = tamp.GradScaler(enabled=False)\n"
+            "        self.ctx = torch.autocast('cuda', dtype=torch.bfloat16)\n"
+            "    def step(self, x):\n"
+            "        with self.ctx:\n"
+            "            loss = self.model(x)\n"
+            "        self.scaler.scale(loss).backward()\n",
+            unsafe=True,
+        ),
+    ]
+    clean = [
+        # nanoGPT: the scaler is gated on the dtype
+        "import torch\n"
+        "ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]\n"
+        "ctx = torch.amp.autocast(device_type=device_type, dtype=torch.bfloat16)\n"
+        "scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))\n"
+        "with ctx:\n"
+        "    logits, loss = model(X, Y)\n"
+        "scaler.scale(loss).backward()\n",
+        # float16 autocast: the scaler is needed
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "with torch.autocast('cuda', dtype=torch.float16):\n"
+        "    loss = model(x)\n"
+        "scaler.scale(loss).backward()\n",
+        # the dtype is configured at run time
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "with torch.autocast('cuda', dtype=amp_dtype):\n"
+        "    loss = model(x)\n"
+        "scaler.scale(loss).backward()\n",
+        # a scaler only on the fp16 path
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda') if args.fp16 else None\n"
+        "with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "    loss = model(x)\n",
+        # both precisions in one file
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "def train_fp16(x):\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n"
+        "        return model(x)\n"
+        "def eval_bf16(x):\n"
+        "    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "        return model(x)\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        facts = ctx.facts
+        scalers = facts.scalers
+        if not scalers.any:
+            return
+        regions = self._regions(facts)
+        if not regions or any(r.dtype != "bfloat16" for r in regions):
+            return
+        for info in scalers.infos.values():
+            if info.enabled is not Enabled.TRUE or info.maybe_none:
+                continue
+            for call in info.constructions:
+                yield self.report(
+                    call,
+                    "GradScaler enabled while every autocast region of this file runs in "
+                    "bfloat16 (line {region_line}): bf16 needs no loss scaling, the scaler only "
+                    "adds a host sync per step and skipped steps; create it with "
+                    "`enabled=False`, or gate it: `enabled=(amp_dtype == torch.float16)`",
+                    fix=self._fix(facts, call),
+                    related={"region_line": regions[0].origin},
+                )
+
+    @staticmethod
+    def _regions(facts) -> List[Region]:
+        found = [r for _, _, r in facts.regions.explicit_regions() if r.active]
+        for frame in facts.tree.frames:
+            region = frame.region if frame.kind == "function" else None
+            if isinstance(region, Region) and region.active and region.kind == "decorator":
+                found.append(region)
+        return found
+
+    def _fix(self, facts, call: cst.Call):
+        site = facts.scalers.sites.get(id(call))
+        if site is None:
+            return None
+        qualified = resolve_expr(call.func, site.frame)
+        positional = SCALER_APIS.get(qualified or "")
+        if positional is None or any(a.star for a in call.args):
+            return None
+        bound = bound_arguments(call, positional)
+        if "enabled" in bound:
+            args = []
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value == "enabled":
+                    arg = arg.with_changes(value=cst.Name("False"))
+                elif arg.keyword is None and arg.value is bound["enabled"]:
+                    return None  # positional `enabled`: leave it to a human
+                args.append(arg)
+            new = call.with_changes(args=args)
+        else:
+            args = list(call.args)
+            if args:
+                args[-1] = args[-1].with_changes(
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                )
+            new = with_args(call, [*args, kwarg("enabled", cst.Name("False"))])
+        return self.fix(Applicability.UNSAFE, "Create the scaler disabled (`enabled=False`)",
+                        {call: new})

@@ -1,0 +1,198 @@
+"""AMP126 update-between-optimizers."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Tuple
+
+from amplint.diagnostics import Diagnostic, Severity
+from amplint.facts.scalers import Event, Flow, exclusive
+from amplint.rules import Flag, Rule
+
+
+class UpdateBetweenOptimizers(Rule):
+    """## What it does
+    Finds `scaler.update()` between the `scaler.step` calls of two optimizers whose gradients
+    came from the same scaled backward, and two GradScalers that both scale losses before
+    either steps (one scaler per optimizer, interleaved in one iteration).
+
+    ## Why is this bad?
+    `update()` may change the scale (halve it after an inf, double it after `growth_interval`
+    clean steps) and forgets the first optimizer's inf checks. The second optimizer's gradients
+    were multiplied by the old scale but `step` unscales them with the new one, so its update is
+    off by a factor of 2 (or 0.5) on those iterations, silently. The AMP examples: "If your
+    network has multiple losses ... you should call `update` only once per iteration, after all
+    optimizers used this iteration have been stepped", and "a single scaler should serve all".
+    With two interleaved scalers, parameters reached by both losses accumulate gradients scaled
+    by two different factors that neither scaler can undo. Not reported: a fresh
+    `scaler.scale(...).backward()` after the update (a GAN that updates once per network, the
+    scale is then consistent), and two scalers used one after the other.
+
+    ## Example
+    ```python
+    scaler.scale(loss).backward()
+    scaler.step(opt_encoder)
+    scaler.update()
+    scaler.step(opt_decoder)
+    scaler.update()
+    ```
+
+    ## Use instead
+    ```python
+    scaler.scale(loss).backward()
+    scaler.step(opt_encoder)
+    scaler.step(opt_decoder)
+    scaler.update()
+    ```
+
+    ## Fix safety
+    **Suggestion** only: removing an `update()` (or a scaler) moves code the rest of the loop
+    may depend on (logging `scaler.get_scale()`, checkpointing each scaler's state).
+    """
+
+    code = "AMP126"
+    name = "update-between-optimizers"
+    severity = Severity.WARNING
+    fix_safety = "suggestion"
+    triggers = ("update(",)
+
+    flag = [
+        Flag(
+            "import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for batch in loader:\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = decoder(encoder(batch))\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.step(opt_encoder)\n"
+            "    scaler.update()\n"
+            "    scaler.step(opt_decoder)\n"
+            "    scaler.update()\n",
+        ),
+        Flag(  # one scaler per optimizer, both losses scaled before either steps
+            "import torch\n"
+            "class MultiTask:\n"
+            "    def __init__(self):\n"
+            "        self.scaler_a = torch.amp.GradScaler('cuda')\n"
+            "        self.scaler_b = torch.amp.GradScaler('cuda')\n"
+            "    def step(self, loss_a, loss_b):\n"
+            "        self.scaler_a.scale(loss_a).backward(retain_graph=True)\n"
+            "        self.scaler_b.scale(loss_b).backward()\n"
+            "        self.scaler_a.step(self.opt_a)\n"
+            "        self.scaler_b.step(self.opt_b)\n"
+            "        self.scaler_a.update()\n"
+            "        self.scaler_b.update()\n",
+        ),
+    ]
+    clean = [
+        # the multiple-optimizers recipe: one update after all steps
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "scaler.scale(loss0).backward(retain_graph=True)\n"
+        "scaler.scale(loss1).backward()\n"
+        "scaler.unscale_(optimizer0)\n"
+        "scaler.step(optimizer0)\n"
+        "scaler.step(optimizer1)\n"
+        "scaler.update()\n",
+        # a GAN with one scaler: each network's loss scaled after the previous update
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "for real in loader:\n"
+        "    with torch.autocast('cuda'):\n"
+        "        d_loss = disc_loss(D, G, real)\n"
+        "    scaler.scale(d_loss).backward()\n"
+        "    scaler.step(opt_d)\n"
+        "    scaler.update()\n"
+        "    with torch.autocast('cuda'):\n"
+        "        g_loss = gen_loss(D, G, real)\n"
+        "    scaler.scale(g_loss).backward()\n"
+        "    scaler.step(opt_g)\n"
+        "    scaler.update()\n",
+        # a GAN with one scaler per network, used one after the other
+        "import torch\n"
+        "scaler_d = torch.amp.GradScaler('cuda')\n"
+        "scaler_g = torch.amp.GradScaler('cuda')\n"
+        "for real in loader:\n"
+        "    scaler_d.scale(disc_loss(D, G, real)).backward()\n"
+        "    scaler_d.step(opt_d)\n"
+        "    scaler_d.update()\n"
+        "    scaler_g.scale(gen_loss(D, G, real)).backward()\n"
+        "    scaler_g.step(opt_g)\n"
+        "    scaler_g.update()\n",
+        # the same optimizer in alternative arms
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "scaler.scale(loss).backward()\n"
+        "if phase == 'warmup':\n"
+        "    scaler.step(head_opt)\n"
+        "else:\n"
+        "    scaler.step(full_opt)\n"
+        "scaler.update()\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        scalers = ctx.facts.scalers
+        for flow in scalers.flows:
+            for scaler in flow.stepping_scalers:
+                info = scalers.info(scaler)
+                if info is None or info.disabled:
+                    continue
+                found = self._update_between(flow, scaler)
+                if found is not None:
+                    first, update, second = found
+                    yield self.report(
+                        update.node,
+                        f"`{scaler}.update()` between the steps of `{first.arg}` (line "
+                        f"{{first_line}}) and `{second.arg}` (line {{second_line}}): the second "
+                        "is unscaled with a scale its gradients were not scaled by; update once, "
+                        "after the last step",
+                        related={"first_line": first.node, "second_line": second.node},
+                    )
+            yield from self._interleaved(scalers, flow)
+
+    @staticmethod
+    def _update_between(flow: Flow, scaler) -> Optional[Tuple[Event, Event, Event]]:
+        steps = flow.of("step", scaler=scaler)
+        for i, first in enumerate(steps):
+            for second in steps[i + 1:]:
+                if second.arg == first.arg or exclusive(first, second):
+                    continue
+                if first.loop != second.loop:
+                    continue
+                updates = [
+                    u for u in flow.between(first, second, "update")
+                    if u.scaler == scaler and not exclusive(u, first) and not exclusive(u, second)
+                ]
+                if not updates:
+                    continue
+                rescaled = [
+                    s for s in flow.between(updates[0], second, "scale")
+                    if s.scaler == scaler and not exclusive(s, second)
+                ]
+                if not rescaled:
+                    return first, updates[0], second
+        return None
+
+    def _interleaved(self, scalers, flow: Flow) -> Iterable[Diagnostic]:
+        stepping = [s for s in flow.stepping_scalers if not scalers.info(s).disabled]
+        if len(stepping) < 2:
+            return
+        steps = flow.of("step")
+        first_step = steps[0]
+        scaled_before = []
+        for scale in flow.of("scale"):
+            if scale.order > first_step.order or not scale.backward:
+                continue
+            if scale.scaler in stepping and scale.loop == first_step.loop:
+                if not exclusive(scale, first_step) and scale.scaler not in [
+                    s.scaler for s in scaled_before
+                ]:
+                    scaled_before.append(scale)
+        if len(scaled_before) >= 2:
+            a, b = scaled_before[0], scaled_before[1]
+            yield self.report(
+                b.node,
+                f"a second GradScaler: `{a.scaler}` (line {{first_line}}) and `{b.scaler}` both "
+                "scale backward passes before either steps; gradients of shared parameters mix "
+                "two scales. Use one scaler for all losses and optimizers, one `update()`",
+                related={"first_line": a.node},
+            )
