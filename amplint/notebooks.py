@@ -102,9 +102,10 @@ class Notebook:
         if not match:
             return line
         placed, original = self.magics[int(match.group("id"))]
-        if match.group("indent") == placed:
-            return original + ending
-        return match.group("indent") + original.lstrip(" \t") + ending
+        indent = match.group("indent")
+        if original.startswith(placed):  # shift by as much as the placeholder moved
+            return indent + original[len(placed):] + ending
+        return indent + original.lstrip(" \t") + ending
 
     def render(self, module: str) -> Tuple[str, List[int]]:
         """(the notebook's new JSON text, numbers of the cells that changed)."""
@@ -157,10 +158,24 @@ def _serialize(text: str, raw: str, cell: Cell, ascii_only: bool, unit: str) -> 
     elif original.replace(" ", "") == "[]":
         lead, close = "\n" + key_indent + unit, "\n" + key_indent
     else:
-        return "[" + ", ".join(items) + "]"
+        return "[" + _inline_separator(original, raw).join(items) + "]"
     if not items:
         return "[]"
     return "[" + lead + ("," + lead).join(items) + close + "]"
+
+
+def _inline_separator(original: str, raw: str) -> str:
+    """The separator between items of a list written on one line: as in the original list,
+    else as the file writes them elsewhere (`,` in compact files, `, ` otherwise)."""
+    try:
+        _, end = json.JSONDecoder().raw_decode(original, _skip_ws(original, 1))
+    except ValueError:
+        end = -1
+    if 0 < end < len(original):
+        match = re.match(r"\s*,\s*", original[end:])
+        if match:
+            return match.group(0)
+    return "," if re.search(r'",\s', raw) is None else ", "
 
 
 # -- reading --------------------------------------------------------------------------------
