@@ -159,7 +159,8 @@ class ScalerClosure(Rule):
                 else:
                     if lbfgs is None:
                         lbfgs = self._lbfgs_names(ctx.facts)
-                    if step.arg not in lbfgs:
+                    optimizer = positional[0].value if positional else None
+                    if optimizer is None or scalers.ref(key_text(optimizer), flow.frame) not in lbfgs:
                         continue
                     message = (
                         f"LBFGS stepped through `{step.scaler}.step` without a closure raises "
@@ -176,7 +177,7 @@ class ScalerClosure(Rule):
             value = assign.value
             if isinstance(value, cst.Call) and resolve_expr(value.func, assign.frame) in LBFGS:
                 for target in assign.targets:
-                    text = key_text(target)
-                    if text is not None:
-                        names.add(text)
+                    ref = facts.scalers.ref(key_text(target), assign.frame)
+                    if ref is not None:
+                        names.add(ref)
         return names
