@@ -59,6 +59,9 @@ _LIKE = {"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_
          "torch.rand_like", "torch.randn_like"}
 
 
+_C10 = {"float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
 @dataclass
 class _Const:
     value: float
@@ -252,6 +255,7 @@ class Fp16OverflowConstant(Rule):
                 dtype_arg = keyword(call, "dtype")
                 dtype_expr = dtype_arg.value if dtype_arg is not None else None
                 method = qualified.rsplit(".", 1)[-1]
+                label = qualified
             elif (
                 qualified is None
                 and isinstance(func, cst.Attribute)
@@ -261,6 +265,7 @@ class Fp16OverflowConstant(Rule):
                 value = argument(call, index, name)
                 target = func.value
                 method = func.attr.value
+                label = f".{method}"
                 if method == "new_full":
                     dtype_arg = keyword(call, "dtype")
                     dtype_expr = dtype_arg.value if dtype_arg is not None else None
@@ -283,11 +288,11 @@ class Fp16OverflowConstant(Rule):
             where = state.overflows(const, known, site.frame)
             if where is None:
                 continue
-            message, related = where
+            message, related, half = where
             text = (
-                f"`{method}` with {state.describe(value.value, const)} overflows float16 "
-                f"{message}: 'RuntimeError: value cannot be converted to type c10::Half without "
-                "overflow'; use `torch.finfo(x.dtype).min` (or `.max`)"
+                f"`{label}` with {state.describe(value.value, const)} overflows {half} "
+                f"{message}: 'RuntimeError: value cannot be converted to type "
+                f"{_C10[half]} without overflow'; use `torch.finfo(x.dtype).min` (or `.max`)"
             )
             fix = self._fix(ctx, state, value.value, const, target, dtype_expr, known, site.frame,
                             call, method, site.line_stmt)
@@ -303,9 +308,9 @@ class Fp16OverflowConstant(Rule):
             where = state.overflows(const, known, assign.frame)
             if where is None:
                 continue
-            message, related = where
+            message, related, half = where
             text = (
-                f"index assignment of {state.describe(assign.value, const)} overflows float16 "
+                f"index assignment of {state.describe(assign.value, const)} overflows {half} "
                 f"{message}: it silently stores {'-' if const.value < 0 else ''}inf (a fully "
                 "masked row then gives NaN); use `torch.finfo(x.dtype).min` (or `.max`)"
             )
@@ -447,11 +452,13 @@ class _State:
         const = self._evaluate(assigns[0].value, assigns[0].frame, depth + 1)
         return const
 
-    @staticmethod
-    def describe(expr: cst.BaseExpression, const: _Const) -> str:
-        if const.finfo32:
-            return "`torch.finfo(torch.float32)` bound"
-        return f"{const.value:g}"
+    def describe(self, expr: cst.BaseExpression, const: _Const) -> str:
+        text = self.ctx.module.code_for_node(expr).strip()
+        if len(text) > 40:
+            text = text[:37] + "..."
+        if isinstance(expr, cst.Name):
+            return f"`{text}` (= {const.value:g})"
+        return f"`{text}`"
 
     # -- dtypes ---------------------------------------------------------------------------
     def dtype_literal(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
@@ -536,9 +543,11 @@ class _State:
     def overflows(self, const: _Const, known: Optional[str], frame: Frame):
         """(where, related) when the constant overflows the tensor's dtype here, else None."""
         if known == "float16":
-            return "(the tensor is float16)", {}
+            return "(the tensor is float16)", {}, "float16"
         if known == "bfloat16":
-            return ("(the tensor is bfloat16)", {}) if abs(const.value) > BF16_MAX else None
+            if abs(const.value) > BF16_MAX:
+                return "(the tensor is bfloat16)", {}, "bfloat16"
+            return None
         if known is not None:
             return None
         region = self.facts.active_region(frame)
@@ -548,12 +557,14 @@ class _State:
             if region.dtype == "bfloat16" and abs(const.value) <= BF16_MAX:
                 return None
             note, related = region_note(region)
-            return f"under autocast {note}", related
+            half = "bfloat16" if region.dtype == "bfloat16" else "float16"
+            return f"under autocast {note}", related, half
         if self.facts.fp16.is_fp16(frame):
             casts = set(self.facts.fp16.half_casts.values())
-            if casts == {"bfloat16"} and abs(const.value) <= BF16_MAX:
+            half = "bfloat16" if casts == {"bfloat16"} else "float16"
+            if half == "bfloat16" and abs(const.value) <= BF16_MAX:
                 return None
-            return "in fp16 code (a module the file turns half, or @auto_fp16)", {}
+            return "in fp16 code (a module the file turns half, or @auto_fp16)", {}, half
         return None
 
     # -- where the filled tensor goes -----------------------------------------------------
