@@ -10,7 +10,7 @@ import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.names import resolve, resolve_expr
-from amplint.facts.regions import AUTOCAST_APIS, Region, bound_arguments, literal_bool
+from amplint.facts.regions import AUTOCAST_APIS, Region, literal_bool
 from amplint.facts.tree import Frame, dotted_name
 from amplint.rules import Flag, Rule
 from amplint.rules._util import has_star_args, keyword, kwarg, region_note
@@ -204,6 +204,13 @@ class NogradForwardInAutocast(Rule):
         "            out = model(x)\n"
         "    else:\n"
         "        out = model(x)\n",
+        # a frozen encoder (no weight needs grad): nothing to lose
+        "import torch\n"
+        "text_encoder.requires_grad_(False)\n"
+        "with torch.autocast('cuda'):\n"
+        "    with torch.no_grad():\n"
+        "        uncond = text_encoder(empty_ids)[0]\n"
+        "    cond = text_encoder(ids)[0]\n",
         # autocast disabled; a plain function that is not a model
         "import torch\n"
         "with torch.autocast('cuda', enabled=False):\n"
@@ -222,12 +229,14 @@ class NogradForwardInAutocast(Rule):
             id(with_node): region for with_node, _frame, region in facts.regions.explicit_regions()
         }
         modules = _module_attrs(facts)
+        frozen = _frozen(facts)
         for frame, body, region in self._scopes(facts):
             walker = _Walker(facts, frame, region_withs, modules)
             walker.block(body, _outer_grad(frame, None), ())
             if walker.cleared:
                 continue
-            yield from self._pairs(ctx, walker.calls, region)
+            calls = [call for call in walker.calls if call.key not in frozen]
+            yield from self._pairs(ctx, calls, region)
 
     def _scopes(self, facts):
         """(frame, statements, region) for every body that runs under one active region."""
@@ -268,11 +277,11 @@ class NogradForwardInAutocast(Rule):
                 "forward the weight casts made without grad, so its gradients are lost; pass "
                 "`cache_enabled=False` to the autocast"
             )
-            yield self.report(call.node, message, fix=self._fix(region), related=related)
+            yield self.report(call.node, message, fix=self._fix(region, ctx.facts), related=related)
 
-    def _fix(self, region: Region):
+    def _fix(self, region: Region, facts):
         root = region.root
-        call = _autocast_call(root)
+        call = _autocast_call(root, facts)
         if call is None or has_star_args(call):
             return None
         existing = keyword(call, "cache_enabled")
@@ -292,14 +301,20 @@ class NogradForwardInAutocast(Rule):
         )
 
 
-def _autocast_call(region: Region) -> Optional[cst.Call]:
-    """The autocast call the region was opened by, when it is one (not a partial/framework)."""
+def _autocast_call(region: Region, facts=None) -> Optional[cst.Call]:
+    """The autocast call the region was opened by, when it is a call of an autocast API (not
+    a partial, an alias that may be something else, or a framework method)."""
     origin = region.origin
     if isinstance(origin, cst.Decorator):
         origin = origin.decorator
     if region.kind not in ("with", "decorator") or not isinstance(origin, cst.Call):
         return None
-    return origin
+    dotted = dotted_name(origin.func)
+    if not dotted:
+        return None
+    if facts is not None and resolve(dotted, facts.tree.module_frame) in AUTOCAST_APIS:
+        return origin
+    return origin if dotted[-1] == "autocast" and len(dotted) > 1 else None
 
 
 def _cache_disabled(region: Region) -> bool:
@@ -312,6 +327,24 @@ def _exclusive(a: Sequence[Tuple[int, int]], b: Sequence[Tuple[int, int]]) -> bo
     """Two code paths that cannot both run: different branches of one if/try."""
     branches = dict(a)
     return any(node in branches and branches[node] != branch for node, branch in b)
+
+
+def _frozen(facts) -> Set[Tuple[str, ...]]:
+    """Modules the file freezes (`text_encoder.requires_grad_(False)`): their weights need no
+    gradient, and autocast does not cache casts of weights that do not require grad."""
+    found: Set[Tuple[str, ...]] = set()
+    for site in facts.tree.calls:
+        func = site.node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "requires_grad_"
+            and site.node.args
+            and literal_bool(site.node.args[0].value) is False
+        ):
+            dotted = dotted_name(func.value)
+            if dotted:
+                found.add(dotted)
+    return found
 
 
 def _module_attrs(facts) -> Set[Tuple[str, str]]:

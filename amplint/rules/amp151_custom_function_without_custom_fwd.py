@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import Dict, Iterable, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -57,7 +57,8 @@ class CustomFunctionWithoutCustomFwd(Rule):
     Custom Autograd Functions") ask for `custom_fwd`/`custom_bwd` on any Function that takes
     several floating inputs, wraps an autocastable op, or needs a particular dtype.
     Functions that only do elementwise work (a gradient-reversal layer, a straight-through
-    estimator) are not reported.
+    estimator), and Functions that cast tensors themselves (`.float()`, `.to(grad.dtype)`,
+    `.type_as(...)`), are not reported.
 
     ## Example
     ```python
@@ -201,6 +202,19 @@ class CustomFunctionWithoutCustomFwd(Rule):
         "        return grad_output.neg() * ctx.alpha, None\n"
         "with torch.autocast('cuda'):\n"
         "    feats = GradReverse.apply(backbone(x), 1.0)\n",
+        # dtypes matched by hand in forward/backward
+        "import torch\n"
+        "class Fp8Linear(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x, w):\n"
+        "        ctx.save_for_backward(w)\n"
+        "        return x @ w.to(x.dtype).t()\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, g):\n"
+        "        (w,) = ctx.saved_tensors\n"
+        "        return g @ w.to(g.dtype), None\n"
+        "with torch.autocast('cuda'):\n"
+        "    y = Fp8Linear.apply(x, w)\n",
         # applied outside autocast, or inside an fp32 island
         "import torch\n"
         "class MyMM(torch.autograd.Function):\n"
@@ -268,10 +282,7 @@ class CustomFunctionWithoutCustomFwd(Rule):
             has_bwd = backward is None or _decorated(backward, frame, "custom_bwd")
             if has_fwd and has_bwd:
                 continue
-            reason = None
-            for method in (forward, backward):
-                if method is not None and reason is None:
-                    reason = _dtype_sensitive(method, extensions)
+            reason = _dtype_sensitive((forward, backward), extensions)
             if reason is None:
                 continue
             found[name] = _FunctionClass(frame, forward, backward, has_fwd, has_bwd, reason)
@@ -322,12 +333,16 @@ class _Sensitive(cst.CSTVisitor):
     def __init__(self, extensions: Set[str]) -> None:
         self.extensions = extensions
         self.reason: Optional[str] = None
+        self.casts = False  # the author matches dtypes by hand (`.float()`, `.to(g.dtype)`)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if self.reason is None and isinstance(node.operator, cst.MatrixMultiply):
             self.reason = "wraps a matmul (`@`)"
 
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and _is_cast(node):
+            self.casts = True
         if self.reason is not None:
             return
         dotted = dotted_name(node.func)
@@ -342,10 +357,31 @@ class _Sensitive(cst.CSTVisitor):
             self.reason = f"calls the compiled extension `{'.'.join(dotted[:-1])}`"
 
 
-def _dtype_sensitive(method: Frame, extensions: Set[str]) -> Optional[str]:
-    visitor = _Sensitive(extensions)
-    method.node.visit(visitor)
-    return visitor.reason
+def _is_cast(call: cst.Call) -> bool:
+    func = call.func
+    assert isinstance(func, cst.Attribute)
+    method = func.attr.value
+    if method in ("float", "half", "bfloat16", "double", "type_as"):
+        return True
+    if method in ("to", "type"):
+        text = cst.Module([]).code_for_node(call)
+        return "dtype" in text or "float" in text or "half" in text
+    return False
+
+
+def _dtype_sensitive(methods, extensions: Set[str]) -> Optional[str]:
+    """Why the Function cares about dtypes, or None: no casting op or extension call, or its
+    forward/backward cast tensors themselves."""
+    reason = None
+    for method in methods:
+        if method is None:
+            continue
+        visitor = _Sensitive(extensions)
+        method.node.visit(visitor)
+        if visitor.casts:
+            return None
+        reason = reason or visitor.reason
+    return reason
 
 
 def _extension_names(facts) -> Set[str]:

@@ -8,7 +8,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import libcst as cst
 
 from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.tree import CallSite, Frame, dotted_name, receiver_root
+from amplint.facts.tree import CallSite, Frame, dotted_name
 from amplint.rules import Flag, Rule
 
 # Text that shows the file keeps float32 master weights or hands precision to a framework.
