@@ -107,11 +107,9 @@ def cli(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     settings = Settings(codes, unsafe_fixes or config.unsafe_fixes)
-    options = RunOptions(
-        fix=fix, diff=diff, force_exclude=force_exclude, add_noqa=add_noqa,
-        progress=sys.stderr if _is_terminal(sys.stderr) else None,
-    )
-    outcome = run(paths, settings, options, config, baseline)
+    options = RunOptions(fix=fix, diff=diff, force_exclude=force_exclude, add_noqa=add_noqa)
+    progress = sys.stderr if _is_terminal(sys.stderr) else None
+    outcome = run(paths, settings, options, config, baseline, progress)
     summary = outcome.summary
     for line in summary.errors:
         click.echo(f"error: {line}", err=True)

@@ -36,7 +36,6 @@ class RunOptions:
     diff: bool = False
     force_exclude: bool = False
     add_noqa: bool = False
-    progress: Optional[TextIO] = None  # a terminal to draw a progress line on, or None
 
 
 @dataclass
@@ -107,15 +106,16 @@ class Progress:
 
 def run(
     paths: Sequence[str], settings: Settings, options: RunOptions, config: Config,
-    baseline: Optional[Baseline] = None,
+    baseline: Optional[Baseline] = None, progress: Optional[TextIO] = None,
 ) -> RunOutcome:
+    """Lint `paths`. `progress`: a terminal to draw a progress line on (or None)."""
     files, errors = discover(paths, options.force_exclude, excludes_for(config))
     summary = RunSummary(errors=list(errors), unsafe_fixes=settings.unsafe_fixes,
                          fix_mode=options.fix)
     diffs: List[str] = []
     internal = False
     noqa_added = 0
-    progress = Progress(options.progress, len(files))
+    meter = Progress(progress, len(files))
     try:
         for done, path in enumerate(files, start=1):
             result = process(path, settings_for(path, settings, config), options)
@@ -128,9 +128,9 @@ def run(
                 diffs.append(result.diff)  # type: ignore[attr-defined]
             noqa_added += getattr(result, "noqa_added", 0)
             internal = internal or result.internal_error
-            progress.update(done)
+            meter.update(done)
     finally:
-        progress.close()
+        meter.close()
     summary.files_checked = len(files)
     summary.sort()
     if baseline is not None:
