@@ -55,6 +55,13 @@ _FLOAT_FACTORIES = {
     "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.eye",
     "torch.linspace",
 }
+# CUDA autocast runs these in float32 (its "autocast to float32" op list): their outputs are
+# float32 under a CUDA region.
+_AUTOCAST_FP32 = {
+    "softmax", "log_softmax", "cdist", "exp", "log", "cumsum", "sum", "norm", "logsumexp",
+    "layer_norm", "group_norm", "pow", "prod", "cumprod", "dist", "pdist", "rsqrt",
+    "reciprocal", "cosine_similarity", "normalize",
+}
 _LIKE = {"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
          "torch.rand_like", "torch.randn_like"}
 
@@ -87,8 +94,9 @@ class Fp16OverflowConstant(Rule):
 
     Not reported: values inside the range (`-1e4`, `-65504`), `float("-inf")`,
     `torch.finfo(x.dtype).min`, tensors the file shows are float32 (`x.float()` just before,
-    `dtype=torch.float32`, a factory without `dtype=`), bfloat16 regions for literal
-    constants (bfloat16 has float32's range), and code outside fp16 code.
+    `dtype=torch.float32`, a factory without `dtype=`, the output of an op CUDA autocast runs
+    in float32 such as `softmax` or `cdist`), bfloat16 regions for literal constants (bfloat16
+    has float32's range), and code outside fp16 code.
 
     ## Example
     ```python
@@ -489,6 +497,8 @@ class _State:
                 return "float32"
             if qualified in _LIKE and expr.args and not expr.args[0].keyword:
                 return self.dtype_of(expr.args[0].value, frame, stmt, depth + 1)
+            if qualified.rsplit(".", 1)[-1] in _AUTOCAST_FP32 and self._cuda_autocast(frame):
+                return "float32"
             return None
         if not isinstance(func, cst.Attribute):
             return None
@@ -517,7 +527,13 @@ class _State:
             return self.dtype_of(func.value, frame, stmt, depth + 1)
         if method in _KEEPS_DTYPE:
             return self.dtype_of(func.value, frame, stmt, depth + 1)
+        if method in _AUTOCAST_FP32 and self._cuda_autocast(frame):
+            return "float32"
         return None
+
+    def _cuda_autocast(self, frame: Frame) -> bool:
+        region = self.facts.active_region(frame)
+        return region is not None and region.device == "cuda"
 
     def _name_dtype(self, name: str, frame: Frame, stmt, depth: int) -> Optional[str]:
         here = self.order(stmt)
