@@ -25,14 +25,14 @@ class DataparallelAutocast(Rule):
 
     ## Why is this bad?
     Autocast state is thread-local, and DataParallel runs each replica's forward in its own
-    thread. Since torch 1.7 (pytorch/pytorch#43102) `parallel_apply` re-enters autocast in those
+    thread. Since pytorch/pytorch#43102 (2020) `parallel_apply` re-enters autocast in those
     threads, but it passes on only `enabled`: the replicas run
     `torch.amp.autocast(device_type, enabled=True)`, whose dtype is the thread's default,
     **float16**. So with more than one GPU a bfloat16 region silently becomes float16 inside the
     model, where activations beyond 65504 overflow to inf and small gradients underflow with no
     GradScaler to catch them (the same mechanism as pytorch/pytorch#125186 for autograd
-    threads). Before torch 1.7 the replicas ran with no autocast at all. The AMP docs' fix is
-    to apply autocast as part of the model's `forward`. With float16 autocast on torch >= 1.7,
+    threads). Releases before that change ran the replicas with no autocast at all. The AMP docs' fix is
+    to apply autocast as part of the model's `forward`. With float16 autocast on current torch,
     or a single device, DataParallel behaves and nothing is reported; nor when the wrapped
     class is not visible in the file.
 
@@ -103,7 +103,7 @@ class DataparallelAutocast(Rule):
         ),
     ]
     clean = [
-        # the docs' DataParallel example: float16 autocast is propagated (torch >= 1.7)
+        # the docs' DataParallel example: float16 autocast reaches the replica threads
         "import torch\n"
         "from torch import nn\n"
         "class MyModel(nn.Module):\n"
@@ -171,8 +171,8 @@ class DataparallelAutocast(Rule):
             message = (
                 f"`{name}` is an `nn.DataParallel` of `{cls}` (line {{dp_line}}) called under "
                 f"bfloat16 autocast {note}: the replica threads re-enter autocast with only "
-                "`enabled` passed on, so with several GPUs they compute in float16 (before "
-                f"torch 1.7 not autocast at all); apply autocast in `{cls}.forward` "
+                "`enabled` passed on, so with several GPUs they compute in float16 (on old "
+                f"releases not autocast at all); apply autocast in `{cls}.forward` "
                 "(`@torch.autocast(\"cuda\", dtype=torch.bfloat16)`) or use DDP"
             )
             yield self.report(site.node, message, related=related)
