@@ -1,0 +1,448 @@
+"""Per-module summaries for the project pass: plain data, computed from one parse of a file.
+
+A summary says, for each function and method of the file (keyed "f", "C.m", "C.m.inner"):
+which functions of other modules it calls (as the file names them: "losses.FocalLoss",
+".losses.focal_loss" for relative imports), which functions of the same file it calls, and
+whether a region of the file itself already decides its autocast state. It also records the
+calls the file makes under its own active autocast regions (the roots of cross-file
+propagation), its classes (bases, methods, decorators) and framework mixed-precision settings
+(see frameworks.py). Line numbers are computed only for the nodes a message may cite.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+from amplint.facts import FileFacts
+from amplint.facts.names import resolve
+from amplint.facts.regions import Enabled, Region
+from amplint.facts.tree import CallSite, Dotted, Frame, dotted_name, receiver_root
+
+# A file is summarised in the first pass only if its text can open a region or hold a
+# framework setting; other files are summarised on demand, when a region reaches them.
+CALLER_TEXT = re.compile(r"autocast|optim_context|auto_fp16")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a region comes from, to cite: "the autocast region at train.py:12"."""
+
+    what: str  # "the autocast region" | "the autocast decorator" | "the framework autocast region"
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
+class RegionInfo:
+    enabled: Enabled
+    device: Optional[str]
+    dtype: Optional[str]
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class ExternalCall:
+    """A call of something another module may define. `kind`: "call" (call the name: a
+    function), "instance" (call an instance of class `ref`: its forward), "method" (call method
+    `attr` of an instance of class `ref`)."""
+
+    ref: str
+    kind: str
+    attr: str
+    line: int
+
+
+@dataclass
+class FunctionSummary:
+    key: str  # "f", "C.m", "f.inner"
+    calls: List[ExternalCall] = field(default_factory=list)  # not under a region of this file
+    local: List[str] = field(default_factory=list)  # same-file callees (keys), same condition
+    decided: bool = False  # a decorator or a caller in this file already sets its region
+
+
+@dataclass
+class ClassSummary:
+    name: str
+    bases: Tuple[str, ...]  # "@Local" for a class of this file, else the qualified reference
+    methods: Tuple[str, ...]
+    decorators: Tuple[str, ...]  # qualified references of the decorators' callables
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A framework mixed-precision setting found in the code (see frameworks.py)."""
+
+    framework: str  # "lightning" | "accelerate" | "mmengine" | "detectron2" | "huggingface"
+    enabled: Enabled
+    device: Optional[str]
+    dtype: Optional[str]
+    text: str  # how to cite it: 'Trainer(precision="16-mixed")'
+    path: str
+    line: int
+
+
+@dataclass
+class ModuleSummary:
+    path: str
+    functions: Dict[str, FunctionSummary] = field(default_factory=dict)
+    classes: Dict[str, ClassSummary] = field(default_factory=dict)
+    imports: Dict[str, str] = field(default_factory=dict)  # module-level name -> reference
+    roots: List[Tuple[ExternalCall, RegionInfo]] = field(default_factory=list)
+    settings: List[Setting] = field(default_factory=list)
+    # classes whose instances a framework runs (accelerator.prepare(model), Trainer(model=m)):
+    # (framework, class reference as in `bases`)
+    prepared: List[Tuple[str, str]] = field(default_factory=list)
+
+
+def top_level_functions(summary: ModuleSummary) -> List[str]:
+    """The keys an EntryRegion can name: module functions and methods of module classes."""
+    return [
+        key for key in summary.functions
+        if key.count(".") == 0 or (key.count(".") == 1 and key.split(".")[0] in summary.classes)
+    ]
+
+
+# -- line numbers -------------------------------------------------------------------------------
+
+class _LineState(CodegenState):
+    """Code generation that notes the line where each wanted node starts (much cheaper than
+    LibCST's PositionProvider, which records a range for every node)."""
+
+    __slots__ = ("wanted", "lines", "_done", "_line")
+
+    def __init__(self, module: cst.Module, wanted) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.wanted = wanted
+        self.lines: Dict[int, int] = {}
+        self._done = 0
+        self._line = 1
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        key = id(node)
+        if key in self.wanted and key not in self.lines:
+            tokens = self.tokens
+            if self._done < len(tokens):
+                self._line += "".join(tokens[self._done:]).count("\n")
+                self._done = len(tokens)
+            self.lines[key] = self._line
+
+
+def node_lines(module: cst.Module, nodes) -> Dict[int, int]:
+    wanted = {id(node) for node in nodes}
+    if not wanted:
+        return {}
+    state = _LineState(module, wanted)
+    module._codegen(state)
+    return state.lines
+
+
+# -- names ----------------------------------------------------------------------------------------
+
+def relative_imports(module: cst.Module) -> Dict[str, str]:
+    """Module-level `from .x import y [as z]` and `from . import x`: bound name -> reference with
+    the leading dots kept (".x.y", ".x"). The facts' Collector skips relative imports."""
+    found: Dict[str, str] = {}
+
+    def visit(body) -> None:
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.ImportFrom) and small.relative:
+                        _add_relative(small, found)
+            elif isinstance(stmt, cst.If):
+                visit(stmt.body.body)
+                orelse = stmt.orelse
+                while orelse is not None:
+                    visit(orelse.body.body)
+                    orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+            elif isinstance(stmt, cst.Try):
+                visit(stmt.body.body)
+                for handler in stmt.handlers:
+                    visit(handler.body.body)
+
+    visit(module.body)
+    return found
+
+
+def _add_relative(node: cst.ImportFrom, found: Dict[str, str]) -> None:
+    if isinstance(node.names, cst.ImportStar):
+        return
+    dots = "." * len(node.relative)
+    base = ".".join(dotted_name(node.module) or ()) if node.module is not None else ""
+    for alias in node.names:
+        if not isinstance(alias.name, cst.Name):
+            continue
+        bound = alias.name.value
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            bound = alias.asname.name.value
+        found[bound] = dots + (base + "." if base else "") + alias.name.value
+
+
+class Names:
+    """Resolution through absolute imports (the facts' resolver) and relative ones."""
+
+    def __init__(self, relative: Dict[str, str]) -> None:
+        self.relative = relative
+
+    def resolve(self, dotted: Optional[Dotted], frame: Frame) -> Optional[str]:
+        if not dotted:
+            return None
+        found = resolve(dotted, frame)
+        if found is not None or dotted[0] not in self.relative:
+            return found
+        scope: Optional[Frame] = frame.scope
+        while scope is not None and scope.kind != "module":
+            if scope.kind != "class" or scope is frame.scope:
+                if dotted[0] in scope.bindings or dotted[0] in scope.imports:
+                    return None
+            scope = scope.parent
+        return ".".join((self.relative[dotted[0]],) + tuple(dotted[1:]))
+
+    def resolve_expr(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        return self.resolve(dotted_name(expr), frame)
+
+
+# -- the summary ------------------------------------------------------------------------------
+
+def frame_key(frame: Frame) -> Optional[str]:
+    parts: List[str] = []
+    current: Optional[Frame] = frame
+    while current is not None and current.kind != "module":
+        if current.kind in ("function", "class"):
+            parts.append(current.name)
+        current = current.parent
+    return ".".join(reversed(parts)) if parts else None
+
+
+def own_region(site: CallSite) -> Optional[Region]:
+    """The region this file puts around the call inside its function (a `with`, a decorator),
+    not one inherited from callers."""
+    frame: Optional[Frame] = site.frame
+    while frame is not None and frame.kind == "with":
+        if frame.region is not None:
+            return frame.region  # type: ignore[return-value]
+        frame = frame.parent
+    if frame is not None and frame.kind == "function" and frame.region is not None:
+        return frame.region  # type: ignore[return-value]
+    return None
+
+
+_WHAT = {
+    "with": "the autocast region",
+    "decorator": "the autocast decorator",
+    "framework": "the framework autocast region",
+}
+
+
+def _cite_node(region: Region) -> cst.CSTNode:
+    """The node whose line is cited for a region (no leading comment lines)."""
+    with_node = region.with_node
+    if with_node is not None and region.kind == "with":
+        return with_node.items[0].item
+    origin = region.origin
+    if isinstance(origin, cst.Decorator):
+        return origin.decorator
+    return origin
+
+
+class _Summarizer:
+    def __init__(self, path: str, module: cst.Module, facts: FileFacts) -> None:
+        self.path = path
+        self.module = module
+        self.facts = facts
+        self.tree = facts.tree
+        self.names = Names(relative_imports(module))
+        self.summary = ModuleSummary(path)
+        self.cite_nodes: List[cst.CSTNode] = []
+        self._call_nodes: List[cst.CSTNode] = []
+        self._roots: List[Tuple[ExternalCall, cst.CSTNode, Region]] = []
+        self._finishers: List = []
+        # instances of classes named by reference (imported or of this file: "@Name")
+        self.instances: Dict[str, str] = {}
+        self.self_instances: Dict[Tuple[str, str], str] = {}
+
+    def run(self) -> ModuleSummary:
+        tree = self.tree
+        summary = self.summary
+        module_frame = tree.module_frame
+        summary.imports = dict(module_frame.imports)
+        summary.imports.update(self.names.relative)
+        for name, frame in tree.classes.items():
+            if frame.parent is not module_frame:
+                continue
+            node = frame.node
+            assert isinstance(node, cst.ClassDef)
+            summary.classes[name] = ClassSummary(
+                name,
+                tuple(self._class_ref(arg.value, module_frame) for arg in node.bases if arg.keyword is None),
+                tuple(frame.functions),
+                tuple(
+                    ref for ref in (self._decorator_ref(dec, module_frame) for dec in node.decorators)
+                    if ref
+                ),
+            )
+        self._collect_instances()
+        for frame in tree.frames:
+            if frame.kind == "function":
+                key = frame_key(frame)
+                if key is not None:
+                    summary.functions[key] = FunctionSummary(
+                        key, decided=frame.region is not None or frame.inherited is not None
+                    )
+        graph = self.facts.callgraph
+        region_calls = {id(site) for site in self.facts.regions.region_calls}
+        for site in tree.calls:
+            external = self._external(site)
+            if id(site) in region_calls:
+                if external is not None:
+                    region = self.facts.regions.region_of(site.frame)
+                    if region is not None and region.active:
+                        self._root(site, external, region)
+                continue
+            function = site.frame.function
+            if function is None or own_region(site) is not None:
+                continue
+            owner = summary.functions.get(frame_key(function) or "")
+            if owner is None:
+                continue
+            if external is not None:
+                owner.calls.append((external, site.node))  # type: ignore[arg-type]
+                self._call_nodes.append(site.node)
+            for callee in graph.callees(site):
+                key = frame_key(callee)
+                if key is not None and key not in owner.local:
+                    owner.local.append(key)
+        from amplint.project.frameworks import find_settings
+
+        find_settings(self)
+        self._resolve_lines()
+        return summary
+
+    # -- references -------------------------------------------------------------------------
+    def _class_ref(self, expr: cst.BaseExpression, frame: Frame) -> str:
+        name = dotted_name(expr)
+        if name and len(name) == 1 and name[0] in self.tree.classes and name[0] not in frame.imports:
+            return "@" + name[0]
+        ref = self.names.resolve(name, frame)
+        if ref is not None:
+            return ref
+        return "?" + ".".join(name or ())
+
+    def _decorator_ref(self, dec: cst.Decorator, frame: Frame) -> Optional[str]:
+        expr = dec.decorator
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        return self.names.resolve_expr(expr, frame)
+
+    def class_of_value(self, value: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        """`Net(...)`, `losses.FocalLoss(...).cuda()` -> "@Net", "losses.FocalLoss"."""
+        root = receiver_root(value)
+        if not isinstance(root, cst.Call):
+            return None
+        name = dotted_name(root.func)
+        if not name:
+            return None
+        if len(name) == 1 and name[0] in self.tree.classes:
+            return "@" + name[0]
+        return self.names.resolve(name, frame)
+
+    def _collect_instances(self) -> None:
+        graph = self.facts.callgraph
+        for site in self.tree.assigns:
+            ref = self.class_of_value(site.value, site.frame)
+            if ref is None:
+                continue
+            for target in site.targets:
+                if isinstance(target, cst.Name):
+                    self.instances[target.value] = ref
+                owner = graph.self_attr_owner(target, site.frame)
+                if owner is not None:
+                    self.self_instances[owner] = ref
+
+    def instance_ref(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        if isinstance(expr, cst.Name):
+            if self.names.resolve((expr.value,), frame) is not None:
+                return None
+            return self.instances.get(expr.value)
+        owner = self.facts.callgraph.self_attr_owner(expr, frame)
+        if owner is not None:
+            return self.self_instances.get(owner)
+        return None
+
+    def _external(self, site: CallSite) -> Optional[ExternalCall]:
+        func = site.node.func
+        frame = site.frame
+        if isinstance(func, cst.Call):  # FocalLoss()(x)
+            ref = self.class_of_value(func, frame)
+            if ref is not None and not ref.startswith("@"):
+                return ExternalCall(ref, "instance", "", 0)
+            return None
+        ref = self.names.resolve(site.dotted, frame)
+        if ref is not None:
+            return ExternalCall(ref, "call", "", 0) if not _is_library(ref) else None
+        instance = self.instance_ref(func, frame)
+        if instance is not None and not instance.startswith("@"):
+            return ExternalCall(instance, "instance", "", 0)
+        if isinstance(func, cst.Attribute):
+            instance = self.instance_ref(func.value, frame)
+            if instance is not None and not instance.startswith("@"):
+                return ExternalCall(instance, "method", func.attr.value, 0)
+        return None
+
+    # -- roots and lines --------------------------------------------------------------------
+    def _root(self, site: CallSite, call: ExternalCall, region: Region) -> None:
+        self._roots.append((call, site.node, region.root))
+        self.cite_nodes.append(site.node)
+        self.cite_nodes.append(_cite_node(region.root))
+
+    def want_line(self, node: cst.CSTNode) -> None:
+        self.cite_nodes.append(node)
+
+    def after_lines(self, finish) -> None:
+        """`finish(lines)` runs once line numbers are known (lines: id(node) -> line)."""
+        self._finishers.append(finish)
+
+    def _resolve_lines(self) -> None:
+        nodes = self._call_nodes + self.cite_nodes
+        lines = node_lines(self.module, nodes) if nodes else {}
+        for function in self.summary.functions.values():
+            function.calls = [  # (call, node) pairs until now
+                ExternalCall(c.ref, c.kind, c.attr, lines.get(id(node), 0))
+                for c, node in function.calls  # type: ignore[misc]
+            ]
+        for call, node, region in self._roots:
+            origin = Origin(
+                _WHAT.get(region.kind, "the autocast region"), self.path,
+                lines.get(id(_cite_node(region)), 0),
+            )
+            self.summary.roots.append((
+                ExternalCall(call.ref, call.kind, call.attr, lines.get(id(node), 0)),
+                RegionInfo(region.enabled, region.device, region.dtype, origin),
+            ))
+        for finish in self._finishers:
+            finish(lines)
+
+
+_LIBRARIES = ("torch.", "numpy.", "math.", "typing.", "os.", "functools.", "collections.")
+
+
+def _is_library(ref: str) -> bool:
+    return ref.startswith(_LIBRARIES) or ref in ("torch", "print", "super")
+
+
+def summarize(path: str, source: str, module: Optional[cst.Module] = None) -> Optional[ModuleSummary]:
+    """The summary of one file, or None when it cannot be parsed (the lint pass reports that)."""
+    from amplint.engine import parse
+
+    try:
+        if module is None:
+            module = parse(source)
+        facts = FileFacts(module)
+        return _Summarizer(path, module, facts).run()
+    except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
+        return None
