@@ -632,20 +632,29 @@ class _Walker(cst.CSTVisitor):
             self.refs.append(_Ref(node, root, self.frame, api, "call", parent))
         elif isinstance(parent, cst.Decorator) and parent.decorator is node:
             self.refs.append(_Ref(node, root, self.frame, api, "decorator"))
-        elif not self._type_use(node):
+        elif self._used_as_factory(node):
             self.refs.append(_Ref(node, root, self.frame, api, "reference"))
 
-    def _type_use(self, node: cst.CSTNode) -> bool:
-        """In an annotation, or a class checked by isinstance/issubclass: no warning there."""
+    def _used_as_factory(self, node: cst.CSTNode) -> bool:
+        """A value that will be called later: bound to a name (`ctx = torch.cuda.amp.autocast`,
+        also as a branch of a conditional) or handed to `partial`. Identity uses (`f is
+        torch.cuda.amp.autocast`, members of a tuple or set, annotations, isinstance) do not
+        warn and must keep naming the deprecated class."""
         for child, parent in self._ancestors(node):
-            if isinstance(parent, cst.Annotation):
-                return True
-            if isinstance(parent, cst.Call):
-                return child is not parent.func and isinstance(parent.func, cst.Name) and (
-                    parent.func.value in ("isinstance", "issubclass")
+            if isinstance(parent, cst.IfExp) and child is not parent.test:
+                continue
+            if isinstance(parent, cst.BooleanOperation):
+                continue
+            if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+                return child is parent.value
+            if isinstance(parent, cst.Arg):
+                call = self.parents.get(id(parent))
+                return (
+                    isinstance(call, cst.Call)
+                    and parent is (call.args[0] if call.args else None)
+                    and (dotted_name(call.func) or ("",))[-1] == "partial"
                 )
-            if isinstance(parent, (cst.BaseStatement, cst.BaseSmallStatement)):
-                return False
+            return False
         return False
 
     # -- version gates ----------------------------------------------------------------------
