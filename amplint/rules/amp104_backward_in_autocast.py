@@ -24,7 +24,8 @@ POST_FORWARD_FUNCTIONS = {"print", "clip_grad_norm_", "clip_grad_value_", "float
 class BackwardInAutocast(Rule):
     """## What it does
     Finds `loss.backward()`, `scaler.scale(loss).backward()`, `torch.autograd.backward/grad`
-    and `accelerator.backward(loss)` inside an enabled (or maybe enabled) autocast region.
+    `accelerator.backward(loss)` and Lightning's `self.manual_backward(loss)` inside an enabled
+    (or maybe enabled) autocast region.
 
     ## Why is this bad?
     The PyTorch AMP docs: "Backward passes under autocast are not recommended. Backward ops run
@@ -133,8 +134,34 @@ class BackwardInAutocast(Rule):
             "accelerator.backward(loss)\n",
             count=2,
         ),
+        Flag(  # Lightning manual optimization with its own autocast region
+            "import torch\n"
+            "class Lit(LightningModule):\n"
+            "    def training_step(self, batch, batch_idx):\n"
+            "        opt = self.optimizers()\n"
+            "        with torch.autocast('cuda'):\n"
+            "            loss = self.compute_loss(batch)\n"
+            "            self.manual_backward(loss)\n"
+            "            opt.step()\n",
+            fixed="import torch\n"
+            "class Lit(LightningModule):\n"
+            "    def training_step(self, batch, batch_idx):\n"
+            "        opt = self.optimizers()\n"
+            "        with torch.autocast('cuda'):\n"
+            "            loss = self.compute_loss(batch)\n"
+            "        self.manual_backward(loss)\n"
+            "        opt.step()\n",
+        ),
     ]
     clean = [
+        # Lightning manual optimization without mixed precision: no region at all
+        "import torch\n"
+        "class Lit(LightningModule):\n"
+        "    def training_step(self, batch, batch_idx):\n"
+        "        opt = self.optimizers()\n"
+        "        loss = self.compute_loss(batch)\n"
+        "        self.manual_backward(loss)\n"
+        "        opt.step()\n",
         # the documented recipe
         "import torch\n"
         "scaler = torch.amp.GradScaler('cuda')\n"
@@ -204,7 +231,7 @@ class BackwardInAutocast(Rule):
         return (
             qualified is None
             and isinstance(func, cst.Attribute)
-            and func.attr.value == "backward"
+            and func.attr.value in ("backward", "manual_backward")
         )
 
     def _fix(self, site: CallSite, region, backward_stmts):

@@ -1,0 +1,3 @@
+from .prob_focal_loss import ProbFocalLoss
+
+__all__ = ["ProbFocalLoss"]

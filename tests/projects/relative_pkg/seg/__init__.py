@@ -1,0 +1,3 @@
+from .losses import SoftBCE, soft_bce
+
+__all__ = ["SoftBCE", "soft_bce"]
