@@ -297,13 +297,12 @@ class DeprecatedAmpApi(Rule):
         """Imported names bound more than once (`try: from torch.amp import autocast except
         ImportError: from torch.cuda.amp import autocast`), or by a gated import."""
         gated: Set[str] = set()
-        counts: Dict[str, int] = {}
-        for bound, _stmt in walker.all_import_bindings:
-            counts[bound] = counts.get(bound, 0) + 1
+        other_imports = {bound for bound, target in walker.all_import_bindings
+                         if not _is_deprecated(target)}
         for binding in walker.deprecated_imports:
             name = binding.bound
             rebound = any(name in frame.bindings for frame in facts.tree.frames)
-            if counts.get(name, 0) > 1 or rebound or binding.gated:
+            if name in other_imports or rebound or binding.gated:
                 gated.add(name)
         return gated
 
@@ -500,7 +499,7 @@ class _Walker(cst.CSTVisitor):
         self.refs: List[_Ref] = []
         self.mentions: Dict[str, List[cst.Name]] = {}
         self.deprecated_imports: List[_ImportBinding] = []
-        self.all_import_bindings: List[Tuple[str, cst.CSTNode]] = []
+        self.all_import_bindings: List[Tuple[str, str]] = []  # bound name, what it imports
         self._line: Optional[cst.SimpleStatementLine] = None
         self.line_index: Dict[int, int] = {}
 
@@ -566,11 +565,11 @@ class _Walker(cst.CSTVisitor):
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 bound = alias.asname.name.value
-                self.all_import_bindings.append((bound, node))
+                self.all_import_bindings.append((bound, ".".join(full)))
                 if ".".join(full) in DEPRECATED_MODULES:
                     self._deprecated(bound, alias, node)
             else:
-                self.all_import_bindings.append((full[0], node))
+                self.all_import_bindings.append((full[0], full[0]))
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
@@ -586,9 +585,9 @@ class _Walker(cst.CSTVisitor):
             bound = alias.name.value
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 bound = alias.asname.name.value
-            self.all_import_bindings.append((bound, node))
             full = f"{module}.{alias.name.value}"
-            if _canonical(full) in APIS or full in DEPRECATED_MODULES:
+            self.all_import_bindings.append((bound, full))
+            if _is_deprecated(full):
                 self._deprecated(bound, alias, node)
         return False
 
@@ -672,6 +671,10 @@ class _Walker(cst.CSTVisitor):
             if isinstance(parent, cst.Try) and _mentions_modern(parent, frame):
                 return True
         return False
+
+
+def _is_deprecated(full: str) -> bool:
+    return _canonical(full) in APIS or full in DEPRECATED_MODULES
 
 
 def _canonical(qualified: str) -> str:
