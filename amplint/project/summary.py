@@ -342,6 +342,11 @@ class _Summarizer:
     def class_of_value(self, value: cst.BaseExpression, frame: Frame) -> Optional[str]:
         """`Net(...)`, `losses.FocalLoss(...).cuda()` -> "@Net", "losses.FocalLoss"."""
         root = receiver_root(value)
+        if (
+            isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in ("from_pretrained", "from_config")
+        ):
+            root = cst.Call(func=value.func.value)  # `Net.from_pretrained(...)` makes a Net
         if not isinstance(root, cst.Call):
             return None
         name = dotted_name(root.func)
