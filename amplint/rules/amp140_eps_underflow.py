@@ -1,0 +1,667 @@
+"""AMP140 eps-underflow.
+
+Also home of `Float16Values`, the file-local notion of "a float16 tensor outside autocast"
+that AMP140 and AMP141 share.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from amplint.diagnostics import Diagnostic, Severity
+from amplint.facts.fp16 import half_cast_dtype
+from amplint.facts.names import resolve_expr
+from amplint.facts.tree import Frame, dotted_name
+from amplint.rules import Flag, Rule
+from amplint.rules._util import (
+    argument, code_of, data_chain, in_float16_scope, is_float32_cast, keyword, literal_float,
+)
+
+SMALLEST_HALF = 2.0 ** -24  # 5.96e-08, the smallest positive float16 (a subnormal)
+ROUNDS_TO_ZERO = 2.0 ** -25  # at or below this, a float16 rounds it to 0
+THRESHOLD = 6e-8
+
+# torch optimizers whose update divides by (sqrt(second moment) + eps), with their default eps
+OPTIMIZER_EPS = {
+    "Adam": 1e-8, "AdamW": 1e-8, "Adamax": 1e-8, "NAdam": 1e-8, "RAdam": 1e-8,
+    "SparseAdam": 1e-8, "RMSprop": 1e-8, "Adagrad": 1e-10,
+}
+# Wrappers that keep fp32 master weights for the optimizer they are given.
+MASTER_WEIGHT_WRAPPERS = ("FP16_Optimizer", "MixedPrecisionOptimizer", "initialize")
+
+F16, F32, SCALAR = "float16", "float32", "scalar"
+SCALAR_ATTRS = {"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad"}
+SCALAR_METHODS = {"size", "numel", "item", "dim", "tolist", "nelement", "element_size"}
+SCALAR_BUILTINS = {"float", "int", "len", "abs", "min", "max", "round", "sum", "pow"}
+SCALAR_MODULES = ("math.", "numpy.", "np.", "random.")
+
+
+class Float16Values:
+    """Which values of a file are float16 tensors outside autocast, as far as the file shows.
+
+    - *float16 scope*: the methods of module classes the file casts with `.half()` /
+      `.to(torch.float16)` (and of their submodule classes) where no autocast region is
+      active. There a tensor-looking value (a call result, a parameter without a scalar
+      default, a local assigned from one) is float16 unless the file casts it to float32.
+    - *float16 locals*: anywhere outside autocast, locals assigned from a float16 cast
+      (`h = x.half()`), and float16 cast expressions themselves.
+    bfloat16 casts are not float16: bfloat16 has float32's range.
+
+    Locals are tracked in source order by `FrameWalker` (`note_assign`), so a question asked
+    during the walk sees the assignments before it (`x = x.to(torch.float32)` makes later
+    uses of `x` float32). Branches and loops are read straight through.
+    """
+
+    def __init__(self, facts) -> None:
+        self.facts = facts
+        # id(function or module frame) -> name -> (kind, kind when explicit, assigned value)
+        self._flow: Dict[int, Dict[str, Tuple[Optional[str], Optional[str], object]]] = {}
+
+    def in_scope(self, frame: Frame) -> bool:
+        return in_float16_scope(self.facts, frame)
+
+    def is_float16(self, expr: cst.BaseExpression, frame: Frame, explicit: bool = False) -> bool:
+        """`expr` is a float16 tensor outside autocast. `explicit`: only on the evidence of a
+        float16 cast (a cast expression or a local assigned from one), not of the scope."""
+        return (
+            self.facts.active_region(frame) is None
+            and self.kind(expr, frame, explicit) == F16
+        )
+
+    def kind(self, expr: cst.BaseExpression, frame: Frame, explicit: bool = False) -> Optional[str]:
+        """F16, F32, SCALAR, or None when the file does not show it."""
+        return self._kind(expr, frame, 0, explicit)
+
+    def assigned_value(self, name: str, frame: Frame) -> Optional[cst.BaseExpression]:
+        """The value last assigned to local `name` before this point of the walk."""
+        entry = self._flow.get(id(frame.function or frame.scope), {}).get(name)
+        return entry[2] if entry is not None else None  # type: ignore[return-value]
+
+    # -- the walk -------------------------------------------------------------------------
+    def note_assign(self, targets, value: Optional[cst.BaseExpression], frame: Frame) -> None:
+        """Record `targets = value` (value None: something unknown, e.g. a for target)."""
+        flow = self._flow.setdefault(id(frame.function or frame.scope), {})
+        if value is None:
+            entry = (None, None, None)
+        else:
+            entry = (self._kind(value, frame, 0, False), self._kind(value, frame, 0, True), value)
+        for target in targets:
+            for name in _target_names(target):
+                flow[name] = entry if isinstance(target, cst.Name) else (None, None, None)
+
+    # -- kinds ----------------------------------------------------------------------------
+    def _kind(self, expr, frame: Frame, depth: int, explicit: bool) -> Optional[str]:
+        if depth > 8:
+            return None
+        expr = _unparen(expr)
+        if isinstance(expr, (cst.Float, cst.Integer)):
+            return SCALAR
+        if isinstance(expr, cst.UnaryOperation):
+            return self._kind(expr.expression, frame, depth + 1, explicit)
+        if isinstance(expr, cst.BinaryOperation):
+            kinds = {
+                self._kind(expr.left, frame, depth + 1, explicit),
+                self._kind(expr.right, frame, depth + 1, explicit),
+            }
+            for result in (F32, F16):  # a float32 tensor operand promotes the result
+                if result in kinds:
+                    return result
+            return SCALAR if kinds == {SCALAR} else None
+        in_scope = self.in_scope(frame) and not explicit
+        flow = self._flow.get(id(frame.function or frame.scope), {})
+        saw_call = False
+        for node in data_chain(expr, frame):
+            if isinstance(node, cst.Attribute) and node.attr.value in SCALAR_ATTRS:
+                return SCALAR
+            if isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in SCALAR_METHODS:
+                    return SCALAR
+                qualified = resolve_expr(func, frame) or ""
+                if qualified.startswith(SCALAR_MODULES) or (
+                    isinstance(func, cst.Name) and func.value in SCALAR_BUILTINS and not qualified
+                ):
+                    return SCALAR
+                if is_float32_cast(node, frame):
+                    return F32
+                dtype = half_cast_dtype(node, frame)
+                if dtype is not None:
+                    return F16 if dtype == "float16" else None
+                saw_call = True
+            elif isinstance(node, cst.Name):
+                if node.value in flow:
+                    known = flow[node.value][1 if explicit else 0]
+                    if known is not None:
+                        return known
+                    return F16 if in_scope and saw_call else None
+                if in_scope and (saw_call or _tensor_param(node.value, frame)):
+                    return F16
+                return None
+        return F16 if in_scope and saw_call else None
+
+
+def float16_values(facts) -> Float16Values:
+    """One `Float16Values` per file, cached on `facts`."""
+    found = facts.__dict__.get("_float16_values")
+    if found is None:
+        found = facts.__dict__["_float16_values"] = Float16Values(facts)
+    return found
+
+
+def _unparen(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The expression without its parentheses (libcst keeps them on the node)."""
+    if getattr(expr, "lpar", None) and not isinstance(expr, cst.Tuple):
+        return expr.with_changes(lpar=[], rpar=[])
+    return expr
+
+
+def _params(node: cst.CSTNode) -> List[cst.Param]:
+    if not isinstance(node, cst.FunctionDef):
+        return []
+    params = node.params
+    return list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+
+
+def _tensor_param(name: str, frame: Frame) -> bool:
+    """A parameter of the enclosing function other than self/cls with no scalar default
+    (a forward's inputs)."""
+    function = frame.function
+    if function is None or name in ("self", "cls"):
+        return False
+    for param in _params(function.node):
+        if param.name.value == name:
+            return param.default is None or not isinstance(
+                param.default,
+                (cst.Float, cst.Integer, cst.Name, cst.UnaryOperation, cst.SimpleString),
+            )
+    return False
+
+
+def frames_by_body(facts) -> Dict[int, Frame]:
+    """id(body node) -> the frame that body belongs to (functions, classes, with blocks)."""
+    found = facts.__dict__.get("_frames_by_body")
+    if found is None:
+        found = {}
+        for frame in facts.tree.frames:
+            body = getattr(frame.node, "body", None)
+            if frame.kind != "module" and body is not None:
+                found[id(body)] = frame
+        facts.__dict__["_frames_by_body"] = found
+    return found
+
+
+class FrameWalker(cst.CSTVisitor):
+    """Visits the module in source order knowing each node's frame (`self.frame`), and tells
+    `values` about every assignment once its value has been visited."""
+
+    def __init__(self, facts, values: Optional["Float16Values"] = None) -> None:
+        self.bodies = frames_by_body(facts)
+        self.stack: List[Frame] = [facts.tree.module_frame]
+        self.values = values
+
+    @property
+    def frame(self) -> Frame:
+        return self.stack[-1]
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        frame = self.bodies.get(id(node))
+        if frame is not None:
+            self.stack.append(frame)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if id(original_node) in self.bodies:
+            self.stack.pop()
+        if self.values is None:
+            return
+        node = original_node
+        if isinstance(node, cst.Assign):
+            self.values.note_assign([t.target for t in node.targets], node.value, self.frame)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self.values.note_assign([node.target], node.value, self.frame)
+        elif isinstance(node, cst.For):
+            self.values.note_assign([node.target], None, self.frame)
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            self.values.note_assign([node.asname.name], None, self.frame)
+        elif isinstance(node, cst.NamedExpr):
+            self.values.note_assign([node.target], node.value, self.frame)
+
+
+def _target_names(target: cst.BaseExpression) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+class EpsUnderflow(Rule):
+    """## What it does
+    Finds an epsilon too small for float16 (a literal below 6e-8: `1e-8`, `1e-10`, `1e-12`,
+    or `self.eps` set from one) added to a float16 tensor outside autocast, in `x + eps`,
+    `x.add(eps)`, `x.clamp(min=eps)` and `x.clamp_min(eps)`: in the methods of a module
+    class the file turns `.half()`, and on tensors the file itself casts to float16. Also
+    `torch.optim.Adam` (AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad) with its default or a
+    tiny `eps=` over the `.parameters()` of a model the file casts to float16.
+
+    ## Why is this bad?
+    The smallest positive float16 is 2**-24 = 5.96e-8; anything at or below 2**-25 rounds to 0.
+    In float16 `torch.tensor([1.0], dtype=torch.half) + 1e-8 == 1` and
+    `torch.zeros(1, dtype=torch.half) + 1e-8 == 0`, so the epsilon guards nothing: a zero
+    denominator stays zero (`x / 0 = inf`, `0 / 0 = nan`), `log(0 + eps) = -inf` and
+    `rsqrt(var + eps)` is inf on a constant row. The same happens inside Adam on half
+    parameters: a gradient of 1e-5 gives a second moment of 1e-13, which is 0 in float16, the
+    denominator `sqrt(v) + 1e-8` is 0, and one `step()` turns the parameters into `-inf`
+    (checked with torch 2.13 on CPU, for the default and the foreach implementations).
+
+    Not reported: the same eps in float32 code or under autocast (an optimizer over fp32
+    parameters, the AMP recipe, is fine: autocast never makes parameters half),
+    `nn.LayerNorm(d, eps=1e-12)` and `F.layer_norm` (their kernels add eps in float32),
+    an eps 6e-8 or larger, `fused=True` optimizers (the fused kernels do the update math in
+    float32), optimizers handed to a master-weight wrapper (`FP16_Optimizer`,
+    `amp.initialize`), and bfloat16 casts (bfloat16 has float32's range).
+
+    ## Example
+    ```python
+    class Scorer(nn.Module):
+        def forward(self, x):
+            n = x.pow(2).sum(-1, keepdim=True).sqrt()
+            return x / (n + 1e-8)
+
+    model = Scorer().cuda().half()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    ```
+
+    ## Use instead
+    ```python
+    class Scorer(nn.Module):
+        def forward(self, x):
+            n = x.pow(2).sum(-1, keepdim=True).sqrt()
+            return x / (n + torch.finfo(x.dtype).tiny)
+
+    model = Scorer().cuda()  # fp32 weights, float16 compute under autocast
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scaler = torch.amp.GradScaler("cuda")
+    ```
+
+    ## Fix safety
+    No automatic fix, only the suggestion: which eps is right depends on what it guards (a
+    dtype-following `torch.finfo(x.dtype).tiny` is 6.1e-5 in float16 and 1.2e-38 in float32;
+    `torch.finfo(x.dtype).eps` is 9.8e-4 and 1.2e-7), and for an optimizer the better change is
+    fp32 parameters under autocast (or `fused=True`), which is beyond a local edit.
+    """
+
+    code = "AMP140"
+    name = "eps-underflow"
+    severity = Severity.WARNING
+    fix_safety = "suggestion"
+    triggers = ("half", "float16")
+
+    flag = [
+        Flag(  # a half module: the eps of a hand-written normalisation vanishes
+            "import torch\n"
+            "from torch import nn\n"
+            "class Scorer(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        n = x.pow(2).sum(-1, keepdim=True).sqrt()\n"
+            "        return x / (n + 1e-8)\n"
+            "model = Scorer().cuda().half()\n",
+        ),
+        Flag(  # BertLayerNorm-style: self.variance_epsilon from a 1e-12 default
+            "import torch\n"
+            "from torch import nn\n"
+            "class LayerNorm(nn.Module):\n"
+            "    def __init__(self, hidden, eps=1e-12):\n"
+            "        super().__init__()\n"
+            "        self.weight = nn.Parameter(torch.ones(hidden))\n"
+            "        self.variance_epsilon = eps\n"
+            "    def forward(self, x):\n"
+            "        u = x.mean(-1, keepdim=True)\n"
+            "        s = (x - u).pow(2).mean(-1, keepdim=True)\n"
+            "        return self.weight * (x - u) / torch.sqrt(s + self.variance_epsilon)\n"
+            "class Encoder(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.norm = LayerNorm(768)\n"
+            "encoder = Encoder().half()\n",
+        ),
+        Flag(  # Adam with its default eps over half parameters
+            "import torch\n"
+            "def train(model, loader, lr=1e-3):\n"
+            "    model.cuda().half()\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    for x, y in loader:\n"
+            "        loss = model(x.cuda().half(), y.cuda())\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n",
+        ),
+        Flag(  # a tensor the file casts to float16; clamp_min and log
+            "import torch\n"
+            "def log_mel(spec):\n"
+            "    power = spec.half().abs() ** 2\n"
+            "    return power.clamp_min(1e-10).log10()\n",
+        ),
+        Flag(  # RMSprop with an explicit tiny eps over a model built half
+            "import torch\n"
+            "net = build_net().to('cuda', torch.float16)\n"
+            "opt = torch.optim.RMSprop(net.parameters(), lr=1e-4, eps=1e-10)\n",
+        ),
+    ]
+    clean = [
+        # the AMP recipe: fp32 parameters, Adam's default eps, eps in autocast code
+        "import torch\n"
+        "model = Net().cuda()\n"
+        "optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, eps=1e-8)\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "with torch.autocast('cuda', dtype=torch.float16):\n"
+        "    emb = model(x)\n"
+        "    emb = emb / (emb.norm(dim=-1, keepdim=True) + 1e-8)\n",
+        # a half model whose LayerNorm eps is 1e-12 (BERT): the kernel adds eps in float32
+        "import torch\n"
+        "from torch import nn\n"
+        "class Block(nn.Module):\n"
+        "    def __init__(self, d):\n"
+        "        super().__init__()\n"
+        "        self.norm = nn.LayerNorm(d, eps=1e-12)\n"
+        "    def forward(self, x):\n"
+        "        return self.norm(x) + F.layer_norm(x, (x.shape[-1],), eps=1e-12)\n"
+        "block = Block(64).half()\n",
+        # in a half module: the statistic computed in float32 first, scalars, a big enough eps
+        "import math\n"
+        "import torch\n"
+        "from torch import nn\n"
+        "class Head(nn.Module):\n"
+        "    def forward(self, x, eps=1e-12):\n"
+        "        var = x.float().pow(2).mean(-1, keepdim=True)\n"
+        "        h = x * torch.rsqrt(var + 1e-12).to(x.dtype)\n"
+        "        scale = math.sqrt(x.shape[-1]) + 1e-8\n"
+        "        return h / (h.abs().amax(-1, keepdim=True) + 1e-4) * scale\n"
+        "head = Head().half()\n",
+        # bfloat16 holds 1e-8; fused Adam updates in float32; a master-weight wrapper
+        "import torch\n"
+        "model = Net().cuda().bfloat16()\n"
+        "opt = torch.optim.Adam(model.parameters(), lr=1e-3)\n"
+        "half_model = Other().half()\n"
+        "opt2 = torch.optim.AdamW(half_model.parameters(), lr=1e-3, fused=True)\n"
+        "opt3 = FP16_Optimizer(torch.optim.Adam(half_model.parameters()), dynamic_loss_scale=True)\n",
+        # a half cast of one name does not make another one half
+        "import torch\n"
+        "def evaluate(model, teacher, x):\n"
+        "    teacher.half()\n"
+        "    opt = torch.optim.Adam(model.parameters())\n"
+        "    return x / (x.sum() + 1e-8)\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        facts = ctx.facts
+        if not facts.fp16.half_casts:
+            return
+        yield from self._optimizers(ctx)
+        values = float16_values(facts)
+        rule = self
+        found: List[Tuple[cst.CSTNode, cst.BaseExpression, float, Frame]] = []
+
+        class Visitor(FrameWalker):
+            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+                if not isinstance(node.operator, cst.Add):
+                    return
+                for eps, other in ((node.right, node.left), (node.left, node.right)):
+                    value = rule._tiny(eps, self.frame, facts)
+                    if value is not None:
+                        if values.is_float16(other, self.frame):
+                            found.append((node, other, value, self.frame))
+                        return
+
+            def visit_Call(self, node: cst.Call) -> None:
+                hit = rule._eps_call(node, self.frame, facts)
+                if hit is not None and values.is_float16(hit[0], self.frame):
+                    found.append((node, hit[0], hit[1], self.frame))
+
+        ctx.module.visit(Visitor(facts, values))
+        for node, operand, value, frame in found:
+            where = (
+                "in a module the file casts to float16"
+                if values.in_scope(frame)
+                else "on a tensor the file casts to float16"
+            )
+            message = (
+                f"eps {value:g} {_rounding(value)} in float16, so adding it to "
+                f"`{_short(code_of(ctx.module, operand))}` ({where}) guards nothing: a zero "
+                "stays zero (x / 0 = inf, log(0) = -inf); use an eps float16 can hold "
+                "(`torch.finfo(x.dtype).tiny`) or compute this in float32"
+            )
+            yield self.report(node, message)
+
+    # -- eps arithmetic -------------------------------------------------------------------
+    def _eps_call(self, call: cst.Call, frame: Frame, facts):
+        """(operand, eps value) for `x.add(eps)`, `x.clamp(min=eps)`, `x.clamp_min(eps)`,
+        `torch.add/clamp/clamp_min/clip(x, ...)`."""
+        func = call.func
+        qualified = resolve_expr(func, frame) or ""
+        if qualified.startswith("torch.") and qualified.count(".") == 1:
+            name = qualified.split(".")[1]
+            operand_arg = argument(call, 0, "input")
+            offset = 1
+        elif isinstance(func, cst.Attribute) and not qualified:
+            name = func.attr.value
+            operand_arg = cst.Arg(func.value)
+            offset = 0
+        else:
+            return None
+        if name in ("add", "add_"):
+            eps_arg = argument(call, offset, "other")
+        elif name in ("clamp", "clamp_", "clip", "clip_"):
+            eps_arg = argument(call, offset, "min")
+        elif name in ("clamp_min", "clamp_min_"):
+            eps_arg = argument(call, offset, "min")
+        else:
+            return None
+        if operand_arg is None or eps_arg is None:
+            return None
+        value = self._tiny(eps_arg.value, frame, facts)
+        return None if value is None else (operand_arg.value, value)
+
+    def _tiny(self, expr: cst.BaseExpression, frame: Frame, facts) -> Optional[float]:
+        value = literal_float(expr)
+        if value is None:
+            value = _self_attr_literal(expr, frame, facts)
+        if value is not None and 0 < value < THRESHOLD:
+            return value
+        return None
+
+    # -- optimizers -----------------------------------------------------------------------
+    def _optimizers(self, ctx) -> Iterable[Diagnostic]:
+        facts = ctx.facts
+        half_models = _half_models(facts)
+        if not half_models:
+            return
+        wrapped = _wrapped_names(facts)
+        for qualified, site in facts.qualified_calls:
+            if not qualified or not qualified.startswith("torch.optim."):
+                continue
+            cls = qualified.rsplit(".", 1)[-1]
+            if cls not in OPTIMIZER_EPS:
+                continue
+            call = site.node
+            fused = keyword(call, "fused")
+            if fused is not None and not (
+                isinstance(fused.value, cst.Name) and fused.value.value in ("False", "None")
+            ):
+                continue
+            eps_arg = keyword(call, "eps")
+            if eps_arg is not None:
+                eps = literal_float(eps_arg.value)
+                if eps is None or not 0 < eps < THRESHOLD:
+                    continue
+            else:
+                eps = OPTIMIZER_EPS[cls]
+            params = argument(call, 0, "params")
+            if params is None:
+                continue
+            model = _half_model_in(params.value, site.frame, half_models)
+            if model is None:
+                continue
+            if _is_wrapped(site, wrapped):
+                continue
+            name, cast = model
+            message = (
+                f"`{cls}` with eps={eps:g} over the parameters of `{name}`, which the file casts "
+                "to float16 (line {cast_line}): eps rounds to 0 in float16, so a parameter whose "
+                "second moment underflows gets an inf update (one step turns it to -inf); keep "
+                "fp32 parameters with torch.autocast + GradScaler, or pass `fused=True`"
+            )
+            yield self.report(call, message, related={"cast_line": cast})
+
+
+def _rounding(value: float) -> str:
+    if value <= ROUNDS_TO_ZERO:
+        return "rounds to 0"
+    return "rounds to the smallest float16 subnormal, 6e-8 (1 / 6e-8 is already inf)"
+
+
+def _short(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 40 else code[:37] + "..."
+
+
+def _self_attr_literal(expr: cst.BaseExpression, frame: Frame, facts) -> Optional[float]:
+    """The value of `self.eps` when the class sets it exactly once, from a literal or from a
+    parameter of that method with a literal default (`def __init__(self, eps=1e-12)`)."""
+    if not (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == "self"
+    ):
+        return None
+    cls = frame.class_frame
+    if cls is None:
+        return None
+    attr = expr.attr.value
+    values = []
+    for assign in facts.tree.assigns:
+        if assign.frame.class_frame is not cls:
+            continue
+        for target in assign.targets:
+            if (
+                isinstance(target, cst.Attribute)
+                and isinstance(target.value, cst.Name)
+                and target.value.value == "self"
+                and target.attr.value == attr
+            ):
+                values.append((assign.value, assign.frame))
+    if len(values) != 1:
+        return None
+    value, where = values[0]
+    literal = literal_float(value)
+    if literal is not None:
+        return literal
+    if isinstance(value, cst.Name) and where.function is not None:
+        for param in _params(where.function.node):
+            if param.name.value == value.value and param.default is not None:
+                if value.value in _reassigned(where.function, facts):
+                    return None
+                return literal_float(param.default)
+    return None
+
+
+def _reassigned(function: Frame, facts) -> Set[str]:
+    names: Set[str] = set()
+    for assign in facts.tree.assigns:
+        if assign.frame.function is function:
+            for target in assign.targets:
+                if isinstance(target, cst.Name):
+                    names.add(target.value)
+    return names
+
+
+def _model_key(expr: cst.BaseExpression, frame: Frame) -> Optional[Tuple]:
+    """How a model is named across one function (a local) or one class (`self.model`)."""
+    if isinstance(expr, cst.Name):
+        scope = frame.function or frame.scope
+        return ("local", id(scope), expr.value)
+    if (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == "self"
+        and frame.class_frame is not None
+    ):
+        return ("self", id(frame.class_frame), expr.attr.value)
+    return None
+
+
+def _half_models(facts) -> Dict[Tuple, cst.CSTNode]:
+    """Model names the file casts to float16: `model.half()` / `model.cuda().half()` as a
+    statement (modules cast in place), and `model = <...>.half()`."""
+    casts = facts.fp16.half_casts
+    found: Dict[Tuple, cst.CSTNode] = {}
+    for site in facts.tree.calls:
+        if casts.get(id(site.node)) != "float16":
+            continue
+        # in-place: the receiver chain's root (`model.cuda().half()` -> model)
+        receiver = site.node.func.value  # type: ignore[union-attr]
+        root = list(data_chain(receiver, site.frame))[-1]
+        for candidate in (receiver, root):
+            key = _model_key(candidate, site.frame)
+            if key is not None:
+                found.setdefault(key, site.node)
+    for assign in facts.tree.assigns:
+        value = assign.value
+        if isinstance(value, cst.Call) and casts.get(id(value)) == "float16":
+            for target in assign.targets:
+                key = _model_key(target, assign.frame)
+                if key is not None:
+                    found.setdefault(key, value)
+    return found
+
+
+def _half_model_in(params: cst.BaseExpression, frame: Frame, half_models):
+    """(model code, cast node) when `params` holds `<half model>.parameters()`."""
+    found: List = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in (
+                "parameters", "named_parameters"
+            ):
+                key = _model_key(func.value, frame)
+                if key is not None and key in half_models and not found:
+                    name = ".".join(dotted_name(func.value) or ("model",))
+                    found.append((name, half_models[key]))
+
+    params.visit(Finder())
+    return found[0] if found else None
+
+
+def _wrapped_names(facts) -> Set[str]:
+    """Names passed to a master-weight wrapper (`FP16_Optimizer(opt)`, `amp.initialize(m, opt)`)."""
+    names: Set[str] = set()
+    for site in facts.tree.calls:
+        if site.dotted and site.dotted[-1] in MASTER_WEIGHT_WRAPPERS:
+            for arg in site.node.args:
+                if isinstance(arg.value, cst.Name):
+                    names.add(arg.value.value)
+    return names
+
+
+def _is_wrapped(site, wrapped: Set[str]) -> bool:
+    """The optimizer is built inside a wrapper call, or assigned to a name one receives."""
+    stmt = site.line_stmt
+    if stmt is None:
+        return False
+    for small in stmt.body:
+        value = getattr(small, "value", None)
+        if isinstance(value, cst.Call) and value is not site.node:
+            name = dotted_name(value.func)
+            if name and name[-1] in MASTER_WEIGHT_WRAPPERS:
+                return True
+        if isinstance(small, cst.Assign) and small.value is site.node:
+            for target in small.targets:
+                if isinstance(target.target, cst.Name) and target.target.value in wrapped:
+                    return True
+    return False

@@ -1,0 +1,485 @@
+"""AMP141 half-reduction."""
+
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Tuple
+
+import libcst as cst
+
+from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.facts.names import resolve_expr
+from amplint.facts.tree import Frame
+from amplint.rules import Flag, Rule
+from amplint.rules._util import (
+    argument, code_of, dotted_expr, keyword, kwarg, literal_float, method_call,
+)
+from amplint.rules.amp140_eps_underflow import FrameWalker, _unparen, float16_values
+
+SQUARE_SUMS = ("sum", "mean")
+OUTPUT_REDUCTIONS = ("sum", "var", "std", "cumsum", "prod")
+
+
+class HalfReduction(Rule):
+    """## What it does
+    Finds reductions that overflow float16 (largest finite value 65504) on float16 tensors
+    outside autocast:
+    hand-written norms and mean squares (`x.pow(2).sum(-1).sqrt()`, `(x ** 2).mean(-1)`,
+    `torch.square(x).sum()`, `(x * x).sum()`), hand-written softmax and log-sum-exp
+    (`x.exp() / x.exp().sum(-1, keepdim=True)`, `torch.exp(x).sum(-1).log()`) whose input is
+    not max-subtracted, and `sum/var/std/cumsum/prod` of a tensor the file itself casts to
+    float16 (`h = x.half()`, `x.half().sum()`).
+    "float16 outside autocast" is what the file shows: the methods of a module class the file
+    casts with `.half()` / `.to(torch.float16)` (and of its submodules) with no autocast region
+    active, and values cast to float16 in the same function.
+
+    ## Why is this bad?
+    Squares overflow first: any |x| > 256 gives `x * x > 65504`, i.e. `inf`, before the
+    reduction (which accumulates in float32 internally) sees it, and the norm or the RMSNorm
+    `x * torch.rsqrt(x.pow(2).mean(-1) + eps)` becomes inf or 0. `exp` overflows for x > 11.09
+    (`torch.tensor([11.1], dtype=torch.half).exp()` is inf), so an unstabilised hand-written
+    softmax returns NaN. A float16 `sum` (or `var` of values spread more than 256) is inf once the
+    result passes 65504: `torch.full((4096,), 20., dtype=torch.half).sum()` is `inf`.
+    Under CUDA autocast none of this is reported: autocast runs `sum`, `pow`, `exp`, `softmax`
+    and norms in float32 on its own.
+
+    Not reported: `torch.softmax`/`F.softmax`/`log_softmax` on float16 (torch computes them in
+    float32 internally: on torch 2.13 the result is bit-identical to the float32 softmax cast to
+    float16), `mean` of float16 values (accumulated in float32; it cannot leave the inputs'
+    range), `torch.norm`/`linalg.vector_norm` (same), squares of a tensor cast to float32 first
+    (`x.float().pow(2).mean(-1)`, the Hugging Face RMSNorm), max-subtracted exponentials
+    (`(x - x.amax(-1, keepdim=True)).exp()`), and everything under autocast or in bfloat16.
+
+    ## Example
+    ```python
+    class Attention(nn.Module):
+        def forward(self, q, k):
+            scores = q @ k.transpose(-1, -2)
+            probs = scores.exp() / scores.exp().sum(-1, keepdim=True)
+            rms = q.pow(2).mean(-1, keepdim=True).sqrt()
+            return probs, rms
+
+    model = Attention().cuda().half()
+    ```
+
+    ## Use instead
+    ```python
+    class Attention(nn.Module):
+        def forward(self, q, k):
+            scores = q @ k.transpose(-1, -2)
+            probs = torch.softmax(scores, -1, dtype=torch.float32).to(scores.dtype)
+            rms = q.float().pow(2).mean(-1, keepdim=True).sqrt().to(q.dtype)
+            return probs, rms
+    ```
+
+    ## Fix safety
+    Only the hand-written softmax has a fix, and it is **unsafe**:
+    `e / e.sum(d, keepdim=True)` with `e = x.exp()` becomes
+    `torch.softmax(x, d, dtype=torch.float32).to(x.dtype)`. It is the same function where the
+    original did not overflow, and finite where it did; but the numbers differ in the last
+    bits and a NaN the code relied on (masking by -inf rows) becomes a uniform row. It applies
+    when `x` is a plain name or attribute and `d` is given with `keepdim=True`. Norms,
+    squares and sums are suggestions: computing them in float32 changes the dtype that flows
+    on, which the rest of a half model may not accept.
+    """
+
+    code = "AMP141"
+    name = "half-reduction"
+    severity = Severity.WARNING
+    fix_safety = "unsafe / suggestion"
+    triggers = ("half", "float16")
+
+    flag = [
+        Flag(  # a hand-written softmax in a half module: exp overflows past 11.09
+            "import torch\n"
+            "from torch import nn\n"
+            "class Attention(nn.Module):\n"
+            "    def forward(self, q, k):\n"
+            "        scores = q @ k.transpose(-1, -2)\n"
+            "        return scores.exp() / scores.exp().sum(-1, keepdim=True)\n"
+            "model = Attention().cuda().half()\n",
+            fixed="import torch\n"
+            "from torch import nn\n"
+            "class Attention(nn.Module):\n"
+            "    def forward(self, q, k):\n"
+            "        scores = q @ k.transpose(-1, -2)\n"
+            "        return torch.softmax(scores, -1, dtype=torch.float32).to(scores.dtype)\n"
+            "model = Attention().cuda().half()\n",
+            unsafe=True,
+        ),
+        Flag(  # an RMSNorm squaring float16 values (T5-style, without the float32 cast)
+            "import torch\n"
+            "from torch import nn\n"
+            "class RMSNorm(nn.Module):\n"
+            "    def __init__(self, d, eps=1e-6):\n"
+            "        super().__init__()\n"
+            "        self.weight = nn.Parameter(torch.ones(d))\n"
+            "        self.eps = eps\n"
+            "    def forward(self, x):\n"
+            "        variance = x.pow(2).mean(-1, keepdim=True)\n"
+            "        return self.weight * x * torch.rsqrt(variance + self.eps)\n"
+            "class Decoder(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.norm = RMSNorm(512)\n"
+            "decoder = Decoder().to(torch.float16)\n",
+        ),
+        Flag(  # a tensor cast to half and summed; a hand-written norm on it
+            "import torch\n"
+            "def scores(features):\n"
+            "    h = features.cuda().half()\n"
+            "    total = h.sum()\n"
+            "    norm = (h * h).sum(-1).sqrt()\n"
+            "    return total, norm\n",
+            count=2,
+        ),
+        Flag(  # a hand-written softmax through a local; torch imported under an alias
+            "import torch as th\n"
+            "def attend(q, k):\n"
+            "    logits = (q @ k.t()).half()\n"
+            "    e = th.exp(logits)\n"
+            "    return e / th.sum(e, dim=1, keepdim=True)\n",
+            fixed="import torch as th\n"
+            "def attend(q, k):\n"
+            "    logits = (q @ k.t()).half()\n"
+            "    e = th.exp(logits)\n"
+            "    return th.softmax(logits, 1, dtype=th.float32).to(logits.dtype)\n",
+            unsafe=True,
+        ),
+        Flag(  # hand-written log-sum-exp: no fix, a suggestion
+            "import torch\n"
+            "def partition(energy):\n"
+            "    energy = energy.half()\n"
+            "    return torch.exp(energy).sum(-1).log()\n",
+        ),
+    ]
+    clean = [
+        # the AMP recipe: the same code under CUDA autocast runs these ops in float32
+        "import torch\n"
+        "def attend(q, k):\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n"
+        "        scores = q @ k.t()\n"
+        "        probs = scores.exp() / scores.exp().sum(-1, keepdim=True)\n"
+        "        rms = scores.pow(2).mean(-1).sqrt()\n"
+        "        return probs, rms, scores.sum()\n",
+        # the Hugging Face RMSNorm in a half model: squares in float32, softmax with dtype
+        "import torch\n"
+        "from torch import nn\n"
+        "class LlamaRMSNorm(nn.Module):\n"
+        "    def forward(self, hidden_states):\n"
+        "        input_dtype = hidden_states.dtype\n"
+        "        hidden_states = hidden_states.to(torch.float32)\n"
+        "        variance = hidden_states.pow(2).mean(-1, keepdim=True)\n"
+        "        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)\n"
+        "        return self.weight * hidden_states.to(input_dtype)\n"
+        "class Attn(nn.Module):\n"
+        "    def forward(self, w):\n"
+        "        w = nn.functional.softmax(w, dim=-1, dtype=torch.float32).to(w.dtype)\n"
+        "        return torch.softmax(w, -1), w.mean(-1), w.norm(dim=-1)\n"
+        "norm = LlamaRMSNorm().half()\n"
+        "attn = Attn().half()\n",
+        # a max-subtracted (stable) softmax; masks summed in a half module
+        "import torch\n"
+        "from torch import nn\n"
+        "class Pool(nn.Module):\n"
+        "    def forward(self, x, mask):\n"
+        "        z = x - x.amax(-1, keepdim=True)\n"
+        "        p = z.exp() / z.exp().sum(-1, keepdim=True)\n"
+        "        return (x * mask).sum(1) / mask.sum(1)\n"
+        "pool = Pool().half()\n",
+        # bfloat16 has float32's range; fp32 modules are not half code
+        "import torch\n"
+        "def stats(x, model):\n"
+        "    b = x.bfloat16()\n"
+        "    y = x.float()\n"
+        "    return b.sum(), b.pow(2).mean(), y.pow(2).sum(), model(x).exp().sum()\n",
+        # half inference whose reductions run in float32 explicitly
+        "import torch\n"
+        "def score(model, x):\n"
+        "    h = model.half()(x.half())\n"
+        "    return h.sum(dtype=torch.float32), h.float().var(), h.float().pow(2).sum()\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        facts = ctx.facts
+        if not facts.fp16.half_casts:
+            return
+        values = float16_values(facts)
+        rule = self
+        found: List[Tuple[cst.CSTNode, Frame, str]] = []
+
+        class Visitor(FrameWalker):
+            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+                if isinstance(node.operator, cst.Divide) and rule._softmax(
+                    node, self.frame, values
+                ):
+                    found.append((node, self.frame, "softmax"))
+
+            def visit_Call(self, node: cst.Call) -> None:
+                kind = rule._reduction(node, self.frame, values)
+                if kind is not None:
+                    found.append((node, self.frame, kind))
+
+        ctx.module.visit(Visitor(facts, values))
+        softmax_parts = set()
+        for node, _frame, kind in found:
+            if kind == "softmax":
+                softmax_parts.update(id(n) for n in _calls_in(node))
+        for node, frame, kind in found:
+            if kind != "softmax" and id(node) in softmax_parts:
+                continue  # the denominator of a reported softmax
+            yield self._diagnostic(ctx, node, frame, kind, values)
+
+    # -- patterns -------------------------------------------------------------------------
+    def _reduction(self, call: cst.Call, frame: Frame, values) -> Optional[str]:
+        """"square" / "exp" / "sum" when `call` is such a reduction of float16 values."""
+        reduced = _reduced(call, frame)
+        if reduced is None:
+            return None
+        method, operand = reduced
+        operand = _unparen(operand)
+        if method in SQUARE_SUMS:
+            base = _square_base(operand, frame)
+            if base is not None and values.is_float16(base, frame):
+                return "square"
+        if method == "sum":
+            exponent = _exp_argument(operand, frame)
+            if (
+                exponent is not None
+                and not _stabilised(exponent, frame, values)
+                and values.is_float16(exponent, frame)
+            ):
+                return "exp"
+        if method in OUTPUT_REDUCTIONS:
+            if keyword(call, "dtype") is not None:
+                return None
+            if values.is_float16(operand, frame, explicit=True):
+                return method
+        return None
+
+    def _softmax(self, node: cst.BinaryOperation, frame: Frame, values) -> bool:
+        parts = _softmax_parts(node, frame)
+        if parts is None:
+            return False
+        exponent = parts[0]
+        return not _stabilised(exponent, frame, values) and values.is_float16(exponent, frame)
+
+    # -- reporting ------------------------------------------------------------------------
+    def _diagnostic(self, ctx, node, frame: Frame, kind: str, values) -> Diagnostic:
+        code = _short(code_of(ctx.module, node))
+        where = (
+            "in a module the file casts to float16"
+            if values.in_scope(frame)
+            else "on a tensor the file casts to float16"
+        )
+        if kind == "softmax":
+            message = (
+                f"hand-written softmax `{code}` on float16 values outside autocast ({where}): "
+                "exp overflows past x = 11.09 (float16 max 65504) and the result is NaN; use "
+                "`torch.softmax(x, dim, dtype=torch.float32).to(x.dtype)`"
+            )
+            return self.report(node, message, fix=self._softmax_fix(ctx, node, frame))
+        if kind == "square":
+            message = (
+                f"`{code}` squares float16 values outside autocast ({where}): any |x| > 256 "
+                "squares past 65504 to inf before the reduction; square in float32 "
+                "(`x.float().pow(2)`) and cast the result back"
+            )
+        elif kind == "exp":
+            message = (
+                f"`{code}` sums exp of float16 values outside autocast ({where}): exp overflows "
+                "past x = 11.09; use `torch.logsumexp` / `torch.softmax`, or subtract the max first"
+            )
+        else:
+            message = (
+                f"`{code}` of a float16 tensor outside autocast ({where}): the result is inf "
+                f"once it passes 65504; pass `dtype=torch.float32`"
+                + (" (or reduce `x.float()`)" if kind in ("var", "std") else "")
+            )
+        return self.report(node, message)
+
+    def _softmax_fix(self, ctx, node: cst.BinaryOperation, frame: Frame):
+        parts = _softmax_parts(node, frame)
+        if parts is None:
+            return None
+        exponent, dim = parts
+        exponent = _unparen(exponent)
+        if dim is None or not isinstance(exponent, (cst.Name, cst.Attribute)):
+            return None
+        if isinstance(exponent, cst.Name) and _assignments(exponent.value, frame) > 1:
+            return None  # `x` may have changed between the exp and the division
+        try:
+            torch_name, needs_import = ctx.facts.torch_name(frame)
+        except LookupError:
+            return None
+        softmax = cst.Call(
+            func=dotted_expr(f"{torch_name}.softmax"),
+            args=[
+                cst.Arg(exponent, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(dim, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                kwarg("dtype", dotted_expr(f"{torch_name}.float32")),
+            ],
+        )
+        replacement = method_call(
+            softmax, "to", [cst.Arg(cst.Attribute(value=exponent, attr=cst.Name("dtype")))]
+        )
+        replacement = replacement.with_changes(lpar=node.lpar, rpar=node.rpar)
+        return self.fix(
+            Applicability.UNSAFE,
+            f"Use `{torch_name}.softmax(..., dtype={torch_name}.float32)`",
+            {node: replacement},
+            imports=("torch",) if needs_import else (),
+        )
+
+
+# -- expression shapes --------------------------------------------------------------------------
+
+def _reduced(call: cst.Call, frame: Frame) -> Optional[Tuple[str, cst.BaseExpression]]:
+    """(method, operand) for `x.sum(...)` or `torch.sum(x, ...)` style reductions."""
+    func = call.func
+    qualified = resolve_expr(func, frame)
+    if qualified is not None:
+        if qualified.startswith("torch.") and qualified.count(".") == 1:
+            arg = argument(call, 0, "input")
+            if arg is not None:
+                return qualified.split(".")[1], arg.value
+        return None
+    if isinstance(func, cst.Attribute):
+        return func.attr.value, func.value
+    return None
+
+
+def _square_base(expr: cst.BaseExpression, frame: Frame) -> Optional[cst.BaseExpression]:
+    """`x` of `x.pow(2)`, `x ** 2`, `torch.pow(x, 2)`, `x.square()`, `torch.square(x)`, `x * x`."""
+    expr = _unparen(expr)
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Power) and _is_two(expr.right):
+            return expr.left
+        if isinstance(expr.operator, cst.Multiply) and expr.left.deep_equals(expr.right):
+            return expr.left
+        return None
+    if isinstance(expr, cst.Call):
+        reduced = _reduced(expr, frame)
+        if reduced is None:
+            return None
+        method, base = reduced
+        if method == "square" and (isinstance(expr.func, cst.Attribute) or expr.args):
+            return base
+        if method == "pow":
+            offset = 0 if resolve_expr(expr.func, frame) is None else 1
+            exponent = argument(expr, offset, "exponent")
+            if exponent is not None and _is_two(exponent.value):
+                return base
+    return None
+
+
+def _is_two(expr: cst.BaseExpression) -> bool:
+    expr = _unparen(expr)
+    if isinstance(expr, cst.Integer):
+        return expr.value == "2"
+    return literal_float(expr) == 2.0
+
+
+def _exp_argument(expr: cst.BaseExpression, frame: Frame) -> Optional[cst.BaseExpression]:
+    """`x` of `x.exp()` / `torch.exp(x)`."""
+    expr = _unparen(expr)
+    if isinstance(expr, cst.Call):
+        reduced = _reduced(expr, frame)
+        if reduced is not None and reduced[0] == "exp":
+            return reduced[1]
+    return None
+
+
+def _stabilised(exponent: cst.BaseExpression, frame: Frame, values) -> bool:
+    """`x - m` (max-subtracted) or `-x`, also through a local assigned from one: exp of it
+    cannot overflow for the usual inputs."""
+    exponent = _unparen(exponent)
+    if isinstance(exponent, cst.Name):
+        assigned = values.assigned_value(exponent.value, frame)
+        if assigned is not None:
+            exponent = _unparen(assigned)
+    if isinstance(exponent, cst.BinaryOperation) and isinstance(exponent.operator, cst.Subtract):
+        return True
+    return isinstance(exponent, cst.UnaryOperation) and isinstance(exponent.operator, cst.Minus)
+
+
+def _softmax_parts(node: cst.BinaryOperation, frame: Frame):
+    """(exponent, dim) of `E / E.sum(dim, keepdim=True)` where E is `exp(x)` or a local
+    assigned once from it; dim is None when the fix cannot restate it."""
+    numerator = _unparen(node.left)
+    denominator = _unparen(node.right)
+    if not isinstance(denominator, cst.Call):
+        return None
+    reduced = _reduced(denominator, frame)
+    if reduced is None or reduced[0] != "sum":
+        return None
+    summed = _unparen(reduced[1])
+    if not summed.deep_equals(numerator):
+        return None
+    exponent = _exp_argument(numerator, frame)
+    if exponent is None and isinstance(numerator, cst.Name):
+        exponent = _local_exp(numerator.value, frame)
+    if exponent is None:
+        return None
+    keepdim = keyword(denominator, "keepdim")
+    offset = 0 if resolve_expr(denominator.func, frame) is None else 1
+    dim = argument(denominator, offset, "dim")
+    keep = keepdim is not None and isinstance(keepdim.value, cst.Name) and keepdim.value.value == "True"
+    if dim is None or not keep:
+        return exponent, None
+    return exponent, dim.value
+
+
+def _local_exp(name: str, frame: Frame) -> Optional[cst.BaseExpression]:
+    """The exponent when `name` is assigned exactly once in the function, from `exp(x)`."""
+    found = _assigned_values(name, frame)
+    if found is None or len(found) != 1:
+        return None
+    return _exp_argument(found[0], frame.function)
+
+
+def _assignments(name: str, frame: Frame) -> int:
+    found = _assigned_values(name, frame)
+    return 0 if found is None else len(found)
+
+
+def _assigned_values(name: str, frame: Frame) -> Optional[List[cst.BaseExpression]]:
+    """Every value assigned to `name` in the function around `frame` (augmented assignments
+    count twice), or None outside functions."""
+    function = frame.function
+    if function is None:
+        return None
+    found: List[cst.BaseExpression] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
+            return node is function.node
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    found.append(node.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Name) and node.target.value == name:
+                found.append(node.value)
+                found.append(node.value)
+
+    function.node.visit(Finder())
+    return found
+
+
+def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
+    calls: List[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            calls.append(call)
+
+    node.visit(Finder())
+    return calls
+
+
+def _short(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 48 else code[:45] + "..."
+
