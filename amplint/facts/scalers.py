@@ -51,6 +51,10 @@ SCALER_APIS = {
 
 ScalerKey = Tuple[str, str]  # ("name", "scaler") or ("self", "scaler")
 
+# Text one of which any file with a scaler holds: `GradScaler`, a name like `scaler`, or the
+# methods that make a receiver a scaler. The AMP12x rules use them as their prefilter.
+SCALER_TRIGGERS = ("caler", "unscale_", ".scale(")
+
 CLIP_FUNCTIONS = {
     "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_",
     "torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_value_",

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+import libcst as cst
+
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.scalers import (
     Event, Flow, exclusive, expr_line, insert_before, jumps_between, runs_whenever,
 )
+from amplint.facts.scalers import SCALER_TRIGGERS
 from amplint.rules import Flag, Rule
 from amplint.rules._util import method_call
-
-import libcst as cst
 
 
 class ClipBeforeUnscale(Rule):
@@ -63,7 +64,7 @@ class ClipBeforeUnscale(Rule):
     name = "clip-before-unscale"
     severity = Severity.WARNING
     fix_safety = "safe"
-    triggers = ("clip_grad", "clip_gradients", "clip_grads")
+    triggers = SCALER_TRIGGERS
 
     flag = [
         Flag(

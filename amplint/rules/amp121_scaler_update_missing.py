@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
-import libcst as cst
-
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.scalers import Event, Flow, exclusive, expr_line, insert_after, jumps_between
+from amplint.facts.scalers import SCALER_TRIGGERS
 from amplint.rules import Flag, Rule
 from amplint.rules._util import method_call
 
@@ -60,7 +59,7 @@ class ScalerUpdateMissing(Rule):
     name = "scaler-update-missing"
     severity = Severity.ERROR
     fix_safety = "safe"
-    triggers = (".step(",)
+    triggers = SCALER_TRIGGERS
 
     flag = [
         Flag(

@@ -9,6 +9,7 @@ import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.scalers import Event, Flow, arms, exclusive
+from amplint.facts.scalers import SCALER_TRIGGERS
 from amplint.rules import Flag, Rule
 from amplint.rules._util import method_call
 
@@ -65,7 +66,7 @@ class BackwardWithoutScale(Rule):
     name = "backward-without-scale"
     severity = Severity.ERROR
     fix_safety = "safe"
-    triggers = ("backward",)
+    triggers = SCALER_TRIGGERS
 
     flag = [
         Flag(

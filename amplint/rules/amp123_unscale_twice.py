@@ -6,6 +6,7 @@ from typing import Iterable, Optional
 
 from amplint.diagnostics import Diagnostic, Severity
 from amplint.facts.scalers import Event, Flow, arms, exclusive, jumps_between
+from amplint.facts.scalers import SCALER_TRIGGERS
 from amplint.rules import Flag, Rule
 
 
@@ -58,7 +59,7 @@ class UnscaleTwice(Rule):
     name = "unscale-twice"
     severity = Severity.ERROR
     fix_safety = "suggestion"
-    triggers = ("unscale_",)
+    triggers = SCALER_TRIGGERS
 
     flag = [
         Flag(  # unscale per micro-step, step and update every k

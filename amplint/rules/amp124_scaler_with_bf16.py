@@ -57,7 +57,7 @@ class ScalerWithBf16(Rule):
     name = "scaler-with-bf16"
     severity = Severity.INFO
     fix_safety = "unsafe"
-    triggers = ("bfloat16", "cpu")
+    triggers = ("GradScaler",)
 
     flag = [
         Flag(

@@ -9,6 +9,7 @@ import libcst as cst
 from amplint.diagnostics import Diagnostic, Severity
 from amplint.facts.names import resolve_expr
 from amplint.facts.scalers import key_text
+from amplint.facts.scalers import SCALER_TRIGGERS
 from amplint.rules import Flag, Rule
 
 LBFGS = {"torch.optim.LBFGS", "torch.optim.lbfgs.LBFGS"}
@@ -61,7 +62,7 @@ class ScalerClosure(Rule):
     name = "scaler-closure"
     severity = Severity.ERROR
     fix_safety = "suggestion"
-    triggers = (".step(",)
+    triggers = SCALER_TRIGGERS
 
     flag = [
         Flag(

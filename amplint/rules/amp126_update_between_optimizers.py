@@ -6,6 +6,7 @@ from typing import Iterable, Optional, Tuple
 
 from amplint.diagnostics import Diagnostic, Severity
 from amplint.facts.scalers import Event, Flow, exclusive
+from amplint.facts.scalers import SCALER_TRIGGERS
 from amplint.rules import Flag, Rule
 
 
@@ -53,7 +54,7 @@ class UpdateBetweenOptimizers(Rule):
     name = "update-between-optimizers"
     severity = Severity.WARNING
     fix_safety = "suggestion"
-    triggers = ("update(",)
+    triggers = SCALER_TRIGGERS
 
     flag = [
         Flag(
