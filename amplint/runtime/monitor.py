@@ -146,9 +146,11 @@ class Monitor(ContextDecorator):
         table = _checks.build_table(self, self.checks)
         if self.checks & {"AMP101", "AMP103", "OVERFLOW"}:
             self.tracker.start()
-        function_mode = _FunctionMode(table)
-        function_mode.__enter__()
-        self._modes = [function_mode]
+        self._modes = []
+        if table:  # nothing to route: no mode, no cost
+            function_mode = _FunctionMode(table)
+            function_mode.__enter__()
+            self._modes.append(function_mode)
         if "OVERFLOW" in self.checks:
             from .overflow import OverflowMode
 

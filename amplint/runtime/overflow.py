@@ -56,8 +56,11 @@ class OverflowMode(TorchDispatchMode):
         kwargs = kwargs or {}
         if self.done or func.overloadpacket.__name__ in _SKIP:
             return func(*args, **kwargs)
-        mutable = func._schema.is_mutable
-        inputs_finite = _finite(tree_leaves((args, kwargs))) if mutable else None
+        inputs_finite = None
+        if func._schema.is_mutable:  # in-place: its output is its input, so look before
+            leaves = tree_leaves((args, kwargs))
+            if any(isinstance(x, torch.Tensor) and x.dtype in _HALF for x in leaves):
+                inputs_finite = _finite(leaves)
         out = func(*args, **kwargs)
         bad = _bad_output(out)
         if bad is None:

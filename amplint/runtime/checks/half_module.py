@@ -20,7 +20,7 @@ def install(monitor):
     from . import HALF_DTYPES, autocast_dtype, autocast_on, dtype_name
 
     def on_module(module, outermost):
-        if monitor.tracker.amp103_done:
+        if monitor.tracker.amp103_done or not (autocast_on("cuda") or autocast_on("cpu")):
             return
         if outermost:
             param = _half_param(module.parameters(), HALF_DTYPES)
