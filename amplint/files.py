@@ -259,8 +259,12 @@ class Excludes:
 
     def excluded_with_parents(self, path: str) -> bool:
         """For paths given explicitly: the file or any directory on the way to it, counted
-        from the project root (or from the path as given when it lies outside)."""
+        from the project root (a path outside the project is judged by its own name)."""
         relative = self._relative(path)
+        if relative.startswith("/"):  # outside the project: judge the entry by its own name
+            absolute = relative
+            return self.name_excluded(os.path.basename(absolute)) or any(
+                fnmatch.fnmatchcase(absolute, pattern) for pattern in self.paths)
         parts = [p for p in relative.split("/") if p]
         for index, part in enumerate(parts):
             if self.name_excluded(part):

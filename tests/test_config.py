@@ -265,7 +265,26 @@ def test_gitignore_matching_agrees_with_git(tmp_path, patterns):
     assert by_us == by_git
 
 
-def test_rule_options_table_is_checked_against_the_rules(project):
+def test_rule_options_are_checked_against_the_rule(project, monkeypatch):
+    """No rule has options yet: give one a declared option and check the table's handling."""
+    from amplint.config import load
+    from amplint.rules import all_rules
+
     write(project, {"a.py": FACTORY})
     config(project, "[tool.amplint.options]\n")
     assert invoke("a.py").exit_code == 1  # an empty options table is fine
+    monkeypatch.setattr(type(all_rules()["AMP101"]), "options", {"threshold": 0.5, "strict": False},
+                        raising=False)
+    config(project, "[tool.amplint.options.AMP101]\nthreshold = 2\n")
+    assert invoke("a.py").exit_code == 1
+    assert load(str(project / "pyproject.toml")).rule_options == {
+        "AMP101": {"threshold": 2, "strict": False}}
+    config(project, "[tool.amplint.options.AMP101]\nstrict = 'yes'\n")
+    result = invoke("a.py")
+    assert result.exit_code == 2
+    assert "option `strict` of AMP101 must be bool, not str" in result.stderr
+    config(project, "[tool.amplint.options.AMP101]\nstrictness = true\n")
+    result = invoke("a.py")
+    assert result.exit_code == 2
+    assert "unknown option `strictness` for AMP101" in result.stderr
+    assert "its options: `strict`, `threshold`" in result.stderr
