@@ -45,7 +45,6 @@ class Cell:
     is_list: bool  # "source" stored as a list of lines (the usual layout)
     python: bool = True  # False for a cell magic (`%%bash`): left out of the module
     added_newline: bool = False
-    marker_line: int = 0  # line of the cell's marker in the joined module
 
 
 @dataclass
@@ -87,6 +86,10 @@ class Notebook:
         texts: Dict[int, str] = {}
         for index, cell in by_index.items():
             if not cell.python:
+                if "".join(buckets[index]).strip():
+                    raise NotebookError(
+                        f"fixes not applied: an edit landed in cell {cell.number}, which is not "
+                        "linted (a cell magic or a syntax error)")
                 texts[cell.number] = cell.text
                 continue
             text = "".join(buckets[index])
@@ -303,7 +306,6 @@ def load(path: str) -> Optional[Notebook]:
             raise ReadError(f"not a valid notebook: cell {number} has a bad `source`")
         entry = Cell(number, text, spans["source"], is_list)
         lines.append(MARKER.format(len(notebook.cells)) + "\n")
-        entry.marker_line = len(lines)
         notebook.cells.append(entry)
         if text.lstrip().startswith("%%"):
             entry.python = False
