@@ -16,7 +16,8 @@ from amplint.facts.names import resolve_expr
 from amplint.facts.tree import Frame, dotted_name
 from amplint.rules import Flag, Rule
 from amplint.rules._util import (
-    argument, code_of, data_chain, in_float16_scope, is_float32_cast, keyword, literal_float,
+    argument, code_of, data_chain, float16_functions, in_float16_scope, is_float32_cast, keyword,
+    literal_float,
 )
 
 SMALLEST_HALF = 2.0 ** -24  # 5.96e-08, the smallest positive float16 (a subnormal)
@@ -136,10 +137,49 @@ class Float16Values:
                     if known is not None:
                         return known
                     return F16 if in_scope and saw_call else None
-                if in_scope and (saw_call or _tensor_param(node.value, frame)):
-                    return F16
-                return None
+                if _tensor_param(node.value, frame):
+                    passed = self._passed_kind(node.value, frame, depth, explicit)
+                    if passed is not None:
+                        return passed
+                    return F16 if in_scope else None
+                return F16 if in_scope and saw_call else None
         return F16 if in_scope and saw_call else None
+
+    def _passed_kind(self, name: str, frame: Frame, depth: int, explicit: bool) -> Optional[str]:
+        """The kind every same-file caller passes for parameter `name` (`self._norm(x.float())`
+        makes `x` float32 inside `_norm`), or None when callers differ or there are none."""
+        function = frame.function
+        if function is None or depth > 4:
+            return None
+        params = _params(function.node)
+        names = [p.name.value for p in params]
+        index = names.index(name)
+        if names and names[0] in ("self", "cls"):
+            index -= 1
+        kinds = set()
+        for site in self._callers().get(id(function), []):
+            arg = None
+            for candidate in site.node.args:
+                if candidate.keyword is not None and candidate.keyword.value == name:
+                    arg = candidate
+            if arg is None:
+                positional = [a for a in site.node.args if a.keyword is None and not a.star]
+                if any(a.star for a in site.node.args) or not 0 <= index < len(positional):
+                    return None
+                arg = positional[index]
+            kinds.add(self._kind(arg.value, site.frame, depth + 1, explicit))
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def _callers(self) -> Dict[int, List]:
+        callers = self.__dict__.get("_callers_map")
+        if callers is None:
+            callers = {}
+            graph = self.facts.callgraph
+            for site in self.facts.tree.calls:
+                for callee in graph.callees(site):
+                    callers.setdefault(id(callee), []).append(site)
+            self.__dict__["_callers_map"] = callers
+        return callers
 
 
 def float16_values(facts) -> Float16Values:
@@ -196,9 +236,11 @@ class FrameWalker(cst.CSTVisitor):
     """Visits the module in source order knowing each node's frame (`self.frame`), and tells
     `values` about every assignment once its value has been visited."""
 
-    def __init__(self, facts, values: Optional["Float16Values"] = None) -> None:
+    def __init__(
+        self, facts, values: Optional["Float16Values"] = None, start: Optional[Frame] = None
+    ) -> None:
         self.bodies = frames_by_body(facts)
-        self.stack: List[Frame] = [facts.tree.module_frame]
+        self.stack: List[Frame] = [start or facts.tree.module_frame]
         self.values = values
 
     @property
@@ -228,6 +270,34 @@ class FrameWalker(cst.CSTVisitor):
             self.values.note_assign([node.asname.name], None, self.frame)
         elif isinstance(node, cst.NamedExpr):
             self.values.note_assign([node.target], node.value, self.frame)
+
+
+def walk_float16_code(facts, make_walker) -> None:
+    """Walk only the code where float16 values can occur: the methods of float16 module
+    classes, and the functions (or the module) holding a float16 cast of something that is not
+    a module class of this file. `make_walker(start_frame)` builds the FrameWalker."""
+    selected: Set[int] = set(float16_functions(facts))
+    whole_module = False
+    fp16 = facts.fp16
+    for site in facts.tree.calls:
+        if fp16.half_casts.get(id(site.node)) != "float16":
+            continue
+        function = site.frame.function
+        if function is not None:
+            selected.add(id(function))
+        elif fp16._class_cast(site) is None:
+            whole_module = True
+    if whole_module:
+        facts.module.visit(make_walker(None))
+        return
+    for frame in facts.tree.frames:
+        if frame.kind != "function" or id(frame) not in selected:
+            continue
+        outer = frame.parent
+        while outer is not None and not (outer.kind == "function" and id(outer) in selected):
+            outer = outer.parent
+        if outer is None:  # not nested in another selected function: walk it
+            frame.node.visit(make_walker(frame.parent))
 
 
 def _target_names(target: cst.BaseExpression) -> List[str]:
@@ -422,7 +492,7 @@ class EpsUnderflow(Rule):
                 if hit is not None and values.is_float16(hit[0], self.frame):
                     found.append((node, hit[0], hit[1], self.frame))
 
-        ctx.module.visit(Visitor(facts, values))
+        walk_float16_code(facts, lambda start: Visitor(facts, values, start))
         for node, operand, value, frame in found:
             where = (
                 "in a module the file casts to float16"

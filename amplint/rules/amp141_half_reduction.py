@@ -13,7 +13,9 @@ from amplint.rules import Flag, Rule
 from amplint.rules._util import (
     argument, code_of, dotted_expr, keyword, kwarg, literal_float, method_call,
 )
-from amplint.rules.amp140_eps_underflow import FrameWalker, _unparen, float16_values
+from amplint.rules.amp140_eps_underflow import (
+    FrameWalker, _unparen, float16_values, walk_float16_code,
+)
 
 SQUARE_SUMS = ("sum", "mean")
 OUTPUT_REDUCTIONS = ("sum", "var", "std", "cumsum", "prod")
@@ -219,7 +221,7 @@ class HalfReduction(Rule):
                 if kind is not None:
                     found.append((node, self.frame, kind))
 
-        ctx.module.visit(Visitor(facts, values))
+        walk_float16_code(facts, lambda start: Visitor(facts, values, start))
         softmax_parts = set()
         for node, _frame, kind in found:
             if kind == "softmax":
