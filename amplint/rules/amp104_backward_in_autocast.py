@@ -24,8 +24,11 @@ POST_FORWARD_FUNCTIONS = {"print", "clip_grad_norm_", "clip_grad_value_", "float
 class BackwardInAutocast(Rule):
     """## What it does
     Finds `loss.backward()`, `scaler.scale(loss).backward()`, `torch.autograd.backward/grad`
-    `accelerator.backward(loss)` and Lightning's `self.manual_backward(loss)` inside an enabled
-    (or maybe enabled) autocast region.
+    and `accelerator.backward(loss)` inside an enabled (or maybe enabled) autocast region.
+
+    Lightning's `self.manual_backward(loss)` counts too: with `precision="16-mixed"` Lightning
+    runs `training_step` under autocast, so a manual-optimization step that calls it there
+    runs backward inside the region (linting the project shows that region).
 
     ## Why is this bad?
     The PyTorch AMP docs: "Backward passes under autocast are not recommended. Backward ops run
