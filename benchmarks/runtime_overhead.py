@@ -1,6 +1,7 @@
 """Overhead of amplint.runtime.monitor on a small MLP training step (a benchmark, not a test).
 
-    python benchmarks/runtime_overhead.py [--steps 200] [--repeats 5] [--dtype bfloat16|float16]
+    python benchmarks/runtime_overhead.py [--steps 100] [--repeats 7] [--dtype bfloat16|float16]
+                                          [--threads 1]
 
 Prints the median step time without a monitor and the ratio (with / without) for: the monitor with
 no checks (the interposition alone), the default checks (overflow locator off), and all checks
@@ -60,7 +61,10 @@ def main():
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--dtype", choices=["bfloat16", "float16"], default="bfloat16")
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1: "
+                        "steadier timings on a shared machine)")
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
     dtype = getattr(torch, args.dtype)
     step = make_step(dtype)
     configs = [
