@@ -114,6 +114,14 @@ class Float16Values:
         flow = self._flow.get(id(frame.function or frame.scope), {})
         saw_call = False
         for node in data_chain(expr, frame):
+            if node is not expr and isinstance(
+                _unparen(node), (cst.BinaryOperation, cst.UnaryOperation)
+            ):
+                # `(x - mean).pow(2)`: a tensor op keeps its operand's dtype
+                inner = self._kind(node, frame, depth + 1, explicit)
+                if inner in (F16, F32):
+                    return inner
+                return F16 if in_scope and saw_call else None
             if isinstance(node, cst.Attribute) and node.attr.value in SCALAR_ATTRS:
                 return SCALAR
             if isinstance(node, cst.Call):
