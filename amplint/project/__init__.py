@@ -108,7 +108,9 @@ def _is_yaml(path: str) -> bool:
 
 class ProjectFacts:
     def __init__(
-        self, files: Mapping[str, str], declared: Optional[Tuple[Sequence[str], Optional[str], Optional[str], Optional[str]]] = None,
+        self, files: Mapping[str, str],
+        declared: Optional[Tuple[Sequence[str], Optional[str], Optional[str], Optional[str]]] = None,
+        keep_modules: bool = False,
     ) -> None:
         self.files = dict(files)
         self._norm = {os.path.normpath(p): p for p in self.files}
@@ -123,6 +125,9 @@ class ProjectFacts:
         self._deps: Dict[str, Set[str]] = {}
         self.settings: List[Setting] = []
         self._declared = declared
+        # the parsed modules of the summarised files, for a lint pass that can take them
+        self.keep_modules = keep_modules
+        self.modules: Dict[str, object] = {}
         self._compute()
 
     # -- public ---------------------------------------------------------------------------
@@ -143,7 +148,10 @@ class ProjectFacts:
     # -- summaries ------------------------------------------------------------------------
     def summary(self, path: str) -> Optional[ModuleSummary]:
         if path not in self.summaries:
-            self.summaries[path] = summarize(path, self.files[path])
+            module = parse_or_none(self.files[path])
+            self.summaries[path] = summarize(path, self.files[path], module) if module else None
+            if module is not None and self.keep_modules:
+                self.modules[path] = module
         return self.summaries[path]
 
     def display(self, path: str) -> str:
@@ -518,7 +526,19 @@ def declared_matches(path: str, globs: Sequence[str], base: Optional[str] = None
     return None
 
 
-def build(files: Mapping[str, str], settings=None, config=None, declared=None) -> ProjectFacts:
+def parse_or_none(source: str):
+    from amplint.engine import parse
+    import libcst as cst
+
+    try:
+        return parse(source)
+    except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError, TypeError):
+        return None  # the lint pass reports it
+
+
+def build(
+    files: Mapping[str, str], settings=None, config=None, declared=None, keep_modules=False,
+) -> ProjectFacts:
     """The project facts for these files (path -> source text; YAML configuration files may be
     included for framework settings). `declared`: (globs, device, dtype, base folder) for
     code declared to run under autocast; by default read from `config.autocast_modules`,
@@ -532,15 +552,24 @@ def build(files: Mapping[str, str], settings=None, config=None, declared=None) -
             getattr(config, "autocast_dtype", None) or "float16",
             os.path.dirname(os.path.abspath(path)) if path else None,
         )
-    return ProjectFacts(files, declared)
+    return ProjectFacts(files, declared, keep_modules)
 
 
 def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=None, declared=None):
     """build + engine.lint_source for every Python file, with the entries the project found."""
+    import inspect
+
     from amplint.engine import lint_source
 
-    project = build(files, settings, config, declared)
-    return {
-        path: lint_source(path, files[path], settings, fix=fix, entries=project.entries_for(path))
-        for path in sorted(files) if _is_python(path)
-    }
+    # Reuse the first pass's parse where the engine can take it (`lint_source(..., module=)`).
+    reuse = "module" in inspect.signature(lint_source).parameters
+    project = build(files, settings, config, declared, keep_modules=reuse)
+    results = {}
+    for path in sorted(files):
+        if not _is_python(path):
+            continue
+        extra = {"module": project.modules.pop(path)} if reuse and path in project.modules else {}
+        results[path] = lint_source(
+            path, files[path], settings, fix=fix, entries=project.entries_for(path), **extra
+        )
+    return results
