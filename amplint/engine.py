@@ -223,6 +223,19 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> str:
     return new_module.code
 
 
+def syntax_error(source: str) -> Optional[str]:
+    """`line:col: syntax error: message` as Python reports it, or None when it parses."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<amplint>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    except SyntaxError as exc:
+        return f"{exc.lineno or 1}:{exc.offset or 1}: syntax error: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return f"1:1: cannot parse: {type(exc).__name__}: {exc}"
+    return None
+
+
 def valid_python(source: str) -> bool:
     try:
         with warnings.catch_warnings():
@@ -263,11 +276,19 @@ def lint_source(
     result = FileResult(path)
     rules = settings.rules()
     if not entries and not could_match(source, rules):
+        # Not worth a LibCST parse, but a broken file must not pass as clean: Python's own
+        # parser checks it for a tenth of the cost.
+        error = syntax_error(source)
+        if error is not None:
+            result.errors.append(f"{path}:{error}")
         return result
     try:
         module = parse(source)
     except cst.ParserSyntaxError as exc:
-        result.errors.append(f"{path}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: {exc.message}")
+        error = syntax_error(source)
+        if error is None:  # valid Python that this LibCST version cannot read
+            error = f"{exc.raw_line}:{exc.raw_column + 1}: cannot parse with LibCST: {exc.message}"
+        result.errors.append(f"{path}:{error}")
         return result
     except (RecursionError, MemoryError) as exc:
         result.errors.append(f"{path}: cannot parse: {type(exc).__name__}")

@@ -39,7 +39,11 @@ def _summary(run: RunSummary) -> List[str]:
     fixed = sum(run.fixed.values())
     out: List[str] = []
     if remaining == 0 and fixed == 0:
-        out = [] if run.errors else ["All checks passed!"]
+        if run.errors:
+            noun = "file" if len(run.errors) == 1 else "files"
+            out = [f"No findings; {len(run.errors)} {noun} could not be checked (see the errors above)."]
+        else:
+            out = ["All checks passed!"]
     else:
         total = remaining + fixed
         noun = "finding" if total == 1 else "findings"
