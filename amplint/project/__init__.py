@@ -320,6 +320,9 @@ class ProjectFacts:
         seeds.extend(self._framework_seeds())
         seeds.extend(self._declared_seeds())
         self._propagate(seeds)
+        for summary in self.summaries.values():
+            if summary is not None:
+                summary.release()
 
     def _best_setting(self, framework: str) -> Optional[Setting]:
         found = [s for s in self.settings if s.framework == framework]
@@ -467,7 +470,8 @@ class ProjectFacts:
                 if function is None:
                     continue
                 for call in function.calls:
-                    cite = f"called at {self.display(path)}:{call.line} in code that runs under {candidate.desc}"
+                    line = summary.call_line(call)
+                    cite = f"called at {self.display(path)}:{line} in code that runs under {candidate.desc}"
                     derived = _Candidate(candidate.enabled, candidate.device, candidate.dtype, candidate.desc, cite)
                     for other in self.targets(path, call):
                         if other[0] != path:

@@ -54,7 +54,8 @@ class ExternalCall:
     ref: str
     kind: str
     attr: str
-    line: int
+    line: int  # 0: not computed yet, see ModuleSummary.call_line
+    index: int = -1  # the call's node in ModuleSummary's pending list
 
 
 @dataclass
@@ -97,6 +98,26 @@ class ModuleSummary:
     # classes whose instances a framework runs (accelerator.prepare(model), Trainer(model=m)):
     # (framework, class reference as in `bases`)
     prepared: List[Tuple[str, str]] = field(default_factory=list)
+    # Lines of calls inside functions are computed on first use (one code generation of the
+    # module), since most files' calls are never cited; `release()` drops the module.
+    _module: Optional[cst.Module] = None
+    _nodes: List[cst.CSTNode] = field(default_factory=list)
+    _lines: Optional[List[int]] = None
+
+    def call_line(self, call: ExternalCall) -> int:
+        if call.line or call.index < 0:
+            return call.line
+        if self._lines is None:
+            if self._module is None:
+                return 0
+            found = node_lines(self._module, self._nodes)
+            self._lines = [found.get(id(node), 0) for node in self._nodes]
+            self.release()
+        return self._lines[call.index]
+
+    def release(self) -> None:
+        self._module = None
+        self._nodes = []
 
 
 def top_level_functions(summary: ModuleSummary) -> List[str]:
@@ -259,7 +280,6 @@ class _Summarizer:
         self.names = Names(relative_imports(module))
         self.summary = ModuleSummary(path)
         self.cite_nodes: List[cst.CSTNode] = []
-        self._call_nodes: List[cst.CSTNode] = []
         self._roots: List[Tuple[ExternalCall, cst.CSTNode, Region]] = []
         self._finishers: List = []
         # instances of classes named by reference (imported or of this file: "@Name")
@@ -312,7 +332,6 @@ class _Summarizer:
                 continue
             if external is not None:
                 owner.calls.append((external, site.node))  # type: ignore[arg-type]
-                self._call_nodes.append(site.node)
             for callee in graph.callees(site):
                 key = frame_key(callee)
                 if key is not None and key not in owner.local:
@@ -413,13 +432,16 @@ class _Summarizer:
         self._finishers.append(finish)
 
     def _resolve_lines(self) -> None:
-        nodes = self._call_nodes + self.cite_nodes
-        lines = node_lines(self.module, nodes) if nodes else {}
-        for function in self.summary.functions.values():
-            function.calls = [  # (call, node) pairs until now
-                ExternalCall(c.ref, c.kind, c.attr, lines.get(id(node), 0))
-                for c, node in function.calls  # type: ignore[misc]
-            ]
+        lines = node_lines(self.module, self.cite_nodes) if self.cite_nodes else {}
+        summary = self.summary
+        for function in summary.functions.values():
+            calls = []
+            for call, node in function.calls:  # type: ignore[misc]  # (call, node) until now
+                calls.append(ExternalCall(call.ref, call.kind, call.attr, 0, len(summary._nodes)))
+                summary._nodes.append(node)
+            function.calls = calls
+        if summary._nodes:
+            summary._module = self.module
         for call, node, region in self._roots:
             origin = Origin(
                 _WHAT.get(region.kind, "the autocast region"), self.path,
