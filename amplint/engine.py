@@ -181,10 +181,13 @@ def add_import_torch(module: cst.Module) -> cst.Module:
         if _is_import(body[position]):
             index = position
             break
-    if index < len(body):
+    if index < len(body) and _is_import(body[index]):
+        # head of the import block: comments above the block stay above it
         follower = body[index]
         new = new.with_changes(leading_lines=follower.leading_lines)
         body[index] = follower.with_changes(leading_lines=())
+    elif index < len(body) and index > 0:
+        new = new.with_changes(leading_lines=[cst.EmptyLine()])
     body.insert(index, new)
     return module.with_changes(body=body)
 

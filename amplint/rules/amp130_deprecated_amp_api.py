@@ -114,8 +114,6 @@ class DeprecatedAmpApi(Rule):
     name = "deprecated-amp-api"
     severity = Severity.INFO
     fix_safety = "safe"
-    # Off by default: a deprecation, not a hazard. `--extend-select AMP130` turns it on.
-    default = False
     triggers = ("cuda.amp", "cpu.amp", "torch.cuda import", "torch.cpu import")
 
     flag = [
