@@ -44,6 +44,13 @@ def test_tiny_eps_vanishes_in_float16(torch):
     assert torch.isinf(1 / (zero + 1e-8)).item()
     assert (zero + torch.finfo(torch.half).tiny).item() > 0  # the suggested eps survives
     assert torch.isfinite(1 / (zero + torch.finfo(torch.half).tiny)).item()
+    # F.normalize's default eps=1e-12: an all-zero row is NaN in float16, 0 in float32
+    zeros = torch.zeros(1, 4)
+    assert torch.isnan(torch.nn.functional.normalize(zeros.half(), dim=-1)).all()
+    assert (torch.nn.functional.normalize(zeros, dim=-1) == 0).all()
+    # nn.LayerNorm(eps=1e-12) adds eps in float32: a constant half row gives 0, not NaN
+    norm = torch.nn.LayerNorm(4, eps=1e-12).half()
+    assert (norm(torch.ones(2, 4, dtype=torch.half)) == 0).all()
     # bfloat16 has float32's range: 1e-8 survives there (AMP140 ignores bfloat16)
     assert (torch.zeros(1, dtype=torch.bfloat16) + 1e-8).item() > 0
 
