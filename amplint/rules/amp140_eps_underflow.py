@@ -322,8 +322,8 @@ class EpsUnderflow(Rule):
     """## What it does
     Finds an epsilon too small for float16 (a literal below 6e-8: `1e-8`, `1e-10`, `1e-12`,
     or `self.eps` set from one) added to a float16 tensor outside autocast, in `x + eps`,
-    `x.add(eps)`, `x.clamp(min=eps)`, `x.clamp_min(eps)` and `F.normalize(x)` (whose default
-    eps is 1e-12): in the methods of a module
+    `x.add(eps)`, `x.clamp(min=eps)`, `x.clamp_min(eps)` and `F.normalize(x, eps=...)`: in
+    the methods of a module
     class the file turns `.half()`, and on tensors the file itself casts to float16. Also
     `torch.optim.Adam` (AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad) with its default or a
     tiny `eps=` over the `.parameters()` of a model the file casts to float16.
@@ -334,7 +334,8 @@ class EpsUnderflow(Rule):
     `torch.zeros(1, dtype=torch.half) + 1e-8 == 0`, so the epsilon guards nothing: a zero
     denominator stays zero (`x / 0 = inf`, `0 / 0 = nan`), `log(0 + eps) = -inf` and
     `rsqrt(var + eps)` is inf on a constant row; `F.normalize` of an all-zero float16 row is
-    NaN where the float32 one is 0. The same happens inside Adam on half
+    NaN where the float32 one is 0 (its default eps, 1e-12, is not reported: an eps written out
+    shows the author expects zero rows, the default does not). The same happens inside Adam on half
     parameters: a gradient of 1e-5 gives a second moment of 1e-13, which is 0 in float16, the
     denominator `sqrt(v) + 1e-8` is 0, and one `step()` turns the parameters into `-inf`
     (checked with torch 2.13 on CPU, for the default and the foreach implementations).
@@ -426,12 +427,12 @@ class EpsUnderflow(Rule):
             "    power = spec.half().abs() ** 2\n"
             "    return power.clamp_min(1e-10).log10()\n",
         ),
-        Flag(  # F.normalize's default eps=1e-12 in a half module
+        Flag(  # F.normalize with an explicit eps meant to guard zero (padding) rows
             "import torch.nn.functional as F\n"
             "from torch import nn\n"
             "class Proj(nn.Module):\n"
             "    def forward(self, x):\n"
-            "        return F.normalize(self.fc(x), dim=-1)\n"
+            "        return F.normalize(self.fc(x), dim=-1, eps=1e-12)\n"
             "proj = Proj().half()\n",
         ),
         Flag(  # RMSprop with an explicit tiny eps over a model built half
@@ -469,7 +470,7 @@ class EpsUnderflow(Rule):
         "        var = x.float().pow(2).mean(-1, keepdim=True)\n"
         "        h = x * torch.rsqrt(var + 1e-12).to(x.dtype)\n"
         "        scale = math.sqrt(x.shape[-1]) + 1e-8\n"
-        "        h = F.normalize(h, dim=-1, eps=1e-4)\n"
+        "        h = F.normalize(F.normalize(h, dim=-1), dim=-1, eps=1e-4)\n"
         "        return h / (h.abs().amax(-1, keepdim=True) + 1e-4) * scale\n"
         "head = Head().half()\n",
         # bfloat16 holds 1e-8; fused Adam updates in float32; a master-weight wrapper
@@ -530,7 +531,7 @@ class EpsUnderflow(Rule):
     # -- eps arithmetic -------------------------------------------------------------------
     def _eps_call(self, call: cst.Call, frame: Frame, facts):
         """(operand, eps value) for `x.add(eps)`, `x.clamp(min=eps)`, `x.clamp_min(eps)`,
-        `torch.add/clamp/clamp_min/clip(x, ...)`, `F.normalize(x, eps=...)` (default 1e-12)."""
+        `torch.add/clamp/clamp_min/clip(x, ...)`, `F.normalize(x, eps=...)`."""
         func = call.func
         qualified = resolve_expr(func, frame) or ""
         if qualified == "torch.nn.functional.normalize":
@@ -539,7 +540,7 @@ class EpsUnderflow(Rule):
             if operand_arg is None:
                 return None
             if eps_arg is None:
-                return operand_arg.value, 1e-12  # the default eps
+                return None  # the default eps: the author asked for no guard in particular
             value = self._tiny(eps_arg.value, frame, facts)
             return None if value is None else (operand_arg.value, value)
         if qualified.startswith("torch.") and qualified.count(".") == 1:
