@@ -1,0 +1,649 @@
+"""Whole-corpus fix run: does `amplint --fix --unsafe-fixes` ever break real code?
+
+    python benchmarks/fix_corpus.py [--torch] [--jobs 2] [--keep DIR] [--json FILE] [SOURCE ...]
+
+SOURCE: folders of Python files (default: /tmp/corpus/src, the unzipped transformers, timm and
+lightning wheels); `--torch` adds the `.py` files of the installed torch package (found without
+importing it). Only `.py` files are copied, into a temporary folder: the originals are never
+touched. amplint then runs through its command line, as users run it:
+
+    python -m amplint --fix --unsafe-fixes --select ALL --output-format json FILES...
+
+(every rule, the off-by-default ones included), and every file is checked:
+
+- crashes: the CLI exited 2 or printed a traceback, or a rule crashed on a file (`internal
+  error in AMPxxx`), or a fix was rejected by the engine as invalid Python (`fix skipped`);
+- broken: the file compiled before and does not compile after;
+- non-idempotent: a second `amplint --fix --unsafe-fixes --select ALL` run on the changed files
+  changes them again;
+- mismatch: what the CLI wrote differs from what `amplint.engine.lint_source(..., fix=True)`
+  computes from the original text (so the writer lost or altered something: encoding, BOM,
+  newlines), or the BOM / newline style of the file was not kept;
+- outside: a changed line lies outside the accepted region (below);
+- ast-outside: a statement outside the accepted region differs in its AST.
+
+The accepted region of a file is computed with the engine on the *original* text, from the
+findings that carry a fix (with --unsafe-fixes every fix is applied). It is the union of, per
+such finding, (a) its own line range and (b) the line range of every node its fix replaces,
+whitespace included (fixes are node replacements: AMP104 replaces the enclosing `with`
+statement to move statements out of it, AMP102 replaces the statement it wraps in a new `with`,
+AMP130 replaces the imports it rewrites; a node's leading comments and blank lines belong to
+it). Lines inserted by the diff are accepted when they touch an accepted line (a statement
+replaced by several, e.g. `scaler.update()` added after `scaler.step(...)`), or when they are
+just the `import torch` (and blank lines) the engine adds for a fix that declares it needs
+torch. A fix made in a later round of the engine's fix loop, for a finding that only appears
+after an earlier fix, is accepted if its changed lines lie in the region of the finding it
+arose from; otherwise it is reported as `outside` for review (none expected).
+
+The AST check compares statement lists at every depth (ast.dump without positions): a
+compound statement whose header (everything but its bodies) is unchanged is compared body by
+body; any other statement that differs must overlap the accepted region, and a statement
+inserted where the original had none must be `import torch` or sit next to a statement that
+overlaps the accepted region.
+
+Exit status 0 when crashes, broken, non-idempotent, mismatch, outside and ast-outside are
+all zero, else 1. A JSON report (`--json`) lists every problem with its file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import importlib.util
+import json
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+DEFAULT_SOURCES = ("/tmp/corpus/src",)
+CHUNK = 400  # files per CLI invocation (keeps command lines short)
+
+
+# -- the corpus ----------------------------------------------------------------------------------
+
+def torch_source_dir() -> str:
+    """The installed torch package's folder, found without importing torch."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("torch is not installed")
+    return list(spec.submodule_search_locations)[0]
+
+
+def collect(sources: Sequence[str]) -> List[Tuple[str, str]]:
+    """(original path, relative destination) of every `.py` file, sorted, deterministic.
+    Each source lands under its own folder name (`torch/...`, `src/...`)."""
+    out: List[Tuple[str, str]] = []
+    for index, source in enumerate(sources):
+        source = os.path.abspath(source)
+        label = f"{index}_{os.path.basename(source.rstrip(os.sep)) or 'root'}"
+        for directory, dirnames, filenames in os.walk(source):  # symlinks not followed
+            dirnames.sort()
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    full = os.path.join(directory, name)
+                    if os.path.isfile(full) and not os.path.islink(full):
+                        out.append((full, os.path.join(label, os.path.relpath(full, source))))
+    return out
+
+
+def copy_corpus(files: Sequence[Tuple[str, str]], dest: str) -> List[str]:
+    copied = []
+    for original, relative in files:
+        target = os.path.join(dest, relative)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copyfile(original, target)
+        copied.append(relative)
+    return copied
+
+
+# -- running the CLI -----------------------------------------------------------------------------
+
+@dataclass
+class CliRun:
+    returncodes: List[int] = field(default_factory=list)
+    errors: List[str] = field(default_factory=list)  # stderr lines
+    findings_left: List[dict] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def run_cli(root: str, relative: Sequence[str], jobs: int = 1) -> CliRun:
+    """`python -m amplint --fix --unsafe-fixes --select ALL` over the files (in chunks, `jobs`
+    processes at a time), from `root` with an empty configuration."""
+    config = os.path.join(root, "pyproject.toml")
+    if not os.path.exists(config):
+        with open(config, "w", encoding="utf-8") as handle:
+            handle.write("[tool.amplint]\nrespect-gitignore = false\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("PYTHONWARNINGS", None)
+    command = [sys.executable, "-m", "amplint", "--fix", "--unsafe-fixes", "--select", "ALL",
+               "--output-format", "json", "--config", config]
+    chunks = [list(relative[i:i + CHUNK]) for i in range(0, len(relative), CHUNK)]
+    result = CliRun()
+    start = time.monotonic()
+    running: List[subprocess.Popen] = []
+
+    def reap(proc: subprocess.Popen) -> None:
+        out, err = proc.communicate()
+        result.returncodes.append(proc.returncode)
+        result.errors.extend(line for line in err.splitlines() if line.strip())
+        try:
+            result.findings_left.extend(json.loads(out) if out.strip() else [])
+        except json.JSONDecodeError:
+            result.errors.append(f"(unparsable CLI output) {out[:200]!r}")
+
+    for chunk in chunks:
+        while len(running) >= max(1, jobs):
+            reap(running.pop(0))
+        running.append(subprocess.Popen(
+            command + chunk, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, encoding="utf-8", errors="replace",
+        ))
+    for proc in running:
+        reap(proc)
+    result.seconds = time.monotonic() - start
+    return result
+
+
+# -- the engine's view of the original text ------------------------------------------------------
+
+@dataclass
+class Before:
+    """What the engine says about one original file."""
+
+    findings: int = 0
+    fixable: int = 0
+    codes: Counter = field(default_factory=Counter)
+    region: Set[int] = field(default_factory=set)  # accepted lines (1-based)
+    imports_torch: bool = False
+    crashes: List[str] = field(default_factory=list)
+    parsed: bool = False
+
+
+def _settings():
+    from amplint.engine import Settings
+    from amplint.rules import all_rules
+
+    return Settings(frozenset(all_rules()), unsafe_fixes=True)
+
+
+def engine_before(path: str, text: str, settings=None) -> Before:
+    """Findings on the original text and the accepted region of their fixes. A rule that
+    crashes is recorded and left out, so the others still give their regions."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, WhitespaceInclusivePositionProvider
+
+    from amplint import engine
+
+    settings = settings or _settings()
+    out = Before()
+    rules = settings.rules()
+    if not engine.could_match(text, rules):
+        return out
+    try:
+        module = engine.parse(text)
+    except Exception:
+        return out
+    out.parsed = True
+    while True:
+        try:
+            diags = engine.analyze(path, text, module, rules)
+            break
+        except engine.RuleCrash as exc:
+            out.crashes.append(f"{path}: {exc}")
+            rules = [rule for rule in rules if rule.code != exc.code]
+        except RecursionError:
+            out.crashes.append(f"{path}: RecursionError in analysis")
+            return out
+    out.findings = len(diags)
+    fixable = [d for d in diags if d.fix is not None and settings.allows(d.fix)]
+    out.fixable = len(fixable)
+    out.codes.update(d.code for d in diags)
+    if not fixable:
+        return out
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(
+        WhitespaceInclusivePositionProvider
+    )
+    for diag in fixable:
+        out.region.update(range(diag.line, diag.end_line + 1))
+        for node in diag.fix.edits:
+            span = positions[node]
+            out.region.update(range(span.start.line, span.end.line + 1))
+        if "torch" in diag.fix.imports:
+            out.imports_torch = True
+    return out
+
+
+# -- the checks ----------------------------------------------------------------------------------
+
+def compiles(source: str, path: str = "<file>") -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(source, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return False
+    return True
+
+
+def _is_import_torch_line(line: str) -> bool:
+    return line.strip() in ("import torch", "")
+
+
+def changed_lines_outside(before: str, after: str, region: Set[int],
+                          imports_torch: bool) -> List[str]:
+    """Changed lines of `before` (1-based) that lie outside `region`; see the module doc."""
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    problems = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag in ("replace", "delete"):
+            outside = [n for n in range(i1 + 1, i2 + 1) if n not in region]
+            if outside:
+                problems.append(
+                    f"lines {outside[0]}-{outside[-1]} changed outside the fixes' region"
+                    f" ({tag}: {old[outside[0] - 1].rstrip()!r})"
+                )
+            continue
+        # insert between original lines i1 and i1 + 1 (1-based)
+        if i1 in region or (i1 + 1) in region:
+            continue
+        added = new[j1:j2]
+        if imports_torch and any(l.strip() == "import torch" for l in added) and all(
+            _is_import_torch_line(l) for l in added
+        ):
+            continue
+        problems.append(f"lines inserted after line {i1} outside the fixes' region: "
+                        f"{added[0].rstrip()!r}")
+    return problems
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _dump(node: ast.AST) -> str:
+    return ast.dump(node)
+
+
+def _header(node: ast.AST) -> str:
+    """The node without its statement bodies."""
+    fields = {}
+    for name, value in ast.iter_fields(node):
+        fields[name] = [] if name in _BLOCKS else value
+    clone = type(node)(**fields)
+    return ast.dump(clone)
+
+
+def _lines(node: ast.AST) -> Tuple[int, int]:
+    if hasattr(node, "lineno"):
+        start = node.lineno
+        for dec in getattr(node, "decorator_list", ()):
+            start = min(start, dec.lineno)
+        return start, node.end_lineno or node.lineno
+    inner = [_lines(child) for name in _BLOCKS for child in getattr(node, name, ())]
+    if isinstance(node, ast.match_case):
+        inner.append(_lines(node.pattern))
+    return (min(s for s, _ in inner), max(e for _, e in inner)) if inner else (0, 0)
+
+
+def _overlaps(node: ast.AST, region: Set[int]) -> bool:
+    start, end = _lines(node)
+    return any(n in region for n in range(start, end + 1))
+
+
+def _is_import_torch(node: ast.AST) -> bool:
+    return isinstance(node, ast.Import) and [(a.name, a.asname) for a in node.names] == [
+        ("torch", None)
+    ]
+
+
+def ast_outside(before: ast.AST, after: ast.AST, region: Set[int]) -> List[str]:
+    """Statements that differ although they lie outside `region`; see the module doc."""
+    problems: List[str] = []
+
+    def compare(old: List[ast.AST], new: List[ast.AST]) -> None:
+        od, nd = [_dump(s) for s in old], [_dump(s) for s in new]
+        matcher = difflib.SequenceMatcher(None, od, nd, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            if tag == "replace" and i2 - i1 == j2 - j1:
+                for a, b in zip(old[i1:i2], new[j1:j2]):
+                    one(a, b)
+                continue
+            for a in old[i1:i2]:
+                if not _overlaps(a, region):
+                    problems.append(f"statement at line {_lines(a)[0]} changed outside the "
+                                    f"fixes' region: {type(a).__name__}")
+            if i1 == i2:
+                neighbours = old[max(0, i1 - 1):i1 + 1]
+                for b in new[j1:j2]:
+                    if _is_import_torch(b) or any(_overlaps(n, region) for n in neighbours):
+                        continue
+                    problems.append(f"statement inserted before original statement "
+                                    f"{i1 + 1} of its body outside the fixes' region: "
+                                    f"{type(b).__name__}")
+
+    def one(a: ast.AST, b: ast.AST) -> None:
+        if _dump(a) == _dump(b):
+            return
+        if type(a) is type(b) and any(hasattr(a, name) for name in _BLOCKS) and (
+            _header(a) == _header(b)
+        ):
+            for name in _BLOCKS:
+                if hasattr(a, name):
+                    compare(getattr(a, name), getattr(b, name))
+            return
+        if not _overlaps(a, region):
+            problems.append(f"statement at line {_lines(a)[0]} changed outside the fixes' "
+                            f"region: {type(a).__name__}")
+
+    compare(before.body, after.body)
+    return problems
+
+
+def newline_style(raw: bytes) -> str:
+    crlf = raw.count(b"\r\n")
+    lf = raw.count(b"\n") - crlf
+    if crlf and not lf:
+        return "crlf"
+    if crlf and lf:
+        return "mixed"
+    return "lf"
+
+
+@dataclass
+class FileCheck:
+    path: str
+    problems: Dict[str, List[str]] = field(default_factory=dict)
+    fixes: Counter = field(default_factory=Counter)
+
+
+def check_changed(path: str, raw_before: bytes, raw_after: bytes, before: Before,
+                  settings=None) -> FileCheck:
+    """Every check for one file the CLI changed (`before` from engine_before)."""
+    from amplint.engine import lint_source
+    from amplint.files import SourceFile, read_source
+
+    settings = settings or _settings()
+    check = FileCheck(path)
+
+    def add(kind: str, message: str) -> None:
+        check.problems.setdefault(kind, []).append(message)
+
+    text_before = _decode(path, raw_before)
+    text_after = _decode(path, raw_after)
+    if text_before is None or text_after is None:
+        add("mismatch", "file no longer decodes as it did")
+        return check
+    if compiles(raw_before, path) and not compiles(raw_after, path):
+        add("broken", "compiled before the fix, does not compile after")
+        return check
+    expected = lint_source(path, text_before, settings, fix=True)
+    check.fixes.update(expected.fixes_applied)
+    if expected.fixed_source != text_after:
+        add("mismatch", "the CLI wrote something else than the engine's fixed source")
+    if raw_before.startswith(b"\xef\xbb\xbf") != raw_after.startswith(b"\xef\xbb\xbf"):
+        add("mismatch", "BOM not kept")
+    if newline_style(raw_before) != newline_style(raw_after) and newline_style(raw_before) != "mixed":
+        add("mismatch", f"newline style {newline_style(raw_before)} became "
+                        f"{newline_style(raw_after)}")
+    for problem in changed_lines_outside(text_before, text_after, before.region,
+                                         before.imports_torch):
+        add("outside", problem)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree_before, tree_after = ast.parse(text_before), ast.parse(text_after)
+    except SyntaxError:
+        pass  # did not compile before: only the line check applies
+    else:
+        for problem in ast_outside(tree_before, tree_after, before.region):
+            add("ast-outside", problem)
+    again = lint_source(path, text_after, settings, fix=True)
+    if again.fixed_source is not None:
+        add("non-idempotent", "the engine changes the fixed text again")
+    left = [d for d in again.diagnostics if d.fix is not None]
+    if left:
+        add("fixable-left", ", ".join(sorted({f"{d.code}@{d.line}" for d in left})))
+    return check
+
+
+def _decode(path: str, raw: bytes) -> Optional[str]:
+    from amplint.files import ReadError, read_source
+
+    import amplint.files as files
+
+    try:
+        # read_source wants a path; decode the bytes the same way it does.
+        with tempfile.NamedTemporaryFile("wb", suffix=".py", delete=False) as handle:
+            handle.write(raw)
+        try:
+            return read_source(handle.name).text
+        finally:
+            os.unlink(handle.name)
+    except ReadError:
+        return None
+
+
+# -- the whole run -------------------------------------------------------------------------------
+
+@dataclass
+class Report:
+    files: int = 0
+    findings: int = 0
+    fixable: int = 0
+    fixes: int = 0
+    changed: int = 0
+    unparsable: int = 0
+    findings_left: int = 0
+    crashes: List[str] = field(default_factory=list)
+    problems: Dict[str, List[str]] = field(default_factory=dict)  # kind -> "path: message"
+    codes: Counter = field(default_factory=Counter)
+    fixes_by_code: Counter = field(default_factory=Counter)
+    seconds: Dict[str, float] = field(default_factory=dict)
+
+    GATES = ("broken", "non-idempotent", "mismatch", "outside", "ast-outside")
+
+    def count(self, kind: str) -> int:
+        return len({p.split(": ", 1)[0] for p in self.problems.get(kind, [])})
+
+    @property
+    def ok(self) -> bool:
+        return not self.crashes and all(self.count(k) == 0 for k in self.GATES)
+
+    def summary(self) -> str:
+        lines = [
+            f"files {self.files}  findings {self.findings} (fixable {self.fixable})  "
+            f"fixes {self.fixes}  files changed {self.changed}  findings left "
+            f"{self.findings_left}",
+            f"crashes {len(self.crashes)}  broken {self.count('broken')}  non-idempotent "
+            f"{self.count('non-idempotent')}  mismatch {self.count('mismatch')}  outside "
+            f"{self.count('outside')}  ast-outside {self.count('ast-outside')}  "
+            f"fixable-left {self.count('fixable-left')}  (unparsable originals "
+            f"{self.unparsable})",
+            "findings by code: " + ", ".join(f"{c} {n}" for c, n in sorted(self.codes.items())),
+            "fixes by code: " + ", ".join(f"{c} {n}" for c, n in sorted(self.fixes_by_code.items())),
+            "seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in self.seconds.items()),
+        ]
+        for crash in self.crashes:
+            lines.append(f"CRASH {crash}")
+        for kind in sorted(self.problems):
+            for problem in self.problems[kind]:
+                lines.append(f"{kind.upper()} {problem}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        return {
+            "files": self.files, "findings": self.findings, "fixable": self.fixable,
+            "fixes": self.fixes, "changed": self.changed, "findings_left": self.findings_left,
+            "unparsable": self.unparsable, "crashes": self.crashes,
+            "counts": {k: self.count(k) for k in self.GATES + ("fixable-left",)},
+            "problems": self.problems, "codes": dict(self.codes),
+            "fixes_by_code": dict(self.fixes_by_code), "seconds": self.seconds, "ok": self.ok,
+        }
+
+
+def _before_job(args: Tuple[str, str]) -> Tuple[str, Before]:
+    root, relative = args
+    path = os.path.join(root, relative)
+    from amplint.files import ReadError, read_source
+
+    try:
+        text = read_source(path).text
+    except ReadError:
+        return relative, Before()
+    return relative, engine_before(relative, text)
+
+
+def _check_job(args) -> FileCheck:
+    relative, raw_before, raw_after, before = args
+    try:
+        return check_changed(relative, raw_before, raw_after, before)
+    except Exception as exc:  # a checker failure is reported, not hidden
+        check = FileCheck(relative)
+        check.problems["checker-error"] = [f"{type(exc).__name__}: {exc}"]
+        return check
+
+
+def _map(function, items, jobs: int):
+    if jobs <= 1 or len(items) < 8:
+        return [function(item) for item in items]
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        return list(pool.imap(function, items, chunksize=8))
+
+
+def run(sources: Sequence[str], workdir: str, jobs: int = 1,
+        log=lambda message: None) -> Report:
+    report = Report()
+    timer = time.monotonic()
+    files = collect(sources)
+    work = os.path.join(workdir, "corpus")
+    relative = copy_corpus(files, work)
+    originals = {}
+    for rel in relative:
+        with open(os.path.join(work, rel), "rb") as handle:
+            originals[rel] = handle.read()
+    report.files = len(relative)
+    report.seconds["copy"] = time.monotonic() - timer
+    log(f"copied {len(relative)} files to {work}")
+
+    timer = time.monotonic()
+    befores = dict(_map(_before_job, [(work, r) for r in relative], jobs))
+    report.seconds["engine-before"] = time.monotonic() - timer
+    for rel, before in befores.items():
+        report.findings += before.findings
+        report.fixable += before.fixable
+        report.codes.update(before.codes)
+        report.crashes.extend(before.crashes)
+    log(f"engine: {report.findings} findings ({report.fixable} fixable), "
+        f"{len(report.crashes)} rule crashes")
+
+    timer = time.monotonic()
+    first = run_cli(work, relative, jobs)
+    report.seconds["cli-fix"] = first.seconds
+    report.findings_left = len(first.findings_left)
+    if any(code not in (0, 1) for code in first.returncodes):
+        reported = set(report.crashes)
+        internal = [e for e in first.errors if "internal error" in e]
+        if not internal:
+            report.crashes.append(f"CLI exit codes {sorted(set(first.returncodes))}")
+        for line in internal:
+            text = line[len("error: "):] if line.startswith("error: ") else line
+            if text not in reported:
+                report.crashes.append(text)
+    for line in first.errors:
+        if "Traceback" in line:
+            report.crashes.append("CLI printed a traceback: " + line)
+        elif "fix skipped" in line:
+            report.crashes.append(line)
+        elif "syntax error" in line or "cannot parse" in line:
+            report.unparsable += 1
+    log(f"CLI --fix: {len(first.errors)} error lines, exit codes "
+        f"{sorted(set(first.returncodes))}, {first.seconds:.0f}s")
+
+    changed = []
+    for rel in relative:
+        with open(os.path.join(work, rel), "rb") as handle:
+            after = handle.read()
+        if after != originals[rel]:
+            changed.append((rel, after))
+    report.changed = len(changed)
+    log(f"{len(changed)} files changed")
+
+    timer = time.monotonic()
+    snapshot = {rel: after for rel, after in changed}
+    second = run_cli(work, [rel for rel, _ in changed], jobs) if changed else CliRun()
+    report.seconds["cli-second"] = second.seconds
+    for rel, after in changed:
+        with open(os.path.join(work, rel), "rb") as handle:
+            if handle.read() != snapshot[rel]:
+                report.problems.setdefault("non-idempotent", []).append(
+                    f"{rel}: a second CLI run changed the file again")
+    # Files the CLI did not change but the engine would have fixed: a write went missing.
+    for rel, before in befores.items():
+        if before.fixable and rel not in snapshot and not before.crashes:
+            report.problems.setdefault("fixable-left", []).append(
+                f"{rel}: {before.fixable} fixable findings, file not changed")
+
+    timer = time.monotonic()
+    checks = _map(_check_job, [(rel, originals[rel], after, befores[rel])
+                               for rel, after in changed], jobs)
+    report.seconds["checks"] = time.monotonic() - timer
+    for check in checks:
+        report.fixes_by_code.update(check.fixes)
+        for kind, messages in check.problems.items():
+            report.problems.setdefault(kind, []).extend(f"{check.path}: {m}" for m in messages)
+    report.fixes = sum(report.fixes_by_code.values())
+    return report
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sources", nargs="*", help="folders of Python files")
+    parser.add_argument("--torch", action="store_true", help="add the installed torch's .py files")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--keep", metavar="DIR", help="work in DIR (kept) instead of a temp dir")
+    parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
+    args = parser.parse_args(argv)
+    sources = list(args.sources) or [s for s in DEFAULT_SOURCES if os.path.isdir(s)]
+    if args.torch:
+        sources.append(torch_source_dir())
+    if not sources:
+        parser.error("no sources (give folders, or --torch)")
+
+    def log(message: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+    if args.keep:
+        if os.path.exists(args.keep):
+            shutil.rmtree(args.keep)
+        os.makedirs(args.keep)
+        report = run(sources, args.keep, args.jobs, log)
+    else:
+        with tempfile.TemporaryDirectory(prefix="amplint-corpus-") as workdir:
+            report = run(sources, workdir, args.jobs, log)
+    print(report.summary())
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(report.to_json(), handle, indent=2)
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
