@@ -45,7 +45,20 @@ def fingerprint() -> str:
 
 class Cache:
     def __init__(self, directory: str = DEFAULT_DIR) -> None:
+        self.root = directory
         self.directory = os.path.join(directory, fingerprint())
+        self._ignored = False
+
+    def _ignore_in_git(self) -> None:
+        """A `*` .gitignore inside the cache keeps it out of `git status`, as Ruff does."""
+        self._ignored = True
+        marker = os.path.join(self.root, ".gitignore")
+        if not os.path.exists(marker):
+            try:
+                with open(marker, "w", encoding="utf-8") as handle:
+                    handle.write("# created by amplint\n*\n")
+            except OSError:
+                pass
 
     def key(self, data: bytes, settings_key: str) -> str:
         digest = hashlib.sha256(data)
@@ -66,6 +79,8 @@ class Cache:
         path = self._path(key)
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
+            if not self._ignored:
+                self._ignore_in_git()
             fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(value, handle)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Optional, Sequence, Tuple
 
 import click
+
+from amplint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 
 from amplint import __version__
 from amplint.config import Config, ConfigError, find_pyproject, load, selection
@@ -64,13 +67,21 @@ def list_rules() -> str:
 @click.option("--list-rules", "list_all", is_flag=True, help="List every rule.")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to paths given explicitly too.")
 @click.option("--config", "config_path", type=click.Path(), help="Use this pyproject.toml.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Processes to use (default: all cores).")
+@click.option("--no-cache", is_flag=True, help="Analyse every file, ignoring and not writing the cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Where to keep the cache (default: $AMPLINT_CACHE_DIR, else .amplint_cache next to pyproject.toml).")
+@click.option("--isolated-files", is_flag=True,
+              help="Lint each file on its own (no cross-file or framework-implied regions).")
 @click.version_option(__version__, prog_name="amplint")
 def cli(
     paths: Sequence[str], fix: bool, unsafe_fixes: bool, diff: bool, select, extend_select,
     ignore, output_format: str, output_file: Optional[str], statistics: bool, show_fixes: bool,
     exit_zero: bool, add_noqa: bool, write_baseline: Optional[str],
     baseline_path: Optional[str], explain_code: Optional[str], list_all: bool,
-    force_exclude: bool, config_path: Optional[str],
+    force_exclude: bool, config_path: Optional[str], jobs: Optional[int], no_cache: bool,
+    cache_dir: Optional[str], isolated_files: bool,
 ) -> None:
     """Find and fix PyTorch mixed-precision (AMP) hazards in PATHS (default: the current directory).
 
@@ -107,7 +118,17 @@ def cli(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     settings = Settings(codes, unsafe_fixes or config.unsafe_fixes)
-    options = RunOptions(fix=fix, diff=diff, force_exclude=force_exclude, add_noqa=add_noqa)
+    if no_cache:
+        cache_dir = None
+    elif cache_dir is None:
+        cache_dir = os.environ.get("AMPLINT_CACHE_DIR")
+        if not cache_dir:
+            root = os.path.dirname(os.path.abspath(config.path)) if config.path else os.getcwd()
+            cache_dir = os.path.join(root, DEFAULT_CACHE_DIR)
+    options = RunOptions(
+        fix=fix, diff=diff, force_exclude=force_exclude, add_noqa=add_noqa, jobs=jobs,
+        cache_dir=cache_dir, project=not isolated_files,
+    )
     progress = sys.stderr if _is_terminal(sys.stderr) else None
     outcome = run(paths, settings, options, config, baseline, progress)
     summary = outcome.summary

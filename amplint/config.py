@@ -17,6 +17,7 @@ from amplint.rules import all_rules
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "unsafe-fixes", "exclude", "extend-exclude",
     "per-file-ignores", "respect-gitignore", "options",
+    "autocast-modules", "autocast-device", "autocast-dtype",
 }
 
 
@@ -37,6 +38,10 @@ class Config:
     respect_gitignore: bool = True
     # [tool.amplint.options.AMP110] key = value, checked against the rule's `options`
     rule_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    # Declared regions: code under these globs runs under autocast (see amplint.project).
+    autocast_modules: List[str] = field(default_factory=list)
+    autocast_device: str = "cuda"
+    autocast_dtype: str = "float16"
 
 
 def find_pyproject(start: str) -> Optional[str]:
@@ -96,6 +101,14 @@ def load(path: Optional[str]) -> Config:
     config.unsafe_fixes = _bool(table, "unsafe-fixes", False, path)
     config.respect_gitignore = _bool(table, "respect-gitignore", True, path)
     config.rule_options = _rule_options(table.get("options", {}), path)
+    config.autocast_modules = _strings(table, "autocast-modules", path)
+    device = table.get("autocast-device", "cuda")
+    if device not in ("cuda", "cpu"):
+        raise ConfigError(f"{path}: `autocast-device` must be \"cuda\" or \"cpu\"")
+    dtype = table.get("autocast-dtype", "float16")
+    if dtype not in ("float16", "bfloat16"):
+        raise ConfigError(f"{path}: `autocast-dtype` must be \"float16\" or \"bfloat16\"")
+    config.autocast_device, config.autocast_dtype = device, dtype
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError(f"{path}: `per-file-ignores` must be a table of glob = [codes]")

@@ -59,6 +59,13 @@ class Diagnostic:
     def fixable(self) -> bool:
         return self.fix is not None
 
+    def strip(self) -> None:
+        """Drop tree nodes in place (extra attributes the runner set are kept)."""
+        self.node = None
+        self.related = {}
+        if self.fix is not None:
+            self.fix = Fix(self.fix.applicability, self.fix.message, {})
+
     def stripped(self) -> "Diagnostic":
         """This finding without tree nodes: cheap to pickle, to cache and to report."""
         fix = None if self.fix is None else Fix(self.fix.applicability, self.fix.message, {})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Iterable, List, Optional, Sequence, TypeVar
+from typing import Callable, Iterator, List, Optional, Sequence, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -17,6 +17,20 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         return os.cpu_count() or 1
+
+
+def imap(func: Callable[[T], R], items: Sequence[T], jobs: Optional[int] = None) -> Iterator[R]:
+    """`func` over `items`, results in order as they are ready; across processes when there
+    are enough items to pay for starting them."""
+    jobs = default_jobs() if not jobs or jobs < 1 else jobs
+    jobs = min(jobs, max(1, len(items) // MIN_FILES_PER_WORKER))
+    if jobs <= 1:
+        for item in items:
+            yield func(item)
+        return
+    chunk = max(1, min(16, len(items) // (jobs * 8)))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(func, items, chunksize=chunk)
 
 
 def pmap(func: Callable[[T], R], items: Sequence[T], jobs: Optional[int] = None) -> List[R]:

@@ -22,7 +22,11 @@ from typing import Callable, List, Optional, Sequence, TextIO, Tuple
 from amplint import notebooks
 from amplint.baseline import Baseline, assign_fingerprints
 from amplint.config import Config, expand
+from amplint.cache import Cache, diagnostic_from_dict
+from amplint.diagnostics import Applicability
 from amplint.engine import FileResult, Settings, lint_source, valid_python
+from amplint.facts.regions import EntryRegion
+from amplint.parallel import imap
 from amplint.files import Excludes, ReadError, discover, read_source, write_source
 from amplint.noqa import add_noqa
 from amplint.report import RunSummary
@@ -36,6 +40,9 @@ class RunOptions:
     diff: bool = False
     force_exclude: bool = False
     add_noqa: bool = False
+    jobs: Optional[int] = None  # processes; None: all cores
+    cache_dir: Optional[str] = None  # None: no cache
+    project: bool = True  # the cross-file pass (off: every file on its own)
 
 
 @dataclass
@@ -115,22 +122,46 @@ def run(
     diffs: List[str] = []
     internal = False
     noqa_added = 0
+    entries = _project_entries(paths, files, settings, config) if options.project else {}
+    cache = Cache(options.cache_dir) if options.cache_dir else None
+    items = [
+        (path, settings_for(path, settings, config), options, entries.get(path, ()))
+        for path in files
+    ]
+    results: List[Optional[FileResult]] = [None] * len(items)
+    keys: List[Optional[str]] = [None] * len(items)
+    pending: List[int] = []
+    for index, item in enumerate(items):
+        if cache is not None:
+            keys[index] = _cache_key(cache, *item)
+            hit = _from_cache(cache, keys[index], item[1], options)
+            if hit is not None:
+                results[index] = hit
+                continue
+        pending.append(index)
     meter = Progress(progress, len(files))
+    done = len(files) - len(pending)
     try:
-        for done, path in enumerate(files, start=1):
-            result = process(path, settings_for(path, settings, config), options)
-            summary.diagnostics.extend(result.diagnostics)
-            summary.fixed.update(result.fixes_applied)
-            if result.fixes_applied:
-                summary.fixed_by_file[path] = Counter(result.fixes_applied)
-            summary.errors.extend(result.errors)
-            if getattr(result, "diff", None):
-                diffs.append(result.diff)  # type: ignore[attr-defined]
-            noqa_added += getattr(result, "noqa_added", 0)
-            internal = internal or result.internal_error
+        fresh = imap(_process_item, [items[i] for i in pending], options.jobs)
+        for index, result in zip(pending, fresh):
+            results[index] = result
+            if cache is not None and keys[index] is not None:
+                _to_cache(cache, keys[index], result)
+            done += 1
             meter.update(done)
     finally:
         meter.close()
+    for path, result in zip(files, results):
+        assert result is not None
+        summary.diagnostics.extend(result.diagnostics)
+        summary.fixed.update(result.fixes_applied)
+        if result.fixes_applied:
+            summary.fixed_by_file[path] = Counter(result.fixes_applied)
+        summary.errors.extend(result.errors)
+        if getattr(result, "diff", None):
+            diffs.append(result.diff)  # type: ignore[attr-defined]
+        noqa_added += getattr(result, "noqa_added", 0)
+        internal = internal or result.internal_error
     summary.files_checked = len(files)
     summary.sort()
     if baseline is not None:
@@ -140,13 +171,14 @@ def run(
 
 def process(
     path: str, settings: Settings, options: RunOptions, diffs: Optional[List[str]] = None,
+    entries: Tuple[EntryRegion, ...] = (),
 ) -> FileResult:
     """Lint (and fix, diff or mark with noqa) one file. `diffs`, when given, also receives the
     file's diff (kept for callers of the first version; `result.diff` has it too)."""
     if path.endswith(".ipynb"):
         result = _process_notebook(path, settings, options)
     else:
-        result = _process_python(path, settings, options)
+        result = _process_python(path, settings, options, entries)
     if diffs is not None and getattr(result, "diff", None):
         diffs.append(result.diff)  # type: ignore[attr-defined]
     return result
@@ -159,7 +191,9 @@ def _blank(path: str) -> FileResult:
     return result
 
 
-def _process_python(path: str, settings: Settings, options: RunOptions) -> FileResult:
+def _process_python(
+    path: str, settings: Settings, options: RunOptions, entries: Tuple[EntryRegion, ...] = (),
+) -> FileResult:
     try:
         source = read_source(path)
     except ReadError as exc:
@@ -174,6 +208,7 @@ def _process_python(path: str, settings: Settings, options: RunOptions) -> FileR
             path, text, settings, options,
             write=lambda new: write_source(source, new),
             diff=lambda new: unified_diff(path, text, new),
+            entries=entries,
         )
     for diag in result.diagnostics:
         diag.cell = None  # type: ignore[attr-defined]
@@ -184,10 +219,11 @@ def _process_python(path: str, settings: Settings, options: RunOptions) -> FileR
 def _lint_and_fix(
     path: str, text: str, settings: Settings, options: RunOptions,
     write: Callable[[str], None], diff: Callable[[str], str],
+    entries: Tuple[EntryRegion, ...] = (),
 ) -> Tuple[FileResult, str]:
     """(result, the text its diagnostics refer to)."""
     want_fix = options.fix or options.diff
-    found = lint_source(path, text, settings, fix=want_fix)
+    found = lint_source(path, text, settings, fix=want_fix, entries=entries)
     result = _adopt(found)
     if found.fixed_source is None:
         return result, text
@@ -199,7 +235,7 @@ def _lint_and_fix(
     except (ReadError, notebooks.NotebookError) as exc:
         result.errors.append(f"{path}: {exc}")
         # Nothing was written: the findings that the fixes addressed are still there.
-        relinted = lint_source(path, text, settings, fix=False)
+        relinted = lint_source(path, text, settings, fix=False, entries=entries)
         result.diagnostics = relinted.diagnostics
         result.fixes_applied.clear()
         return result, text
@@ -344,3 +380,119 @@ def unified_diff(path: str, old: str, new: str) -> str:
             fromfile=path, tofile=path,
         )
     )
+
+
+# -- the project pass, the pool and the cache ----------------------------------------------------
+
+PROJECT_CONFIG_SUFFIXES = (".yaml", ".yml")
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _project_entries(paths, files, settings: Settings, config: Config):
+    """path -> the regions other files and framework settings put around its functions."""
+    python = [f for f in files if f.endswith((".py", ".pyi"))]
+    if len(python) < 2 and not config.autocast_modules:
+        return {}
+    from amplint.project import build
+
+    texts = {}
+    for path in python:
+        try:
+            texts[path] = read_source(path).text
+        except ReadError:
+            continue  # reported by the lint pass
+    for path in _config_files(paths):
+        texts[path] = path_text = _read_small(path)
+        if path_text is None:
+            del texts[path]
+    project = build(texts, settings, config)
+    return {path: project.entries_for(path) for path in python if project.entries_for(path)}
+
+
+def _config_files(paths: Sequence[str]) -> List[str]:
+    """YAML files under the linted folders (framework settings such as detectron2's
+    `SOLVER.AMP.ENABLED` or a LightningCLI `trainer: precision:` live there)."""
+    from amplint.files import DEFAULT_EXCLUDES
+
+    found: List[str] = []
+    for root in paths:
+        if not os.path.isdir(root):
+            continue
+        for directory, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES)
+            found.extend(
+                os.path.join(directory, name) for name in sorted(filenames)
+                if name.endswith(PROJECT_CONFIG_SUFFIXES)
+            )
+    return found
+
+
+def _read_small(path: str) -> Optional[str]:
+    try:
+        if os.path.getsize(path) > MAX_CONFIG_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _process_item(item) -> FileResult:
+    """The pool's unit of work; results travel back without tree nodes."""
+    path, settings, options, entries = item
+    result = process(path, settings, options, entries=entries)
+    for diag in result.diagnostics:
+        diag.strip()
+    return result
+
+
+def _cache_key(cache: Cache, path: str, settings: Settings, options: RunOptions, entries) -> Optional[str]:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    described = repr((sorted(settings.select), settings.unsafe_fixes, path, entries))
+    return cache.key(data, described)
+
+
+_EXTRA = ("cell", "line_key", "fingerprint", "file_line")
+
+
+def _to_cache(cache: Cache, key: str, result: FileResult) -> None:
+    if result.internal_error or result.fixed_source is not None or getattr(result, "noqa_added", 0):
+        return  # only results that describe the file as it is on disk now
+    diagnostics = []
+    for diag in result.diagnostics:
+        data = diag.to_json()
+        for name in _EXTRA:
+            if hasattr(diag, name):
+                data["_" + name] = getattr(diag, name)
+        diagnostics.append(data)
+    cache.put(key, {"diagnostics": diagnostics, "errors": result.errors})
+
+
+def _from_cache(cache: Cache, key: Optional[str], settings: Settings, options: RunOptions):
+    if key is None:
+        return None
+    data = cache.get(key)
+    if data is None:
+        return None
+    diagnostics = []
+    for item in data["diagnostics"]:
+        diag = diagnostic_from_dict(item)
+        for name in _EXTRA:
+            if "_" + name in item:
+                setattr(diag, name, item["_" + name])
+        diagnostics.append(diag)
+    if options.add_noqa and diagnostics:
+        return None
+    if (options.fix or options.diff) and any(
+        d.fix is not None and (d.fix.applicability is Applicability.SAFE or settings.unsafe_fixes)
+        for d in diagnostics
+    ):
+        return None  # there is something to fix: analyse it for real
+    result = _blank(diagnostics[0].filename if diagnostics else "")
+    result.diagnostics = diagnostics
+    result.errors = list(data["errors"])
+    return result

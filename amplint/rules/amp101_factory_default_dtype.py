@@ -61,7 +61,11 @@ class FactoryDefaultDtype(Rule):
     ```
 
     ## Fix safety
-    The fix takes the reference tensor from the `device=r.device` argument and rewrites
+    When the file shows the tensor written into the buffer (`buf[i] = h`), the fix takes its
+    dtype: `torch.zeros(s, device=h.device)` -> `h.new_zeros(s)`, or `dtype=h.dtype` added when
+    the device comes from elsewhere (the device is kept). **Safe**: in an fp32 run `h` is
+    float32, since writing it into the float32 buffer works. Otherwise the fix takes the
+    reference tensor from the `device=r.device` argument and rewrites
     `torch.zeros(s, device=r.device)` to `r.new_zeros(s)` (`new_ones`, `new_empty`,
     `new_full(s, v)`, `new_tensor(data)`; `rand`/`randn` get `dtype=r.dtype`), keeping
     `requires_grad=`. In fp32 `r` is float32, so the result is the same tensor as before.
@@ -122,30 +126,62 @@ class FactoryDefaultDtype(Rule):
             "        return self.proj(x + noise)\n"
             "head = Head().half()\n",
         ),
+        Flag(  # written with index_add_; the device comes from the int index: dtype= added
+            "import torch\n"
+            "def pool(h, segment_ids, n):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        sums = torch.zeros(n, h.shape[-1], device=segment_ids.device)\n"
+            "        sums.index_add_(0, segment_ids, h)\n"
+            "        return sums\n",
+            fixed="import torch\n"
+            "def pool(h, segment_ids, n):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        sums = torch.zeros(n, h.shape[-1], device=segment_ids.device, dtype=h.dtype)\n"
+            "        sums.index_add_(0, segment_ids, h)\n"
+            "        return sums\n",
+        ),
+        Flag(  # the written value is a call result: the device's tensor is the only reference
+            "import torch\n"
+            "def gather(x, idx, n):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        out = torch.zeros(n, 4, device=x.device)\n"
+            "        out[idx] = torch.relu(x)\n"
+            "        return out\n",
+            fixed="import torch\n"
+            "def gather(x, idx, n):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        out = x.new_zeros(n, 4)\n"
+            "        out[idx] = torch.relu(x)\n"
+            "        return out\n",
+            unsafe=True,
+        ),
         Flag(  # under autocast a parameter stays float32: reported, no fix
             "import torch\n"
             "from torch.cuda.amp import autocast as ac\n"
             "class Head(torch.nn.Module):\n"
             "    @ac()\n"
             "    def forward(self, x):\n"
-            "        noise = torch.randn(x.shape, device=self.proj.weight.device)\n"
-            "        return self.proj(x + noise)\n",
-        ),
-        Flag(  # no device=: reported, nothing to fix with
-            "import torch\n"
-            "def helper(h):\n"
-            "    return h + torch.tensor([0.5, 1.5]).cuda()\n"
-            "def train(model, x):\n"
-            "    with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
-            "        return helper(model(x))\n",
-        ),
-        Flag(  # torch.full with a float fill
-            "import torch\n"
-            "with torch.autocast('cuda'):\n"
-            "    bias = torch.full((4, 4), float('-inf'), device='cuda')\n",
+            "        table = torch.empty(x.shape[0], 8, device=self.proj.weight.device)\n"
+            "        table[:, :4] = self.proj(x)\n"
+            "        return table\n",
         ),
     ]
     clean = [
+        # under autocast, float32 noise and masks are re-cast per op (Lightning's GAN example)
+        "import torch\n"
+        "class GAN(LightningModule):\n"
+        "    def training_step(self, batch):\n"
+        "        with torch.autocast('cuda'):\n"
+        "            z = torch.randn(batch.shape[0], self.latent_dim, device=self.device)\n"
+        "            fake = self.generator(z)\n"
+        "            valid = torch.ones(batch.size(0), 1, device=self.device)\n"
+        "            return self.adversarial_loss(self.discriminator(fake), valid)\n",
+        "import torch\n"
+        "def helper(h):\n"
+        "    return h + torch.tensor([0.5, 1.5]).cuda()\n"
+        "def train(model, x):\n"
+        "    with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+        "        return helper(model(x))\n",
         # integer / bool factories, explicit dtype, *_like, new_*
         "import torch\n"
         "with torch.autocast('cuda'):\n"
@@ -192,18 +228,28 @@ class FactoryDefaultDtype(Rule):
                 continue
             region = facts.active_region(site.frame)
             if region is not None:
+                # Under autocast a float32 tensor is re-cast per op: only writing half values
+                # into it goes wrong (noise, masks and accumulators are fine).
+                write = _written_into(facts, site)
+                if write is None:
+                    continue
                 note, related = region_note(region)
-                where = f"under autocast {note}"
+                related = {**related, "write_line": write}
+                message = (
+                    f"`{qualified}` without `dtype=` creates float32 under autocast {note}, "
+                    "and line {write_line} writes into it: with half values that raises "
+                    "'Index put requires the source and destination dtypes match'"
+                )
             elif facts.fp16.is_fp16(site.frame):
-                where, related = "in fp16 code (a module the file turns half, or @auto_fp16)", {}
+                message = (
+                    f"`{qualified}` without `dtype=` creates float32 in fp16 code (a module the "
+                    "file turns half, or @auto_fp16): it silently upcasts the half tensors it "
+                    "meets, and writing half values into it raises 'Index put requires the "
+                    "source and destination dtypes match'"
+                )
+                related = {}
             else:
                 continue
-            short = qualified.replace("torch.", "torch.", 1)
-            message = (
-                f"`{short}` without `dtype=` creates float32 {where}; writing half values "
-                "into it raises 'Index put requires the source and destination dtypes match', "
-                "elsewhere it silently upcasts"
-            )
             fix = self._fix(ctx, qualified, site, in_region=region is not None)
             yield self.report(call, message, fix=fix, related=related)
 
@@ -219,29 +265,46 @@ class FactoryDefaultDtype(Rule):
 
     def _fix(self, ctx, qualified: str, site: CallSite, in_region: bool):
         call = site.node
-        device = keyword(call, "device")
-        if device is None or not (
-            isinstance(device.value, cst.Attribute) and device.value.attr.value == "device"
-        ):
-            return None
         if any(a.keyword is not None and a.keyword.value not in KEPT_KEYWORDS for a in call.args):
             return None
-        reference = device.value.value
+        device = keyword(call, "device")
+        device_ref = None
+        if device is not None and isinstance(device.value, cst.Attribute) and device.value.attr.value == "device":
+            device_ref = device.value.value
         method = FACTORIES[qualified]
-        if method is None:
+        written = _written_value(ctx.facts, site)
+        if written is not None:
+            # The value written into the buffer is the dtype it needs; in an fp32 run that
+            # value is float32 (writing it into a float32 buffer works), so nothing changes.
+            same_device = device_ref is not None and code_of(ctx.module, device_ref) == code_of(ctx.module, written)
+            if method is not None and same_device:
+                return self._new_method_fix(ctx, call, device, written, method, Applicability.SAFE)
             new_call = with_args(call, list(call.args) + [kwarg("dtype", cst.Attribute(
-                value=reference, attr=cst.Name("dtype")))])
-            description = f"Pass `dtype={code_of(ctx.module, reference)}.dtype`"
-        else:
-            kept = [a for a in call.args if a is not device]
-            new_call = with_args(method_call(reference, method), kept, original=call)
-            description = f"Use `{code_of(ctx.module, reference)}.{method}(...)`"
-        kind = self._reference_kind(ctx, site, reference)
+                value=written, attr=cst.Name("dtype")))])
+            return self.fix(
+                Applicability.SAFE, f"Pass `dtype={code_of(ctx.module, written)}.dtype`",
+                {call: new_call},
+            )
+        if device_ref is None:
+            return None
+        kind = self._reference_kind(ctx, site, device_ref)
         if kind == "parameter" and in_region:
             return None  # under autocast parameters stay float32: new_* of one fixes nothing
-        safe = kind == "activation" or kind == "parameter"
+        applicability = Applicability.SAFE if kind != "unknown" else Applicability.UNSAFE
+        if method is None:
+            new_call = with_args(call, list(call.args) + [kwarg("dtype", cst.Attribute(
+                value=device_ref, attr=cst.Name("dtype")))])
+            return self.fix(
+                applicability, f"Pass `dtype={code_of(ctx.module, device_ref)}.dtype`",
+                {call: new_call},
+            )
+        return self._new_method_fix(ctx, call, device, device_ref, method, applicability)
+
+    def _new_method_fix(self, ctx, call, device, reference, method, applicability):
+        kept = [a for a in call.args if a is not device]
+        new_call = with_args(method_call(reference, method), kept, original=call)
         return self.fix(
-            Applicability.SAFE if safe else Applicability.UNSAFE, description, {call: new_call}
+            applicability, f"Use `{code_of(ctx.module, reference)}.{method}(...)`", {call: new_call}
         )
 
     @staticmethod
@@ -280,6 +343,70 @@ class FactoryDefaultDtype(Rule):
         if isinstance(reference, cst.Attribute) and reference.attr.value in ("weight", "bias"):
             return "parameter"
         return "unknown"
+
+
+
+
+# in-place writer -> (position, keyword) of the values it writes
+WRITTEN_ARGUMENT = {
+    "index_put_": (1, "values"), "index_copy_": (2, "source"), "index_add_": (2, "source"),
+    "scatter_": (2, "src"), "scatter_add_": (2, "src"), "scatter_reduce_": (2, "src"),
+    "masked_scatter_": (1, "source"), "put_": (1, "source"),
+}
+
+
+def _written_value(facts, site: CallSite) -> Optional[cst.BaseExpression]:
+    """The tensor whose values are written into the new buffer, when it is a plain name or
+    `self.` attribute (`buf[i] = h`, `buf[i] = h[j]`, `buf.index_add_(0, idx, h)`)."""
+    node = _written_into(facts, site)
+    if node is None:
+        return None
+    value: Optional[cst.BaseExpression] = None
+    if isinstance(node, cst.Subscript):
+        for assign in facts.tree.assigns:
+            if any(t is node for t in assign.targets):
+                value = assign.value
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        position, name = WRITTEN_ARGUMENT[node.func.attr.value]
+        arg = argument(node, position, name)
+        value = arg.value if arg is not None else None
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    if isinstance(value, cst.Name) or (
+        isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)
+    ):
+        return value
+    return None
+
+
+def _written_into(facts, site: CallSite) -> Optional[cst.CSTNode]:
+    """The statement that writes values into the new tensor (`buf[i] = v`, `buf.index_add_(...)`)
+    in the same function, or None."""
+    buffer = _assigned_name(site)
+    if buffer is None:
+        return None
+    function = site.frame.function
+    for assign in facts.tree.assigns:
+        if assign.frame.function is not function:
+            continue
+        for target in assign.targets:
+            if (
+                isinstance(target, cst.Subscript)
+                and isinstance(target.value, cst.Name)
+                and target.value.value == buffer
+            ):
+                return target
+    for other in facts.tree.calls:
+        func = other.node.func
+        if (
+            other.frame.function is function
+            and isinstance(func, cst.Attribute)
+            and func.attr.value in WRITTEN_ARGUMENT
+            and isinstance(func.value, cst.Name)
+            and func.value.value == buffer
+        ):
+            return other.node
+    return None
 
 
 def _assigned_name(site: CallSite) -> Optional[str]:
