@@ -138,6 +138,21 @@ class Float16Values:
                 dtype = half_cast_dtype(node, frame)
                 if dtype is not None:
                     return F16 if dtype == "float16" else None
+                if (
+                    isinstance(func, cst.Attribute)
+                    and isinstance(func.value, cst.Name)
+                    and func.value.value == "self"
+                ):
+                    # `self.proj(x)`: a submodule or method of this class returns activations;
+                    # an inherited helper (`self.loss_function(...)`) may return anything
+                    known = self._own_attr(func.attr.value, frame)
+                    return F16 if in_scope and known else None
+                source = _dtype_source(node, frame)
+                if source is not None:
+                    # `.to(loss.dtype)`, `.type_as(y)`: the dtype of another value
+                    if source is _UNKNOWN:
+                        return None
+                    return self._kind(source, frame, depth + 1, explicit)
                 saw_call = True
             elif isinstance(node, cst.Name):
                 if node.value in flow:
@@ -152,6 +167,29 @@ class Float16Values:
                     return F16 if in_scope else None
                 return F16 if in_scope and saw_call else None
         return F16 if in_scope and saw_call else None
+
+    def _own_attr(self, attr: str, frame: Frame) -> bool:
+        """`attr` is a method of the enclosing class (or a base of this file) or set on
+        `self` in the class."""
+        cls = frame.class_frame
+        if cls is None:
+            return False
+        if self.facts.callgraph.method(cls.name, attr) is not None:
+            return True
+        owned = self.__dict__.setdefault("_owned", {})
+        if id(cls) not in owned:
+            names = set()
+            for assign in self.facts.tree.assigns:
+                if assign.frame.class_frame is cls:
+                    for target in assign.targets:
+                        if (
+                            isinstance(target, cst.Attribute)
+                            and isinstance(target.value, cst.Name)
+                            and target.value.value == "self"
+                        ):
+                            names.add(target.attr.value)
+            owned[id(cls)] = names
+        return attr in owned[id(cls)]
 
     def _passed_kind(self, name: str, frame: Frame, depth: int, explicit: bool) -> Optional[str]:
         """The kind every same-file caller passes for parameter `name` (`self._norm(x.float())`
@@ -188,6 +226,43 @@ class Float16Values:
                     callers.setdefault(id(callee), []).append(site)
             self.__dict__["_callers_map"] = callers
         return callers
+
+
+_UNKNOWN = cst.Name("_")
+_CAST_KEYWORDS = {"non_blocking", "copy", "memory_format", "device"}
+
+
+def _dtype_source(call: cst.Call, frame: Frame):
+    """For a cast to a dtype held elsewhere: `x.to(y.dtype)`/`x.to(dtype=y.dtype)` -> `y`,
+    `x.type_as(y)` -> `y`, a dtype variable -> _UNKNOWN; None for other calls and for
+    `.to(device)` moves, which keep the dtype."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    if func.attr.value == "type_as" and call.args:
+        return call.args[0].value
+    if func.attr.value not in ("to", "type"):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _CAST_KEYWORDS:
+            continue
+        value = arg.value
+        if isinstance(value, cst.SimpleString) or _looks_like_device(value, frame):
+            continue
+        if isinstance(value, cst.Attribute) and value.attr.value == "dtype":
+            return value.value
+        return _UNKNOWN
+    return None
+
+
+def _looks_like_device(expr: cst.BaseExpression, frame: Frame) -> bool:
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
+        return True
+    if isinstance(expr, cst.Name) and "device" in expr.value:
+        return True
+    if isinstance(expr, cst.Call):
+        return (resolve_expr(expr.func, frame) or "") == "torch.device"
+    return False
 
 
 def float16_values(facts) -> Float16Values:
@@ -431,9 +506,12 @@ class EpsUnderflow(Rule):
             "import torch.nn.functional as F\n"
             "from torch import nn\n"
             "class Proj(nn.Module):\n"
+            "    def __init__(self, d):\n"
+            "        super().__init__()\n"
+            "        self.fc = nn.Linear(d, d)\n"
             "    def forward(self, x):\n"
             "        return F.normalize(self.fc(x), dim=-1, eps=1e-12)\n"
-            "proj = Proj().half()\n",
+            "proj = Proj(64).half()\n",
         ),
         Flag(  # RMSprop with an explicit tiny eps over a model built half
             "import torch\n"
