@@ -42,8 +42,9 @@ class ApexAmp(Rule):
     `DeprecatedFeatureWarning: apex.amp is deprecated and will be removed by the end of February
     2023. Use [PyTorch AMP](https://pytorch.org/docs/stable/amp.html)`, and current apex
     builds no longer ship it, so the import fails with
-    `ImportError: cannot import name 'amp' from 'apex'`. Its O2/O3 levels also keep the model
-    in fp16 with patched optimizers, which native AMP does without touching the model.
+    `ImportError: cannot import name 'amp' from 'apex'`. Its O2/O3 levels cast the model itself
+    to fp16 (O2 keeping fp32 master weights inside a patched optimizer); native AMP leaves the
+    model in fp32 and casts per operation inside `torch.autocast`.
     A `try: from apex import amp / except ImportError:` guard keeps the import from failing but
     not the feature from being gone.
 
