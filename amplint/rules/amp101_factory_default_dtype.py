@@ -207,6 +207,16 @@ class FactoryDefaultDtype(Rule):
         "with torch.autocast('cuda'):\n"
         "    out = model(x)\n"
         "total = torch.zeros(1, device=out.device)\n",
+        # parameters and buffers built in __init__ are converted by .half() afterwards
+        "import torch\nfrom torch import nn\n"
+        "class RMSNorm(nn.Module):\n"
+        "    def __init__(self, n):\n"
+        "        super().__init__()\n"
+        "        self.weight = nn.Parameter(torch.ones(n))\n"
+        "        self.register_buffer('scale', torch.tensor([1.0]))\n"
+        "    def forward(self, x):\n"
+        "        return x * self.weight\n"
+        "norm = RMSNorm(8).half()\n",
         # a name that shadows torch is not torch
         "import torch\n"
         "def f(torch):\n"
@@ -240,7 +250,7 @@ class FactoryDefaultDtype(Rule):
                     "and line {write_line} writes into it: with half values that raises "
                     "'Index put requires the source and destination dtypes match'"
                 )
-            elif facts.fp16.is_fp16(site.frame):
+            elif facts.fp16.is_fp16(site.frame) and not _built_before_the_cast(site):
                 message = (
                     f"`{qualified}` without `dtype=` creates float32 in fp16 code (a module the "
                     "file turns half, or @auto_fp16): it silently upcasts the half tensors it "
@@ -348,6 +358,13 @@ class FactoryDefaultDtype(Rule):
 
 
 # in-place writer -> (position, keyword) of the values it writes
+def _built_before_the_cast(site: CallSite) -> bool:
+    """`__init__` runs before `Net().half()` converts parameters and buffers: a factory there
+    (`nn.Parameter(torch.ones(n))`, `register_buffer(...)`) ends up half like the rest."""
+    function = site.frame.function
+    return function is not None and function.name in ("__init__", "reset_parameters", "_init_weights")
+
+
 WRITTEN_ARGUMENT = {
     "index_put_": (1, "values"), "index_copy_": (2, "source"), "index_add_": (2, "source"),
     "scatter_": (2, "src"), "scatter_add_": (2, "src"), "scatter_reduce_": (2, "src"),
