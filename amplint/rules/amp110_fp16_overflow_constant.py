@@ -129,7 +129,7 @@ class Fp16OverflowConstant(Rule):
     name = "fp16-overflow-constant"
     severity = Severity.ERROR
     fix_safety = "safe / unsafe"
-    triggers = ("autocast", "half", "float16", "bfloat16", "auto_fp16", "optim_context")
+    triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half")
 
     flag = [
         Flag(  # the attention mask under autocast, feeding softmax: safe

@@ -456,7 +456,7 @@ class EpsUnderflow(Rule):
     name = "eps-underflow"
     severity = Severity.WARNING
     fix_safety = "suggestion"
-    triggers = ("half", "float16")
+    triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half")
 
     flag = [
         Flag(  # a half module: the eps of a hand-written normalisation vanishes

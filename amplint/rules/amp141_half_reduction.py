@@ -88,7 +88,7 @@ class HalfReduction(Rule):
     name = "half-reduction"
     severity = Severity.WARNING
     fix_safety = "unsafe / suggestion"
-    triggers = ("half", "float16")
+    triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half")
 
     flag = [
         Flag(  # a hand-written softmax in a half module: exp overflows past 11.09

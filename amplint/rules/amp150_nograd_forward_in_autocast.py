@@ -93,7 +93,7 @@ class NogradForwardInAutocast(Rule):
     name = "nograd-forward-in-autocast"
     severity = Severity.WARNING
     fix_safety = "safe"
-    triggers = ("no_grad", "inference_mode", "set_grad_enabled")
+    triggers = ("autocast", "optim_context", "auto_fp16")
 
     flag = [
         Flag(  # a target pass, then the training pass (the pytorch/pytorch#105211 report)

@@ -104,7 +104,7 @@ class CustomFunctionWithoutCustomFwd(Rule):
     name = "custom-function-without-custom-fwd"
     severity = Severity.WARNING
     fix_safety = "suggestion"
-    triggers = ("Function",)
+    triggers = ("autocast", "optim_context", "auto_fp16")
 
     flag = [
         Flag(  # the AMP docs' MyMM without the decorators

@@ -80,7 +80,7 @@ class PureHalfTraining(Rule):
     name = "pure-half-training"
     severity = Severity.WARNING
     fix_safety = "suggestion"
-    triggers = ("half", "float16")
+    triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half")
 
     flag = [
         Flag(
