@@ -1,6 +1,7 @@
 """Whole-corpus fix run: does `amplint --fix --unsafe-fixes` ever break real code?
 
-    python benchmarks/fix_corpus.py [--torch] [--jobs 2] [--keep DIR] [--json FILE] [SOURCE ...]
+    python benchmarks/fix_corpus.py [--torch] [--inject] [--jobs 2] [--keep DIR] [--json FILE]
+                                    [SOURCE ...]
 
 SOURCE: folders of Python files (default: /tmp/corpus/src, the unzipped transformers, timm and
 lightning wheels); `--torch` adds the `.py` files of the installed torch package (found without
@@ -97,6 +98,106 @@ def collect(sources: Sequence[str]) -> List[Tuple[str, str]]:
                     if os.path.isfile(full) and not os.path.islink(full):
                         out.append((full, os.path.join(label, os.path.relpath(full, source))))
     return out
+
+
+# -- hazard injection ---------------------------------------------------------------------------
+# Library code has few AMP hazards, so few fixes happen on it. `--inject` plants hazards into the
+# copies, in real surroundings: at the end of every `with ...autocast(...)` body, and at the
+# start of every fifth function (chosen by a hash of the path and line: deterministic), a block
+# the fixes rewrite (AMP102 binary_cross_entropy under autocast, AMP104 backward inside it).
+# The injected file is then the "original" that every check compares against.
+
+INJECT_IN_WITH = (
+    "_amplint_loss = torch.nn.functional.binary_cross_entropy(_amplint_p, _amplint_y)",
+    "_amplint_loss.backward()",
+)
+INJECT_IN_DEF = (
+    "with torch.autocast('cuda'):",
+    "    _amplint_loss = torch.nn.functional.binary_cross_entropy(_amplint_p, _amplint_y)",
+    "    _amplint_loss.backward()",
+)
+
+
+def _binds_torch(tree: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.Import) and any(a.name == "torch" and a.asname is None
+                                             for a in node.names)
+        for node in tree.body
+    )
+
+
+def inject(relative: str, text: str) -> Tuple[str, int]:
+    """(text with hazards planted, number of sites); the text unchanged when not possible."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return text, 0
+    if not _binds_torch(tree):
+        return text, 0
+    lines = text.splitlines(keepends=True)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    inserts: Dict[int, List[str]] = {}  # after line n (1-based): lines
+
+    def indent_of(stmt: ast.stmt) -> Optional[str]:
+        line = lines[stmt.lineno - 1]
+        head = line[: len(line) - len(line.lstrip(" \t"))]
+        return head if len(head) == stmt.col_offset else None
+
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(node, (ast.With, ast.AsyncWith, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if not isinstance(body, list) or not body or not isinstance(body[0], ast.stmt):
+            continue
+        if body[0].lineno == node.lineno:  # `with x: y` on one line
+            continue
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+            isinstance(item.context_expr, ast.Call)
+            and ast.unparse(item.context_expr.func).endswith("autocast")
+            for item in node.items
+        ):
+            head = indent_of(body[0])
+            last = body[-1]
+            if head is not None and not isinstance(last, (ast.Return, ast.Raise)):
+                inserts.setdefault(last.end_lineno, []).extend(
+                    head + line for line in INJECT_IN_WITH)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if hash_of(f"{relative}:{node.lineno}") % 5:
+                continue
+            first = body[0]
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                if len(body) < 2:
+                    continue
+                first = body[1]
+            head = indent_of(first)
+            start = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", [])])
+            if head is not None and "\t" not in head:
+                inserts.setdefault(start - 1, []).extend(
+                    head + line for line in INJECT_IN_DEF)
+    if not inserts:
+        return text, 0
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if number == 1 and 0 in inserts:
+            out.extend(l + newline for l in inserts[0])
+        out.append(line)
+        if number in inserts:
+            if not line.endswith(("\n", "\r")):
+                out.append(newline)
+            out.extend(l + newline for l in inserts[number])
+    new = "".join(out)
+    if not compiles(new):
+        return text, 0
+    return new, sum(1 for _ in inserts)
+
+
+def hash_of(text: str) -> int:
+    import zlib
+
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
 
 
 def copy_corpus(files: Sequence[Tuple[str, str]], dest: str) -> List[str]:
@@ -450,6 +551,8 @@ class Report:
     fixable: int = 0
     fixes: int = 0
     changed: int = 0
+    injected_files: int = 0
+    injected_sites: int = 0
     unparsable: int = 0
     findings_left: int = 0
     crashes: List[str] = field(default_factory=list)
@@ -471,7 +574,9 @@ class Report:
         lines = [
             f"files {self.files}  findings {self.findings} (fixable {self.fixable})  "
             f"fixes {self.fixes}  files changed {self.changed}  findings left "
-            f"{self.findings_left}",
+            f"{self.findings_left}"
+            + (f"  (hazards injected at {self.injected_sites} sites in "
+               f"{self.injected_files} files)" if self.injected_files else ""),
             f"crashes {len(self.crashes)}  broken {self.count('broken')}  non-idempotent "
             f"{self.count('non-idempotent')}  mismatch {self.count('mismatch')}  outside "
             f"{self.count('outside')}  ast-outside {self.count('ast-outside')}  "
@@ -491,7 +596,8 @@ class Report:
     def to_json(self) -> dict:
         return {
             "files": self.files, "findings": self.findings, "fixable": self.fixable,
-            "fixes": self.fixes, "changed": self.changed, "findings_left": self.findings_left,
+            "fixes": self.fixes, "changed": self.changed,
+            "injected_files": self.injected_files, "injected_sites": self.injected_sites, "findings_left": self.findings_left,
             "unparsable": self.unparsable, "crashes": self.crashes,
             "counts": {k: self.count(k) for k in self.GATES + ("fixable-left",)},
             "problems": self.problems, "codes": dict(self.codes),
@@ -529,12 +635,28 @@ def _map(function, items, jobs: int):
 
 
 def run(sources: Sequence[str], workdir: str, jobs: int = 1,
-        log=lambda message: None) -> Report:
+        log=lambda message: None, plant: bool = False) -> Report:
     report = Report()
     timer = time.monotonic()
     files = collect(sources)
     work = os.path.join(workdir, "corpus")
     relative = copy_corpus(files, work)
+    if plant:
+        for rel in relative:
+            path = os.path.join(work, rel)
+            with open(path, "rb") as handle:
+                raw = handle.read()
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            new, sites = inject(rel, text)
+            if sites:
+                with open(path, "wb") as handle:
+                    handle.write(new.encode("utf-8"))
+                report.injected_files += 1
+                report.injected_sites += sites
+        log(f"injected hazards at {report.injected_sites} sites in {report.injected_files} files")
     originals = {}
     for rel in relative:
         with open(os.path.join(work, rel), "rb") as handle:
@@ -620,6 +742,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--keep", metavar="DIR", help="work in DIR (kept) instead of a temp dir")
     parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
+    parser.add_argument("--inject", action="store_true",
+                        help="plant AMP hazards into the copies first (see `inject`)")
     args = parser.parse_args(argv)
     sources = list(args.sources) or [s for s in DEFAULT_SOURCES if os.path.isdir(s)]
     if args.torch:
@@ -634,10 +758,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if os.path.exists(args.keep):
             shutil.rmtree(args.keep)
         os.makedirs(args.keep)
-        report = run(sources, args.keep, args.jobs, log)
+        report = run(sources, args.keep, args.jobs, log, args.inject)
     else:
         with tempfile.TemporaryDirectory(prefix="amplint-corpus-") as workdir:
-            report = run(sources, workdir, args.jobs, log)
+            report = run(sources, workdir, args.jobs, log, args.inject)
     print(report.summary())
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
