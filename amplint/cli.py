@@ -11,7 +11,7 @@ import click
 from amplint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 
 from amplint import __version__
-from amplint.config import Config, ConfigError, find_pyproject, load, selection
+from amplint.config import ConfigError, find_pyproject, load, selection
 from amplint.engine import Settings
 from amplint.rules import all_rules
 

@@ -13,7 +13,6 @@ import difflib
 import fnmatch
 import os
 import re
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field

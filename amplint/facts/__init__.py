@@ -15,7 +15,7 @@ from amplint.facts.fp16 import Fp16Analysis
 from amplint.facts.names import resolve, resolve_expr, torch_alias, torch_name_free
 from amplint.facts.regions import Enabled, EntryRegion, Region, RegionAnalysis
 from amplint.facts.scalers import ScalerAnalysis
-from amplint.facts.tree import CallSite, Collector, Frame, dotted_name
+from amplint.facts.tree import CallSite, Collector, Frame
 
 __all__ = ["FileFacts", "Region", "EntryRegion", "Enabled", "CallSite", "Frame"]
 
@@ -32,6 +32,13 @@ class FileFacts:
     @cached_property
     def fp16(self) -> Fp16Analysis:
         return Fp16Analysis(self.tree, self.callgraph)
+
+    @cached_property
+    def half_values(self):
+        """float16 tensors outside autocast (amplint.facts.half_values), for AMP140/AMP141."""
+        from amplint.facts.half_values import Float16Values
+
+        return Float16Values(self)
 
     @cached_property
     def scalers(self) -> ScalerAnalysis:

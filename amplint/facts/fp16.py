@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.facts.callgraph import CallGraph
 from amplint.facts.names import resolve_expr
-from amplint.facts.regions import DTYPES, bound_arguments
+from amplint.facts.regions import DTYPES
 from amplint.facts.tree import CallSite, Collector, Frame, dotted_name
 
 HALF = ("float16", "bfloat16")
@@ -50,6 +50,7 @@ class Fp16Analysis:
         self.graph = graph
         self.half_casts: Dict[int, str] = {}  # id(call) -> dtype
         self.half_classes: Set[str] = set()
+        self.float16_classes: Set[str] = set()  # cast to float16 (not bfloat16)
         for site in tree.calls:
             dtype = half_cast_dtype(site.node, site.frame)
             if dtype is None:
@@ -58,7 +59,15 @@ class Fp16Analysis:
             cls = self._class_cast(site)
             if cls is not None:
                 self.half_classes.add(cls)
-        self._add_submodules()
+                if dtype == "float16":
+                    self.float16_classes.add(cls)
+        self._add_submodules(self.half_classes)
+        self._add_submodules(self.float16_classes)
+        # methods that run in float16 (not bfloat16) when no autocast region is active
+        self.float16_functions = frozenset(
+            id(method) for name in self.float16_classes
+            for method in tree.classes[name].functions.values()
+        )
         self.functions: Set[int] = set()
         for name in self.half_classes:
             for method in tree.classes[name].functions.values():
@@ -75,13 +84,14 @@ class Fp16Analysis:
             receiver, site.frame
         )
 
-    def _add_submodules(self) -> None:
-        pending = list(self.half_classes)
+    def _add_submodules(self, classes: Set[str]) -> None:
+        """`.half()` converts submodules too: the classes of `self.x = Sub(...)` join."""
+        pending = list(classes)
         while pending:
             name = pending.pop()
             for (owner, _attr), cls in self.graph.self_instances.items():
-                if owner == name and cls not in self.half_classes:
-                    self.half_classes.add(cls)
+                if owner == name and cls not in classes:
+                    classes.add(cls)
                     pending.append(cls)
 
     def is_fp16(self, frame: Frame) -> bool:

@@ -8,7 +8,7 @@ import importlib
 import inspect
 import pkgutil
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import libcst as cst

@@ -121,90 +121,11 @@ def code_of(module: cst.Module, node: cst.CSTNode) -> str:
     return module.code_for_node(node)
 
 
-# -- float16 code outside autocast (AMP140, AMP141) ---------------------------------------------
+# -- float16 code outside autocast (AMP140, AMP141): the analysis lives in the facts --------------
 
-FLOAT32_NAMES = ("torch.float32", "torch.float", "torch.float64", "torch.double")
-
-
-def float16_functions(facts) -> frozenset:
-    """ids of the function frames that run in float16 (not bfloat16) without autocast: the
-    methods of module classes this file casts with `.half()` / `.to(torch.float16)`, and of
-    their submodule classes. Cached on `facts`."""
-    cached = facts.__dict__.get("_float16_functions")
-    if cached is not None:
-        return cached
-    fp16 = facts.fp16
-    classes = set()
-    for site in facts.tree.calls:
-        if fp16.half_casts.get(id(site.node)) == "float16":
-            cls = fp16._class_cast(site)
-            if cls is not None:
-                classes.add(cls)
-    pending = list(classes)
-    while pending:
-        name = pending.pop()
-        for (owner, _attr), cls in facts.callgraph.self_instances.items():
-            if owner == name and cls not in classes:
-                classes.add(cls)
-                pending.append(cls)
-    found = frozenset(
-        id(method) for name in classes for method in facts.tree.classes[name].functions.values()
-    )
-    facts.__dict__["_float16_functions"] = found
-    return found
-
-
-def in_float16_scope(facts, frame) -> bool:
-    """`frame` runs in float16 outside autocast: a method of a float16 module class (see
-    `float16_functions`) with no active autocast region around it."""
-    function = frame.function
-    return (
-        function is not None
-        and id(function) in float16_functions(facts)
-        and facts.active_region(frame) is None
-    )
-
-
-def is_float32_cast(call: cst.Call, frame) -> bool:
-    """`x.float()`, `x.double()`, `x.to(torch.float32)`, `x.type(torch.float64)`, or any call
-    with `dtype=torch.float32` (e.g. `x.sum(dtype=torch.float32)`)."""
-    from amplint.facts.names import resolve_expr
-
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        if func.attr.value in ("float", "double") and not call.args:
-            return True
-        if func.attr.value in ("to", "type"):
-            for arg in call.args:
-                if arg.keyword is None or arg.keyword.value == "dtype":
-                    if resolve_expr(arg.value, frame) in FLOAT32_NAMES:
-                        return True
-    dtype = keyword(call, "dtype")
-    return dtype is not None and resolve_expr(dtype.value, frame) in FLOAT32_NAMES
-
-
-def data_chain(expr: cst.BaseExpression, frame):
-    """The expressions a value flows through, outermost first: `x.float().pow(2)` yields the
-    pow call, the float call, `x`; `torch.pow(x, 2)` yields the call, then `x` (the first
-    argument of a call of an imported function)."""
-    from amplint.facts.names import resolve_expr
-
-    seen = 0
-    while expr is not None and seen < 32:
-        seen += 1
-        yield expr
-        if isinstance(expr, cst.Call):
-            func = expr.func
-            if isinstance(func, cst.Attribute) and resolve_expr(func.value, frame) is None:
-                expr = func.value  # a method of the receiver
-            elif expr.args and expr.args[0].keyword is None and not expr.args[0].star:
-                expr = expr.args[0].value
-            else:
-                return
-        elif isinstance(expr, (cst.Attribute, cst.Subscript)):
-            expr = expr.value
-        else:
-            return
+from amplint.facts.half_values import (  # noqa: E402,F401  (re-exported for the rules)
+    FLOAT32_NAMES, data_chain, float16_functions, in_float16_scope, is_float32_cast,
+)
 
 
 def literal_float(expr: cst.BaseExpression) -> Optional[float]:

@@ -11,7 +11,7 @@ from amplint.facts.tree import CallSite
 from amplint.rules import Flag, Rule
 from amplint.rules._util import (
     argument, code_of, has_float_data, has_star_args, is_float_literal, keyword, kwarg,
-    method_call, positional, region_note, with_args,
+    method_call, region_note, with_args,
 )
 
 # factory -> the `Tensor.new_*` method that keeps the reference tensor's dtype and device

@@ -11,7 +11,7 @@ from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.regions import Region
 from amplint.facts.tree import CallSite, Frame, dotted_name
 from amplint.rules import Flag, Rule
-from amplint.rules._util import argument, atom, dotted_expr, kwarg, method_call, region_note
+from amplint.rules._util import argument, dotted_expr, kwarg, method_call, region_note
 
 BCE_FUNCTIONS = ("torch.nn.functional.binary_cross_entropy", "torch.binary_cross_entropy")
 BCE_CLASS = "torch.nn.BCELoss"

@@ -13,7 +13,7 @@ from amplint.rules import Flag, Rule
 from amplint.rules._util import (
     argument, code_of, dotted_expr, keyword, kwarg, literal_float, method_call,
 )
-from amplint.rules.amp140_eps_underflow import (
+from amplint.facts.half_values import (
     FrameWalker, _unparen, float16_values, walk_float16_code,
 )
 

@@ -1,0 +1,439 @@
+"""Where float16 tensors live outside autocast, as far as the file shows: the methods of half
+module classes (and their submodules) with no autocast region active, and locals assigned from a
+float16 cast, followed in source order (`x = x.float()` makes later uses float32). Shared by the
+rules about float16 arithmetic (AMP140 eps-underflow, AMP141 half-reduction); computed once per
+file, on first use, as `FileFacts.half_values`."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from amplint.facts.fp16 import half_cast_dtype
+from amplint.facts.names import resolve_expr
+from amplint.facts.tree import Frame
+
+
+FLOAT32_NAMES = ("torch.float32", "torch.float", "torch.float64", "torch.double")
+
+
+def float16_functions(facts) -> frozenset:
+    """ids of the function frames that run in float16 (not bfloat16) without autocast: the
+    methods of module classes this file casts with `.half()` / `.to(torch.float16)`, and of
+    their submodule classes (computed once, in `facts.fp16`)."""
+    return facts.fp16.float16_functions
+
+
+def in_float16_scope(facts, frame) -> bool:
+    """`frame` runs in float16 outside autocast: a method of a float16 module class (see
+    `float16_functions`) with no active autocast region around it."""
+    function = frame.function
+    return (
+        function is not None
+        and id(function) in float16_functions(facts)
+        and facts.active_region(frame) is None
+    )
+
+
+def is_float32_cast(call: cst.Call, frame) -> bool:
+    """`x.float()`, `x.double()`, `x.to(torch.float32)`, `x.type(torch.float64)`, or any call
+    with `dtype=torch.float32` (e.g. `x.sum(dtype=torch.float32)`)."""
+    from amplint.facts.names import resolve_expr
+
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        if func.attr.value in ("float", "double") and not call.args:
+            return True
+        if func.attr.value in ("to", "type"):
+            for arg in call.args:
+                if arg.keyword is None or arg.keyword.value == "dtype":
+                    if resolve_expr(arg.value, frame) in FLOAT32_NAMES:
+                        return True
+    dtype = next((a for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+    return dtype is not None and resolve_expr(dtype.value, frame) in FLOAT32_NAMES
+
+
+def data_chain(expr: cst.BaseExpression, frame):
+    """The expressions a value flows through, outermost first: `x.float().pow(2)` yields the
+    pow call, the float call, `x`; `torch.pow(x, 2)` yields the call, then `x` (the first
+    argument of a call of an imported function)."""
+    from amplint.facts.names import resolve_expr
+
+    seen = 0
+    while expr is not None and seen < 32:
+        seen += 1
+        yield expr
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and resolve_expr(func.value, frame) is None:
+                expr = func.value  # a method of the receiver
+            elif expr.args and expr.args[0].keyword is None and not expr.args[0].star:
+                expr = expr.args[0].value
+            else:
+                return
+        elif isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        else:
+            return
+
+
+
+F16, F32, SCALAR = "float16", "float32", "scalar"
+SCALAR_ATTRS = {"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad"}
+SCALAR_METHODS = {"size", "numel", "item", "dim", "tolist", "nelement", "element_size"}
+SCALAR_BUILTINS = {"float", "int", "len", "abs", "min", "max", "round", "sum", "pow"}
+SCALAR_MODULES = ("math.", "numpy.", "np.", "random.")
+
+
+class Float16Values:
+    """Which values of a file are float16 tensors outside autocast, as far as the file shows.
+
+    - *float16 scope*: the methods of module classes the file casts with `.half()` /
+      `.to(torch.float16)` (and of their submodule classes) where no autocast region is
+      active. There a tensor-looking value (a call result, a parameter without a scalar
+      default, a local assigned from one) is float16 unless the file casts it to float32.
+    - *float16 locals*: anywhere outside autocast, locals assigned from a float16 cast
+      (`h = x.half()`), and float16 cast expressions themselves.
+    bfloat16 casts are not float16: bfloat16 has float32's range.
+
+    Locals are tracked in source order by `FrameWalker` (`note_assign`), so a question asked
+    during the walk sees the assignments before it (`x = x.to(torch.float32)` makes later
+    uses of `x` float32). Branches and loops are read straight through.
+    """
+
+    def __init__(self, facts) -> None:
+        self.facts = facts
+        # id(function or module frame) -> name -> (kind, kind when explicit, assigned value)
+        self._flow: Dict[int, Dict[str, Tuple[Optional[str], Optional[str], object]]] = {}
+
+    def in_scope(self, frame: Frame) -> bool:
+        return in_float16_scope(self.facts, frame)
+
+    def is_float16(self, expr: cst.BaseExpression, frame: Frame, explicit: bool = False) -> bool:
+        """`expr` is a float16 tensor outside autocast. `explicit`: only on the evidence of a
+        float16 cast (a cast expression or a local assigned from one), not of the scope."""
+        return (
+            self.facts.active_region(frame) is None
+            and self.kind(expr, frame, explicit) == F16
+        )
+
+    def kind(self, expr: cst.BaseExpression, frame: Frame, explicit: bool = False) -> Optional[str]:
+        """F16, F32, SCALAR, or None when the file does not show it."""
+        return self._kind(expr, frame, 0, explicit)
+
+    def assigned_value(self, name: str, frame: Frame) -> Optional[cst.BaseExpression]:
+        """The value last assigned to local `name` before this point of the walk."""
+        entry = self._flow.get(id(frame.function or frame.scope), {}).get(name)
+        return entry[2] if entry is not None else None  # type: ignore[return-value]
+
+    # -- the walk -------------------------------------------------------------------------
+    def note_assign(self, targets, value: Optional[cst.BaseExpression], frame: Frame) -> None:
+        """Record `targets = value` (value None: something unknown, e.g. a for target)."""
+        flow = self._flow.setdefault(id(frame.function or frame.scope), {})
+        if value is None:
+            entry = (None, None, None)
+        else:
+            entry = (self._kind(value, frame, 0, False), self._kind(value, frame, 0, True), value)
+        for target in targets:
+            for name in _target_names(target):
+                flow[name] = entry if isinstance(target, cst.Name) else (None, None, None)
+
+    # -- kinds ----------------------------------------------------------------------------
+    def _kind(self, expr, frame: Frame, depth: int, explicit: bool) -> Optional[str]:
+        if depth > 8:
+            return None
+        expr = _unparen(expr)
+        if isinstance(expr, (cst.Float, cst.Integer)):
+            return SCALAR
+        if isinstance(expr, cst.UnaryOperation):
+            return self._kind(expr.expression, frame, depth + 1, explicit)
+        if isinstance(expr, cst.BinaryOperation):
+            kinds = {
+                self._kind(expr.left, frame, depth + 1, explicit),
+                self._kind(expr.right, frame, depth + 1, explicit),
+            }
+            for result in (F32, F16):  # a float32 tensor operand promotes the result
+                if result in kinds:
+                    return result
+            return SCALAR if kinds == {SCALAR} else None
+        in_scope = self.in_scope(frame) and not explicit
+        flow = self._flow.get(id(frame.function or frame.scope), {})
+        saw_call = False
+        for node in data_chain(expr, frame):
+            if node is not expr and isinstance(
+                _unparen(node), (cst.BinaryOperation, cst.UnaryOperation)
+            ):
+                # `(x - mean).pow(2)`: a tensor op keeps its operand's dtype
+                inner = self._kind(node, frame, depth + 1, explicit)
+                if inner in (F16, F32):
+                    return inner
+                return F16 if in_scope and saw_call else None
+            if isinstance(node, cst.Attribute) and node.attr.value in SCALAR_ATTRS:
+                return SCALAR
+            if isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in SCALAR_METHODS:
+                    return SCALAR
+                qualified = resolve_expr(func, frame) or ""
+                if qualified.startswith(SCALAR_MODULES) or (
+                    isinstance(func, cst.Name) and func.value in SCALAR_BUILTINS and not qualified
+                ):
+                    return SCALAR
+                if is_float32_cast(node, frame):
+                    return F32
+                dtype = half_cast_dtype(node, frame)
+                if dtype is not None:
+                    return F16 if dtype == "float16" else None
+                if (
+                    isinstance(func, cst.Attribute)
+                    and isinstance(func.value, cst.Name)
+                    and func.value.value == "self"
+                ):
+                    # `self.proj(x)`: a submodule or method of this class returns activations;
+                    # an inherited helper (`self.loss_function(...)`) may return anything
+                    known = self._own_attr(func.attr.value, frame)
+                    return F16 if in_scope and known else None
+                source = _dtype_source(node, frame)
+                if source is not None:
+                    # `.to(loss.dtype)`, `.type_as(y)`: the dtype of another value
+                    if source is _UNKNOWN:
+                        return None
+                    return self._kind(source, frame, depth + 1, explicit)
+                saw_call = True
+            elif isinstance(node, cst.Name):
+                if node.value in flow:
+                    known = flow[node.value][1 if explicit else 0]
+                    if known is not None:
+                        return known
+                    return F16 if in_scope and saw_call else None
+                if _tensor_param(node.value, frame):
+                    passed = self._passed_kind(node.value, frame, depth, explicit)
+                    if passed is not None:
+                        return passed
+                    return F16 if in_scope else None
+                return F16 if in_scope and saw_call else None
+        return F16 if in_scope and saw_call else None
+
+    def _own_attr(self, attr: str, frame: Frame) -> bool:
+        """`attr` is a method of the enclosing class (or a base of this file) or set on
+        `self` in the class."""
+        cls = frame.class_frame
+        if cls is None:
+            return False
+        if self.facts.callgraph.method(cls.name, attr) is not None:
+            return True
+        owned = self.__dict__.setdefault("_owned", {})
+        if id(cls) not in owned:
+            names = set()
+            for assign in self.facts.tree.assigns:
+                if assign.frame.class_frame is cls:
+                    for target in assign.targets:
+                        if (
+                            isinstance(target, cst.Attribute)
+                            and isinstance(target.value, cst.Name)
+                            and target.value.value == "self"
+                        ):
+                            names.add(target.attr.value)
+            owned[id(cls)] = names
+        return attr in owned[id(cls)]
+
+    def _passed_kind(self, name: str, frame: Frame, depth: int, explicit: bool) -> Optional[str]:
+        """The kind every same-file caller passes for parameter `name` (`self._norm(x.float())`
+        makes `x` float32 inside `_norm`), or None when callers differ or there are none."""
+        function = frame.function
+        if function is None or depth > 4:
+            return None
+        params = _params(function.node)
+        names = [p.name.value for p in params]
+        index = names.index(name)
+        if names and names[0] in ("self", "cls"):
+            index -= 1
+        kinds = set()
+        for site in self._callers().get(id(function), []):
+            arg = None
+            for candidate in site.node.args:
+                if candidate.keyword is not None and candidate.keyword.value == name:
+                    arg = candidate
+            if arg is None:
+                positional = [a for a in site.node.args if a.keyword is None and not a.star]
+                if any(a.star for a in site.node.args) or not 0 <= index < len(positional):
+                    return None
+                arg = positional[index]
+            kinds.add(self._kind(arg.value, site.frame, depth + 1, explicit))
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def _callers(self) -> Dict[int, List]:
+        callers = self.__dict__.get("_callers_map")
+        if callers is None:
+            callers = {}
+            graph = self.facts.callgraph
+            for site in self.facts.tree.calls:
+                for callee in graph.callees(site):
+                    callers.setdefault(id(callee), []).append(site)
+            self.__dict__["_callers_map"] = callers
+        return callers
+
+
+_UNKNOWN = cst.Name("_")
+_CAST_KEYWORDS = {"non_blocking", "copy", "memory_format", "device"}
+
+
+def _dtype_source(call: cst.Call, frame: Frame):
+    """For a cast to a dtype held elsewhere: `x.to(y.dtype)`/`x.to(dtype=y.dtype)` -> `y`,
+    `x.type_as(y)` -> `y`, a dtype variable -> _UNKNOWN; None for other calls and for
+    `.to(device)` moves, which keep the dtype."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    if func.attr.value == "type_as" and call.args:
+        return call.args[0].value
+    if func.attr.value not in ("to", "type"):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _CAST_KEYWORDS:
+            continue
+        value = arg.value
+        if isinstance(value, cst.SimpleString) or _looks_like_device(value, frame):
+            continue
+        if isinstance(value, cst.Attribute) and value.attr.value == "dtype":
+            return value.value
+        return _UNKNOWN
+    return None
+
+
+def _looks_like_device(expr: cst.BaseExpression, frame: Frame) -> bool:
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
+        return True
+    if isinstance(expr, cst.Name) and "device" in expr.value:
+        return True
+    if isinstance(expr, cst.Call):
+        return (resolve_expr(expr.func, frame) or "") == "torch.device"
+    return False
+
+
+def float16_values(facts) -> Float16Values:
+    """The file's `Float16Values` (computed once: `FileFacts.half_values`)."""
+    return facts.half_values
+
+
+def _unparen(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The expression without its parentheses (libcst keeps them on the node)."""
+    if getattr(expr, "lpar", None) and not isinstance(expr, cst.Tuple):
+        return expr.with_changes(lpar=[], rpar=[])
+    return expr
+
+
+def _params(node: cst.CSTNode) -> List[cst.Param]:
+    if not isinstance(node, cst.FunctionDef):
+        return []
+    params = node.params
+    return list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+
+
+def _tensor_param(name: str, frame: Frame) -> bool:
+    """A parameter of the enclosing function other than self/cls with no scalar default
+    (a forward's inputs)."""
+    function = frame.function
+    if function is None or name in ("self", "cls"):
+        return False
+    for param in _params(function.node):
+        if param.name.value == name:
+            return param.default is None or not isinstance(
+                param.default,
+                (cst.Float, cst.Integer, cst.Name, cst.UnaryOperation, cst.SimpleString),
+            )
+    return False
+
+
+def frames_by_body(facts) -> Dict[int, Frame]:
+    """id(body node) -> the frame that body belongs to (functions, classes, with blocks)."""
+    found = facts.__dict__.get("_frames_by_body")
+    if found is None:
+        found = {}
+        for frame in facts.tree.frames:
+            body = getattr(frame.node, "body", None)
+            if frame.kind != "module" and body is not None:
+                found[id(body)] = frame
+        facts.__dict__["_frames_by_body"] = found
+    return found
+
+
+class FrameWalker(cst.CSTVisitor):
+    """Visits the module in source order knowing each node's frame (`self.frame`), and tells
+    `values` about every assignment once its value has been visited."""
+
+    def __init__(
+        self, facts, values: Optional["Float16Values"] = None, start: Optional[Frame] = None
+    ) -> None:
+        self.bodies = frames_by_body(facts)
+        self.stack: List[Frame] = [start or facts.tree.module_frame]
+        self.values = values
+
+    @property
+    def frame(self) -> Frame:
+        return self.stack[-1]
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        frame = self.bodies.get(id(node))
+        if frame is not None:
+            self.stack.append(frame)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if id(original_node) in self.bodies:
+            self.stack.pop()
+        if self.values is None:
+            return
+        node = original_node
+        if isinstance(node, cst.Assign):
+            self.values.note_assign([t.target for t in node.targets], node.value, self.frame)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self.values.note_assign([node.target], node.value, self.frame)
+        elif isinstance(node, cst.For):
+            self.values.note_assign([node.target], None, self.frame)
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            self.values.note_assign([node.asname.name], None, self.frame)
+        elif isinstance(node, cst.NamedExpr):
+            self.values.note_assign([node.target], node.value, self.frame)
+
+
+def walk_float16_code(facts, make_walker) -> None:
+    """Walk only the code where float16 values can occur: the methods of float16 module
+    classes, and the functions (or the module) holding a float16 cast of something that is not
+    a module class of this file. `make_walker(start_frame)` builds the FrameWalker."""
+    selected: Set[int] = set(float16_functions(facts))
+    whole_module = False
+    fp16 = facts.fp16
+    for site in facts.tree.calls:
+        if fp16.half_casts.get(id(site.node)) != "float16":
+            continue
+        function = site.frame.function
+        if function is not None:
+            selected.add(id(function))
+        elif fp16._class_cast(site) is None:
+            whole_module = True
+    if whole_module:
+        facts.module.visit(make_walker(None))
+        return
+    for frame in facts.tree.frames:
+        if frame.kind != "function" or id(frame) not in selected:
+            continue
+        outer = frame.parent
+        while outer is not None and not (outer.kind == "function" and id(outer) in selected):
+            outer = outer.parent
+        if outer is None:  # not nested in another selected function: walk it
+            frame.node.visit(make_walker(frame.parent))
+
+
+def _target_names(target: cst.BaseExpression) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
