@@ -349,8 +349,18 @@ def changed_lines_outside(before: str, after: str, region: Set[int],
     """Changed lines of `before` (1-based) that lie outside `region`; see the module doc."""
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     problems = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    # Common head and tail first (so a moved line that repeats a neighbour, like a second
+    # `loss.backward()`, is not paired with the wrong copy), then a diff of the middle.
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    matcher = difflib.SequenceMatcher(
+        None, old[head:len(old) - tail], new[head:len(new) - tail], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
         if tag == "equal":
             continue
         if tag in ("replace", "delete"):
@@ -419,8 +429,26 @@ def ast_outside(before: ast.AST, after: ast.AST, region: Set[int]) -> List[str]:
 
     def compare(old: List[ast.AST], new: List[ast.AST]) -> None:
         od, nd = [_dump(s) for s in old], [_dump(s) for s in new]
+        # Common head and tail first: a greedy matcher could pair a repeated statement
+        # (`loss.backward()` twice in a body) with the wrong copy. An equal-length middle is
+        # then compared statement by statement.
+        head = 0
+        while head < min(len(od), len(nd)) and od[head] == nd[head]:
+            head += 1
+        tail = 0
+        while (tail < min(len(od), len(nd)) - head
+               and od[len(od) - 1 - tail] == nd[len(nd) - 1 - tail]):
+            tail += 1
+        old_mid, new_mid = old[head:len(old) - tail], new[head:len(new) - tail]
+        if len(old_mid) == len(new_mid):
+            for a, b in zip(old_mid, new_mid):
+                one(a, b)
+            return
+        base = head
+        od, nd = od[head:len(od) - tail], nd[head:len(nd) - tail]
         matcher = difflib.SequenceMatcher(None, od, nd, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            i1, i2, j1, j2 = i1 + base, i2 + base, j1 + base, j2 + base
             if tag == "equal":
                 continue
             if tag == "replace" and i2 - i1 == j2 - j1:
