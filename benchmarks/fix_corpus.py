@@ -36,6 +36,10 @@ torch. A fix made in a later round of the engine's fix loop, for a finding that 
 after an earlier fix, is accepted if its changed lines lie in the region of the finding it
 arose from; otherwise it is reported as `outside` for review (none expected).
 
+Both checks first set aside the common head and tail of the two versions (lines, or the
+statements of a body), then diff the middle: a greedy diff could pair a repeated line such as a
+second `loss.backward()` with the wrong copy and report a moved line as a change elsewhere.
+
 The AST check compares statement lists at every depth (ast.dump without positions): a
 compound statement whose header (everything but its bodies) is unchanged is compared body by
 body; any other statement that differs must overlap the accepted region, and a statement
