@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import functools
 import re
 import warnings
@@ -276,6 +277,13 @@ def lint_source(
     """Lint one file's text; with `fix`, apply fixes to a fixpoint and report what is left.
     `entries` (from the project pass) are regions other files put around this file's
     functions; a file with entries is analysed even if its text alone could not match."""
+    if _mixed_newlines(source):
+        # LibCST cannot read a file mixing CRLF and LF (Python can): lint it with one kind
+        # of ending, then give every unchanged line its own ending back.
+        result = lint_source(path, source.replace("\r\n", "\n"), settings, fix, entries)
+        if result.fixed_source is not None:
+            result.fixed_source = restore_newlines(source, result.fixed_source)
+        return result
     result = FileResult(path)
     rules = settings.rules()
     if not entries and not could_match(source, rules):
@@ -316,6 +324,36 @@ def lint_source(
         return result
     result.diagnostics = diags
     return result
+
+
+def _mixed_newlines(source: str) -> bool:
+    crlf = source.count("\r\n")
+    return 0 < crlf < source.count("\n")
+
+
+def restore_newlines(original: str, fixed: str) -> str:
+    """`fixed` (made from `original` with every line ending turned into "\n") with each
+    unchanged line's own ending back; new lines get the file's most common ending."""
+    old_lines = original.splitlines(keepends=True)
+    bare = [line.rstrip("\r\n") for line in old_lines]
+    new_lines = fixed.split("\n")
+    ends_with_newline = fixed.endswith("\n")
+    if ends_with_newline:
+        new_lines.pop()
+    dominant = "\r\n" if original.count("\r\n") * 2 >= original.count("\n") else "\n"
+    out: List[str] = []
+    matcher = difflib.SequenceMatcher(None, bare, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out.extend(old_lines[i1:i2])
+        else:
+            out.extend(line + dominant for line in new_lines[j1:j2])
+    text = "".join(out)
+    if not ends_with_newline and text.endswith(("\r\n", "\n")):
+        text = text[: -2 if text.endswith("\r\n") else -1]
+    elif ends_with_newline and not text.endswith("\n"):
+        text += dominant
+    return text
 
 
 def _fix_loop(path, source, module, diags, settings, result, entries):

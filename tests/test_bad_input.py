@@ -127,9 +127,6 @@ def test_mixed_newlines_never_corrupted(project):
         assert len(error_lines(result, "mixed.py")) == 1 and result.exit_code == 1
 
 
-@pytest.mark.xfail(strict=True, reason="LibCST cannot parse a file mixing CRLF and LF ('Found "
-                   "newline ... but it's not EOL'): amplint reports 'cannot parse' (once 'syntax "
-                   "error at 1:1') although Python compiles it, and neither lints nor fixes it")
 def test_mixed_newlines_are_linted_like_any_file(project):
     data = SOURCE.replace("\n", "\r\n", 3).encode()
     compile(data, "mixed.py", "exec")
@@ -322,9 +319,6 @@ def test_bad_inputs_through_a_real_process(project):
     assert {p.name: p.read_bytes() for p in project.glob("*.py") if p.name != "good.py"} == before
 
 
-@pytest.mark.xfail(strict=True, reason="runner.unified_diff uses difflib's autojunk: in a file "
-                   "where one line repeats (> 1% of 200+ lines) `--diff` prints every following "
-                   "line as removed and re-added instead of the one-line change")
 def test_diff_of_a_file_with_many_repeated_lines_stays_small(project):
     (project / "rep.py").write_text(SOURCE + "# same\n" * 3000)
     result = invoke("--diff", "rep.py")
