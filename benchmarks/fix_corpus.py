@@ -36,9 +36,11 @@ torch. A fix made in a later round of the engine's fix loop, for a finding that 
 after an earlier fix, is accepted if its changed lines lie in the region of the finding it
 arose from; otherwise it is reported as `outside` for review (none expected).
 
-Both checks first set aside the common head and tail of the two versions (lines, or the
-statements of a body), then diff the middle: a greedy diff could pair a repeated line such as a
-second `loss.backward()` with the wrong copy and report a moved line as a change elsewhere.
+The line check needs no diff (a greedy diff pairs repeated lines, a second `loss.backward()`
+or a repeated block, with the wrong copy): the original is cut into runs of lines outside the
+region, which the fixed file must contain unchanged, in order, with only region replacements
+between them. The AST check sets aside the common head and tail of each statement list, then
+compares an equal-length middle statement by statement, else diffs it.
 
 The AST check compares statement lists at every depth (ast.dump without positions): a
 compound statement whose header (everything but its bodies) is unchanged is compared body by
@@ -350,42 +352,64 @@ def _is_import_torch_line(line: str) -> bool:
 
 def changed_lines_outside(before: str, after: str, region: Set[int],
                           imports_torch: bool) -> List[str]:
-    """Changed lines of `before` (1-based) that lie outside `region`; see the module doc."""
+    """Changed lines outside `region` (1-based lines of `before`); see the module doc.
+
+    Alignment-free: `before` is cut into runs of lines outside the region (kept) and inside
+    it (replaceable); `after` must be the kept runs, unchanged and in order, with anything
+    in place of each region run (so lines inserted next to a region line are accepted), the
+    first run at the start and the last at the end. With `imports_torch`, one added
+    `import torch` line (and a blank line beside it) may appear anywhere."""
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    problems = []
-    # Common head and tail first (so a moved line that repeats a neighbour, like a second
-    # `loss.backward()`, is not paired with the wrong copy), then a diff of the middle.
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    matcher = difflib.SequenceMatcher(
-        None, old[head:len(old) - tail], new[head:len(new) - tail], autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
-        if tag == "equal":
+    problem = _kept_runs_problem(old, new, region)
+    if problem is None or not imports_torch:
+        return [] if problem is None else [problem]
+    for index, line in enumerate(new):
+        if line.strip() != "import torch":
             continue
-        if tag in ("replace", "delete"):
-            outside = [n for n in range(i1 + 1, i2 + 1) if n not in region]
-            if outside:
-                problems.append(
-                    f"lines {outside[0]}-{outside[-1]} changed outside the fixes' region"
-                    f" ({tag}: {old[outside[0] - 1].rstrip()!r})"
-                )
+        for extra in ((), (index + 1,), (index - 1,)):
+            drop = {index, *extra}
+            if any(not 0 <= i < len(new) or (i != index and new[i].strip()) for i in drop):
+                continue
+            if _kept_runs_problem([l for l in old], [l for i, l in enumerate(new)
+                                                     if i not in drop], region) is None:
+                return []
+    return [problem]
+
+
+def _kept_runs_problem(old: List[str], new: List[str], region: Set[int]) -> Optional[str]:
+    runs: List[Tuple[bool, int, int]] = []  # (kept, first line, last line), 1-based
+    for number in range(1, len(old) + 1):
+        kept = number not in region
+        if runs and runs[-1][0] == kept:
+            runs[-1] = (kept, runs[-1][1], number)
+        else:
+            runs.append((kept, number, number))
+    if not runs:
+        return None if not new else "lines added to an empty file"
+    position = 0
+    for index, (kept, first, last) in enumerate(runs):
+        if not kept:
             continue
-        # insert between original lines i1 and i1 + 1 (1-based)
-        if i1 in region or (i1 + 1) in region:
-            continue
-        added = new[j1:j2]
-        if imports_torch and any(l.strip() == "import torch" for l in added) and all(
-            _is_import_torch_line(l) for l in added
-        ):
-            continue
-        problems.append(f"lines inserted after line {i1} outside the fixes' region: "
-                        f"{added[0].rstrip()!r}")
-    return problems
+        block = old[first - 1:last]
+        size = len(block)
+        is_first, is_last = index == 0, index == len(runs) - 1
+        if is_first and is_last:
+            found = 0 if new == block else -1
+        elif is_first:
+            found = 0 if new[:size] == block else -1
+        elif is_last:
+            found = len(new) - size if len(new) - size >= position and new[len(new) - size:] == block else -1
+        else:
+            found = -1
+            for start in range(position, len(new) - size + 1):
+                if new[start] == block[0] and new[start:start + size] == block:
+                    found = start
+                    break
+        if found < 0:
+            return (f"lines {first}-{last} (outside the fixes' region) are not in the fixed "
+                    f"file unchanged and in order: {old[first - 1].rstrip()!r}")
+        position = found + size
+    return None
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")

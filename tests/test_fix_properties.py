@@ -11,7 +11,7 @@ import os
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from amplint.engine import Settings, lint_source
 from amplint.rules import all_rules
@@ -188,6 +188,8 @@ def check_invariants(text: str) -> None:
 @settings(max_examples=int(os.environ.get("AMPLINT_PROPERTY_EXAMPLES", "40")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(scripts())
+# Found by this test: repeated blocks, where a greedy diff pairs lines with the wrong copy.
+@example("import torch\nimport torch.nn.functional as F\nscaler = GradScaler()\n\nwith torch.autocast(enabled=use_amp, dtype=torch.float16):\n    for x, y in loader:\n        buf = torch.zeros(n, h.shape[-1], device=h.device)\n        @torch.amp.custom_fwd(device_type='cuda')\n        def inner(x, y):\n            if step % accum == 0:\n                buf = torch.zeros(n, h.shape[-1], device=h.device)\n                loss = F.binary_cross_entropy(torch.sigmoid(out), y)\n            for x, y in loader:\n                loss.backward()\n        inner(x, y)\n        def inner(x, y):\n            x = x.cuda().half()\n            buf = torch.zeros(n, dtype=torch.float32)\n            loss = F.binary_cross_entropy(\n                torch.sigmoid(out),  # probs\n                y)\n        inner(x, y)\n    with autocast():\n        scores = scores.masked_fill(mask == 0, -1e9)\n    out = model(x)\nloss.backward()\nwith torch.autocast(enabled=use_amp, dtype=torch.float16):\n    for x, y in loader:\n        buf = torch.zeros(n, h.shape[-1], device=h.device)\n        @torch.amp.custom_fwd(device_type='cuda')\n        def inner(x, y):\n            if step % accum == 0:\n                buf = torch.zeros(n, h.shape[-1], device=h.device)\n                loss = F.binary_cross_entropy(torch.sigmoid(out), y)\n            for x, y in loader:\n                loss.backward()\n        inner(x, y)\n        def inner(x, y):\n            x = x.cuda().half()\n            buf = torch.zeros(n, dtype=torch.float32)\n            loss = F.binary_cross_entropy(\n                torch.sigmoid(out),  # probs\n                y)\n        inner(x, y)\n    with autocast():\n        scores = scores.masked_fill(mask == 0, -1e9)\n    out = model(x)\n")
 def test_generated_scripts_keep_the_fix_invariants(text):
     check_invariants(text)
 
