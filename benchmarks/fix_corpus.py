@@ -29,7 +29,9 @@ such finding, (a) its own line range and (b) the line range of every node its fi
 whitespace included (fixes are node replacements: AMP104 replaces the enclosing `with`
 statement to move statements out of it, AMP102 replaces the statement it wraps in a new `with`,
 AMP130 replaces the imports it rewrites; a node's leading comments and blank lines belong to
-it). Lines inserted by the diff are accepted when they touch an accepted line (a statement
+it), and (c) the header lines of every `with` statement with an autocast item that encloses
+the finding: a backward inside two nested autocast regions is moved out of the inner one, then,
+in the next fix round, out of the outer one (whose multi-item header may be split for that). Lines inserted by the diff are accepted when they touch an accepted line (a statement
 replaced by several, e.g. `scaler.update()` added after `scaler.step(...)`), or when they are
 just the `import torch` (and blank lines) the engine adds for a fix that declares it needs
 torch. A fix made in a later round of the engine's fix loop, for a finding that only appears
@@ -324,14 +326,37 @@ def engine_before(path: str, text: str, settings=None) -> Before:
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(
         WhitespaceInclusivePositionProvider
     )
+    headers = _autocast_with_headers(text)
     for diag in fixable:
         out.region.update(range(diag.line, diag.end_line + 1))
+        for first, last, body_end in headers:
+            if first <= diag.line <= body_end:
+                out.region.update(range(first, last + 1))
         for node in diag.fix.edits:
             span = positions[node]
             out.region.update(range(span.start.line, span.end.line + 1))
         if "torch" in diag.fix.imports:
             out.imports_torch = True
     return out
+
+
+def _autocast_with_headers(text: str) -> List[Tuple[int, int, int]]:
+    """(first header line, last header line, last body line) of each `with` that has an
+    `...autocast(...)` item."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+            "autocast" in ast.unparse(item.context_expr) for item in node.items
+        ):
+            last = max(node.lineno, node.body[0].lineno - 1)
+            found.append((node.lineno, last, node.end_lineno or node.lineno))
+    return found
 
 
 # -- the checks ----------------------------------------------------------------------------------
