@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import tempfile
 from typing import Optional
 
@@ -68,22 +69,39 @@ class Cache:
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key + ".json")
 
-    def get(self, key: str) -> Optional[dict]:
+    def get(self, key: str, with_blob: bool = False):
+        """The JSON value stored under `key` (None when absent); with `with_blob`, the pair
+        (value, the pickled object stored with it or None)."""
         try:
             with open(self._path(key), "r", encoding="utf-8") as handle:
-                return json.load(handle)
+                value = json.load(handle)
         except (OSError, ValueError):
             return None
+        if not with_blob:
+            return value
+        blob = None
+        if value.get("_blob"):
+            try:
+                with open(self._path(key)[:-5] + ".pkl", "rb") as handle:
+                    blob = pickle.load(handle)
+            except Exception:  # a torn or stale blob: treat the entry as missing
+                return None
+        return value, blob
 
-    def put(self, key: str, value: dict) -> None:
-        path = self._path(key)
+    def put(self, key: str, value: dict, blob=None) -> None:
+        if blob is not None:
+            self._write(self._path(key)[:-5] + ".pkl", pickle.dumps(blob, protocol=4))
+            value = dict(value, _blob=True)
+        self._write(self._path(key), json.dumps(value).encode("utf-8"))
+
+    def _write(self, path: str, data: bytes) -> None:
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             if not self._ignored:
                 self._ignore_in_git()
             fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(value, handle)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
             os.replace(temp, path)
         except OSError:
             pass  # a cache that cannot be written is only slower

@@ -58,6 +58,7 @@ class FileResult:
     fixes_applied: Counter = field(default_factory=Counter)  # code -> count
     errors: List[str] = field(default_factory=list)  # one line each, path included
     internal_error: bool = False
+    summary: object = None  # the project pass's summary of this file, when asked for
 
 
 def could_match(source: str, rules: Sequence[Rule]) -> bool:
@@ -82,11 +83,11 @@ def parse(source: str) -> cst.Module:
 
 def analyze(
     path: str, source: str, module: cst.Module, rules: Sequence[Rule],
-    entries: Tuple[EntryRegion, ...] = (),
+    entries: Tuple[EntryRegion, ...] = (), facts: Optional[FileFacts] = None,
 ) -> List[Diagnostic]:
     """Run `rules` on a parsed module; diagnostics come back positioned, suppressions applied.
     `entries`: regions the project pass found around this file's functions."""
-    facts = FileFacts(module, entries)
+    facts = facts if facts is not None else FileFacts(module, entries)
     ctx = FileContext(path, source, module, facts)
     found: List[Diagnostic] = []
     for rule in rules:
@@ -272,7 +273,7 @@ def choose_fixes(diags: Iterable[Diagnostic], settings: Settings, skip: Set[Tupl
 
 def lint_source(
     path: str, source: str, settings: Settings, fix: bool = False,
-    entries: Tuple[EntryRegion, ...] = (),
+    entries: Tuple[EntryRegion, ...] = (), summarize: bool = False,
 ) -> FileResult:
     """Lint one file's text; with `fix`, apply fixes to a fixpoint and report what is left.
     `entries` (from the project pass) are regions other files put around this file's
@@ -280,13 +281,16 @@ def lint_source(
     if _mixed_newlines(source):
         # LibCST cannot read a file mixing CRLF and LF (Python can): lint it with one kind
         # of ending, then give every unchanged line its own ending back.
-        result = lint_source(path, source.replace("\r\n", "\n"), settings, fix, entries)
+        result = lint_source(
+            path, source.replace("\r\n", "\n"), settings, fix, entries, summarize
+        )
         if result.fixed_source is not None:
             result.fixed_source = restore_newlines(source, result.fixed_source)
         return result
     result = FileResult(path)
     rules = settings.rules()
-    if not entries and not could_match(source, rules):
+    lint = bool(entries) or could_match(source, rules)
+    if not lint and not summarize:
         # Not worth a LibCST parse, but a broken file must not pass as clean: Python's own
         # parser checks it for a tenth of the cost.
         error = syntax_error(source)
@@ -307,8 +311,16 @@ def lint_source(
     except Exception as exc:  # LibCST raises a few other errors on odd input
         result.errors.append(f"{path}: cannot parse: {type(exc).__name__}: {exc}")
         return result
+    facts = FileFacts(module, entries)
+    if summarize:
+        # The project pass's summary of this file, from the same parse and facts.
+        from amplint.project.summary import summarize as summarize_module
+
+        result.summary = summarize_module(path, source, module, facts, portable=True)
+    if not lint:
+        return result
     try:
-        diags = analyze(path, source, module, rules, entries)
+        diags = analyze(path, source, module, rules, entries, facts)
         if fix:
             current, module, diags = _fix_loop(
                 path, source, module, diags, settings, result, entries

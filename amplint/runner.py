@@ -22,10 +22,11 @@ from amplint import notebooks
 from amplint.baseline import Baseline, assign_fingerprints
 from amplint.config import Config, expand
 from amplint.cache import Cache, diagnostic_from_dict
-from amplint.diagnostics import Applicability
 from amplint.engine import FileResult, Settings, lint_source, valid_python
 from amplint.facts.regions import EntryRegion
 from amplint.parallel import imap
+from amplint.project import needs_summary
+from collections.abc import Mapping
 from amplint.files import Excludes, ReadError, discover, read_source, write_source
 from amplint.noqa import add_noqa
 from amplint.report import RunSummary
@@ -121,35 +122,7 @@ def run(
     diffs: List[str] = []
     internal = False
     noqa_added = 0
-    entries = _project_entries(paths, files, settings, config) if options.project else {}
-    cache = Cache(options.cache_dir) if options.cache_dir else None
-    items = [
-        (path, settings_for(path, settings, config), options, entries.get(path, ()))
-        for path in files
-    ]
-    results: List[Optional[FileResult]] = [None] * len(items)
-    keys: List[Optional[str]] = [None] * len(items)
-    pending: List[int] = []
-    for index, item in enumerate(items):
-        if cache is not None:
-            keys[index] = _cache_key(cache, *item)
-            hit = _from_cache(cache, keys[index], item[1], options)
-            if hit is not None:
-                results[index] = hit
-                continue
-        pending.append(index)
-    meter = Progress(progress, len(files))
-    done = len(files) - len(pending)
-    try:
-        fresh = imap(_process_item, [items[i] for i in pending], options.jobs)
-        for index, result in zip(pending, fresh):
-            results[index] = result
-            if cache is not None and keys[index] is not None:
-                _to_cache(cache, keys[index], result)
-            done += 1
-            meter.update(done)
-    finally:
-        meter.close()
+    results = _run_files(paths, files, settings, options, config, progress)
     for path, result in zip(files, results):
         assert result is not None
         summary.diagnostics.extend(result.diagnostics)
@@ -170,14 +143,14 @@ def run(
 
 def process(
     path: str, settings: Settings, options: RunOptions, diffs: Optional[List[str]] = None,
-    entries: Tuple[EntryRegion, ...] = (),
+    entries: Tuple[EntryRegion, ...] = (), summarize: bool = False,
 ) -> FileResult:
     """Lint (and fix, diff or mark with noqa) one file. `diffs`, when given, also receives the
     file's diff (kept for callers of the first version; `result.diff` has it too)."""
     if path.endswith(".ipynb"):
         result = _process_notebook(path, settings, options)
     else:
-        result = _process_python(path, settings, options, entries)
+        result = _process_python(path, settings, options, entries, summarize)
     if diffs is not None and getattr(result, "diff", None):
         diffs.append(result.diff)  # type: ignore[attr-defined]
     return result
@@ -192,6 +165,7 @@ def _blank(path: str) -> FileResult:
 
 def _process_python(
     path: str, settings: Settings, options: RunOptions, entries: Tuple[EntryRegion, ...] = (),
+    summarize: bool = False,
 ) -> FileResult:
     try:
         source = read_source(path)
@@ -207,8 +181,10 @@ def _process_python(
             path, text, settings, options,
             write=lambda new: write_source(source, new),
             diff=lambda new: unified_diff(path, text, new),
-            entries=entries,
+            entries=entries, summarize=summarize and needs_summary(text),
         )
+        if summarize and not needs_summary(text):
+            result.summary = False  # not a file the project pass summarises
     for diag in result.diagnostics:
         diag.cell = None  # type: ignore[attr-defined]
     assign_fingerprints(result.diagnostics, final.splitlines())
@@ -218,11 +194,13 @@ def _process_python(
 def _lint_and_fix(
     path: str, text: str, settings: Settings, options: RunOptions,
     write: Callable[[str], None], diff: Callable[[str], str],
-    entries: Tuple[EntryRegion, ...] = (),
+    entries: Tuple[EntryRegion, ...] = (), summarize: bool = False,
 ) -> Tuple[FileResult, str]:
     """(result, the text its diagnostics refer to)."""
     want_fix = options.fix or options.diff
-    found = lint_source(path, text, settings, fix=want_fix, entries=entries)
+    found = lint_source(
+        path, text, settings, fix=want_fix, entries=entries, summarize=summarize
+    )
     result = _adopt(found)
     if found.fixed_source is None:
         return result, text
@@ -416,30 +394,138 @@ def _range(start: int, stop: int) -> str:
 
 
 # -- the project pass, the pool and the cache ----------------------------------------------------
+#
+# Every file is parsed once: phase 1 lints each file on its own (report only) in the pool, and
+# for the files that can open an autocast region or hold a framework setting the worker also
+# returns the project summary made from the same parse. Phase 2 propagates regions over the
+# summaries (main process, no parsing but for files a region reaches that phase 1 did not
+# summarise). Phase 3 processes again only the files that need more: those that got entries,
+# and, with --fix/--diff/--add-noqa, those with something to do. Phase 1 results and summaries
+# are cached by content; phase 3 results by content and entries.
 
 PROJECT_CONFIG_SUFFIXES = (".yaml", ".yml")
 MAX_CONFIG_BYTES = 1 << 20
+REPORT_ONLY = RunOptions()
 
 
-def _project_entries(paths, files, settings: Settings, config: Config):
+def _run_files(paths, files, settings, options: RunOptions, config: Config, progress):
+    cache = Cache(options.cache_dir) if options.cache_dir else None
+    per_file = {path: settings_for(path, settings, config) for path in files}
+    use_project = options.project and (
+        sum(f.endswith((".py", ".pyi")) for f in files) >= 2 or bool(config.autocast_modules)
+    )
+    meter = Progress(progress, len(files))
+    try:
+        first = _cached_map(
+            cache, "lint", [(p, per_file[p], REPORT_ONLY, (), use_project) for p in files],
+            options.jobs, meter,
+        )
+    finally:
+        meter.close()
+    entries: dict = {}
+    if use_project:
+        summaries = {p: r.summary for p, r in zip(files, first) if p.endswith((".py", ".pyi"))
+                     and r.summary is not False}
+        entries = _project_entries(paths, files, settings, config, summaries)
+    for result in first:
+        result.summary = None
+    redo = [
+        i for i, (path, result) in enumerate(zip(files, first))
+        if entries.get(path) or _needs_action(result, per_file[path], options)
+    ]
+    if redo:
+        again = _cached_map(
+            cache, "final", [(files[i], per_file[files[i]], options, entries.get(files[i], ()), False)
+                             for i in redo],
+            options.jobs, None,
+        )
+        for i, result in zip(redo, again):
+            first[i] = result
+    return first
+
+
+def _needs_action(result: FileResult, settings: Settings, options: RunOptions) -> bool:
+    if options.add_noqa:
+        return bool(result.diagnostics)
+    if options.fix or options.diff:
+        return any(d.fix is not None and settings.allows(d.fix) for d in result.diagnostics)
+    return False
+
+
+def _cached_map(cache, kind, items, jobs, meter):
+    """Results of `_process_item` for `items`, from the cache where it has them."""
+    results: List[Optional[FileResult]] = [None] * len(items)
+    keys: List[Optional[str]] = [None] * len(items)
+    pending: List[int] = []
+    writes = any(item[2].fix or item[2].add_noqa for item in items)
+    for index, item in enumerate(items):
+        if cache is not None and not writes:
+            keys[index] = _cache_key(cache, kind, item)
+            hit = _from_cache(cache, keys[index])
+            if hit is not None:
+                results[index] = hit
+                continue
+        pending.append(index)
+    done = len(items) - len(pending)
+    for index, result in zip(pending, imap(_process_item, [items[i] for i in pending], jobs)):
+        results[index] = result
+        if keys[index] is not None:
+            _to_cache(cache, keys[index], result)
+        done += 1
+        if meter is not None:
+            meter.update(done)
+    return results  # type: ignore[return-value]
+
+
+class _LazyTexts(dict):
+    """path -> source text, read from disk on first use (the project pass reads only the
+    files a region or a framework setting reaches)."""
+
+    def __missing__(self, path: str) -> str:
+        if path.endswith(PROJECT_CONFIG_SUFFIXES):
+            text = _read_small(path) or ""
+        else:
+            try:
+                text = read_source(path).text
+            except ReadError:
+                text = ""
+        self[path] = text
+        return text
+
+
+def _project_entries(paths, files, settings: Settings, config: Config, summaries):
     """path -> the regions other files and framework settings put around its functions."""
-    python = [f for f in files if f.endswith((".py", ".pyi"))]
-    if len(python) < 2 and not config.autocast_modules:
-        return {}
     from amplint.project import build
 
-    texts = {}
-    for path in python:
-        try:
-            texts[path] = read_source(path).text
-        except ReadError:
-            continue  # reported by the lint pass
-    for path in _config_files(paths):
-        texts[path] = path_text = _read_small(path)
-        if path_text is None:
-            del texts[path]
-    project = build(texts, settings, config)
-    return {path: project.entries_for(path) for path in python if project.entries_for(path)}
+    texts = _LazyTexts()
+    keys = [f for f in files if f.endswith((".py", ".pyi"))] + _config_files(paths)
+    view = _KeyedLazy(keys, texts)
+    project = build(view, settings, config, summaries=summaries)
+    return {path: project.entries_for(path) for path in keys if project.entries_for(path)}
+
+
+class _KeyedLazy(Mapping):
+    def __init__(self, keys, texts) -> None:
+        self._keys = list(keys)
+        self._texts = texts
+
+    def __getitem__(self, path: str) -> str:
+        if path not in self._keys_set:
+            raise KeyError(path)
+        return self._texts[path]
+
+    @property
+    def _keys_set(self):
+        found = self.__dict__.get("_set")
+        if found is None:
+            found = self.__dict__["_set"] = set(self._keys)
+        return found
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 def _config_files(paths: Sequence[str]) -> List[str]:
@@ -471,21 +557,24 @@ def _read_small(path: str) -> Optional[str]:
 
 
 def _process_item(item) -> FileResult:
-    """The pool's unit of work; results travel back without tree nodes."""
-    path, settings, options, entries = item
-    result = process(path, settings, options, entries=entries)
+    """The pool's unit of work; results travel back without tree nodes. A file the project
+    pass does not need to summarise gets `summary = False` (None: it could not be parsed)."""
+    path, settings, options, entries, summarize = item
+    result = process(path, settings, options, entries=entries, summarize=summarize)
     for diag in result.diagnostics:
         diag.strip()
     return result
 
 
-def _cache_key(cache: Cache, path: str, settings: Settings, options: RunOptions, entries) -> Optional[str]:
+def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:
+    path, settings, options, entries, summarize = item
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
-    described = repr((sorted(settings.select), settings.unsafe_fixes, path, entries))
+    described = repr((kind, sorted(settings.select), settings.unsafe_fixes, path, entries,
+                      summarize, options.fix, options.diff, options.add_noqa))
     return cache.key(data, described)
 
 
@@ -495,6 +584,8 @@ _EXTRA = ("cell", "line_key", "fingerprint", "file_line")
 def _to_cache(cache: Cache, key: str, result: FileResult) -> None:
     if result.internal_error or result.fixed_source is not None or getattr(result, "noqa_added", 0):
         return  # only results that describe the file as it is on disk now
+    if getattr(result, "diff", None):
+        return
     diagnostics = []
     for diag in result.diagnostics:
         data = diag.to_json()
@@ -502,15 +593,19 @@ def _to_cache(cache: Cache, key: str, result: FileResult) -> None:
             if hasattr(diag, name):
                 data["_" + name] = getattr(diag, name)
         diagnostics.append(data)
-    cache.put(key, {"diagnostics": diagnostics, "errors": result.errors})
+    summary = None if result.summary in (None, False) else result.summary
+    cache.put(key, {"diagnostics": diagnostics, "errors": result.errors,
+                    "summary": result.summary if result.summary is False else None},
+              blob=summary)
 
 
-def _from_cache(cache: Cache, key: Optional[str], settings: Settings, options: RunOptions):
+def _from_cache(cache: Cache, key: Optional[str]):
     if key is None:
         return None
-    data = cache.get(key)
-    if data is None:
+    found = cache.get(key, with_blob=True)
+    if found is None:
         return None
+    data, blob = found
     diagnostics = []
     for item in data["diagnostics"]:
         diag = diagnostic_from_dict(item)
@@ -518,14 +613,8 @@ def _from_cache(cache: Cache, key: Optional[str], settings: Settings, options: R
             if "_" + name in item:
                 setattr(diag, name, item["_" + name])
         diagnostics.append(diag)
-    if options.add_noqa and diagnostics:
-        return None
-    if (options.fix or options.diff) and any(
-        d.fix is not None and (d.fix.applicability is Applicability.SAFE or settings.unsafe_fixes)
-        for d in diagnostics
-    ):
-        return None  # there is something to fix: analyse it for real
     result = _blank(diagnostics[0].filename if diagnostics else "")
     result.diagnostics = diagnostics
     result.errors = list(data["errors"])
+    result.summary = False if data.get("summary") is False else blob
     return result

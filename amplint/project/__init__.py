@@ -98,6 +98,11 @@ class _Candidate:
         )
 
 
+def needs_summary(text: str) -> bool:
+    """The first pass's text test: can this file open a region or hold a framework setting?"""
+    return bool(CALLER_TEXT.search(text) or fw.SETTING_TEXT.search(text))
+
+
 def _is_python(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
@@ -111,8 +116,13 @@ class ProjectFacts:
         self, files: Mapping[str, str],
         declared: Optional[Tuple[Sequence[str], Optional[str], Optional[str], Optional[str]]] = None,
         keep_modules: bool = False,
+        summaries: Optional[Mapping[str, Optional[ModuleSummary]]] = None,
     ) -> None:
-        self.files = dict(files)
+        """`summaries`: the first pass already done elsewhere (the runner's workers summarise
+        the files they lint, from the same parse); `files` may then be a lazy mapping, read
+        only for the files a region reaches."""
+        self.files = files if summaries is not None else dict(files)
+        self._given = dict(summaries) if summaries is not None else None
         self._norm = {os.path.normpath(p): p for p in self.files}
         self.python = sorted(p for p in self.files if _is_python(p))
         dirs = [os.path.dirname(os.path.abspath(p)) for p in self.files]
@@ -293,11 +303,14 @@ class ProjectFacts:
 
     # -- the pass -------------------------------------------------------------------------
     def _compute(self) -> None:
-        for path in self.python:
-            text = self.files[path]
-            if CALLER_TEXT.search(text) or fw.SETTING_TEXT.search(text):
-                self.first_pass.append(path)
-                self.summary(path)
+        if self._given is not None:
+            self.summaries.update(self._given)
+            self.first_pass = sorted(p for p in self._given if _is_python(p))
+        else:
+            for path in self.python:
+                if needs_summary(self.files[path]):
+                    self.first_pass.append(path)
+                    self.summary(path)
         settings: List[Setting] = []
         for path in self.first_pass:
             summary = self.summaries.get(path)
@@ -542,6 +555,7 @@ def parse_or_none(source: str):
 
 def build(
     files: Mapping[str, str], settings=None, config=None, declared=None, keep_modules=False,
+    summaries=None,
 ) -> ProjectFacts:
     """The project facts for these files (path -> source text; YAML configuration files may be
     included for framework settings). `declared`: (globs, device, dtype, base folder) for
@@ -556,7 +570,7 @@ def build(
             getattr(config, "autocast_dtype", None) or "float16",
             os.path.dirname(os.path.abspath(path)) if path else None,
         )
-    return ProjectFacts(files, declared, keep_modules)
+    return ProjectFacts(files, declared, keep_modules, summaries)
 
 
 def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=None, declared=None):

@@ -119,6 +119,14 @@ class ModuleSummary:
         self._module = None
         self._nodes = []
 
+    def resolve_all_lines(self) -> None:
+        """Compute every call's line now (one code generation, if any is pending) and drop
+        the tree: the summary becomes plain data."""
+        if self._lines is None and self._module is not None and self._nodes:
+            found = node_lines(self._module, self._nodes)
+            self._lines = [found.get(id(node), 0) for node in self._nodes]
+        self.release()
+
 
 def top_level_functions(summary: ModuleSummary) -> List[str]:
     """The keys an EntryRegion can name: module functions and methods of module classes."""
@@ -462,14 +470,22 @@ def _is_library(ref: str) -> bool:
     return ref.startswith(_LIBRARIES) or ref in ("torch", "print", "super")
 
 
-def summarize(path: str, source: str, module: Optional[cst.Module] = None) -> Optional[ModuleSummary]:
-    """The summary of one file, or None when it cannot be parsed (the lint pass reports that)."""
+def summarize(
+    path: str, source: str, module: Optional[cst.Module] = None, facts: Optional[FileFacts] = None,
+    portable: bool = False,
+) -> Optional[ModuleSummary]:
+    """The summary of one file, or None when it cannot be parsed (the lint pass reports that).
+    `facts`: the file's own facts (no entries), when the caller has them already.
+    `portable`: resolve every line now and drop the tree, so the summary can be pickled (sent
+    from a worker process, or cached)."""
     from amplint.engine import parse
 
     try:
         if module is None:
             module = parse(source)
-        facts = FileFacts(module)
-        return _Summarizer(path, module, facts).run()
+        summary = _Summarizer(path, module, facts or FileFacts(module)).run()
     except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return None
+    if portable and summary is not None:
+        summary.resolve_all_lines()
+    return summary
