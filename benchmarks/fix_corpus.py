@@ -36,7 +36,8 @@ replaced by several, e.g. `scaler.update()` added after `scaler.step(...)`), or 
 just the `import torch` (and blank lines) the engine adds for a fix that declares it needs
 torch. A fix made in a later round of the engine's fix loop, for a finding that only appears
 after an earlier fix, is accepted if its changed lines lie in the region of the finding it
-arose from; otherwise it is reported as `outside` for review (none expected).
+arose from; otherwise the file is reported as `cascade-outside` (not a gate, listed for review):
+a cascade is a fix round that fixed more findings of a code than the first run reported.
 
 The line check needs no diff (a greedy diff pairs repeated lines, a second `loss.backward()`
 or a repeated block, with the wrong copy): the original is cut into runs of lines outside the
@@ -276,6 +277,7 @@ class Before:
     findings: int = 0
     fixable: int = 0
     codes: Counter = field(default_factory=Counter)
+    fixable_codes: Counter = field(default_factory=Counter)
     region: Set[int] = field(default_factory=set)  # accepted lines (1-based)
     imports_torch: bool = False
     crashes: List[str] = field(default_factory=list)
@@ -321,6 +323,7 @@ def engine_before(path: str, text: str, settings=None) -> Before:
     fixable = [d for d in diags if d.fix is not None and settings.allows(d.fix)]
     out.fixable = len(fixable)
     out.codes.update(d.code for d in diags)
+    out.fixable_codes.update(d.code for d in fixable)
     if not fixable:
         return out
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(
@@ -585,9 +588,13 @@ def check_changed(path: str, raw_before: bytes, raw_after: bytes, before: Before
     if newline_style(raw_before) != newline_style(raw_after) and newline_style(raw_before) != "mixed":
         add("mismatch", f"newline style {newline_style(raw_before)} became "
                         f"{newline_style(raw_after)}")
+    # A cascade: a later fix round fixed a finding the first run did not report (a fix made a
+    # new hazard appear, e.g. AMP122's scaler.scale(loss).backward() before a clip that AMP120
+    # then unscales). Its changes may lie outside the first run's region: reported apart.
+    cascade = is_cascade(before, expected.fixes_applied)
     for problem in changed_lines_outside(text_before, text_after, before.region,
                                          before.imports_torch):
-        add("outside", problem)
+        add("cascade-outside" if cascade else "outside", problem)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -596,12 +603,17 @@ def check_changed(path: str, raw_before: bytes, raw_after: bytes, before: Before
         pass  # did not compile before: only the line check applies
     else:
         for problem in ast_outside(tree_before, tree_after, before.region):
-            add("ast-outside", problem)
+            add("cascade-outside" if cascade else "ast-outside", problem)
     # Idempotence and fixable findings left: from the second CLI run (see `run`).
     left = [d for d in expected.diagnostics if d.fix is not None and settings.allows(d.fix)]
     if left:
         add("fixable-left", ", ".join(sorted({f"{d.code}@{d.line}" for d in left})))
     return check
+
+
+def is_cascade(before: "Before", fixes_applied: Counter) -> bool:
+    """Did the fix loop apply more fixes of some code than the first run reported?"""
+    return any(count > before.fixable_codes[code] for code, count in fixes_applied.items())
 
 
 def _decode(path: str, raw: bytes) -> Optional[str]:
@@ -659,7 +671,8 @@ class Report:
             f"crashes {len(self.crashes)}  broken {self.count('broken')}  non-idempotent "
             f"{self.count('non-idempotent')}  mismatch {self.count('mismatch')}  outside "
             f"{self.count('outside')}  ast-outside {self.count('ast-outside')}  "
-            f"fixable-left {self.count('fixable-left')}  (unparsable originals "
+            f"fixable-left {self.count('fixable-left')}  cascade-outside "
+            f"{self.count('cascade-outside')}  (unparsable originals "
             f"{self.unparsable})",
             "findings by code: " + ", ".join(f"{c} {n}" for c, n in sorted(self.codes.items())),
             "fixes by code: " + ", ".join(f"{c} {n}" for c, n in sorted(self.fixes_by_code.items())),
@@ -678,7 +691,7 @@ class Report:
             "fixes": self.fixes, "changed": self.changed,
             "injected_files": self.injected_files, "injected_sites": self.injected_sites, "findings_left": self.findings_left,
             "unparsable": self.unparsable, "crashes": self.crashes,
-            "counts": {k: self.count(k) for k in self.GATES + ("fixable-left",)},
+            "counts": {k: self.count(k) for k in self.GATES + ("fixable-left", "cascade-outside")},
             "problems": self.problems, "codes": dict(self.codes),
             "fixes_by_code": dict(self.fixes_by_code), "seconds": self.seconds, "ok": self.ok,
         }
