@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.fp16 import dtype_of
-from amplint.facts.tree import CallSite, Frame, dotted_name, receiver_root
+from amplint.facts.tree import CallSite, Frame, dotted_name, iter_nodes, receiver_root
 from amplint.rules import Flag, Rule
 from amplint.rules._util import with_args
 
@@ -130,10 +130,11 @@ class HalfWithAutocast(Rule):
         if not casts:
             return
         severity = Severity.ERROR if facts.scalers.any else Severity.WARNING
+        names_by_with: dict = {}  # id(with) -> names read in its body, for this file
         for site in facts.tree.calls:
             if id(site.node) not in casts:
                 continue
-            if not self._mixed_with_autocast(facts, site):
+            if not self._mixed_with_autocast(facts, site, names_by_with):
                 continue
             model = self._is_model(facts, site)
             if model and facts.scalers.any:
@@ -166,7 +167,7 @@ class HalfWithAutocast(Rule):
             return current.region
         return None
 
-    def _mixed_with_autocast(self, facts, site: CallSite) -> bool:
+    def _mixed_with_autocast(self, facts, site: CallSite, names_by_with: dict) -> bool:
         region = self._explicit_region(facts, site.frame)
         if region is not None:
             return region.active
@@ -184,7 +185,10 @@ class HalfWithAutocast(Rule):
                 scope.kind == "module" and target not in region_scope.bindings
             ):
                 continue
-            if target in _loaded_names(with_node.body):
+            names = names_by_with.get(id(with_node))
+            if names is None:
+                names = names_by_with[id(with_node)] = _loaded_names(with_node.body)
+            if target in names:
                 return True
         return False
 
@@ -266,15 +270,5 @@ def _cast_target(site: CallSite) -> Optional[str]:
     return None
 
 
-class _Loads(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: Set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-
 def _loaded_names(node: cst.CSTNode) -> Set[str]:
-    visitor = _Loads()
-    node.visit(visitor)
-    return visitor.names
+    return {n.value for n in iter_nodes(node) if isinstance(n, cst.Name)}
