@@ -119,6 +119,41 @@ def child_fields(node_type: type) -> Tuple[str, ...]:
     return found
 
 
+def import_bindings(node) -> List[Tuple[str, str, cst.ImportAlias]]:
+    """(name bound, what it refers to, the alias) for each name an import statement binds:
+    `import a.b as c` -> ("c", "a.b"), `import a.b` -> ("a", "a"),
+    `from x.y import z as w` -> ("w", "x.y.z"). Relative imports keep their dots
+    (`from .losses import Focal` -> ("Focal", ".losses.Focal")); star imports bind nothing."""
+    found: List[Tuple[str, str, cst.ImportAlias]] = []
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                found.append((alias.asname.name.value, ".".join(full), alias))
+            else:
+                found.append((full[0], full[0], alias))
+        return found
+    if isinstance(node.names, cst.ImportStar):
+        return found
+    base: Tuple[str, ...] = ()
+    if node.module is not None:
+        dotted = dotted_name(node.module)
+        if dotted is None:
+            return found
+        base = dotted
+    prefix = "." * len(node.relative) + "".join(part + "." for part in base)
+    for alias in node.names:
+        if not isinstance(alias.name, cst.Name):
+            continue
+        bound = alias.name.value
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            bound = alias.asname.name.value
+        found.append((bound, prefix + alias.name.value, alias))
+    return found
+
+
 def iter_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every code node under `root` (itself included), without LibCST's visitor machinery,
     which rebuilds each node it visits and costs several times more."""
@@ -158,7 +193,7 @@ class Collector:
             cst.ClassDef: self._class,
             cst.FunctionDef: self._function,
             cst.Import: self._import,
-            cst.ImportFrom: self._import_from,
+            cst.ImportFrom: self._import,
             cst.ExceptHandler: self._except,
             cst.Assign: self._assign,
             cst.AnnAssign: self._ann_assign,
@@ -274,32 +309,11 @@ class Collector:
         return False
 
     # -- imports and bindings -------------------------------------------------------------
-    def _import(self, node: cst.Import) -> bool:
+    def _import(self, node) -> bool:
         scope = self.frame.scope
-        for alias in node.names:
-            full = dotted_name(alias.name)
-            if full is None:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                scope.imports[alias.asname.name.value] = ".".join(full)
-            else:
-                scope.imports[full[0]] = full[0]
-        return False
-
-    def _import_from(self, node: cst.ImportFrom) -> bool:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return False
-        base = dotted_name(node.module)
-        if base is None:
-            return False
-        scope = self.frame.scope
-        for alias in node.names:
-            if not isinstance(alias.name, cst.Name):
-                continue
-            bound = alias.name.value
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                bound = alias.asname.name.value
-            scope.imports[bound] = ".".join(base + (alias.name.value,))
+        for bound, target, _ in import_bindings(node):
+            if not target.startswith("."):  # relative imports: the project pass resolves them
+                scope.imports[bound] = target
         return False
 
     def _bind_target(self, target: cst.BaseExpression) -> None:

@@ -21,7 +21,7 @@ from libcst._nodes.internal import CodegenState
 from amplint.facts import FileFacts
 from amplint.facts.names import resolve
 from amplint.facts.regions import Enabled, Region
-from amplint.facts.tree import CallSite, Dotted, Frame, dotted_name, receiver_root
+from amplint.facts.tree import CallSite, Dotted, Frame, dotted_name, import_bindings, receiver_root
 
 # A file is summarised in the first pass only if its text can open a region or hold a
 # framework setting; other files are summarised on demand, when a region reaches them.
@@ -199,17 +199,8 @@ def relative_imports(module: cst.Module) -> Dict[str, str]:
 
 
 def _add_relative(node: cst.ImportFrom, found: Dict[str, str]) -> None:
-    if isinstance(node.names, cst.ImportStar):
-        return
-    dots = "." * len(node.relative)
-    base = ".".join(dotted_name(node.module) or ()) if node.module is not None else ""
-    for alias in node.names:
-        if not isinstance(alias.name, cst.Name):
-            continue
-        bound = alias.name.value
-        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-            bound = alias.asname.name.value
-        found[bound] = dots + (base + "." if base else "") + alias.name.value
+    for bound, target, _ in import_bindings(node):
+        found[bound] = target
 
 
 class Names:

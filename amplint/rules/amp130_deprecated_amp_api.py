@@ -11,7 +11,7 @@ import libcst as cst
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.names import resolve
 from amplint.facts.regions import literal_bool
-from amplint.facts.tree import Frame, dotted_name
+from amplint.facts.tree import Frame, dotted_name, import_bindings
 from amplint.rules import Flag, Rule
 from amplint.rules._util import dotted_expr, kwarg
 
@@ -557,33 +557,16 @@ class _Walker(cst.CSTVisitor):
         self.line_index[id(node)] = len(self.line_index)
 
     def visit_Import(self, node: cst.Import) -> bool:
-        for alias in node.names:
-            full = dotted_name(alias.name)
-            if full is None:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                bound = alias.asname.name.value
-                self.all_import_bindings.append((bound, ".".join(full)))
-                if ".".join(full) in DEPRECATED_MODULES:
-                    self._deprecated(bound, alias, node)
-            else:
-                self.all_import_bindings.append((full[0], full[0]))
+        for bound, full, alias in import_bindings(node):
+            self.all_import_bindings.append((bound, full))
+            if full in DEPRECATED_MODULES:
+                self._deprecated(bound, alias, node)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return False
-        base = dotted_name(node.module)
-        if base is None:
-            return False
-        module = ".".join(base)
-        for alias in node.names:
-            if not isinstance(alias.name, cst.Name):
-                continue
-            bound = alias.name.value
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                bound = alias.asname.name.value
-            full = f"{module}.{alias.name.value}"
+        for bound, full, alias in import_bindings(node):
+            if full.startswith("."):
+                return False  # relative: never torch
             self.all_import_bindings.append((bound, full))
             if _is_deprecated(full):
                 self._deprecated(bound, alias, node)
