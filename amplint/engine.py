@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-import ast
 import difflib
 import functools
 import re
-import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from amplint.context import FileContext
 from amplint.diagnostics import Applicability, Diagnostic, Fix
 from amplint.facts import EntryRegion, FileFacts
+from amplint.parsing import parse, syntax_error, valid_python
 from amplint.rules import Rule, all_rules
 from amplint.suppressions import is_suppressed
 
 MAX_FIX_ROUNDS = 8
+
+# (path, source, module, facts) -> the project pass's summary of the file
+Summarizer = Callable[[str, str, cst.Module, FileFacts], object]
 
 
 @dataclass(frozen=True)
@@ -36,14 +39,6 @@ class Settings:
 
     def allows(self, fix: Fix) -> bool:
         return fix.applicability is Applicability.SAFE or self.unsafe_fixes
-
-
-@dataclass
-class FileContext:
-    path: str
-    source: str
-    module: cst.Module
-    facts: FileFacts
 
 
 class FixFailure(Exception):
@@ -73,12 +68,6 @@ def _trigger_pattern(rules: Tuple[Rule, ...]):
     words = sorted({t for rule in rules for t in rule.triggers})
     search = re.compile("|".join(re.escape(w) for w in words)).search
     return lambda source: search(source) is not None
-
-
-def parse(source: str) -> cst.Module:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return cst.parse_module(source)
 
 
 def analyze(
@@ -228,30 +217,6 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> str:
     return new_module.code
 
 
-def syntax_error(source: str) -> Optional[str]:
-    """`line:col: syntax error: message` as Python reports it, or None when it parses."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(source, "<amplint>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    except SyntaxError as exc:
-        return f"{exc.lineno or 1}:{exc.offset or 1}: syntax error: {exc.msg}"
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return f"1:1: cannot parse: {type(exc).__name__}: {exc}"
-    return None
-
-
-def valid_python(source: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(source)
-            parse(source)
-    except (SyntaxError, ValueError, cst.ParserSyntaxError):
-        return False
-    return True
-
-
 def choose_fixes(diags: Iterable[Diagnostic], settings: Settings, skip: Set[Tuple[str, str]]):
     """Fixes to apply together this round: allowed by the settings, not known to fail, and not
     overlapping one another (the rest wait for the next round)."""
@@ -273,11 +238,13 @@ def choose_fixes(diags: Iterable[Diagnostic], settings: Settings, skip: Set[Tupl
 
 def lint_source(
     path: str, source: str, settings: Settings, fix: bool = False,
-    entries: Tuple[EntryRegion, ...] = (), summarize: bool = False,
+    entries: Tuple[EntryRegion, ...] = (), summarize: Optional[Summarizer] = None,
 ) -> FileResult:
     """Lint one file's text; with `fix`, apply fixes to a fixpoint and report what is left.
     `entries` (from the project pass) are regions other files put around this file's
-    functions; a file with entries is analysed even if its text alone could not match."""
+    functions; a file with entries is analysed even if its text alone could not match.
+    `summarize(path, source, module, facts)`: called with this file's one parse; its return
+    value becomes `result.summary` (the project pass's summary, made in the same worker)."""
     if _mixed_newlines(source):
         # LibCST cannot read a file mixing CRLF and LF (Python can): lint it with one kind
         # of ending, then give every unchanged line its own ending back.
@@ -312,11 +279,8 @@ def lint_source(
         result.errors.append(f"{path}: cannot parse: {type(exc).__name__}: {exc}")
         return result
     facts = FileFacts(module, entries)
-    if summarize:
-        # The project pass's summary of this file, from the same parse and facts.
-        from amplint.project.summary import summarize as summarize_module
-
-        result.summary = summarize_module(path, source, module, facts, portable=True)
+    if summarize is not None:
+        result.summary = summarize(path, source, module, facts)
     if not lint:
         return result
     try:

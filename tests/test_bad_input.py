@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import amplint.files
-import amplint.runner
+import amplint.fixing
 from amplint.cli import cli
 
 # A file with a safe fix (AMP121: scaler.update() added after scaler.step).
@@ -264,7 +264,7 @@ def test_a_failed_write_leaves_the_file_whole(project, monkeypatch):
 def _between_read_and_write(monkeypatch, action):
     """Run `action(path)` after amplint read the file and computed its fixes, before it
     writes (the engine call sits between the two)."""
-    real = amplint.runner.lint_source
+    real = amplint.fixing.lint_source
 
     def lint_then_act(path, text, settings, fix=False, **kwargs):
         result = real(path, text, settings, fix=fix, **kwargs)
@@ -272,7 +272,7 @@ def _between_read_and_write(monkeypatch, action):
             action(path)
         return result
 
-    monkeypatch.setattr(amplint.runner, "lint_source", lint_then_act)
+    monkeypatch.setattr(amplint.fixing, "lint_source", lint_then_act)
 
 
 def test_file_deleted_between_read_and_write(project, monkeypatch):

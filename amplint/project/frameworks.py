@@ -29,13 +29,27 @@ that selects no autocast ("32-true", "16-true", "no", `fp16=False`) makes none.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
 from amplint.facts.regions import Enabled, bound_arguments, literal_bool, literal_str
 from amplint.facts.tree import dotted_name
-from amplint.project.summary import Setting
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A framework mixed-precision setting found in the code (see frameworks.py)."""
+
+    framework: str  # "lightning" | "accelerate" | "mmengine" | "detectron2" | "huggingface"
+    enabled: Enabled
+    device: Optional[str]
+    dtype: Optional[str]
+    text: str  # how to cite it: 'Trainer(precision="16-mixed")'
+    path: str
+    line: int
+
 
 # Text tests: a file is parsed for settings only if one of these matches.
 SETTING_TEXT = re.compile(

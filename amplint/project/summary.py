@@ -21,6 +21,8 @@ from libcst._nodes.internal import CodegenState
 from amplint.facts import FileFacts
 from amplint.facts.names import resolve
 from amplint.facts.regions import Enabled, Region
+from amplint.parsing import parse
+from amplint.project.frameworks import Setting, find_settings
 from amplint.facts.tree import CallSite, Dotted, Frame, dotted_name, import_bindings, receiver_root
 
 # A file is summarised in the first pass only if its text can open a region or hold a
@@ -72,19 +74,6 @@ class ClassSummary:
     bases: Tuple[str, ...]  # "@Local" for a class of this file, else the qualified reference
     methods: Tuple[str, ...]
     decorators: Tuple[str, ...]  # qualified references of the decorators' callables
-
-
-@dataclass(frozen=True)
-class Setting:
-    """A framework mixed-precision setting found in the code (see frameworks.py)."""
-
-    framework: str  # "lightning" | "accelerate" | "mmengine" | "detectron2" | "huggingface"
-    enabled: Enabled
-    device: Optional[str]
-    dtype: Optional[str]
-    text: str  # how to cite it: 'Trainer(precision="16-mixed")'
-    path: str
-    line: int
 
 
 @dataclass
@@ -335,8 +324,6 @@ class _Summarizer:
                 key = frame_key(callee)
                 if key is not None and key not in owner.local:
                     owner.local.append(key)
-        from amplint.project.frameworks import find_settings
-
         find_settings(self)
         self._resolve_lines()
         return summary
@@ -469,8 +456,6 @@ def summarize(
     `facts`: the file's own facts (no entries), when the caller has them already.
     `portable`: resolve every line now and drop the tree, so the summary can be pickled (sent
     from a worker process, or cached)."""
-    from amplint.engine import parse
-
     try:
         if module is None:
             module = parse(source)
@@ -480,3 +465,8 @@ def summarize(
     if portable and summary is not None:
         summary.resolve_all_lines()
     return summary
+
+
+def portable_summary(path: str, source: str, module: cst.Module, facts: FileFacts):
+    """The summary a worker sends back (or the cache keeps): lines resolved, no tree."""
+    return summarize(path, source, module, facts, portable=True)

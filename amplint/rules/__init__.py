@@ -16,7 +16,7 @@ import libcst as cst
 from amplint.diagnostics import Applicability, Diagnostic, Fix, Replacement, Severity
 
 if TYPE_CHECKING:
-    from amplint.engine import FileContext
+    from amplint.context import FileContext
 
 
 @dataclass

@@ -1,0 +1,17 @@
+"""What a rule sees of one file: its path, text, tree and the facts computed once for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from amplint.facts import FileFacts
+
+
+@dataclass
+class FileContext:
+    path: str
+    source: str
+    module: cst.Module
+    facts: FileFacts

@@ -1,0 +1,41 @@
+"""Reading Python text into a tree: LibCST's parse, and Python's own syntax check.
+
+The lowest layer that both the per-file engine and the project pass use."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from typing import Optional
+
+import libcst as cst
+
+
+def parse(source: str) -> cst.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cst.parse_module(source)
+
+
+def syntax_error(source: str) -> Optional[str]:
+    """`line:col: syntax error: message` as Python reports it, or None when it parses."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<amplint>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    except SyntaxError as exc:
+        return f"{exc.lineno or 1}:{exc.offset or 1}: syntax error: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return f"1:1: cannot parse: {type(exc).__name__}: {exc}"
+    return None
+
+
+def valid_python(source: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source)
+            parse(source)
+    except (SyntaxError, ValueError, cst.ParserSyntaxError):
+        return False
+    return True

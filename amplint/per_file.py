@@ -1,0 +1,89 @@
+"""One file's unit of work: read, lint, fix (or diff, or add `# noqa`), write.
+
+`process(path, settings, options)` takes plain, picklable inputs; everything it found comes back
+on the FileResult, with these additions set as attributes: `result.diff` (the `--diff` text or
+None), `result.noqa_added` (directives `--add-noqa` wrote), and on each diagnostic `cell`
+(notebook cell number or None), `line_key` and `fingerprint` (see amplint.baseline)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from amplint.baseline import assign_fingerprints
+from amplint.diffs import unified_diff
+from amplint.engine import FileResult, Settings
+from amplint.facts.regions import EntryRegion
+from amplint.files import ReadError, read_source, write_source
+from amplint.fixing import add_noqa_directives, blank_result, lint_and_fix
+from amplint.notebook_results import process_notebook
+from amplint.project import needs_summary
+from amplint.project.summary import portable_summary
+
+
+@dataclass
+class RunOptions:
+    fix: bool = False
+    diff: bool = False
+    force_exclude: bool = False
+    add_noqa: bool = False
+    jobs: Optional[int] = None  # processes; None: all cores
+    cache_dir: Optional[str] = None  # None: no cache
+    project: bool = True  # the cross-file pass (off: every file on its own)
+
+
+REPORT_ONLY = RunOptions()
+
+
+def process(
+    path: str, settings: Settings, options: RunOptions, diffs: Optional[List[str]] = None,
+    entries: Tuple[EntryRegion, ...] = (), summarize: bool = False,
+) -> FileResult:
+    """Lint (and fix, diff or mark with noqa) one file. `diffs`, when given, also receives the
+    file's diff (kept for callers of the first version; `result.diff` has it too)."""
+    if path.endswith(".ipynb"):
+        result = process_notebook(path, settings, options)
+    else:
+        result = _process_python(path, settings, options, entries, summarize)
+    if diffs is not None and getattr(result, "diff", None):
+        diffs.append(result.diff)  # type: ignore[attr-defined]
+    return result
+
+
+def _process_python(
+    path: str, settings: Settings, options: RunOptions, entries: Tuple[EntryRegion, ...] = (),
+    summarize: bool = False,
+) -> FileResult:
+    try:
+        source = read_source(path)
+    except ReadError as exc:
+        result = blank_result(path)
+        result.errors.append(f"{path}: {exc}")
+        return result
+    text = source.text
+    if options.add_noqa:
+        result, final = add_noqa_directives(path, text, settings, lambda new: write_source(source, new))
+    else:
+        wanted = summarize and needs_summary(text)
+        result, final = lint_and_fix(
+            path, text, settings, options,
+            write=lambda new: write_source(source, new),
+            diff=lambda new: unified_diff(path, text, new),
+            entries=entries, summarize=portable_summary if wanted else None,
+        )
+        if summarize and not needs_summary(text):
+            result.summary = False  # not a file the project pass summarises
+    for diag in result.diagnostics:
+        diag.cell = None  # type: ignore[attr-defined]
+    assign_fingerprints(result.diagnostics, final.splitlines())
+    return result
+
+
+def process_item(item) -> FileResult:
+    """The pool's unit of work; results travel back without tree nodes. A file the project
+    pass does not need to summarise gets `summary = False` (None: it could not be parsed)."""
+    path, settings, options, entries, summarize = item
+    result = process(path, settings, options, entries=entries, summarize=summarize)
+    for diag in result.diagnostics:
+        diag.strip()
+    return result

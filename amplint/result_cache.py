@@ -1,0 +1,92 @@
+"""Per-file results through the content cache, computed in the process pool where missing.
+
+Phase 1 results and project summaries are cached by content; phase 3 results by content and
+entries. Only results that describe the file as it is on disk now are stored."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+from amplint.cache import Cache, diagnostic_from_dict
+from amplint.engine import FileResult
+from amplint.parallel import imap
+from amplint.per_file import blank_result, process_item
+
+
+def cached_map(cache, kind, items, jobs, meter):
+    """Results of `process_item` for `items`, from the cache where it has them."""
+    results: List[Optional[FileResult]] = [None] * len(items)
+    keys: List[Optional[str]] = [None] * len(items)
+    pending: List[int] = []
+    writes = any(item[2].fix or item[2].add_noqa for item in items)
+    for index, item in enumerate(items):
+        if cache is not None and not writes:
+            keys[index] = _cache_key(cache, kind, item)
+            hit = _from_cache(cache, keys[index])
+            if hit is not None:
+                results[index] = hit
+                continue
+        pending.append(index)
+    done = len(items) - len(pending)
+    for index, result in zip(pending, imap(process_item, [items[i] for i in pending], jobs)):
+        results[index] = result
+        if keys[index] is not None:
+            _to_cache(cache, keys[index], result)
+        done += 1
+        if meter is not None:
+            meter.update(done)
+    return results  # type: ignore[return-value]
+
+
+def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:
+    path, settings, options, entries, summarize = item
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    described = repr((kind, sorted(settings.select), settings.unsafe_fixes, path, entries,
+                      summarize, options.fix, options.diff, options.add_noqa))
+    return cache.key(data, described)
+
+
+_EXTRA = ("cell", "line_key", "fingerprint", "file_line")
+
+
+def _to_cache(cache: Cache, key: str, result: FileResult) -> None:
+    if result.internal_error or result.fixed_source is not None or getattr(result, "noqa_added", 0):
+        return  # only results that describe the file as it is on disk now
+    if getattr(result, "diff", None):
+        return
+    diagnostics = []
+    for diag in result.diagnostics:
+        data = diag.to_json()
+        for name in _EXTRA:
+            if hasattr(diag, name):
+                data["_" + name] = getattr(diag, name)
+        diagnostics.append(data)
+    summary = None if result.summary in (None, False) else result.summary
+    cache.put(key, {"diagnostics": diagnostics, "errors": result.errors,
+                    "summary": result.summary if result.summary is False else None},
+              blob=summary)
+
+
+def _from_cache(cache: Cache, key: Optional[str]):
+    if key is None:
+        return None
+    found = cache.get(key, with_blob=True)
+    if found is None:
+        return None
+    data, blob = found
+    diagnostics = []
+    for item in data["diagnostics"]:
+        diag = diagnostic_from_dict(item)
+        for name in _EXTRA:
+            if "_" + name in item:
+                setattr(diag, name, item["_" + name])
+        diagnostics.append(diag)
+    result = blank_result(diagnostics[0].filename if diagnostics else "")
+    result.diagnostics = diagnostics
+    result.errors = list(data["errors"])
+    result.summary = False if data.get("summary") is False else blob
+    return result
