@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -178,20 +178,33 @@ class RegionAnalysis:
         return None
 
     def _collect_aliases(self) -> None:
-        other: set = set()
-        for site in self.tree.assigns:
-            if len(site.targets) != 1:
-                continue
-            key = self._alias_key(site.targets[0])
-            if key is None:
-                continue
-            if (
-                self._region_of_expr(site.value, site.frame, call_it=False) is not None
-                or self._is_autocast_partial(site.value, site.frame)
-            ):
-                self._ctx_aliases[key] = (site.value, site.frame)
-            else:
-                other.add(key)
+        """Names and `self.` attributes bound to an autocast context (or a partial of one).
+        An alias may be defined through another (`ctx = self.autocast() if amp else ...`, with
+        `self.autocast` bound in a later method), so the classification repeats until it is
+        stable; `_sometimes_plain` (bound to something else on another path) is computed once
+        the aliases are known, and is empty while they are being found."""
+        self._sometimes_plain: Set[Tuple[str, str]] = set()
+        other: Set[Tuple[str, str]] = set()
+        for _ in range(len(self.tree.assigns) + 1):
+            found: Dict[Tuple[str, str], Tuple[cst.BaseExpression, Frame]] = {}
+            other = set()
+            for site in self.tree.assigns:
+                if len(site.targets) != 1:
+                    continue
+                key = self._alias_key(site.targets[0])
+                if key is None:
+                    continue
+                if (
+                    self._region_of_expr(site.value, site.frame, call_it=False) is not None
+                    or self._is_autocast_partial(site.value, site.frame)
+                ):
+                    found[key] = (site.value, site.frame)
+                else:
+                    other.add(key)
+            stable = found.keys() == self._ctx_aliases.keys()
+            self._ctx_aliases = found
+            if stable:
+                break
         # `amp_autocast = suppress` on one path, `= partial(torch.autocast, ...)` on another.
         self._sometimes_plain = other & set(self._ctx_aliases)
 

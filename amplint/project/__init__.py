@@ -159,7 +159,10 @@ class ProjectFacts:
     def summary(self, path: str) -> Optional[ModuleSummary]:
         if path not in self.summaries:
             module = parse_or_none(self.files[path])
-            self.summaries[path] = summarize(path, self.files[path], module) if module else None
+            try:
+                self.summaries[path] = summarize(path, self.files[path], module) if module else None
+            except Exception:  # an analysis bug: the file is opaque to the project pass
+                self.summaries[path] = None
             if module is not None and self.keep_modules:
                 self.modules[path] = module
         return self.summaries[path]
