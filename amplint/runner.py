@@ -135,7 +135,7 @@ def _run_files(paths, files, settings, options: RunOptions, config: Config, prog
         summaries = {p: r.summary for p, r in zip(files, first) if p.endswith((".py", ".pyi"))
                      and r.summary is not False}
         try:
-            entries = project_entries(paths, files, settings, config, summaries)
+            entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs)
         except Exception as exc:  # every file is still linted on its own
             failure = internal_error_result("project pass", exc, traceback.format_exc())
     for result in first:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from amplint.facts.regions import Enabled, EntryRegion
 from amplint.project import frameworks as fw
@@ -98,6 +98,10 @@ class _Candidate:
         )
 
 
+# paths -> their summaries (None: the file could not be summarised)
+SummarizeMany = Callable[[List[str]], Mapping[str, Optional[ModuleSummary]]]
+
+
 def needs_summary(text: str) -> bool:
     """The first pass's text test: can this file open a region or hold a framework setting?"""
     return bool(CALLER_TEXT.search(text) or fw.SETTING_TEXT.search(text))
@@ -117,10 +121,14 @@ class ProjectFacts:
         declared: Optional[Tuple[Sequence[str], Optional[str], Optional[str], Optional[str]]] = None,
         keep_modules: bool = False,
         summaries: Optional[Mapping[str, Optional[ModuleSummary]]] = None,
+        summarize_many: Optional[SummarizeMany] = None,
     ) -> None:
         """`summaries`: the first pass already done elsewhere (the runner's workers summarise
         the files they lint, from the same parse); `files` may then be a lazy mapping, read
-        only for the files a region reaches."""
+        only for the files a region reaches. `summarize_many(paths)`: where the summaries this
+        pass asks for later come from (the runner's pool and cache); by default they are made
+        here, one by one."""
+        self._summarize_many = summarize_many
         self.files = files if summaries is not None else dict(files)
         self._given = dict(summaries) if summaries is not None else None
         self._norm = {os.path.normpath(p): p for p in self.files}
@@ -156,7 +164,23 @@ class ProjectFacts:
         return sorted(self.summaries)
 
     # -- summaries ------------------------------------------------------------------------
+    def summarise(self, paths: Iterable[str]) -> None:
+        """Make sure these files are summarised: in one batch when the caller supplied a
+        source of summaries (the pool and the cache), else here."""
+        missing = [path for path in paths if path not in self.summaries]
+        if not missing:
+            return
+        if self._summarize_many is not None:
+            found = self._summarize_many(missing)
+            for path in missing:
+                self.summaries[path] = found.get(path)
+            return
+        for path in missing:
+            self.summary(path)
+
     def summary(self, path: str) -> Optional[ModuleSummary]:
+        if path not in self.summaries and self._summarize_many is not None and not self.keep_modules:
+            self.summarise([path])
         if path not in self.summaries:
             module = parse_or_none(self.files[path])
             try:
@@ -357,9 +381,10 @@ class ProjectFacts:
         # the files that may define the classes these frameworks run
         patterns = [fw.CLASS_TEXT[name] for name in sorted(active) if name in fw.CLASS_TEXT]
         if patterns:
-            for path in self.python:
-                if any(p.search(self.files[path]) for p in patterns):
-                    self.summary(path)
+            self.summarise(
+                path for path in self.python
+                if path not in self.summaries and any(p.search(self.files[path]) for p in patterns)
+            )
             self._expand_subclasses()
         runs = {
             "lightning": (fw.is_lightning_module, fw.LIGHTNING_HOOKS, "Lightning runs"),
@@ -431,13 +456,11 @@ class ProjectFacts:
             pattern = re.compile(
                 r"class\s+\w+\s*\([^)]*\b(?:" + "|".join(sorted(re.escape(n) for n in new)) + r")\b"
             )
-            added = False
-            for path in self.python:
-                if path not in self.summaries and pattern.search(self.files[path]):
-                    self.summary(path)
-                    added = True
-            if not added:
+            wanted = [path for path in self.python
+                      if path not in self.summaries and pattern.search(self.files[path])]
+            if not wanted:
                 return
+            self.summarise(wanted)
 
     def _declared_seeds(self):
         if not self._declared:
@@ -558,7 +581,7 @@ def parse_or_none(source: str):
 
 def build(
     files: Mapping[str, str], settings=None, config=None, declared=None, keep_modules=False,
-    summaries=None,
+    summaries=None, summarize_many: Optional[SummarizeMany] = None,
 ) -> ProjectFacts:
     """The project facts for these files (path -> source text; YAML configuration files may be
     included for framework settings). `declared`: (globs, device, dtype, base folder) for
@@ -573,7 +596,7 @@ def build(
             getattr(config, "autocast_dtype", None) or "float16",
             os.path.dirname(os.path.abspath(path)) if path else None,
         )
-    return ProjectFacts(files, declared, keep_modules, summaries)
+    return ProjectFacts(files, declared, keep_modules, summaries, summarize_many)
 
 
 def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=None, declared=None):
