@@ -288,7 +288,11 @@ class AutocastOutputEscape(Rule):
 
     def _diagnostic(self, ctx, node, entry: Entry, use: str) -> Diagnostic:
         region = entry.region
-        dtype = region.dtype or "float16"
+        error = (
+            "Index put requires the source and destination dtypes match"
+            if "buffer" in use else "expected mat1 and mat2 to have the same dtype"
+        )
+        dtype = region.dtype or "half (float16 or bfloat16)"
         text = ctx.module.code_for_node(node).strip()
         if len(text) > 40:
             text = text[:37] + "..."
@@ -296,8 +300,7 @@ class AutocastOutputEscape(Rule):
         message = (
             f"`{text}` is {dtype} from the autocast region at line {{region_line}} (produced at "
             f"line {{produced_line}}) and is used after the region in {use}: 'RuntimeError: "
-            "expected mat1 and mat2 to have the same dtype'; cast it back with `.float()` "
-            "after the region"
+            f"{error}'; cast it back with `.float()` after the region"
         )
         related = {"region_line": region.root.origin, "produced_line": entry.node}
         fix = self.fix(
@@ -314,16 +317,25 @@ def _advanced(target: cst.Subscript, escape) -> bool:
     if len(target.slice) != 1:
         return False
     index = target.slice[0].slice
-    if not isinstance(index, cst.Index):
+    return isinstance(index, cst.Index) and _tensor_index(index.value, escape, 0)
+
+
+def _tensor_index(value: cst.BaseExpression, escape, depth: int) -> bool:
+    if depth > 4:
         return False
-    value = index.value
     if isinstance(value, cst.Name):
         entry = escape.read(value)
-        value = entry.value if entry is not None and entry.value is not None else value
-    if isinstance(value, (cst.Comparison,)):
+        if entry is None or entry.value is None:
+            return False
+        value = entry.value
+    if isinstance(value, cst.Comparison):
         return True
     if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.BitInvert):
         return True
+    if isinstance(value, cst.BinaryOperation):
+        return _tensor_index(value.left, escape, depth + 1) or _tensor_index(
+            value.right, escape, depth + 1
+        )
     if isinstance(value, cst.Call):
         func = value.func
         name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")

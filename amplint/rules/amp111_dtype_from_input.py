@@ -249,7 +249,7 @@ class DtypeFromInput(Rule):
 
     def _diagnostic(self, ctx, finfo_call, dtype_arg, x, bound, target, entry, direct):
         region = entry.region
-        half = region.dtype or "float16"
+        half = region.dtype or "half (float16 or bfloat16)"
         note, related = region_note(region)
         target_text = ctx.module.code_for_node(target).strip()
         plain = _plain(target)
@@ -257,7 +257,7 @@ class DtypeFromInput(Rule):
         message = (
             f"`torch.finfo({x.value}.dtype).{bound}` takes the range of `{x.value}`, an input "
             f"from outside the autocast region (float32), but {shown} is {half} under autocast "
-            f"{note}: 'RuntimeError: value cannot be converted to type {_C10[half]} without "
+            f"{note}: 'RuntimeError: value cannot be converted to type {_C10.get(half, 'c10::Half')} without "
             f"overflow'; take the dtype from the filled tensor"
         )
         fix = None
