@@ -386,6 +386,7 @@ class EscapeAnalysis:
             return None
         attrs = self._class_attrs.get(id(cls))
         if attrs is None:
+            self._class_attrs[id(cls)] = {}  # while collecting: `self.a = self.b` is unknown
             attrs = self._class_attrs[id(cls)] = self._collect_attrs(cls)
         return attrs.get(expr.attr.value)
 
