@@ -41,6 +41,14 @@ class FileFacts:
         return Float16Values(self)
 
     @cached_property
+    def escape(self):
+        """Half values of autocast regions and their reads after the region ends
+        (amplint.facts.escape), for AMP105/AMP111."""
+        from amplint.facts.escape import EscapeAnalysis
+
+        return EscapeAnalysis(self)
+
+    @cached_property
     def scalers(self) -> ScalerAnalysis:
         return ScalerAnalysis(self.tree, self.callgraph)
 

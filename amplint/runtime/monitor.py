@@ -22,7 +22,11 @@ Checks (``checks=``, default all of :data:`DEFAULT_CHECKS`):
 - AMP103 a module with fp16/bf16 parameters runs inside autocast; GradScaler asked to unscale
   fp16 gradients.
 - AMP104 ``Tensor.backward`` / ``torch.autograd.backward/grad`` while autocast is enabled.
+- AMP105 a half tensor produced in an autocast region meets a float32 tensor after the region in
+  mm/matmul/linear/conv or an index put into a float32 buffer (reported at the use).
 - AMP110 a fill value outside the range of the tensor's dtype.
+- AMP111 a fill value that is another dtype's ``finfo`` bound (``torch.finfo(x.dtype).max`` with
+  ``x`` float32) written into a half tensor.
 - OVERFLOW (``overflow=True``, off by default: it checks every half op's output) the first op whose
   fp16/bf16 output holds inf/NaN from finite inputs.
 
@@ -50,7 +54,9 @@ from .findings import AmpHazardError, AmpHazardWarning, Finding
 from .locate import traceback_location, user_location, user_stack
 from .modules import ModuleTracker
 
-DEFAULT_CHECKS = frozenset({"AMP101", "AMP102", "AMP103", "AMP104", "AMP110"})
+DEFAULT_CHECKS = frozenset(
+    {"AMP101", "AMP102", "AMP103", "AMP104", "AMP105", "AMP110", "AMP111"}
+)
 ALL_CHECKS = DEFAULT_CHECKS | {"OVERFLOW"}
 MODES = ("record", "warn", "raise")
 
@@ -173,7 +179,10 @@ class Monitor(ContextDecorator):
 
     def _translate(self, exc: BaseException, tb) -> None:
         code = code_for_exception(exc)
-        if code is None or any(f.code == code for f in self._found.values()):
+        # a check that saw the hazard first may name the code torch's message suggests
+        if code is None or any(
+            f.code == code or code in f.extra.get("explains", ()) for f in self._found.values()
+        ):
             return
         self.report(code, f"raised {first_line(exc)}", location=traceback_location(tb),
                     _raise=False, error=type(exc).__name__, stack=[])
