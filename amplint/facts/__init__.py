@@ -1,7 +1,8 @@
 """Facts about one file that several rules need, computed once per file.
 
 `FileFacts(module)` walks the module once (`tree`), then derives autocast regions (`regions`),
-the same-file call graph (`callgraph`); fp16 scopes and GradScaler facts are derived on first use.
+the same-file call graph (`callgraph`); fp16 scopes, GradScaler facts and def-use facts
+(`defuse`) are derived on first use.
 """
 
 from __future__ import annotations
@@ -39,6 +40,14 @@ class FileFacts:
         from amplint.facts.half_values import Float16Values
 
         return Float16Values(self)
+
+    @cached_property
+    def defuse(self):
+        """Def-use questions (amplint.facts.defuse): is a name rebound, mutated in place or
+        passed on between two points; is an expression safe to write twice."""
+        from amplint.facts.defuse import DefUse
+
+        return DefUse(self.module)
 
     @cached_property
     def scalers(self) -> ScalerAnalysis:
