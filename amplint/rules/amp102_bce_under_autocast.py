@@ -52,13 +52,20 @@ class BceUnderAutocast(Rule):
 
     ## Fix safety
     Both fixes are **safe**. When the input is visibly a sigmoid (`torch.sigmoid(z)`,
-    `z.sigmoid()`, `F.sigmoid(z)`, or a local assigned once from one and used only there), the
-    call becomes `binary_cross_entropy_with_logits(z, ...)` (an `nn.BCELoss` instance becomes
-    `nn.BCEWithLogitsLoss`, with all its call sites), keeping `weight=` and `reduction=`: the
-    same loss, computed stably (it differs only where the sigmoid saturated, where BCE clamps the
-    log at -100 and the fused form is exact). Otherwise the statement is put in an fp32 island,
-    `with torch.autocast(<device>, enabled=False):` with `.float()` inputs, which in an fp32 run
-    changes nothing at all.
+    `z.sigmoid()`, `F.sigmoid(z)` in the call, or a local assigned once from one and not
+    changed before the loss), the call becomes `binary_cross_entropy_with_logits(z, ...)` (an
+    `nn.BCELoss(...)` instance, or an inline `nn.BCELoss(...)(...)`, becomes
+    `nn.BCEWithLogitsLoss(...)` with its arguments), keeping `weight`, `reduction` and
+    positional arguments; `pos_weight` stays unset. The same loss, computed more accurately:
+    in fp32 it differs by at most about 1e-6 relative (BCE rounds the sigmoid and clamps the
+    log at -100). The shared def-use facts decide when `z` may be moved to the loss: not when
+    it is rebound (`z = z * 2`), changed in place (`z.mul_(2)`) or passed to a call in
+    between, nor when the local probabilities are. A call is never duplicated: `p =
+    torch.sigmoid(net(x))` becomes `logits = net(x)` (plus `p = torch.sigmoid(logits)` when `p`
+    is read elsewhere), so the network still runs once. Otherwise the statement is put in an
+    fp32 island, `with torch.autocast(<device>, enabled=False):` with `.float()` inputs, which
+    in an fp32 run changes nothing at all. tests/test_fp32_proof.py runs both fixes before and
+    after in fp32.
     """
 
     code = "AMP102"
