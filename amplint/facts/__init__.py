@@ -1,7 +1,8 @@
 """Facts about one file that several rules need, computed once per file.
 
 `FileFacts(module)` walks the module once (`tree`), then derives autocast regions (`regions`),
-the same-file call graph (`callgraph`); fp16 scopes and GradScaler facts are derived on first use.
+the same-file call graph (`callgraph`); fp16 scopes, GradScaler facts and def-use facts
+(`defuse`) are derived on first use.
 """
 
 from __future__ import annotations
@@ -47,6 +48,14 @@ class FileFacts:
         from amplint.facts.escape import EscapeAnalysis
 
         return EscapeAnalysis(self)
+
+    @cached_property
+    def defuse(self):
+        """Def-use questions (amplint.facts.defuse): is a name rebound, mutated in place or
+        passed on between two points; is an expression safe to write twice."""
+        from amplint.facts.defuse import DefUse
+
+        return DefUse(self.module)
 
     @cached_property
     def scalers(self) -> ScalerAnalysis:
