@@ -147,3 +147,29 @@ def test_order_of_files_does_not_matter(name):
 def test_half_model_returned_by_a_loader_in_another_file():
     results = lint_project(load("reach_half_loader"), SETTINGS)
     assert ("models/attention.py", 15, "AMP110") in findings(results)
+
+
+def test_show_regions_lists_reach_and_gaps(monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    monkeypatch.chdir(os.path.join(PROJECTS, "reach_param"))
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    assert "the autocast region at engine/trainer.py:8" in result.output
+    assert ("model at engine/trainer.py:9 -> Net.forward in models/net.py "
+            "(model <- Net() at train.py:9 -> Net in models/net.py)") in result.output
+    assert "unresolved" not in result.output
+    monkeypatch.chdir(os.path.join(PROJECTS, "reach_unreached"))
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "--output-format", "json", "."])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    (region,) = report["regions"]
+    assert region["reaches"] == []
+    assert {gap["call"] for gap in region["unresolved"]} == {
+        "model at engine/trainer.py:9", "criterion at engine/trainer.py:10"}
+    assert "no call site" in region["unresolved"][0]["why"]
+    assert report["autocast_modules"] == 'autocast-modules = ["losses/**", "models/**"]'

@@ -137,6 +137,7 @@ class ProjectFacts:
         # --show-regions: what each region reaches through the class flow, and what it cannot
         self.reached: List[Tuple[str, str, str]] = []  # (region, call, "Net.forward in models/net.py")
         self.unresolved: List[Tuple[str, str, str]] = []  # (region, call at file:line, why)
+        self.region_reach: Dict[str, List[str]] = {}  # region -> "Net.forward in models/net.py"
         self._deps: Dict[str, Set[str]] = {}
         self.settings: List[Setting] = []
         self._declared = declared
@@ -551,6 +552,7 @@ class ProjectFacts:
             summary = self.summaries[path]
             if summary is None or key not in top_level_functions(summary):
                 continue
+            self.region_reach.setdefault(candidate.desc, []).append(f"{key} in {self.display(path)}")
             entries.setdefault(path, []).append(EntryRegion(
                 key, candidate.enabled, candidate.device, candidate.dtype, candidate.cite,
             ))
