@@ -143,10 +143,17 @@ def test_order_of_files_does_not_matter(name):
         assert {path: project.entries_for(path) for path in files} == expected
 
 
-@pytest.mark.xfail(strict=True, reason="half classes across files: next step")
 def test_half_model_returned_by_a_loader_in_another_file():
     results = lint_project(load("reach_half_loader"), SETTINGS)
-    assert ("models/attention.py", 15, "AMP110") in findings(results)
+    # Net is made half by deploy/loader.py; Attention with it, as its submodule
+    assert findings(results) == [("models/attention.py", 15, "AMP110"), ("models/net.py", 16, "AMP101")]
+    project = build(load("reach_half_loader"))
+    (entry,) = project.entries_for("reach_half_loader/models/net.py")
+    assert (entry.target, entry.dtype) == ("Net", "float16")
+    assert entry.cite == "Net() at deploy/loader.py:7 made float16 in deploy/loader.py"
+    assert "reach_half_loader/deploy/loader.py" in project.dependencies("reach_half_loader/models/net.py")
+    clean = load("reach_half_loader", [(".half().eval()", ".eval()")])
+    assert findings(lint_project(clean, SETTINGS)) == []
 
 
 def test_show_regions_lists_reach_and_gaps(monkeypatch):

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from amplint.facts.regions import Enabled, EntryRegion
+from amplint.facts.regions import Enabled, EntryHalf, EntryRegion
 from amplint.project import frameworks as fw
 from amplint.project.classflow import ClassFlow
 from amplint.project.summary import (
@@ -557,8 +557,11 @@ class ProjectFacts:
                 key, candidate.enabled, candidate.device, candidate.dtype, candidate.cite,
             ))
             self._deps.setdefault(path, set()).update(deps[(path, key)])
+        for (path, cls), (dtype, cite, where) in sorted(self.flow.half_instances().items()):
+            entries.setdefault(path, []).append(EntryHalf(cls, dtype, cite))
+            self._deps.setdefault(path, set()).add(where)
         self._entries = {
-            path: tuple(sorted(found, key=lambda e: e.target)) for path, found in entries.items()
+            path: tuple(sorted(found, key=lambda e: (e.target, type(e).__name__))) for path, found in entries.items()
         }
 
 

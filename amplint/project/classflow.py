@@ -374,23 +374,53 @@ class ClassFlow:
             return f"`self.{receiver[1]}`: no store of a project class found"
         return "its value could not be followed"
 
-    def half_instances(self) -> Dict[Tuple[str, str], Tuple[str, str]]:
-        """(file, class) -> (dtype, cite) for every instance the linted files make half."""
-        out: Dict[Tuple[str, str], Tuple[str, str]] = {}
-        for path in sorted(set(self._files_with("half")) | set(self._files_with("float16"))
-                           | set(self._files_with("bfloat16"))):
+    def half_instances(self) -> Dict[Tuple[str, str], Tuple[str, str, str]]:
+        """(file, class) -> (dtype, cite, file of the cast) for every instance of a project
+        class that the linted files turn half (`m.cuda().half()`, `.to(torch.bfloat16)`)."""
+        out: Dict[Tuple[str, str], Tuple[str, str, str]] = {}
+        for path in self.p.python:
+            if not _HALF_TEXT.search(self.p.files[path]):
+                continue
             flow = self._flow(path)
             if flow is None:
                 continue
             for key in sorted(flow.functions):
                 function = flow.functions[key]
                 values = [v for vs in function.assigns.values() for v in vs] + list(function.returns)
+                values += [v for _, v in function.stores]
                 for value in values:
                     for half in _halves(value):
                         for thing, hold in sorted(self.values(path, key, half[1]).items(), key=_order):
                             if thing[0] == "inst":
-                                out.setdefault((thing[1], thing[2]), (half[2], hold.cite))
+                                cite = f"{hold.cite} made {half[2]} in {self.p.display(path)}"
+                                out.setdefault((thing[1], thing[2]), (half[2], cite, path))
+        pending = sorted(out)
+        while pending:  # `.half()` converts the submodules too, wherever they are defined
+            cpath, cls = pending.pop()
+            dtype, cite, where = out[(cpath, cls)]
+            for sub in self._submodules(cpath, cls):
+                if sub not in out:
+                    out[sub] = (dtype, f"{cite}, as a submodule of {cls}", where)
+                    pending.append(sub)
         return out
+
+    def _submodules(self, path: str, cls: str) -> List[Tuple[str, str]]:
+        summary = self.p.summary(path)
+        flow = self._flow(path)
+        if summary is None or flow is None or cls not in summary.classes:
+            return []
+        found = []
+        for method in summary.classes[cls].methods:
+            key = f"{cls}.{method}"
+            function = flow.functions.get(key)
+            for _, value in (function.stores if function is not None else ()):
+                for thing in self.values(path, key, value):
+                    if thing[0] == "inst" and (thing[1], thing[2]) not in found:
+                        found.append((thing[1], thing[2]))
+        return sorted(found)
+
+
+_HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
 
 
 def _halves(value):

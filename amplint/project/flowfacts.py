@@ -79,14 +79,25 @@ class FlowFacts:
 
 
 def _short(module: cst.Module, node: cst.CSTNode, limit: int = 48) -> str:
-    text = " ".join(module.code_for_node(node).split())
-    if len(text) <= limit:
-        return text
+    """A call or a name as a message cites it, built without code generation:
+    `build_model(cfg.model)`, `Net.from_pretrained(path, ...)`, `self.model`."""
     if isinstance(node, cst.Call):
-        name = dotted_name(node.func)
-        if name:
-            return ".".join(name) + "(...)"
-    return text[: limit - 3] + "..."
+        func = node.func
+        name = dotted_name(func.value if isinstance(func, cst.Subscript) else func)
+        head = (".".join(name) if name else "...") + ("[...]" if isinstance(func, cst.Subscript) else "")
+        args = []
+        for arg in node.args:
+            value = dotted_name(arg.value)
+            if value is None or len(args) == 3:
+                args.append("...")
+                break
+            text = ".".join(value)
+            args.append(f"{arg.keyword.value}={text}" if arg.keyword is not None else text)
+        text = f"{head}({', '.join(args)})"
+    else:
+        name = dotted_name(node)
+        text = ".".join(name) if name else "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class FlowCollector:
