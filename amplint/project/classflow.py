@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Tuple
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
 BUILD = frozenset({"build", "build_from_cfg"})
 _MAX_DEPTH = 14
+_ON_DEMAND_PARSES = 16  # files the class flow may parse beyond those already summarised
 _BUDGET = 20000  # evaluation steps per top-level question
 
 
@@ -51,16 +52,26 @@ class ClassFlow:
         self._calls: Dict[str, list] = {}
         self._registered: Optional[Dict[tuple, list]] = None
         self._text_hits: Dict[str, List[str]] = {}
+        self._parses = 0
+        self.skipped: set = set()  # files a text search found but the budget left unparsed
 
     # -- the project's files --------------------------------------------------------------
-    def _flow(self, path: str):
+    def _flow(self, path: str, optional: bool = False):
+        """The flow facts of a file. `optional`: a file found by a text search (call sites,
+        registrations, half casts); parsed here only while the budget lasts, so that a
+        common name cannot send most of a large tree to the parser."""
+        if optional and path not in self.p.summaries:
+            if self._parses >= _ON_DEMAND_PARSES:
+                self.skipped.add(path)
+                return None
+            self._parses += 1
         summary = self.p.summary(path)
         return summary.flow if summary is not None else None
 
     def _files_with(self, word: str) -> List[str]:
         found = self._text_hits.get(word)
         if found is None:
-            pattern = re.compile(r"\b" + re.escape(word) + r"\b")
+            pattern = re.compile(r"\b" + re.escape(word) + r"\s*\(")
             found = [path for path in self.p.python if pattern.search(self.p.files[path])]
             self._text_hits[word] = found
         return found
@@ -72,7 +83,7 @@ class ClassFlow:
         if found is None:
             found = []
             for path in self._files_with(name):
-                flow = self._flow(path)
+                flow = self._flow(path, optional=True)
                 if flow is None:
                     continue
                 for key in sorted(flow.functions):
@@ -86,7 +97,7 @@ class ClassFlow:
         if self._registered is None:
             self._registered = {}
             for path in self._files_with("register_module") + self._files_with("register"):
-                flow = self._flow(path)
+                flow = self._flow(path, optional=True)
                 if flow is None:
                     continue
                 for registry, cls in flow.registrations:
@@ -381,7 +392,7 @@ class ClassFlow:
         for path in self.p.python:
             if not _HALF_TEXT.search(self.p.files[path]):
                 continue
-            flow = self._flow(path)
+            flow = self._flow(path, optional=True)
             if flow is None:
                 continue
             for key in sorted(flow.functions):
