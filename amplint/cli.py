@@ -74,6 +74,8 @@ def list_rules() -> str:
               help="Where to keep the cache (default: $AMPLINT_CACHE_DIR, else .amplint_cache next to pyproject.toml).")
 @click.option("--verbose", "-v", is_flag=True,
               help="Show the traceback of internal errors (to report them).")
+@click.option("--show-regions", is_flag=True,
+              help="List each autocast region, what it reaches in other files and what it cannot resolve.")
 @click.option("--isolated-files", is_flag=True,
               help="Lint each file on its own (no cross-file or framework-implied regions).")
 @click.version_option(__version__, prog_name="amplint")
@@ -83,7 +85,7 @@ def cli(
     exit_zero: bool, add_noqa: bool, write_baseline: Optional[str],
     baseline_path: Optional[str], explain_code: Optional[str], list_all: bool,
     force_exclude: bool, config_path: Optional[str], jobs: Optional[int], no_cache: bool,
-    cache_dir: Optional[str], verbose: bool, isolated_files: bool,
+    cache_dir: Optional[str], verbose: bool, isolated_files: bool, show_regions: bool = False,
 ) -> None:
     """Find and fix PyTorch mixed-precision (AMP) hazards in PATHS (default: the current directory).
 
@@ -119,6 +121,9 @@ def cli(
         sys.exit(EXIT_ERROR)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if show_regions:
+        _show_regions(paths, config, output_format)
+        return
     settings = Settings(codes, unsafe_fixes or config.unsafe_fixes)
     if no_cache:
         cache_dir = None
@@ -186,6 +191,13 @@ def _exit_status(outcome, failing) -> int:
     if outcome.internal_error:
         return EXIT_ERROR
     return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def _show_regions(paths, config, output_format: str) -> None:
+    from amplint.reach_report import show_regions
+    from amplint.runner import excludes_for
+
+    click.echo(show_regions(paths, config, excludes_for(config), output_format), nl=False)
 
 
 def _is_terminal(stream) -> bool:

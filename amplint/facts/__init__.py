@@ -14,7 +14,7 @@ import libcst as cst
 
 from amplint.facts.fp16 import Fp16Analysis
 from amplint.facts.names import resolve, resolve_expr, torch_alias, torch_name_free
-from amplint.facts.regions import Enabled, EntryRegion, Region, RegionAnalysis
+from amplint.facts.regions import Enabled, EntryHalf, EntryRegion, Region, RegionAnalysis
 from amplint.facts.scalers import ScalerAnalysis
 from amplint.facts.tree import CallSite, Collector, Frame
 
@@ -26,13 +26,15 @@ class FileFacts:
         """`entries`: regions the project puts around functions of this file (cross-file calls,
         framework settings); empty when the file is linted on its own."""
         self.module = module
+        self.entries = entries
         self.tree = Collector(module)
         self.regions = RegionAnalysis(self.tree, entries)
         self.callgraph = self.regions.callgraph
 
     @cached_property
     def fp16(self) -> Fp16Analysis:
-        return Fp16Analysis(self.tree, self.callgraph)
+        halves = tuple(e for e in self.entries if isinstance(e, EntryHalf))
+        return Fp16Analysis(self.tree, self.callgraph, halves)
 
     @cached_property
     def half_values(self):

@@ -108,6 +108,17 @@ class EntryRegion:
     cite: str  # e.g. "called at train.py:14 under the autocast region at train.py:12"
 
 
+@dataclass(frozen=True)
+class EntryHalf:
+    """A module class of this file whose instances another part of the project turns half
+    (`load()` returning `Net().cuda().half()`): its methods are fp16 code, with its submodules'.
+    `target` is the class name."""
+
+    target: str
+    dtype: str  # "float16" | "bfloat16"
+    cite: str  # e.g. "model <- Net() at deploy/loader.py:7 made half"
+
+
 class RegionAnalysis:
     def __init__(self, tree: Collector, entries: Tuple["EntryRegion", ...] = ()) -> None:
         self.tree = tree
@@ -128,6 +139,8 @@ class RegionAnalysis:
             return
         module = self.tree.module_frame
         for entry in self.entries:
+            if not isinstance(entry, EntryRegion):
+                continue
             parts = entry.target.split(".")
             frame: Optional[Frame] = None
             if len(parts) == 1:

@@ -23,8 +23,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from amplint.facts.regions import Enabled, EntryRegion
+from amplint.facts.regions import Enabled, EntryHalf, EntryRegion
 from amplint.project import frameworks as fw
+from amplint.project.classflow import ClassFlow
 from amplint.project.summary import (
     CALLER_TEXT, ExternalCall, ModuleSummary, RegionInfo, Setting, summarize, top_level_functions,
 )
@@ -140,6 +141,11 @@ class ProjectFacts:
         self.first_pass: List[str] = []  # files the text test sent to the parser
         self._index = self._module_index()
         self._entries: Dict[str, Tuple[EntryRegion, ...]] = {}
+        self.flow = ClassFlow(self)
+        # --show-regions: what each region reaches through the class flow, and what it cannot
+        self.reached: List[Tuple[str, str, str]] = []  # (region, call, "Net.forward in models/net.py")
+        self.unresolved: List[Tuple[str, str, str]] = []  # (region, call at file:line, why)
+        self.region_reach: Dict[str, List[str]] = {}  # region -> "Net.forward in models/net.py"
         self._deps: Dict[str, Set[str]] = {}
         self.settings: List[Setting] = []
         self._declared = declared
@@ -261,7 +267,10 @@ class ProjectFacts:
             if summary is None:
                 continue
             head = attrs[0]
-            if head in summary.classes or head in summary.functions:
+            if head in summary.classes or head in summary.functions or (
+                summary.flow is not None and head in summary.flow.globals
+                and head not in summary.imports
+            ):
                 return path, attrs
             if head in summary.imports:
                 target = summary.imports[head]
@@ -357,12 +366,54 @@ class ProjectFacts:
                 candidate = _Candidate(info.enabled, info.device, info.dtype, desc, cite)
                 for target in self.targets(path, call):
                     seeds.append((target[0], target[1], candidate, frozenset({path})))
+        seeds.extend(self._flow_seeds())
         seeds.extend(self._framework_seeds())
         seeds.extend(self._declared_seeds())
         self._propagate(seeds)
         for summary in self.summaries.values():
             if summary is not None:
                 summary.release()
+
+    # -- the class flow -------------------------------------------------------------------
+    def _flow_seeds(self):
+        """Calls under a region whose receiver only the class flow can resolve: `model(x)` where
+        `model` is a parameter, `self.model(x)` stored from `Trainer(model, ...)`, a factory's
+        or a registry's product."""
+        seeds = []
+        for path in self.first_pass:
+            summary = self.summaries.get(path)
+            if summary is None or summary.flow is None:
+                continue
+            for key, receiver, attr, text, line, index in summary.flow.roots:
+                info = summary.region_infos[index]
+                desc = f"{info.origin.what} at {self.display(info.origin.path)}:{info.origin.line}"
+                where = f"{text} at {self.display(path)}:{line}"
+                targets = self.flow.call_targets(path, key, receiver, attr)
+                for target, held, source in targets:
+                    chain = _chain(text, source, held)
+                    cite = f"{chain}; called at {self.display(path)}:{line} under {desc}"
+                    candidate = _Candidate(info.enabled, info.device, info.dtype, desc, cite)
+                    seeds.append((target[0], target[1], candidate, frozenset({path})))
+                    self.reached.append((desc, where, f"{target[1]} in {self.display(target[0])} ({chain})"))
+                if not targets and info.enabled != Enabled.FALSE:
+                    self.unresolved.append((desc, where, self.flow.unresolved_reason(path, key, receiver)))
+        return seeds
+
+    def _dynamic_targets(self, path: str, key: str, candidate: "_Candidate"):
+        summary = self.summaries.get(path)
+        flow = summary.flow if summary is not None else None
+        function = flow.functions.get(key) if flow is not None else None
+        if function is None:
+            return []
+        out = []
+        for receiver, attr, text, line in function.dynamic:
+            for target, held, source in self.flow.call_targets(path, key, receiver, attr):
+                chain = _chain(text, source, held)
+                cite = f"{chain}; called at {self.display(path)}:{line} in code that runs under {candidate.desc}"
+                out.append((target, _Candidate(
+                    candidate.enabled, candidate.device, candidate.dtype, candidate.desc, cite,
+                )))
+        return out
 
     def _best_setting(self, framework: str) -> Optional[Setting]:
         found = [s for s in self.settings if s.framework == framework]
@@ -515,6 +566,8 @@ class ProjectFacts:
                     for other in self.targets(path, call):
                         if other[0] != path:
                             pending.append((other[0], other[1], derived, onward))
+                for other, cite in self._dynamic_targets(path, function.key, candidate):
+                    pending.append((other[0], other[1], cite, onward))
                 for local in function.local:
                     callee = summary.functions.get(local)
                     if local not in visited and callee is not None and not callee.decided:
@@ -525,13 +578,22 @@ class ProjectFacts:
             summary = self.summaries[path]
             if summary is None or key not in top_level_functions(summary):
                 continue
+            self.region_reach.setdefault(candidate.desc, []).append(f"{key} in {self.display(path)}")
             entries.setdefault(path, []).append(EntryRegion(
                 key, candidate.enabled, candidate.device, candidate.dtype, candidate.cite,
             ))
             self._deps.setdefault(path, set()).update(deps[(path, key)])
+        for (path, cls), (dtype, cite, where) in sorted(self.flow.half_instances().items()):
+            entries.setdefault(path, []).append(EntryHalf(cls, dtype, cite))
+            self._deps.setdefault(path, set()).add(where)
         self._entries = {
-            path: tuple(sorted(found, key=lambda e: e.target)) for path, found in entries.items()
+            path: tuple(sorted(found, key=lambda e: (e.target, type(e).__name__))) for path, found in entries.items()
         }
+
+
+def _chain(text: str, source: Optional[str], held: str) -> str:
+    """`model <- build_model(cfg) at train.py:7 -> Net in models/net.py`."""
+    return f"{text} <- {source} -> {held}" if source else f"{text} -> {held}"
 
 
 def _glob_regex(glob: str) -> "re.Pattern[str]":
