@@ -40,7 +40,8 @@ except ImportError as exc:  # pragma: no cover - exercised only where torch is m
 
 from .findings import AmpHazardError, AmpHazardWarning, Finding
 from .monitor import ALL_CHECKS, DEFAULT_CHECKS, Monitor, monitor
-from .verify import PairResult, Tolerance, TOLERANCES, module_runner, verify
+from .compare import Tolerance, TOLERANCES
+from .verify import PairResult, module_runner, verify
 from .fixtures import discover, verify_fixture_pair
 from .fixes import bce_fp32_island, cast_inputs, half_model, keep_norm_fp32, patch_bce_fp32
 

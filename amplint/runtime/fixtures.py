@@ -3,7 +3,9 @@ fixtures/README.md).
 
 A case ``fixtures/<CODE>/<case>.py`` pairs with ``<case>.fixed.py``; it is *runnable* when both
 files define ``amplint_run(device, dtype)`` at module level (checked by parsing, before anything is
-imported).  ``fixtures/clean/<name>.py`` cases that define it are run alone: they must stay
+imported).  A module may also define ``amplint_dtypes(device) -> [dtype, ...]`` when its code fixes
+its own autocast dtype: the other dtypes are then not run, and the result says so.
+``fixtures/clean/<name>.py`` cases that define it are run alone: they must stay
 silent and match their fp32 reference.  The rule code of a pair is its folder's name.
 """
 
@@ -19,9 +21,10 @@ from typing import List, Optional, Sequence
 
 import torch
 
-from .verify import PairResult, verify
+from .verify import PairResult, default_device, default_dtypes, verify
 
 ENTRY = "amplint_run"
+DTYPES_ENTRY = "amplint_dtypes"
 _CODE = re.compile(r"AMP\d+")
 
 
@@ -69,18 +72,49 @@ def discover(root: Path) -> List[FixtureCase]:
     return cases
 
 
-def load_entry(path: Path):
-    """Import ``path`` under a private module name and return its ``amplint_run``."""
+class SkipCase(Exception):
+    """A case that cannot run in this configuration; its message is the reason."""
+
+
+def load_module(path: Path):
+    """Import ``path`` under a private module name (a fresh module on every call)."""
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(f"_amplint_fixture_{digest}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return getattr(module, ENTRY)
+    return module
+
+
+def load_entry(path: Path):
+    """Import ``path`` and return its ``amplint_run``."""
+    return getattr(load_module(path), ENTRY)
+
+
+def _dtypes_for(modules, device: str, dtypes: Sequence[torch.dtype]):
+    allowed = None
+    for module in modules:
+        fn = getattr(module, DTYPES_ENTRY, None)
+        if fn is not None:
+            own = list(fn(device))
+            allowed = own if allowed is None else [d for d in allowed if d in own]
+    if allowed is None:
+        return list(dtypes), []
+    kept = [d for d in dtypes if d in allowed]
+    dropped = [str(d).replace("torch.", "") for d in dtypes if d not in allowed]
+    notes = [f"{', '.join(dropped)} not run: the fixture's code fixes its own autocast dtype on "
+             f"{device} ({DTYPES_ENTRY})"] if dropped else []
+    return kept, notes
 
 
 def verify_fixture_pair(case: FixtureCase, device: Optional[str] = None,
                         dtypes: Optional[Sequence[torch.dtype]] = None) -> PairResult:
     """Verify one runnable case (see :func:`amplint.runtime.verify.verify`)."""
-    before = load_entry(case.before) if case.before is not None else None
-    after = load_entry(case.after)
-    return verify(before, after, code=case.code, device=device, dtypes=dtypes, name=case.name)
+    device = device or default_device()
+    modules = [load_module(p) for p in (case.before, case.after) if p is not None]
+    before = getattr(modules[0], ENTRY) if case.before is not None else None
+    after = getattr(modules[-1], ENTRY)
+    dtypes, notes = _dtypes_for(modules, device, dtypes or default_dtypes(device))
+    if not dtypes:
+        raise SkipCase(notes[0])
+    return verify(before, after, code=case.code, device=device, dtypes=dtypes, name=case.name,
+                  notes=notes)
