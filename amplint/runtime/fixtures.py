@@ -17,7 +17,7 @@ import importlib.util
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import torch
 
@@ -36,6 +36,7 @@ class FixtureCase:
     after: Path
     runnable: bool
     why_not: str = ""
+    runner: Optional[Path] = None  # fixtures/_run/<CODE>/<case>.py, when the pair has no entry
 
 
 def defines_entry(path: Path) -> bool:
@@ -48,13 +49,35 @@ def defines_entry(path: Path) -> bool:
                for node in tree.body)
 
 
+RUNNERS = "_run"
+SKIPS = "skips.txt"
+
+
+def _runner_dir(folder: Path) -> Path:
+    return folder.parent / RUNNERS
+
+
+def _skip_reasons(runners: Path) -> Dict[str, str]:
+    """``fixtures/_run/skips.txt``: ``CODE/case: why it cannot run`` per line."""
+    path = runners / SKIPS
+    if not path.is_file():
+        return {}
+    reasons = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#") and ":" in line:
+            name, why = line.split(":", 1)
+            reasons[name.strip()] = why.strip()
+    return reasons
+
+
 def discover(root: Path) -> List[FixtureCase]:
     """Every before/after pair (and clean case) under ``root``, in a stable order."""
     root = Path(root)
     cases: List[FixtureCase] = []
     files = [root] if root.is_file() else sorted(root.rglob("*.py"))
     for path in files:
-        if path.name.endswith(".fixed.py") or path.name in ("__init__.py", "conftest.py"):
+        if (path.name.endswith(".fixed.py") or path.name in ("__init__.py", "conftest.py")
+                or RUNNERS in path.parts):
             continue
         folder = path.parent.name
         name = f"{folder}/{path.stem}"
@@ -67,7 +90,16 @@ def discover(root: Path) -> List[FixtureCase]:
         if not fixed.exists():
             continue
         missing = [p.name for p in (path, fixed) if not defines_entry(p)]
-        why = f"no {ENTRY}() in {', '.join(missing)}" if missing else ""
+        runner = _runner_dir(path.parent) / folder / path.name
+        if missing and defines_entry(runner):
+            cases.append(FixtureCase(name, code, path, fixed, True, runner=runner))
+            continue
+        why = ""
+        if missing and path.read_bytes() == fixed.read_bytes():
+            why = "no automatic fix for this case (the after is the before): nothing to verify"
+        elif missing:
+            why = _skip_reasons(_runner_dir(path.parent)).get(name) or (
+                f"no {ENTRY}() in {', '.join(missing)} and no {RUNNERS}/{folder}/{path.name}")
         cases.append(FixtureCase(name, code, path, fixed, not missing, why))
     return cases
 
@@ -106,15 +138,33 @@ def _dtypes_for(modules, device: str, dtypes: Sequence[torch.dtype]):
     return kept, notes
 
 
+def _from_runner(runner, path: Path):
+    return lambda device, dtype: runner.amplint_run(lambda: load_module(path), device, dtype)
+
+
 def verify_fixture_pair(case: FixtureCase, device: Optional[str] = None,
                         dtypes: Optional[Sequence[torch.dtype]] = None) -> PairResult:
-    """Verify one runnable case (see :func:`amplint.runtime.verify.verify`)."""
+    """Verify one runnable case (see :func:`amplint.runtime.verify.verify`).
+
+    A runner file ``fixtures/_run/<CODE>/<case>.py`` defines ``amplint_run(load, device, dtype)``
+    where ``load()`` imports a fresh copy of the before (or after) file; it may set ``NEEDS =
+    "cuda"`` (skipped elsewhere, with that reason) and ``HAZARD = "exact error text"``."""
     device = device or default_device()
-    modules = [load_module(p) for p in (case.before, case.after) if p is not None]
-    before = getattr(modules[0], ENTRY) if case.before is not None else None
-    after = getattr(modules[-1], ENTRY)
+    hazard = None
+    if case.runner is not None:
+        runner = load_module(case.runner)
+        needs = getattr(runner, "NEEDS", None)
+        if needs and needs != device:
+            raise SkipCase(f"needs {needs}: {getattr(runner, 'WHY', 'the code calls .cuda()')}")
+        hazard = getattr(runner, "HAZARD", None)
+        modules = [runner]
+        before, after = _from_runner(runner, case.before), _from_runner(runner, case.after)
+    else:
+        modules = [load_module(p) for p in (case.before, case.after) if p is not None]
+        before = getattr(modules[0], ENTRY) if case.before is not None else None
+        after = getattr(modules[-1], ENTRY)
     dtypes, notes = _dtypes_for(modules, device, dtypes or default_dtypes(device))
     if not dtypes:
         raise SkipCase(notes[0])
-    return verify(before, after, code=case.code, device=device, dtypes=dtypes, name=case.name,
-                  notes=notes)
+    return verify(before, after, code=case.code, hazard=hazard, device=device, dtypes=dtypes,
+                  name=case.name, notes=notes + list(getattr(modules[0], "NOTES", ())))
