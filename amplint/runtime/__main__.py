@@ -29,7 +29,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                                      description="amplint runtime companion")
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="verify runnable before/after fixture pairs")
-    v.add_argument("paths", nargs="*", default=["fixtures"], type=Path)
+    v.add_argument("paths", nargs="*", type=Path, help="fixture folders/files (default: fixtures)")
+    v.add_argument("--entry", metavar="FILE.py::FUNC",
+                   help="verify amplint --fix on your project: FUNC(device, dtype) runs one step")
+    v.add_argument("--project", type=Path, default=None,
+                   help="with --entry: the project folder to copy and fix (default: FILE's folder)")
+    v.add_argument("--unsafe-fixes", action="store_true", help="with --entry: also unsafe fixes")
     v.add_argument("--device", choices=["cpu", "cuda"], default=None,
                    help="default: cuda when available, else cpu")
     v.add_argument("--dtype", action="append", choices=sorted(_DTYPES),
@@ -42,7 +47,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("error: --device cuda but torch.cuda.is_available() is False", file=sys.stderr)
         return 2
     dtypes = [_DTYPES[d] for d in args.dtype] if args.dtype else default_dtypes(device)
+    if args.entry:
+        return _entry(args, device, dtypes)
     cases = []
+    args.paths = args.paths or [Path("fixtures")]
     for path in args.paths:
         if not path.exists():
             print(f"error: {path} does not exist", file=sys.stderr)
@@ -87,6 +95,29 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not results:
         return 1
     return 0 if counts[PASS] == len(results) else 1
+
+
+def _entry(args, device, dtypes) -> int:
+    from .entry import verify_entry
+
+    if args.paths:
+        print("error: --entry takes no fixture paths", file=sys.stderr)
+        return 2
+    try:
+        outcome = verify_entry(args.entry, project=args.project, device=device, dtypes=dtypes,
+                               lint_args=["--unsafe-fixes"] if args.unsafe_fixes else [])
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"entry": args.entry, "status": outcome.status,
+                          "findings": outcome.findings, "changed": outcome.changed,
+                          "notes": outcome.notes,
+                          "result": outcome.result.to_dict() if outcome.result else None},
+                         indent=2, default=str))
+    else:
+        print(outcome.summary())
+    return 0 if outcome.status in (PASS, "SKIP") else 1
 
 
 if __name__ == "__main__":

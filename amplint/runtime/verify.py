@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
@@ -227,17 +227,21 @@ def default_dtypes(device: str) -> List[torch.dtype]:
     return [torch.float16, torch.bfloat16]
 
 
-def before_hazard(code: Optional[str], hazard: Optional[str], before: RunOutcome,
+def before_hazard(codes: Sequence[str], hazard: Optional[str], before: RunOutcome,
                   vs_ref: List[Comparison]):
-    """``(how the before showed the hazard, why it cannot be judged)``; both None: no hazard."""
+    """``(how the before showed the hazard, why it cannot be judged)``; both None: no hazard.
+
+    ``codes``: the rules whose hazard counts (empty: any rule's)."""
+    wanted_code = (lambda c: c is not None and (not codes or c in codes))
     if before.error:
         if hazard is not None and hazard in before.error:
             return f"raised {before.error}", None
-        if hazard is None and before.error_code is not None and before.error_code == (code or before.error_code):
+        if hazard is None and wanted_code(before.error_code):
             return f"raised {before.error} ({before.error_code})", None
-        wanted = f"'{hazard}'" if hazard else (f"the {code} error" if code else "an AMP hazard error")
+        wanted = (f"'{hazard}'" if hazard else
+                  f"the {'/'.join(codes)} error" if codes else "an AMP hazard error")
         return None, f"the before raised {before.error}, not {wanted}"
-    matching = [f for f in before.findings if code is None or f.code == code]
+    matching = [f for f in before.findings if wanted_code(f.code)]
     if matching:
         return f"monitor reported {matching[0].code} at {matching[0].location}", None
     bad = [c for c in vs_ref if not c.ok]
@@ -247,7 +251,7 @@ def before_hazard(code: Optional[str], hazard: Optional[str], before: RunOutcome
 
 
 def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = None,
-           loss_fn: Optional[Callable] = None, code: Optional[str] = None,
+           loss_fn: Optional[Callable] = None, code: Union[None, str, Sequence[str]] = None,
            hazard: Optional[str] = None, device: Optional[str] = None,
            dtypes: Optional[Sequence[torch.dtype]] = None,
            tolerances: Optional[Mapping[torch.dtype, Tolerance]] = None,
@@ -257,7 +261,8 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
 
     ``before``/``after`` are runners ``fn(device, dtype) -> {name: tensor}`` or ``nn.Module``s
     (then ``inputs``, a tuple of forward arguments, and optionally ``loss_fn(output) -> loss``
-    are used by :func:`module_runner`).  ``code`` is the rule whose hazard the before must show;
+    are used by :func:`module_runner`).  ``code`` is the rule (or rules) whose hazard the before
+    must show;
     ``hazard`` an exact piece of the error message it must raise instead (for hazards no rule
     code translates).  With ``require_hazard=False`` check 2 is not made.
     """
@@ -265,6 +270,8 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
         before = module_runner(before, inputs, loss_fn)
     if isinstance(after, nn.Module):
         after = module_runner(after, inputs, loss_fn)
+    codes: Tuple[str, ...] = (code,) if isinstance(code, str) else tuple(code or ())
+    code = "/".join(codes) or None
     device = device or default_device()
     dtypes = list(dtypes or default_dtypes(device))
     tols = dict(TOLERANCES, **(tolerances or {}))
@@ -304,7 +311,7 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
             result.before = run_once(before, device, dtype)
             if result.before.error is None:
                 result.before_vs_reference = compare(result.before.outputs, reference.outputs, tol)
-            result.hazard, why = before_hazard(code, hazard, result.before,
+            result.hazard, why = before_hazard(codes, hazard, result.before,
                                                result.before_vs_reference)
             if why:
                 result.errors.append(f"{tag}: {why}")
@@ -328,10 +335,8 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
     skipped: List[str] = list(notes)
     if device != "cuda":
         skipped.append(CPU_SKIPPED)
-        if code in CUDA_ONLY:
-            skipped.append(CUDA_ONLY[code])
-    if code in DTYPE_NOTES:
-        skipped.append(DTYPE_NOTES[code])
+        skipped.extend(CUDA_ONLY[c] for c in codes if c in CUDA_ONLY)
+    skipped.extend(DTYPE_NOTES[c] for c in codes if c in DTYPE_NOTES)
     return PairResult(name, code, device, reference, ref_before, ref_after, fp32_cmp, results,
                       skipped, problems, errors)
 
