@@ -84,7 +84,8 @@ def discover(root: Path) -> List[FixtureCase]:
         code = folder if _CODE.fullmatch(folder) else None
         if folder == "clean":
             ok = defines_entry(path)
-            cases.append(FixtureCase(name, None, None, path, ok, "" if ok else f"no {ENTRY}()"))
+            why = "" if ok else f"a lint-only clean case (no {ENTRY}(): nothing is fixed, nothing to run)"
+            cases.append(FixtureCase(name, None, None, path, ok, why))
             continue
         fixed = path.with_name(path.stem + ".fixed.py")
         if not fixed.exists():
