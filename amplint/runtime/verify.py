@@ -11,8 +11,9 @@ A pair is **PASS** when all three checks hold:
    tensors per element within :data:`FP32_TOLERANCE` (the before's fp32 run is the reference);
 2. *the before shows the hazard the rule names*, in at least one dtype, under autocast: it raises
    that rule's own error (:func:`amplint.runtime.errors.code_for_exception`, or the exact text
-   given as ``hazard=``), the monitor reports that code, or its tensors leave the dtype's
-   tolerance of the fp32 reference (NaN/inf included);
+   given as ``hazard=``), the monitor reports that code (when the run then raises, only a
+   RuntimeError/ValueError/AssertionError counts as explained by that finding), or its tensors
+   leave the dtype's tolerance of the fp32 reference (NaN/inf included);
 3. *the after is right under autocast*: for every dtype it raises nothing, the monitor reports
    nothing, and every output and gradient is within the dtype's per-element tolerance of the
    fp32 reference (:data:`TOLERANCES`, see :mod:`amplint.runtime.compare`).
@@ -72,6 +73,7 @@ class RunOutcome:
 
     error: Optional[str] = None
     error_code: Optional[str] = None  # the rule whose hazard the error is, if any
+    error_type: Optional[str] = None
     findings: List[Finding] = field(default_factory=list)
     outputs: Dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
 
@@ -119,6 +121,7 @@ def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 
         except Exception as exc:  # judged by the caller: the hazard, or an error
             outcome.error = first_line(exc)
             outcome.error_code = code_for_exception(exc)
+            outcome.error_type = type(exc).__name__
     outcome.findings = mon.findings
     for w in caught:
         code = code_for_warning(w.category, str(w.message))
@@ -227,6 +230,10 @@ def default_dtypes(device: str) -> List[torch.dtype]:
     return [torch.float16, torch.bfloat16]
 
 
+# the error types torch raises for dtype/range problems (a NameError is never explained by a finding)
+_TORCH_ERRORS = frozenset({"RuntimeError", "ValueError", "AssertionError"})
+
+
 def before_hazard(codes: Sequence[str], hazard: Optional[str], before: RunOutcome,
                   vs_ref: List[Comparison]):
     """``(how the before showed the hazard, why it cannot be judged)``; both None: no hazard.
@@ -238,6 +245,12 @@ def before_hazard(codes: Sequence[str], hazard: Optional[str], before: RunOutcom
             return f"raised {before.error}", None
         if hazard is None and wanted_code(before.error_code):
             return f"raised {before.error} ({before.error_code})", None
+        explained = [f for f in before.findings if wanted_code(f.code)]
+        if hazard is None and explained and before.error_type in _TORCH_ERRORS:
+            # the rule's own check fired first at the op that then raised (e.g. a half value
+            # escaping its region meets float32 in an index_put): its finding explains the raise
+            return f"raised {before.error}, after the monitor's {explained[0].code} at " \
+                   f"{explained[0].location}", None
         wanted = (f"'{hazard}'" if hazard else
                   f"the {'/'.join(codes)} error" if codes else "an AMP hazard error")
         return None, f"the before raised {before.error}, not {wanted}"

@@ -240,3 +240,25 @@ def test_command(tmp_path, capsys):
     assert main(["verify", str(tmp_path / "AMP104")]) == 1
     assert "FAIL AMP104/case" in capsys.readouterr().out
     assert main(["verify", str(tmp_path / "missing")]) == 2
+
+
+def test_a_raise_explained_by_the_rules_own_finding_is_the_hazard():
+    _, after, run = PAIRS["AMP101"]
+    good, bad = _runner(after + run), _runner(PAIRS["AMP101"][0] + run)
+    # the index_put error translates to AMP101; a rule whose own check fired at that op first
+    # (here the monitor's AMP101 finding, asked for as a set) explains it
+    result = ar.verify(bad, good, code=("AMP101", "AMP105"), dtypes=[FP16])
+    assert result.verified, result.summary()
+
+    def name_error_after_finding(device, dtype):
+        out = bad(device, dtype) if dtype is None else None
+        if dtype is not None:
+            try:
+                bad(device, dtype)
+            except RuntimeError:
+                pass
+            undefined_name  # noqa: F821
+        return out
+
+    result = ar.verify(name_error_after_finding, good, code="AMP101", dtypes=[FP16])
+    assert result.status == "ERROR" and "NameError" in result.errors[0]
