@@ -103,6 +103,7 @@ class Monitor(ContextDecorator):
         self._found: Dict[Tuple[str, str, int], Finding] = {}
         self._depth = 0
         self._modes: List[object] = []
+        self.overflow_mode = None  # the overflow locator of the last activation, if any
 
     # -- results -------------------------------------------------------------------------------
     @property
@@ -160,7 +161,7 @@ class Monitor(ContextDecorator):
         if "OVERFLOW" in self.checks:
             from .overflow import OverflowMode
 
-            dispatch_mode = OverflowMode(self, backward=self.overflow_backward)
+            dispatch_mode = self.overflow_mode = OverflowMode(self, backward=self.overflow_backward)
             dispatch_mode.__enter__()
             self._modes.append(dispatch_mode)
         return self

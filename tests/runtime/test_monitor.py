@@ -372,3 +372,42 @@ def test_pytest_fixture_records(amp_monitor):
         amp_monitor.assert_clean()
     amp_monitor.clear()
     amp_monitor.assert_clean()
+
+
+def test_overflow_locator_reads_back_once_per_block(monkeypatch):
+    from amplint.runtime import overflow
+
+    model, x = Blowup(), torch.randn(16, 8)
+    reads = []
+    for name in ("__bool__", "item", "tolist"):
+        original = getattr(torch.Tensor, name)
+        monkeypatch.setattr(torch.Tensor, name,
+                            lambda self, *a, _o=original, _n=name: (reads.append(_n), _o(self, *a))[1])
+    with ar.monitor(overflow=True) as m:
+        with torch.autocast("cpu", dtype=FP16):
+            for _ in range(3):
+                out = model(x)  # batched-line
+    monkeypatch.undo()
+    # no read per op: one batched read at the end of the block (the monitor's function mode sees
+    # the patched tolist as a torch function too, hence possibly twice)
+    assert reads and set(reads) == {"tolist"}
+    assert m.overflow_mode.syncs == 1
+    assert where(m.findings, "OVERFLOW") == [(HERE, line_of("overflow-line"))]
+    assert m.findings[0].extra["nonfinite"] == int((~torch.isfinite(out)).sum())
+
+    monkeypatch.setattr(overflow, "BATCH", 4)  # a long block reads back every BATCH records
+    with ar.monitor(overflow=True) as m:
+        with torch.autocast("cpu", dtype=FP16):
+            h = torch.randn(4, 4)
+            for _ in range(10):
+                h = torch.tanh(h @ h)
+    assert m.findings == [] and m.overflow_mode.syncs >= 3
+
+
+def test_overflow_raise_mode_raises_at_the_op():
+    model, x = Blowup(), torch.randn(16, 8)
+    with pytest.raises(ar.AmpHazardError) as info:
+        with ar.monitor(mode="raise", checks=[], overflow=True):
+            with torch.autocast("cpu", dtype=FP16):
+                model(x)
+    assert info.value.finding.code == "OVERFLOW" and info.value.finding.line == line_of("overflow-line")
