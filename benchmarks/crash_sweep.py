@@ -14,45 +14,20 @@ changes outside the fixed regions. Every one of these must be 0; the exit status
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
-import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SWEEP = os.path.join(HERE, ".corpus", "sweep")
+sys.path.insert(0, HERE)
+
+from corpus import tree_for  # noqa: E402
+
 PACKAGES = ["transformers", "timm", "lightning", "fairseq==0.12.2", "mmdet==2.28.2",
             "accelerate", "diffusers", "torchvision"]
 COLUMNS = ("crash", "broken", "non-idempotent", "mismatch", "outside", "ast-outside")
-
-
-def tree_for(spec: str) -> str:
-    """The unpacked `.py` files of one package, downloaded once."""
-    name = spec.split("==")[0]
-    target = os.path.join(SWEEP, name)
-    if os.path.isdir(target):
-        return target
-    with tempfile.TemporaryDirectory() as download:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                        "-d", download, spec], check=True)
-        os.makedirs(target)
-        for archive in glob.glob(os.path.join(download, "*")):
-            if archive.endswith(".whl"):
-                with zipfile.ZipFile(archive) as handle:
-                    for member in handle.namelist():
-                        if member.endswith(".py"):
-                            handle.extract(member, target)
-            elif archive.endswith((".tar.gz", ".tgz")):
-                with tarfile.open(archive) as handle:
-                    members = [m for m in handle.getmembers()
-                               if m.isfile() and m.name.endswith(".py")]
-                    handle.extractall(target, members=members, filter="data")
-    return target
 
 
 def sweep(tree: str, inject: bool) -> dict:
