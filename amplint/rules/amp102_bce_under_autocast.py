@@ -34,7 +34,9 @@ class BceUnderAutocast(Rule):
     this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_logits
     or torch.nn.BCEWithLogitsLoss.` In float16 a sigmoid output saturates to exactly 0 or 1 and
     the log of it is -inf, so torch will not run it. CPU autocast runs BCE in float32 and does not
-    raise: regions known to be on the CPU are not reported.
+    raise: regions known to be on the CPU are not reported. The runtime monitor follows the same
+    semantics: it reports BCE under CUDA autocast, and under CPU autocast only when CPU stands in
+    for CUDA (`monitor(stand_in_for_cuda=True)`, which `verify` sets on a machine without a GPU).
 
     ## Example
     ```python

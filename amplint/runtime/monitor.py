@@ -87,7 +87,8 @@ class Monitor(ContextDecorator):
     """Records AMP hazards while its block (or decorated function) runs. See the module doc."""
 
     def __init__(self, mode: str = "record", checks: Optional[Iterable[str]] = None, *,
-                 overflow: bool = False, overflow_backward: bool = False):
+                 overflow: bool = False, overflow_backward: bool = False,
+                 stand_in_for_cuda: bool = False):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         codes = set(DEFAULT_CHECKS if checks is None else checks)
@@ -98,6 +99,10 @@ class Monitor(ContextDecorator):
             raise ValueError(f"unknown checks {sorted(unknown)}; known: {sorted(ALL_CHECKS)}")
         self.mode = mode
         self.checks = frozenset(codes)
+        # CPU autocast standing in for CUDA autocast (the verifier on a machine without a GPU):
+        # hazards that only CUDA raises (AMP102) are reported on CPU too. Off by default, so the
+        # monitor and the linter agree: code that runs under CPU autocast only is not reported.
+        self.stand_in_for_cuda = stand_in_for_cuda
         self.overflow_backward = overflow_backward
         self.tracker = ModuleTracker()
         self._found: Dict[Tuple[str, str, int], Finding] = {}
@@ -190,6 +195,9 @@ class Monitor(ContextDecorator):
 
 
 def monitor(mode: str = "record", checks: Optional[Iterable[str]] = None, *,
-            overflow: bool = False, overflow_backward: bool = False) -> Monitor:
-    """A :class:`Monitor`: ``with monitor() as m: ...`` or ``@monitor(mode="warn")``."""
-    return Monitor(mode, checks, overflow=overflow, overflow_backward=overflow_backward)
+            overflow: bool = False, overflow_backward: bool = False,
+            stand_in_for_cuda: bool = False) -> Monitor:
+    """A :class:`Monitor`: ``with monitor() as m: ...`` or ``@monitor(mode="warn")``.
+    ``stand_in_for_cuda``: report on CPU autocast what CUDA autocast would raise (AMP102)."""
+    return Monitor(mode, checks, overflow=overflow, overflow_backward=overflow_backward,
+                   stand_in_for_cuda=stand_in_for_cuda)

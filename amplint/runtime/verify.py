@@ -111,7 +111,7 @@ def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 
     """Run ``fn(device, dtype)`` from a fixed seed under a recording monitor."""
     torch.manual_seed(seed)
     outcome = RunOutcome()
-    mon = Monitor("record")
+    mon = Monitor("record", stand_in_for_cuda=device != "cuda")
     result = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -151,7 +151,7 @@ def test_patch_bce_fp32_runs_bce_in_fp32_and_removes():
         loss = model(x, y)
     assert loss.dtype == torch.float32 and seen[-1] == (BF16, True)
     handles.remove()
-    with ar.monitor() as m, torch.autocast("cpu", dtype=BF16):
+    with ar.monitor(stand_in_for_cuda=True) as m, torch.autocast("cpu", dtype=BF16):
         model(x, y)
     assert m.codes == ["AMP102"]
 

@@ -79,7 +79,7 @@ class Detector(nn.Module):
 def test_amp102_bce_module_and_functional():
     model = Detector()
     x, y = torch.randn(16, 8), torch.rand(16, 1)
-    with ar.monitor() as m:
+    with ar.monitor(stand_in_for_cuda=True) as m:
         with torch.autocast("cpu", dtype=BF16):
             loss = model(x, y)
             loss2 = F.binary_cross_entropy(torch.sigmoid(model.net(x)), y)  # amp102-functional
@@ -88,6 +88,24 @@ def test_amp102_bce_module_and_functional():
                                            (HERE, line_of("amp102-functional"))]
     assert "raises under CUDA autocast" in m.findings[0].message
     assert m.codes == ["AMP102"]
+
+
+def test_amp102_cpu_autocast_alone_is_not_a_hazard_for_monitor_and_linter():
+    # One semantics on both sides: BCE runs in fp32 under CPU autocast, so neither reports it.
+    from amplint.engine import Settings, lint_source
+
+    model = Detector()
+    x, y = torch.randn(16, 8), torch.rand(16, 1)
+    with ar.monitor() as m, torch.autocast("cpu", dtype=BF16):
+        F.binary_cross_entropy(torch.sigmoid(model.net(x)), y)
+    assert m.codes == []
+    source = (
+        "import torch\nimport torch.nn.functional as F\n"
+        "def step(net, x, y):\n"
+        "    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "        return F.binary_cross_entropy(torch.sigmoid(net(x)), y)\n"
+    )
+    assert [d.code for d in lint_source("step.py", source, Settings.default()).diagnostics] == []
 
 
 def test_amp102_silent_on_logits_island_and_fp32():
@@ -328,7 +346,7 @@ def test_raise_mode_raises_before_the_op():
 
 
 def test_decorator_and_check_selection():
-    mon = ar.monitor(checks=["AMP102"])
+    mon = ar.monitor(checks=["AMP102"], stand_in_for_cuda=True)
     model, (x, y) = mlp(), batch()
 
     @mon
