@@ -26,12 +26,13 @@ class BackwardInAutocast(Rule):
     """## What it does
     Finds `loss.backward()`, `scaler.scale(loss).backward()`, `torch.autograd.backward/grad`
     and `accelerator.backward(loss)` inside an enabled (or maybe enabled) autocast region.
-    A backward under `with pytest.raises(...)` / `self.assertRaises(...)` is a test that it
-    fails, and is not reported.
 
     Lightning's `self.manual_backward(loss)` counts too: with `precision="16-mixed"` Lightning
     runs `training_step` under autocast, so a manual-optimization step that calls it there
     runs backward inside the region (linting the project shows that region).
+
+    A backward under `with pytest.raises(...)` / `self.assertRaises(...)` is a test that it
+    fails, and is not reported.
 
     ## Why is this bad?
     The PyTorch AMP docs: "Backward passes under autocast are not recommended. Backward ops run

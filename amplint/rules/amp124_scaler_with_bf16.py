@@ -16,11 +16,13 @@ from amplint.rules._util import kwarg, with_args
 
 class ScalerWithBf16(Rule):
     """## What it does
-    Finds a GradScaler created enabled (no `enabled=`, or `enabled=True`), or enabled by the
-    very flag every autocast region of the file is enabled by (`GradScaler(enabled=args.amp)`
-    with `autocast(..., enabled=args.amp)`), in a file whose autocast regions all run in
-    bfloat16 (`dtype=torch.bfloat16`, CPU autocast's default, or a dtype passed through
-    `autocast(**helper(args))` where a function of the file returns a dict literal).
+    Finds a GradScaler created enabled (no `enabled=`, or `enabled=True`) in a file whose
+    autocast regions all run in bfloat16 (`dtype=torch.bfloat16`, or CPU autocast's default).
+
+    Also a scaler enabled by the very flag every autocast region of the file is enabled by
+    (`GradScaler(enabled=args.amp)` with `autocast(..., enabled=args.amp)`), and a dtype
+    passed through `autocast(**helper(args))` where a function of the file returns a dict
+    literal.
 
     ## Why is this bad?
     Loss scaling exists for float16's narrow range (gradients below 6e-8 flush to zero).

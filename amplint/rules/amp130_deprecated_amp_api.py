@@ -71,11 +71,13 @@ class DeprecatedAmpApi(Rule):
     (`from torch.cuda.amp import autocast as ac`, `from torch.cuda import amp as tamp`,
     `import torch.cuda.amp as amp`). Version-gated fallbacks (`try: from torch.amp import ...
     except ImportError: from torch.cuda.amp import ...`, `... if hasattr(torch, "amp") else
-    torch.cuda.amp...`, an `except` branch, the body of a maximum-version test or the `else`
-    of a minimum-version test) are not reported; the body of a minimum-version test
+    torch.cuda.amp...`, an `except` branch) are not reported.
+
+    The body of a maximum-version test, or the `else` of a minimum-version test, is a fallback
+    too; the body of a minimum-version test
     (`if digit_version(TORCH_VERSION) >= digit_version("1.6.0"):`) runs on current torch and
-    is. A name also imported from another backend (`from torch.musa.amp import autocast` under
-    an `if`) is reported without a fix.
+    is reported. A name also imported from another backend (`from torch.musa.amp import
+    autocast` under an `if`) is reported without a fix.
 
     ## Why is this bad?
     Every call warns, and the APIs will be removed:
