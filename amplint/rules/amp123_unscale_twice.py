@@ -8,7 +8,9 @@ from typing import Iterable, Optional, Tuple
 import libcst as cst
 
 from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.scalers import Event, Flow, arms, exclusive, gates, jumps_between
+from amplint.facts.scalers import (
+    Event, Flow, arms, exclusive, gates, jumps_between, runs_whenever,
+)
 from amplint.facts.scalers import SCALER_TRIGGERS
 from amplint.rules import Flag, Rule
 
@@ -155,6 +157,18 @@ class UnscaleTwice(Rule):
         "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
         "        scaler.step(optimizer)\n"
         "        scaler.update()\n",
+        # Lightning: the unscale has a test of its own that implies the step's
+        "import torch\n"
+        "def optimizer_step(self, optimizer, model, closure):\n"
+        "    closure_result = closure()\n"
+        "    skip_unscaling = closure_result is None and model.automatic_optimization\n"
+        "    if not handles_unscaling(optimizer) and not skip_unscaling:\n"
+        "        self.scaler.unscale_(optimizer)\n"
+        "    if not skip_unscaling:\n"
+        "        step_output = self.scaler.step(optimizer)\n"
+        "        self.scaler.update()\n"
+        "        return step_output\n"
+        "    return closure_result\n",
         # an AMP / plain split after an unconditional unscale (a disabled scaler's is a no-op)
         "import torch\n"
         "def train_step(model, batch, optimizer, scaler, use_amp):\n"
@@ -283,7 +297,9 @@ class UnscaleTwice(Rule):
     def _skipped(module: cst.Module, flow: Flow, unscale: Event) -> Optional[Tuple]:
         """Unscale then skip: every `update()` after the unscale waits for a test the unscale
         does not (`if not skip_optimizer_step:`), or a `return`/`continue` may leave first.
-        A test about AMP itself (`if use_amp:`, `if scaler.is_enabled():`) or one whose other
+        The unscale must run whenever the update's enclosing arms outside the gate do (an
+        unscale under a test of its own, `if not handles_unscaling and not skip:`, is left
+        alone). A test about AMP itself (`if use_amp:`, `if scaler.is_enabled():`) or one whose other
         arm steps the optimizer is a split of paths, not a skip. Code that runs once (a module
         body outside loops) is left alone."""
         loop = unscale.loop
@@ -298,6 +314,8 @@ class UnscaleTwice(Rule):
         path = None
         jump_node = None
         for update in updates:
+            if not runs_whenever(unscale, update, loop):
+                return None  # the unscale has a test of its own (`if ... and not skip:`)
             found = None
             for branch in gates(update, unscale, loop):
                 test = " ".join(module.code_for_node(branch.node.test).split())
