@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Set
+import re
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from amplint.facts.callgraph import CallGraph
 from amplint.facts.names import resolve_expr
 from amplint.facts.regions import DTYPES
-from amplint.facts.tree import CallSite, Collector, Frame, dotted_name
+from amplint.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
 
 HALF = ("float16", "bfloat16")
+_CONTAINERS = ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict")
 
 
 def half_cast_dtype(call: cst.Call, frame: Frame) -> Optional[str]:
@@ -65,6 +67,13 @@ class Fp16Analysis:
                 self.half_classes.add(cls)
                 if dtype == "float16":
                     self.float16_classes.add(cls)
+        # id(call) -> dtype for calls of a method of this file that casts the receiver's
+        # submodules (`model.convert_to_fp16()`); `model_casts` adds them to the half casts
+        self.method_cast_calls: Dict[int, str] = {}
+        for cls, dtype in self._method_casts():
+            self.half_classes.add(cls)
+            if dtype == "float16":
+                self.float16_classes.add(cls)
         self._add_submodules(self.half_classes)
         self._add_submodules(self.float16_classes)
         # methods that run in float16 (not bfloat16) when no autocast region is active
@@ -87,6 +96,124 @@ class Fp16Analysis:
         return self.graph.class_of_value(receiver) or self.graph.class_of_instance(
             receiver, site.frame
         )
+
+    # -- half through a method of the project: `model.convert_to_fp16()` --------------------
+    def _method_casts(self) -> List[Tuple[str, str]]:
+        """(class, dtype) for the submodules a method of this file casts, where that method is
+        called: `def convert_to_fp16(self): self.blocks.apply(convert_module_to_f16)` or
+        `self.blocks.half()`, then `model.convert_to_fp16()` (or `self.convert_to_fp16()`)."""
+        found: List[Tuple[str, str]] = []
+        done: Set[int] = set()
+        for site in self.tree.calls:
+            if not isinstance(site.node.func, cst.Attribute) or site.node.args:
+                continue
+            for method in self.graph.callees(site):
+                owner = method.parent
+                if owner is None or owner.kind != "class":
+                    continue
+                casts = self._casts_of(method)
+                if casts:
+                    dtypes = {dtype for _, dtype in casts}
+                    self.method_cast_calls[id(site.node)] = (
+                        "float16" if "float16" in dtypes else dtypes.pop()
+                    )
+                if id(method) in done:
+                    continue
+                done.add(id(method))
+                for attr, dtype in casts:
+                    if attr is None:
+                        found.append((owner.name, dtype))
+                        continue
+                    for cls in self._classes_held(owner.name, attr):
+                        found.append((cls, dtype))
+        return found
+
+    @property
+    def model_casts(self) -> Dict[int, str]:
+        """id(call) -> dtype: the half casts, and the calls of methods that cast submodules."""
+        return {**self.half_casts, **self.method_cast_calls}
+
+    def _casts_of(self, method: Frame) -> List[Tuple[Optional[str], str]]:
+        """(`self` attribute or None for `self` itself, dtype) for each cast the method body
+        makes of its own submodules."""
+        out: List[Tuple[Optional[str], str]] = []
+        for site in method.calls:
+            call = site.node
+            func = call.func
+            if site.frame.function is not method or not isinstance(func, cst.Attribute):
+                continue
+            target = func.value
+            if isinstance(target, cst.Name) and target.value == "self":
+                attr: Optional[str] = None
+            elif (
+                isinstance(target, cst.Attribute)
+                and isinstance(target.value, cst.Name)
+                and target.value.value == "self"
+            ):
+                attr = target.attr.value
+            else:
+                continue
+            dtype = half_cast_dtype(call, site.frame)
+            if dtype is None and func.attr.value == "apply" and len(call.args) == 1:
+                dtype = self._converter_dtype(call.args[0].value)
+            if dtype is not None:
+                out.append((attr, dtype))
+        return out
+
+    def _converter_dtype(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The dtype a function handed to `.apply` casts modules to: a function of this file
+        whose body makes a half cast (`l.weight.data = l.weight.data.half()`), or one named so
+        (`convert_module_to_f16` from guided-diffusion's fp16_util)."""
+        name = dotted_name(expr)
+        if not name:
+            return None
+        function = self.tree.module_frame.functions.get(name[-1]) if len(name) == 1 else None
+        if function is not None:
+            for site in function.calls:
+                dtype = half_cast_dtype(site.node, site.frame)
+                if dtype is not None:
+                    return dtype
+            return None
+        last = name[-1].lower()
+        if re.search(r"(^|_)(to|convert\w*)_(bf16|bfloat16)$", last):
+            return "bfloat16"
+        if re.search(r"(^|_)(to|convert\w*)_(f16|fp16|half|float16)$", last):
+            return "float16"
+        return None
+
+    def _classes_held(self, owner: str, attr: str) -> List[str]:
+        """The module classes of this file held in `self.attr` of class `owner`: the class
+        constructed there, or those a container holds (`nn.ModuleList([Block(...), ...])`,
+        `nn.Sequential(...)`, a same-file `nn.Sequential` subclass)."""
+        direct = self.graph.self_instances.get((owner, attr))
+        found: List[str] = [direct] if direct is not None else []
+        for site in self.tree.assigns:
+            if self.graph.self_attr_owner(site.targets[0], site.frame) != (owner, attr):
+                continue
+            value = site.value
+            if not (isinstance(value, cst.Call) and self._container(value, site.frame)):
+                continue
+            for node in iter_nodes(value):
+                if (
+                    isinstance(node, cst.Call)
+                    and isinstance(node.func, cst.Name)
+                    and node.func.value in self.tree.classes
+                    and node.func.value not in found
+                ):
+                    found.append(node.func.value)
+        return found
+
+    def _container(self, call: cst.Call, frame: Frame) -> bool:
+        qualified = resolve_expr(call.func, frame) or ""
+        if qualified in _CONTAINERS:
+            return True
+        if isinstance(call.func, cst.Name) and call.func.value in self.tree.classes:
+            node = self.tree.classes[call.func.value].node
+            return any(
+                (dotted_name(base.value) or ("",))[-1] in ("Sequential", "ModuleList", "ModuleDict")
+                for base in node.bases  # type: ignore[attr-defined]
+            )
+        return False
 
     def _add_submodules(self, classes: Set[str]) -> None:
         """`.half()` converts submodules too: the classes of `self.x = Sub(...)` join."""

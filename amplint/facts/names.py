@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 
@@ -39,6 +39,30 @@ def resolve(dotted: Optional[Dotted], frame: Frame) -> Optional[str]:
             return None
         scope = scope.parent
     return None
+
+
+def alternatives(dotted: Optional[Dotted], frame: Frame) -> List[str]:
+    """What else `dotted` may refer to in `frame`: the qualified names of the other imports of
+    its root in the scope that binds it (a fallback in an `except`, another backend's import
+    under an `if`). Empty when the root is bound once, or not by an import."""
+    if not dotted:
+        return []
+    root, rest = dotted[0], dotted[1:]
+    scope: Optional[Frame] = frame.scope
+    while scope is not None:
+        if scope.kind == "class" and scope is not frame.scope:
+            scope = scope.parent
+            continue
+        if root in scope.imports:
+            out = []
+            for target in scope.alternatives.get(root, ()):
+                full = ".".join((target,) + rest)
+                out.append(_CANONICAL.get(full, full))
+            return out
+        if root in scope.bindings:
+            return []
+        scope = scope.parent
+    return []
 
 
 def resolve_expr(expr: cst.BaseExpression, frame: Frame) -> Optional[str]:

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.facts.names import resolve, resolve_expr
-from amplint.facts.tree import CallSite, Collector, Frame, dotted_name
+from amplint.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
 
 
 class Enabled(enum.Enum):
@@ -37,6 +37,7 @@ class Region:
     # For regions that come from outside this file (kind "project"): how to cite them,
     # e.g. "the autocast region at train.py:12" or "Trainer(precision='16-mixed') at main.py:30".
     external: Optional[str] = None
+    enabled_expr: Optional[cst.BaseExpression] = None  # `enabled=` as written, if given
 
     @property
     def active(self) -> bool:
@@ -81,6 +82,22 @@ def bound_arguments(call: cst.Call, positional: Tuple[str, ...]) -> Dict[str, cs
         elif index < len(positional):
             out[positional[index]] = arg.value
             index += 1
+    return out
+
+
+def _dict_literal(expr: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:
+    """`{"dtype": torch.bfloat16, "enabled": amp}` -> its entries; None unless every key is a
+    string literal (a `**other` entry makes the whole dict unknown)."""
+    if not isinstance(expr, cst.Dict):
+        return None
+    out: Dict[str, cst.BaseExpression] = {}
+    for element in expr.elements:
+        if not isinstance(element, cst.DictElement):
+            return None
+        key = literal_str(element.key)
+        if key is None:
+            return None
+        out[key] = element.value
     return out
 
 
@@ -293,6 +310,10 @@ class RegionAnalysis:
     def _from_autocast_call(self, qualified: str, call: cst.Call, origin: cst.CSTNode) -> Region:
         fixed_device, default_dtype, positional = AUTOCAST_APIS[qualified]
         args = bound_arguments(call, positional)
+        for arg in call.args:
+            if arg.star == "**":  # `autocast(**get_autocast_args(args))`, `**{"dtype": ...}`
+                for key, value in self._star_kwargs(arg.value).items():
+                    args.setdefault(key, value)
         enabled_expr = args.get("enabled")
         flag = True if enabled_expr is None else literal_bool(enabled_expr)
         enabled = Enabled.MAYBE if flag is None else (Enabled.TRUE if flag else Enabled.FALSE)
@@ -306,7 +327,34 @@ class RegionAnalysis:
             name = dotted_name(dtype_expr)
             dtype = DTYPES.get(".".join(name)) if name and name[0] == "torch" else None
         kind = "with"
-        return Region(enabled, device, dtype, origin, kind, device_expr=device_expr)
+        return Region(enabled, device, dtype, origin, kind, device_expr=device_expr,
+                      enabled_expr=enabled_expr)
+
+    def _star_kwargs(self, expr: cst.BaseExpression) -> Dict[str, cst.BaseExpression]:
+        """The keywords `**expr` passes, when the file shows them: a dict literal, or a call of a
+        module-level function of this file whose every `return` is a dict literal. A key the
+        returns disagree on (or that only some give) maps to an unknown value."""
+        if isinstance(expr, cst.Dict):
+            return _dict_literal(expr) or {}
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
+            return {}
+        module = self.tree.module_frame
+        helper = module.functions.get(expr.func.value)
+        if helper is None or expr.func.value in module.imports:
+            return {}
+        returns = [n for n in iter_nodes(helper.node.body) if isinstance(n, cst.Return)]
+        dicts = [_dict_literal(r.value) for r in returns if r.value is not None]
+        if not dicts or len(dicts) != len(returns) or any(d is None for d in dicts):
+            return {}
+        merged: Dict[str, cst.BaseExpression] = {}
+        code = cst.Module(body=[]).code_for_node
+        for entries in dicts:
+            for key, value in entries.items():  # type: ignore[union-attr]
+                if all(key in d and code(d[key]) == code(value) for d in dicts):  # type: ignore
+                    merged[key] = value
+                else:
+                    merged[key] = cst.Name("__unknown__")
+        return merged
 
     def _framework_region(self, call: cst.Call) -> Optional[Region]:
         func = call.func

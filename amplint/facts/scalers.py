@@ -672,6 +672,18 @@ def runs_whenever(a: Event, b: Event, within: Optional[Loop] = None) -> bool:
     return arms(a, within) <= arms(b, within)
 
 
+def gates(a: Event, b: Event, within: Optional[Loop] = None) -> List[Branch]:
+    """The `if` bodies around `a` (inside loop `within`) that `b` is not in: the tests `a` waits
+    for when `b` does not (`if not skip_step:`, `if grad_norm.isfinite():`). `elif`/`else` arms
+    are left out: they say an earlier test failed, which is a split of paths, not a skip."""
+    around_b = arms(b, within)
+    return [
+        branch for branch in a.branches(within)
+        if isinstance(branch.node, cst.If) and branch.index == 0
+        and signature(branch) not in around_b
+    ]
+
+
 def jumps_between(flow: Flow, first: Event, last: Event) -> List[Event]:
     """`continue`/`break` of the loop around `first`, or `return`, between the two events that
     can run on the same pass as `first`: they leave the iteration before `last` runs."""

@@ -52,6 +52,9 @@ class Frame:
     parent: Optional["Frame"]
     name: str = ""
     imports: Dict[str, str] = field(default_factory=dict)  # bound name -> qualified module path
+    # other imports of the same name in this scope (a fallback, or another backend's under an
+    # `if`): bound name -> what they import
+    alternatives: Dict[str, List[str]] = field(default_factory=dict)
     bindings: Set[str] = field(default_factory=set)  # names bound here other than by import
     functions: Dict[str, "Frame"] = field(default_factory=dict)  # defs directly in this scope
     calls: List["CallSite"] = field(default_factory=list)  # calls whose scope is this function
@@ -183,11 +186,12 @@ class Collector:
         self.withs: List[Tuple[cst.With, Frame]] = []  # with statement, its body frame
         self.classes: Dict[str, Frame] = {}
         self._line_stmt: Optional[cst.SimpleStatementLine] = None
+        self._fallback: List[Set[str]] = []  # names a `try` body imported, per enclosing handler
         self._top: Dict[int, Optional[cst.BaseStatement]] = {id(self.module_frame): None}
         self._depth: Dict[int, int] = {id(self.module_frame): 0}
         self._enter = {
             cst.SimpleStatementLine: self._simple_line,
-            cst.If: self._statement, cst.While: self._statement, cst.Try: self._statement,
+            cst.If: self._statement, cst.While: self._statement, cst.Try: self._try,
             cst.For: self._for,
             cst.With: self._with,
             cst.ClassDef: self._class,
@@ -257,6 +261,25 @@ class Collector:
         self._leave_stmt()
         return False
 
+    def _try(self, node: cst.Try) -> bool:
+        """`try: from torch.amp import autocast / except ImportError: from torch.cuda.amp import
+        autocast`: the handler runs only where the body's import failed, so the name keeps the
+        body's meaning (`alternatives` records the other)."""
+        self._enter_stmt(node)
+        scope = self.frame.scope
+        before = dict(scope.imports)
+        self.walk(node.body)
+        imported = {name for name, target in scope.imports.items() if before.get(name) != target}
+        for handler in node.handlers:
+            self._fallback.append(imported)
+            self.walk(handler)
+            self._fallback.pop()
+        for part in (node.orelse, node.finalbody):
+            if part is not None:
+                self.walk(part)
+        self._leave_stmt()
+        return False
+
     def _for(self, node: cst.For) -> bool:
         self._bind_target(node.target)
         return self._statement(node)
@@ -311,8 +334,15 @@ class Collector:
     # -- imports and bindings -------------------------------------------------------------
     def _import(self, node) -> bool:
         scope = self.frame.scope
+        fallback = self._fallback[-1] if self._fallback else ()
         for bound, target, _ in import_bindings(node):
             if not target.startswith("."):  # relative imports: the project pass resolves them
+                if scope.imports.get(bound, target) != target:
+                    scope.alternatives.setdefault(bound, []).append(
+                        target if bound in fallback else scope.imports[bound]
+                    )
+                if bound in fallback:
+                    continue
                 scope.imports[bound] = target
         return False
 

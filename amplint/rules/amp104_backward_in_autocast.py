@@ -7,6 +7,7 @@ from typing import Iterable, List, Optional
 import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.facts.names import resolve_expr
 from amplint.facts.tree import CallSite
 from amplint.rules import Flag, Rule
 from amplint.rules._util import region_note
@@ -29,6 +30,9 @@ class BackwardInAutocast(Rule):
     Lightning's `self.manual_backward(loss)` counts too: with `precision="16-mixed"` Lightning
     runs `training_step` under autocast, so a manual-optimization step that calls it there
     runs backward inside the region (linting the project shows that region).
+
+    A backward under `with pytest.raises(...)` / `self.assertRaises(...)` is a test that it
+    fails, and is not reported.
 
     ## Why is this bad?
     The PyTorch AMP docs: "Backward passes under autocast are not recommended. Backward ops run
@@ -155,6 +159,24 @@ class BackwardInAutocast(Rule):
             "        self.manual_backward(loss)\n"
             "        opt.step()\n",
         ),
+        Flag(  # in a test, but not under pytest.raises: that backward runs its ops
+            "import pytest\n"
+            "import torch\n"
+            "def test_backward(model, x):\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        loss = model(x).sum()\n"
+            "        with pytest.raises(ValueError):\n"
+            "            check(loss)\n"
+            "        loss.backward()\n",
+            fixed="import pytest\n"
+            "import torch\n"
+            "def test_backward(model, x):\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        loss = model(x).sum()\n"
+            "        with pytest.raises(ValueError):\n"
+            "            check(loss)\n"
+            "    loss.backward()\n",
+        ),
     ]
     clean = [
         # Lightning manual optimization without mixed precision: no region at all
@@ -199,6 +221,14 @@ class BackwardInAutocast(Rule):
         "        logits, loss = model(X, Y)\n"
         "        loss = loss / gradient_accumulation_steps\n"
         "    scaler.scale(loss).backward()\n",
+        # a test that backward raises under autocast: the error is the point
+        "import pytest\n"
+        "import torch\n"
+        "def test_backward_raises(model, x):\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n"
+        "        loss = model(x).sum()\n"
+        "        with pytest.raises(RuntimeError):\n"
+        "            loss.backward()\n",
         # a method named backward of something unrelated, outside any region
         "import torch\nlayer.backward(grad)\n",
     ]
@@ -210,7 +240,7 @@ class BackwardInAutocast(Rule):
             if not self._is_backward(qualified, site):
                 continue
             region = facts.active_region(site.frame)
-            if region is not None:
+            if region is not None and not _expects_error(site):
                 found.append((site, region))
         # the statements of each with body that run backward: the fix starts at the first
         starts = {}
@@ -277,6 +307,27 @@ class BackwardInAutocast(Rule):
             Applicability.SAFE, "Move the backward and what follows it out of the autocast block",
             {with_node: replacement},
         )
+
+
+_RAISES = ("pytest.raises",)
+_RAISES_METHODS = ("assertRaises", "assertRaisesRegex")
+
+
+def _expects_error(site: CallSite) -> bool:
+    """The call sits in `with pytest.raises(...)` / `with self.assertRaises(...)` in its own
+    function: a test that backward fails there, not a backward that runs its ops."""
+    frame = site.frame
+    while frame is not None and frame.kind == "with":
+        for item in frame.node.items:  # type: ignore[attr-defined]
+            call = item.item
+            if not isinstance(call, cst.Call):
+                continue
+            if resolve_expr(call.func, frame.parent) in _RAISES:
+                return True
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _RAISES_METHODS:
+                return True
+        frame = frame.parent
+    return False
 
 
 def _is_region_item(item: cst.WithItem, region) -> bool:

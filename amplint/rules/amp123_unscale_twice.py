@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+import re
+from typing import Iterable, Optional, Tuple
+
+import libcst as cst
 
 from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.scalers import Event, Flow, arms, exclusive, jumps_between
+from amplint.facts.scalers import (
+    Event, Flow, arms, exclusive, gates, jumps_between, runs_whenever,
+)
 from amplint.facts.scalers import SCALER_TRIGGERS
 from amplint.rules import Flag, Rule
 
@@ -24,8 +29,12 @@ class UnscaleTwice(Rule):
     and one after `step` raises `RuntimeError: unscale_() is being called after step().` The
     docs: "`unscale_` should only be called once per optimizer per `step` call, and only after
     all gradients for that optimizer's assigned parameters have been accumulated." In an
-    accumulation loop the second micro-step raises. `unscale_` of two different optimizers, or
-    inside the same `if (i + 1) % k == 0:` arm as the step and update, is fine.
+    accumulation loop the second micro-step raises. The same happens when `unscale_` runs every
+    iteration (or every call of a step function) but `step`/`update()` are skipped on some path
+    (`if not skip_optimizer_step:`, `if grad_norm.isfinite():`, an early `return`): the message
+    names that path. `unscale_` of two different optimizers, or inside the same
+    `if (i + 1) % k == 0:` arm as the step and update, is fine; so is a skipped `step` whose
+    `update()` still runs.
 
     ## Example
     ```python
@@ -106,8 +115,70 @@ class UnscaleTwice(Rule):
             "        scaler.step(opt)\n"
             "        scaler.update()\n",
         ),
+        Flag(  # unscale then skip: the step and update wait for a flag, the unscale does not
+            "import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for batch in loader:\n"
+            "    scaler.scale(model(batch)).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    if not skip_optimizer_step:\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n",
+        ),
+        Flag(  # a step function that skips non-finite gradients, update included
+            "import torch\n"
+            "def train_step(model, batch, optimizer, scaler):\n"
+            "    scaler.scale(model(batch)).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    if grad_norm.isfinite():\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n",
+        ),
     ]
     clean = [
+        # the step is skipped on non-finite gradients, the update is not
+        "import torch\n"
+        "def train_step(model, batch, optimizer, scaler):\n"
+        "    scaler.scale(model(batch)).backward()\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+        "    if grad_norm.isfinite():\n"
+        "        scaler.step(optimizer)\n"
+        "    scaler.update()\n",
+        # the skip flag gates the unscale too
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "for batch in loader:\n"
+        "    scaler.scale(model(batch)).backward()\n"
+        "    if not skip_optimizer_step:\n"
+        "        scaler.unscale_(optimizer)\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n",
+        # Lightning: the unscale has a test of its own that implies the step's
+        "import torch\n"
+        "def optimizer_step(self, optimizer, model, closure):\n"
+        "    closure_result = closure()\n"
+        "    skip_unscaling = closure_result is None and model.automatic_optimization\n"
+        "    if not handles_unscaling(optimizer) and not skip_unscaling:\n"
+        "        self.scaler.unscale_(optimizer)\n"
+        "    if not skip_unscaling:\n"
+        "        step_output = self.scaler.step(optimizer)\n"
+        "        self.scaler.update()\n"
+        "        return step_output\n"
+        "    return closure_result\n",
+        # an AMP / plain split after an unconditional unscale (a disabled scaler's is a no-op)
+        "import torch\n"
+        "def train_step(model, batch, optimizer, scaler, use_amp):\n"
+        "    scaler.scale(model(batch)).backward()\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    if use_amp:\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n"
+        "    else:\n"
+        "        optimizer.step()\n",
         # unscale once per step, inside the accumulation arm
         "import torch\n"
         "scaler = torch.amp.GradScaler('cuda')\n"
@@ -190,6 +261,20 @@ class UnscaleTwice(Rule):
                         "as the step",
                         related={"update_line": update.node},
                     )
+                    continue
+                skipped = self._skipped(ctx.module, flow, unscale)
+                if skipped is not None:
+                    update, path, jump = skipped
+                    yield self.report(
+                        unscale.node,
+                        f"`{unscale.scaler}.unscale_({unscale.arg})` runs on every pass, but "
+                        f"`{unscale.scaler}.update()` (line {{update_line}}) is skipped {path}: "
+                        "the next `unscale_` then raises 'RuntimeError: unscale_() has already "
+                        "been called on this optimizer since the last update().'; call "
+                        f"`{unscale.scaler}.update()` on that path too, or unscale under the same "
+                        "condition",
+                        related={"update_line": update.node, **({"jump_line": jump} if jump else {})},
+                    )
 
     @staticmethod
     def _earlier(flow: Flow, unscale: Event) -> Optional[Event]:
@@ -207,6 +292,57 @@ class UnscaleTwice(Rule):
             if not updates:
                 return prior
         return None
+
+    @staticmethod
+    def _skipped(module: cst.Module, flow: Flow, unscale: Event) -> Optional[Tuple]:
+        """Unscale then skip: every `update()` after the unscale waits for a test the unscale
+        does not (`if not skip_optimizer_step:`), or a `return`/`continue` may leave first.
+        The unscale must run whenever the update's enclosing arms outside the gate do (an
+        unscale under a test of its own, `if not handles_unscaling and not skip:`, is left
+        alone). A test about AMP itself (`if use_amp:`, `if scaler.is_enabled():`) or one whose other
+        arm steps the optimizer is a split of paths, not a skip. Code that runs once (a module
+        body outside loops) is left alone."""
+        loop = unscale.loop
+        if loop is None and flow.frame.kind != "function":
+            return None
+        updates = [
+            u for u in flow.of("update", scaler=unscale.scaler)
+            if u.order > unscale.order and not exclusive(u, unscale) and u.loop == loop
+        ]
+        if not updates:
+            return None
+        path = None
+        jump_node = None
+        for update in updates:
+            if not runs_whenever(unscale, update, loop):
+                return None  # the unscale has a test of its own (`if ... and not skip:`)
+            found = None
+            for branch in gates(update, unscale, loop):
+                test = " ".join(module.code_for_node(branch.node.test).split())
+                if _AMP_TEST.search(test) or str(unscale.scaler) in test:
+                    return None
+                if any(
+                    e.kind in ("opt_step", "step") and any(
+                        c.node is branch.node and getattr(c, "index", 0) != 0 for c in e.ctx
+                    ) for e in flow.events
+                ):
+                    return None
+                found = f"on the path where `if {test}:` is not taken"
+                break
+            if found is None:
+                jumps = jumps_between(flow, unscale, update)
+                if not jumps:
+                    return None  # this update runs whenever the unscale does
+                jump = jumps[0]
+                for branch in jump.branches(loop):
+                    test = " ".join(module.code_for_node(branch.node.test).split()) if isinstance(
+                        branch.node, cst.If) else ""
+                    if _AMP_TEST.search(test) or str(unscale.scaler) in test:
+                        return None
+                found = f"when the `{jump.kind}` at line {{jump_line}} runs first"
+                jump_node = jump_node or jump.node
+            path = path or found
+        return (updates[0], path, jump_node) if path is not None else None
 
     @staticmethod
     def _less_often(flow: Flow, unscale: Event) -> Optional[Event]:
@@ -230,3 +366,7 @@ class UnscaleTwice(Rule):
             if not gated and not jumps_between(flow, unscale, update):
                 return None
         return inside[0]
+
+
+_AMP_TEST = re.compile(r"amp|fp16|half|mixed|scaler|precision|float16|enabled", re.IGNORECASE)
+

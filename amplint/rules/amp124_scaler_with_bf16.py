@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List
+from typing import Iterable, List, Optional
 
 import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.regions import Enabled, Region, bound_arguments
+from amplint.facts.regions import Enabled, Region, bound_arguments, literal_bool
 from amplint.facts.scalers import SCALER_APIS
 from amplint.facts.names import resolve_expr
 from amplint.rules import Flag, Rule
@@ -18,6 +18,11 @@ class ScalerWithBf16(Rule):
     """## What it does
     Finds a GradScaler created enabled (no `enabled=`, or `enabled=True`) in a file whose
     autocast regions all run in bfloat16 (`dtype=torch.bfloat16`, or CPU autocast's default).
+
+    Also a scaler enabled by the very flag every autocast region of the file is enabled by
+    (`GradScaler(enabled=args.amp)` with `autocast(..., enabled=args.amp)`), and a dtype
+    passed through `autocast(**helper(args))` where a function of the file returns a dict
+    literal.
 
     ## Why is this bad?
     Loss scaling exists for float16's narrow range (gradients below 6e-8 flush to zero).
@@ -102,8 +107,56 @@ class ScalerWithBf16(Rule):
             "        self.scaler.scale(loss).backward()\n",
             unsafe=True,
         ),
+        Flag(  # the scaler and the bf16 region share one flag: the scaler is on whenever bf16 runs
+            "import torch\n"
+            "scaler = torch.cuda.amp.GradScaler(enabled=args.amp)\n"
+            "for x, y in loader:\n"
+            "    with torch.autocast('cuda', dtype=torch.bfloat16, enabled=args.amp):\n"
+            "        loss = model(x, y)\n"
+            "    scaler.scale(loss).backward()\n",
+            fixed="import torch\n"
+            "scaler = torch.cuda.amp.GradScaler(enabled=False)\n"
+            "for x, y in loader:\n"
+            "    with torch.autocast('cuda', dtype=torch.bfloat16, enabled=args.amp):\n"
+            "        loss = model(x, y)\n"
+            "    scaler.scale(loss).backward()\n",
+            unsafe=True,
+        ),
+        Flag(  # the dtype arrives through a helper of the file returning a dict literal
+            "import torch\n"
+            "def get_autocast_args(args):\n"
+            "    return {'device_type': 'cuda', 'dtype': torch.bfloat16, 'enabled': args.amp}\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "with torch.autocast(**get_autocast_args(args)):\n"
+            "    loss = model(x)\n"
+            "scaler.scale(loss).backward()\n",
+            fixed="import torch\n"
+            "def get_autocast_args(args):\n"
+            "    return {'device_type': 'cuda', 'dtype': torch.bfloat16, 'enabled': args.amp}\n"
+            "scaler = torch.amp.GradScaler('cuda', enabled=False)\n"
+            "with torch.autocast(**get_autocast_args(args)):\n"
+            "    loss = model(x)\n"
+            "scaler.scale(loss).backward()\n",
+            unsafe=True,
+        ),
     ]
     clean = [
+        # the scaler's flag is not the region's: it may be on for another (fp16) path
+        "import torch\n"
+        "scaler = torch.cuda.amp.GradScaler(enabled=args.fp16)\n"
+        "with torch.autocast('cuda', dtype=torch.bfloat16, enabled=args.amp):\n"
+        "    loss = model(x)\n"
+        "scaler.scale(loss).backward()\n",
+        # the helper's dtype depends on its branch
+        "import torch\n"
+        "def get_autocast_args(args):\n"
+        "    if args.bf16:\n"
+        "        return {'device_type': 'cuda', 'dtype': torch.bfloat16}\n"
+        "    return {'device_type': 'cuda', 'dtype': torch.float16}\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "with torch.autocast(**get_autocast_args(args)):\n"
+        "    loss = model(x)\n"
+        "scaler.scale(loss).backward()\n",
         # nanoGPT: the scaler is gated on the dtype
         "import torch\n"
         "ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]\n"
@@ -149,18 +202,54 @@ class ScalerWithBf16(Rule):
         if not regions or any(r.dtype != "bfloat16" for r in regions):
             return
         for info in scalers.infos.values():
-            if info.enabled is not Enabled.TRUE or info.maybe_none:
+            if info.maybe_none:
+                continue
+            if info.enabled is Enabled.TRUE:
+                when = "enabled while"
+            elif info.enabled is Enabled.MAYBE and self._same_flag(facts, info, regions):
+                flag = _code(self._enabled_arg(facts, info.constructions[0]))
+                when = f"enabled by the same flag (`{flag}`) as the autocast regions, and"
+            else:
                 continue
             for call in info.constructions:
                 yield self.report(
                     call,
-                    "GradScaler enabled while every autocast region of this file runs in "
+                    f"GradScaler {when} every autocast region of this file runs in "
                     "bfloat16 (line {region_line}): bf16 needs no loss scaling, the scaler only "
                     "adds a host sync per step and skipped steps; create it with "
                     "`enabled=False`, or gate it: `enabled=(amp_dtype == torch.float16)`",
                     fix=self._fix(facts, call),
                     related={"region_line": regions[0].origin},
                 )
+
+    def _same_flag(self, facts, info, regions: List[Region]) -> bool:
+        """`GradScaler(enabled=args.amp)` in a file whose every region is
+        `autocast(dtype=torch.bfloat16, enabled=args.amp)`: the scaler is on exactly when bf16
+        runs. Flags are compared as written; a region entered on one path only (MAYBE without
+        its own flag) does not count."""
+        if not info.constructions:
+            return False
+        flags = set()
+        for call in info.constructions:
+            expr = self._enabled_arg(facts, call)
+            if expr is None or literal_bool(expr) is not None:
+                return False
+            flags.add(_code(expr))
+        if len(flags) != 1:
+            return False
+        return all(
+            r.enabled_expr is not None and _code(r.enabled_expr) in flags for r in regions
+        )
+
+    @staticmethod
+    def _enabled_arg(facts, call: cst.Call) -> Optional[cst.BaseExpression]:
+        site = facts.scalers.sites.get(id(call))
+        if site is None:
+            return None
+        positional = SCALER_APIS.get(resolve_expr(call.func, site.frame) or "")
+        if positional is None or any(a.star for a in call.args):
+            return None
+        return bound_arguments(call, positional).get("enabled")
 
     @staticmethod
     def _regions(facts) -> List[Region]:
@@ -198,3 +287,7 @@ class ScalerWithBf16(Rule):
             new = with_args(call, [*args, kwarg("enabled", cst.Name("False"))])
         return self.fix(Applicability.UNSAFE, "Create the scaler disabled (`enabled=False`)",
                         {call: new})
+
+
+def _code(node: Optional[cst.CSTNode]) -> str:
+    return "" if node is None else " ".join(cst.Module(body=[]).code_for_node(node).split())

@@ -9,7 +9,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.names import resolve
+from amplint.facts.names import alternatives, resolve
 from amplint.facts.regions import literal_bool
 from amplint.facts.tree import Frame, dotted_name, import_bindings
 from amplint.rules import Flag, Rule
@@ -48,6 +48,9 @@ class _Ref:
     api: str
     kind: str  # "call" | "decorator" | "reference"
     call: Optional[cst.Call] = None
+    # the name is also imported from another backend (`from torch.musa.amp import autocast`
+    # under an `if`): reported, but a rewrite to the CUDA form would break that backend
+    other_backend: Optional[str] = None
 
 
 @dataclass(eq=False)
@@ -69,6 +72,12 @@ class DeprecatedAmpApi(Rule):
     `import torch.cuda.amp as amp`). Version-gated fallbacks (`try: from torch.amp import ...
     except ImportError: from torch.cuda.amp import ...`, `... if hasattr(torch, "amp") else
     torch.cuda.amp...`, an `except` branch) are not reported.
+
+    The body of a maximum-version test, or the `else` of a minimum-version test, is a fallback
+    too; the body of a minimum-version test
+    (`if digit_version(TORCH_VERSION) >= digit_version("1.6.0"):`) runs on current torch and
+    is reported. A name also imported from another backend (`from torch.musa.amp import
+    autocast` under an `if`) is reported without a fix.
 
     ## Why is this bad?
     Every call warns, and the APIs will be removed:
@@ -201,8 +210,60 @@ class DeprecatedAmpApi(Rule):
             "def build(cfg) -> GradScaler:\n"
             "    return torch.amp.GradScaler(\"cuda\", enabled=cfg.amp)\n",
         ),
+        Flag(  # a lower-bound version check is no fallback: the call runs on current torch
+            "import torch\n"
+            "from mmcv.utils import TORCH_VERSION, digit_version\n"
+            "if digit_version(TORCH_VERSION) >= digit_version('1.6.0'):\n"
+            "    with torch.cuda.amp.autocast(enabled=True):\n"
+            "        out = model(x)\n",
+            fixed="import torch\n"
+            "from mmcv.utils import TORCH_VERSION, digit_version\n"
+            "if digit_version(TORCH_VERSION) >= digit_version('1.6.0'):\n"
+            "    with torch.amp.autocast(\"cuda\", enabled=True):\n"
+            "        out = model(x)\n",
+        ),
+        Flag(  # another backend's import of the name: still deprecated on CUDA; no rewrite
+            "from torch.cuda.amp import autocast\n"
+            "if IS_MUSA_AVAILABLE:\n"
+            "    from torch.musa.amp import autocast\n"
+            "with autocast(enabled=True):\n"
+            "    out = model(x)\n",
+        ),
+        Flag(  # a function-local import: one finding, at the use; the import goes, its comment stays
+            "import torch\n"
+            "class Trainer:\n"
+            "    def setup(self, cfg):\n"
+            "        # scaler for fp16\n"
+            "        from torch.cuda.amp import GradScaler\n"
+            "        self.scaler = GradScaler(enabled=cfg.amp)\n",
+            fixed="import torch\n"
+            "class Trainer:\n"
+            "    def setup(self, cfg):\n"
+            "        # scaler for fp16\n"
+            "        self.scaler = torch.amp.GradScaler(\"cuda\", enabled=cfg.amp)\n",
+        ),
     ]
     clean = [
+        # an upper-bound version check: the deprecated call runs on old torch only
+        "import torch\n"
+        "from mmcv.utils import TORCH_VERSION, digit_version\n"
+        "if digit_version(TORCH_VERSION) < digit_version('1.10.0'):\n"
+        "    scaler = torch.cuda.amp.GradScaler()\n"
+        "else:\n"
+        "    scaler = torch.amp.GradScaler('cuda')\n",
+        # the CUDA import is the fallback of torch.amp's; another backend's import beside it
+        "try:\n"
+        "    from torch.amp import autocast\n"
+        "except ImportError:\n"
+        "    from torch.cuda.amp import autocast\n"
+        "if IS_MUSA_AVAILABLE:\n"
+        "    from torch.musa.amp import autocast\n"
+        "with autocast('cuda'):\n"
+        "    out = model(x)\n",
+        # a function-local import used only in a type check
+        "def is_amp(s):\n"
+        "    from torch.cuda.amp import GradScaler\n"
+        "    return isinstance(s, GradScaler)\n",
         # the current API
         "import torch\n"
         "scaler = torch.amp.GradScaler('cuda', enabled=use_amp)\n"
@@ -286,6 +347,11 @@ class DeprecatedAmpApi(Rule):
             )
             if ref.kind == "reference":
                 message += "; it is used as a value here, so rewrite it by hand"
+            elif ref.other_backend is not None:
+                message += (
+                    f"; the name is also imported as `{ref.other_backend}` on another path, "
+                    "so rewrite it by hand"
+                )
             report_node = ref.call if ref.call is not None else ref.node
             yield self.report(report_node, message, fix=fix if ref in fixed else None)
 
@@ -296,7 +362,7 @@ class DeprecatedAmpApi(Rule):
         ImportError: from torch.cuda.amp import autocast`), or by a gated import."""
         gated: Set[str] = set()
         other_imports = {bound for bound, target in walker.all_import_bindings
-                         if not _is_deprecated(target)}
+                         if _is_modern(_canonical(target))}
         for binding in walker.deprecated_imports:
             name = binding.bound
             rebound = any(name in frame.bindings for frame in facts.tree.frames)
@@ -306,7 +372,7 @@ class DeprecatedAmpApi(Rule):
 
     # -- the rewrite of one use -----------------------------------------------------------
     def _rewrite(self, ctx, ref: _Ref):
-        if ref.kind == "reference":
+        if ref.kind == "reference" or ref.other_backend is not None:
             return None
         target, device, params = APIS[ref.api]
         try:
@@ -451,10 +517,15 @@ class DeprecatedAmpApi(Rule):
                 follower not in out and isinstance(current, cst.BaseCompoundStatement)
             ):
                 continue
-            if follower not in out and any(
-                walker.inside(node, follower) for node in list(edits) + list(out)
-            ):
+            if follower not in out and any(walker.inside(node, follower) for node in out):
                 continue
+            inner = [node for node in edits if walker.inside(node, follower)]
+            if follower in out and inner:
+                continue
+            if not all(isinstance(edits[node], cst.CSTNode) for node in inner):
+                continue
+            for node in inner:  # the rewritten call on that line goes into the moved line
+                current = current.deep_replace(node, edits.pop(node))
             out[follower] = current.with_changes(
                 leading_lines=list(line.leading_lines) + list(current.leading_lines)
             )
@@ -605,15 +676,28 @@ class _Walker(cst.CSTVisitor):
         if qualified is None:
             return
         api = _canonical(qualified)
+        others = [_canonical(o) for o in alternatives(dotted, self.frame)]
         if api not in APIS:
-            return
+            # `from torch.cuda.amp import autocast` overridden on one path only by another
+            # backend's import: the deprecated one is what runs on CUDA
+            if _is_modern(api):
+                return
+            api = next((o for o in others if o in APIS), "")
+            if not api:
+                return
+            others = [qualified]
+        other = next((o for o in others if o not in APIS and not _is_modern(o)), None)
         parent = self.parents.get(id(node))
         if isinstance(parent, cst.Call) and parent.func is node:
-            self.refs.append(_Ref(node, root, self.frame, api, "call", parent))
+            ref = _Ref(node, root, self.frame, api, "call", parent)
         elif isinstance(parent, cst.Decorator) and parent.decorator is node:
-            self.refs.append(_Ref(node, root, self.frame, api, "decorator"))
+            ref = _Ref(node, root, self.frame, api, "decorator")
         elif self._used_as_factory(node):
-            self.refs.append(_Ref(node, root, self.frame, api, "reference"))
+            ref = _Ref(node, root, self.frame, api, "reference")
+        else:
+            return
+        ref.other_backend = other
+        self.refs.append(ref)
 
     def _used_as_factory(self, node: cst.CSTNode) -> bool:
         """A value that will be called later: bound to a name (`ctx = torch.cuda.amp.autocast`,
@@ -647,11 +731,57 @@ class _Walker(cst.CSTVisitor):
             ):
                 return True
             if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+                bound = _version_bound(parent.test)
+                if bound is not None:
+                    # `if version >= "1.6":` runs on current torch; its `else` is the fallback
+                    if (child is parent.body) != (bound == "lower"):
+                        return True
+                    continue
                 if _VERSION_TEST.search(_code(parent.test)) or _mentions_modern(parent, frame):
                     return True
             if isinstance(parent, cst.Try) and _mentions_modern(parent, frame):
                 return True
         return False
+
+
+_VERSION_LITERAL = re.compile(r"^['\"]?v?\d+(\.\d+)+")
+
+
+def _version_bound(test: cst.BaseExpression) -> Optional[str]:
+    """"lower" for a minimum-version test (`digit_version(TORCH_VERSION) >= digit_version("1.6")`,
+    `torch.__version__ >= (1, 6)`), "upper" for a maximum; None for anything else."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target = test.comparisons[0]
+    operator = target.operator
+    if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        direction = "lower"
+    elif isinstance(operator, (cst.LessThan, cst.LessThanEqual)):
+        direction = "upper"
+    else:
+        return None
+    left, right = test.left, target.comparator
+    if _is_version_constant(left) and not _is_version_constant(right):
+        left, right = right, left
+        direction = "upper" if direction == "lower" else "lower"
+    if not _is_version_constant(right) or not _VERSION_TEST.search(_code(left)):
+        return None
+    return direction
+
+
+def _is_version_constant(expr: cst.BaseExpression) -> bool:
+    """"1.6.0", 1.6, (1, 6), `digit_version("1.6.0")`, `version.parse("2.4")`."""
+    if isinstance(expr, cst.Call) and len(expr.args) == 1:
+        expr = expr.args[0].value
+    if isinstance(expr, cst.Tuple):
+        return bool(expr.elements) and all(isinstance(e.value, cst.Integer) for e in expr.elements)
+    if isinstance(expr, (cst.SimpleString, cst.Float)):
+        return bool(_VERSION_LITERAL.match(expr.value))
+    return False
+
+
+def _is_modern(full: str) -> bool:
+    return full.startswith("torch.amp.") or full in ("torch.autocast", "torch.GradScaler")
 
 
 def _is_deprecated(full: str) -> bool:

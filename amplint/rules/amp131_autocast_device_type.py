@@ -121,8 +121,30 @@ class AutocastDeviceType(Rule):
             "    b = model(y)\n",
             unsafe=True,
         ),
+        Flag(  # the fallback import runs only on old torch: the name is torch.amp.autocast
+            "try:\n"
+            "    from torch.amp import autocast\n"
+            "except ImportError:\n"
+            "    from torch.cuda.amp import autocast\n"
+            "with autocast(dtype=torch.float16):\n"
+            "    out = model(x)\n",
+            fixed="try:\n"
+            "    from torch.amp import autocast\n"
+            "except ImportError:\n"
+            "    from torch.cuda.amp import autocast\n"
+            "with autocast(\"cuda\", dtype=torch.float16):\n"
+            "    out = model(x)\n",
+            unsafe=True,
+        ),
     ]
     clean = [
+        # the deprecated class first, torch.amp only as the fallback: the device is implied
+        "try:\n"
+        "    from torch.cuda.amp import autocast\n"
+        "except ImportError:\n"
+        "    from torch.amp import autocast\n"
+        "with autocast(dtype=torch.float16):\n"
+        "    out = model(x)\n",
         # the documented forms
         "import torch\n"
         "with torch.autocast(device_type='cuda', dtype=torch.float16):\n"

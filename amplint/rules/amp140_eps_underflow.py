@@ -35,6 +35,10 @@ class EpsUnderflow(Rule):
     `torch.optim.Adam` (AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad) with its default or a
     tiny `eps=` over the `.parameters()` of a model the file casts to float16.
 
+    A module class is also half when a method of the file that casts its instances'
+    submodules is called (`model.convert_to_fp16()` running
+    `self.blocks.apply(convert_module_to_f16)` or `self.blocks.half()`).
+
     ## Why is this bad?
     The smallest positive float16 is 2**-24 = 5.96e-8; anything at or below 2**-25 rounds to 0.
     In float16 `torch.tensor([1.0], dtype=torch.half) + 1e-8 == 1` and
@@ -88,7 +92,7 @@ class EpsUnderflow(Rule):
     name = "eps-underflow"
     severity = Severity.WARNING
     fix_safety = "suggestion"
-    triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half")
+    triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half", "f16")
 
     flag = [
         Flag(  # a half module: the eps of a hand-written normalisation vanishes
@@ -150,8 +154,41 @@ class EpsUnderflow(Rule):
             "net = build_net().to('cuda', torch.float16)\n"
             "opt = torch.optim.RMSprop(net.parameters(), lr=1e-4, eps=1e-10)\n",
         ),
+        Flag(  # half through a method of the file: `convert_to_fp16` casts the blocks
+            "import torch\n"
+            "from torch import nn\n"
+            "from .fp16_util import convert_module_to_f16\n"
+            "class Scorer(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        n = x.abs().sum(-1, keepdim=True)\n"
+            "        return x / (n + 1e-8)\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.blocks = nn.ModuleList([Scorer(), Scorer()])\n"
+            "    def convert_to_fp16(self):\n"
+            "        self.blocks.apply(convert_module_to_f16)\n"
+            "model = Net()\n"
+            "if use_fp16:\n"
+            "    model.convert_to_fp16()\n",
+        ),
     ]
     clean = [
+        # the casting method is never called in the file: the blocks stay float32
+        "import torch\n"
+        "from torch import nn\n"
+        "from .fp16_util import convert_module_to_f16\n"
+        "class Scorer(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        n = x.abs().sum(-1, keepdim=True)\n"
+        "        return x / (n + 1e-8)\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.blocks = nn.ModuleList([Scorer(), Scorer()])\n"
+        "    def convert_to_fp16(self):\n"
+        "        self.blocks.apply(convert_module_to_f16)\n"
+        "model = Net()\n",
         # the AMP recipe: fp32 parameters, Adam's default eps, eps in autocast code
         "import torch\n"
         "model = Net().cuda()\n"
@@ -200,7 +237,7 @@ class EpsUnderflow(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
-        if not facts.fp16.half_casts:
+        if not facts.fp16.model_casts:
             return
         yield from self._optimizers(ctx)
         values = float16_values(facts)
@@ -407,7 +444,7 @@ def _model_key(expr: cst.BaseExpression, frame: Frame) -> Optional[Tuple]:
 def _half_models(facts) -> Dict[Tuple, cst.CSTNode]:
     """Model names the file casts to float16: `model.half()` / `model.cuda().half()` as a
     statement (modules cast in place), and `model = <...>.half()`."""
-    casts = facts.fp16.half_casts
+    casts = facts.fp16.model_casts
     found: Dict[Tuple, cst.CSTNode] = {}
     for site in facts.tree.calls:
         if casts.get(id(site.node)) != "float16":

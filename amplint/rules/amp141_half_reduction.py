@@ -34,6 +34,10 @@ class HalfReduction(Rule):
     casts with `.half()` / `.to(torch.float16)` (and of its submodules) with no autocast region
     active, and values cast to float16 in the same function.
 
+    A module class is also half when a method of the file that casts its instances'
+    submodules is called (`model.convert_to_fp16()` running
+    `self.blocks.apply(convert_module_to_f16)` or `self.blocks.half()`).
+
     ## Why is this bad?
     Squares overflow first: any |x| > 256 gives `x * x > 65504`, i.e. `inf`, before the
     reduction (which accumulates in float32 internally) sees it, and the norm or the RMSNorm
@@ -88,7 +92,7 @@ class HalfReduction(Rule):
     name = "half-reduction"
     severity = Severity.WARNING
     fix_safety = "unsafe / suggestion"
-    triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half")
+    triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half", "f16")
 
     flag = [
         Flag(  # a hand-written softmax in a half module: exp overflows past 11.09
@@ -153,8 +157,38 @@ class HalfReduction(Rule):
             "    energy = energy.half()\n"
             "    return torch.exp(energy).sum(-1).log()\n",
         ),
+        Flag(  # a method that `.half()`s a child, called from __init__
+            "import torch\n"
+            "from torch import nn\n"
+            "class Norm(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        return x.pow(2).mean(-1, keepdim=True)\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(self, fp16):\n"
+            "        super().__init__()\n"
+            "        self.norm = Norm()\n"
+            "        if fp16:\n"
+            "            self.to_half()\n"
+            "    def to_half(self):\n"
+            "        self.norm.half()\n",
+        ),
     ]
     clean = [
+        # the method casts another child: Norm stays float32
+        "import torch\n"
+        "from torch import nn\n"
+        "class Norm(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x.pow(2).mean(-1, keepdim=True)\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self, fp16):\n"
+        "        super().__init__()\n"
+        "        self.norm = Norm()\n"
+        "        self.proj = nn.Linear(8, 8)\n"
+        "        if fp16:\n"
+        "            self.to_half()\n"
+        "    def to_half(self):\n"
+        "        self.proj.half()\n",
         # the AMP recipe: the same code under CUDA autocast runs these ops in float32
         "import torch\n"
         "def attend(q, k):\n"
@@ -203,7 +237,7 @@ class HalfReduction(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
-        if not facts.fp16.half_casts:
+        if not facts.fp16.model_casts:
             return
         values = float16_values(facts)
         rule = self

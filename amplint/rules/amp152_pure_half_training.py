@@ -33,6 +33,9 @@ class PureHalfTraining(Rule):
     by a plain `torch.optim` optimizer built over that model's parameters and stepped, in a file
     with no autocast and no GradScaler: pure fp16 training.
 
+    A call of a method of the file that casts the model's submodules
+    (`model.convert_to_fp16()`) counts as a cast.
+
     ## Why is this bad?
     The optimizer updates the float16 weights in place, with no float32 master copy. Any update
     smaller than half the gap between neighbouring fp16 values is lost: a weight of 1.0 with
@@ -80,7 +83,7 @@ class PureHalfTraining(Rule):
     name = "pure-half-training"
     severity = Severity.WARNING
     fix_safety = "suggestion"
-    triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half")
+    triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half", "f16")
 
     flag = [
         Flag(
@@ -120,8 +123,41 @@ class PureHalfTraining(Rule):
             "        model(batch).backward()\n"
             "        opt.step()\n",
         ),
+        Flag(  # half through the model's own method, then a plain optimizer
+            "import torch\n"
+            "from torch import nn\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.body = Body()\n"
+            "    def convert_to_fp16(self):\n"
+            "        self.body.half()\n"
+            "model = Net().cuda()\n"
+            "model.convert_to_fp16()\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for x, y in loader:\n"
+            "    loss = loss_fn(model(x), y)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n",
+        ),
     ]
     clean = [
+        # a method of that name that casts nothing
+        "import torch\n"
+        "from torch import nn\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.body = Body()\n"
+        "    def convert_to_fp16(self):\n"
+        "        self.use_fp16 = True\n"
+        "model = Net().cuda()\n"
+        "model.convert_to_fp16()\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for x, y in loader:\n"
+        "    loss = loss_fn(model(x), y)\n"
+        "    loss.backward()\n"
+        "    optimizer.step()\n",
         # half inference
         "import torch\n"
         "model = Net().cuda().half().eval()\n"
@@ -178,7 +214,7 @@ class PureHalfTraining(Rule):
             return
         if any(hint in ctx.source for hint in MASTER_WEIGHT_HINTS):
             return
-        casts = facts.fp16.half_casts
+        casts = facts.fp16.model_casts
         if not any(dtype == "float16" for dtype in casts.values()):
             return
         index = {id(site.node): i for i, site in enumerate(facts.tree.calls)}
@@ -199,13 +235,16 @@ class PureHalfTraining(Rule):
                 if not self._trained_after(site, opt, steps, index):
                     continue
                 text = ".".join(model)
+                via = ""
+                if id(site.node) in facts.fp16.method_cast_calls:
+                    via = f" (its submodules, by `{ctx.module.code_for_node(site.node.func)}()`)"
                 losses = "small updates round away"
                 if "Adam" in opt.name:
                     losses += ", Adam's eps rounds to 0 and its second moment underflows"
                 if "BatchNorm" in ctx.source or "batch_norm" in ctx.source:
                     losses += ", BatchNorm statistics accumulate in fp16"
                 message = (
-                    f"`{text}` is cast to float16 and trained by a plain `{opt.name}` (line "
+                    f"`{text}` is cast to float16{via} and trained by a plain `{opt.name}` (line "
                     "{opt_line}) with no autocast or GradScaler: without float32 master weights "
                     f"{losses}; keep the model float32 and train under `torch.autocast` with "
                     "`torch.amp.GradScaler`"
