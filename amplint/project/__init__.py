@@ -74,7 +74,8 @@ the most hazardous one is cited.
 Every message says why: `(autocast at line 12)`, `(called at line 30 under the autocast region
 at line 12)`, `(called at train.py:14 under the autocast region at train.py:12)`,
 `(Lightning runs `LitModel.training_step` under autocast: Trainer(precision="16-mixed") at
-main.py:30)`. A file linted alone (`amplint losses.py`) uses only what that file shows.
+main.py:30)`. A file named on the command line (`amplint losses.py`) is linted in the context
+of its project; with `--isolated-files` it uses only what that file shows.
 """
 
 _ENABLED_RANK = {Enabled.TRUE: 0, Enabled.MAYBE: 1}
