@@ -42,7 +42,7 @@ def project_root(paths: Sequence[str]) -> str:
     return _git_work_tree(start) or start
 
 
-def _shown(root: str) -> str:
+def shown(root: str) -> str:
     """The root as the paths found under it should read: relative to the working directory
     when inside it (`a.py`, not `/tmp/x/a.py`), else absolute."""
     relative = os.path.relpath(root)
@@ -56,10 +56,10 @@ def context_files(paths: Sequence[str], files: Sequence[str], excludes: Excludes
     if not any(os.path.isfile(p) for p in paths):
         return None, []
     root = project_root(paths)
-    found, _ = discover([_shown(root)], False, excludes)
+    found, _ = discover([shown(root)], False, excludes)
     given = {os.path.normcase(os.path.abspath(f)) for f in files}
     extra: List[str] = [
         f for f in found
         if f.endswith((".py", ".pyi")) and os.path.normcase(os.path.abspath(f)) not in given
     ]
-    return _shown(root), extra
+    return shown(root), extra

@@ -89,6 +89,9 @@ def run(
         summary.fixed.update(result.fixes_applied)
         if result.fixes_applied:
             summary.fixed_by_file[path] = Counter(result.fixes_applied)
+            summary.applied[path] = list(result.applied)
+            if result.found_before is not None:
+                summary.resolved += max(0, result.found_before - len(result.diagnostics))
         summary.errors.extend(result.errors)
         if getattr(result, "diff", None):
             diffs.append(result.diff)  # type: ignore[attr-defined]

@@ -16,7 +16,11 @@ FORMATS = ("text", "json", "github", "sarif", "junit")
 @dataclass
 class RunSummary:
     diagnostics: List[Diagnostic] = field(default_factory=list)  # findings left, sorted
-    fixed: Counter = field(default_factory=Counter)  # code -> fixes applied
+    fixed: Counter = field(default_factory=Counter)  # code -> fixes applied (edits)
+    # the findings --fix removed: those found before fixing and gone after (a fix can
+    # resolve other findings as well, and a fix may take more than one round)
+    resolved: int = 0
+    applied: Dict[str, list] = field(default_factory=dict)  # path -> [(code, line, fix message)]
     errors: List[str] = field(default_factory=list)  # one line each
     unsafe_fixes: bool = False
     fix_mode: bool = False
