@@ -26,34 +26,6 @@ def _config_for(directory: str):
     return load(find_pyproject(directory))
 
 
-@functools.lru_cache(maxsize=8)
-def _project_entries(root: str, directory: str) -> dict:
-    """normalised absolute path -> the entries of that file, for the project at `root`."""
-    from amplint.cache import DEFAULT_DIR, Cache
-    from amplint.config import selection
-    from amplint.engine import Settings
-    from amplint.files import discover
-    from amplint.per_file import REPORT_ONLY
-    from amplint.project_inputs import project_entries
-    from amplint.project_root import shown
-    from amplint.result_cache import cached_map
-    from amplint.runner import excludes_for, settings_for
-
-    config = _config_for(directory)
-    settings = Settings(selection(config))
-    files, _ = discover([shown(root)], False, excludes_for(config))
-    files = [f for f in files if f.endswith((".py", ".pyi"))]
-    if len(files) < 2 and not config.autocast_modules:
-        return {}
-    cache_dir = os.environ.get("AMPLINT_CACHE_DIR") or os.path.join(
-        os.path.dirname(os.path.abspath(config.path)) if config.path else os.getcwd(), DEFAULT_DIR)
-    items = [(f, settings_for(f, settings, config), REPORT_ONLY, (), True) for f in files]
-    first = cached_map(Cache(cache_dir), "lint", items, 1, None)
-    summaries = {f: r.summary for f, r in zip(files, first) if r.summary is not False}
-    entries = project_entries([shown(root)], files, settings, config, summaries)
-    return {os.path.normcase(os.path.abspath(f)): found for f, found in entries.items()}
-
-
 class AmplintChecker:
     name = "amplint"
     version = __version__
@@ -75,10 +47,9 @@ class AmplintChecker:
         settings = settings_for(path, Settings(selection(config)), config)
         entries = ()
         if path != "stdin":
-            from amplint.project_root import project_root
+            from amplint.file_context import entries_for
 
-            found = _project_entries(project_root([path]), directory)
-            entries = found.get(os.path.normcase(os.path.abspath(path)), ())
+            entries = entries_for(path, config)
         result = lint_source(path, "".join(self.lines), settings, entries=entries)
         for diag in result.diagnostics:
             yield diag.line, diag.column - 1, f"{diag.code} {diag.message}", type(self)
