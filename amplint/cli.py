@@ -72,6 +72,10 @@ def list_rules() -> str:
 @click.option("--no-cache", is_flag=True, help="Analyse every file, ignoring and not writing the cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Where to keep the cache (default: $AMPLINT_CACHE_DIR, else .amplint_cache next to pyproject.toml).")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Show the traceback of internal errors (to report them).")
+@click.option("--show-regions", is_flag=True,
+              help="List each autocast region, what it reaches in other files and what it cannot resolve.")
 @click.option("--isolated-files", is_flag=True,
               help="Lint each file on its own (no cross-file or framework-implied regions).")
 @click.option("--stdin-filename", metavar="PATH",
@@ -83,7 +87,8 @@ def cli(
     exit_zero: bool, add_noqa: bool, write_baseline: Optional[str],
     baseline_path: Optional[str], explain_code: Optional[str], list_all: bool,
     force_exclude: bool, config_path: Optional[str], jobs: Optional[int], no_cache: bool,
-    cache_dir: Optional[str], isolated_files: bool, stdin_filename: Optional[str],
+    cache_dir: Optional[str], verbose: bool, isolated_files: bool,
+    stdin_filename: Optional[str], show_regions: bool = False,
 ) -> None:
     """Find and fix PyTorch mixed-precision (AMP) hazards in PATHS (default: the current directory).
 
@@ -127,6 +132,9 @@ def cli(
         sys.exit(EXIT_ERROR)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if show_regions:
+        _show_regions(paths, config, output_format)
+        return
     settings = Settings(codes, unsafe_fixes or config.unsafe_fixes)
     if no_cache:
         cache_dir = None
@@ -149,12 +157,13 @@ def cli(
     summary = outcome.summary
     for line in summary.errors:
         click.echo(f"error: {line}", err=True)
-    if outcome.internal_error:
-        sys.exit(EXIT_ERROR)
+    if verbose:
+        for trace in outcome.tracebacks:
+            click.echo(trace.rstrip("\n"), err=True)
     if add_noqa:
         noun = "directive" if outcome.noqa_added == 1 else "directives"
         click.echo(f"Added {outcome.noqa_added} noqa {noun}.", err=True)
-        sys.exit(EXIT_FINDINGS if summary.errors and not exit_zero else EXIT_OK)
+        sys.exit(_exit_status(outcome, summary.errors and not exit_zero))
     if write_baseline:
         try:
             count = write_baseline_file(write_baseline, summary.diagnostics)
@@ -163,7 +172,7 @@ def cli(
             sys.exit(EXIT_ERROR)
         noun = "finding" if count == 1 else "findings"
         click.echo(f"Wrote {count} {noun} to the baseline {write_baseline}.", err=True)
-        sys.exit(EXIT_FINDINGS if summary.errors and not exit_zero else EXIT_OK)
+        sys.exit(_exit_status(outcome, summary.errors and not exit_zero))
     if diff:
         click.echo("".join(outcome.diffs), nl=False)
     renderers = {"text": text_report, "json": json_report, "github": github, "sarif": sarif,
@@ -185,6 +194,8 @@ def cli(
                 sys.exit(EXIT_ERROR)
         else:  # with stdin and --fix, standard output carries the fixed text
             click.echo(report, nl=False, err=use_stdin and fix)
+    if outcome.internal_error:  # reported with every other result above; the run went on
+        sys.exit(EXIT_ERROR)
     if exit_zero:
         sys.exit(EXIT_OK)
     if summary.diagnostics or summary.errors or (diff and outcome.diffs):
@@ -217,6 +228,19 @@ def _lint_stdin(filename, settings, options, config, baseline):
     if baseline is not None:
         summary.diagnostics, summary.baselined = baseline.filter(summary.diagnostics)
     return RunOutcome(summary, diffs, files=[filename or "-"])
+
+
+def _exit_status(outcome, failing) -> int:
+    if outcome.internal_error:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def _show_regions(paths, config, output_format: str) -> None:
+    from amplint.reach_report import show_regions
+    from amplint.runner import excludes_for
+
+    click.echo(show_regions(paths, config, excludes_for(config), output_format), nl=False)
 
 
 def _is_terminal(stream) -> bool:

@@ -56,7 +56,20 @@ class FileResult:
     found_before: Optional[int] = None  # with fix: the findings before any fix
     errors: List[str] = field(default_factory=list)  # one line each, path included
     internal_error: bool = False
+    traceback: Optional[str] = None  # of an internal error, shown with --verbose
     summary: object = None  # the project pass's summary of this file, when asked for
+
+
+INTERNAL_ERROR_HINT = "this is a bug in amplint: please report it (--verbose shows the traceback)"
+
+
+def internal_error_result(path: str, exc: BaseException, trace: Optional[str]) -> "FileResult":
+    """The one result an unexpected exception in a file's analysis becomes: the run goes on."""
+    result = FileResult(path)
+    result.errors.append(f"{path}: internal error: {type(exc).__name__}: {exc}; {INTERNAL_ERROR_HINT}")
+    result.internal_error = True
+    result.traceback = trace
+    return result
 
 
 def could_match(source: str, rules: Sequence[Rule]) -> bool:

@@ -44,7 +44,8 @@ def _project_entries(root: str, config_path, codes, cache_dir) -> dict:
     if len(files) < 2 and not config.autocast_modules:
         return {}
     items = [(f, settings_for(f, settings, config), REPORT_ONLY, (), True) for f in files]
-    first = cached_map(Cache(cache_dir) if cache_dir else None, "lint", items, 1, None)
+    cache = Cache(cache_dir) if cache_dir else None
+    first = cached_map(cache, "lint", items, 1, None)
     summaries = {f: r.summary for f, r in zip(files, first) if r.summary is not False}
-    entries = project_entries([shown(root)], files, settings, config, summaries)
+    entries = project_entries([shown(root)], files, settings, config, summaries, cache, 1)
     return {os.path.normcase(os.path.abspath(f)): found for f, found in entries.items()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Iterator, List, Optional, Sequence, TypeVar
@@ -42,3 +43,15 @@ def pmap(func: Callable[[T], R], items: Sequence[T], jobs: Optional[int] = None)
     chunk = max(1, min(64, len(items) // (jobs * 8)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(func, items, chunksize=chunk))
+
+
+def run_isolated(func: Callable[[T], R], item: T) -> R:
+    """`func(item)` in a process of its own that ends afterwards, so that the memory it took
+    (a LibCST tree of a generated multi-megabyte file can take a gigabyte) goes back to the
+    system instead of staying with a pool worker for the rest of the run."""
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - no fork on this platform
+        return func(item)
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(func, item).result()

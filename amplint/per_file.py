@@ -7,12 +7,13 @@ None), `result.noqa_added` (directives `--add-noqa` wrote), and on each diagnost
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from amplint.baseline import assign_fingerprints
 from amplint.diffs import unified_diff
-from amplint.engine import FileResult, Settings
+from amplint.engine import FileResult, Settings, internal_error_result
 from amplint.facts.regions import EntryRegion
 from amplint.files import ReadError, read_source, write_source
 from amplint.fixing import add_noqa_directives, blank_result, lint_and_fix
@@ -40,11 +41,20 @@ def process(
     entries: Tuple[EntryRegion, ...] = (), summarize: bool = False,
 ) -> FileResult:
     """Lint (and fix, diff or mark with noqa) one file. `diffs`, when given, also receives the
-    file's diff (kept for callers of the first version; `result.diff` has it too)."""
-    if path.endswith(".ipynb"):
-        result = process_notebook(path, settings, options)
-    else:
-        result = _process_python(path, settings, options, entries, summarize)
+    file's diff (kept for callers of the first version; `result.diff` has it too).
+    An unexpected exception becomes this file's internal error; it never ends the run."""
+    try:
+        if path.endswith(".ipynb"):
+            result = process_notebook(path, settings, options)
+        else:
+            result = _process_python(path, settings, options, entries, summarize)
+    except Exception as exc:  # contain it: one file's bug must not lose the others' results
+        result = blank_result(path)
+        failed = internal_error_result(path, exc, traceback.format_exc())
+        result.errors, result.internal_error, result.traceback = (
+            failed.errors, True, failed.traceback
+        )
+        result.summary = None  # opaque to the project pass
     if diffs is not None and getattr(result, "diff", None):
         diffs.append(result.diff)  # type: ignore[attr-defined]
     return result

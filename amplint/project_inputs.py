@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
+from amplint.cache import Cache
 from amplint.config import Config
 from amplint.engine import Settings
 from amplint.files import DEFAULT_EXCLUDES, ReadError, read_source
+from amplint.facts import FileFacts
+from amplint.parallel import imap
+from amplint.parsing import parse
 from amplint.project import build
+from amplint.project.summary import portable_summary
 
 PROJECT_CONFIG_SUFFIXES = (".yaml", ".yml")
 MAX_CONFIG_BYTES = 1 << 20
@@ -31,12 +36,16 @@ class _LazyTexts(dict):
         return text
 
 
-def project_entries(paths, files, settings: Settings, config: Config, summaries):
-    """path -> the regions other files and framework settings put around its functions."""
+def project_entries(paths, files, settings: Settings, config: Config, summaries,
+                    cache: Optional[Cache] = None, jobs: Optional[int] = None):
+    """path -> the regions other files and framework settings put around its functions.
+    Summaries the pass asks for beyond the first pass's (subclasses, framework classes) come
+    from the cache, else from the process pool: the main process parses nothing."""
     texts = _LazyTexts()
     keys = [f for f in files if f.endswith((".py", ".pyi"))] + _config_files(paths)
     view = _KeyedLazy(keys, texts)
-    project = build(view, settings, config, summaries=summaries)
+    project = build(view, settings, config, summaries=summaries,
+                    summarize_many=lambda wanted: summaries_of(wanted, cache, jobs))
     return {path: project.entries_for(path) for path in keys if project.entries_for(path)}
 
 
@@ -87,4 +96,43 @@ def _read_small(path: str) -> Optional[str]:
         with open(path, "rb") as handle:
             return handle.read().decode("utf-8", "replace")
     except OSError:
+        return None
+
+
+def summaries_of(paths: List[str], cache: Optional[Cache], jobs: Optional[int]) -> Dict[str, object]:
+    """path -> its portable summary (None: it could not be summarised), cached by content."""
+    found: Dict[str, object] = {}
+    keys: Dict[str, Optional[str]] = {}
+    pending: List[str] = []
+    for path in paths:
+        keys[path] = _summary_key(cache, path) if cache is not None else None
+        hit = cache.get(keys[path], with_blob=True) if keys[path] else None
+        if hit is not None:
+            found[path] = hit[1]
+            continue
+        pending.append(path)
+    for path, summary in zip(pending, imap(summarize_file, pending, jobs)):
+        found[path] = summary
+        if keys[path]:
+            cache.put(keys[path], {"summarised": summary is not None}, blob=summary)
+    return found
+
+
+def _summary_key(cache: Cache, path: str) -> Optional[str]:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    return cache.key(data, repr(("summary", path)))
+
+
+def summarize_file(path: str):
+    """The pool's unit of work for the project pass: one file's portable summary, its tree
+    dropped before the next file is read."""
+    try:
+        text = read_source(path).text
+        module = parse(text)
+        return portable_summary(path, text, module, FileFacts(module))
+    except Exception:  # unreadable, unparsable or an analysis bug: opaque to the project pass
         return None

@@ -5,12 +5,17 @@ entries. Only results that describe the file as it is on disk now are stored."""
 
 from __future__ import annotations
 
+import itertools
+import os
 from typing import List, Optional
 
 from amplint.cache import Cache, diagnostic_from_dict
 from amplint.engine import FileResult
-from amplint.parallel import imap
+from amplint.parallel import imap, run_isolated
 from amplint.per_file import blank_result, process_item
+
+# Files this large (generated tables, vendored bundles) are analysed in a process of their own.
+HUGE_FILE_BYTES = 1 << 20
 
 
 def cached_map(cache, kind, items, jobs, meter):
@@ -28,7 +33,11 @@ def cached_map(cache, kind, items, jobs, meter):
                 continue
         pending.append(index)
     done = len(items) - len(pending)
-    for index, result in zip(pending, imap(process_item, [items[i] for i in pending], jobs)):
+    huge = [i for i in pending if _size(items[i][0]) >= HUGE_FILE_BYTES]
+    usual = [i for i in pending if i not in set(huge)]
+    finished = zip(usual, imap(process_item, [items[i] for i in usual], jobs))
+    isolated = ((i, run_isolated(process_item, items[i])) for i in huge)
+    for index, result in itertools.chain(finished, isolated):
         results[index] = result
         if keys[index] is not None:
             _to_cache(cache, keys[index], result)
@@ -36,6 +45,13 @@ def cached_map(cache, kind, items, jobs, meter):
         if meter is not None:
             meter.update(done)
     return results  # type: ignore[return-value]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:

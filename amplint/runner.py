@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, TextIO
@@ -15,7 +16,7 @@ from typing import List, Optional, Sequence, TextIO
 from amplint.baseline import Baseline
 from amplint.cache import Cache
 from amplint.config import Config, expand
-from amplint.engine import FileResult, Settings
+from amplint.engine import FileResult, Settings, internal_error_result
 from amplint.files import Excludes, discover
 from amplint.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
 from amplint.progress import Progress
@@ -34,6 +35,7 @@ class RunOutcome:
     internal_error: bool = False
     noqa_added: int = 0
     files: List[str] = field(default_factory=list)
+    tracebacks: List[str] = field(default_factory=list)  # of internal errors, for --verbose
 
 
 def _relative_to(path: str, base: str) -> str:
@@ -81,8 +83,13 @@ def run(
     diffs: List[str] = []
     internal = False
     noqa_added = 0
-    results = _run_files([root] if root else paths, files, settings, options, config, progress,
-                         context)
+    results, project_failure = _run_files([root] if root else paths, files, settings, options,
+                                          config, progress, context)
+    tracebacks: List[str] = []
+    if project_failure is not None:
+        summary.errors.append(project_failure.errors[0])
+        tracebacks.append(project_failure.traceback or "")
+        internal = True
     for path, result in zip(files, results):
         assert result is not None
         summary.diagnostics.extend(result.diagnostics)
@@ -97,11 +104,13 @@ def run(
             diffs.append(result.diff)  # type: ignore[attr-defined]
         noqa_added += getattr(result, "noqa_added", 0)
         internal = internal or result.internal_error
+        if result.traceback:
+            tracebacks.append(result.traceback)
     summary.files_checked = len(files)
     summary.sort()
     if baseline is not None:
         summary.diagnostics, summary.baselined = baseline.filter(summary.diagnostics)
-    return RunOutcome(summary, diffs, internal, noqa_added, files)
+    return RunOutcome(summary, diffs, internal, noqa_added, files, tracebacks)
 
 
 # -- the project pass, the pool and the cache ----------------------------------------------------
@@ -133,10 +142,14 @@ def _run_files(paths, targets, settings, options: RunOptions, config: Config, pr
     finally:
         meter.close()
     entries: dict = {}
+    failure: Optional[FileResult] = None
     if use_project:
         summaries = {p: r.summary for p, r in zip(files, first) if p.endswith((".py", ".pyi"))
                      and r.summary is not False}
-        entries = project_entries(paths, files, settings, config, summaries)
+        try:
+            entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs)
+        except Exception as exc:  # every file is still linted on its own
+            failure = internal_error_result("project pass", exc, traceback.format_exc())
     for result in first:
         result.summary = None
     first = first[: len(targets)]
@@ -152,7 +165,7 @@ def _run_files(paths, targets, settings, options: RunOptions, config: Config, pr
         )
         for i, result in zip(redo, again):
             first[i] = result
-    return first
+    return first, failure
 
 
 def _needs_action(result: FileResult, settings: Settings, options: RunOptions) -> bool:

@@ -5,7 +5,8 @@
 
 Prints the median step time without a monitor and the ratio (with / without) for: the monitor with
 no checks (the interposition alone), the default checks (overflow locator off), and all checks
-with the overflow locator on (which checks every half op's output).
+with the overflow locator on (which checks every half op's output), once with one monitor around
+all steps and once with a monitor per step (one batched read-back per step).
 """
 
 from __future__ import annotations
@@ -42,7 +43,14 @@ def make_step(dtype):
     return step
 
 
-def run_steps(step, steps, make_monitor=None):
+def run_steps(step, steps, make_monitor=None, per_step=False):
+    if per_step:  # a monitor around each step: the overflow locator reads back once per step
+        start = time.perf_counter()
+        for _ in range(steps):
+            with make_monitor() as mon:
+                step()
+            assert not mon.findings, mon.findings
+        return (time.perf_counter() - start) / steps
     mon = make_monitor() if make_monitor else None
     if mon is not None:
         mon.__enter__()
@@ -72,6 +80,7 @@ def main():
         ("monitor, no checks", lambda: ar.monitor(checks=[])),
         ("monitor, default checks (overflow off)", lambda: ar.monitor()),
         ("monitor, all checks + overflow locator", lambda: ar.monitor(overflow=True)),
+        ("  same, one monitor per step", lambda: ar.monitor(overflow=True)),
     ]
     for _ in range(10):
         step()
@@ -80,7 +89,7 @@ def main():
     times = {name: [] for name, _ in configs}
     for _ in range(args.repeats):
         for name, make in configs:
-            times[name].append(run_steps(step, args.steps, make))
+            times[name].append(run_steps(step, args.steps, make, per_step="per step" in name))
     base = times["without monitor"]
     print(f"torch {torch.__version__}, CPU autocast {args.dtype}, MLP 64-256-256-10 (+LayerNorm, "
           f"AdamW, clip), batch 64, {args.steps} steps x {args.repeats} interleaved rounds")

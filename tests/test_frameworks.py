@@ -155,9 +155,9 @@ def test_fabric_setup():
         "fab/net.py": (
             "import torch\nfrom torch import nn\n"
             "class Net(nn.Module):\n"
-            "    def forward(self, x):\n"
+            "    def forward(self, x, keep):\n"
             "        out = torch.zeros(x.shape[0], 10, device=x.device)\n"
-            "        out[:, :4] = x\n"
+            "        out[keep] = self.proj(x)\n"
             "        return out\n"
         ),
         "fab/train.py": (

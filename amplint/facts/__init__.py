@@ -1,7 +1,8 @@
 """Facts about one file that several rules need, computed once per file.
 
 `FileFacts(module)` walks the module once (`tree`), then derives autocast regions (`regions`),
-the same-file call graph (`callgraph`); fp16 scopes and GradScaler facts are derived on first use.
+the same-file call graph (`callgraph`); fp16 scopes, GradScaler facts and def-use facts
+(`defuse`) are derived on first use.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import libcst as cst
 
 from amplint.facts.fp16 import Fp16Analysis
 from amplint.facts.names import resolve, resolve_expr, torch_alias, torch_name_free
-from amplint.facts.regions import Enabled, EntryRegion, Region, RegionAnalysis
+from amplint.facts.regions import Enabled, EntryHalf, EntryRegion, Region, RegionAnalysis
 from amplint.facts.scalers import ScalerAnalysis
 from amplint.facts.tree import CallSite, Collector, Frame
 
@@ -25,13 +26,15 @@ class FileFacts:
         """`entries`: regions the project puts around functions of this file (cross-file calls,
         framework settings); empty when the file is linted on its own."""
         self.module = module
+        self.entries = entries
         self.tree = Collector(module)
         self.regions = RegionAnalysis(self.tree, entries)
         self.callgraph = self.regions.callgraph
 
     @cached_property
     def fp16(self) -> Fp16Analysis:
-        return Fp16Analysis(self.tree, self.callgraph)
+        halves = tuple(e for e in self.entries if isinstance(e, EntryHalf))
+        return Fp16Analysis(self.tree, self.callgraph, halves)
 
     @cached_property
     def half_values(self):
@@ -39,6 +42,22 @@ class FileFacts:
         from amplint.facts.half_values import Float16Values
 
         return Float16Values(self)
+
+    @cached_property
+    def escape(self):
+        """Half values of autocast regions and their reads after the region ends
+        (amplint.facts.escape), for AMP105/AMP111."""
+        from amplint.facts.escape import EscapeAnalysis
+
+        return EscapeAnalysis(self)
+
+    @cached_property
+    def defuse(self):
+        """Def-use questions (amplint.facts.defuse): is a name rebound, mutated in place or
+        passed on between two points; is an expression safe to write twice."""
+        from amplint.facts.defuse import DefUse
+
+        return DefUse(self.module)
 
     @cached_property
     def scalers(self) -> ScalerAnalysis:

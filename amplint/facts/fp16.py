@@ -45,12 +45,16 @@ def dtype_of(expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
 
 
 class Fp16Analysis:
-    def __init__(self, tree: Collector, graph: CallGraph) -> None:
+    def __init__(self, tree: Collector, graph: CallGraph, entries=()) -> None:
+        """`entries`: EntryHalf, classes of this file that other files turn half."""
         self.tree = tree
         self.graph = graph
         self.half_casts: Dict[int, str] = {}  # id(call) -> dtype
-        self.half_classes: Set[str] = set()
-        self.float16_classes: Set[str] = set()  # cast to float16 (not bfloat16)
+        self.half_classes: Set[str] = {e.target for e in entries if e.target in tree.classes}
+        # cast to float16 (not bfloat16)
+        self.float16_classes: Set[str] = {
+            e.target for e in entries if e.target in tree.classes and e.dtype == "float16"
+        }
         for site in tree.calls:
             dtype = half_cast_dtype(site.node, site.frame)
             if dtype is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -108,6 +108,17 @@ class EntryRegion:
     cite: str  # e.g. "called at train.py:14 under the autocast region at train.py:12"
 
 
+@dataclass(frozen=True)
+class EntryHalf:
+    """A module class of this file whose instances another part of the project turns half
+    (`load()` returning `Net().cuda().half()`): its methods are fp16 code, with its submodules'.
+    `target` is the class name."""
+
+    target: str
+    dtype: str  # "float16" | "bfloat16"
+    cite: str  # e.g. "model <- Net() at deploy/loader.py:7 made half"
+
+
 class RegionAnalysis:
     def __init__(self, tree: Collector, entries: Tuple["EntryRegion", ...] = ()) -> None:
         self.tree = tree
@@ -128,6 +139,8 @@ class RegionAnalysis:
             return
         module = self.tree.module_frame
         for entry in self.entries:
+            if not isinstance(entry, EntryRegion):
+                continue
             parts = entry.target.split(".")
             frame: Optional[Frame] = None
             if len(parts) == 1:
@@ -178,20 +191,33 @@ class RegionAnalysis:
         return None
 
     def _collect_aliases(self) -> None:
-        other: set = set()
-        for site in self.tree.assigns:
-            if len(site.targets) != 1:
-                continue
-            key = self._alias_key(site.targets[0])
-            if key is None:
-                continue
-            if (
-                self._region_of_expr(site.value, site.frame, call_it=False) is not None
-                or self._is_autocast_partial(site.value, site.frame)
-            ):
-                self._ctx_aliases[key] = (site.value, site.frame)
-            else:
-                other.add(key)
+        """Names and `self.` attributes bound to an autocast context (or a partial of one).
+        An alias may be defined through another (`ctx = self.autocast() if amp else ...`, with
+        `self.autocast` bound in a later method), so the classification repeats until it is
+        stable; `_sometimes_plain` (bound to something else on another path) is computed once
+        the aliases are known, and is empty while they are being found."""
+        self._sometimes_plain: Set[Tuple[str, str]] = set()
+        other: Set[Tuple[str, str]] = set()
+        for _ in range(len(self.tree.assigns) + 1):
+            found: Dict[Tuple[str, str], Tuple[cst.BaseExpression, Frame]] = {}
+            other = set()
+            for site in self.tree.assigns:
+                if len(site.targets) != 1:
+                    continue
+                key = self._alias_key(site.targets[0])
+                if key is None:
+                    continue
+                if (
+                    self._region_of_expr(site.value, site.frame, call_it=False) is not None
+                    or self._is_autocast_partial(site.value, site.frame)
+                ):
+                    found[key] = (site.value, site.frame)
+                else:
+                    other.add(key)
+            stable = found.keys() == self._ctx_aliases.keys()
+            self._ctx_aliases = found
+            if stable:
+                break
         # `amp_autocast = suppress` on one path, `= partial(torch.autocast, ...)` on another.
         self._sometimes_plain = other & set(self._ctx_aliases)
 

@@ -21,10 +21,11 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from amplint.facts.regions import Enabled, EntryRegion
+from amplint.facts.regions import Enabled, EntryHalf, EntryRegion
 from amplint.project import frameworks as fw
+from amplint.project.classflow import ClassFlow
 from amplint.project.summary import (
     CALLER_TEXT, ExternalCall, ModuleSummary, RegionInfo, Setting, summarize, top_level_functions,
 )
@@ -101,6 +102,10 @@ class _Candidate:
         )
 
 
+# paths -> their summaries (None: the file could not be summarised)
+SummarizeMany = Callable[[List[str]], Mapping[str, Optional[ModuleSummary]]]
+
+
 def needs_summary(text: str) -> bool:
     """The first pass's text test: can this file open a region or hold a framework setting?"""
     return bool(CALLER_TEXT.search(text) or fw.SETTING_TEXT.search(text))
@@ -120,10 +125,14 @@ class ProjectFacts:
         declared: Optional[Tuple[Sequence[str], Optional[str], Optional[str], Optional[str]]] = None,
         keep_modules: bool = False,
         summaries: Optional[Mapping[str, Optional[ModuleSummary]]] = None,
+        summarize_many: Optional[SummarizeMany] = None,
     ) -> None:
         """`summaries`: the first pass already done elsewhere (the runner's workers summarise
         the files they lint, from the same parse); `files` may then be a lazy mapping, read
-        only for the files a region reaches."""
+        only for the files a region reaches. `summarize_many(paths)`: where the summaries this
+        pass asks for later come from (the runner's pool and cache); by default they are made
+        here, one by one."""
+        self._summarize_many = summarize_many
         self.files = files if summaries is not None else dict(files)
         self._given = dict(summaries) if summaries is not None else None
         self._norm = {os.path.normpath(p): p for p in self.files}
@@ -135,6 +144,11 @@ class ProjectFacts:
         self.first_pass: List[str] = []  # files the text test sent to the parser
         self._index = self._module_index()
         self._entries: Dict[str, Tuple[EntryRegion, ...]] = {}
+        self.flow = ClassFlow(self)
+        # --show-regions: what each region reaches through the class flow, and what it cannot
+        self.reached: List[Tuple[str, str, str]] = []  # (region, call, "Net.forward in models/net.py")
+        self.unresolved: List[Tuple[str, str, str]] = []  # (region, call at file:line, why)
+        self.region_reach: Dict[str, List[str]] = {}  # region -> "Net.forward in models/net.py"
         self._deps: Dict[str, Set[str]] = {}
         self.settings: List[Setting] = []
         self._declared = declared
@@ -159,10 +173,29 @@ class ProjectFacts:
         return sorted(self.summaries)
 
     # -- summaries ------------------------------------------------------------------------
+    def summarise(self, paths: Iterable[str]) -> None:
+        """Make sure these files are summarised: in one batch when the caller supplied a
+        source of summaries (the pool and the cache), else here."""
+        missing = [path for path in paths if path not in self.summaries]
+        if not missing:
+            return
+        if self._summarize_many is not None:
+            found = self._summarize_many(missing)
+            for path in missing:
+                self.summaries[path] = found.get(path)
+            return
+        for path in missing:
+            self.summary(path)
+
     def summary(self, path: str) -> Optional[ModuleSummary]:
+        if path not in self.summaries and self._summarize_many is not None and not self.keep_modules:
+            self.summarise([path])
         if path not in self.summaries:
             module = parse_or_none(self.files[path])
-            self.summaries[path] = summarize(path, self.files[path], module) if module else None
+            try:
+                self.summaries[path] = summarize(path, self.files[path], module) if module else None
+            except Exception:  # an analysis bug: the file is opaque to the project pass
+                self.summaries[path] = None
             if module is not None and self.keep_modules:
                 self.modules[path] = module
         return self.summaries[path]
@@ -237,7 +270,10 @@ class ProjectFacts:
             if summary is None:
                 continue
             head = attrs[0]
-            if head in summary.classes or head in summary.functions:
+            if head in summary.classes or head in summary.functions or (
+                summary.flow is not None and head in summary.flow.globals
+                and head not in summary.imports
+            ):
                 return path, attrs
             if head in summary.imports:
                 target = summary.imports[head]
@@ -334,12 +370,56 @@ class ProjectFacts:
                 candidate = _Candidate(info.enabled, info.device, info.dtype, desc, cite, site)
                 for target in self.targets(path, call):
                     seeds.append((target[0], target[1], candidate, frozenset({path})))
+        seeds.extend(self._flow_seeds())
         seeds.extend(self._framework_seeds())
         seeds.extend(self._declared_seeds())
         self._propagate(seeds)
         for summary in self.summaries.values():
             if summary is not None:
                 summary.release()
+
+    # -- the class flow -------------------------------------------------------------------
+    def _flow_seeds(self):
+        """Calls under a region whose receiver only the class flow can resolve: `model(x)` where
+        `model` is a parameter, `self.model(x)` stored from `Trainer(model, ...)`, a factory's
+        or a registry's product."""
+        seeds = []
+        for path in self.first_pass:
+            summary = self.summaries.get(path)
+            if summary is None or summary.flow is None:
+                continue
+            for key, receiver, attr, text, line, index in summary.flow.roots:
+                info = summary.region_infos[index]
+                desc = f"{info.origin.what} at {self.display(info.origin.path)}:{info.origin.line}"
+                where = f"{text} at {self.display(path)}:{line}"
+                targets = self.flow.call_targets(path, key, receiver, attr)
+                for target, held, source in targets:
+                    chain = _chain(text, source, held)
+                    cite = f"{chain}; called at {self.display(path)}:{line} under {desc}"
+                    candidate = _Candidate(info.enabled, info.device, info.dtype, desc, cite,
+                                           f"{self.display(path)}:{line}")
+                    seeds.append((target[0], target[1], candidate, frozenset({path})))
+                    self.reached.append((desc, where, f"{target[1]} in {self.display(target[0])} ({chain})"))
+                if not targets and info.enabled != Enabled.FALSE:
+                    self.unresolved.append((desc, where, self.flow.unresolved_reason(path, key, receiver)))
+        return seeds
+
+    def _dynamic_targets(self, path: str, key: str, candidate: "_Candidate"):
+        summary = self.summaries.get(path)
+        flow = summary.flow if summary is not None else None
+        function = flow.functions.get(key) if flow is not None else None
+        if function is None:
+            return []
+        out = []
+        for receiver, attr, text, line in function.dynamic:
+            for target, held, source in self.flow.call_targets(path, key, receiver, attr):
+                chain = _chain(text, source, held)
+                cite = f"{chain}; called at {self.display(path)}:{line} in code that runs under {candidate.desc}"
+                out.append((target, _Candidate(
+                    candidate.enabled, candidate.device, candidate.dtype, candidate.desc, cite,
+                    f"{self.display(path)}:{line}",
+                )))
+        return out
 
     def _best_setting(self, framework: str) -> Optional[Setting]:
         found = [s for s in self.settings if s.framework == framework]
@@ -358,9 +438,10 @@ class ProjectFacts:
         # the files that may define the classes these frameworks run
         patterns = [fw.CLASS_TEXT[name] for name in sorted(active) if name in fw.CLASS_TEXT]
         if patterns:
-            for path in self.python:
-                if any(p.search(self.files[path]) for p in patterns):
-                    self.summary(path)
+            self.summarise(
+                path for path in self.python
+                if path not in self.summaries and any(p.search(self.files[path]) for p in patterns)
+            )
             self._expand_subclasses()
         runs = {
             "lightning": (fw.is_lightning_module, fw.LIGHTNING_HOOKS, "Lightning runs"),
@@ -432,13 +513,11 @@ class ProjectFacts:
             pattern = re.compile(
                 r"class\s+\w+\s*\([^)]*\b(?:" + "|".join(sorted(re.escape(n) for n in new)) + r")\b"
             )
-            added = False
-            for path in self.python:
-                if path not in self.summaries and pattern.search(self.files[path]):
-                    self.summary(path)
-                    added = True
-            if not added:
+            wanted = [path for path in self.python
+                      if path not in self.summaries and pattern.search(self.files[path])]
+            if not wanted:
                 return
+            self.summarise(wanted)
 
     def _declared_seeds(self):
         if not self._declared:
@@ -498,6 +577,8 @@ class ProjectFacts:
                     for other in self.targets(path, call):
                         if other[0] != path:
                             pending.append((other[0], other[1], derived, onward))
+                for other, cite in self._dynamic_targets(path, function.key, candidate):
+                    pending.append((other[0], other[1], cite, onward))
                 for local in function.local:
                     callee = summary.functions.get(local)
                     if local not in visited and callee is not None and not callee.decided:
@@ -508,13 +589,17 @@ class ProjectFacts:
             summary = self.summaries[path]
             if summary is None or key not in top_level_functions(summary):
                 continue
+            self.region_reach.setdefault(candidate.desc, []).append(f"{key} in {self.display(path)}")
             entries.setdefault(path, []).append(EntryRegion(
                 key, candidate.enabled, candidate.device, candidate.dtype,
                 _cite_more(candidate, len(sites.get((path, key), ())) - 1),
             ))
             self._deps.setdefault(path, set()).update(deps[(path, key)])
+        for (path, cls), (dtype, cite, where) in sorted(self.flow.half_instances().items()):
+            entries.setdefault(path, []).append(EntryHalf(cls, dtype, cite))
+            self._deps.setdefault(path, set()).add(where)
         self._entries = {
-            path: tuple(sorted(found, key=lambda e: e.target)) for path, found in entries.items()
+            path: tuple(sorted(found, key=lambda e: (e.target, type(e).__name__))) for path, found in entries.items()
         }
 
 
@@ -524,6 +609,11 @@ def _cite_more(candidate: _Candidate, more: int) -> str:
     if more < 1 or not candidate.site or not candidate.cite.startswith(head):
         return candidate.cite
     return f"called at {candidate.site} and {more} more " + candidate.cite[len(head):]
+
+
+def _chain(text: str, source: Optional[str], held: str) -> str:
+    """`model <- build_model(cfg) at train.py:7 -> Net in models/net.py`."""
+    return f"{text} <- {source} -> {held}" if source else f"{text} -> {held}"
 
 
 def _glob_regex(glob: str) -> "re.Pattern[str]":
@@ -573,7 +663,7 @@ def parse_or_none(source: str):
 
 def build(
     files: Mapping[str, str], settings=None, config=None, declared=None, keep_modules=False,
-    summaries=None,
+    summaries=None, summarize_many: Optional[SummarizeMany] = None,
 ) -> ProjectFacts:
     """The project facts for these files (path -> source text; YAML configuration files may be
     included for framework settings). `declared`: (globs, device, dtype, base folder) for
@@ -588,7 +678,7 @@ def build(
             getattr(config, "autocast_dtype", None) or "float16",
             os.path.dirname(os.path.abspath(path)) if path else None,
         )
-    return ProjectFacts(files, declared, keep_modules, summaries)
+    return ProjectFacts(files, declared, keep_modules, summaries, summarize_many)
 
 
 def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=None, declared=None):

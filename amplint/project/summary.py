@@ -22,6 +22,7 @@ from amplint.facts import FileFacts
 from amplint.facts.names import resolve
 from amplint.facts.regions import Enabled, Region
 from amplint.parsing import parse
+from amplint.project.flowfacts import FlowCollector, FlowFacts
 from amplint.project.frameworks import Setting, find_settings
 from amplint.facts.tree import CallSite, Dotted, Frame, dotted_name, import_bindings, receiver_root
 
@@ -87,6 +88,9 @@ class ModuleSummary:
     # classes whose instances a framework runs (accelerator.prepare(model), Trainer(model=m)):
     # (framework, class reference as in `bases`)
     prepared: List[Tuple[str, str]] = field(default_factory=list)
+    # what names may hold, for the project's class flow (flowfacts.py, classflow.py)
+    flow: Optional[FlowFacts] = None
+    region_infos: List[RegionInfo] = field(default_factory=list)  # regions of flow.roots
     # Lines of calls inside functions are computed on first use (one code generation of the
     # module), since most files' calls are never cited; `release()` drops the module.
     _module: Optional[cst.Module] = None
@@ -273,6 +277,7 @@ class _Summarizer:
         # instances of classes named by reference (imported or of this file: "@Name")
         self.instances: Dict[str, str] = {}
         self.self_instances: Dict[Tuple[str, str], str] = {}
+        self._flow_regions: List[Region] = []
 
     def run(self) -> ModuleSummary:
         tree = self.tree
@@ -304,8 +309,22 @@ class _Summarizer:
                     )
         graph = self.facts.callgraph
         region_calls = {id(site) for site in self.facts.regions.region_calls}
+        flow = FlowCollector(self)
+        flow.collect()
+        flow_regions: Dict[int, int] = {}
         for site in tree.calls:
             external = self._external(site)
+            dynamic = (external is None or external.kind != "call") and not graph.callees(site)
+            root = None
+            if id(site) in region_calls:
+                region = self.facts.regions.region_of(site.frame)
+                if dynamic and region is not None and region.active:
+                    root = flow_regions.setdefault(id(region.root), len(flow_regions))
+                    if root == len(self._flow_regions):
+                        self._flow_regions.append(region.root)
+                        self.cite_nodes.append(_cite_node(region.root))
+            own = own_region(site) is not None and root is None
+            flow.call(site, dynamic and not own and (root is not None or id(site) not in region_calls), root)
             if id(site) in region_calls:
                 if external is not None:
                     region = self.facts.regions.region_of(site.frame)
@@ -325,7 +344,9 @@ class _Summarizer:
                 if key is not None and key not in owner.local:
                     owner.local.append(key)
         find_settings(self)
+        self.after_lines(flow.finish)
         self._resolve_lines()
+        summary.flow = flow.facts
         return summary
 
     # -- references -------------------------------------------------------------------------
@@ -437,6 +458,12 @@ class _Summarizer:
                 ExternalCall(call.ref, call.kind, call.attr, lines.get(id(node), 0)),
                 RegionInfo(region.enabled, region.device, region.dtype, origin),
             ))
+        for region in self._flow_regions:
+            origin = Origin(
+                _WHAT.get(region.kind, "the autocast region"), self.path,
+                lines.get(id(_cite_node(region)), 0),
+            )
+            self.summary.region_infos.append(RegionInfo(region.enabled, region.device, region.dtype, origin))
         for finish in self._finishers:
             finish(lines)
 

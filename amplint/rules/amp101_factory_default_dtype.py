@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Optional
 
 import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.tree import CallSite
+from amplint.facts.tree import CallSite, iter_nodes
 from amplint.rules import Flag, Rule
 from amplint.rules._util import (
     argument, code_of, has_float_data, has_star_args, is_float_literal, keyword, kwarg,
@@ -39,6 +40,15 @@ class FactoryDefaultDtype(Rule):
     `RuntimeError: Index put requires the source and destination dtypes match, got Float for the
     destination and Half for the source.`; mixed into arithmetic it silently upcasts the half
     tensors it meets to float32, costing memory and speed.
+
+    Under autocast a float32 tensor is re-cast per op, so only a use that goes wrong with half
+    values is reported: an advanced-index write (`buf[idx] = h` with a tensor or bool-mask
+    index), `index_add_/index_copy_/index_put_/scatter*/masked_scatter_/put_`, `out=buf` of a
+    matmul-family op (these raise), or `torch.cat/stack` of it with a half value (silently
+    float32). The value must possibly be half: a module's output, a matmul/linear/conv result,
+    or a name assigned from one. Python numbers (`buf[idx] = 1.0`), float32-by-construction
+    values (`pe[:, 0::2] = torch.sin(position * div_term)`) and basic-slice writes
+    (`buf[i, :n] = h`, which converts the dtype) are not reported.
 
     Integer and bool factories (`dtype=torch.long`, `torch.full(s, 0)`), `*_like` and `new_*`
     calls, an explicit `dtype=`, and 0-d scalars (`torch.tensor(0.0)`, which never upcast a
@@ -72,7 +82,10 @@ class FactoryDefaultDtype(Rule):
     It is **safe** when `r` is known to be a floating tensor of the fp16 code: the value written
     into the new buffer, a module's output, or (in a half module, not under autocast, where
     parameters stay float32 and the fix would change nothing) a parameter. It is **unsafe**
-    otherwise: `input_ids.new_zeros(...)` would be int64. Without a `device=r.device` argument
+    otherwise, and there is no fix at all when `r` looks integer or bool (`labels`, `targets`,
+    `*_ids`, `index`, `mask`, `tokens`, `lengths`, ...): `labels.new_zeros(...)` would be int64
+    and the loss then raises "result type Float can't be cast to the desired output type Long".
+    Without a `device=r.device` argument
     there is no reference tensor and no fix: pass `dtype=` yourself.
     """
 
@@ -128,41 +141,51 @@ class FactoryDefaultDtype(Rule):
         ),
         Flag(  # written with index_add_; the device comes from the int index: dtype= added
             "import torch\n"
-            "def pool(h, segment_ids, n):\n"
+            "def pool(encoder, x, segment_ids, n):\n"
             "    with torch.autocast('cuda'):\n"
+            "        h = encoder(x)\n"
             "        sums = torch.zeros(n, h.shape[-1], device=segment_ids.device)\n"
             "        sums.index_add_(0, segment_ids, h)\n"
             "        return sums\n",
             fixed="import torch\n"
-            "def pool(h, segment_ids, n):\n"
+            "def pool(encoder, x, segment_ids, n):\n"
             "    with torch.autocast('cuda'):\n"
+            "        h = encoder(x)\n"
             "        sums = torch.zeros(n, h.shape[-1], device=segment_ids.device, dtype=h.dtype)\n"
             "        sums.index_add_(0, segment_ids, h)\n"
             "        return sums\n",
         ),
-        Flag(  # the written value is a call result: the device's tensor is the only reference
+        Flag(  # a mask-indexed write of a matmul result: the device's tensor is the reference
             "import torch\n"
-            "def gather(x, idx, n):\n"
+            "def gather(x, w, keep, n):\n"
             "    with torch.autocast('cuda'):\n"
             "        out = torch.zeros(n, 4, device=x.device)\n"
-            "        out[idx] = torch.relu(x)\n"
+            "        out[keep] = torch.matmul(x[keep], w)\n"
             "        return out\n",
             fixed="import torch\n"
-            "def gather(x, idx, n):\n"
+            "def gather(x, w, keep, n):\n"
             "    with torch.autocast('cuda'):\n"
             "        out = x.new_zeros(n, 4)\n"
-            "        out[idx] = torch.relu(x)\n"
+            "        out[keep] = torch.matmul(x[keep], w)\n"
             "        return out\n",
             unsafe=True,
+        ),
+        Flag(  # an integer-looking reference is never the new_* receiver: reported, no fix
+            "import torch\n"
+            "class Head(torch.nn.Module):\n"
+            "    def forward(self, x, labels):\n"
+            "        weight = torch.ones(labels.shape[0], device=labels.device)\n"
+            "        return self.proj(x) * weight[:, None]\n"
+            "head = Head().cuda().half()\n",
         ),
         Flag(  # under autocast a parameter stays float32: reported, no fix
             "import torch\n"
             "from torch.cuda.amp import autocast as ac\n"
             "class Head(torch.nn.Module):\n"
             "    @ac()\n"
-            "    def forward(self, x):\n"
+            "    def forward(self, x, keep):\n"
             "        table = torch.empty(x.shape[0], 8, device=self.proj.weight.device)\n"
-            "        table[:, :4] = self.proj(x)\n"
+            "        table[keep] = self.proj(x)\n"
             "        return table\n",
         ),
     ]
@@ -222,6 +245,36 @@ class FactoryDefaultDtype(Rule):
         "def f(torch):\n"
         "    with autocast():\n"
         "        return torch.zeros(3)\n",
+        # writes that cannot raise: a Python number, basic slicing (converts the dtype), a
+        # float32-by-construction value (issue 15: fairseq, Lightning's positional encoding)
+        "import torch\n"
+        "def make_targets(model, x, idx, n):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        h = model(x)\n"
+        "        buf = torch.zeros(n, h.shape[-1], device=h.device)\n"
+        "        buf[idx] = 1.0\n"
+        "        pad = torch.zeros(n, h.shape[-1], device=h.device)\n"
+        "        for i in range(n):\n"
+        "            pad[i, :4] = h[i]\n"
+        "        return buf, pad\n",
+        "import math\nimport torch\n"
+        "def positional(d_model, max_len):\n"
+        "    pe = torch.zeros(max_len, d_model)\n"
+        "    position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)\n"
+        "    div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))\n"
+        "    pe[:, 0::2] = torch.sin(position * div_term)\n"
+        "    pe[:, 1::2] = torch.cos(position * div_term)\n"
+        "    return pe\n"
+        "def run(model, x):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        return model(x) + positional(16, 128)\n",
+        # a value of unknown dtype (an input): not known to be half
+        "import torch\n"
+        "def gather(x, idx, n):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        out = torch.zeros(n, 4, device=x.device)\n"
+        "        out[idx] = torch.relu(x)\n"
+        "        return out\n",
         # **kwargs may carry dtype
         "import torch\n"
         "with torch.autocast('cuda'):\n"
@@ -240,16 +293,23 @@ class FactoryDefaultDtype(Rule):
             if region is not None:
                 # Under autocast a float32 tensor is re-cast per op: only writing half values
                 # into it goes wrong (noise, masks and accumulators are fine).
-                write = _written_into(facts, site)
+                write = _hazardous_write(facts, site)
                 if write is None:
                     continue
                 note, related = region_note(region)
-                related = {**related, "write_line": write}
-                message = (
-                    f"`{qualified}` without `dtype=` creates float32 under autocast {note}, "
-                    "and line {write_line} writes into it: with half values that raises "
-                    "'Index put requires the source and destination dtypes match'"
-                )
+                related = {**related, "write_line": write[0]}
+                if write[1] == "raise":
+                    message = (
+                        f"`{qualified}` without `dtype=` creates float32 under autocast {note}, "
+                        "and line {write_line} writes half values into it: that raises "
+                        "'Index put requires the source and destination dtypes match'"
+                    )
+                else:
+                    message = (
+                        f"`{qualified}` without `dtype=` creates float32 under autocast {note}, "
+                        "and line {write_line} concatenates it with half values: the result is "
+                        "silently float32"
+                    )
             elif facts.fp16.is_fp16(site.frame) and not _built_before_the_cast(site):
                 message = (
                     f"`{qualified}` without `dtype=` creates float32 in fp16 code (a module the "
@@ -299,7 +359,9 @@ class FactoryDefaultDtype(Rule):
             return None
         kind = self._reference_kind(ctx, site, device_ref)
         if kind == "parameter" and in_region:
-            return None  # under autocast parameters stay float32: new_* of one fixes nothing
+            return None
+        if kind == "unknown" and _integer_looking(device_ref):
+            return None  # labels.new_zeros(...) would be int64: the loss then raises  # under autocast parameters stay float32: new_* of one fixes nothing
         applicability = Applicability.SAFE if kind != "unknown" else Applicability.UNSAFE
         if method is None:
             new_call = with_args(call, list(call.args) + [kwarg("dtype", cst.Attribute(
@@ -372,21 +434,29 @@ WRITTEN_ARGUMENT = {
 }
 
 
+# calls whose result is half under autocast (the lower-precision list's matmul family)
+HALF_UNDER_AUTOCAST = {
+    "torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.addbmm",
+    "torch.einsum", "torch.nn.functional.linear", "torch.nn.functional.conv1d",
+    "torch.nn.functional.conv2d", "torch.nn.functional.conv3d", "torch.conv1d", "torch.conv2d",
+    "torch.conv3d", "torch.nn.functional.scaled_dot_product_attention",
+}
+CONCATS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack",
+           "torch.vstack")
+# a reference tensor with one of these names is likely integer or bool: never a `new_*` receiver
+INTEGER_LOOKING = (
+    "label", "target", "id", "idx", "index", "indices", "mask", "token", "length", "len",
+    "position", "pos", "count", "step", "segment", "choice", "class", "tgt",
+)
+
+
 def _written_value(facts, site: CallSite) -> Optional[cst.BaseExpression]:
     """The tensor whose values are written into the new buffer, when it is a plain name or
-    `self.` attribute (`buf[i] = h`, `buf[i] = h[j]`, `buf.index_add_(0, idx, h)`)."""
-    node = _written_into(facts, site)
-    if node is None:
+    `self.` attribute (`buf[idx] = h`, `buf[idx] = h[idx]`, `buf.index_add_(0, idx, h)`)."""
+    found = _hazardous_write(facts, site)
+    if found is None or found[1] != "raise":
         return None
-    value: Optional[cst.BaseExpression] = None
-    if isinstance(node, cst.Subscript):
-        for assign in facts.tree.assigns:
-            if any(t is node for t in assign.targets):
-                value = assign.value
-    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        position, name = WRITTEN_ARGUMENT[node.func.attr.value]
-        arg = argument(node, position, name)
-        value = arg.value if arg is not None else None
+    value = found[2]
     while isinstance(value, cst.Subscript):
         value = value.value
     if isinstance(value, cst.Name) or (
@@ -397,12 +467,23 @@ def _written_value(facts, site: CallSite) -> Optional[cst.BaseExpression]:
 
 
 def _written_into(facts, site: CallSite) -> Optional[cst.CSTNode]:
-    """The statement that writes values into the new tensor (`buf[i] = v`, `buf.index_add_(...)`)
-    in the same function, or None."""
+    found = _hazardous_write(facts, site)
+    return found[0] if found is not None else None
+
+
+def _hazardous_write(facts, site: CallSite):
+    """(node, "raise" | "upcast", value) for the first use of the new float32 tensor in the
+    same function that goes wrong when the value is half: an advanced-index write
+    (`buf[idx] = h` with a tensor or mask index), `index_add_/index_copy_/index_put_/scatter*/
+    masked_scatter_/put_`, `out=buf` of a matmul-family op (these raise), or a cat/stack of it
+    with a half value (silently float32). The value must possibly be half (`_maybe_half`):
+    constants and float32-by-construction values never are. Basic-slice writes
+    (`buf[i, :n] = h`) convert the dtype and are fine."""
     buffer = _assigned_name(site)
     if buffer is None:
         return None
     function = site.frame.function
+    found = []
     for assign in facts.tree.assigns:
         if assign.frame.function is not function:
             continue
@@ -411,19 +492,158 @@ def _written_into(facts, site: CallSite) -> Optional[cst.CSTNode]:
                 isinstance(target, cst.Subscript)
                 and isinstance(target.value, cst.Name)
                 and target.value.value == buffer
+                and _advanced_index(facts, target, assign.frame)
+                and _maybe_half(facts, assign.value, assign.frame)
             ):
-                return target
-    for other in facts.tree.calls:
-        func = other.node.func
+                found.append((target, "raise", assign.value))
+    for qualified, other in facts.qualified_calls:
+        if other.frame.function is not function:
+            continue
+        call = other.node
+        func = call.func
         if (
-            other.frame.function is function
-            and isinstance(func, cst.Attribute)
+            isinstance(func, cst.Attribute)
             and func.attr.value in WRITTEN_ARGUMENT
             and isinstance(func.value, cst.Name)
             and func.value.value == buffer
         ):
-            return other.node
-    return None
+            position, name = WRITTEN_ARGUMENT[func.attr.value]
+            arg = argument(call, position, name)
+            if arg is not None and _maybe_half(facts, arg.value, other.frame):
+                found.append((call, "raise", arg.value))
+        out = keyword(call, "out")
+        if (
+            out is not None and isinstance(out.value, cst.Name) and out.value.value == buffer
+            and qualified in HALF_UNDER_AUTOCAST
+            and any(_maybe_half(facts, a.value, other.frame) for a in call.args if a.keyword is None)
+        ):
+            found.append((call, "raise", None))
+        if qualified in CONCATS and call.args and isinstance(call.args[0].value, (cst.List, cst.Tuple)):
+            items = [e.value for e in call.args[0].value.elements]
+            if any(isinstance(i, cst.Name) and i.value == buffer for i in items) and any(
+                _maybe_half(facts, i, other.frame) for i in items
+            ):
+                found.append((call, "upcast", None))
+    if not found:
+        return None
+    return min(found, key=lambda item: _position(facts, item[0], function))
+
+
+def _position(facts, node, function) -> int:
+    scope = function.node if function is not None else None
+    data = facts.defuse._scope(scope)
+    return data.order.get(id(node), 0)
+
+
+def _advanced_index(facts, target: cst.Subscript, frame) -> bool:
+    """A tensor or mask index (index_put_, which demands matching dtypes), not basic indexing
+    (ints, slices, None, ...), which converts the value to the destination's dtype."""
+    ints = _int_loop_names(facts, frame)
+    for element in target.slice:
+        index = element.slice
+        if isinstance(index, cst.Slice):
+            continue
+        value = index.value
+        if isinstance(value, (cst.Integer, cst.Ellipsis)) or (
+            isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer)
+        ):
+            continue
+        if isinstance(value, cst.Name) and (value.value in ("None", "Ellipsis") or value.value in ints):
+            continue
+        if isinstance(value, cst.BinaryOperation) and all(
+            isinstance(side, cst.Integer) or (isinstance(side, cst.Name) and side.value in ints)
+            for side in (value.left, value.right)
+        ):
+            continue
+        return True
+    return False
+
+
+def _int_loop_names(facts, frame) -> set:
+    """Names bound by `for i in range(...)`, `for i, x in enumerate(...)` in the function."""
+    function = frame.function
+    root = function.node if function is not None else facts.module
+    names = set()
+    for node in iter_nodes(root):
+        if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call):
+            continue
+        callee = node.iter.func
+        if isinstance(callee, cst.Name) and callee.value == "range" and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+        elif isinstance(callee, cst.Name) and callee.value == "enumerate":
+            target = node.target
+            if isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+                first = target.elements[0].value
+                if isinstance(first, cst.Name):
+                    names.add(first.value)
+    return names
+
+
+def _maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
+    """Whether `value` can be a half tensor under autocast: a module's output, a matmul-family
+    result, or a name/item of one assigned in the function. Constants, and anything else
+    (`torch.sin(position * div_term)`, inputs of unknown dtype), are not."""
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.MatrixMultiply):
+        return True
+    if isinstance(value, cst.Call):
+        if facts.resolve(value.func, frame) in HALF_UNDER_AUTOCAST:
+            return True
+        return _is_module_callee(facts, value.func, frame)
+    if isinstance(value, cst.Name) and depth < 3:
+        function = frame.function
+        for assign in facts.tree.assigns:
+            if assign.frame.function is not function:
+                continue
+            if any(isinstance(t, cst.Name) and t.value == value.value for t in assign.targets):
+                if _maybe_half(facts, assign.value, assign.frame, depth + 1):
+                    return True
+    return False
+
+
+def _is_module_callee(facts, func: cst.BaseExpression, frame) -> bool:
+    """`self.layer(...)` (an attribute that is not a method), an instance of a module class
+    of this file, or a loop variable over `self.layers` (`for i, layer in enumerate(self.x)`)."""
+    owner = facts.callgraph.self_attr_owner(func, frame)
+    if owner is not None:
+        return facts.callgraph.method(owner[0], owner[1]) is None
+    if facts.callgraph.class_of_instance(func, frame) is not None:
+        return True
+    if isinstance(func, cst.Name) and _MODULE_NAME.search(func.value) and facts.resolve(func, frame) is None:
+        return True  # `model(x)`, `encoder(tokens)`: a network passed in or built elsewhere
+    if isinstance(func, cst.Name):
+        function = frame.function
+        root = function.node if function is not None else facts.module
+        for node in iter_nodes(root):
+            if not isinstance(node, cst.For):
+                continue
+            iterable, target = node.iter, node.target
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+                    and iterable.func.value == "enumerate" and iterable.args:
+                iterable = iterable.args[0].value
+                if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+                    target = target.elements[1].value
+            if (
+                isinstance(target, cst.Name) and target.value == func.value
+                and isinstance(iterable, cst.Attribute) and isinstance(iterable.value, cst.Name)
+                and iterable.value.value == "self"
+            ):
+                return True
+    return False
+
+
+_MODULE_NAME = re.compile(
+    r"(^|_)(model|net|network|encoder|decoder|backbone|expert|head|mlp|transformer|generator|"
+    r"discriminator)s?($|_)", re.I)
+
+
+def _integer_looking(expr: cst.BaseExpression) -> bool:
+    name = expr.attr.value if isinstance(expr, cst.Attribute) else getattr(expr, "value", "")
+    if not isinstance(name, str):
+        return False
+    words = name.lower().replace("-", "_").split("_")
+    return any(w.rstrip("s") in INTEGER_LOOKING or w in INTEGER_LOOKING for w in words)
 
 
 def _assigned_name(site: CallSite) -> Optional[str]:

@@ -11,7 +11,10 @@ from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.regions import Region
 from amplint.facts.tree import CallSite, Frame, dotted_name
 from amplint.rules import Flag, Rule
-from amplint.rules._util import argument, dotted_expr, kwarg, method_call, region_note
+from amplint.facts.defuse import is_duplicable
+from amplint.rules._util import (
+    argument, dotted_expr, has_star_args, kwarg, method_call, positional, region_note,
+)
 
 BCE_FUNCTIONS = ("torch.nn.functional.binary_cross_entropy", "torch.binary_cross_entropy")
 BCE_CLASS = "torch.nn.BCELoss"
@@ -31,7 +34,9 @@ class BceUnderAutocast(Rule):
     this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_logits
     or torch.nn.BCEWithLogitsLoss.` In float16 a sigmoid output saturates to exactly 0 or 1 and
     the log of it is -inf, so torch will not run it. CPU autocast runs BCE in float32 and does not
-    raise: regions known to be on the CPU are not reported.
+    raise: regions known to be on the CPU are not reported. The runtime monitor follows the same
+    semantics: it reports BCE under CUDA autocast, and under CPU autocast only when CPU stands in
+    for CUDA (`monitor(stand_in_for_cuda=True)`, which `verify` sets on a machine without a GPU).
 
     ## Example
     ```python
@@ -49,13 +54,20 @@ class BceUnderAutocast(Rule):
 
     ## Fix safety
     Both fixes are **safe**. When the input is visibly a sigmoid (`torch.sigmoid(z)`,
-    `z.sigmoid()`, `F.sigmoid(z)`, or a local assigned once from one and used only there), the
-    call becomes `binary_cross_entropy_with_logits(z, ...)` (an `nn.BCELoss` instance becomes
-    `nn.BCEWithLogitsLoss`, with all its call sites), keeping `weight=` and `reduction=`: the
-    same loss, computed stably (it differs only where the sigmoid saturated, where BCE clamps the
-    log at -100 and the fused form is exact). Otherwise the statement is put in an fp32 island,
-    `with torch.autocast(<device>, enabled=False):` with `.float()` inputs, which in an fp32 run
-    changes nothing at all.
+    `z.sigmoid()`, `F.sigmoid(z)` in the call, or a local assigned once from one and not
+    changed before the loss), the call becomes `binary_cross_entropy_with_logits(z, ...)` (an
+    `nn.BCELoss(...)` instance, or an inline `nn.BCELoss(...)(...)`, becomes
+    `nn.BCEWithLogitsLoss(...)` with its arguments), keeping `weight`, `reduction` and
+    positional arguments; `pos_weight` stays unset. The same loss, computed more accurately:
+    in fp32 it differs by at most about 1e-6 relative (BCE rounds the sigmoid and clamps the
+    log at -100). The shared def-use facts decide when `z` may be moved to the loss: not when
+    it is rebound (`z = z * 2`), changed in place (`z.mul_(2)`) or passed to a call in
+    between, nor when the local probabilities are. A call is never duplicated: `p =
+    torch.sigmoid(net(x))` becomes `logits = net(x)` (plus `p = torch.sigmoid(logits)` when `p`
+    is read elsewhere), so the network still runs once. Otherwise the statement is put in an
+    fp32 island, `with torch.autocast(<device>, enabled=False):` with `.float()` inputs, which
+    in an fp32 run changes nothing at all. tests/test_fp32_proof.py runs both fixes before and
+    after in fp32.
     """
 
     code = "AMP102"
@@ -176,6 +188,7 @@ class BceUnderAutocast(Rule):
         instances = self._instances(facts)
         by_instance: Dict[Tuple[str, str], List[CallSite]] = {}
         hits: List[Tuple[CallSite, str, Optional[Tuple[str, str]]]] = []
+        qualifieds: Dict[int, Optional[str]] = {}
         for qualified, site in facts.qualified_calls:
             call = site.node
             key = None
@@ -190,6 +203,7 @@ class BceUnderAutocast(Rule):
                 by_instance.setdefault(key, []).append(site)
                 label = "BCELoss"
             hits.append((site, label, key))
+            qualifieds[id(site)] = qualified
         for site, label, key in hits:
             region = facts.active_region(site.frame)
             if region is None or not region.may_be_cuda:
@@ -202,8 +216,8 @@ class BceUnderAutocast(Rule):
             )
             fix = None
             if key is None:
-                fix = self._logits_fix_function(ctx, site)
-            elif key is not None:
+                fix = self._logits_fix_function(ctx, site, qualifieds.get(id(site)))
+            else:
                 fix = self._logits_fix_instance(ctx, instances[key], by_instance.get(key, []))
             if fix is None:
                 fix = self._island_fix(ctx, site, region)
@@ -225,50 +239,85 @@ class BceUnderAutocast(Rule):
         return found
 
     # -- fixes ----------------------------------------------------------------------------
-    def _sigmoid_arg(self, ctx, site: CallSite, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-        """z when `expr` is visibly sigmoid(z) (directly, or a local assigned once from one)."""
+    def _logits_for(self, ctx, site: CallSite, expr: cst.BaseExpression):
+        """(logits, extra edits) when the BCE input `expr` is visibly sigmoid(logits), such that
+        passing `logits` at `site` instead computes the same loss in fp32; else None.
+
+        `sigmoid(z)` written in the call: `z`, evaluated where it was. A local `p` assigned once
+        from `sigmoid(E)` before the call and not changed since (def-use facts): `E` itself when
+        it can be written again unchanged (names, attributes; not rebound, mutated or passed on
+        in between); when `E` is a call (`net(x)`), the assignment is split so it runs once:
+        `logits = net(x)` (and `p = sigmoid(logits)` kept when `p` is read elsewhere)."""
         inner = _sigmoid_of(ctx.facts, expr, site.frame)
         if inner is not None:
-            return inner
+            return inner, {}
         if not isinstance(expr, cst.Name):
             return None
+        name = expr.value
         function = site.frame.function
+        scope = function.node if function is not None else None
+        defuse = ctx.facts.defuse
         assigns = [
             a for a in ctx.facts.tree.assigns
             if a.frame.function is function
-            and any(isinstance(t, cst.Name) and t.value == expr.value for t in a.targets)
+            and any(isinstance(t, cst.Name) and t.value == name for t in a.targets)
         ]
         if len(assigns) != 1 or len(assigns[0].targets) != 1:
             return None
-        inner = _sigmoid_of(ctx.facts, assigns[0].value, assigns[0].frame)
-        if inner is None:
+        assign = assigns[0]
+        inner = _sigmoid_of(ctx.facts, assign.value, assign.frame)
+        if inner is None or not defuse.precedes(assign.value, site.node, scope):
             return None
-        scope_node = function.node if function is not None else ctx.module
-        counts = _name_counts(scope_node)
-        if counts[expr.value] != 2:  # its assignment and this use, nothing else
-            return None
-        bound = Counter(
-            t.value for a in ctx.facts.tree.assigns if a.frame.function is function
-            for t in a.targets if isinstance(t, cst.Name)
-        )
-        if any(bound[name] > 1 for name in _names_in(inner)):
-            return None  # z is rebound somewhere: it may not be the same value any more
-        return inner
+        if defuse.changes(name, assign.value, site.node, scope):
+            return None  # p itself rebound, changed in place or passed on before the loss
+        if defuse.unchanged_between(inner, assign.value, site.node, scope):
+            return inner, {}
+        if is_duplicable(inner):
+            return None  # the logits changed in between: `z = z * 2`, `z.mul_(2)`
+        return self._split_assignment(ctx, assign, inner, site, scope)
 
-    def _logits_fix_function(self, ctx, site: CallSite):
+    def _split_assignment(self, ctx, assign, inner, site: CallSite, scope):
+        """`p = sigmoid(net(x))` -> `logits = net(x)` [+ `p = sigmoid(logits)`]: the call runs
+        once, where it ran, and the loss reads its result."""
+        stmt = assign.line_stmt
+        if stmt is None or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
+            return None
+        if ctx.facts.defuse.calls_between(assign.value, site.node, scope):
+            return None  # a call in between might change what the call returned
+        name = _fresh_name(ctx.module, "logits")
+        small = stmt.body[0]
+        first = stmt.with_changes(body=[small.with_changes(
+            targets=[cst.AssignTarget(cst.Name(name))], value=inner)])
+        uses = ctx.facts.defuse.uses(assign.targets[0].value, scope)
+        if uses <= 2:  # its assignment and this loss: nothing else reads the probabilities
+            return cst.Name(name), {stmt: first}
+        sigmoid = assign.value.deep_replace(inner, cst.Name(name))
+        second = stmt.with_changes(body=[small.with_changes(value=sigmoid)], leading_lines=())
+        return cst.Name(name), {stmt: cst.FlattenSentinel([first, second])}
+
+    def _logits_fix_function(self, ctx, site: CallSite, qualified: Optional[str]):
         call = site.node
+        if has_star_args(call):
+            return None
         input_arg = argument(call, 0, "input")
-        if input_arg is None or len([a for a in call.args if a.keyword is None]) > 6:
+        limit = 3 if qualified == "torch.binary_cross_entropy" else 6
+        if input_arg is None or len(positional(call)) > limit:
+            return None  # torch.binary_cross_entropy_with_logits has pos_weight 4th
+        found = self._logits_for(ctx, site, input_arg.value)
+        if found is None:
             return None
-        logits = self._sigmoid_arg(ctx, site, input_arg.value)
-        if logits is None:
-            return None
+        logits, edits = found
         func = call.func
         imports: Tuple[str, ...] = ()
-        if isinstance(func, cst.Attribute):
-            new_func: cst.BaseExpression = func.with_changes(
-                attr=cst.Name("binary_cross_entropy_with_logits")
-            )
+        if isinstance(func, cst.Call):  # nn.BCELoss(w, reduction=...)(p, y): keep its arguments
+            new_ctor = self._with_logits_class(ctx, func, site.frame)
+            if new_ctor is None:
+                return None
+            new_func, imports = new_ctor
+            message = "Use `nn.BCEWithLogitsLoss` on the logits"
+        elif isinstance(func, cst.Attribute):
+            new_func = func.with_changes(attr=cst.Name("binary_cross_entropy_with_logits"))
+            message = "Use `binary_cross_entropy_with_logits` on the logits"
         else:
             try:
                 torch_name, needs = ctx.facts.torch_name(site.frame)
@@ -276,12 +325,25 @@ class BceUnderAutocast(Rule):
                 return None
             new_func = dotted_expr(f"{torch_name}.nn.functional.binary_cross_entropy_with_logits")
             imports = ("torch",) if needs else ()
+            message = "Use `binary_cross_entropy_with_logits` on the logits"
         new_args = [a.with_changes(value=logits) if a is input_arg else a for a in call.args]
-        new_call = call.with_changes(func=new_func, args=new_args)
-        return self.fix(
-            Applicability.SAFE, "Use `binary_cross_entropy_with_logits` on the logits",
-            {call: new_call}, imports,
-        )
+        edits = {**edits, call: call.with_changes(func=new_func, args=new_args)}
+        return self.fix(Applicability.SAFE, message, edits, imports)
+
+    def _with_logits_class(self, ctx, constructor: cst.Call, frame: Frame):
+        """`nn.BCELoss(args)` -> `nn.BCEWithLogitsLoss(args)`: the same parameters in the same
+        order (weight, size_average, reduce, reduction), pos_weight left at None."""
+        if has_star_args(constructor) or len(positional(constructor)) > 4:
+            return None
+        func = constructor.func
+        if isinstance(func, cst.Attribute):
+            return constructor.with_changes(func=func.with_changes(attr=cst.Name("BCEWithLogitsLoss"))), ()
+        try:
+            torch_name, needs = ctx.facts.torch_name(frame)
+        except LookupError:
+            return None
+        new_func = dotted_expr(f"{torch_name}.nn.BCEWithLogitsLoss")
+        return constructor.with_changes(func=new_func), (("torch",) if needs else ())
 
     def _logits_fix_instance(self, ctx, assigns: List, sites: List[CallSite]):
         if len(assigns) != 1 or not sites:
@@ -290,12 +352,18 @@ class BceUnderAutocast(Rule):
         constructor = assign.value
         edits: Dict[cst.CSTNode, cst.CSTNode] = {}
         for site in sites:
+            if has_star_args(site.node) or len(positional(site.node)) > 2:
+                return None
             input_arg = argument(site.node, 0, "input")
             if input_arg is None:
                 return None
-            logits = self._sigmoid_arg(ctx, site, input_arg.value)
-            if logits is None:
+            found = self._logits_for(ctx, site, input_arg.value)
+            if found is None:
                 return None
+            logits, extra = found
+            if any(node in edits for node in extra):
+                return None
+            edits.update(extra)
             edits[input_arg.value] = logits
         # The instance must not escape (returned, passed on): every mention is the assignment
         # or one of these calls.
@@ -303,18 +371,10 @@ class BceUnderAutocast(Rule):
         mentions = _mention_count(ctx.module, key)
         if mentions != len(sites) + 1:
             return None
-        func = constructor.func
-        imports: Tuple[str, ...] = ()
-        if isinstance(func, cst.Attribute):
-            new_func: cst.BaseExpression = func.with_changes(attr=cst.Name("BCEWithLogitsLoss"))
-        else:
-            try:
-                torch_name, needs = ctx.facts.torch_name(assign.frame)
-            except LookupError:
-                return None
-            new_func = dotted_expr(f"{torch_name}.nn.BCEWithLogitsLoss")
-            imports = ("torch",) if needs else ()
-        edits[constructor] = constructor.with_changes(func=new_func)
+        new_ctor = self._with_logits_class(ctx, constructor, assign.frame)
+        if new_ctor is None:
+            return None
+        edits[constructor], imports = new_ctor
         return self.fix(
             Applicability.SAFE, "Use `nn.BCEWithLogitsLoss` on the logits", edits, imports
         )
@@ -374,6 +434,16 @@ def _sigmoid_of(facts, expr: cst.BaseExpression, frame: Frame) -> Optional[cst.B
             return None  # a module's function, e.g. `torch.sigmoid` without arguments
         return func.value
     return None
+
+
+def _fresh_name(module: cst.Module, base: str) -> str:
+    """`base`, or `base_1`, ...: a name that appears nowhere in the file."""
+    taken = _name_counts(module)
+    candidate, number = base, 0
+    while candidate in taken:
+        number += 1
+        candidate = f"{base}_{number}"
+    return candidate
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:

@@ -11,6 +11,7 @@ from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.scalers import Event, Flow, arms, exclusive
 from amplint.facts.scalers import SCALER_TRIGGERS
 from amplint.rules import Flag, Rule
+from amplint.rules.amp120_clip_before_unscale import ClipBeforeUnscale
 from amplint.rules._util import method_call
 
 _AMP_GATE = re.compile(r"scaler|amp|fp16|half|float16|mixed|precision", re.I)
@@ -57,7 +58,10 @@ class BackwardWithoutScale(Rule):
     **Safe**, when one scaler steps in the function, the backward is a `.backward(...)` method
     call that runs under the same conditions as the step (not in a branch of its own, so never in
     a non-AMP branch), no condition on the step tests AMP or the scaler, and the scaler cannot be
-    `None` there: `loss.backward(...)` becomes `scaler.scale(loss).backward(...)`. A disabled
+    `None` there: `loss.backward(...)` becomes `scaler.scale(loss).backward(...)`. A gradient
+    clip between the backward and the step is unscaled in the same fix
+    (`scaler.unscale_(optimizer)` inserted before it, as AMP120's fix does); where AMP120 could
+    not insert it safely, there is no fix. A disabled
     scaler's `scale` returns the loss unchanged, so fp32 runs are unaffected. Otherwise the
     finding is reported without a fix.
     """
@@ -69,6 +73,27 @@ class BackwardWithoutScale(Rule):
     triggers = SCALER_TRIGGERS
 
     flag = [
+        Flag(  # a clip follows: the same fix unscales before it
+            "import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for x, y in loader:\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = model(x).mean()\n"
+            "    loss.backward()\n"
+            "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n",
+            fixed="import torch\n"
+            "scaler = torch.amp.GradScaler('cuda')\n"
+            "for x, y in loader:\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = model(x).mean()\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n",
+        ),
         Flag(
             "import torch\n"
             "scaler = torch.amp.GradScaler('cuda')\n"
@@ -234,10 +259,23 @@ class BackwardWithoutScale(Rule):
             receiver = receiver.with_changes(lpar=[], rpar=[])
         scaled = method_call(step.receiver.deep_clone(), "scale", [cst.Arg(receiver)])
         new = call.with_changes(func=call.func.with_changes(value=scaled))
-        return self.fix(
-            Applicability.SAFE, f"Scale the loss: `{step.scaler}.scale(...).backward()`",
-            {call: new},
-        )
+        edits = {call: new}
+        # A clip between this backward and the step would then clip scaled gradients (AMP120):
+        # the same fix unscales before it, so one fix round does the whole change.
+        for clip in flow.of("clip"):
+            if not backward.order < clip.order < step.order or exclusive(clip, backward):
+                continue
+            if any(backward.order < u.order < clip.order and not exclusive(u, clip)
+                   for u in flow.of("unscale", scaler=step.scaler)):
+                continue
+            unscale = ClipBeforeUnscale()._fix(flow, clip, step)
+            if unscale is None:
+                return None  # the clip would need an unscale_ that cannot be inserted safely
+            edits.update(unscale.edits)
+        message = f"Scale the loss: `{step.scaler}.scale(...).backward()`"
+        if len(edits) > 1:
+            message += f", and `{step.scaler}.unscale_(...)` before the clip"
+        return self.fix(Applicability.SAFE, message, edits)
 
     @staticmethod
     def _plain_arms(step: Event, backward: Event):

@@ -22,9 +22,10 @@ Monitor (:mod:`amplint.runtime.monitor`)::
 Verifier (:mod:`amplint.runtime.verify`)::
 
     result = ar.verify(before_fn, after_fn, code="AMP104")   # fn(device, dtype) -> {name: tensor}
-    print(result.summary()); assert result.verified
+    print(result.summary()); assert result.verified          # status: PASS / FAIL / ERROR
 
     python -m amplint.runtime verify fixtures/
+    python -m amplint.runtime verify --entry smoke.py::step  # your step vs amplint --fix of it
 
 Runtime fixes (:mod:`amplint.runtime.fixes`): :func:`cast_inputs`, :func:`keep_norm_fp32`,
 :func:`half_model`, :func:`bce_fp32_island`, :func:`patch_bce_fp32`.
@@ -40,7 +41,8 @@ except ImportError as exc:  # pragma: no cover - exercised only where torch is m
 
 from .findings import AmpHazardError, AmpHazardWarning, Finding
 from .monitor import ALL_CHECKS, DEFAULT_CHECKS, Monitor, monitor
-from .verify import PairResult, Tolerance, TOLERANCES, module_runner, verify
+from .compare import Tolerance, TOLERANCES
+from .verify import PairResult, module_runner, verify
 from .fixtures import discover, verify_fixture_pair
 from .fixes import bce_fp32_island, cast_inputs, half_model, keep_norm_fp32, patch_bce_fp32
 

@@ -22,7 +22,11 @@ Checks (``checks=``, default all of :data:`DEFAULT_CHECKS`):
 - AMP103 a module with fp16/bf16 parameters runs inside autocast; GradScaler asked to unscale
   fp16 gradients.
 - AMP104 ``Tensor.backward`` / ``torch.autograd.backward/grad`` while autocast is enabled.
+- AMP105 a half tensor produced in an autocast region meets a float32 tensor after the region in
+  mm/matmul/linear/conv or an index put into a float32 buffer (reported at the use).
 - AMP110 a fill value outside the range of the tensor's dtype.
+- AMP111 a fill value that is another dtype's ``finfo`` bound (``torch.finfo(x.dtype).max`` with
+  ``x`` float32) written into a half tensor.
 - OVERFLOW (``overflow=True``, off by default: it checks every half op's output) the first op whose
   fp16/bf16 output holds inf/NaN from finite inputs.
 
@@ -50,7 +54,9 @@ from .findings import AmpHazardError, AmpHazardWarning, Finding
 from .locate import traceback_location, user_location, user_stack
 from .modules import ModuleTracker
 
-DEFAULT_CHECKS = frozenset({"AMP101", "AMP102", "AMP103", "AMP104", "AMP110"})
+DEFAULT_CHECKS = frozenset(
+    {"AMP101", "AMP102", "AMP103", "AMP104", "AMP105", "AMP110", "AMP111"}
+)
 ALL_CHECKS = DEFAULT_CHECKS | {"OVERFLOW"}
 MODES = ("record", "warn", "raise")
 
@@ -81,7 +87,8 @@ class Monitor(ContextDecorator):
     """Records AMP hazards while its block (or decorated function) runs. See the module doc."""
 
     def __init__(self, mode: str = "record", checks: Optional[Iterable[str]] = None, *,
-                 overflow: bool = False, overflow_backward: bool = False):
+                 overflow: bool = False, overflow_backward: bool = False,
+                 stand_in_for_cuda: bool = False):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         codes = set(DEFAULT_CHECKS if checks is None else checks)
@@ -92,11 +99,16 @@ class Monitor(ContextDecorator):
             raise ValueError(f"unknown checks {sorted(unknown)}; known: {sorted(ALL_CHECKS)}")
         self.mode = mode
         self.checks = frozenset(codes)
+        # CPU autocast standing in for CUDA autocast (the verifier on a machine without a GPU):
+        # hazards that only CUDA raises (AMP102) are reported on CPU too. Off by default, so the
+        # monitor and the linter agree: code that runs under CPU autocast only is not reported.
+        self.stand_in_for_cuda = stand_in_for_cuda
         self.overflow_backward = overflow_backward
         self.tracker = ModuleTracker()
         self._found: Dict[Tuple[str, str, int], Finding] = {}
         self._depth = 0
         self._modes: List[object] = []
+        self.overflow_mode = None  # the overflow locator of the last activation, if any
 
     # -- results -------------------------------------------------------------------------------
     @property
@@ -154,7 +166,7 @@ class Monitor(ContextDecorator):
         if "OVERFLOW" in self.checks:
             from .overflow import OverflowMode
 
-            dispatch_mode = OverflowMode(self, backward=self.overflow_backward)
+            dispatch_mode = self.overflow_mode = OverflowMode(self, backward=self.overflow_backward)
             dispatch_mode.__enter__()
             self._modes.append(dispatch_mode)
         return self
@@ -173,13 +185,19 @@ class Monitor(ContextDecorator):
 
     def _translate(self, exc: BaseException, tb) -> None:
         code = code_for_exception(exc)
-        if code is None or any(f.code == code for f in self._found.values()):
+        # a check that saw the hazard first may name the code torch's message suggests
+        if code is None or any(
+            f.code == code or code in f.extra.get("explains", ()) for f in self._found.values()
+        ):
             return
         self.report(code, f"raised {first_line(exc)}", location=traceback_location(tb),
                     _raise=False, error=type(exc).__name__, stack=[])
 
 
 def monitor(mode: str = "record", checks: Optional[Iterable[str]] = None, *,
-            overflow: bool = False, overflow_backward: bool = False) -> Monitor:
-    """A :class:`Monitor`: ``with monitor() as m: ...`` or ``@monitor(mode="warn")``."""
-    return Monitor(mode, checks, overflow=overflow, overflow_backward=overflow_backward)
+            overflow: bool = False, overflow_backward: bool = False,
+            stand_in_for_cuda: bool = False) -> Monitor:
+    """A :class:`Monitor`: ``with monitor() as m: ...`` or ``@monitor(mode="warn")``.
+    ``stand_in_for_cuda``: report on CPU autocast what CUDA autocast would raise (AMP102)."""
+    return Monitor(mode, checks, overflow=overflow, overflow_backward=overflow_backward,
+                   stand_in_for_cuda=stand_in_for_cuda)

@@ -1,69 +1,51 @@
-"""The verifier: run a before/after pair and prove the fix keeps the numbers.
+"""The verifier: run a before/after pair and decide whether the fix is right.
 
 A *runner* is a function ``run(device, dtype) -> {name: tensor}`` (the fixture contract of
 fixtures/README.md): ``dtype`` is ``torch.float16`` / ``torch.bfloat16`` for a mixed-precision
 run, or ``None`` for the fp32 reference (autocast disabled, no half casts).  ``nn.Module``s with
 their inputs are turned into runners by :func:`module_runner`.
 
-For each mixed-precision dtype :func:`verify` runs, under a recording monitor:
+A pair is **PASS** when all three checks hold:
 
-- the *before*: its outcome is what it raised and which codes the monitor reported; it *shows its
-  hazard* when the monitor (or a translated error) reports the expected code, when it raises an
-  error with no code of its own, or when its numbers leave the tolerance of the fp32 reference;
-- the *after*: it must raise nothing, report nothing, and match the fp32 reference (the after run
-  with ``dtype=None``) within the tolerance below, for every output and gradient it returns.
+1. *the fix keeps the meaning*: the before and the after, both run in fp32, return the same
+   tensors per element within :data:`FP32_TOLERANCE` (the before's fp32 run is the reference);
+2. *the before shows the hazard the rule names*, in at least one dtype, under autocast: it raises
+   that rule's own error (:func:`amplint.runtime.errors.code_for_exception`, or the exact text
+   given as ``hazard=``), the monitor reports that code (when the run then raises, only a
+   RuntimeError/ValueError/AssertionError counts as explained by that finding), or its tensors
+   leave the dtype's tolerance of the fp32 reference (NaN/inf included);
+3. *the after is right under autocast*: for every dtype it raises nothing, the monitor reports
+   nothing, and every output and gradient is within the dtype's per-element tolerance of the
+   fp32 reference (:data:`TOLERANCES`, see :mod:`amplint.runtime.compare`).
 
-It also reports the after against the before (where the before ran) and the fp32 before against
-the fp32 after.  A pair is *verified* when the after passes for every dtype and the before shows
-its hazard for at least one (a float16-only hazard such as AMP110 stays silent in bfloat16).
+**FAIL** when a check does not hold (an after that raises anything fails check 1 or 3).  **ERROR**
+when the pair cannot be judged: the before raises in fp32, or raises under autocast an error
+other than its hazard (an unrelated ``NameError`` is not the hazard).  A clean case (no before)
+runs check 3 alone against its own fp32 run.
 
-Tolerances (:data:`TOLERANCES`), per compared tensor ``a`` against the reference ``r``::
-
-    max|a - r| <= atol + rtol * max|r|
-
-    float16:  atol 1e-3, rtol 1e-2      bfloat16: atol 2e-3, rtol 5e-2
-
-The reported relative difference is ``max|a - r| / max|r|``.  NaN or inf in an after's output
-fails.  Device: CUDA when available (float16, and bfloat16 where supported), otherwise CPU autocast
-(float16 and bfloat16), and the result lists which CUDA-only expectations were not checked.
+Device: CUDA when available (float16, and bfloat16 where supported), otherwise CPU autocast
+(float16 and bfloat16); the result lists what CPU could not show.
 """
 
 from __future__ import annotations
 
 import copy
-import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
 
-from .errors import code_for_warning, first_line
+from .compare import FP32_TOLERANCE, TOLERANCES, Comparison, Tolerance, compare, worst
+from .errors import code_for_exception, code_for_warning, first_line
 from .findings import Finding
 from .fixes import cast_inputs
 from .locate import is_internal
 from .monitor import Monitor
 
 Runner = Callable[[str, Optional[torch.dtype]], Any]
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
-
-    def allows(self, max_abs: float, scale: float) -> bool:
-        return max_abs <= self.atol + self.rtol * scale
-
-
-TOLERANCES: Dict[torch.dtype, Tolerance] = {
-    torch.float16: Tolerance(atol=1e-3, rtol=1e-2),
-    torch.bfloat16: Tolerance(atol=2e-3, rtol=5e-2),
-}
-
-# fp32 before against fp32 after: informational (a fix may legitimately change fp32 numbers)
-FP32_TOLERANCE = Tolerance(atol=1e-5, rtol=1e-4)
+PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"
 
 CPU_SKIPPED = (
     "CUDA kernels were not run: float16/bfloat16 numerics were checked with CPU autocast, "
@@ -90,6 +72,8 @@ class RunOutcome:
     """One run of a runner: what it raised, what the monitor found, what it returned."""
 
     error: Optional[str] = None
+    error_code: Optional[str] = None  # the rule whose hazard the error is, if any
+    error_type: Optional[str] = None
     findings: List[Finding] = field(default_factory=list)
     outputs: Dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
 
@@ -127,15 +111,17 @@ def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 
     """Run ``fn(device, dtype)`` from a fixed seed under a recording monitor."""
     torch.manual_seed(seed)
     outcome = RunOutcome()
-    mon = Monitor("record")
+    mon = Monitor("record", stand_in_for_cuda=device != "cuda")
     result = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             with mon:
                 result = fn(device, dtype)
-        except Exception as exc:  # the before is expected to raise
+        except Exception as exc:  # judged by the caller: the hazard, or an error
             outcome.error = first_line(exc)
+            outcome.error_code = code_for_exception(exc)
+            outcome.error_type = type(exc).__name__
     outcome.findings = mon.findings
     for w in caught:
         code = code_for_warning(w.category, str(w.message))
@@ -144,54 +130,6 @@ def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 
     if result is not None:
         _flatten(result, "", outcome.outputs)
     return outcome
-
-
-# -- comparing ----------------------------------------------------------------------------------
-@dataclass
-class Comparison:
-    name: str
-    max_abs: float
-    max_rel: float
-    ok: bool
-    note: str = ""
-
-    def describe(self) -> str:
-        text = f"{self.name}: max abs {self.max_abs:.3g}, max rel {self.max_rel:.3g}"
-        return text + (f" ({self.note})" if self.note else "")
-
-
-def compare(outputs: Dict[str, torch.Tensor], reference: Dict[str, torch.Tensor],
-            tol: Tolerance) -> List[Comparison]:
-    """Compare every reference tensor with the same-named output (see the module doc)."""
-    result = []
-    for name, ref in reference.items():
-        got = outputs.get(name)
-        if got is None:
-            result.append(Comparison(name, math.inf, math.inf, False, "missing"))
-            continue
-        if got.shape != ref.shape:
-            result.append(Comparison(name, math.inf, math.inf, False,
-                                     f"shape {tuple(got.shape)} != {tuple(ref.shape)}"))
-            continue
-        if got.numel() == 0:
-            result.append(Comparison(name, 0.0, 0.0, True))
-            continue
-        diff = (got - ref).abs()
-        max_abs = float(diff.max()) if bool(torch.isfinite(diff).all()) else math.inf
-        scale = float(ref.abs().max()) if bool(torch.isfinite(ref).all()) else math.inf
-        max_rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else math.inf)
-        ok = math.isfinite(max_abs) and tol.allows(max_abs, scale)
-        result.append(Comparison(name, max_abs, max_rel, ok, "" if ok else "beyond tolerance"))
-    return result
-
-
-def _worst(comparisons: Sequence[Comparison]) -> str:
-    if not comparisons:
-        return "nothing to compare"
-    worst_abs = max(comparisons, key=lambda c: c.max_abs)
-    worst_rel = max(comparisons, key=lambda c: c.max_rel)
-    return (f"max abs {worst_abs.max_abs:.3g} ({worst_abs.name}), "
-            f"max rel {worst_rel.max_rel:.3g} ({worst_rel.name})")
 
 
 # -- verifying ----------------------------------------------------------------------------------
@@ -203,9 +141,9 @@ class DtypeResult:
     after: RunOutcome
     after_vs_reference: List[Comparison]
     before_vs_reference: List[Comparison] = field(default_factory=list)
-    after_vs_before: List[Comparison] = field(default_factory=list)
     hazard: Optional[str] = None  # how the before showed its hazard
     problems: List[str] = field(default_factory=list)  # what is wrong with the after
+    errors: List[str] = field(default_factory=list)  # why the before cannot be judged
 
 
 @dataclass
@@ -215,56 +153,69 @@ class PairResult:
     name: str
     code: Optional[str]
     device: str
-    reference: RunOutcome
+    reference: RunOutcome  # the fp32 reference: the before's fp32 run (the after's for a clean case)
     reference_before: Optional[RunOutcome]
+    reference_after: RunOutcome
     fp32_before_vs_after: List[Comparison]
     dtypes: List[DtypeResult]
     skipped: List[str]
-    problems: List[str]
+    problems: List[str]  # FAIL reasons
+    errors: List[str] = field(default_factory=list)  # ERROR reasons
+
+    @property
+    def status(self) -> str:
+        return ERROR if self.errors else FAIL if self.problems else PASS
 
     @property
     def verified(self) -> bool:
-        return not self.problems
+        return self.status == PASS
 
     def summary(self) -> str:
-        head = "PASS" if self.verified else "FAIL"
-        lines = [f"{head} {self.name}" + (f" [{self.code}]" if self.code else "") + f" on {self.device}"]
+        lines = [f"{self.status} {self.name}" + (f" [{self.code}]" if self.code else "")
+                 + f" on {self.device}"]
+        if self.reference_before is not None:
+            state = "ok" if self.fp32_before_vs_after and all(
+                c.ok for c in self.fp32_before_vs_after) else "NO"
+            lines.append(f"  1. fp32 before == after: {state}: {worst(self.fp32_before_vs_after)}"
+                         f" ({FP32_TOLERANCE.describe()})")
+            shown = "; ".join(f"{dtype_name(r.dtype)}: {r.hazard or 'no'}" for r in self.dtypes)
+            lines.append(f"  2. before shows {self.code or 'its hazard'}: {shown}")
         for r in self.dtypes:
             tag = dtype_name(r.dtype)
             if r.before is not None:
-                lines.append(f"  {tag} before: {r.before.describe()}")
-                lines.append(f"  {tag} hazard shown: {r.hazard or 'no'}")
-                if r.after_vs_before:
-                    lines.append(f"  {tag} after vs before: {_worst(r.after_vs_before)}")
+                lines.append(f"     {tag} before: {r.before.describe()}")
             state = "clean" if r.after.clean else r.after.describe()
-            lines.append(f"  {tag} after: {state}; vs fp32 reference: {_worst(r.after_vs_reference)}"
-                         f" (tol atol {r.tolerance.atol:g} + rtol {r.tolerance.rtol:g} * max|ref|)")
-        if self.fp32_before_vs_after:
-            lines.append(f"  float32 before vs after: {_worst(self.fp32_before_vs_after)}")
+            lines.append(f"  3. {tag} after: {state}; vs fp32 reference: "
+                         f"{worst(r.after_vs_reference)} ({r.tolerance.describe()})")
         for note in self.skipped:
             lines.append(f"  not checked: {note}")
         for problem in self.problems:
             lines.append(f"  problem: {problem}")
+        for error in self.errors:
+            lines.append(f"  error: {error}")
         return "\n".join(lines)
 
     def to_dict(self) -> Dict[str, Any]:
         def comps(cs):
-            return {c.name: {"max_abs": c.max_abs, "max_rel": c.max_rel, "ok": c.ok} for c in cs}
+            return {c.name: {"max_abs": c.max_abs, "max_rel": c.max_rel, "bad": c.bad,
+                             "total": c.total, "ok": c.ok} for c in cs}
 
         def run(o):
             return None if o is None else {
-                "error": o.error, "codes": o.codes,
+                "error": o.error, "error_code": o.error_code, "codes": o.codes,
                 "findings": [str(f) for f in o.findings]}
 
         return {
-            "name": self.name, "code": self.code, "device": self.device,
-            "verified": self.verified, "problems": self.problems, "skipped": self.skipped,
-            "reference": run(self.reference),
+            "name": self.name, "code": self.code, "device": self.device, "status": self.status,
+            "verified": self.verified, "problems": self.problems, "errors": self.errors,
+            "skipped": self.skipped, "reference": run(self.reference),
+            "fp32_before_vs_after": comps(self.fp32_before_vs_after),
+            "fp32_tolerance": {"rtol": FP32_TOLERANCE.rtol, "floor": FP32_TOLERANCE.floor},
             "dtypes": [{
                 "dtype": dtype_name(r.dtype), "before": run(r.before), "hazard": r.hazard,
                 "after": run(r.after), "after_vs_reference": comps(r.after_vs_reference),
-                "after_vs_before": comps(r.after_vs_before),
-                "tolerance": {"atol": r.tolerance.atol, "rtol": r.tolerance.rtol},
+                "before_vs_reference": comps(r.before_vs_reference),
+                "tolerance": {"rtol": r.tolerance.rtol, "floor": r.tolerance.floor},
             } for r in self.dtypes],
         }
 
@@ -279,57 +230,93 @@ def default_dtypes(device: str) -> List[torch.dtype]:
     return [torch.float16, torch.bfloat16]
 
 
-def _hazard(code: Optional[str], before: RunOutcome, vs_ref: List[Comparison]) -> Optional[str]:
-    matching = [f for f in before.findings if code is None or f.code == code]
+# the error types torch raises for dtype/range problems (a NameError is never explained by a finding)
+_TORCH_ERRORS = frozenset({"RuntimeError", "ValueError", "AssertionError"})
+
+
+def before_hazard(codes: Sequence[str], hazard: Optional[str], before: RunOutcome,
+                  vs_ref: List[Comparison]):
+    """``(how the before showed the hazard, why it cannot be judged)``; both None: no hazard.
+
+    ``codes``: the rules whose hazard counts (empty: any rule's)."""
+    wanted_code = (lambda c: c is not None and (not codes or c in codes))
+    if before.error:
+        if hazard is not None and hazard in before.error:
+            return f"raised {before.error}", None
+        if hazard is None and wanted_code(before.error_code):
+            return f"raised {before.error} ({before.error_code})", None
+        explained = [f for f in before.findings if wanted_code(f.code)]
+        if hazard is None and explained and before.error_type in _TORCH_ERRORS:
+            # the rule's own check fired first at the op that then raised (e.g. a half value
+            # escaping its region meets float32 in an index_put): its finding explains the raise
+            return f"raised {before.error}, after the monitor's {explained[0].code} at " \
+                   f"{explained[0].location}", None
+        wanted = (f"'{hazard}'" if hazard else
+                  f"the {'/'.join(codes)} error" if codes else "an AMP hazard error")
+        return None, f"the before raised {before.error}, not {wanted}"
+    matching = [f for f in before.findings if wanted_code(f.code)]
     if matching:
-        f = matching[0]
-        if before.error and f.extra.get("error"):
-            return f"raised {before.error} ({f.code})"
-        return f"monitor reported {f.code} at {f.location}"
-    if before.error and not before.findings:
-        return f"raised {before.error}"
+        return f"monitor reported {matching[0].code} at {matching[0].location}", None
     bad = [c for c in vs_ref if not c.ok]
-    if before.error is None and bad:
-        return f"silent wrong numbers vs fp32: {_worst(bad)}"
-    return None
+    if bad:
+        return f"deviates from the fp32 reference: {worst(bad)}", None
+    return None, None
 
 
 def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = None,
-           loss_fn: Optional[Callable] = None, code: Optional[str] = None,
-           device: Optional[str] = None, dtypes: Optional[Sequence[torch.dtype]] = None,
+           loss_fn: Optional[Callable] = None, code: Union[None, str, Sequence[str]] = None,
+           hazard: Optional[str] = None, device: Optional[str] = None,
+           dtypes: Optional[Sequence[torch.dtype]] = None,
            tolerances: Optional[Mapping[torch.dtype, Tolerance]] = None,
-           name: str = "pair", require_hazard: bool = True) -> PairResult:
+           name: str = "pair", require_hazard: bool = True,
+           notes: Sequence[str] = ()) -> PairResult:
     """Verify a before/after pair (see the module doc); ``before=None`` checks a clean case.
 
     ``before``/``after`` are runners ``fn(device, dtype) -> {name: tensor}`` or ``nn.Module``s
     (then ``inputs``, a tuple of forward arguments, and optionally ``loss_fn(output) -> loss``
-    are used by :func:`module_runner`).  ``code`` is the rule code the before must show (None:
-    any).  With ``require_hazard=False`` a before that shows nothing is no problem.
+    are used by :func:`module_runner`).  ``code`` is the rule (or rules) whose hazard the before
+    must show;
+    ``hazard`` an exact piece of the error message it must raise instead (for hazards no rule
+    code translates).  With ``require_hazard=False`` check 2 is not made.
     """
     if isinstance(before, nn.Module):
         before = module_runner(before, inputs, loss_fn)
     if isinstance(after, nn.Module):
         after = module_runner(after, inputs, loss_fn)
+    codes: Tuple[str, ...] = (code,) if isinstance(code, str) else tuple(code or ())
+    code = "/".join(codes) or None
     device = device or default_device()
     dtypes = list(dtypes or default_dtypes(device))
     tols = dict(TOLERANCES, **(tolerances or {}))
     problems: List[str] = []
+    errors: List[str] = []
 
-    reference = run_once(after, device, None)
-    if reference.error:
-        problems.append(f"the after's fp32 reference raised {reference.error}")
-    elif reference.findings:
-        problems.append(f"the after's fp32 reference is not clean: {reference.describe()}")
-    elif not reference.outputs:
-        problems.append("the after returned no tensors to compare")
-    reference_before = run_once(before, device, None) if before is not None else None
+    ref_after = run_once(after, device, None)
+    ref_before = run_once(before, device, None) if before is not None else None
+    reference = ref_before if ref_before is not None else ref_after
+    if ref_after.error:
+        problems.append(f"float32: the after raised {ref_after.error}")
+    elif ref_after.findings:
+        problems.append(f"float32: the after is not clean: {ref_after.describe()}")
     fp32_cmp: List[Comparison] = []
-    if reference_before is not None and reference_before.error is None:
-        fp32_cmp = compare(reference_before.outputs, reference.outputs, FP32_TOLERANCE)
+    if ref_before is not None:
+        if ref_before.error:
+            errors.append(f"float32: the before raised {ref_before.error}: no fp32 reference")
+        elif not ref_before.outputs:
+            errors.append("the before returned no tensors to compare")
+        elif not ref_after.error:
+            fp32_cmp = compare(ref_after.outputs, ref_before.outputs, FP32_TOLERANCE)
+            bad = [c for c in fp32_cmp if not c.ok]
+            if bad:
+                problems.append("float32: the after computes something else than the before: "
+                                + "; ".join(c.describe() for c in bad))
+    elif not ref_after.outputs and not ref_after.error:
+        problems.append("the after returned no tensors to compare")
 
     results: List[DtypeResult] = []
     for dtype in dtypes:
         tol = tols[dtype]
+        tag = dtype_name(dtype)
         after_run = run_once(after, device, dtype)
         result = DtypeResult(dtype, tol, None, after_run,
                              compare(after_run.outputs, reference.outputs, tol))
@@ -337,9 +324,10 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
             result.before = run_once(before, device, dtype)
             if result.before.error is None:
                 result.before_vs_reference = compare(result.before.outputs, reference.outputs, tol)
-                result.after_vs_before = compare(after_run.outputs, result.before.outputs, tol)
-            result.hazard = _hazard(code, result.before, result.before_vs_reference)
-        tag = dtype_name(dtype)
+            result.hazard, why = before_hazard(codes, hazard, result.before,
+                                               result.before_vs_reference)
+            if why:
+                result.errors.append(f"{tag}: {why}")
         if after_run.error:
             result.problems.append(f"{tag}: the after raised {after_run.error}")
         if after_run.findings:
@@ -350,21 +338,20 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
             result.problems.append(f"{tag}: the after leaves the tolerance of the fp32 reference: "
                                    + "; ".join(c.describe() for c in bad))
         problems.extend(result.problems)
+        errors.extend(result.errors)
         results.append(result)
 
     if before is not None and require_hazard and not any(r.hazard for r in results):
         what = f"its hazard {code}" if code else "a hazard"
         problems.append(f"the before shows {what} in no dtype ({', '.join(map(dtype_name, dtypes))})")
 
-    skipped: List[str] = []
+    skipped: List[str] = list(notes)
     if device != "cuda":
         skipped.append(CPU_SKIPPED)
-        if code in CUDA_ONLY:
-            skipped.append(CUDA_ONLY[code])
-    if code in DTYPE_NOTES:
-        skipped.append(DTYPE_NOTES[code])
-    return PairResult(name, code, device, reference, reference_before, fp32_cmp, results,
-                      skipped, problems)
+        skipped.extend(CUDA_ONLY[c] for c in codes if c in CUDA_ONLY)
+    skipped.extend(DTYPE_NOTES[c] for c in codes if c in DTYPE_NOTES)
+    return PairResult(name, code, device, reference, ref_before, ref_after, fp32_cmp, results,
+                      skipped, problems, errors)
 
 
 def module_runner(model: nn.Module, inputs: Optional[Sequence] = None,

@@ -59,3 +59,43 @@ def test_pairs_verify_on_cuda(tmp_path, code):
     assert not any("CUDA kernels were not run" in s for s in result.skipped)
     if code == "AMP102":  # on CUDA the before really raises
         assert "unsafe to autocast" in (result.dtypes[0].before.error or "")
+
+
+def test_entry_on_cuda(tmp_path):
+    from test_entry import PROJECT
+
+    from amplint.runtime.entry import verify_entry
+
+    for rel, text in PROJECT.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    outcome = verify_entry(f"{tmp_path / 'smoke.py'}::step", device="cuda")
+    assert outcome.status == "PASS", outcome.summary()
+    assert not outcome.notes  # nothing CUDA could not show
+
+
+def test_overflow_locator_one_sync_per_block_on_cuda():
+    fc = nn.Linear(8, 4).cuda()
+    with torch.no_grad():
+        fc.weight.mul_(1e5)
+    x = torch.randn(16, 8, device="cuda") * 100
+    with ar.monitor(overflow=True) as m, torch.autocast("cuda", dtype=torch.float16):
+        for _ in range(5):
+            fc(x)
+    assert m.overflow_mode.syncs == 1 and m.codes == ["OVERFLOW"]
+
+
+def test_repo_fixture_pairs_on_cuda():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    from amplint.runtime.fixtures import SkipCase
+
+    results = []
+    for case in (c for c in discover(root) if c.runnable):
+        try:
+            results.append(verify_fixture_pair(case, device="cuda"))
+        except SkipCase:
+            pass
+    failed = [r.summary() for r in results if not r.verified]
+    assert not failed, "\n\n".join(failed)

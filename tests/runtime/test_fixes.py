@@ -65,7 +65,8 @@ def tagger_runner(cast):
 
 def test_cast_inputs_verified_against_cast_everything():
     result = ar.verify(tagger_runner(mmcv_style_cast),
-                       tagger_runner(lambda b, dt: ar.cast_inputs(b, torch.float32, dt)))
+                       tagger_runner(lambda b, dt: ar.cast_inputs(b, torch.float32, dt)),
+                       hazard="Expected tensor for argument #1 'indices'")
     assert result.verified, result.summary()
     assert all("Expected tensor for argument #1 'indices'" in r.before.error for r in result.dtypes)
 
@@ -90,7 +91,7 @@ def bn_runner(make_half):
 def test_keep_norm_fp32_verified():
     result = ar.verify(bn_runner(lambda m, dt: m.to(dt)), bn_runner(ar.half_model), dtypes=[FP16])
     assert result.verified, result.summary()
-    assert result.dtypes[0].hazard.startswith("silent wrong numbers")  # fp16 running_var is inf
+    assert result.dtypes[0].hazard.startswith("deviates from the fp32 reference")  # fp16 running_var is inf
 
 
 def test_keep_norm_fp32_layers_and_io_dtypes():
@@ -150,7 +151,7 @@ def test_patch_bce_fp32_runs_bce_in_fp32_and_removes():
         loss = model(x, y)
     assert loss.dtype == torch.float32 and seen[-1] == (BF16, True)
     handles.remove()
-    with ar.monitor() as m, torch.autocast("cpu", dtype=BF16):
+    with ar.monitor(stand_in_for_cuda=True) as m, torch.autocast("cpu", dtype=BF16):
         model(x, y)
     assert m.codes == ["AMP102"]
 

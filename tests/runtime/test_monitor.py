@@ -79,7 +79,7 @@ class Detector(nn.Module):
 def test_amp102_bce_module_and_functional():
     model = Detector()
     x, y = torch.randn(16, 8), torch.rand(16, 1)
-    with ar.monitor() as m:
+    with ar.monitor(stand_in_for_cuda=True) as m:
         with torch.autocast("cpu", dtype=BF16):
             loss = model(x, y)
             loss2 = F.binary_cross_entropy(torch.sigmoid(model.net(x)), y)  # amp102-functional
@@ -88,6 +88,24 @@ def test_amp102_bce_module_and_functional():
                                            (HERE, line_of("amp102-functional"))]
     assert "raises under CUDA autocast" in m.findings[0].message
     assert m.codes == ["AMP102"]
+
+
+def test_amp102_cpu_autocast_alone_is_not_a_hazard_for_monitor_and_linter():
+    # One semantics on both sides: BCE runs in fp32 under CPU autocast, so neither reports it.
+    from amplint.engine import Settings, lint_source
+
+    model = Detector()
+    x, y = torch.randn(16, 8), torch.rand(16, 1)
+    with ar.monitor() as m, torch.autocast("cpu", dtype=BF16):
+        F.binary_cross_entropy(torch.sigmoid(model.net(x)), y)
+    assert m.codes == []
+    source = (
+        "import torch\nimport torch.nn.functional as F\n"
+        "def step(net, x, y):\n"
+        "    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "        return F.binary_cross_entropy(torch.sigmoid(net(x)), y)\n"
+    )
+    assert [d.code for d in lint_source("step.py", source, Settings.default()).diagnostics] == []
 
 
 def test_amp102_silent_on_logits_island_and_fp32():
@@ -328,7 +346,7 @@ def test_raise_mode_raises_before_the_op():
 
 
 def test_decorator_and_check_selection():
-    mon = ar.monitor(checks=["AMP102"])
+    mon = ar.monitor(checks=["AMP102"], stand_in_for_cuda=True)
     model, (x, y) = mlp(), batch()
 
     @mon
@@ -372,3 +390,42 @@ def test_pytest_fixture_records(amp_monitor):
         amp_monitor.assert_clean()
     amp_monitor.clear()
     amp_monitor.assert_clean()
+
+
+def test_overflow_locator_reads_back_once_per_block(monkeypatch):
+    from amplint.runtime import overflow
+
+    model, x = Blowup(), torch.randn(16, 8)
+    reads = []
+    for name in ("__bool__", "item", "tolist"):
+        original = getattr(torch.Tensor, name)
+        monkeypatch.setattr(torch.Tensor, name,
+                            lambda self, *a, _o=original, _n=name: (reads.append(_n), _o(self, *a))[1])
+    with ar.monitor(overflow=True) as m:
+        with torch.autocast("cpu", dtype=FP16):
+            for _ in range(3):
+                out = model(x)  # batched-line
+    monkeypatch.undo()
+    # no read per op: one batched read at the end of the block (the monitor's function mode sees
+    # the patched tolist as a torch function too, hence possibly twice)
+    assert reads and set(reads) == {"tolist"}
+    assert m.overflow_mode.syncs == 1
+    assert where(m.findings, "OVERFLOW") == [(HERE, line_of("overflow-line"))]
+    assert m.findings[0].extra["nonfinite"] == int((~torch.isfinite(out)).sum())
+
+    monkeypatch.setattr(overflow, "BATCH", 4)  # a long block reads back every BATCH records
+    with ar.monitor(overflow=True) as m:
+        with torch.autocast("cpu", dtype=FP16):
+            h = torch.randn(4, 4)
+            for _ in range(10):
+                h = torch.tanh(h @ h)
+    assert m.findings == [] and m.overflow_mode.syncs >= 3
+
+
+def test_overflow_raise_mode_raises_at_the_op():
+    model, x = Blowup(), torch.randn(16, 8)
+    with pytest.raises(ar.AmpHazardError) as info:
+        with ar.monitor(mode="raise", checks=[], overflow=True):
+            with torch.autocast("cpu", dtype=FP16):
+                model(x)
+    assert info.value.finding.code == "OVERFLOW" and info.value.finding.line == line_of("overflow-line")

@@ -1,8 +1,9 @@
 """AMP102 bce-under-autocast: ``F.binary_cross_entropy`` / ``nn.BCELoss`` inside autocast.
 
 Under CUDA autocast torch raises "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss
-are unsafe to autocast."; under CPU autocast it runs in fp32 without a word, so there the finding
-says that the same code raises under CUDA autocast."""
+are unsafe to autocast."; under CPU autocast it runs in fp32 without a word. As the linter does,
+the monitor reports it on CPU only when CPU stands in for CUDA (``stand_in_for_cuda``, which the
+verifier sets on a machine without a GPU); then the finding says that CUDA would raise."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ def install(monitor):
         device = inp.device.type if isinstance(inp, torch.Tensor) else "cuda"
         if not autocast_on(device):
             return
+        if device != "cuda" and not monitor.stand_in_for_cuda:
+            return  # runs in fp32 under CPU autocast: not a hazard (the linter agrees)
         if device == "cuda":
             what = "raises 'torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.'"
         else:

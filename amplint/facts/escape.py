@@ -1,0 +1,470 @@
+"""Values that are half because of an autocast region, and where they go after it ends.
+
+Each function body (and the module body) is read once in source order. An assignment under an
+active float16/bfloat16 region (or one of unknown dtype) whose value is a matmul-family result
+(`@`, `torch.mm/matmul/bmm/addmm/baddbmm`, `F.linear`, `conv*`) or a module output (a
+`torch.nn.Linear/Conv*/LSTM/...` instance, or a module class of this file) defines a *half value*;
+dtype-keeping steps (`.view`, `.detach`, `.transpose`, `[...]`, `F.relu`, ...) carry it to other
+names. When the `with` of its region ends and no other region is active there, the value has
+*escaped*: reads after that point are recorded with their definition, until the name is rebound
+(`feats = feats.float()` ends it). Branches and loops are read straight through.
+
+Alongside, the walk records the evidence that a value is float32 (a float factory without
+`dtype=`, `.float()`, a parameter or buffer of a class, a `torch.nn.Linear`-like module's weight)
+and which names are inputs from outside a region (parameters, locals assigned outside one).
+Shared by AMP105 (autocast-output-escape) and AMP111 (dtype-from-input); computed once per file
+as `FileFacts.escape`. A general def-use fact may absorb the walk later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from amplint.facts.fp16 import half_cast_dtype
+from amplint.facts.half_values import frames_by_body, is_float32_cast
+from amplint.facts.names import resolve_expr
+from amplint.facts.regions import DTYPES, Region
+from amplint.facts.tree import Frame, child_fields
+
+HALF_REGION = (None, "float16", "bfloat16")
+MATMUL_FUNCTIONS = {
+    "torch.mm", "torch.matmul", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.addbmm",
+    "torch.nn.functional.linear", "torch.nn.functional.conv1d", "torch.nn.functional.conv2d",
+    "torch.nn.functional.conv3d", "torch.conv1d", "torch.conv2d", "torch.conv3d",
+}
+MATMUL_METHODS = {"mm", "matmul", "bmm", "addmm", "baddbmm"}
+# torch.nn modules with float32 parameters whose output autocast makes half, and which raise on a
+# half input outside autocast.
+STRICT_MODULES = {
+    "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "LSTM", "GRU", "RNN", "MultiheadAttention",
+}
+KEEP_METHODS = {
+    "view", "reshape", "transpose", "permute", "contiguous", "detach", "clone", "flatten",
+    "squeeze", "unsqueeze", "t", "expand", "expand_as", "view_as", "reshape_as", "narrow",
+    "repeat", "flip", "roll", "unflatten", "relu", "relu_", "tanh", "sigmoid", "neg",
+    "cuda", "cpu", "requires_grad_", "detach_",
+}
+KEEP_ATTRS = {"T", "mT", "data"}
+KEEP_FUNCTIONS = {
+    "torch.flatten", "torch.transpose", "torch.relu", "torch.tanh", "torch.sigmoid",
+    "torch.nn.functional.relu", "torch.nn.functional.gelu", "torch.nn.functional.silu",
+    "torch.nn.functional.dropout",
+}
+FLOAT_FACTORIES = {
+    "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.eye",
+    "torch.linspace",
+}
+PARAMETER = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What the walk knows about a local name at one point.
+    kind: "half" (half because of `region`), "f32" (float32 by construction), "module32" (a
+    torch.nn module with float32 parameters), "param" (an input of the function), "halfcast"
+    (assigned from an explicit half cast), "other"."""
+
+    kind: str
+    in_region: bool = False
+    node: Optional[cst.CSTNode] = None  # "half": the producing expression
+    region: Optional[Region] = None
+    escaped: Optional[cst.With] = None  # "half": the with statement whose end it outlived
+    value: Optional[cst.BaseExpression] = None  # the assigned value
+
+
+class EscapeAnalysis:
+    def __init__(self, facts) -> None:
+        self.facts = facts
+        self.reads: Dict[int, Entry] = {}  # id(Name read) -> entry
+        self.matmuls: List[Tuple[cst.BinaryOperation, Frame]] = []  # `a @ b` with its frame
+        self._bodies = frames_by_body(facts)
+        self._class_attrs: Dict[int, Dict[str, str]] = {}
+        self._walk_scope(facts.tree.module_frame, facts.module.body, {})
+        for frame in facts.tree.frames:
+            if frame.kind == "function":
+                node = frame.node
+                state = {
+                    p.name.value: Entry("param")
+                    for p in _params(node) if p.name.value not in ("self", "cls")
+                }
+                body = node.body
+                self._walk_scope(frame, body.body if isinstance(body, cst.IndentedBlock) else [body], state)
+
+    # -- questions the rules ask ----------------------------------------------------------
+    def half_source(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Entry]:
+        """The half entry `expr` holds because of a region: a read of a half name through
+        dtype-keeping steps, or a matmul-family/module call under the region at `frame`."""
+        root = self._root(expr, frame)
+        if isinstance(root, cst.Name):
+            entry = self.reads.get(id(root))
+            return entry if entry is not None and entry.kind == "half" else None
+        region = self._half_region(frame)
+        if region is not None and self._produces_half(root, frame):
+            return Entry("half", True, root, region)
+        return None
+
+    def escaped(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Entry]:
+        entry = self.half_source(expr, frame)
+        return entry if entry is not None and entry.escaped is not None else None
+
+    def read(self, name: cst.Name) -> Optional[Entry]:
+        return self.reads.get(id(name))
+
+    def is_float32(self, expr: cst.BaseExpression, frame: Frame) -> bool:
+        """`expr` is float32 by construction (and no region is active at `frame`)."""
+        if self.facts.active_region(frame) is not None:
+            return False
+        return self._float32(expr, frame, 0)
+
+    def float32_module(self, expr: cst.BaseExpression, frame: Frame) -> bool:
+        """`expr` is a torch.nn module with float32 parameters (`self.head = nn.Linear(...)` in
+        a class the file never turns half, a local `head = nn.Linear(...)`)."""
+        if isinstance(expr, cst.Name):
+            entry = self.reads.get(id(expr))
+            return entry is not None and entry.kind == "module32"
+        attr = self._self_attr(expr, frame)
+        return attr is not None and attr == "module32"
+
+    # -- the walk -------------------------------------------------------------------------
+    def _walk_scope(self, frame: Frame, body, state: Dict[str, Entry]) -> None:
+        for stmt in body:
+            self._statement(stmt, frame, state)
+
+    def _statement(self, stmt: cst.CSTNode, frame: Frame, state: Dict[str, Entry]) -> None:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(stmt, cst.ClassDef):
+                inner = self._bodies.get(id(stmt.body))
+                if inner is not None and isinstance(stmt.body, cst.IndentedBlock):
+                    self._walk_scope(inner, stmt.body.body, {})
+            return  # functions are walked as scopes of their own
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self._small(small, frame, state)
+            return
+        if isinstance(stmt, cst.With):
+            for item in stmt.items:
+                self._reads(item.item, frame, state)
+                if item.asname is not None:
+                    self._bind(item.asname.name, None, frame, state)
+            inner = self._bodies.get(id(stmt.body), frame)
+            self._suite(stmt.body, inner, state)
+            region = inner.region if isinstance(inner.region, Region) else None
+            if region is not None and region.active and self.facts.active_region(frame) is None:
+                for name, entry in list(state.items()):
+                    if entry.kind == "half" and entry.region is region and entry.escaped is None:
+                        state[name] = replace(entry, escaped=stmt)
+            return
+        if isinstance(stmt, cst.For):
+            self._reads(stmt.iter, frame, state)
+            self._bind(stmt.target, None, frame, state)
+        # other compound statements: expressions are reads, suites are walked in order
+        for name in child_fields(type(stmt)):
+            if isinstance(stmt, cst.For) and name in ("target", "iter"):
+                continue
+            value = getattr(stmt, name)
+            for child in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(child, cst.BaseSuite):
+                    self._suite(child, frame, state)
+                elif isinstance(child, (cst.ExceptHandler, cst.Else, cst.Finally, cst.If)):
+                    if isinstance(child, cst.ExceptHandler) and child.name is not None:
+                        self._bind(child.name.name, None, frame, state)
+                    self._statement(child, frame, state)
+                elif isinstance(child, cst.BaseExpression):
+                    self._reads(child, frame, state)
+
+    def _suite(self, suite: cst.BaseSuite, frame: Frame, state) -> None:
+        if isinstance(suite, cst.IndentedBlock):
+            self._walk_scope(frame, suite.body, state)
+        elif isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self._small(small, frame, state)
+
+    def _small(self, small: cst.BaseSmallStatement, frame: Frame, state) -> None:
+        if isinstance(small, (cst.Assign, cst.AnnAssign)):
+            targets = (
+                [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            )
+            if small.value is not None:
+                self._reads(small.value, frame, state)
+            for target in targets:
+                if not isinstance(target, cst.Name):
+                    self._reads(target, frame, state)
+            if small.value is None:
+                return
+            entry = self._value_entry(small.value, frame)
+            for target in targets:
+                self._bind(target, entry if isinstance(target, cst.Name) else None, frame, state)
+            return
+        if isinstance(small, cst.AugAssign):
+            self._reads(small.value, frame, state)
+            self._reads(small.target, frame, state)
+            return
+        if isinstance(small, cst.Del):
+            for target in _names(small.target):
+                state.pop(target, None)
+            return
+        self._reads(small, frame, state)
+
+    def _bind(self, target, entry: Optional[Entry], frame: Frame, state) -> None:
+        if isinstance(target, cst.Name):
+            state[target.value] = entry or Entry(
+                "other", self._half_region(frame) is not None
+            )
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value, None, frame, state)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, None, frame, state)
+
+    def _reads(self, node: cst.CSTNode, frame: Frame, state) -> None:
+        stack = [node]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name):
+                entry = state.get(node.value)
+                if entry is not None:
+                    self.reads[id(node)] = entry
+                continue
+            if isinstance(node, cst.Attribute):
+                stack.append(node.value)
+                continue
+            if isinstance(node, cst.Arg):
+                stack.append(node.value)
+                continue
+            if isinstance(node, cst.Lambda):
+                stack.append(node.body)
+                continue
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+                self.matmuls.append((node, frame))
+            for name in child_fields(type(node)):
+                value = getattr(node, name)
+                if isinstance(value, cst.CSTNode):
+                    stack.append(value)
+                elif isinstance(value, (list, tuple)):
+                    stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+
+    # -- values ---------------------------------------------------------------------------
+    def _half_region(self, frame: Frame) -> Optional[Region]:
+        region = self.facts.active_region(frame)
+        if region is not None and region.dtype in HALF_REGION:
+            return region
+        return None
+
+    def _value_entry(self, value: cst.BaseExpression, frame: Frame) -> Entry:
+        region = self._half_region(frame)
+        root = self._root(value, frame)
+        if isinstance(root, cst.Name):
+            entry = self.reads.get(id(root))
+            if entry is not None and entry.kind == "half":
+                return replace(entry, value=value)
+        if region is not None and self._produces_half(root, frame):
+            return Entry("half", True, root, region, value=value)
+        if isinstance(value, cst.Call) and half_cast_dtype(value, frame) is not None:
+            return Entry("halfcast", region is not None, value=value)
+        if self._module32_ctor(value, frame):
+            return Entry("module32", region is not None, value=value)
+        if self._float32(value, frame, 0):
+            return Entry("f32", region is not None, value=value)
+        return Entry("other", region is not None, value=value)
+
+    def _root(self, expr: cst.BaseExpression, frame: Frame) -> cst.BaseExpression:
+        """`expr` with dtype-keeping steps taken off: `feats.detach().view(n, -1)` -> `feats`."""
+        for _ in range(32):
+            expr = _unparen(expr)
+            if isinstance(expr, cst.Subscript):
+                expr = expr.value
+            elif isinstance(expr, cst.Attribute) and expr.attr.value in KEEP_ATTRS:
+                expr = expr.value
+            elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
+                expr.func.attr.value in KEEP_METHODS
+                or (expr.func.attr.value == "to" and _device_only(expr, frame))
+            ) and resolve_expr(expr.func.value, frame) is None:
+                expr = expr.func.value
+            elif (
+                isinstance(expr, cst.Call)
+                and expr.args
+                and expr.args[0].keyword is None
+                and resolve_expr(expr.func, frame) in KEEP_FUNCTIONS
+            ):
+                expr = expr.args[0].value
+            elif isinstance(expr, cst.BinaryOperation) and not isinstance(
+                expr.operator, cst.MatrixMultiply
+            ):
+                # `feats * 0.5`: a Python number keeps the tensor's dtype
+                if isinstance(_unparen(expr.right), (cst.Integer, cst.Float)):
+                    expr = expr.left
+                elif isinstance(_unparen(expr.left), (cst.Integer, cst.Float)):
+                    expr = expr.right
+                else:
+                    return expr
+            else:
+                return expr
+        return expr
+
+    def _produces_half(self, expr: cst.BaseExpression, frame: Frame) -> bool:
+        if isinstance(expr, cst.BinaryOperation):
+            return isinstance(expr.operator, cst.MatrixMultiply)
+        if not isinstance(expr, cst.Call):
+            return False
+        func = expr.func
+        qualified = resolve_expr(func, frame)
+        if qualified in MATMUL_FUNCTIONS:
+            return True
+        if qualified is None and isinstance(func, cst.Attribute) and func.attr.value in MATMUL_METHODS:
+            return resolve_expr(func.value, frame) is None
+        if self.float32_module(func, frame):
+            return True
+        graph = self.facts.callgraph
+        cls = graph.class_of_instance(func, frame)
+        if cls is None and isinstance(func, cst.Attribute):
+            owner = graph.self_attr_owner(func, frame)
+            cls = graph.self_instances.get(owner) if owner is not None else None
+        return cls is not None and self._is_module_class(cls)
+
+    def _is_module_class(self, name: str, depth: int = 0) -> bool:
+        cls = self.facts.tree.classes.get(name)
+        if cls is None or depth > 8:
+            return False
+        for base in cls.node.bases:
+            qualified = resolve_expr(base.value, cls.parent)
+            if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                return True
+            if isinstance(base.value, cst.Name) and self._is_module_class(base.value.value, depth + 1):
+                return True
+        return False
+
+    def _module32_ctor(self, value: cst.BaseExpression, frame: Frame) -> bool:
+        """`nn.Linear(...)`, optionally moved with `.to(device)` / `.cuda()`."""
+        value = _unparen(value)
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+            value.func.attr.value in ("cuda", "cpu")
+            or (value.func.attr.value == "to" and _device_only(value, frame))
+        ):
+            value = value.func.value
+        if not isinstance(value, cst.Call):
+            return False
+        qualified = resolve_expr(value.func, frame) or ""
+        return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in STRICT_MODULES
+
+    def _float32(self, expr: cst.BaseExpression, frame: Frame, depth: int) -> bool:
+        if depth > 6:
+            return False
+        expr = self._root(expr, frame)
+        if isinstance(expr, cst.Name):
+            entry = self.reads.get(id(expr))
+            return entry is not None and entry.kind == "f32"
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in ("weight", "bias") and self.float32_module(expr.value, frame):
+                return True
+            return self._self_attr(expr, frame) == "f32"
+        if not isinstance(expr, cst.Call):
+            return False
+        if is_float32_cast(expr, frame) and not _dtype_float64(expr, frame):
+            return True
+        qualified = resolve_expr(expr.func, frame)
+        if qualified in PARAMETER and expr.args:
+            return self._float32(expr.args[0].value, frame, depth + 1)
+        if qualified in FLOAT_FACTORIES:
+            return not any(a.keyword is not None and a.keyword.value == "dtype" for a in expr.args)
+        return False
+
+    def _self_attr(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        """"f32" / "module32" for `self.attr` set so in the class (every assignment agrees, and
+        the file never turns the class half), else None."""
+        if not (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value == "self"
+        ):
+            return None
+        cls = frame.class_frame
+        if cls is None or cls.name in self.facts.fp16.half_classes:
+            return None
+        attrs = self._class_attrs.get(id(cls))
+        if attrs is None:
+            self._class_attrs[id(cls)] = {}  # while collecting: `self.a = self.b` is unknown
+            attrs = self._class_attrs[id(cls)] = self._collect_attrs(cls)
+        return attrs.get(expr.attr.value)
+
+    def _collect_attrs(self, cls: Frame) -> Dict[str, str]:
+        kinds: Dict[str, set] = {}
+        for site in self.facts.tree.assigns:
+            if site.frame.class_frame is not cls:
+                continue
+            for target in site.targets:
+                if (
+                    isinstance(target, cst.Attribute)
+                    and isinstance(target.value, cst.Name)
+                    and target.value.value == "self"
+                ):
+                    kind = (
+                        "module32" if self._module32_ctor(site.value, site.frame)
+                        else "f32" if self._float32(site.value, site.frame, 1)
+                        else "other"
+                    )
+                    kinds.setdefault(target.attr.value, set()).add(kind)
+        for site in self.facts.tree.calls:
+            func = site.node.func
+            if (
+                site.frame.class_frame is cls
+                and isinstance(func, cst.Attribute)
+                and func.attr.value in ("register_buffer", "register_parameter")
+                and len(site.node.args) >= 2
+                and isinstance(site.node.args[0].value, cst.SimpleString)
+            ):
+                name = site.node.args[0].value.evaluated_value
+                kind = "f32" if self._float32(site.node.args[1].value, site.frame, 1) else "other"
+                kinds.setdefault(str(name), set()).add(kind)
+        return {name: found.pop() for name, found in kinds.items() if len(found) == 1}
+
+
+def _unparen(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if getattr(expr, "lpar", None) and not isinstance(expr, cst.Tuple):
+        return expr.with_changes(lpar=[], rpar=[])
+    return expr
+
+
+def _device_only(call: cst.Call, frame: Frame) -> bool:
+    """`x.to(device)`, `x.to("cuda", non_blocking=True)`: a move, not a cast."""
+    if not call.args:
+        return False
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value in ("non_blocking", "copy", "device"):
+                continue
+            return False
+        value = arg.value
+        if isinstance(value, cst.SimpleString):
+            continue
+        if isinstance(value, cst.Attribute) and value.attr.value == "device":
+            continue
+        if isinstance(value, cst.Name) and "device" in value.value and resolve_expr(value, frame) is None:
+            continue
+        return False
+    return True
+
+
+def _dtype_float64(call: cst.Call, frame: Frame) -> bool:
+    for arg in call.args:
+        if DTYPES.get(resolve_expr(arg.value, frame) or "") == "float64":
+            return True
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "double"
+
+
+def _params(node: cst.CSTNode) -> List[cst.Param]:
+    if not isinstance(node, cst.FunctionDef):
+        return []
+    params = node.params
+    return list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+
+
+def _names(target: cst.BaseExpression) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names(e.value)]
+    return []

@@ -1,0 +1,276 @@
+"""AMP111 dtype-from-input."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Tuple
+
+import libcst as cst
+
+from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.rules import Flag, Rule
+from amplint.rules._util import argument, region_note
+
+# Tensor method -> (position, keyword) of the fill value
+METHODS = {
+    "masked_fill": (1, "value"), "masked_fill_": (1, "value"), "fill_": (0, "value"),
+    "index_fill": (2, "value"), "index_fill_": (2, "value"), "new_full": (1, "fill_value"),
+    "fill_diagonal_": (0, "fill_value"),
+}
+# torch function -> (position, keyword) of the fill value, position of the filled tensor
+FUNCTIONS = {
+    "torch.masked_fill": (2, "value", 0),
+    "torch.full_like": (1, "fill_value", 0),
+}
+_C10 = {"float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+class DtypeFromInput(Rule):
+    """## What it does
+    Finds a fill value `torch.finfo(x.dtype).min/max` (or `torch.finfo(d)` with `d = x.dtype`)
+    taken from a tensor `x` that comes from outside the autocast region — a parameter of the
+    function, a local assigned before the region — and written with `masked_fill`/`fill_`/
+    `index_fill`/`fill_diagonal_`/`new_full`/`torch.full_like` into a tensor produced under
+    autocast by a matmul-family op or a module (`mat = embeddings @ ref.T` under autocast, then
+    `mat.masked_fill(mask, torch.finfo(embeddings.dtype).max)`), in the region, after it, or in
+    a function of the same file called under it.
+
+    ## Why is this bad?
+    Under float16 autocast `mat` is float16 while `embeddings` stays float32. The float32 range
+    (±3.4e38) does not fit in float16 (±65504), nor in bfloat16 (its max is 3.39e38), and the
+    fill raises `RuntimeError: value cannot be converted to type c10::Half without overflow`
+    (`at::Half` in older builds). The fp32 run works, so tests without autocast pass. This is
+    the bug pytorch-metric-learning fixed in `miners/multi_similarity_miner.py` (f9f5a3e).
+
+    Not reported: `finfo` of the filled tensor's own dtype, or of a tensor known to share it (a
+    value of the same region, a name assigned from one); float32 or disabled regions; inputs
+    the file does not show (a global, an attribute); helper functions of other files.
+
+    ## Example
+    ```python
+    def mine(embeddings, ref):
+        with torch.autocast("cuda", dtype=torch.float16):
+            mat = embeddings @ ref.T
+            mat = mat.masked_fill(mask, torch.finfo(embeddings.dtype).max)
+    ```
+
+    ## Use instead
+    ```python
+    def mine(embeddings, ref):
+        with torch.autocast("cuda", dtype=torch.float16):
+            mat = embeddings @ ref.T
+            mat = mat.masked_fill(mask, torch.finfo(mat.dtype).max)
+    ```
+
+    ## Fix safety
+    The fix takes the dtype from the filled tensor: `torch.finfo(mat.dtype)`. It is **safe**:
+    in a float32 run both tensors are float32 and the value is the same; under autocast it is
+    the largest value the tensor can hold, which is what the code meant. When the dtype comes
+    through a local (`dtype = embeddings.dtype`) or the filled tensor is not a plain name or
+    attribute, the finding has no fix.
+    """
+
+    code = "AMP111"
+    name = "dtype-from-input"
+    severity = Severity.ERROR
+    fix_safety = "safe"
+    triggers = ("finfo",)
+
+    flag = [
+        Flag(  # the pytorch-metric-learning pattern (f9f5a3e)
+            "import torch\n"
+            "def mine(embeddings, ref, mask):\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        mat = embeddings @ ref.T\n"
+            "        mat = mat.masked_fill(mask, torch.finfo(embeddings.dtype).max)\n"
+            "    return mat\n",
+            fixed="import torch\n"
+            "def mine(embeddings, ref, mask):\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        mat = embeddings @ ref.T\n"
+            "        mat = mat.masked_fill(mask, torch.finfo(mat.dtype).max)\n"
+            "    return mat\n",
+        ),
+        Flag(  # a miner of the same file called under the region; dtype through a local, a clone
+            "import torch\n"
+            "class Miner:\n"
+            "    def mine(self, embeddings, ref_emb):\n"
+            "        dtype = embeddings.dtype\n"
+            "        mat = torch.matmul(embeddings, ref_emb.t())\n"
+            "        pos_sorting = mat.clone()\n"
+            "        pos_sorting.fill_diagonal_(torch.finfo(dtype).max)\n"
+            "        return pos_sorting\n"
+            "miner = Miner()\n"
+            "def step(embeddings, ref):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        return miner.mine(embeddings, ref)\n",
+        ),
+        Flag(  # bfloat16 cannot hold float32's max either; a local assigned before the region
+            "import torch\n"
+            "def scores(q, k, mask):\n"
+            "    neg = -torch.finfo(q.dtype).max\n"
+            "    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+            "        s = (q @ k.transpose(-2, -1)).masked_fill(mask, neg)\n"
+            "    return s\n",
+        ),
+        Flag(  # after the region, the value is still half
+            "import torch\n"
+            "def logits(x, w, pad):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        out = torch.mm(x, w)\n"
+            "    out.masked_fill_(pad, torch.finfo(x.dtype).min)\n"
+            "    return out\n",
+            fixed="import torch\n"
+            "def logits(x, w, pad):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        out = torch.mm(x, w)\n"
+            "    out.masked_fill_(pad, torch.finfo(out.dtype).min)\n"
+            "    return out\n",
+        ),
+    ]
+    clean = [
+        # finfo of the filled tensor's own dtype, or of a value of the same region
+        "import torch\n"
+        "def mine(embeddings, ref, mask):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        mat = embeddings @ ref.T\n"
+        "        other = ref @ ref.T\n"
+        "        a = mat.masked_fill(mask, torch.finfo(mat.dtype).max)\n"
+        "        b = mat.masked_fill(mask, torch.finfo(other.dtype).min)\n"
+        "        c = mat.clone().masked_fill(mask, torch.finfo(mat.dtype).min)\n",
+        # no region, a disabled one, a float32 one
+        "import torch\n"
+        "def mine(embeddings, ref, mask):\n"
+        "    mat = embeddings @ ref.T\n"
+        "    mat = mat.masked_fill(mask, torch.finfo(embeddings.dtype).max)\n"
+        "    with torch.autocast('cuda', enabled=False):\n"
+        "        m2 = (embeddings @ ref.T).masked_fill(mask, torch.finfo(embeddings.dtype).max)\n"
+        "    with torch.autocast('cpu', dtype=torch.float32):\n"
+        "        m3 = (embeddings @ ref.T).masked_fill(mask, torch.finfo(embeddings.dtype).max)\n",
+        # the filled tensor is not a region's output (cast to float32, or a promoting op)
+        "import torch\n"
+        "def mine(embeddings, ref, mask):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        mat = (embeddings @ ref.T).float()\n"
+        "        mat = mat.masked_fill(mask, torch.finfo(embeddings.dtype).max)\n"
+        "        d = torch.cdist(embeddings, ref)\n"
+        "        d = d.masked_fill(mask, torch.finfo(embeddings.dtype).max)\n",
+        # finfo of something that is not an input: a global, an attribute; tiny/eps do not overflow
+        "import torch\n"
+        "def mine(embeddings, ref, mask):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        mat = embeddings @ ref.T\n"
+        "        a = mat.masked_fill(mask, torch.finfo(GLOBAL.dtype).max)\n"
+        "        b = mat.masked_fill(mask, torch.finfo(self.w.dtype).max)\n"
+        "        c = mat.masked_fill(mask, torch.finfo(embeddings.dtype).eps)\n",
+    ]
+
+    def check(self, ctx) -> Iterable[Diagnostic]:
+        facts = ctx.facts
+        if not facts.regions.uses_autocast() and not any(
+            f.inherited is not None for f in facts.tree.frames
+        ):
+            return
+        escape = None
+        for qualified, site in facts.qualified_calls:
+            call, frame, func = site.node, site.frame, site.node.func
+            if qualified in FUNCTIONS:
+                index, keyword, tensor_index = FUNCTIONS[qualified]
+                tensor = argument(call, tensor_index, "input")
+                target = tensor.value if tensor is not None else None
+            elif qualified is None and isinstance(func, cst.Attribute) and func.attr.value in METHODS:
+                index, keyword = METHODS[func.attr.value]
+                target = func.value
+            else:
+                continue
+            value = argument(call, index, keyword)
+            if value is None or target is None:
+                continue
+            escape = escape or facts.escape
+            source = self._finfo_source(value.value, escape)
+            if source is None:
+                continue
+            finfo_call, dtype_arg, x, bound, direct = source
+            entry = escape.half_source(target, frame)
+            if entry is None:
+                continue
+            x_entry = escape.read(x)
+            if x_entry is None or x_entry.kind not in ("param", "other", "f32") or x_entry.in_region:
+                continue
+            root = escape._root(target, frame)
+            if isinstance(root, cst.Name) and root.value == x.value:
+                continue
+            yield self._diagnostic(ctx, finfo_call, dtype_arg, x, bound, target, entry, direct)
+
+    @staticmethod
+    def _finfo_source(
+        expr: cst.BaseExpression, escape
+    ) -> Optional[Tuple[cst.Call, cst.BaseExpression, cst.Name, str, bool]]:
+        """(finfo call, its argument, the tensor whose dtype it reads, "min"/"max", whether the
+        finfo is written in the fill itself) for `[-]torch.finfo(x.dtype).min/max`, through a
+        local assigned from one, and `torch.finfo(d)` with `d = x.dtype`."""
+        direct = True
+        for _ in range(3):
+            if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+                expr = expr.expression
+            if isinstance(expr, cst.Name):
+                entry = escape.read(expr)
+                if entry is None or entry.value is None or entry.kind != "other":
+                    return None
+                expr, direct = entry.value, False
+                continue
+            break
+        if not (isinstance(expr, cst.Attribute) and expr.attr.value in ("min", "max")):
+            return None
+        call = expr.value
+        if not (
+            isinstance(call, cst.Call)
+            and len(call.args) == 1
+            and call.args[0].keyword is None
+            and (
+                getattr(call.func, "attr", None) is not None
+                and call.func.attr.value == "finfo"
+                or isinstance(call.func, cst.Name) and call.func.value == "finfo"
+            )
+        ):
+            return None
+        arg = call.args[0].value
+        if isinstance(arg, cst.Name):  # `d = x.dtype`
+            entry = escape.read(arg)
+            if entry is None or entry.value is None:
+                return None
+            arg, direct = entry.value, False
+        if (
+            isinstance(arg, cst.Attribute)
+            and arg.attr.value == "dtype"
+            and isinstance(arg.value, cst.Name)
+        ):
+            return call, arg, arg.value, expr.attr.value, direct
+        return None
+
+    def _diagnostic(self, ctx, finfo_call, dtype_arg, x, bound, target, entry, direct):
+        region = entry.region
+        half = region.dtype or "half (float16 or bfloat16)"
+        note, related = region_note(region)
+        target_text = ctx.module.code_for_node(target).strip()
+        plain = _plain(target)
+        shown = f"`{target_text}`" if plain else "the filled tensor"
+        message = (
+            f"`torch.finfo({x.value}.dtype).{bound}` takes the range of `{x.value}`, an input "
+            f"from outside the autocast region (float32), but {shown} is {half} under autocast "
+            f"{note}: 'RuntimeError: value cannot be converted to type {_C10.get(half, 'c10::Half')} without "
+            f"overflow'; take the dtype from the filled tensor"
+        )
+        fix = None
+        if direct and plain:
+            fix = self.fix(
+                Applicability.SAFE,
+                f"Use `torch.finfo({target_text}.dtype)`",
+                {x: target.deep_clone()},
+            )
+        return self.report(dtype_arg, message, fix=fix, related=related)
+
+
+def _plain(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Name):
+        return True
+    return isinstance(expr, cst.Attribute) and _plain(expr.value)

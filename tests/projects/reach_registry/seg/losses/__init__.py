@@ -1,0 +1,1 @@
+from .bce_dice import BCEDice

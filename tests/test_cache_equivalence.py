@@ -1,0 +1,91 @@
+"""Issue 14: the cache and the pool never change the answer, and a warm run parses nothing.
+
+One tree mixes several layouts and frameworks (a registry-built model under a hand-written
+autocast loop, a Lightning project, an mmdet custom loss, a detectron2 ROI head), so that the
+project pass expands framework classes and follows the class flow across files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import libcst
+import pytest
+from click.testing import CliRunner
+
+import amplint.result_cache as result_cache
+from amplint.cli import cli
+
+PROJECTS = Path(__file__).parent / "projects"
+LAYOUTS = ["reach_registry", "lightning_seg", "mmdet_custom_loss", "d2_roi_heads"]
+TRAIN = "reach_registry/tools/train.py"
+REGION = 'with torch.autocast("cuda", dtype=torch.float16):'
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "mono"
+    for name in LAYOUTS:
+        shutil.copytree(PROJECTS / name, root / name)
+    assert len(list(root.rglob("*.py"))) >= 16  # enough files for -j2 to use two processes
+    return root
+
+
+def lint(root: Path, *args):
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(cli, ["--output-format", "json", *args, "."])
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return [(d["filename"], d["line"], d["code"], d["message"]) for d in json.loads(result.stdout)]
+
+
+def test_cache_and_pool_give_the_same_findings(tree, tmp_path, monkeypatch):
+    cache = str(tmp_path / "cache")
+    reference = lint(tree, "--no-cache", "--jobs", "1")
+    codes = {(f.split("/")[0], code) for f, _, code, _ in reference}
+    assert {("reach_registry", "AMP101"), ("reach_registry", "AMP110"),
+            ("reach_registry", "AMP102"), ("lightning_seg", "AMP102")} <= codes
+    assert lint(tree, "--no-cache", "--jobs", "2") == reference
+    assert lint(tree, "--cache-dir", cache, "--jobs", "2") == reference  # fills the cache
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("a warm run parsed a file")
+
+    monkeypatch.setattr(libcst, "parse_module", no_parsing)
+    assert lint(tree, "--cache-dir", cache, "--jobs", "1") == reference
+
+
+def test_editing_a_dependency_invalidates_cached_results(tree, tmp_path):
+    cache = str(tmp_path / "cache")
+    before = lint(tree, "--cache-dir", cache)
+    assert any(f == "reach_registry/seg/models/net.py" for f, _, _, _ in before)
+    train = tree / TRAIN
+    text = train.read_text()
+    assert REGION in text
+    train.write_text(text.replace(REGION, "if True:"))  # the region that reached the model goes
+    after = lint(tree, "--cache-dir", cache)
+    assert not any(f.startswith("reach_registry/seg/") for f, _, _, _ in after)
+    assert [d for d in after if d[0].startswith("lightning_seg/")] == \
+        [d for d in before if d[0].startswith("lightning_seg/")]
+    train.write_text(text)
+    assert lint(tree, "--cache-dir", cache) == before
+
+
+def test_huge_files_are_analysed_in_a_process_of_their_own(tree, monkeypatch):
+    reference = lint(tree, "--no-cache", "--jobs", "1")
+    isolated = []
+    real = result_cache.run_isolated
+
+    def spy(func, item):
+        isolated.append(item[0])
+        return real(func, item)
+
+    monkeypatch.setattr(result_cache, "HUGE_FILE_BYTES", 200)  # every non-trivial file is "huge"
+    monkeypatch.setattr(result_cache, "run_isolated", spy)
+    assert lint(tree, "--no-cache", "--jobs", "1") == reference
+    assert len(isolated) >= 10

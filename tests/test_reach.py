@@ -1,0 +1,182 @@
+"""Reach (issue 13): hazards in model and loss code found however the model travels to the
+autocast region: parameters, factories, registries, classmethods, trainer attributes, wrappers,
+a loss passed in, a half model returned by a loader. Each layout (tests/projects/reach_*) has
+clean twins made from the same files that must stay silent."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from amplint.engine import Settings
+from amplint.project import build, lint_project
+
+PROJECTS = os.path.join(os.path.dirname(__file__), "projects")
+SETTINGS = Settings.default()
+
+
+def load(name, replace=()):
+    root = os.path.join(PROJECTS, name)
+    files = {}
+    for folder, _, names in os.walk(root):
+        for file_name in sorted(names):
+            path = os.path.join(folder, file_name)
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            for old, new in replace:
+                text = text.replace(old, new)
+            files[os.path.relpath(path, PROJECTS).replace(os.sep, "/")] = text
+    return files
+
+
+def findings(results):
+    return sorted(
+        (path.split("/", 1)[1], d.line, d.code)
+        for path, result in results.items() for d in result.diagnostics
+    )
+
+
+def messages(results, code):
+    return [d.message for result in results.values() for d in result.diagnostics if d.code == code]
+
+
+# the three hazards of the shared model and loss files
+MODEL = [("models/attention.py", 15, "AMP110"), ("models/net.py", 16, "AMP101")]
+LOSS = [("losses/bce_dice.py", 13, "AMP102")]
+
+LAYOUTS = {
+    "reach_param": MODEL + LOSS,
+    "reach_factory": MODEL + LOSS,
+    "reach_classmethod": MODEL + LOSS,
+    "reach_trainer_attr": MODEL + LOSS,
+    "reach_wrapper": MODEL + LOSS,
+    "reach_loss_param": MODEL + LOSS,
+    "reach_registry": [
+        ("seg/losses/bce_dice.py", 16, "AMP102"), ("seg/models/attention.py", 15, "AMP110"),
+        ("seg/models/net.py", 18, "AMP101"),
+    ],
+}
+
+# each fix removes its hazard; all together leave the project silent
+NEW_ZEROS = ("torch.zeros(x.shape[0], x.shape[1], self.head.out_features, device=x.device)",
+             "x.new_zeros(x.shape[0], x.shape[1], self.head.out_features)")
+WITH_LOGITS = ("F.binary_cross_entropy(prob, target)", "F.binary_cross_entropy_with_logits(logits, target)")
+BF16 = [('torch.autocast("cuda", dtype=torch.float16)', 'torch.autocast("cuda", dtype=torch.bfloat16)'),
+        ('self.scaler.scale(loss).backward()', 'loss.backward()'),
+        ('scaler.scale(loss).backward()', 'loss.backward()'),
+        ('self.scaler.step(self.optimizer)', 'self.optimizer.step()'),
+        ('scaler.step(optimizer)', 'optimizer.step()'),
+        ('self.scaler.update()', 'pass'), ('scaler.update()', 'pass'),
+        ('self.scaler = torch.amp.GradScaler("cuda")', 'pass'),
+        ('scaler = torch.amp.GradScaler("cuda")', 'pass'),
+        ('torch.amp.GradScaler("cuda")', 'None')]
+ISLAND = ('torch.autocast("cuda", dtype=torch.float16)', 'torch.autocast("cuda", dtype=torch.float16, enabled=False)')
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_layout_is_reached(name):
+    results = lint_project(load(name), SETTINGS)
+    assert findings(results) == sorted(LAYOUTS[name])
+    assert not any(result.errors for result in results.values())
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+@pytest.mark.parametrize("twin, removed", [
+    ([NEW_ZEROS], "AMP101"), ([WITH_LOGITS], "AMP102"), (BF16, "AMP110"),
+])
+def test_clean_twin_drops_its_hazard(name, twin, removed):
+    found = findings(lint_project(load(name, twin), SETTINGS))
+    assert found == sorted(f for f in LAYOUTS[name] if f[2] != removed)
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_clean_twins_are_silent(name):
+    assert findings(lint_project(load(name, [ISLAND]), SETTINGS)) == []
+    clean = [NEW_ZEROS, WITH_LOGITS, ("-1e9)", "torch.finfo(scores.dtype).min)")]
+    assert findings(lint_project(load(name, clean), SETTINGS)) == []
+
+
+def test_model_never_reached_stays_silent():
+    assert findings(lint_project(load("reach_unreached"), SETTINGS)) == []
+
+
+def test_registry_builds_only_what_the_project_builds_from_it():
+    # seg/models/unused.py registers Stem in BACKBONES, which nothing builds: not reached
+    project = build(load("reach_registry"))
+    assert project.entries_for("reach_registry/seg/models/unused.py") == ()
+
+
+def test_messages_cite_the_chain():
+    results = lint_project(load("reach_factory"), SETTINGS)
+    (message,) = messages(results, "AMP101")
+    assert ("(model <- build_model(cfg.model) at train.py:9 -> Net in models/net.py; "
+            "called at train.py:16 under the autocast region at train.py:15)") in message
+    (message,) = messages(results, "AMP110")  # Net.forward calls self.attn in attention.py
+    assert "in code that runs under the autocast region at train.py:15" in message
+    results = lint_project(load("reach_trainer_attr"), SETTINGS)
+    (message,) = messages(results, "AMP101")
+    assert "self.model <- Net() at train.py:9 -> Net in models/net.py" in message
+
+
+def test_parameter_bound_by_keyword_and_default():
+    files = load("reach_loss_param", [("criterion=None", "criterion=BCEDice()"),
+                                       (", criterion=BCEDice(), epochs=5", ", epochs=5"),
+                                       ("import torch\n\n\ndef fit", "import torch\n\nfrom losses import BCEDice\n\n\ndef fit")])
+    found = findings(lint_project(files, SETTINGS))
+    assert ("losses/bce_dice.py", 13, "AMP102") in found
+    assert "criterion=BCEDice()" in files["reach_loss_param/engine/fit.py"]
+
+
+@pytest.mark.parametrize("name", ["reach_param", "reach_registry", "reach_trainer_attr"])
+def test_order_of_files_does_not_matter(name):
+    import random
+
+    files = load(name)
+    reference = build(files)
+    expected = {path: reference.entries_for(path) for path in files}
+    assert any(expected.values())
+    paths = list(files)
+    for seed in range(3):
+        random.Random(seed).shuffle(paths)
+        project = build({path: files[path] for path in paths})
+        assert {path: project.entries_for(path) for path in files} == expected
+
+
+def test_half_model_returned_by_a_loader_in_another_file():
+    results = lint_project(load("reach_half_loader"), SETTINGS)
+    # Net is made half by deploy/loader.py; Attention with it, as its submodule
+    assert findings(results) == [("models/attention.py", 15, "AMP110"), ("models/net.py", 16, "AMP101")]
+    project = build(load("reach_half_loader"))
+    (entry,) = project.entries_for("reach_half_loader/models/net.py")
+    assert (entry.target, entry.dtype) == ("Net", "float16")
+    assert entry.cite == "Net() at deploy/loader.py:7 made float16 in deploy/loader.py"
+    assert "reach_half_loader/deploy/loader.py" in project.dependencies("reach_half_loader/models/net.py")
+    clean = load("reach_half_loader", [(".half().eval()", ".eval()")])
+    assert findings(lint_project(clean, SETTINGS)) == []
+
+
+def test_show_regions_lists_reach_and_gaps(monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    monkeypatch.chdir(os.path.join(PROJECTS, "reach_param"))
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    assert "the autocast region at engine/trainer.py:8" in result.output
+    assert ("model at engine/trainer.py:9 -> Net.forward in models/net.py "
+            "(model <- Net() at train.py:9 -> Net in models/net.py)") in result.output
+    assert "unresolved" not in result.output
+    monkeypatch.chdir(os.path.join(PROJECTS, "reach_unreached"))
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "--output-format", "json", "."])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    (region,) = report["regions"]
+    assert region["reaches"] == []
+    assert {gap["call"] for gap in region["unresolved"]} == {
+        "model at engine/trainer.py:9", "criterion at engine/trainer.py:10"}
+    assert "no call site" in region["unresolved"][0]["why"]
+    assert report["autocast_modules"] == 'autocast-modules = ["losses/**", "models/**"]'
