@@ -78,6 +78,8 @@ def list_rules() -> str:
               help="List each autocast region, what it reaches in other files and what it cannot resolve.")
 @click.option("--isolated-files", is_flag=True,
               help="Lint each file on its own (no cross-file or framework-implied regions).")
+@click.option("--stdin-filename", metavar="PATH",
+              help="With `-` as the path: lint standard input as if it were PATH.")
 @click.version_option(__version__, prog_name="amplint")
 def cli(
     paths: Sequence[str], fix: bool, unsafe_fixes: bool, diff: bool, select, extend_select,
@@ -85,9 +87,13 @@ def cli(
     exit_zero: bool, add_noqa: bool, write_baseline: Optional[str],
     baseline_path: Optional[str], explain_code: Optional[str], list_all: bool,
     force_exclude: bool, config_path: Optional[str], jobs: Optional[int], no_cache: bool,
-    cache_dir: Optional[str], verbose: bool, isolated_files: bool, show_regions: bool = False,
+    cache_dir: Optional[str], verbose: bool, isolated_files: bool,
+    stdin_filename: Optional[str], show_regions: bool = False,
 ) -> None:
     """Find and fix PyTorch mixed-precision (AMP) hazards in PATHS (default: the current directory).
+
+    `amplint check PATHS` is the same command (as Ruff spells it). `-` reads standard input
+    (name it with --stdin-filename; with --fix the fixed text goes to standard output).
 
     Exit status: 0 nothing left to report, 1 findings or unreadable files remain,
     2 usage, configuration or internal error.
@@ -106,9 +112,14 @@ def cli(
     from amplint.runner import RunOptions, run
     from amplint.report import github, json as json_report, junit, sarif, text as text_report
 
-    paths = tuple(paths) or (".",)
+    paths = tuple(paths)
+    if paths[:1] == ("check",):  # Ruff's `ruff check PATHS` shape
+        paths = paths[1:]
+    use_stdin = paths == ("-",) or (not paths and stdin_filename is not None)
+    paths = paths or (".",)
     try:
-        config = load(config_path or find_pyproject(paths[0]))
+        config = load(config_path or find_pyproject(
+            (stdin_filename or ".") if use_stdin else paths[0]))
         codes = selection(
             config,
             select=_split(select) if select else None,
@@ -136,8 +147,13 @@ def cli(
         fix=fix, diff=diff, force_exclude=force_exclude, add_noqa=add_noqa, jobs=jobs,
         cache_dir=cache_dir, project=not isolated_files,
     )
-    progress = sys.stderr if _is_terminal(sys.stderr) else None
-    outcome = run(paths, settings, options, config, baseline, progress)
+    if use_stdin:
+        outcome = _lint_stdin(stdin_filename, settings, options, config, baseline)
+    else:
+        progress = sys.stderr if _is_terminal(sys.stderr) else None
+        outcome = run(paths, settings, options, config, baseline, progress)
+        if not outcome.files and not outcome.summary.errors:
+            click.echo("warning: No Python files found under the given path(s)", err=True)
     summary = outcome.summary
     for line in summary.errors:
         click.echo(f"error: {line}", err=True)
@@ -176,8 +192,8 @@ def cli(
                 click.echo(f"amplint: error: {output_file}: cannot write: {exc.strerror or exc}",
                            err=True)
                 sys.exit(EXIT_ERROR)
-        else:
-            click.echo(report, nl=False)
+        else:  # with stdin and --fix, standard output carries the fixed text
+            click.echo(report, nl=False, err=use_stdin and fix)
     if outcome.internal_error:  # reported with every other result above; the run went on
         sys.exit(EXIT_ERROR)
     if exit_zero:
@@ -185,6 +201,33 @@ def cli(
     if summary.diagnostics or summary.errors or (diff and outcome.diffs):
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_OK)
+
+
+def _lint_stdin(filename, settings, options, config, baseline):
+    from amplint.diffs import unified_diff
+    from amplint.report import RunSummary
+    from amplint.runner import RunOutcome
+    from amplint.stdin import lint_stdin
+
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        error = f"{filename or '-'}: not valid UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})"
+        if options.fix:
+            sys.stdout.buffer.write(data)
+        return RunOutcome(RunSummary(errors=[error]), [])
+    summary, fixed = lint_stdin(text, filename, settings, config, options.fix or options.diff,
+                                options.project, options.cache_dir)
+    diffs = []
+    if options.fix:
+        sys.stdout.write(fixed if fixed is not None else text)
+        sys.stdout.flush()
+    elif options.diff and fixed is not None:
+        diffs.append(unified_diff(filename or "-", text, fixed))
+    if baseline is not None:
+        summary.diagnostics, summary.baselined = baseline.filter(summary.diagnostics)
+    return RunOutcome(summary, diffs, files=[filename or "-"])
 
 
 def _exit_status(outcome, failing) -> int:

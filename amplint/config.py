@@ -197,12 +197,21 @@ def expand(selectors: Iterable[str]) -> FrozenSet[str]:
 
 
 def selection(config: Config, select=None, extend_select=(), ignore=()) -> FrozenSet[str]:
-    """The enabled codes: defaults (or `select`), plus `extend-select`, minus `ignore`."""
-    chosen_select = select if select is not None else config.select
+    """The enabled codes: defaults (or `select`), plus `extend-select`, minus `ignore`.
+    `select`, `extend_select` and `ignore` are the command line's. As in Ruff, a `select` given
+    there replaces the configured selection (its select, extend-select and ignore); without
+    it, the command line's extend-select and ignore apply after the configured selection
+    (so `--extend-select` can enable a code the config ignores)."""
+    if select is not None:
+        base = set(expand(select)) | expand(list(extend_select))
+        return frozenset(base - expand(list(ignore)))
+    chosen_select = config.select
     if chosen_select is None:
         base = {code for code, rule in all_rules().items() if rule.default}
     else:
         base = set(expand(chosen_select))
-    base |= expand(list(config.extend_select) + list(extend_select))
-    base -= expand(list(config.ignore) + list(ignore))
+    base |= expand(list(config.extend_select))
+    base -= expand(list(config.ignore))
+    base |= expand(list(extend_select))  # the command line is the later layer
+    base -= expand(list(ignore))
     return frozenset(base)

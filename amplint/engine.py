@@ -51,6 +51,9 @@ class FileResult:
     diagnostics: List[Diagnostic] = field(default_factory=list)
     fixed_source: Optional[str] = None  # set when fixes changed the text
     fixes_applied: Counter = field(default_factory=Counter)  # code -> count
+    # with fix: each fix applied, (code, line in the text it was applied to, fix message)
+    applied: List[Tuple[str, int, str]] = field(default_factory=list)
+    found_before: Optional[int] = None  # with fix: the findings before any fix
     errors: List[str] = field(default_factory=list)  # one line each, path included
     internal_error: bool = False
     traceback: Optional[str] = None  # of an internal error, shown with --verbose
@@ -299,6 +302,7 @@ def lint_source(
     try:
         diags = analyze(path, source, module, rules, entries, facts)
         if fix:
+            result.found_before = len(diags)
             current, module, diags = _fix_loop(
                 path, source, module, diags, settings, result, entries
             )
@@ -371,6 +375,7 @@ def _fix_loop(path, source, module, diags, settings, result, entries):
             break
         for diag in chosen:
             result.fixes_applied[diag.code] += 1
+            result.applied.append((diag.code, diag.line, diag.fix.message))
         current = new_source
         module = parse(current)
         diags = analyze(path, current, module, settings.rules(), entries)

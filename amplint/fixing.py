@@ -46,6 +46,7 @@ def lint_and_fix(
         relinted = lint_source(path, text, settings, fix=False, entries=entries)
         result.diagnostics = relinted.diagnostics
         result.fixes_applied.clear()
+        result.applied.clear()
         return result, text
     return result, found.fixed_source
 
@@ -58,8 +59,10 @@ def adopt(found: FileResult) -> FileResult:
 
 def add_noqa_directives(
     path: str, text: str, settings: Settings, write: Callable[[str], None],
+    entries: Tuple[EntryRegion, ...] = (),
 ) -> Tuple[FileResult, str]:
-    found = adopt(lint_source(path, text, settings, fix=False))
+    """Mark every finding, cross-file ones (from `entries`) included, with `# noqa`."""
+    found = adopt(lint_source(path, text, settings, fix=False, entries=entries))
     if not found.diagnostics:
         return found, text
     new, added, skipped = add_noqa(text, found.diagnostics)
@@ -78,7 +81,7 @@ def add_noqa_directives(
     except (ReadError, notebooks.NotebookError) as exc:
         found.errors.append(f"{path}: {exc}")
         return found, text
-    after = adopt(lint_source(path, new, settings, fix=False))
+    after = adopt(lint_source(path, new, settings, fix=False, entries=entries))
     after.errors = found.errors + after.errors
     after.noqa_added = added  # type: ignore[attr-defined]
     return after, new

@@ -5,7 +5,9 @@ are those amplint itself would run for the file ([tool.amplint] in the nearest
 pyproject.toml: select, ignore, extend-select, per-file-ignores); flake8's own `--select`,
 `--ignore` and `# noqa` apply on top. Columns follow flake8's convention: the plugin yields
 0-based columns and flake8 prints them 1-based, so `flake8` and `amplint` show the same
-`path:line:col`.
+`path:line:col`. A file is checked in the context of its project, as `amplint FILE` does
+(amplint.project_root): regions that other files of the project put around its functions
+count, read through amplint's cache (each flake8 process builds the project pass once).
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ class AmplintChecker:
         directory = os.path.dirname(os.path.abspath(path)) if path != "stdin" else os.getcwd()
         config = _config_for(directory)
         settings = settings_for(path, Settings(selection(config)), config)
-        result = lint_source(path, "".join(self.lines), settings)
+        entries = ()
+        if path != "stdin":
+            from amplint.file_context import entries_for
+
+            entries = entries_for(path, config)
+        result = lint_source(path, "".join(self.lines), settings, entries=entries)
         for diag in result.diagnostics:
             yield diag.line, diag.column - 1, f"{diag.code} {diag.message}", type(self)

@@ -72,7 +72,8 @@ def _process_python(
         return result
     text = source.text
     if options.add_noqa:
-        result, final = add_noqa_directives(path, text, settings, lambda new: write_source(source, new))
+        result, final = add_noqa_directives(
+            path, text, settings, lambda new: write_source(source, new), entries)
     else:
         wanted = summarize and needs_summary(text)
         result, final = lint_and_fix(

@@ -21,6 +21,7 @@ from amplint.files import Excludes, discover
 from amplint.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
 from amplint.progress import Progress
 from amplint.project_inputs import project_entries
+from amplint.project_root import context_files
 from amplint.report import RunSummary
 from amplint.result_cache import cached_map
 
@@ -73,13 +74,17 @@ def run(
     baseline: Optional[Baseline] = None, progress: Optional[TextIO] = None,
 ) -> RunOutcome:
     """Lint `paths`. `progress`: a terminal to draw a progress line on (or None)."""
-    files, errors = discover(paths, options.force_exclude, excludes_for(config))
+    excludes = excludes_for(config)
+    files, errors = discover(paths, options.force_exclude, excludes)
+    # files given explicitly are linted in their project's context; findings only for them
+    root, context = context_files(paths, files, excludes) if options.project else (None, [])
     summary = RunSummary(errors=list(errors), unsafe_fixes=settings.unsafe_fixes,
                          fix_mode=options.fix)
     diffs: List[str] = []
     internal = False
     noqa_added = 0
-    results, project_failure = _run_files(paths, files, settings, options, config, progress)
+    results, project_failure = _run_files([root] if root else paths, files, settings, options,
+                                          config, progress, context)
     tracebacks: List[str] = []
     if project_failure is not None:
         summary.errors.append(project_failure.errors[0])
@@ -91,6 +96,9 @@ def run(
         summary.fixed.update(result.fixes_applied)
         if result.fixes_applied:
             summary.fixed_by_file[path] = Counter(result.fixes_applied)
+            summary.applied[path] = list(result.applied)
+            if result.found_before is not None:
+                summary.resolved += max(0, result.found_before - len(result.diagnostics))
         summary.errors.extend(result.errors)
         if getattr(result, "diff", None):
             diffs.append(result.diff)  # type: ignore[attr-defined]
@@ -115,8 +123,12 @@ def run(
 # and, with --fix/--diff/--add-noqa, those with something to do. Phase 1 results and summaries
 # are cached by content; phase 3 results by content and entries (amplint.result_cache).
 
-def _run_files(paths, files, settings, options: RunOptions, config: Config, progress):
+def _run_files(paths, targets, settings, options: RunOptions, config: Config, progress,
+               context=()):
+    """Results for `targets`; `context`: the project's other files, which the project pass
+    reads (phase 1, cached) but which are neither reported nor changed."""
     cache = Cache(options.cache_dir) if options.cache_dir else None
+    files = list(targets) + list(context)
     per_file = {path: settings_for(path, settings, config) for path in files}
     use_project = options.project and (
         sum(f.endswith((".py", ".pyi")) for f in files) >= 2 or bool(config.autocast_modules)
@@ -140,8 +152,9 @@ def _run_files(paths, files, settings, options: RunOptions, config: Config, prog
             failure = internal_error_result("project pass", exc, traceback.format_exc())
     for result in first:
         result.summary = None
+    first = first[: len(targets)]
     redo = [
-        i for i, (path, result) in enumerate(zip(files, first))
+        i for i, (path, result) in enumerate(zip(targets, first))
         if entries.get(path) or _needs_action(result, per_file[path], options)
     ]
     if redo:

@@ -91,6 +91,22 @@ def test_command_line_select_overrides_and_ignore_adds(project):
     assert reported(invoke("--ignore", "AMP104", ".")) == []
 
 
+def test_command_line_select_replaces_the_configured_selection(project):
+    """Ruff's semantics: `--select` resets select, extend-select and ignore of the config;
+    `--extend-select` and `--ignore` on the command line then apply."""
+    write(project, {"a.py": FACTORY + "\n" + BACKWARD.replace("import torch\n", "")
+                    + "\nctx = torch.cuda.amp.autocast()\n"})
+    config(project, 'extend-select = ["AMP130"]\nignore = ["AMP104"]\n')
+    assert [code for _, code in reported(invoke(".", ))] == ["AMP101", "AMP130"]
+    assert [code for _, code in reported(invoke("--select", "AMP10", "."))] == ["AMP101", "AMP104"]
+    assert [code for _, code in reported(invoke("--select", "AMP10", "--extend-select", "AMP130",
+                                                "--ignore", "AMP101", "."))] == ["AMP104", "AMP130"]
+    # without --select the configured selection stays; the command line applies after it
+    assert [code for _, code in reported(invoke("--ignore", "AMP130", "."))] == ["AMP101"]
+    assert [code for _, code in reported(invoke("--extend-select", "AMP104", "."))] == [
+        "AMP101", "AMP104", "AMP130"]
+
+
 def test_per_file_ignores(project):
     write(project, {"src/a.py": FACTORY, "tests/test_a.py": FACTORY, "tests/deep/b.py": FACTORY,
                     "scripts/gen.py": FACTORY})

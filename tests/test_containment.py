@@ -103,10 +103,7 @@ def test_injected_failure_is_contained(project, poisoned, isolated):
     assert "Traceback" in verbose.stderr and "injected failure" in verbose.stderr
 
 
-@pytest.mark.parametrize("fmt", [
-    pytest.param("json", marks=pytest.mark.xfail(strict=True, reason="JSON has no error results yet (issue 17)")),
-    "sarif", "junit", "github",
-])
+@pytest.mark.parametrize("fmt", ["json", "sarif", "junit", "github"])
 def test_internal_error_is_in_every_format(project, poisoned, fmt):
     (project / "bad.py").write_text(POISON + HAZARD)
     (project / "train.py").write_text(HAZARD)

@@ -157,9 +157,49 @@ def test_sarif_validates_against_the_2_1_0_schema(project, sarif_schema):
     validate(document, sarif_schema)
     assert document["version"] == "2.1.0"
     (run,) = document["runs"]
-    assert [r["ruleId"] for r in run["results"]] == ["AMP101", "AMP104", "AMP103"]
+    assert [r["ruleId"] for r in run["results"]] == ["AMP101", "AMP104", "AMP103", "amplint-error"]
     notes = run["invocations"][0]["toolExecutionNotifications"]
     assert notes[0]["level"] == "error" and "not valid UTF-8" in notes[0]["message"]["text"]
+    error = run["results"][-1]
+    assert run["tool"]["driver"]["rules"][error["ruleIndex"]]["id"] == "amplint-error"
+    assert error["level"] == "error" and "not valid UTF-8" in error["message"]["text"]
+    assert error["locations"][0]["physicalLocation"]["artifactLocation"] == {
+        "uri": "src/bad.py", "uriBaseId": "%SRCROOT%"}
+
+
+def test_errors_are_results_in_every_machine_format(project, sarif_schema):
+    (project / "src" / "bad.py").write_bytes(b"\xff\n")
+    (project / "src" / "syn.py").write_text("x = 1\ndef f(:\n    pass\n")
+    as_json = json.loads(invoke("--output-format", "json", "src").stdout)
+    errors = [item for item in as_json if item["code"] is None]
+    assert [(e["filename"], e["line"], e["column"], e["severity"]) for e in errors] == [
+        ("src/bad.py", None, None, "error"), ("src/syn.py", 2, 7, "error")]
+    assert errors[1]["message"].startswith("syntax error")
+    result, document = sarif("src")
+    validate(document, sarif_schema)
+    located = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]:
+               r["locations"][0]["physicalLocation"].get("region")
+               for r in document["runs"][0]["results"] if r["ruleId"] == "amplint-error"}
+    assert located == {"src/bad.py": None, "src/syn.py": {"startLine": 2, "startColumn": 7}}
+    junit = ET.fromstring(invoke("--output-format", "junit", "src").stdout)
+    cases = {c.get("file"): c.get("line") for c in junit.iter("testcase") if c.find("error") is not None}
+    assert cases == {"src/bad.py": None, "src/syn.py": "2"}
+    github = invoke("--output-format", "github", "src").stdout.splitlines()
+    assert "::error title=amplint,file=src/syn.py,line=2,col=7::src/syn.py:2:7: syntax error" \
+        in "\n".join(github)
+    assert any(line.startswith("::error title=amplint,file=src/bad.py,line=1::") for line in github)
+
+
+def test_sarif_uri_outside_the_working_directory_is_an_absolute_file_uri(
+        project, tmp_path_factory, sarif_schema):
+    outside = tmp_path_factory.mktemp("elsewhere") / "train.py"
+    outside.write_text(FACTORY)
+    result, document = sarif(str(outside), "src/a.py")
+    validate(document, sarif_schema)
+    locations = [r["locations"][0]["physicalLocation"]["artifactLocation"]
+                 for r in document["runs"][0]["results"]]
+    assert {"uri": outside.as_uri()} in locations
+    assert all(loc.get("uriBaseId") == "%SRCROOT%" for loc in locations if loc != {"uri": outside.as_uri()})
 
 
 def test_sarif_clean_run_validates(project, sarif_schema):
@@ -270,8 +310,8 @@ def test_show_fixes(project):
     fixed = invoke("--fix", "--show-fixes", "src")
     assert fixed.exit_code == 1  # AMP103's fix is unsafe and stays
     text = fixed.stdout
-    assert "Fixed 2 findings:\n- src/a.py:\n    1 × AMP101 (factory-default-dtype)\n" \
-           "    1 × AMP104 (backward-in-autocast)\n" in text
+    assert re.search(r"Applied 2 fixes:\n- src/a\.py:\n    line \d+: AMP101 \(factory-default-dtype\): "
+                     r".+\n    line \d+: AMP104 \(backward-in-autocast\): .+\n", text), text
     assert "Found 3 findings (2 fixed, 1 remaining)." in text
 
 

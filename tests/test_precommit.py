@@ -130,6 +130,9 @@ def test_hooks_file_declares_check_and_fix_hooks():
         assert hook["language"] == "python"
         assert hook["types_or"] == ["python", "pyi", "jupyter"]
         assert "--force-exclude" in hook["entry"]
+        # one process: the staged files are linted in their project's context, which every
+        # chunk would otherwise read again (and --fix chunks would race on the files)
+        assert hook["require_serial"] is True
     assert "--fix" in hooks["amplint-fix"]["entry"] and "--fix" not in hooks["amplint"]["entry"]
 
 
@@ -225,3 +228,92 @@ def test_readme_github_actions_job_produces_valid_sarif(tmp_path):
     jsonschema.Draft4Validator(schema).validate(document)
     assert document["runs"][0]["results"][0]["ruleId"] == "AMP101"
     assert results[-1].returncode == 1  # the gate step fails the job on findings
+
+
+# -- a partial commit is linted in its project's context ---------------------------------------
+LOSSES_CLEAN = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class FocalLoss(nn.Module):
+    def forward(self, logits, target):
+        return F.binary_cross_entropy_with_logits(logits, target)
+"""
+LOSSES_HAZARD = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class FocalLoss(nn.Module):
+    def forward(self, logits, target):
+        probs = torch.sigmoid(logits)
+        return F.binary_cross_entropy(probs, target)
+"""
+TRAIN = """\
+import torch
+
+from losses import FocalLoss
+
+
+def train(model, loader, optimizer):
+    crit = FocalLoss()
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = crit(model(x), y)
+        loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.fixture
+def crossfile(tmp_path) -> Path:
+    """A committed project whose loss runs under an autocast region in train.py, with enough
+    other files that pre-commit splits `--all-files` into several chunks."""
+    root = tmp_path / "crossfile"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n\n[tool.amplint]\n")
+    (root / "losses.py").write_text(LOSSES_CLEAN)
+    (root / "train.py").write_text(TRAIN)
+    for number in range(40):
+        (root / f"util_{number:02d}.py").write_text(f"def helper_{number}(x):\n    return x + 1\n")
+    git("init", "-q", cwd=root)
+    git("add", "-A", cwd=root)
+    git("commit", "-q", "-m", "clean", cwd=root)
+    return root
+
+
+def test_staged_change_to_one_file_is_linted_in_its_project(hooks_repo, cache, crossfile):
+    repo, _ = hooks_repo
+    (crossfile / "losses.py").write_text(LOSSES_HAZARD)
+    git("add", "losses.py", cwd=crossfile)  # the commit touches losses.py only
+    check = pre_commit("try-repo", str(repo), "amplint", cwd=crossfile, cache=cache)
+    output = check.stdout + check.stderr
+    assert check.returncode == 1, output
+    assert re.search(r"losses\.py:9:16: AMP102 .*called at train\.py:10", output), output
+    assert (crossfile / "losses.py").read_text() == LOSSES_HAZARD
+    fix = pre_commit("try-repo", str(repo), "amplint-fix", cwd=crossfile, cache=cache)
+    output = fix.stdout + fix.stderr
+    assert fix.returncode == 1, output
+    assert "files were modified by this hook" in output
+    fixed = (crossfile / "losses.py").read_text()
+    assert "binary_cross_entropy(" not in fixed.replace("binary_cross_entropy_with_logits(", "")
+    git("add", "losses.py", cwd=crossfile)
+    again = pre_commit("try-repo", str(repo), "amplint", cwd=crossfile, cache=cache)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_all_files_finds_the_cross_file_hazard_whatever_the_chunking(hooks_repo, cache, crossfile):
+    repo, _ = hooks_repo
+    (crossfile / "losses.py").write_text(LOSSES_HAZARD)
+    git("add", "-A", cwd=crossfile)
+    check = pre_commit("try-repo", str(repo), "amplint", "--all-files", cwd=crossfile, cache=cache)
+    output = check.stdout + check.stderr
+    assert check.returncode == 1, output
+    assert output.count("AMP102") == 1, output
+    # one file per invocation (the most any chunking can split): still found
+    alone = subprocess.run([sys.executable, "-m", "amplint", "losses.py"], cwd=crossfile,
+                           capture_output=True, text=True)
+    assert alone.returncode == 1 and "losses.py:9:16: AMP102" in alone.stdout, alone.stdout

@@ -73,9 +73,11 @@ regions known to be on the CPU or in bfloat16. When several regions reach the sa
 the most hazardous one is cited.
 
 Every message says why: `(autocast at line 12)`, `(called at line 30 under the autocast region
-at line 12)`, `(called at train.py:14 under the autocast region at train.py:12)`,
+at line 12)`, `(called at train.py:14 under the autocast region at train.py:12)` (`called at train.py:14 and
+2 more` when other calls under autocast reach it too),
 `(Lightning runs `LitModel.training_step` under autocast: Trainer(precision="16-mixed") at
-main.py:30)`. A file linted alone (`amplint losses.py`) uses only what that file shows.
+main.py:30)`. A file named on the command line (`amplint losses.py`) is linted in the context
+of its project; with `--isolated-files` it uses only what that file shows.
 """
 
 _ENABLED_RANK = {Enabled.TRUE: 0, Enabled.MAYBE: 1}
@@ -90,6 +92,7 @@ class _Candidate:
     dtype: Optional[str]
     desc: str  # the region's source: "the autocast region at train.py:12"
     cite: str  # how this function is reached: "called at train.py:14 under ..."
+    site: str = ""  # the call that reaches it: "train.py:14"
 
     @property
     def key(self):
@@ -362,8 +365,9 @@ class ProjectFacts:
                 continue
             for call, info in summary.roots:
                 desc = f"{info.origin.what} at {self.display(info.origin.path)}:{info.origin.line}"
-                cite = f"called at {self.display(path)}:{call.line} under {desc}"
-                candidate = _Candidate(info.enabled, info.device, info.dtype, desc, cite)
+                site = f"{self.display(path)}:{call.line}"
+                cite = f"called at {site} under {desc}"
+                candidate = _Candidate(info.enabled, info.device, info.dtype, desc, cite, site)
                 for target in self.targets(path, call):
                     seeds.append((target[0], target[1], candidate, frozenset({path})))
         seeds.extend(self._flow_seeds())
@@ -392,7 +396,8 @@ class ProjectFacts:
                 for target, held, source in targets:
                     chain = _chain(text, source, held)
                     cite = f"{chain}; called at {self.display(path)}:{line} under {desc}"
-                    candidate = _Candidate(info.enabled, info.device, info.dtype, desc, cite)
+                    candidate = _Candidate(info.enabled, info.device, info.dtype, desc, cite,
+                                           f"{self.display(path)}:{line}")
                     seeds.append((target[0], target[1], candidate, frozenset({path})))
                     self.reached.append((desc, where, f"{target[1]} in {self.display(target[0])} ({chain})"))
                 if not targets and info.enabled != Enabled.FALSE:
@@ -412,6 +417,7 @@ class ProjectFacts:
                 cite = f"{chain}; called at {self.display(path)}:{line} in code that runs under {candidate.desc}"
                 out.append((target, _Candidate(
                     candidate.enabled, candidate.device, candidate.dtype, candidate.desc, cite,
+                    f"{self.display(path)}:{line}",
                 )))
         return out
 
@@ -536,12 +542,15 @@ class ProjectFacts:
         best: Dict[Tuple[str, str], _Candidate] = {}
         deps: Dict[Tuple[str, str], FrozenSet[str]] = {}
         pending = list(seeds)
+        sites: Dict[Tuple[str, str], Set[str]] = {}  # every call under autocast that reaches it
         while pending:
             path, key, candidate, chain = pending.pop()
             summary = self.summary(path)
             if summary is None or key not in summary.functions or summary.functions[key].decided:
                 continue
             target = (path, key)
+            if candidate.site:
+                sites.setdefault(target, set()).add(candidate.site)
             current = best.get(target)
             if current is not None:
                 if current.key < candidate.key:
@@ -561,8 +570,10 @@ class ProjectFacts:
                     continue
                 for call in function.calls:
                     line = summary.call_line(call)
-                    cite = f"called at {self.display(path)}:{line} in code that runs under {candidate.desc}"
-                    derived = _Candidate(candidate.enabled, candidate.device, candidate.dtype, candidate.desc, cite)
+                    site = f"{self.display(path)}:{line}"
+                    cite = f"called at {site} in code that runs under {candidate.desc}"
+                    derived = _Candidate(candidate.enabled, candidate.device, candidate.dtype,
+                                         candidate.desc, cite, site)
                     for other in self.targets(path, call):
                         if other[0] != path:
                             pending.append((other[0], other[1], derived, onward))
@@ -580,7 +591,8 @@ class ProjectFacts:
                 continue
             self.region_reach.setdefault(candidate.desc, []).append(f"{key} in {self.display(path)}")
             entries.setdefault(path, []).append(EntryRegion(
-                key, candidate.enabled, candidate.device, candidate.dtype, candidate.cite,
+                key, candidate.enabled, candidate.device, candidate.dtype,
+                _cite_more(candidate, len(sites.get((path, key), ())) - 1),
             ))
             self._deps.setdefault(path, set()).update(deps[(path, key)])
         for (path, cls), (dtype, cite, where) in sorted(self.flow.half_instances().items()):
@@ -589,6 +601,14 @@ class ProjectFacts:
         self._entries = {
             path: tuple(sorted(found, key=lambda e: (e.target, type(e).__name__))) for path, found in entries.items()
         }
+
+
+def _cite_more(candidate: _Candidate, more: int) -> str:
+    """"called at train.py:14 and 2 more under ..." when other calls reach the function too."""
+    head = f"called at {candidate.site} "
+    if more < 1 or not candidate.site or not candidate.cite.startswith(head):
+        return candidate.cite
+    return f"called at {candidate.site} and {more} more " + candidate.cite[len(head):]
 
 
 def _chain(text: str, source: Optional[str], held: str) -> str:

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, NamedTuple, Optional
 
 from amplint.diagnostics import Applicability, Diagnostic
 
@@ -16,7 +17,11 @@ FORMATS = ("text", "json", "github", "sarif", "junit")
 @dataclass
 class RunSummary:
     diagnostics: List[Diagnostic] = field(default_factory=list)  # findings left, sorted
-    fixed: Counter = field(default_factory=Counter)  # code -> fixes applied
+    fixed: Counter = field(default_factory=Counter)  # code -> fixes applied (edits)
+    # the findings --fix removed: those found before fixing and gone after (a fix can
+    # resolve other findings as well, and a fix may take more than one round)
+    resolved: int = 0
+    applied: Dict[str, list] = field(default_factory=dict)  # path -> [(code, line, fix message)]
     errors: List[str] = field(default_factory=list)  # one line each
     unsafe_fixes: bool = False
     fix_mode: bool = False
@@ -60,3 +65,32 @@ def relative_uri(path: str, root: Optional[str] = None) -> str:
     if relative.startswith(os.pardir):
         return absolute.replace(os.sep, "/")
     return relative.replace(os.sep, "/")
+
+
+class ErrorEntry(NamedTuple):
+    """One error line split into its parts: `path:line:col: message`, `path:cell N:line:col:
+    message` (a notebook), `path:line: message` or `path: message` (line and column None)."""
+    path: Optional[str]
+    line: Optional[int]
+    column: Optional[int]
+    cell: Optional[int]
+    message: str
+    text: str  # the whole line, as stderr shows it
+
+
+_LOCATED = re.compile(
+    r"^(?P<path>.+?):(?:cell (?P<cell>\d+):)?(?P<line>\d+):(?:(?P<col>\d+):)? (?P<msg>.*)$", re.S)
+_PATH_ONLY = re.compile(r"^(?P<path>.+?): (?P<msg>.*)$", re.S)
+
+
+def parse_error(text: str) -> ErrorEntry:
+    match = _LOCATED.match(text)
+    if match:
+        cell, col = match.group("cell"), match.group("col")
+        return ErrorEntry(match.group("path"), int(match.group("line")),
+                          int(col) if col else None, int(cell) if cell else None,
+                          match.group("msg"), text)
+    match = _PATH_ONLY.match(text)
+    if match:
+        return ErrorEntry(match.group("path"), None, None, None, match.group("msg"), text)
+    return ErrorEntry(None, None, None, None, text, text)

@@ -8,9 +8,10 @@ Syntax (GitHub docs, "Workflow commands for GitHub Actions"):
 
 from __future__ import annotations
 
+import os
 from typing import List
 
-from amplint.report import RunSummary, cell_of, location, relative_uri
+from amplint.report import RunSummary, cell_of, location, parse_error, relative_uri
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -41,5 +42,17 @@ def render(run: RunSummary, show_fixes: bool = False) -> str:
             message += f"\nfix ({diag.fix.applicability.value}): {diag.fix.message}"
         lines.append(f"::{level} {head}::{escape_data(message)}")
     for error in run.errors:
-        lines.append(f"::error title={escape_property('amplint')}::{escape_data(error)}")
+        entry = parse_error(error)
+        props = [("title", "amplint")]
+        if entry.path is not None:
+            props.append(("file", relative_uri(entry.path)))
+            # in a notebook the cell's line is not the file's: the annotation goes on the file
+            if entry.line is not None and entry.cell is None:
+                props.append(("line", str(entry.line)))
+                if entry.column is not None:
+                    props.append(("col", str(entry.column)))
+            elif os.path.isfile(entry.path):
+                props.append(("line", "1"))  # an annotation needs a line to land on the file
+        head = ",".join(f"{key}={escape_property(value)}" for key, value in props)
+        lines.append(f"::error {head}::{escape_data(error)}")
     return "\n".join(lines) + "\n" if lines else ""

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Dict, List
 
-from amplint.report import RunSummary, location
+from amplint.report import RunSummary, location, parse_error
 
 
 def render(run: RunSummary, show_fixes: bool = False) -> str:
@@ -35,8 +35,14 @@ def render(run: RunSummary, show_fixes: bool = False) -> str:
                               tests=str(len(run.errors)), failures="0",
                               errors=str(len(run.errors)), skipped="0")
         for error in run.errors:
+            entry = parse_error(error)
+            where = {}
+            if entry.path is not None:
+                where["file"] = entry.path
+                if entry.line is not None and entry.cell is None:
+                    where["line"] = str(entry.line)
             case = ET.SubElement(suite, "testcase", name=error.split(": ", 1)[0],
-                                 classname="amplint")
+                                 classname="amplint", **where)
             ET.SubElement(case, "error", message=error, type="error").text = error
     if not run.diagnostics and not run.errors:
         suite = ET.SubElement(root, "testsuite", name="amplint", tests="1", failures="0",

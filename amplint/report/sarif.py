@@ -4,7 +4,10 @@ One run; `tool.driver.rules` describes every rule (short and full description, h
 plain text and Markdown, default level, fix safety); each result names its rule by id and
 index, its file by a URI relative to the working directory (`uriBaseId` %SRCROOT%), its region
 (1-based lines and columns, Unicode code points), and carries `partialFingerprints` that do not
-change when unrelated edits shift lines. Unreadable files become tool execution notifications.
+change when unrelated edits shift lines. A file outside the working directory is named by an
+absolute `file://` URI with no `uriBaseId`. A file that could not be checked (read, encoding or
+syntax error) is a result of the rule `amplint-error` (level error, at the error's line when
+known), and a tool execution notification as well.
 """
 
 from __future__ import annotations
@@ -14,12 +17,37 @@ import os
 from typing import Dict, List
 
 from amplint import __version__
-from amplint.report import RunSummary, cell_of, fixable, relative_uri
+from amplint.report import RunSummary, cell_of, fixable, parse_error
 from amplint.rules import all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 FINGERPRINT_KEY = "amplintFingerprint/v1"
+ERROR_RULE = {
+    "id": "amplint-error",
+    "name": "unchecked-file",
+    "shortDescription": {"text": "unchecked-file: amplint could not read or parse this file."},
+    "fullDescription": {"text": "The file could not be read, decoded or parsed (a syntax "
+                                "error), so amplint could not check it for AMP hazards."},
+    "help": {"text": "Fix the error the message names; amplint then checks the file.",
+             "markdown": "Fix the error the message names; amplint then checks the file."},
+    "defaultConfiguration": {"level": "error", "enabled": True},
+    "properties": {"tags": ["amp", "tool-error"]},
+}
+
+
+def artifact_location(path: str, root: str) -> dict:
+    """Relative to %SRCROOT% (`root`) when the file lies inside it, else an absolute file URI."""
+    from pathlib import Path
+
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, root)
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return {"uri": Path(absolute).as_uri()}
+    from urllib.parse import quote
+
+    return {"uri": quote(relative.replace(os.sep, "/"), safe="/:@!$&'()*+,;=-._~"),
+            "uriBaseId": "%SRCROOT%"}
 
 
 def _rule_descriptor(rule) -> dict:
@@ -68,8 +96,7 @@ def document(run: RunSummary, root: str = "") -> dict:
             "message": {"text": text},
             "locations": [{
                 "physicalLocation": {
-                    "artifactLocation": {"uri": relative_uri(diag.filename, root),
-                                         "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": artifact_location(diag.filename, root),
                     "region": region,
                 },
             }],
@@ -89,6 +116,8 @@ def document(run: RunSummary, root: str = "") -> dict:
             properties["cellColumn"] = diag.column
         result["properties"] = properties
         results.append(result)
+    for error in run.errors:
+        results.append(_error_result(error, root, len(codes)))
     notifications = [
         {"level": "error", "message": {"text": error}} for error in run.errors
     ]
@@ -103,7 +132,8 @@ def document(run: RunSummary, root: str = "") -> dict:
                 "name": "amplint",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "rules": [_rule_descriptor(rules[code]) for code in codes],
+                "rules": [_rule_descriptor(rules[code]) for code in codes]
+                + ([ERROR_RULE] if run.errors else []),
             }},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": _file_uri(root)}},
             "columnKind": "unicodeCodePoints",
@@ -111,6 +141,18 @@ def document(run: RunSummary, root: str = "") -> dict:
             "results": results,
         }],
     }
+
+
+def _error_result(error: str, root: str, index: int) -> dict:
+    entry = parse_error(error)
+    result: dict = {"ruleId": ERROR_RULE["id"], "ruleIndex": index, "level": "error",
+                    "message": {"text": error}}
+    if entry.path is not None:
+        physical: dict = {"artifactLocation": artifact_location(entry.path, root)}
+        if entry.line is not None and entry.cell is None:
+            physical["region"] = {"startLine": entry.line, "startColumn": entry.column or 1}
+        result["locations"] = [{"physicalLocation": physical}]
+    return result
 
 
 def _file_uri(directory: str) -> str:

@@ -22,21 +22,23 @@ def render(run: RunSummary, show_fixes: bool = False) -> str:
         if lines:
             lines.append("")
         total = sum(run.fixed.values())
-        lines.append(f"Fixed {total} {'finding' if total == 1 else 'findings'}:")
+        lines.append(f"Applied {total} {'fix' if total == 1 else 'fixes'}:")
         rules = all_rules()
         for path in sorted(run.fixed_by_file):
             lines.append(f"- {path}:")
-            for code, count in sorted(run.fixed_by_file[path].items()):
+            for code, line, message in sorted(run.applied.get(path, ()), key=lambda a: a[1]):
                 name = rules[code].name if code in rules else ""
-                lines.append(f"    {count} × {code} ({name})")
+                lines.append(f"    line {line}: {code} ({name}): {message}")
         lines.append("")
     lines.extend(_summary(run))
     return "\n".join(lines) + "\n" if lines else ""
 
 
 def _summary(run: RunSummary) -> List[str]:
+    # "Found N findings (F fixed, R remaining)": N is what a run without --fix reports, F the
+    # findings the fixes removed, R those left; the fixes applied are listed by --show-fixes.
     remaining = len(run.diagnostics)
-    fixed = sum(run.fixed.values())
+    fixed = run.resolved if run.fixed else 0
     out: List[str] = []
     if remaining == 0 and fixed == 0:
         if run.errors:

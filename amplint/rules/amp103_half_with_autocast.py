@@ -84,6 +84,14 @@ class HalfWithAutocast(Rule):
             "with torch.cuda.amp.autocast():\n"
             "    loss = model(x).sum()\n",
         ),
+        Flag(  # a model from a builder function: suggestion only, the message names it
+            "import torch\n"
+            "def main(cfg, loader):\n"
+            "    model = build_model(cfg).cuda().half()\n"
+            "    for x in loader:\n"
+            "        with torch.autocast('cuda'):\n"
+            "            out = model(x)\n",
+        ),
         Flag(  # .to(device, dtype=half) inside the region
             "import torch\n"
             "with torch.autocast(device_type='cuda'):\n"
@@ -137,15 +145,16 @@ class HalfWithAutocast(Rule):
             if not self._mixed_with_autocast(facts, site, names_by_with):
                 continue
             model = self._is_model(facts, site)
+            what = _model_words(site) if model else ""
             if model and facts.scalers.any:
                 message = (
-                    "half cast of a model mixed with autocast and a GradScaler: "
+                    f"half cast of {what} mixed with autocast and a GradScaler: "
                     "`scaler.unscale_`/`step` raises 'ValueError: Attempting to unscale FP16 "
                     "gradients.'; keep the model fp32 and let autocast cast per op"
                 )
             elif model:
                 message = (
-                    "half cast of a model mixed with autocast: its weights train without an fp32 "
+                    f"half cast of {what} mixed with autocast: its weights train without an fp32 "
                     "master copy (small updates round away); keep the model fp32"
                 )
             else:
@@ -202,7 +211,10 @@ class HalfWithAutocast(Rule):
         root = _strip_conversions(receiver)
         if isinstance(root, cst.Call):
             name = dotted_name(root.func)
-            return bool(name) and name[-1][:1].isupper()
+            if name and (name[-1][:1].isupper() or _MODEL_NAME.search(name[-1])):
+                return True  # `Net(...)`, `build_model(cfg)`, `timm.create_model(...)`
+            target = _cast_target(site)  # `model = make(cfg).cuda().half()`
+            return bool(target) and bool(_MODEL_NAME.search(target))
         name = dotted_name(root) if isinstance(root, (cst.Name, cst.Attribute)) else None
         if name is None:
             return False
@@ -250,6 +262,19 @@ def _strip_conversions(expr: cst.BaseExpression) -> cst.BaseExpression:
     ):
         expr = expr.func.value
     return expr
+
+
+def _model_words(site: CallSite) -> str:
+    """"the model `model`" for `model = build_model(cfg).cuda().half()` and `model.half()`;
+    "a model" when no name holds it."""
+    name = _cast_target(site)
+    if name is None:
+        func = site.node.func
+        assert isinstance(func, cst.Attribute)
+        root = _strip_conversions(func.value)
+        dotted = dotted_name(root) if isinstance(root, (cst.Name, cst.Attribute)) else None
+        name = ".".join(dotted) if dotted else None
+    return f"the model `{name}`" if name else "a model"
 
 
 def _cast_target(site: CallSite) -> Optional[str]:

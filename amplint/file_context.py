@@ -1,0 +1,51 @@
+"""The regions other files of its project put around one file's functions, for a file linted
+outside a run: the flake8 plugin's files and `amplint - --stdin-filename PATH`.
+
+The project pass runs over the project's Python files (amplint.project_root) through the
+cache, once per process and project."""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Tuple
+
+from amplint.cache import DEFAULT_DIR, Cache
+from amplint.config import Config, find_pyproject, load, selection
+from amplint.engine import Settings
+from amplint.facts.regions import EntryRegion
+from amplint.files import discover
+from amplint.per_file import REPORT_ONLY
+from amplint.project_inputs import project_entries
+from amplint.project_root import project_root, shown
+from amplint.result_cache import cached_map
+from amplint.runner import excludes_for, settings_for
+
+
+def entries_for(path: str, config: Config, cache_dir: "str | None" = "") -> Tuple[EntryRegion, ...]:
+    """The entries of `path` in its project. `cache_dir`: "" for the default place, None for
+    no cache."""
+    if cache_dir == "":
+        cache_dir = os.environ.get("AMPLINT_CACHE_DIR") or os.path.join(
+            os.path.dirname(os.path.abspath(config.path)) if config.path else os.getcwd(),
+            DEFAULT_DIR)
+    root = project_root([path])
+    found = _project_entries(root, config.path, selection(config), cache_dir)
+    return found.get(os.path.normcase(os.path.abspath(path)), ())
+
+
+@functools.lru_cache(maxsize=8)
+def _project_entries(root: str, config_path, codes, cache_dir) -> dict:
+    """normalised absolute path -> entries, for the project at `root`."""
+    config = load(config_path) if config_path else load(find_pyproject(root))
+    settings = Settings(codes)
+    files, _ = discover([shown(root)], False, excludes_for(config))
+    files = [f for f in files if f.endswith((".py", ".pyi"))]
+    if len(files) < 2 and not config.autocast_modules:
+        return {}
+    items = [(f, settings_for(f, settings, config), REPORT_ONLY, (), True) for f in files]
+    cache = Cache(cache_dir) if cache_dir else None
+    first = cached_map(cache, "lint", items, 1, None)
+    summaries = {f: r.summary for f, r in zip(files, first) if r.summary is not False}
+    entries = project_entries([shown(root)], files, settings, config, summaries, cache, 1)
+    return {os.path.normcase(os.path.abspath(f)): found for f, found in entries.items()}

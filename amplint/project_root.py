@@ -1,0 +1,65 @@
+"""The project a file given on the command line belongs to, and that project's other files.
+
+`amplint losses.py` (and pre-commit, which passes only the staged files) lints losses.py in the
+context of its project: the regions come from the whole project, the findings only for the
+files given. The project root is the folder of the nearest pyproject.toml with [tool.amplint],
+else the git work tree, else the common parent of the paths given."""
+
+from __future__ import annotations
+
+import os
+from typing import List, Optional, Sequence
+
+from amplint.config import find_pyproject
+from amplint.files import Excludes, discover
+
+
+def _start(paths: Sequence[str]) -> str:
+    dirs = [
+        os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))
+        for p in paths
+    ]
+    return os.path.commonpath(dirs) if dirs else os.getcwd()
+
+
+def _git_work_tree(start: str) -> Optional[str]:
+    directory = start
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):  # a folder, or a file in a worktree
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def project_root(paths: Sequence[str]) -> str:
+    """The root folder (absolute) of the project that holds `paths`."""
+    start = _start(paths)
+    pyproject = find_pyproject(start)
+    if pyproject is not None:
+        return os.path.dirname(os.path.abspath(pyproject))
+    return _git_work_tree(start) or start
+
+
+def shown(root: str) -> str:
+    """The root as the paths found under it should read: relative to the working directory
+    when inside it (`a.py`, not `/tmp/x/a.py`), else absolute."""
+    relative = os.path.relpath(root)
+    return root if relative.startswith(os.pardir) else relative
+
+
+def context_files(paths: Sequence[str], files: Sequence[str], excludes: Excludes):
+    """(root, the project's other Python files), for a run given at least one file explicitly;
+    (None, []) when every path is a folder (a folder is linted as given) or the project is
+    what was given already. Files already in `files` keep their spelling."""
+    if not any(os.path.isfile(p) for p in paths):
+        return None, []
+    root = project_root(paths)
+    found, _ = discover([shown(root)], False, excludes)
+    given = {os.path.normcase(os.path.abspath(f)) for f in files}
+    extra: List[str] = [
+        f for f in found
+        if f.endswith((".py", ".pyi")) and os.path.normcase(os.path.abspath(f)) not in given
+    ]
+    return shown(root), extra
