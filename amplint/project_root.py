@@ -3,11 +3,13 @@
 `amplint losses.py` (and pre-commit, which passes only the staged files) lints losses.py in the
 context of its project: the regions come from the whole project, the findings only for the
 files given. The project root is the folder of the nearest pyproject.toml with [tool.amplint],
-else the git work tree, else the common parent of the paths given."""
+else the git work tree, else the common parent of the paths given (unless that is the file
+system's root, the home folder or the temporary folder: then the files are linted alone)."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import List, Optional, Sequence
 
 from amplint.config import find_pyproject
@@ -42,6 +44,15 @@ def project_root(paths: Sequence[str]) -> str:
     return _git_work_tree(start) or start
 
 
+def _too_broad(root: str) -> bool:
+    """A folder that holds many unrelated things (the file system's root, the home folder,
+    the temporary folder): with no project marker above a file there, the file is linted
+    alone rather than with everything beside it."""
+    broad = {os.path.abspath(os.sep), os.path.abspath(os.path.expanduser("~")),
+             os.path.abspath(tempfile.gettempdir())}
+    return os.path.abspath(root) in broad
+
+
 def shown(root: str) -> str:
     """The root as the paths found under it should read: relative to the working directory
     when inside it (`a.py`, not `/tmp/x/a.py`), else absolute."""
@@ -56,6 +67,8 @@ def context_files(paths: Sequence[str], files: Sequence[str], excludes: Excludes
     if not any(os.path.isfile(p) for p in paths):
         return None, []
     root = project_root(paths)
+    if _too_broad(root):
+        return None, []
     found, _ = discover([shown(root)], False, excludes)
     given = {os.path.normcase(os.path.abspath(f)) for f in files}
     extra: List[str] = [

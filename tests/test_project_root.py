@@ -86,3 +86,14 @@ def test_excluded_project_files_are_not_read_for_context(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.amplint]\n")
     included = amplint("losses.py", cwd=tmp_path)
     assert included.returncode == 1 and "AMP102" in included.stdout, included.stdout
+
+
+def test_a_file_in_a_broad_folder_without_a_project_marker_is_linted_alone(tmp_path, monkeypatch):
+    from amplint import project_root as module
+    from amplint.files import Excludes
+
+    _write(tmp_path, **{"losses.py": LOSSES, "train.py": TRAIN})
+    monkeypatch.setattr(module.tempfile, "gettempdir", lambda: str(tmp_path))
+    root, extra = module.context_files([str(tmp_path / "losses.py")], [str(tmp_path / "losses.py")],
+                                       Excludes([], str(tmp_path), True, True))
+    assert (root, extra) == (None, [])
