@@ -19,9 +19,29 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def imap(func: Callable[[T], R], items: Sequence[T], jobs: Optional[int] = None) -> Iterator[R]:
+HUGE_BYTES = 1 << 20  # a file this large may take a gigabyte as a LibCST tree
+
+
+def is_huge(path: str) -> bool:
+    try:
+        return os.path.getsize(path) >= HUGE_BYTES
+    except OSError:
+        return False
+
+
+def imap(
+    func: Callable[[T], R], items: Sequence[T], jobs: Optional[int] = None,
+    isolate: Optional[Callable[[T], bool]] = None,
+) -> Iterator[R]:
     """`func` over `items`, results in order as they are ready; across processes when there
-    are enough items to pay for starting them."""
+    are enough items to pay for starting them. Items `isolate` picks (huge files) run each in
+    a process of their own that ends after it, so the memory their tree took goes back to
+    the system (a long-lived worker, or the main process, would keep its peak)."""
+    if isolate is not None:
+        heavy = [index for index, item in enumerate(items) if isolate(item)]
+        if heavy:
+            yield from _with_isolated(func, items, jobs, heavy)
+            return
     jobs = default_jobs() if not jobs or jobs < 1 else jobs
     jobs = min(jobs, max(1, len(items) // MIN_FILES_PER_WORKER))
     if jobs <= 1:
@@ -42,3 +62,17 @@ def pmap(func: Callable[[T], R], items: Sequence[T], jobs: Optional[int] = None)
     chunk = max(1, min(64, len(items) // (jobs * 8)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(func, items, chunksize=chunk))
+
+
+def _with_isolated(func, items, jobs, heavy) -> Iterator:
+    import multiprocessing
+
+    done = {}
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    with context.Pool(1, maxtasksperchild=1) as pool:
+        for index, result in zip(heavy, pool.imap(func, [items[i] for i in heavy], chunksize=1)):
+            done[index] = result
+    light = [index for index in range(len(items)) if index not in done]
+    results = imap(func, [items[i] for i in light], jobs)
+    for index in range(len(items)):
+        yield done[index] if index in done else next(results)

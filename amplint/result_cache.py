@@ -9,7 +9,7 @@ from typing import List, Optional
 
 from amplint.cache import Cache, diagnostic_from_dict
 from amplint.engine import FileResult
-from amplint.parallel import imap
+from amplint.parallel import imap, is_huge
 from amplint.per_file import blank_result, process_item
 
 
@@ -28,7 +28,8 @@ def cached_map(cache, kind, items, jobs, meter):
                 continue
         pending.append(index)
     done = len(items) - len(pending)
-    for index, result in zip(pending, imap(process_item, [items[i] for i in pending], jobs)):
+    for index, result in zip(pending, imap(process_item, [items[i] for i in pending], jobs,
+                                                  isolate=lambda item: is_huge(item[0]))):
         results[index] = result
         if keys[index] is not None:
             _to_cache(cache, keys[index], result)

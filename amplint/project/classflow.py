@@ -86,7 +86,12 @@ class ClassFlow:
         found = self._text_hits.get(word)
         if found is None:
             pattern = re.compile(r"\b" + re.escape(word) + r"\s*\(")
-            found = [path for path in self.p.python if pattern.search(self.p.files[path])]
+            found = []
+            for path in self.p.python:
+                text = self.p.files[path]
+                # the plain substring test first: the regex alone scans at a few MB/s
+                if word in text and pattern.search(text):
+                    found.append(path)
             self._text_hits[word] = found
         return found
 
