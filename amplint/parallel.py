@@ -40,7 +40,7 @@ def imap(
     if isolate is not None:
         heavy = [index for index, item in enumerate(items) if isolate(item)]
         if heavy:
-            yield from _with_isolated(func, items, jobs, heavy)
+            yield from _with_isolated(func, items, heavy, lambda light: imap(func, light, jobs))
             return
     jobs = default_jobs() if not jobs or jobs < 1 else jobs
     jobs = min(jobs, max(1, len(items) // MIN_FILES_PER_WORKER))
@@ -64,7 +64,44 @@ def pmap(func: Callable[[T], R], items: Sequence[T], jobs: Optional[int] = None)
         return list(pool.map(func, items, chunksize=chunk))
 
 
-def _with_isolated(func, items, jobs, heavy) -> Iterator:
+class Workers:
+    """A process pool kept for a series of batches, however small (the project pass asks for
+    summaries in many waves, some of one file): started on the first batch, so that the main
+    process parses nothing. With one job, everything runs here."""
+
+    def __init__(self, jobs: Optional[int] = None) -> None:
+        self.jobs = default_jobs() if not jobs or jobs < 1 else jobs
+        self._pool: Optional[ProcessPoolExecutor] = None
+
+    def imap(self, func: Callable[[T], R], items: Sequence[T],
+             isolate: Optional[Callable[[T], bool]] = None) -> Iterator[R]:
+        if isolate is not None:
+            heavy = [index for index, item in enumerate(items) if isolate(item)]
+            if heavy:
+                yield from _with_isolated(func, items, heavy, lambda light: self.imap(func, light))
+                return
+        if self.jobs <= 1 or not items:
+            for item in items:
+                yield func(item)
+            return
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+        chunk = max(1, min(16, len(items) // (self.jobs * 8)))
+        yield from self._pool.map(func, items, chunksize=chunk)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _with_isolated(func, items, heavy, run_light) -> Iterator:
     import multiprocessing
 
     done = {}
@@ -73,6 +110,6 @@ def _with_isolated(func, items, jobs, heavy) -> Iterator:
         for index, result in zip(heavy, pool.imap(func, [items[i] for i in heavy], chunksize=1)):
             done[index] = result
     light = [index for index in range(len(items)) if index not in done]
-    results = imap(func, [items[i] for i in light], jobs)
+    results = iter(run_light([items[i] for i in light]))
     for index in range(len(items)):
         yield done[index] if index in done else next(results)

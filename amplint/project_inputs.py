@@ -12,7 +12,7 @@ from amplint.config import Config
 from amplint.engine import Settings
 from amplint.files import DEFAULT_EXCLUDES, ReadError, read_source
 from amplint.facts import FileFacts
-from amplint.parallel import imap, is_huge
+from amplint.parallel import Workers, is_huge
 from amplint.parsing import parse
 from amplint.project import build
 from amplint.project.summary import portable_summary
@@ -54,8 +54,9 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     if callable(summaries):
         summaries = summaries()
     view = _KeyedLazy(keys, _LazyTexts())
-    project = build(view, settings, config, summaries=summaries,
-                    summarize_many=lambda wanted: summaries_of(wanted, cache, jobs))
+    with Workers(jobs) as workers:
+        project = build(view, settings, config, summaries=summaries,
+                        summarize_many=lambda wanted: summaries_of(wanted, cache, workers))
     entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
     if key is not None:
         cache.put(key, {"project": len(entries)}, blob=entries)
@@ -129,8 +130,9 @@ def _read_small(path: str) -> Optional[str]:
         return None
 
 
-def summaries_of(paths: List[str], cache: Optional[Cache], jobs: Optional[int]) -> Dict[str, object]:
-    """path -> its portable summary (None: it could not be summarised), cached by content."""
+def summaries_of(paths: List[str], cache: Optional[Cache], jobs=None) -> Dict[str, object]:
+    """path -> its portable summary (None: it could not be summarised), cached by content.
+    `jobs`: a number of processes, or the Workers of the whole project pass."""
     found: Dict[str, object] = {}
     keys: Dict[str, Optional[str]] = {}
     pending: List[str] = []
@@ -141,10 +143,16 @@ def summaries_of(paths: List[str], cache: Optional[Cache], jobs: Optional[int]) 
             found[path] = hit[1]
             continue
         pending.append(path)
-    for path, summary in zip(pending, imap(summarize_file, pending, jobs, isolate=is_huge)):
-        found[path] = summary
-        if keys[path]:
-            cache.put(keys[path], {"summarised": summary is not None}, blob=summary)
+    own = not isinstance(jobs, Workers)
+    workers = Workers(jobs) if own else jobs
+    try:
+        for path, summary in zip(pending, workers.imap(summarize_file, pending, isolate=is_huge)):
+            found[path] = summary
+            if keys[path]:
+                cache.put(keys[path], {"summarised": summary is not None}, blob=summary)
+    finally:
+        if own:
+            workers.close()
     return found
 
 
