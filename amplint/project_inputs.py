@@ -38,7 +38,8 @@ class _LazyTexts(dict):
 
 
 def project_entries(paths, files, settings: Settings, config: Config, summaries,
-                    cache: Optional[Cache] = None, jobs: Optional[int] = None):
+                    cache: Optional[Cache] = None, jobs: Optional[int] = None,
+                    spare: Optional[Dict[str, object]] = None):
     """path -> the regions other files and framework settings put around its functions.
     Summaries the pass asks for beyond the first pass's (subclasses, framework classes) come
     from the cache, else from the process pool: the main process parses nothing.
@@ -56,7 +57,7 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     view = _KeyedLazy(keys, _LazyTexts())
     with Workers(jobs) as workers:
         project = build(view, settings, config, summaries=summaries,
-                        summarize_many=lambda wanted: summaries_of(wanted, cache, workers))
+                        summarize_many=lambda wanted: summaries_of(wanted, cache, workers, spare))
     entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
     if key is not None:
         cache.put(key, {"project": len(entries)}, blob=entries)
@@ -130,14 +131,19 @@ def _read_small(path: str) -> Optional[str]:
         return None
 
 
-def summaries_of(paths: List[str], cache: Optional[Cache], jobs=None) -> Dict[str, object]:
+def summaries_of(paths: List[str], cache: Optional[Cache], jobs=None,
+                 spare: Optional[Dict[str, object]] = None) -> Dict[str, object]:
     """path -> its portable summary (None: it could not be summarised), cached by content.
-    `jobs`: a number of processes, or the Workers of the whole project pass."""
+    `jobs`: a number of processes, or the Workers of the whole project pass. `spare`: the
+    summaries the first pass made from its parse without a cache to put them in (taken out)."""
     found: Dict[str, object] = {}
     keys: Dict[str, Optional[str]] = {}
     pending: List[str] = []
     for path in paths:
-        keys[path] = _summary_key(cache, path) if cache is not None else None
+        if spare and path in spare:
+            found[path] = spare.pop(path)
+            continue
+        keys[path] = summary_key(cache, path) if cache is not None else None
         hit = cache.get(keys[path], with_blob=True) if keys[path] else None
         if hit is not None:
             found[path] = hit[1]
@@ -156,7 +162,7 @@ def summaries_of(paths: List[str], cache: Optional[Cache], jobs=None) -> Dict[st
     return found
 
 
-def _summary_key(cache: Cache, path: str) -> Optional[str]:
+def summary_key(cache: Cache, path: str) -> Optional[str]:
     try:
         with open(path, "rb") as handle:
             data = handle.read()
