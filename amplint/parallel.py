@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Iterator, List, Optional, Sequence, TypeVar
@@ -20,9 +19,29 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def imap(func: Callable[[T], R], items: Sequence[T], jobs: Optional[int] = None) -> Iterator[R]:
+HUGE_BYTES = 1 << 20  # a file this large may take a gigabyte as a LibCST tree
+
+
+def is_huge(path: str) -> bool:
+    try:
+        return os.path.getsize(path) >= HUGE_BYTES
+    except OSError:
+        return False
+
+
+def imap(
+    func: Callable[[T], R], items: Sequence[T], jobs: Optional[int] = None,
+    isolate: Optional[Callable[[T], bool]] = None,
+) -> Iterator[R]:
     """`func` over `items`, results in order as they are ready; across processes when there
-    are enough items to pay for starting them."""
+    are enough items to pay for starting them. Items `isolate` picks (huge files) run each in
+    a process of their own that ends after it, so the memory their tree took goes back to
+    the system (a long-lived worker, or the main process, would keep its peak)."""
+    if isolate is not None:
+        heavy = [index for index, item in enumerate(items) if isolate(item)]
+        if heavy:
+            yield from _with_isolated(func, items, heavy, lambda light: imap(func, light, jobs))
+            return
     jobs = default_jobs() if not jobs or jobs < 1 else jobs
     jobs = min(jobs, max(1, len(items) // MIN_FILES_PER_WORKER))
     if jobs <= 1:
@@ -45,13 +64,52 @@ def pmap(func: Callable[[T], R], items: Sequence[T], jobs: Optional[int] = None)
         return list(pool.map(func, items, chunksize=chunk))
 
 
-def run_isolated(func: Callable[[T], R], item: T) -> R:
-    """`func(item)` in a process of its own that ends afterwards, so that the memory it took
-    (a LibCST tree of a generated multi-megabyte file can take a gigabyte) goes back to the
-    system instead of staying with a pool worker for the rest of the run."""
-    try:
-        context = multiprocessing.get_context("fork")
-    except ValueError:  # pragma: no cover - no fork on this platform
-        return func(item)
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(func, item).result()
+class Workers:
+    """A process pool kept for a series of batches, however small (the project pass asks for
+    summaries in many waves, some of one file): started on the first batch, so that the main
+    process parses nothing. With one job, everything runs here."""
+
+    def __init__(self, jobs: Optional[int] = None) -> None:
+        self.jobs = default_jobs() if not jobs or jobs < 1 else jobs
+        self._pool: Optional[ProcessPoolExecutor] = None
+
+    def imap(self, func: Callable[[T], R], items: Sequence[T],
+             isolate: Optional[Callable[[T], bool]] = None) -> Iterator[R]:
+        if isolate is not None:
+            heavy = [index for index, item in enumerate(items) if isolate(item)]
+            if heavy:
+                yield from _with_isolated(func, items, heavy, lambda light: self.imap(func, light))
+                return
+        if self.jobs <= 1 or not items:
+            for item in items:
+                yield func(item)
+            return
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+        chunk = max(1, min(16, len(items) // (self.jobs * 8)))
+        yield from self._pool.map(func, items, chunksize=chunk)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _with_isolated(func, items, heavy, run_light) -> Iterator:
+    import multiprocessing
+
+    done = {}
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    with context.Pool(1, maxtasksperchild=1) as pool:
+        for index, result in zip(heavy, pool.imap(func, [items[i] for i in heavy], chunksize=1)):
+            done[index] = result
+    light = [index for index in range(len(items)) if index not in done]
+    results = iter(run_light([items[i] for i in light]))
+    for index in range(len(items)):
+        yield done[index] if index in done else next(results)

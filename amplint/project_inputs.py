@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from typing import Dict, List, Optional, Sequence
@@ -11,7 +12,7 @@ from amplint.config import Config
 from amplint.engine import Settings
 from amplint.files import DEFAULT_EXCLUDES, ReadError, read_source
 from amplint.facts import FileFacts
-from amplint.parallel import imap
+from amplint.parallel import Workers, is_huge
 from amplint.parsing import parse
 from amplint.project import build
 from amplint.project.summary import portable_summary
@@ -37,16 +38,47 @@ class _LazyTexts(dict):
 
 
 def project_entries(paths, files, settings: Settings, config: Config, summaries,
-                    cache: Optional[Cache] = None, jobs: Optional[int] = None):
+                    cache: Optional[Cache] = None, jobs: Optional[int] = None,
+                    spare: Optional[Dict[str, object]] = None):
     """path -> the regions other files and framework settings put around its functions.
     Summaries the pass asks for beyond the first pass's (subclasses, framework classes) come
-    from the cache, else from the process pool: the main process parses nothing."""
-    texts = _LazyTexts()
+    from the cache, else from the process pool: the main process parses nothing.
+    `summaries`: path -> summary, or a callable giving that mapping (called only when the
+    whole pass is not in the cache). The pass's result is cached under the content of every
+    file it may read: any edit, anywhere, makes it run again."""
     keys = [f for f in files if f.endswith((".py", ".pyi"))] + _config_files(paths)
-    view = _KeyedLazy(keys, texts)
-    project = build(view, settings, config, summaries=summaries,
-                    summarize_many=lambda wanted: summaries_of(wanted, cache, jobs))
-    return {path: project.entries_for(path) for path in keys if project.entries_for(path)}
+    key = _project_key(cache, keys, settings, config) if cache is not None else None
+    if key is not None:
+        hit = cache.get(key, with_blob=True)
+        if hit is not None and isinstance(hit[1], dict):
+            return hit[1]
+    if callable(summaries):
+        summaries = summaries()
+    view = _KeyedLazy(keys, _LazyTexts())
+    with Workers(jobs) as workers:
+        project = build(view, settings, config, summaries=summaries,
+                        summarize_many=lambda wanted: summaries_of(wanted, cache, workers, spare))
+    entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
+    if key is not None:
+        cache.put(key, {"project": len(entries)}, blob=entries)
+    return entries
+
+
+def _project_key(cache: Cache, keys: List[str], settings: Settings, config: Config) -> Optional[str]:
+    digest = hashlib.sha256()
+    for path in keys:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            data = b"\0unreadable"
+        digest.update(f"{path}\0{len(data)}\0".encode())
+        digest.update(hashlib.sha256(data).digest())
+    described = repr(("project", os.getcwd(), sorted(settings.select), settings.unsafe_fixes,
+                      config.path, tuple(config.autocast_modules or ()),
+                      getattr(config, "autocast_device", None), getattr(config, "autocast_dtype", None),
+                      sorted((k, repr(v)) for k, v in (config.rule_options or {}).items())))
+    return cache.key(digest.digest(), described)
 
 
 class _KeyedLazy(Mapping):
@@ -99,26 +131,38 @@ def _read_small(path: str) -> Optional[str]:
         return None
 
 
-def summaries_of(paths: List[str], cache: Optional[Cache], jobs: Optional[int]) -> Dict[str, object]:
-    """path -> its portable summary (None: it could not be summarised), cached by content."""
+def summaries_of(paths: List[str], cache: Optional[Cache], jobs=None,
+                 spare: Optional[Dict[str, object]] = None) -> Dict[str, object]:
+    """path -> its portable summary (None: it could not be summarised), cached by content.
+    `jobs`: a number of processes, or the Workers of the whole project pass. `spare`: the
+    summaries the first pass made from its parse without a cache to put them in (taken out)."""
     found: Dict[str, object] = {}
     keys: Dict[str, Optional[str]] = {}
     pending: List[str] = []
     for path in paths:
-        keys[path] = _summary_key(cache, path) if cache is not None else None
+        if spare and path in spare:
+            found[path] = spare.pop(path)
+            continue
+        keys[path] = summary_key(cache, path) if cache is not None else None
         hit = cache.get(keys[path], with_blob=True) if keys[path] else None
         if hit is not None:
             found[path] = hit[1]
             continue
         pending.append(path)
-    for path, summary in zip(pending, imap(summarize_file, pending, jobs)):
-        found[path] = summary
-        if keys[path]:
-            cache.put(keys[path], {"summarised": summary is not None}, blob=summary)
+    own = not isinstance(jobs, Workers)
+    workers = Workers(jobs) if own else jobs
+    try:
+        for path, summary in zip(pending, workers.imap(summarize_file, pending, isolate=is_huge)):
+            found[path] = summary
+            if keys[path]:
+                cache.put(keys[path], {"summarised": summary is not None}, blob=summary)
+    finally:
+        if own:
+            workers.close()
     return found
 
 
-def _summary_key(cache: Cache, path: str) -> Optional[str]:
+def summary_key(cache: Cache, path: str) -> Optional[str]:
     try:
         with open(path, "rb") as handle:
             data = handle.read()

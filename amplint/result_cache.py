@@ -5,17 +5,13 @@ entries. Only results that describe the file as it is on disk now are stored."""
 
 from __future__ import annotations
 
-import itertools
-import os
 from typing import List, Optional
 
 from amplint.cache import Cache, diagnostic_from_dict
 from amplint.engine import FileResult
-from amplint.parallel import imap, run_isolated
+from amplint.parallel import imap, is_huge
 from amplint.per_file import blank_result, process_item
-
-# Files this large (generated tables, vendored bundles) are analysed in a process of their own.
-HUGE_FILE_BYTES = 1 << 20
+from amplint.project_inputs import summary_key
 
 
 def cached_map(cache, kind, items, jobs, meter):
@@ -33,25 +29,22 @@ def cached_map(cache, kind, items, jobs, meter):
                 continue
         pending.append(index)
     done = len(items) - len(pending)
-    huge = [i for i in pending if _size(items[i][0]) >= HUGE_FILE_BYTES]
-    usual = [i for i in pending if i not in set(huge)]
-    finished = zip(usual, imap(process_item, [items[i] for i in usual], jobs))
-    isolated = ((i, run_isolated(process_item, items[i])) for i in huge)
-    for index, result in itertools.chain(finished, isolated):
+    for index, result in zip(pending, imap(process_item, [items[i] for i in pending], jobs,
+                                                  isolate=lambda item: is_huge(item[0]))):
         results[index] = result
+        spare = getattr(result, "spare_summary", None)
+        if spare is not None and cache is not None:
+            # where the project pass looks for it (amplint.project_inputs.summaries_of)
+            key = summary_key(cache, items[index][0])
+            if key is not None:
+                cache.put(key, {"summarised": True}, blob=spare)
+            result.spare_summary = None  # type: ignore[attr-defined]
         if keys[index] is not None:
             _to_cache(cache, keys[index], result)
         done += 1
         if meter is not None:
             meter.update(done)
     return results  # type: ignore[return-value]
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:

@@ -1,81 +1,119 @@
-"""Speed on a mixed-framework monorepo, in one run: cold, warm, peak memory, TorchFix.
+"""amplint on a mixed-framework monorepo (issue 14): one run prints every figure side by side.
 
-    python benchmarks/monorepo.py [--sample-every 5] [--torchfix-trees timm lightning]
+    python benchmarks/monorepo.py                      # builds benchmarks/.monorepo on first use
+    python benchmarks/monorepo.py --parse-every 5      # bare parse of one file in five, scaled
+    python benchmarks/monorepo.py --torchfix-sample 0  # skip TorchFix
 
-The tree: the Python sources of transformers, timm, lightning, fairseq 0.12.2 and mmdet 2.28.2
-from the registry (`pip download --no-deps`, unpacked by benchmarks/corpus.py), side by side in
-one folder, so that the settings of several frameworks share one project as in a research
-monorepo. Printed, measured back to back on this machine:
-  * parse-all: a bare `libcst.parse_module` of every file, one process (measured on every
-    N-th file and scaled by bytes; N = --sample-every);
-  * cold: `amplint --no-cache` through the CLI, all cores, as a ratio of parse-all (target <= 0.5x);
-  * warm: the same run with its cache filled, as cold / warm (target >= 20x);
-  * peak RSS of the largest process of the cold and warm runs (target < 500 MB);
-  * TorchFix 0.7.0's fastest mode (its flake8 plugin, `-j 2`, in its own virtual environment)
-    against amplint cold on the same files (target >= 30x).
+The tree: `pip download --no-deps` of transformers, timm, lightning, fairseq 0.12.2 and
+mmdet 2.28.2 (the wheels' and the sdist's .py and YAML files), so that the settings of several
+frameworks (Hugging Face, Lightning, fairseq, mmdet) share one tree, as in a research monorepo.
+Nothing downloaded is committed: benchmarks/.monorepo is git-ignored.
+
+Prints:
+  * file count; parse-all: a bare `libcst.parse_module` of every file (or of one file in N,
+    scaled by bytes; says which), in this process;
+  * cold (empty cache) and warm (same cache, back to back) CLI runs, all cores: cold/parse-all,
+    warm/cold;
+  * peak RSS of the largest process of each run (RUSAGE_CHILDREN of a wrapper around the CLI:
+    the largest of amplint's main process and its pool workers);
+  * files/s against TorchFix 0.7.0's flake8 mode (`flake8 --select TOR -j N`, its fastest) on
+    the same files (TorchFix in its own venv, benchmarks/.venv-torchfix; a sample when
+    --torchfix-sample is below the file count), and amplint --no-cache on that same sample.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
+import random
+import resource
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
-import warnings
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
 
-from corpus import python_files, tree_for  # noqa: E402
-
-PACKAGES = ["transformers", "timm", "lightning", "fairseq==0.12.2", "mmdet==2.28.2"]
+TREE = os.path.join(HERE, ".monorepo")
 TORCHFIX_VENV = os.path.join(HERE, ".venv-torchfix")
+PACKAGES = ("transformers", "timm", "lightning", "fairseq==0.12.2", "mmdet==2.28.2")
+KEEP = (".py", ".yaml", ".yml")
 
 
-def build_tree(target: str) -> str:
-    os.makedirs(target, exist_ok=True)
-    for spec in PACKAGES:
-        source = tree_for(spec)
-        dest = os.path.join(target, os.path.basename(source))
-        if not os.path.isdir(dest):
-            shutil.copytree(source, dest, copy_function=os.link)
-    return target
+def build_tree(target: str) -> None:
+    downloads = os.path.join(target, "_downloads")
+    os.makedirs(downloads, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", downloads,
+                    *PACKAGES], check=True)
+    for archive_path in sorted(os.listdir(downloads)):
+        full = os.path.join(downloads, archive_path)
+        name = archive_path.split("-")[0].lower()
+        if archive_path.endswith(".whl"):
+            with zipfile.ZipFile(full) as archive:
+                for member in archive.namelist():
+                    if member.endswith(KEEP) and ".dist-info/" not in member:
+                        archive.extract(member, os.path.join(target, name))
+        elif archive_path.endswith((".tar.gz", ".tgz")):
+            with tarfile.open(full) as archive:
+                members = [m for m in archive.getmembers() if m.isfile() and m.name.endswith(KEEP)]
+                archive.extractall(os.path.join(target, name), members=members)
+    shutil.rmtree(downloads)
 
 
-def parse_all_seconds(files, every: int) -> float:
-    import libcst
+def python_files(root: str):
+    out = []
+    for directory, dirs, files in os.walk(root):
+        dirs.sort()
+        out.extend(os.path.join(directory, f) for f in sorted(files) if f.endswith(".py"))
+    return out
+
+
+def parse_all(files, every: int):
+    """Seconds for a bare LibCST parse of every file, measured on one file in `every` and
+    scaled by bytes."""
+    import libcst as cst
 
     sample = files[::every]
     total_bytes = sum(os.path.getsize(f) for f in files)
-    sample_bytes = sum(os.path.getsize(f) for f in sample)
-    start = time.process_time()
+    sample_bytes = 0
+    elapsed = 0.0
     for path in sample:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+        sample_bytes += len(text.encode("utf-8", "replace"))
+        start = time.perf_counter()
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                libcst.parse_module(text)
+            cst.parse_module(text)
         except Exception:
             pass
-    return (time.process_time() - start) * total_bytes / max(1, sample_bytes)
+        elapsed += time.perf_counter() - start
+    return elapsed * total_bytes / max(1, sample_bytes), len(sample)
 
 
-def timed(args, cwd=None):
-    """(seconds, peak RSS in MB of the largest process of this command, process)."""
-    script = ("import resource, subprocess, sys\n"
-              "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
-              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)\n"
-              "sys.stderr.write(p.stderr[-2000:])\n")
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", script, *args], cwd=cwd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    peak_kb, code = proc.stdout.split()
-    return elapsed, int(peak_kb) / 1024, int(code), proc.stderr
+_WRAPPER = (
+    "import resource, subprocess, sys, time\n"
+    "start = time.perf_counter()\n"
+    "proc = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
+    "elapsed = time.perf_counter() - start\n"
+    "sys.stderr.buffer.write(proc.stderr)\n"
+    "sys.stdout.buffer.write(proc.stdout)\n"
+    "print('@@', elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, proc.returncode,"
+    " file=sys.stderr)\n"
+)
+
+
+def timed(args):
+    """(seconds, peak RSS in MB of the largest process the command started, stdout)."""
+    proc = subprocess.run([sys.executable, "-c", _WRAPPER, *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    line = [l for l in proc.stderr.splitlines() if l.startswith("@@ ")][-1].split()
+    return float(line[1]), int(line[2]) / 1024, proc.stdout
 
 
 def amplint(*args):
@@ -84,7 +122,7 @@ def amplint(*args):
 
 def ensure_torchfix() -> str:
     flake8 = os.path.join(TORCHFIX_VENV, "bin", "flake8")
-    if not os.path.exists(flake8):
+    if not os.path.exists(os.path.join(TORCHFIX_VENV, "bin", "torchfix")):
         subprocess.run([sys.executable, "-m", "venv", TORCHFIX_VENV], check=True)
         subprocess.run([os.path.join(TORCHFIX_VENV, "bin", "pip"), "install", "-q",
                         "torchfix==0.7.0"], check=True)
@@ -92,47 +130,68 @@ def ensure_torchfix() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tree", default=os.path.join(HERE, ".corpus", "monorepo"))
-    parser.add_argument("--sample-every", type=int, default=5)
-    parser.add_argument("--torchfix-trees", nargs="*", default=["timm", "lightning"])
-    parser.add_argument("--no-torchfix", action="store_true")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tree", default=TREE)
+    parser.add_argument("--parse-every", type=int, default=1,
+                        help="bare parse of one file in N, scaled by bytes (default: every file)")
+    parser.add_argument("--torchfix-sample", type=int, default=600,
+                        help="files for the TorchFix comparison (0: skip it)")
+    parser.add_argument("--jobs", type=int, default=0, help="processes for both tools (0: all cores)")
     opts = parser.parse_args()
+    jobs = opts.jobs or len(os.sched_getaffinity(0))
 
-    tree = build_tree(opts.tree)
-    files = python_files(tree)
-    size = sum(os.path.getsize(f) for f in files) / 1e6
-    print(f"tree: {tree}: {len(files)} files, {size:.0f} MB ({', '.join(PACKAGES)})")
+    if not os.path.isdir(opts.tree):
+        print(f"building the tree in {opts.tree} ...")
+        build_tree(opts.tree)
+    files = python_files(opts.tree)
+    size = sum(os.path.getsize(f) for f in files)
+    big = sum(os.path.getsize(f) >= 1 << 20 for f in files)
+    print(f"tree: {opts.tree}: {len(files)} Python files, {size / 1e6:.1f} MB, {big} of >= 1 MB; "
+          f"{jobs} processes, {os.cpu_count()} cores")
 
-    parse_all = parse_all_seconds(files, opts.sample_every)
-    print(f"parse-all (bare libcst, 1 process, every {opts.sample_every}th file, scaled): {parse_all:8.1f} s")
-
-    cache = tempfile.mkdtemp(prefix="amplint-monorepo-cache-")
+    cache_dir = tempfile.mkdtemp(prefix="amplint-monorepo-cache-")
     try:
-        cold, cold_rss, _, err = timed(amplint("--no-cache", tree))
-        fill, fill_rss, _, _ = timed(amplint("--cache-dir", cache, tree))
-        warm, warm_rss, _, _ = timed(amplint("--cache-dir", cache, tree))
+        cold, cold_rss, cold_out = timed(amplint("--jobs", str(jobs), "--cache-dir", cache_dir, opts.tree))
+        warm, warm_rss, warm_out = timed(amplint("--jobs", str(jobs), "--cache-dir", cache_dir, opts.tree))
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
-    print(f"amplint cold (--no-cache, all cores): {cold:8.1f} s = {cold / parse_all:.2f}x parse-all "
-          f"(target <= 0.5x); peak RSS {cold_rss:.0f} MB")
-    print(f"amplint cache fill:                   {fill:8.1f} s; peak RSS {fill_rss:.0f} MB")
-    print(f"amplint warm (cache filled):          {warm:8.2f} s = cold / warm {cold / warm:.1f}x "
-          f"(target >= 20x); peak RSS {warm_rss:.0f} MB")
-    print(f"peak RSS, largest process: {max(cold_rss, fill_rss, warm_rss):.0f} MB (target < 500 MB)")
-    if "internal error" in err or "Traceback" in err:
-        print("amplint reported internal errors:\n" + err[-1500:])
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    parse, parsed = parse_all(files, opts.parse_every)
+    how = "every file" if opts.parse_every == 1 else f"{parsed} files (one in {opts.parse_every}), scaled by bytes"
+    print(f"parse-all (bare libcst, 1 process, {how}): {parse:8.1f} s")
+    print(f"cold (empty cache, {jobs} processes): {cold:8.1f} s  {len(files) / cold:7.1f} files/s  "
+          f"= {cold / parse:.2f}x parse-all (target <= 0.5x)  peak RSS {cold_rss:.0f} MB")
+    print(f"warm (same cache, right after):       {warm:8.1f} s  {len(files) / warm:7.1f} files/s  "
+          f"cold/warm = {cold / warm:.1f}x (target >= 20x)  peak RSS {warm_rss:.0f} MB")
+    print(f"same findings cold and warm: {cold_out == warm_out}; "
+          f"largest process overall {max(cold_rss, warm_rss):.0f} MB (target < 500 MB); "
+          f"this process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
-    if not opts.no_torchfix:
-        subset = [os.path.join(tree, name) for name in opts.torchfix_trees]
-        count = sum(len(python_files(d)) for d in subset)
+    if opts.torchfix_sample:
         flake8 = ensure_torchfix()
-        t_fix, fix_rss, _, _ = timed([flake8, "--select", "TOR", "-j", "2", *subset])
-        t_amp, amp_rss, _, _ = timed(amplint("--no-cache", *subset))
-        print(f"TorchFix 0.7.0 (flake8 -j 2) on {count} files of {', '.join(opts.torchfix_trees)}: "
-              f"{t_fix:8.1f} s  {count / t_fix:7.1f} files/s")
-        print(f"amplint cold on the same files:  {t_amp:8.1f} s  {count / t_amp:7.1f} files/s "
+        chosen = files if opts.torchfix_sample >= len(files) else sorted(
+            random.Random(0).sample(files, opts.torchfix_sample))
+        work = tempfile.mkdtemp(prefix="amplint-monorepo-sample-")
+        try:
+            for path in chosen:  # keep the layout: imports between the files still resolve
+                dst = os.path.join(work, os.path.relpath(path, opts.tree))
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                os.link(path, dst) if _same_device(path, work) else shutil.copyfile(path, dst)
+            t_fix, fix_rss, _ = timed([flake8, "--isolated", "--select", "TOR", "-j", str(jobs),
+                                       "--exit-zero", work])
+            t_amp, _, _ = timed(amplint("--jobs", str(jobs), "--no-cache", work))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        n = len(chosen)
+        print(f"TorchFix 0.7.0, flake8 -j {jobs}, {n} files: {t_fix:8.1f} s  {n / t_fix:7.1f} files/s  "
+              f"peak RSS {fix_rss:.0f} MB")
+        print(f"amplint --no-cache on the same {n} files:   {t_amp:8.1f} s  {n / t_amp:7.1f} files/s  "
               f"= {t_fix / t_amp:.1f}x TorchFix (target >= 30x)")
+        print(f"amplint cold on the whole tree vs TorchFix's files/s: "
+              f"{(len(files) / cold) / (n / t_fix):.1f}x")
+
+
+def _same_device(a: str, b: str) -> bool:
+    return os.stat(a).st_dev == os.stat(os.path.dirname(b) if not os.path.isdir(b) else b).st_dev
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import libcst
 import pytest
 from click.testing import CliRunner
 
-import amplint.result_cache as result_cache
+import amplint.parallel as parallel
 from amplint.cli import cli
 
 PROJECTS = Path(__file__).parent / "projects"
@@ -79,13 +79,13 @@ def test_editing_a_dependency_invalidates_cached_results(tree, tmp_path):
 def test_huge_files_are_analysed_in_a_process_of_their_own(tree, monkeypatch):
     reference = lint(tree, "--no-cache", "--jobs", "1")
     isolated = []
-    real = result_cache.run_isolated
+    real = parallel._with_isolated
 
-    def spy(func, item):
-        isolated.append(item[0])
-        return real(func, item)
+    def spy(func, items, heavy, run_light):
+        isolated.extend(heavy)
+        return real(func, items, heavy, run_light)
 
-    monkeypatch.setattr(result_cache, "HUGE_FILE_BYTES", 200)  # every non-trivial file is "huge"
-    monkeypatch.setattr(result_cache, "run_isolated", spy)
+    monkeypatch.setattr(parallel, "HUGE_BYTES", 200)  # every non-trivial file is "huge"
+    monkeypatch.setattr(parallel, "_with_isolated", spy)
     assert lint(tree, "--no-cache", "--jobs", "1") == reference
     assert len(isolated) >= 10

@@ -124,3 +124,79 @@ def test_process_pool_output_matches_one_process(tmp_path):
     many = invoke("--no-cache", "--jobs", "2", ".", cwd=tmp_path)
     assert one.stdout == many.stdout
     assert one.stdout.count("AMP104") == 20
+
+
+PROJECTS = Path(__file__).parent / "projects"
+
+
+def _copy_projects(tmp_path: Path, names) -> Path:
+    import shutil
+
+    root = tmp_path / "tree"
+    for name in names:
+        shutil.copytree(PROJECTS / name, root / name)
+    return root
+
+
+@pytest.mark.slow
+def test_findings_identical_with_and_without_cache_and_for_one_or_many_processes(tmp_path):
+    """Several real projects linted as one tree (enough files for the pool): cross-file findings
+    through imports, factories, registries and framework settings, the same every way."""
+    root = _copy_projects(tmp_path, sorted(p.name for p in PROJECTS.iterdir() if p.is_dir()))
+    cache = str(tmp_path / "cache")
+    runs = {
+        "no cache, -j1": invoke("--no-cache", "--jobs", "1", "--output-format", "json", ".", cwd=root),
+        "no cache, -j2": invoke("--no-cache", "--jobs", "2", "--output-format", "json", ".", cwd=root),
+        "cold, -j2": invoke("--cache-dir", cache, "--jobs", "2", "--output-format", "json", ".", cwd=root),
+        "warm, -j2": invoke("--cache-dir", cache, "--jobs", "2", "--output-format", "json", ".", cwd=root),
+        "warm, -j1": invoke("--cache-dir", cache, "--jobs", "1", "--output-format", "json", ".", cwd=root),
+    }
+    reference = runs["no cache, -j1"]
+    cross_file = [d for d in json.loads(reference.stdout) if "called at " in d["message"]
+                  and ".py:" in d["message"].split("called at ", 1)[1]]
+    assert len(cross_file) >= 5
+    for name, result in runs.items():
+        assert result.exit_code == reference.exit_code, name
+        assert result.stdout == reference.stdout, name
+
+
+def test_warm_run_parses_nothing_unchanged(tmp_path, monkeypatch):
+    root = _copy_projects(tmp_path, ["reach_factory", "crossfile_bce", "reach_registry"])
+    cache = str(tmp_path / "cache")
+    cold = invoke("--cache-dir", cache, "--jobs", "1", "--output-format", "json", ".", cwd=root)
+    assert findings(cold)
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("parsed on a warm run")
+
+    import libcst
+
+    import amplint.engine
+    import amplint.parsing
+    import amplint.project.summary
+    import amplint.project_inputs
+
+    for module in (amplint.parsing, amplint.engine, amplint.project.summary, amplint.project_inputs):
+        monkeypatch.setattr(module, "parse", no_parse)
+    monkeypatch.setattr(libcst, "parse_module", no_parse)
+    warm = invoke("--cache-dir", cache, "--jobs", "1", "--output-format", "json", ".", cwd=root)
+    assert warm.exit_code == cold.exit_code and warm.stdout == cold.stdout
+
+
+def test_editing_one_dependency_invalidates_the_cached_cross_file_findings(tmp_path):
+    """models/__init__.py holds no finding; it decides (through its factory) that the model
+    trained under autocast is `Net`. Drop `Net` from the factory: the findings it caused in
+    models/net.py and models/attention.py go, on a warm cache as without one."""
+    root = _copy_projects(tmp_path, ["reach_factory"]) / "reach_factory"
+    cache = str(tmp_path / "cache")
+    before = findings(invoke("--cache-dir", cache, "--output-format", "json", ".", cwd=root))
+    assert ("models/net.py", 16, "AMP101") in before
+    assert any(f == "models/attention.py" for f, _, _ in before)
+    factory = root / "models" / "__init__.py"
+    factory.write_text(factory.read_text().replace('"net": Net, ', ""))
+    after = invoke("--cache-dir", cache, "--output-format", "json", ".", cwd=root)
+    fresh = invoke("--no-cache", "--output-format", "json", ".", cwd=root)
+    assert after.stdout == fresh.stdout
+    files = [f for f, _, _ in findings(after)]
+    assert "models/net.py" not in files and "models/attention.py" not in files
+    assert "losses/bce_dice.py" in files

@@ -80,6 +80,9 @@ main.py:30)`. A file named on the command line (`amplint losses.py`) is linted i
 of its project; with `--isolated-files` it uses only what that file shows.
 """
 
+_CLASS_BASES = re.compile(r"class\s+\w+\s*\(([^)]*)")
+_WORD = re.compile(r"\w+")
+
 _ENABLED_RANK = {Enabled.TRUE: 0, Enabled.MAYBE: 1}
 _DEVICE_RANK = {"cuda": 0, None: 1}
 _DTYPE_RANK = {"float16": 0, None: 1, "bfloat16": 2}
@@ -150,6 +153,7 @@ class ProjectFacts:
         self.unresolved: List[Tuple[str, str, str]] = []  # (region, call at file:line, why)
         self.region_reach: Dict[str, List[str]] = {}  # region -> "Net.forward in models/net.py"
         self._deps: Dict[str, Set[str]] = {}
+        self._bases_text: Dict[str, FrozenSet[str]] = {}
         self.settings: List[Setting] = []
         self._declared = declared
         # the parsed modules of the summarised files, for a lint pass that can take them
@@ -510,14 +514,22 @@ class ProjectFacts:
             if not new:
                 return
             known |= new
-            pattern = re.compile(
-                r"class\s+\w+\s*\([^)]*\b(?:" + "|".join(sorted(re.escape(n) for n in new)) + r")\b"
-            )
             wanted = [path for path in self.python
-                      if path not in self.summaries and pattern.search(self.files[path])]
+                      if path not in self.summaries and self._base_words(path) & new]
             if not wanted:
                 return
             self.summarise(wanted)
+
+    def _base_words(self, path: str) -> FrozenSet[str]:
+        """The words written between `class X(` and the next `)` anywhere in the file's text
+        (one scan per file, however many subclass waves ask)."""
+        found = self._bases_text.get(path)
+        if found is None:
+            found = frozenset(
+                word for bases in _CLASS_BASES.findall(self.files[path]) for word in _WORD.findall(bases)
+            )
+            self._bases_text[path] = found
+        return found
 
     def _declared_seeds(self):
         if not self._declared:

@@ -85,8 +85,7 @@ class ClassFlow:
     def _files_with(self, word: str) -> List[str]:
         found = self._text_hits.get(word)
         if found is None:
-            pattern = re.compile(r"\b" + re.escape(word) + r"\s*\(")
-            found = [path for path in self.p.python if pattern.search(self.p.files[path])]
+            found = [path for path in self.p.python if _calls(word, self.p.files[path])]
             self._text_hits[word] = found
         return found
 
@@ -447,6 +446,21 @@ class ClassFlow:
         return sorted(found)
 
 
+def _calls(word: str, text: str) -> bool:
+    """Does `text` match `\\bword\\s*\\(`? Searched without the leading `\\b`, which would keep
+    the regex engine from skipping ahead to the literal (60x slower on a large tree)."""
+    if word not in text:
+        return False
+    if not _WORD_CHAR.match(word):
+        return re.search(r"\b" + re.escape(word) + r"\s*\(", text) is not None
+    for match in re.finditer(re.escape(word) + r"\s*\(", text):
+        start = match.start()
+        if start == 0 or not _WORD_CHAR.match(text, start - 1):
+            return True
+    return False
+
+
+_WORD_CHAR = re.compile(r"\w")
 _HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
 
 
