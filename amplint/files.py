@@ -3,7 +3,7 @@
 Discovery walks directories (never following symlinked directories, so a loop cannot trap it),
 skips the default excludes (`.git`, virtual environments, `build`, `__pycache__`, ...), the
 project's `exclude`/`extend-exclude` globs and, inside a git work tree, whatever `.gitignore`
-files and `.git/info/exclude` ignore. Files named explicitly are taken as they are, unless
+files and `.git/info/exclude` ignore (gitignore.py). Files named explicitly are taken as they are, unless
 `force_exclude` (what pre-commit passes) asks for the excludes to apply to them too.
 """
 
@@ -16,8 +16,10 @@ import re
 import stat
 import tempfile
 import tokenize
-from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from amplint.gitignore import GitIgnore, IgnoreFile  # noqa: F401 (re-exported)
 
 DEFAULT_EXCLUDES = frozenset({
     ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".env", "env", "__pycache__", "build",
@@ -38,184 +40,6 @@ class SourceFile:
     text: str
     encoding: str  # codec to write back with ("utf-8-sig" keeps a BOM)
     raw: bytes
-
-
-# -- .gitignore --------------------------------------------------------------------------------
-
-def _glob_to_regex(pattern: str) -> str:
-    """One gitignore glob (already stripped of `!`, a leading `/` and a trailing `/`) as a regex
-    over a `/`-separated path relative to the .gitignore's directory."""
-    out: List[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "*":
-            if pattern.startswith("**", i):
-                before_ok = i == 0 or pattern[i - 1] == "/"
-                after = i + 2
-                if before_ok and (after == n or pattern[after] == "/"):
-                    if after == n:  # `foo/**`: everything inside
-                        out.append(".*")
-                        i = after
-                    else:  # `**/` : zero or more directories
-                        out.append("(?:.*/)?")
-                        i = after + 1
-                    continue
-                out.append("[^/]*")  # `a**b` is just `*`
-                i = after
-                continue
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = i + 1
-            if end < n and pattern[end] in "!^":
-                end += 1
-            if end < n and pattern[end] == "]":
-                end += 1
-            while end < n and pattern[end] != "]":
-                end += 1
-            if end >= n:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1:end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end
-        elif c == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(pattern[i]))
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-@dataclass
-class IgnoreFile:
-    """The rules of one ignore file, relative to `base` (a directory)."""
-
-    base: str
-    rules: List[Tuple["re.Pattern[str]", bool, bool]] = field(default_factory=list)
-
-    @classmethod
-    def parse(cls, base: str, text: str) -> "IgnoreFile":
-        result = cls(base)
-        for line in text.splitlines():
-            if not line or line.startswith("#"):
-                continue
-            # Trailing spaces are ignored unless escaped with a backslash.
-            stripped = line.rstrip(" ")
-            if stripped.endswith("\\") and len(stripped) < len(line):
-                stripped += " "
-            line = stripped
-            if not line:
-                continue
-            negate = False
-            if line.startswith("!"):
-                negate, line = True, line[1:]
-            elif line.startswith("\\!") or line.startswith("\\#"):
-                line = line[1:]
-            dir_only = line.endswith("/")
-            line = line.rstrip("/")
-            if not line:
-                continue
-            anchored = "/" in line
-            line = line.lstrip("/")
-            regex = _glob_to_regex(line)
-            if not anchored:
-                regex = "(?:.*/)?" + regex
-            result.rules.append((re.compile(regex + r"\Z", re.S), negate, dir_only))
-        return result
-
-    def match(self, relative: str, is_dir: bool) -> Optional[bool]:
-        """True ignored, False re-included (`!pattern`), None when no rule speaks."""
-        verdict = None
-        for regex, negate, dir_only in self.rules:
-            if dir_only and not is_dir:
-                continue
-            if regex.match(relative):
-                verdict = not negate
-        return verdict
-
-
-class GitIgnore:
-    """`.gitignore` files (and `.git/info/exclude`) of the git work trees being walked."""
-
-    def __init__(self) -> None:
-        self._files: Dict[str, Optional[IgnoreFile]] = {}
-        self._roots: Dict[str, Optional[str]] = {}
-
-    def repo_root(self, directory: str) -> Optional[str]:
-        directory = os.path.abspath(directory)
-        if directory in self._roots:
-            return self._roots[directory]
-        if os.path.exists(os.path.join(directory, ".git")):
-            root: Optional[str] = directory
-        else:
-            parent = os.path.dirname(directory)
-            root = None if parent == directory else self.repo_root(parent)
-        self._roots[directory] = root
-        return root
-
-    def _load(self, directory: str, name: str = ".gitignore") -> Optional[IgnoreFile]:
-        key = os.path.join(directory, name)
-        if key not in self._files:
-            try:
-                with open(key, encoding="utf-8", errors="replace") as handle:
-                    self._files[key] = IgnoreFile.parse(directory, handle.read())
-            except OSError:
-                self._files[key] = None
-        return self._files[key]
-
-    def _chain(self, directory: str) -> List[IgnoreFile]:
-        """Ignore files that apply inside `directory`, outermost first."""
-        root = self.repo_root(directory)
-        if root is None:
-            return []
-        chain: List[IgnoreFile] = []
-        exclude = self._load(os.path.join(root, ".git", "info"), "exclude")
-        if exclude is not None:
-            exclude.base = root
-            chain.append(exclude)
-        relative = os.path.relpath(directory, root)
-        parts = [] if relative == "." else relative.split(os.sep)
-        current = root
-        for part in [None] + parts:
-            if part is not None:
-                current = os.path.join(current, part)
-            found = self._load(current)
-            if found is not None:
-                chain.append(found)
-        return chain
-
-    def ignored(self, path: str, is_dir: bool) -> bool:
-        """Is `path` itself ignored by the ignore files of its parent directories? (Callers
-        walking a tree prune ignored directories, so parents need no re-check there.)"""
-        path = os.path.abspath(path)
-        verdict = None
-        for ignore in self._chain(os.path.dirname(path)):
-            relative = os.path.relpath(path, ignore.base).replace(os.sep, "/")
-            said = ignore.match(relative, is_dir)
-            if said is not None:
-                verdict = said
-        return bool(verdict)
-
-    def ignored_with_parents(self, path: str, is_dir: bool) -> bool:
-        """Is `path` ignored, or inside an ignored directory of its work tree?"""
-        path = os.path.abspath(path)
-        root = self.repo_root(os.path.dirname(path))
-        if root is None:
-            return False
-        current = path
-        is_directory = is_dir
-        while current != root and current.startswith(root + os.sep):
-            if self.ignored(current, is_directory):
-                return True
-            current = os.path.dirname(current)
-            is_directory = True
-        return False
 
 
 # -- excludes ----------------------------------------------------------------------------------
