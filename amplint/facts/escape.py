@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from amplint.facts.fp16 import half_cast_dtype
+from amplint.facts.syntax import params as _params, unparen as _unparen
 from amplint.facts.half_values import frames_by_body, is_float32_cast
 from amplint.facts.names import resolve_expr
 from amplint.facts.regions import DTYPES, Region
@@ -422,12 +423,6 @@ class EscapeAnalysis:
         return {name: found.pop() for name, found in kinds.items() if len(found) == 1}
 
 
-def _unparen(expr: cst.BaseExpression) -> cst.BaseExpression:
-    if getattr(expr, "lpar", None) and not isinstance(expr, cst.Tuple):
-        return expr.with_changes(lpar=[], rpar=[])
-    return expr
-
-
 def _device_only(call: cst.Call, frame: Frame) -> bool:
     """`x.to(device)`, `x.to("cuda", non_blocking=True)`: a move, not a cast."""
     if not call.args:
@@ -453,13 +448,6 @@ def _dtype_float64(call: cst.Call, frame: Frame) -> bool:
         if DTYPES.get(resolve_expr(arg.value, frame) or "") == "float64":
             return True
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == "double"
-
-
-def _params(node: cst.CSTNode) -> List[cst.Param]:
-    if not isinstance(node, cst.FunctionDef):
-        return []
-    params = node.params
-    return list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
 
 
 def _names(target: cst.BaseExpression) -> List[str]:

@@ -12,6 +12,8 @@ import libcst as cst
 
 from amplint.facts.fp16 import half_cast_dtype
 from amplint.facts.names import resolve_expr
+from amplint.facts.frame_walk import FrameWalker, frames_by_body  # noqa: F401 (re-exported)
+from amplint.facts.syntax import params as _params, unparen as _unparen  # noqa: F401 (AMP140/141)
 from amplint.facts.tree import Frame
 
 
@@ -317,20 +319,6 @@ def float16_values(facts) -> Float16Values:
     return facts.half_values
 
 
-def _unparen(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """The expression without its parentheses (libcst keeps them on the node)."""
-    if getattr(expr, "lpar", None) and not isinstance(expr, cst.Tuple):
-        return expr.with_changes(lpar=[], rpar=[])
-    return expr
-
-
-def _params(node: cst.CSTNode) -> List[cst.Param]:
-    if not isinstance(node, cst.FunctionDef):
-        return []
-    params = node.params
-    return list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-
-
 def _tensor_param(name: str, frame: Frame) -> bool:
     """A parameter of the enclosing function other than self/cls with no scalar default
     (a forward's inputs)."""
@@ -344,59 +332,6 @@ def _tensor_param(name: str, frame: Frame) -> bool:
                 (cst.Float, cst.Integer, cst.Name, cst.UnaryOperation, cst.SimpleString),
             )
     return False
-
-
-def frames_by_body(facts) -> Dict[int, Frame]:
-    """id(body node) -> the frame that body belongs to (functions, classes, with blocks)."""
-    found = facts.__dict__.get("_frames_by_body")
-    if found is None:
-        found = {}
-        for frame in facts.tree.frames:
-            body = getattr(frame.node, "body", None)
-            if frame.kind != "module" and body is not None:
-                found[id(body)] = frame
-        facts.__dict__["_frames_by_body"] = found
-    return found
-
-
-class FrameWalker(cst.CSTVisitor):
-    """Visits the module in source order knowing each node's frame (`self.frame`), and tells
-    `values` about every assignment once its value has been visited."""
-
-    def __init__(
-        self, facts, values: Optional["Float16Values"] = None, start: Optional[Frame] = None
-    ) -> None:
-        self.bodies = frames_by_body(facts)
-        self.stack: List[Frame] = [start or facts.tree.module_frame]
-        self.values = values
-
-    @property
-    def frame(self) -> Frame:
-        return self.stack[-1]
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        frame = self.bodies.get(id(node))
-        if frame is not None:
-            self.stack.append(frame)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        if id(original_node) in self.bodies:
-            self.stack.pop()
-        if self.values is None:
-            return
-        node = original_node
-        if isinstance(node, cst.Assign):
-            self.values.note_assign([t.target for t in node.targets], node.value, self.frame)
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
-            self.values.note_assign([node.target], node.value, self.frame)
-        elif isinstance(node, cst.For):
-            self.values.note_assign([node.target], None, self.frame)
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            self.values.note_assign([node.asname.name], None, self.frame)
-        elif isinstance(node, cst.NamedExpr):
-            self.values.note_assign([node.target], node.value, self.frame)
 
 
 def walk_float16_code(facts, make_walker) -> None:

@@ -1,0 +1,64 @@
+"""Visiting a module in source order knowing each node's frame (function, class, with block),
+and telling a value tracker (half_values.Float16Values) about every assignment on the way."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+import libcst as cst
+
+from amplint.facts.tree import Frame
+
+
+def frames_by_body(facts) -> Dict[int, Frame]:
+    """id(body node) -> the frame that body belongs to (functions, classes, with blocks)."""
+    found = facts.__dict__.get("_frames_by_body")
+    if found is None:
+        found = {}
+        for frame in facts.tree.frames:
+            body = getattr(frame.node, "body", None)
+            if frame.kind != "module" and body is not None:
+                found[id(body)] = frame
+        facts.__dict__["_frames_by_body"] = found
+    return found
+
+
+class FrameWalker(cst.CSTVisitor):
+    """Visits the module in source order knowing each node's frame (`self.frame`), and tells
+    `values` about every assignment once its value has been visited."""
+
+    def __init__(
+        self, facts, values=None, start: Optional[Frame] = None
+    ) -> None:
+        """`values`: told `note_assign(targets, value, frame)` (a Float16Values), or None."""
+        self.bodies = frames_by_body(facts)
+        self.stack: List[Frame] = [start or facts.tree.module_frame]
+        self.values = values
+
+    @property
+    def frame(self) -> Frame:
+        return self.stack[-1]
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        frame = self.bodies.get(id(node))
+        if frame is not None:
+            self.stack.append(frame)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if id(original_node) in self.bodies:
+            self.stack.pop()
+        if self.values is None:
+            return
+        node = original_node
+        if isinstance(node, cst.Assign):
+            self.values.note_assign([t.target for t in node.targets], node.value, self.frame)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self.values.note_assign([node.target], node.value, self.frame)
+        elif isinstance(node, cst.For):
+            self.values.note_assign([node.target], None, self.frame)
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            self.values.note_assign([node.asname.name], None, self.frame)
+        elif isinstance(node, cst.NamedExpr):
+            self.values.note_assign([node.target], node.value, self.frame)
