@@ -100,6 +100,17 @@ def _short(module: cst.Module, node: cst.CSTNode, limit: int = 48) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def frame_key(frame: Frame) -> Optional[str]:
+    """A function's key in its module's summary: `Class.method`, `outer.inner`, `train`."""
+    parts: List[str] = []
+    current: Optional[Frame] = frame
+    while current is not None and current.kind != "module":
+        if current.kind in ("function", "class"):
+            parts.append(current.name)
+        current = current.parent
+    return ".".join(reversed(parts)) if parts else None
+
+
 class FlowCollector:
     """Fills FlowFacts for one file; `lines` markers are node ids until `finish(lines)`."""
 
@@ -112,8 +123,6 @@ class FlowCollector:
 
     # -- values ---------------------------------------------------------------------------
     def key_of(self, frame: Frame) -> str:
-        from amplint.project.summary import frame_key
-
         function = frame.function
         if function is None:
             return ""

@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 
 from amplint.facts import FileFacts
-from amplint.facts.names import resolve
 from amplint.facts.regions import Enabled, Region
 from amplint.parsing import parse
-from amplint.project.flowfacts import FlowCollector, FlowFacts
+from amplint.project.flowfacts import FlowCollector, FlowFacts, frame_key
 from amplint.project.frameworks import Setting, find_settings
-from amplint.facts.tree import CallSite, Dotted, Frame, dotted_name, import_bindings, receiver_root
+from amplint.project.lines import node_lines
+from amplint.project.relative_names import Names, relative_imports
+from amplint.facts.tree import CallSite, Frame, dotted_name, receiver_root
 
 # A file is summarised in the first pass only if its text can open a region or hold a
 # framework setting; other files are summarised on demand, when a region reaches them.
@@ -129,108 +129,7 @@ def top_level_functions(summary: ModuleSummary) -> List[str]:
     ]
 
 
-# -- line numbers -------------------------------------------------------------------------------
-
-class _LineState(CodegenState):
-    """Code generation that notes the line where each wanted node starts (much cheaper than
-    LibCST's PositionProvider, which records a range for every node)."""
-
-    __slots__ = ("wanted", "lines", "_done", "_line")
-
-    def __init__(self, module: cst.Module, wanted) -> None:
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.wanted = wanted
-        self.lines: Dict[int, int] = {}
-        self._done = 0
-        self._line = 1
-
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        key = id(node)
-        if key in self.wanted and key not in self.lines:
-            tokens = self.tokens
-            if self._done < len(tokens):
-                self._line += "".join(tokens[self._done:]).count("\n")
-                self._done = len(tokens)
-            self.lines[key] = self._line
-
-
-def node_lines(module: cst.Module, nodes) -> Dict[int, int]:
-    wanted = {id(node) for node in nodes}
-    if not wanted:
-        return {}
-    state = _LineState(module, wanted)
-    module._codegen(state)
-    return state.lines
-
-
-# -- names ----------------------------------------------------------------------------------------
-
-def relative_imports(module: cst.Module) -> Dict[str, str]:
-    """Module-level `from .x import y [as z]` and `from . import x`: bound name -> reference with
-    the leading dots kept (".x.y", ".x"). The facts' Collector skips relative imports."""
-    found: Dict[str, str] = {}
-
-    def visit(body) -> None:
-        for stmt in body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.ImportFrom) and small.relative:
-                        _add_relative(small, found)
-            elif isinstance(stmt, cst.If):
-                visit(stmt.body.body)
-                orelse = stmt.orelse
-                while orelse is not None:
-                    visit(orelse.body.body)
-                    orelse = orelse.orelse if isinstance(orelse, cst.If) else None
-            elif isinstance(stmt, cst.Try):
-                visit(stmt.body.body)
-                for handler in stmt.handlers:
-                    visit(handler.body.body)
-
-    visit(module.body)
-    return found
-
-
-def _add_relative(node: cst.ImportFrom, found: Dict[str, str]) -> None:
-    for bound, target, _ in import_bindings(node):
-        found[bound] = target
-
-
-class Names:
-    """Resolution through absolute imports (the facts' resolver) and relative ones."""
-
-    def __init__(self, relative: Dict[str, str]) -> None:
-        self.relative = relative
-
-    def resolve(self, dotted: Optional[Dotted], frame: Frame) -> Optional[str]:
-        if not dotted:
-            return None
-        found = resolve(dotted, frame)
-        if found is not None or dotted[0] not in self.relative:
-            return found
-        scope: Optional[Frame] = frame.scope
-        while scope is not None and scope.kind != "module":
-            if scope.kind != "class" or scope is frame.scope:
-                if dotted[0] in scope.bindings or dotted[0] in scope.imports:
-                    return None
-            scope = scope.parent
-        return ".".join((self.relative[dotted[0]],) + tuple(dotted[1:]))
-
-    def resolve_expr(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
-        return self.resolve(dotted_name(expr), frame)
-
-
 # -- the summary ------------------------------------------------------------------------------
-
-def frame_key(frame: Frame) -> Optional[str]:
-    parts: List[str] = []
-    current: Optional[Frame] = frame
-    while current is not None and current.kind != "module":
-        if current.kind in ("function", "class"):
-            parts.append(current.name)
-        current = current.parent
-    return ".".join(reversed(parts)) if parts else None
-
 
 def own_region(site: CallSite) -> Optional[Region]:
     """The region this file puts around the call inside its function (a `with`, a decorator),
