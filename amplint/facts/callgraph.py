@@ -30,16 +30,23 @@ class CallGraph:
         return None
 
     def _collect_instances(self) -> None:
+        self.record_instances(
+            lambda site: self.class_of_value(site.value), self.instances, self.self_instances
+        )
+
+    def record_instances(self, class_of, instances: Dict, self_instances: Dict) -> None:
+        """Fill `instances` (name -> class) and `self_instances` ((class, attr) -> class) from the
+        file's assignments whose value `class_of(site)` names a class (None: no instance)."""
         for site in self.tree.assigns:
-            cls = self.class_of_value(site.value)
+            cls = class_of(site)
             if cls is None:
                 continue
             for target in site.targets:
                 if isinstance(target, cst.Name):
-                    self.instances[target.value] = cls
+                    instances[target.value] = cls
                 owner = self.self_attr_owner(target, site.frame)
                 if owner is not None:
-                    self.self_instances[owner] = cls
+                    self_instances[owner] = cls
 
     @staticmethod
     def self_attr_owner(target: cst.BaseExpression, frame: Frame) -> Optional[Tuple[str, str]]:

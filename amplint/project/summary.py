@@ -282,17 +282,10 @@ class _Summarizer:
         return self.names.resolve(name, frame)
 
     def _collect_instances(self) -> None:
-        graph = self.facts.callgraph
-        for site in self.tree.assigns:
-            ref = self.class_of_value(site.value, site.frame)
-            if ref is None:
-                continue
-            for target in site.targets:
-                if isinstance(target, cst.Name):
-                    self.instances[target.value] = ref
-                owner = graph.self_attr_owner(target, site.frame)
-                if owner is not None:
-                    self.self_instances[owner] = ref
+        self.facts.callgraph.record_instances(
+            lambda site: self.class_of_value(site.value, site.frame),
+            self.instances, self.self_instances,
+        )
 
     def instance_ref(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
         if isinstance(expr, cst.Name):
