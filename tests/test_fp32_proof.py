@@ -3,7 +3,7 @@ fp32. For every safe fixture pair, every rule's own safe `flag` example and gene
 programs, the original and the fixed program run on the CPU with autocast off, no half casts
 and seeded inputs (tests/fp32_harness.py); outputs and gradients must be equal.
 
-Exact equality everywhere, except AMP102's with-logits rewrite, compared within 1e-6 relative
+Exact equality everywhere, except AMP102's with-logits rewrite, compared within 2e-6 relative
 (norm of the difference over the norm of the value): it is the more accurate form (BCE takes
 the log of a rounded sigmoid and clamps it at -100), so its last bits differ. Where it differs
 by more (up to 1e-4, for large logits), it must be closer than the original to the same
@@ -27,7 +27,7 @@ from fp32_harness import NotRunnable, compare, run  # noqa: E402
 pytestmark = pytest.mark.torch
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-WITH_LOGITS_RTOL = 1e-6
+WITH_LOGITS_RTOL = 2e-6  # ~17 ulp of float32: the with-logits form rounds differently
 
 
 def _rtol(code: str) -> float:
