@@ -11,62 +11,12 @@ import libcst as cst
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.regions import DTYPES
 from amplint.facts.tree import Frame
+from amplint.data.overflow import (
+    AUTOCAST_FP32, BF16_MAX, C10_NAMES, CASTS, FEEDS_FUNCTIONS, FEEDS_METHODS, FLOAT_FACTORIES,
+    FP16_MAX, FUNCTIONS, IN_PLACE, KEEPS_DTYPE, LIKE_FACTORIES, METHODS, OTHER_DTYPES,
+)
 from amplint.rules import Flag, Rule
 from amplint.rules._util import argument, dotted_expr, keyword, region_note
-
-FP16_MAX = 65504.0
-BF16_MAX = 3.3895313892515355e38
-
-# Tensor method -> (position, keyword) of the fill value
-METHODS = {
-    "masked_fill": (1, "value"), "masked_fill_": (1, "value"), "fill_": (0, "value"),
-    "index_fill": (2, "value"), "index_fill_": (2, "value"), "new_full": (1, "fill_value"),
-}
-IN_PLACE = {"masked_fill_", "fill_", "index_fill_"}
-# torch function -> (position, keyword) of the fill value, position of the tensor it fills
-FUNCTIONS = {
-    "torch.masked_fill": (2, "value", 0),
-    "torch.full": (1, "fill_value", None),
-    "torch.full_like": (1, "fill_value", 0),
-}
-# Where a masked score may go with any large negative fill: the result is the same.
-FEEDS_METHODS = {"softmax", "log_softmax", "max", "min", "amax", "amin", "argmax", "argmin"}
-FEEDS_FUNCTIONS = {
-    "torch.softmax", "torch.log_softmax", "torch.nn.functional.softmax",
-    "torch.nn.functional.log_softmax", "torch.special.softmax", "torch.special.log_softmax",
-    "torch.max", "torch.min", "torch.amax", "torch.amin", "torch.argmax", "torch.argmin",
-}
-OTHER_DTYPES = {
-    "torch.long", "torch.int64", "torch.int", "torch.int32", "torch.int16", "torch.short",
-    "torch.int8", "torch.uint8", "torch.bool",
-}
-_CASTS = {
-    "float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
-    "long": "other", "int": "other", "bool": "other", "short": "other", "byte": "other",
-}
-# Methods whose result has the receiver's dtype.
-_KEEPS_DTYPE = {
-    "cuda", "cpu", "contiguous", "view", "reshape", "transpose", "permute", "unsqueeze",
-    "squeeze", "expand", "expand_as", "clone", "detach", "flatten", "repeat", "narrow", "t",
-    "masked_fill", "masked_fill_", "fill_", "index_fill", "tril", "triu", "view_as",
-    "reshape_as", "roll", "flip", "chunk", "split", "unflatten",
-}
-_FLOAT_FACTORIES = {
-    "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.eye",
-    "torch.linspace",
-}
-# CUDA autocast runs these in float32 (its "autocast to float32" op list): their outputs are
-# float32 under a CUDA region.
-_AUTOCAST_FP32 = {
-    "softmax", "log_softmax", "cdist", "exp", "log", "cumsum", "sum", "norm", "logsumexp",
-    "layer_norm", "group_norm", "pow", "prod", "cumprod", "dist", "pdist", "rsqrt",
-    "reciprocal", "cosine_similarity", "normalize",
-}
-_LIKE = {"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
-         "torch.rand_like", "torch.randn_like"}
-
-
-_C10 = {"float16": "c10::Half", "bfloat16": "c10::BFloat16"}
 
 
 @dataclass
@@ -300,7 +250,7 @@ class Fp16OverflowConstant(Rule):
             text = (
                 f"`{label}` with {state.describe(value.value, const)} overflows {half} "
                 f"{message}: 'RuntimeError: value cannot be converted to type "
-                f"{_C10[half]} without overflow'; use `torch.finfo(x.dtype).min` (or `.max`)"
+                f"{C10_NAMES[half]} without overflow'; use `torch.finfo(x.dtype).min` (or `.max`)"
             )
             fix = self._fix(ctx, state, value.value, const, target, dtype_expr, known, site.frame,
                             call, method, site.line_stmt)
@@ -493,18 +443,18 @@ class _State:
             dtype_arg = keyword(expr, "dtype")
             if dtype_arg is not None:
                 return self.dtype_literal(dtype_arg.value, frame)
-            if qualified in _FLOAT_FACTORIES:
+            if qualified in FLOAT_FACTORIES:
                 return "float32"
-            if qualified in _LIKE and expr.args and not expr.args[0].keyword:
+            if qualified in LIKE_FACTORIES and expr.args and not expr.args[0].keyword:
                 return self.dtype_of(expr.args[0].value, frame, stmt, depth + 1)
-            if qualified.rsplit(".", 1)[-1] in _AUTOCAST_FP32 and self._cuda_autocast(frame):
+            if qualified.rsplit(".", 1)[-1] in AUTOCAST_FP32 and self._cuda_autocast(frame):
                 return "float32"
             return None
         if not isinstance(func, cst.Attribute):
             return None
         method = func.attr.value
-        if method in _CASTS and not expr.args:
-            return _CASTS[method]
+        if method in CASTS and not expr.args:
+            return CASTS[method]
         if method in ("to", "type"):
             for arg in expr.args:
                 if arg.keyword is not None and arg.keyword.value != "dtype":
@@ -525,9 +475,9 @@ class _State:
             if dtype_arg is not None:
                 return self.dtype_literal(dtype_arg.value, frame)
             return self.dtype_of(func.value, frame, stmt, depth + 1)
-        if method in _KEEPS_DTYPE:
+        if method in KEEPS_DTYPE:
             return self.dtype_of(func.value, frame, stmt, depth + 1)
-        if method in _AUTOCAST_FP32 and self._cuda_autocast(frame):
+        if method in AUTOCAST_FP32 and self._cuda_autocast(frame):
             return "float32"
         return None
 
