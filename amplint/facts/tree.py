@@ -157,6 +157,26 @@ def import_bindings(node) -> List[Tuple[str, str, cst.ImportAlias]]:
     return found
 
 
+def positional(call: cst.Call) -> List[cst.Arg]:
+    return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def argument(call: cst.Call, index: int, name: str) -> Optional[cst.Arg]:
+    """The argument bound to parameter `name` at position `index`."""
+    found = keyword(call, name)
+    if found is not None:
+        return found
+    args = positional(call)
+    return args[index] if index < len(args) else None
+
+
 def iter_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every code node under `root` (itself included), without LibCST's visitor machinery,
     which rebuilds each node it visits and costs several times more."""
