@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Dict, Iterable, List, Optional, Set, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -444,6 +444,39 @@ class ScalerAnalysis:
             if any(e.scaler is not None for e in flow.events):
                 flows.append(flow)
         return flows
+
+    # -- the walk the AMP12x rules share -----------------------------------------------------
+    def live(self, ref: Optional[str]) -> bool:
+        """A scaler of the file that is not created disabled (`enabled=False`)."""
+        info = self.info(ref)
+        return info is not None and not info.disabled
+
+    def walk(self, *kinds: str) -> Iterator[Tuple[Flow, Event]]:
+        """Each event of these kinds, flow by flow in source order; an event of a scaler
+        (`unscale`, `step`, ...) only when that scaler is live."""
+        for flow in self.flows:
+            for event in flow.of(*kinds):
+                if event.scaler is None or self.live(event.scaler):
+                    yield flow, event
+
+    def stepping(self) -> Iterator[Tuple[Flow, ScalerRef]]:
+        """(flow, scaler) for each live scaler that steps in a flow."""
+        for flow in self.flows:
+            for scaler in flow.stepping_scalers:
+                if self.live(scaler):
+                    yield flow, scaler  # type: ignore[misc]
+
+    def step_after(self, flow: Flow, event: Event) -> Optional[Event]:
+        """The first `scaler.step` after `event` that can run on the same pass, when its scaler
+        is live and no plain `optimizer.step()` comes between (the event then belongs to that
+        optimizer): the step a clip or a backward feeds."""
+        steps = [s for s in flow.of("step") if s.order > event.order and not exclusive(s, event)]
+        if not steps or not self.live(steps[0].scaler):
+            return None
+        step = steps[0]
+        if [e for e in flow.between(event, step, "opt_step") if not exclusive(e, event)]:
+            return None
+        return step
 
     def updated_anywhere(self, text: str) -> bool:
         return any(
