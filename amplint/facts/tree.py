@@ -103,6 +103,17 @@ class AssignSite:
     line_stmt: Optional[cst.SimpleStatementLine]
 
 
+def self_attr(expr: cst.BaseExpression) -> Optional[str]:
+    """`self.name` -> "name"; None for anything else."""
+    if (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == "self"
+    ):
+        return expr.attr.value
+    return None
+
+
 _SKIPPED_FIELDS = {
     "lpar", "rpar", "comma", "semicolon", "leading_lines", "header", "footer", "newline",
     "indent", "equal", "colon", "dot", "operator", "asynchronous", "star",
@@ -203,6 +214,7 @@ class Collector:
         self.frames: List[Frame] = [self.module_frame]
         self.calls: List[CallSite] = []
         self.assigns: List[AssignSite] = []
+        self._self_assigns: Dict[int, Dict[str, List[AssignSite]]] = {}
         self.withs: List[Tuple[cst.With, Frame]] = []  # with statement, its body frame
         self.classes: Dict[str, Frame] = {}
         self._line_stmt: Optional[cst.SimpleStatementLine] = None
@@ -226,6 +238,21 @@ class Collector:
             cst.Call: self._call,
         }
         self.walk(module)
+
+    def self_assigns(self, cls: Frame) -> Dict[str, List[AssignSite]]:
+        """`self.<attr> = value` in the methods of class `cls`: attr -> the assignments (one
+        entry per target naming it)."""
+        found = self._self_assigns.get(id(cls))
+        if found is None:
+            found = self._self_assigns[id(cls)] = {}
+            for site in self.assigns:
+                if site.frame.class_frame is not cls:
+                    continue
+                for target in site.targets:
+                    attr = self_attr(target)
+                    if attr is not None:
+                        found.setdefault(attr, []).append(site)
+        return found
 
     # -- traversal ------------------------------------------------------------------------
     def walk(self, node: cst.CSTNode) -> None:
