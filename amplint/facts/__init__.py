@@ -60,6 +60,16 @@ class FileFacts:
         return DefUse(self.module)
 
     @cached_property
+    def deprecated(self):
+        """Uses of the deprecated `torch.cuda.amp`/`torch.cpu.amp` APIs and their version gates
+        (amplint.facts.deprecated), for AMP130."""
+        from amplint.facts.deprecated import DeprecatedRefs
+
+        refs = DeprecatedRefs(self)
+        self.module.visit(refs)
+        return refs
+
+    @cached_property
     def scalers(self) -> ScalerAnalysis:
         return ScalerAnalysis(self.tree, self.callgraph)
 

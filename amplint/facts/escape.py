@@ -28,7 +28,7 @@ from amplint.facts.syntax import params as _params, unparen as _unparen
 from amplint.facts.half_values import frames_by_body, is_float32_cast
 from amplint.facts.names import resolve_expr
 from amplint.facts.regions import DTYPES, Region
-from amplint.facts.tree import Frame, child_fields
+from amplint.facts.tree import Frame, child_fields, self_attr
 
 HALF_REGION = (None, "float16", "bfloat16")
 MATMUL_FUNCTIONS = {
@@ -376,11 +376,8 @@ class EscapeAnalysis:
     def _self_attr(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
         """"f32" / "module32" for `self.attr` set so in the class (every assignment agrees, and
         the file never turns the class half), else None."""
-        if not (
-            isinstance(expr, cst.Attribute)
-            and isinstance(expr.value, cst.Name)
-            and expr.value.value == "self"
-        ):
+        attr = self_attr(expr)
+        if attr is None:
             return None
         cls = frame.class_frame
         if cls is None or cls.name in self.facts.fp16.half_classes:
@@ -389,25 +386,18 @@ class EscapeAnalysis:
         if attrs is None:
             self._class_attrs[id(cls)] = {}  # while collecting: `self.a = self.b` is unknown
             attrs = self._class_attrs[id(cls)] = self._collect_attrs(cls)
-        return attrs.get(expr.attr.value)
+        return attrs.get(attr)
 
     def _collect_attrs(self, cls: Frame) -> Dict[str, str]:
         kinds: Dict[str, set] = {}
-        for site in self.facts.tree.assigns:
-            if site.frame.class_frame is not cls:
-                continue
-            for target in site.targets:
-                if (
-                    isinstance(target, cst.Attribute)
-                    and isinstance(target.value, cst.Name)
-                    and target.value.value == "self"
-                ):
-                    kind = (
-                        "module32" if self._module32_ctor(site.value, site.frame)
-                        else "f32" if self._float32(site.value, site.frame, 1)
-                        else "other"
-                    )
-                    kinds.setdefault(target.attr.value, set()).add(kind)
+        for attr, sites in self.facts.tree.self_assigns(cls).items():
+            for site in sites:
+                kind = (
+                    "module32" if self._module32_ctor(site.value, site.frame)
+                    else "f32" if self._float32(site.value, site.frame, 1)
+                    else "other"
+                )
+                kinds.setdefault(attr, set()).add(kind)
         for site in self.facts.tree.calls:
             func = site.node.func
             if (

@@ -103,6 +103,17 @@ class AssignSite:
     line_stmt: Optional[cst.SimpleStatementLine]
 
 
+def self_attr(expr: cst.BaseExpression) -> Optional[str]:
+    """`self.name` -> "name"; None for anything else."""
+    if (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == "self"
+    ):
+        return expr.attr.value
+    return None
+
+
 _SKIPPED_FIELDS = {
     "lpar", "rpar", "comma", "semicolon", "leading_lines", "header", "footer", "newline",
     "indent", "equal", "colon", "dot", "operator", "asynchronous", "star",
@@ -157,6 +168,26 @@ def import_bindings(node) -> List[Tuple[str, str, cst.ImportAlias]]:
     return found
 
 
+def positional(call: cst.Call) -> List[cst.Arg]:
+    return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def argument(call: cst.Call, index: int, name: str) -> Optional[cst.Arg]:
+    """The argument bound to parameter `name` at position `index`."""
+    found = keyword(call, name)
+    if found is not None:
+        return found
+    args = positional(call)
+    return args[index] if index < len(args) else None
+
+
 def iter_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every code node under `root` (itself included), without LibCST's visitor machinery,
     which rebuilds each node it visits and costs several times more."""
@@ -183,6 +214,7 @@ class Collector:
         self.frames: List[Frame] = [self.module_frame]
         self.calls: List[CallSite] = []
         self.assigns: List[AssignSite] = []
+        self._self_assigns: Dict[int, Dict[str, List[AssignSite]]] = {}
         self.withs: List[Tuple[cst.With, Frame]] = []  # with statement, its body frame
         self.classes: Dict[str, Frame] = {}
         self._line_stmt: Optional[cst.SimpleStatementLine] = None
@@ -206,6 +238,21 @@ class Collector:
             cst.Call: self._call,
         }
         self.walk(module)
+
+    def self_assigns(self, cls: Frame) -> Dict[str, List[AssignSite]]:
+        """`self.<attr> = value` in the methods of class `cls`: attr -> the assignments (one
+        entry per target naming it)."""
+        found = self._self_assigns.get(id(cls))
+        if found is None:
+            found = self._self_assigns[id(cls)] = {}
+            for site in self.assigns:
+                if site.frame.class_frame is not cls:
+                    continue
+                for target in site.targets:
+                    attr = self_attr(target)
+                    if attr is not None:
+                        found.setdefault(attr, []).append(site)
+        return found
 
     # -- traversal ------------------------------------------------------------------------
     def walk(self, node: cst.CSTNode) -> None:

@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from amplint.facts.regions import Region
+from amplint.facts.tree import argument, keyword, positional  # noqa: F401  (re-exported)
 
 NO_SPACE = cst.SimpleWhitespace("")
-
-
-def positional(call: cst.Call) -> List[cst.Arg]:
-    return [a for a in call.args if a.keyword is None and not a.star]
-
-
-def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def argument(call: cst.Call, index: int, name: str) -> Optional[cst.Arg]:
-    """The argument bound to parameter `name` at position `index`."""
-    found = keyword(call, name)
-    if found is not None:
-        return found
-    args = positional(call)
-    return args[index] if index < len(args) else None
 
 
 def has_star_args(call: cst.Call) -> bool:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.names import resolve_expr
-from amplint.facts.tree import CallSite
+from amplint.facts.tree import CallSite, dotted_name, iter_nodes
 from amplint.rules import Flag, Rule
 from amplint.rules._util import region_note
 
@@ -176,6 +176,13 @@ class BackwardInAutocast(Rule):
             "        with pytest.raises(ValueError):\n"
             "            check(loss)\n"
             "    loss.backward()\n",
+        ),
+        Flag(  # no edit: moving `model(x).sum().backward()` would run that forward in fp32
+            "import torch\n"
+            "def step(model, x):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        out = model(x)\n"
+            "        model(x).sum().backward()\n",
         ),
     ]
     clean = [
@@ -367,9 +374,23 @@ def _post_forward_expr(expr: cst.BaseExpression) -> bool:
         return False
     func = expr.func
     if isinstance(func, cst.Attribute):
-        return func.attr.value in POST_FORWARD_METHODS
+        # `model(x).sum().backward()` runs a forward: moving it would change its precision
+        return func.attr.value in POST_FORWARD_METHODS and not _runs_other_calls(expr)
     if isinstance(func, cst.Name):
         return func.value in POST_FORWARD_FUNCTIONS
+    return False
+
+
+def _runs_other_calls(call: cst.Call) -> bool:
+    """True when the receiver or arguments of `call` hold a call that is not bookkeeping
+    (`scaler.scale(loss)` and the post-forward methods are)."""
+    parts = [call.func.value] + [a.value for a in call.args]  # type: ignore[attr-defined]
+    for part in parts:
+        for node in iter_nodes(part):
+            if isinstance(node, cst.Call):
+                name = dotted_name(node.func)
+                if not name or name[-1] not in POST_FORWARD_METHODS | {"scale"}:
+                    return True
     return False
 
 

@@ -2,77 +2,16 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Set
+from typing import Iterable, Optional
 
 import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.regions import DTYPES
+from amplint.data.overflow import BF16_MAX, C10_NAMES, FUNCTIONS, METHODS
+from amplint.facts.fills import Const, FillValues, pure
 from amplint.facts.tree import Frame
 from amplint.rules import Flag, Rule
 from amplint.rules._util import argument, dotted_expr, keyword, region_note
-
-FP16_MAX = 65504.0
-BF16_MAX = 3.3895313892515355e38
-
-# Tensor method -> (position, keyword) of the fill value
-METHODS = {
-    "masked_fill": (1, "value"), "masked_fill_": (1, "value"), "fill_": (0, "value"),
-    "index_fill": (2, "value"), "index_fill_": (2, "value"), "new_full": (1, "fill_value"),
-}
-IN_PLACE = {"masked_fill_", "fill_", "index_fill_"}
-# torch function -> (position, keyword) of the fill value, position of the tensor it fills
-FUNCTIONS = {
-    "torch.masked_fill": (2, "value", 0),
-    "torch.full": (1, "fill_value", None),
-    "torch.full_like": (1, "fill_value", 0),
-}
-# Where a masked score may go with any large negative fill: the result is the same.
-FEEDS_METHODS = {"softmax", "log_softmax", "max", "min", "amax", "amin", "argmax", "argmin"}
-FEEDS_FUNCTIONS = {
-    "torch.softmax", "torch.log_softmax", "torch.nn.functional.softmax",
-    "torch.nn.functional.log_softmax", "torch.special.softmax", "torch.special.log_softmax",
-    "torch.max", "torch.min", "torch.amax", "torch.amin", "torch.argmax", "torch.argmin",
-}
-OTHER_DTYPES = {
-    "torch.long", "torch.int64", "torch.int", "torch.int32", "torch.int16", "torch.short",
-    "torch.int8", "torch.uint8", "torch.bool",
-}
-_CASTS = {
-    "float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
-    "long": "other", "int": "other", "bool": "other", "short": "other", "byte": "other",
-}
-# Methods whose result has the receiver's dtype.
-_KEEPS_DTYPE = {
-    "cuda", "cpu", "contiguous", "view", "reshape", "transpose", "permute", "unsqueeze",
-    "squeeze", "expand", "expand_as", "clone", "detach", "flatten", "repeat", "narrow", "t",
-    "masked_fill", "masked_fill_", "fill_", "index_fill", "tril", "triu", "view_as",
-    "reshape_as", "roll", "flip", "chunk", "split", "unflatten",
-}
-_FLOAT_FACTORIES = {
-    "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.eye",
-    "torch.linspace",
-}
-# CUDA autocast runs these in float32 (its "autocast to float32" op list): their outputs are
-# float32 under a CUDA region.
-_AUTOCAST_FP32 = {
-    "softmax", "log_softmax", "cdist", "exp", "log", "cumsum", "sum", "norm", "logsumexp",
-    "layer_norm", "group_norm", "pow", "prod", "cumprod", "dist", "pdist", "rsqrt",
-    "reciprocal", "cosine_similarity", "normalize",
-}
-_LIKE = {"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
-         "torch.rand_like", "torch.randn_like"}
-
-
-_C10 = {"float16": "c10::Half", "bfloat16": "c10::BFloat16"}
-
-
-@dataclass
-class _Const:
-    value: float
-    finfo32: bool  # `torch.finfo(torch.float32).min/max`
 
 
 class Fp16OverflowConstant(Rule):
@@ -247,7 +186,7 @@ class Fp16OverflowConstant(Rule):
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:
-        state = _State(ctx)
+        state = FillValues(ctx.facts)
         facts = ctx.facts
         for qualified, site in facts.qualified_calls:
             call = site.node
@@ -293,14 +232,14 @@ class Fp16OverflowConstant(Rule):
                 known = "float32"  # no dtype=: the default dtype
             else:
                 known = state.dtype_of(target, site.frame, site.line_stmt) if target is not None else None
-            where = state.overflows(const, known, site.frame)
+            where = self._overflows(state, const, known, site.frame)
             if where is None:
                 continue
             message, related, half = where
             text = (
                 f"`{label}` with {state.describe(value.value, const)} overflows {half} "
                 f"{message}: 'RuntimeError: value cannot be converted to type "
-                f"{_C10[half]} without overflow'; use `torch.finfo(x.dtype).min` (or `.max`)"
+                f"{C10_NAMES[half]} without overflow'; use `torch.finfo(x.dtype).min` (or `.max`)"
             )
             fix = self._fix(ctx, state, value.value, const, target, dtype_expr, known, site.frame,
                             call, method, site.line_stmt)
@@ -313,7 +252,7 @@ class Fp16OverflowConstant(Rule):
                 continue
             target = assign.targets[0].value
             known = state.dtype_of(target, assign.frame, assign.line_stmt)
-            where = state.overflows(const, known, assign.frame)
+            where = self._overflows(state, const, known, assign.frame)
             if where is None:
                 continue
             message, related, half = where
@@ -327,15 +266,15 @@ class Fp16OverflowConstant(Rule):
             yield self.report(assign.value, text, fix=fix, related=related,
                               severity=Severity.WARNING)
 
-    def _fix(self, ctx, state: "_State", value, const: _Const, target, dtype_expr, known,
+    def _fix(self, ctx, state: "FillValues", value, const: Const, target, dtype_expr, known,
              frame: Frame, call, method: str, stmt):
         try:
             torch_name, needs = ctx.facts.torch_name(frame)
         except LookupError:
             return None
-        if dtype_expr is not None and _pure(dtype_expr):
+        if dtype_expr is not None and pure(dtype_expr):
             info_arg: cst.BaseExpression = dtype_expr
-        elif dtype_expr is None and target is not None and _pure(target):
+        elif dtype_expr is None and target is not None and pure(target):
             info_arg = cst.Attribute(value=target, attr=cst.Name("dtype"))
         elif known in ("float16", "bfloat16"):
             info_arg = dotted_expr(f"{torch_name}.{known}")
@@ -353,210 +292,8 @@ class Fp16OverflowConstant(Rule):
             {value: new_value}, ("torch",) if needs else (),
         )
 
-
-class _State:
-    """Per-file lazy helpers: statement order, constants, dtypes, where values flow."""
-
-    def __init__(self, ctx) -> None:
-        self.ctx = ctx
-        self.facts = ctx.facts
-        self._order: Optional[Dict[int, int]] = None
-        self._feeding: Optional[Set[int]] = None
-
-    # -- statement order ------------------------------------------------------------------
-    def order(self, stmt) -> Optional[int]:
-        if stmt is None:
-            return None
-        if self._order is None:
-            collector = _Order()
-            self.ctx.module.visit(collector)
-            self._order = collector.index
-        return self._order.get(id(stmt))
-
-    # -- constants ------------------------------------------------------------------------
-    def constant(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> Optional[_Const]:
-        """The number `expr` is, when it is a constant beyond float16's range (finite)."""
-        const = self._evaluate(expr, frame, depth)
-        if const is None or not math.isfinite(const.value) or abs(const.value) <= FP16_MAX:
-            return None
-        return const
-
-    def _evaluate(self, expr, frame: Frame, depth: int) -> Optional[_Const]:
-        if depth > 4:
-            return None
-        if isinstance(expr, (cst.Integer, cst.Float)):
-            try:
-                return _Const(float(expr.evaluated_value), False)
-            except (OverflowError, ValueError):
-                return None
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
-            inner = self._evaluate(expr.expression, frame, depth + 1)
-            if inner is None:
-                return None
-            sign = -1.0 if isinstance(expr.operator, cst.Minus) else 1.0
-            return _Const(sign * inner.value, inner.finfo32)
-        if isinstance(expr, cst.BinaryOperation):
-            left = self._evaluate(expr.left, frame, depth + 1)
-            right = self._evaluate(expr.right, frame, depth + 1)
-            if left is None or right is None or left.finfo32 or right.finfo32:
-                return None
-            try:
-                if isinstance(expr.operator, cst.Power):
-                    if abs(right.value) > 400:
-                        return None
-                    return _Const(float(left.value ** right.value), False)
-                if isinstance(expr.operator, cst.Multiply):
-                    return _Const(left.value * right.value, False)
-                if isinstance(expr.operator, cst.Add):
-                    return _Const(left.value + right.value, False)
-                if isinstance(expr.operator, cst.Subtract):
-                    return _Const(left.value - right.value, False)
-            except (OverflowError, ZeroDivisionError, TypeError):
-                return None
-            return None
-        if isinstance(expr, cst.Call) and len(expr.args) == 1 and not expr.args[0].keyword:
-            if isinstance(expr.func, cst.Name) and expr.func.value in ("float", "int") and (
-                self.facts.resolve(expr.func, frame) is None
-            ):
-                arg = expr.args[0].value
-                if isinstance(arg, cst.SimpleString):
-                    try:
-                        return _Const(float(arg.evaluated_value), False)
-                    except (ValueError, TypeError):
-                        return None
-                return self._evaluate(arg, frame, depth + 1)
-        if isinstance(expr, cst.Attribute) and expr.attr.value in ("min", "max"):
-            inner = expr.value
-            if isinstance(inner, cst.Call) and self.facts.resolve(inner.func, frame) == "torch.finfo":
-                if not inner.args:
-                    dtype = "float32"
-                elif len(inner.args) == 1 and not inner.args[0].keyword:
-                    dtype = self.dtype_literal(inner.args[0].value, frame)
-                else:
-                    return None
-                if dtype == "float32":
-                    value = 3.4028234663852886e38
-                elif dtype == "float64":
-                    value = 1.7976931348623157e308
-                else:
-                    return None
-                return _Const(-value if expr.attr.value == "min" else value, True)
-        if isinstance(expr, cst.Name):
-            return self._named_constant(expr.value, frame, depth)
-        return None
-
-    def _named_constant(self, name: str, frame: Frame, depth: int) -> Optional[_Const]:
-        if self.facts.resolve((cst.Name(name)), frame) is not None:
-            return None
-        assigns = [
-            a for a in self.facts.tree.assigns
-            if any(isinstance(t, cst.Name) and t.value == name for t in a.targets)
-        ]
-        if len(assigns) != 1 or len(assigns[0].targets) != 1:
-            return None
-        scope = assigns[0].frame.scope
-        if scope.kind != "module" and scope is not frame.scope:
-            return None
-        const = self._evaluate(assigns[0].value, assigns[0].frame, depth + 1)
-        return const
-
-    def describe(self, expr: cst.BaseExpression, const: _Const) -> str:
-        text = self.ctx.module.code_for_node(expr).strip()
-        if len(text) > 40:
-            text = text[:37] + "..."
-        if isinstance(expr, cst.Name):
-            return f"`{text}` (= {const.value:g})"
-        return f"`{text}`"
-
-    # -- dtypes ---------------------------------------------------------------------------
-    def dtype_literal(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
-        qualified = self.facts.resolve(expr, frame)
-        if qualified is None:
-            return None
-        if qualified in OTHER_DTYPES:
-            return "other"
-        return DTYPES.get(qualified)
-
-    def dtype_of(self, expr: cst.BaseExpression, frame: Frame, stmt, depth: int = 0) -> Optional[str]:
-        """"float16", "bfloat16", "float32", "float64", "other" when the file shows it."""
-        if depth > 6:
-            return None
-        if isinstance(expr, cst.Subscript):
-            return self.dtype_of(expr.value, frame, stmt, depth + 1)
-        if isinstance(expr, cst.Name):
-            return self._name_dtype(expr.value, frame, stmt, depth)
-        if not isinstance(expr, cst.Call):
-            return None
-        func = expr.func
-        qualified = self.facts.resolve(func, frame)
-        if qualified is not None:
-            dtype_arg = keyword(expr, "dtype")
-            if dtype_arg is not None:
-                return self.dtype_literal(dtype_arg.value, frame)
-            if qualified in _FLOAT_FACTORIES:
-                return "float32"
-            if qualified in _LIKE and expr.args and not expr.args[0].keyword:
-                return self.dtype_of(expr.args[0].value, frame, stmt, depth + 1)
-            if qualified.rsplit(".", 1)[-1] in _AUTOCAST_FP32 and self._cuda_autocast(frame):
-                return "float32"
-            return None
-        if not isinstance(func, cst.Attribute):
-            return None
-        method = func.attr.value
-        if method in _CASTS and not expr.args:
-            return _CASTS[method]
-        if method in ("to", "type"):
-            for arg in expr.args:
-                if arg.keyword is not None and arg.keyword.value != "dtype":
-                    continue
-                found = self.dtype_literal(arg.value, frame)
-                if found is not None:
-                    return found
-                if arg.keyword is not None:
-                    return None  # dtype=<expression>
-            positional = [a for a in expr.args if a.keyword is None]
-            if method == "to" and positional and all(_is_device(a.value) for a in positional):
-                return self.dtype_of(func.value, frame, stmt, depth + 1)
-            if method == "to" and not positional:
-                return self.dtype_of(func.value, frame, stmt, depth + 1)
-            return None
-        if method in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"):
-            dtype_arg = keyword(expr, "dtype")
-            if dtype_arg is not None:
-                return self.dtype_literal(dtype_arg.value, frame)
-            return self.dtype_of(func.value, frame, stmt, depth + 1)
-        if method in _KEEPS_DTYPE:
-            return self.dtype_of(func.value, frame, stmt, depth + 1)
-        if method in _AUTOCAST_FP32 and self._cuda_autocast(frame):
-            return "float32"
-        return None
-
-    def _cuda_autocast(self, frame: Frame) -> bool:
-        region = self.facts.active_region(frame)
-        return region is not None and region.device == "cuda"
-
-    def _name_dtype(self, name: str, frame: Frame, stmt, depth: int) -> Optional[str]:
-        here = self.order(stmt)
-        if here is None:
-            return None
-        best = None
-        best_index = -1
-        for assign in self.facts.tree.assigns:
-            if assign.frame.scope is not frame.scope:
-                continue
-            if not any(_binds(t, name) for t in assign.targets):
-                continue
-            index = self.order(assign.line_stmt)
-            if index is None or index >= here or index <= best_index:
-                continue
-            best, best_index = assign, index
-        if best is None:
-            return None
-        if len(best.targets) != 1 or not isinstance(best.targets[0], cst.Name):
-            return None
-        return self.dtype_of(best.value, best.frame, best.line_stmt, depth + 1)
-
-    def overflows(self, const: _Const, known: Optional[str], frame: Frame):
+    @staticmethod
+    def _overflows(values: FillValues, const: Const, known: Optional[str], frame: Frame):
         """(where, related) when the constant overflows the tensor's dtype here, else None."""
         if known == "float16":
             return "(the tensor is float16)", {}, "float16"
@@ -566,7 +303,7 @@ class _State:
             return None
         if known is not None:
             return None
-        region = self.facts.active_region(frame)
+        region = values.facts.active_region(frame)
         if region is not None:
             if region.dtype in ("float32", "float64"):
                 return None
@@ -575,145 +312,10 @@ class _State:
             note, related = region_note(region)
             half = "bfloat16" if region.dtype == "bfloat16" else "float16"
             return f"under autocast {note}", related, half
-        if self.facts.fp16.is_fp16(frame):
-            casts = set(self.facts.fp16.half_casts.values())
+        if values.facts.fp16.is_fp16(frame):
+            casts = set(values.facts.fp16.half_casts.values())
             half = "bfloat16" if casts == {"bfloat16"} else "float16"
             if half == "bfloat16" and abs(const.value) <= BF16_MAX:
                 return None
             return "in fp16 code (a module the file turns half, or @auto_fp16)", {}, half
         return None
-
-    # -- where the filled tensor goes -----------------------------------------------------
-    def feeding(self) -> Set[int]:
-        """ids of expressions whose value goes straight into softmax/log_softmax/max/min."""
-        if self._feeding is None:
-            found: Set[int] = set()
-            for qualified, site in self.facts.qualified_calls:
-                call = site.node
-                if qualified in FEEDS_FUNCTIONS:
-                    first = argument(call, 0, "input")
-                    if first is not None:
-                        found.add(id(first.value))
-                elif (
-                    qualified is None
-                    and isinstance(call.func, cst.Attribute)
-                    and call.func.attr.value in FEEDS_METHODS
-                ):
-                    found.add(id(call.func.value))
-            self._feeding = found
-        return self._feeding
-
-    def feeds_reduction(self, call, method: str, target, frame: Frame, stmt) -> bool:
-        feeding = self.feeding()
-        if call is not None and id(call) in feeding:
-            return True
-        name: Optional[str] = None
-        if method in IN_PLACE or method == "setitem":
-            if isinstance(target, cst.Name):
-                name = target.value
-        elif call is not None and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-            small = stmt.body[0]
-            if (
-                isinstance(small, cst.Assign)
-                and small.value is call
-                and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)
-            ):
-                name = small.targets[0].target.value
-        if name is None or stmt is None:
-            return False
-        function = frame.function
-        root = function.node if function is not None else self.ctx.module
-        uses = _LaterUses(name, stmt)
-        root.visit(uses)
-        return bool(uses.loads) and all(id(node) in feeding for node in uses.loads)
-
-
-def _binds(target: cst.BaseExpression, name: str) -> bool:
-    if isinstance(target, cst.Name):
-        return target.value == name
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_binds(e.value, name) for e in target.elements)
-    if isinstance(target, cst.StarredElement):
-        return _binds(target.value, name)
-    return False
-
-
-def _is_device(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.SimpleString):
-        return True
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
-        return True
-    return isinstance(expr, cst.Name) and "device" in expr.value
-
-
-def _pure(expr: cst.BaseExpression) -> bool:
-    """A name, attribute chain or simple subscript of one: safe to write twice."""
-    if isinstance(expr, cst.Name):
-        return True
-    if isinstance(expr, cst.Attribute):
-        return _pure(expr.value)
-    if isinstance(expr, cst.Subscript):
-        for element in expr.slice:
-            index = element.slice
-            if isinstance(index, cst.Index):
-                if not isinstance(index.value, (cst.Name, cst.Integer, cst.Ellipsis)):
-                    return False
-            elif isinstance(index, cst.Slice):
-                parts = (index.lower, index.upper, index.step)
-                if any(p is not None and not isinstance(p, (cst.Name, cst.Integer)) for p in parts):
-                    return False
-        return _pure(expr.value)
-    return False
-
-
-class _Order(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.index: Dict[int, int] = {}
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.index[id(node)] = len(self.index)
-
-
-class _LaterUses(cst.CSTVisitor):
-    """Reads of `name` after statement `after`, up to the statement that rebinds it."""
-
-    def __init__(self, name: str, after: cst.CSTNode) -> None:
-        self.name = name
-        self.after = after
-        self.started = False
-        self.stopped = False
-        self.rebinds = False
-        self.loads: List[cst.Name] = []
-        self._stores: Set[int] = set()
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.stopped:
-            return False
-        return super().on_visit(node)
-
-    def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        if node is self.after:
-            self.started = True
-        elif self.started and self.rebinds:
-            self.stopped = True
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, cst.Name):
-            self._stores.add(id(node.target))
-
-    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
-        node.value.visit(self)
-        return False  # the attribute's own name is not a read of `name`
-
-    def visit_Arg(self, node: cst.Arg) -> Optional[bool]:
-        node.value.visit(self)
-        return False  # nor is a keyword's name
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if not self.started or node.value != self.name:
-            return
-        if id(node) in self._stores:
-            self.rebinds = True
-        else:
-            self.loads.append(node)

@@ -207,34 +207,25 @@ class ClipBeforeUnscale(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
-        for flow in scalers.flows:
-            for clip in flow.of("clip"):
-                found = self._hazard(scalers, flow, clip)
-                if found is None:
-                    continue
-                step = found
-                message = (
-                    "gradient clipping of scaled gradients: `{scaler}.step` at line {step_line} "
-                    "follows with no `{scaler}.unscale_(...)` before the clip, so the threshold "
-                    "applies to gradients multiplied by the loss scale; call "
-                    "`{scaler}.unscale_(optimizer)` before clipping"
-                ).replace("{scaler}", step.scaler or "scaler")
-                yield self.report(
-                    clip.node, message, fix=self._fix(flow, clip, step),
-                    related={"step_line": step.node},
-                )
+        for flow, clip in scalers.walk("clip"):
+            step = self._hazard(scalers, flow, clip)
+            if step is None:
+                continue
+            message = (
+                "gradient clipping of scaled gradients: `{scaler}.step` at line {step_line} "
+                "follows with no `{scaler}.unscale_(...)` before the clip, so the threshold "
+                "applies to gradients multiplied by the loss scale; call "
+                "`{scaler}.unscale_(optimizer)` before clipping"
+            ).replace("{scaler}", step.scaler or "scaler")
+            yield self.report(
+                clip.node, message, fix=self._fix(flow, clip, step),
+                related={"step_line": step.node},
+            )
 
     @staticmethod
     def _hazard(scalers, flow: Flow, clip: Event) -> Optional[Event]:
-        steps = [s for s in flow.of("step") if s.order > clip.order and not exclusive(s, clip)]
-        if not steps:
-            return None
-        step = steps[0]
-        info = scalers.info(step.scaler)
-        if info is None or info.disabled:
-            return None
-        # a plain optimizer's step in between: the clip belongs to that optimizer
-        if [e for e in flow.between(clip, step, "opt_step") if not exclusive(e, clip)]:
+        step = scalers.step_after(flow, clip)
+        if step is None:
             return None
         unscales = flow.of("unscale", scaler=step.scaler)
         if any(u.order < clip.order and not exclusive(u, clip) for u in unscales):

@@ -174,12 +174,8 @@ class ScalerUpdateMissing(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
-        for flow in scalers.flows:
-            for scaler in flow.stepping_scalers:
-                info = scalers.info(scaler)
-                if info is None or info.disabled:
-                    continue
-                yield from self._check_scaler(scalers, flow, scaler)
+        for flow, scaler in scalers.stepping():
+            yield from self._check_scaler(scalers, flow, scaler)
 
     def _check_scaler(self, scalers, flow: Flow, scaler: str) -> Iterable[Diagnostic]:
         steps = flow.of("step", scaler=scaler)

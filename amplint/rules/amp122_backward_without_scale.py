@@ -206,35 +206,26 @@ class BackwardWithoutScale(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
-        for flow in scalers.flows:
-            for backward in flow.of("backward"):
-                step = self._hazard(scalers, flow, backward)
-                if step is None:
-                    continue
-                scaler = step.scaler
-                message = (
-                    f"backward of an unscaled loss, but `{scaler}.step` at line {{step_line}} "
-                    "steps the optimizer: the first step raises 'AssertionError: Attempted step "
-                    "but _scale is None.', later ones divide these gradients by the loss scale; "
-                    f"use `{scaler}.scale(loss).backward()`"
-                )
-                yield self.report(
-                    backward.node, message, fix=self._fix(scalers, flow, backward, step),
-                    related={"step_line": step.node},
-                )
+        for flow, backward in scalers.walk("backward"):
+            step = self._hazard(scalers, flow, backward)
+            if step is None:
+                continue
+            scaler = step.scaler
+            message = (
+                f"backward of an unscaled loss, but `{scaler}.step` at line {{step_line}} "
+                "steps the optimizer: the first step raises 'AssertionError: Attempted step "
+                "but _scale is None.', later ones divide these gradients by the loss scale; "
+                f"use `{scaler}.scale(loss).backward()`"
+            )
+            yield self.report(
+                backward.node, message, fix=self._fix(scalers, flow, backward, step),
+                related={"step_line": step.node},
+            )
 
     @staticmethod
     def _hazard(scalers, flow: Flow, backward: Event) -> Optional[Event]:
-        steps = [
-            s for s in flow.of("step") if s.order > backward.order and not exclusive(s, backward)
-        ]
-        if not steps:
-            return None
-        step = steps[0]
-        info = scalers.info(step.scaler)
-        if info is None or info.disabled:
-            return None
-        if [e for e in flow.between(backward, step, "opt_step") if not exclusive(e, backward)]:
+        step = scalers.step_after(flow, backward)
+        if step is None:
             return None
         # a scaled backward in the other arm: this is the non-AMP branch
         if any(exclusive(s, backward) for s in flow.of("scale", scaler=step.scaler)):

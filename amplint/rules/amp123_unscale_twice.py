@@ -230,51 +230,47 @@ class UnscaleTwice(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
-        for flow in scalers.flows:
-            for unscale in flow.of("unscale"):
-                info = scalers.info(unscale.scaler)
-                if info is None or info.disabled:
-                    continue
-                earlier = self._earlier(flow, unscale)
-                if earlier is not None:
-                    what = "unscale_" if earlier.kind == "unscale" else "step"
-                    error = (
-                        "unscale_() has already been called on this optimizer since the last "
-                        "update()." if what == "unscale_" else "unscale_() is being called after step()."
-                    )
-                    yield self.report(
-                        unscale.node,
-                        f"second unscale of `{unscale.arg}`: `{unscale.scaler}.{what}` at line "
-                        f"{{first_line}} already ran with no `update()` between; raises "
-                        f"'RuntimeError: {error}'; unscale once per step",
-                        related={"first_line": earlier.node},
-                    )
-                    continue
-                update = self._less_often(flow, unscale)
-                if update is not None:
-                    yield self.report(
-                        unscale.node,
-                        f"`{unscale.scaler}.unscale_` runs on iterations where "
-                        f"`{unscale.scaler}.update()` (line {{update_line}}) does not: the next "
-                        "one raises 'RuntimeError: unscale_() has already been called on this "
-                        "optimizer since the last update().'; unscale under the same condition "
-                        "as the step",
-                        related={"update_line": update.node},
-                    )
-                    continue
-                skipped = self._skipped(ctx.module, flow, unscale)
-                if skipped is not None:
-                    update, path, jump = skipped
-                    yield self.report(
-                        unscale.node,
-                        f"`{unscale.scaler}.unscale_({unscale.arg})` runs on every pass, but "
-                        f"`{unscale.scaler}.update()` (line {{update_line}}) is skipped {path}: "
-                        "the next `unscale_` then raises 'RuntimeError: unscale_() has already "
-                        "been called on this optimizer since the last update().'; call "
-                        f"`{unscale.scaler}.update()` on that path too, or unscale under the same "
-                        "condition",
-                        related={"update_line": update.node, **({"jump_line": jump} if jump else {})},
-                    )
+        for flow, unscale in scalers.walk("unscale"):
+            earlier = self._earlier(flow, unscale)
+            if earlier is not None:
+                what = "unscale_" if earlier.kind == "unscale" else "step"
+                error = (
+                    "unscale_() has already been called on this optimizer since the last "
+                    "update()." if what == "unscale_" else "unscale_() is being called after step()."
+                )
+                yield self.report(
+                    unscale.node,
+                    f"second unscale of `{unscale.arg}`: `{unscale.scaler}.{what}` at line "
+                    f"{{first_line}} already ran with no `update()` between; raises "
+                    f"'RuntimeError: {error}'; unscale once per step",
+                    related={"first_line": earlier.node},
+                )
+                continue
+            update = self._less_often(flow, unscale)
+            if update is not None:
+                yield self.report(
+                    unscale.node,
+                    f"`{unscale.scaler}.unscale_` runs on iterations where "
+                    f"`{unscale.scaler}.update()` (line {{update_line}}) does not: the next "
+                    "one raises 'RuntimeError: unscale_() has already been called on this "
+                    "optimizer since the last update().'; unscale under the same condition "
+                    "as the step",
+                    related={"update_line": update.node},
+                )
+                continue
+            skipped = self._skipped(ctx.module, flow, unscale)
+            if skipped is not None:
+                update, path, jump = skipped
+                yield self.report(
+                    unscale.node,
+                    f"`{unscale.scaler}.unscale_({unscale.arg})` runs on every pass, but "
+                    f"`{unscale.scaler}.update()` (line {{update_line}}) is skipped {path}: "
+                    "the next `unscale_` then raises 'RuntimeError: unscale_() has already "
+                    "been called on this optimizer since the last update().'; call "
+                    f"`{unscale.scaler}.update()` on that path too, or unscale under the same "
+                    "condition",
+                    related={"update_line": update.node, **({"jump_line": jump} if jump else {})},
+                )
 
     @staticmethod
     def _earlier(flow: Flow, unscale: Event) -> Optional[Event]:

@@ -132,22 +132,19 @@ class UpdateBetweenOptimizers(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
+        for flow, scaler in scalers.stepping():
+            found = self._update_between(flow, scaler)
+            if found is not None:
+                first, update, second = found
+                yield self.report(
+                    update.node,
+                    f"`{scaler}.update()` between the steps of `{first.arg}` (line "
+                    f"{{first_line}}) and `{second.arg}` (line {{second_line}}): the second "
+                    "is unscaled with a scale its gradients were not scaled by; update once, "
+                    "after the last step",
+                    related={"first_line": first.node, "second_line": second.node},
+                )
         for flow in scalers.flows:
-            for scaler in flow.stepping_scalers:
-                info = scalers.info(scaler)
-                if info is None or info.disabled:
-                    continue
-                found = self._update_between(flow, scaler)
-                if found is not None:
-                    first, update, second = found
-                    yield self.report(
-                        update.node,
-                        f"`{scaler}.update()` between the steps of `{first.arg}` (line "
-                        f"{{first_line}}) and `{second.arg}` (line {{second_line}}): the second "
-                        "is unscaled with a scale its gradients were not scaled by; update once, "
-                        "after the last step",
-                        related={"first_line": first.node, "second_line": second.node},
-                    )
             yield from self._interleaved(scalers, flow)
 
     @staticmethod
@@ -174,7 +171,7 @@ class UpdateBetweenOptimizers(Rule):
         return None
 
     def _interleaved(self, scalers, flow: Flow) -> Iterable[Diagnostic]:
-        stepping = [s for s in flow.stepping_scalers if not scalers.info(s).disabled]
+        stepping = [s for s in flow.stepping_scalers if scalers.live(s)]
         if len(stepping) < 2:
             return
         steps = flow.of("step")

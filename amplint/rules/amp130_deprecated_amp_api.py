@@ -3,63 +3,18 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Sequence, Set
 
 import libcst as cst
 
+from amplint.data.deprecated_amp import APIS, DEFAULT_DTYPE
 from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.names import alternatives, resolve
+from amplint.facts.deprecated import (
+    DeprecatedRef, DeprecatedRefs, ImportBinding, canonical, is_modern,
+)
 from amplint.facts.regions import literal_bool
-from amplint.facts.tree import Frame, dotted_name, import_bindings
 from amplint.rules import Flag, Rule
 from amplint.rules._util import dotted_expr, kwarg
-
-_AUTOCAST = ("enabled", "dtype", "cache_enabled")
-_SCALER = ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled")
-# deprecated API -> (torch.amp name, device, its positional parameters; None: keep positionals)
-APIS: Dict[str, Tuple[str, str, Optional[Tuple[str, ...]]]] = {
-    "torch.cuda.amp.autocast": ("autocast", "cuda", _AUTOCAST),
-    "torch.cpu.amp.autocast": ("autocast", "cpu", _AUTOCAST),
-    "torch.cuda.amp.GradScaler": ("GradScaler", "cuda", _SCALER),
-    "torch.cpu.amp.GradScaler": ("GradScaler", "cpu", _SCALER),
-    "torch.cuda.amp.custom_fwd": ("custom_fwd", "cuda", None),
-    "torch.cuda.amp.custom_bwd": ("custom_bwd", "cuda", None),
-}
-_SPELLINGS = {
-    "torch.cuda.amp.autocast_mode.custom_fwd": "torch.cuda.amp.custom_fwd",
-    "torch.cuda.amp.autocast_mode.custom_bwd": "torch.cuda.amp.custom_bwd",
-    "torch.cpu.amp.grad_scaler.GradScaler": "torch.cpu.amp.GradScaler",
-}
-DEPRECATED_MODULES = ("torch.cuda.amp", "torch.cpu.amp")
-_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.With)
-DEFAULT_DTYPE = {"cuda": "float16", "cpu": "bfloat16"}
-_VERSION_TEST = re.compile(
-    r"hasattr\(\s*torch|version|VERSION|GREATER|_LESS|TORCH_\d|torch_\d|_\d_\d+\b|is_torch_|"
-    r"packaging"
-)
-
-
-@dataclass(eq=False)
-class _Ref:
-    node: cst.BaseExpression  # the Name/Attribute that names the API
-    root: cst.Name  # the chain's first name (`tamp` in `tamp.autocast`)
-    frame: Frame
-    api: str
-    kind: str  # "call" | "decorator" | "reference"
-    call: Optional[cst.Call] = None
-    # the name is also imported from another backend (`from torch.musa.amp import autocast`
-    # under an `if`): reported, but a rewrite to the CUDA form would break that backend
-    other_backend: Optional[str] = None
-
-
-@dataclass(eq=False)
-class _ImportBinding:
-    bound: str
-    alias: cst.ImportAlias
-    statement: cst.CSTNode  # the Import / ImportFrom small statement
-    line: cst.SimpleStatementLine
-    gated: bool = False
 
 
 class DeprecatedAmpApi(Rule):
@@ -302,12 +257,11 @@ class DeprecatedAmpApi(Rule):
         if not any(t in ctx.source for t in self.triggers):
             return
         facts = ctx.facts
-        walker = _Walker(facts)
-        ctx.module.visit(walker)
+        walker = facts.deprecated
         if not walker.refs:
             return
         gated_names = self._gated_names(facts, walker)
-        reported: List[_Ref] = []
+        reported: List[DeprecatedRef] = []
         for ref in walker.refs:
             if ref.root.value in gated_names or walker.gated(ref.node, ref.frame):
                 continue
@@ -315,7 +269,7 @@ class DeprecatedAmpApi(Rule):
         if not reported:
             return
         edits: Dict[cst.CSTNode, object] = {}
-        fixed: List[_Ref] = []
+        fixed: List[DeprecatedRef] = []
         needs_torch = False
         for ref in reported:
             result = self._rewrite(ctx, ref)
@@ -357,12 +311,12 @@ class DeprecatedAmpApi(Rule):
 
     # -- what is gated --------------------------------------------------------------------
     @staticmethod
-    def _gated_names(facts, walker: "_Walker") -> Set[str]:
+    def _gated_names(facts, walker: DeprecatedRefs) -> Set[str]:
         """Imported names bound more than once (`try: from torch.amp import autocast except
         ImportError: from torch.cuda.amp import autocast`), or by a gated import."""
         gated: Set[str] = set()
         other_imports = {bound for bound, target in walker.all_import_bindings
-                         if _is_modern(_canonical(target))}
+                         if is_modern(canonical(target))}
         for binding in walker.deprecated_imports:
             name = binding.bound
             rebound = any(name in frame.bindings for frame in facts.tree.frames)
@@ -371,7 +325,7 @@ class DeprecatedAmpApi(Rule):
         return gated
 
     # -- the rewrite of one use -----------------------------------------------------------
-    def _rewrite(self, ctx, ref: _Ref):
+    def _rewrite(self, ctx, ref: DeprecatedRef):
         if ref.kind == "reference" or ref.other_backend is not None:
             return None
         target, device, params = APIS[ref.api]
@@ -426,7 +380,7 @@ class DeprecatedAmpApi(Rule):
         return call, call.with_changes(func=func, args=args), needs
 
     @staticmethod
-    def _pinned(ctx, ref: _Ref, device: str, given: Set[str], torch_name: str,
+    def _pinned(ctx, ref: DeprecatedRef, device: str, given: Set[str], torch_name: str,
                 call: cst.Call) -> List[cst.Arg]:
         """`dtype=`/`cache_enabled=` the old class fixed but `torch.amp.autocast` would inherit
         from an enclosing region."""
@@ -457,12 +411,12 @@ class DeprecatedAmpApi(Rule):
         return out
 
     # -- imports --------------------------------------------------------------------------
-    def _import_edits(self, ctx, walker: "_Walker", fixed: List[_Ref], edits) -> Dict:
+    def _import_edits(self, ctx, walker: DeprecatedRefs, fixed: List[DeprecatedRef], edits) -> Dict:
         fixed_roots = {id(ref.root) for ref in fixed}
         used_through = {ref.root.value for ref in fixed}
         exported = _exported(ctx.source)
         removable: Dict[int, List[cst.ImportAlias]] = {}
-        statements: Dict[int, _ImportBinding] = {}
+        statements: Dict[int, ImportBinding] = {}
         for binding in walker.deprecated_imports:
             name = binding.bound
             if name not in used_through or name in exported:
@@ -500,7 +454,7 @@ class DeprecatedAmpApi(Rule):
         return out
 
     @staticmethod
-    def _keep_comments(walker: "_Walker", out: Dict, edits) -> None:
+    def _keep_comments(walker: DeprecatedRefs, out: Dict, edits) -> None:
         """Comments above a removed import line move to the next statement that stays."""
         removed = [n for n, new in out.items() if new is cst.RemovalSentinel.REMOVE]
         removed.sort(key=lambda n: -walker.line_index.get(id(n), 0))
@@ -549,279 +503,3 @@ def _exported(source: str) -> Set[str]:
     if "__all__" not in source:
         return set()
     return set(re.findall(r"[\"'](\w+)[\"']", source.split("__all__", 1)[1][:2000]))
-
-
-class _Walker(cst.CSTVisitor):
-    """One walk: references to the deprecated APIs (with their frame and role), every mention
-    of each name, the deprecated imports, and parent links for the gating checks."""
-
-    def __init__(self, facts) -> None:
-        super().__init__()
-        self.facts = facts
-        self.parents: Dict[int, cst.CSTNode] = {}
-        self._stack: List[cst.CSTNode] = []
-        self._frames_by_node = {
-            id(frame.node): frame for frame in facts.tree.frames
-            if frame.kind in ("function", "class", "with")
-        }
-        self._frame_stack: List[Frame] = [facts.tree.module_frame]
-        self.refs: List[_Ref] = []
-        self.mentions: Dict[str, List[cst.Name]] = {}
-        self.deprecated_imports: List[_ImportBinding] = []
-        self.all_import_bindings: List[Tuple[str, str]] = []  # bound name, what it imports
-        self._line: Optional[cst.SimpleStatementLine] = None
-        self.line_index: Dict[int, int] = {}
-
-    # -- structure ------------------------------------------------------------------------
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        parent = self._stack[-1] if self._stack else None
-        if parent is not None:
-            self.parents[id(node)] = parent
-            if isinstance(parent, _SCOPES) and node is parent.body:
-                self._frame_stack.append(self._frames_by_node.get(id(parent), self._frame_stack[-1]))
-        self._stack.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        self._stack.pop()
-        parent = self._stack[-1] if self._stack else None
-        if isinstance(parent, _SCOPES) and original_node is parent.body:
-            self._frame_stack.pop()
-
-    @property
-    def frame(self) -> Frame:
-        return self._frame_stack[-1]
-
-    def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
-        current: Optional[cst.CSTNode] = node
-        while current is not None:
-            if current is ancestor:
-                return True
-            current = self.parents.get(id(current))
-        return False
-
-    def _ancestors(self, node: cst.CSTNode):
-        child = node
-        parent = self.parents.get(id(node))
-        while parent is not None:
-            yield child, parent
-            child, parent = parent, self.parents.get(id(parent))
-
-    def only_statement(self, line: cst.SimpleStatementLine) -> bool:
-        parent = self.parents.get(id(line))
-        return isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1
-
-    def next_statement(self, line: cst.SimpleStatementLine) -> Optional[cst.BaseStatement]:
-        parent = self.parents.get(id(line))
-        body = getattr(parent, "body", None)
-        if not isinstance(body, (list, tuple)):
-            return None
-        for index, stmt in enumerate(body):
-            if stmt is line:
-                return body[index + 1] if index + 1 < len(body) else None
-        return None
-
-    # -- imports --------------------------------------------------------------------------
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._line = node
-        self.line_index[id(node)] = len(self.line_index)
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        for bound, full, alias in import_bindings(node):
-            self.all_import_bindings.append((bound, full))
-            if full in DEPRECATED_MODULES:
-                self._deprecated(bound, alias, node)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        for bound, full, alias in import_bindings(node):
-            if full.startswith("."):
-                return False  # relative: never torch
-            self.all_import_bindings.append((bound, full))
-            if _is_deprecated(full):
-                self._deprecated(bound, alias, node)
-        return False
-
-    def _deprecated(self, bound: str, alias: cst.ImportAlias, statement: cst.CSTNode) -> None:
-        line = self._line
-        if line is None or not any(s is statement for s in line.body):
-            return
-        binding = _ImportBinding(bound, alias, statement, line)
-        binding.gated = self.gated(statement, self.frame)
-        self.deprecated_imports.append(binding)
-
-    # -- references -----------------------------------------------------------------------
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        dotted = dotted_name(node)
-        if dotted is None:
-            node.value.visit(self)
-            return False  # `.attr` of a computed value is no reference
-        self._reference(node, dotted)
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        parent = self._stack[-2] if len(self._stack) > 1 else None
-        if isinstance(parent, cst.Arg) and parent.keyword is node:
-            return
-        self._reference(node, (node.value,))
-
-    def _reference(self, node: cst.BaseExpression, dotted) -> None:
-        root = node
-        while isinstance(root, cst.Attribute):
-            root = root.value
-        assert isinstance(root, cst.Name)
-        self.mentions.setdefault(root.value, []).append(root)
-        qualified = resolve(dotted, self.frame)
-        if qualified is None:
-            return
-        api = _canonical(qualified)
-        others = [_canonical(o) for o in alternatives(dotted, self.frame)]
-        if api not in APIS:
-            # `from torch.cuda.amp import autocast` overridden on one path only by another
-            # backend's import: the deprecated one is what runs on CUDA
-            if _is_modern(api):
-                return
-            api = next((o for o in others if o in APIS), "")
-            if not api:
-                return
-            others = [qualified]
-        other = next((o for o in others if o not in APIS and not _is_modern(o)), None)
-        parent = self.parents.get(id(node))
-        if isinstance(parent, cst.Call) and parent.func is node:
-            ref = _Ref(node, root, self.frame, api, "call", parent)
-        elif isinstance(parent, cst.Decorator) and parent.decorator is node:
-            ref = _Ref(node, root, self.frame, api, "decorator")
-        elif self._used_as_factory(node):
-            ref = _Ref(node, root, self.frame, api, "reference")
-        else:
-            return
-        ref.other_backend = other
-        self.refs.append(ref)
-
-    def _used_as_factory(self, node: cst.CSTNode) -> bool:
-        """A value that will be called later: bound to a name (`ctx = torch.cuda.amp.autocast`,
-        also as a branch of a conditional) or handed to `partial`. Identity uses (`f is
-        torch.cuda.amp.autocast`, members of a tuple or set, annotations, isinstance) do not
-        warn and must keep naming the deprecated class."""
-        for child, parent in self._ancestors(node):
-            if isinstance(parent, cst.IfExp) and child is not parent.test:
-                continue
-            if isinstance(parent, cst.BooleanOperation):
-                continue
-            if isinstance(parent, (cst.Assign, cst.AnnAssign)):
-                return child is parent.value
-            if isinstance(parent, cst.Arg):
-                call = self.parents.get(id(parent))
-                return (
-                    isinstance(call, cst.Call)
-                    and parent is (call.args[0] if call.args else None)
-                    and (dotted_name(call.func) or ("",))[-1] == "partial"
-                )
-            return False
-        return False
-
-    # -- version gates ----------------------------------------------------------------------
-    def gated(self, node: cst.CSTNode, frame: Frame) -> bool:
-        for child, parent in self._ancestors(node):
-            if isinstance(parent, cst.ExceptHandler):
-                return True
-            if isinstance(parent, cst.Call) and child is not parent.func and (
-                isinstance(parent.func, cst.Name) and parent.func.value == "getattr"
-            ):
-                return True
-            if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
-                bound = _version_bound(parent.test)
-                if bound is not None:
-                    # `if version >= "1.6":` runs on current torch; its `else` is the fallback
-                    if (child is parent.body) != (bound == "lower"):
-                        return True
-                    continue
-                if _VERSION_TEST.search(_code(parent.test)) or _mentions_modern(parent, frame):
-                    return True
-            if isinstance(parent, cst.Try) and _mentions_modern(parent, frame):
-                return True
-        return False
-
-
-_VERSION_LITERAL = re.compile(r"^['\"]?v?\d+(\.\d+)+")
-
-
-def _version_bound(test: cst.BaseExpression) -> Optional[str]:
-    """"lower" for a minimum-version test (`digit_version(TORCH_VERSION) >= digit_version("1.6")`,
-    `torch.__version__ >= (1, 6)`), "upper" for a maximum; None for anything else."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
-        return None
-    target = test.comparisons[0]
-    operator = target.operator
-    if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)):
-        direction = "lower"
-    elif isinstance(operator, (cst.LessThan, cst.LessThanEqual)):
-        direction = "upper"
-    else:
-        return None
-    left, right = test.left, target.comparator
-    if _is_version_constant(left) and not _is_version_constant(right):
-        left, right = right, left
-        direction = "upper" if direction == "lower" else "lower"
-    if not _is_version_constant(right) or not _VERSION_TEST.search(_code(left)):
-        return None
-    return direction
-
-
-def _is_version_constant(expr: cst.BaseExpression) -> bool:
-    """"1.6.0", 1.6, (1, 6), `digit_version("1.6.0")`, `version.parse("2.4")`."""
-    if isinstance(expr, cst.Call) and len(expr.args) == 1:
-        expr = expr.args[0].value
-    if isinstance(expr, cst.Tuple):
-        return bool(expr.elements) and all(isinstance(e.value, cst.Integer) for e in expr.elements)
-    if isinstance(expr, (cst.SimpleString, cst.Float)):
-        return bool(_VERSION_LITERAL.match(expr.value))
-    return False
-
-
-def _is_modern(full: str) -> bool:
-    return full.startswith("torch.amp.") or full in ("torch.autocast", "torch.GradScaler")
-
-
-def _is_deprecated(full: str) -> bool:
-    return _canonical(full) in APIS or full in DEPRECATED_MODULES
-
-
-def _canonical(qualified: str) -> str:
-    return _SPELLINGS.get(qualified, qualified)
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
-class _Modern(cst.CSTVisitor):
-    def __init__(self, frame: Frame) -> None:
-        self.frame = frame
-        self.found = False
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        dotted = dotted_name(node)
-        if dotted is None:
-            return True
-        qualified = resolve(dotted, self.frame) or ""
-        if qualified.startswith("torch.amp") or qualified == "torch.GradScaler":
-            self.found = True
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        module = dotted_name(node.module) if node.module is not None else None
-        if module and ".".join(module).startswith("torch.amp"):
-            self.found = True
-        if module and ".".join(module) == "torch" and not isinstance(node.names, cst.ImportStar):
-            if any(isinstance(a.name, cst.Name) and a.name.value in ("amp", "autocast", "GradScaler")
-                   for a in node.names):
-                self.found = True
-        return False
-
-
-def _mentions_modern(node: cst.CSTNode, frame: Frame) -> bool:
-    visitor = _Modern(frame)
-    node.visit(visitor)
-    return visitor.found

@@ -8,7 +8,7 @@ import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.regions import literal_str
-from amplint.facts.tree import CallSite, Frame
+from amplint.facts.tree import CallSite, Frame, self_attr
 from amplint.rules import Flag, Rule
 from amplint.rules._util import argument, dotted_expr, has_star_args
 
@@ -220,23 +220,12 @@ class AutocastDeviceType(Rule):
             return True
         if isinstance(expr, cst.Name):
             return self._name_is_device(ctx, expr.value, frame)
-        if (
-            isinstance(expr, cst.Attribute)
-            and isinstance(expr.value, cst.Name)
-            and expr.value.value == "self"
-        ):
+        attr = self_attr(expr)
+        if attr is not None:
             cls = frame.class_frame
             if cls is None:
                 return False
-            values = [
-                a for a in facts.tree.assigns
-                if a.frame.class_frame is cls
-                and any(
-                    isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name)
-                    and t.value.value == "self" and t.attr.value == expr.attr.value
-                    for t in a.targets
-                )
-            ]
+            values = facts.tree.self_assigns(cls).get(attr, [])
             return bool(values) and all(
                 self._device_call(facts, a.value, a.frame) for a in values
             )

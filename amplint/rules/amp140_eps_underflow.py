@@ -8,7 +8,7 @@ import libcst as cst
 
 from amplint.diagnostics import Diagnostic, Severity
 from amplint.facts.names import resolve_expr
-from amplint.facts.tree import Frame, dotted_name
+from amplint.facts.tree import Frame, dotted_name, self_attr
 from amplint.facts.half_values import FrameWalker, _params, float16_values, walk_float16_code
 from amplint.rules import Flag, Rule
 from amplint.rules._util import argument, code_of, data_chain, keyword, literal_float
@@ -379,28 +379,11 @@ def _short(code: str) -> str:
 def _self_attr_literal(expr: cst.BaseExpression, frame: Frame, facts) -> Optional[float]:
     """The value of `self.eps` when the class sets it exactly once, from a literal or from a
     parameter of that method with a literal default (`def __init__(self, eps=1e-12)`)."""
-    if not (
-        isinstance(expr, cst.Attribute)
-        and isinstance(expr.value, cst.Name)
-        and expr.value.value == "self"
-    ):
-        return None
+    attr = self_attr(expr)
     cls = frame.class_frame
-    if cls is None:
+    if attr is None or cls is None:
         return None
-    attr = expr.attr.value
-    values = []
-    for assign in facts.tree.assigns:
-        if assign.frame.class_frame is not cls:
-            continue
-        for target in assign.targets:
-            if (
-                isinstance(target, cst.Attribute)
-                and isinstance(target.value, cst.Name)
-                and target.value.value == "self"
-                and target.attr.value == attr
-            ):
-                values.append((assign.value, assign.frame))
+    values = [(a.value, a.frame) for a in facts.tree.self_assigns(cls).get(attr, [])]
     if len(values) != 1:
         return None
     value, where = values[0]

@@ -1,0 +1,1 @@
+"""Data tables the rules read (API maps, op lists), kept apart from their logic."""

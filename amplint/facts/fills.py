@@ -1,0 +1,364 @@
+"""Constant fills and tensor dtypes (for AMP110): the number an expression is (literals,
+`float("-inf")`, `torch.finfo(torch.float32).min`, names bound to them), the dtype a tensor
+expression has here (casts, factories, `dtype=`, autocast's float32 ops), the order of
+statements, and whether a filled tensor goes straight into softmax/max (where any large
+negative fill gives the same result)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+
+from amplint.data.overflow import (
+    AUTOCAST_FP32, CASTS, FEEDS_FUNCTIONS, FEEDS_METHODS, FLOAT_FACTORIES, FP16_MAX, IN_PLACE,
+    KEEPS_DTYPE, LIKE_FACTORIES, OTHER_DTYPES,
+)
+from amplint.facts.regions import DTYPES
+from amplint.facts.tree import Frame, argument, keyword
+
+
+@dataclass
+class Const:
+    value: float
+    finfo32: bool  # `torch.finfo(torch.float32).min/max`
+
+
+class FillValues:
+    """Per-file lazy helpers: statement order, constants, dtypes, where values flow."""
+
+    def __init__(self, facts) -> None:
+        self.facts = facts
+        self.module: cst.Module = facts.module
+        self._order: Optional[Dict[int, int]] = None
+        self._feeding: Optional[Set[int]] = None
+
+    # -- statement order ------------------------------------------------------------------
+    def order(self, stmt) -> Optional[int]:
+        if stmt is None:
+            return None
+        if self._order is None:
+            collector = _Order()
+            self.module.visit(collector)
+            self._order = collector.index
+        return self._order.get(id(stmt))
+
+    # -- constants ------------------------------------------------------------------------
+    def constant(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> Optional[Const]:
+        """The number `expr` is, when it is a constant beyond float16's range (finite)."""
+        const = self._evaluate(expr, frame, depth)
+        if const is None or not math.isfinite(const.value) or abs(const.value) <= FP16_MAX:
+            return None
+        return const
+
+    def _evaluate(self, expr, frame: Frame, depth: int) -> Optional[Const]:
+        if depth > 4:
+            return None
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            try:
+                return Const(float(expr.evaluated_value), False)
+            except (OverflowError, ValueError):
+                return None
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            inner = self._evaluate(expr.expression, frame, depth + 1)
+            if inner is None:
+                return None
+            sign = -1.0 if isinstance(expr.operator, cst.Minus) else 1.0
+            return Const(sign * inner.value, inner.finfo32)
+        if isinstance(expr, cst.BinaryOperation):
+            left = self._evaluate(expr.left, frame, depth + 1)
+            right = self._evaluate(expr.right, frame, depth + 1)
+            if left is None or right is None or left.finfo32 or right.finfo32:
+                return None
+            try:
+                if isinstance(expr.operator, cst.Power):
+                    if abs(right.value) > 400:
+                        return None
+                    return Const(float(left.value ** right.value), False)
+                if isinstance(expr.operator, cst.Multiply):
+                    return Const(left.value * right.value, False)
+                if isinstance(expr.operator, cst.Add):
+                    return Const(left.value + right.value, False)
+                if isinstance(expr.operator, cst.Subtract):
+                    return Const(left.value - right.value, False)
+            except (OverflowError, ZeroDivisionError, TypeError):
+                return None
+            return None
+        if isinstance(expr, cst.Call) and len(expr.args) == 1 and not expr.args[0].keyword:
+            if isinstance(expr.func, cst.Name) and expr.func.value in ("float", "int") and (
+                self.facts.resolve(expr.func, frame) is None
+            ):
+                arg = expr.args[0].value
+                if isinstance(arg, cst.SimpleString):
+                    try:
+                        return Const(float(arg.evaluated_value), False)
+                    except (ValueError, TypeError):
+                        return None
+                return self._evaluate(arg, frame, depth + 1)
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("min", "max"):
+            inner = expr.value
+            if isinstance(inner, cst.Call) and self.facts.resolve(inner.func, frame) == "torch.finfo":
+                if not inner.args:
+                    dtype = "float32"
+                elif len(inner.args) == 1 and not inner.args[0].keyword:
+                    dtype = self.dtype_literal(inner.args[0].value, frame)
+                else:
+                    return None
+                if dtype == "float32":
+                    value = 3.4028234663852886e38
+                elif dtype == "float64":
+                    value = 1.7976931348623157e308
+                else:
+                    return None
+                return Const(-value if expr.attr.value == "min" else value, True)
+        if isinstance(expr, cst.Name):
+            return self._named_constant(expr.value, frame, depth)
+        return None
+
+    def _named_constant(self, name: str, frame: Frame, depth: int) -> Optional[Const]:
+        if self.facts.resolve((cst.Name(name)), frame) is not None:
+            return None
+        assigns = [
+            a for a in self.facts.tree.assigns
+            if any(isinstance(t, cst.Name) and t.value == name for t in a.targets)
+        ]
+        if len(assigns) != 1 or len(assigns[0].targets) != 1:
+            return None
+        scope = assigns[0].frame.scope
+        if scope.kind != "module" and scope is not frame.scope:
+            return None
+        const = self._evaluate(assigns[0].value, assigns[0].frame, depth + 1)
+        return const
+
+    def describe(self, expr: cst.BaseExpression, const: Const) -> str:
+        text = self.module.code_for_node(expr).strip()
+        if len(text) > 40:
+            text = text[:37] + "..."
+        if isinstance(expr, cst.Name):
+            return f"`{text}` (= {const.value:g})"
+        return f"`{text}`"
+
+    # -- dtypes ---------------------------------------------------------------------------
+    def dtype_literal(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        qualified = self.facts.resolve(expr, frame)
+        if qualified is None:
+            return None
+        if qualified in OTHER_DTYPES:
+            return "other"
+        return DTYPES.get(qualified)
+
+    def dtype_of(self, expr: cst.BaseExpression, frame: Frame, stmt, depth: int = 0) -> Optional[str]:
+        """"float16", "bfloat16", "float32", "float64", "other" when the file shows it."""
+        if depth > 6:
+            return None
+        if isinstance(expr, cst.Subscript):
+            return self.dtype_of(expr.value, frame, stmt, depth + 1)
+        if isinstance(expr, cst.Name):
+            return self._name_dtype(expr.value, frame, stmt, depth)
+        if not isinstance(expr, cst.Call):
+            return None
+        func = expr.func
+        qualified = self.facts.resolve(func, frame)
+        if qualified is not None:
+            dtype_arg = keyword(expr, "dtype")
+            if dtype_arg is not None:
+                return self.dtype_literal(dtype_arg.value, frame)
+            if qualified in FLOAT_FACTORIES:
+                return "float32"
+            if qualified in LIKE_FACTORIES and expr.args and not expr.args[0].keyword:
+                return self.dtype_of(expr.args[0].value, frame, stmt, depth + 1)
+            if qualified.rsplit(".", 1)[-1] in AUTOCAST_FP32 and self._cuda_autocast(frame):
+                return "float32"
+            return None
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        if method in CASTS and not expr.args:
+            return CASTS[method]
+        if method in ("to", "type"):
+            for arg in expr.args:
+                if arg.keyword is not None and arg.keyword.value != "dtype":
+                    continue
+                found = self.dtype_literal(arg.value, frame)
+                if found is not None:
+                    return found
+                if arg.keyword is not None:
+                    return None  # dtype=<expression>
+            positional = [a for a in expr.args if a.keyword is None]
+            if method == "to" and positional and all(_is_device(a.value) for a in positional):
+                return self.dtype_of(func.value, frame, stmt, depth + 1)
+            if method == "to" and not positional:
+                return self.dtype_of(func.value, frame, stmt, depth + 1)
+            return None
+        if method in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"):
+            dtype_arg = keyword(expr, "dtype")
+            if dtype_arg is not None:
+                return self.dtype_literal(dtype_arg.value, frame)
+            return self.dtype_of(func.value, frame, stmt, depth + 1)
+        if method in KEEPS_DTYPE:
+            return self.dtype_of(func.value, frame, stmt, depth + 1)
+        if method in AUTOCAST_FP32 and self._cuda_autocast(frame):
+            return "float32"
+        return None
+
+    def _cuda_autocast(self, frame: Frame) -> bool:
+        region = self.facts.active_region(frame)
+        return region is not None and region.device == "cuda"
+
+    def _name_dtype(self, name: str, frame: Frame, stmt, depth: int) -> Optional[str]:
+        here = self.order(stmt)
+        if here is None:
+            return None
+        best = None
+        best_index = -1
+        for assign in self.facts.tree.assigns:
+            if assign.frame.scope is not frame.scope:
+                continue
+            if not any(_binds(t, name) for t in assign.targets):
+                continue
+            index = self.order(assign.line_stmt)
+            if index is None or index >= here or index <= best_index:
+                continue
+            best, best_index = assign, index
+        if best is None:
+            return None
+        if len(best.targets) != 1 or not isinstance(best.targets[0], cst.Name):
+            return None
+        return self.dtype_of(best.value, best.frame, best.line_stmt, depth + 1)
+
+    # -- where the filled tensor goes -----------------------------------------------------
+    def feeding(self) -> Set[int]:
+        """ids of expressions whose value goes straight into softmax/log_softmax/max/min."""
+        if self._feeding is None:
+            found: Set[int] = set()
+            for qualified, site in self.facts.qualified_calls:
+                call = site.node
+                if qualified in FEEDS_FUNCTIONS:
+                    first = argument(call, 0, "input")
+                    if first is not None:
+                        found.add(id(first.value))
+                elif (
+                    qualified is None
+                    and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value in FEEDS_METHODS
+                ):
+                    found.add(id(call.func.value))
+            self._feeding = found
+        return self._feeding
+
+    def feeds_reduction(self, call, method: str, target, frame: Frame, stmt) -> bool:
+        feeding = self.feeding()
+        if call is not None and id(call) in feeding:
+            return True
+        name: Optional[str] = None
+        if method in IN_PLACE or method == "setitem":
+            if isinstance(target, cst.Name):
+                name = target.value
+        elif call is not None and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            small = stmt.body[0]
+            if (
+                isinstance(small, cst.Assign)
+                and small.value is call
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+            ):
+                name = small.targets[0].target.value
+        if name is None or stmt is None:
+            return False
+        function = frame.function
+        root = function.node if function is not None else self.module
+        uses = _LaterUses(name, stmt)
+        root.visit(uses)
+        return bool(uses.loads) and all(id(node) in feeding for node in uses.loads)
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(e.value, name) for e in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _binds(target.value, name)
+    return False
+
+
+def _is_device(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.SimpleString):
+        return True
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
+        return True
+    return isinstance(expr, cst.Name) and "device" in expr.value
+
+
+def pure(expr: cst.BaseExpression) -> bool:
+    """A name, attribute chain or simple subscript of one: safe to write twice."""
+    if isinstance(expr, cst.Name):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return pure(expr.value)
+    if isinstance(expr, cst.Subscript):
+        for element in expr.slice:
+            index = element.slice
+            if isinstance(index, cst.Index):
+                if not isinstance(index.value, (cst.Name, cst.Integer, cst.Ellipsis)):
+                    return False
+            elif isinstance(index, cst.Slice):
+                parts = (index.lower, index.upper, index.step)
+                if any(p is not None and not isinstance(p, (cst.Name, cst.Integer)) for p in parts):
+                    return False
+        return pure(expr.value)
+    return False
+
+
+class _Order(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.index: Dict[int, int] = {}
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.index[id(node)] = len(self.index)
+
+
+class _LaterUses(cst.CSTVisitor):
+    """Reads of `name` after statement `after`, up to the statement that rebinds it."""
+
+    def __init__(self, name: str, after: cst.CSTNode) -> None:
+        self.name = name
+        self.after = after
+        self.started = False
+        self.stopped = False
+        self.rebinds = False
+        self.loads: List[cst.Name] = []
+        self._stores: Set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.stopped:
+            return False
+        return super().on_visit(node)
+
+    def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if node is self.after:
+            self.started = True
+        elif self.started and self.rebinds:
+            self.stopped = True
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self._stores.add(id(node.target))
+
+    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+        node.value.visit(self)
+        return False  # the attribute's own name is not a read of `name`
+
+    def visit_Arg(self, node: cst.Arg) -> Optional[bool]:
+        node.value.visit(self)
+        return False  # nor is a keyword's name
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if not self.started or node.value != self.name:
+            return
+        if id(node) in self._stores:
+            self.rebinds = True
+        else:
+            self.loads.append(node)

@@ -1,0 +1,411 @@
+"""The scaler protocol's events of one body, in order, with their loops and branches (the
+walk the AMP12x rules read through `ScalerAnalysis.flows` / `.walk`), and the questions rules
+ask of them: can two events run on the same pass, which arms gate one, what jumps between two.
+
+The events of a body, in source order (inner calls first): `scale` (`S.scale(x)`, with
+`backward=True` when `.backward()` is chained on it or on a name assigned from it), `backward`
+(an unscaled `loss.backward()` / `torch.autograd.backward(loss)`), `unscale` (`S.unscale_(opt)`),
+`clip` (`clip_grad_norm_/clip_grad_value_` of any spelling, `model.clip_grad_norm_` (FSDP),
+`dispatch_clip_grad`, or a same-file function that clips), `step` (`S.step(opt)`), `update`
+(`S.update()`), `opt_step` (a plain `optimizer.step()`), and the jumps `continue`, `break`,
+`return`, `raise`. Each event carries its context: the loops around it and the branches it sits in
+(`if`/`elif`/`else`, `except`, `match` cases), so rules can tell a conditional event, a
+micro-step loop, and separate AMP / non-AMP branches (`if use_amp: ... else: ...`, also across two
+`if` statements testing the same condition, `X is None` against `X is not None`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, List, Optional, Set, Tuple, Union
+
+import libcst as cst
+
+from amplint.facts.names import resolve_expr
+from amplint.facts.tree import CallSite, Frame, dotted_name
+
+if TYPE_CHECKING:
+    from amplint.facts.scalers import ScalerAnalysis, ScalerRef
+
+
+def key_text(expr: cst.BaseExpression) -> Optional[str]:
+    """`scaler` -> "scaler", `self.scaler` -> "self.scaler"; None for anything else."""
+    name = dotted_name(expr)
+    return ".".join(name) if name else None
+
+
+# -- events -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Loop:
+    node: cst.CSTNode
+
+
+@dataclass(frozen=True)
+class Branch:
+    node: cst.CSTNode  # the If / Try / Match / loop whose alternative this is
+    index: int
+    cond: Optional[str]  # normalized condition text of an `if` (None: except, match, loop else)
+    positive: bool = True
+
+
+Ctx = Union[Loop, Branch]
+
+
+@dataclass(eq=False)
+class Event:
+    kind: str  # scale backward unscale clip step update opt_step continue break return raise
+    node: cst.CSTNode
+    ctx: Tuple[Ctx, ...]
+    order: int
+    stmt: Optional[cst.SimpleStatementLine]  # the statement line holding it (None in a suite)
+    scaler: Optional[ScalerRef] = None  # the scaler for scale/unscale/step/update
+    receiver: Optional[cst.BaseExpression] = None  # the scaler expression as written
+    arg: Optional[str] = None  # the optimizer's text (step/unscale); `.backward()` receiver text
+    backward: bool = False  # scale: the scaled value is backpropagated
+    site: Optional[CallSite] = None
+
+    @property
+    def loops(self) -> Tuple[Loop, ...]:
+        return tuple(c for c in self.ctx if isinstance(c, Loop))
+
+    @property
+    def loop(self) -> Optional[Loop]:
+        loops = self.loops
+        return loops[-1] if loops else None
+
+    def branches(self, within: Optional[Loop] = None) -> Tuple[Branch, ...]:
+        """The branches around the event (only those inside loop `within`, when given)."""
+        ctx = self.ctx
+        if within is not None and within in ctx:
+            ctx = ctx[ctx.index(within) + 1:]
+        return tuple(c for c in ctx if isinstance(c, Branch))
+
+    def conditional(self, within: Optional[Loop] = None) -> bool:
+        return bool(self.branches(within))
+
+    def inside(self, loop: Optional[Loop]) -> bool:
+        return loop is None or loop in self.ctx
+
+
+def exclusive(a: Event, b: Event) -> bool:
+    """True when `a` and `b` cannot run in the same pass: different arms of one `if`, or arms of
+    two `if`s testing the same condition with opposite outcomes."""
+    for x in a.branches():
+        for y in b.branches():
+            if x.node is y.node and x.index != y.index:
+                return True
+            if x.cond is not None and x.cond == y.cond and x.positive != y.positive:
+                return True
+    return False
+
+
+def more_conditional(a: Event, b: Event) -> bool:
+    """True when `a` sits in a branch that `b` does not (a may run when b does not)."""
+    return not set(a.branches()) <= set(b.branches())
+
+
+@dataclass(eq=False)
+class Flow:
+    """The events of one function (or module) body, in source order."""
+
+    node: cst.CSTNode  # FunctionDef or Module
+    frame: Frame
+    events: List[Event] = field(default_factory=list)
+
+    def of(self, *kinds: str, scaler: Optional[str] = None) -> List[Event]:
+        return [
+            e for e in self.events
+            if e.kind in kinds and (scaler is None or e.scaler == scaler)
+        ]
+
+    def between(self, first: Event, last: Event, *kinds: str) -> List[Event]:
+        return [e for e in self.events if first.order < e.order < last.order and e.kind in kinds]
+
+    @property
+    def stepping_scalers(self) -> List[str]:
+        seen: List[str] = []
+        for event in self.of("step"):
+            if event.scaler not in seen:
+                seen.append(event.scaler)  # type: ignore[arg-type]
+        return seen
+
+
+def _normalize(test: cst.BaseExpression, module: cst.Module) -> Tuple[str, bool]:
+    """(condition text, polarity): `not x` -> (x, False); `x is None` -> (x is not None, False);
+    bare `x` -> (x is not None, True), so `if scaler:` pairs with `if scaler is None:`."""
+    positive = True
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+        positive = not positive
+    if (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+        and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
+    ):
+        if isinstance(test.comparisons[0].operator, cst.Is):
+            positive = not positive
+        return module.code_for_node(test.left).strip() + " is not None", positive
+    text = module.code_for_node(test).strip()
+    if isinstance(test, (cst.Name, cst.Attribute)):
+        return text + " is not None", positive
+    return text, positive
+
+
+class _Calls(cst.CSTVisitor):
+    """Calls of an expression in evaluation order (inner first); lambdas are not run here."""
+
+    def __init__(self) -> None:
+        self.calls: List[cst.Call] = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def leave_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+
+def _calls_in(node: Optional[cst.CSTNode]) -> List[cst.Call]:
+    if node is None:
+        return []
+    visitor = _Calls()
+    node.visit(visitor)
+    return visitor.calls
+
+
+class FlowWalker:
+    """Walks one body's statements in order, recording events with their loops and branches."""
+
+    def __init__(self, analysis: ScalerAnalysis, flow: Flow) -> None:
+        self.analysis = analysis
+        self.flow = flow
+        self.scaled_names: Set[str] = set()
+
+    def emit(self, kind: str, node: cst.CSTNode, ctx, stmt, **extra) -> None:
+        self.flow.events.append(Event(kind, node, ctx, len(self.flow.events), stmt, **extra))
+
+    # -- statements -----------------------------------------------------------------------
+    def suite(self, suite: cst.BaseSuite, ctx) -> None:
+        if isinstance(suite, cst.IndentedBlock):
+            self.block(suite.body, ctx)
+        elif isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self.small(small, ctx, None)
+
+    def block(self, stmts, ctx) -> None:
+        for stmt in stmts:
+            self.statement(stmt, ctx)
+
+    def statement(self, stmt: cst.CSTNode, ctx) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.small(small, ctx, stmt)
+        elif isinstance(stmt, cst.If):
+            self.expr(stmt.test, ctx, None)
+            cond, positive = _normalize(stmt.test, self.analysis.module)
+            self.suite(stmt.body, ctx + (Branch(stmt, 0, cond, positive),))
+            if isinstance(stmt.orelse, cst.Else):
+                self.suite(stmt.orelse.body, ctx + (Branch(stmt, 1, cond, not positive),))
+            elif isinstance(stmt.orelse, cst.If):  # elif: the first test failed
+                self.statement(stmt.orelse, ctx + (Branch(stmt, 1, cond, not positive),))
+        elif isinstance(stmt, (cst.For, cst.While)):
+            self.expr(stmt.iter if isinstance(stmt, cst.For) else stmt.test, ctx, None)
+            self.suite(stmt.body, ctx + (Loop(stmt),))
+            if stmt.orelse is not None:
+                self.suite(stmt.orelse.body, ctx + (Branch(stmt, 1, None),))
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                self.expr(item.item, ctx, None)
+            self.suite(stmt.body, ctx)
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            self.suite(stmt.body, ctx)
+            for index, handler in enumerate(stmt.handlers):
+                self.suite(handler.body, ctx + (Branch(stmt, index + 1, None),))
+            if stmt.orelse is not None:
+                self.suite(stmt.orelse.body, ctx + (Branch(stmt, 0, None),))
+            if stmt.finalbody is not None:
+                self.suite(stmt.finalbody.body, ctx)
+        elif isinstance(stmt, cst.Match):
+            self.expr(stmt.subject, ctx, None)
+            for index, case in enumerate(stmt.cases):
+                self.suite(case.body, ctx + (Branch(stmt, index, None),))
+        # FunctionDef / ClassDef: their bodies are flows of their own
+
+    def small(self, small: cst.BaseSmallStatement, ctx, stmt) -> None:
+        if isinstance(small, cst.Continue):
+            self.emit("continue", small, ctx, stmt)
+        elif isinstance(small, cst.Break):
+            self.emit("break", small, ctx, stmt)
+        elif isinstance(small, cst.Return):
+            self.expr(small.value, ctx, stmt)
+            self.emit("return", small, ctx, stmt)
+        elif isinstance(small, cst.Raise):
+            self.expr(small.exc, ctx, stmt)
+            self.emit("raise", small, ctx, stmt)
+        else:
+            self.expr(small, ctx, stmt)
+            if isinstance(small, cst.Assign):
+                value = small.value
+                if self._scale_call(value) is not None:
+                    for target in small.targets:
+                        text = key_text(target.target)
+                        if text is not None:
+                            self.scaled_names.add(text)
+
+    # -- calls ----------------------------------------------------------------------------
+    def _scale_call(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The scaler's text when `expr` is `S.scale(...)` for a scaler S."""
+        if (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value == "scale"
+            and expr.args
+        ):
+            text = self.analysis.ref(key_text(expr.func.value), self.flow.frame)
+            if text in self.analysis.infos:
+                return text
+        return None
+
+    def _is_scaled(self, expr: cst.BaseExpression) -> bool:
+        return self._scale_call(expr) is not None or key_text(expr) in self.scaled_names
+
+    def expr(self, node: Optional[cst.CSTNode], ctx, stmt) -> None:
+        analysis = self.analysis
+        module = analysis.module
+        for call in _calls_in(node):
+            site = analysis.sites.get(id(call))
+            func = call.func
+            if isinstance(func, cst.Attribute):
+                method = func.attr.value
+                text = analysis.ref(key_text(func.value), self.flow.frame)
+                if text in analysis.infos:
+                    optimizer = _first_arg(call, "optimizer")
+                    opt_text = module.code_for_node(optimizer).strip() if optimizer else None
+                    if method == "scale" and call.args:
+                        self.emit("scale", call, ctx, stmt, scaler=text, receiver=func.value,
+                                  site=site)
+                        continue
+                    if method in ("unscale_", "step") and optimizer is not None:
+                        kind = "unscale" if method == "unscale_" else "step"
+                        self.emit(kind, call, ctx, stmt, scaler=text, receiver=func.value,
+                                  arg=opt_text, site=site)
+                        continue
+                    if method == "update":
+                        self.emit("update", call, ctx, stmt, scaler=text, receiver=func.value,
+                                  site=site)
+                        continue
+                if method == "backward":
+                    if self._is_scaled(func.value):
+                        for event in reversed(self.flow.events):
+                            if event.kind == "scale":
+                                if event.node is func.value or self._scale_call(func.value) is None:
+                                    event.backward = True
+                                break
+                        continue
+                    if _tensor_backward(call):
+                        self.emit("backward", call, ctx, stmt, site=site,
+                                  arg=module.code_for_node(func.value).strip())
+                        continue
+                if (
+                    method == "step"
+                    and not call.args
+                    and text is not None
+                    and "sched" not in text.lower()
+                    and text not in analysis.infos
+                ):
+                    self.emit("opt_step", call, ctx, stmt, site=site)
+                    continue
+            if site is not None and resolve_expr(func, site.frame) == "torch.autograd.backward":
+                first = _first_arg(call, "tensors")
+                if first is not None and not self._is_scaled(first):
+                    self.emit("backward", call, ctx, stmt, site=site)
+                continue
+            if analysis.clip_call(call, site):
+                self.emit("clip", call, ctx, stmt, site=site)
+
+
+def _first_arg(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    for arg in call.args:
+        if arg.keyword is None and not arg.star:
+            return arg.value
+    return None
+
+
+def _tensor_backward(call: cst.Call) -> bool:
+    """`loss.backward()`, `loss.backward(retain_graph=True)`, `(l1 + l2).backward()`: a tensor's
+    backward (no positional argument), not `accelerator.backward(loss)` or `self.backward(...)`."""
+    func = call.func
+    assert isinstance(func, cst.Attribute)
+    if any(arg.keyword is None for arg in call.args):
+        return False
+    receiver = func.value
+    if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
+        return False
+    if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name):
+        if receiver.func.value == "super":
+            return False
+    return True
+
+
+# -- helpers for the AMP12x rules --------------------------------------------------------------
+def signature(branch: Branch):
+    """What makes two branches the same arm: one `if`'s arm, or the same tested condition."""
+    if branch.cond is not None:
+        return ("cond", branch.cond, branch.positive)
+    return ("node", id(branch.node), branch.index)
+
+
+def arms(event: Event, within: Optional[Loop] = None) -> Set[tuple]:
+    return {signature(b) for b in event.branches(within)}
+
+
+def runs_whenever(a: Event, b: Event, within: Optional[Loop] = None) -> bool:
+    """True when `a` is no more conditional than `b` (every arm around `a` also holds `b`)."""
+    return arms(a, within) <= arms(b, within)
+
+
+def gates(a: Event, b: Event, within: Optional[Loop] = None) -> List[Branch]:
+    """The `if` bodies around `a` (inside loop `within`) that `b` is not in: the tests `a` waits
+    for when `b` does not (`if not skip_step:`, `if grad_norm.isfinite():`). `elif`/`else` arms
+    are left out: they say an earlier test failed, which is a split of paths, not a skip."""
+    around_b = arms(b, within)
+    return [
+        branch for branch in a.branches(within)
+        if isinstance(branch.node, cst.If) and branch.index == 0
+        and signature(branch) not in around_b
+    ]
+
+
+def jumps_between(flow: Flow, first: Event, last: Event) -> List[Event]:
+    """`continue`/`break` of the loop around `first`, or `return`, between the two events that
+    can run on the same pass as `first`: they leave the iteration before `last` runs."""
+    loop = first.loop
+    found = []
+    for event in flow.between(first, last, "continue", "break", "return"):
+        if exclusive(event, first):
+            continue
+        if event.kind == "return" or event.loop == loop:
+            found.append(event)
+    return found
+
+
+def expr_line(call: cst.BaseExpression) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Expr(call)])
+
+
+def insert_before(stmt: cst.SimpleStatementLine, new: cst.SimpleStatementLine):
+    """Edits that put `new` on its own line before `stmt` (comments above stay on top)."""
+    return {
+        stmt: cst.FlattenSentinel([
+            new.with_changes(leading_lines=stmt.leading_lines),
+            stmt.with_changes(leading_lines=()),
+        ])
+    }
+
+
+def insert_after(stmt: cst.SimpleStatementLine, new: cst.SimpleStatementLine):
+    return {stmt: cst.FlattenSentinel([stmt, new])}
