@@ -17,15 +17,17 @@ micro-step loop, and separate AMP / non-AMP branches (`if use_amp: ... else: ...
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, List, Optional, Set, Tuple, Union
+from typing import List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from amplint.facts.names import resolve_expr
 from amplint.facts.tree import CallSite, Frame, dotted_name
 
-if TYPE_CHECKING:
-    from amplint.facts.scalers import ScalerAnalysis, ScalerRef
+# The scaler facts (amplint.facts.scalers) build on this module; their types are named here
+# only in annotations, as strings, so that the import runs one way.
+ScalerRef = "amplint.facts.scalers.ScalerRef"
+ScalerAnalysis = "amplint.facts.scalers.ScalerAnalysis"
 
 
 def key_text(expr: cst.BaseExpression) -> Optional[str]:
