@@ -12,21 +12,7 @@ from amplint.engine import Settings, lint_source
 from amplint.facts.regions import Enabled
 from amplint.project import build, declared_matches, lint_project
 
-PROJECTS = os.path.join(os.path.dirname(__file__), "projects")
-
-
-def load(name, replace=()):
-    root = os.path.join(PROJECTS, name)
-    files = {}
-    for folder, _, names in os.walk(root):
-        for file_name in sorted(names):
-            path = os.path.join(folder, file_name)
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-            for old, new in replace:
-                text = text.replace(old, new)
-            files[os.path.relpath(path, PROJECTS).replace(os.sep, "/")] = text
-    return files
+from project_files import PROJECTS, load  # noqa: E402,F401
 
 
 def findings(results):

@@ -12,22 +12,8 @@ import pytest
 from amplint.engine import Settings
 from amplint.project import build, lint_project
 
-PROJECTS = os.path.join(os.path.dirname(__file__), "projects")
+from project_files import PROJECTS, load  # noqa: E402,F401
 SETTINGS = Settings.default()
-
-
-def load(name, replace=()):
-    root = os.path.join(PROJECTS, name)
-    files = {}
-    for folder, _, names in os.walk(root):
-        for file_name in sorted(names):
-            path = os.path.join(folder, file_name)
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-            for old, new in replace:
-                text = text.replace(old, new)
-            files[os.path.relpath(path, PROJECTS).replace(os.sep, "/")] = text
-    return files
 
 
 def findings(results):
