@@ -11,7 +11,8 @@ names. When the `with` of its region ends and no other region is active there, t
 
 Alongside, the walk records the evidence that a value is float32 (a float factory without
 `dtype=`, `.float()`, a parameter or buffer of a class, a `torch.nn.Linear`-like module's weight)
-and which names are inputs from outside a region (parameters, locals assigned outside one).
+and which names are inputs from outside a region (parameters, locals assigned outside one); the
+float32 questions themselves live in float32_evidence.py.
 Shared by AMP105 (autocast-output-escape) and AMP111 (dtype-from-input); computed once per file
 as `FileFacts.escape`. A general def-use fact may absorb the walk later.
 """
@@ -23,12 +24,13 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from amplint.facts.float32_evidence import Float32Evidence, device_only
 from amplint.facts.fp16 import half_cast_dtype
 from amplint.facts.syntax import params as _params, unparen as _unparen
-from amplint.facts.half_values import frames_by_body, is_float32_cast
+from amplint.facts.half_values import frames_by_body
 from amplint.facts.names import resolve_expr
-from amplint.facts.regions import DTYPES, Region
-from amplint.facts.tree import Frame, child_fields, self_attr
+from amplint.facts.regions import Region
+from amplint.facts.tree import Frame, child_fields
 
 HALF_REGION = (None, "float16", "bfloat16")
 MATMUL_FUNCTIONS = {
@@ -37,12 +39,6 @@ MATMUL_FUNCTIONS = {
     "torch.nn.functional.conv3d", "torch.conv1d", "torch.conv2d", "torch.conv3d",
 }
 MATMUL_METHODS = {"mm", "matmul", "bmm", "addmm", "baddbmm"}
-# torch.nn modules with float32 parameters whose output autocast makes half, and which raise on a
-# half input outside autocast.
-STRICT_MODULES = {
-    "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
-    "ConvTranspose2d", "ConvTranspose3d", "LSTM", "GRU", "RNN", "MultiheadAttention",
-}
 KEEP_METHODS = {
     "view", "reshape", "transpose", "permute", "contiguous", "detach", "clone", "flatten",
     "squeeze", "unsqueeze", "t", "expand", "expand_as", "view_as", "reshape_as", "narrow",
@@ -55,11 +51,6 @@ KEEP_FUNCTIONS = {
     "torch.nn.functional.relu", "torch.nn.functional.gelu", "torch.nn.functional.silu",
     "torch.nn.functional.dropout",
 }
-FLOAT_FACTORIES = {
-    "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.eye",
-    "torch.linspace",
-}
-PARAMETER = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
 
 
 @dataclass(frozen=True)
@@ -77,7 +68,7 @@ class Entry:
     value: Optional[cst.BaseExpression] = None  # the assigned value
 
 
-class EscapeAnalysis:
+class EscapeAnalysis(Float32Evidence):
     def __init__(self, facts) -> None:
         self.facts = facts
         self.reads: Dict[int, Entry] = {}  # id(Name read) -> entry
@@ -114,21 +105,6 @@ class EscapeAnalysis:
 
     def read(self, name: cst.Name) -> Optional[Entry]:
         return self.reads.get(id(name))
-
-    def is_float32(self, expr: cst.BaseExpression, frame: Frame) -> bool:
-        """`expr` is float32 by construction (and no region is active at `frame`)."""
-        if self.facts.active_region(frame) is not None:
-            return False
-        return self._float32(expr, frame, 0)
-
-    def float32_module(self, expr: cst.BaseExpression, frame: Frame) -> bool:
-        """`expr` is a torch.nn module with float32 parameters (`self.head = nn.Linear(...)` in
-        a class the file never turns half, a local `head = nn.Linear(...)`)."""
-        if isinstance(expr, cst.Name):
-            entry = self.reads.get(id(expr))
-            return entry is not None and entry.kind == "module32"
-        attr = self._self_attr(expr, frame)
-        return attr is not None and attr == "module32"
 
     # -- the walk -------------------------------------------------------------------------
     def _walk_scope(self, frame: Frame, body, state: Dict[str, Entry]) -> None:
@@ -282,7 +258,7 @@ class EscapeAnalysis:
                 expr = expr.value
             elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
                 expr.func.attr.value in KEEP_METHODS
-                or (expr.func.attr.value == "to" and _device_only(expr, frame))
+                or (expr.func.attr.value == "to" and device_only(expr, frame))
             ) and resolve_expr(expr.func.value, frame) is None:
                 expr = expr.func.value
             elif (
@@ -337,107 +313,6 @@ class EscapeAnalysis:
             if isinstance(base.value, cst.Name) and self._is_module_class(base.value.value, depth + 1):
                 return True
         return False
-
-    def _module32_ctor(self, value: cst.BaseExpression, frame: Frame) -> bool:
-        """`nn.Linear(...)`, optionally moved with `.to(device)` / `.cuda()`."""
-        value = _unparen(value)
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
-            value.func.attr.value in ("cuda", "cpu")
-            or (value.func.attr.value == "to" and _device_only(value, frame))
-        ):
-            value = value.func.value
-        if not isinstance(value, cst.Call):
-            return False
-        qualified = resolve_expr(value.func, frame) or ""
-        return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in STRICT_MODULES
-
-    def _float32(self, expr: cst.BaseExpression, frame: Frame, depth: int) -> bool:
-        if depth > 6:
-            return False
-        expr = self._root(expr, frame)
-        if isinstance(expr, cst.Name):
-            entry = self.reads.get(id(expr))
-            return entry is not None and entry.kind == "f32"
-        if isinstance(expr, cst.Attribute):
-            if expr.attr.value in ("weight", "bias") and self.float32_module(expr.value, frame):
-                return True
-            return self._self_attr(expr, frame) == "f32"
-        if not isinstance(expr, cst.Call):
-            return False
-        if is_float32_cast(expr, frame) and not _dtype_float64(expr, frame):
-            return True
-        qualified = resolve_expr(expr.func, frame)
-        if qualified in PARAMETER and expr.args:
-            return self._float32(expr.args[0].value, frame, depth + 1)
-        if qualified in FLOAT_FACTORIES:
-            return not any(a.keyword is not None and a.keyword.value == "dtype" for a in expr.args)
-        return False
-
-    def _self_attr(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
-        """"f32" / "module32" for `self.attr` set so in the class (every assignment agrees, and
-        the file never turns the class half), else None."""
-        attr = self_attr(expr)
-        if attr is None:
-            return None
-        cls = frame.class_frame
-        if cls is None or cls.name in self.facts.fp16.half_classes:
-            return None
-        attrs = self._class_attrs.get(id(cls))
-        if attrs is None:
-            self._class_attrs[id(cls)] = {}  # while collecting: `self.a = self.b` is unknown
-            attrs = self._class_attrs[id(cls)] = self._collect_attrs(cls)
-        return attrs.get(attr)
-
-    def _collect_attrs(self, cls: Frame) -> Dict[str, str]:
-        kinds: Dict[str, set] = {}
-        for attr, sites in self.facts.tree.self_assigns(cls).items():
-            for site in sites:
-                kind = (
-                    "module32" if self._module32_ctor(site.value, site.frame)
-                    else "f32" if self._float32(site.value, site.frame, 1)
-                    else "other"
-                )
-                kinds.setdefault(attr, set()).add(kind)
-        for site in self.facts.tree.calls:
-            func = site.node.func
-            if (
-                site.frame.class_frame is cls
-                and isinstance(func, cst.Attribute)
-                and func.attr.value in ("register_buffer", "register_parameter")
-                and len(site.node.args) >= 2
-                and isinstance(site.node.args[0].value, cst.SimpleString)
-            ):
-                name = site.node.args[0].value.evaluated_value
-                kind = "f32" if self._float32(site.node.args[1].value, site.frame, 1) else "other"
-                kinds.setdefault(str(name), set()).add(kind)
-        return {name: found.pop() for name, found in kinds.items() if len(found) == 1}
-
-
-def _device_only(call: cst.Call, frame: Frame) -> bool:
-    """`x.to(device)`, `x.to("cuda", non_blocking=True)`: a move, not a cast."""
-    if not call.args:
-        return False
-    for arg in call.args:
-        if arg.keyword is not None:
-            if arg.keyword.value in ("non_blocking", "copy", "device"):
-                continue
-            return False
-        value = arg.value
-        if isinstance(value, cst.SimpleString):
-            continue
-        if isinstance(value, cst.Attribute) and value.attr.value == "device":
-            continue
-        if isinstance(value, cst.Name) and "device" in value.value and resolve_expr(value, frame) is None:
-            continue
-        return False
-    return True
-
-
-def _dtype_float64(call: cst.Call, frame: Frame) -> bool:
-    for arg in call.args:
-        if DTYPES.get(resolve_expr(arg.value, frame) or "") == "float64":
-            return True
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "double"
 
 
 def _names(target: cst.BaseExpression) -> List[str]:

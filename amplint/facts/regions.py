@@ -15,7 +15,9 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.facts.names import resolve, resolve_expr
-from amplint.facts.syntax import holder_key
+from amplint.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
+    bound_arguments, dict_literal, holder_key, literal_bool, literal_str,
+)
 from amplint.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
 
 
@@ -69,49 +71,6 @@ DTYPES = {
     "torch.float32": "float32", "torch.float": "float32",
     "torch.float64": "float64", "torch.double": "float64",
 }
-
-
-def bound_arguments(call: cst.Call, positional: Tuple[str, ...]) -> Dict[str, cst.BaseExpression]:
-    """Keyword -> value for a call, positional arguments named by `positional`."""
-    out: Dict[str, cst.BaseExpression] = {}
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            continue
-        if arg.keyword is not None:
-            out[arg.keyword.value] = arg.value
-        elif index < len(positional):
-            out[positional[index]] = arg.value
-            index += 1
-    return out
-
-
-def _dict_literal(expr: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:
-    """`{"dtype": torch.bfloat16, "enabled": amp}` -> its entries; None unless every key is a
-    string literal (a `**other` entry makes the whole dict unknown)."""
-    if not isinstance(expr, cst.Dict):
-        return None
-    out: Dict[str, cst.BaseExpression] = {}
-    for element in expr.elements:
-        if not isinstance(element, cst.DictElement):
-            return None
-        key = literal_str(element.key)
-        if key is None:
-            return None
-        out[key] = element.value
-    return out
-
-
-def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-        return expr.value == "True"
-    return None
-
-
-def literal_str(expr: Optional[cst.BaseExpression]) -> Optional[str]:
-    if isinstance(expr, cst.SimpleString):
-        return expr.evaluated_value if isinstance(expr.evaluated_value, str) else None
-    return None
 
 
 @dataclass(frozen=True)
@@ -325,7 +284,7 @@ class RegionAnalysis:
         module-level function of this file whose every `return` is a dict literal. A key the
         returns disagree on (or that only some give) maps to an unknown value."""
         if isinstance(expr, cst.Dict):
-            return _dict_literal(expr) or {}
+            return dict_literal(expr) or {}
         if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
             return {}
         module = self.tree.module_frame
@@ -333,7 +292,7 @@ class RegionAnalysis:
         if helper is None or expr.func.value in module.imports:
             return {}
         returns = [n for n in iter_nodes(helper.node.body) if isinstance(n, cst.Return)]
-        dicts = [_dict_literal(r.value) for r in returns if r.value is not None]
+        dicts = [dict_literal(r.value) for r in returns if r.value is not None]
         if not dicts or len(dicts) != len(returns) or any(d is None for d in dicts):
             return {}
         merged: Dict[str, cst.BaseExpression] = {}

@@ -2,11 +2,143 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+import dataclasses
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.facts.tree import self_attr
+Dotted = Tuple[str, ...]
+
+
+def dotted_name(expr: cst.BaseExpression) -> Optional[Dotted]:
+    """`torch.nn.functional` -> ("torch", "nn", "functional"); None for anything else."""
+    parts: List[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if isinstance(expr, cst.Name):
+        parts.append(expr.value)
+        return tuple(reversed(parts))
+    return None
+
+
+def receiver_root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The start of a call chain: `Net().cuda().half` -> `Net()`'s func `Net`; `x.a.b` -> `x`."""
+    while True:
+        if isinstance(expr, cst.Attribute):
+            expr = expr.value
+        elif isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Attribute):
+                expr = expr.func.value
+            else:
+                return expr
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        else:
+            return expr
+
+
+def self_attr(expr: cst.BaseExpression) -> Optional[str]:
+    """`self.name` -> "name"; None for anything else."""
+    if (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == "self"
+    ):
+        return expr.attr.value
+    return None
+
+
+_SKIPPED_FIELDS = {
+    "lpar", "rpar", "comma", "semicolon", "leading_lines", "header", "footer", "newline",
+    "indent", "equal", "colon", "dot", "operator", "asynchronous", "star",
+}
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def child_fields(node_type: type) -> Tuple[str, ...]:
+    """The fields of a node type that can hold code (whitespace and punctuation skipped)."""
+    found = _FIELDS.get(node_type)
+    if found is None:
+        found = _FIELDS[node_type] = tuple(
+            f.name for f in dataclasses.fields(node_type)
+            if f.name not in _SKIPPED_FIELDS
+            and not f.name.startswith(("whitespace", "lines_"))
+        )
+    return found
+
+
+def import_bindings(node) -> List[Tuple[str, str, cst.ImportAlias]]:
+    """(name bound, what it refers to, the alias) for each name an import statement binds:
+    `import a.b as c` -> ("c", "a.b"), `import a.b` -> ("a", "a"),
+    `from x.y import z as w` -> ("w", "x.y.z"). Relative imports keep their dots
+    (`from .losses import Focal` -> ("Focal", ".losses.Focal")); star imports bind nothing."""
+    found: List[Tuple[str, str, cst.ImportAlias]] = []
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                found.append((alias.asname.name.value, ".".join(full), alias))
+            else:
+                found.append((full[0], full[0], alias))
+        return found
+    if isinstance(node.names, cst.ImportStar):
+        return found
+    base: Tuple[str, ...] = ()
+    if node.module is not None:
+        dotted = dotted_name(node.module)
+        if dotted is None:
+            return found
+        base = dotted
+    prefix = "." * len(node.relative) + "".join(part + "." for part in base)
+    for alias in node.names:
+        if not isinstance(alias.name, cst.Name):
+            continue
+        bound = alias.name.value
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            bound = alias.asname.name.value
+        found.append((bound, prefix + alias.name.value, alias))
+    return found
+
+
+def positional(call: cst.Call) -> List[cst.Arg]:
+    return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def argument(call: cst.Call, index: int, name: str) -> Optional[cst.Arg]:
+    """The argument bound to parameter `name` at position `index`."""
+    found = keyword(call, name)
+    if found is not None:
+        return found
+    args = positional(call)
+    return args[index] if index < len(args) else None
+
+
+def iter_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every code node under `root` (itself included), without LibCST's visitor machinery,
+    which rebuilds each node it visits and costs several times more."""
+    stack = [root]
+    node_class = cst.CSTNode
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, node_class):
+                stack.append(value)
+            elif type(value) in (list, tuple):
+                stack.extend(reversed([v for v in value if isinstance(v, node_class)]))
+
+
 
 
 def unparen(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -63,3 +195,46 @@ def calls_in(node: Optional[cst.CSTNode]) -> List[cst.Call]:
     visitor = _Calls()
     node.visit(visitor)
     return visitor.calls
+
+
+def bound_arguments(call: cst.Call, positional: Tuple[str, ...]) -> Dict[str, cst.BaseExpression]:
+    """Keyword -> value for a call, positional arguments named by `positional`."""
+    out: Dict[str, cst.BaseExpression] = {}
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            continue
+        if arg.keyword is not None:
+            out[arg.keyword.value] = arg.value
+        elif index < len(positional):
+            out[positional[index]] = arg.value
+            index += 1
+    return out
+
+
+def dict_literal(expr: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:
+    """`{"dtype": torch.bfloat16, "enabled": amp}` -> its entries; None unless every key is a
+    string literal (a `**other` entry makes the whole dict unknown)."""
+    if not isinstance(expr, cst.Dict):
+        return None
+    out: Dict[str, cst.BaseExpression] = {}
+    for element in expr.elements:
+        if not isinstance(element, cst.DictElement):
+            return None
+        key = literal_str(element.key)
+        if key is None:
+            return None
+        out[key] = element.value
+    return out
+
+
+def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def literal_str(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value if isinstance(expr.evaluated_value, str) else None
+    return None

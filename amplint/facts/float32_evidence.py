@@ -1,0 +1,149 @@
+"""The evidence that a value is float32 by construction, outside any autocast region: a float
+factory without `dtype=`, `.float()`, an `nn.Parameter` of one, a parameter or buffer a class
+sets so (and the file never turns the class half), a `torch.nn.Linear`-like module's weight.
+Part of the escape walk (escape.py), which AMP105 and AMP111 read."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+from amplint.facts.half_values import is_float32_cast
+from amplint.facts.names import resolve_expr
+from amplint.facts.regions import DTYPES
+from amplint.facts.syntax import unparen as _unparen
+from amplint.facts.tree import Frame, self_attr
+
+# torch.nn modules with float32 parameters whose output autocast makes half, and which raise on a
+# half input outside autocast.
+STRICT_MODULES = {
+    "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "LSTM", "GRU", "RNN", "MultiheadAttention",
+}
+FLOAT_FACTORIES = {
+    "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.eye",
+    "torch.linspace",
+}
+PARAMETER = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
+
+
+class Float32Evidence:
+    """Mixed into EscapeAnalysis, which supplies `facts`, `reads` (id(Name read) -> Entry, its
+    kind "f32" / "module32" set by the walk), `_root(expr, frame)` and `_class_attrs`."""
+
+    def is_float32(self, expr: cst.BaseExpression, frame: Frame) -> bool:
+        """`expr` is float32 by construction (and no region is active at `frame`)."""
+        if self.facts.active_region(frame) is not None:
+            return False
+        return self._float32(expr, frame, 0)
+
+    def float32_module(self, expr: cst.BaseExpression, frame: Frame) -> bool:
+        """`expr` is a torch.nn module with float32 parameters (`self.head = nn.Linear(...)` in
+        a class the file never turns half, a local `head = nn.Linear(...)`)."""
+        if isinstance(expr, cst.Name):
+            entry = self.reads.get(id(expr))
+            return entry is not None and entry.kind == "module32"
+        attr = self._self_attr(expr, frame)
+        return attr is not None and attr == "module32"
+
+    def _module32_ctor(self, value: cst.BaseExpression, frame: Frame) -> bool:
+        """`nn.Linear(...)`, optionally moved with `.to(device)` / `.cuda()`."""
+        value = _unparen(value)
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+            value.func.attr.value in ("cuda", "cpu")
+            or (value.func.attr.value == "to" and device_only(value, frame))
+        ):
+            value = value.func.value
+        if not isinstance(value, cst.Call):
+            return False
+        qualified = resolve_expr(value.func, frame) or ""
+        return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in STRICT_MODULES
+
+    def _float32(self, expr: cst.BaseExpression, frame: Frame, depth: int) -> bool:
+        if depth > 6:
+            return False
+        expr = self._root(expr, frame)
+        if isinstance(expr, cst.Name):
+            entry = self.reads.get(id(expr))
+            return entry is not None and entry.kind == "f32"
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in ("weight", "bias") and self.float32_module(expr.value, frame):
+                return True
+            return self._self_attr(expr, frame) == "f32"
+        if not isinstance(expr, cst.Call):
+            return False
+        if is_float32_cast(expr, frame) and not _dtype_float64(expr, frame):
+            return True
+        qualified = resolve_expr(expr.func, frame)
+        if qualified in PARAMETER and expr.args:
+            return self._float32(expr.args[0].value, frame, depth + 1)
+        if qualified in FLOAT_FACTORIES:
+            return not any(a.keyword is not None and a.keyword.value == "dtype" for a in expr.args)
+        return False
+
+    def _self_attr(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        """"f32" / "module32" for `self.attr` set so in the class (every assignment agrees, and
+        the file never turns the class half), else None."""
+        attr = self_attr(expr)
+        if attr is None:
+            return None
+        cls = frame.class_frame
+        if cls is None or cls.name in self.facts.fp16.half_classes:
+            return None
+        attrs = self._class_attrs.get(id(cls))
+        if attrs is None:
+            self._class_attrs[id(cls)] = {}  # while collecting: `self.a = self.b` is unknown
+            attrs = self._class_attrs[id(cls)] = self._collect_attrs(cls)
+        return attrs.get(attr)
+
+    def _collect_attrs(self, cls: Frame) -> Dict[str, str]:
+        kinds: Dict[str, set] = {}
+        for attr, sites in self.facts.tree.self_assigns(cls).items():
+            for site in sites:
+                kind = (
+                    "module32" if self._module32_ctor(site.value, site.frame)
+                    else "f32" if self._float32(site.value, site.frame, 1)
+                    else "other"
+                )
+                kinds.setdefault(attr, set()).add(kind)
+        for site in self.facts.tree.calls:
+            func = site.node.func
+            if (
+                site.frame.class_frame is cls
+                and isinstance(func, cst.Attribute)
+                and func.attr.value in ("register_buffer", "register_parameter")
+                and len(site.node.args) >= 2
+                and isinstance(site.node.args[0].value, cst.SimpleString)
+            ):
+                name = site.node.args[0].value.evaluated_value
+                kind = "f32" if self._float32(site.node.args[1].value, site.frame, 1) else "other"
+                kinds.setdefault(str(name), set()).add(kind)
+        return {name: found.pop() for name, found in kinds.items() if len(found) == 1}
+
+
+def device_only(call: cst.Call, frame: Frame) -> bool:
+    """`x.to(device)`, `x.to("cuda", non_blocking=True)`: a move, not a cast."""
+    if not call.args:
+        return False
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value in ("non_blocking", "copy", "device"):
+                continue
+            return False
+        value = arg.value
+        if isinstance(value, cst.SimpleString):
+            continue
+        if isinstance(value, cst.Attribute) and value.attr.value == "device":
+            continue
+        if isinstance(value, cst.Name) and "device" in value.value and resolve_expr(value, frame) is None:
+            continue
+        return False
+    return True
+
+
+def _dtype_float64(call: cst.Call, frame: Frame) -> bool:
+    for arg in call.args:
+        if DTYPES.get(resolve_expr(arg.value, frame) or "") == "float64":
+            return True
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "double"
