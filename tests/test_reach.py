@@ -166,3 +166,54 @@ def test_show_regions_lists_reach_and_gaps(monkeypatch):
         "model at engine/trainer.py:9", "criterion at engine/trainer.py:10"}
     assert "no call site" in region["unresolved"][0]["why"]
     assert report["autocast_modules"] == 'autocast-modules = ["losses/**", "models/**"]'
+
+
+MMCV_HEAD = '''import torch
+import torch.nn.functional as F
+from mmcv.runner import BaseModule, auto_fp16, force_fp32
+
+
+class AttnHead(BaseModule):
+    def __init__(self, dim):
+        super().__init__()
+        self.fp16_enabled = False  # wrap_fp16_model / Fp16OptimizerHook set it to True
+        self.proj = torch.nn.Linear(dim, dim)
+
+    @auto_fp16()
+    def forward(self, x, mask):
+        scores = self.proj(x) @ x.transpose(-1, -2)
+        return scores.masked_fill(mask, -1e9).softmax(-1)
+
+    @force_fp32(apply_to=("scores",))
+    def loss(self, scores, labels):
+        scores = scores.masked_fill(labels == 0, -1e9)
+        return F.binary_cross_entropy(torch.sigmoid(scores), labels)
+'''
+
+
+def test_mmcv_auto_fp16_is_maybe_enabled_and_force_fp32_disabled():
+    # single file: the @auto_fp16 body is flagged although __init__ sets fp16_enabled = False;
+    # the @force_fp32 body (autocast disabled, scores cast to float32) stays silent
+    found = findings(lint_project({"p/head.py": MMCV_HEAD}, SETTINGS))
+    assert found == [("head.py", 15, "AMP110")]
+    clean = MMCV_HEAD.replace("masked_fill(mask, -1e9)", "masked_fill(mask, torch.finfo(scores.dtype).min)")
+    assert findings(lint_project({"p/head.py": clean}, SETTINGS)) == []
+    undecorated = MMCV_HEAD.replace("    @force_fp32(apply_to=(\"scores\",))\n", "").replace(
+        "def loss(self, scores, labels):", "@auto_fp16()\n    def loss(self, scores, labels):")
+    assert findings(lint_project({"p/head.py": undecorated}, SETTINGS)) == [
+        ("head.py", 15, "AMP110"), ("head.py", 19, "AMP110"), ("head.py", 20, "AMP102")]
+
+
+def test_mmcv_detector_reaches_its_head_not_the_losses_of_the_same_registry():
+    # mmdet 2.x layout: one registry under many names (HEADS = LOSSES = MODELS); the
+    # detector's @auto_fp16 forward calls the head built by build_head, whose loss runs under
+    # @force_fp32: the head's masked_fill is flagged, the loss (binary_cross_entropy) is not
+    results = lint_project(load("reach_mmcv_fp16"), SETTINGS)
+    assert findings(results) == [("detlite/models/heads/attn_head.py", 19, "AMP110")]
+    (message,) = messages(results, "AMP110")
+    assert "self.head <- build_head(head) at detlite/models/detectors/attn_detector.py:10" in message
+    clean = load("reach_mmcv_fp16", [("-1e9)", "torch.finfo(scores.dtype).min)")])
+    assert findings(lint_project(clean, SETTINGS)) == []
+    # without @force_fp32 the loss runs under the detector's autocast: it is flagged
+    no_island = load("reach_mmcv_fp16", [('    @force_fp32(apply_to=("scores",))\n', "")])
+    assert ("detlite/models/losses/bce.py", 12, "AMP102") in findings(lint_project(no_island, SETTINGS))

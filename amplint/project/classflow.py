@@ -244,8 +244,14 @@ class ClassFlow:
             for value in (module.assigns.get(name, ()) if module else ()):
                 if value[0] == "call" and value[1][0] == "ref" and value[1][1].split(".")[-1].endswith("Registry"):
                     out[("reg", (path, name))] = Hold("")
-                else:
-                    _merge(out, self.values(path, "", value, depth))
+                    continue
+                held = self.values(path, "", value, depth)
+                if value[0] in ("local", "ref") and any(thing[0] == "reg" for thing in held):
+                    # `HEADS = MODELS` (mmdet 2.x): one registry under many names; a class
+                    # registered as a head is built as a head, so each name is its own
+                    out[("reg", (path, name))] = Hold("")
+                    continue
+                _merge(out, held)
             return out
         if name in flow.globals:
             return self.values(path, "", ("local", name), depth)
