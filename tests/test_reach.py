@@ -217,3 +217,48 @@ def test_mmcv_detector_reaches_its_head_not_the_losses_of_the_same_registry():
     # without @force_fp32 the loss runs under the detector's autocast: it is flagged
     no_island = load("reach_mmcv_fp16", [('    @force_fp32(apply_to=("scores",))\n', "")])
     assert ("detlite/models/losses/bce.py", 12, "AMP102") in findings(lint_project(no_island, SETTINGS))
+
+
+CONTAINERS = [("losses/focal.py", 13, "AMP102"), ("models/blocks.py", 22, "AMP110"),
+              ("models/blocks.py", 32, "AMP101")]
+CONTAINERS_CLEAN = [
+    ("torch.zeros(x.shape[0], x.shape[1], self.cls.out_features, device=x.device)",
+     "x.new_zeros(x.shape[0], x.shape[1], self.cls.out_features)"),
+    ("F.binary_cross_entropy(prob, target, reduction=\"none\")",
+     "F.binary_cross_entropy_with_logits(logits, target, reduction=\"none\")"),
+    ("-1e9)", "torch.finfo(scores.dtype).min)"),
+]
+
+
+def test_registry_build_from_cfg_partial_and_containers():
+    # build_from_cfg(cfg, MODELS), functools.partial(FocalBCE, ...) called later,
+    # nn.Sequential / nn.ModuleList([... for ...]) iterated in forward / a list filled by
+    # append and indexed: each hazard is reached, and cited through its container
+    results = lint_project(load("reach_containers"), SETTINGS)
+    assert findings(results) == CONTAINERS
+    (message,) = messages(results, "AMP110")
+    assert "blk <- Block(dim) at models/segnet.py:12 -> Block in models/blocks.py" in message
+    (message,) = messages(results, "AMP101")
+    assert "self.heads[...] <- SegHead(dim, num_classes) at models/segnet.py:14" in message
+    (message,) = messages(results, "AMP102")
+    assert "criterion <- make_loss() at tools/train.py:16 -> FocalBCE in losses/focal.py" in message
+    assert findings(lint_project(load("reach_containers", CONTAINERS_CLEAN), SETTINGS)) == []
+    assert findings(lint_project(load("reach_containers", [ISLAND]), SETTINGS)) == []
+
+
+@pytest.mark.parametrize("old, new, kept", [
+    # built from another registry than the one SegNet is registered in: the model is not reached
+    ("from models import MODELS", "from models import MODELS\nfrom mmcv.cnn import MODELS as OTHER",
+     [("losses/focal.py", 13, "AMP102")]),
+    # the blocks kept in an attribute the forward no longer iterates: not reached
+    ("        for blk in self.blocks:\n            h = blk(h, mask)\n", "",
+     [("losses/focal.py", 13, "AMP102"), ("models/blocks.py", 32, "AMP101")]),
+    # a partial that is never called makes nothing
+    ("    criterion = make_loss()\n", "    criterion = make_loss\n", CONTAINERS[1:]),
+])
+def test_containers_and_partials_reach_only_what_runs(old, new, kept):
+    files = load("reach_containers", [(old, new)])
+    if "OTHER" in new:
+        files = load("reach_containers", [(old, new), ("cfg.model, MODELS)", "cfg.model, OTHER)")])
+    assert files != load("reach_containers")
+    assert findings(lint_project(files, SETTINGS)) == kept

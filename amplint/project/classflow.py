@@ -182,6 +182,12 @@ class ClassFlow:
             return {
                 thing: Hold(hold.cite, val[2]) for thing, hold in self.values(path, key, val[1], depth).items()
             }
+        if kind == "partial":  # called, it makes what its callee makes; it binds nothing
+            out = {}
+            for thing, hold in self.values(path, key, val[1], depth).items():
+                if thing[0] in ("class", "func"):
+                    out.setdefault(("p" + thing[0],) + thing[1:], hold)
+            return out
         if kind == "any":
             out = {}
             for item in val[1]:
@@ -319,9 +325,9 @@ class ClassFlow:
         out: Things = {}
         for thing, hold in self.values(path, key, callee, depth).items():
             kind = thing[0]
-            if kind in ("class", "ctor"):
+            if kind in ("class", "ctor", "pclass"):
                 out.setdefault(("inst", thing[1], thing[2]), Hold(cite))
-            elif kind in ("func", "bound", "cfunc"):
+            elif kind in ("func", "bound", "cfunc", "pfunc"):
                 fpath, fkey = (thing[1], thing[2]) if kind != "bound" else (thing[3], thing[4])
                 flow = self._flow(fpath)
                 function = flow.functions.get(fkey) if flow is not None else None
@@ -367,7 +373,12 @@ class ClassFlow:
         """The functions a call may run: ((file, function key), "Net in models/net.py" or a
         function's name, the cite of the value's source)."""
         out = []
-        for thing, hold in sorted(self.values(path, key, receiver).items(), key=_order):
+        held = dict(self.values(path, key, receiver))
+        if not attr:  # calling a container (`nn.Sequential`) calls each module it holds
+            for thing in [thing for thing in held if thing[0] == "tup"]:
+                for item in thing[3]:
+                    _merge(held, self.values(thing[1], thing[2], item))
+        for thing, hold in sorted(held.items(), key=_order):
             if thing[0] == "inst":
                 cpath, cls = thing[1], thing[2]
                 if attr:
@@ -384,7 +395,7 @@ class ClassFlow:
                 hit = self._forward(cpath, cls)
                 if hit is not None:
                     out.append((hit, f"{cls} in {self.p.display(cpath)}", hold.cite))
-            elif thing[0] == "func" and not attr:
+            elif thing[0] in ("func", "pfunc") and not attr:
                 out.append(((thing[1], thing[2]), f"{thing[2]} in {self.p.display(thing[1])}", hold.cite))
         return out
 
@@ -393,7 +404,7 @@ class ClassFlow:
 
     def unresolved_reason(self, path: str, key: str, receiver) -> str:
         """Why a receiver holds no project class: said plainly for --show-regions."""
-        held = self.values(path, key, receiver)
+        held = dict(self.values(path, key, receiver))
         external = sorted(thing[1] for thing in held if thing[0] == "ext")
         if external:
             return f"it comes from `{external[0]}` outside the linted files"

@@ -14,6 +14,9 @@ A value (`Val`) is one of:
     ("item", base, i)                     element i of a tuple unpacking
     ("half", inner, "float16")            `inner.half()`, `inner.to(torch.float16)`
     ("any", (vals...))                    `a if c else b`, `a or b`
+    ("partial", inner)                    `functools.partial(Net, dim=8)`: calling it calls inner
+Containers (`nn.Sequential(A(), B())`, `nn.ModuleList([...])`, a list filled by `.append`) are
+tuples; `for blk in self.blocks` binds `blk` to ("sub", container).
 Carriers that keep the module (`.cuda()`, `.eval()`, `DDP(m)`, `torch.compile(m)`,
 `copy.deepcopy(m)`, `accelerator.prepare(m)`, `.module`) are dropped: the value is `m`'s.
 """
@@ -45,6 +48,7 @@ WRAPPERS = frozenset({
     "apex.parallel.DistributedDataParallel", "mmcv.parallel.MMDataParallel",
     "mmcv.parallel.MMDistributedDataParallel",
 })
+CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
 # methods of framework objects that hand back what they are given: (a, b) in, (a, b) out
 PREPARE = frozenset({"prepare", "setup", "prepare_model"})
 # attributes that keep the wrapped module
@@ -94,6 +98,9 @@ def _short(module: cst.Module, node: cst.CSTNode, limit: int = 48) -> str:
             text = ".".join(value)
             args.append(f"{arg.keyword.value}={text}" if arg.keyword is not None else text)
         text = f"{head}({', '.join(args)})"
+    elif isinstance(node, cst.Subscript):
+        name = dotted_name(node.value)
+        text = (".".join(name) if name else "...") + "[...]"
     else:
         name = dotted_name(node)
         text = ".".join(name) if name else "..."
@@ -175,6 +182,10 @@ class FlowCollector:
                 if isinstance(e, cst.DictElement)
             )
             return ("tuple", items)
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return ("tuple", (self.val(expr.elt, frame, depth + 1),))
+        if isinstance(expr, cst.DictComp):
+            return ("tuple", (self.val(expr.value, frame, depth + 1),))
         if isinstance(expr, cst.IfExp):
             return _any(self.val(expr.body, frame, depth + 1), self.val(expr.orelse, frame, depth + 1))
         if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
@@ -202,6 +213,18 @@ class FlowCollector:
             if method in PREPARE and len(call.args) == 1 and call.args[0].star == "":
                 return self.val(call.args[0].value, frame, depth + 1)
         ref = self.s.names.resolve(dotted_name(func), frame) if dotted_name(func) else None
+        if ref in CONTAINERS:
+            return self._container(call, frame, depth)
+        if ref == "functools.partial" and call.args and call.args[0].star == "":
+            inner = self.val(call.args[0].value, frame, depth + 1)
+            return ("partial", inner) if inner is not None else None
+        name = dotted_name(func)
+        if name and name[-1] == "build_from_cfg":
+            registry = _first(_skip(call, 1), "registry", "registry")
+            base = self.val(registry, frame, depth + 1) if registry is not None else None
+            if base is None:
+                return None
+            return ("call", ("attr", base, "build"), _short(self.module, call), self._mark(call))
         if ref in WRAPPERS or (ref or "").endswith(".DistributedDataParallel"):
             arg = _first(call, "module", "model")
             return self.val(arg, frame, depth + 1) if arg is not None else None
@@ -212,6 +235,16 @@ class FlowCollector:
         if callee is None or callee[0] == "self":
             return None
         return ("call", callee, _short(self.module, call), self._mark(call))
+
+    def _container(self, call: cst.Call, frame: Frame, depth: int) -> Optional[Val]:
+        """`nn.Sequential(A(), B())`, `nn.Sequential(*layers)`, `nn.ModuleList([...])`,
+        `nn.ModuleDict({...})`: a tuple of what it holds (calling it calls each)."""
+        args = [a for a in call.args if a.keyword is None]
+        if len(args) == 1 and (args[0].star == "*" or not isinstance(args[0].value, cst.Call)):
+            return self.val(args[0].value, frame, depth + 1)
+        if any(a.star for a in args):
+            return None
+        return ("tuple", tuple(self.val(a.value, frame, depth + 1) for a in args))
 
     def _is_ref(self, func: cst.Attribute, frame: Frame) -> bool:
         name = dotted_name(func)
@@ -235,6 +268,10 @@ class FlowCollector:
                 self._signature(frame)
         for site in tree.assigns:
             self._assign(site)
+        for frame in tree.frames:
+            if frame.kind == "function":
+                for loop in _loops(frame.node.body):
+                    self._loop(loop, frame)
         for name in tree.module_frame.bindings:
             self.facts.globals.add(name)
         self._registrations()
@@ -276,6 +313,30 @@ class FlowCollector:
                     self._store(function, element, item, frame)
                 continue
             self._store(function, target, self.val(value_node, frame), frame)
+
+    def _loop(self, loop: cst.For, frame: Frame) -> None:
+        """`for blk in self.blocks:` (also `enumerate(...)`, `.items()`, `.values()`): the
+        name holds the container's items."""
+        target, source = loop.target, loop.iter
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            target = target.elements[1].value
+            if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute):
+                if source.func.attr.value != "items":
+                    return
+                source = source.func.value
+            elif isinstance(source, cst.Call) and dotted_name(source.func) == ("enumerate",) and source.args:
+                source = source.args[0].value
+            else:
+                return
+        elif isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and (
+            source.func.attr.value == "values" and not source.args
+        ):
+            source = source.func.value
+        if not isinstance(target, cst.Name):
+            return
+        container = self.val(source, frame)
+        if container is not None:
+            self.function(self.key_of(frame)).assigns.setdefault(target.value, []).append(("sub", container))
 
     def _unpack(self, value: cst.BaseExpression, frame: Frame, count: int) -> List[Optional[Val]]:
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
@@ -328,18 +389,26 @@ class FlowCollector:
         if key == "" and isinstance(func, (cst.Call, cst.Attribute)):
             self._call_registration(node, frame)
         name = dotted_name(func)
-        if name is not None and node.args and name[-1] not in CHAIN:
+        if name is not None and len(name) == 2 and name[0] != "self" and name[-1] in ("append", "extend") and key:
+            self._append(name, node, frame, key)
+        bind_name, bind = name, node
+        if name is not None and len(node.args) > 1 and name[-1] == "partial" and (
+            self.s.names.resolve(name, frame) == "functools.partial" and not node.args[0].star
+        ):  # `partial(train, model=net)` binds like a call of `train`
+            bind_name = dotted_name(node.args[0].value)
+            bind = _skip(node, 1).with_changes(func=node.args[0].value)
+        if bind_name is not None and bind.args and bind_name[-1] not in CHAIN:
             args = []
-            for position, arg in enumerate(node.args):
+            for position, arg in enumerate(bind.args):
                 if arg.star:
                     break
                 value = self.val(arg.value, frame)
                 if value is not None and value[0] in ("local", "self", "call", "attr", "half", "sub"):
                     args.append((arg.keyword.value if arg.keyword else position, value))
             if args:
-                callee = self.val(func, frame)
+                callee = self.val(bind.func, frame)
                 if callee is not None:
-                    self.function(key).calls.append((name[-1], callee, tuple(args), self._mark(node)))
+                    self.function(key).calls.append((bind_name[-1], callee, tuple(args), self._mark(node)))
         if not dynamic:
             return
         receiver, attr = self._receiver(func, frame)
@@ -351,7 +420,21 @@ class FlowCollector:
         elif key:
             self.function(key).dynamic.append((receiver, attr, text, self._mark(node)))
 
+    def _append(self, name, node: cst.Call, frame: Frame, key: str) -> None:
+        """`layers.append(Block(d))`, `layers.extend(more)`: the list holds them."""
+        if len(node.args) != 1 or node.args[0].star or self._module_level(name[0], frame):
+            return
+        item = self.val(node.args[0].value, frame)
+        if item is not None:
+            held = ("tuple", (item,)) if name[-1] == "append" else item
+            self.function(key).assigns.setdefault(name[0], []).append(held)
+
     def _receiver(self, func, frame: Frame) -> Tuple[Optional[Val], str]:
+        if isinstance(func, cst.Subscript):  # `self.heads[0](x)`, `self.heads[name](x)`
+            value = self.val(func, frame)
+            if value is not None and value[1][0] in ("local", "self", "attr"):
+                return value, ""
+            return None, ""
         if isinstance(func, cst.Name):
             value = self.val(func, frame)
             return (value, "") if value is not None and value[0] == "local" else (None, "")
@@ -430,6 +513,35 @@ def _first(call: cst.Call, keyword: str, other: str, keyword_only: bool = False)
     if not keyword_only and call.args and call.args[0].keyword is None and call.args[0].star == "":
         return call.args[0].value
     return None
+
+
+def _skip(call: cst.Call, count: int) -> cst.Call:
+    """`call` without its first `count` positional arguments."""
+    return call.with_changes(args=[a for i, a in enumerate(call.args) if a.keyword is not None or i >= count])
+
+
+def _loops(body) -> List[cst.For]:
+    """The `for` statements of a function body (not of nested functions or classes)."""
+    found: List[cst.For] = []
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
+            continue
+        if isinstance(node, cst.For):
+            found.append(node)
+        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            stack.extend(node.body)
+        elif isinstance(node, cst.BaseCompoundStatement):
+            for name in ("body", "orelse", "handlers", "finalbody"):
+                child = getattr(node, name, None)
+                if isinstance(child, (list, tuple)):
+                    stack.extend(child)
+                elif child is not None:
+                    stack.append(child)
+        elif isinstance(node, (cst.Else, cst.ExceptHandler, cst.Finally)):
+            stack.append(node.body)
+    return found
 
 
 def _returns(body) -> List[cst.Return]:
