@@ -38,6 +38,7 @@ LAYOUTS = {
     "reach_trainer_attr": MODEL + LOSS,
     "reach_wrapper": MODEL + LOSS,
     "reach_loss_param": MODEL + LOSS,
+    "reach_annotated": MODEL + LOSS,
     "reach_registry": [
         ("seg/losses/bce_dice.py", 16, "AMP102"), ("seg/models/attention.py", 15, "AMP110"),
         ("seg/models/net.py", 18, "AMP101"),
@@ -262,3 +263,58 @@ def test_containers_and_partials_reach_only_what_runs(old, new, kept):
         files = load("reach_containers", [(old, new), ("cfg.model, MODELS)", "cfg.model, OTHER)")])
     assert files != load("reach_containers")
     assert findings(lint_project(files, SETTINGS)) == kept
+
+
+def test_annotation_is_a_source_and_an_untyped_parameter_is_named(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    results = lint_project(load("reach_annotated"), SETTINGS)
+    (message,) = messages(results, "AMP101")
+    assert "model <- model: Net at engine/trainer.py:9 -> Net in models/net.py" in message
+    untyped = [("model: Net", "model"), (': Optional["BCEDice"] = None', "=None")]
+    assert findings(lint_project(load("reach_annotated", untyped), SETTINGS)) == []
+    # an annotation naming no project class (torch.nn.Module) holds nothing
+    base = [("model: Net", "model: torch.nn.Module"), (': Optional["BCEDice"] = None', ": torch.nn.Module")]
+    assert findings(lint_project(load("reach_annotated", base), SETTINGS)) == []
+    # untyped and called from no file of the tree: named in --show-regions, with the
+    # autocast-modules line that would cover them
+    for path, text in load("reach_annotated", untyped).items():
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    monkeypatch.chdir(tmp_path / "reach_annotated")
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "--output-format", "json", "."])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    (region,) = report["regions"]
+    assert region["reaches"] == []
+    assert {gap["call"]: gap["why"] for gap in region["unresolved"]} == {
+        "model at engine/trainer.py:14": "parameter `model` of `train_one_epoch`: no call site in the linted files passes a project class",
+        "criterion at engine/trainer.py:15": "parameter `criterion` of `train_one_epoch`: no call site in the linted files passes a project class",
+    }
+    assert report["autocast_modules"] == 'autocast-modules = ["losses/**", "models/**"]'
+
+
+def test_show_regions_hint_covers_an_unreached_class_next_to_a_reached_one(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    # `head.loss(...)` on an untyped parameter: SegHead shares its file with the reached Net
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "net.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        return x\n\n\nclass SegHead(nn.Module):\n    def loss(self, logits, y):\n"
+        "        return (logits - y).abs().mean()\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\n\nfrom models.net import Net\n\n\ndef step(model: Net, head, x, y):\n"
+        "    with torch.autocast(\"cuda\"):\n        return head.loss(model(x), y)\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    assert "unresolved: head.loss at train.py:8: parameter `head` of `step`" in result.output
+    assert 'autocast-modules = ["models/**"]' in result.output

@@ -240,6 +240,8 @@ class ClassFlow:
         out: Things = {}
         if function is not None and key:
             if name in function.params:
+                if name in function.annotations:
+                    _merge(out, self._annotated(path, key, function.annotations[name], depth))
                 _merge(out, self._bound(path, key, function, name, depth))
             for value in function.assigns.get(name, ()):
                 _merge(out, self.values(path, key, value, depth))
@@ -262,6 +264,15 @@ class ClassFlow:
         if name in flow.globals:
             return self.values(path, "", ("local", name), depth)
         return out
+
+    def _annotated(self, path: str, key: str, annot, depth: int) -> Things:
+        """`model: Net` holds a Net (a subclass's override is not guessed)."""
+        _, classes, text, line = annot
+        cite = f"{text} at {self.p.display(path)}:{line}"
+        return {
+            ("inst", thing[1], thing[2]): Hold(cite)
+            for thing in self.values(path, key, classes, depth) if thing[0] == "class"
+        }
 
     def _bound(self, path: str, key: str, function, name: str, depth: int) -> Things:
         """What the call sites of function `key` pass for parameter `name` (and its default)."""

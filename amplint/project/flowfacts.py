@@ -60,6 +60,7 @@ class FlowFunction:
     params: Tuple[str, ...] = ()  # positional (self included), then keyword-only
     positional: int = 0
     defaults: Dict[str, Val] = field(default_factory=dict)
+    annotations: Dict[str, Val] = field(default_factory=dict)  # ("annot", classes, text, line)
     assigns: Dict[str, List[Val]] = field(default_factory=dict)
     returns: List[Val] = field(default_factory=list)
     stores: List[Tuple[str, Val]] = field(default_factory=list)  # self.attr = value
@@ -291,6 +292,13 @@ class FlowCollector:
                 value = self.val(param.default, parent)
                 if value is not None:
                     function.defaults[param.name.value] = value
+        for param in positional + list(params.kwonly_params):
+            if param.annotation is not None and parent is not None:
+                value = self._annotation(param.annotation.annotation, parent)
+                if value is not None:
+                    written = self.module.code_for_node(param.annotation.annotation)
+                    text = f"{param.name.value}: {written if len(written) <= 40 else written[:37] + '...'}"
+                    function.annotations[param.name.value] = ("annot", value, text, self._mark(param))
         for dec in node.decorators:
             name = dotted_name(dec.decorator)
             if name and name[-1] == "classmethod":
@@ -337,6 +345,32 @@ class FlowCollector:
         container = self.val(source, frame)
         if container is not None:
             self.function(self.key_of(frame)).assigns.setdefault(target.value, []).append(("sub", container))
+
+    def _annotation(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> Optional[Val]:
+        """The classes a parameter's annotation names: `Net`, `models.Net`, `"Net"`,
+        `Optional[Net]`, `Union[A, B]`, `A | None`."""
+        if depth > 4:
+            return None
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            value = self.val(expr, frame)
+            if value is None or value[0] != "ref" or value[1].startswith(_NOT_PROJECT):
+                return None
+            return value
+        if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
+            try:
+                parsed = cst.parse_expression(expr.evaluated_value)
+            except cst.ParserSyntaxError:
+                return None
+            return self._annotation(parsed, frame, depth + 1)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+            return _any(self._annotation(expr.left, frame, depth + 1), self._annotation(expr.right, frame, depth + 1))
+        if isinstance(expr, cst.Subscript) and (dotted_name(expr.value) or ("",))[-1] in ("Optional", "Union"):
+            found = None
+            for element in expr.slice:
+                if isinstance(element.slice, cst.Index):
+                    found = _any(found, self._annotation(element.slice.value, frame, depth + 1))
+            return found
+        return None
 
     def _unpack(self, value: cst.BaseExpression, frame: Frame, count: int) -> List[Optional[Val]]:
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
@@ -470,12 +504,13 @@ class FlowCollector:
         def fix(value):
             if type(value) is not tuple or not value:
                 return value
-            if value[0] == "call":
-                return ("call", fix(value[1]), value[2], lines.get(value[3], 0))
+            if value[0] in ("call", "annot"):
+                return (value[0], fix(value[1]), value[2], lines.get(value[3], 0))
             return tuple(fix(v) if type(v) is tuple else v for v in value)
 
         for function in self.facts.functions.values():
             function.defaults = {k: fix(v) for k, v in function.defaults.items()}
+            function.annotations = {k: fix(v) for k, v in function.annotations.items()}
             function.assigns = {k: [fix(v) for v in vs] for k, vs in function.assigns.items()}
             function.returns = [fix(v) for v in function.returns]
             function.stores = [(a, fix(v)) for a, v in function.stores]
@@ -490,6 +525,7 @@ class FlowCollector:
         ]
 
 
+_NOT_PROJECT = ("torch.", "typing.", "numpy.", "collections.", "?")
 _NOT_MODULE_CALLS = frozenset({
     "parameters", "named_parameters", "state_dict", "load_state_dict", "step", "backward",
     "item", "update", "scale", "unscale_", "zero_grad", "append", "extend", "get", "items",
