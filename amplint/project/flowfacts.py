@@ -28,31 +28,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.facts.fp16 import half_cast_dtype
 from amplint.facts.tree import Frame, dotted_name
-
-Val = tuple
-
-CHAIN = frozenset({
-    "to", "cuda", "cpu", "float", "train", "eval", "requires_grad_", "share_memory",
-    "to_empty", "zero_grad", "apply", "xpu", "mps",
-})
-WRAPPERS = frozenset({
-    "torch.compile", "copy.deepcopy", "copy.copy",
-    "torch.nn.parallel.DistributedDataParallel", "torch.nn.DistributedDataParallel",
-    "torch.nn.parallel.DataParallel", "torch.nn.DataParallel",
-    "torch.distributed.fsdp.FullyShardedDataParallel",
-    "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
-    "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
-    "torch.jit.script",
-    "apex.parallel.DistributedDataParallel", "mmcv.parallel.MMDataParallel",
-    "mmcv.parallel.MMDistributedDataParallel",
-})
-CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
-# methods of framework objects that hand back what they are given: (a, b) in, (a, b) out
-PREPARE = frozenset({"prepare", "setup", "prepare_model"})
-# attributes that keep the wrapped module
-UNWRAP = frozenset({"module", "_orig_mod"})
+from amplint.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val, ValueReader, first_arg, short_text, without_positional
 
 
 @dataclass
@@ -83,31 +60,6 @@ class FlowFacts:
     globals: Set[str] = field(default_factory=set)
 
 
-def _short(module: cst.Module, node: cst.CSTNode, limit: int = 48) -> str:
-    """A call or a name as a message cites it, built without code generation:
-    `build_model(cfg.model)`, `Net.from_pretrained(path, ...)`, `self.model`."""
-    if isinstance(node, cst.Call):
-        func = node.func
-        name = dotted_name(func.value if isinstance(func, cst.Subscript) else func)
-        head = (".".join(name) if name else "...") + ("[...]" if isinstance(func, cst.Subscript) else "")
-        args = []
-        for arg in node.args:
-            value = dotted_name(arg.value)
-            if value is None or len(args) == 3:
-                args.append("...")
-                break
-            text = ".".join(value)
-            args.append(f"{arg.keyword.value}={text}" if arg.keyword is not None else text)
-        text = f"{head}({', '.join(args)})"
-    elif isinstance(node, cst.Subscript):
-        name = dotted_name(node.value)
-        text = (".".join(name) if name else "...") + "[...]"
-    else:
-        name = dotted_name(node)
-        text = ".".join(name) if name else "..."
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def frame_key(frame: Frame) -> Optional[str]:
     """A function's key in its module's summary: `Class.method`, `outer.inner`, `train`."""
     parts: List[str] = []
@@ -119,7 +71,7 @@ def frame_key(frame: Frame) -> Optional[str]:
     return ".".join(reversed(parts)) if parts else None
 
 
-class FlowCollector:
+class FlowCollector(ValueReader):
     """Fills FlowFacts for one file; `lines` markers are node ids until `finish(lines)`."""
 
     def __init__(self, summarizer) -> None:
@@ -129,7 +81,6 @@ class FlowCollector:
         self.facts = FlowFacts()
         self._keys: Dict[int, str] = {}
 
-    # -- values ---------------------------------------------------------------------------
     def key_of(self, frame: Frame) -> str:
         function = frame.function
         if function is None:
@@ -138,122 +89,6 @@ class FlowCollector:
         if found is None:
             found = self._keys[id(function)] = frame_key(function) or ""
         return found
-
-    def val(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> Optional[Val]:
-        if depth > 8:
-            return None
-        if isinstance(expr, cst.Name):
-            if expr.value in ("self", "None", "True", "False"):
-                return None
-            ref = self.s.names.resolve((expr.value,), frame)
-            if ref is not None:
-                return ("ref", ref)
-            if self._module_level(expr.value, frame):
-                module_frame = self.tree.module_frame
-                if expr.value in self.tree.classes or expr.value in module_frame.functions:
-                    return ("ref", "@" + expr.value)
-                if expr.value not in module_frame.bindings:
-                    return None  # a builtin, or a name this file does not bind
-            return ("local", expr.value)
-        if isinstance(expr, cst.Attribute):
-            if isinstance(expr.value, cst.Name) and expr.value.value == "self":
-                return ("self", expr.attr.value)
-            name = dotted_name(expr)
-            if name is not None:
-                ref = self.s.names.resolve(name, frame)
-                if ref is not None:
-                    return ("ref", ref)
-            base = self.val(expr.value, frame, depth + 1)
-            if base is None:
-                return None
-            if expr.attr.value in UNWRAP:
-                return base
-            return ("attr", base, expr.attr.value)
-        if isinstance(expr, cst.Call):
-            return self._call(expr, frame, depth)
-        if isinstance(expr, cst.Subscript):
-            base = self.val(expr.value, frame, depth + 1)
-            return ("sub", base) if base is not None else None
-        if isinstance(expr, (cst.Tuple, cst.List)):
-            items = tuple(self.val(e.value, frame, depth + 1) for e in expr.elements)
-            return ("tuple", items)
-        if isinstance(expr, cst.Dict):
-            items = tuple(
-                self.val(e.value, frame, depth + 1) for e in expr.elements
-                if isinstance(e, cst.DictElement)
-            )
-            return ("tuple", items)
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
-            return ("tuple", (self.val(expr.elt, frame, depth + 1),))
-        if isinstance(expr, cst.DictComp):
-            return ("tuple", (self.val(expr.value, frame, depth + 1),))
-        if isinstance(expr, cst.IfExp):
-            return _any(self.val(expr.body, frame, depth + 1), self.val(expr.orelse, frame, depth + 1))
-        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
-            return _any(self.val(expr.left, frame, depth + 1), self.val(expr.right, frame, depth + 1))
-        return None
-
-    def _module_level(self, name: str, frame: Frame) -> bool:
-        scope: Optional[Frame] = frame.scope
-        while scope is not None and scope.kind != "module":
-            if scope.kind != "class" and name in scope.bindings:
-                return False
-            scope = scope.parent
-        return True
-
-    def _call(self, call: cst.Call, frame: Frame, depth: int) -> Optional[Val]:
-        func = call.func
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            dtype = half_cast_dtype(call, frame)
-            if dtype is not None:
-                inner = self.val(func.value, frame, depth + 1)
-                return ("half", inner, dtype) if inner is not None else None
-            if method in CHAIN and not self._is_ref(func, frame):
-                return self.val(func.value, frame, depth + 1)
-            if method in PREPARE and len(call.args) == 1 and call.args[0].star == "":
-                return self.val(call.args[0].value, frame, depth + 1)
-        ref = self.s.names.resolve(dotted_name(func), frame) if dotted_name(func) else None
-        if ref in CONTAINERS:
-            return self._container(call, frame, depth)
-        if ref == "functools.partial" and call.args and call.args[0].star == "":
-            inner = self.val(call.args[0].value, frame, depth + 1)
-            return ("partial", inner) if inner is not None else None
-        name = dotted_name(func)
-        if name and name[-1] == "build_from_cfg":
-            registry = _first(_skip(call, 1), "registry", "registry")
-            base = self.val(registry, frame, depth + 1) if registry is not None else None
-            if base is None:
-                return None
-            return ("call", ("attr", base, "build"), _short(self.module, call), self._mark(call))
-        if ref in WRAPPERS or (ref or "").endswith(".DistributedDataParallel"):
-            arg = _first(call, "module", "model")
-            return self.val(arg, frame, depth + 1) if arg is not None else None
-        if ref is not None and ref.endswith("deepspeed.initialize"):
-            arg = _first(call, "model", "model", keyword_only=True)
-            return ("tuple", (self.val(arg, frame, depth + 1),)) if arg is not None else None
-        callee = self.val(func, frame, depth + 1)
-        if callee is None or callee[0] == "self":
-            return None
-        return ("call", callee, _short(self.module, call), self._mark(call))
-
-    def _container(self, call: cst.Call, frame: Frame, depth: int) -> Optional[Val]:
-        """`nn.Sequential(A(), B())`, `nn.Sequential(*layers)`, `nn.ModuleList([...])`,
-        `nn.ModuleDict({...})`: a tuple of what it holds (calling it calls each)."""
-        args = [a for a in call.args if a.keyword is None]
-        if len(args) == 1 and (args[0].star == "*" or not isinstance(args[0].value, cst.Call)):
-            return self.val(args[0].value, frame, depth + 1)
-        if any(a.star for a in args):
-            return None
-        return ("tuple", tuple(self.val(a.value, frame, depth + 1) for a in args))
-
-    def _is_ref(self, func: cst.Attribute, frame: Frame) -> bool:
-        name = dotted_name(func)
-        return bool(name) and self.s.names.resolve(name, frame) is not None
-
-    def _mark(self, node: cst.CSTNode) -> int:
-        self.s.want_line(node)
-        return id(node)
 
     # -- the walk -------------------------------------------------------------------------
     def function(self, key: str) -> FlowFunction:
@@ -346,32 +181,6 @@ class FlowCollector:
         if container is not None:
             self.function(self.key_of(frame)).assigns.setdefault(target.value, []).append(("sub", container))
 
-    def _annotation(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> Optional[Val]:
-        """The classes a parameter's annotation names: `Net`, `models.Net`, `"Net"`,
-        `Optional[Net]`, `Union[A, B]`, `A | None`."""
-        if depth > 4:
-            return None
-        if isinstance(expr, (cst.Name, cst.Attribute)):
-            value = self.val(expr, frame)
-            if value is None or value[0] != "ref" or value[1].startswith(_NOT_PROJECT):
-                return None
-            return value
-        if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
-            try:
-                parsed = cst.parse_expression(expr.evaluated_value)
-            except cst.ParserSyntaxError:
-                return None
-            return self._annotation(parsed, frame, depth + 1)
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
-            return _any(self._annotation(expr.left, frame, depth + 1), self._annotation(expr.right, frame, depth + 1))
-        if isinstance(expr, cst.Subscript) and (dotted_name(expr.value) or ("",))[-1] in ("Optional", "Union"):
-            found = None
-            for element in expr.slice:
-                if isinstance(element.slice, cst.Index):
-                    found = _any(found, self._annotation(element.slice.value, frame, depth + 1))
-            return found
-        return None
-
     def _unpack(self, value: cst.BaseExpression, frame: Frame, count: int) -> List[Optional[Val]]:
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
             value.func.attr.value in PREPARE
@@ -430,7 +239,7 @@ class FlowCollector:
             self.s.names.resolve(name, frame) == "functools.partial" and not node.args[0].star
         ):  # `partial(train, model=net)` binds like a call of `train`
             bind_name = dotted_name(node.args[0].value)
-            bind = _skip(node, 1).with_changes(func=node.args[0].value)
+            bind = without_positional(node, 1).with_changes(func=node.args[0].value)
         if bind_name is not None and bind.args and bind_name[-1] not in CHAIN:
             args = []
             for position, arg in enumerate(bind.args):
@@ -448,7 +257,7 @@ class FlowCollector:
         receiver, attr = self._receiver(func, frame)
         if receiver is None or attr in CHAIN or attr in _NOT_MODULE_CALLS:
             return
-        text = _short(self.module, func, 40)
+        text = short_text(self.module, func, 40)
         if root is not None:
             self.facts.roots.append((key, receiver, attr, text, self._mark(node), root))
         elif key:
@@ -492,7 +301,7 @@ class FlowCollector:
             cls = dotted_name(node.args[0].value)
             registry = self.val(func.func.value, frame)
         elif isinstance(func, cst.Attribute) and func.attr.value == "register_module":
-            arg = _first(node, "module", "module", keyword_only=True)
+            arg = first_arg(node, "module", "module", keyword_only=True)
             cls = dotted_name(arg) if arg is not None else None
             registry = self.val(func.value, frame)
         else:
@@ -525,35 +334,12 @@ class FlowCollector:
         ]
 
 
-_NOT_PROJECT = ("torch.", "typing.", "numpy.", "collections.", "?")
 _NOT_MODULE_CALLS = frozenset({
     "parameters", "named_parameters", "state_dict", "load_state_dict", "step", "backward",
     "item", "update", "scale", "unscale_", "zero_grad", "append", "extend", "get", "items",
     "keys", "values", "format", "join", "split", "modules", "children", "named_modules",
     "buffers", "register_buffer", "register_forward_hook", "add_module", "size", "dim",
 })
-
-
-def _any(a: Optional[Val], b: Optional[Val]) -> Optional[Val]:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return ("any", (a, b))
-
-
-def _first(call: cst.Call, keyword: str, other: str, keyword_only: bool = False):
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in (keyword, other):
-            return arg.value
-    if not keyword_only and call.args and call.args[0].keyword is None and call.args[0].star == "":
-        return call.args[0].value
-    return None
-
-
-def _skip(call: cst.Call, count: int) -> cst.Call:
-    """`call` without its first `count` positional arguments."""
-    return call.with_changes(args=[a for i, a in enumerate(call.args) if a.keyword is not None or i >= count])
 
 
 def _loops(body) -> List[cst.For]:
