@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.facts.names import resolve, resolve_expr
+from amplint.facts.syntax import holder_key
 from amplint.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
 
 
@@ -196,17 +197,6 @@ class RegionAnalysis:
         )
 
     # -- autocast expressions -------------------------------------------------------------
-    def _alias_key(self, target: cst.BaseExpression) -> Optional[Tuple[str, str]]:
-        if isinstance(target, cst.Name):
-            return ("name", target.value)
-        if (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
-        ):
-            return ("self", target.attr.value)
-        return None
-
     def _collect_aliases(self) -> None:
         """Names and `self.` attributes bound to an autocast context (or a partial of one).
         An alias may be defined through another (`ctx = self.autocast() if amp else ...`, with
@@ -221,7 +211,7 @@ class RegionAnalysis:
             for site in self.tree.assigns:
                 if len(site.targets) != 1:
                     continue
-                key = self._alias_key(site.targets[0])
+                key = holder_key(site.targets[0])
                 if key is None:
                     continue
                 if (
@@ -271,7 +261,7 @@ class RegionAnalysis:
                 value, value_frame = target
                 partial = self._partial_region(value, value_frame, expr)
                 if partial is not None:
-                    if self._alias_key(expr.func) in self._sometimes_plain and partial.active:
+                    if holder_key(expr.func) in self._sometimes_plain and partial.active:
                         partial.enabled = Enabled.MAYBE
                     return partial
             return self._framework_region(expr)
@@ -281,13 +271,13 @@ class RegionAnalysis:
         if target is not None:
             value, value_frame = target
             region = self._region_of_expr(value, value_frame, call_it=False, depth=depth + 1)
-            if region is not None and region.active and self._alias_key(expr) in self._sometimes_plain:
+            if region is not None and region.active and holder_key(expr) in self._sometimes_plain:
                 region.enabled = Enabled.MAYBE
             return region
         return None
 
     def _alias_target(self, expr: cst.BaseExpression, frame: Frame):
-        key = self._alias_key(expr)
+        key = holder_key(expr)
         if key is None:
             return None
         if key[0] == "name" and resolve((key[1],), frame) is not None:

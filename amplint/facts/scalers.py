@@ -27,6 +27,7 @@ from amplint.facts.scaler_flow import (  # noqa: F401  (the event names re-expor
     Branch, Ctx, Event, Flow, FlowWalker, Loop, arms, exclusive, expr_line, gates, insert_after,
     insert_before, jumps_between, key_text, more_conditional, runs_whenever, signature,
 )
+from amplint.facts.syntax import holder_key
 from amplint.facts.tree import CallSite, Collector, Frame, dotted_name
 
 SCALER_APIS = {
@@ -119,15 +120,6 @@ class ScalerRef(str):
         return hash((str(self), self.scope))
 
 
-def scaler_key(target: cst.BaseExpression) -> Optional[ScalerKey]:
-    if isinstance(target, cst.Name):
-        return ("name", target.value)
-    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-        if target.value.value == "self":
-            return ("self", target.attr.value)
-    return None
-
-
 
 def _enabled_of(call: cst.Call, qualified: str) -> Enabled:
     args = bound_arguments(call, SCALER_APIS[qualified])
@@ -164,7 +156,7 @@ class ScalerAnalysis:
             qualified = resolve_expr(site.node.func, site.frame)
             enabled = _enabled_of(site.node, qualified)  # type: ignore[arg-type]
             for target in assign.targets:
-                key = scaler_key(target)
+                key = holder_key(target)
                 if key is not None:
                     self.scalers[key] = Scaler(key, site.node, assign.frame, enabled)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -12,6 +12,16 @@ def unparen(expr: cst.BaseExpression) -> cst.BaseExpression:
     if getattr(expr, "lpar", None) and not isinstance(expr, cst.Tuple):
         return expr.with_changes(lpar=[], rpar=[])
     return expr
+
+
+def holder_key(expr: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    """What a value is held in, as a key: `x` -> ("name", "x"), `self.x` -> ("self", "x");
+    None for anything else (`a.b`, `d[k]`)."""
+    if isinstance(expr, cst.Name):
+        return ("name", expr.value)
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return ("self", expr.attr.value)
+    return None
 
 
 def params(node: cst.CSTNode) -> List[cst.Param]:

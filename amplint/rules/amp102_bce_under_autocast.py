@@ -9,6 +9,7 @@ import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.regions import Region
+from amplint.facts.syntax import holder_key
 from amplint.facts.tree import CallSite, Frame, dotted_name
 from amplint.rules import Flag, Rule
 from amplint.facts.defuse import is_duplicable
@@ -197,7 +198,7 @@ class BceUnderAutocast(Rule):
             elif isinstance(call.func, cst.Call) and facts.resolve(call.func.func, site.frame) == BCE_CLASS:
                 label = "BCELoss"
             else:
-                key = _instance_key(call.func)
+                key = holder_key(call.func)
                 if key is None or key not in instances:
                     continue
                 by_instance.setdefault(key, []).append(site)
@@ -233,7 +234,7 @@ class BceUnderAutocast(Rule):
             if facts.resolve(assign.value.func, assign.frame) != BCE_CLASS:
                 continue
             for target in assign.targets:
-                key = _instance_key(target)
+                key = holder_key(target)
                 if key is not None:
                     found.setdefault(key, []).append(assign)
         return found
@@ -367,7 +368,7 @@ class BceUnderAutocast(Rule):
             edits[input_arg.value] = logits
         # The instance must not escape (returned, passed on): every mention is the assignment
         # or one of these calls.
-        key = _instance_key(assign.targets[0])
+        key = holder_key(assign.targets[0])
         mentions = _mention_count(ctx.module, key)
         if mentions != len(sites) + 1:
             return None
@@ -413,14 +414,6 @@ class BceUnderAutocast(Rule):
             Applicability.SAFE, "Run it in an fp32 island (autocast disabled, float inputs)",
             {stmt: island}, ("torch",) if needs else (),
         )
-
-
-def _instance_key(expr: cst.BaseExpression) -> Optional[Tuple[str, str]]:
-    if isinstance(expr, cst.Name):
-        return ("name", expr.value)
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return ("self", expr.attr.value)
-    return None
 
 
 def _sigmoid_of(facts, expr: cst.BaseExpression, frame: Frame) -> Optional[cst.BaseExpression]:

@@ -10,6 +10,7 @@ import libcst as cst
 
 from amplint.diagnostics import Diagnostic, Severity
 from amplint.facts.names import resolve, resolve_expr
+from amplint.facts.syntax import holder_key
 from amplint.facts.tree import Frame, dotted_name
 from amplint.rules import Flag, Rule
 from amplint.rules._util import region_note
@@ -427,16 +428,12 @@ def _extension_names(facts) -> Set[str]:
 
 
 def _alias_key(expr: cst.BaseExpression, frame: Frame) -> Optional[Tuple[str, str]]:
-    if isinstance(expr, cst.Name):
-        return ("name", expr.value)
-    if (
-        isinstance(expr, cst.Attribute)
-        and isinstance(expr.value, cst.Name)
-        and expr.value.value == "self"
-    ):
+    """holder_key, with `self.x` qualified by its class (`("self", "Net.x")`)."""
+    key = holder_key(expr)
+    if key is not None and key[0] == "self":
         cls = frame.class_frame
-        return ("self", f"{cls.name if cls else ''}.{expr.attr.value}")
-    return None
+        return ("self", f"{cls.name if cls else ''}.{key[1]}")
+    return key
 
 
 def _apply_aliases(facts, classes) -> Dict[Tuple[str, str], str]:

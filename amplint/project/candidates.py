@@ -1,0 +1,50 @@
+"""A region reaching a function (Candidate), the order that picks the most hazardous one, and
+the citation texts that say how it reaches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from amplint.facts.regions import Enabled
+
+_ENABLED_RANK = {Enabled.TRUE: 0, Enabled.MAYBE: 1}
+_DEVICE_RANK = {"cuda": 0, None: 1}
+_DTYPE_RANK = {"float16": 0, None: 1, "bfloat16": 2}
+
+
+def hazard_rank(enabled: Enabled, device: Optional[str], dtype: Optional[str]) -> Tuple[int, int, int]:
+    """Lower is more hazardous: enabled before maybe, CUDA before unknown before CPU, float16
+    before unknown before bfloat16."""
+    return _ENABLED_RANK.get(enabled, 2), _DEVICE_RANK.get(device, 2), _DTYPE_RANK.get(dtype, 3)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    enabled: Enabled
+    device: Optional[str]
+    dtype: Optional[str]
+    desc: str  # the region's source: "the autocast region at train.py:12"
+    cite: str  # how this function is reached: "called at train.py:14 under ..."
+    site: str = ""  # the call that reaches it: "train.py:14"
+
+    @property
+    def key(self):
+        return hazard_rank(self.enabled, self.device, self.dtype) + (self.desc, self.cite)
+
+    def reached(self, cite: str, site: str = "") -> "Candidate":
+        """The same region, reaching further: cited by `cite`, through the call at `site`."""
+        return Candidate(self.enabled, self.device, self.dtype, self.desc, cite, site)
+
+
+def cite_more(candidate: Candidate, more: int) -> str:
+    """"called at train.py:14 and 2 more under ..." when other calls reach the function too."""
+    head = f"called at {candidate.site} "
+    if more < 1 or not candidate.site or not candidate.cite.startswith(head):
+        return candidate.cite
+    return f"called at {candidate.site} and {more} more " + candidate.cite[len(head):]
+
+
+def chain(text: str, source: Optional[str], held: str) -> str:
+    """`model <- build_model(cfg) at train.py:7 -> Net in models/net.py`."""
+    return f"{text} <- {source} -> {held}" if source else f"{text} -> {held}"

@@ -1,0 +1,130 @@
+"""Framework regions: once a framework setting turns mixed precision on in the project
+(Lightning, Fabric, accelerate, mmengine, detectron2, Hugging Face; see frameworks.py), the
+methods that framework runs under autocast are seeded with that setting's region."""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, FrozenSet, Optional, Set
+
+from amplint.project import frameworks as fw
+from amplint.project.candidates import Candidate, hazard_rank
+from amplint.project.summary import Setting
+
+_CLASS_BASES = re.compile(r"class\s+\w+\s*\(([^)]*)")
+_WORD = re.compile(r"\w+")
+
+# framework -> (is a base reference one it runs?, the methods it runs, "Lightning runs")
+_RUNS = {
+    "lightning": (fw.is_lightning_module, fw.LIGHTNING_HOOKS, "Lightning runs"),
+    "mmengine": (lambda r: fw.is_mm_model_base(r) or fw.is_mm_registration(r), fw.MM_METHODS,
+                 "mmengine's AmpOptimWrapper runs"),
+    "detectron2": (lambda r: fw.is_d2_model_base(r) or fw.is_d2_registration(r), ("forward",),
+                   "detectron2's AMPTrainer runs"),
+    "huggingface": (fw.is_hf_model_base, ("forward",), "the Hugging Face Trainer runs"),
+}
+# framework -> the kinds of `prepared` models it runs: accelerator.prepare(model), Trainer(model=...)
+_PREPARED_KINDS = {"accelerate": ("accelerate",), "lightning": ("fabric",), "fabric": ("fabric",),
+                   "huggingface": ("huggingface",)}
+_PREPARED_RUNNER = {"accelerate": "accelerate runs the prepared model's",
+                    "fabric": "Fabric runs the set-up model's",
+                    "huggingface": "the Hugging Face Trainer runs the model's"}
+
+
+def framework_seeds(project):
+    """(path, "Class.method", Candidate, files that decided it) for every method a framework
+    with mixed precision on runs under autocast."""
+    active = {s.framework for s in project.settings}
+    if not active:
+        return []
+    seeds = []
+    # the files that may define the classes these frameworks run
+    patterns = [fw.CLASS_TEXT[name] for name in sorted(active) if name in fw.CLASS_TEXT]
+    if patterns:
+        project.summarise(
+            path for path in project.python
+            if path not in project.summaries and any(p.search(project.files[path]) for p in patterns)
+        )
+        _expand_subclasses(project)
+    for framework in sorted(active):
+        setting = best_setting(project.settings, framework)
+        assert setting is not None
+        where = f"{setting.text} at {project.display(setting.path)}:{setting.line}"
+        desc = f"{fw.DESCRIPTIONS[framework]} ({where})"
+
+        def seed(path: str, key: str, runner: str, deps: Set[str]) -> None:
+            cite = f"{runner} `{key}` under autocast: {where}"
+            candidate = Candidate(setting.enabled, setting.device, setting.dtype, desc, cite)
+            seeds.append((path, key, candidate, frozenset(deps | {setting.path})))
+
+        if framework in _RUNS:
+            test, methods, runner = _RUNS[framework]
+            for path in sorted(project.summaries):
+                summary = project.summaries[path]
+                if summary is None:
+                    continue
+                for cls in sorted(summary.classes):
+                    seen: Set[str] = set()
+                    if not any(test(ref) for ref in project.external_bases(path, cls, seen)):
+                        continue
+                    for method in methods:
+                        if method in summary.classes[cls].methods:
+                            seed(path, f"{cls}.{method}", runner, seen)
+        # models handed to the framework: accelerator.prepare(model), Trainer(model=...)
+        kinds = _PREPARED_KINDS.get(framework, ())
+        for path in sorted(project.summaries):
+            summary = project.summaries[path]
+            if summary is None:
+                continue
+            for kind, ref in summary.prepared:
+                if kind not in kinds or (kind == "fabric" and framework != "fabric"):
+                    continue
+                seen = {path}
+                found = project.resolve_ref(path, ref)
+                if found is None or len(found[1]) != 1:
+                    continue
+                hit = project.method(found[0], found[1][0], "forward", seen=seen)
+                if hit is not None:
+                    seed(hit[0], hit[1], _PREPARED_RUNNER[kind], seen)
+    return seeds
+
+
+def best_setting(settings, framework: str) -> Optional[Setting]:
+    """The most hazardous of the framework's settings (then the first by file, line, text)."""
+    found = [s for s in settings if s.framework == framework]
+    if not found:
+        return None
+    return min(found, key=lambda s: hazard_rank(s.enabled, s.device, s.dtype) + (s.path, s.line, s.text))
+
+
+def _expand_subclasses(project) -> None:
+    """Summarise the files that subclass a class already summarised (`class M(Base)` where
+    Base is a LightningModule subclass of another file), until none is added."""
+    known: Set[str] = set()
+    base_words: Dict[str, FrozenSet[str]] = {}
+    while True:
+        names = {
+            name for summary in project.summaries.values() if summary is not None
+            for name in summary.classes
+        } - {"Module", "Model", "object"}
+        new = names - known
+        if not new:
+            return
+        known |= new
+        wanted = [path for path in project.python
+                  if path not in project.summaries and _base_words(project.files, path, base_words) & new]
+        if not wanted:
+            return
+        project.summarise(wanted)
+
+
+def _base_words(files, path: str, cache: Dict[str, FrozenSet[str]]) -> FrozenSet[str]:
+    """The words written between `class X(` and the next `)` anywhere in the file's text
+    (one scan per file, however many subclass waves ask)."""
+    found = cache.get(path)
+    if found is None:
+        found = frozenset(
+            word for bases in _CLASS_BASES.findall(files[path]) for word in _WORD.findall(bases)
+        )
+        cache[path] = found
+    return found

@@ -1,0 +1,59 @@
+"""The seeds the autocast regions of the first-pass files give: calls under a region whose
+target an import or a same-file class names, and calls whose receiver only the class flow can
+resolve (recorded for --show-regions, reached or unresolved)."""
+
+from __future__ import annotations
+
+from typing import FrozenSet, List, Tuple
+
+from amplint.facts.regions import Enabled
+from amplint.project.candidates import Candidate, chain
+
+Seed = Tuple[str, str, Candidate, FrozenSet[str]]  # (file, "Class.method", region, deciding files)
+
+
+def _region_desc(project, info) -> str:
+    return f"{info.origin.what} at {project.display(info.origin.path)}:{info.origin.line}"
+
+
+def call_seeds(project) -> List[Seed]:
+    """`with autocast(): loss = crit(out, y)` -> FocalLoss.forward in losses.py."""
+    seeds: List[Seed] = []
+    for path in project.first_pass:
+        summary = project.summaries.get(path)
+        if summary is None:
+            continue
+        for call, info in summary.roots:
+            desc = _region_desc(project, info)
+            site = f"{project.display(path)}:{call.line}"
+            cite = f"called at {site} under {desc}"
+            candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite, site)
+            for target in project.targets(path, call):
+                seeds.append((target[0], target[1], candidate, frozenset({path})))
+    return seeds
+
+
+def flow_seeds(project) -> List[Seed]:
+    """Calls under a region whose receiver only the class flow can resolve: `model(x)` where
+    `model` is a parameter, `self.model(x)` stored from `Trainer(model, ...)`, a factory's
+    or a registry's product. Fills `project.reached` and `project.unresolved`."""
+    seeds: List[Seed] = []
+    for path in project.first_pass:
+        summary = project.summaries.get(path)
+        if summary is None or summary.flow is None:
+            continue
+        for key, receiver, attr, text, line, index in summary.flow.roots:
+            info = summary.region_infos[index]
+            desc = _region_desc(project, info)
+            where = f"{text} at {project.display(path)}:{line}"
+            targets = project.flow.call_targets(path, key, receiver, attr)
+            for target, held, source in targets:
+                via = chain(text, source, held)
+                cite = f"{via}; called at {project.display(path)}:{line} under {desc}"
+                candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite,
+                                      f"{project.display(path)}:{line}")
+                seeds.append((target[0], target[1], candidate, frozenset({path})))
+                project.reached.append((desc, where, f"{target[1]} in {project.display(target[0])} ({via})"))
+            if not targets and info.enabled != Enabled.FALSE:
+                project.unresolved.append((desc, where, project.flow.unresolved_reason(path, key, receiver)))
+    return seeds

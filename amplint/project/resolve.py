@@ -1,0 +1,145 @@
+"""Where a reference leads in the project: module names to files (absolute, relative,
+re-exports through `__init__.py`), a class's methods through its bases, the non-project classes
+it derives from, and the functions a call reaches.
+
+ProjectResolver is mixed into ProjectFacts, which supplies `python` (the Python files),
+`display(path)`, `_norm` (normalised path -> path), `_index` (set from `_module_index()`)
+and `summary(path)`."""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+from amplint.project.summary import ExternalCall
+
+
+class ProjectResolver:
+    # -- module names ---------------------------------------------------------------------
+    def _module_index(self) -> Dict[str, List[str]]:
+        index: Dict[str, List[str]] = {}
+        for path in self.python:
+            relative = self.display(path)
+            parts = relative[: relative.rfind(".")].split("/")
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            for start in range(len(parts)):
+                index.setdefault(".".join(parts[start:]), []).append(path)
+        return index
+
+    def _closest(self, candidates: List[str], importer: str) -> str:
+        here = os.path.dirname(os.path.abspath(importer))
+
+        def score(path: str):
+            there = os.path.abspath(path)
+            common = os.path.commonpath([here, there])
+            return (-len(common), path)
+
+        return min(candidates, key=score)
+
+    def _module_candidates(self, importer: str, ref: str) -> Iterable[Tuple[str, Tuple[str, ...]]]:
+        if ref.startswith("."):
+            level = len(ref) - len(ref.lstrip("."))
+            parts = [p for p in ref[level:].split(".") if p]
+            base = os.path.dirname(os.path.normpath(importer))
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            for cut in range(len(parts), -1, -1):
+                stem = os.path.join(base, *parts[:cut]) if cut else base
+                # `from . import x` names the package's own __init__ when cut is 0
+                names = (stem + ".py", os.path.join(stem, "__init__.py")) if cut else (
+                    os.path.join(stem, "__init__.py"),
+                )
+                for candidate in names:
+                    original = self._norm.get(os.path.normpath(candidate))
+                    if original is not None:
+                        yield original, tuple(parts[cut:])
+            return
+        parts = ref.split(".")
+        for cut in range(len(parts), 0, -1):
+            paths = self._index.get(".".join(parts[:cut]))
+            if paths:
+                yield self._closest(paths, importer), tuple(parts[cut:])
+
+    def resolve_ref(self, importer: str, ref: str, depth: int = 0) -> Optional[Tuple[str, Tuple[str, ...]]]:
+        """(file, names inside it) for a reference as `importer` writes it; re-exports followed."""
+        if ref.startswith("?") or depth > 6:
+            return None
+        if ref.startswith("@"):
+            return importer, (ref[1:],)
+        for path, attrs in self._module_candidates(importer, ref):
+            if not attrs:
+                return path, ()
+            summary = self.summary(path)
+            if summary is None:
+                continue
+            head = attrs[0]
+            if head in summary.classes or head in summary.functions or (
+                summary.flow is not None and head in summary.flow.globals
+                and head not in summary.imports
+            ):
+                return path, attrs
+            if head in summary.imports:
+                target = summary.imports[head]
+                return self.resolve_ref(path, ".".join((target,) + attrs[1:]), depth + 1)
+        return None
+
+    def method(self, path: str, cls: str, name: str, depth: int = 0, seen=None) -> Optional[Tuple[str, str]]:
+        summary = self.summary(path)
+        if summary is None or depth > 8:
+            return None
+        info = summary.classes.get(cls)
+        if info is None:
+            return None
+        if seen is not None:
+            seen.add(path)
+        if name in info.methods:
+            return path, f"{cls}.{name}"
+        for base in info.bases:
+            found = self.resolve_ref(path, base)
+            if found is not None and len(found[1]) == 1:
+                hit = self.method(found[0], found[1][0], name, depth + 1, seen)
+                if hit is not None:
+                    return hit
+        return None
+
+    def external_bases(self, path: str, cls: str, seen: Set[str], depth: int = 0) -> Set[str]:
+        """References of the non-project classes `cls` derives from (transitively); `seen`
+        collects the files consulted."""
+        summary = self.summary(path)
+        if summary is None or depth > 8 or cls not in summary.classes:
+            return set()
+        seen.add(path)
+        info = summary.classes[cls]
+        found = set(info.decorators)
+        for base in info.bases:
+            target = self.resolve_ref(path, base)
+            if target is not None and len(target[1]) == 1:
+                found |= self.external_bases(target[0], target[1][0], seen, depth + 1)
+            elif not base.startswith(("@", "?")):
+                found.add(base)
+        return found
+
+    def targets(self, path: str, call: ExternalCall) -> List[Tuple[str, str]]:
+        found = self.resolve_ref(path, call.ref)
+        if found is None:
+            return []
+        where, attrs = found
+        summary = self.summary(where)
+        if summary is None or not attrs:
+            return []
+        if call.kind == "call":
+            if len(attrs) == 1 and attrs[0] in summary.functions and "." not in attrs[0]:
+                return [(where, attrs[0])]
+            if len(attrs) == 2 and attrs[0] in summary.classes:
+                hit = self.method(where, attrs[0], attrs[1])
+                return [hit] if hit else []
+            return []
+        if len(attrs) != 1 or attrs[0] not in summary.classes:
+            return []
+        names = ("forward", "__call__") if call.kind == "instance" else (call.attr,)
+        for name in names:
+            hit = self.method(where, attrs[0], name)
+            if hit is not None:
+                return [hit]
+        return []
