@@ -318,3 +318,66 @@ def test_show_regions_hint_covers_an_unreached_class_next_to_a_reached_one(tmp_p
     assert result.exit_code == 0, result.output
     assert "unresolved: head.loss at train.py:8: parameter `head` of `step`" in result.output
     assert 'autocast-modules = ["models/**"]' in result.output
+
+
+FABRIC = [("tests/helpers/boring.py", 13, "AMP102")]
+
+
+def test_framework_setting_runs_only_the_models_its_instance_sets_up():
+    # Fabric(precision=16) in a test file sets up BoringModel; the demo Transformer of another
+    # package is set up by a full-precision Fabric in an example: it is not autocast code
+    results = lint_project(load("reach_fabric_scope"), SETTINGS)
+    assert findings(results) == FABRIC
+    (message,) = messages(results, "AMP102")
+    assert ("Fabric runs the set-up model's `BoringModel.forward` under autocast: Fabric(precision=16) at "
+            "tests/tests_fabric/test_precision.py:8; model <- BoringModel() at tests/tests_fabric/test_precision.py:9"
+            " -> BoringModel in tests/helpers/boring.py, given to setup() at tests/tests_fabric/test_precision.py:11") in message
+    mixed = load("reach_fabric_scope", [('precision="32-true"', 'precision="16-mixed"')])
+    assert findings(lint_project(mixed, SETTINGS)) == sorted(FABRIC + [("src/demos/transformer.py", 16, "AMP110")])
+    clean = [("-1e9)", "torch.finfo(scores.dtype).min)"),
+             ("F.binary_cross_entropy(prob, torch.ones_like(prob))",
+              "F.binary_cross_entropy_with_logits(self.layer(x), torch.ones_like(prob))")]
+    mixed_clean = load("reach_fabric_scope", clean + [('precision="32-true"', 'precision="16-mixed"')])
+    assert findings(lint_project(mixed_clean, SETTINGS)) == []
+
+
+def test_framework_instance_that_cannot_be_followed_keeps_a_maybe_region(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+    from amplint.facts.regions import Enabled
+
+    # the set-up model is a parameter no file passes: every model given to a setup() is a
+    # maybe-enabled region, and --show-regions says why
+    unresolved = [("def test_fabric_mixed_precision():\n    fabric", "def test_fabric_mixed_precision(model):\n    fabric"),
+                  ("    model = BoringModel()\n", "")]
+    files = load("reach_fabric_scope", unresolved)
+    assert findings(lint_project(files, SETTINGS)) == [("src/demos/transformer.py", 16, "AMP110")]
+    (entry,) = build(files).entries_for("reach_fabric_scope/src/demos/transformer.py")
+    assert entry.enabled is Enabled.MAYBE
+    for path, text in files.items():
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    monkeypatch.chdir(tmp_path / "reach_fabric_scope")
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    assert ("unresolved: Fabric(precision=16) at tests/tests_fabric/test_precision.py:8: the models this Fabric "
+            "runs could not be followed") in result.output
+
+
+def test_lightning_trainer_runs_the_modules_it_fits():
+    lit = ("import lightning.pytorch as pl\nimport torch.nn.functional as F\n\n\n"
+           "class {name}(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+           "        return F.binary_cross_entropy(batch[0], batch[1])\n")
+    files = {
+        "proj/models/seg.py": lit.format(name="SegModule"),
+        "proj/models/cls.py": lit.format(name="ClsModule"),
+        "proj/train_seg.py": ("from lightning.pytorch import Trainer\n\nfrom models.seg import SegModule\n\n\n"
+                              "def main():\n    trainer = Trainer(precision=\"16-mixed\")\n    trainer.fit(SegModule())\n"),
+        "proj/train_cls.py": ("from lightning.pytorch import Trainer\n\nfrom models.cls import ClsModule\n\n\n"
+                              "def main():\n    Trainer(precision=\"32-true\").fit(model=ClsModule())\n"),
+    }
+    assert findings(lint_project(files, SETTINGS)) == [("models/seg.py", 7, "AMP102")]
+    files["proj/train_cls.py"] = files["proj/train_cls.py"].replace("32-true", "bf16-mixed")
+    assert findings(lint_project(files, SETTINGS)) == [("models/cls.py", 7, "AMP102"), ("models/seg.py", 7, "AMP102")]
