@@ -381,3 +381,37 @@ def test_lightning_trainer_runs_the_modules_it_fits():
     assert findings(lint_project(files, SETTINGS)) == [("models/seg.py", 7, "AMP102")]
     files["proj/train_cls.py"] = files["proj/train_cls.py"].replace("32-true", "bf16-mixed")
     assert findings(lint_project(files, SETTINGS)) == [("models/cls.py", 7, "AMP102"), ("models/seg.py", 7, "AMP102")]
+
+
+FORCE_FP32_HALF = '''import torch
+from mmcv.runner import BaseModule, force_fp32
+
+
+class Head(BaseModule):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.proj(x)
+
+    @force_fp32(apply_to=("scores",))
+    def loss(self, scores, mask, extra):
+        a = scores.masked_fill(mask, -1e9)
+        b = extra.masked_fill(mask, -1e9)
+        return a.sum() + b.sum()
+
+
+def deploy():
+    return Head().cuda().half()
+'''
+
+
+def test_force_fp32_casts_only_the_arguments_it_lists():
+    # Head is made half: its methods are fp16 code, but @force_fp32 casts `scores` to float32
+    # on entry; `extra` is not listed and stays half
+    assert findings(lint_project({"p/head.py": FORCE_FP32_HALF}, SETTINGS)) == [("head.py", 16, "AMP110")]
+    every = FORCE_FP32_HALF.replace('@force_fp32(apply_to=("scores",))', "@force_fp32()")
+    assert findings(lint_project({"p/head.py": every}, SETTINGS)) == []
+    rebound = FORCE_FP32_HALF.replace("        a = scores", "        scores = scores.half()\n        a = scores")
+    assert ("head.py", 16, "AMP110") in findings(lint_project({"p/head.py": rebound}, SETTINGS))
