@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.facts.tree import CallSite, Collector, Frame, dotted_name, receiver_root
+from amplint.facts.tree import CallSite, Collector, Frame, dotted_name, receiver_root, self_attr
 
 
 class CallGraph:
@@ -51,15 +51,9 @@ class CallGraph:
     @staticmethod
     def self_attr_owner(target: cst.BaseExpression, frame: Frame) -> Optional[Tuple[str, str]]:
         """(class name, attr) for `self.attr` inside a method."""
-        if (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
-        ):
-            cls = frame.class_frame
-            if cls is not None:
-                return (cls.name, target.attr.value)
-        return None
+        attr = self_attr(target)
+        cls = frame.class_frame if attr is not None else None
+        return (cls.name, attr) if cls is not None else None
 
     def class_of_instance(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
         if isinstance(expr, cst.Name):

@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from amplint.facts.syntax import bound_names
 from amplint.facts.tree import child_fields, iter_nodes
 
 __all__ = ["Change", "DefUse", "is_duplicable", "names_in"]
@@ -85,16 +86,6 @@ def _root_name(expr: cst.BaseExpression) -> Optional[str]:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
     return expr.value if isinstance(expr, cst.Name) else None
-
-
-def _bound_names(target: cst.BaseExpression) -> List[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _bound_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _bound_names(target.value)
-    return []
 
 
 class _Scope:
@@ -200,7 +191,7 @@ class _Scope:
         if isinstance(target, cst.StarredElement):
             self._target(target.value, stmt)
             return
-        for name in _bound_names(target):
+        for name in bound_names(target):
             self._add(name, "rebound", stmt)
 
     def window(self, after: cst.CSTNode, before: cst.CSTNode) -> List[Tuple[int, int]]:

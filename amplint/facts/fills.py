@@ -17,6 +17,7 @@ from amplint.data.overflow import (
     KEEPS_DTYPE, LIKE_FACTORIES, OTHER_DTYPES,
 )
 from amplint.facts.regions import DTYPES
+from amplint.facts.syntax import bound_names
 from amplint.facts.tree import Frame, argument, keyword
 
 
@@ -276,13 +277,7 @@ class FillValues:
 
 
 def _binds(target: cst.BaseExpression, name: str) -> bool:
-    if isinstance(target, cst.Name):
-        return target.value == name
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_binds(e.value, name) for e in target.elements)
-    if isinstance(target, cst.StarredElement):
-        return _binds(target.value, name)
-    return False
+    return name in bound_names(target)
 
 
 def _is_device(expr: cst.BaseExpression) -> bool:

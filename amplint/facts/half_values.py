@@ -13,7 +13,7 @@ import libcst as cst
 from amplint.facts.fp16 import half_cast_dtype
 from amplint.facts.names import resolve_expr
 from amplint.facts.frame_walk import FrameWalker, frames_by_body  # noqa: F401 (re-exported)
-from amplint.facts.syntax import params as _params, unparen as _unparen  # noqa: F401 (AMP140/141)
+from amplint.facts.syntax import bound_names, params as _params, unparen as _unparen  # noqa: F401 (AMP140/141)
 from amplint.facts.tree import Frame
 
 
@@ -138,7 +138,7 @@ class Float16Values:
         else:
             entry = (self._kind(value, frame, 0, False), self._kind(value, frame, 0, True), value)
         for target in targets:
-            for name in _target_names(target):
+            for name in bound_names(target):
                 flow[name] = entry if isinstance(target, cst.Name) else (None, None, None)
 
     # -- kinds ----------------------------------------------------------------------------
@@ -360,15 +360,3 @@ def walk_float16_code(facts, make_walker) -> None:
             outer = outer.parent
         if outer is None:  # not nested in another selected function: walk it
             frame.node.visit(make_walker(frame.parent))
-
-
-def _target_names(target: cst.BaseExpression) -> List[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
-
-

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
 import libcst as cst
 
@@ -21,23 +21,28 @@ _CANONICAL = {
 }
 
 
+def visible_scopes(frame: Frame) -> Iterator[Frame]:
+    """The scopes whose names `frame` sees, innermost first: its own scope, then the enclosing
+    ones except class bodies (a class body does not enclose its methods' names)."""
+    scope: Optional[Frame] = frame.scope
+    while scope is not None:
+        if scope.kind != "class" or scope is frame.scope:
+            yield scope
+        scope = scope.parent
+
+
 def resolve(dotted: Optional[Dotted], frame: Frame) -> Optional[str]:
     """The qualified name `dotted` refers to in `frame`, or None when its root is not an import
     (a local variable, a parameter, or a name that shadows the import)."""
     if not dotted:
         return None
     root, rest = dotted[0], dotted[1:]
-    scope: Optional[Frame] = frame.scope
-    while scope is not None:
-        if scope.kind == "class" and scope is not frame.scope:
-            scope = scope.parent  # class bodies do not enclose their methods' names
-            continue
+    for scope in visible_scopes(frame):
         if root in scope.imports:
             full = ".".join((scope.imports[root],) + rest)
             return _CANONICAL.get(full, full)
         if root in scope.bindings:
             return None
-        scope = scope.parent
     return None
 
 
@@ -48,11 +53,7 @@ def alternatives(dotted: Optional[Dotted], frame: Frame) -> List[str]:
     if not dotted:
         return []
     root, rest = dotted[0], dotted[1:]
-    scope: Optional[Frame] = frame.scope
-    while scope is not None:
-        if scope.kind == "class" and scope is not frame.scope:
-            scope = scope.parent
-            continue
+    for scope in visible_scopes(frame):
         if root in scope.imports:
             out = []
             for target in scope.alternatives.get(root, ()):
@@ -61,7 +62,6 @@ def alternatives(dotted: Optional[Dotted], frame: Frame) -> List[str]:
             return out
         if root in scope.bindings:
             return []
-        scope = scope.parent
     return []
 
 
@@ -71,16 +71,13 @@ def resolve_expr(expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
 
 def torch_alias(frame: Frame) -> Optional[str]:
     """The name under which `torch` itself is usable in `frame` (None: it must be imported)."""
-    scope: Optional[Frame] = frame.scope
     shadowed = set()
-    while scope is not None:
-        if scope.kind != "class" or scope is frame.scope:
-            for name, target in scope.imports.items():
-                if target == "torch" and name not in shadowed:
-                    return name
-            shadowed |= scope.bindings
-            shadowed |= set(scope.imports)
-        scope = scope.parent
+    for scope in visible_scopes(frame):
+        for name, target in scope.imports.items():
+            if target == "torch" and name not in shadowed:
+                return name
+        shadowed |= scope.bindings
+        shadowed |= set(scope.imports)
     return None
 
 

@@ -22,6 +22,7 @@ from typing import List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from amplint.facts.names import resolve_expr
+from amplint.facts.syntax import calls_in
 from amplint.facts.tree import CallSite, Frame, dotted_name
 
 # The scaler facts (amplint.facts.scalers) build on this module; their types are named here
@@ -155,27 +156,6 @@ def _normalize(test: cst.BaseExpression, module: cst.Module) -> Tuple[str, bool]
     return text, positive
 
 
-class _Calls(cst.CSTVisitor):
-    """Calls of an expression in evaluation order (inner first); lambdas are not run here."""
-
-    def __init__(self) -> None:
-        self.calls: List[cst.Call] = []
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def leave_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
-
-
-def _calls_in(node: Optional[cst.CSTNode]) -> List[cst.Call]:
-    if node is None:
-        return []
-    visitor = _Calls()
-    node.visit(visitor)
-    return visitor.calls
-
-
 class FlowWalker:
     """Walks one body's statements in order, recording events with their loops and branches."""
 
@@ -275,7 +255,7 @@ class FlowWalker:
     def expr(self, node: Optional[cst.CSTNode], ctx, stmt) -> None:
         analysis = self.analysis
         module = analysis.module
-        for call in _calls_in(node):
+        for call in calls_in(node):
             site = analysis.sites.get(id(call))
             func = call.func
             if isinstance(func, cst.Attribute):

@@ -21,7 +21,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.facts.names import resolve, resolve_expr
+from amplint.facts.names import resolve, resolve_expr, visible_scopes
 from amplint.facts.regions import Enabled, bound_arguments, literal_bool
 from amplint.facts.scaler_flow import (  # noqa: F401  (the event names re-exported for the rules)
     Branch, Ctx, Event, Flow, FlowWalker, Loop, arms, exclusive, expr_line, gates, insert_after,
@@ -255,14 +255,9 @@ class ScalerAnalysis:
         if root == "self":
             cls = frame.class_frame
             return ScalerRef(text, id(cls if cls is not None else frame.scope))
-        scope: Optional[Frame] = frame.scope
-        while scope is not None:
-            if scope.kind == "class" and scope is not frame.scope:
-                scope = scope.parent
-                continue
+        for scope in visible_scopes(frame):
             if root in scope.bindings or root in scope.imports:
                 return ScalerRef(text, id(scope))
-            scope = scope.parent
         return ScalerRef(text, id(self.tree.module_frame))
 
     def info(self, ref: Optional[str]) -> Optional[ScalerInfo]:

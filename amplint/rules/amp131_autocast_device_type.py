@@ -7,6 +7,7 @@ from typing import Iterable, List, Optional, Set
 import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.facts.names import visible_scopes
 from amplint.facts.regions import literal_str
 from amplint.facts.tree import CallSite, Frame, self_attr
 from amplint.rules import Flag, Rule
@@ -242,17 +243,8 @@ class AutocastDeviceType(Rule):
 
     def _name_is_device(self, ctx, name: str, frame: Frame) -> bool:
         facts = ctx.facts
-        scope: Optional[Frame] = frame.scope
-        while scope is not None:
-            if scope.kind == "class" and scope is not frame.scope:
-                scope = scope.parent
-                continue
-            if name in scope.imports:
-                return False
-            if name in scope.bindings:
-                break
-            scope = scope.parent
-        if scope is None:
+        scope = next((s for s in visible_scopes(frame) if name in s.imports or name in s.bindings), None)
+        if scope is None or name in scope.imports:
             return False
         assigns = [
             a for a in facts.tree.assigns

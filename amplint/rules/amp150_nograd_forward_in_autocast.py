@@ -11,6 +11,7 @@ import libcst as cst
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.names import resolve, resolve_expr
 from amplint.facts.regions import AUTOCAST_APIS, Region, literal_bool
+from amplint.facts.syntax import calls_in
 from amplint.facts.tree import Frame, dotted_name
 from amplint.rules import Flag, Rule
 from amplint.rules._util import has_star_args, keyword, kwarg, region_note
@@ -460,9 +461,7 @@ class _Walker:
         return grad_mode([item.item for item in node.items], grad, self.frame)
 
     def expr_calls(self, node: cst.CSTNode, grad, path) -> None:
-        visitor = _Calls()
-        node.visit(visitor)
-        for call in visitor.calls:
+        for call in calls_in(node):
             self.order += 1
             dotted = dotted_name(call.func)
             if dotted and resolve(dotted, self.frame) in CLEAR_CACHE:
@@ -493,17 +492,3 @@ class _Walker:
                 return dotted
             return dotted if _MODEL_NAME.search(dotted[1]) else None
         return dotted if _MODEL_NAME.search(dotted[-1]) else None
-
-
-class _Calls(cst.CSTVisitor):
-    """Calls in an expression, in evaluation order (inner arguments before the outer call),
-    not descending into lambdas."""
-
-    def __init__(self) -> None:
-        self.calls: List[cst.Call] = []
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def leave_Call(self, original_node: cst.Call) -> None:
-        self.calls.append(original_node)

@@ -7,6 +7,8 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.diagnostics import Diagnostic, Severity
+from amplint.facts.callgraph import CallGraph
+from amplint.facts.names import visible_scopes
 from amplint.facts.regions import Region
 from amplint.facts.tree import CallSite, Frame, dotted_name
 from amplint.rules import Flag, Rule
@@ -217,21 +219,10 @@ class DataparallelAutocast(Rule):
 
 def _binding(expr: cst.BaseExpression, frame: Frame) -> Optional[Tuple]:
     if isinstance(expr, cst.Name):
-        scope: Optional[Frame] = frame.scope
-        while scope is not None and expr.value not in scope.bindings:
-            scope = scope.parent
-            while scope is not None and scope.kind == "class":
-                scope = scope.parent  # class bodies do not enclose their methods' names
+        scope = next((s for s in visible_scopes(frame) if expr.value in s.bindings), None)
         return ("name", id(scope), expr.value) if scope is not None else None
-    if (
-        isinstance(expr, cst.Attribute)
-        and isinstance(expr.value, cst.Name)
-        and expr.value.value == "self"
-    ):
-        cls = frame.class_frame
-        if cls is not None:
-            return ("self", cls.name, expr.attr.value)
-    return None
+    owner = CallGraph.self_attr_owner(expr, frame)
+    return ("self",) + owner if owner is not None else None
 
 
 def _class_of_name(facts, expr: cst.BaseExpression, site: CallSite) -> Optional[str]:

@@ -1,0 +1,271 @@
+"""What goes into a tensor a float factory just made (`buf = torch.zeros(...)`), for AMP101:
+the first use that goes wrong when the value is half (an advanced-index write, an in-place
+scatter, `out=buf`, a cat/stack), the value written, whether a value can be half under
+autocast, and what kind of tensor a `device=r.device` reference is."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from amplint.facts.tree import CallSite, argument, iter_nodes, keyword
+
+# in-place writer -> (position, keyword) of the values it writes
+WRITTEN_ARGUMENT = {
+    "index_put_": (1, "values"), "index_copy_": (2, "source"), "index_add_": (2, "source"),
+    "scatter_": (2, "src"), "scatter_add_": (2, "src"), "scatter_reduce_": (2, "src"),
+    "masked_scatter_": (1, "source"), "put_": (1, "source"),
+}
+# calls whose result is half under autocast (the lower-precision list's matmul family)
+HALF_UNDER_AUTOCAST = {
+    "torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.addbmm",
+    "torch.einsum", "torch.nn.functional.linear", "torch.nn.functional.conv1d",
+    "torch.nn.functional.conv2d", "torch.nn.functional.conv3d", "torch.conv1d", "torch.conv2d",
+    "torch.conv3d", "torch.nn.functional.scaled_dot_product_attention",
+}
+CONCATS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack",
+           "torch.vstack")
+
+
+def written_value(facts, site: CallSite) -> Optional[cst.BaseExpression]:
+    """The tensor whose values are written into the new buffer, when it is a plain name or
+    `self.` attribute (`buf[idx] = h`, `buf[idx] = h[idx]`, `buf.index_add_(0, idx, h)`)."""
+    found = hazardous_write(facts, site)
+    if found is None or found[1] != "raise":
+        return None
+    value = found[2]
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    if isinstance(value, cst.Name) or (
+        isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)
+    ):
+        return value
+    return None
+
+
+def hazardous_write(facts, site: CallSite):
+    """(node, "raise" | "upcast", value) for the first use of the new float32 tensor in the
+    same function that goes wrong when the value is half: an advanced-index write
+    (`buf[idx] = h` with a tensor or mask index), `index_add_/index_copy_/index_put_/scatter*/
+    masked_scatter_/put_`, `out=buf` of a matmul-family op (these raise), or a cat/stack of it
+    with a half value (silently float32). The value must possibly be half (`maybe_half`):
+    constants and float32-by-construction values never are. Basic-slice writes
+    (`buf[i, :n] = h`) convert the dtype and are fine."""
+    buffer = _assigned_name(site)
+    if buffer is None:
+        return None
+    function = site.frame.function
+    found = []
+    for assign in facts.tree.assigns:
+        if assign.frame.function is not function:
+            continue
+        for target in assign.targets:
+            if (
+                isinstance(target, cst.Subscript)
+                and isinstance(target.value, cst.Name)
+                and target.value.value == buffer
+                and _advanced_index(facts, target, assign.frame)
+                and maybe_half(facts, assign.value, assign.frame)
+            ):
+                found.append((target, "raise", assign.value))
+    for qualified, other in facts.qualified_calls:
+        if other.frame.function is not function:
+            continue
+        call = other.node
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in WRITTEN_ARGUMENT
+            and isinstance(func.value, cst.Name)
+            and func.value.value == buffer
+        ):
+            position, name = WRITTEN_ARGUMENT[func.attr.value]
+            arg = argument(call, position, name)
+            if arg is not None and maybe_half(facts, arg.value, other.frame):
+                found.append((call, "raise", arg.value))
+        out = keyword(call, "out")
+        if (
+            out is not None and isinstance(out.value, cst.Name) and out.value.value == buffer
+            and qualified in HALF_UNDER_AUTOCAST
+            and any(maybe_half(facts, a.value, other.frame) for a in call.args if a.keyword is None)
+        ):
+            found.append((call, "raise", None))
+        if qualified in CONCATS and call.args and isinstance(call.args[0].value, (cst.List, cst.Tuple)):
+            items = [e.value for e in call.args[0].value.elements]
+            if any(isinstance(i, cst.Name) and i.value == buffer for i in items) and any(
+                maybe_half(facts, i, other.frame) for i in items
+            ):
+                found.append((call, "upcast", None))
+    if not found:
+        return None
+    return min(found, key=lambda item: _position(facts, item[0], function))
+
+
+def _position(facts, node, function) -> int:
+    scope = function.node if function is not None else None
+    data = facts.defuse._scope(scope)
+    return data.order.get(id(node), 0)
+
+
+def _advanced_index(facts, target: cst.Subscript, frame) -> bool:
+    """A tensor or mask index (index_put_, which demands matching dtypes), not basic indexing
+    (ints, slices, None, ...), which converts the value to the destination's dtype."""
+    ints = _int_loop_names(facts, frame)
+    for element in target.slice:
+        index = element.slice
+        if isinstance(index, cst.Slice):
+            continue
+        value = index.value
+        if isinstance(value, (cst.Integer, cst.Ellipsis)) or (
+            isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer)
+        ):
+            continue
+        if isinstance(value, cst.Name) and (value.value in ("None", "Ellipsis") or value.value in ints):
+            continue
+        if isinstance(value, cst.BinaryOperation) and all(
+            isinstance(side, cst.Integer) or (isinstance(side, cst.Name) and side.value in ints)
+            for side in (value.left, value.right)
+        ):
+            continue
+        return True
+    return False
+
+
+def _int_loop_names(facts, frame) -> set:
+    """Names bound by `for i in range(...)`, `for i, x in enumerate(...)` in the function."""
+    function = frame.function
+    root = function.node if function is not None else facts.module
+    names = set()
+    for node in iter_nodes(root):
+        if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call):
+            continue
+        callee = node.iter.func
+        if isinstance(callee, cst.Name) and callee.value == "range" and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+        elif isinstance(callee, cst.Name) and callee.value == "enumerate":
+            target = node.target
+            if isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+                first = target.elements[0].value
+                if isinstance(first, cst.Name):
+                    names.add(first.value)
+    return names
+
+
+def maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
+    """Whether `value` can be a half tensor under autocast: a module's output, a matmul-family
+    result, or a name/item of one assigned in the function. Constants, and anything else
+    (`torch.sin(position * div_term)`, inputs of unknown dtype), are not."""
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.MatrixMultiply):
+        return True
+    if isinstance(value, cst.Call):
+        if facts.resolve(value.func, frame) in HALF_UNDER_AUTOCAST:
+            return True
+        return _is_module_callee(facts, value.func, frame)
+    if isinstance(value, cst.Name) and depth < 3:
+        function = frame.function
+        for assign in facts.tree.assigns:
+            if assign.frame.function is not function:
+                continue
+            if any(isinstance(t, cst.Name) and t.value == value.value for t in assign.targets):
+                if maybe_half(facts, assign.value, assign.frame, depth + 1):
+                    return True
+    return False
+
+
+def _is_module_callee(facts, func: cst.BaseExpression, frame) -> bool:
+    """`self.layer(...)` (an attribute that is not a method), an instance of a module class
+    of this file, or a loop variable over `self.layers` (`for i, layer in enumerate(self.x)`)."""
+    owner = facts.callgraph.self_attr_owner(func, frame)
+    if owner is not None:
+        return facts.callgraph.method(owner[0], owner[1]) is None
+    if facts.callgraph.class_of_instance(func, frame) is not None:
+        return True
+    if isinstance(func, cst.Name) and _MODULE_NAME.search(func.value) and facts.resolve(func, frame) is None:
+        return True  # `model(x)`, `encoder(tokens)`: a network passed in or built elsewhere
+    if isinstance(func, cst.Name):
+        function = frame.function
+        root = function.node if function is not None else facts.module
+        for node in iter_nodes(root):
+            if not isinstance(node, cst.For):
+                continue
+            iterable, target = node.iter, node.target
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+                    and iterable.func.value == "enumerate" and iterable.args:
+                iterable = iterable.args[0].value
+                if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+                    target = target.elements[1].value
+            if (
+                isinstance(target, cst.Name) and target.value == func.value
+                and isinstance(iterable, cst.Attribute) and isinstance(iterable.value, cst.Name)
+                and iterable.value.value == "self"
+            ):
+                return True
+    return False
+
+
+_MODULE_NAME = re.compile(
+    r"(^|_)(model|net|network|encoder|decoder|backbone|expert|head|mlp|transformer|generator|"
+    r"discriminator)s?($|_)", re.I)
+
+
+def _assigned_name(site: CallSite) -> Optional[str]:
+    stmt = site.line_stmt
+    if stmt is None or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
+        return None
+    assign = stmt.body[0]
+    if assign.value is site.node and len(assign.targets) == 1:
+        target = assign.targets[0].target
+        if isinstance(target, cst.Name):
+            return target.value
+    return None
+
+
+def _is_module_call(facts, assign) -> bool:
+    """`self.layer(x)` (an attribute that is not a method of the class) or `net(x)` where
+    `net` is an instance of a module class of this file."""
+    func = assign.value.func
+    owner = facts.callgraph.self_attr_owner(func, assign.frame)
+    if owner is not None:
+        return facts.callgraph.method(owner[0], owner[1]) is None
+    return facts.callgraph.class_of_instance(func, assign.frame) is not None
+
+
+def reference_kind(facts, site: CallSite, reference: cst.BaseExpression) -> str:
+    """"activation" (a module output, or the value written into the new buffer),
+    "parameter" (`.weight`/`.bias`), or "unknown"."""
+    function = site.frame.function
+    code = facts.module.code_for_node
+    ref_code = code(reference)
+    buffer = _assigned_name(site)
+    for assign in facts.tree.assigns:
+        if assign.frame.function is not function:
+            continue
+        for target in assign.targets:
+            # the value written into the new buffer: `buf[idx] = r` / `buf[idx] = r[idx]`
+            written = assign.value
+            if isinstance(written, cst.Subscript):
+                written = written.value
+            if (
+                buffer is not None
+                and isinstance(target, cst.Subscript)
+                and isinstance(target.value, cst.Name)
+                and target.value.value == buffer
+                and code(written) == ref_code
+            ):
+                return "activation"
+            # a module's output: `r = self.layer(x)` / `r = model(x)`
+            if (
+                isinstance(target, cst.Name)
+                and isinstance(reference, cst.Name)
+                and target.value == reference.value
+                and isinstance(assign.value, cst.Call)
+                and _is_module_call(facts, assign)
+            ):
+                return "activation"
+    if isinstance(reference, cst.Attribute) and reference.attr.value in ("weight", "bias"):
+        return "parameter"
+    return "unknown"

@@ -1,0 +1,264 @@
+"""The import graph of amplint/ is a house you can see at a glance: no import circle between
+modules, and no import running up the layers
+
+    cli -> runner -> project -> engine -> rules -> facts -> diagnostics -> low helpers
+
+Every import counts, also the ones written inside functions. The runtime companion
+(amplint.runtime) is a separate leaf: it may import the static code, never the reverse, and
+the static code never imports torch."""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+import pytest
+
+import amplint
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(amplint.__file__))
+
+LAYERS = ("low", "diagnostics", "facts", "rules", "engine", "project", "runner", "cli")
+
+# module (or package, covering everything below it) -> its layer; the longest prefix wins
+LAYER_OF = {
+    # low helpers: no amplint import above them
+    "amplint": "low",  # the package itself: __version__
+    "amplint.data": "low",
+    "amplint.parsing": "low",
+    "amplint.suppressions": "low",
+    "amplint.gitignore": "low",
+    "amplint.files": "low",
+    "amplint.notebooks": "low",
+    "amplint.diffs": "low",
+    "amplint.progress": "low",
+    "amplint.parallel": "low",
+    # what is reported, and what is kept of it
+    "amplint.diagnostics": "diagnostics",
+    "amplint.baseline": "diagnostics",
+    "amplint.noqa": "diagnostics",
+    "amplint.cache": "diagnostics",
+    "amplint.facts": "facts",
+    # the rules, what a rule sees, and what reads the rule table
+    "amplint.rules": "rules",
+    "amplint.context": "rules",
+    "amplint.config": "rules",
+    "amplint.docs": "rules",
+    "amplint.report": "rules",
+    # one file: lint, fix, notebooks
+    "amplint.engine": "engine",
+    "amplint.fixing": "engine",
+    "amplint.notebook_results": "engine",
+    "amplint.project": "project",
+    # many files: workers, caches, the project pass's inputs
+    "amplint.runner": "runner",
+    "amplint.per_file": "runner",
+    "amplint.project_inputs": "runner",
+    "amplint.result_cache": "runner",
+    "amplint.reach_report": "runner",
+    "amplint.file_context": "runner",
+    "amplint.project_root": "runner",
+    "amplint.stdin": "runner",
+    # entry points
+    "amplint.cli": "cli",
+    "amplint.__main__": "cli",
+    "amplint.flake8_plugin": "cli",
+}
+RUNTIME = "amplint.runtime"
+
+
+def module_files() -> Dict[str, str]:
+    """module name -> file, for every module under amplint/."""
+    found = {}
+    for folder, _, names in os.walk(PACKAGE_DIR):
+        for name in names:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            relative = os.path.relpath(path, os.path.dirname(PACKAGE_DIR))[:-3]
+            module = relative.replace(os.sep, ".")
+            if module.endswith(".__init__"):
+                module = module[: -len(".__init__")]
+            found[module] = path
+    return found
+
+
+def imported_names(module: str, path: str, source: str) -> Iterable[str]:
+    """Every name an import statement anywhere in the file (functions included) brings in,
+    as a dotted name: `from amplint.project import build` -> "amplint.project.build"."""
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                yield f"{base}.{alias.name}"
+
+
+def owning_module(name: str, modules: Iterable[str]) -> Optional[str]:
+    """The module a dotted name lives in (`amplint.project.build` -> `amplint.project`)."""
+    known = set(modules)
+    while name:
+        if name in known:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def import_graph(files: Dict[str, str]) -> Dict[str, Set[str]]:
+    """module -> the amplint modules it imports. A package importing its own submodules (an
+    `__init__.py` re-exporting them) is no arrow."""
+    graph: Dict[str, Set[str]] = {module: set() for module in files}
+    for module, path in files.items():
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        for name in imported_names(module, path, source):
+            target = owning_module(name, files)
+            if target is None or target == module or target.startswith(module + "."):
+                continue
+            graph[module].add(target)
+    return graph
+
+
+def external_imports(files: Dict[str, str]) -> Dict[str, Set[str]]:
+    """module -> the top-level names of the non-amplint packages it imports."""
+    found: Dict[str, Set[str]] = {}
+    for module, path in files.items():
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        found[module] = {name.split(".")[0] for name in imported_names(module, path, source)}
+    return found
+
+
+def layer_of(module: str) -> Optional[str]:
+    best = None
+    for prefix, layer in LAYER_OF.items():
+        if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > len(best[0])):
+            best = (prefix, layer)
+    return best[1] if best is not None else None
+
+
+def circles(graph: Dict[str, Set[str]]) -> List[List[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    on_stack: Set[str] = set()
+    found: List[List[str]] = []
+    counter = [0]
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def upward_arrows(graph: Dict[str, Set[str]]) -> List[Tuple[str, str, str, str]]:
+    """(importer, its layer, imported, its layer) for every import from a lower layer into a
+    higher one, and every import of amplint.runtime from the static code."""
+    found = []
+    for module in sorted(graph):
+        if module == RUNTIME or module.startswith(RUNTIME + "."):
+            continue
+        mine = layer_of(module)
+        for target in sorted(graph[module]):
+            if target == RUNTIME or target.startswith(RUNTIME + "."):
+                found.append((module, mine, target, "runtime"))
+                continue
+            theirs = layer_of(target)
+            if LAYERS.index(theirs) > LAYERS.index(mine):
+                found.append((module, mine, target, theirs))
+    return found
+
+
+@pytest.fixture(scope="module")
+def files():
+    return module_files()
+
+
+@pytest.fixture(scope="module")
+def graph(files):
+    return import_graph(files)
+
+
+def test_every_static_module_has_a_layer(files):
+    unplaced = [m for m in sorted(files) if not m.startswith(RUNTIME) and layer_of(m) is None]
+    assert unplaced == [], f"give these modules a layer in LAYER_OF: {unplaced}"
+
+
+def test_no_import_circle(graph):
+    assert circles(graph) == []
+
+
+def test_no_import_runs_up_the_layers(graph):
+    assert upward_arrows(graph) == []
+
+
+def test_static_code_never_imports_torch(files):
+    found = sorted(
+        module for module, names in external_imports(files).items()
+        if not module.startswith(RUNTIME) and "torch" in names
+    )
+    assert found == []
+
+
+def test_the_graph_sees_function_local_imports(files, graph):
+    # lint_project imports the engine inside the function; the arrow must be seen
+    assert "amplint.engine" in graph["amplint.project"]
+
+
+def _planted(graph: Dict[str, Set[str]], importer: str, imported: str) -> Dict[str, Set[str]]:
+    planted = {module: set(targets) for module, targets in graph.items()}
+    planted[importer].add(imported)
+    return planted
+
+
+def test_a_planted_upward_import_is_found(graph):
+    arrows = upward_arrows(_planted(graph, "amplint.facts.regions", "amplint.rules"))
+    assert ("amplint.facts.regions", "facts", "amplint.rules", "rules") in arrows
+    arrows = upward_arrows(_planted(graph, "amplint.engine", "amplint.runtime.monitor"))
+    assert ("amplint.engine", "engine", "amplint.runtime.monitor", "runtime") in arrows
+    # downward and same-layer imports are no arrow
+    assert upward_arrows(_planted(graph, "amplint.runner", "amplint.facts.tree")) == upward_arrows(graph)
+
+
+def test_a_planted_circle_is_found(graph):
+    found = circles(_planted(graph, "amplint.facts.tree", "amplint.facts.regions"))
+    assert any({"amplint.facts.tree", "amplint.facts.regions"} <= set(c) for c in found)
+
+
+def test_a_function_local_import_is_read(tmp_path):
+    path = tmp_path / "module.py"
+    source = "def f():\n    from amplint.runner import run\n    from . import sibling\n"
+    names = set(imported_names("amplint.facts.thing", str(path), source))
+    assert names == {"amplint.runner.run", "amplint.facts.sibling"}
