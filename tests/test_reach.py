@@ -10,6 +10,7 @@ import os
 import pytest
 
 from amplint.engine import Settings
+from amplint.facts.regions import Enabled
 from amplint.project import build, lint_project
 
 from project_files import PROJECTS, load  # noqa: E402,F401
@@ -415,3 +416,20 @@ def test_force_fp32_casts_only_the_arguments_it_lists():
     assert findings(lint_project({"p/head.py": every}, SETTINGS)) == []
     rebound = FORCE_FP32_HALF.replace("        a = scores", "        scores = scores.half()\n        a = scores")
     assert ("head.py", 16, "AMP110") in findings(lint_project({"p/head.py": rebound}, SETTINGS))
+
+
+def test_a_fitted_model_that_cannot_be_followed_is_named():
+    files = {
+        "proj/lit.py": ("import lightning.pytorch as pl\nimport torch.nn.functional as F\n\n\n"
+                        "class Seg(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+                        "        return F.binary_cross_entropy(batch[0], batch[1])\n"),
+        "proj/train.py": ("from lightning.pytorch import Trainer\n\nfrom lit import Seg\n\n\n"
+                          "def main(other):\n    trainer = Trainer(precision=\"16-mixed\")\n"
+                          "    trainer.fit(Seg())\n    trainer.fit(other)\n"),
+    }
+    project = build(files)
+    (entry,) = project.entries_for("proj/lit.py")
+    assert entry.enabled is Enabled.TRUE
+    assert project.unresolved == [(
+        'Lightning\'s autocast (Trainer(precision="16-mixed") at train.py:7)', "other at train.py:9",
+        "parameter `other` of `main`: no call site in the linted files passes a project class")]

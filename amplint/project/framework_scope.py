@@ -33,8 +33,10 @@ SCOPED = frozenset(_BUILDERS)
 Run = Tuple[str, str, str, str, str]
 
 
-def scoped_runs(project, setting) -> Optional[List[Run]]:
-    """The project classes the setting's framework instance runs; None when unresolved."""
+def scoped_runs(project, setting, gaps: Optional[list] = None) -> Optional[List[Run]]:
+    """The project classes the setting's framework instance runs; None when unresolved.
+    `gaps` receives (model at file:line, why) for a model argument that holds no project class
+    while others do (accelerate's optimizers and loaders are not models: not gaps)."""
     summary = project.summaries.get(setting.path)
     flow = summary.flow if summary is not None else None
     if flow is None or setting.framework not in SCOPED:
@@ -47,6 +49,8 @@ def scoped_runs(project, setting) -> Optional[List[Run]]:
         for where, value, method, line in _models(flow, setting.framework, key, holder):
             site = f"{project.display(setting.path)}:{line}"
             held = project.flow.values(setting.path, where, value)
+            if gaps is not None and setting.framework != "accelerate" and not any(t[0] == "inst" for t in held):
+                gaps.append((f"{_name(value)} at {site}", project.flow.unresolved_reason(setting.path, where, value)))
             for thing, hold in sorted(held.items(), key=thing_order):
                 if thing[0] == "inst":
                     source = f"{_name(value)} <- {hold.cite}" if hold.cite else _name(value)

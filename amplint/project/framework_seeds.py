@@ -60,11 +60,15 @@ def framework_seeds(project):
         settings = [s for s in project.settings if s.framework == framework]
         unscoped = []
         for setting in settings:  # scoped by the class flow to the models its instance runs
-            runs = scoped_runs(project, setting) if framework in SCOPED else None
+            gaps: list = []
+            runs = scoped_runs(project, setting, gaps) if framework in SCOPED else None
             if runs is None:
                 unscoped.append(setting)
-            else:
-                seeds.extend(_scoped_seeds(project, setting, runs))
+                continue
+            seeds.extend(_scoped_seeds(project, setting, runs))
+            where = f"{setting.text} at {project.display(setting.path)}:{setting.line}"
+            for call, why in gaps:
+                project.unresolved.append((f"{fw.DESCRIPTIONS[framework]} ({where})", call, why))
         if not unscoped:
             continue
         setting = best_setting(unscoped, framework)
