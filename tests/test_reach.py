@@ -164,8 +164,8 @@ def test_show_regions_lists_reach_and_gaps(monkeypatch):
     report = json.loads(result.output)
     (region,) = report["regions"]
     assert region["reaches"] == []
-    assert {gap["call"] for gap in region["unresolved"]} == {
-        "model at engine/trainer.py:9", "criterion at engine/trainer.py:10"}
+    # criterion is given torch.nn.BCEWithLogitsLoss() (torch's own module: no gap)
+    assert {gap["call"] for gap in region["unresolved"]} == {"model at engine/trainer.py:9"}
     assert "no call site" in region["unresolved"][0]["why"]
     assert report["autocast_modules"] == 'autocast-modules = ["losses/**", "models/**"]'
 
@@ -346,7 +346,6 @@ def test_framework_instance_that_cannot_be_followed_keeps_a_maybe_region(tmp_pat
     from click.testing import CliRunner
 
     from amplint.cli import cli
-    from amplint.facts.regions import Enabled
 
     # the set-up model is a parameter no file passes: every model given to a setup() is a
     # maybe-enabled region, and --show-regions says why
@@ -433,3 +432,19 @@ def test_a_fitted_model_that_cannot_be_followed_is_named():
     assert project.unresolved == [(
         'Lightning\'s autocast (Trainer(precision="16-mixed") at train.py:7)', "other at train.py:9",
         "parameter `other` of `main`: no call site in the linted files passes a project class")]
+
+
+def test_show_regions_names_no_gap_for_torch_modules_and_tensor_methods(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    (tmp_path / "head.py").write_text(MMCV_HEAD)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    # self.proj = torch.nn.Linear(...), x.transpose(...), scores.masked_fill(...): not model calls
+    assert "unresolved" not in result.output
+    (tmp_path / "head.py").write_text(MMCV_HEAD.replace("torch.nn.Linear(dim, dim)", "make_proj(dim)"))
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert "unresolved: self.proj at head.py:14" in result.output

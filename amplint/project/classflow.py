@@ -45,9 +45,15 @@ class ClassFlow(ClassValues):
     def _forward(self, path: str, cls: str):
         return self.p.method(path, cls, "forward") or self.p.method(path, cls, "__call__")
 
-    def unresolved_reason(self, path: str, key: str, receiver) -> str:
-        """Why a receiver holds no project class: said plainly for --show-regions."""
+    def unresolved_reason(self, path: str, key: str, receiver) -> Optional[str]:
+        """Why a receiver holds no project class: said plainly for --show-regions; None when
+        it only holds torch's own modules (`self.proj = nn.Linear(...)`), which is no gap."""
         held = dict(self.values(path, key, receiver))
+        for thing in [thing for thing in held if thing[0] == "tup"]:
+            for item in thing[3]:
+                merge_things(held, self.values(thing[1], thing[2], item))
+        if held and all(thing[0] in ("torch_inst", "tup") for thing in held):
+            return None
         external = sorted(thing[1] for thing in held if thing[0] == "ext")
         if external:
             return f"it comes from `{external[0]}` outside the linted files"

@@ -105,7 +105,9 @@ class ClassValues(FlowIndex):
     def _ref(self, path: str, ref: str, depth: int) -> Things:
         found = self.p.resolve_ref(path, ref)
         if found is None:
-            return {} if ref.startswith(("?", "torch.", "@")) else {("ext", ref): Hold("")}
+            if ref.startswith("torch."):  # a torch class or function: known, never project code
+                return {("torch", ref): Hold("")}
+            return {} if ref.startswith(("?", "@")) else {("ext", ref): Hold("")}
         where, attrs = found
         summary = self.p.summary(where)
         if summary is None or not attrs:
@@ -243,7 +245,9 @@ class ClassValues(FlowIndex):
         out: Things = {}
         for thing, hold in self.values(path, key, callee, depth).items():
             kind = thing[0]
-            if kind in ("class", "ctor", "pclass"):
+            if kind == "torch":
+                out.setdefault(("torch_inst", thing[1]), Hold(cite))
+            elif kind in ("class", "ctor", "pclass"):
                 out.setdefault(("inst", thing[1], thing[2]), Hold(cite))
             elif kind in ("func", "bound", "cfunc", "pfunc"):
                 fpath, fkey = (thing[1], thing[2]) if kind != "bound" else (thing[3], thing[4])

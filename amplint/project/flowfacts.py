@@ -339,6 +339,11 @@ _NOT_MODULE_CALLS = frozenset({
     "item", "update", "scale", "unscale_", "zero_grad", "append", "extend", "get", "items",
     "keys", "values", "format", "join", "split", "modules", "children", "named_modules",
     "buffers", "register_buffer", "register_forward_hook", "add_module", "size", "dim",
+    # tensor methods no nn.Module has: the receiver is a tensor, not a model to resolve
+    "view", "reshape", "transpose", "permute", "contiguous", "flatten", "numel", "chunk",
+    "masked_fill", "masked_fill_", "softmax", "log_softmax", "unsqueeze", "squeeze", "expand",
+    "expand_as", "clone", "detach", "new_zeros", "new_ones", "new_full", "new_empty", "matmul",
+    "clamp", "argmax", "topk", "index_select", "view_as", "type_as", "unbind", "tolist",
 })
 
 

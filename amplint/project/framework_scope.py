@@ -50,7 +50,9 @@ def scoped_runs(project, setting, gaps: Optional[list] = None) -> Optional[List[
             site = f"{project.display(setting.path)}:{line}"
             held = project.flow.values(setting.path, where, value)
             if gaps is not None and setting.framework != "accelerate" and not any(t[0] == "inst" for t in held):
-                gaps.append((f"{_name(value)} at {site}", project.flow.unresolved_reason(setting.path, where, value)))
+                why = project.flow.unresolved_reason(setting.path, where, value)
+                if why is not None:
+                    gaps.append((f"{_name(value)} at {site}", why))
             for thing, hold in sorted(held.items(), key=thing_order):
                 if thing[0] == "inst":
                     source = f"{_name(value)} <- {hold.cite}" if hold.cite else _name(value)
