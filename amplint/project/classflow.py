@@ -54,7 +54,7 @@ class ClassFlow(ClassValues):
                 merge_things(held, self.values(thing[1], thing[2], item))
         if held and all(thing[0] in ("torch_inst", "tup") for thing in held):
             return None
-        external = sorted(thing[1] for thing in held if thing[0] == "ext")
+        external = sorted(thing[1] for thing in held if thing[0] in ("ext", "ext_inst"))
         if external:
             return f"it comes from `{external[0]}` outside the linted files"
         if receiver[0] == "local":

@@ -247,6 +247,8 @@ class ClassValues(FlowIndex):
             kind = thing[0]
             if kind == "torch":
                 out.setdefault(("torch_inst", thing[1]), Hold(cite))
+            elif kind == "ext" and thing[1].rsplit(".", 1)[-1] not in BUILD:
+                out.setdefault(("ext_inst", thing[1]), Hold(cite))  # for unresolved_reason only
             elif kind in ("class", "ctor", "pclass"):
                 out.setdefault(("inst", thing[1], thing[2]), Hold(cite))
             elif kind in ("func", "bound", "cfunc", "pfunc"):
@@ -265,8 +267,6 @@ class ClassValues(FlowIndex):
             elif kind == "build":
                 for cpath, cls in self._registrations().get(thing[1], ()):
                     out.setdefault(("inst", cpath, cls), Hold(cite))
-            elif kind == "ext" and thing[1].split(".")[-1] == "build_from_cfg":
-                pass  # handled by the caller's arguments below
         return out
 
     def _attr(self, path: str, key: str, val, depth: int) -> Things:

@@ -232,7 +232,9 @@ class FlowCollector(ValueReader):
         if key == "" and isinstance(func, (cst.Call, cst.Attribute)):
             self._call_registration(node, frame)
         name = dotted_name(func)
-        if name is not None and len(name) == 2 and name[0] != "self" and name[-1] in ("append", "extend") and key:
+        if name is not None and name[-1] in ("append", "extend") and key and (
+            (len(name) == 2 and name[0] != "self") or (len(name) == 3 and name[0] == "self")
+        ):
             self._append(name, node, frame, key)
         bind_name, bind = name, node
         if name is not None and len(node.args) > 1 and name[-1] == "partial" and (
@@ -265,11 +267,16 @@ class FlowCollector(ValueReader):
 
     def _append(self, name, node: cst.Call, frame: Frame, key: str) -> None:
         """`layers.append(Block(d))`, `layers.extend(more)`: the list holds them."""
-        if len(node.args) != 1 or node.args[0].star or self._module_level(name[0], frame):
+        if len(node.args) != 1 or node.args[0].star:
             return
         item = self.val(node.args[0].value, frame)
-        if item is not None:
-            held = ("tuple", (item,)) if name[-1] == "append" else item
+        if item is None:
+            return
+        held = ("tuple", (item,)) if name[-1] == "append" else item
+        if name[0] == "self":  # `self.layers.append(Block(d))` in a method
+            if frame.class_frame is not None:
+                self.function(key).stores.append((name[1], held))
+        elif not self._module_level(name[0], frame):
             self.function(key).assigns.setdefault(name[0], []).append(held)
 
     def _receiver(self, func, frame: Frame) -> Tuple[Optional[Val], str]:
