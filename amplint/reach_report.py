@@ -15,6 +15,7 @@ from amplint.project import build
 from amplint.project_inputs import _KeyedLazy, _LazyTexts, _config_files
 
 _MODULE_CLASS = re.compile(r"^\s+def forward\(", re.M)
+_CLASS = re.compile(r"^class (\w+)\(", re.M)
 
 
 def show_regions(paths: Sequence[str], config: Config, excludes, output_format: str = "text") -> str:
@@ -38,9 +39,13 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
         reached = {item for found in project.region_reach.values() for item in found}
         folders = set()
         for path in keys:
-            if path.endswith(".py") and _MODULE_CLASS.search(texts[path]):
+            text = texts[path] if path.endswith(".py") else ""
+            if _MODULE_CLASS.search(text) or "nn.Module" in text:
                 shown = project.display(path)
-                if not any(item.endswith(f" in {shown}") for item in reached):
+                # a module class of the file that no region reaches (`head.loss` on an
+                # untyped parameter may run SegHead.loss, next to a reached Net)
+                seen = {item.split(".")[0] for item in reached if item.endswith(f" in {shown}")}
+                if set(_CLASS.findall(text)) - seen:
                     folders.add(shown.split("/")[0] if "/" in shown else shown)
         if folders:
             globs = ", ".join(f'"{f}/**"' if not f.endswith(".py") else f'"{f}"' for f in sorted(folders))

@@ -105,7 +105,8 @@ def lightning_project(trainer_line, extra=""):
             "    def configure_optimizers(self):\n"
             "        return F.binary_cross_entropy(self.a, self.b)\n"
         ),
-        "proj/main.py": "from lightning.pytorch import Trainer\n" + extra + trainer_line + "\n",
+        "proj/main.py": "from lightning.pytorch import Trainer\nfrom lit import Lit\n" + extra + trainer_line + (
+            "\ntrainer.fit(Lit())\n" if trainer_line.startswith("trainer =") else "\n"),
     }
 
 

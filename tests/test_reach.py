@@ -10,6 +10,7 @@ import os
 import pytest
 
 from amplint.engine import Settings
+from amplint.facts.regions import Enabled
 from amplint.project import build, lint_project
 
 from project_files import PROJECTS, load  # noqa: E402,F401
@@ -38,6 +39,7 @@ LAYOUTS = {
     "reach_trainer_attr": MODEL + LOSS,
     "reach_wrapper": MODEL + LOSS,
     "reach_loss_param": MODEL + LOSS,
+    "reach_annotated": MODEL + LOSS,
     "reach_registry": [
         ("seg/losses/bce_dice.py", 16, "AMP102"), ("seg/models/attention.py", 15, "AMP110"),
         ("seg/models/net.py", 18, "AMP101"),
@@ -162,7 +164,287 @@ def test_show_regions_lists_reach_and_gaps(monkeypatch):
     report = json.loads(result.output)
     (region,) = report["regions"]
     assert region["reaches"] == []
-    assert {gap["call"] for gap in region["unresolved"]} == {
-        "model at engine/trainer.py:9", "criterion at engine/trainer.py:10"}
+    # criterion is given torch.nn.BCEWithLogitsLoss() (torch's own module: no gap)
+    assert {gap["call"] for gap in region["unresolved"]} == {"model at engine/trainer.py:9"}
     assert "no call site" in region["unresolved"][0]["why"]
     assert report["autocast_modules"] == 'autocast-modules = ["losses/**", "models/**"]'
+
+
+MMCV_HEAD = '''import torch
+import torch.nn.functional as F
+from mmcv.runner import BaseModule, auto_fp16, force_fp32
+
+
+class AttnHead(BaseModule):
+    def __init__(self, dim):
+        super().__init__()
+        self.fp16_enabled = False  # wrap_fp16_model / Fp16OptimizerHook set it to True
+        self.proj = torch.nn.Linear(dim, dim)
+
+    @auto_fp16()
+    def forward(self, x, mask):
+        scores = self.proj(x) @ x.transpose(-1, -2)
+        return scores.masked_fill(mask, -1e9).softmax(-1)
+
+    @force_fp32(apply_to=("scores",))
+    def loss(self, scores, labels):
+        scores = scores.masked_fill(labels == 0, -1e9)
+        return F.binary_cross_entropy(torch.sigmoid(scores), labels)
+'''
+
+
+def test_mmcv_auto_fp16_is_maybe_enabled_and_force_fp32_disabled():
+    # single file: the @auto_fp16 body is flagged although __init__ sets fp16_enabled = False;
+    # the @force_fp32 body (autocast disabled, scores cast to float32) stays silent
+    found = findings(lint_project({"p/head.py": MMCV_HEAD}, SETTINGS))
+    assert found == [("head.py", 15, "AMP110")]
+    clean = MMCV_HEAD.replace("masked_fill(mask, -1e9)", "masked_fill(mask, torch.finfo(scores.dtype).min)")
+    assert findings(lint_project({"p/head.py": clean}, SETTINGS)) == []
+    undecorated = MMCV_HEAD.replace("    @force_fp32(apply_to=(\"scores\",))\n", "").replace(
+        "def loss(self, scores, labels):", "@auto_fp16()\n    def loss(self, scores, labels):")
+    assert findings(lint_project({"p/head.py": undecorated}, SETTINGS)) == [
+        ("head.py", 15, "AMP110"), ("head.py", 19, "AMP110"), ("head.py", 20, "AMP102")]
+
+
+def test_mmcv_detector_reaches_its_head_not_the_losses_of_the_same_registry():
+    # mmdet 2.x layout: one registry under many names (HEADS = LOSSES = MODELS); the
+    # detector's @auto_fp16 forward calls the head built by build_head, whose loss runs under
+    # @force_fp32: the head's masked_fill is flagged, the loss (binary_cross_entropy) is not
+    results = lint_project(load("reach_mmcv_fp16"), SETTINGS)
+    assert findings(results) == [("detlite/models/heads/attn_head.py", 19, "AMP110")]
+    (message,) = messages(results, "AMP110")
+    assert "self.head <- build_head(head) at detlite/models/detectors/attn_detector.py:10" in message
+    clean = load("reach_mmcv_fp16", [("-1e9)", "torch.finfo(scores.dtype).min)")])
+    assert findings(lint_project(clean, SETTINGS)) == []
+    # without @force_fp32 the loss runs under the detector's autocast: it is flagged
+    no_island = load("reach_mmcv_fp16", [('    @force_fp32(apply_to=("scores",))\n', "")])
+    assert ("detlite/models/losses/bce.py", 12, "AMP102") in findings(lint_project(no_island, SETTINGS))
+
+
+CONTAINERS = [("losses/focal.py", 13, "AMP102"), ("models/blocks.py", 22, "AMP110"),
+              ("models/blocks.py", 32, "AMP101")]
+CONTAINERS_CLEAN = [
+    ("torch.zeros(x.shape[0], x.shape[1], self.cls.out_features, device=x.device)",
+     "x.new_zeros(x.shape[0], x.shape[1], self.cls.out_features)"),
+    ("F.binary_cross_entropy(prob, target, reduction=\"none\")",
+     "F.binary_cross_entropy_with_logits(logits, target, reduction=\"none\")"),
+    ("-1e9)", "torch.finfo(scores.dtype).min)"),
+]
+
+
+def test_registry_build_from_cfg_partial_and_containers():
+    # build_from_cfg(cfg, MODELS), functools.partial(FocalBCE, ...) called later,
+    # nn.Sequential / nn.ModuleList([... for ...]) iterated in forward / a list filled by
+    # append and indexed: each hazard is reached, and cited through its container
+    results = lint_project(load("reach_containers"), SETTINGS)
+    assert findings(results) == CONTAINERS
+    (message,) = messages(results, "AMP110")
+    assert "blk <- Block(dim) at models/segnet.py:12 -> Block in models/blocks.py" in message
+    (message,) = messages(results, "AMP101")
+    assert "self.heads[...] <- SegHead(dim, num_classes) at models/segnet.py:14" in message
+    (message,) = messages(results, "AMP102")
+    assert "criterion <- make_loss() at tools/train.py:16 -> FocalBCE in losses/focal.py" in message
+    assert findings(lint_project(load("reach_containers", CONTAINERS_CLEAN), SETTINGS)) == []
+    assert findings(lint_project(load("reach_containers", [ISLAND]), SETTINGS)) == []
+
+
+@pytest.mark.parametrize("old, new, kept", [
+    # built from another registry than the one SegNet is registered in: the model is not reached
+    ("from models import MODELS", "from models import MODELS\nfrom mmcv.cnn import MODELS as OTHER",
+     [("losses/focal.py", 13, "AMP102")]),
+    # the blocks kept in an attribute the forward no longer iterates: not reached
+    ("        for blk in self.blocks:\n            h = blk(h, mask)\n", "",
+     [("losses/focal.py", 13, "AMP102"), ("models/blocks.py", 32, "AMP101")]),
+    # a partial that is never called makes nothing
+    ("    criterion = make_loss()\n", "    criterion = make_loss\n", CONTAINERS[1:]),
+])
+def test_containers_and_partials_reach_only_what_runs(old, new, kept):
+    files = load("reach_containers", [(old, new)])
+    if "OTHER" in new:
+        files = load("reach_containers", [(old, new), ("cfg.model, MODELS)", "cfg.model, OTHER)")])
+    assert files != load("reach_containers")
+    assert findings(lint_project(files, SETTINGS)) == kept
+
+
+def test_annotation_is_a_source_and_an_untyped_parameter_is_named(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    results = lint_project(load("reach_annotated"), SETTINGS)
+    (message,) = messages(results, "AMP101")
+    assert "model <- model: Net at engine/trainer.py:9 -> Net in models/net.py" in message
+    untyped = [("model: Net", "model"), (': Optional["BCEDice"] = None', "=None")]
+    assert findings(lint_project(load("reach_annotated", untyped), SETTINGS)) == []
+    # an annotation naming no project class (torch.nn.Module) holds nothing
+    base = [("model: Net", "model: torch.nn.Module"), (': Optional["BCEDice"] = None', ": torch.nn.Module")]
+    assert findings(lint_project(load("reach_annotated", base), SETTINGS)) == []
+    # untyped and called from no file of the tree: named in --show-regions, with the
+    # autocast-modules line that would cover them
+    for path, text in load("reach_annotated", untyped).items():
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    monkeypatch.chdir(tmp_path / "reach_annotated")
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "--output-format", "json", "."])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    (region,) = report["regions"]
+    assert region["reaches"] == []
+    assert {gap["call"]: gap["why"] for gap in region["unresolved"]} == {
+        "model at engine/trainer.py:14": "parameter `model` of `train_one_epoch`: no call site in the linted files passes a project class",
+        "criterion at engine/trainer.py:15": "parameter `criterion` of `train_one_epoch`: no call site in the linted files passes a project class",
+    }
+    assert report["autocast_modules"] == 'autocast-modules = ["losses/**", "models/**"]'
+
+
+def test_show_regions_hint_covers_an_unreached_class_next_to_a_reached_one(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    # `head.loss(...)` on an untyped parameter: SegHead shares its file with the reached Net
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "net.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n"
+        "        return x\n\n\nclass SegHead(nn.Module):\n    def loss(self, logits, y):\n"
+        "        return (logits - y).abs().mean()\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\n\nfrom models.net import Net\n\n\ndef step(model: Net, head, x, y):\n"
+        "    with torch.autocast(\"cuda\"):\n        return head.loss(model(x), y)\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    assert "unresolved: head.loss at train.py:8: parameter `head` of `step`" in result.output
+    assert 'autocast-modules = ["models/**"]' in result.output
+
+
+FABRIC = [("tests/helpers/boring.py", 13, "AMP102")]
+
+
+def test_framework_setting_runs_only_the_models_its_instance_sets_up():
+    # Fabric(precision=16) in a test file sets up BoringModel; the demo Transformer of another
+    # package is set up by a full-precision Fabric in an example: it is not autocast code
+    results = lint_project(load("reach_fabric_scope"), SETTINGS)
+    assert findings(results) == FABRIC
+    (message,) = messages(results, "AMP102")
+    assert ("Fabric runs the set-up model's `BoringModel.forward` under autocast: Fabric(precision=16) at "
+            "tests/tests_fabric/test_precision.py:8; model <- BoringModel() at tests/tests_fabric/test_precision.py:9"
+            " -> BoringModel in tests/helpers/boring.py, given to setup() at tests/tests_fabric/test_precision.py:11") in message
+    mixed = load("reach_fabric_scope", [('precision="32-true"', 'precision="16-mixed"')])
+    assert findings(lint_project(mixed, SETTINGS)) == sorted(FABRIC + [("src/demos/transformer.py", 16, "AMP110")])
+    clean = [("-1e9)", "torch.finfo(scores.dtype).min)"),
+             ("F.binary_cross_entropy(prob, torch.ones_like(prob))",
+              "F.binary_cross_entropy_with_logits(self.layer(x), torch.ones_like(prob))")]
+    mixed_clean = load("reach_fabric_scope", clean + [('precision="32-true"', 'precision="16-mixed"')])
+    assert findings(lint_project(mixed_clean, SETTINGS)) == []
+
+
+def test_framework_instance_that_cannot_be_followed_keeps_a_maybe_region(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    # the set-up model is a parameter no file passes: every model given to a setup() is a
+    # maybe-enabled region, and --show-regions says why
+    unresolved = [("def test_fabric_mixed_precision():\n    fabric", "def test_fabric_mixed_precision(model):\n    fabric"),
+                  ("    model = BoringModel()\n", "")]
+    files = load("reach_fabric_scope", unresolved)
+    assert findings(lint_project(files, SETTINGS)) == [("src/demos/transformer.py", 16, "AMP110")]
+    (entry,) = build(files).entries_for("reach_fabric_scope/src/demos/transformer.py")
+    assert entry.enabled is Enabled.MAYBE
+    for path, text in files.items():
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    monkeypatch.chdir(tmp_path / "reach_fabric_scope")
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    assert ("unresolved: Fabric(precision=16) at tests/tests_fabric/test_precision.py:8: the models this Fabric "
+            "runs could not be followed") in result.output
+
+
+def test_lightning_trainer_runs_the_modules_it_fits():
+    lit = ("import lightning.pytorch as pl\nimport torch.nn.functional as F\n\n\n"
+           "class {name}(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+           "        return F.binary_cross_entropy(batch[0], batch[1])\n")
+    files = {
+        "proj/models/seg.py": lit.format(name="SegModule"),
+        "proj/models/cls.py": lit.format(name="ClsModule"),
+        "proj/train_seg.py": ("from lightning.pytorch import Trainer\n\nfrom models.seg import SegModule\n\n\n"
+                              "def main():\n    trainer = Trainer(precision=\"16-mixed\")\n    trainer.fit(SegModule())\n"),
+        "proj/train_cls.py": ("from lightning.pytorch import Trainer\n\nfrom models.cls import ClsModule\n\n\n"
+                              "def main():\n    Trainer(precision=\"32-true\").fit(model=ClsModule())\n"),
+    }
+    assert findings(lint_project(files, SETTINGS)) == [("models/seg.py", 7, "AMP102")]
+    files["proj/train_cls.py"] = files["proj/train_cls.py"].replace("32-true", "bf16-mixed")
+    assert findings(lint_project(files, SETTINGS)) == [("models/cls.py", 7, "AMP102"), ("models/seg.py", 7, "AMP102")]
+
+
+FORCE_FP32_HALF = '''import torch
+from mmcv.runner import BaseModule, force_fp32
+
+
+class Head(BaseModule):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.proj(x)
+
+    @force_fp32(apply_to=("scores",))
+    def loss(self, scores, mask, extra):
+        a = scores.masked_fill(mask, -1e9)
+        b = extra.masked_fill(mask, -1e9)
+        return a.sum() + b.sum()
+
+
+def deploy():
+    return Head().cuda().half()
+'''
+
+
+def test_force_fp32_casts_only_the_arguments_it_lists():
+    # Head is made half: its methods are fp16 code, but @force_fp32 casts `scores` to float32
+    # on entry; `extra` is not listed and stays half
+    assert findings(lint_project({"p/head.py": FORCE_FP32_HALF}, SETTINGS)) == [("head.py", 16, "AMP110")]
+    every = FORCE_FP32_HALF.replace('@force_fp32(apply_to=("scores",))', "@force_fp32()")
+    assert findings(lint_project({"p/head.py": every}, SETTINGS)) == []
+    rebound = FORCE_FP32_HALF.replace("        a = scores", "        scores = scores.half()\n        a = scores")
+    assert ("head.py", 16, "AMP110") in findings(lint_project({"p/head.py": rebound}, SETTINGS))
+
+
+def test_a_fitted_model_that_cannot_be_followed_is_named():
+    files = {
+        "proj/lit.py": ("import lightning.pytorch as pl\nimport torch.nn.functional as F\n\n\n"
+                        "class Seg(pl.LightningModule):\n    def training_step(self, batch, batch_idx):\n"
+                        "        return F.binary_cross_entropy(batch[0], batch[1])\n"),
+        "proj/train.py": ("from lightning.pytorch import Trainer\n\nfrom lit import Seg\n\n\n"
+                          "def main(other):\n    trainer = Trainer(precision=\"16-mixed\")\n"
+                          "    trainer.fit(Seg())\n    trainer.fit(other)\n"),
+    }
+    project = build(files)
+    (entry,) = project.entries_for("proj/lit.py")
+    assert entry.enabled is Enabled.TRUE
+    assert project.unresolved == [(
+        'Lightning\'s autocast (Trainer(precision="16-mixed") at train.py:7)', "other at train.py:9",
+        "parameter `other` of `main`: no call site in the linted files passes a project class")]
+
+
+def test_show_regions_names_no_gap_for_torch_modules_and_tensor_methods(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    (tmp_path / "head.py").write_text(MMCV_HEAD)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    # self.proj = torch.nn.Linear(...), x.transpose(...), scores.masked_fill(...): not model calls
+    assert "unresolved" not in result.output
+    (tmp_path / "head.py").write_text(MMCV_HEAD.replace("torch.nn.Linear(dim, dim)", "make_proj(dim)"))
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert "unresolved: self.proj at head.py:14" in result.output

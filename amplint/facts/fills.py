@@ -224,7 +224,8 @@ class FillValues:
                 continue
             best, best_index = assign, index
         if best is None:
-            return None
+            # a parameter `@force_fp32(apply_to=...)` casts on entry
+            return "float32" if name in self.facts.fp16.float32_params(frame) else None
         if len(best.targets) != 1 or not isinstance(best.targets[0], cst.Name):
             return None
         return self.dtype_of(best.value, best.frame, best.line_stmt, depth + 1)

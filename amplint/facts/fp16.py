@@ -229,6 +229,37 @@ class Fp16Analysis:
         function = frame.function
         return function is not None and id(function) in self.functions
 
+    def float32_params(self, frame: Frame) -> Set[str]:
+        """Parameters of the function around `frame` that mmcv's `@force_fp32` casts to float32
+        on entry: those named in `apply_to=(...)`, or all of them when it names none."""
+        function = frame.function
+        if function is None:
+            return set()
+        node = function.node
+        assert isinstance(node, cst.FunctionDef)
+        for dec in node.decorators:
+            expr = dec.decorator
+            name = dotted_name(expr.func if isinstance(expr, cst.Call) else expr)
+            if not name or name[-1] != "force_fp32":
+                continue
+            params = node.params
+            every = {p.name.value for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params)}
+            every.discard("self")
+            listed = None
+            if isinstance(expr, cst.Call):
+                for arg in expr.args:
+                    if (arg.keyword is None and arg is expr.args[0]) or (arg.keyword is not None and arg.keyword.value == "apply_to"):
+                        listed = arg.value
+            if listed is None or (isinstance(listed, cst.Name) and listed.value == "None"):
+                return every
+            if isinstance(listed, (cst.Tuple, cst.List)):
+                return {
+                    e.value.evaluated_value for e in listed.elements
+                    if isinstance(e.value, cst.SimpleString) and isinstance(e.value.evaluated_value, str)
+                } & every
+            return set()
+        return set()
+
 
 def _has_auto_fp16(frame: Frame) -> bool:
     node = frame.node

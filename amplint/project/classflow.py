@@ -1,367 +1,27 @@
-"""The project's class flow: for a value a function holds (flowfacts.Val), the project classes
-(and functions) it may hold, each with the step that made it: "build_model(cfg) at train.py:7".
-
-Flow-insensitive and bounded. Sources: constructors, factories' returns (every branch, nested
-factories, `ARCHS[name](...)`), registries (a class registered with `@X.register_module()`,
-`@X.register()`, `X.register(name)(cls)` is held by `X.build(cfg)` / `build_from_cfg(cfg, X)`
-only: a registry nothing builds from reaches nothing), classmethod constructors. Carriers:
-chains, wrappers (dropped in flowfacts), parameters bound at every call site of the linted
-files (positional, keyword, defaults, methods, constructors), `self.attr` stores of the class,
-submodules. Nothing is guessed: what cannot be resolved holds nothing.
-"""
+"""The project's class flow, what the rules ask of it: the functions a call under a region
+may run (with the chain to cite), why a call could not be resolved, and the project classes
+made half anywhere. The values themselves: classvalues.py."""
 
 from __future__ import annotations
 
 import re
 from typing import Dict, List, Optional, Tuple
 
-CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
-BUILD = frozenset({"build", "build_from_cfg"})
-_MAX_DEPTH = 14
-_ON_DEMAND_PARSES = 16  # files the class flow may parse beyond those already summarised
-# ... when the summaries come in batches from the runner's pool and cache (warm runs read them)
-_BATCHED_PARSES = 256
-_BUDGET = 20000  # evaluation steps per top-level question
+from amplint.project.classvalues import ClassValues
+from amplint.project.flowindex import merge_things, thing_order
 
 
-class Hold(tuple):
-    """(cite, half dtype or None): where the value came from."""
-
-    __slots__ = ()
-
-    def __new__(cls, cite: str, half: Optional[str] = None):
-        return tuple.__new__(cls, (cite, half))
-
-    @property
-    def cite(self) -> str:
-        return self[0]
-
-    @property
-    def half(self) -> Optional[str]:
-        return self[1]
-
-
-Things = Dict[tuple, Hold]
-
-
-class ClassFlow:
-    def __init__(self, project) -> None:
-        self.p = project
-        self._memo: Dict[tuple, Things] = {}
-        self._active: set = set()
-        self._cuts = 0
-        self._steps = 0
-        self._calls: Dict[str, list] = {}
-        self._registered: Optional[Dict[tuple, list]] = None
-        self._text_hits: Dict[str, List[str]] = {}
-        self._parses = 0
-        self._batched = getattr(project, "_summarize_many", None) is not None
-        self._budget = _BATCHED_PARSES if self._batched else _ON_DEMAND_PARSES
-        self.skipped: set = set()  # files a text search found but the budget left unparsed
-
-    # -- the project's files --------------------------------------------------------------
-    def _flow(self, path: str, optional: bool = False):
-        """The flow facts of a file. `optional`: a file found by a text search (call sites,
-        registrations, half casts); parsed here only while the budget lasts, so that a
-        common name cannot send most of a large tree to the parser."""
-        if optional and path not in self.p.summaries:
-            if self._parses >= self._budget:
-                self.skipped.add(path)
-                return None
-            self._parses += 1
-        summary = self.p.summary(path)
-        return summary.flow if summary is not None else None
-
-    def _prefetch(self, paths: List[str]) -> None:
-        """Summarise, in one batch, the files a text search found (as far as the budget goes)."""
-        if not self._batched:
-            return
-        todo = [path for path in paths if path not in self.p.summaries]
-        todo = todo[: max(0, self._budget - self._parses)]
-        if todo:
-            self._parses += len(todo)
-            self.p.summarise(todo)
-
-    def _files_with(self, word: str) -> List[str]:
-        found = self._text_hits.get(word)
-        if found is None:
-            found = [path for path in self.p.python if _calls(word, self.p.files[path])]
-            self._text_hits[word] = found
-        return found
-
-    def _call_sites(self, name: str) -> list:
-        """Every recorded call whose callee's last name is `name`: (file, function key,
-        callee, args, line)."""
-        found = self._calls.get(name)
-        if found is None:
-            found = []
-            self._prefetch(self._files_with(name))
-            for path in self._files_with(name):
-                flow = self._flow(path, optional=True)
-                if flow is None:
-                    continue
-                for key in sorted(flow.functions):
-                    for last, callee, args, line in flow.functions[key].calls:
-                        if last == name:
-                            found.append((path, key, callee, args, line))
-            self._calls[name] = found
-        return found
-
-    def _registrations(self) -> Dict[tuple, list]:
-        if self._registered is None:
-            self._registered = {}
-            self._prefetch(self._files_with("register_module") + self._files_with("register"))
-            for path in self._files_with("register_module") + self._files_with("register"):
-                flow = self._flow(path, optional=True)
-                if flow is None:
-                    continue
-                for registry, cls in flow.registrations:
-                    for thing in self.values(path, "", registry):
-                        if thing[0] in ("reg", "ext"):
-                            key = thing if thing[0] == "reg" else ("reg", thing[1])
-                            entry = (path, cls)
-                            bucket = self._registered.setdefault(key, [])
-                            if entry not in bucket:
-                                bucket.append(entry)
-        return self._registered
-
-    # -- values ---------------------------------------------------------------------------
-    def values(self, path: str, key: str, val, depth: int = 0) -> Things:
-        """What `val`, written in function `key` of `path`, may hold."""
-        if depth == 0:
-            self._steps = 0
-        if val is None or depth > _MAX_DEPTH or self._steps > _BUDGET:
-            return {}
-        memo_key = (path, key, val)
-        found = self._memo.get(memo_key)
-        if found is not None:
-            return found
-        if memo_key in self._active:
-            self._cuts += 1
-            return {}
-        self._steps += 1
-        self._active.add(memo_key)
-        cuts = self._cuts
-        try:
-            found = self._eval(path, key, val, depth + 1)
-        finally:
-            self._active.discard(memo_key)
-        if self._cuts == cuts and self._steps <= _BUDGET:
-            self._memo[memo_key] = found
-        return found
-
-    def _eval(self, path: str, key: str, val, depth: int) -> Things:
-        kind = val[0]
-        if kind == "ref":
-            return self._ref(path, val[1], depth)
-        if kind == "local":
-            return self._local(path, key, val[1], depth)
-        if kind == "self":
-            cls = key.split(".")[0] if "." in key else None
-            summary = self.p.summary(path)
-            if cls is None or summary is None or cls not in summary.classes:
-                return {}
-            return self._stores(path, cls, val[1], depth)
-        if kind == "call":
-            return self._call(path, key, val, depth)
-        if kind == "attr":
-            return self._attr(path, key, val, depth)
-        if kind in ("sub", "item"):
-            out: Things = {}
-            for thing, hold in self.values(path, key, val[1], depth).items():
-                if thing[0] == "tup":
-                    items = thing[3] if kind == "sub" else thing[3][val[2]:val[2] + 1]
-                    for item in items:
-                        _merge(out, self.values(thing[1], thing[2], item, depth))
-                elif kind == "item":
-                    out.setdefault(thing, hold)
-            return out
-        if kind == "tuple":
-            return {("tup", path, key, val[1]): Hold("")}
-        if kind == "half":
-            return {
-                thing: Hold(hold.cite, val[2]) for thing, hold in self.values(path, key, val[1], depth).items()
-            }
-        if kind == "any":
-            out = {}
-            for item in val[1]:
-                _merge(out, self.values(path, key, item, depth))
-            return out
-        return {}
-
-    def _ref(self, path: str, ref: str, depth: int) -> Things:
-        found = self.p.resolve_ref(path, ref)
-        if found is None:
-            return {} if ref.startswith(("?", "torch.", "@")) else {("ext", ref): Hold("")}
-        where, attrs = found
-        summary = self.p.summary(where)
-        if summary is None or not attrs:
-            return {}
-        head = attrs[0]
-        if head in summary.classes:
-            if len(attrs) == 1:
-                return {("class", where, head): Hold("")}
-            if len(attrs) == 2:
-                return self._class_attr(where, head, attrs[1])
-            return {}
-        if len(attrs) == 1 and head in summary.functions:
-            return {("func", where, head): Hold("")}
-        if summary.flow is not None and head in summary.flow.globals:
-            held = self._local(where, "", head, depth)
-            if len(attrs) == 1:
-                return held
-            if len(attrs) == 2:
-                return self._attr_of(held, attrs[1], depth)
-        return {}
-
-    def _class_attr(self, path: str, cls: str, name: str) -> Things:
-        method = self.p.method(path, cls, name)
-        if name in CTOR_CLASSMETHODS:
-            return {("ctor", path, cls): Hold("")}
-        if method is not None:
-            flow = self._flow(method[0])
-            function = flow.functions.get(method[1]) if flow is not None else None
-            if function is not None and function.is_classmethod:
-                return {("cfunc", method[0], method[1], path, cls): Hold("")}
-            return {("func", method[0], method[1]): Hold("")}
-        return {}
-
-    def _local(self, path: str, key: str, name: str, depth: int) -> Things:
-        flow = self._flow(path)
-        if flow is None:
-            return {}
-        function = flow.functions.get(key)
-        out: Things = {}
-        if function is not None and key:
-            if name in function.params:
-                _merge(out, self._bound(path, key, function, name, depth))
-            for value in function.assigns.get(name, ()):
-                _merge(out, self.values(path, key, value, depth))
-            if name in function.params or name in function.assigns:
-                return out
-        if key == "":
-            module = flow.functions.get("")
-            for value in (module.assigns.get(name, ()) if module else ()):
-                if value[0] == "call" and value[1][0] == "ref" and value[1][1].split(".")[-1].endswith("Registry"):
-                    out[("reg", (path, name))] = Hold("")
-                else:
-                    _merge(out, self.values(path, "", value, depth))
-            return out
-        if name in flow.globals:
-            return self.values(path, "", ("local", name), depth)
-        return out
-
-    def _bound(self, path: str, key: str, function, name: str, depth: int) -> Things:
-        """What the call sites of function `key` pass for parameter `name` (and its default)."""
-        out: Things = {}
-        index = function.params.index(name)
-        positional = index if index < function.positional else None
-        if name in function.defaults:
-            _merge(out, self.values(path, key, function.defaults[name], depth))
-        parts = key.split(".")
-        summary = self.p.summary(path)
-        is_method = len(parts) == 2 and summary is not None and parts[0] in summary.classes
-        names = [parts[-1]]
-        if is_method and parts[1] == "__init__":
-            names = [parts[0]]
-        for callee_name in names:
-            for where, caller, callee, args, _line in self._call_sites(callee_name):
-                offset = self._binds(where, caller, callee, path, key, is_method, depth)
-                if offset is None:
-                    continue
-                for slot, value in args:
-                    if slot == name or (positional is not None and slot == positional - offset):
-                        _merge(out, self.values(where, caller, value, depth))
-        return out
-
-    def _binds(self, where, caller, callee, path, key, is_method, depth) -> Optional[int]:
-        """How many leading parameters the call leaves out (self), if it calls `key`."""
-        for thing in self.values(where, caller, callee, depth):
-            if thing[0] == "func" and thing[1:] == (path, key):
-                return 0
-            if thing[0] == "bound" and thing[3:] == (path, key):
-                return 1
-            if thing[0] == "cfunc" and thing[1:3] == (path, key):
-                return 1
-            if thing[0] == "class" and is_method and key.endswith(".__init__"):
-                if self.p.method(thing[1], thing[2], "__init__") == (path, key):
-                    return 1
-        return None
-
-    def _stores(self, path: str, cls: str, attr: str, depth: int, seen: int = 0) -> Things:
-        summary = self.p.summary(path)
-        flow = self._flow(path)
-        if summary is None or flow is None or cls not in summary.classes or seen > 6:
-            return {}
-        out: Things = {}
-        for method in summary.classes[cls].methods:
-            function = flow.functions.get(f"{cls}.{method}")
-            if function is None:
-                continue
-            for name, value in function.stores:
-                if name == attr:
-                    _merge(out, self.values(path, f"{cls}.{method}", value, depth))
-        for base in summary.classes[cls].bases:
-            found = self.p.resolve_ref(path, base)
-            if found is not None and len(found[1]) == 1:
-                _merge(out, self._stores(found[0], found[1][0], attr, depth, seen + 1))
-        return out
-
-    def _call(self, path: str, key: str, val, depth: int) -> Things:
-        _, callee, text, line = val
-        cite = f"{text} at {self.p.display(path)}:{line}"
-        out: Things = {}
-        for thing, hold in self.values(path, key, callee, depth).items():
-            kind = thing[0]
-            if kind in ("class", "ctor"):
-                out.setdefault(("inst", thing[1], thing[2]), Hold(cite))
-            elif kind in ("func", "bound", "cfunc"):
-                fpath, fkey = (thing[1], thing[2]) if kind != "bound" else (thing[3], thing[4])
-                flow = self._flow(fpath)
-                function = flow.functions.get(fkey) if flow is not None else None
-                for value in (function.returns if function is not None else ()):
-                    if kind == "cfunc" and value[0] == "call" and value[1] == ("local", "cls"):
-                        out.setdefault(("inst", thing[3], thing[4]), Hold(cite))
-                        continue
-                    for held, inner in self.values(fpath, fkey, value, depth).items():
-                        if held[0] == "inst":
-                            out.setdefault(held, Hold(cite, inner.half))
-                        elif held[0] == "tup":
-                            out.setdefault(held, inner)
-            elif kind == "build":
-                for cpath, cls in self._registrations().get(thing[1], ()):
-                    out.setdefault(("inst", cpath, cls), Hold(cite))
-            elif kind == "ext" and thing[1].split(".")[-1] == "build_from_cfg":
-                pass  # handled by the caller's arguments below
-        return out
-
-    def _attr(self, path: str, key: str, val, depth: int) -> Things:
-        return self._attr_of(self.values(path, key, val[1], depth), val[2], depth)
-
-    def _attr_of(self, held: Things, name: str, depth: int) -> Things:
-        out: Things = {}
-        for thing, hold in held.items():
-            kind = thing[0]
-            if kind in ("reg",) and name in BUILD:
-                out.setdefault(("build", thing), hold)
-            elif kind == "ext" and name in BUILD:
-                out.setdefault(("build", ("reg", thing[1])), hold)
-            elif kind == "class":
-                _merge(out, self._class_attr(thing[1], thing[2], name))
-            elif kind == "inst":
-                method = self.p.method(thing[1], thing[2], name)
-                if method is not None:
-                    out.setdefault(("bound", thing[1], thing[2], method[0], method[1]), hold)
-                else:
-                    _merge(out, self._stores(thing[1], thing[2], name, depth))
-        return out
-
-    # -- what a call reaches --------------------------------------------------------------
+class ClassFlow(ClassValues):
     def call_targets(self, path: str, key: str, receiver, attr: str) -> List[Tuple[tuple, str, Optional[str]]]:
         """The functions a call may run: ((file, function key), "Net in models/net.py" or a
         function's name, the cite of the value's source)."""
         out = []
-        for thing, hold in sorted(self.values(path, key, receiver).items(), key=_order):
+        held = dict(self.values(path, key, receiver))
+        if not attr:  # calling a container (`nn.Sequential`) calls each module it holds
+            for thing in [thing for thing in held if thing[0] == "tup"]:
+                for item in thing[3]:
+                    merge_things(held, self.values(thing[1], thing[2], item))
+        for thing, hold in sorted(held.items(), key=thing_order):
             if thing[0] == "inst":
                 cpath, cls = thing[1], thing[2]
                 if attr:
@@ -369,7 +29,7 @@ class ClassFlow:
                     if hit is not None:
                         out.append((hit, f"{cls} in {self.p.display(cpath)}", hold.cite))
                         continue
-                    for sub, subhold in sorted(self._stores(cpath, cls, attr, 0).items(), key=_order):
+                    for sub, subhold in sorted(self._stores(cpath, cls, attr, 0).items(), key=thing_order):
                         if sub[0] == "inst":
                             hit = self._forward(sub[1], sub[2])
                             if hit is not None:
@@ -378,17 +38,23 @@ class ClassFlow:
                 hit = self._forward(cpath, cls)
                 if hit is not None:
                     out.append((hit, f"{cls} in {self.p.display(cpath)}", hold.cite))
-            elif thing[0] == "func" and not attr:
+            elif thing[0] in ("func", "pfunc") and not attr:
                 out.append(((thing[1], thing[2]), f"{thing[2]} in {self.p.display(thing[1])}", hold.cite))
         return out
 
     def _forward(self, path: str, cls: str):
         return self.p.method(path, cls, "forward") or self.p.method(path, cls, "__call__")
 
-    def unresolved_reason(self, path: str, key: str, receiver) -> str:
-        """Why a receiver holds no project class: said plainly for --show-regions."""
-        held = self.values(path, key, receiver)
-        external = sorted(thing[1] for thing in held if thing[0] == "ext")
+    def unresolved_reason(self, path: str, key: str, receiver) -> Optional[str]:
+        """Why a receiver holds no project class: said plainly for --show-regions; None when
+        it only holds torch's own modules (`self.proj = nn.Linear(...)`), which is no gap."""
+        held = dict(self.values(path, key, receiver))
+        for thing in [thing for thing in held if thing[0] == "tup"]:
+            for item in thing[3]:
+                merge_things(held, self.values(thing[1], thing[2], item))
+        if held and all(thing[0] in ("torch_inst", "tup") for thing in held):
+            return None
+        external = sorted(thing[1] for thing in held if thing[0] in ("ext", "ext_inst"))
         if external:
             return f"it comes from `{external[0]}` outside the linted files"
         if receiver[0] == "local":
@@ -416,7 +82,7 @@ class ClassFlow:
                 values += [v for _, v in function.stores]
                 for value in values:
                     for half in _halves(value):
-                        for thing, hold in sorted(self.values(path, key, half[1]).items(), key=_order):
+                        for thing, hold in sorted(self.values(path, key, half[1]).items(), key=thing_order):
                             if thing[0] == "inst":
                                 cite = f"{hold.cite} made {half[2]} in {self.p.display(path)}"
                                 out.setdefault((thing[1], thing[2]), (half[2], cite, path))
@@ -446,21 +112,7 @@ class ClassFlow:
         return sorted(found)
 
 
-def _calls(word: str, text: str) -> bool:
-    """Does `text` match `\\bword\\s*\\(`? Searched without the leading `\\b`, which would keep
-    the regex engine from skipping ahead to the literal (60x slower on a large tree)."""
-    if word not in text:
-        return False
-    if not _WORD_CHAR.match(word):
-        return re.search(r"\b" + re.escape(word) + r"\s*\(", text) is not None
-    for match in re.finditer(re.escape(word) + r"\s*\(", text):
-        start = match.start()
-        if start == 0 or not _WORD_CHAR.match(text, start - 1):
-            return True
-    return False
 
-
-_WORD_CHAR = re.compile(r"\w")
 _HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
 
 
@@ -472,12 +124,3 @@ def _halves(value):
     for item in value[1:]:
         if type(item) is tuple:
             yield from _halves(item)
-
-
-def _order(item) -> str:
-    return repr(item)
-
-
-def _merge(out: Things, more: Things) -> None:
-    for thing, hold in more.items():
-        out.setdefault(thing, hold)

@@ -8,7 +8,9 @@ import re
 from typing import Dict, FrozenSet, Optional, Set
 
 from amplint.project import frameworks as fw
+from amplint.facts.regions import Enabled
 from amplint.project.candidates import Candidate, hazard_rank
+from amplint.project.framework_scope import SCOPED, scoped_runs
 from amplint.project.summary import Setting
 
 _CLASS_BASES = re.compile(r"class\s+\w+\s*\(([^)]*)")
@@ -26,6 +28,14 @@ _RUNS = {
 # framework -> the kinds of `prepared` models it runs: accelerator.prepare(model), Trainer(model=...)
 _PREPARED_KINDS = {"accelerate": ("accelerate",), "lightning": ("fabric",), "fabric": ("fabric",),
                    "huggingface": ("huggingface",)}
+_SCOPED_RUNNER = {"lightning": "Lightning runs", "fabric": "Fabric runs the set-up model's",
+                  "accelerate": "accelerate runs the prepared model's",
+                  "huggingface": "the Hugging Face Trainer runs"}
+_INSTANCE = {"lightning": "Trainer", "fabric": "Fabric", "accelerate": "Accelerator",
+             "huggingface": "TrainingArguments"}
+_MATCHING = {"lightning": "LightningModule", "fabric": "model given to a `setup(...)`",
+             "accelerate": "model given to a `prepare(...)`",
+             "huggingface": "PreTrainedModel and model given to a Trainer"}
 _PREPARED_RUNNER = {"accelerate": "accelerate runs the prepared model's",
                     "fabric": "Fabric runs the set-up model's",
                     "huggingface": "the Hugging Face Trainer runs the model's"}
@@ -47,14 +57,39 @@ def framework_seeds(project):
         )
         _expand_subclasses(project)
     for framework in sorted(active):
-        setting = best_setting(project.settings, framework)
+        settings = [s for s in project.settings if s.framework == framework]
+        unscoped = []
+        for setting in settings:  # scoped by the class flow to the models its instance runs
+            gaps: list = []
+            runs = scoped_runs(project, setting, gaps) if framework in SCOPED else None
+            if runs is None:
+                unscoped.append(setting)
+                continue
+            seeds.extend(_scoped_seeds(project, setting, runs))
+            where = f"{setting.text} at {project.display(setting.path)}:{setting.line}"
+            for call, why in gaps:
+                project.unresolved.append((f"{fw.DESCRIPTIONS[framework]} ({where})", call, why))
+        if not unscoped:
+            continue
+        setting = best_setting(unscoped, framework)
         assert setting is not None
         where = f"{setting.text} at {project.display(setting.path)}:{setting.line}"
         desc = f"{fw.DESCRIPTIONS[framework]} ({where})"
+        enabled = setting.enabled
+        if framework in SCOPED:
+            # which models this instance runs is not known: every class the framework may
+            # run, as maybe enabled
+            enabled = Enabled.MAYBE
+            for other in unscoped:
+                other_where = f"{other.text} at {project.display(other.path)}:{other.line}"
+                project.unresolved.append((
+                    f"{fw.DESCRIPTIONS[framework]} ({other_where})", other_where,
+                    f"the models this {_INSTANCE[framework]} runs could not be followed: a maybe "
+                    f"enabled region over every {_MATCHING[framework]}"))
 
         def seed(path: str, key: str, runner: str, deps: Set[str]) -> None:
             cite = f"{runner} `{key}` under autocast: {where}"
-            candidate = Candidate(setting.enabled, setting.device, setting.dtype, desc, cite)
+            candidate = Candidate(enabled, setting.device, setting.dtype, desc, cite)
             seeds.append((path, key, candidate, frozenset(deps | {setting.path})))
 
         if framework in _RUNS:
@@ -86,6 +121,27 @@ def framework_seeds(project):
                 hit = project.method(found[0], found[1][0], "forward", seen=seen)
                 if hit is not None:
                     seed(hit[0], hit[1], _PREPARED_RUNNER[kind], seen)
+    return seeds
+
+
+def _scoped_seeds(project, setting, runs):
+    where = f"{setting.text} at {project.display(setting.path)}:{setting.line}"
+    desc = f"{fw.DESCRIPTIONS[setting.framework]} ({where})"
+    methods = fw.LIGHTNING_HOOKS if setting.framework == "lightning" else ("forward",)
+    runner = _SCOPED_RUNNER[setting.framework]
+    seeds = []
+    for cpath, cls, source, site, given in runs:
+        held = f"{cls} in {project.display(cpath)}"
+        for method in methods:
+            hit = project.method(cpath, cls, method)
+            if hit is None:
+                continue
+            via = f"{source} -> {held}, given to {given}"
+            cite = f"{runner} `{hit[1]}` under autocast: {where}; {via}"
+            candidate = Candidate(setting.enabled, setting.device, setting.dtype, desc, cite, site)
+            seeds.append((hit[0], hit[1], candidate, frozenset({setting.path, cpath, hit[0]})))
+            shown = f"{hit[1]} in {project.display(hit[0])} ({via})"
+            project.reached.append((desc, f"{source.split(' <- ')[0]} at {site}", shown))
     return seeds
 
 

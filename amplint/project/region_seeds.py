@@ -54,6 +54,7 @@ def flow_seeds(project) -> List[Seed]:
                                       f"{project.display(path)}:{line}")
                 seeds.append((target[0], target[1], candidate, frozenset({path})))
                 project.reached.append((desc, where, f"{target[1]} in {project.display(target[0])} ({via})"))
-            if not targets and info.enabled != Enabled.FALSE:
-                project.unresolved.append((desc, where, project.flow.unresolved_reason(path, key, receiver)))
+            why = project.flow.unresolved_reason(path, key, receiver) if not targets else None
+            if why is not None and info.enabled != Enabled.FALSE:
+                project.unresolved.append((desc, where, why))
     return seeds

@@ -1,0 +1,291 @@
+"""The project's class flow, its values: for a value a function holds (flowfacts.Val), the
+project classes (and functions) it may hold, each with the step that made it:
+"build_model(cfg) at train.py:7".
+
+Flow-insensitive and bounded. Sources: constructors, factories' returns (every branch, nested
+factories, `ARCHS[name](...)`), registries (a class registered with `@X.register_module()`,
+`@X.register()`, `X.register(name)(cls)` is held by `X.build(cfg)` / `build_from_cfg(cfg, X)`
+only: a registry nothing builds from reaches nothing; `HEADS = MODELS` is a registry of its
+own), classmethod constructors, parameter annotations (`model: Net`). Carriers: chains,
+wrappers (dropped in flowfacts), `functools.partial`, containers (`nn.Sequential`,
+`ModuleList`, lists of blocks), parameters bound at every call site of the linted files
+(positional, keyword, defaults, methods, constructors, partials), `self.attr` stores of the
+class, submodules. Nothing is guessed: what cannot be resolved holds nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+from amplint.project.flowindex import FlowIndex, Hold, Things, merge_things
+
+CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
+BUILD = frozenset({"build", "build_from_cfg"})
+_MAX_DEPTH = 14
+_BUDGET = 20000  # evaluation steps per top-level question
+
+
+class ClassValues(FlowIndex):
+    def __init__(self, project) -> None:
+        super().__init__(project)
+        self._memo: Dict[tuple, Things] = {}
+        self._active: set = set()
+        self._cuts = 0
+        self._steps = 0
+
+    def values(self, path: str, key: str, val, depth: int = 0) -> Things:
+        """What `val`, written in function `key` of `path`, may hold."""
+        if depth == 0:
+            self._steps = 0
+        if val is None or depth > _MAX_DEPTH or self._steps > _BUDGET:
+            return {}
+        memo_key = (path, key, val)
+        found = self._memo.get(memo_key)
+        if found is not None:
+            return found
+        if memo_key in self._active:
+            self._cuts += 1
+            return {}
+        self._steps += 1
+        self._active.add(memo_key)
+        cuts = self._cuts
+        try:
+            found = self._eval(path, key, val, depth + 1)
+        finally:
+            self._active.discard(memo_key)
+        if self._cuts == cuts and self._steps <= _BUDGET:
+            self._memo[memo_key] = found
+        return found
+
+    def _eval(self, path: str, key: str, val, depth: int) -> Things:
+        kind = val[0]
+        if kind == "ref":
+            return self._ref(path, val[1], depth)
+        if kind == "local":
+            return self._local(path, key, val[1], depth)
+        if kind == "self":
+            cls = key.split(".")[0] if "." in key else None
+            summary = self.p.summary(path)
+            if cls is None or summary is None or cls not in summary.classes:
+                return {}
+            return self._stores(path, cls, val[1], depth)
+        if kind == "call":
+            return self._call(path, key, val, depth)
+        if kind == "attr":
+            return self._attr(path, key, val, depth)
+        if kind in ("sub", "item"):
+            out: Things = {}
+            for thing, hold in self.values(path, key, val[1], depth).items():
+                if thing[0] == "tup":
+                    items = thing[3] if kind == "sub" else thing[3][val[2]:val[2] + 1]
+                    for item in items:
+                        merge_things(out, self.values(thing[1], thing[2], item, depth))
+                elif kind == "item":
+                    out.setdefault(thing, hold)
+            return out
+        if kind == "tuple":
+            return {("tup", path, key, val[1]): Hold("")}
+        if kind == "half":
+            return {
+                thing: Hold(hold.cite, val[2]) for thing, hold in self.values(path, key, val[1], depth).items()
+            }
+        if kind == "partial":  # called, it makes what its callee makes; it binds nothing
+            out = {}
+            for thing, hold in self.values(path, key, val[1], depth).items():
+                if thing[0] in ("class", "func"):
+                    out.setdefault(("p" + thing[0],) + thing[1:], hold)
+            return out
+        if kind == "any":
+            out = {}
+            for item in val[1]:
+                merge_things(out, self.values(path, key, item, depth))
+            return out
+        return {}
+
+    def _ref(self, path: str, ref: str, depth: int) -> Things:
+        found = self.p.resolve_ref(path, ref)
+        if found is None:
+            if ref.startswith("torch."):  # a torch class or function: known, never project code
+                return {("torch", ref): Hold("")}
+            return {} if ref.startswith(("?", "@")) else {("ext", ref): Hold("")}
+        where, attrs = found
+        summary = self.p.summary(where)
+        if summary is None or not attrs:
+            return {}
+        head = attrs[0]
+        if head in summary.classes:
+            if len(attrs) == 1:
+                return {("class", where, head): Hold("")}
+            if len(attrs) == 2:
+                return self._class_attr(where, head, attrs[1])
+            return {}
+        if len(attrs) == 1 and head in summary.functions:
+            return {("func", where, head): Hold("")}
+        if summary.flow is not None and head in summary.flow.globals:
+            held = self._local(where, "", head, depth)
+            if len(attrs) == 1:
+                return held
+            if len(attrs) == 2:
+                return self._attr_of(held, attrs[1], depth)
+        return {}
+
+    def _class_attr(self, path: str, cls: str, name: str) -> Things:
+        method = self.p.method(path, cls, name)
+        if name in CTOR_CLASSMETHODS:
+            return {("ctor", path, cls): Hold("")}
+        if method is not None:
+            flow = self._flow(method[0])
+            function = flow.functions.get(method[1]) if flow is not None else None
+            if function is not None and function.is_classmethod:
+                return {("cfunc", method[0], method[1], path, cls): Hold("")}
+            return {("func", method[0], method[1]): Hold("")}
+        return {}
+
+    def _local(self, path: str, key: str, name: str, depth: int) -> Things:
+        flow = self._flow(path)
+        if flow is None:
+            return {}
+        function = flow.functions.get(key)
+        out: Things = {}
+        if function is not None and key:
+            if name in function.params:
+                if name in function.annotations:
+                    merge_things(out, self._annotated(path, key, function.annotations[name], depth))
+                merge_things(out, self._bound(path, key, function, name, depth))
+            for value in function.assigns.get(name, ()):
+                merge_things(out, self.values(path, key, value, depth))
+            if name in function.params or name in function.assigns:
+                return out
+        if key == "":
+            module = flow.functions.get("")
+            for value in (module.assigns.get(name, ()) if module else ()):
+                if value[0] == "call" and value[1][0] == "ref" and value[1][1].split(".")[-1].endswith("Registry"):
+                    out[("reg", (path, name))] = Hold("")
+                    continue
+                held = self.values(path, "", value, depth)
+                if value[0] in ("local", "ref") and any(thing[0] == "reg" for thing in held):
+                    # `HEADS = MODELS` (mmdet 2.x): one registry under many names; a class
+                    # registered as a head is built as a head, so each name is its own
+                    out[("reg", (path, name))] = Hold("")
+                    continue
+                merge_things(out, held)
+            return out
+        if name in flow.globals:
+            return self.values(path, "", ("local", name), depth)
+        return out
+
+    def _annotated(self, path: str, key: str, annot, depth: int) -> Things:
+        """`model: Net` holds a Net (a subclass's override is not guessed)."""
+        _, classes, text, line = annot
+        cite = f"{text} at {self.p.display(path)}:{line}"
+        return {
+            ("inst", thing[1], thing[2]): Hold(cite)
+            for thing in self.values(path, key, classes, depth) if thing[0] == "class"
+        }
+
+    def _bound(self, path: str, key: str, function, name: str, depth: int) -> Things:
+        """What the call sites of function `key` pass for parameter `name` (and its default)."""
+        out: Things = {}
+        index = function.params.index(name)
+        positional = index if index < function.positional else None
+        if name in function.defaults:
+            merge_things(out, self.values(path, key, function.defaults[name], depth))
+        parts = key.split(".")
+        summary = self.p.summary(path)
+        is_method = len(parts) == 2 and summary is not None and parts[0] in summary.classes
+        names = [parts[-1]]
+        if is_method and parts[1] == "__init__":
+            names = [parts[0]]
+        for callee_name in names:
+            for where, caller, callee, args, _line in self._call_sites(callee_name):
+                offset = self._binds(where, caller, callee, path, key, is_method, depth)
+                if offset is None:
+                    continue
+                for slot, value in args:
+                    if slot == name or (positional is not None and slot == positional - offset):
+                        merge_things(out, self.values(where, caller, value, depth))
+        return out
+
+    def _binds(self, where, caller, callee, path, key, is_method, depth) -> Optional[int]:
+        """How many leading parameters the call leaves out (self), if it calls `key`."""
+        for thing in self.values(where, caller, callee, depth):
+            if thing[0] == "func" and thing[1:] == (path, key):
+                return 0
+            if thing[0] == "bound" and thing[3:] == (path, key):
+                return 1
+            if thing[0] == "cfunc" and thing[1:3] == (path, key):
+                return 1
+            if thing[0] == "class" and is_method and key.endswith(".__init__"):
+                if self.p.method(thing[1], thing[2], "__init__") == (path, key):
+                    return 1
+        return None
+
+    def _stores(self, path: str, cls: str, attr: str, depth: int, seen: int = 0) -> Things:
+        summary = self.p.summary(path)
+        flow = self._flow(path)
+        if summary is None or flow is None or cls not in summary.classes or seen > 6:
+            return {}
+        out: Things = {}
+        for method in summary.classes[cls].methods:
+            function = flow.functions.get(f"{cls}.{method}")
+            if function is None:
+                continue
+            for name, value in function.stores:
+                if name == attr:
+                    merge_things(out, self.values(path, f"{cls}.{method}", value, depth))
+        for base in summary.classes[cls].bases:
+            found = self.p.resolve_ref(path, base)
+            if found is not None and len(found[1]) == 1:
+                merge_things(out, self._stores(found[0], found[1][0], attr, depth, seen + 1))
+        return out
+
+    def _call(self, path: str, key: str, val, depth: int) -> Things:
+        _, callee, text, line = val
+        cite = f"{text} at {self.p.display(path)}:{line}"
+        out: Things = {}
+        for thing, hold in self.values(path, key, callee, depth).items():
+            kind = thing[0]
+            if kind == "torch":
+                out.setdefault(("torch_inst", thing[1]), Hold(cite))
+            elif kind == "ext" and thing[1].rsplit(".", 1)[-1] not in BUILD:
+                out.setdefault(("ext_inst", thing[1]), Hold(cite))  # for unresolved_reason only
+            elif kind in ("class", "ctor", "pclass"):
+                out.setdefault(("inst", thing[1], thing[2]), Hold(cite))
+            elif kind in ("func", "bound", "cfunc", "pfunc"):
+                fpath, fkey = (thing[1], thing[2]) if kind != "bound" else (thing[3], thing[4])
+                flow = self._flow(fpath)
+                function = flow.functions.get(fkey) if flow is not None else None
+                for value in (function.returns if function is not None else ()):
+                    if kind == "cfunc" and value[0] == "call" and value[1] == ("local", "cls"):
+                        out.setdefault(("inst", thing[3], thing[4]), Hold(cite))
+                        continue
+                    for held, inner in self.values(fpath, fkey, value, depth).items():
+                        if held[0] == "inst":
+                            out.setdefault(held, Hold(cite, inner.half))
+                        elif held[0] == "tup":
+                            out.setdefault(held, inner)
+            elif kind == "build":
+                for cpath, cls in self._registrations().get(thing[1], ()):
+                    out.setdefault(("inst", cpath, cls), Hold(cite))
+        return out
+
+    def _attr(self, path: str, key: str, val, depth: int) -> Things:
+        return self._attr_of(self.values(path, key, val[1], depth), val[2], depth)
+
+    def _attr_of(self, held: Things, name: str, depth: int) -> Things:
+        out: Things = {}
+        for thing, hold in held.items():
+            kind = thing[0]
+            if kind in ("reg",) and name in BUILD:
+                out.setdefault(("build", thing), hold)
+            elif kind == "ext" and name in BUILD:
+                out.setdefault(("build", ("reg", thing[1])), hold)
+            elif kind == "class":
+                merge_things(out, self._class_attr(thing[1], thing[2], name))
+            elif kind == "inst":
+                method = self.p.method(thing[1], thing[2], name)
+                if method is not None:
+                    out.setdefault(("bound", thing[1], thing[2], method[0], method[1]), hold)
+                else:
+                    merge_things(out, self._stores(thing[1], thing[2], name, depth))
+        return out

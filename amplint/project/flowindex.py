@@ -1,0 +1,135 @@
+"""The class flow's view of the project's files: their flow facts (parsed on demand within a
+budget), the call sites of a name and the registrations, found by a text search first. Also
+the class flow's small types (`Hold`, `Things`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional
+
+_ON_DEMAND_PARSES = 16  # files the class flow may parse beyond those already summarised
+# ... when the summaries come in batches from the runner's pool and cache (warm runs read them)
+_BATCHED_PARSES = 256
+
+
+class Hold(tuple):
+    """(cite, half dtype or None): where the value came from."""
+
+    __slots__ = ()
+
+    def __new__(cls, cite: str, half: Optional[str] = None):
+        return tuple.__new__(cls, (cite, half))
+
+    @property
+    def cite(self) -> str:
+        return self[0]
+
+    @property
+    def half(self) -> Optional[str]:
+        return self[1]
+
+
+Things = Dict[tuple, Hold]
+
+
+class FlowIndex:
+    def __init__(self, project) -> None:
+        self.p = project
+        self._calls: Dict[str, list] = {}
+        self._registered: Optional[Dict[tuple, list]] = None
+        self._text_hits: Dict[str, List[str]] = {}
+        self._parses = 0
+        self._batched = getattr(project, "_summarize_many", None) is not None
+        self._budget = _BATCHED_PARSES if self._batched else _ON_DEMAND_PARSES
+        self.skipped: set = set()  # files a text search found but the budget left unparsed
+
+    def _flow(self, path: str, optional: bool = False):
+        """The flow facts of a file. `optional`: a file found by a text search (call sites,
+        registrations, half casts); parsed here only while the budget lasts, so that a
+        common name cannot send most of a large tree to the parser."""
+        if optional and path not in self.p.summaries:
+            if self._parses >= self._budget:
+                self.skipped.add(path)
+                return None
+            self._parses += 1
+        summary = self.p.summary(path)
+        return summary.flow if summary is not None else None
+
+    def _prefetch(self, paths: List[str]) -> None:
+        """Summarise, in one batch, the files a text search found (as far as the budget goes)."""
+        if not self._batched:
+            return
+        todo = [path for path in paths if path not in self.p.summaries]
+        todo = todo[: max(0, self._budget - self._parses)]
+        if todo:
+            self._parses += len(todo)
+            self.p.summarise(todo)
+
+    def _files_with(self, word: str) -> List[str]:
+        found = self._text_hits.get(word)
+        if found is None:
+            found = [path for path in self.p.python if _calls(word, self.p.files[path])]
+            self._text_hits[word] = found
+        return found
+
+    def _call_sites(self, name: str) -> list:
+        """Every recorded call whose callee's last name is `name`: (file, function key,
+        callee, args, line)."""
+        found = self._calls.get(name)
+        if found is None:
+            found = []
+            self._prefetch(self._files_with(name))
+            for path in self._files_with(name):
+                flow = self._flow(path, optional=True)
+                if flow is None:
+                    continue
+                for key in sorted(flow.functions):
+                    for last, callee, args, line in flow.functions[key].calls:
+                        if last == name:
+                            found.append((path, key, callee, args, line))
+            self._calls[name] = found
+        return found
+
+    def _registrations(self) -> Dict[tuple, list]:
+        if self._registered is None:
+            self._registered = {}
+            self._prefetch(self._files_with("register_module") + self._files_with("register"))
+            for path in self._files_with("register_module") + self._files_with("register"):
+                flow = self._flow(path, optional=True)
+                if flow is None:
+                    continue
+                for registry, cls in flow.registrations:
+                    for thing in self.values(path, "", registry):
+                        if thing[0] in ("reg", "ext"):
+                            key = thing if thing[0] == "reg" else ("reg", thing[1])
+                            entry = (path, cls)
+                            bucket = self._registered.setdefault(key, [])
+                            if entry not in bucket:
+                                bucket.append(entry)
+        return self._registered
+
+
+def _calls(word: str, text: str) -> bool:
+    """Does `text` match `\\bword\\s*\\(`? Searched without the leading `\\b`, which would keep
+    the regex engine from skipping ahead to the literal (60x slower on a large tree)."""
+    if word not in text:
+        return False
+    if not _WORD_CHAR.match(word):
+        return re.search(r"\b" + re.escape(word) + r"\s*\(", text) is not None
+    for match in re.finditer(re.escape(word) + r"\s*\(", text):
+        start = match.start()
+        if start == 0 or not _WORD_CHAR.match(text, start - 1):
+            return True
+    return False
+
+
+_WORD_CHAR = re.compile(r"\w")
+
+
+def thing_order(item) -> str:
+    return repr(item)
+
+
+def merge_things(out: Things, more: Things) -> None:
+    for thing, hold in more.items():
+        out.setdefault(thing, hold)

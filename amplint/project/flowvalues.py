@@ -1,0 +1,230 @@
+"""What an expression holds, as a flow value (`Val`, plain tuples; see flowfacts.py): the
+reading that FlowCollector applies to every assignment, return, argument and annotation."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from amplint.facts.fp16 import half_cast_dtype
+from amplint.facts.tree import Frame, dotted_name
+
+Val = tuple  # see flowfacts.py for the kinds of value
+
+CHAIN = frozenset({
+    "to", "cuda", "cpu", "float", "train", "eval", "requires_grad_", "share_memory",
+    "to_empty", "zero_grad", "apply", "xpu", "mps",
+})
+WRAPPERS = frozenset({
+    "torch.compile", "copy.deepcopy", "copy.copy",
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.DistributedDataParallel",
+    "torch.nn.parallel.DataParallel", "torch.nn.DataParallel",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+    "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+    "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+    "torch.jit.script",
+    "apex.parallel.DistributedDataParallel", "mmcv.parallel.MMDataParallel",
+    "mmcv.parallel.MMDistributedDataParallel",
+})
+CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+# methods of framework objects that hand back what they are given: (a, b) in, (a, b) out
+PREPARE = frozenset({"prepare", "setup", "prepare_model"})
+# attributes that keep the wrapped module
+UNWRAP = frozenset({"module", "_orig_mod"})
+
+
+_NOT_PROJECT = ("torch.", "typing.", "numpy.", "collections.", "?")
+
+
+class ValueReader:
+    """Needs `self.s` (the file's summarizer: names, want_line) and `self.module`."""
+
+    def val(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> Optional[Val]:
+        if depth > 8:
+            return None
+        if isinstance(expr, cst.Name):
+            if expr.value in ("self", "None", "True", "False"):
+                return None
+            ref = self.s.names.resolve((expr.value,), frame)
+            if ref is not None:
+                return ("ref", ref)
+            if self._module_level(expr.value, frame):
+                module_frame = self.tree.module_frame
+                if expr.value in self.tree.classes or expr.value in module_frame.functions:
+                    return ("ref", "@" + expr.value)
+                if expr.value not in module_frame.bindings:
+                    return None  # a builtin, or a name this file does not bind
+            return ("local", expr.value)
+        if isinstance(expr, cst.Attribute):
+            if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+                return ("self", expr.attr.value)
+            name = dotted_name(expr)
+            if name is not None:
+                ref = self.s.names.resolve(name, frame)
+                if ref is not None:
+                    return ("ref", ref)
+            base = self.val(expr.value, frame, depth + 1)
+            if base is None:
+                return None
+            if expr.attr.value in UNWRAP:
+                return base
+            return ("attr", base, expr.attr.value)
+        if isinstance(expr, cst.Call):
+            return self._call(expr, frame, depth)
+        if isinstance(expr, cst.Subscript):
+            base = self.val(expr.value, frame, depth + 1)
+            return ("sub", base) if base is not None else None
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            items = tuple(self.val(e.value, frame, depth + 1) for e in expr.elements)
+            return ("tuple", items)
+        if isinstance(expr, cst.Dict):
+            items = tuple(
+                self.val(e.value, frame, depth + 1) for e in expr.elements
+                if isinstance(e, cst.DictElement)
+            )
+            return ("tuple", items)
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return ("tuple", (self.val(expr.elt, frame, depth + 1),))
+        if isinstance(expr, cst.DictComp):
+            return ("tuple", (self.val(expr.value, frame, depth + 1),))
+        if isinstance(expr, cst.IfExp):
+            return _any(self.val(expr.body, frame, depth + 1), self.val(expr.orelse, frame, depth + 1))
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+            return _any(self.val(expr.left, frame, depth + 1), self.val(expr.right, frame, depth + 1))
+        return None
+
+    def _module_level(self, name: str, frame: Frame) -> bool:
+        scope: Optional[Frame] = frame.scope
+        while scope is not None and scope.kind != "module":
+            if scope.kind != "class" and name in scope.bindings:
+                return False
+            scope = scope.parent
+        return True
+
+    def _call(self, call: cst.Call, frame: Frame, depth: int) -> Optional[Val]:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            dtype = half_cast_dtype(call, frame)
+            if dtype is not None:
+                inner = self.val(func.value, frame, depth + 1)
+                return ("half", inner, dtype) if inner is not None else None
+            if method in CHAIN and not self._is_ref(func, frame):
+                return self.val(func.value, frame, depth + 1)
+            if method in PREPARE and len(call.args) == 1 and call.args[0].star == "":
+                return self.val(call.args[0].value, frame, depth + 1)
+        ref = self.s.names.resolve(dotted_name(func), frame) if dotted_name(func) else None
+        if ref in CONTAINERS:
+            return self._container(call, frame, depth)
+        if ref == "functools.partial" and call.args and call.args[0].star == "":
+            inner = self.val(call.args[0].value, frame, depth + 1)
+            return ("partial", inner) if inner is not None else None
+        name = dotted_name(func)
+        if name and name[-1] == "build_from_cfg":
+            registry = first_arg(without_positional(call, 1), "registry", "registry")
+            base = self.val(registry, frame, depth + 1) if registry is not None else None
+            if base is None:
+                return None
+            return ("call", ("attr", base, "build"), short_text(self.module, call), self._mark(call))
+        if ref in WRAPPERS or (ref or "").endswith(".DistributedDataParallel"):
+            arg = first_arg(call, "module", "model")
+            return self.val(arg, frame, depth + 1) if arg is not None else None
+        if ref is not None and ref.endswith("deepspeed.initialize"):
+            arg = first_arg(call, "model", "model", keyword_only=True)
+            return ("tuple", (self.val(arg, frame, depth + 1),)) if arg is not None else None
+        callee = self.val(func, frame, depth + 1)
+        if callee is None or callee[0] == "self":
+            return None
+        return ("call", callee, short_text(self.module, call), self._mark(call))
+
+    def _container(self, call: cst.Call, frame: Frame, depth: int) -> Optional[Val]:
+        """`nn.Sequential(A(), B())`, `nn.Sequential(*layers)`, `nn.ModuleList([...])`,
+        `nn.ModuleDict({...})`: a tuple of what it holds (calling it calls each)."""
+        args = [a for a in call.args if a.keyword is None]
+        if len(args) == 1 and (args[0].star == "*" or not isinstance(args[0].value, cst.Call)):
+            return self.val(args[0].value, frame, depth + 1)
+        if any(a.star for a in args):
+            return None
+        return ("tuple", tuple(self.val(a.value, frame, depth + 1) for a in args))
+
+    def _annotation(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> Optional[Val]:
+        """The classes a parameter's annotation names: `Net`, `models.Net`, `"Net"`,
+        `Optional[Net]`, `Union[A, B]`, `A | None`."""
+        if depth > 4:
+            return None
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            value = self.val(expr, frame)
+            if value is None or value[0] != "ref" or value[1].startswith(_NOT_PROJECT):
+                return None
+            return value
+        if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
+            try:
+                parsed = cst.parse_expression(expr.evaluated_value)
+            except cst.ParserSyntaxError:
+                return None
+            return self._annotation(parsed, frame, depth + 1)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+            return _any(self._annotation(expr.left, frame, depth + 1), self._annotation(expr.right, frame, depth + 1))
+        if isinstance(expr, cst.Subscript) and (dotted_name(expr.value) or ("",))[-1] in ("Optional", "Union"):
+            found = None
+            for element in expr.slice:
+                if isinstance(element.slice, cst.Index):
+                    found = _any(found, self._annotation(element.slice.value, frame, depth + 1))
+            return found
+        return None
+
+    def _is_ref(self, func: cst.Attribute, frame: Frame) -> bool:
+        name = dotted_name(func)
+        return bool(name) and self.s.names.resolve(name, frame) is not None
+
+    def _mark(self, node: cst.CSTNode) -> int:
+        self.s.want_line(node)
+        return id(node)
+
+
+def short_text(module: cst.Module, node: cst.CSTNode, limit: int = 48) -> str:
+    """A call or a name as a message cites it, built without code generation:
+    `build_model(cfg.model)`, `Net.from_pretrained(path, ...)`, `self.model`."""
+    if isinstance(node, cst.Call):
+        func = node.func
+        name = dotted_name(func.value if isinstance(func, cst.Subscript) else func)
+        head = (".".join(name) if name else "...") + ("[...]" if isinstance(func, cst.Subscript) else "")
+        args = []
+        for arg in node.args:
+            value = dotted_name(arg.value)
+            if value is None or len(args) == 3:
+                args.append("...")
+                break
+            text = ".".join(value)
+            args.append(f"{arg.keyword.value}={text}" if arg.keyword is not None else text)
+        text = f"{head}({', '.join(args)})"
+    elif isinstance(node, cst.Subscript):
+        name = dotted_name(node.value)
+        text = (".".join(name) if name else "...") + "[...]"
+    else:
+        name = dotted_name(node)
+        text = ".".join(name) if name else "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _any(a: Optional[Val], b: Optional[Val]) -> Optional[Val]:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return ("any", (a, b))
+
+
+def first_arg(call: cst.Call, keyword: str, other: str, keyword_only: bool = False):
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in (keyword, other):
+            return arg.value
+    if not keyword_only and call.args and call.args[0].keyword is None and call.args[0].star == "":
+        return call.args[0].value
+    return None
+
+
+def without_positional(call: cst.Call, count: int) -> cst.Call:
+    """`call` without its first `count` positional arguments."""
+    return call.with_changes(args=[a for i, a in enumerate(call.args) if a.keyword is not None or i >= count])

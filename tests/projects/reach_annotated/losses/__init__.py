@@ -1,0 +1,3 @@
+from .bce_dice import BCEDice
+
+__all__ = ["BCEDice"]

@@ -1,0 +1,13 @@
+import torch
+
+
+def train_one_epoch(model, loader, optimizer, scaler, criterion):
+    model.train()
+    for x, mask, y in loader:
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.float16):
+            logits = model(x, mask)
+            loss = criterion(logits, y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()

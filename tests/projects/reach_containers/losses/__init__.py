@@ -1,0 +1,1 @@
+from .focal import FocalBCE

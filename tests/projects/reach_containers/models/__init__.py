@@ -1,0 +1,2 @@
+from .registry import MODELS
+from .segnet import SegNet

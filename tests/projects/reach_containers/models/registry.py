@@ -1,0 +1,3 @@
+from mmcv.utils import Registry
+
+MODELS = Registry("models")

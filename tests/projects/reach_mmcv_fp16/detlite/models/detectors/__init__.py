@@ -1,0 +1,1 @@
+from .attn_detector import AttnDetector

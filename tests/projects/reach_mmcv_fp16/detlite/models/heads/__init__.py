@@ -1,0 +1,1 @@
+from .attn_head import AttnHead

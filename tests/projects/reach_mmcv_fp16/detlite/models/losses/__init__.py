@@ -1,0 +1,1 @@
+from .bce import SigmoidBCELoss
