@@ -30,6 +30,7 @@ from amplint.facts.regions import EntryRegion
 from amplint.project import frameworks as fw
 from amplint.project.classflow import ClassFlow
 from amplint.project.declared import declared_matches, declared_seeds
+from amplint.project.dispatch import Dispatch, dispatch_seeds
 from amplint.project.explain import EXPLAIN
 from amplint.project.framework_seeds import framework_seeds
 from amplint.project.propagate import propagate
@@ -83,6 +84,7 @@ class ProjectFacts(ProjectResolver):
         self._index = self._module_index()
         self._entries: Dict[str, Tuple[EntryRegion, ...]] = {}
         self.flow = ClassFlow(self)
+        self.dispatch = Dispatch(self)
         # --show-regions: what each region reaches through the class flow, and what it cannot
         self.reached: List[Tuple[str, str, str]] = []  # (region, call, "Net.forward in models/net.py")
         self.unresolved: List[Tuple[str, str, str]] = []  # (region, call at file:line, why)
@@ -171,6 +173,7 @@ class ProjectFacts(ProjectResolver):
         seeds.extend(flow_seeds(self))
         seeds.extend(framework_seeds(self))
         seeds.extend(declared_seeds(self, self._declared))
+        seeds.extend(dispatch_seeds(self))
         reach = propagate(self, seeds)
         self._entries = reach.entries
         self._deps = reach.deps

@@ -27,10 +27,16 @@ class Candidate:
     desc: str  # the region's source: "the autocast region at train.py:12"
     cite: str  # how this function is reached: "called at train.py:14 under ..."
     site: str = ""  # the call that reaches it: "train.py:14"
+    # the class of `self` when the class flow knows it: (file, class); None: any subclass
+    self_cls: Optional[Tuple[str, str]] = None
 
     @property
     def key(self):
-        return hazard_rank(self.enabled, self.device, self.dtype) + (self.desc, self.cite)
+        return hazard_rank(self.enabled, self.device, self.dtype) + (self.desc, self.cite, self.self_cls or ("", ""))
+
+    def holding(self, self_cls: Optional[Tuple[str, str]]) -> "Candidate":
+        """The same candidate, for a method run on an instance of `self_cls`."""
+        return Candidate(self.enabled, self.device, self.dtype, self.desc, self.cite, self.site, self_cls)
 
     def reached(self, cite: str, site: str = "") -> "Candidate":
         """The same region, reaching further: cited by `cite`, through the call at `site`."""

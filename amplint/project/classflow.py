@@ -12,9 +12,9 @@ from amplint.project.flowindex import merge_things, thing_order
 
 
 class ClassFlow(ClassValues):
-    def call_targets(self, path: str, key: str, receiver, attr: str) -> List[Tuple[tuple, str, Optional[str]]]:
+    def call_targets(self, path: str, key: str, receiver, attr: str) -> List[Tuple[tuple, str, Optional[str], Optional[tuple]]]:
         """The functions a call may run: ((file, function key), "Net in models/net.py" or a
-        function's name, the cite of the value's source)."""
+        function's name, the cite of the value's source, (file, class) of the instance or None)."""
         out = []
         held = dict(self.values(path, key, receiver))
         if not attr:  # calling a container (`nn.Sequential`) calls each module it holds
@@ -27,19 +27,19 @@ class ClassFlow(ClassValues):
                 if attr:
                     hit = self.p.method(cpath, cls, attr)
                     if hit is not None:
-                        out.append((hit, f"{cls} in {self.p.display(cpath)}", hold.cite))
+                        out.append((hit, f"{cls} in {self.p.display(cpath)}", hold.cite, (cpath, cls)))
                         continue
                     for sub, subhold in sorted(self._stores(cpath, cls, attr, 0).items(), key=thing_order):
                         if sub[0] == "inst":
                             hit = self._forward(sub[1], sub[2])
                             if hit is not None:
-                                out.append((hit, f"{sub[2]} in {self.p.display(sub[1])}", subhold.cite))
+                                out.append((hit, f"{sub[2]} in {self.p.display(sub[1])}", subhold.cite, (sub[1], sub[2])))
                     continue
                 hit = self._forward(cpath, cls)
                 if hit is not None:
-                    out.append((hit, f"{cls} in {self.p.display(cpath)}", hold.cite))
+                    out.append((hit, f"{cls} in {self.p.display(cpath)}", hold.cite, (cpath, cls)))
             elif thing[0] in ("func", "pfunc") and not attr:
-                out.append(((thing[1], thing[2]), f"{thing[2]} in {self.p.display(thing[1])}", hold.cite))
+                out.append(((thing[1], thing[2]), f"{thing[2]} in {self.p.display(thing[1])}", hold.cite, None))
         return out
 
     def _forward(self, path: str, cls: str):

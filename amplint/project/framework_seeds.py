@@ -4,17 +4,15 @@ methods that framework runs under autocast are seeded with that setting's region
 
 from __future__ import annotations
 
-import re
-from typing import Dict, FrozenSet, Optional, Set
+from typing import Optional, Set
 
 from amplint.project import frameworks as fw
 from amplint.facts.regions import Enabled
 from amplint.project.candidates import Candidate, hazard_rank
+from amplint.project.dispatch import base_words
 from amplint.project.framework_scope import SCOPED, scoped_runs
 from amplint.project.summary import Setting
 
-_CLASS_BASES = re.compile(r"class\s+\w+\s*\(([^)]*)")
-_WORD = re.compile(r"\w+")
 
 # framework -> (is a base reference one it runs?, the methods it runs, "Lightning runs")
 _RUNS = {
@@ -138,7 +136,7 @@ def _scoped_seeds(project, setting, runs):
                 continue
             via = f"{source} -> {held}, given to {given}"
             cite = f"{runner} `{hit[1]}` under autocast: {where}; {via}"
-            candidate = Candidate(setting.enabled, setting.device, setting.dtype, desc, cite, site)
+            candidate = Candidate(setting.enabled, setting.device, setting.dtype, desc, cite, site, (cpath, cls))
             seeds.append((hit[0], hit[1], candidate, frozenset({setting.path, cpath, hit[0]})))
             shown = f"{hit[1]} in {project.display(hit[0])} ({via})"
             project.reached.append((desc, f"{source.split(' <- ')[0]} at {site}", shown))
@@ -157,7 +155,6 @@ def _expand_subclasses(project) -> None:
     """Summarise the files that subclass a class already summarised (`class M(Base)` where
     Base is a LightningModule subclass of another file), until none is added."""
     known: Set[str] = set()
-    base_words: Dict[str, FrozenSet[str]] = {}
     while True:
         names = {
             name for summary in project.summaries.values() if summary is not None
@@ -168,19 +165,7 @@ def _expand_subclasses(project) -> None:
             return
         known |= new
         wanted = [path for path in project.python
-                  if path not in project.summaries and _base_words(project.files, path, base_words) & new]
+                  if path not in project.summaries and base_words(project.files, path, project.dispatch.words) & new]
         if not wanted:
             return
         project.summarise(wanted)
-
-
-def _base_words(files, path: str, cache: Dict[str, FrozenSet[str]]) -> FrozenSet[str]:
-    """The words written between `class X(` and the next `)` anywhere in the file's text
-    (one scan per file, however many subclass waves ask)."""
-    found = cache.get(path)
-    if found is None:
-        found = frozenset(
-            word for bases in _CLASS_BASES.findall(files[path]) for word in _WORD.findall(bases)
-        )
-        cache[path] = found
-    return found

@@ -8,6 +8,7 @@ from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Set, Tuple
 
 from amplint.facts.regions import EntryHalf, EntryRegion
 from amplint.project.candidates import Candidate, chain, cite_more
+from amplint.project.dispatch import dispatched
 from amplint.project.region_seeds import Seed
 from amplint.project.summary import top_level_functions
 
@@ -54,9 +55,12 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
                 derived = candidate.reached(f"called at {site} in code that runs under {candidate.desc}", site)
                 for other in project.targets(path, call):
                     if other[0] != path:
-                        pending.append((other[0], other[1], derived, onward))
+                        known = project.instance_class(path, call)
+                        pending.append((other[0], other[1], derived.holding(known), onward))
             for other, derived in _dynamic_targets(project, path, function.key, candidate):
                 pending.append((other[0], other[1], derived, onward))
+            for other, derived, seen in _self_targets(project, path, key, function, candidate):
+                pending.append((other[0], other[1], derived, onward | seen))
             for local in function.local:
                 callee = summary.functions.get(local)
                 if local not in visited and callee is not None and not callee.decided:
@@ -93,8 +97,26 @@ def _dynamic_targets(project, path: str, key: str, candidate: Candidate):
         return []
     out = []
     for receiver, attr, text, line in function.dynamic:
-        for target, held, source in project.flow.call_targets(path, key, receiver, attr):
+        for target, held, source, instance in project.flow.call_targets(path, key, receiver, attr):
             via = chain(text, source, held)
             site = f"{project.display(path)}:{line}"
-            out.append((target, candidate.reached(f"{via}; called at {site} in code that runs under {candidate.desc}", site)))
+            cite = f"{via}; called at {site} in code that runs under {candidate.desc}"
+            out.append((target, candidate.reached(cite, site).holding(instance)))
+    return out
+
+
+def _self_targets(project, path: str, reached: str, function, candidate: Candidate):
+    """`self.m(...)` in a method reached (or a same-file callee of it): the `m` of the
+    instance's class, known from the candidate for the reached method's own class, else of
+    every subclass that inherits the calling method (dispatch.py)."""
+    if not function.self_calls or function.key.count(".") != 1:
+        return []
+    cls = function.key.split(".")[0]
+    known = candidate.self_cls if cls == reached.split(".")[0] else None
+    summary = project.summaries[path]
+    out = []
+    for call in function.self_calls:
+        line = summary.call_line(call)
+        out.extend(dispatched(project, path, function.key, call.attr, line, candidate, known,
+                              f"in code that runs under {candidate.desc}"))
     return out

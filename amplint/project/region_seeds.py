@@ -28,8 +28,9 @@ def call_seeds(project) -> List[Seed]:
             site = f"{project.display(path)}:{call.line}"
             cite = f"called at {site} under {desc}"
             candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite, site)
+            known = project.instance_class(path, call)
             for target in project.targets(path, call):
-                seeds.append((target[0], target[1], candidate, frozenset({path})))
+                seeds.append((target[0], target[1], candidate.holding(known), frozenset({path})))
     return seeds
 
 
@@ -47,11 +48,11 @@ def flow_seeds(project) -> List[Seed]:
             desc = _region_desc(project, info)
             where = f"{text} at {project.display(path)}:{line}"
             targets = project.flow.call_targets(path, key, receiver, attr)
-            for target, held, source in targets:
+            for target, held, source, instance in targets:
                 via = chain(text, source, held)
                 cite = f"{via}; called at {project.display(path)}:{line} under {desc}"
                 candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite,
-                                      f"{project.display(path)}:{line}")
+                                      f"{project.display(path)}:{line}", instance)
                 seeds.append((target[0], target[1], candidate, frozenset({path})))
                 project.reached.append((desc, where, f"{target[1]} in {project.display(target[0])} ({via})"))
             why = project.flow.unresolved_reason(path, key, receiver) if not targets else None

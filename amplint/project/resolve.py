@@ -120,6 +120,13 @@ class ProjectResolver:
                 found.add(base)
         return found
 
+    def instance_class(self, path: str, call: ExternalCall) -> Optional[Tuple[str, str]]:
+        """(file, class) of the instance an "instance" or "method" call runs on."""
+        if call.kind not in ("instance", "method"):
+            return None
+        found = self.resolve_ref(path, call.ref)
+        return (found[0], found[1][0]) if found is not None and len(found[1]) == 1 else None
+
     def targets(self, path: str, call: ExternalCall) -> List[Tuple[str, str]]:
         found = self.resolve_ref(path, call.ref)
         if found is None:

@@ -24,6 +24,7 @@ from amplint.project.flowfacts import FlowCollector, FlowFacts, frame_key
 from amplint.project.frameworks import Setting, find_settings
 from amplint.project.lines import node_lines
 from amplint.project.relative_names import Names, relative_imports
+from amplint.project.selfcalls import record_self_call
 from amplint.facts.tree import CallSite, Frame, dotted_name, receiver_root
 
 # A file is summarised in the first pass only if its text can open a region or hold a
@@ -67,6 +68,7 @@ class FunctionSummary:
     calls: List[ExternalCall] = field(default_factory=list)  # not under a region of this file
     local: List[str] = field(default_factory=list)  # same-file callees (keys), same condition
     decided: bool = False  # a decorator or a caller in this file already sets its region
+    self_calls: List[ExternalCall] = field(default_factory=list)  # `self.m(...)`, no region here
 
 
 @dataclass
@@ -91,6 +93,9 @@ class ModuleSummary:
     # what names may hold, for the project's class flow (flowfacts.py, classflow.py)
     flow: Optional[FlowFacts] = None
     region_infos: List[RegionInfo] = field(default_factory=list)  # regions of flow.roots
+    # `self.m(...)` under this file's own active region of a method of the same class C:
+    # ("C.caller", "m", line, region index, "C.method" whose decorator or `with` opens it)
+    self_roots: List[Tuple[str, str, int, int, str]] = field(default_factory=list)
     # Lines of calls inside functions are computed on first use (one code generation of the
     # module), since most files' calls are never cited; `release()` drops the module.
     _module: Optional[cst.Module] = None
@@ -177,6 +182,8 @@ class _Summarizer:
         self.instances: Dict[str, str] = {}
         self.self_instances: Dict[Tuple[str, str], str] = {}
         self._flow_regions: List[Region] = []
+        self._flow_index: Dict[int, int] = {}
+        self.self_roots: List[Tuple[str, str, cst.CSTNode, int, str]] = []
 
     def run(self) -> ModuleSummary:
         tree = self.tree
@@ -210,18 +217,15 @@ class _Summarizer:
         region_calls = {id(site) for site in self.facts.regions.region_calls}
         flow = FlowCollector(self)
         flow.collect()
-        flow_regions: Dict[int, int] = {}
         for site in tree.calls:
+            record_self_call(self, site)
             external = self._external(site)
             dynamic = (external is None or external.kind != "call") and not graph.callees(site)
             root = None
             if id(site) in region_calls:
                 region = self.facts.regions.region_of(site.frame)
                 if dynamic and region is not None and region.active:
-                    root = flow_regions.setdefault(id(region.root), len(flow_regions))
-                    if root == len(self._flow_regions):
-                        self._flow_regions.append(region.root)
-                        self.cite_nodes.append(_cite_node(region.root))
+                    root = self.region_index(region.root)
             own = own_region(site) is not None and root is None
             flow.call(site, dynamic and not own and (root is not None or id(site) not in region_calls), root)
             if id(site) in region_calls:
@@ -247,6 +251,13 @@ class _Summarizer:
         self._resolve_lines()
         summary.flow = flow.facts
         return summary
+
+    def region_index(self, root: Region) -> int:  # its index in ModuleSummary.region_infos
+        index = self._flow_index.setdefault(id(root), len(self._flow_index))
+        if index == len(self._flow_regions):
+            self._flow_regions.append(root)
+            self.cite_nodes.append(_cite_node(root))
+        return index
 
     # -- references -------------------------------------------------------------------------
     def _class_ref(self, expr: cst.BaseExpression, frame: Frame) -> str:
@@ -339,6 +350,11 @@ class _Summarizer:
                 calls.append(ExternalCall(call.ref, call.kind, call.attr, 0, len(summary._nodes)))
                 summary._nodes.append(node)
             function.calls = calls
+            selfs = []
+            for attr, node in function.self_calls:  # type: ignore[misc]  # (attr, node) until now
+                selfs.append(ExternalCall("self", "self", attr, 0, len(summary._nodes)))
+                summary._nodes.append(node)
+            function.self_calls = selfs
         if summary._nodes:
             summary._module = self.module
         for call, node, region in self._roots:
@@ -350,6 +366,8 @@ class _Summarizer:
                 ExternalCall(call.ref, call.kind, call.attr, lines.get(id(node), 0)),
                 RegionInfo(region.enabled, region.device, region.dtype, origin),
             ))
+        for key, attr, node, index, owner in self.self_roots:
+            summary.self_roots.append((key, attr, lines.get(id(node), 0), index, owner))
         for region in self._flow_regions:
             origin = Origin(
                 _WHAT.get(region.kind, "the autocast region"), self.path,

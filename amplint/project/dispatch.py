@@ -1,0 +1,125 @@
+"""Template methods (issue 13): `self.m(...)` in a method of class B that runs under a region
+runs the `m` of the instance's class. Every project subclass S of B that inherits the calling
+method runs that call, so S's resolution of `m` (its own, or the nearest class between S and B)
+runs under the region too: mmdet's `BaseDetector.forward`, under `@auto_fp16`, calls
+`self.forward_train`, which `TwoStageDetector` defines in another file. Where the class flow
+knows the instance's class, only that class's resolution is taken.
+
+Subclasses are found through the summaries; the files that may define them are summarised on
+demand, chosen by the words written in their `class X(...)` bases."""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+
+from amplint.project.candidates import Candidate
+
+_CLASS_BASES = re.compile(r"class\s+\w+\s*\(([^)]*)")
+_WORD = re.compile(r"\w+")
+MAX_DEPTH = 8  # subclass levels below B
+MAX_CLASSES = 300  # subclasses of one class followed
+
+Cls = Tuple[str, str]  # (file, class)
+
+
+def base_words(files, path: str, cache: Dict[str, FrozenSet[str]]) -> FrozenSet[str]:
+    """The words written between `class X(` and the next `)` anywhere in the file's text
+    (one scan per file, however many subclass waves ask)."""
+    found = cache.get(path)
+    if found is None:
+        found = frozenset(
+            word for bases in _CLASS_BASES.findall(files[path]) for word in _WORD.findall(bases)
+        )
+        cache[path] = found
+    return found
+
+
+class Dispatch:
+    def __init__(self, project) -> None:
+        self.p = project
+        self.words: Dict[str, FrozenSet[str]] = {}
+        self._subclasses: Dict[Cls, List[Cls]] = {}
+
+    def subclasses(self, path: str, cls: str) -> List[Cls]:
+        """The project classes deriving from `cls` of `path`, transitively (bounded)."""
+        key = (path, cls)
+        if key in self._subclasses:
+            return self._subclasses[key]
+        found: List[Cls] = []
+        frontier: Set[Cls] = {key}
+        seen: Set[Cls] = {key}
+        for _ in range(MAX_DEPTH):
+            names = {name for _, name in frontier}
+            files = [f for f in self.p.python if base_words(self.p.files, f, self.words) & names]
+            self.p.summarise(files)
+            wave: Set[Cls] = set()
+            for f in files:
+                summary = self.p.summaries.get(f)
+                for name, info in (summary.classes.items() if summary is not None else ()):
+                    if (f, name) not in seen and any(self._derives(f, base, names, frontier) for base in info.bases):
+                        wave.add((f, name))
+            if not wave:
+                break
+            seen |= wave
+            found.extend(sorted(wave))
+            frontier = wave
+            if len(found) >= MAX_CLASSES:
+                break
+        self._subclasses[key] = found[:MAX_CLASSES]
+        return self._subclasses[key]
+
+    def _derives(self, path: str, base: str, names: Set[str], frontier: Set[Cls]) -> bool:
+        if base.rsplit(".", 1)[-1].lstrip("@?") not in names:
+            return False
+        target = self.p.resolve_ref(path, base)
+        return target is not None and len(target[1]) == 1 and (target[0], target[1][0]) in frontier
+
+    def targets(self, path: str, caller: str, attr: str, known: Optional[Cls], opener: str = ""):
+        """What `self.<attr>(...)` in method `caller` ("B.forward") of `path` may run beyond
+        the same-file call graph: [((file, key), "TwoStageDetector in ...", files consulted)].
+        `opener`: the method of B whose region reaches `caller` through same-file calls; a
+        subclass that overrides it (or the caller) does not run this call under it."""
+        cls, method = caller.split(".")
+        own = (path, caller)
+        methods = [(method, own)] + ([(opener.split(".")[1], (path, opener))] if opener and opener != caller else [])
+        same_file = self.p.method(path, cls, attr)
+        classes = [known] if known is not None else [(path, cls)] + self.subclasses(path, cls)
+        out: Dict[Tuple[str, str], Tuple[str, Set[str]]] = {}
+        for spath, sub in classes:
+            seen: Set[str] = {path}
+            if any(self.p.method(spath, sub, name, seen=seen) != inherited for name, inherited in methods):
+                continue  # this class overrides the calling method: it does not run this call
+            hit = self.p.method(spath, sub, attr, seen=seen)
+            if hit is None or hit == own or (hit == same_file and hit[0] == path) or hit in out:
+                continue
+            out[hit] = (f"{hit[1].split('.')[0]} in {self.p.display(hit[0])}", seen)
+        return [(hit, held, seen) for hit, (held, seen) in sorted(out.items())]
+
+
+def dispatched(project, path: str, caller: str, attr: str, line: int, candidate: Candidate, known,
+               under: str, opener: str = ""):
+    """(target, Candidate) for each method `self.<attr>(...)` at `path:line` may run."""
+    site = f"{project.display(path)}:{line}"
+    out = []
+    for hit, held, seen in project.dispatch.targets(path, caller, attr, known, opener):
+        cite = f"called as self.{attr} at {site} {under}, dispatched to {held}"
+        out.append((hit, candidate.reached(cite, site), frozenset(seen | {hit[0]})))
+    return out
+
+
+def dispatch_seeds(project):
+    """Seeds for `self.m(...)` under a first-pass file's own region (`@auto_fp16` forward)."""
+    seeds = []
+    for path in project.first_pass:
+        summary = project.summaries.get(path)
+        if summary is None:
+            continue
+        for caller, attr, line, index, opener in summary.self_roots:
+            info = summary.region_infos[index]
+            desc = f"{info.origin.what} at {project.display(info.origin.path)}:{info.origin.line}"
+            base = Candidate(info.enabled, info.device, info.dtype, desc, "")
+            under = f"under {desc}"
+            for hit, candidate, seen in dispatched(project, path, caller, attr, line, base, None, under, opener):
+                seeds.append((hit[0], hit[1], candidate, seen | {path}))
+    return seeds

@@ -1,0 +1,4 @@
+from .base_dense_head import BaseDenseHead
+from .retina_head import RetinaHead
+from .roi_head import StandardRoIHead
+from .debug_head import DebugHead
