@@ -13,6 +13,7 @@ SETTINGS = Settings.default()
 
 ROI = ("reach_template/mmdetx/models/heads/roi_head.py", 18, "AMP110")
 RETINA = ("reach_template/mmdetx/models/heads/retina_head.py", 18, "AMP101")
+SSD = ("reach_template/mmdetx/models/heads/ssd_head.py", 19, "AMP110")
 
 
 def findings(results):
@@ -27,9 +28,11 @@ def test_subclass_forward_train_runs_under_the_base_auto_fp16_forward():
     # TwoStageDetector.forward_train (another file) is dispatched from BaseDetector.forward;
     # its roi head's masked_fill(-1e9) is flagged. RetinaNet -> SingleStageDetector.forward_train
     # -> RetinaHead.loss (inherited from BaseDenseHead) -> self.loss_by_feat of RetinaHead.
-    # SparseDetector overrides forward (no region) and DebugHead is never built: both silent.
+    # SSDHead, the registry's other dense head, also holds BaseDenseHead.loss: each class of
+    # `self` the class flow gives is dispatched. SparseDetector overrides forward (no region)
+    # and DebugHead is never built: both silent.
     results = lint_project(load("reach_template"), SETTINGS)
-    assert findings(results) == [RETINA, ROI]
+    assert findings(results) == [RETINA, ROI, SSD]
     (message,) = messages(results, "AMP101")
     assert ("called as self.loss_by_feat at mmdetx/models/heads/base_dense_head.py:14 in code that "
             "runs under the autocast decorator at mmdetx/models/detectors/base.py:22, dispatched "
@@ -67,4 +70,4 @@ def test_a_subclass_overriding_the_calling_method_is_not_reached():
         "        return self.forward_train(img, img_metas, **kwargs)\n\n"
         "    def forward_train(self, img, img_metas, gt_labels=None, proposal_mask=None):",
     )])
-    assert findings(lint_project(overriding, SETTINGS)) == [RETINA]
+    assert findings(lint_project(overriding, SETTINGS)) == [RETINA, SSD]

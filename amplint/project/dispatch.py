@@ -40,6 +40,7 @@ class Dispatch:
         self.p = project
         self.words: Dict[str, FrozenSet[str]] = {}
         self._subclasses: Dict[Cls, List[Cls]] = {}
+        self._targets: Dict[tuple, list] = {}
 
     def subclasses(self, path: str, cls: str) -> List[Cls]:
         """The project classes deriving from `cls` of `path`, transitively (bounded)."""
@@ -80,6 +81,12 @@ class Dispatch:
         the same-file call graph: [((file, key), "TwoStageDetector in ...", files consulted)].
         `opener`: the method of B whose region reaches `caller` through same-file calls; a
         subclass that overrides it (or the caller) does not run this call under it."""
+        memo = (path, caller, attr, known, opener)
+        if memo not in self._targets:
+            self._targets[memo] = self._find(path, caller, attr, known, opener)
+        return self._targets[memo]
+
+    def _find(self, path: str, caller: str, attr: str, known: Optional[Cls], opener: str):
         cls, method = caller.split(".")
         own = (path, caller)
         methods = [(method, own)] + ([(opener.split(".")[1], (path, opener))] if opener and opener != caller else [])

@@ -20,8 +20,10 @@ class Reach(NamedTuple):
 
 
 def propagate(project, seeds: Iterable[Seed]) -> Reach:
-    best: Dict[Tuple[str, str], Candidate] = {}
-    deps: Dict[Tuple[str, str], FrozenSet[str]] = {}
+    # per function and class of `self` the class flow gave it (None: not known), so that each
+    # class's template-method calls are dispatched whatever the order (dispatch.py)
+    best: Dict[Tuple[str, str, object], Candidate] = {}
+    deps: Dict[Tuple[str, str, object], FrozenSet[str]] = {}
     pending = list(seeds)
     sites: Dict[Tuple[str, str], Set[str]] = {}  # every call under autocast that reaches it
     while pending:
@@ -29,9 +31,9 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
         summary = project.summary(path)
         if summary is None or key not in summary.functions or summary.functions[key].decided:
             continue
-        target = (path, key)
+        target = (path, key, candidate.self_cls)
         if candidate.site:
-            sites.setdefault(target, set()).add(candidate.site)
+            sites.setdefault((path, key), set()).add(candidate.site)
         current = best.get(target)
         if current is not None:
             if current.key < candidate.key:
@@ -69,7 +71,13 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
     entries: Dict[str, List[object]] = {}
     file_deps: Dict[str, Set[str]] = {}
     region_reach: Dict[str, List[str]] = {}
-    for (path, key), candidate in best.items():
+    chosen: Dict[Tuple[str, str], Candidate] = {}
+    chosen_deps: Dict[Tuple[str, str], Set[str]] = {}
+    for (path, key, _), candidate in best.items():
+        if (path, key) not in chosen or candidate.key < chosen[(path, key)].key:
+            chosen[(path, key)] = candidate
+        chosen_deps.setdefault((path, key), set()).update(deps[(path, key, _)])
+    for (path, key), candidate in chosen.items():
         summary = project.summaries[path]
         if summary is None or key not in top_level_functions(summary):
             continue
@@ -78,7 +86,7 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
             key, candidate.enabled, candidate.device, candidate.dtype,
             cite_more(candidate, len(sites.get((path, key), ())) - 1),
         ))
-        file_deps.setdefault(path, set()).update(deps[(path, key)])
+        file_deps.setdefault(path, set()).update(chosen_deps[(path, key)])
     for (path, cls), (dtype, cite, where) in sorted(project.flow.half_instances().items()):
         entries.setdefault(path, []).append(EntryHalf(cls, dtype, cite))
         file_deps.setdefault(path, set()).add(where)
