@@ -71,3 +71,10 @@ def test_a_subclass_overriding_the_calling_method_is_not_reached():
         "    def forward_train(self, img, img_metas, gt_labels=None, proposal_mask=None):",
     )])
     assert findings(lint_project(overriding, SETTINGS)) == [RETINA, SSD]
+
+
+def test_a_registry_build_holds_only_the_types_the_configs_name():
+    # `build_head(bbox_head)`: with configs/ssd_fp16.py gone, no file names SSDHead under
+    # `bbox_head=dict(type=...)`, so the registered SSDHead is not built there
+    files = {path: text for path, text in load("reach_template").items() if not path.endswith("ssd_fp16.py")}
+    assert findings(lint_project(files, SETTINGS)) == [RETINA, ROI]

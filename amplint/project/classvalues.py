@@ -6,7 +6,9 @@ Flow-insensitive and bounded. Sources: constructors, factories' returns (every b
 factories, `ARCHS[name](...)`), registries (a class registered with `@X.register_module()`,
 `@X.register()`, `X.register(name)(cls)` is held by `X.build(cfg)` / `build_from_cfg(cfg, X)`
 only: a registry nothing builds from reaches nothing; `HEADS = MODELS` is a registry of its
-own), classmethod constructors, parameter annotations (`model: Net`). Carriers: chains,
+own; `build_loss(loss_bbox)` holds only the registered classes the project's files name in
+`loss_bbox=dict(type=...)`, where they name any), classmethod constructors, parameter
+annotations (`model: Net`). Carriers: chains,
 wrappers (dropped in flowfacts), `functools.partial`, containers (`nn.Sequential`,
 `ModuleList`, lists of blocks), parameters bound at every call site of the linted files
 (positional, keyword, defaults, methods, constructors, partials), `self.attr` stores of the
@@ -267,7 +269,7 @@ class ClassValues(FlowIndex):
             elif kind == "build":
                 for cpath, cls in self._registrations().get(thing[1], ()):
                     out.setdefault(("inst", cpath, cls), Hold(cite))
-        return out
+        return self.narrow_by_config(path, key, text, out)
 
     def _attr(self, path: str, key: str, val, depth: int) -> Things:
         return self._attr_of(self.values(path, key, val[1], depth), val[2], depth)

@@ -5,7 +5,7 @@ the class flow's small types (`Hold`, `Things`)."""
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional
+from typing import Dict, FrozenSet, List, Optional, Set
 
 _ON_DEMAND_PARSES = 16  # files the class flow may parse beyond those already summarised
 # ... when the summaries come in batches from the runner's pool and cache (warm runs read them)
@@ -31,6 +31,12 @@ class Hold(tuple):
 
 Things = Dict[tuple, Hold]
 
+# `loss_bbox=dict(type="SmoothL1Loss", ...)` in a config or as a default argument (also
+# `bbox_head=dict(_delete_=True, type=...)`, `bbox_head=[dict(type=...), ...]`'s first)
+_CONFIG_TYPE = re.compile(
+    r"(\w+)\s*=\s*\[?\s*dict\(\s*(?:\w+\s*=\s*[\w.'\"-]+\s*,\s*)*type\s*=\s*['\"]([\w.]+)['\"]")
+_FIRST_ARG = re.compile(r"^[\w.\[\]]+\((?:[\w]+\.)*(\w+)[,)]")
+
 
 class FlowIndex:
     def __init__(self, project) -> None:
@@ -42,6 +48,40 @@ class FlowIndex:
         self._batched = getattr(project, "_summarize_many", None) is not None
         self._budget = _BATCHED_PARSES if self._batched else _ON_DEMAND_PARSES
         self.skipped: set = set()  # files a text search found but the budget left unparsed
+        self._config_types: Optional[Dict[str, Set[str]]] = None
+        self._registered_set: Optional[FrozenSet[tuple]] = None
+
+    def config_types(self) -> Dict[str, Set[str]]:
+        """key -> the class names the project's files give as `key=dict(type=...)`."""
+        if self._config_types is None:
+            found: Dict[str, Set[str]] = {}
+            for path in self.p.python:
+                text = self.p.files[path]
+                for key, name in (_CONFIG_TYPE.findall(text) if "type" in text else ()):
+                    found.setdefault(key, set()).add(name.rsplit(".", 1)[-1])
+            self._config_types = found
+        return self._config_types
+
+    def narrow_by_config(self, path: str, key: str, text: str, out: Things) -> Things:
+        """`build_loss(loss_bbox)`, `X.build(self.loss_bbox)`: of the registered classes held,
+        only those the project's configs (or defaults) give as `loss_bbox=dict(type=...)`,
+        when they name one of them: a registry build makes only what a config names. A
+        factory's parameter (`def build_head(cfg): return HEADS.build(cfg)`) is decided by the
+        factory's call sites, not by its own name."""
+        registered = self._registered_set
+        if registered is None or not any(thing[0] == "inst" for thing in out):
+            return out  # no registry built anything yet
+        match = _FIRST_ARG.match(text)
+        name = match.group(1) if match else None
+        flow = self._flow(path) if name and "." not in key else None
+        function = flow.functions.get(key) if flow is not None else None
+        if not name or (function is not None and name in function.params):
+            return out
+        types = self.config_types().get(name, ())
+        held = [thing for thing in out if thing[0] == "inst" and (thing[1], thing[2]) in registered]
+        if not any(thing[2] in types for thing in held):
+            return out  # the configs' `name=dict(type=...)` are about something else
+        return {thing: hold for thing, hold in out.items() if thing not in held or thing[2] in types}
 
     def _flow(self, path: str, optional: bool = False):
         """The flow facts of a file. `optional`: a file found by a text search (call sites,
@@ -106,6 +146,7 @@ class FlowIndex:
                             bucket = self._registered.setdefault(key, [])
                             if entry not in bucket:
                                 bucket.append(entry)
+            self._registered_set = frozenset(c for found in self._registered.values() for c in found)
         return self._registered
 
 
