@@ -43,7 +43,8 @@ CASES = [
     pytest.param(
         "d2_roi_heads", [("d2_roi_heads/d2_custom/roi_heads.py", 8, "AMP102")],
         "(called at line 19; detectron2's AMPTrainer runs `SoftMaskROIHeads.forward` under "
-        "autocast: SOLVER.AMP.ENABLED: True at configs/mask_rcnn_custom.yaml:12)",
+        "autocast: SOLVER.AMP.ENABLED: True at configs/mask_rcnn_custom.yaml:12; built by the config "
+        "configs/mask_rcnn_custom.yaml -> SoftMaskROIHeads in d2_custom/roi_heads.py)",
         ("ENABLED: True", "ENABLED: False"), id="detectron2-yaml",
     ),
     pytest.param(

@@ -9,6 +9,7 @@ from typing import Optional, Set
 from amplint.project import frameworks as fw
 from amplint.facts.regions import Enabled
 from amplint.project.candidates import Candidate, hazard_rank
+from amplint.project.config_scope import config_classes, named_classes
 from amplint.project.dispatch import base_words
 from amplint.project.framework_scope import SCOPED, scoped_runs
 from amplint.project.summary import Setting
@@ -30,10 +31,12 @@ _SCOPED_RUNNER = {"lightning": "Lightning runs", "fabric": "Fabric runs the set-
                   "accelerate": "accelerate runs the prepared model's",
                   "huggingface": "the Hugging Face Trainer runs"}
 _INSTANCE = {"lightning": "Trainer", "fabric": "Fabric", "accelerate": "Accelerator",
-             "huggingface": "TrainingArguments"}
+             "huggingface": "TrainingArguments", "mmengine": "config", "detectron2": "config"}
+CONFIG_SCOPED = frozenset({"mmengine", "detectron2"})
 _MATCHING = {"lightning": "LightningModule", "fabric": "model given to a `setup(...)`",
              "accelerate": "model given to a `prepare(...)`",
-             "huggingface": "PreTrainedModel and model given to a Trainer"}
+             "huggingface": "PreTrainedModel and model given to a Trainer",
+             "mmengine": "registered model class", "detectron2": "registered model class"}
 _PREPARED_RUNNER = {"accelerate": "accelerate runs the prepared model's",
                     "fabric": "Fabric runs the set-up model's",
                     "huggingface": "the Hugging Face Trainer runs the model's"}
@@ -59,6 +62,12 @@ def framework_seeds(project):
         unscoped = []
         for setting in settings:  # scoped by the class flow to the models its instance runs
             gaps: list = []
+            if framework in CONFIG_SCOPED:  # ... or to the model its config builds
+                found = _config_seeds(project, setting)
+                if found is None:
+                    unscoped.append(setting)
+                seeds.extend(found or ())
+                continue
             runs = scoped_runs(project, setting, gaps) if framework in SCOPED else None
             if runs is None:
                 unscoped.append(setting)
@@ -74,7 +83,7 @@ def framework_seeds(project):
         where = f"{setting.text} at {project.display(setting.path)}:{setting.line}"
         desc = f"{fw.DESCRIPTIONS[framework]} ({where})"
         enabled = setting.enabled
-        if framework in SCOPED:
+        if framework in SCOPED or framework in CONFIG_SCOPED:
             # which models this instance runs is not known: every class the framework may
             # run, as maybe enabled
             enabled = Enabled.MAYBE
@@ -140,6 +149,32 @@ def _scoped_seeds(project, setting, runs):
             seeds.append((hit[0], hit[1], candidate, frozenset({setting.path, cpath, hit[0]})))
             shown = f"{hit[1]} in {project.display(hit[0])} ({via})"
             project.reached.append((desc, f"{source.split(' <- ')[0]} at {site}", shown))
+    return seeds
+
+
+def _config_seeds(project, setting):
+    """Seeds for the project classes the setting's config builds; None when it names none."""
+    scope = config_classes(project, setting)
+    test = _RUNS[setting.framework][0]
+    classes = [(cpath, cls) for cpath, cls in (named_classes(project, set(scope)) if scope is not None else [])
+               if any(test(ref) for ref in project.external_bases(cpath, cls, set()))]
+    if not classes:
+        return None
+    where = f"{setting.text} at {project.display(setting.path)}:{setting.line}"
+    desc = f"{fw.DESCRIPTIONS[setting.framework]} ({where})"
+    methods = fw.MM_METHODS if setting.framework == "mmengine" else ("forward",)
+    runner = _RUNS[setting.framework][2]
+    seeds = []
+    for cpath, cls in classes:
+        for method in methods:
+            hit = project.method(cpath, cls, method)
+            if hit is None:
+                continue
+            via = f"built by the config {project.display(scope[cls])} -> {cls} in {project.display(cpath)}"
+            cite = f"{runner} `{hit[1]}` under autocast: {where}; {via}"
+            candidate = Candidate(setting.enabled, setting.device, setting.dtype, desc, cite, "", (cpath, cls))
+            seeds.append((hit[0], hit[1], candidate, frozenset({setting.path, scope[cls], cpath, hit[0]})))
+            project.reached.append((desc, f"model at {project.display(scope[cls])}", f"{hit[1]} in {project.display(hit[0])} ({via})"))
     return seeds
 
 

@@ -1,0 +1,1 @@
+from .rcnn import MaskRCNNX

@@ -1,0 +1,56 @@
+"""mmengine / detectron2 settings run the model their own config builds (issue 13), not every
+model class of the tree. tests/projects/d2_lazy_scope: a LazyConfig's `train.amp.enabled = True`
+for a Mask R-CNN (model from `.common.models.mask_rcnn_fpn`) next to a TensorMask project."""
+
+from __future__ import annotations
+
+from amplint.engine import Settings
+from amplint.facts.regions import Enabled
+from amplint.project import build, lint_project
+
+from project_files import load  # noqa: E402
+SETTINGS = Settings.default()
+
+RCNN = ("d2_lazy_scope/maskx/modeling/rcnn.py", 16, "AMP102")
+TENSORMASK = ("d2_lazy_scope/projects/TensorMask/tensormask/arch.py", 16, "AMP110")
+
+
+def findings(results):
+    return sorted((path, d.line, d.code) for path, result in results.items() for d in result.diagnostics)
+
+
+def test_lazyconfig_amp_runs_only_the_model_its_config_builds():
+    results = lint_project(load("d2_lazy_scope"), SETTINGS)
+    assert findings(results) == [RCNN]
+    (message,) = [d.message for r in results.values() for d in r.diagnostics]
+    assert ("train.amp.enabled = True at configs/mask_rcnn_amp.py:5; built by the config "
+            "configs/common/models/mask_rcnn_fpn.py -> MaskRCNNX in maskx/modeling/rcnn.py") in message
+    # amp off: silent
+    off = load("d2_lazy_scope", [("train.amp.enabled = True", "train.amp.enabled = False")])
+    assert findings(lint_project(off, SETTINGS)) == []
+
+
+def test_the_config_naming_the_other_model_reaches_it_instead():
+    files = load("d2_lazy_scope", [("from maskx.modeling import MaskRCNNX", "from tensormask import TensorMask"),
+                                   ("model = L(MaskRCNNX)(", "model = L(TensorMask)(")])
+    assert findings(lint_project(files, SETTINGS)) == [TENSORMASK]
+
+
+def test_a_config_naming_no_model_keeps_a_maybe_region_and_says_so():
+    files = load("d2_lazy_scope", [("from .common.models.mask_rcnn_fpn import model\n", "")])
+    project = build(files)
+    (entry,) = project.entries_for("d2_lazy_scope/projects/TensorMask/tensormask/arch.py")
+    assert entry.enabled is Enabled.MAYBE
+    assert any("could not be followed" in why for _, _, why in project.unresolved)
+    assert findings(lint_project(files, SETTINGS)) == [RCNN, TENSORMASK]
+
+
+def test_mm_config_scopes_to_the_types_its_model_dict_names():
+    # mmdet_custom_loss's config names ProbFocalLoss inside `model = dict(...)`: still run
+    files = load("mmdet_custom_loss")
+    assert findings(lint_project(files, SETTINGS)) != []
+    renamed = load("mmdet_custom_loss", [('loss_cls=dict(type="ProbFocalLoss"', 'loss_cls=dict(type="FocalLoss"')])
+    project = build(renamed)
+    # the config builds no project class: unresolved, a maybe region over every model class
+    (entry,) = project.entries_for("mmdet_custom_loss/mmdet_custom/models/prob_focal_loss.py")
+    assert entry.enabled is Enabled.MAYBE
