@@ -113,17 +113,13 @@ _WRAPPER = (
 )
 
 
-CPU = {}  # command -> CPU seconds of all its processes (user + system)
-
-
 def timed(args):
-    """(seconds, peak RSS in MB of the largest process the command started, stdout); the CPU
-    seconds of all its processes go to CPU[tuple(args)]."""
+    """(seconds, peak RSS in MB of the largest process the command started, stdout, CPU
+    seconds of all its processes, user + system)."""
     proc = subprocess.run([sys.executable, "-c", _WRAPPER, *args], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)
     line = [l for l in proc.stderr.splitlines() if l.startswith("@@ ")][-1].split()
-    CPU[tuple(args)] = float(line[4])
-    return float(line[1]), int(line[2]) / 1024, proc.stdout
+    return float(line[1]), int(line[2]) / 1024, proc.stdout, float(line[4])
 
 
 def amplint(*args):
@@ -161,9 +157,8 @@ def main() -> None:
 
     cache_dir = tempfile.mkdtemp(prefix="amplint-monorepo-cache-")
     try:
-        cold_args = amplint("--jobs", str(jobs), "--cache-dir", cache_dir, opts.tree)
-        cold, cold_rss, cold_out = timed(cold_args)
-        warm, warm_rss, warm_out = timed(amplint("--jobs", str(jobs), "--cache-dir", cache_dir, opts.tree))
+        cold, cold_rss, cold_out, cold_cpu = timed(amplint("--jobs", str(jobs), "--cache-dir", cache_dir, opts.tree))
+        warm, warm_rss, warm_out, _ = timed(amplint("--jobs", str(jobs), "--cache-dir", cache_dir, opts.tree))
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
     parse, parsed, parse_cpu = parse_all(files, opts.parse_every)
@@ -171,8 +166,8 @@ def main() -> None:
     print(f"parse-all (bare libcst, 1 process, {how}): {parse:8.1f} s")
     print(f"cold (empty cache, {jobs} processes): {cold:8.1f} s  {len(files) / cold:7.1f} files/s  "
           f"= {cold / parse:.2f}x parse-all (target <= 0.5x)  peak RSS {cold_rss:.0f} MB")
-    print(f"CPU seconds (less sensitive to other load): parse-all {parse_cpu:.1f} s, cold {CPU[tuple(cold_args)]:.1f} s "
-          f"in all its processes = {CPU[tuple(cold_args)] / parse_cpu:.2f}x")
+    print(f"CPU seconds (less sensitive to other load): parse-all {parse_cpu:.1f} s, cold {cold_cpu:.1f} s "
+          f"in all its processes = {cold_cpu / parse_cpu:.2f}x")
     print(f"warm (same cache, right after):       {warm:8.1f} s  {len(files) / warm:7.1f} files/s  "
           f"cold/warm = {cold / warm:.1f}x (target >= 20x)  peak RSS {warm_rss:.0f} MB")
     print(f"same findings cold and warm: {cold_out == warm_out}; "
@@ -189,10 +184,9 @@ def main() -> None:
                 dst = os.path.join(work, os.path.relpath(path, opts.tree))
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
                 os.link(path, dst) if _same_device(path, work) else shutil.copyfile(path, dst)
-            fix_args = [flake8, "--isolated", "--select", "TOR", "-j", str(jobs), "--exit-zero", work]
-            amp_args = amplint("--jobs", str(jobs), "--no-cache", work)
-            t_fix, fix_rss, _ = timed(fix_args)
-            t_amp, _, _ = timed(amp_args)
+            t_fix, fix_rss, _, fix_cpu = timed([flake8, "--isolated", "--select", "TOR", "-j",
+                                                str(jobs), "--exit-zero", work])
+            t_amp, _, _, amp_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", work))
         finally:
             shutil.rmtree(work, ignore_errors=True)
         n = len(chosen)
@@ -200,8 +194,7 @@ def main() -> None:
               f"peak RSS {fix_rss:.0f} MB")
         print(f"amplint --no-cache on the same {n} files:   {t_amp:8.1f} s  {n / t_amp:7.1f} files/s  "
               f"= {t_fix / t_amp:.1f}x TorchFix (target >= 30x)")
-        print(f"CPU seconds: TorchFix {CPU[tuple(fix_args)]:.1f} s, amplint {CPU[tuple(amp_args)]:.1f} s "
-              f"= {CPU[tuple(fix_args)] / CPU[tuple(amp_args)]:.1f}x")
+        print(f"CPU seconds: TorchFix {fix_cpu:.1f} s, amplint {amp_cpu:.1f} s = {fix_cpu / amp_cpu:.1f}x")
         print(f"amplint cold on the whole tree vs TorchFix's files/s: "
               f"{(len(files) / cold) / (n / t_fix):.1f}x")
 
