@@ -13,6 +13,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from amplint.context import FileContext
+from amplint.data.triggers import ALSO_NEEDS
 from amplint.diagnostics import Applicability, Diagnostic, Fix
 from amplint.facts import EntryRegion, FileFacts
 from amplint.parsing import parse, syntax_error, valid_python
@@ -79,11 +80,23 @@ def could_match(source: str, rules: Sequence[Rule]) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _trigger_pattern(rules: Tuple[Rule, ...]):
+    """One regex of the trigger words of the rules that need nothing else; the others (see
+    amplint.data.triggers) also need one word of their requirement."""
     if any(not rule.triggers for rule in rules):
         return lambda source: True
-    words = sorted({t for rule in rules for t in rule.triggers})
-    search = re.compile("|".join(re.escape(w) for w in words)).search
-    return lambda source: search(source) is not None
+    words = sorted({t for rule in rules if rule.code not in ALSO_NEEDS for t in rule.triggers})
+    search = re.compile("|".join(re.escape(w) for w in words)).search if words else None
+    gated = sorted({(rule.triggers, ALSO_NEEDS[rule.code]) for rule in rules if rule.code in ALSO_NEEDS})
+
+    def test(source: str) -> bool:
+        if search is not None and search(source) is not None:
+            return True
+        return any(
+            any(word in source for word in needs) and any(word in source for word in own)
+            for own, needs in gated
+        )
+
+    return test
 
 
 def analyze(

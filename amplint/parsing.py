@@ -5,6 +5,7 @@ The lowest layer that both the per-file engine and the project pass use."""
 from __future__ import annotations
 
 import ast
+import symtable
 import warnings
 from typing import Optional
 
@@ -19,6 +20,16 @@ def parse(source: str) -> cst.Module:
 
 def syntax_error(source: str) -> Optional[str]:
     """`line:col: syntax error: message` as Python reports it, or None when it parses."""
+    try:
+        # Python's parser without turning its tree into Python objects (a third cheaper); a
+        # symbol table needs the tree, so whatever it accepts parses. Anything it rejects (its
+        # own checks too, e.g. `nonlocal` at module level) gets the answer of the AST below.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            symtable.symtable(source, "<amplint>", "exec")
+        return None
+    except Exception:
+        pass
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -14,6 +14,8 @@ Prints:
     scaled by bytes; says which), in this process;
   * cold (empty cache) and warm (same cache, back to back) CLI runs, all cores: cold/parse-all,
     warm/cold;
+  * CPU seconds of parse-all and of the cold run's processes together (a ratio that other load
+    on the machine moves less than the wall-clock one);
   * peak RSS of the largest process of each run (RUSAGE_CHILDREN of a wrapper around the CLI:
     the largest of amplint's main process and its pool workers);
   * files/s against TorchFix 0.7.0's flake8 mode (`flake8 --select TOR -j N`, its fastest) on
@@ -82,18 +84,20 @@ def parse_all(files, every: int):
     sample = files[::every]
     total_bytes = sum(os.path.getsize(f) for f in files)
     sample_bytes = 0
-    elapsed = 0.0
+    elapsed = cpu = 0.0
     for path in sample:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8", "replace")
         sample_bytes += len(text.encode("utf-8", "replace"))
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         try:
             cst.parse_module(text)
         except Exception:
             pass
         elapsed += time.perf_counter() - start
-    return elapsed * total_bytes / max(1, sample_bytes), len(sample)
+        cpu += time.process_time() - start_cpu
+    scale = total_bytes / max(1, sample_bytes)
+    return elapsed * scale, len(sample), cpu * scale
 
 
 _WRAPPER = (
@@ -103,17 +107,19 @@ _WRAPPER = (
     "elapsed = time.perf_counter() - start\n"
     "sys.stderr.buffer.write(proc.stderr)\n"
     "sys.stdout.buffer.write(proc.stdout)\n"
-    "print('@@', elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, proc.returncode,"
+    "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print('@@', elapsed, usage.ru_maxrss, proc.returncode, usage.ru_utime + usage.ru_stime,"
     " file=sys.stderr)\n"
 )
 
 
 def timed(args):
-    """(seconds, peak RSS in MB of the largest process the command started, stdout)."""
+    """(seconds, peak RSS in MB of the largest process the command started, stdout, CPU
+    seconds of all its processes, user + system)."""
     proc = subprocess.run([sys.executable, "-c", _WRAPPER, *args], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)
     line = [l for l in proc.stderr.splitlines() if l.startswith("@@ ")][-1].split()
-    return float(line[1]), int(line[2]) / 1024, proc.stdout
+    return float(line[1]), int(line[2]) / 1024, proc.stdout, float(line[4])
 
 
 def amplint(*args):
@@ -151,15 +157,17 @@ def main() -> None:
 
     cache_dir = tempfile.mkdtemp(prefix="amplint-monorepo-cache-")
     try:
-        cold, cold_rss, cold_out = timed(amplint("--jobs", str(jobs), "--cache-dir", cache_dir, opts.tree))
-        warm, warm_rss, warm_out = timed(amplint("--jobs", str(jobs), "--cache-dir", cache_dir, opts.tree))
+        cold, cold_rss, cold_out, cold_cpu = timed(amplint("--jobs", str(jobs), "--cache-dir", cache_dir, opts.tree))
+        warm, warm_rss, warm_out, _ = timed(amplint("--jobs", str(jobs), "--cache-dir", cache_dir, opts.tree))
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
-    parse, parsed = parse_all(files, opts.parse_every)
+    parse, parsed, parse_cpu = parse_all(files, opts.parse_every)
     how = "every file" if opts.parse_every == 1 else f"{parsed} files (one in {opts.parse_every}), scaled by bytes"
     print(f"parse-all (bare libcst, 1 process, {how}): {parse:8.1f} s")
     print(f"cold (empty cache, {jobs} processes): {cold:8.1f} s  {len(files) / cold:7.1f} files/s  "
           f"= {cold / parse:.2f}x parse-all (target <= 0.5x)  peak RSS {cold_rss:.0f} MB")
+    print(f"CPU seconds (less sensitive to other load): parse-all {parse_cpu:.1f} s, cold {cold_cpu:.1f} s "
+          f"in all its processes = {cold_cpu / parse_cpu:.2f}x")
     print(f"warm (same cache, right after):       {warm:8.1f} s  {len(files) / warm:7.1f} files/s  "
           f"cold/warm = {cold / warm:.1f}x (target >= 20x)  peak RSS {warm_rss:.0f} MB")
     print(f"same findings cold and warm: {cold_out == warm_out}; "
@@ -176,9 +184,9 @@ def main() -> None:
                 dst = os.path.join(work, os.path.relpath(path, opts.tree))
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
                 os.link(path, dst) if _same_device(path, work) else shutil.copyfile(path, dst)
-            t_fix, fix_rss, _ = timed([flake8, "--isolated", "--select", "TOR", "-j", str(jobs),
-                                       "--exit-zero", work])
-            t_amp, _, _ = timed(amplint("--jobs", str(jobs), "--no-cache", work))
+            t_fix, fix_rss, _, fix_cpu = timed([flake8, "--isolated", "--select", "TOR", "-j",
+                                                str(jobs), "--exit-zero", work])
+            t_amp, _, _, amp_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", work))
         finally:
             shutil.rmtree(work, ignore_errors=True)
         n = len(chosen)
@@ -186,6 +194,7 @@ def main() -> None:
               f"peak RSS {fix_rss:.0f} MB")
         print(f"amplint --no-cache on the same {n} files:   {t_amp:8.1f} s  {n / t_amp:7.1f} files/s  "
               f"= {t_fix / t_amp:.1f}x TorchFix (target >= 30x)")
+        print(f"CPU seconds: TorchFix {fix_cpu:.1f} s, amplint {amp_cpu:.1f} s = {fix_cpu / amp_cpu:.1f}x")
         print(f"amplint cold on the whole tree vs TorchFix's files/s: "
               f"{(len(files) / cold) / (n / t_fix):.1f}x")
 

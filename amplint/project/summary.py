@@ -168,8 +168,9 @@ def _cite_node(region: Region) -> cst.CSTNode:
 
 
 class _Summarizer:
-    def __init__(self, path: str, module: cst.Module, facts: FileFacts) -> None:
+    def __init__(self, path: str, module: cst.Module, facts: FileFacts, portable: bool = False) -> None:
         self.path = path
+        self.portable = portable  # every line now, in one code generation; the tree is not kept
         self.module = module
         self.facts = facts
         self.tree = facts.tree
@@ -342,7 +343,6 @@ class _Summarizer:
         self._finishers.append(finish)
 
     def _resolve_lines(self) -> None:
-        lines = node_lines(self.module, self.cite_nodes) if self.cite_nodes else {}
         summary = self.summary
         for function in summary.functions.values():
             calls = []
@@ -355,7 +355,12 @@ class _Summarizer:
                 selfs.append(ExternalCall("self", "self", attr, 0, len(summary._nodes)))
                 summary._nodes.append(node)
             function.self_calls = selfs
-        if summary._nodes:
+        wanted = self.cite_nodes + summary._nodes if self.portable else self.cite_nodes
+        lines = node_lines(self.module, wanted) if wanted else {}
+        if self.portable:
+            summary._lines = [lines.get(id(node), 0) for node in summary._nodes]
+            summary._nodes = []
+        elif summary._nodes:
             summary._module = self.module
         for call, node, region in self._roots:
             origin = Origin(
@@ -396,7 +401,7 @@ def summarize(
     try:
         if module is None:
             module = parse(source)
-        summary = _Summarizer(path, module, facts or FileFacts(module)).run()
+        summary = _Summarizer(path, module, facts or FileFacts(module), portable).run()
     except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return None
     if portable and summary is not None:

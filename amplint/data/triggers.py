@@ -1,0 +1,28 @@
+"""The prefilter's second table: text a rule needs besides one of its own trigger words
+(`Rule.triggers`) before it can fire in a file the project pass gave no entries.
+
+A file with entries (regions other files or framework settings put around its functions) is
+analysed whatever its text holds, so a requirement here may name what only the file itself can
+supply. Every requirement must be exact: a file without it gives no finding of that rule
+(tests/test_prefilter.py checks the rules' own examples against it).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Tuple
+
+# An active autocast region of the file itself needs one of these words: the autocast APIs and
+# their aliases (`torch.autocast`, `amp.autocast`, `partial(autocast, ...)`), the framework
+# context managers (`accelerator.autocast()`, `optim_wrapper.optim_context(model)`) and mmcv's
+# `@auto_fp16` (amplint.facts.regions builds regions from nothing else; functions it calls
+# inherit only from such a region).
+REGION_WORDS: Tuple[str, ...] = ("autocast", "optim_context", "auto_fp16")
+
+# rule code -> words one of which must also appear
+ALSO_NEEDS: Dict[str, Tuple[str, ...]] = {
+    # a finfo fill overflows only a tensor made under an active region (the rule returns early
+    # when no frame has one)
+    "AMP111": REGION_WORDS,
+    # a DataParallel replica is wrong only when called under an active bfloat16 region
+    "AMP153": REGION_WORDS,
+}

@@ -1,0 +1,96 @@
+"""The text prefilter (issue 14): a file it keeps away from LibCST gives no finding.
+
+Each rule's trigger words, and the requirements of amplint/data/triggers.py, let through
+every example the rule must flag; a requirement that only a region can meet (AMP111, AMP153)
+is met by the entries the project pass gives, which bypass the prefilter."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from amplint.cli import cli
+from amplint.data.triggers import ALSO_NEEDS, REGION_WORDS
+from amplint.engine import Settings, analyze, could_match
+from amplint.parsing import parse
+from amplint.project import lint_project
+from amplint.rules import all_rules
+
+RULES = all_rules()
+DEFAULT = Settings.default().rules()
+EXAMPLES = [
+    pytest.param(code, index, flag.code, id=f"{code}-{index}")
+    for code, rule in sorted(RULES.items()) for index, flag in enumerate(rule.flag)
+]
+
+
+@pytest.mark.parametrize("code,index,text", EXAMPLES)
+def test_every_flag_example_passes_the_prefilter(code, index, text):
+    assert could_match(text, [RULES[code]])
+    assert could_match(text, DEFAULT) or not RULES[code].default
+    assert analyze("example.py", text, parse(text), [RULES[code]])  # the example is a finding
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_a_skipped_example_gives_no_finding(code):
+    rule = RULES[code]
+    for text in [flag.code for flag in rule.flag] + list(rule.clean):
+        if not could_match(text, [rule]):
+            assert analyze("example.py", text, parse(text), [rule]) == []
+
+
+def test_requirements_are_region_words_of_gated_rules():
+    assert set(ALSO_NEEDS) <= set(RULES)
+    for code, needs in ALSO_NEEDS.items():
+        assert needs and not set(needs) & set(RULES[code].triggers)
+
+
+MINER = (
+    "import torch\n"
+    "def mine(embeddings, ref, mask):\n"
+    "    mat = embeddings @ ref.T\n"
+    "    return mat.masked_fill(mask, torch.finfo(embeddings.dtype).max)\n"
+)
+TRAIN = (
+    "import torch\n"
+    "from miner import mine\n"
+    "def step(embeddings, ref, mask):\n"
+    '    with torch.autocast("cuda", dtype=torch.float16):\n'
+    "        return mine(embeddings, ref, mask)\n"
+)
+
+
+def test_finfo_without_a_region_is_not_parsed_and_gives_nothing():
+    rule = RULES["AMP111"]
+    assert not could_match(MINER, [rule])
+    assert not could_match(MINER, DEFAULT)
+    assert analyze("miner.py", MINER, parse(MINER), [rule]) == []
+    with_region = MINER.replace("    mat = embeddings @ ref.T\n",
+                                '    with torch.autocast("cuda"):\n        mat = embeddings @ ref.T\n')
+    assert could_match(with_region, [rule])
+    assert [d.code for d in analyze("miner.py", with_region, parse(with_region), [rule])] == ["AMP111"]
+
+
+def test_entries_from_another_file_bypass_the_requirement():
+    results = lint_project({"miner.py": MINER, "train.py": TRAIN}, Settings.default())
+    assert [d.code for d in results["miner.py"].diagnostics] == ["AMP111"]
+    assert not any(word in MINER for word in REGION_WORDS)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_runner_finds_it_through_the_project_pass(tmp_path, jobs):
+    (tmp_path / "miner.py").write_text(MINER)
+    (tmp_path / "train.py").write_text(TRAIN)
+    for index in range(16):  # enough files for two processes
+        (tmp_path / f"other{index}.py").write_text(f"x{index} = {index}\n")
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(cli, ["--output-format", "json", "--no-cache", "--jobs", jobs, "."])
+    finally:
+        os.chdir(old)
+    found = [(os.path.basename(d["filename"]), d["code"]) for d in json.loads(result.stdout)]
+    assert found == [("miner.py", "AMP111")]
