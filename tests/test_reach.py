@@ -448,3 +448,34 @@ def test_show_regions_names_no_gap_for_torch_modules_and_tensor_methods(tmp_path
     (tmp_path / "head.py").write_text(MMCV_HEAD.replace("torch.nn.Linear(dim, dim)", "make_proj(dim)"))
     result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
     assert "unresolved: self.proj at head.py:14" in result.output
+
+
+def _many_registered_models(count):
+    """`count` more classes in the MODELS registry, each with a hazard of its own."""
+    body = "import torch\nfrom torch import nn\n\nfrom ..utils.registry import MODELS\n"
+    for i in range(count):
+        body += (
+            f"\n\n@MODELS.register_module()\nclass Extra{i}(nn.Module):\n"
+            "    def forward(self, x, mask):\n"
+            "        return x.masked_fill(mask, -1e9)\n"
+        )
+    return {"reach_registry/seg/models/extra.py": body}
+
+
+def test_a_wide_registry_build_is_narrowed_by_its_config_else_named_not_followed():
+    # MODELS now registers 10 classes. configs/unet.py names `model = dict(type="Net")`, so
+    # MODELS.build(cfg.model) still holds only Net: its hazards are found, no Extra's
+    files = {**load("reach_registry"), **_many_registered_models(9)}
+    assert findings(lint_project(files, SETTINGS)) == LAYOUTS["reach_registry"]
+    # without that config, the build may make any of the 10: none is followed (following all
+    # would flag nine classes no config builds), and --show-regions says why
+    unconfigured = {path: text for path, text in files.items() if not path.endswith("configs/unet.py")}
+    assert [f for f in findings(lint_project(unconfigured, SETTINGS)) if f[0].startswith("seg/models")] == []
+    project = build(unconfigured)
+    reasons = [why for _, call, why in project.unresolved if call.startswith("model at")]
+    assert reasons and "`MODELS` build that may make any of 10 registered classes" in reasons[0]
+    # with up to 8 registered classes, an unconfigured build still follows every one
+    few = {**load("reach_registry"), **_many_registered_models(7)}
+    few = {path: text for path, text in few.items() if not path.endswith("configs/unet.py")}
+    flagged = {f[0] for f in findings(lint_project(few, SETTINGS))}
+    assert "seg/models/extra.py" in flagged and "seg/models/net.py" in flagged

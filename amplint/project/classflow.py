@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Tuple
 
-from amplint.project.classvalues import ClassValues
+from amplint.project.classvalues import MAX_REGISTRY_BUILD, ClassValues
 from amplint.project.flowindex import merge_things, thing_order
 
 
@@ -54,6 +54,11 @@ class ClassFlow(ClassValues):
                 merge_things(held, self.values(thing[1], thing[2], item))
         if held and all(thing[0] in ("torch_inst", "tup") for thing in held):
             return None
+        wide = sorted(thing for thing in held if thing[0] == "wide_build")
+        if wide:
+            _, registry, count = wide[0]
+            return (f"it comes from a `{registry}` build that may make any of {count} registered "
+                    f"classes (more than {MAX_REGISTRY_BUILD}): which one, the configs do not tie to this call")
         external = sorted(thing[1] for thing in held if thing[0] in ("ext", "ext_inst"))
         if external:
             return f"it comes from `{external[0]}` outside the linted files"

@@ -24,6 +24,10 @@ from amplint.project.flowindex import FlowIndex, Hold, Things, merge_things
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
 BUILD = frozenset({"build", "build_from_cfg"})
 _MAX_DEPTH = 14
+# a registry build that may make more classes than this (after the configs' narrowing) is
+# named in --show-regions, not followed: mmdet's HEADS holds ~100 heads, and following all of
+# them from one `build_head(cfg)` reaches losses that no config pairs with that head
+MAX_REGISTRY_BUILD = 8
 _BUDGET = 20000  # evaluation steps per top-level question
 
 
@@ -245,6 +249,8 @@ class ClassValues(FlowIndex):
         _, callee, text, line = val
         cite = f"{text} at {self.p.display(path)}:{line}"
         out: Things = {}
+        built: set = set()
+        registries: list = []
         for thing, hold in self.values(path, key, callee, depth).items():
             kind = thing[0]
             if kind == "torch":
@@ -269,7 +275,19 @@ class ClassValues(FlowIndex):
             elif kind == "build":
                 for cpath, cls in self._registrations().get(thing[1], ()):
                     out.setdefault(("inst", cpath, cls), Hold(cite))
-        return self.narrow_by_config(path, key, text, out)
+                    built.add(("inst", cpath, cls))
+                registries.append(thing[1])
+        out = self.narrow_by_config(path, key, text, out)
+        wide = [thing for thing in out if thing in built]
+        if len(wide) > MAX_REGISTRY_BUILD:
+            # which of these the build makes is decided by configs no call ties to it: named
+            # in --show-regions, not followed (every one of them would reach far too much)
+            for thing in wide:
+                del out[thing]
+            registry = registries[0][-1]
+            name = registry[1] if isinstance(registry, tuple) else str(registry).rsplit(".", 1)[-1]
+            out.setdefault(("wide_build", name, len(wide)), Hold(cite))
+        return out
 
     def _attr(self, path: str, key: str, val, depth: int) -> Things:
         return self._attr_of(self.values(path, key, val[1], depth), val[2], depth)
