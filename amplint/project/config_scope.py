@@ -24,6 +24,8 @@ _YAML_NAME = re.compile(r"^\s*NAME:\s*['\"]?(\w+)", re.M)
 _BASES = re.compile(r"^_base_\s*=\s*(\[[^\]]*\]|['\"][^'\"]+['\"])", re.M)
 _YAML_BASE = re.compile(r"^_BASE_:\s*['\"]?([^'\"\n]+)", re.M)
 _IMPORT_MODEL = re.compile(r"^from\s+([.\w]+)\s+import\s+[^\n]*\bmodel\b", re.M)
+# a detectron2 LazyConfig's `model = model_zoo.get_config("common/models/mask_rcnn_fpn.py").model`
+_ZOO_MODEL = re.compile(r"^model\s*=\s*[\w.]*get_config\(\s*['\"]([^'\"]+\.py)['\"]", re.M)
 MAX_BASES = 6
 
 
@@ -56,6 +58,12 @@ def _collect(project, path: str, found: Dict[str, str], read: List[str], depth: 
     for bases in _BASES.findall(text):
         for base in re.findall(r"['\"]([^'\"]+)['\"]", bases):
             _collect(project, _relative(path, base), found, read, depth + 1)
+    for zoo in _ZOO_MODEL.findall(text):  # the model zoo's configs/ folder, in the project
+        suffix = "configs/" + zoo.lstrip("/")
+        for other in project.python:
+            if other.replace(os.sep, "/").endswith("/" + suffix) or other == suffix:
+                _collect(project, other, found, read, depth + 1)
+                break
     for module in _IMPORT_MODEL.findall(text):  # a LazyConfig's `from ..models.x import model`
         for module_file, rest in project._module_candidates(path, module):
             if not rest:

@@ -111,7 +111,7 @@ class ProjectResolver:
             return set()
         seen.add(path)
         info = summary.classes[cls]
-        found = set(info.decorators)
+        found = {self.absolute_ref(path, ref) for ref in info.decorators}
         for base in info.bases:
             target = self.resolve_ref(path, base)
             if target is not None and len(target[1]) == 1:
@@ -119,6 +119,21 @@ class ProjectResolver:
             elif not base.startswith(("@", "?")):
                 found.add(base)
         return found
+
+    def absolute_ref(self, path: str, ref: str) -> str:
+        """`.build.META_ARCH_REGISTRY.register` in detectron2/modeling/meta_arch/rcnn.py ->
+        `detectron2.modeling.meta_arch.build.META_ARCH_REGISTRY.register`: a relative
+        reference as the module's dotted name under the project's folder spells it (a framework's
+        own source registers its classes through relative imports)."""
+        if not ref.startswith("."):
+            return ref
+        rest = ref.lstrip(".")
+        level = len(ref) - len(rest)
+        package = self.display(path).split("/")[:-1]
+        if level - 1 > len(package) or ".." in package:
+            return ref
+        head = package[: len(package) - (level - 1)]
+        return ".".join(head + ([rest] if rest else [])) if head else ref
 
     def instance_class(self, path: str, call: ExternalCall) -> Optional[Tuple[str, str]]:
         """(file, class) of the instance an "instance" or "method" call runs on."""
