@@ -115,12 +115,18 @@ def _dynamic_targets(project, path: str, key: str, candidate: Candidate):
 
 def _self_targets(project, path: str, reached: str, function, candidate: Candidate):
     """`self.m(...)` in a method reached (or a same-file callee of it): the `m` of the
-    instance's class, known from the candidate for the reached method's own class, else of
-    every subclass that inherits the calling method (dispatch.py)."""
+    instance's class, when the candidate knows it for the reached method's own class
+    (dispatch.py). A region opened in B's own method dispatches to every subclass instead
+    (dispatch_seeds): each of them runs that method."""
     if not function.self_calls or function.key.count(".") != 1:
         return []
     cls = function.key.split(".")[0]
     known = candidate.self_cls if cls == reached.split(".")[0] else None
+    if known is None:
+        # reached without knowing the instance's class (a call through a value the class flow
+        # followed to B's method, not to an instance): every subclass would be a guess, and on
+        # mmdet 3 it reached heads no config builds; the same-file call graph keeps B's own m
+        return []
     summary = project.summaries[path]
     out = []
     for call in function.self_calls:
