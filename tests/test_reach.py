@@ -448,3 +448,30 @@ def test_show_regions_names_no_gap_for_torch_modules_and_tensor_methods(tmp_path
     (tmp_path / "head.py").write_text(MMCV_HEAD.replace("torch.nn.Linear(dim, dim)", "make_proj(dim)"))
     result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
     assert "unresolved: self.proj at head.py:14" in result.output
+
+
+def test_show_regions_keeps_only_real_gaps(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    # tensor reductions, unittest helpers and a lambda of string work run no model code; a
+    # lambda that calls an untyped parameter is still a gap, named through the lambda
+    (tmp_path / "evaluate.py").write_text(
+        "import unittest\nimport torch\n\n\ndef evaluate(net, mask, out, itos):\n"
+        "    decode = lambda l: ''.join([itos[i] for i in l])\n"
+        "    run = lambda x: net(x)\n"
+        "    with torch.autocast('cuda'):\n"
+        "        assert mask.min() >= 0 and mask.max() < 3\n"
+        "        print(decode(out.tolist()))\n"
+        "        return run(mask)\n\n\n"
+        "class TestEval(unittest.TestCase):\n"
+        "    def test_eval(self):\n"
+        "        with torch.autocast('cuda'):\n"
+        "            self.assertEqual(evaluate(None, None, None, None), 1)\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    gaps = [line.strip() for line in result.output.splitlines() if "unresolved:" in line]
+    assert gaps == ["unresolved: net (in lambda run) at evaluate.py:11: parameter `net` of `evaluate`: "
+                    "no call site in the linted files passes a project class"]
