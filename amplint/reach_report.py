@@ -11,6 +11,7 @@ import re
 from typing import Dict, List, Sequence
 
 from amplint.config import Config
+from amplint.facts.regions import Enabled
 from amplint.files import discover
 from amplint.project import build
 from amplint.project_inputs import _KeyedLazy, _LazyTexts, _config_files
@@ -33,6 +34,9 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
     def region(desc: str) -> dict:
         return regions.setdefault(desc, {"region": desc, "reaches": [], "through": [], "unresolved": []})
 
+    enabled = _region_states(project)
+    for desc in enabled:
+        region(desc)
     for desc, reached in project.region_reach.items():
         region(desc)["reaches"] = sorted(set(reached))
     for desc, call, target in project.reached:
@@ -50,6 +54,8 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
         region(desc)["unresolved"].append({
             "call": call, "why": why, "could_run": [f"{cls} in {path}" for path, cls in could_run],
         })
+    for desc, item in regions.items():
+        item["enabled"] = enabled.get(desc, "true")
     suggestion = None
     if hinted:
         suggestion = "autocast-modules = [" + ", ".join(f'"{path}"' for path in sorted(hinted)) + "]"
@@ -60,7 +66,7 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
                            "errors": errors}, indent=2) + "\n"
     lines: List[str] = []
     for item in ordered:
-        lines.append(item["region"])
+        lines.append(item["region"] + _state_note(item))
         for target in item["reaches"]:
             lines.append(f"  reaches {target}")
         for step in item["through"]:
@@ -68,6 +74,8 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
         for gap in item["unresolved"]:
             could = f" (could run {', '.join(gap['could_run'])})" if gap["could_run"] else ""
             lines.append(f"  unresolved: {gap['call']}: {gap['why']}{could}")
+        if not item["reaches"] and not item["through"] and not item["unresolved"]:
+            lines.append("  reaches nothing outside this file")
     if not ordered:
         lines.append("No autocast region reaches code in other files.")
     if suggestion:
@@ -81,6 +89,32 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
         lines.append(f"{declare}.")
     lines.extend(f"error: {error}" for error in errors)
     return "\n".join(lines) + "\n"
+
+
+def _state_note(item: dict) -> str:
+    if item["enabled"] == "false":
+        return " (disabled)"
+    if item["enabled"] != "maybe":
+        return ""
+    if item["region"].startswith("the autocast decorator"):
+        return (" (maybe enabled: mmcv's @auto_fp16 casts only once the module's fp16_enabled is "
+                "set; an `enabled=` argument is only known at run time)")
+    return " (maybe enabled)"
+
+
+def _region_states(project) -> Dict[str, str]:
+    """Every region the first-pass files open (listed even when it reaches nothing), with
+    whether it is enabled: "true", "maybe" (mmcv's @auto_fp16, `enabled=flag`) or "false"."""
+    states: Dict[str, str] = {}
+    for path in project.first_pass:
+        summary = project.summaries.get(path)
+        if summary is None:
+            continue
+        infos = list(summary.regions) + list(summary.region_infos) + [info for _, info in summary.roots]
+        for info in infos:
+            desc = f"{info.origin.what} at {project.display(info.origin.path)}:{info.origin.line}"
+            states[desc] = {Enabled.TRUE: "true", Enabled.FALSE: "false"}.get(info.enabled, "maybe")
+    return states
 
 
 class _ClassIndex:

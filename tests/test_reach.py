@@ -486,3 +486,32 @@ def test_show_regions_keeps_only_real_gaps(tmp_path, monkeypatch):
     assert gaps == ["unresolved: net (in lambda run) at evaluate.py:11: parameter `net` of `evaluate`: "
                     "no call site in the linted files passes a project class"]
 
+
+def test_show_regions_lists_every_region_and_every_reach(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    # an @auto_fp16 region that calls nothing in other files is listed, as maybe enabled
+    (tmp_path / "head.py").write_text(MMCV_HEAD)
+    # two regions reach Net.forward: each says so, not only the more hazardous one
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "net.py").write_text(
+        "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\n\nfrom models.net import Net\n\n\ndef train(model: Net, x):\n"
+        "    with torch.autocast('cuda'):\n        return model(x)\n\n\n"
+        "def bench(model: Net, x):\n"
+        "    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return model(x)\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    head = lines.index("the autocast decorator at head.py:12 (maybe enabled: mmcv's @auto_fp16 casts "
+                       "only once the module's fp16_enabled is set; an `enabled=` argument is only "
+                       "known at run time)")
+    assert lines[head + 1] == "  reaches nothing outside this file"
+    for region in ("the autocast region at train.py:7", "the autocast region at train.py:12"):
+        start = lines.index(region)
+        assert lines[start + 1] == "  reaches Net.forward in models/net.py"
+        assert lines[start + 2].startswith("  model at train.py:")

@@ -91,6 +91,7 @@ class ModuleSummary:
     # what names may hold, for the project's class flow (flowfacts.py, classflow.py)
     flow: Optional[FlowFacts] = None
     region_infos: List[RegionInfo] = field(default_factory=list)  # regions of flow.roots
+    regions: List[RegionInfo] = field(default_factory=list)  # every active region the file opens
     # Lines of calls inside functions are computed on first use (one code generation of the
     # module), since most files' calls are never cited; `release()` drops the module.
     _module: Optional[cst.Module] = None
@@ -177,6 +178,7 @@ class _Summarizer:
         self.instances: Dict[str, str] = {}
         self.self_instances: Dict[Tuple[str, str], str] = {}
         self._flow_regions: List[Region] = []
+        self._own_regions: List[Region] = []
 
     def run(self) -> ModuleSummary:
         tree = self.tree
@@ -243,6 +245,13 @@ class _Summarizer:
                 if key is not None and key not in owner.local:
                     owner.local.append(key)
         find_settings(self)
+        for frame in tree.frames:  # for --show-regions, which lists regions that reach nothing too
+            region = frame.region
+            if region is not None and region.active and region.kind in ("with", "decorator") and all(
+                seen is not region for seen in self._own_regions
+            ):
+                self._own_regions.append(region)
+                self.cite_nodes.append(_cite_node(region))
         self.after_lines(flow.finish)
         self._resolve_lines()
         summary.flow = flow.facts
@@ -356,6 +365,12 @@ class _Summarizer:
                 lines.get(id(_cite_node(region)), 0),
             )
             self.summary.region_infos.append(RegionInfo(region.enabled, region.device, region.dtype, origin))
+        for region in self._own_regions:
+            origin = Origin(
+                _WHAT.get(region.kind, "the autocast region"), self.path,
+                lines.get(id(_cite_node(region)), 0),
+            )
+            self.summary.regions.append(RegionInfo(region.enabled, region.device, region.dtype, origin))
         for finish in self._finishers:
             finish(lines)
 
