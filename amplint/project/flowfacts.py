@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.data.call_names import TENSOR_METHODS, TEST_CASE_HELPER
+from amplint.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CALLS, TEST_CASE_HELPER
 from amplint.facts.tree import Frame, dotted_name, iter_nodes
 from amplint.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val, ValueReader, first_arg, short_text, without_positional
 
@@ -367,19 +367,6 @@ class FlowCollector(ValueReader):
         self.facts.roots = [
             (k, fix(r), a, t, lines.get(line, 0), i) for k, r, a, t, line, i in self.facts.roots
         ]
-
-
-_NOT_MODULE_CALLS = frozenset({
-    "parameters", "named_parameters", "state_dict", "load_state_dict", "step", "backward",
-    "item", "update", "scale", "unscale_", "zero_grad", "append", "extend", "get", "items",
-    "keys", "values", "format", "join", "split", "modules", "children", "named_modules",
-    "buffers", "register_buffer", "register_forward_hook", "add_module", "size", "dim",
-    # tensor methods no nn.Module has: the receiver is a tensor, not a model to resolve
-    "view", "reshape", "transpose", "permute", "contiguous", "flatten", "numel", "chunk",
-    "masked_fill", "masked_fill_", "softmax", "log_softmax", "unsqueeze", "squeeze", "expand",
-    "expand_as", "clone", "detach", "new_zeros", "new_ones", "new_full", "new_empty", "matmul",
-    "clamp", "argmax", "topk", "index_select", "view_as", "type_as", "unbind", "tolist",
-}) | TENSOR_METHODS
 
 
 def _loops(body) -> List[cst.For]:
