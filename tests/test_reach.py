@@ -167,7 +167,13 @@ def test_show_regions_lists_reach_and_gaps(monkeypatch):
     # criterion is given torch.nn.BCEWithLogitsLoss() (torch's own module: no gap)
     assert {gap["call"] for gap in region["unresolved"]} == {"model at engine/trainer.py:9"}
     assert "no call site" in region["unresolved"][0]["why"]
-    assert report["autocast_modules"] == 'autocast-modules = ["losses/**", "models/**"]'
+    # `model(x)` may run the forward of any module class the region does not reach yet
+    assert region["unresolved"][0]["could_run"] == [
+        "BCEDice.forward in losses/bce_dice.py", "Attention.forward in models/attention.py",
+        "Net.forward in models/net.py"]
+    assert report["autocast_modules"] == (
+        'autocast-modules = ["losses/bce_dice.py", "models/attention.py", "models/net.py"]')
+    assert report["declare"] is None
 
 
 MMCV_HEAD = '''import torch
@@ -297,7 +303,8 @@ def test_annotation_is_a_source_and_an_untyped_parameter_is_named(tmp_path, monk
         "model at engine/trainer.py:14": "parameter `model` of `train_one_epoch`: no call site in the linted files passes a project class",
         "criterion at engine/trainer.py:15": "parameter `criterion` of `train_one_epoch`: no call site in the linted files passes a project class",
     }
-    assert report["autocast_modules"] == 'autocast-modules = ["losses/**", "models/**"]'
+    assert report["autocast_modules"] == (
+        'autocast-modules = ["losses/bce_dice.py", "models/attention.py", "models/net.py"]')
 
 
 def test_show_regions_hint_covers_an_unreached_class_next_to_a_reached_one(tmp_path, monkeypatch):
@@ -318,7 +325,10 @@ def test_show_regions_hint_covers_an_unreached_class_next_to_a_reached_one(tmp_p
     result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
     assert result.exit_code == 0, result.output
     assert "unresolved: head.loss at train.py:8: parameter `head` of `step`" in result.output
-    assert 'autocast-modules = ["models/**"]' in result.output
+    # only SegHead defines `loss`; Net, which the region reaches, is no candidate
+    assert "(could run SegHead.loss in models/net.py)" in result.output
+    assert 'autocast-modules = ["models/net.py"]' in result.output
+    assert "annotate the parameter" not in result.output
 
 
 FABRIC = [("tests/helpers/boring.py", 13, "AMP102")]
@@ -479,3 +489,60 @@ def test_a_wide_registry_build_is_narrowed_by_its_config_else_named_not_followed
     few = {path: text for path, text in few.items() if not path.endswith("configs/unet.py")}
     flagged = {f[0] for f in findings(lint_project(few, SETTINGS))}
     assert "seg/models/extra.py" in flagged and "seg/models/net.py" in flagged
+
+
+def test_show_regions_keeps_only_real_gaps(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    # tensor reductions, unittest helpers and a lambda of string work run no model code; a
+    # lambda that calls an untyped parameter is still a gap, named through the lambda
+    (tmp_path / "evaluate.py").write_text(
+        "import unittest\nimport torch\n\n\ndef evaluate(net, mask, out, itos):\n"
+        "    decode = lambda l: ''.join([itos[i] for i in l])\n"
+        "    run = lambda x: net(x)\n"
+        "    with torch.autocast('cuda'):\n"
+        "        assert mask.min() >= 0 and mask.max() < 3\n"
+        "        print(decode(out.tolist()))\n"
+        "        return run(mask)\n\n\n"
+        "class TestEval(unittest.TestCase):\n"
+        "    def test_eval(self):\n"
+        "        with torch.autocast('cuda'):\n"
+        "            self.assertEqual(evaluate(None, None, None, None), 1)\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    gaps = [line.strip() for line in result.output.splitlines() if "unresolved:" in line]
+    assert gaps == ["unresolved: net (in lambda run) at evaluate.py:11: parameter `net` of `evaluate`: "
+                    "no call site in the linted files passes a project class"]
+
+
+def test_show_regions_lists_every_region_and_every_reach(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    # an @auto_fp16 region that calls nothing in other files is listed, as maybe enabled
+    (tmp_path / "head.py").write_text(MMCV_HEAD)
+    # two regions reach Net.forward: each says so, not only the more hazardous one
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "net.py").write_text(
+        "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\n\nfrom models.net import Net\n\n\ndef train(model: Net, x):\n"
+        "    with torch.autocast('cuda'):\n        return model(x)\n\n\n"
+        "def bench(model: Net, x):\n"
+        "    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return model(x)\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    head = lines.index("the autocast decorator at head.py:12 (maybe enabled: mmcv's @auto_fp16 casts "
+                       "only once the module's fp16_enabled is set; an `enabled=` argument is only "
+                       "known at run time)")
+    assert lines[head + 1] == "  reaches nothing outside this file"
+    for region in ("the autocast region at train.py:7", "the autocast region at train.py:12"):
+        start = lines.index(region)
+        assert lines[start + 1] == "  reaches Net.forward in models/net.py"
+        assert lines[start + 2].startswith("  model at train.py:")

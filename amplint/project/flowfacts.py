@@ -28,7 +28,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.facts.tree import Frame, dotted_name
+from amplint.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CALLS, TEST_CASE_HELPER
+from amplint.facts.tree import Frame, dotted_name, iter_nodes
 from amplint.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val, ValueReader, first_arg, short_text, without_positional
 
 
@@ -80,6 +81,7 @@ class FlowCollector(ValueReader):
         self.tree = summarizer.tree
         self.facts = FlowFacts()
         self._keys: Dict[int, str] = {}
+        self._lambda_names: Optional[Dict[str, List[cst.BaseExpression]]] = None
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
@@ -256,14 +258,40 @@ class FlowCollector(ValueReader):
                     self.function(key).calls.append((bind_name[-1], callee, tuple(args), self._mark(node)))
         if not dynamic:
             return
+        lambdas = self._lambdas(func)
+        if lambdas:  # `decode = lambda l: enc.decode(l)`: calling it runs the body's calls
+            for call in (n for body in lambdas for n in iter_nodes(body) if isinstance(n, cst.Call)):
+                self._dynamic(call.func, node, frame, key, root, f" (in lambda {func.value})")
+            return
+        self._dynamic(func, node, frame, key, root, "")
+
+    def _dynamic(self, func, node: cst.Call, frame: Frame, key: str, root, via: str) -> None:
         receiver, attr = self._receiver(func, frame)
         if receiver is None or attr in CHAIN or attr in _NOT_MODULE_CALLS:
             return
-        text = short_text(self.module, func, 40)
+        if receiver[0] == "self" and not attr and TEST_CASE_HELPER.fullmatch(receiver[1]):
+            return  # `self.assertEqual(...)`: unittest's, not a stored model
+        text = short_text(self.module, func, 40) + via
         if root is not None:
             self.facts.roots.append((key, receiver, attr, text, self._mark(node), root))
         elif key:
             self.function(key).dynamic.append((receiver, attr, text, self._mark(node)))
+
+    def _lambdas(self, func) -> List[cst.BaseExpression]:
+        """The bodies of the lambdas a called name is bound to, when it is bound to nothing
+        else in the file."""
+        if not isinstance(func, cst.Name):
+            return []
+        if self._lambda_names is None:
+            self._lambda_names = {}
+            for site in self.tree.assigns:
+                for target in site.targets:
+                    if isinstance(target, cst.Name):
+                        self._lambda_names.setdefault(target.value, []).append(site.value)
+        values = self._lambda_names.get(func.value, [])
+        if not values or not all(isinstance(v, cst.Lambda) for v in values):
+            return []
+        return [v.body for v in values]
 
     def _append(self, name, node: cst.Call, frame: Frame, key: str) -> None:
         """`layers.append(Block(d))`, `layers.extend(more)`: the list holds them."""
@@ -339,19 +367,6 @@ class FlowCollector(ValueReader):
         self.facts.roots = [
             (k, fix(r), a, t, lines.get(line, 0), i) for k, r, a, t, line, i in self.facts.roots
         ]
-
-
-_NOT_MODULE_CALLS = frozenset({
-    "parameters", "named_parameters", "state_dict", "load_state_dict", "step", "backward",
-    "item", "update", "scale", "unscale_", "zero_grad", "append", "extend", "get", "items",
-    "keys", "values", "format", "join", "split", "modules", "children", "named_modules",
-    "buffers", "register_buffer", "register_forward_hook", "add_module", "size", "dim",
-    # tensor methods no nn.Module has: the receiver is a tensor, not a model to resolve
-    "view", "reshape", "transpose", "permute", "contiguous", "flatten", "numel", "chunk",
-    "masked_fill", "masked_fill_", "softmax", "log_softmax", "unsqueeze", "squeeze", "expand",
-    "expand_as", "clone", "detach", "new_zeros", "new_ones", "new_full", "new_empty", "matmul",
-    "clamp", "argmax", "topk", "index_select", "view_as", "type_as", "unbind", "tolist",
-})
 
 
 def _loops(body) -> List[cst.For]:

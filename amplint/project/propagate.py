@@ -26,6 +26,7 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
     deps: Dict[Tuple[str, str, object], FrozenSet[str]] = {}
     pending = list(seeds)
     sites: Dict[Tuple[str, str], Set[str]] = {}  # every call under autocast that reaches it
+    regions: Dict[Tuple[str, str], Set[str]] = {}  # every region that reaches it, best or not
     while pending:
         path, key, candidate, decided_by = pending.pop()
         summary = project.summary(path)
@@ -34,6 +35,7 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
         target = (path, key, candidate.self_cls)
         if candidate.site:
             sites.setdefault((path, key), set()).add(candidate.site)
+        regions.setdefault((path, key), set()).add(candidate.desc)
         current = best.get(target)
         if current is not None:
             if current.key < candidate.key:
@@ -81,7 +83,8 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
         summary = project.summaries[path]
         if summary is None or key not in top_level_functions(summary):
             continue
-        region_reach.setdefault(candidate.desc, []).append(f"{key} in {project.display(path)}")
+        for desc in sorted(regions[(path, key)]):  # a second region reaching it is listed too
+            region_reach.setdefault(desc, []).append(f"{key} in {project.display(path)}")
         entries.setdefault(path, []).append(EntryRegion(
             key, candidate.enabled, candidate.device, candidate.dtype,
             cite_more(candidate, len(sites.get((path, key), ())) - 1),

@@ -96,6 +96,7 @@ class ModuleSummary:
     # `self.m(...)` under this file's own active region of a method of the same class C:
     # ("C.caller", "m", line, region index, "C.method" whose decorator or `with` opens it)
     self_roots: List[Tuple[str, str, int, int, str]] = field(default_factory=list)
+    regions: List[RegionInfo] = field(default_factory=list)  # every active region the file opens
     # Lines of calls inside functions are computed on first use (one code generation of the
     # module), since most files' calls are never cited; `release()` drops the module.
     _module: Optional[cst.Module] = None
@@ -185,6 +186,7 @@ class _Summarizer:
         self._flow_regions: List[Region] = []
         self._flow_index: Dict[int, int] = {}
         self.self_roots: List[Tuple[str, str, cst.CSTNode, int, str]] = []
+        self._own_regions: List[Region] = []
 
     def run(self) -> ModuleSummary:
         tree = self.tree
@@ -248,6 +250,13 @@ class _Summarizer:
                 if key is not None and key not in owner.local:
                     owner.local.append(key)
         find_settings(self)
+        for frame in tree.frames:  # for --show-regions, which lists regions that reach nothing too
+            region = frame.region
+            if region is not None and region.active and region.kind in ("with", "decorator") and all(
+                seen is not region for seen in self._own_regions
+            ):
+                self._own_regions.append(region)
+                self.cite_nodes.append(_cite_node(region))
         self.after_lines(flow.finish)
         self._resolve_lines()
         summary.flow = flow.facts
@@ -379,6 +388,12 @@ class _Summarizer:
                 lines.get(id(_cite_node(region)), 0),
             )
             self.summary.region_infos.append(RegionInfo(region.enabled, region.device, region.dtype, origin))
+        for region in self._own_regions:
+            origin = Origin(
+                _WHAT.get(region.kind, "the autocast region"), self.path,
+                lines.get(id(_cite_node(region)), 0),
+            )
+            self.summary.regions.append(RegionInfo(region.enabled, region.device, region.dtype, origin))
         for finish in self._finishers:
             finish(lines)
 

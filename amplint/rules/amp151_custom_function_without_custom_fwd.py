@@ -9,6 +9,7 @@ from typing import Dict, Iterable, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.diagnostics import Diagnostic, Severity
+from amplint.facts.float32_arguments import ALWAYS, float32_arguments
 from amplint.facts.names import resolve, resolve_expr
 from amplint.facts.syntax import holder_key
 from amplint.facts.tree import Frame, dotted_name
@@ -38,6 +39,7 @@ class _FunctionClass:
     has_fwd: bool
     has_bwd: bool
     reason: str  # what makes it dtype-sensitive
+    extension_only: bool  # no op autocast casts: float32 inputs keep it in float32
 
 
 class CustomFunctionWithoutCustomFwd(Rule):
@@ -60,6 +62,16 @@ class CustomFunctionWithoutCustomFwd(Rule):
     Functions that only do elementwise work (a gradient-reversal layer, a straight-through
     estimator), and Functions that cast tensors themselves (`.float()`, `.to(grad.dtype)`,
     `.type_as(...)`), are not reported.
+
+    Nor is an `.apply` whose caller casts the tensors it passes to float32 first, the manual
+    `cast_inputs=torch.float32` (detectron2's `ROIAlignRotated.forward`): `x = x.float()` or
+    `x.to(torch.float32)` inline, on every path to the call, for every argument that may be a
+    floating tensor (literals and `self.attr` set from constructor parameters are not), when
+    the Function only calls a compiled extension (an op autocast casts would be cast back to
+    half inside `forward`). A cast under `if x.dtype == torch.float16:` leaves bfloat16 inputs
+    uncast: it is accepted only where the region's dtype is float16 (`torch.autocast("cuda")`,
+    detectron2's AMPTrainer), and still reported under a bfloat16 or unknown dtype; a guard
+    `!= torch.float32` or `in (torch.float16, torch.bfloat16)` covers both.
 
     ## Example
     ```python
@@ -159,6 +171,62 @@ class CustomFunctionWithoutCustomFwd(Rule):
             "    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
             "        return LinearFn.apply(x, w)\n",
         ),
+        Flag(  # inputs cast to float32 only when float16: bfloat16 inputs reach the kernel
+            "import torch\n"
+            "from torch import nn\n"
+            "from . import _C\n"
+            "class _Rot(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x, rois):\n"
+            "        ctx.save_for_backward(rois)\n"
+            "        return _C.rot_forward(x, rois)\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad):\n"
+            "        return _C.rot_backward(grad, *ctx.saved_tensors), None\n"
+            "class RotAlign(nn.Module):\n"
+            "    def forward(self, x, rois):\n"
+            "        if x.dtype == torch.float16:\n"
+            "            x = x.float()\n"
+            "            rois = rois.float()\n"
+            "        return _Rot.apply(x, rois).to(x.dtype)\n"
+            "def run(x, rois):\n"
+            "    layer = RotAlign()\n"
+            "    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "        return layer(x, rois)\n",
+        ),
+        Flag(  # float32 inputs do not help a Function whose matmul autocast casts back to half
+            "import torch\n"
+            "class MyMM(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, a, b):\n"
+            "        ctx.save_for_backward(a, b)\n"
+            "        return a.mm(b)\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad):\n"
+            "        a, b = ctx.saved_tensors\n"
+            "        return grad.mm(b.t()), a.t().mm(grad)\n"
+            "with torch.autocast('cuda'):\n"
+            "    out = MyMM.apply(a.float(), b.float())\n",
+        ),
+        Flag(  # only one of the two tensors is cast on the way to the kernel
+            "import torch\n"
+            "from torch import nn\n"
+            "from . import _C\n"
+            "class _Rot(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x, rois):\n"
+            "        return _C.rot_forward(x, rois)\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad):\n"
+            "        return _C.rot_backward(grad), None\n"
+            "class RotAlign(nn.Module):\n"
+            "    def forward(self, x, rois):\n"
+            "        x = x.float()\n"
+            "        return _Rot.apply(x, rois)\n"
+            "layer = RotAlign()\n"
+            "with torch.autocast('cuda'):\n"
+            "    y = layer(x, rois)\n",
+        ),
     ]
     clean = [
         # the documented form
@@ -232,6 +300,52 @@ class CustomFunctionWithoutCustomFwd(Rule):
         "    h = model(x)\n"
         "    with torch.autocast('cuda', enabled=False):\n"
         "        out = MyMM.apply(h.float(), w)\n",
+        # detectron2's ROIAlignRotated: float16 inputs cast to float32 before the kernel, in a
+        # float16 region (bfloat16 cannot arrive)
+        "import torch\n"
+        "from torch import nn\n"
+        "from torch.autograd import Function\n"
+        "from . import _C\n"
+        "class _Rot(Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x, rois, output_size, scale):\n"
+        "        ctx.save_for_backward(rois)\n"
+        "        return _C.rot_forward(x, rois, output_size, scale)\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad):\n"
+        "        return _C.rot_backward(grad, *ctx.saved_tensors), None, None, None\n"
+        "rot_align = _Rot.apply\n"
+        "class RotAlign(nn.Module):\n"
+        "    def __init__(self, output_size, scale):\n"
+        "        super().__init__()\n"
+        "        self.output_size = output_size\n"
+        "        self.scale = scale\n"
+        "    def forward(self, x, rois):\n"
+        "        orig_dtype = x.dtype\n"
+        "        if orig_dtype == torch.float16:\n"
+        "            x = x.float()\n"
+        "            rois = rois.float()\n"
+        "        return rot_align(x, rois, self.output_size, self.scale).to(dtype=orig_dtype)\n"
+        "def run(x, rois):\n"
+        "    layer = RotAlign((7, 7), 0.25)\n"
+        "    with torch.autocast('cuda'):\n"
+        "        return layer(x, rois)\n",
+        # cast inline, or under a guard that covers bfloat16 too
+        "import torch\n"
+        "from . import _C\n"
+        "class _Kernel(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x, w):\n"
+        "        return _C.kernel_forward(x, w)\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad):\n"
+        "        return _C.kernel_backward(grad), None\n"
+        "def apply_kernel(x, w):\n"
+        "    if x.dtype != torch.float32:\n"
+        "        x = x.float()\n"
+        "    return _Kernel.apply(x, w.to(torch.float32)).to(w.dtype)\n"
+        "with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "    y = apply_kernel(x, w)\n",
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:
@@ -248,6 +362,8 @@ class CustomFunctionWithoutCustomFwd(Rule):
             if region is None:
                 continue
             info = classes[name]
+            if info.extension_only and _inputs_float32(facts, site, region):
+                continue
             missing = []
             if not info.has_fwd:
                 missing.append("`forward` has no `@torch.amp.custom_fwd`")
@@ -283,10 +399,11 @@ class CustomFunctionWithoutCustomFwd(Rule):
             has_bwd = backward is None or _decorated(backward, frame, "custom_bwd")
             if has_fwd and has_bwd:
                 continue
-            reason = _dtype_sensitive((forward, backward), extensions)
+            reason, autocast_op = _dtype_sensitive((forward, backward), extensions)
             if reason is None:
                 continue
-            found[name] = _FunctionClass(frame, forward, backward, has_fwd, has_bwd, reason)
+            found[name] = _FunctionClass(frame, forward, backward, has_fwd, has_bwd, reason,
+                                         not autocast_op)
         return found
 
     @staticmethod
@@ -335,19 +452,24 @@ class _Sensitive(cst.CSTVisitor):
         self.extensions = extensions
         self.reason: Optional[str] = None
         self.casts = False  # the author matches dtypes by hand (`.float()`, `.to(g.dtype)`)
+        self.autocast_op = False
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if self.reason is None and isinstance(node.operator, cst.MatrixMultiply):
-            self.reason = "wraps a matmul (`@`)"
+        if isinstance(node.operator, cst.MatrixMultiply):
+            self.autocast_op = True
+            if self.reason is None:
+                self.reason = "wraps a matmul (`@`)"
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and _is_cast(node):
             self.casts = True
-        if self.reason is not None:
-            return
         dotted = dotted_name(node.func)
         if not dotted:
+            return
+        if dotted[-1] in AUTOCAST_OPS:
+            self.autocast_op = True
+        if self.reason is not None:
             return
         if dotted[-1] in AUTOCAST_OPS:
             self.reason = f"wraps `{dotted[-1]}`, an op autocast casts"
@@ -370,19 +492,27 @@ def _is_cast(call: cst.Call) -> bool:
     return False
 
 
-def _dtype_sensitive(methods, extensions: Set[str]) -> Optional[str]:
+def _dtype_sensitive(methods, extensions: Set[str]) -> Tuple[Optional[str], bool]:
     """Why the Function cares about dtypes, or None: no casting op or extension call, or its
-    forward/backward cast tensors themselves."""
-    reason = None
+    forward/backward cast tensors themselves; and whether it runs an op autocast casts."""
+    reason, autocast_op = None, False
     for method in methods:
         if method is None:
             continue
         visitor = _Sensitive(extensions)
         method.node.visit(visitor)
         if visitor.casts:
-            return None
+            return None, False
         reason = reason or visitor.reason
-    return reason
+        autocast_op = autocast_op or visitor.autocast_op
+    return reason, autocast_op
+
+
+def _inputs_float32(facts, site, region) -> bool:
+    """The caller casts the tensors it passes to float32 on every path (the manual
+    `cast_inputs=torch.float32`); a float16-only guard covers float16 regions only."""
+    cast = float32_arguments(facts, site)
+    return cast == ALWAYS or (cast is not None and region.dtype == "float16")
 
 
 def _extension_names(facts) -> Set[str]:
