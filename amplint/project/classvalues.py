@@ -35,6 +35,7 @@ class ClassValues(FlowIndex):
         self._cuts = 0
         self._steps = 0
         self._site_tables: Dict[str, "_SiteTable"] = {}
+        self.evaluations = 0  # values evaluated, not taken from the memo
 
     def values(self, path: str, key: str, val, depth: int = 0) -> Things:
         """What `val`, written in function `key` of `path`, may hold."""
@@ -50,6 +51,7 @@ class ClassValues(FlowIndex):
             self._cuts += 1
             return {}
         self._steps += 1
+        self.evaluations += 1
         self._active.add(memo_key)
         cuts = self._cuts
         try:
