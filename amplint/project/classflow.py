@@ -12,9 +12,25 @@ from amplint.project.flowindex import merge_things, thing_order
 
 
 class ClassFlow(ClassValues):
+    def __init__(self, project) -> None:
+        super().__init__(project)
+        self._targets: Dict[tuple, list] = {}
+
     def call_targets(self, path: str, key: str, receiver, attr: str) -> List[Tuple[tuple, str, Optional[str], Optional[tuple]]]:
         """The functions a call may run: ((file, function key), "Net in models/net.py" or a
-        function's name, the cite of the value's source, (file, class) of the instance or None)."""
+        function's name, the cite of the value's source, (file, class) of the instance or None).
+        Kept once every value it read came from the memo (asking again gives the same)."""
+        question = (path, key, receiver, attr)
+        found = self._targets.get(question)
+        if found is not None:
+            return list(found)
+        evaluations, cuts = self.evaluations, self._cuts
+        found = self._call_targets(path, key, receiver, attr)
+        if self.evaluations == evaluations and self._cuts == cuts:
+            self._targets[question] = list(found)
+        return found
+
+    def _call_targets(self, path: str, key: str, receiver, attr: str):
         out = []
         held = dict(self.values(path, key, receiver))
         if not attr:  # calling a container (`nn.Sequential`) calls each module it holds

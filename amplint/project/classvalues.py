@@ -17,7 +17,7 @@ class, submodules. Nothing is guessed: what cannot be resolved holds nothing.
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Set
 
 from amplint.project.flowindex import FlowIndex, Hold, Things, merge_things
 
@@ -38,6 +38,8 @@ class ClassValues(FlowIndex):
         self._active: set = set()
         self._cuts = 0
         self._steps = 0
+        self._site_tables: Dict[str, "_SiteTable"] = {}
+        self.evaluations = 0  # values evaluated, not taken from the memo
 
     def values(self, path: str, key: str, val, depth: int = 0) -> Things:
         """What `val`, written in function `key` of `path`, may hold."""
@@ -53,6 +55,7 @@ class ClassValues(FlowIndex):
             self._cuts += 1
             return {}
         self._steps += 1
+        self.evaluations += 1
         self._active.add(memo_key)
         cuts = self._cuts
         try:
@@ -202,29 +205,55 @@ class ClassValues(FlowIndex):
         names = [parts[-1]]
         if is_method and parts[1] == "__init__":
             names = [parts[0]]
+        init = is_method and key.endswith(".__init__")
         for callee_name in names:
-            for where, caller, callee, args, _line in self._call_sites(callee_name):
-                offset = self._binds(where, caller, callee, path, key, is_method, depth)
-                if offset is None:
-                    continue
+            for where, caller, args, offset in self._binding_sites(callee_name, (path, key), init, depth):
                 for slot, value in args:
                     if slot == name or (positional is not None and slot == positional - offset):
                         merge_things(out, self.values(where, caller, value, depth))
         return out
 
-    def _binds(self, where, caller, callee, path, key, is_method, depth) -> Optional[int]:
-        """How many leading parameters the call leaves out (self), if it calls `key`."""
-        for thing in self.values(where, caller, callee, depth):
-            if thing[0] == "func" and thing[1:] == (path, key):
-                return 0
-            if thing[0] == "bound" and thing[3:] == (path, key):
-                return 1
-            if thing[0] == "cfunc" and thing[1:3] == (path, key):
-                return 1
-            if thing[0] == "class" and is_method and key.endswith(".__init__"):
-                if self.p.method(thing[1], thing[2], "__init__") == (path, key):
+    def _binding_sites(self, name: str, target: tuple, init: bool, depth: int):
+        """The call sites of `name` that call `target` (file, function key), in the order of
+        `_call_sites`, each as (file, caller, args, parameters the call leaves out). What a
+        site's callee holds is evaluated once it is final (memoised); until then (a cycle cut
+        it short) it is evaluated again at each question, as any value is. `init`: the
+        target is a constructor, which a call of the class runs."""
+        if depth > _MAX_DEPTH:
+            return
+        sites = self._call_sites(name)
+        table = self._site_tables.get(name)
+        if table is None:
+            table = self._site_tables[name] = _SiteTable(len(sites))
+        visit = set(table.by_target.get(target, ())) | table.unsettled
+        if init:
+            visit |= table.with_classes
+        for number in sorted(visit):
+            if self._steps > _BUDGET:
+                return  # every value is {} from here on: no site binds
+            where, caller, callee, args, _line = sites[number]
+            found = table.settled.get(number)
+            if found is None:
+                held = self.values(where, caller, callee, depth)
+                found = _callee_targets(held)
+                if self._memo.get((where, caller, callee)) is held:
+                    table.settle(number, found)
+            offset = self._offset(found, target, init)
+            if offset is not None:
+                yield where, caller, args, offset
+
+    def _offset(self, found, target: tuple, init: bool) -> Optional[int]:
+        """What `_callee_targets` found, for `target`: how many leading parameters the call
+        leaves out (self), or None when it does not call it."""
+        direct, classes = found
+        position, offset = direct.get(target, (1 << 62, None))
+        if init:
+            for at, cpath, cls in classes:
+                if at > position:
+                    break
+                if self.p.method(cpath, cls, "__init__") == target:
                     return 1
-        return None
+        return offset
 
     def _stores(self, path: str, cls: str, attr: str, depth: int, seen: int = 0) -> Things:
         summary = self.p.summary(path)
@@ -309,3 +338,39 @@ class ClassValues(FlowIndex):
                 else:
                     merge_things(out, self._stores(thing[1], thing[2], name, depth))
         return out
+
+
+def _callee_targets(held: Things):
+    """What a call of a value holding `held` runs: ({(file, key): (position, parameters left
+    out)}, [(position, file, class)] whose constructor it runs), positions in `held`'s order."""
+    direct: Dict[tuple, tuple] = {}
+    classes = []
+    for position, thing in enumerate(held):
+        kind = thing[0]
+        if kind == "func":
+            direct.setdefault((thing[1], thing[2]), (position, 0))
+        elif kind == "bound":
+            direct.setdefault((thing[3], thing[4]), (position, 1))
+        elif kind == "cfunc":
+            direct.setdefault((thing[1], thing[2]), (position, 1))
+        elif kind == "class":
+            classes.append((position, thing[1], thing[2]))
+    return direct, classes
+
+
+class _SiteTable:
+    """The call sites of one name, by the functions they call (those whose callee is final)."""
+
+    def __init__(self, count: int) -> None:
+        self.unsettled: Set[int] = set(range(count))
+        self.settled: Dict[int, tuple] = {}
+        self.by_target: Dict[tuple, list] = {}
+        self.with_classes: Set[int] = set()
+
+    def settle(self, number: int, found) -> None:
+        self.unsettled.discard(number)
+        self.settled[number] = found
+        for target in found[0]:
+            self.by_target.setdefault(target, []).append(number)
+        if found[1]:
+            self.with_classes.add(number)

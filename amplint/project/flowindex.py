@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, List, Optional, Set
 
+from amplint.project.flowvalues import CHAIN
+
 _ON_DEMAND_PARSES = 16  # files the class flow may parse beyond those already summarised
 # ... when the summaries come in batches from the runner's pool and cache (warm runs read them)
 _BATCHED_PARSES = 256
@@ -112,14 +114,25 @@ class FlowIndex:
             self._text_hits[word] = found
         return found
 
+    def _files_calling(self, name: str) -> List[str]:
+        """The files whose text may hold a call that flowfacts records as a call site of
+        `name`: one with arguments, not a `def name(` nor a `super().name(`."""
+        key = "(" + name
+        found = self._text_hits.get(key)
+        if found is None:
+            found = [path for path in self._files_with(name) if _binding_call(name, self.p.files[path])]
+            self._text_hits[key] = found
+        return found
+
     def _call_sites(self, name: str) -> list:
         """Every recorded call whose callee's last name is `name`: (file, function key,
-        callee, args, line)."""
+        callee, args, line). flowfacts records no call of a chain method (`model.train()`)."""
         found = self._calls.get(name)
         if found is None:
             found = []
-            self._prefetch(self._files_with(name))
-            for path in self._files_with(name):
+            files = [] if name in CHAIN else self._files_calling(name)
+            self._prefetch(files)
+            for path in files:
                 flow = self._flow(path, optional=True)
                 if flow is None:
                     continue
@@ -165,6 +178,29 @@ def _calls(word: str, text: str) -> bool:
 
 
 _WORD_CHAR = re.compile(r"\w")
+# what a recorded call site of `name` cannot be: a definition, a call of `super()`'s method
+# (flowfacts follows no value from `super()`), a call without arguments (it binds nothing)
+_NOT_A_SITE = re.compile(r"(?:\bdef\s+|\bsuper\s*\([^()]*\)\s*\.\s*)$")
+_BINDS_SUPER = re.compile(r"\bsuper\b\s*(?:=[^=]|:)|\b(?:as|import|def|class)\s+super\b")
+
+
+def _binding_call(word: str, text: str) -> bool:
+    """Does `text` hold `word(` with arguments, other than as `def word(` or `super().word(`?
+    `partial(word, ...)` (or `partial(x.word, ...)`) binds like a call of `word`."""
+    if "partial" in text and re.search(r"partial\s*\(\s*(?:[\w.]+\.)?" + re.escape(word) + r"\s*,", text):
+        return True
+    super_is_builtin = _BINDS_SUPER.search(text) is None
+    for match in re.finditer(re.escape(word) + r"\s*\(\s*([^\s)])?", text):
+        start = match.start()
+        if start and _WORD_CHAR.match(text, start - 1):
+            continue
+        if match.group(1) is None:
+            continue  # `word()`: no argument to bind
+        before = _NOT_A_SITE.search(text[max(0, start - 80):start])
+        if before is not None and (before.group(0).startswith("def") or super_is_builtin):
+            continue
+        return True
+    return False
 
 
 def thing_order(item) -> str:

@@ -63,6 +63,15 @@ class ProjectResolver:
 
     def resolve_ref(self, importer: str, ref: str, depth: int = 0) -> Optional[Tuple[str, Tuple[str, ...]]]:
         """(file, names inside it) for a reference as `importer` writes it; re-exports followed."""
+        if depth:
+            return self._resolve_ref(importer, ref, depth)
+        memo = self.__dict__.setdefault("_resolved", {})
+        key = (importer, ref)
+        if key not in memo:  # the files' summaries never change: neither does the answer
+            memo[key] = self._resolve_ref(importer, ref, 0)
+        return memo[key]
+
+    def _resolve_ref(self, importer: str, ref: str, depth: int) -> Optional[Tuple[str, Tuple[str, ...]]]:
         if ref.startswith("?") or depth > 6:
             return None
         if ref.startswith("@"):
@@ -85,6 +94,15 @@ class ProjectResolver:
         return None
 
     def method(self, path: str, cls: str, name: str, depth: int = 0, seen=None) -> Optional[Tuple[str, str]]:
+        if depth or seen is not None:
+            return self._method(path, cls, name, depth, seen)
+        memo = self.__dict__.setdefault("_methods", {})
+        key = (path, cls, name)
+        if key not in memo:
+            memo[key] = self._method(path, cls, name, 0, None)
+        return memo[key]
+
+    def _method(self, path: str, cls: str, name: str, depth: int, seen) -> Optional[Tuple[str, str]]:
         summary = self.summary(path)
         if summary is None or depth > 8:
             return None
