@@ -546,3 +546,36 @@ def test_show_regions_lists_every_region_and_every_reach(tmp_path, monkeypatch):
         start = lines.index(region)
         assert lines[start + 1] == "  reaches Net.forward in models/net.py"
         assert lines[start + 2].startswith("  model at train.py:")
+
+
+def test_factory_returns_on_one_line_suites_are_followed():
+    # `if name == "attn": return AttnNet()` is a return like any other: the factory may hold
+    # AttnNet, whose masked_fill(-1e9) runs under the caller's region; the other branch's class
+    # is clean
+    files = {
+        "pkg/models.py": (
+            "import torch\n"
+            "from torch import nn\n\n\n"
+            "class AttnNet(nn.Module):\n"
+            "    def forward(self, x, mask):\n"
+            "        scores = x @ x.transpose(-2, -1)\n"
+            "        return scores.masked_fill(mask, -1e9)\n\n\n"
+            "class PlainNet(nn.Module):\n"
+            "    def forward(self, x, mask):\n"
+            "        return x\n\n\n"
+            "def build(name):\n"
+            "    if name == 'attn': return AttnNet()\n"
+            "    else: return PlainNet()\n"
+        ),
+        "pkg/train.py": (
+            "import torch\n"
+            "from models import build\n\n\n"
+            "def main(name, x, mask):\n"
+            "    model = build(name)\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        return model(x, mask)\n"
+        ),
+    }
+    assert findings(lint_project(files, SETTINGS)) == [("models.py", 8, "AMP110")]
+    files["pkg/models.py"] = files["pkg/models.py"].replace("return AttnNet()", "return PlainNet()")
+    assert findings(lint_project(files, SETTINGS)) == []

@@ -29,7 +29,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CALLS, TEST_CASE_HELPER
-from amplint.facts.tree import Frame, dotted_name, iter_nodes
+from amplint.facts.tree import Frame, dotted_name, iter_nodes, own_statements
 from amplint.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val, ValueReader, first_arg, short_text, without_positional
 
 
@@ -371,49 +371,9 @@ class FlowCollector(ValueReader):
 
 def _loops(body) -> List[cst.For]:
     """The `for` statements of a function body (not of nested functions or classes)."""
-    found: List[cst.For] = []
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
-            continue
-        if isinstance(node, cst.For):
-            found.append(node)
-        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-            stack.extend(node.body)
-        elif isinstance(node, cst.BaseCompoundStatement):
-            for name in ("body", "orelse", "handlers", "finalbody"):
-                child = getattr(node, name, None)
-                if isinstance(child, (list, tuple)):
-                    stack.extend(child)
-                elif child is not None:
-                    stack.append(child)
-        elif isinstance(node, (cst.Else, cst.ExceptHandler, cst.Finally)):
-            stack.append(node.body)
-    return found
+    return [s for s in own_statements(body) if isinstance(s, cst.For)]
 
 
 def _returns(body) -> List[cst.Return]:
     """The return statements of a function body (not of nested functions or classes)."""
-    found: List[cst.Return] = []
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.SimpleStatementLine):
-            found.extend(s for s in node.body if isinstance(s, cst.Return))
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        elif isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-            stack.extend(node.body)
-        elif isinstance(node, cst.BaseCompoundStatement):
-            for name in ("body", "orelse", "handlers", "finalbody"):
-                child = getattr(node, name, None)
-                if child is None:
-                    continue
-                if isinstance(child, (list, tuple)):
-                    stack.extend(child)
-                else:
-                    stack.append(child)
-        elif isinstance(node, (cst.Else, cst.ExceptHandler, cst.Finally)):
-            stack.append(node.body)
-    return found
+    return [s for s in own_statements(body) if isinstance(s, cst.Return)]
