@@ -26,3 +26,13 @@ ALSO_NEEDS: Dict[str, Tuple[str, ...]] = {
     # a DataParallel replica is wrong only when called under an active bfloat16 region
     "AMP153": REGION_WORDS,
 }
+
+# Trigger words that are also the names of half dtypes and casts: in a file whose other words
+# match no rule, they count only where they name something in code (an identifier, an
+# attribute, an imported name, a parameter) that is not a comparison operand. Every half value
+# the analysis knows comes from such a name: `x.half()`, `.to(torch.float16)`,
+# `dtype=torch.float16`, `from torch import float16 as F16`, `.apply(convert_module_to_f16)`;
+# a comparison (`x.dtype == torch.float16`), a string or a comment makes none.
+HALF_WORDS: Tuple[str, ...] = ("float16", "f16", ".half(", "torch.half")
+# what such a name contains (lower-cased): `bfloat16` and `HALF` included
+HALF_NAME_PARTS: Tuple[str, ...] = ("float16", "f16", "half")

@@ -1,0 +1,100 @@
+"""Which files are worth a LibCST parse: the rules' trigger words in the text, then, for a file
+whose only words are half-dtype names (amplint.data.triggers.HALF_WORDS), Python's own parser
+(a tenth of LibCST's cost) to see whether any of them names something in code.
+
+A file kept out gives no finding of the rules asked about (tests/test_prefilter.py)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import warnings
+from typing import Callable, Sequence, Tuple
+
+from amplint.data.triggers import ALSO_NEEDS, HALF_NAME_PARTS, HALF_WORDS
+from amplint.rules import Rule
+
+
+def could_match(source: str, rules: Sequence[Rule]) -> bool:
+    """Can any of these rules fire in this text at all?"""
+    words, strong = _trigger_tests(tuple(rules))
+    if not words(source):
+        return False
+    return strong(source) or half_names_in_code(source)
+
+
+@functools.lru_cache(maxsize=64)
+def _trigger_tests(rules: Tuple[Rule, ...]) -> Tuple[Callable[[str], bool], Callable[[str], bool]]:
+    """(any trigger word, a trigger word other than a half-dtype name)."""
+    if any(not rule.triggers for rule in rules):
+        always = lambda source: True  # noqa: E731
+        return always, always
+    return _words_test(rules, ()), _words_test(rules, HALF_WORDS)
+
+
+def _words_test(rules: Tuple[Rule, ...], left_out: Tuple[str, ...]) -> Callable[[str], bool]:
+    """One regex of the trigger words of the rules that need nothing else; the others (see
+    amplint.data.triggers) also need one word of their requirement."""
+    words = sorted({t for rule in rules if rule.code not in ALSO_NEEDS for t in rule.triggers
+                    if t not in left_out})
+    search = re.compile("|".join(re.escape(w) for w in words)).search if words else None
+    gated = sorted({
+        (tuple(t for t in rule.triggers if t not in left_out), ALSO_NEEDS[rule.code])
+        for rule in rules if rule.code in ALSO_NEEDS
+    })
+
+    def test(source: str) -> bool:
+        if search is not None and search(source) is not None:
+            return True
+        return any(
+            any(word in source for word in needs) and any(word in source for word in own)
+            for own, needs in gated
+        )
+
+    return test
+
+
+@functools.lru_cache(maxsize=8)
+def half_names_in_code(source: str) -> bool:
+    """A name holding a half-dtype word (HALF_NAME_PARTS) in code, outside comparisons; also
+    True when Python cannot parse the text (LibCST's parse then reports why)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    compared = set()
+    for node in ast.walk(tree):  # breadth first: a comparison comes before its operands
+        if isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                compared.add(id(operand))
+                if isinstance(operand, (ast.Tuple, ast.List, ast.Set)):
+                    compared.update(id(e) for e in operand.elts)
+            continue
+        name = _name_of(node)
+        if name is not None and id(node) not in compared and _is_half_name(name):
+            return True
+    return False
+
+
+def _name_of(node: ast.AST):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.alias):
+        return f"{node.name} {node.asname or ''}"
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name
+    if isinstance(node, (ast.arg, ast.keyword)):
+        return node.arg
+    if isinstance(node, ast.ImportFrom):
+        return node.module
+    return None
+
+
+def _is_half_name(name: str) -> bool:
+    lowered = name.lower()
+    return any(part in lowered for part in HALF_NAME_PARTS)
