@@ -11,7 +11,6 @@ from amplint.cache import Cache, diagnostic_from_dict
 from amplint.engine import FileResult
 from amplint.parallel import imap, is_huge
 from amplint.per_file import blank_result, process_item
-from amplint.project_inputs import summary_key
 
 
 def cached_map(cache, kind, items, jobs, meter):
@@ -32,13 +31,6 @@ def cached_map(cache, kind, items, jobs, meter):
     for index, result in zip(pending, imap(process_item, [items[i] for i in pending], jobs,
                                                   isolate=lambda item: is_huge(item[0]))):
         results[index] = result
-        spare = getattr(result, "spare_summary", None)
-        if spare is not None and cache is not None:
-            # where the project pass looks for it (amplint.project_inputs.summaries_of)
-            key = summary_key(cache, items[index][0])
-            if key is not None:
-                cache.put(key, {"summarised": True}, blob=spare)
-            result.spare_summary = None  # type: ignore[attr-defined]
         if keys[index] is not None:
             _to_cache(cache, keys[index], result)
         done += 1
