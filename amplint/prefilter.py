@@ -12,7 +12,7 @@ import re
 import warnings
 from typing import Callable, Sequence, Tuple
 
-from amplint.data.triggers import ALSO_NEEDS, HALF_NAME_PARTS, HALF_WORDS
+from amplint.data.triggers import ALSO_NEEDS, HALF_CONVERTER, HALF_NAMES, HALF_WORDS
 from amplint.rules import Rule
 
 
@@ -55,10 +55,13 @@ def _words_test(rules: Tuple[Rule, ...], left_out: Tuple[str, ...]) -> Callable[
     return test
 
 
+_CONVERTER = re.compile(HALF_CONVERTER)
+
+
 @functools.lru_cache(maxsize=8)
 def half_names_in_code(source: str) -> bool:
-    """A name holding a half-dtype word (HALF_NAME_PARTS) in code, outside comparisons; also
-    True when Python cannot parse the text (LibCST's parse then reports why)."""
+    """A half dtype or cast named in code outside comparisons (data/triggers.py); also True
+    when Python cannot parse the text (LibCST's parse then reports why)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -73,28 +76,16 @@ def half_names_in_code(source: str) -> bool:
                 if isinstance(operand, (ast.Tuple, ast.List, ast.Set)):
                     compared.update(id(e) for e in operand.elts)
             continue
-        name = _name_of(node)
-        if name is not None and id(node) not in compared and _is_half_name(name):
+        if isinstance(node, ast.Name):
+            name = node.id
+        elif isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.alias):
+            if node.name.rpartition(".")[2] in HALF_NAMES:
+                return True
+            continue
+        else:
+            continue
+        if id(node) not in compared and (name in HALF_NAMES or _CONVERTER.search(name.lower())):
             return True
     return False
-
-
-def _name_of(node: ast.AST):
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.alias):
-        return f"{node.name} {node.asname or ''}"
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return node.name
-    if isinstance(node, (ast.arg, ast.keyword)):
-        return node.arg
-    if isinstance(node, ast.ImportFrom):
-        return node.module
-    return None
-
-
-def _is_half_name(name: str) -> bool:
-    lowered = name.lower()
-    return any(part in lowered for part in HALF_NAME_PARTS)

@@ -129,6 +129,16 @@ IMPORTS = {"F16": "from torch import float16 as F16\n",
 def test_half_words_only_in_comparisons_strings_and_comments_are_not_parsed():
     assert not could_match(HALF_MODULE, DEFAULT)
     assert analyze("net.py", HALF_MODULE, parse(HALF_MODULE), DEFAULT) == []
+    # a variable or parameter named after a dtype casts nothing
+    flagged = HALF_MODULE.replace("def deploy():", "def deploy(load_bfloat16=False, fp16_f16=None):")
+    assert not could_match(flagged, DEFAULT)
+
+
+@pytest.mark.parametrize("cast", ["net.bfloat16()", "net.to(torch.bfloat16)", "net.apply(to_f16)",
+                                  "net.type(half)"])
+def test_every_spelling_of_a_half_cast_is_parsed(cast):
+    text = HALF_MODULE.replace("    return net.eval()\n", f"    return {cast}\n")
+    assert could_match(("from torch import half\n" if "half)" in cast else "") + text, DEFAULT)
 
 
 @pytest.mark.parametrize("old, new", HALF_MADE)
