@@ -7,10 +7,11 @@ A file kept out gives no finding of the rules asked about (tests/test_prefilter.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
 import warnings
-from typing import Callable, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from amplint.data.triggers import ALSO_NEEDS, HALF_CONVERTER, HALF_NAMES, HALF_WORDS
 from amplint.rules import Rule
@@ -58,6 +59,10 @@ def _words_test(rules: Tuple[Rule, ...], left_out: Tuple[str, ...]) -> Callable[
 _CONVERTER = re.compile(HALF_CONVERTER)
 
 
+# the lines a half name can be on (any case; `fp16` for converters such as `to_fp16`)
+_HALF_LINE_WORDS = re.compile(r"float16|half|f16|fp16", re.IGNORECASE)
+
+
 @functools.lru_cache(maxsize=8)
 def half_names_in_code(source: str) -> bool:
     """A half dtype or cast named in code outside comparisons (data/triggers.py); also True
@@ -68,24 +73,44 @@ def half_names_in_code(source: str) -> bool:
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
+    lines = _word_lines(source)
     compared = set()
-    for node in ast.walk(tree):  # breadth first: a comparison comes before its operands
+    stack: List[ast.AST] = [tree]
+    while stack:  # depth first, parents before children: a comparison before its operands
+        node = stack.pop()
         if isinstance(node, ast.Compare):
             for operand in (node.left, *node.comparators):
                 compared.add(id(operand))
                 if isinstance(operand, (ast.Tuple, ast.List, ast.Set)):
                     compared.update(id(e) for e in operand.elts)
-            continue
-        if isinstance(node, ast.Name):
-            name = node.id
-        elif isinstance(node, ast.Attribute):
-            name = node.attr
-        elif isinstance(node, ast.alias):
-            if node.name.rpartition(".")[2] in HALF_NAMES:
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            if id(node) not in compared and (name in HALF_NAMES or _CONVERTER.search(name.lower())):
                 return True
-            continue
-        else:
-            continue
-        if id(node) not in compared and (name in HALF_NAMES or _CONVERTER.search(name.lower())):
+        elif isinstance(node, ast.alias) and node.name.rpartition(".")[2] in HALF_NAMES:
             return True
+        for child in ast.iter_child_nodes(node):
+            first = getattr(child, "lineno", None)
+            if lines is None or first is None or _any_between(lines, first, child.end_lineno or first):
+                stack.append(child)
     return False
+
+
+def _word_lines(source: str) -> Optional[List[int]]:
+    """The line numbers (as Python counts them) holding a half word; None: every line counts
+    (a text with carriage returns, which Python also reads as line ends)."""
+    if "\r" in source:
+        return None
+    found: List[int] = []
+    line, position = 1, 0
+    for match in _HALF_LINE_WORDS.finditer(source):
+        line += source.count("\n", position, match.start())
+        position = match.start()
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
+
+
+def _any_between(lines: List[int], first: int, last: int) -> bool:
+    index = bisect.bisect_left(lines, first)
+    return index < len(lines) and lines[index] <= last
