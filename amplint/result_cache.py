@@ -5,6 +5,7 @@ entries. Only results that describe the file as it is on disk now are stored."""
 
 from __future__ import annotations
 
+import os
 from typing import List, Optional
 
 from amplint.cache import Cache, diagnostic_from_dict
@@ -28,6 +29,9 @@ def cached_map(cache, kind, items, jobs, meter):
                 continue
         pending.append(index)
     done = len(items) - len(pending)
+    # largest first: the pool's last chunks are then small files, and no process is left
+    # parsing a big model file while the other waits
+    pending.sort(key=lambda index: -_size(items[index][0]))
     for index, result in zip(pending, imap(process_item, [items[i] for i in pending], jobs,
                                                   isolate=lambda item: is_huge(item[0]))):
         results[index] = result
@@ -91,3 +95,10 @@ def _from_cache(cache: Cache, key: Optional[str]):
     result.errors = list(data["errors"])
     result.summary = False if data.get("summary") is False else blob
     return result
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

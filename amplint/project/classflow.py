@@ -91,9 +91,9 @@ class ClassFlow(ClassValues):
         """(file, class) -> (dtype, cite, file of the cast) for every instance of a project
         class that the linted files turn half (`m.cuda().half()`, `.to(torch.bfloat16)`)."""
         out: Dict[Tuple[str, str], Tuple[str, str, str]] = {}
-        for path in self.p.python:
-            if not _HALF_TEXT.search(self.p.files[path]):
-                continue
+        casting = [path for path in self.p.python if _HALF_TEXT.search(self.p.files[path])]
+        self._prefetch(casting)  # one batch across the pool, not a file at a time
+        for path in casting:
             flow = self._flow(path, optional=True)
             if flow is None:
                 continue
