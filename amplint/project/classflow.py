@@ -133,7 +133,6 @@ class ClassFlow(ClassValues):
         return sorted(found)
 
 
-
 _HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
 
 

@@ -15,6 +15,8 @@ A value (`Val`) is one of:
     ("half", inner, "float16")            `inner.half()`, `inner.to(torch.float16)`
     ("any", (vals...))                    `a if c else b`, `a or b`
     ("partial", inner)                    `functools.partial(Net, dim=8)`: calling it calls inner
+    ("model_name", callee, name)          the callee of `create_model("vit_small", ...)`; name ""
+                                          when not a literal
 Containers (`nn.Sequential(A(), B())`, `nn.ModuleList([...])`, a list filled by `.append`) are
 tuples; `for blk in self.blocks` binds `blk` to ("sub", container).
 Carriers that keep the module (`.cuda()`, `.eval()`, `DDP(m)`, `torch.compile(m)`,
@@ -55,6 +57,9 @@ class FlowFunction:
 class FlowFacts:
     functions: Dict[str, FlowFunction] = field(default_factory=dict)  # "" = module level
     registrations: List[Tuple[Val, str]] = field(default_factory=list)  # (registry, class)
+    # module-level functions registered with timm's `@register_model` (`timm.create_model`
+    # builds them by name)
+    timm_models: List[str] = field(default_factory=list)
     # calls under this file's own active regions that the same-file analysis cannot resolve:
     # (function key or "", receiver, attr, text, line, index into ModuleSummary.region_infos)
     roots: List[Tuple[str, Val, str, str, int, int]] = field(default_factory=list)
@@ -221,6 +226,13 @@ class FlowCollector(ValueReader):
                     registry = self.val(expr.value, module_frame)
                     if registry is not None:
                         self.facts.registrations.append((registry, name))
+        for name, frame in module_frame.functions.items():
+            node = frame.node
+            for dec in getattr(node, "decorators", ()):
+                expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+                ref = self.val(expr, module_frame)
+                if ref is not None and ref[0] == "ref" and ref[1].startswith("timm.") and ref[1].endswith(".register_model"):
+                    self.facts.timm_models.append(name)
 
     # -- calls ----------------------------------------------------------------------------
     def call(self, site, dynamic: bool, root: Optional[int]) -> None:

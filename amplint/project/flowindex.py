@@ -54,6 +54,7 @@ class FlowIndex:
         self.skipped: set = set()  # files a text search found but the budget left unparsed
         self._config_types: Optional[Dict[str, Set[str]]] = None
         self._registered_set: Optional[FrozenSet[tuple]] = None
+        self._timm_models: Optional[Dict[str, List[Tuple[str, str]]]] = None
 
     def config_types(self) -> Dict[str, Set[str]]:
         """key -> the class names the project's files give as `key=dict(type=...)`."""
@@ -144,6 +145,18 @@ class FlowIndex:
                             found.append((path, key, callee, args, line))
             self._calls[name] = found
         return found
+
+    def timm_models(self) -> Dict[str, List[Tuple[str, str]]]:
+        """timm registry name -> (file, function) of the project's `@register_model` functions."""
+        if self._timm_models is None:
+            self._timm_models = {}
+            files = [path for path in self.p.python if "register_model" in self.p.files[path]]
+            self._prefetch(files)
+            for path in files:
+                flow = self._flow(path, optional=True)
+                for name in (flow.timm_models if flow is not None else ()):
+                    self._timm_models.setdefault(name, []).append((path, name))
+        return self._timm_models
 
     def _registrations(self) -> Dict[tuple, list]:
         if self._registered is None:
