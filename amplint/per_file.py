@@ -18,6 +18,7 @@ from amplint.facts.regions import EntryRegion
 from amplint.files import ReadError, read_source, write_source
 from amplint.fixing import add_noqa_directives, blank_result, lint_and_fix
 from amplint.notebook_results import process_notebook
+from amplint.parallel import cycles_collected_after
 from amplint.project import needs_summary
 from amplint.project.summary import portable_summary
 
@@ -98,7 +99,8 @@ def process_item(item) -> FileResult:
     """The pool's unit of work; results travel back without tree nodes. A file the project
     pass does not need to summarise gets `summary = False` (None: it could not be parsed)."""
     path, settings, options, entries, summarize = item
-    result = process(path, settings, options, entries=entries, summarize=summarize)
+    with cycles_collected_after():
+        result = process(path, settings, options, entries=entries, summarize=summarize)
     for diag in result.diagnostics:
         diag.strip()
     return result

@@ -12,7 +12,7 @@ from amplint.config import Config
 from amplint.engine import Settings
 from amplint.files import DEFAULT_EXCLUDES, ReadError, read_source
 from amplint.facts import FileFacts
-from amplint.parallel import Workers, is_huge
+from amplint.parallel import Workers, cycles_collected_after, is_huge
 from amplint.parsing import parse
 from amplint.project import build
 from amplint.project.summary import portable_summary
@@ -169,8 +169,9 @@ def summarize_file(path: str):
     """The pool's unit of work for the project pass: one file's portable summary, its tree
     dropped before the next file is read."""
     try:
-        text = read_source(path).text
-        module = parse(text)
-        return portable_summary(path, text, module, FileFacts(module))
+        with cycles_collected_after():
+            text = read_source(path).text
+            module = parse(text)
+            return portable_summary(path, text, module, FileFacts(module))
     except Exception:  # unreadable, unparsable or an analysis bug: opaque to the project pass
         return None
