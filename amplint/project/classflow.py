@@ -73,6 +73,10 @@ class ClassFlow(ClassValues):
         wide = sorted(thing for thing in held if thing[0] == "wide_build")
         if wide:
             _, registry, count = wide[0]
+            if registry == "timm.create_model":
+                return (f"it comes from `timm.create_model` with a name that is not a literal: it may "
+                        f"build any of the {count} models the project registers with `@register_model` "
+                        f"(more than {MAX_REGISTRY_BUILD})")
             return (f"it comes from a `{registry}` build that may make any of {count} registered "
                     f"classes (more than {MAX_REGISTRY_BUILD}): which one, the configs do not tie to this call")
         external = sorted(thing[1] for thing in held if thing[0] in ("ext", "ext_inst"))
