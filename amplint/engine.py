@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import functools
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
@@ -13,10 +11,10 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from amplint.context import FileContext
-from amplint.data.triggers import ALSO_NEEDS
 from amplint.diagnostics import Applicability, Diagnostic, Fix
 from amplint.facts import EntryRegion, FileFacts
 from amplint.parsing import parse, syntax_error, valid_python
+from amplint.prefilter import could_match  # noqa: F401 (public API)
 from amplint.rules import Rule, all_rules
 from amplint.suppressions import is_suppressed
 
@@ -71,32 +69,6 @@ def internal_error_result(path: str, exc: BaseException, trace: Optional[str]) -
     result.internal_error = True
     result.traceback = trace
     return result
-
-
-def could_match(source: str, rules: Sequence[Rule]) -> bool:
-    """The cheap text test: can any of these rules fire in this text at all?"""
-    return _trigger_pattern(tuple(rules))(source)
-
-
-@functools.lru_cache(maxsize=64)
-def _trigger_pattern(rules: Tuple[Rule, ...]):
-    """One regex of the trigger words of the rules that need nothing else; the others (see
-    amplint.data.triggers) also need one word of their requirement."""
-    if any(not rule.triggers for rule in rules):
-        return lambda source: True
-    words = sorted({t for rule in rules if rule.code not in ALSO_NEEDS for t in rule.triggers})
-    search = re.compile("|".join(re.escape(w) for w in words)).search if words else None
-    gated = sorted({(rule.triggers, ALSO_NEEDS[rule.code]) for rule in rules if rule.code in ALSO_NEEDS})
-
-    def test(source: str) -> bool:
-        if search is not None and search(source) is not None:
-            return True
-        return any(
-            any(word in source for word in needs) and any(word in source for word in own)
-            for own, needs in gated
-        )
-
-    return test
 
 
 def analyze(

@@ -70,7 +70,11 @@ class Excludes:
         return relative.replace(os.sep, "/")
 
     def name_excluded(self, name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.names)
+        matcher = self.__dict__.get("_name_matcher")
+        if matcher is None:  # the name globs as one regex (asked for every file of a walk)
+            joined = "|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in self.names)
+            matcher = self.__dict__["_name_matcher"] = re.compile(joined).match if joined else (lambda _: None)
+        return matcher(name) is not None
 
     def path_excluded(self, path: str) -> bool:
         """The entry itself (by name or by relative path), not its parents."""

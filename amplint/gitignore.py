@@ -112,6 +112,7 @@ class GitIgnore:
     def __init__(self) -> None:
         self._files: Dict[str, Optional[IgnoreFile]] = {}
         self._roots: Dict[str, Optional[str]] = {}
+        self._chains: Dict[str, List[IgnoreFile]] = {}  # per directory: a walk asks per file
 
     def repo_root(self, directory: str) -> Optional[str]:
         directory = os.path.abspath(directory)
@@ -137,6 +138,12 @@ class GitIgnore:
 
     def _chain(self, directory: str) -> List[IgnoreFile]:
         """Ignore files that apply inside `directory`, outermost first."""
+        found = self._chains.get(directory)
+        if found is None:
+            found = self._chains[directory] = self._find_chain(directory)
+        return found
+
+    def _find_chain(self, directory: str) -> List[IgnoreFile]:
         root = self.repo_root(directory)
         if root is None:
             return []
@@ -162,7 +169,9 @@ class GitIgnore:
         path = os.path.abspath(path)
         verdict = None
         for ignore in self._chain(os.path.dirname(path)):
-            relative = os.path.relpath(path, ignore.base).replace(os.sep, "/")
+            base = ignore.base.rstrip(os.sep) + os.sep
+            relative = path[len(base):] if path.startswith(base) else os.path.relpath(path, ignore.base)
+            relative = relative.replace(os.sep, "/")
             said = ignore.match(relative, is_dir)
             if said is not None:
                 verdict = said

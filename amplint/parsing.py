@@ -5,6 +5,7 @@ The lowest layer that both the per-file engine and the project pass use."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import symtable
 import warnings
 from typing import Optional
@@ -15,7 +16,30 @@ import libcst as cst
 def parse(source: str) -> cst.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return cst.parse_module(source)
+        with _parsed_nodes_unvalidated():
+            return cst.parse_module(source)
+
+
+@contextlib.contextmanager
+def _parsed_nodes_unvalidated():
+    """LibCST validates every node it constructs (`CSTNode.__post_init__`); the nodes of a tree
+    its parser builds from text are valid by construction (LibCST's own note: "avoid
+    validating the tree when parsing a file"), and the check is a tenth of the parse. Nodes
+    made later (fixes, `with_changes`) are validated as usual."""
+    node = cst.CSTNode
+    validating = node.__dict__.get("__post_init__")
+    if validating is None:  # another LibCST layout: leave it alone
+        yield
+        return
+    node.__post_init__ = _no_validation  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        node.__post_init__ = validating  # type: ignore[method-assign]
+
+
+def _no_validation(self) -> None:
+    return None
 
 
 def syntax_error(source: str) -> Optional[str]:

@@ -12,7 +12,7 @@ from amplint.config import Config
 from amplint.engine import Settings
 from amplint.files import DEFAULT_EXCLUDES, ReadError, read_source
 from amplint.facts import FileFacts
-from amplint.parallel import Workers, is_huge
+from amplint.parallel import Workers, cycles_collected_after, is_huge
 from amplint.parsing import parse
 from amplint.project import build
 from amplint.project.summary import portable_summary
@@ -38,8 +38,7 @@ class _LazyTexts(dict):
 
 
 def project_entries(paths, files, settings: Settings, config: Config, summaries,
-                    cache: Optional[Cache] = None, jobs: Optional[int] = None,
-                    spare: Optional[Dict[str, object]] = None):
+                    cache: Optional[Cache] = None, jobs: Optional[int] = None):
     """path -> the regions other files and framework settings put around its functions.
     Summaries the pass asks for beyond the first pass's (subclasses, framework classes) come
     from the cache, else from the process pool: the main process parses nothing.
@@ -57,7 +56,7 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     view = _KeyedLazy(keys, _LazyTexts())
     with Workers(jobs) as workers:
         project = build(view, settings, config, summaries=summaries,
-                        summarize_many=lambda wanted: summaries_of(wanted, cache, workers, spare))
+                        summarize_many=lambda wanted: summaries_of(wanted, cache, workers))
     entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
     if key is not None:
         cache.put(key, {"project": len(entries)}, blob=entries)
@@ -131,18 +130,13 @@ def _read_small(path: str) -> Optional[str]:
         return None
 
 
-def summaries_of(paths: List[str], cache: Optional[Cache], jobs=None,
-                 spare: Optional[Dict[str, object]] = None) -> Dict[str, object]:
+def summaries_of(paths: List[str], cache: Optional[Cache], jobs=None) -> Dict[str, object]:
     """path -> its portable summary (None: it could not be summarised), cached by content.
-    `jobs`: a number of processes, or the Workers of the whole project pass. `spare`: the
-    summaries the first pass made from its parse without a cache to put them in (taken out)."""
+    `jobs`: a number of processes, or the Workers of the whole project pass."""
     found: Dict[str, object] = {}
     keys: Dict[str, Optional[str]] = {}
     pending: List[str] = []
     for path in paths:
-        if spare and path in spare:
-            found[path] = spare.pop(path)
-            continue
         keys[path] = summary_key(cache, path) if cache is not None else None
         hit = cache.get(keys[path], with_blob=True) if keys[path] else None
         if hit is not None:
@@ -175,8 +169,9 @@ def summarize_file(path: str):
     """The pool's unit of work for the project pass: one file's portable summary, its tree
     dropped before the next file is read."""
     try:
-        text = read_source(path).text
-        module = parse(text)
-        return portable_summary(path, text, module, FileFacts(module))
+        with cycles_collected_after():
+            text = read_source(path).text
+            module = parse(text)
+            return portable_summary(path, text, module, FileFacts(module))
     except Exception:  # unreadable, unparsable or an analysis bug: opaque to the project pass
         return None

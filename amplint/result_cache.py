@@ -5,13 +5,13 @@ entries. Only results that describe the file as it is on disk now are stored."""
 
 from __future__ import annotations
 
+import os
 from typing import List, Optional
 
 from amplint.cache import Cache, diagnostic_from_dict
 from amplint.engine import FileResult
 from amplint.parallel import imap, is_huge
 from amplint.per_file import blank_result, process_item
-from amplint.project_inputs import summary_key
 
 
 def cached_map(cache, kind, items, jobs, meter):
@@ -29,16 +29,12 @@ def cached_map(cache, kind, items, jobs, meter):
                 continue
         pending.append(index)
     done = len(items) - len(pending)
+    # largest first: the pool's last chunks are then small files, and no process is left
+    # parsing a big model file while the other waits
+    pending.sort(key=lambda index: -_size(items[index][0]))
     for index, result in zip(pending, imap(process_item, [items[i] for i in pending], jobs,
                                                   isolate=lambda item: is_huge(item[0]))):
         results[index] = result
-        spare = getattr(result, "spare_summary", None)
-        if spare is not None and cache is not None:
-            # where the project pass looks for it (amplint.project_inputs.summaries_of)
-            key = summary_key(cache, items[index][0])
-            if key is not None:
-                cache.put(key, {"summarised": True}, blob=spare)
-            result.spare_summary = None  # type: ignore[attr-defined]
         if keys[index] is not None:
             _to_cache(cache, keys[index], result)
         done += 1
@@ -99,3 +95,10 @@ def _from_cache(cache: Cache, key: Optional[str]):
     result.errors = list(data["errors"])
     result.summary = False if data.get("summary") is False else blob
     return result
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

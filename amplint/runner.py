@@ -146,15 +146,12 @@ def _run_files(paths, targets, settings, options: RunOptions, config: Config, pr
     if use_project:
         summaries = {p: r.summary for p, r in zip(files, first) if p.endswith((".py", ".pyi"))
                      and r.summary is not False}
-        spare = {p: r.spare_summary for p, r in zip(files, first)
-                 if getattr(r, "spare_summary", None) is not None}
         try:
-            entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs,
-                                      spare)
+            entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs)
         except Exception as exc:  # every file is still linted on its own
             failure = internal_error_result("project pass", exc, traceback.format_exc())
     for result in first:
-        result.summary = result.spare_summary = None
+        result.summary = None
     first = first[: len(targets)]
     redo = [
         i for i, (path, result) in enumerate(zip(targets, first))

@@ -324,3 +324,19 @@ def test_diff_of_a_file_with_many_repeated_lines_stays_small(project):
     result = invoke("--diff", "rep.py")
     assert "+    scaler.update()" in result.stdout
     assert len(result.stdout.splitlines()) < 20
+
+
+def test_parsing_skips_only_the_validation_of_parsed_nodes():
+    # the parser's own nodes are valid by construction; a node made by hand (a fix) is checked
+    import libcst as cst
+
+    from amplint.parsing import parse
+
+    module = parse("x = torch.zeros(3)  # keep\n")
+    assert module.code == "x = torch.zeros(3)  # keep\n"
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")
+    with pytest.raises(cst.ParserSyntaxError):
+        parse("def broken(:\n")
+    with pytest.raises(cst.CSTValidationError):  # still checked after a failed parse
+        cst.Name("not a name")

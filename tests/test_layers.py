@@ -48,6 +48,7 @@ LAYER_OF = {
     "amplint.report": "rules",
     # one file: lint, fix, notebooks
     "amplint.engine": "engine",
+    "amplint.prefilter": "engine",
     "amplint.fixing": "engine",
     "amplint.notebook_results": "engine",
     "amplint.project": "project",

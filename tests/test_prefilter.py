@@ -94,3 +94,69 @@ def test_the_runner_finds_it_through_the_project_pass(tmp_path, jobs):
         os.chdir(old)
     found = [(os.path.basename(d["filename"]), d["code"]) for d in json.loads(result.stdout)]
     assert found == [("miner.py", "AMP111")]
+
+
+# A half-dtype word (data/triggers.HALF_WORDS) in a file with no other trigger word: parsed only
+# when it names something in code outside a comparison.
+HALF_MODULE = (
+    "import torch\n"
+    "from torch import nn\n\n\n"
+    "class Net(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.proj = nn.Linear(8, 8)\n\n"
+    "    def forward(self, x, mask):\n"
+    "        # this model runs in torch.float16 on GPUs\n"
+    "        h = self.proj(x)\n"
+    "        if h.dtype == torch.float16 or h.dtype in (torch.float16, torch.bfloat16):\n"
+    "            pass\n"
+    "        return h.masked_fill(mask, -1e9)\n\n\n"
+    "def deploy():\n"
+    '    """Build the model for float16 inference."""\n'
+    "    net = Net()\n"
+    "    return net.eval()\n"
+)
+HALF_MADE = [
+    ("    return net.eval()\n", "    return net.half().eval()\n"),
+    ("    return net.eval()\n", "    return net.to(torch.float16).eval()\n"),
+    ("    return net.eval()\n", "    return net.to(device, dtype=torch.half)\n"),
+    ("    return net.eval()\n", "    return net.to(F16)\n"),
+]
+IMPORTS = {"F16": "from torch import float16 as F16\n",
+           "convert_module_to_f16": "from fp16_util import convert_module_to_f16\n"}
+
+
+def test_half_words_only_in_comparisons_strings_and_comments_are_not_parsed():
+    assert not could_match(HALF_MODULE, DEFAULT)
+    assert analyze("net.py", HALF_MODULE, parse(HALF_MODULE), DEFAULT) == []
+    # a variable or parameter named after a dtype casts nothing
+    flagged = HALF_MODULE.replace("def deploy():", "def deploy(load_bfloat16=False, fp16_f16=None):")
+    assert not could_match(flagged, DEFAULT)
+
+
+@pytest.mark.parametrize("cast", ["net.bfloat16()", "net.to(torch.bfloat16)", "net.apply(to_f16)",
+                                  "net.type(half)"])
+def test_every_spelling_of_a_half_cast_is_parsed(cast):
+    text = HALF_MODULE.replace("    return net.eval()\n", f"    return {cast}\n")
+    assert could_match(("from torch import half\n" if "half)" in cast else "") + text, DEFAULT)
+
+
+@pytest.mark.parametrize("old, new", HALF_MADE)
+def test_a_half_cast_in_code_is_parsed_and_found(old, new):
+    text = HALF_MODULE.replace(old, new)
+    text = "".join(line for name, line in IMPORTS.items() if name in new) + text
+    assert text != HALF_MODULE
+    assert could_match(text, DEFAULT)
+    found = [d.code for d in analyze("net.py", text, parse(text), DEFAULT)]
+    assert "AMP110" in found  # masked_fill(-1e9) in the forward of a float16 module
+
+
+def test_a_half_converter_handed_to_apply_is_parsed():
+    text = IMPORTS["convert_module_to_f16"] + HALF_MODULE.replace(
+        "    return net.eval()\n", "    net.apply(convert_module_to_f16)\n    return net\n")
+    assert could_match(text, DEFAULT)
+
+
+def test_a_half_word_in_a_file_python_cannot_parse_goes_on_to_the_parser():
+    broken = HALF_MODULE + "def oops(:\n"
+    assert could_match(broken, DEFAULT)

@@ -546,3 +546,128 @@ def test_show_regions_lists_every_region_and_every_reach(tmp_path, monkeypatch):
         start = lines.index(region)
         assert lines[start + 1] == "  reaches Net.forward in models/net.py"
         assert lines[start + 2].startswith("  model at train.py:")
+
+
+def test_factory_returns_on_one_line_suites_are_followed():
+    # `if name == "attn": return AttnNet()` is a return like any other: the factory may hold
+    # AttnNet, whose masked_fill(-1e9) runs under the caller's region; the other branch's class
+    # is clean
+    files = {
+        "pkg/models.py": (
+            "import torch\n"
+            "from torch import nn\n\n\n"
+            "class AttnNet(nn.Module):\n"
+            "    def forward(self, x, mask):\n"
+            "        scores = x @ x.transpose(-2, -1)\n"
+            "        return scores.masked_fill(mask, -1e9)\n\n\n"
+            "class PlainNet(nn.Module):\n"
+            "    def forward(self, x, mask):\n"
+            "        return x\n\n\n"
+            "def build(name):\n"
+            "    if name == 'attn': return AttnNet()\n"
+            "    else: return PlainNet()\n"
+        ),
+        "pkg/train.py": (
+            "import torch\n"
+            "from models import build\n\n\n"
+            "def main(name, x, mask):\n"
+            "    model = build(name)\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        return model(x, mask)\n"
+        ),
+    }
+    assert findings(lint_project(files, SETTINGS)) == [("models.py", 8, "AMP110")]
+    files["pkg/models.py"] = files["pkg/models.py"].replace("return AttnNet()", "return PlainNet()")
+    assert findings(lint_project(files, SETTINGS)) == []
+
+
+# timm: a model function registered with `@register_model`, built by `timm.create_model`
+TIMM_PROJECT = {
+    "deit/models/__init__.py": "from .vit import *  # noqa: registers the models\n",
+    "deit/models/vit.py": (
+        "import torch\n"
+        "from torch import nn\n"
+        "from timm.models.registry import register_model\n\n\n"
+        "class Attention(nn.Module):\n"
+        "    def forward(self, x, mask):\n"
+        "        scores = x @ x.transpose(-2, -1)\n"
+        "        scores = scores.masked_fill(mask, -1e9)\n"
+        "        return scores.softmax(dim=-1) @ x\n\n\n"
+        "class VisionTransformer(nn.Module):\n"
+        "    def __init__(self, dim=192):\n"
+        "        super().__init__()\n"
+        "        self.attn = Attention()\n\n"
+        "    def forward(self, x, mask):\n"
+        "        return self.attn(x, mask)\n\n\n"
+        "@register_model\n"
+        "def deit_tiny_patch16_224(pretrained=False, **kwargs):\n"
+        "    model = VisionTransformer(dim=192, **kwargs)\n"
+        "    return model\n"
+    ),
+    "deit/engine.py": (
+        "import torch\n\n\n"
+        "def train_one_epoch(model, loader, optimizer, scaler):\n"
+        "    for x, mask in loader:\n"
+        "        with torch.autocast('cuda', dtype=torch.float16):\n"
+        "            loss = model(x, mask).sum()\n"
+        "        scaler.scale(loss).backward()\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n"
+    ),
+    "deit/main.py": (
+        "import argparse\n\n"
+        "import torch\n"
+        "from timm.models import create_model\n\n"
+        "import models  # noqa: F401\n"
+        "from engine import train_one_epoch\n\n\n"
+        "def main(args, loader):\n"
+        "    model = create_model(args.model, pretrained=False, num_classes=10)\n"
+        "    optimizer = torch.optim.AdamW(model.parameters())\n"
+        "    scaler = torch.amp.GradScaler('cuda')\n"
+        "    train_one_epoch(model, loader, optimizer, scaler)\n"
+    ),
+}
+TIMM_FOUND = [("models/vit.py", 9, "AMP110")]
+
+
+@pytest.mark.parametrize("old, new, found", [
+    ("create_model(args.model,", "create_model(args.model,", TIMM_FOUND),
+    ("create_model(args.model,", "create_model('deit_tiny_patch16_224.fb_in1k',", TIMM_FOUND),
+    ("from timm.models import create_model\n", "import timm\n", []),  # create_model unbound
+    # a name the project does not register is timm's own model
+    ("create_model(args.model,", "create_model('resnet50',", []),
+    # the project's own `register_model` is not timm's registry
+    ("from timm.models.registry import register_model\n",
+     "from .registry import register_model\n", []),
+    # the clean twin: a fill float16 can hold
+    ("masked_fill(mask, -1e9)", "masked_fill(mask, -1e4)", []),
+])
+def test_timm_create_model_builds_the_project_s_registered_models(old, new, found):
+    files = {path: text.replace(old, new) for path, text in TIMM_PROJECT.items()}
+    if "import timm\n" in new:
+        files["deit/main.py"] = files["deit/main.py"].replace("create_model(", "timm.create_model(")
+        found = TIMM_FOUND
+    results = lint_project(files, SETTINGS)
+    assert findings(results) == found
+    if found:
+        (message,) = messages(results, "AMP110")
+        assert "model <- " in message and "create_model(" in message
+        assert "-> VisionTransformer in models/vit.py" in message
+
+
+def test_timm_create_model_of_a_name_no_literal_fixes_is_bounded_and_named():
+    # nine more registered models: `create_model(args.model)` may build any of ten, none is
+    # followed and --show-regions says why; an unregistered literal name is timm's own model
+    extra = "\n".join(
+        f"\n@register_model\ndef extra_{i}(pretrained=False, **kwargs):\n    return VisionTransformer()\n"
+        for i in range(9))
+    files = dict(TIMM_PROJECT)
+    files["deit/models/vit.py"] += extra
+    assert findings(lint_project(files, SETTINGS)) == []
+    reasons = [why for _, call, why in build(files).unresolved if call.startswith("model at")]
+    assert reasons and "may build any of the 10 models the project registers" in reasons[0]
+    literal = {**files, "deit/main.py": files["deit/main.py"].replace("args.model,", "'extra_3',")}
+    assert findings(lint_project(literal, SETTINGS)) == TIMM_FOUND
+    timm_own = {**files, "deit/main.py": files["deit/main.py"].replace("args.model,", "'resnet50',")}
+    reasons = [why for _, call, why in build(timm_own).unresolved if call.startswith("model at")]
+    assert reasons and "create_model` outside the linted files" in reasons[0]

@@ -26,3 +26,15 @@ ALSO_NEEDS: Dict[str, Tuple[str, ...]] = {
     # a DataParallel replica is wrong only when called under an active bfloat16 region
     "AMP153": REGION_WORDS,
 }
+
+# Trigger words that are also the names of half dtypes and casts: in a file whose other words
+# match no rule, they count only where code names a half dtype or cast outside a comparison.
+# Every half value the analysis knows comes from such a name (amplint.facts.fp16): `x.half()`,
+# `x.bfloat16()`, `.to(torch.float16)`, `dtype=torch.half`, `from torch import float16 as F16`,
+# `.apply(convert_module_to_f16)`; a comparison (`x.dtype == torch.float16`), a string, a
+# comment or a variable such as `load_bfloat16` makes none.
+HALF_WORDS: Tuple[str, ...] = ("float16", "f16", ".half(", "torch.half")
+# a name or attribute spelled so, or an import of one
+HALF_NAMES: Tuple[str, ...] = ("float16", "half", "bfloat16")
+# a function handed to `.apply` that casts modules (facts/fp16.py's `_converter_dtype`)
+HALF_CONVERTER = r"(^|_)(to|convert\w*)_(f16|fp16|half|float16|bf16|bfloat16)$"

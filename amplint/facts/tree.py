@@ -7,7 +7,7 @@ scope's bindings are known (a name assigned late in a function still shadows an 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -309,3 +309,27 @@ def _all_params(params: cst.Parameters):
         yield params.star_arg
     if params.star_kwarg is not None:
         yield params.star_kwarg
+
+
+def own_statements(body) -> Iterator[cst.CSTNode]:
+    """Every statement of a function body, small ones included, in no particular order; the
+    bodies of nested functions and classes are skipped (their def statements are yielded)."""
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            yield from node.body
+        elif isinstance(node, (cst.BaseSmallStatement, cst.FunctionDef, cst.ClassDef)):
+            yield node
+        elif isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            stack.extend(node.body)
+        elif isinstance(node, cst.BaseCompoundStatement):
+            yield node
+            for name in ("body", "orelse", "handlers", "finalbody"):
+                child = getattr(node, name, None)
+                if isinstance(child, (list, tuple)):
+                    stack.extend(child)
+                elif child is not None:
+                    stack.append(child)
+        elif isinstance(node, (cst.Else, cst.ExceptHandler, cst.Finally)):
+            stack.append(node.body)

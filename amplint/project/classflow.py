@@ -73,6 +73,10 @@ class ClassFlow(ClassValues):
         wide = sorted(thing for thing in held if thing[0] == "wide_build")
         if wide:
             _, registry, count = wide[0]
+            if registry == "timm.create_model":
+                return (f"it comes from `timm.create_model` with a name that is not a literal: it may "
+                        f"build any of the {count} models the project registers with `@register_model` "
+                        f"(more than {MAX_REGISTRY_BUILD})")
             return (f"it comes from a `{registry}` build that may make any of {count} registered "
                     f"classes (more than {MAX_REGISTRY_BUILD}): which one, the configs do not tie to this call")
         external = sorted(thing[1] for thing in held if thing[0] in ("ext", "ext_inst"))
@@ -91,9 +95,9 @@ class ClassFlow(ClassValues):
         """(file, class) -> (dtype, cite, file of the cast) for every instance of a project
         class that the linted files turn half (`m.cuda().half()`, `.to(torch.bfloat16)`)."""
         out: Dict[Tuple[str, str], Tuple[str, str, str]] = {}
-        for path in self.p.python:
-            if not _HALF_TEXT.search(self.p.files[path]):
-                continue
+        casting = [path for path in self.p.python if _HALF_TEXT.search(self.p.files[path])]
+        self._prefetch(casting)  # one batch across the pool, not a file at a time
+        for path in casting:
             flow = self._flow(path, optional=True)
             if flow is None:
                 continue
@@ -131,7 +135,6 @@ class ClassFlow(ClassValues):
                     if thing[0] == "inst" and (thing[1], thing[2]) not in found:
                         found.append((thing[1], thing[2]))
         return sorted(found)
-
 
 
 _HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")

@@ -80,6 +80,8 @@ class ClassValues(FlowIndex):
             return self._stores(path, cls, val[1], depth)
         if kind == "call":
             return self._call(path, key, val, depth)
+        if kind == "model_name":
+            return self._timm_build(path, key, val, depth)
         if kind == "attr":
             return self._attr(path, key, val, depth)
         if kind in ("sub", "item"):
@@ -301,6 +303,8 @@ class ClassValues(FlowIndex):
                             out.setdefault(held, Hold(cite, inner.half))
                         elif held[0] == "tup":
                             out.setdefault(held, inner)
+            elif kind == "wide_build":
+                out.setdefault(thing, Hold(cite))
             elif kind == "build":
                 for cpath, cls in self._registrations().get(thing[1], ()):
                     out.setdefault(("inst", cpath, cls), Hold(cite))
@@ -316,6 +320,26 @@ class ClassValues(FlowIndex):
             registry = registries[0][-1]
             name = registry[1] if isinstance(registry, tuple) else str(registry).rsplit(".", 1)[-1]
             out.setdefault(("wide_build", name, len(wide)), Hold(cite))
+        return out
+
+    def _timm_build(self, path: str, key: str, val, depth: int) -> Things:
+        """`timm.create_model(name)`: the project's functions registered with timm's
+        `@register_model` under that name (all of them, up to the registry bound, when the name
+        is not a literal); a name the project does not register stays timm's own."""
+        out: Things = {}
+        for thing, hold in self.values(path, key, val[1], depth).items():
+            if not (thing[0] == "ext" and thing[1].startswith("timm.") and thing[1].endswith(".create_model")):
+                out.setdefault(thing, hold)
+                continue
+            registered = self.timm_models()
+            made = registered.get(val[2], []) if val[2] else [f for fs in registered.values() for f in fs]
+            if not made:
+                out.setdefault(thing, hold)
+            elif len(made) > MAX_REGISTRY_BUILD:
+                out.setdefault(("wide_build", "timm.create_model", len(made)), hold)
+            else:
+                for fpath, name in made:
+                    out.setdefault(("func", fpath, name), hold)
         return out
 
     def _attr(self, path: str, key: str, val, depth: int) -> Things:

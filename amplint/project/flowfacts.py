@@ -15,6 +15,8 @@ A value (`Val`) is one of:
     ("half", inner, "float16")            `inner.half()`, `inner.to(torch.float16)`
     ("any", (vals...))                    `a if c else b`, `a or b`
     ("partial", inner)                    `functools.partial(Net, dim=8)`: calling it calls inner
+    ("model_name", callee, name)          the callee of `create_model("vit_small", ...)`; name ""
+                                          when not a literal
 Containers (`nn.Sequential(A(), B())`, `nn.ModuleList([...])`, a list filled by `.append`) are
 tuples; `for blk in self.blocks` binds `blk` to ("sub", container).
 Carriers that keep the module (`.cuda()`, `.eval()`, `DDP(m)`, `torch.compile(m)`,
@@ -29,7 +31,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CALLS, TEST_CASE_HELPER
-from amplint.facts.tree import Frame, dotted_name, iter_nodes
+from amplint.facts.tree import Frame, dotted_name, iter_nodes, own_statements
 from amplint.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val, ValueReader, first_arg, short_text, without_positional
 
 
@@ -55,6 +57,9 @@ class FlowFunction:
 class FlowFacts:
     functions: Dict[str, FlowFunction] = field(default_factory=dict)  # "" = module level
     registrations: List[Tuple[Val, str]] = field(default_factory=list)  # (registry, class)
+    # module-level functions registered with timm's `@register_model` (`timm.create_model`
+    # builds them by name)
+    timm_models: List[str] = field(default_factory=list)
     # calls under this file's own active regions that the same-file analysis cannot resolve:
     # (function key or "", receiver, attr, text, line, index into ModuleSummary.region_infos)
     roots: List[Tuple[str, Val, str, str, int, int]] = field(default_factory=list)
@@ -221,6 +226,13 @@ class FlowCollector(ValueReader):
                     registry = self.val(expr.value, module_frame)
                     if registry is not None:
                         self.facts.registrations.append((registry, name))
+        for name, frame in module_frame.functions.items():
+            node = frame.node
+            for dec in getattr(node, "decorators", ()):
+                expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+                ref = self.val(expr, module_frame)
+                if ref is not None and ref[0] == "ref" and ref[1].startswith("timm.") and ref[1].endswith(".register_model"):
+                    self.facts.timm_models.append(name)
 
     # -- calls ----------------------------------------------------------------------------
     def call(self, site, dynamic: bool, root: Optional[int]) -> None:
@@ -371,49 +383,9 @@ class FlowCollector(ValueReader):
 
 def _loops(body) -> List[cst.For]:
     """The `for` statements of a function body (not of nested functions or classes)."""
-    found: List[cst.For] = []
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
-            continue
-        if isinstance(node, cst.For):
-            found.append(node)
-        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-            stack.extend(node.body)
-        elif isinstance(node, cst.BaseCompoundStatement):
-            for name in ("body", "orelse", "handlers", "finalbody"):
-                child = getattr(node, name, None)
-                if isinstance(child, (list, tuple)):
-                    stack.extend(child)
-                elif child is not None:
-                    stack.append(child)
-        elif isinstance(node, (cst.Else, cst.ExceptHandler, cst.Finally)):
-            stack.append(node.body)
-    return found
+    return [s for s in own_statements(body) if isinstance(s, cst.For)]
 
 
 def _returns(body) -> List[cst.Return]:
     """The return statements of a function body (not of nested functions or classes)."""
-    found: List[cst.Return] = []
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.SimpleStatementLine):
-            found.extend(s for s in node.body if isinstance(s, cst.Return))
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        elif isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-            stack.extend(node.body)
-        elif isinstance(node, cst.BaseCompoundStatement):
-            for name in ("body", "orelse", "handlers", "finalbody"):
-                child = getattr(node, name, None)
-                if child is None:
-                    continue
-                if isinstance(child, (list, tuple)):
-                    stack.extend(child)
-                else:
-                    stack.append(child)
-        elif isinstance(node, (cst.Else, cst.ExceptHandler, cst.Finally)):
-            stack.append(node.body)
-    return found
+    return [s for s in own_statements(body) if isinstance(s, cst.Return)]

@@ -136,6 +136,8 @@ class ValueReader:
         callee = self.val(func, frame, depth + 1)
         if callee is None or callee[0] == "self":
             return None
+        if name and name[-1] == "create_model":  # timm's: builds a registered model by name
+            callee = ("model_name", callee, _model_name(first_arg(call, "model_name", "model_name")))
         return ("call", callee, short_text(self.module, call), self._mark(call))
 
     def _container(self, call: cst.Call, frame: Frame, depth: int) -> Optional[Val]:
@@ -228,3 +230,13 @@ def first_arg(call: cst.Call, keyword: str, other: str, keyword_only: bool = Fal
 def without_positional(call: cst.Call, count: int) -> cst.Call:
     """`call` without its first `count` positional arguments."""
     return call.with_changes(args=[a for i, a in enumerate(call.args) if a.keyword is not None or i >= count])
+
+
+def _model_name(arg: Optional[cst.BaseExpression]) -> str:
+    """The timm registry name a `create_model` argument gives: "vit_small_patch16_224" of
+    `"vit_small_patch16_224.augreg_in21k"`; "" when it is not a literal or names a hub model."""
+    if isinstance(arg, cst.SimpleString) and isinstance(arg.evaluated_value, str):
+        value = arg.evaluated_value
+        if ":" not in value and "/" not in value:
+            return value.split(".", 1)[0]
+    return ""
