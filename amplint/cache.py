@@ -49,6 +49,9 @@ class Cache:
         self.root = directory
         self.directory = os.path.join(directory, fingerprint())
         self._ignored = False
+        # path -> (mtime_ns, size, sha256 of the content): a run keys each file more than once
+        # (its result, its summary, the project pass), reading and hashing it once
+        self._digests: dict = {}
 
     def _ignore_in_git(self) -> None:
         """A `*` .gitignore inside the cache keeps it out of `git status`, as Ruff does."""
@@ -65,6 +68,26 @@ class Cache:
         digest = hashlib.sha256(data)
         digest.update(b"\0" + settings_key.encode())
         return digest.hexdigest()
+
+    def content_digest(self, path: str) -> Optional[bytes]:
+        """sha256 of the file's bytes (None: unreadable), read again whenever its modification
+        time or size is not what it was."""
+        try:
+            stat = os.stat(path)
+            known = self._digests.get(path)
+            if known is not None and known[0] == stat.st_mtime_ns and known[1] == stat.st_size:
+                return known[2]
+            with open(path, "rb") as handle:
+                digest = hashlib.sha256(handle.read()).digest()
+        except OSError:
+            return None
+        self._digests[path] = (stat.st_mtime_ns, stat.st_size, digest)
+        return digest
+
+    def file_key(self, path: str, settings_key: str) -> Optional[str]:
+        """The key of something computed from the file's content alone (None: unreadable)."""
+        digest = self.content_digest(path)
+        return None if digest is None else self.key(digest, settings_key)
 
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key + ".json")

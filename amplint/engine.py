@@ -13,7 +13,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from amplint.context import FileContext
 from amplint.diagnostics import Applicability, Diagnostic, Fix
 from amplint.facts import EntryRegion, FileFacts
-from amplint.parsing import parse, syntax_error, valid_python
+from amplint.parsing import parse, parse_validated, syntax_error, valid_python
 from amplint.prefilter import could_match  # noqa: F401 (public API)
 from amplint.rules import Rule, all_rules
 from amplint.suppressions import is_suppressed
@@ -300,8 +300,24 @@ def lint_source(
     except RecursionError:
         result.errors.append(f"{path}: too deeply nested to analyse; skipped")
         return result
+    except Exception:
+        unreadable = _invalid_tree(source)
+        if unreadable is None:
+            raise  # a bug of amplint's: the caller reports it as one
+        result.errors.append(f"{path}: cannot parse: {unreadable}")
+        return result
     result.diagnostics = diags
     return result
+
+
+def _invalid_tree(source: str) -> Optional[str]:
+    """Why LibCST, validating its nodes, cannot read this text (None: it can). The parse skips
+    that validation; a tree that fails it only later is reported as the parse error it is."""
+    try:
+        parse_validated(source)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def _mixed_newlines(source: str) -> bool:

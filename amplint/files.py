@@ -61,6 +61,9 @@ class Excludes:
         self.paths = [p.strip("/") for p in self.patterns if "/" in p.rstrip("/")]
         if self.defaults:
             self.names = sorted(DEFAULT_EXCLUDES) + self.names
+        # the name globs as one regex (asked for every file and folder of a walk)
+        joined = "|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in self.names)
+        self._name_pattern = re.compile(joined) if joined else None
 
     def _relative(self, path: str) -> str:
         absolute = os.path.abspath(path)
@@ -70,11 +73,7 @@ class Excludes:
         return relative.replace(os.sep, "/")
 
     def name_excluded(self, name: str) -> bool:
-        matcher = self.__dict__.get("_name_matcher")
-        if matcher is None:  # the name globs as one regex (asked for every file of a walk)
-            joined = "|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in self.names)
-            matcher = self.__dict__["_name_matcher"] = re.compile(joined).match if joined else (lambda _: None)
-        return matcher(name) is not None
+        return self._name_pattern is not None and self._name_pattern.match(name) is not None
 
     def path_excluded(self, path: str) -> bool:
         """The entry itself (by name or by relative path), not its parents."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import symtable
+import threading
 import warnings
 from typing import Optional
 
@@ -20,22 +21,34 @@ def parse(source: str) -> cst.Module:
             return cst.parse_module(source)
 
 
+def parse_validated(source: str) -> cst.Module:
+    """LibCST's parse with every node validated: for the rare valid Python from which LibCST
+    builds a node its own check rejects (`() if 0 else(lambda:())`, LibCST issue #1061), where
+    this raises as LibCST always did."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cst.parse_module(source)
+
+
+# LibCST validates every node it constructs (`CSTNode.__post_init__`), a tenth of a parse; its
+# own note: "avoid validating the tree when parsing a file". A parse here skips it (nodes made
+# later, by fixes, are validated as usual); one at a time, so that threads parsing together
+# cannot leave it off, and always restored to LibCST's own method.
+_VALIDATING = cst.CSTNode.__dict__.get("__post_init__")
+_UNVALIDATED_PARSE = threading.Lock()
+
+
 @contextlib.contextmanager
 def _parsed_nodes_unvalidated():
-    """LibCST validates every node it constructs (`CSTNode.__post_init__`); the nodes of a tree
-    its parser builds from text are valid by construction (LibCST's own note: "avoid
-    validating the tree when parsing a file"), and the check is a tenth of the parse. Nodes
-    made later (fixes, `with_changes`) are validated as usual."""
-    node = cst.CSTNode
-    validating = node.__dict__.get("__post_init__")
-    if validating is None:  # another LibCST layout: leave it alone
+    if _VALIDATING is None:  # another LibCST layout: leave it alone
         yield
         return
-    node.__post_init__ = _no_validation  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        node.__post_init__ = validating  # type: ignore[method-assign]
+    with _UNVALIDATED_PARSE:
+        cst.CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            cst.CSTNode.__post_init__ = _VALIDATING  # type: ignore[method-assign]
 
 
 def _no_validation(self) -> None:

@@ -91,6 +91,9 @@ def half_names_in_code(source: str) -> bool:
             return True
         for child in ast.iter_child_nodes(node):
             first = getattr(child, "lineno", None)
+            decorators = getattr(child, "decorator_list", None)
+            if decorators:  # a def's line is its `def`: its decorators sit above it
+                first = min([first] + [d.lineno for d in decorators])
             if lines is None or first is None or _any_between(lines, first, child.end_lineno or first):
                 stack.append(child)
     return False

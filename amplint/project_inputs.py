@@ -66,13 +66,8 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
 def _project_key(cache: Cache, keys: List[str], settings: Settings, config: Config) -> Optional[str]:
     digest = hashlib.sha256()
     for path in keys:
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            data = b"\0unreadable"
-        digest.update(f"{path}\0{len(data)}\0".encode())
-        digest.update(hashlib.sha256(data).digest())
+        digest.update(f"{path}\0".encode())
+        digest.update(cache.content_digest(path) or b"\0unreadable")
     described = repr(("project", os.getcwd(), sorted(settings.select), settings.unsafe_fixes,
                       config.path, tuple(config.autocast_modules or ()),
                       getattr(config, "autocast_device", None), getattr(config, "autocast_dtype", None),
@@ -157,12 +152,7 @@ def summaries_of(paths: List[str], cache: Optional[Cache], jobs=None) -> Dict[st
 
 
 def summary_key(cache: Cache, path: str) -> Optional[str]:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    return cache.key(data, repr(("summary", path)))
+    return cache.file_key(path, repr(("summary", path)))
 
 
 def summarize_file(path: str):

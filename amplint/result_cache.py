@@ -45,14 +45,9 @@ def cached_map(cache, kind, items, jobs, meter):
 
 def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:
     path, settings, options, entries, summarize = item
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
     described = repr((kind, sorted(settings.select), settings.unsafe_fixes, path, entries,
                       summarize, options.fix, options.diff, options.add_noqa))
-    return cache.key(data, described)
+    return cache.file_key(path, described)
 
 
 _EXTRA = ("cell", "line_key", "fingerprint", "file_line")

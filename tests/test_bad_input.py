@@ -340,3 +340,33 @@ def test_parsing_skips_only_the_validation_of_parsed_nodes():
         parse("def broken(:\n")
     with pytest.raises(cst.CSTValidationError):  # still checked after a failed parse
         cst.Name("not a name")
+
+
+def test_parsing_in_threads_leaves_validation_on():
+    import threading
+
+    import libcst as cst
+
+    from amplint.parsing import parse
+
+    text = "import torch\n" + "x = torch.zeros(3)\n" * 200
+    threads = [threading.Thread(target=lambda: [parse(text) for _ in range(10)]) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")
+
+
+def test_a_tree_libcst_itself_rejects_is_a_parse_error_not_an_internal_one():
+    # valid Python from which LibCST 1.x builds a node its own validation rejects (LibCST
+    # issue #1061): reported as the file's parse error, as before the parse skipped validation
+    from amplint.engine import Settings, lint_source
+
+    text = ("import torch\n\n\ndef step(model, x, idx, n):\n    with torch.autocast('cuda'):\n"
+            "        h = model(x)\n        out = torch.zeros(n, h.shape[-1], device=h.device)\n"
+            "        out[idx] = h\n    cb = () if 0 else(lambda:())\n    return out, cb\n")
+    result = lint_source("step.py", text, Settings.default())
+    assert not result.internal_error
+    assert len(result.errors) == 1 and result.errors[0].startswith("step.py: cannot parse: ")

@@ -160,3 +160,15 @@ def test_a_half_converter_handed_to_apply_is_parsed():
 def test_a_half_word_in_a_file_python_cannot_parse_goes_on_to_the_parser():
     broken = HALF_MODULE + "def oops(:\n"
     assert could_match(broken, DEFAULT)
+
+
+@pytest.mark.parametrize("decorated", [
+    '@pytest.mark.parametrize("module", [Net(), Net().half()])\ndef test_net(module):\n    pass\n',
+    '@register(Net().half())\nclass Holder:\n    pass\n',
+    'class Suite:\n    @pytest.mark.parametrize("module", [Net().half()])\n    async def test_net(self, module):\n        pass\n',
+])
+def test_a_half_cast_in_a_decorator_is_parsed_and_found(decorated):
+    # a def's line is its `def`, below its decorators: they are searched too
+    text = "import pytest\n" + HALF_MODULE + "\n\n" + decorated
+    assert could_match(text, DEFAULT)
+    assert "AMP110" in [d.code for d in analyze("test_net.py", text, parse(text), DEFAULT)]

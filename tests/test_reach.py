@@ -671,3 +671,11 @@ def test_timm_create_model_of_a_name_no_literal_fixes_is_bounded_and_named():
     timm_own = {**files, "deit/main.py": files["deit/main.py"].replace("args.model,", "'resnet50',")}
     reasons = [why for _, call, why in build(timm_own).unresolved if call.startswith("model at")]
     assert reasons and "create_model` outside the linted files" in reasons[0]
+
+
+def test_timm_create_model_of_a_hub_model_builds_none_of_the_project_s():
+    files = {path: text.replace("create_model(args.model,", "create_model('hf-hub:timm/vit_base_patch16_224',")
+             for path, text in TIMM_PROJECT.items()}
+    assert findings(lint_project(files, SETTINGS)) == []
+    reasons = [why for _, call, why in build(files).unresolved if call.startswith("model at")]
+    assert reasons and "create_model` outside the linted files" in reasons[0]

@@ -234,9 +234,14 @@ def without_positional(call: cst.Call, count: int) -> cst.Call:
 
 def _model_name(arg: Optional[cst.BaseExpression]) -> str:
     """The timm registry name a `create_model` argument gives: "vit_small_patch16_224" of
-    `"vit_small_patch16_224.augreg_in21k"`; "" when it is not a literal or names a hub model."""
+    `"vit_small_patch16_224.augreg_in21k"`; "" when it is not a literal; HUB_MODEL for a model
+    of a hub (`"hf-hub:timm/vit_base_patch16_224"`), which no function of the project is."""
     if isinstance(arg, cst.SimpleString) and isinstance(arg.evaluated_value, str):
         value = arg.evaluated_value
-        if ":" not in value and "/" not in value:
-            return value.split(".", 1)[0]
+        if ":" in value or "/" in value:
+            return HUB_MODEL
+        return value.split(".", 1)[0]
     return ""
+
+
+HUB_MODEL = "<hub>"
