@@ -9,7 +9,7 @@ import libcst as cst
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.data.overflow import BF16_MAX, C10_NAMES, FUNCTIONS, METHODS
 from amplint.facts.fills import Const, FillValues, pure
-from amplint.facts.tree import Frame
+from amplint.facts.tree import Frame, dotted_name
 from amplint.rules import Flag, Rule
 from amplint.rules._util import argument, dotted_expr, keyword, region_note
 
@@ -35,7 +35,9 @@ class Fp16OverflowConstant(Rule):
     `torch.finfo(x.dtype).min`, tensors the file shows are float32 (`x.float()` just before,
     `dtype=torch.float32`, a factory without `dtype=`, the output of an op CUDA autocast runs
     in float32 such as `softmax` or `cdist`), bfloat16 regions for literal constants (bfloat16
-    has float32's range), and code outside fp16 code.
+    has float32's range), and code outside fp16 code. An index assignment of a constant
+    named as infinity (`cost[invalid] = INF` with `INF = 1e9`) stores the infinity its name
+    asks for: not reported either (a `masked_fill` of it still is: that raises).
 
     ## Example
     ```python
@@ -148,6 +150,14 @@ class Fp16OverflowConstant(Rule):
         ),
     ]
     clean = [
+        # an index assignment of a constant named infinity stores one (mmdet's CenterNet head)
+        "import torch\n"
+        "INF = 1000000000\n"
+        "with torch.autocast('cuda', dtype=torch.float16):\n"
+        "    loss = (pred - target).abs()\n"
+        "    loss[invalid] = INF\n"
+        "    cost = (pred @ target.T)\n"
+        "    cost[~valid] = -INF\n",
         # the safe values
         "import torch\n"
         "with torch.autocast('cuda', dtype=torch.float16):\n"
@@ -248,7 +258,7 @@ class Fp16OverflowConstant(Rule):
             if len(assign.targets) != 1 or not isinstance(assign.targets[0], cst.Subscript):
                 continue
             const = state.constant(assign.value, assign.frame)
-            if const is None:
+            if const is None or _named_infinity(assign.value):
                 continue
             target = assign.targets[0].value
             known = state.dtype_of(target, assign.frame, assign.line_stmt)
@@ -319,3 +329,11 @@ class Fp16OverflowConstant(Rule):
                 return None
             return "in fp16 code (a module the file turns half, or @auto_fp16)", {}, half
         return None
+
+
+def _named_infinity(value: cst.BaseExpression) -> bool:
+    """`INF`, `-INF`, `self.INFINITY`: a constant whose name says it stands for infinity."""
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    name = dotted_name(value)
+    return bool(name) and name[-1].upper() in ("INF", "INFINITY")
