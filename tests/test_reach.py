@@ -17,6 +17,17 @@ from project_files import PROJECTS, load  # noqa: E402,F401
 SETTINGS = Settings.default()
 
 
+def show_regions(*options):
+    """`amplint --show-regions --no-cache [options] .` in the current folder; it must succeed."""
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", *options, "."])
+    assert result.exit_code == 0, result.output
+    return result
+
+
 def findings(results):
     return sorted(
         (path.split("/", 1)[1], d.line, d.code)
@@ -147,20 +158,14 @@ def test_half_model_returned_by_a_loader_in_another_file():
 def test_show_regions_lists_reach_and_gaps(monkeypatch):
     import json
 
-    from click.testing import CliRunner
-
-    from amplint.cli import cli
-
     monkeypatch.chdir(os.path.join(PROJECTS, "reach_param"))
-    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
-    assert result.exit_code == 0, result.output
+    result = show_regions()
     assert "the autocast region at engine/trainer.py:8" in result.output
     assert ("model at engine/trainer.py:9 -> Net.forward in models/net.py "
             "(model <- Net() at train.py:9 -> Net in models/net.py)") in result.output
     assert "unresolved" not in result.output
     monkeypatch.chdir(os.path.join(PROJECTS, "reach_unreached"))
-    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "--output-format", "json", "."])
-    assert result.exit_code == 0, result.output
+    result = show_regions("--output-format", "json")
     report = json.loads(result.output)
     (region,) = report["regions"]
     assert region["reaches"] == []
@@ -275,10 +280,6 @@ def test_containers_and_partials_reach_only_what_runs(old, new, kept):
 def test_annotation_is_a_source_and_an_untyped_parameter_is_named(tmp_path, monkeypatch):
     import json
 
-    from click.testing import CliRunner
-
-    from amplint.cli import cli
-
     results = lint_project(load("reach_annotated"), SETTINGS)
     (message,) = messages(results, "AMP101")
     assert "model <- model: Net at engine/trainer.py:9 -> Net in models/net.py" in message
@@ -294,8 +295,7 @@ def test_annotation_is_a_source_and_an_untyped_parameter_is_named(tmp_path, monk
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
     monkeypatch.chdir(tmp_path / "reach_annotated")
-    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "--output-format", "json", "."])
-    assert result.exit_code == 0, result.output
+    result = show_regions("--output-format", "json")
     report = json.loads(result.output)
     (region,) = report["regions"]
     assert region["reaches"] == []
@@ -308,10 +308,6 @@ def test_annotation_is_a_source_and_an_untyped_parameter_is_named(tmp_path, monk
 
 
 def test_show_regions_hint_covers_an_unreached_class_next_to_a_reached_one(tmp_path, monkeypatch):
-    from click.testing import CliRunner
-
-    from amplint.cli import cli
-
     # `head.loss(...)` on an untyped parameter: SegHead shares its file with the reached Net
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "net.py").write_text(
@@ -322,8 +318,7 @@ def test_show_regions_hint_covers_an_unreached_class_next_to_a_reached_one(tmp_p
         "import torch\n\nfrom models.net import Net\n\n\ndef step(model: Net, head, x, y):\n"
         "    with torch.autocast(\"cuda\"):\n        return head.loss(model(x), y)\n")
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
-    assert result.exit_code == 0, result.output
+    result = show_regions()
     assert "unresolved: head.loss at train.py:8: parameter `head` of `step`" in result.output
     # only SegHead defines `loss`; Net, which the region reaches, is no candidate
     assert "(could run SegHead.loss in models/net.py)" in result.output
@@ -353,10 +348,6 @@ def test_framework_setting_runs_only_the_models_its_instance_sets_up():
 
 
 def test_framework_instance_that_cannot_be_followed_keeps_a_maybe_region(tmp_path, monkeypatch):
-    from click.testing import CliRunner
-
-    from amplint.cli import cli
-
     # the set-up model is a parameter no file passes: every model given to a setup() is a
     # maybe-enabled region, and --show-regions says why
     unresolved = [("def test_fabric_mixed_precision():\n    fabric", "def test_fabric_mixed_precision(model):\n    fabric"),
@@ -370,8 +361,7 @@ def test_framework_instance_that_cannot_be_followed_keeps_a_maybe_region(tmp_pat
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
     monkeypatch.chdir(tmp_path / "reach_fabric_scope")
-    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
-    assert result.exit_code == 0, result.output
+    result = show_regions()
     assert ("unresolved: Fabric(precision=16) at tests/tests_fabric/test_precision.py:8: the models this Fabric "
             "runs could not be followed") in result.output
 
@@ -451,8 +441,7 @@ def test_show_regions_names_no_gap_for_torch_modules_and_tensor_methods(tmp_path
 
     (tmp_path / "head.py").write_text(MMCV_HEAD)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
-    assert result.exit_code == 0, result.output
+    result = show_regions()
     # self.proj = torch.nn.Linear(...), x.transpose(...), scores.masked_fill(...): not model calls
     assert "unresolved" not in result.output
     (tmp_path / "head.py").write_text(MMCV_HEAD.replace("torch.nn.Linear(dim, dim)", "make_proj(dim)"))
@@ -492,10 +481,6 @@ def test_a_wide_registry_build_is_narrowed_by_its_config_else_named_not_followed
 
 
 def test_show_regions_keeps_only_real_gaps(tmp_path, monkeypatch):
-    from click.testing import CliRunner
-
-    from amplint.cli import cli
-
     # tensor reductions, unittest helpers and a lambda of string work run no model code; a
     # lambda that calls an untyped parameter is still a gap, named through the lambda
     (tmp_path / "evaluate.py").write_text(
@@ -511,18 +496,13 @@ def test_show_regions_keeps_only_real_gaps(tmp_path, monkeypatch):
         "        with torch.autocast('cuda'):\n"
         "            self.assertEqual(evaluate(None, None, None, None), 1)\n")
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
-    assert result.exit_code == 0, result.output
+    result = show_regions()
     gaps = [line.strip() for line in result.output.splitlines() if "unresolved:" in line]
     assert gaps == ["unresolved: net (in lambda run) at evaluate.py:11: parameter `net` of `evaluate`: "
                     "no call site in the linted files passes a project class"]
 
 
 def test_show_regions_lists_every_region_and_every_reach(tmp_path, monkeypatch):
-    from click.testing import CliRunner
-
-    from amplint.cli import cli
-
     # an @auto_fp16 region that calls nothing in other files is listed, as maybe enabled
     (tmp_path / "head.py").write_text(MMCV_HEAD)
     # two regions reach Net.forward: each says so, not only the more hazardous one
@@ -535,8 +515,7 @@ def test_show_regions_lists_every_region_and_every_reach(tmp_path, monkeypatch):
         "def bench(model: Net, x):\n"
         "    with torch.autocast('cuda', dtype=torch.bfloat16):\n        return model(x)\n")
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
-    assert result.exit_code == 0, result.output
+    result = show_regions()
     lines = result.output.splitlines()
     head = lines.index("the autocast decorator at head.py:12 (maybe enabled: mmcv's @auto_fp16 casts "
                        "only once the module's fp16_enabled is set; an `enabled=` argument is only "

@@ -138,17 +138,9 @@ def _scoped_seeds(project, setting, runs):
     runner = _SCOPED_RUNNER[setting.framework]
     seeds = []
     for cpath, cls, source, site, given in runs:
-        held = f"{cls} in {project.display(cpath)}"
-        for method in methods:
-            hit = project.method(cpath, cls, method)
-            if hit is None:
-                continue
-            via = f"{source} -> {held}, given to {given}"
-            cite = f"{runner} `{hit[1]}` under autocast: {where}; {via}"
-            candidate = Candidate(setting.enabled, setting.device, setting.dtype, desc, cite, site, (cpath, cls))
-            seeds.append((hit[0], hit[1], candidate, frozenset({setting.path, cpath, hit[0]})))
-            shown = f"{hit[1]} in {project.display(hit[0])} ({via})"
-            project.reached.append((desc, f"{source.split(' <- ')[0]} at {site}", shown))
+        via = f"{source} -> {cls} in {project.display(cpath)}, given to {given}"
+        seeds.extend(_method_seeds(project, setting, cpath, cls, methods, (runner, where, desc, via),
+                                   site, f"{source.split(' <- ')[0]} at {site}", {setting.path, cpath}))
     return seeds
 
 
@@ -166,15 +158,27 @@ def _config_seeds(project, setting):
     runner = _RUNS[setting.framework][2]
     seeds = []
     for cpath, cls in classes:
-        for method in methods:
-            hit = project.method(cpath, cls, method)
-            if hit is None:
-                continue
-            via = f"built by the config {project.display(scope[cls])} -> {cls} in {project.display(cpath)}"
-            cite = f"{runner} `{hit[1]}` under autocast: {where}; {via}"
-            candidate = Candidate(setting.enabled, setting.device, setting.dtype, desc, cite, "", (cpath, cls))
-            seeds.append((hit[0], hit[1], candidate, frozenset({setting.path, scope[cls], cpath, hit[0]})))
-            project.reached.append((desc, f"model at {project.display(scope[cls])}", f"{hit[1]} in {project.display(hit[0])} ({via})"))
+        via = f"built by the config {project.display(scope[cls])} -> {cls} in {project.display(cpath)}"
+        seeds.extend(_method_seeds(project, setting, cpath, cls, methods, (runner, where, desc, via),
+                                   "", f"model at {project.display(scope[cls])}",
+                                   {setting.path, scope[cls], cpath}))
+    return seeds
+
+
+def _method_seeds(project, setting, cpath: str, cls: str, methods, cited, site: str, reach: str, deps):
+    """Seeds for the methods of one class a framework setting runs. `cited`: (the runner, where
+    the setting is, the region's description, how the class came to it); `reach`: what
+    --show-regions lists as the call; `deps`: the files the seed depends on."""
+    runner, where, desc, via = cited
+    seeds = []
+    for method in methods:
+        hit = project.method(cpath, cls, method)
+        if hit is None:
+            continue
+        cite = f"{runner} `{hit[1]}` under autocast: {where}; {via}"
+        candidate = Candidate(setting.enabled, setting.device, setting.dtype, desc, cite, site, (cpath, cls))
+        seeds.append((hit[0], hit[1], candidate, frozenset(deps | {hit[0]})))
+        project.reached.append((desc, reach, f"{hit[1]} in {project.display(hit[0])} ({via})"))
     return seeds
 
 
