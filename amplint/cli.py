@@ -95,8 +95,8 @@ def cli(
     `amplint check PATHS` is the same command (as Ruff spells it). `-` reads standard input
     (name it with --stdin-filename; with --fix the fixed text goes to standard output).
 
-    Exit status: 0 nothing left to report, 1 findings or unreadable files remain,
-    2 usage, configuration or internal error.
+    Exit status: 0 nothing left to report, 1 findings remain or a file or path could not
+    be checked, 2 usage, configuration or internal error.
     """
     if explain_code is not None:
         click.echo(explain(explain_code), nl=False)

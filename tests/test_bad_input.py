@@ -370,3 +370,24 @@ def test_a_tree_libcst_itself_rejects_is_a_parse_error_not_an_internal_one():
     result = lint_source("step.py", text, Settings.default())
     assert not result.internal_error
     assert len(result.errors) == 1 and result.errors[0].startswith("step.py: cannot parse: ")
+
+
+def test_summary_counts_unchecked_files_beside_findings(project):
+    """A run with a finding and an unreadable file says both in its one summary line (it used to
+    print `Found 1 finding.` and drop the file it could not check), and exits 1."""
+    (project / "good.py").write_text(SOURCE)
+    (project / "latin1.py").write_bytes("# café\n".encode("latin-1"))
+    result = invoke(".")
+    assert result.exit_code == 1
+    assert "Found 1 finding; 1 file could not be checked (see the errors above)." in result.stdout
+    assert len(error_lines(result, "latin1.py")) == 1
+
+
+def test_exit_status_story_is_told_the_same_in_help_and_readme(project):
+    """`--help` and the README give one exit-status story, and a nonexistent path follows it."""
+    readme = open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md")).read()
+    help_text = " ".join(invoke("--help").output.split())
+    assert "1 findings remain or a file or path could not be checked" in help_text
+    assert "**1** findings remain, or a file or path could not be checked" in readme
+    missing = invoke("no_such_dir")
+    assert missing.exit_code == 1 and len(error_lines(missing, "no_such_dir")) == 1

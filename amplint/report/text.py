@@ -34,6 +34,14 @@ def render(run: RunSummary, show_fixes: bool = False) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
+def _unchecked(run: RunSummary) -> str:
+    """The files the run could not check, said in the same summary line as the findings."""
+    if not run.errors:
+        return ""
+    noun = "file" if len(run.errors) == 1 else "files"
+    return f"; {len(run.errors)} {noun} could not be checked (see the errors above)"
+
+
 def _summary(run: RunSummary) -> List[str]:
     # "Found N findings (F fixed, R remaining)": N is what a run without --fix reports, F the
     # findings the fixes removed, R those left; the fixes applied are listed by --show-fixes.
@@ -42,17 +50,15 @@ def _summary(run: RunSummary) -> List[str]:
     out: List[str] = []
     if remaining == 0 and fixed == 0:
         if run.errors:
-            noun = "file" if len(run.errors) == 1 else "files"
-            out = [f"No findings; {len(run.errors)} {noun} could not be checked (see the errors above)."]
+            out = ["No findings" + _unchecked(run) + "."]
         else:
             out = ["All checks passed!"]
     else:
         total = remaining + fixed
         noun = "finding" if total == 1 else "findings"
-        if fixed:
-            out = [f"Found {total} {noun} ({fixed} fixed, {remaining} remaining)."]
-        else:
-            out = [f"Found {total} {noun}."]
+        found = f"Found {total} {noun} ({fixed} fixed, {remaining} remaining)" if fixed \
+            else f"Found {total} {noun}"
+        out = [found + _unchecked(run) + "."]
         safe = sum(
             1 for d in run.diagnostics if d.fix and d.fix.applicability is Applicability.SAFE
         )

@@ -58,6 +58,14 @@ def _half_outputs(out) -> List[torch.Tensor]:
             if isinstance(x, torch.Tensor) and x.dtype in _HALF and x.numel()]
 
 
+# What overflowing means for each low-precision dtype, quoted in the finding (finfo's max).
+_RANGE_NOTE = {
+    "float16": "float16 overflows past ±65504",
+    "bfloat16": "bfloat16 overflows past ±3.39e38, float32's range: the input itself was huge, "
+                "or an op produced inf/NaN for another reason (0/0, log of 0, inf - inf)",
+}
+
+
 class _Record:
     __slots__ = ("bad", "where", "op", "module", "dtype", "shape")
 
@@ -138,8 +146,8 @@ class OverflowMode(TorchDispatchMode):
         self.monitor.report(
             CODE,
             f"first non-finite {rec.dtype} output: {rec.op}{where} produced {count} inf/NaN "
-            "values from finite inputs (float16 overflows past ±65504): run this op in fp32 or "
-            "rescale its inputs",
+            f"values from finite inputs ({_RANGE_NOTE.get(rec.dtype, rec.dtype)}): run this op "
+            "in fp32 or rescale its inputs",
             location=rec.where, op=rec.op, module=rec.module, dtype=rec.dtype,
             shape=rec.shape, nonfinite=count, stack=[f"{rec.where[0]}:{rec.where[1]}"])
         return rec

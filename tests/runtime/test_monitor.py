@@ -274,6 +274,18 @@ def test_overflow_locator_points_at_first_overflowing_op():
     assert f.extra["dtype"] == "float16"
 
 
+def test_overflow_locator_quotes_the_range_of_the_output_dtype():
+    """A bfloat16 overflow names bfloat16's range (float32's), never float16's 65504."""
+    a = torch.full((4, 4), 1e20)
+    with ar.monitor(overflow=True) as m:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = a @ a  # bf16-overflow-line
+    assert torch.isinf(out).any()
+    [f] = m.findings
+    assert f.code == "OVERFLOW" and f.extra["dtype"] == "bfloat16"
+    assert "bfloat16 overflows past" in f.message and "65504" not in f.message
+
+
 def test_overflow_locator_off_by_default_and_silent_on_inf_masks():
     model, x = Blowup(), torch.randn(16, 8)
     with ar.monitor() as m:
