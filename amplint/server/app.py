@@ -1,0 +1,251 @@
+"""The language server: LSP messages in, the engine's findings, fixes and docs out.
+
+Analysis runs on one worker thread, one job at a time (the asyncio loop keeps reading
+messages: a cancellation or a newer edit is seen while a file is linted). Edits are debounced;
+a lint whose buffer has changed since it was asked for is dropped, not published."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Dict, List, Optional
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from amplint import __version__
+from amplint.server import actions, convert
+from amplint.server.analysis import Cancelled, ProjectState
+from amplint.server.options import ServerOptions, project_for
+
+_tokens = itertools.count(1)
+
+
+class AmplintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("amplint", __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.options = ServerOptions()
+        self.projects: Dict[str, ProjectState] = {}  # project root -> state
+        self.first: Dict[str, asyncio.Future] = {}  # project root -> its first pass
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="amplint")
+        self.latest: Dict[str, tuple] = {}  # uri -> (version, text, [(finding, range)])
+        self.timers: Dict[str, asyncio.Task] = {}
+
+    # -- plumbing --------------------------------------------------------------------------
+    async def off_loop(self, func, *args):
+        return await asyncio.get_running_loop().run_in_executor(
+            self.worker, functools.partial(func, *args))
+
+    def buffers(self, state: ProjectState) -> Dict[str, str]:
+        """The open buffers of this project: path -> the editor's text."""
+        found = {}
+        for uri, document in list(self.workspace.text_documents.items()):
+            path = to_fs_path(uri)
+            if path and path.endswith((".py", ".pyi")) and self.project_key(path) == state.root:
+                found[path] = document.source
+        return found
+
+    def project_key(self, path: str) -> str:
+        from amplint.project_root import project_root
+
+        return project_root([path])
+
+    async def project(self, path: str) -> ProjectState:
+        """The state of `path`'s project, its first pass done (started here if need be)."""
+        root = self.project_key(path)
+        if root not in self.first:
+            self.first[root] = asyncio.ensure_future(self._first_pass(root))
+        await asyncio.shield(self.first[root])
+        return self.projects[root]
+
+    async def _first_pass(self, root: str) -> None:
+        state, error = project_for(root, self.options)
+        if error:
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Error, message=f"amplint: {error}"))
+        self.projects[root] = state
+        token = f"amplint-project-{next(_tokens)}"
+        progress = self.work_done_progress
+        loop = asyncio.get_running_loop()
+        supported = bool(self.client_capabilities.window and
+                         self.client_capabilities.window.work_done_progress)
+        if supported:
+            try:
+                await progress.create_async(token)
+                progress.begin(token, types.WorkDoneProgressBegin(
+                    title="amplint: project pass", message=os.path.basename(root) or root,
+                    cancellable=True, percentage=0))
+            except Exception:  # the client refused the token: run without progress
+                supported = False
+
+        def report(done: int, total: int) -> None:
+            if supported:
+                loop.call_soon_threadsafe(progress.report, token, types.WorkDoneProgressReport(
+                    message=f"{done}/{total} files", percentage=int(100 * done / max(total, 1))))
+
+        def cancelled() -> bool:
+            future = progress.tokens.get(token)
+            return bool(supported and future is not None and future.cancelled())
+
+        message = "done"
+        try:
+            await self.off_loop(state.first_pass, self.buffers(state), report, cancelled)
+        except Cancelled:
+            state.use_project, state.entries, state.ready = False, {}, True
+            message = "cancelled: files are linted on their own"
+        except Exception as exc:  # report it; the files are still linted on their own
+            state.use_project, state.entries, state.ready = False, {}, True
+            message = f"project pass failed: {type(exc).__name__}: {exc}"
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Error, message=f"amplint: {message}"))
+        finally:
+            if supported:
+                progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+    # -- diagnostics -----------------------------------------------------------------------
+    async def lint_and_publish(self, uri: str, version: Optional[int] = None) -> None:
+        path = to_fs_path(uri)
+        if not path or not path.endswith((".py", ".pyi")):
+            return
+        state = await self.project(path)
+        document = self.workspace.get_text_document(uri)
+        text, asked = document.source, document.version
+        if version is not None and asked != version:
+            return  # a newer edit is on its way
+
+        def job():
+            current = self.workspace.text_documents.get(uri)
+            if current is None or current.version != asked:
+                return None  # superseded or closed while queued: not worth linting
+            return state.lint(path, text)[0]
+
+        result = await self.off_loop(job)
+        current = self.workspace.text_documents.get(uri)
+        if result is None or current is None or current.version != asked:
+            return
+        lines = text.splitlines()
+        pairs = [(d, convert.span(d, lines)) for d in result.diagnostics]
+        self.latest[uri] = (asked, text, pairs)
+        root = os.path.dirname(os.path.abspath(state.config.path)) if state.config.path else state.root
+        found = [convert.to_lsp(d, uri, state.root if os.path.isdir(state.root) else root, lines)
+                 for d in result.diagnostics]
+        for error in result.errors:  # a file amplint cannot read: one line, as the CLI says
+            found.append(types.Diagnostic(
+                range=types.Range(start=types.Position(line=0, character=0),
+                                  end=types.Position(line=0, character=0)),
+                message=error, severity=types.DiagnosticSeverity.Error, source=convert.SOURCE))
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, version=asked, diagnostics=found))
+
+    def schedule(self, uri: str, version: Optional[int], delay: float) -> None:
+        old = self.timers.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        self.timers[uri] = asyncio.ensure_future(self._later(uri, version, delay))
+
+    async def _later(self, uri: str, version: Optional[int], delay: float) -> None:
+        await asyncio.sleep(delay)
+        self.timers.pop(uri, None)
+        await self.lint_and_publish(uri, version)
+        await self.refresh_project(uri)
+
+    async def refresh_project(self, uri: str, force: bool = False) -> None:
+        """Run the project pass again when the edit changed what it reads of this file, and
+        lint again the open files whose entries changed."""
+        path = to_fs_path(uri)
+        document = self.workspace.text_documents.get(uri)
+        if not path or document is None:
+            return
+        state = await self.project(path)
+        if not force and not await self.off_loop(state.needs_refresh, path, document.source):
+            return
+        changed = await self.off_loop(state.refresh, self.buffers(state))
+        for other, doc in list(self.workspace.text_documents.items()):
+            other_path = to_fs_path(other)
+            if other_path and os.path.normcase(os.path.abspath(other_path)) in changed \
+                    and other != uri:
+                await self.lint_and_publish(other, doc.version)
+
+    def clear(self, uri: str) -> None:
+        self.latest.pop(uri, None)
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def findings_at(self, uri: str, rng: types.Range) -> List[tuple]:
+        version, text, pairs = self.latest.get(uri, (None, "", []))
+        document = self.workspace.text_documents.get(uri)
+        if document is None or document.version != version:
+            return []
+        return [(diag, span) for diag, span in pairs if convert.overlaps(span, rng)]
+
+
+server = AmplintServer()
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: AmplintServer, params: types.InitializeParams) -> None:
+    ls.options = ServerOptions.from_client(params.initialization_options)
+    root = None
+    if params.workspace_folders:
+        root = to_fs_path(params.workspace_folders[0].uri)
+    elif params.root_uri:
+        root = to_fs_path(params.root_uri)
+    if root and os.path.isdir(root):
+        # paths are spelled relative to the workspace, as `amplint .` run there spells them:
+        # the same messages, and the same cache entries
+        os.chdir(root)
+        ls.options.workspace = root
+
+
+@server.feature(types.INITIALIZED)
+async def initialized(ls: AmplintServer, params: types.InitializedParams) -> None:
+    if ls.options.workspace and ls.options.eager:
+        await ls.project(os.path.join(ls.options.workspace, "__amplint__.py"))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+async def did_open(ls: AmplintServer, params: types.DidOpenTextDocumentParams) -> None:
+    await ls.lint_and_publish(params.text_document.uri, params.text_document.version)
+    await ls.refresh_project(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: AmplintServer, params: types.DidChangeTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, params.text_document.version, ls.options.debounce)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+async def did_save(ls: AmplintServer, params: types.DidSaveTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    path = to_fs_path(uri)
+    if not path or not path.endswith((".py", ".pyi")):
+        return
+    state = await ls.project(path)
+    await ls.off_loop(state.saved, path)
+    await ls.lint_and_publish(uri)
+    await ls.refresh_project(uri, force=True)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+async def did_close(ls: AmplintServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    timer = ls.timers.pop(uri, None)
+    if timer is not None:
+        timer.cancel()
+    ls.clear(uri)
+    path = to_fs_path(uri)
+    if path and path.endswith((".py", ".pyi")) and ls.project_key(path) in ls.projects:
+        state = ls.projects[ls.project_key(path)]
+        if state.ready and state.use_project:  # the file's disk text counts again
+            changed = await ls.off_loop(state.refresh, ls.buffers(state))
+            for other, doc in list(ls.workspace.text_documents.items()):
+                if os.path.normcase(os.path.abspath(to_fs_path(other) or "")) in changed:
+                    await ls.lint_and_publish(other, doc.version)
+
+
+actions.register(server)
