@@ -10,6 +10,7 @@ import asyncio
 import functools
 import itertools
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List, Optional
 
@@ -164,7 +165,12 @@ class AmplintServer(LanguageServer):
         state = await self.project(path)
         if not force and not await self.off_loop(state.needs_refresh, path, document.source):
             return
+        began = time.perf_counter()
         changed = await self.off_loop(state.refresh, self.buffers(state))
+        self.window_log_message(types.LogMessageParams(
+            type=types.MessageType.Log,
+            message=f"amplint: project pass again after an edit of {os.path.basename(path)}: "
+                    f"{time.perf_counter() - began:.3f} s, entries changed in {len(changed)} files"))
         for other, doc in list(self.workspace.text_documents.items()):
             other_path = to_fs_path(other)
             if other_path and os.path.normcase(os.path.abspath(other_path)) in changed \
