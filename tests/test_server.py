@@ -345,3 +345,32 @@ def test_the_cli_does_not_import_the_server_package(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env(),
                           capture_output=True, text=True, timeout=TIMEOUT)
     assert "NO-SERVER" in proc.stdout, proc.stderr[-2000:]
+
+
+def cache_entries():
+    """The files of the cache both use (tests/conftest.py points AMPLINT_CACHE_DIR at a
+    temporary folder), with their modification times."""
+    found = set()
+    for folder, _, names in os.walk(os.environ["AMPLINT_CACHE_DIR"]):
+        for name in names:
+            path = os.path.join(folder, name)
+            found.add((path, os.stat(path).st_mtime_ns))
+    return found
+
+
+def test_the_server_reads_the_cache_the_cli_wrote(tmp_path):
+    write_project(tmp_path, {"train.py": TRAIN, "losses.py": LOSSES, "model.py": MODEL})
+    assert cli(".", cwd=tmp_path).returncode == 1
+    written = cache_entries()
+    assert written
+
+    async def scenario():
+        session = Session(tmp_path)
+        await session.start()
+        session.open("losses.py", LOSSES)
+        assert [d.code for d in await session.diagnostics("losses.py")] == ["AMP102"]
+        await session.stop()
+
+    run(scenario())
+    # every per-file result and the project pass came from the CLI's entries: nothing new
+    assert cache_entries() == written

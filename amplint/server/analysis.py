@@ -27,7 +27,7 @@ from amplint.project.summary import portable_summary
 from amplint.project_inputs import (
     _config_files, _KeyedLazy, _LazyTexts, project_entries, summaries_of,
 )
-from amplint.project_root import shown
+from amplint.project_root import _too_broad, shown
 from amplint.result_cache import cached_map
 from amplint.runner import excludes_for, settings_for
 
@@ -104,6 +104,9 @@ class ProjectState:
     def first_pass(self, overlays: Dict[str, str],
                    report: Callable[[int, int], None] = lambda done, total: None,
                    cancelled: Callable[[], bool] = lambda: False) -> None:
+        if _too_broad(self.root):  # no project above the file: lint it alone, as the CLI does
+            self.ready = True
+            return
         files, _ = discover([shown(self.root)], False, excludes_for(self.config))
         self.files = files
         self.spelled = {norm(f): f for f in files}
