@@ -36,6 +36,10 @@ class AmplintServer(LanguageServer):
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="amplint")
         self.latest: Dict[str, tuple] = {}  # uri -> (version, text, [(finding, range)])
         self.timers: Dict[str, asyncio.Task] = {}
+        # the project pass after edits: its own thread; per project root, what asked for it
+        self.pass_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="amplint-project")
+        self.pass_wanted: Dict[str, Dict[str, bool]] = {}  # root -> {path: run it whatever}
+        self.pass_running: Dict[str, asyncio.Task] = {}
 
     # -- plumbing --------------------------------------------------------------------------
     async def off_loop(self, func, *args):
@@ -119,13 +123,23 @@ class AmplintServer(LanguageServer):
         if version is not None and asked != version:
             return  # a newer edit is on its way
 
+        timing = []
+
         def job():
             current = self.workspace.text_documents.get(uri)
             if current is None or current.version != asked:
                 return None  # superseded or closed while queued: not worth linting
-            return state.lint(path, text)[0]
+            began, cpu = time.perf_counter(), time.thread_time()
+            found = state.lint(path, text)[0]
+            timing.extend([time.perf_counter() - began, time.thread_time() - cpu])
+            return found
 
         result = await self.off_loop(job)
+        if timing and self.options.log_timings:
+            self.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Log,
+                message=f"amplint: lint {os.path.basename(path)} v{asked}: "
+                        f"{timing[0] * 1000:.1f} ms wall, {timing[1] * 1000:.1f} ms CPU"))
         current = self.workspace.text_documents.get(uri)
         if result is None or current is None or current.version != asked:
             return
@@ -156,26 +170,55 @@ class AmplintServer(LanguageServer):
         await self.refresh_project(uri)
 
     async def refresh_project(self, uri: str, force: bool = False) -> None:
-        """Run the project pass again when the edit changed what it reads of this file, and
-        lint again the open files whose entries changed."""
+        """Run the project pass again when the edit changed what it reads of this file (or
+        with `force`), then lint again the open files whose entries changed. The pass runs on
+        its own thread: the edited file's own lints never wait for it; edits that come while
+        it runs make it run once more after."""
         path = to_fs_path(uri)
         document = self.workspace.text_documents.get(uri)
         if not path or document is None:
             return
         state = await self.project(path)
-        if not force and not await self.off_loop(state.needs_refresh, path, document.source):
+        if not (state.ready and state.use_project):
             return
-        began = time.perf_counter()
-        changed = await self.off_loop(state.refresh, self.buffers(state))
-        self.window_log_message(types.LogMessageParams(
-            type=types.MessageType.Log,
-            message=f"amplint: project pass again after an edit of {os.path.basename(path)}: "
-                    f"{time.perf_counter() - began:.3f} s, entries changed in {len(changed)} files"))
-        for other, doc in list(self.workspace.text_documents.items()):
-            other_path = to_fs_path(other)
-            if other_path and os.path.normcase(os.path.abspath(other_path)) in changed \
-                    and other != uri:
-                await self.lint_and_publish(other, doc.version)
+        self.want_pass(state, path, force)
+
+    def want_pass(self, state: ProjectState, path: str, force: bool) -> None:
+        wanted = self.pass_wanted.setdefault(state.root, {})
+        wanted[path] = force or wanted.get(path, False)
+        if state.root not in self.pass_running:
+            self.pass_running[state.root] = asyncio.ensure_future(self._passes(state))
+
+    async def _passes(self, state: ProjectState) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while state.root in self.pass_wanted:
+                wanted = self.pass_wanted.pop(state.root)
+                buffers = self.buffers(state)
+                began = time.perf_counter()
+                path = next(iter(wanted))
+
+                def job():
+                    if not any(force or p not in buffers or state.needs_refresh(p, buffers[p])
+                               for p, force in wanted.items()):
+                        return None
+                    return state.refresh(buffers)
+
+                changed = await loop.run_in_executor(self.pass_worker, job)
+                if changed is None:
+                    continue
+                if self.options.log_timings:
+                    self.window_log_message(types.LogMessageParams(
+                        type=types.MessageType.Log,
+                        message=f"amplint: project pass again after an edit of "
+                                f"{os.path.basename(path)}: {time.perf_counter() - began:.3f} s, "
+                                f"entries changed in {len(changed)} files"))
+                for other, doc in list(self.workspace.text_documents.items()):
+                    other_path = to_fs_path(other)
+                    if other_path and os.path.normcase(os.path.abspath(other_path)) in changed:
+                        await self.lint_and_publish(other, doc.version)
+        finally:
+            self.pass_running.pop(state.root, None)
 
     def clear(self, uri: str) -> None:
         self.latest.pop(uri, None)
@@ -232,7 +275,8 @@ async def did_save(ls: AmplintServer, params: types.DidSaveTextDocumentParams) -
     if not path or not path.endswith((".py", ".pyi")):
         return
     state = await ls.project(path)
-    await ls.off_loop(state.saved, path)
+    # on the project pass's thread: what `saved` changes, the pass reads
+    await asyncio.get_running_loop().run_in_executor(ls.pass_worker, state.saved, path)
     await ls.lint_and_publish(uri)
     await ls.refresh_project(uri, force=True)
 
@@ -248,10 +292,7 @@ async def did_close(ls: AmplintServer, params: types.DidCloseTextDocumentParams)
     if path and path.endswith((".py", ".pyi")) and ls.project_key(path) in ls.projects:
         state = ls.projects[ls.project_key(path)]
         if state.ready and state.use_project:  # the file's disk text counts again
-            changed = await ls.off_loop(state.refresh, ls.buffers(state))
-            for other, doc in list(ls.workspace.text_documents.items()):
-                if os.path.normcase(os.path.abspath(to_fs_path(other) or "")) in changed:
-                    await ls.lint_and_publish(other, doc.version)
+            ls.want_pass(state, path, True)
 
 
 actions.register(server)

@@ -4,7 +4,7 @@
     {"select": ["AMP1"], "extendSelect": ["AMP301"], "ignore": ["AMP105"],
      "unsafeFixes": false, "isolatedFiles": false, "configPath": "pyproject.toml",
      "cacheDir": ".amplint_cache", "noCache": false, "jobs": 2, "debounceMs": 100,
-     "eager": true}
+     "eager": true, "logTimings": false}
 
 `eager`: start the workspace's project pass at once (else on the first file opened)."""
 
@@ -41,6 +41,7 @@ class ServerOptions:
     jobs: Optional[int] = None
     debounce: float = 0.1  # seconds
     eager: bool = True
+    log_timings: bool = False  # window/logMessage the time of each lint and project pass
     workspace: Optional[str] = None
 
     @classmethod
@@ -62,6 +63,7 @@ class ServerOptions:
             jobs=int(jobs) if isinstance(jobs, int) and jobs > 0 else None,
             debounce=max(0.0, float(given.get("debounceMs", 100))) / 1000.0,
             eager=bool(given.get("eager", True)),
+            log_timings=bool(given.get("logTimings", False)),
         )
 
 
