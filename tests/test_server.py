@@ -374,3 +374,22 @@ def test_the_server_reads_the_cache_the_cli_wrote(tmp_path):
     run(scenario())
     # every per-file result and the project pass came from the CLI's entries: nothing new
     assert cache_entries() == written
+
+
+def test_columns_are_counted_in_utf16_code_units():
+    from amplint.diagnostics import Diagnostic, Severity
+    from amplint.server.convert import span, text_edit
+
+    lines = ['msg = "😀 é"; loss = F.binary_cross_entropy(p, y)']
+    start = lines[0].index("F.") + 1  # amplint's 1-based code-point column
+    diag = Diagnostic("AMP102", "m", Severity.ERROR, None, line=1, column=start,
+                      end_line=1, end_column=len(lines[0]) + 1)
+    rng = span(diag, lines)
+    # the emoji is two UTF-16 code units: one column more than in code points
+    assert (rng.start.line, rng.start.character) == (0, start - 1 + 1)
+    assert rng.end.character == len(lines[0]) + 1
+    old = "a = 1\nb = 2\nc = 3"
+    edit = text_edit(old, "a = 1\nb = 20\nc = 3")
+    assert (edit.range.start.line, edit.range.end.line, edit.new_text) == (1, 2, "b = 20\n")
+    edit = text_edit(old, "a = 1\nb = 2\nc = 30")  # the last line, with no newline after it
+    assert apply(old, [edit]) == "a = 1\nb = 2\nc = 30"
