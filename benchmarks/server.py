@@ -173,8 +173,9 @@ async def measure(tree: str, edited: str, region, options) -> None:
             seconds, _ = await bench.change(region, "".join(lines))
             region_latencies.append(seconds)
             await asyncio.sleep(1.0)
-        passes = [float(m.split(": ")[1].split(" s")[0]) for m in bench.logs
-                  if "project pass again" in m]
+        passes = [float(found.group(1)) for found in
+                  (re.search(r"project pass again after an edit of .*: ([\d.]+) s,", m)
+                   for m in bench.logs) if found]
         print(f"edits above an autocast region ({region}): didChange -> diagnostics, median "
               f"{statistics.median(region_latencies) * 1000:.0f} ms; the project pass that "
               f"follows each: median {statistics.median(passes) if passes else float('nan'):.2f} s "
