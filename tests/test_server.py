@@ -308,6 +308,14 @@ def test_a_cross_file_finding_follows_the_edits_of_either_file(tmp_path):
         before = session.count("losses.py")
         session.change("train.py", TRAIN)
         assert lsp_findings(await session.diagnostics("losses.py", before)) == lsp_findings(found)
+
+        # train.py half typed (it does not parse): its last good summary stands, the finding stays
+        session.change("train.py", TRAIN.replace("loss = crit(", "loss = crit((("))
+        await session.diagnostics("train.py", session.count("train.py"))
+        await asyncio.sleep(1.5)  # time for a project pass, were one to run
+        before = session.count("losses.py")
+        session.change("losses.py", LOSSES + "# a comment\n")
+        assert [d.code for d in await session.diagnostics("losses.py", before)] == ["AMP102"]
         await session.stop()
 
     run(scenario())

@@ -155,6 +155,10 @@ class ProjectState:
         summaries = dict(self.summaries)
         for path, text in buffers.items():
             summary = summary_of_text(path, text)
+            if summary is None and self.used.get(path) is not None:
+                # a buffer that does not parse while it is typed: the last summary that did
+                # stands, so that the findings it causes elsewhere do not flicker
+                summary = self.used[path]
             summaries.pop(path, None)
             if summary is not False:
                 summaries[path] = summary
@@ -189,7 +193,10 @@ class ProjectState:
             return False
         spelled = self.spell(path)
         before = self.used.get(spelled, False)
-        return not _same(before, summary_of_text(spelled, text))
+        after = summary_of_text(spelled, text)
+        if after is None and before is not None:
+            return False  # it does not parse (being typed): the last good summary stands
+        return not _same(before, after)
 
     def saved(self, path: str) -> None:
         """The disk copy of `path` changed: read it again when the pass asks."""
