@@ -401,3 +401,22 @@ def test_columns_are_counted_in_utf16_code_units():
     assert (edit.range.start.line, edit.range.end.line, edit.new_text) == (1, 2, "b = 20\n")
     edit = text_edit(old, "a = 1\nb = 2\nc = 30")  # the last line, with no newline after it
     assert apply(old, [edit]) == "a = 1\nb = 2\nc = 30"
+
+
+def test_related_locations_when_every_file_sits_under_src(tmp_path):
+    # the project pass cites paths from the folder that holds all the files (src/ here)
+    (tmp_path / "pyproject.toml").write_text("[tool.amplint]\n")
+    (tmp_path / "src").mkdir()
+    for name, text in {"train.py": TRAIN, "losses.py": LOSSES, "model.py": MODEL}.items():
+        (tmp_path / "src" / name).write_text(text)
+
+    async def scenario():
+        session = Session(tmp_path)
+        await session.start()
+        session.open("src/losses.py", LOSSES)
+        (diag,) = await session.diagnostics("src/losses.py")
+        assert "train.py:" in diag.message
+        assert {i.location.uri for i in diag.related_information} == {session.uri("src/train.py")}
+        await session.stop()
+
+    run(scenario())

@@ -68,7 +68,7 @@ async def code_action(ls, params: types.CodeActionParams):
     def lsp_diag(diag, lines):
         span = convert.span(diag, lines)
         return sent.get((diag.code, span.start.line, span.start.character)) or \
-            convert.to_lsp(diag, uri, state.root, lines)
+            convert.to_lsp(diag, uri, state.locate, lines)
 
     def job():
         found: List[types.CodeAction] = []

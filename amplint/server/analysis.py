@@ -129,6 +129,16 @@ class ProjectState:
             self.refresh(overlays, self.jobs)
         self.ready = True
 
+    def locate(self, cited: str) -> Optional[str]:
+        """The absolute path of a file a message cites: relative to the project root, else
+        to the folder that holds all the project's files (the project pass's own base)."""
+        candidate = os.path.join(self.root, cited)
+        if os.path.isfile(candidate):
+            return os.path.abspath(candidate)
+        tail = os.sep + os.path.normpath(cited)
+        found = [f for f in self.files if os.path.normpath(os.path.abspath(f)).endswith(tail)]
+        return os.path.abspath(found[0]) if len(found) == 1 else None
+
     def spell(self, path: str) -> str:
         return self.spelled.get(norm(path)) or shown(os.path.abspath(path))
 

@@ -1,6 +1,7 @@
 """The language server: LSP messages in, the engine's findings, fixes and docs out.
 
-Analysis runs on one worker thread, one job at a time (the asyncio loop keeps reading
+Lints, code actions and the first project pass run on one worker thread, one job at a time;
+the project pass that edits set off runs on a second one (the asyncio loop keeps reading
 messages: a cancellation or a newer edit is seen while a file is linted). Edits are debounced;
 a lint whose buffer has changed since it was asked for is dropped, not published."""
 
@@ -19,6 +20,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from amplint import __version__
+from amplint.project_root import project_root
 from amplint.server import actions, convert
 from amplint.server.analysis import Cancelled, ProjectState
 from amplint.server.options import ServerOptions, project_for
@@ -36,6 +38,7 @@ class AmplintServer(LanguageServer):
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="amplint")
         self.latest: Dict[str, tuple] = {}  # uri -> (version, text, [(finding, range)])
         self.timers: Dict[str, asyncio.Task] = {}
+        self.roots: Dict[str, str] = {}  # folder -> its project root
         # the project pass after edits: its own thread; per project root, what asked for it
         self.pass_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="amplint-project")
         self.pass_wanted: Dict[str, Dict[str, bool]] = {}  # root -> {path: run it whatever}
@@ -56,9 +59,12 @@ class AmplintServer(LanguageServer):
         return found
 
     def project_key(self, path: str) -> str:
-        from amplint.project_root import project_root
-
-        return project_root([path])
+        """The project root of `path`, found as the CLI finds it (once per folder)."""
+        folder = os.path.dirname(os.path.abspath(path))
+        root = self.roots.get(folder)
+        if root is None:
+            root = self.roots[folder] = project_root([path])
+        return root
 
     async def project(self, path: str) -> ProjectState:
         """The state of `path`'s project, its first pass done (started here if need be)."""
@@ -146,9 +152,7 @@ class AmplintServer(LanguageServer):
         lines = text.splitlines()
         pairs = [(d, convert.span(d, lines)) for d in result.diagnostics]
         self.latest[uri] = (asked, text, pairs)
-        root = os.path.dirname(os.path.abspath(state.config.path)) if state.config.path else state.root
-        found = [convert.to_lsp(d, uri, state.root if os.path.isdir(state.root) else root, lines)
-                 for d in result.diagnostics]
+        found = [convert.to_lsp(d, uri, state.locate, lines) for d in result.diagnostics]
         for error in result.errors:  # a file amplint cannot read: one line, as the CLI says
             found.append(types.Diagnostic(
                 range=types.Range(start=types.Position(line=0, character=0),

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from lsprotocol import types
 
@@ -29,8 +28,9 @@ _CITED_FILE = re.compile(r"\bat (?P<path>[\w./\\-]+\.(?:pyi?|ya?ml)):(?P<line>\d
 _CITED_LINE = re.compile(r"\bat line (?P<line>\d+)")
 
 
-def to_lsp(diag: Diagnostic, uri: str, root: str, lines: List[str]) -> types.Diagnostic:
-    """One finding; `root`: the folder the message's file citations are relative to;
+def to_lsp(diag: Diagnostic, uri: str, locate: Callable[[str], Optional[str]],
+           lines: List[str]) -> types.Diagnostic:
+    """One finding; `locate`: the file a path cited in the message names (None: not found);
     `lines`: the text's lines (LSP counts columns in UTF-16 code units)."""
     rng = span(diag, lines)
     data = None
@@ -43,20 +43,21 @@ def to_lsp(diag: Diagnostic, uri: str, root: str, lines: List[str]) -> types.Dia
         code=diag.code,
         code_description=types.CodeDescription(href=DOCS_URL),
         source=SOURCE,
-        related_information=related(diag.message, uri, root) or None,
+        related_information=related(diag.message, uri, locate) or None,
         data=data,
     )
 
 
-def related(message: str, uri: str, root: str) -> List[types.DiagnosticRelatedInformation]:
+def related(message: str, uri: str,
+            locate: Callable[[str], Optional[str]]) -> List[types.DiagnosticRelatedInformation]:
     """The places the message cites (the call, the autocast region, the file that made a
     class half): each becomes a location the editor can jump to."""
     found: List[types.DiagnosticRelatedInformation] = []
     for match in _CITED_FILE.finditer(message):
-        path = os.path.join(root, match.group("path"))
-        if not os.path.isfile(path):
+        path = locate(match.group("path"))
+        if path is None:
             continue
-        found.append(_info(Path(os.path.abspath(path)).as_uri(), int(match.group("line")),
+        found.append(_info(Path(path).as_uri(), int(match.group("line")),
                            _clause(message, match)))
     for match in _CITED_LINE.finditer(message):
         found.append(_info(uri, int(match.group("line")), _clause(message, match)))
