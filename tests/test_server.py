@@ -144,8 +144,9 @@ def apply(text, edits):
 class Session:
     """A client connected to `amplint server` in `root`; publishDiagnostics are kept per URI."""
 
-    def __init__(self, root, options=None):
+    def __init__(self, root, options=None, cancel_progress=False):
         self.root = str(root)
+        self.cancel_progress = cancel_progress  # answer the first pass's begin with a cancel
         self.options = options or {"debounceMs": 20}
         self.client = LanguageClient("amplint-tests", "1")
         self.published = {}
@@ -166,6 +167,9 @@ class Session:
         @self.client.feature(types.PROGRESS)
         def _progress(params):
             self.progress.append(params.value)
+            if self.cancel_progress and params.value.get("kind") == "begin":
+                self.client.window_work_done_progress_cancel(
+                    types.WorkDoneProgressCancelParams(token=params.token))
 
     async def start(self):
         await self.client.start_io(sys.executable, "-m", "amplint", "server", cwd=self.root,
@@ -417,6 +421,26 @@ def test_related_locations_when_every_file_sits_under_src(tmp_path):
         (diag,) = await session.diagnostics("src/losses.py")
         assert "train.py:" in diag.message
         assert {i.location.uri for i in diag.related_information} == {session.uri("src/train.py")}
+        await session.stop()
+
+    run(scenario())
+
+
+def test_cancelling_the_first_project_pass_lints_files_on_their_own(tmp_path):
+    # a large codebase: the two-file hazard among 1,200 small modules (three steps of the pass)
+    write_project(tmp_path, {"train.py": TRAIN, "losses.py": LOSSES, "model.py": MODEL})
+    (tmp_path / "ops").mkdir()
+    for i in range(1200):
+        (tmp_path / "ops" / f"op_{i}.py").write_text(f"def op_{i}(x):\n    return x + {i}\n")
+
+    async def scenario():
+        session = Session(tmp_path, {"debounceMs": 20, "noCache": True, "jobs": 1},
+                          cancel_progress=True)
+        await session.start()
+        session.open("losses.py", LOSSES)
+        # alone, losses.py has no region around FocalLoss.forward: no finding
+        assert await session.diagnostics("losses.py") == []
+        assert "cancelled" in session.progress[-1].get("message", "")
         await session.stop()
 
     run(scenario())
