@@ -164,6 +164,13 @@ class Session:
         def _create(params):
             return None
 
+        self.registrations = []
+
+        @self.client.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def _register(params):
+            self.registrations.extend(r.method for r in params.registrations)
+            return None
+
         @self.client.feature(types.PROGRESS)
         def _progress(params):
             self.progress.append(params.value)
@@ -175,7 +182,10 @@ class Session:
         await self.client.start_io(sys.executable, "-m", "amplint", "server", cwd=self.root,
                                    env=env())
         capabilities = types.ClientCapabilities(
-            window=types.WindowClientCapabilities(work_done_progress=True))
+            window=types.WindowClientCapabilities(work_done_progress=True),
+            workspace=types.WorkspaceClientCapabilities(
+                did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+                    dynamic_registration=True)))
         result = await asyncio.wait_for(self.client.initialize_async(types.InitializeParams(
             capabilities=capabilities, root_uri=from_fs_path(self.root),
             initialization_options=self.options)), TIMEOUT)
@@ -441,6 +451,34 @@ def test_cancelling_the_first_project_pass_lints_files_on_their_own(tmp_path):
         # alone, losses.py has no region around FocalLoss.forward: no finding
         assert await session.diagnostics("losses.py") == []
         assert "cancelled" in session.progress[-1].get("message", "")
+        await session.stop()
+
+    run(scenario())
+
+
+def test_a_change_on_disk_outside_the_editor_reaches_the_open_files(tmp_path):
+    write_project(tmp_path, {"train.py": TRAIN, "losses.py": LOSSES, "model.py": MODEL})
+
+    async def scenario():
+        session = Session(tmp_path)
+        await session.start()
+        session.open("losses.py", LOSSES)
+        found = await session.diagnostics("losses.py")
+        assert [d.code for d in found] == ["AMP102"]
+        assert types.WORKSPACE_DID_CHANGE_WATCHED_FILES in session.registrations
+
+        def changed_on_disk(text):  # as `git checkout` would, train.py not open in the editor
+            (tmp_path / "train.py").write_text(text)
+            session.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=session.uri("train.py"),
+                                         type=types.FileChangeType.Changed)]))
+
+        before = session.count("losses.py")
+        changed_on_disk(TRAIN_FP32)
+        assert await session.diagnostics("losses.py", before) == []
+        before = session.count("losses.py")
+        changed_on_disk(TRAIN)
+        assert lsp_findings(await session.diagnostics("losses.py", before)) == lsp_findings(found)
         await session.stop()
 
     run(scenario())

@@ -222,6 +222,15 @@ class ProjectState:
             if summary is not False:
                 self.summaries[spelled] = summary
 
+    def deleted(self, path: str) -> None:
+        """`path` is gone from disk: the project pass no longer reads it."""
+        spelled = self.spell(path)
+        self.disk_texts.pop(spelled, None)
+        self.summaries.pop(spelled, None)
+        if norm(path) in self.spelled:
+            self.files = [f for f in self.files if norm(f) != norm(path)]
+            del self.spelled[norm(path)]
+
     # -- one buffer ------------------------------------------------------------------------
     def lint(self, path: str, text: str, fix: bool = False,
              unsafe: Optional[bool] = None) -> Tuple[FileResult, Settings]:

@@ -257,6 +257,18 @@ def initialize(ls: AmplintServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 async def initialized(ls: AmplintServer, params: types.InitializedParams) -> None:
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace else None
+    if watched is not None and watched.dynamic_registration:
+        # files changed outside the editor (a checkout, a generator) reach the project pass
+        try:
+            await ls.client_register_capability_async(types.RegistrationParams(registrations=[
+                types.Registration(
+                    id="amplint-watched-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
+                        types.FileSystemWatcher(glob_pattern="**/*.{py,pyi}")]))]))
+        except Exception:  # the client refused: saves still update the project pass
+            pass
     if ls.options.workspace and ls.options.eager:
         await ls.project(os.path.join(ls.options.workspace, "__amplint__.py"))
 
@@ -283,6 +295,22 @@ async def did_save(ls: AmplintServer, params: types.DidSaveTextDocumentParams) -
     await asyncio.get_running_loop().run_in_executor(ls.pass_worker, state.saved, path)
     await ls.lint_and_publish(uri)
     await ls.refresh_project(uri, force=True)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+async def did_change_watched_files(ls: AmplintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    loop = asyncio.get_running_loop()
+    for change in params.changes:
+        path = to_fs_path(change.uri)
+        if not path or not path.endswith((".py", ".pyi")):
+            continue
+        state = ls.projects.get(ls.project_key(path))
+        if state is None or not state.ready:
+            continue  # the first pass, still to come or under way, reads the disk as it is
+        gone = change.type == types.FileChangeType.Deleted or not os.path.exists(path)
+        await loop.run_in_executor(ls.pass_worker, state.deleted if gone else state.saved, path)
+        if state.use_project:
+            ls.want_pass(state, path, True)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
