@@ -12,6 +12,7 @@ from amplint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 
 from amplint import __version__
 from amplint.config import ConfigError, find_pyproject, load, selection
+from amplint.docs import explain as explain_page
 from amplint.engine import Settings
 from amplint.rules import all_rules
 
@@ -24,15 +25,10 @@ def _split(values: Tuple[str, ...]) -> list:
 
 
 def explain(code: str) -> str:
-    rule = all_rules().get(code.strip().upper())
-    if rule is None:
+    page = explain_page(code)  # shared with the language server's hover
+    if page is None:
         raise click.UsageError(f"unknown rule code `{code}` (see `amplint --list-rules`)")
-    default = "" if rule.default else "\n\nThis rule is off by default; enable it with `--extend-select`."
-    header = (
-        f"# {rule.code} {rule.name}\n\n"
-        f"Severity: {rule.severity.value} · Fix: {rule.fix_safety}{default}\n\n"
-    )
-    return header + rule.docs() + "\n"
+    return page
 
 
 def list_rules() -> str:
@@ -92,12 +88,17 @@ def cli(
 ) -> None:
     """Find and fix PyTorch mixed-precision (AMP) hazards in PATHS (default: the current directory).
 
-    `amplint check PATHS` is the same command (as Ruff spells it). `-` reads standard input
+    `amplint check PATHS` is the same command (as Ruff spells it); `amplint server` starts the
+    language server (`pip install "amplint[server]"`). `-` reads standard input
     (name it with --stdin-filename; with --fix the fixed text goes to standard output).
 
     Exit status: 0 nothing left to report, 1 findings remain or a file or path could not
     be checked, 2 usage, configuration or internal error.
     """
+    if tuple(paths) == ("server",):  # `amplint server`: the language server (amplint[server])
+        from amplint.server import main as serve
+
+        sys.exit(serve())
     if explain_code is not None:
         click.echo(explain(explain_code), nl=False)
         return

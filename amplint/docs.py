@@ -10,6 +10,19 @@ from amplint.rules import all_rules
 START, END = "<!-- rules:start -->", "<!-- rules:end -->"
 
 
+def explain(code: str) -> "str | None":
+    """The `--explain` page of a rule (None: no rule has this code)."""
+    rule = all_rules().get(code.strip().upper())
+    if rule is None:
+        return None
+    default = "" if rule.default else "\n\nThis rule is off by default; enable it with `--extend-select`."
+    header = (
+        f"# {rule.code} {rule.name}\n\n"
+        f"Severity: {rule.severity.value} · Fix: {rule.fix_safety}{default}\n\n"
+    )
+    return header + rule.docs() + "\n"
+
+
 def rule_table() -> str:
     rows = ["| code | name | severity | fix | default | what it finds |", "|---|---|---|---|---|---|"]
     for code, rule in all_rules().items():

@@ -65,6 +65,7 @@ LAYER_OF = {
     "amplint.cli": "cli",
     "amplint.__main__": "cli",
     "amplint.flake8_plugin": "cli",
+    "amplint.server": "cli",  # `amplint server`: the language server (amplint[server])
 }
 RUNTIME = "amplint.runtime"
 

@@ -1,0 +1,5 @@
+import sys
+
+from amplint.server import main
+
+sys.exit(main())

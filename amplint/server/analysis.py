@@ -1,0 +1,244 @@
+"""One project as the language server sees it: the files on disk plus the editor's buffers.
+
+The first pass is the CLI's own (the same per-file cache entries, the same project pass,
+cached under the same keys as `amplint .` run from the folder the server was started in), so
+the editor and the command line agree. After it, an edited buffer is linted from its text with
+the entries the project pass last found for it (fast: one file). The project pass runs again,
+with the open buffers in place of their files, when an edit changes what the pass reads of a
+file: its project summary (a region opened or closed, a framework setting, a call under a
+region). A save brings the disk copy up to date; other edits elsewhere take effect on save."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from typing import Callable, Dict, List, Optional, Tuple
+
+from amplint.cache import Cache
+from amplint.config import Config
+from amplint.engine import FileResult, Settings, lint_source
+from amplint.facts import FileFacts
+from amplint.files import discover
+from amplint.parallel import Workers
+from amplint.parsing import parse
+from amplint.per_file import REPORT_ONLY
+from amplint.project import build, needs_summary
+from amplint.project.summary import portable_summary
+from amplint.project_inputs import (
+    _config_files, _KeyedLazy, _LazyTexts, project_entries, summaries_of,
+)
+from amplint.project_root import _too_broad, shown
+from amplint.result_cache import cached_map
+from amplint.runner import excludes_for, settings_for
+
+CHUNK = 400  # files per step of the first pass: progress is reported, cancellation checked
+
+
+class Cancelled(Exception):
+    """The client cancelled the first project pass (window/workDoneProgress/cancel)."""
+
+
+def norm(path: str) -> str:
+    return os.path.normcase(os.path.abspath(path))
+
+
+def summary_of_text(path: str, text: str):
+    """The project summary of an editor buffer (None: it cannot be parsed; False: nothing in
+    it opens a region or holds a framework setting, as the runner marks such files)."""
+    if not needs_summary(text):
+        return False
+    try:
+        module = parse(text)
+        return portable_summary(path, text, module, FileFacts(module))
+    except Exception:  # unparsable while being typed: opaque to the project pass
+        return None
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    try:
+        return pickle.dumps(a) == pickle.dumps(b)
+    except Exception:
+        return False
+
+
+class _Texts(_LazyTexts):
+    """Disk texts, read once and kept (a save drops the file's copy), under the buffers."""
+
+    def __init__(self, overlays: Dict[str, str], disk: Dict[str, str]) -> None:
+        super().__init__()
+        self.overlays = overlays
+        self.disk = disk
+
+    def __missing__(self, path: str) -> str:
+        if path in self.overlays:
+            return self.overlays[path]
+        if path not in self.disk:
+            self.disk[path] = super().__missing__(path)
+        return self.disk[path]
+
+
+class ProjectState:
+    """`root`: the project's folder (absolute). Paths are spelled as the CLI spells them when
+    run from the working directory (relative under it), so cache keys and messages match."""
+
+    def __init__(self, root: str, config: Config, settings: Settings,
+                 cache_dir: Optional[str], project: bool = True, jobs: Optional[int] = None):
+        self.root = root
+        self.config = config
+        self.settings = settings
+        self.project = project
+        self.jobs = jobs
+        self.cache = Cache(cache_dir) if cache_dir else None
+        self.files: List[str] = []
+        self.spelled: Dict[str, str] = {}  # norm(path) -> the spelling in self.files
+        self.summaries: Dict[str, object] = {}  # path -> summary of its disk text
+        self.used: Dict[str, object] = {}  # path -> the summary the last project pass used
+        self.entries: Dict[str, tuple] = {}  # norm(path) -> entries
+        self.disk_texts: Dict[str, str] = {}
+        self.ready = False
+        self.use_project = False
+
+    # -- the first pass --------------------------------------------------------------------
+    def first_pass(self, overlays: Dict[str, str],
+                   report: Callable[[int, int], None] = lambda done, total: None,
+                   cancelled: Callable[[], bool] = lambda: False) -> None:
+        if _too_broad(self.root):  # no project above the file: lint it alone, as the CLI does
+            self.ready = True
+            return
+        files, _ = discover([shown(self.root)], False, excludes_for(self.config))
+        self.files = files
+        self.spelled = {norm(f): f for f in files}
+        python = [f for f in files if f.endswith((".py", ".pyi"))]
+        self.use_project = self.project and (len(python) >= 2 or bool(self.config.autocast_modules))
+        if self.use_project:
+            items = [(f, settings_for(f, self.settings, self.config), REPORT_ONLY, (), True)
+                     for f in python]
+            for start in range(0, len(items), CHUNK):
+                if cancelled():
+                    raise Cancelled()
+                chunk = items[start:start + CHUNK]
+                for (path, *_), result in zip(chunk, cached_map(self.cache, "lint", chunk,
+                                                                self.jobs, None)):
+                    if result.summary is not False:
+                        self.summaries[path] = result.summary
+                report(start + len(chunk), len(items))
+            if cancelled():
+                raise Cancelled()
+            self.refresh(overlays, self.jobs)
+        self.ready = True
+
+    def locate(self, cited: str) -> Optional[str]:
+        """The absolute path of a file a message cites: relative to the project root, else
+        to the folder that holds all the project's files (the project pass's own base)."""
+        candidate = os.path.join(self.root, cited)
+        if os.path.isfile(candidate):
+            return os.path.abspath(candidate)
+        tail = os.sep + os.path.normpath(cited)
+        found = [f for f in self.files if os.path.normpath(os.path.abspath(f)).endswith(tail)]
+        return os.path.abspath(found[0]) if len(found) == 1 else None
+
+    def spell(self, path: str) -> str:
+        return self.spelled.get(norm(path)) or shown(os.path.abspath(path))
+
+    # -- the project pass --------------------------------------------------------------------
+    def refresh(self, overlays: Dict[str, str], jobs: Optional[int] = 1) -> List[str]:
+        """Run the project pass again (buffers in place of their files); the norm()ed paths
+        whose entries changed. `jobs`: 1 after the first pass (the summaries it asks for then
+        come a few files at a time: a process pool would cost more than it saves)."""
+        if not self.use_project:
+            return []
+        old = self.entries
+        buffers = {self.spell(p): text for p, text in overlays.items()
+                   if not self._matches_disk(p, text)}
+        if not buffers:  # what `amplint .` computes: shared with it through the cache
+            found = project_entries([shown(self.root)], self.files, self.settings, self.config,
+                                    dict(self.summaries), self.cache, jobs)
+            self.used = dict(self.summaries)
+        else:
+            found = self._with_buffers(buffers, jobs)
+        self.entries = {norm(p): tuple(e) for p, e in found.items()}
+        return [p for p in set(old) | set(self.entries) if old.get(p) != self.entries.get(p)]
+
+    def _with_buffers(self, buffers: Dict[str, str], jobs: Optional[int]) -> Dict[str, tuple]:
+        summaries = dict(self.summaries)
+        for path, text in buffers.items():
+            summary = summary_of_text(path, text)
+            if summary is None and self.used.get(path) is not None:
+                # a buffer that does not parse while it is typed: the last summary that did
+                # stands, so that the findings it causes elsewhere do not flicker
+                summary = self.used[path]
+            summaries.pop(path, None)
+            if summary is not False:
+                summaries[path] = summary
+        self.used = summaries
+        python = [f for f in self.files if f.endswith((".py", ".pyi"))]
+        keys = python + [p for p in buffers if p not in self.spelled.values()]
+        keys += _config_files([shown(self.root)])
+        view = _KeyedLazy(keys, _Texts(buffers, self.disk_texts))
+
+        def more(wanted):
+            found = summaries_of([p for p in wanted if p not in buffers], self.cache, workers)
+            for path in wanted:
+                if path in buffers:
+                    found[path] = summary_of_text(path, buffers[path]) or None
+            return found
+
+        with Workers(jobs) as workers:
+            project = build(view, self.settings, self.config, summaries=summaries,
+                            summarize_many=more)
+        return {p: project.entries_for(p) for p in keys if project.entries_for(p)}
+
+    def _matches_disk(self, path: str, text: str) -> bool:
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                return handle.read() == text
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def needs_refresh(self, path: str, text: str) -> bool:
+        """Whether an edit of `path` changes what the project pass reads of it."""
+        if not self.use_project:
+            return False
+        spelled = self.spell(path)
+        before = self.used.get(spelled, False)
+        after = summary_of_text(spelled, text)
+        if after is None and before is not None:
+            return False  # it does not parse (being typed): the last good summary stands
+        return not _same(before, after)
+
+    def saved(self, path: str) -> None:
+        """The disk copy of `path` changed: read it again when the pass asks."""
+        spelled = self.spell(path)
+        self.disk_texts.pop(spelled, None)
+        if spelled not in self.spelled.values() and path.endswith((".py", ".pyi")):
+            self.files.append(spelled)
+            self.spelled[norm(path)] = spelled
+        if self.use_project:
+            with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+                summary = summary_of_text(spelled, handle.read())
+            self.summaries.pop(spelled, None)
+            if summary is not False:
+                self.summaries[spelled] = summary
+
+    def deleted(self, path: str) -> None:
+        """`path` is gone from disk: the project pass no longer reads it."""
+        spelled = self.spell(path)
+        self.disk_texts.pop(spelled, None)
+        self.summaries.pop(spelled, None)
+        if norm(path) in self.spelled:
+            self.files = [f for f in self.files if norm(f) != norm(path)]
+            del self.spelled[norm(path)]
+
+    # -- one buffer ------------------------------------------------------------------------
+    def lint(self, path: str, text: str, fix: bool = False,
+             unsafe: Optional[bool] = None) -> Tuple[FileResult, Settings]:
+        """The buffer's findings (the CLI's, for the same text), and the settings used."""
+        settings = self.file_settings(path, unsafe)
+        entries = self.entries.get(norm(path), ())
+        return lint_source(self.spell(path), text, settings, fix=fix, entries=entries), settings
+
+    def file_settings(self, path: str, unsafe: Optional[bool] = None) -> Settings:
+        settings = settings_for(self.spell(path), self.settings, self.config)
+        return settings if unsafe is None else Settings(settings.select, unsafe)
