@@ -1,0 +1,398 @@
+"""The points-to solver: the constraints of every module (pointsto_extract.py), solved together by a
+worklist to a fixpoint.
+
+Each constraint, when evaluated, reads nodes through `get` (which records that the constraint
+depends on them) and writes through `add`; a node that grows puts its readers back on the
+worklist. Calls bind arguments to parameters and returns to the call's node as they are
+discovered, so the call graph and the values are computed together (as in PyCG, but by
+constraints rather than by re-walking the code). Sets are bounded: a node holds at most
+MAX_VALUES values; beyond that it keeps the first ones (a documented loss of recall).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+from amplint.project import pointsto_builtins as lib
+
+MAX_VALUES = 48
+_INSTANCE_CALL = ("__call__", "forward")
+
+
+class Solver:
+    def __init__(self, modules: Iterable[dict]) -> None:
+        self.modules: Dict[str, dict] = {m["module"]: m for m in modules}
+        self.funcs: Dict[str, dict] = {}
+        self.classes: Dict[str, dict] = {}
+        self.cons: List[tuple] = []
+        for info in self.modules.values():
+            self.funcs.update(info["funcs"])
+            self.classes.update(info["classes"])
+            self.cons.extend(info["cons"])
+        self.vals: Dict[str, Set[str]] = {}
+        self.readers: Dict[str, Set[int]] = {}
+        self.edges: Set[Tuple[str, str]] = set()
+        self.site_callees: Dict[str, Set[str]] = {}
+        self.partials: Dict[str, tuple] = {}
+        self._cur = -1
+        self._queue: deque = deque()
+        self._queued: Set[int] = set()
+        for name in self.modules:
+            parts = name.split(".")
+            for i in range(1, len(parts)):
+                self.vals.setdefault("M:%s#%s" % (".".join(parts[:i]), parts[i]), set()).add("M:" + ".".join(parts[: i + 1]))
+        self._star_exports()
+
+    # -- the worklist --------------------------------------------------------------------------
+    def get(self, node: str) -> Set[str]:
+        if self._cur >= 0:
+            self.readers.setdefault(node, set()).add(self._cur)
+        return self.vals.get(node, set())
+
+    def add(self, node: str, values: Iterable[str]) -> None:
+        have = self.vals.setdefault(node, set())
+        before = len(have)
+        for value in values:
+            if len(have) >= MAX_VALUES:
+                break
+            have.add(value)
+        if len(have) != before:
+            for reader in self.readers.get(node, ()):
+                if reader not in self._queued:
+                    self._queued.add(reader)
+                    self._queue.append(reader)
+
+    def solve(self) -> "Solver":
+        self._queue.extend(range(len(self.cons)))
+        self._queued = set(range(len(self.cons)))
+        while self._queue:
+            index = self._queue.popleft()
+            self._queued.discard(index)
+            self._cur = index
+            con = self.cons[index]
+            getattr(self, "_" + con[0])(*con[1:])
+        self._cur = -1
+        return self
+
+    # -- classes -------------------------------------------------------------------------------
+    def bases(self, cls: str) -> Tuple[List[str], bool]:
+        """The project base classes of `cls` in order, and whether one base lies outside."""
+        out: List[str] = []
+        outside = False
+        for node in self.classes[cls]["bases"]:
+            for value in sorted(self.get(node)):
+                if value.startswith("C:") and value[2:] in self.classes:
+                    out.append(value[2:])
+                elif value.startswith("E:"):
+                    outside = True
+        return out, outside
+
+    def mro(self, cls: str) -> List[str]:
+        """C3 linearisation over project classes (depth-first order if C3 fails)."""
+        def linear(c: str, seen: Tuple[str, ...]) -> List[str]:
+            if c in seen:
+                return []
+            parents = self.bases(c)[0]
+            seqs = [linear(p, seen + (c,)) for p in parents] + [list(parents)]
+            out = [c]
+            while any(seqs):
+                for seq in seqs:
+                    head = seq[0] if seq else None
+                    if head and not any(head in s[1:] for s in seqs):
+                        break
+                else:
+                    return out + [x for s in seqs for x in s if x not in out]
+                out.append(head)
+                seqs = [s[1:] if s and s[0] == head else s for s in seqs]
+            return out
+        return linear(cls, ())
+
+    def has_outside_base(self, cls: str) -> bool:
+        return any(self.bases(c)[1] for c in self.mro(cls))
+
+    def class_attr(self, cls: str, attr: str, after: Optional[str] = None) -> List[Tuple[str, str]]:
+        """(value, owner) pairs for `attr` looked up on `cls` along its MRO."""
+        order = self.mro(cls)
+        if after is not None:
+            order = order[order.index(after) + 1:] if after in order else []
+        for owner in order:
+            found = self.get("C:%s#%s" % (owner, attr))
+            if found or attr in self.classes[owner]["defs"]:
+                return [(v, owner) for v in sorted(found)]
+        return []
+
+    def bind(self, value: str, receiver: str) -> Optional[str]:
+        """A class attribute read through an instance ("I:c") or the class ("C:c")."""
+        if not value.startswith("F:"):
+            return value
+        kind = self.funcs.get(value[2:], {}).get("kind", "function")
+        if kind == "static":
+            return value
+        if kind == "class":
+            return "K:%s|%s" % (value[2:], receiver[2:])
+        if receiver.startswith("I:"):
+            return "B:%s|%s" % (value[2:], receiver[2:])
+        return value
+
+    # -- attribute access ----------------------------------------------------------------------
+    def attribute(self, value: str, attr: str, caller: Optional[str]) -> Set[str]:
+        kind = value[:2]
+        out: Set[str] = set()
+        if kind in ("I:", "C:") and value[2:] in self.classes:
+            out |= self.get(value + "#" + attr) if kind == "I:" else set()
+            for found, _owner in self.class_attr(value[2:], attr):
+                if found.startswith("F:") and self.funcs.get(found[2:], {}).get("kind") == "property":
+                    if kind == "I:":
+                        out |= self.invoke("B:%s|%s" % (found[2:], value[2:]), [], {}, caller, None)
+                    continue
+                bound = self.bind(found, value)
+                if bound:
+                    out.add(bound)
+            return out
+        if kind == "S:" and "|" in value:
+            inst, after = value[2:].split("|", 1)
+            for found, _owner in self.class_attr(inst, attr, after=after):
+                bound = self.bind(found, "I:" + inst)
+                if bound:
+                    out.add(bound)
+            return out
+        if kind == "E:":
+            return {lib.outside(value, "." + attr)}
+        if kind in ("L:", "D:"):
+            return {"W:%s|%s" % (value, attr)}
+        if kind in ("M:", "F:", "I:", "C:"):
+            return set(self.get(value + "#" + attr))
+        return out
+
+    def _load(self, dst: str, base: str, attr: str, caller: str) -> None:
+        for value in sorted(self.get(base)):
+            self.add(dst, self.attribute(value, attr, caller))
+
+    def _store(self, base: str, attr: str, src: str) -> None:
+        values = self.get(src)
+        for value in sorted(self.get(base)):
+            if value[:2] in ("I:", "C:", "M:", "F:"):
+                self.add(value + "#" + attr, values)
+
+    # -- calls ---------------------------------------------------------------------------------
+    def _call(self, dst, fn, args, kwargs, star, kwstar, caller, site) -> None:
+        arg_sets = [self.get(a) if a else set() for a in args]
+        kw_sets = {k: self.get(v) for k, v in kwargs.items()}
+        extra = (self.get(star) if star else set(), self.get(kwstar) if kwstar else set())
+        for value in sorted(self.get(fn)):
+            if value.startswith("E:") and site:
+                self.add(dst, lib.call_outside(self, value, args, kwargs, caller, site))
+                continue
+            self.add(dst, self.invoke(value, arg_sets, kw_sets, caller, site, extra))
+
+    def edge(self, caller: Optional[str], func: str, site: Optional[str]) -> None:
+        if caller:
+            self.edges.add((caller, func))
+        if site:
+            self.site_callees.setdefault(site, set()).add(func)
+
+    def invoke(self, value: str, args: List[Set[str]], kwargs: Dict[str, Set[str]], caller: Optional[str],
+               site: Optional[str], extra: Tuple[Set[str], Set[str]] = (set(), set())) -> Set[str]:
+        """Calls `value` with these argument values; returns the call's values."""
+        kind, name = value[:2], value[2:]
+        if kind == "F:" and name in self.funcs:
+            self.edge(caller, name, site)
+            self.bind_params(name, args, kwargs, extra)
+            if self.funcs[name]["gen"]:
+                return {"G:" + name}
+            return set(self.get("V:%s#<return>" % name))
+        if kind in ("B:", "K:"):
+            func, cls = name.split("|", 1)
+            receiver = ("I:" if kind == "B:" else "C:") + cls
+            return self.invoke("F:" + func, [{receiver}] + list(args), kwargs, caller, site, extra)
+        if kind == "C:" and name in self.classes:
+            inst = "I:" + name
+            inits = self.class_attr(name, "__init__")
+            for init, _owner in inits:
+                bound = self.bind(init, inst)
+                if bound and bound[:2] in ("B:", "F:"):
+                    self.invoke(bound, args, kwargs, caller, site, extra)
+            fields = self.classes[name].get("fields")
+            if not inits and fields:
+                for field, values in list(zip(fields, args)) + [(k, v) for k, v in kwargs.items() if k in fields]:
+                    self.add("%s#%s" % (inst, field), values)
+            return {inst}
+        if kind == "I:" and name in self.classes:
+            out: Set[str] = set()
+            for attr in _INSTANCE_CALL:
+                if attr == "forward" and (out or not self.has_outside_base(name)):
+                    break
+                for found, _owner in self.class_attr(name, attr):
+                    bound = self.bind(found, value)
+                    if bound:
+                        out |= self.invoke(bound, args, kwargs, caller, site, extra)
+            return out
+        if kind == "Q:" and name in self.partials:
+            fn, p_args, p_kwargs = self.partials[name]
+            merged = dict(p_kwargs)
+            merged.update(kwargs)
+            out = set()
+            for target in sorted(fn):
+                out |= self.invoke(target, list(p_args) + list(args), merged, caller, site, extra)
+            return out
+        if kind == "W:":
+            return lib.container_method(self, name, args, kwargs)
+        return set()
+
+    def bind_params(self, func: str, args: List[Set[str]], kwargs: Dict[str, Set[str]],
+                    extra: Tuple[Set[str], Set[str]]) -> None:
+        info = self.funcs[func]
+        params, vararg, kwarg = info["params"], info["vararg"], info["kwarg"]
+        var = lambda p: "V:%s#%s" % (func, p)  # noqa: E731
+        for i, values in enumerate(args):
+            if i < len(params):
+                self.add(var(params[i]), values)
+            elif vararg:
+                self.add(var(vararg), {"L:%s*" % func})
+                self.add("L:%s*#*" % func, values)
+        for key, values in kwargs.items():
+            if key in params or key in info["kwonly"]:
+                self.add(var(key), values)
+            elif kwarg:
+                self.add(var(kwarg), {"D:%s**" % func})
+                self.add("D:%s**#[%r]" % (func, key), values)
+                self.add("D:%s**#[**]" % func, values)
+        star, kwstar = extra
+        if star:
+            items = set().union(*(self.elements(v) for v in star))
+            for p in params[len(args):]:
+                self.add(var(p), items)
+            if vararg:
+                self.add(var(vararg), star)
+        for box in kwstar:
+            if box.startswith("D:"):
+                for p in params[len(args):] + info["kwonly"]:
+                    self.add(var(p), self.get("%s#[%r]" % (box, p)) | self.get(box + "#[*]"))
+                if kwarg:
+                    self.add(var(kwarg), {box})
+
+    # -- containers and iteration --------------------------------------------------------------
+    def elements(self, value: str) -> Set[str]:
+        if value.startswith("L:"):
+            return set(self.get(value + "#*"))
+        if value.startswith("G:"):
+            return set(self.get("V:%s#<yield>" % value[2:]))
+        return set()
+
+    def _elem(self, dst: str, src: str) -> None:
+        for value in sorted(self.get(src)):
+            self.add(dst, self.elements(value))
+
+    def _iter(self, dst: str, src: str, caller: str) -> None:
+        for value in sorted(self.get(src)):
+            if value.startswith("I:") and value[2:] in self.classes:
+                for it in self.protocol(value, "__iter__", caller):
+                    if it.startswith("I:"):
+                        self.add(dst, self.protocol(it, "__next__", caller))
+                    else:
+                        self.add(dst, self.elements(it))
+            else:
+                self.add(dst, self.elements(value))
+
+    def protocol(self, inst: str, method: str, caller: Optional[str], args=()) -> Set[str]:
+        out: Set[str] = set()
+        if inst[2:] not in self.classes:
+            return out
+        for found, _owner in self.class_attr(inst[2:], method):
+            bound = self.bind(found, inst)
+            if bound:
+                out |= self.invoke(bound, list(args), {}, caller, None)
+        return out
+
+    def _index(self, dst: str, base: str, key: Optional[str], caller: str) -> None:
+        for value in sorted(self.get(base)):
+            if value.startswith("D:"):
+                fields = ("[%s]" % key, "[*]") if key is not None else ("[**]",)
+                for field in fields:
+                    self.add(dst, self.get("%s#%s" % (value, field)))
+            elif value.startswith("I:"):
+                self.add(dst, self.protocol(value, "__getitem__", caller, [set()]))
+            else:
+                self.add(dst, self.elements(value))
+
+    def _setindex(self, base: str, key: Optional[str], src: str) -> None:
+        values = self.get(src)
+        for value in sorted(self.get(base)):
+            if value.startswith("D:"):
+                self.add("%s#[%s]" % (value, key if key is not None else "*"), values)
+                self.add(value + "#[**]", values)
+            elif value.startswith("L:"):
+                self.add(value + "#*", values)
+
+    def _dictmerge(self, box: str, src: str) -> None:
+        for value in sorted(self.get(src)):
+            if value.startswith("D:"):
+                self.add(box + "#[*]", self.get(value + "#[**]"))
+                self.add(box + "#[**]", self.get(value + "#[**]"))
+
+    # -- other bindings ------------------------------------------------------------------------
+    def _const(self, dst: str, value: str) -> None:
+        self.add(dst, (value,))
+
+    def _copy(self, dst: str, src: str) -> None:
+        self.add(dst, self.get(src))
+
+    def _decorate(self, dst: str, dec: str, src: str, caller: str) -> None:
+        func = self.get(src)
+        for value in sorted(self.get(dec)):
+            if value.startswith("E:"):
+                self.add(dst, func)  # a decorator from outside the project: assumed to keep the function
+            else:
+                self.add(dst, self.invoke(value, [func], {}, caller, None))
+
+    def _super(self, dst: str, self_node: str, cls_node: str) -> None:
+        for inst in sorted(self.get(self_node)):
+            for cls in sorted(self.get(cls_node)):
+                if inst[:2] in ("I:", "C:") and cls.startswith("C:"):
+                    self.add(dst, {"S:%s|%s" % (inst[2:], cls[2:])})
+
+    def _inst(self, dst: str, src: str) -> None:
+        self.add(dst, {"I:" + v[2:] for v in self.get(src) if v.startswith("C:")})
+
+    def _enter(self, dst: str, src: str, caller: str) -> None:
+        for value in sorted(self.get(src)):
+            if value.startswith("I:"):
+                self.add(dst, self.protocol(value, "__enter__", caller))
+                self.protocol(value, "__exit__", caller, [set(), set(), set()])
+            elif value.startswith("E:"):
+                self.add(dst, {lib.outside(value, ".__enter__()")})
+
+    def _import(self, dst: str, module: str, top: bool) -> None:
+        name = module.split(".")[0] if top else module
+        known = name in self.modules or any(m.startswith(name + ".") for m in self.modules)
+        self.add(dst, {("M:" if known else "E:") + name})
+
+    def _importfrom(self, dst: str, module: str, name: str) -> None:
+        full = "%s.%s" % (module, name) if module else name
+        if full in self.modules:
+            self.add(dst, {"M:" + full})
+        elif module in self.modules:
+            self.add(dst, self.get("M:%s#%s" % (module, name)))
+        else:
+            self.add(dst, {"E:" + full})
+
+    def _star(self, module: str, source: str) -> None:
+        for name in self.exports.get(source, ()):
+            self.add("M:%s#%s" % (module, name), self.get("M:%s#%s" % (source, name)))
+
+    def _star_exports(self) -> None:
+        self.exports: Dict[str, Set[str]] = {}
+        for name, info in self.modules.items():
+            names = info["all"] if info["all"] is not None else [g for g in info["globals"] if not g.startswith("_")]
+            self.exports[name] = set(names)
+        stars = [(c[1], c[2]) for c in self.cons if c[0] == "star"]
+        changed = True
+        while changed:
+            changed = False
+            for module, source in stars:
+                if self.modules[module]["all"] is None and source in self.exports:
+                    new = self.exports[source] - self.exports[module]
+                    if new:
+                        self.exports[module] |= new
+                        changed = True
