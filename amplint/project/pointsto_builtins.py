@@ -11,7 +11,8 @@ from typing import Dict, List, Optional, Set
 _MAX_NAME = 120
 _CALLS_ITS_ARGUMENT = {"map", "filter", "functools.reduce", "reduce", "itertools.starmap"}
 _CARRIES = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter", "enumerate", "zip",
-            "itertools.chain", "copy.copy", "copy.deepcopy", "collections.deque"}
+            "itertools.chain", "copy.copy", "copy.deepcopy", "collections.deque", "itertools.product"}
+_PAIRS = {"enumerate", "zip", "itertools.product"}  # their elements are tuples: a box per call
 
 
 def outside(value: str, suffix: str) -> str:
@@ -49,7 +50,11 @@ def call_outside(solver, value: str, args: List[Optional[str]], kwargs: Dict[str
         for values in arg_sets:
             for v in values:
                 items |= solver.elements(v) | (solver.get(v + "#[**]") if v.startswith("D:") else set())
-        solver.add(box + "#*", items)
+        if name in _PAIRS:
+            solver.add(box + "#*", {box + "~pair"})
+            solver.add(box + "~pair#*", items)
+        else:
+            solver.add(box + "#*", items)
         for key in kw_sets.get("key", ()):
             solver.invoke(key, [items], {}, caller, site)
         return {box}
@@ -122,8 +127,11 @@ def container_method(solver, name: str, args: List[Set[str]], kwargs: Dict[str, 
             solver.add(box + "#[**]", args[1])
         if method in ("items", "values"):
             out = "L:%s~%s" % (box, method)
+            if method == "items":
+                solver.add(out + "#*", {out + "~pair"})
+                out += "~pair"
             solver.add(out + "#*", solver.get(box + "#[**]"))
-            return {out}
+            return {"L:%s~%s" % (box, method)}
         if method == "copy":
             return {box}
         keys = [v[2:] for v in (args[0] if args else ()) if v.startswith("S:")]

@@ -25,6 +25,8 @@ import ast
 import builtins
 from typing import Dict, List, Optional, Set, Tuple
 
+from amplint.project import pointsto_exprs
+
 BUILTINS = frozenset(dir(builtins))
 _SPECIAL_DECORATORS = {"staticmethod": "static", "classmethod": "class", "property": "property"}
 
@@ -374,8 +376,7 @@ class Extractor:
     def expr(self, node: Optional[ast.expr], scope: Scope) -> Optional[str]:
         if node is None:
             return None
-        from amplint.project.pointsto_exprs import expr
-        return expr(self, node, scope)
+        return pointsto_exprs.expr(self, node, scope)
 
 
 def _walk_own(node: ast.AST):
