@@ -375,3 +375,34 @@ def test_cli_prints_pycg_shape_and_reports_bad_files(tmp_path):
 @pytest.mark.parametrize("code", ["x = 1\n", ""])
 def test_programs_without_calls_have_empty_graphs(tmp_path, code):
     assert one(tmp_path, code) == {"app": []}
+
+
+def test_straight_line_rebinding_is_flow_sensitive(tmp_path):
+    g = one(tmp_path, """
+        import random
+        def a(): pass
+        def b(): pass
+        def c(): pass
+        dec = a
+        dec = b
+        dec()
+        pick = a
+        if random.random() > 0.5:
+            pick = c
+        pick()
+        def later():
+            dec()
+    """)
+    assert g["app"] == ["app.a", "app.b", "app.c"]
+    assert g["app.later"] == ["app.a", "app.b"]  # a function may run at any time: it sees every binding
+
+
+def test_rebinding_without_branches_drops_the_old_value(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        f = a
+        f = b
+        f()
+    """)
+    assert g["app"] == ["app.b"]

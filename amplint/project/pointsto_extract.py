@@ -28,6 +28,8 @@ from typing import Dict, List, Optional, Set, Tuple
 from amplint.project import pointsto_exprs
 
 BUILTINS = frozenset(dir(builtins))
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match) + (
+    (ast.TryStar,) if hasattr(ast, "TryStar") else ())
 _SPECIAL_DECORATORS = {"staticmethod": "static", "classmethod": "class", "property": "property"}
 
 
@@ -38,6 +40,11 @@ class Scope:
         self.globals: Set[str] = set()
         self.nonlocals: Set[str] = set()
         self.lambdas = 0
+        # flow-sensitive names: in straight-line code of the scope's own body, a load sees the
+        # last binding before it (its own node, also copied into the name's node, which every
+        # other reader - nested functions, loops, other modules - sees whole)
+        self.current: Dict[str, str] = {}
+        self.nested = 0
 
 
 def _bound_names(body: List[ast.stmt], scope: Scope) -> None:
@@ -116,7 +123,14 @@ class Extractor:
             return "M:%s#%s" % (self.module, name)
         if name in scope.nonlocals:
             return self.load_name(scope.parent, name) if scope.parent else self.var_node(scope, name)
-        return self.var_node(scope, name)
+        node = self.var_node(scope, name)
+        if scope.nested or name in self.shared:
+            return node
+        self._n += 1
+        version = "%s@%d" % (node, self._n)
+        self.cons.append(("copy", node, version))
+        scope.current[name] = version
+        return version
 
     def load_name(self, scope: Scope, name: str) -> str:
         first = True
@@ -124,6 +138,8 @@ class Extractor:
         while cur is not None:
             if name in cur.globals:
                 break
+            if first and name in cur.current:
+                return cur.current[name]
             if cur.kind == "module":
                 break
             if (first or cur.kind != "class") and name in cur.bound:
@@ -145,6 +161,7 @@ class Extractor:
         scope = Scope("module", self.module, None)
         _bound_names(tree.body, scope)
         self.module_bound = set(scope.bound)
+        self.shared = {n for node in ast.walk(tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
         self.globals = sorted(scope.bound)
         for stmt in tree.body:
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
@@ -158,6 +175,20 @@ class Extractor:
 
     # -- statements ----------------------------------------------------------------------------
     def stmt(self, node: ast.stmt, scope: Scope) -> None:
+        if isinstance(node, _COMPOUND):
+            inner = Scope("block", "", None)
+            _bound_names([node], inner)
+            for name in inner.bound | inner.globals | inner.nonlocals:
+                scope.current.pop(name, None)
+            scope.nested += 1
+            try:
+                self._stmt(node, scope)
+            finally:
+                scope.nested -= 1
+        else:
+            self._stmt(node, scope)
+
+    def _stmt(self, node: ast.stmt, scope: Scope) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.function(node, scope)
         elif isinstance(node, ast.ClassDef):
@@ -171,8 +202,11 @@ class Extractor:
         elif isinstance(node, ast.AugAssign):
             value = self.expr(node.value, scope)
             if isinstance(node.target, ast.Name):
+                old = self.load_name(scope, node.target.id)
+                new = self.store_node(scope, node.target.id)
+                self.cons.append(("copy", new, old))
                 if value:
-                    self.cons.append(("copy", self.store_node(scope, node.target.id), value))
+                    self.cons.append(("copy", new, value))
             else:
                 self.assign(node.target, value, scope)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
@@ -208,6 +242,7 @@ class Extractor:
             for alias in node.names:
                 if alias.name == "*":
                     self.cons.append(("star", self.module, base))
+                    scope.current.clear()
                 else:
                     dst = self.store_node(scope, alias.asname or alias.name)
                     self.cons.append(("importfrom", dst, base, alias.name))
