@@ -406,3 +406,68 @@ def test_rebinding_without_branches_drops_the_old_value(tmp_path):
         f()
     """)
     assert g["app"] == ["app.b"]
+
+
+def test_literal_indexes_slices_and_keys_carried_by_parameters(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        def c(): pass
+        fns = [a, b, c]
+        fns[1]()
+        rest = fns[1:]
+        rest[1]()
+        table = {"x": a, "y": b}
+        def pick(key):
+            return table[key]
+        pick("y")()
+        first, second = (a, b)
+        def pair():
+            return a, b
+        p, q = pair()
+        q()
+    """)
+    assert g["app"] == ["app.b", "app.c", "app.pair", "app.pick"]
+
+
+def test_dict_key_rebound_in_straight_line_code(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        def c(): pass
+        hooks = {"start": a}
+        hooks["start"] = b
+        hooks["start"]()
+        hooks.update({"start": c})
+        hooks["start"]()
+        def later():
+            hooks["start"]()
+    """)
+    assert g["app"] == ["app.b", "app.c"]
+    assert g["app.later"] == ["app.a", "app.b", "app.c"]  # a function sees the dict whole
+
+
+def test_alias_of_a_rebound_dict_keeps_every_value(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        hooks = {"start": a}
+        alias = hooks
+        hooks["start"] = b
+        alias["start"]()
+    """)
+    assert g["app"] == ["app.a", "app.b"]
+
+
+def test_index_with_unknown_key_reads_every_element(tmp_path):
+    g = one(tmp_path, """
+        import sys
+        def a(): pass
+        def b(): pass
+        fns = [a, b]
+        fns[int(sys.argv[1])]()
+        def run(i):
+            fns[i]()
+    """)
+    assert g["app"] == ["app.a", "app.b"]
+    assert g["app.run"] == ["app.a", "app.b"]  # no call site binds i: any element

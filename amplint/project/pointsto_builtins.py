@@ -103,9 +103,12 @@ def container_method(solver, name: str, args: List[Set[str]], kwargs: Dict[str, 
         if method in ("append", "add", "insert", "appendleft"):
             if args:
                 solver.add(box + "#*", args[-1])
+                solver.add(box + "#+", args[-1])
         elif method in ("extend", "update"):
             for values in args:
-                solver.add(box + "#*", set().union(*(solver.elements(v) for v in values)))
+                items = set().union(*(solver.elements(v) for v in values))
+                solver.add(box + "#*", items)
+                solver.add(box + "#+", items)
         elif method in ("pop", "popleft", "__getitem__"):
             return solver.elements(box)
         elif method == "copy":

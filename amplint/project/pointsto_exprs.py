@@ -26,14 +26,19 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
     if isinstance(node, ast.Constant):
         if isinstance(node.value, str) and len(node.value) < 200:
             return ex.const("S:" + node.value)
+        if type(node.value) is int and 0 <= node.value < 64:
+            return ex.const("N:%d" % node.value)
         return None
     if isinstance(node, ast.Lambda):
         scope.lambdas += 1
         return ex.function(node, scope, lambda_name="<lambda%d>" % scope.lambdas)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        box = "L:" + ex.site(node)
-        for elt in node.elts:
+        # a literal list or tuple is index-sensitive ("!"): element i also goes to field [i]
+        indexed = not isinstance(node, ast.Set)
+        box = "L:" + ex.site(node) + ("!" if indexed else "")
+        for i, elt in enumerate(node.elts):
             if isinstance(elt, ast.Starred):
+                indexed = False
                 inner = expr(ex, elt.value, scope)
                 if inner:
                     ex.cons.append(("elem", box + "#*", inner))
@@ -41,6 +46,8 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
                 value = expr(ex, elt, scope)
                 if value:
                     ex.cons.append(("copy", box + "#*", value))
+                    if indexed:
+                        ex.cons.append(("copy", "%s#[%d]" % (box, i), value))
         return ex.const(box)
     if isinstance(node, ast.Dict):
         box = "D:" + ex.site(node)
@@ -50,7 +57,7 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
                 if v:
                     ex.cons.append(("dictmerge", box, v))
                 continue
-            k = ex.index_key(key, scope)
+            k = ex.index_key(key, scope)[0]
             if v:
                 ex.cons.append(("copy", "%s#[%s]" % (box, k if k is not None else "*"), v))
                 ex.cons.append(("copy", box + "#[**]", v))
@@ -76,12 +83,20 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
             for part in (node.slice.lower, node.slice.upper, node.slice.step):
                 if part is not None:
                     expr(ex, part, scope)
-            return base
-        key = ex.index_key(node.slice, scope)
+            lower = node.slice.lower
+            start = 0 if lower is None else (lower.value if isinstance(lower, ast.Constant) and type(lower.value) is int else None)
+            if not base or node.slice.step is not None or start is None or start < 0:
+                start = None
+            if not base:
+                return None
+            t = ex.temp()
+            ex.cons.append(("slice", t, base, start))
+            return t
+        key, key_node = ex.index_key(node.slice, scope)
         if not base:
             return None
         t = ex.temp()
-        ex.cons.append(("index", t, base, key, ex.scope_of(scope)))
+        ex.cons.append(("index", t, base, key, key_node, ex.scope_of(scope)))
         return t
     if isinstance(node, ast.NamedExpr):
         value = expr(ex, node.value, scope)

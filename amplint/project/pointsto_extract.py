@@ -225,6 +225,12 @@ class Extractor:
                     if item.optional_vars is not None:
                         self.assign(item.optional_vars, entered, scope)
             self.body(node.body, scope)
+        elif isinstance(node, ast.Expr) and _literal_update(node.value) and not scope.nested:
+            call = node.value
+            name = call.func.value.id
+            for key, value in zip(call.args[0].keys, call.args[0].values):
+                self.assign(ast.Subscript(value=ast.Name(id=name, ctx=ast.Load()), slice=key, ctx=ast.Store()),
+                            self.expr(value, scope), scope)
         elif isinstance(node, ast.Return):
             if node.value is not None and scope.kind == "function":
                 value = self.expr(node.value, scope)
@@ -385,33 +391,47 @@ class Extractor:
             if base and value:
                 self.cons.append(("store", base, target.attr, value))
         elif isinstance(target, ast.Subscript):
-            base = self.expr(target.value, scope)
-            key = self.index_key(target.slice, scope)
+            name = target.value.id if isinstance(target.value, ast.Name) else None
+            old = self.load_name(scope, name) if name else None
+            base = old or self.expr(target.value, scope)
+            key, key_node = self.index_key(target.slice, scope)
             if base and value:
-                self.cons.append(("setindex", base, key, value))
+                self.cons.append(("setindex", base, key, value, key_node))
+                if key is not None and name and "@" in old and not scope.nested:
+                    # `d["k"] = v` in straight-line code: the name's next binding is the dict
+                    # with "k" replaced (aliases keep the weak update above)
+                    self.cons.append(("dictset", self.store_node(scope, name), old, key, value))
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for sub in target.elts:
+            star = False
+            for i, sub in enumerate(target.elts):
                 if isinstance(sub, ast.Starred):
+                    star = True
                     self.assign(sub.value, value, scope)
                     continue
                 item = self.temp()
                 if value:
-                    self.cons.append(("elem", item, value))
+                    self.cons.append(("elem", item, value) if star else ("nth", item, value, i))
                 self.assign(sub, item, scope)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, scope)
 
-    def index_key(self, node: ast.expr, scope: Scope) -> Optional[str]:
+    def index_key(self, node: ast.expr, scope: Scope) -> Tuple[Optional[str], Optional[str]]:
+        """The key as a literal, else the node that holds its values (strings, small ints)."""
         key = _literal_key(node)
-        if key is None:
-            self.expr(node, scope)
-        return key
+        return (key, None) if key is not None else (None, self.expr(node, scope))
 
     # -- expressions ---------------------------------------------------------------------------
     def expr(self, node: Optional[ast.expr], scope: Scope) -> Optional[str]:
         if node is None:
             return None
         return pointsto_exprs.expr(self, node, scope)
+
+
+def _literal_update(call: ast.expr) -> bool:
+    """`name.update({"k": v, ...})` with literal keys."""
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "update"
+            and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords
+            and isinstance(call.args[0], ast.Dict) and all(k is not None and _literal_key(k) for k in call.args[0].keys))
 
 
 def _walk_own(node: ast.AST):

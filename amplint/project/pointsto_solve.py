@@ -58,20 +58,33 @@ class Solver:
                 break
             have.add(value)
         if len(have) != before:
+            if node.startswith("D:") and "#[" in node and not node.endswith("#[**]"):
+                box, key = node.rsplit("#[", 1)
+                self.add(box + "#keys", ("K:" + key[:-1],))
             for reader in self.readers.get(node, ()):
                 if reader not in self._queued:
                     self._queued.add(reader)
                     self._queue.append(reader)
 
     def solve(self) -> "Solver":
+        """Two rounds: in the first, an index whose key node is still empty waits (its key may yet
+        arrive as a literal); in the second, the ones still waiting read every element."""
+        self.waiting: Set[int] = set()
+        self.final = False
         self._queue.extend(range(len(self.cons)))
         self._queued = set(range(len(self.cons)))
-        while self._queue:
-            index = self._queue.popleft()
-            self._queued.discard(index)
-            self._cur = index
-            con = self.cons[index]
-            getattr(self, "_" + con[0])(*con[1:])
+        while True:
+            while self._queue:
+                index = self._queue.popleft()
+                self._queued.discard(index)
+                self._cur = index
+                con = self.cons[index]
+                getattr(self, "_" + con[0])(*con[1:])
+            if self.final or not self.waiting:
+                break
+            self.final = True
+            self._queue.extend(sorted(self.waiting))
+            self._queued = set(self.waiting)
         self._cur = -1
         return self
 
@@ -273,6 +286,57 @@ class Solver:
                     self.add(var(kwarg), {box})
 
     # -- containers and iteration --------------------------------------------------------------
+    def keys(self, key: Optional[str], key_node: Optional[str]) -> Optional[List[str]]:
+        """The literal keys an index may use; None for any key; [] to wait (first round)."""
+        if key is not None:
+            return [key]
+        values = self.get(key_node) if key_node else set()
+        if values and all(v[:2] in ("S:", "N:") for v in values):
+            return sorted(repr(v[2:]) if v[0] == "S" else v[2:] for v in values)
+        if not values and key_node and not self.final:
+            self.waiting.add(self._cur)
+            return []
+        return None
+
+    def nth(self, value: str, key: str) -> Set[str]:
+        if value.startswith("L:") and value.endswith("!") and key.isdigit():
+            return self.get("%s#[%s]" % (value, key)) | self.get(value + "#+")
+        return self.elements(value)
+
+    def _nth(self, dst: str, src: str, i: int) -> None:
+        for value in sorted(self.get(src)):
+            self.add(dst, self.nth(value, str(i)))
+
+    def _slice(self, dst: str, base: str, start: Optional[int]) -> None:
+        for value in sorted(self.get(base)):
+            if not (value.startswith("L:") and value.endswith("!")):
+                self.add(dst, {value})
+                continue
+            part = value[:-1] + ("~%s!" % start if start is not None else "~s")
+            for field in ("*", "+"):
+                self.add("%s#%s" % (part, field), self.get("%s#%s" % (value, field)))
+            if start is not None:
+                for i in range(start, start + 16):
+                    self.add("%s#[%d]" % (part, i - start), self.get("%s#[%d]" % (value, i)))
+            self.add(dst, {part})
+
+    def _dictset(self, new: str, old: str, key: str, src: str) -> None:
+        for value in sorted(self.get(old)):
+            if not value.startswith("D:"):
+                self.add(new, {value})
+                continue
+            box = "%s~u%d" % (value, self._cur)
+            for known in sorted(self.get(value + "#keys")):
+                field = "%s#[%s]" % (box, known[2:])
+                if known[2:] != key:
+                    self.add(field, self.get("%s#[%s]" % (value, known[2:])))
+                    self.add(box + "#[**]", self.get(field))
+            for field in ("[%s]" % key, "[**]"):
+                self.add("%s#%s" % (box, field), self.get(src))
+            self.add(box + "#[*]", self.get(value + "#[*]"))
+            self.add(box + "#[**]", self.get(value + "#[*]"))
+            self.add(new, {box})
+
     def elements(self, value: str) -> Set[str]:
         if value.startswith("L:"):
             return set(self.get(value + "#*"))
@@ -305,25 +369,36 @@ class Solver:
                 out |= self.invoke(bound, list(args), {}, caller, None)
         return out
 
-    def _index(self, dst: str, base: str, key: Optional[str], caller: str) -> None:
+    def _index(self, dst: str, base: str, key: Optional[str], key_node: Optional[str], caller: str) -> None:
+        keys = self.keys(key, key_node)
+        if keys == []:
+            return
         for value in sorted(self.get(base)):
             if value.startswith("D:"):
-                fields = ("[%s]" % key, "[*]") if key is not None else ("[**]",)
+                fields = ["[%s]" % k for k in keys] + ["[*]"] if keys is not None else ["[**]"]
                 for field in fields:
                     self.add(dst, self.get("%s#%s" % (value, field)))
             elif value.startswith("I:"):
                 self.add(dst, self.protocol(value, "__getitem__", caller, [set()]))
+            elif keys is not None:
+                for k in keys:
+                    self.add(dst, self.nth(value, k))
             else:
                 self.add(dst, self.elements(value))
 
-    def _setindex(self, base: str, key: Optional[str], src: str) -> None:
+    def _setindex(self, base: str, key: Optional[str], src: str, key_node: Optional[str]) -> None:
         values = self.get(src)
+        keys = self.keys(key, key_node)
+        if keys == []:
+            return
         for value in sorted(self.get(base)):
             if value.startswith("D:"):
-                self.add("%s#[%s]" % (value, key if key is not None else "*"), values)
+                for k in keys if keys is not None else ["*"]:
+                    self.add("%s#[%s]" % (value, k), values)
                 self.add(value + "#[**]", values)
             elif value.startswith("L:"):
                 self.add(value + "#*", values)
+                self.add(value + "#+", values)
 
     def _dictmerge(self, box: str, src: str) -> None:
         for value in sorted(self.get(src)):
