@@ -84,8 +84,10 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
                 if part is not None:
                     expr(ex, part, scope)
             lower = node.slice.lower
-            start = 0 if lower is None else (lower.value if isinstance(lower, ast.Constant) and type(lower.value) is int else None)
-            if not base or node.slice.step is not None or start is None or start < 0:
+            start = 0 if lower is None else None
+            if isinstance(lower, ast.Constant) and type(lower.value) is int and lower.value >= 0:
+                start = lower.value
+            if node.slice.step is not None:
                 start = None
             if not base:
                 return None

@@ -22,67 +22,12 @@ importfrom(dst, module, name) · star(module, source) · enter(dst, src, scope) 
 from __future__ import annotations
 
 import ast
-import builtins
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from amplint.project import pointsto_exprs
-
-BUILTINS = frozenset(dir(builtins))
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match) + (
-    (ast.TryStar,) if hasattr(ast, "TryStar") else ())
-_SPECIAL_DECORATORS = {"staticmethod": "static", "classmethod": "class", "property": "property"}
-
-
-class Scope:
-    def __init__(self, kind: str, fqn: str, parent: Optional["Scope"], cls: Optional[str] = None) -> None:
-        self.kind, self.fqn, self.parent, self.cls = kind, fqn, parent, cls
-        self.bound: Set[str] = set()
-        self.globals: Set[str] = set()
-        self.nonlocals: Set[str] = set()
-        self.lambdas = 0
-        # flow-sensitive names: in straight-line code of the scope's own body, a load sees the
-        # last binding before it (its own node, also copied into the name's node, which every
-        # other reader - nested functions, loops, other modules - sees whole)
-        self.current: Dict[str, str] = {}
-        self.nested = 0
-
-
-def _bound_names(body: List[ast.stmt], scope: Scope) -> None:
-    """Names a scope binds (assignment, def, import, for, with, except, walrus), and its
-    global/nonlocal declarations; nested function and class bodies are their own scopes."""
-    stack: List[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            scope.bound.add(node.name)
-            stack.extend(node.decorator_list)
-            if not isinstance(node, ast.ClassDef):
-                stack.extend(d for d in node.args.defaults + node.args.kw_defaults if d is not None)
-            else:
-                stack.extend(node.bases)
-            continue
-        if isinstance(node, ast.Lambda):
-            continue
-        if isinstance(node, ast.Global):
-            scope.globals.update(node.names)
-        elif isinstance(node, ast.Nonlocal):
-            scope.nonlocals.update(node.names)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            scope.bound.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name != "*":
-                    scope.bound.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            scope.bound.add(node.name)
-        stack.extend(ast.iter_child_nodes(node))
-    scope.bound -= scope.globals | scope.nonlocals
-
-
-def _literal_key(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, bool, float, bytes)):
-        return repr(node.value)
-    return None
+from amplint.project.pointsto_scopes import (
+    COMPOUND, SPECIAL_DECORATORS, BUILTINS, Scope, bound_names, literal_key, literal_update, walk_own,
+)
 
 
 class Extractor:
@@ -159,7 +104,7 @@ class Extractor:
     # -- module --------------------------------------------------------------------------------
     def run(self, tree: ast.Module) -> None:
         scope = Scope("module", self.module, None)
-        _bound_names(tree.body, scope)
+        bound_names(tree.body, scope)
         self.module_bound = set(scope.bound)
         self.shared = {n for node in ast.walk(tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
         self.globals = sorted(scope.bound)
@@ -175,9 +120,9 @@ class Extractor:
 
     # -- statements ----------------------------------------------------------------------------
     def stmt(self, node: ast.stmt, scope: Scope) -> None:
-        if isinstance(node, _COMPOUND):
+        if isinstance(node, COMPOUND):
             inner = Scope("block", "", None)
-            _bound_names([node], inner)
+            bound_names([node], inner)
             for name in inner.bound | inner.globals | inner.nonlocals:
                 scope.current.pop(name, None)
             scope.nested += 1
@@ -225,7 +170,7 @@ class Extractor:
                     if item.optional_vars is not None:
                         self.assign(item.optional_vars, entered, scope)
             self.body(node.body, scope)
-        elif isinstance(node, ast.Expr) and _literal_update(node.value) and not scope.nested:
+        elif isinstance(node, ast.Expr) and literal_update(node.value) and not scope.nested:
             call = node.value
             name = call.func.value.id
             for key, value in zip(call.args[0].keys, call.args[0].values):
@@ -302,15 +247,15 @@ class Extractor:
         decorators: List[ast.expr] = []
         for dec in getattr(node, "decorator_list", []):
             special = dec.id if isinstance(dec, ast.Name) else None
-            if special in _SPECIAL_DECORATORS and scope.kind == "class":
-                kind = _SPECIAL_DECORATORS[special]
+            if special in SPECIAL_DECORATORS and scope.kind == "class":
+                kind = SPECIAL_DECORATORS[special]
             elif isinstance(dec, ast.Attribute) and dec.attr in ("setter", "getter", "deleter") and scope.kind == "class":
                 kind = "property"
             else:
                 decorators.append(dec)
         body = node.body if isinstance(node.body, list) else [ast.Return(value=node.body)]
-        _bound_names(body, inner)
-        is_gen = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for stmt in body for n in _walk_own(stmt))
+        bound_names(body, inner)
+        is_gen = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for stmt in body for n in walk_own(stmt))
         self.funcs[fqn] = {
             "params": positional, "vararg": args.vararg.arg if args.vararg else None,
             "kwonly": [a.arg for a in args.kwonlyargs], "kwarg": args.kwarg.arg if args.kwarg else None,
@@ -344,7 +289,7 @@ class Extractor:
         for kw in node.keywords:
             self.expr(kw.value, scope)
         inner = Scope("class", fqn, scope)
-        _bound_names(node.body, inner)
+        bound_names(node.body, inner)
         fields = [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
         dataclass = any("dataclass" in ast.unparse(d) for d in node.decorator_list)
         self.classes[fqn] = {"bases": [b for b in bases if b], "defs": sorted(inner.bound),
@@ -417,7 +362,7 @@ class Extractor:
 
     def index_key(self, node: ast.expr, scope: Scope) -> Tuple[Optional[str], Optional[str]]:
         """The key as a literal, else the node that holds its values (strings, small ints)."""
-        key = _literal_key(node)
+        key = literal_key(node)
         return (key, None) if key is not None else (None, self.expr(node, scope))
 
     # -- expressions ---------------------------------------------------------------------------
@@ -425,24 +370,6 @@ class Extractor:
         if node is None:
             return None
         return pointsto_exprs.expr(self, node, scope)
-
-
-def _literal_update(call: ast.expr) -> bool:
-    """`name.update({"k": v, ...})` with literal keys."""
-    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "update"
-            and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords
-            and isinstance(call.args[0], ast.Dict) and all(k is not None and _literal_key(k) for k in call.args[0].keys))
-
-
-def _walk_own(node: ast.AST):
-    """ast.walk that does not enter nested functions, lambdas or classes."""
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        for child in ast.iter_child_nodes(cur):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                stack.append(child)
 
 
 def extract(source: str, module: str, is_package: bool = False) -> dict:

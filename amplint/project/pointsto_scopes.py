@@ -1,0 +1,82 @@
+"""Scopes for the points-to extractor: which names a scope binds, and small syntax helpers."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import Dict, List, Optional, Set
+
+BUILTINS = frozenset(dir(builtins))
+COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match) + (
+    (ast.TryStar,) if hasattr(ast, "TryStar") else ())
+SPECIAL_DECORATORS = {"staticmethod": "static", "classmethod": "class", "property": "property"}
+
+
+class Scope:
+    def __init__(self, kind: str, fqn: str, parent: Optional["Scope"], cls: Optional[str] = None) -> None:
+        self.kind, self.fqn, self.parent, self.cls = kind, fqn, parent, cls
+        self.bound: Set[str] = set()
+        self.globals: Set[str] = set()
+        self.nonlocals: Set[str] = set()
+        self.lambdas = 0
+        # flow-sensitive names: in straight-line code of the scope's own body, a load sees the
+        # last binding before it (its own node, also copied into the name's node, which every
+        # other reader - nested functions, loops, other modules - sees whole)
+        self.current: Dict[str, str] = {}
+        self.nested = 0
+
+
+def bound_names(body: List[ast.stmt], scope: Scope) -> None:
+    """Names a scope binds (assignment, def, import, for, with, except, walrus), and its
+    global/nonlocal declarations; nested function and class bodies are their own scopes."""
+    stack: List[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            scope.bound.add(node.name)
+            stack.extend(node.decorator_list)
+            if not isinstance(node, ast.ClassDef):
+                stack.extend(d for d in node.args.defaults + node.args.kw_defaults if d is not None)
+            else:
+                stack.extend(node.bases)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Global):
+            scope.globals.update(node.names)
+        elif isinstance(node, ast.Nonlocal):
+            scope.nonlocals.update(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            scope.bound.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*":
+                    scope.bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            scope.bound.add(node.name)
+        stack.extend(ast.iter_child_nodes(node))
+    scope.bound -= scope.globals | scope.nonlocals
+
+
+def literal_key(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, bool, float, bytes)):
+        return repr(node.value)
+    return None
+
+
+def literal_update(call: ast.expr) -> bool:
+    """`name.update({"k": v, ...})` with literal keys."""
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "update"
+            and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords
+            and isinstance(call.args[0], ast.Dict) and all(k is not None and literal_key(k) for k in call.args[0].keys))
+
+
+def walk_own(node: ast.AST):
+    """ast.walk that does not enter nested functions, lambdas or classes."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        for child in ast.iter_child_nodes(cur):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.append(child)
