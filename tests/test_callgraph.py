@@ -471,3 +471,72 @@ def test_index_with_unknown_key_reads_every_element(tmp_path):
     """)
     assert g["app"] == ["app.a", "app.b"]
     assert g["app.run"] == ["app.a", "app.b"]  # no call site binds i: any element
+
+
+# -- test projects shaped like real repositories, each with a clean twin ----------------------
+
+def project_graph(tmp_path, name, replace=()):
+    from tests.project_files import load
+
+    files = {path.split("/", 1)[1]: text for path, text in load(name, replace).items()}
+    for path, text in files.items():
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return call_graph(build([str(tmp_path)]))
+
+
+HEAD = "mmdet.models.dense_heads.anchor_head.AnchorHead."
+DETECTOR = "mmdet.models.detectors.single_stage.SingleStageDetector."
+
+
+def test_mmdet_callbacks_self_call_and_project_train(tmp_path):
+    """tests/projects/callgraph_mmdet_head: laid out like open-mmlab/mmdetection 2.x (mmdet/core/utils
+    re-exported by a star import, heads calling multi_apply(self.loss_single, ...), a detector whose
+    train_step calls self(**data), apis.train imported by tools/train.py)."""
+    g = project_graph(tmp_path, "callgraph_mmdet_head")
+    assert g["mmdet.core.utils.misc.multi_apply"] == [HEAD + "forward_single", HEAD + "loss_single"]
+    assert g[DETECTOR + "train_step"] == [DETECTOR + "forward"]
+    assert "mmdet.apis.train.train" in g["tools.train.main"]
+    assert g["mmdet.apis.train.train"] == [DETECTOR + "train_step"]
+    assert g["mmdet.models.necks.fpn.FPN.forward"] == ["mmdet.models.necks.fpn.ConvModule.forward"]
+
+
+def test_mmdet_clean_twin(tmp_path):
+    g = project_graph(tmp_path, "callgraph_mmdet_head", replace=[
+        ("            self.loss_single, cls_scores", "            F.l1_loss, cls_scores"),
+        ("losses = self(**data)", "losses = self.extract_feat(**data)"),
+        ("    train(model, [], optimizer)", "    model.train()"),
+        ("nn.ModuleList([ConvModule(c, out_channels) for c in in_channels])",
+         "nn.ModuleList([nn.Conv2d(c, out_channels, 1) for c in in_channels])"),
+    ])
+    assert g["mmdet.core.utils.misc.multi_apply"] == [HEAD + "forward_single"]
+    assert g[DETECTOR + "train_step"] == [DETECTOR + "extract_feat"]
+    assert g["tools.train.main"] == [DETECTOR + "__init__"]  # model.train() is nn.Module's, not apis.train
+    assert g["mmdet.models.necks.fpn.FPN.forward"] == []
+
+
+CONVNEXT = "models.convnext."
+
+
+def test_convnext_partial_of_a_class_and_module_containers(tmp_path):
+    """tests/projects/callgraph_convnext: laid out like facebookresearch/ConvNeXt (models/convnext.py with
+    norm_layer = partial(LayerNorm, eps=1e-6), stages as nn.ModuleList of nn.Sequential(*[Block(...)]),
+    a timm @register_model factory, engine.train_one_epoch calling model(samples), main.train)."""
+    g = project_graph(tmp_path, "callgraph_convnext")
+    assert CONVNEXT + "LayerNorm.__init__" in g[CONVNEXT + "ConvNeXt.__init__"]
+    assert g[CONVNEXT + "ConvNeXt.forward_features"] == [CONVNEXT + "Block.forward", CONVNEXT + "LayerNorm.forward"]
+    assert g["engine.train_one_epoch"] == [CONVNEXT + "ConvNeXt.forward"]
+    assert g["main.train"] == ["engine.evaluate", "engine.train_one_epoch", CONVNEXT + "convnext_tiny"]
+    assert g["main"] == ["main.get_args_parser", "main.train"]
+
+
+def test_convnext_clean_twin(tmp_path):
+    g = project_graph(tmp_path, "callgraph_convnext", replace=[
+        ("norm_layer = partial(LayerNorm, eps=1e-6)", "norm_layer = partial(nn.LayerNorm, eps=1e-6)"),
+        ('LayerNorm(dims[0], eps=1e-6, data_format="channels_first"))', "nn.GroupNorm(1, dims[0]))"),
+        ("            x = self.stages[i](x)\n", ""),
+    ])
+    assert CONVNEXT + "LayerNorm.__init__" not in g[CONVNEXT + "ConvNeXt.__init__"]
+    assert g[CONVNEXT + "ConvNeXt.forward_features"] == []
+    assert g["engine.train_one_epoch"] == [CONVNEXT + "ConvNeXt.forward"]

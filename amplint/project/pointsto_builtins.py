@@ -12,6 +12,8 @@ _MAX_NAME = 120
 _CALLS_ITS_ARGUMENT = {"map", "filter", "functools.reduce", "reduce", "itertools.starmap"}
 _CARRIES = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter", "enumerate", "zip",
             "itertools.chain", "copy.copy", "copy.deepcopy", "collections.deque", "itertools.product"}
+# torch's module containers hold the modules they are given; a Sequential calls each in turn
+_MODULE_CONTAINERS = (".ModuleList", ".Sequential", ".ModuleDict")
 _PAIRS = {"enumerate", "zip", "itertools.product"}  # their elements are tuples: a box per call
 
 
@@ -26,7 +28,7 @@ def _name(value: str) -> str:
 
 
 def call_outside(solver, value: str, args: List[Optional[str]], kwargs: Dict[str, str], caller: str,
-                 site: str) -> Set[str]:
+                 site: str, star: Optional[str] = None) -> Set[str]:
     name = _name(value)
     arg_sets = [solver.get(a) if a else set() for a in args]
     kw_sets = {k: solver.get(v) for k, v in kwargs.items()}
@@ -43,6 +45,15 @@ def call_outside(solver, value: str, args: List[Optional[str]], kwargs: Dict[str
                     solver.add(box + "#*", solver.invoke(callee, items, {}, caller, site))
             if name == "filter":
                 solver.add(box + "#*", set().union(*(solver.elements(v) for v in callees)))
+        return {box}
+    if name.endswith(_MODULE_CONTAINERS):
+        box = "L:%s~%s" % (site, "sequential" if name.endswith(".Sequential") else "modules")
+        for values in arg_sets + ([set().union(*(solver.elements(v) for v in solver.get(star)))] if star else []):
+            for v in values:
+                if v[:2] in ("L:", "D:"):
+                    solver.add(box + "#*", solver.elements(v) | solver.get(v + "#[**]"))
+                else:
+                    solver.add(box + "#*", {v})
         return {box}
     if name in _CARRIES:
         box = "L:%s~%s" % (site, name)

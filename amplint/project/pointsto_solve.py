@@ -196,7 +196,7 @@ class Solver(Containers):
         extra = (self.get(star) if star else set(), self.get(kwstar) if kwstar else set())
         for value in sorted(self.get(fn)):
             if value.startswith("E:") and site:
-                self.add(dst, lib.call_outside(self, value, args, kwargs, caller, site))
+                self.add(dst, lib.call_outside(self, value, args, kwargs, caller, site, star))
                 continue
             self.add(dst, self.invoke(value, arg_sets, kw_sets, caller, site, extra))
 
@@ -249,6 +249,11 @@ class Solver(Containers):
             out = set()
             for target in sorted(fn):
                 out |= self.invoke(target, list(p_args) + list(args), merged, caller, site, extra)
+            return out
+        if kind == "L:" and name.endswith("~sequential"):
+            out = set()
+            for module in sorted(self.elements(value)):
+                out |= self.invoke(module, args, kwargs, caller, site, extra)
             return out
         if kind == "W:":
             return lib.container_method(self, name, args, kwargs)
@@ -325,7 +330,8 @@ class Solver(Containers):
 
     def _importfrom(self, dst: str, module: str, name: str) -> None:
         full = "%s.%s" % (module, name) if module else name
-        if full in self.modules:
+        bound = module in self.modules and name in self.modules[module]["globals"]
+        if full in self.modules and not bound:  # a package's own binding wins over its submodule
             self.add(dst, {"M:" + full})
         elif module in self.modules:
             self.add(dst, self.get("M:%s#%s" % (module, name)))
