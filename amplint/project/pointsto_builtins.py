@@ -18,6 +18,10 @@ _PAIRS = {"enumerate", "zip", "itertools.product"}  # their elements are tuples:
 
 
 def outside(value: str, suffix: str) -> str:
+    """An outside value's attribute ("E:torch.nn" + ".Module"); what an outside call returns, and
+    anything read from it, is the one opaque outside value "E:?"."""
+    if value == "E:?" or suffix.endswith("()"):
+        return "E:?"
     name = value + suffix
     return name if len(name) <= _MAX_NAME else "E:?"
 

@@ -24,14 +24,13 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
     if isinstance(node, ast.Call):
         return call(ex, node, scope)
     if isinstance(node, ast.Constant):
-        if isinstance(node.value, str) and len(node.value) < 200:
-            return ex.const("S:" + node.value)
-        if type(node.value) is int and 0 <= node.value < 64:
-            return ex.const("N:%d" % node.value)
         return None
     if isinstance(node, ast.Lambda):
         scope.lambdas += 1
         return ex.function(node, scope, lambda_name="<lambda%d>" % scope.lambdas)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and inert(node) and (
+            node.keys if isinstance(node, ast.Dict) else node.elts):
+        return None  # plain data (configs, shapes): no value worth a box
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         # a literal list or tuple is index-sensitive ("!"): element i also goes to field [i]
         indexed = not isinstance(node, ast.Set)
@@ -143,6 +142,31 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
     return None
 
 
+def inert(node: Optional[ast.expr]) -> bool:
+    """Literal data all the way down: it cannot hold a function, class, instance or module."""
+    if node is None or isinstance(node, (ast.Constant, ast.JoinedStr)):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(inert(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(inert(k) and inert(v) for k, v in zip(node.keys, node.values))
+    if isinstance(node, ast.UnaryOp):
+        return inert(node.operand)
+    return False
+
+
+def literal(ex, node: ast.expr, scope) -> Optional[str]:
+    """An argument or a default: a short string or small int is kept as a value there (for getattr,
+    dict keys and indexes that a parameter carries); elsewhere literals hold nothing."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, str) and len(node.value) <= 64:
+            return ex.const("S:" + node.value)
+        if type(node.value) is int and 0 <= node.value < 64:
+            return ex.const("N:%d" % node.value)
+        return None
+    return expr(ex, node, scope)
+
+
 def comprehension(ex, generators, scope) -> None:
     for gen in generators:
         src = expr(ex, gen.iter, scope)
@@ -177,11 +201,11 @@ def call(ex, node: ast.Call, scope) -> str:
                     star = ex.temp()
                 ex.cons.append(("copy", star, value))
             continue
-        args.append(expr(ex, arg, scope))
+        args.append(literal(ex, arg, scope))
     kwargs = {}
     kwstar: Optional[str] = None
     for kw in node.keywords:
-        value = expr(ex, kw.value, scope)
+        value = literal(ex, kw.value, scope)
         if kw.arg is None:
             if value:
                 if kwstar is None:

@@ -9,7 +9,8 @@ Nodes are strings. A variable is a field of the object that holds it: a module g
 "V:pkg.m.f#x" (its return "V:pkg.m.f#<return>", its yields "V:pkg.m.f#<yield>"), an attribute
 stored on instances of A "I:pkg.m.A#x", the collapsed elements of the list built at a site
 "L:<site>#*". Temporaries are "T:<module>:<n>". Values: "F:" function, "C:" class, "I:" instance,
-"M:" module, "E:" something outside the project (a dotted name), "S:" a string literal,
+"M:" module, "E:" something outside the project (a dotted name; "E:?" what calls to it return),
+"S:"/"N:" a string or small int literal passed as an argument or default, "U:" a super() proxy,
 "L:"/"D:" a container built at a site.
 
 Constraints (tuples, first item the kind): const(dst, value) · copy(dst, src) · load(dst, base,
@@ -264,7 +265,7 @@ class Extractor:
         defaults = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
         defaults += [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
         for param, default in defaults:
-            value = self.expr(default, scope)
+            value = pointsto_exprs.literal(self, default, scope)
             if value:
                 self.cons.append(("copy", "V:%s#%s" % (fqn, param), value))
         if inner.cls and positional and kind in ("function", "property"):
@@ -325,7 +326,8 @@ class Extractor:
                     ast.copy_location(rest, value)
                     self.assign(target.elts[i].value, self.expr(rest, scope), scope)  # type: ignore[attr-defined]
                     return
-        self.assign(target, self.expr(value, scope), scope)
+        named = isinstance(target, ast.Name)  # `KEY = "name"`: a named constant keeps its value
+        self.assign(target, pointsto_exprs.literal(self, value, scope) if named else self.expr(value, scope), scope)
 
     def assign(self, target: ast.expr, value: Optional[str], scope: Scope) -> None:
         if isinstance(target, ast.Name):

@@ -6,7 +6,8 @@ depends on them) and writes through `add`; a node that grows puts its readers ba
 worklist. Calls bind arguments to parameters and returns to the call's node as they are
 discovered, so the call graph and the values are computed together (as in PyCG, but by
 constraints rather than by re-walking the code). Sets are bounded: a node holds at most
-MAX_VALUES values; beyond that it keeps the first ones (a documented loss of recall).
+MAX_VALUES functions, classes and instances and MAX_DATA containers, literals and outside values;
+beyond that it keeps the first ones (a documented loss of recall).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 from amplint.project import pointsto_builtins as lib
 from amplint.project.pointsto_containers import Containers
 
-MAX_VALUES = 48
+MAX_VALUES = 64  # functions, classes, instances, modules a node may hold (beyond: the first ones)
+MAX_DATA = 16  # containers, literals, outside values: they matter less and multiply faster
+_DATA = frozenset("LDWSNE")
 _INSTANCE_CALL = ("__call__", "forward")
 
 
@@ -36,6 +39,7 @@ class Solver(Containers):
         self.edges: Set[Tuple[str, str]] = set()
         self.site_callees: Dict[str, Set[str]] = {}
         self.partials: Dict[str, tuple] = {}
+        self._partials_open: Set[str] = set()
         self._cur = -1
         self._queue: deque = deque()
         self._queued: Set[int] = set()
@@ -54,9 +58,18 @@ class Solver(Containers):
     def add(self, node: str, values: Iterable[str]) -> None:
         have = self.vals.setdefault(node, set())
         before = len(have)
+        data = None
         for value in values:
-            if len(have) >= MAX_VALUES:
-                break
+            if value in have:
+                continue
+            if value[0] in _DATA:
+                if data is None:
+                    data = sum(1 for v in have if v[0] in _DATA)
+                if data >= MAX_DATA:
+                    continue
+                data += 1
+            elif len(have) >= MAX_VALUES:
+                continue
             have.add(value)
         if len(have) != before:
             if node.startswith("D:") and "#[" in node and not node.endswith("#[**]"):
@@ -164,7 +177,7 @@ class Solver(Containers):
                 if bound:
                     out.add(bound)
             return out
-        if kind == "S:" and "|" in value:
+        if kind == "U:":
             inst, after = value[2:].split("|", 1)
             for found, _owner in self.class_attr(inst, attr, after=after):
                 bound = self.bind(found, "I:" + inst)
@@ -242,13 +255,15 @@ class Solver(Containers):
                     if bound:
                         out |= self.invoke(bound, args, kwargs, caller, site, extra)
             return out
-        if kind == "Q:" and name in self.partials:
+        if kind == "Q:" and name in self.partials and value not in self._partials_open:
             fn, p_args, p_kwargs = self.partials[name]
             merged = dict(p_kwargs)
             merged.update(kwargs)
             out = set()
-            for target in sorted(fn):
+            self._partials_open.add(value)  # partial(partial(...)) cycles through a loop's rebinding
+            for target in sorted(fn - {value}):
                 out |= self.invoke(target, list(p_args) + list(args), merged, caller, site, extra)
+            self._partials_open.discard(value)
             return out
         if kind == "L:" and name.endswith("~sequential"):
             out = set()
@@ -310,7 +325,7 @@ class Solver(Containers):
         for inst in sorted(self.get(self_node)):
             for cls in sorted(self.get(cls_node)):
                 if inst[:2] in ("I:", "C:") and cls.startswith("C:"):
-                    self.add(dst, {"S:%s|%s" % (inst[2:], cls[2:])})
+                    self.add(dst, {"U:%s|%s" % (inst[2:], cls[2:])})
 
     def _inst(self, dst: str, src: str) -> None:
         self.add(dst, {"I:" + v[2:] for v in self.get(src) if v.startswith("C:")})
