@@ -31,36 +31,8 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
     if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and inert(node) and (
             node.keys if isinstance(node, ast.Dict) else node.elts):
         return None  # plain data (configs, shapes): no value worth a box
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        # a literal list or tuple is index-sensitive ("!"): element i also goes to field [i]
-        indexed = not isinstance(node, ast.Set)
-        box = "L:" + ex.site(node) + ("!" if indexed else "")
-        for i, elt in enumerate(node.elts):
-            if isinstance(elt, ast.Starred):
-                indexed = False
-                inner = expr(ex, elt.value, scope)
-                if inner:
-                    ex.cons.append(("elem", box + "#*", inner))
-            else:
-                value = expr(ex, elt, scope)
-                if value:
-                    ex.cons.append(("copy", box + "#*", value))
-                    if indexed:
-                        ex.cons.append(("copy", "%s#[%d]" % (box, i), value))
-        return ex.const(box)
-    if isinstance(node, ast.Dict):
-        box = "D:" + ex.site(node)
-        for key, value in zip(node.keys, node.values):
-            v = expr(ex, value, scope)
-            if key is None:
-                if v:
-                    ex.cons.append(("dictmerge", box, v))
-                continue
-            k = ex.index_key(key, scope)[0]
-            if v:
-                ex.cons.append(("copy", "%s#[%s]" % (box, k if k is not None else "*"), v))
-                ex.cons.append(("copy", box + "#[**]", v))
-        return ex.const(box)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+        return display(ex, node, scope)
     if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
         comprehension(ex, node.generators, scope)
         if isinstance(node, ast.DictComp):
@@ -139,6 +111,42 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
             expr(ex, child, scope)
         elif isinstance(child, ast.comprehension):
             comprehension(ex, [child], scope)
+    return None
+
+
+def display(ex, node: ast.expr, scope) -> Optional[str]:
+    """The value of a list, tuple, set or dict display: a box per site (also for plain data when
+    a name is bound to it: the name may fill it later)."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        # a literal list or tuple is index-sensitive ("!"): element i also goes to field [i]
+        indexed = not isinstance(node, ast.Set)
+        box = "L:" + ex.site(node) + ("!" if indexed else "")
+        for i, elt in enumerate(node.elts):
+            if isinstance(elt, ast.Starred):
+                indexed = False
+                inner = expr(ex, elt.value, scope)
+                if inner:
+                    ex.cons.append(("elem", box + "#*", inner))
+            else:
+                value = expr(ex, elt, scope)
+                if value:
+                    ex.cons.append(("copy", box + "#*", value))
+                    if indexed:
+                        ex.cons.append(("copy", "%s#[%d]" % (box, i), value))
+        return ex.const(box)
+    if isinstance(node, ast.Dict):
+        box = "D:" + ex.site(node)
+        for key, value in zip(node.keys, node.values):
+            v = expr(ex, value, scope)
+            if key is None:
+                if v:
+                    ex.cons.append(("dictmerge", box, v))
+                continue
+            k = ex.index_key(key, scope)[0]
+            if v:
+                ex.cons.append(("copy", "%s#[%s]" % (box, k if k is not None else "*"), v))
+                ex.cons.append(("copy", box + "#[**]", v))
+        return ex.const(box)
     return None
 
 

@@ -122,10 +122,11 @@ class Extractor:
     # -- statements ----------------------------------------------------------------------------
     def stmt(self, node: ast.stmt, scope: Scope) -> None:
         if isinstance(node, COMPOUND):
-            inner = Scope("block", "", None)
-            bound_names([node], inner)
-            for name in inner.bound | inner.globals | inner.nonlocals:
-                scope.current.pop(name, None)
+            if not scope.nested and scope.current:  # inner blocks: their names are already dropped
+                inner = Scope("block", "", None)
+                bound_names([node], inner)
+                for name in inner.bound | inner.globals | inner.nonlocals:
+                    scope.current.pop(name, None)
             scope.nested += 1
             try:
                 self._stmt(node, scope)
@@ -327,7 +328,10 @@ class Extractor:
                     self.assign(target.elts[i].value, self.expr(rest, scope), scope)  # type: ignore[attr-defined]
                     return
         named = isinstance(target, ast.Name)  # `KEY = "name"`: a named constant keeps its value
-        self.assign(target, pointsto_exprs.literal(self, value, scope) if named else self.expr(value, scope), scope)
+        if named and isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+            self.assign(target, pointsto_exprs.display(self, value, scope), scope)
+        else:
+            self.assign(target, pointsto_exprs.literal(self, value, scope) if named else self.expr(value, scope), scope)
 
     def assign(self, target: ast.expr, value: Optional[str], scope: Scope) -> None:
         if isinstance(target, ast.Name):

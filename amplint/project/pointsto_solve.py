@@ -40,6 +40,8 @@ class Solver(Containers):
         self.site_callees: Dict[str, Set[str]] = {}
         self.partials: Dict[str, tuple] = {}
         self._partials_open: Set[str] = set()
+        self._mro: Dict[str, Tuple[List[str], List[str]]] = {}
+        self._base_nodes = {n for info in self.classes.values() for n in info["bases"]}
         self._cur = -1
         self._queue: deque = deque()
         self._queued: Set[int] = set()
@@ -72,6 +74,8 @@ class Solver(Containers):
                 continue
             have.add(value)
         if len(have) != before:
+            if node in self._base_nodes:
+                self._mro.clear()
             if node.startswith("D:") and "#[" in node and not node.endswith("#[**]"):
                 box, key = node.rsplit("#[", 1)
                 self.add(box + "#keys", ("K:" + key[:-1],))
@@ -116,7 +120,18 @@ class Solver(Containers):
         return out, outside
 
     def mro(self, cls: str) -> List[str]:
-        """C3 linearisation over project classes (depth-first order if C3 fails)."""
+        """C3 linearisation over project classes (depth-first order if C3 fails); cached until a
+        node that holds a base class grows (the reader still depends on those nodes)."""
+        cached = self._mro.get(cls)
+        if cached is not None:
+            for node in cached[1]:
+                self.get(node)
+            return cached[0]
+        order = self._linearise(cls)
+        self._mro[cls] = (order, [n for c in order for n in self.classes[c]["bases"]])
+        return order
+
+    def _linearise(self, cls: str) -> List[str]:
         def linear(c: str, seen: Tuple[str, ...]) -> List[str]:
             if c in seen:
                 return []
