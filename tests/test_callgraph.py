@@ -540,3 +540,38 @@ def test_convnext_clean_twin(tmp_path):
     assert CONVNEXT + "LayerNorm.__init__" not in g[CONVNEXT + "ConvNeXt.__init__"]
     assert g[CONVNEXT + "ConvNeXt.forward_features"] == []
     assert g["engine.train_one_epoch"] == [CONVNEXT + "ConvNeXt.forward"]
+
+
+def test_a_wrapping_decorator_keeps_each_wrapped_function_apart(tmp_path):
+    """detectron2's `configurable` shape: one wrapper closure per decorated function (as if inlined),
+    so what one wrapped function returns does not reach the callers of another."""
+    g = one(tmp_path, """
+        import functools
+        def configurable(init_func=None, *, from_config=None):
+            if init_func is not None:
+                @functools.wraps(init_func)
+                def wrapped(self, *args, **kwargs):
+                    return init_func(self, *args, **kwargs)
+                return wrapped
+            def wrapper(orig_func):
+                @functools.wraps(orig_func)
+                def wrapped(*args, **kwargs):
+                    return orig_func(*args, **kwargs)
+                return wrapped
+            return wrapper
+        class TrainLoader:
+            def __iter__(self): pass
+        class TestLoader:
+            def __iter__(self): pass
+        @configurable(from_config=None)
+        def build_train_loader(cfg):
+            return TrainLoader()
+        @configurable(from_config=None)
+        def build_test_loader(cfg):
+            return TestLoader()
+        def train():
+            loader = build_train_loader(None)
+            loader.__iter__()
+    """)
+    assert g["app.train"] == ["app.TrainLoader.__iter__", "app.configurable.wrapper.wrapped"]
+    assert g["app.configurable.wrapper.wrapped"] == ["app.build_test_loader", "app.build_train_loader"]

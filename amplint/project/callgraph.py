@@ -55,7 +55,7 @@ def build(paths: Iterable[str], errors: Optional[List[str]] = None) -> Solver:
 
 def call_graph(solver: Solver) -> Dict[str, List[str]]:
     graph: Dict[str, List[str]] = {name: [] for name in solver.modules}
-    graph.update({name: [] for name in solver.funcs})
+    graph.update({name: [] for name in solver.funcs if "@" not in name})
     for caller, callee in solver.edges:
         graph.setdefault(caller, []).append(callee)
     return {k: sorted(set(v)) for k, v in graph.items()}

@@ -263,6 +263,7 @@ class Extractor:
             "kwonly": [a.arg for a in args.kwonlyargs], "kwarg": args.kwarg.arg if args.kwarg else None,
             "kind": kind, "gen": is_gen, "cls": inner.cls, "line": node.lineno,
         }
+        start = len(self.cons)
         defaults = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
         defaults += [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
         for param, default in defaults:
@@ -274,6 +275,7 @@ class Extractor:
         elif inner.cls and positional and kind == "class":
             self.cons.append(("const", "V:%s#%s" % (fqn, positional[0]), "C:" + inner.cls))
         self.body(body, inner)
+        self.funcs[fqn]["span"] = (start, len(self.cons))  # its constraints and its nested functions'
         value = self.const("F:" + fqn)
         for dec in reversed(decorators):
             dec_node = self.expr(dec, scope)

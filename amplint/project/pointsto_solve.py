@@ -12,6 +12,7 @@ beyond that it keeps the first ones (a documented loss of recall).
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
@@ -21,6 +22,8 @@ from amplint.project.pointsto_containers import Containers
 MAX_VALUES = 64  # functions, classes, instances, modules a node may hold (beyond: the first ones)
 MAX_DATA = 16  # containers, literals, outside values: they matter less and multiply faster
 _DATA = frozenset("LDWSNE")
+_CLONE = re.compile(r"@d\d+")
+MAX_CLONES = 64  # copies of one decorator (one per function it decorates)
 _INSTANCE_CALL = ("__call__", "forward")
 
 
@@ -31,7 +34,9 @@ class Solver(Containers):
         self.classes: Dict[str, dict] = {}
         self.cons: List[tuple] = []
         for info in self.modules.values():
-            self.funcs.update(info["funcs"])
+            offset = len(self.cons)
+            for name, func in info["funcs"].items():
+                self.funcs[name] = dict(func, span=(func["span"][0] + offset, func["span"][1] + offset))
             self.classes.update(info["classes"])
             self.cons.extend(info["cons"])
         self.vals: Dict[str, Set[str]] = {}
@@ -40,6 +45,7 @@ class Solver(Containers):
         self.site_callees: Dict[str, Set[str]] = {}
         self.partials: Dict[str, tuple] = {}
         self._partials_open: Set[str] = set()
+        self._copies: Dict[str, int] = {}
         self._mro: Dict[str, Tuple[List[str], List[str]]] = {}
         self._base_nodes = {n for info in self.classes.values() for n in info["bases"]}
         self._cur = -1
@@ -229,6 +235,10 @@ class Solver(Containers):
             self.add(dst, self.invoke(value, arg_sets, kw_sets, caller, site, extra))
 
     def edge(self, caller: Optional[str], func: str, site: Optional[str]) -> None:
+        if "@" in func:
+            func = _CLONE.sub("", func)
+        if caller and "@" in caller:
+            caller = _CLONE.sub("", caller)
         if caller:
             self.edges.add((caller, func))
         if site:
@@ -334,7 +344,50 @@ class Solver(Containers):
             if value.startswith("E:"):
                 self.add(dst, func)  # a decorator from outside the project: assumed to keep the function
             else:
-                self.add(dst, self.invoke(value, [func], {}, caller, None))
+                self.add(dst, self.invoke(self.decorator_copy(value), [func], {}, caller, None))
+
+    def decorator_copy(self, value: str) -> str:
+        """A decorator that defines a wrapper gets a copy of its constraints per decorated function
+        (as if inlined), so one wrapper's closure does not merge every function it wraps."""
+        name = value[2:]
+        info = self.funcs.get(name)
+        if not value.startswith("F:") or not info or info["kind"] != "function":
+            return value
+        nested = [f for f in self.funcs if f.startswith(name + ".")]
+        if not nested:
+            return value
+        copy = "%s@d%d" % (name, self._cur)
+        if copy in self.funcs:
+            return "F:" + copy
+        self._copies[name] = self._copies.get(name, 0) + 1
+        if self._copies[name] > MAX_CLONES:
+            return value
+        tag = "@d%d" % self._cur
+
+        def rename(item):
+            if isinstance(item, str):
+                if item.startswith("T:"):
+                    return item + tag
+                for prefix in ("V:", "F:", ""):
+                    if item.startswith(prefix + name) and item[len(prefix) + len(name):len(prefix) + len(name) + 1] in ("#", ".", ""):
+                        return prefix + copy + item[len(prefix) + len(name):]
+                return item
+            if isinstance(item, (list, tuple)):
+                return type(item)(rename(x) for x in item)
+            if isinstance(item, dict):
+                return {k: rename(v) for k, v in item.items()}
+            return item
+
+        start, end = info["span"]
+        first = len(self.cons)
+        for func in [name] + nested:
+            low, high = self.funcs[func]["span"]
+            self.funcs[copy + func[len(name):]] = dict(self.funcs[func], span=(first + low - start, first + high - start))
+        self.cons.extend(rename(con) for con in self.cons[start:end])
+        for index in range(first, len(self.cons)):
+            self._queued.add(index)
+            self._queue.append(index)
+        return "F:" + copy
 
     def _super(self, dst: str, self_node: str, cls_node: str) -> None:
         for inst in sorted(self.get(self_node)):
