@@ -575,3 +575,28 @@ def test_a_wrapping_decorator_keeps_each_wrapped_function_apart(tmp_path):
     """)
     assert g["app.train"] == ["app.TrainLoader.__iter__", "app.configurable.wrapper.wrapped"]
     assert g["app.configurable.wrapper.wrapped"] == ["app.build_test_loader", "app.build_train_loader"]
+
+
+def test_module_dict_keys_are_attributes(tmp_path):
+    """nanoGPT's GPT: self.transformer = nn.ModuleDict(dict(h=nn.ModuleList([...]), ln_f=...))."""
+    g = one(tmp_path, """
+        import torch.nn as nn
+        class Block(nn.Module):
+            def forward(self, x):
+                return x
+        class Norm(nn.Module):
+            def forward(self, x):
+                return x
+        class GPT(nn.Module):
+            def __init__(self, n_layer):
+                super().__init__()
+                self.transformer = nn.ModuleDict(dict(
+                    h=nn.ModuleList([Block() for _ in range(n_layer)]),
+                    ln_f=Norm(),
+                ))
+            def forward(self, x):
+                for block in self.transformer.h:
+                    x = block(x)
+                return self.transformer.ln_f(x)
+    """)
+    assert g["app.GPT.forward"] == ["app.Block.forward", "app.Norm.forward"]

@@ -13,7 +13,7 @@ _CALLS_ITS_ARGUMENT = {"map", "filter", "functools.reduce", "reduce", "itertools
 _CARRIES = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter", "enumerate", "zip",
             "itertools.chain", "copy.copy", "copy.deepcopy", "collections.deque", "itertools.product"}
 # torch's module containers hold the modules they are given; a Sequential calls each in turn
-_MODULE_CONTAINERS = (".ModuleList", ".Sequential", ".ModuleDict")
+_MODULE_CONTAINERS = (".ModuleList", ".Sequential")
 _PAIRS = {"enumerate", "zip", "itertools.product"}  # their elements are tuples: a box per call
 
 
@@ -49,6 +49,16 @@ def call_outside(solver, value: str, args: List[Optional[str]], kwargs: Dict[str
                     solver.add(box + "#*", solver.invoke(callee, items, {}, caller, site))
             if name == "filter":
                 solver.add(box + "#*", set().union(*(solver.elements(v) for v in callees)))
+        return {box}
+    if name.endswith(".ModuleDict"):  # a dict whose keys are also attributes
+        box = "D:%s~modules" % site
+        for values in arg_sets:
+            for v in values:
+                if v.startswith("D:"):
+                    for key in solver.get(v + "#keys"):
+                        solver.add("%s#[%s]" % (box, key[2:]), solver.get("%s#[%s]" % (v, key[2:])))
+                    for field in ("[*]", "[**]"):
+                        solver.add("%s#%s" % (box, field), solver.get("%s#%s" % (v, field)))
         return {box}
     if name.endswith(_MODULE_CONTAINERS):
         box = "L:%s~%s" % (site, "sequential" if name.endswith(".Sequential") else "modules")

@@ -207,6 +207,9 @@ class Solver(Containers):
             return out
         if kind == "E:":
             return {lib.outside(value, "." + attr)}
+        if kind == "D:" and value.endswith("~modules") and not attr.startswith("_"):
+            found = self.get("%s#[%r]" % (value, attr)) | self.get(value + "#[*]")
+            return found | {"W:%s|%s" % (value, attr)}
         if kind in ("L:", "D:"):
             return {"W:%s|%s" % (value, attr)}
         if kind in ("M:", "F:", "I:", "C:"):
