@@ -84,6 +84,8 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
         return expr(ex, node.value, scope)
     if isinstance(node, (ast.Yield, ast.YieldFrom)):
         value = expr(ex, node.value, scope) if node.value is not None else None
+        if scope.kind == "function" and scope.fqn in ex.funcs:
+            ex.funcs[scope.fqn]["gen"] = True
         if value and scope.kind == "function":
             kind = "copy" if isinstance(node, ast.Yield) else "elem"
             ex.cons.append((kind, "V:%s#<yield>" % scope.fqn, value))

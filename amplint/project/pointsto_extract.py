@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Tuple
 
 from amplint.project import pointsto_exprs
 from amplint.project.pointsto_scopes import (
-    COMPOUND, SPECIAL_DECORATORS, BUILTINS, Scope, bound_names, literal_key, literal_update, walk_own,
+    COMPOUND, SPECIAL_DECORATORS, BUILTINS, Scope, bound_names, literal_key, literal_update,
 )
 
 
@@ -257,11 +257,10 @@ class Extractor:
                 decorators.append(dec)
         body = node.body if isinstance(node.body, list) else [ast.Return(value=node.body)]
         bound_names(body, inner)
-        is_gen = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for stmt in body for n in walk_own(stmt))
         self.funcs[fqn] = {
             "params": positional, "vararg": args.vararg.arg if args.vararg else None,
             "kwonly": [a.arg for a in args.kwonlyargs], "kwarg": args.kwarg.arg if args.kwarg else None,
-            "kind": kind, "gen": is_gen, "cls": inner.cls, "line": node.lineno,
+            "kind": kind, "gen": False, "cls": inner.cls, "line": node.lineno,
         }
         start = len(self.cons)
         defaults = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))

@@ -27,34 +27,42 @@ class Scope:
 
 
 def bound_names(body: List[ast.stmt], scope: Scope) -> None:
-    """Names a scope binds (assignment, def, import, for, with, except, walrus), and its
-    global/nonlocal declarations; nested function and class bodies are their own scopes."""
+    """Names a scope binds (assignment, def, import, for, with, except), and its global/nonlocal
+    declarations; nested function and class bodies are their own scopes. Walks statements and
+    their targets only (a walrus binds when the extractor reaches it)."""
     stack: List[ast.AST] = list(body)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             scope.bound.add(node.name)
-            stack.extend(node.decorator_list)
-            if not isinstance(node, ast.ClassDef):
-                stack.extend(d for d in node.args.defaults + node.args.kw_defaults if d is not None)
-            else:
-                stack.extend(node.bases)
             continue
-        if isinstance(node, ast.Lambda):
-            continue
-        if isinstance(node, ast.Global):
+        targets: List[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+            targets = [node.target]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+        elif isinstance(node, ast.Global):
             scope.globals.update(node.names)
         elif isinstance(node, ast.Nonlocal):
             scope.nonlocals.update(node.names)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            scope.bound.add(node.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 if alias.name != "*":
                     scope.bound.add(alias.asname or alias.name.split(".")[0])
         elif isinstance(node, ast.ExceptHandler) and node.name:
             scope.bound.add(node.name)
-        stack.extend(ast.iter_child_nodes(node))
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        for target in targets:
+            for sub in ast.walk(target):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+                    scope.bound.add(sub.id)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                stack.extend(block)
     scope.bound -= scope.globals | scope.nonlocals
 
 

@@ -372,8 +372,9 @@ class Solver(Containers):
                 if item.startswith("T:"):
                     return item + tag
                 for prefix in ("V:", "F:", ""):
-                    if item.startswith(prefix + name) and item[len(prefix) + len(name):len(prefix) + len(name) + 1] in ("#", ".", ""):
-                        return prefix + copy + item[len(prefix) + len(name):]
+                    cut = len(prefix) + len(name)
+                    if item.startswith(prefix + name) and item[cut:cut + 1] in ("#", ".", ""):
+                        return prefix + copy + item[cut:]
                 return item
             if isinstance(item, (list, tuple)):
                 return type(item)(rename(x) for x in item)
