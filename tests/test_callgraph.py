@@ -600,3 +600,24 @@ def test_module_dict_keys_are_attributes(tmp_path):
                 return self.transformer.ln_f(x)
     """)
     assert g["app.GPT.forward"] == ["app.Block.forward", "app.Norm.forward"]
+
+
+def test_a_function_returning_its_argument_is_copied_per_call_site(tmp_path):
+    """yolov5's `de_parallel(model)` / `smart_optimizer`-style helpers return what they are given:
+    each call site gets its own copy, so one caller's model does not reach another caller."""
+    g = one(tmp_path, """
+        class Detect:
+            def forward(self, x): pass
+        class Classify:
+            def forward(self, x): pass
+        def de_parallel(model):
+            return model.module if hasattr(model, "module") else model
+        def train():
+            det = de_parallel(Detect())
+            det.forward(1)
+        def classify():
+            cls = de_parallel(Classify())
+            cls.forward(1)
+    """)
+    assert g["app.train"] == ["app.Detect.forward", "app.de_parallel"]
+    assert g["app.classify"] == ["app.Classify.forward", "app.de_parallel"]

@@ -180,6 +180,11 @@ class Extractor:
                             self.expr(value, scope), scope)
         elif isinstance(node, ast.Return):
             if node.value is not None and scope.kind == "function":
+                info = self.funcs.get(scope.fqn)
+                if info is not None and not info.get("through"):
+                    params = set(info["params"] + info["kwonly"] + [info["vararg"], info["kwarg"]])
+                    if any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(node.value)):
+                        info["through"] = True
                 value = self.expr(node.value, scope)
                 if value:
                     self.cons.append(("copy", "V:%s#<return>" % scope.fqn, value))

@@ -18,16 +18,16 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from amplint.project import pointsto_builtins as lib
 from amplint.project.pointsto_containers import Containers
+from amplint.project.pointsto_copies import Copies, Imports
 
 MAX_VALUES = 64  # functions, classes, instances, modules a node may hold (beyond: the first ones)
 MAX_DATA = 16  # containers, literals, outside values: they matter less and multiply faster
 _DATA = frozenset("LDWSNE")
-_CLONE = re.compile(r"@d\d+")
-MAX_CLONES = 64  # copies of one decorator (one per function it decorates)
+_CLONE = re.compile(r"@[ds]\d+")
 _INSTANCE_CALL = ("__call__", "forward")
 
 
-class Solver(Containers):
+class Solver(Containers, Copies, Imports):
     def __init__(self, modules: Iterable[dict]) -> None:
         self.modules: Dict[str, dict] = {m["module"]: m for m in modules}
         self.funcs: Dict[str, dict] = {}
@@ -46,6 +46,13 @@ class Solver(Containers):
         self.partials: Dict[str, tuple] = {}
         self._partials_open: Set[str] = set()
         self._copies: Dict[str, int] = {}
+        self._nested: Dict[str, List[str]] = {}
+        for func in self.funcs:
+            parts = func.split(".")
+            for i in range(1, len(parts)):
+                parent = ".".join(parts[:i])
+                if parent in self.funcs:
+                    self._nested.setdefault(parent, []).append(func)
         self._mro: Dict[str, Tuple[List[str], List[str]]] = {}
         self._base_nodes = {n for info in self.classes.values() for n in info["bases"]}
         self._cur = -1
@@ -252,6 +259,11 @@ class Solver(Containers):
         """Calls `value` with these argument values; returns the call's values."""
         kind, name = value[:2], value[2:]
         if kind == "F:" and name in self.funcs:
+            info = self.funcs[name]
+            if info.get("through") and site and caller and "@" not in caller and info["span"][1] - info["span"][0] <= 120:
+                # a function that returns (part of) an argument: a copy per call site, so that it
+                # does not hand every caller's argument to every other caller
+                name = self.copy_function(name, "@s%d" % self._cur) or name
             self.edge(caller, name, site)
             self.bind_params(name, args, kwargs, extra)
             if self.funcs[name]["gen"]:
@@ -349,50 +361,6 @@ class Solver(Containers):
             else:
                 self.add(dst, self.invoke(self.decorator_copy(value), [func], {}, caller, None))
 
-    def decorator_copy(self, value: str) -> str:
-        """A decorator that defines a wrapper gets a copy of its constraints per decorated function
-        (as if inlined), so one wrapper's closure does not merge every function it wraps."""
-        name = value[2:]
-        info = self.funcs.get(name)
-        if not value.startswith("F:") or not info or info["kind"] != "function":
-            return value
-        nested = [f for f in self.funcs if f.startswith(name + ".")]
-        if not nested:
-            return value
-        copy = "%s@d%d" % (name, self._cur)
-        if copy in self.funcs:
-            return "F:" + copy
-        self._copies[name] = self._copies.get(name, 0) + 1
-        if self._copies[name] > MAX_CLONES:
-            return value
-        tag = "@d%d" % self._cur
-
-        def rename(item):
-            if isinstance(item, str):
-                if item.startswith("T:"):
-                    return item + tag
-                for prefix in ("V:", "F:", ""):
-                    cut = len(prefix) + len(name)
-                    if item.startswith(prefix + name) and item[cut:cut + 1] in ("#", ".", ""):
-                        return prefix + copy + item[cut:]
-                return item
-            if isinstance(item, (list, tuple)):
-                return type(item)(rename(x) for x in item)
-            if isinstance(item, dict):
-                return {k: rename(v) for k, v in item.items()}
-            return item
-
-        start, end = info["span"]
-        first = len(self.cons)
-        for func in [name] + nested:
-            low, high = self.funcs[func]["span"]
-            self.funcs[copy + func[len(name):]] = dict(self.funcs[func], span=(first + low - start, first + high - start))
-        self.cons.extend(rename(con) for con in self.cons[start:end])
-        for index in range(first, len(self.cons)):
-            self._queued.add(index)
-            self._queue.append(index)
-        return "F:" + copy
-
     def _super(self, dst: str, self_node: str, cls_node: str) -> None:
         for inst in sorted(self.get(self_node)):
             for cls in sorted(self.get(cls_node)):
@@ -409,38 +377,3 @@ class Solver(Containers):
                 self.protocol(value, "__exit__", caller, [set(), set(), set()])
             elif value.startswith("E:"):
                 self.add(dst, {lib.outside(value, ".__enter__()")})
-
-    def _import(self, dst: str, module: str, top: bool) -> None:
-        name = module.split(".")[0] if top else module
-        known = name in self.modules or any(m.startswith(name + ".") for m in self.modules)
-        self.add(dst, {("M:" if known else "E:") + name})
-
-    def _importfrom(self, dst: str, module: str, name: str) -> None:
-        full = "%s.%s" % (module, name) if module else name
-        bound = module in self.modules and name in self.modules[module]["globals"]
-        if full in self.modules and not bound:  # a package's own binding wins over its submodule
-            self.add(dst, {"M:" + full})
-        elif module in self.modules:
-            self.add(dst, self.get("M:%s#%s" % (module, name)))
-        else:
-            self.add(dst, {"E:" + full})
-
-    def _star(self, module: str, source: str) -> None:
-        for name in self.exports.get(source, ()):
-            self.add("M:%s#%s" % (module, name), self.get("M:%s#%s" % (source, name)))
-
-    def _star_exports(self) -> None:
-        self.exports: Dict[str, Set[str]] = {}
-        for name, info in self.modules.items():
-            names = info["all"] if info["all"] is not None else [g for g in info["globals"] if not g.startswith("_")]
-            self.exports[name] = set(names)
-        stars = [(c[1], c[2]) for c in self.cons if c[0] == "star"]
-        changed = True
-        while changed:
-            changed = False
-            for module, source in stars:
-                if self.modules[module]["all"] is None and source in self.exports:
-                    new = self.exports[source] - self.exports[module]
-                    if new:
-                        self.exports[module] |= new
-                        changed = True
