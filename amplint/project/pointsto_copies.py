@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Set
 
-MAX_CLONES = 64  # copies of one function
+MAX_CLONES = 64  # copies of one function per call site
+MAX_DECORATED = 1024  # copies of one decorator (one per function it decorates: all, in practice)
 
 
 class Copies:
@@ -30,7 +31,7 @@ class Copies:
         if copy in self.funcs:
             return copy
         self._copies[name] = self._copies.get(name, 0) + 1
-        if self._copies[name] > MAX_CLONES or "@" in name:
+        if self._copies[name] > (MAX_DECORATED if tag.startswith("@d") else MAX_CLONES) or "@" in name:
             return None
         nested = self._nested.get(name, [])
 
