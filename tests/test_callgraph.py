@@ -372,6 +372,15 @@ def test_cli_prints_pycg_shape_and_reports_bad_files(tmp_path):
     assert "bad.py" in proc.stderr and proc.stderr.count("\n") == 1
 
 
+def test_cli_reports_a_missing_path(tmp_path):
+    (tmp_path / "ok.py").write_text("def f(): pass\n")
+    proc = subprocess.run([sys.executable, "-m", "amplint", "--call-graph", str(tmp_path / "ok.py"),
+                           str(tmp_path / "missing.py")], capture_output=True, text=True, env=dict(os.environ))
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout) == {"ok": [], "ok.f": []}
+    assert proc.stderr.strip() == "%s: no such file or directory" % (tmp_path / "missing.py")
+
+
 @pytest.mark.parametrize("code", ["x = 1\n", ""])
 def test_programs_without_calls_have_empty_graphs(tmp_path, code):
     assert one(tmp_path, code) == {"app": []}

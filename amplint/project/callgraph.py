@@ -42,6 +42,9 @@ def module_files(paths: Iterable[str]) -> List[Tuple[str, str, bool]]:
 def build(paths: Iterable[str], errors: Optional[List[str]] = None) -> Solver:
     """The solved resolver over every Python file under PATHS (unparsable files are reported)."""
     facts = []
+    paths = list(paths)
+    if errors is not None:
+        errors.extend("%s: no such file or directory" % p for p in paths if not os.path.exists(p))
     for path, module, package in module_files(paths):
         try:
             with open(path, encoding="utf-8") as handle:
