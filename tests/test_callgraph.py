@@ -630,3 +630,19 @@ def test_a_function_returning_its_argument_is_copied_per_call_site(tmp_path):
     """)
     assert g["app.train"] == ["app.Detect.forward", "app.de_parallel"]
     assert g["app.classify"] == ["app.Classify.forward", "app.de_parallel"]
+
+
+def test_a_decorator_that_returns_itself_without_a_function_does_not_with_one(tmp_path):
+    g = one(tmp_path, """
+        def register(fn=None, *, name=None):
+            if fn is None:
+                return register
+            def inner(*args):
+                return fn(*args)
+            return inner
+        @register
+        def build(): pass
+        def run():
+            build()
+    """)
+    assert g["app.run"] == ["app.register.inner"]

@@ -359,7 +359,10 @@ class Solver(Containers, Copies, Imports):
             if value.startswith("E:"):
                 self.add(dst, func)  # a decorator from outside the project: assumed to keep the function
             else:
-                self.add(dst, self.invoke(self.decorator_copy(value), [func], {}, caller, None))
+                # a decorator that returns itself (detectron2's `configurable` does when called
+                # without a function) does not when it is given one: that value is dropped
+                copy = self.decorator_copy(value)
+                self.add(dst, self.invoke(copy, [func], {}, caller, None) - {copy, value})
 
     def _super(self, dst: str, self_node: str, cls_node: str) -> None:
         for inst in sorted(self.get(self_node)):
