@@ -72,6 +72,8 @@ def list_rules() -> str:
               help="Show the traceback of internal errors (to report them).")
 @click.option("--show-regions", is_flag=True,
               help="List each autocast region, what it reaches in other files and what it cannot resolve.")
+@click.option("--call-graph", "call_graph", is_flag=True,
+              help="Print the project's call graph (PyCG's JSON shape) as the value flow resolves it, and exit.")
 @click.option("--isolated-files", is_flag=True,
               help="Lint each file on its own (no cross-file or framework-implied regions).")
 @click.option("--stdin-filename", metavar="PATH",
@@ -84,7 +86,7 @@ def cli(
     baseline_path: Optional[str], explain_code: Optional[str], list_all: bool,
     force_exclude: bool, config_path: Optional[str], jobs: Optional[int], no_cache: bool,
     cache_dir: Optional[str], verbose: bool, isolated_files: bool,
-    stdin_filename: Optional[str], show_regions: bool = False,
+    stdin_filename: Optional[str], show_regions: bool = False, call_graph: bool = False,
 ) -> None:
     """Find and fix PyTorch mixed-precision (AMP) hazards in PATHS (default: the current directory).
 
@@ -104,6 +106,9 @@ def cli(
         return
     if list_all:
         click.echo(list_rules(), nl=False)
+        return
+    if call_graph:
+        _call_graph(paths or (".",))
         return
     if add_noqa and (fix or diff):
         raise click.UsageError("--add-noqa cannot be combined with --fix or --diff")
@@ -235,6 +240,17 @@ def _exit_status(outcome, failing) -> int:
     if outcome.internal_error:
         return EXIT_ERROR
     return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def _call_graph(paths) -> None:
+    from amplint.project.callgraph import main as call_graph_json
+
+    text, errors = call_graph_json(paths)
+    for line in errors:
+        click.echo(line, err=True)
+    click.echo(text, nl=False)
+    if errors:
+        raise SystemExit(1)
 
 
 def _show_regions(paths, config, output_format: str) -> None:

@@ -1,0 +1,71 @@
+"""`amplint --call-graph PATHS`: the points-to resolver's call graph in PyCG's JSON shape.
+
+Modules are named by their path below the directory given (a file given alone is named from its
+own directory), `__init__.py` by its package. Keys are every module and function the files define
+(module-level code is the module's name, a lambda is `<lambdaN>` in its enclosing scope); values
+the project functions each may call. Calls to code outside the files are not listed."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from amplint.project.pointsto_extract import extract
+from amplint.project.pointsto_solve import Solver
+
+_SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", "build", "dist"}
+
+
+def module_files(paths: Iterable[str]) -> List[Tuple[str, str, bool]]:
+    """(path, module name, is a package's __init__) for every Python file under PATHS."""
+    out: List[Tuple[str, str, bool]] = []
+    for given in paths:
+        given = os.path.abspath(given)
+        if os.path.isfile(given):
+            root, files = os.path.dirname(given), [given]
+        else:
+            root, files = given, []
+            for folder, dirs, names in os.walk(given):
+                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+                files.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
+        for path in files:
+            rel = os.path.relpath(path, root)[:-3].split(os.sep)
+            package = rel[-1] == "__init__"
+            if package:
+                rel = rel[:-1]
+            if rel:
+                out.append((path, ".".join(rel), package))
+    return out
+
+
+def build(paths: Iterable[str], errors: Optional[List[str]] = None) -> Solver:
+    """The solved resolver over every Python file under PATHS (unparsable files are reported)."""
+    facts = []
+    paths = list(paths)
+    if errors is not None:
+        errors.extend("%s: no such file or directory" % p for p in paths if not os.path.exists(p))
+    for path, module, package in module_files(paths):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                source = handle.read()
+            facts.append(extract(source, module, package))
+        except (SyntaxError, UnicodeDecodeError, ValueError, OSError) as exc:
+            if errors is not None:
+                errors.append("%s: cannot be read as Python: %s" % (path, exc))
+    return Solver(facts).solve()
+
+
+def call_graph(solver: Solver) -> Dict[str, List[str]]:
+    graph: Dict[str, List[str]] = {name: [] for name in solver.modules}
+    graph.update({name: [] for name in solver.funcs if "@" not in name})
+    for caller, callee in solver.edges:
+        graph.setdefault(caller, []).append(callee)
+    return {k: sorted(set(v)) for k, v in graph.items()}
+
+
+def main(paths: Iterable[str]) -> Tuple[str, List[str]]:
+    """The JSON text of the call graph, and one error line per file that could not be read."""
+    errors: List[str] = []
+    graph = call_graph(build(paths, errors))
+    return json.dumps(graph, indent=2, sort_keys=True) + "\n", errors

@@ -1,0 +1,251 @@
+"""Expressions as points-to constraints (the expression half of pointsto_extract.py).
+
+`expr` returns the node that holds the expression's values, or None when the expression
+cannot hold a project function, class, instance, module or container (numbers, f-strings)."""
+
+from __future__ import annotations
+
+import ast
+from typing import List, Optional
+
+_UNION = (ast.BoolOp, ast.IfExp, ast.BinOp)
+
+
+def expr(ex, node: ast.expr, scope) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return ex.load_name(scope, node.id)
+    if isinstance(node, ast.Attribute):
+        base = expr(ex, node.value, scope)
+        if not base:
+            return None
+        t = ex.temp()
+        ex.cons.append(("load", t, base, node.attr, ex.scope_of(scope)))
+        return t
+    if isinstance(node, ast.Call):
+        return call(ex, node, scope)
+    if isinstance(node, ast.Constant):
+        return None
+    if isinstance(node, ast.Lambda):
+        scope.lambdas += 1
+        return ex.function(node, scope, lambda_name="<lambda%d>" % scope.lambdas)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and inert(node) and (
+            node.keys if isinstance(node, ast.Dict) else node.elts):
+        return None  # plain data (configs, shapes): no value worth a box
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+        return display(ex, node, scope)
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        comprehension(ex, node.generators, scope)
+        if isinstance(node, ast.DictComp):
+            box = "D:" + ex.site(node)
+            expr(ex, node.key, scope)
+            v = expr(ex, node.value, scope)
+            if v:
+                ex.cons.append(("copy", box + "#[*]", v))
+                ex.cons.append(("copy", box + "#[**]", v))
+        else:
+            box = "L:" + ex.site(node)
+            v = expr(ex, node.elt, scope)
+            if v:
+                ex.cons.append(("copy", box + "#*", v))
+        return ex.const(box)
+    if isinstance(node, ast.Subscript):
+        base = expr(ex, node.value, scope)
+        if isinstance(node.slice, ast.Slice):
+            for part in (node.slice.lower, node.slice.upper, node.slice.step):
+                if part is not None:
+                    expr(ex, part, scope)
+            lower = node.slice.lower
+            start = 0 if lower is None else None
+            if isinstance(lower, ast.Constant) and type(lower.value) is int and lower.value >= 0:
+                start = lower.value
+            if node.slice.step is not None:
+                start = None
+            if not base:
+                return None
+            t = ex.temp()
+            ex.cons.append(("slice", t, base, start))
+            return t
+        key, key_node = ex.index_key(node.slice, scope)
+        if not base:
+            return None
+        t = ex.temp()
+        ex.cons.append(("index", t, base, key, key_node, ex.scope_of(scope)))
+        return t
+    if isinstance(node, ast.NamedExpr):
+        value = expr(ex, node.value, scope)
+        target = scope
+        while target.kind == "class" and target.parent is not None:
+            target = target.parent
+        if value:
+            target.bound.add(node.target.id) if target.kind == "function" else None
+            ex.cons.append(("copy", ex.store_node(target, node.target.id), value))
+        return value
+    if isinstance(node, (ast.Await, ast.Starred)):
+        return expr(ex, node.value, scope)
+    if isinstance(node, (ast.Yield, ast.YieldFrom)):
+        value = expr(ex, node.value, scope) if node.value is not None else None
+        if scope.kind == "function" and scope.fqn in ex.funcs:
+            ex.funcs[scope.fqn]["gen"] = True
+        if value and scope.kind == "function":
+            kind = "copy" if isinstance(node, ast.Yield) else "elem"
+            ex.cons.append((kind, "V:%s#<yield>" % scope.fqn, value))
+        return None
+    if isinstance(node, _UNION):
+        parts: List[ast.expr]
+        if isinstance(node, ast.BoolOp):
+            parts = node.values
+        elif isinstance(node, ast.IfExp):
+            expr(ex, node.test, scope)
+            parts = [node.body, node.orelse]
+        else:
+            parts = [node.left, node.right]
+        nodes = [n for n in (expr(ex, p, scope) for p in parts) if n]
+        if len(nodes) == 1:
+            return nodes[0]
+        if not nodes:
+            return None
+        t = ex.temp()
+        for n in nodes:
+            ex.cons.append(("copy", t, n))
+        return t
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.expr):
+            expr(ex, child, scope)
+        elif isinstance(child, ast.comprehension):
+            comprehension(ex, [child], scope)
+    return None
+
+
+def display(ex, node: ast.expr, scope) -> Optional[str]:
+    """The value of a list, tuple, set or dict display: a box per site (also for plain data when
+    a name is bound to it: the name may fill it later)."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        # a literal list or tuple is index-sensitive ("!"): element i also goes to field [i]
+        indexed = not isinstance(node, ast.Set)
+        box = "L:" + ex.site(node) + ("!" if indexed else "")
+        for i, elt in enumerate(node.elts):
+            if isinstance(elt, ast.Starred):
+                indexed = False
+                inner = expr(ex, elt.value, scope)
+                if inner:
+                    ex.cons.append(("elem", box + "#*", inner))
+            else:
+                value = expr(ex, elt, scope)
+                if value:
+                    ex.cons.append(("copy", box + "#*", value))
+                    if indexed:
+                        ex.cons.append(("copy", "%s#[%d]" % (box, i), value))
+        return ex.const(box)
+    if isinstance(node, ast.Dict):
+        box = "D:" + ex.site(node)
+        for key, value in zip(node.keys, node.values):
+            v = expr(ex, value, scope)
+            if key is None:
+                if v:
+                    ex.cons.append(("dictmerge", box, v))
+                continue
+            k = ex.index_key(key, scope)[0]
+            if v:
+                ex.cons.append(("copy", "%s#[%s]" % (box, k if k is not None else "*"), v))
+                ex.cons.append(("copy", box + "#[**]", v))
+        return ex.const(box)
+    return None
+
+
+def inert(node: Optional[ast.expr]) -> bool:
+    """Literal data all the way down: it cannot hold a function, class, instance or module."""
+    if node is None or isinstance(node, (ast.Constant, ast.JoinedStr)):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(inert(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(inert(k) and inert(v) for k, v in zip(node.keys, node.values))
+    if isinstance(node, ast.UnaryOp):
+        return inert(node.operand)
+    return False
+
+
+def literal(ex, node: ast.expr, scope) -> Optional[str]:
+    """An argument or a default: a short string or small int is kept as a value there (for getattr,
+    dict keys and indexes that a parameter carries); elsewhere literals hold nothing."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, str) and len(node.value) <= 64:
+            return ex.const("S:" + node.value)
+        if type(node.value) is int and 0 <= node.value < 64:
+            return ex.const("N:%d" % node.value)
+        return None
+    return expr(ex, node, scope)
+
+
+def comprehension(ex, generators, scope) -> None:
+    for gen in generators:
+        src = expr(ex, gen.iter, scope)
+        item = ex.temp()
+        if src:
+            ex.cons.append(("iter", item, src, ex.scope_of(scope)))
+        _bind_comprehension_target(ex, gen.target, scope)
+        ex.assign(gen.target, item, scope)
+        for cond in gen.ifs:
+            expr(ex, cond, scope)
+
+
+def _bind_comprehension_target(ex, target, scope) -> None:
+    """Comprehension variables live in the enclosing function's scope here (a harmless merge)."""
+    for node in ast.walk(target):
+        if isinstance(node, ast.Name) and scope.kind == "function":
+            scope.bound.add(node.id)
+
+
+def call(ex, node: ast.Call, scope) -> str:
+    caller = ex.scope_of(scope)
+    if isinstance(node.func, ast.Name) and node.func.id == "super" and ex.load_name(scope, "super").startswith("T:"):
+        return _super(ex, node, scope)
+    fn = expr(ex, node.func, scope)
+    args: List[Optional[str]] = []
+    star: Optional[str] = None
+    for arg in node.args:
+        if isinstance(arg, ast.Starred):
+            value = expr(ex, arg.value, scope)
+            if value:
+                if star is None:
+                    star = ex.temp()
+                ex.cons.append(("copy", star, value))
+            continue
+        args.append(literal(ex, arg, scope))
+    kwargs = {}
+    kwstar: Optional[str] = None
+    for kw in node.keywords:
+        value = literal(ex, kw.value, scope)
+        if kw.arg is None:
+            if value:
+                if kwstar is None:
+                    kwstar = ex.temp()
+                ex.cons.append(("copy", kwstar, value))
+        elif value:
+            kwargs[kw.arg] = value
+    t = ex.temp()
+    if fn:
+        ex.cons.append(("call", t, fn, args, kwargs, star, kwstar, caller, ex.site(node)))
+    return t
+
+
+def _super(ex, node: ast.Call, scope) -> str:
+    t = ex.temp()
+    for arg in node.args:
+        expr(ex, arg, scope)
+    func = scope
+    while func is not None and func.kind != "function":
+        func = func.parent
+    if func is None:
+        return t
+    info = ex.funcs.get(func.fqn) or {}
+    cls = func.cls
+    if len(node.args) == 2:
+        cls_node, self_node = expr(ex, node.args[0], scope), expr(ex, node.args[1], scope)
+        if cls_node and self_node:
+            ex.cons.append(("super", t, self_node, cls_node))
+        return t
+    params = info.get("params") or []
+    if cls and params:
+        ex.cons.append(("super", t, "V:%s#%s" % (func.fqn, params[0]), ex.const("C:" + cls)))
+    return t

@@ -1,0 +1,90 @@
+"""Scopes for the points-to extractor: which names a scope binds, and small syntax helpers."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import Dict, List, Optional, Set
+
+BUILTINS = frozenset(dir(builtins))
+COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match) + (
+    (ast.TryStar,) if hasattr(ast, "TryStar") else ())
+SPECIAL_DECORATORS = {"staticmethod": "static", "classmethod": "class", "property": "property"}
+
+
+class Scope:
+    def __init__(self, kind: str, fqn: str, parent: Optional["Scope"], cls: Optional[str] = None) -> None:
+        self.kind, self.fqn, self.parent, self.cls = kind, fqn, parent, cls
+        self.bound: Set[str] = set()
+        self.globals: Set[str] = set()
+        self.nonlocals: Set[str] = set()
+        self.lambdas = 0
+        # flow-sensitive names: in straight-line code of the scope's own body, a load sees the
+        # last binding before it (its own node, also copied into the name's node, which every
+        # other reader - nested functions, loops, other modules - sees whole)
+        self.current: Dict[str, str] = {}
+        self.nested = 0
+
+
+def bound_names(body: List[ast.stmt], scope: Scope) -> None:
+    """Names a scope binds (assignment, def, import, for, with, except), and its global/nonlocal
+    declarations; nested function and class bodies are their own scopes. Walks statements and
+    their targets only (a walrus binds when the extractor reaches it)."""
+    stack: List[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            scope.bound.add(node.name)
+            continue
+        targets: List[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+            targets = [node.target]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+        elif isinstance(node, ast.Global):
+            scope.globals.update(node.names)
+        elif isinstance(node, ast.Nonlocal):
+            scope.nonlocals.update(node.names)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*":
+                    scope.bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            scope.bound.add(node.name)
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        for target in targets:
+            for sub in ast.walk(target):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+                    scope.bound.add(sub.id)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                stack.extend(block)
+    scope.bound -= scope.globals | scope.nonlocals
+
+
+def literal_key(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, bool, float, bytes)):
+        return repr(node.value)
+    return None
+
+
+def literal_update(call: ast.expr) -> bool:
+    """`name.update({"k": v, ...})` with literal keys."""
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "update"
+            and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords
+            and isinstance(call.args[0], ast.Dict) and all(k is not None and literal_key(k) for k in call.args[0].keys))
+
+
+def walk_own(node: ast.AST):
+    """ast.walk that does not enter nested functions, lambdas or classes."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        for child in ast.iter_child_nodes(cur):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.append(child)

@@ -1,0 +1,1 @@
+from .convnext import convnext_tiny  # noqa: F401

@@ -1,0 +1,5 @@
+from .dense_heads import AnchorHead
+from .detectors import SingleStageDetector
+from .necks import FPN
+
+__all__ = ["AnchorHead", "SingleStageDetector", "FPN"]

@@ -1,0 +1,1 @@
+from .anchor_head import AnchorHead

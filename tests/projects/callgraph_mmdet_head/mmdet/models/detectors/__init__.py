@@ -1,0 +1,1 @@
+from .single_stage import SingleStageDetector

@@ -1,0 +1,1 @@
+from .fpn import FPN

@@ -1,0 +1,648 @@
+"""The points-to resolver behind `amplint --call-graph`: one small program per binding construct,
+each asserting the call edges the resolver must find (and, where a near miss is easy, one it
+must not)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from amplint.project.callgraph import build, call_graph
+
+
+def graph(tmp_path, files):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return call_graph(build([str(tmp_path)]))
+
+
+def one(tmp_path, text):
+    return graph(tmp_path, {"app.py": text})
+
+
+def test_tuple_unpacking_star_augmented_walrus_annotated(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        def c(): pass
+        def d(): pass
+        x, (y, z) = a, (b, c)
+        first, *rest = d, a, b
+        x(); y(); z(); first()
+        for f in rest:
+            f()
+        h: object = c
+        h()
+        if (w := d):
+            w()
+    """)
+    assert g["app"] == ["app.a", "app.b", "app.c", "app.d"]
+
+
+def test_pairwise_unpacking_keeps_names_apart(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        x, y = a, b
+        x()
+    """)
+    assert g["app"] == ["app.a"]
+
+
+def test_for_target_over_list_and_generator(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        def gen():
+            yield b
+        for f in [a]:
+            f()
+        for f2 in gen():
+            f2()
+    """)
+    assert g["app"] == ["app.a", "app.b", "app.gen"]
+
+
+def test_with_as_binds_what_enter_returns(tmp_path):
+    g = one(tmp_path, """
+        class Session:
+            def __enter__(self):
+                return self
+            def __exit__(self, *exc):
+                return False
+            def run(self):
+                pass
+        with Session() as s:
+            s.run()
+    """)
+    assert g["app"] == ["app.Session.__enter__", "app.Session.__exit__", "app.Session.run"]
+
+
+def test_imports_relative_reexport_and_init(tmp_path):
+    g = graph(tmp_path, {
+        "pkg/__init__.py": "from .models import build\n",
+        "pkg/models/__init__.py": "from .factory import build as build\n",
+        "pkg/models/factory.py": """
+            from ..utils import helpers
+            from . import layers
+            def build():
+                helpers.log()
+                return layers.Block()
+        """,
+        "pkg/models/layers.py": "class Block:\n    def __init__(self):\n        pass\n",
+        "pkg/utils/helpers.py": "def log(): pass\n",
+        "main.py": """
+            import pkg
+            import pkg.utils.helpers as h
+            from pkg.models import *
+            pkg.build()
+            h.log()
+            build()
+        """,
+    })
+    assert g["main"] == ["pkg.models.factory.build", "pkg.utils.helpers.log"]
+    assert g["pkg.models.factory.build"] == ["pkg.models.layers.Block.__init__", "pkg.utils.helpers.log"]
+
+
+def test_params_defaults_returns_and_kwargs(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        def c(): pass
+        def run(fn=a, *, hook=None, **extra):
+            fn()
+            hook()
+            extra["late"]()
+            return fn
+        run(hook=b, late=c)()
+    """)
+    assert g["app.run"] == ["app.a", "app.b", "app.c"]
+    assert g["app"] == ["app.a", "app.run"]
+
+
+def test_star_args_reach_parameters(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def call_all(*fns):
+            for f in fns:
+                f()
+        def call_first(f, g):
+            f()
+        call_all(a)
+        args = (a, a)
+        call_first(*args)
+    """)
+    assert g["app.call_all"] == ["app.a"]
+    assert g["app.call_first"] == ["app.a"]
+
+
+def test_lambda_is_a_function_of_its_scope(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def apply(f):
+            return f()
+        def outer():
+            return lambda: a()
+        apply(lambda: a())
+        outer()()
+    """)
+    assert g["app.apply"] == ["app.<lambda1>"]
+    assert g["app.<lambda1>"] == ["app.a"]
+    assert g["app"] == ["app.apply", "app.outer", "app.outer.<lambda1>"]
+
+
+def test_decorators_wrapper_identity_and_outside(tmp_path):
+    g = one(tmp_path, """
+        import functools
+        def logged(fn):
+            @functools.wraps(fn)
+            def wrapper(*args):
+                return fn(*args)
+            return wrapper
+        def register(fn):
+            return fn
+        @logged
+        def step(): pass
+        @register
+        def other(): pass
+        @functools.lru_cache()
+        def cached(): pass
+        step(); other(); cached()
+    """)
+    assert g["app"] == ["app.cached", "app.logged", "app.logged.wrapper", "app.other", "app.register"]
+    assert g["app.logged.wrapper"] == ["app.step"]
+
+
+def test_mro_super_and_cls(tmp_path):
+    g = one(tmp_path, """
+        class Base:
+            def __init__(self):
+                self.setup()
+            def setup(self): pass
+            @classmethod
+            def make(cls):
+                return cls()
+        class Mixin:
+            def setup(self): pass
+        class Child(Mixin, Base):
+            def __init__(self):
+                super().__init__()
+        Child.make()
+    """)
+    assert g["app"] == ["app.Base.make"]
+    assert g["app.Base.make"] == ["app.Base.__init__", "app.Child.__init__"]
+    assert g["app.Child.__init__"] == ["app.Base.__init__"]
+    assert "app.Mixin.setup" in g["app.Base.__init__"]
+
+
+def test_self_call_reaches_forward_through_outside_base(tmp_path):
+    g = one(tmp_path, """
+        import torch.nn as nn
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+            def predict(self, x):
+                return self(x)
+        class Plain:
+            def forward(self, x):
+                return x
+            def predict(self, x):
+                return self(x)
+    """)
+    assert g["app.Net.predict"] == ["app.Net.forward"]
+    assert g["app.Plain.predict"] == []  # no __call__, no outside base: calling it fails
+
+
+def test_instance_call_uses_dunder_call(tmp_path):
+    g = one(tmp_path, """
+        class Loss:
+            def __call__(self, x):
+                return self.reduce(x)
+            def reduce(self, x): pass
+        loss = Loss()
+        loss(1)
+    """)
+    assert g["app"] == ["app.Loss.__call__"]
+
+
+def test_partial_of_function_and_class(tmp_path):
+    g = one(tmp_path, """
+        from functools import partial
+        class Norm:
+            def __init__(self, dim, eps=1e-5): pass
+            def __call__(self, x): pass
+        def scale(x, factor): pass
+        norm_layer = partial(Norm, eps=1e-6)
+        n = norm_layer(8)
+        n(1)
+        partial(scale, factor=2)(3)
+    """)
+    assert g["app"] == ["app.Norm.__call__", "app.Norm.__init__", "app.scale"]
+
+
+def test_map_and_callbacks_passed_as_arguments(tmp_path):
+    g = one(tmp_path, """
+        from functools import partial
+        def multi_apply(func, *args, **kwargs):
+            pfunc = partial(func, **kwargs) if kwargs else func
+            return tuple(map(pfunc, *args))
+        class Head:
+            def loss_single(self, score): pass
+            def loss(self, scores):
+                return multi_apply(self.loss_single, scores)
+        Head().loss([1])
+        list(map(str, [1]))
+    """)
+    assert g["app.multi_apply"] == ["app.Head.loss_single"]
+
+
+def test_containers_collapse_to_elements(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        def c(): pass
+        def d(): pass
+        table = {"x": a, "y": b}
+        table["x"]()
+        items = []
+        items.append(c)
+        items[0]()
+        for key, fn in {"k": d}.items():
+            fn()
+        s = {a}
+        for f in s:
+            f()
+    """)
+    assert g["app"] == ["app.a", "app.c", "app.d"]
+
+
+def test_getattr_with_literal_and_setattr(tmp_path):
+    g = one(tmp_path, """
+        class Trainer:
+            def train(self): pass
+            def eval(self): pass
+        t = Trainer()
+        getattr(t, "train")()
+        setattr(t, "hook", t.eval)
+        t.hook()
+    """)
+    assert g["app"] == ["app.Trainer.eval", "app.Trainer.train"]
+
+
+def test_dataclass_fields_hold_what_the_constructor_gets(tmp_path):
+    g = one(tmp_path, """
+        from dataclasses import dataclass
+        from typing import Callable
+        def relu(x): pass
+        @dataclass
+        class Config:
+            name: str
+            act: Callable = None
+        cfg = Config("m", act=relu)
+        cfg.act(1)
+    """)
+    assert g["app"] == ["app.relu"]
+
+
+def test_closures_global_and_nonlocal(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        handler = None
+        def install():
+            global handler
+            handler = a
+        def counter():
+            fn = None
+            def set_():
+                nonlocal fn
+                fn = b
+            def call():
+                fn()
+            return set_, call
+        install()
+        handler()
+        setter, caller = counter()
+        setter()
+        caller()
+    """)
+    assert g["app"] == ["app.a", "app.counter", "app.counter.call", "app.counter.set_", "app.install"]
+    assert g["app.counter.call"] == ["app.b"]
+
+
+def test_class_body_names_are_not_visible_in_methods(tmp_path):
+    g = one(tmp_path, """
+        def helper(): pass
+        class A:
+            def helper(self): pass
+            def run(self):
+                helper()
+    """)
+    assert g["app.A.run"] == ["app.helper"]
+
+
+def test_iteration_protocol_and_getitem(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        class Loader:
+            def __iter__(self):
+                return self
+            def __next__(self):
+                return a
+        for f in Loader():
+            f()
+    """)
+    assert g["app"] == ["app.Loader.__iter__", "app.Loader.__next__", "app.a"]
+
+
+def test_cli_prints_pycg_shape_and_reports_bad_files(tmp_path):
+    (tmp_path / "ok.py").write_text("def f(): pass\nf()\n")
+    (tmp_path / "bad.py").write_text("def (:\n")
+    proc = subprocess.run([sys.executable, "-m", "amplint", "--call-graph", str(tmp_path)],
+                          capture_output=True, text=True, env=dict(os.environ))
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout) == {"ok": ["ok.f"], "ok.f": []}
+    assert "bad.py" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_cli_reports_a_missing_path(tmp_path):
+    (tmp_path / "ok.py").write_text("def f(): pass\n")
+    proc = subprocess.run([sys.executable, "-m", "amplint", "--call-graph", str(tmp_path / "ok.py"),
+                           str(tmp_path / "missing.py")], capture_output=True, text=True, env=dict(os.environ))
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout) == {"ok": [], "ok.f": []}
+    assert proc.stderr.strip() == "%s: no such file or directory" % (tmp_path / "missing.py")
+
+
+@pytest.mark.parametrize("code", ["x = 1\n", ""])
+def test_programs_without_calls_have_empty_graphs(tmp_path, code):
+    assert one(tmp_path, code) == {"app": []}
+
+
+def test_straight_line_rebinding_is_flow_sensitive(tmp_path):
+    g = one(tmp_path, """
+        import random
+        def a(): pass
+        def b(): pass
+        def c(): pass
+        dec = a
+        dec = b
+        dec()
+        pick = a
+        if random.random() > 0.5:
+            pick = c
+        pick()
+        def later():
+            dec()
+    """)
+    assert g["app"] == ["app.a", "app.b", "app.c"]
+    assert g["app.later"] == ["app.a", "app.b"]  # a function may run at any time: it sees every binding
+
+
+def test_rebinding_without_branches_drops_the_old_value(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        f = a
+        f = b
+        f()
+    """)
+    assert g["app"] == ["app.b"]
+
+
+def test_literal_indexes_slices_and_keys_carried_by_parameters(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        def c(): pass
+        fns = [a, b, c]
+        fns[1]()
+        rest = fns[1:]
+        rest[1]()
+        table = {"x": a, "y": b}
+        def pick(key):
+            return table[key]
+        pick("y")()
+        first, second = (a, b)
+        def pair():
+            return a, b
+        p, q = pair()
+        q()
+    """)
+    assert g["app"] == ["app.b", "app.c", "app.pair", "app.pick"]
+
+
+def test_dict_key_rebound_in_straight_line_code(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        def c(): pass
+        hooks = {"start": a}
+        hooks["start"] = b
+        hooks["start"]()
+        hooks.update({"start": c})
+        hooks["start"]()
+        def later():
+            hooks["start"]()
+    """)
+    assert g["app"] == ["app.b", "app.c"]
+    assert g["app.later"] == ["app.a", "app.b", "app.c"]  # a function sees the dict whole
+
+
+def test_alias_of_a_rebound_dict_keeps_every_value(tmp_path):
+    g = one(tmp_path, """
+        def a(): pass
+        def b(): pass
+        hooks = {"start": a}
+        alias = hooks
+        hooks["start"] = b
+        alias["start"]()
+    """)
+    assert g["app"] == ["app.a", "app.b"]
+
+
+def test_index_with_unknown_key_reads_every_element(tmp_path):
+    g = one(tmp_path, """
+        import sys
+        def a(): pass
+        def b(): pass
+        fns = [a, b]
+        fns[int(sys.argv[1])]()
+        def run(i):
+            fns[i]()
+    """)
+    assert g["app"] == ["app.a", "app.b"]
+    assert g["app.run"] == ["app.a", "app.b"]  # no call site binds i: any element
+
+
+# -- test projects shaped like real repositories, each with a clean twin ----------------------
+
+def project_graph(tmp_path, name, replace=()):
+    from tests.project_files import load
+
+    files = {path.split("/", 1)[1]: text for path, text in load(name, replace).items()}
+    for path, text in files.items():
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return call_graph(build([str(tmp_path)]))
+
+
+HEAD = "mmdet.models.dense_heads.anchor_head.AnchorHead."
+DETECTOR = "mmdet.models.detectors.single_stage.SingleStageDetector."
+
+
+def test_mmdet_callbacks_self_call_and_project_train(tmp_path):
+    """tests/projects/callgraph_mmdet_head: laid out like open-mmlab/mmdetection 2.x (mmdet/core/utils
+    re-exported by a star import, heads calling multi_apply(self.loss_single, ...), a detector whose
+    train_step calls self(**data), apis.train imported by tools/train.py)."""
+    g = project_graph(tmp_path, "callgraph_mmdet_head")
+    assert g["mmdet.core.utils.misc.multi_apply"] == [HEAD + "forward_single", HEAD + "loss_single"]
+    assert g[DETECTOR + "train_step"] == [DETECTOR + "forward"]
+    assert "mmdet.apis.train.train" in g["tools.train.main"]
+    assert g["mmdet.apis.train.train"] == [DETECTOR + "train_step"]
+    assert g["mmdet.models.necks.fpn.FPN.forward"] == ["mmdet.models.necks.fpn.ConvModule.forward"]
+
+
+def test_mmdet_clean_twin(tmp_path):
+    g = project_graph(tmp_path, "callgraph_mmdet_head", replace=[
+        ("            self.loss_single, cls_scores", "            F.l1_loss, cls_scores"),
+        ("losses = self(**data)", "losses = self.extract_feat(**data)"),
+        ("    train(model, [], optimizer)", "    model.train()"),
+        ("nn.ModuleList([ConvModule(c, out_channels) for c in in_channels])",
+         "nn.ModuleList([nn.Conv2d(c, out_channels, 1) for c in in_channels])"),
+    ])
+    assert g["mmdet.core.utils.misc.multi_apply"] == [HEAD + "forward_single"]
+    assert g[DETECTOR + "train_step"] == [DETECTOR + "extract_feat"]
+    assert g["tools.train.main"] == [DETECTOR + "__init__"]  # model.train() is nn.Module's, not apis.train
+    assert g["mmdet.models.necks.fpn.FPN.forward"] == []
+
+
+CONVNEXT = "models.convnext."
+
+
+def test_convnext_partial_of_a_class_and_module_containers(tmp_path):
+    """tests/projects/callgraph_convnext: laid out like facebookresearch/ConvNeXt (models/convnext.py with
+    norm_layer = partial(LayerNorm, eps=1e-6), stages as nn.ModuleList of nn.Sequential(*[Block(...)]),
+    a timm @register_model factory, engine.train_one_epoch calling model(samples), main.train)."""
+    g = project_graph(tmp_path, "callgraph_convnext")
+    assert CONVNEXT + "LayerNorm.__init__" in g[CONVNEXT + "ConvNeXt.__init__"]
+    assert g[CONVNEXT + "ConvNeXt.forward_features"] == [CONVNEXT + "Block.forward", CONVNEXT + "LayerNorm.forward"]
+    assert g["engine.train_one_epoch"] == [CONVNEXT + "ConvNeXt.forward"]
+    assert g["main.train"] == ["engine.evaluate", "engine.train_one_epoch", CONVNEXT + "convnext_tiny"]
+    assert g["main"] == ["main.get_args_parser", "main.train"]
+
+
+def test_convnext_clean_twin(tmp_path):
+    g = project_graph(tmp_path, "callgraph_convnext", replace=[
+        ("norm_layer = partial(LayerNorm, eps=1e-6)", "norm_layer = partial(nn.LayerNorm, eps=1e-6)"),
+        ('LayerNorm(dims[0], eps=1e-6, data_format="channels_first"))', "nn.GroupNorm(1, dims[0]))"),
+        ("            x = self.stages[i](x)\n", ""),
+    ])
+    assert CONVNEXT + "LayerNorm.__init__" not in g[CONVNEXT + "ConvNeXt.__init__"]
+    assert g[CONVNEXT + "ConvNeXt.forward_features"] == []
+    assert g["engine.train_one_epoch"] == [CONVNEXT + "ConvNeXt.forward"]
+
+
+def test_a_wrapping_decorator_keeps_each_wrapped_function_apart(tmp_path):
+    """detectron2's `configurable` shape: one wrapper closure per decorated function (as if inlined),
+    so what one wrapped function returns does not reach the callers of another."""
+    g = one(tmp_path, """
+        import functools
+        def configurable(init_func=None, *, from_config=None):
+            if init_func is not None:
+                @functools.wraps(init_func)
+                def wrapped(self, *args, **kwargs):
+                    return init_func(self, *args, **kwargs)
+                return wrapped
+            def wrapper(orig_func):
+                @functools.wraps(orig_func)
+                def wrapped(*args, **kwargs):
+                    return orig_func(*args, **kwargs)
+                return wrapped
+            return wrapper
+        class TrainLoader:
+            def __iter__(self): pass
+        class TestLoader:
+            def __iter__(self): pass
+        @configurable(from_config=None)
+        def build_train_loader(cfg):
+            return TrainLoader()
+        @configurable(from_config=None)
+        def build_test_loader(cfg):
+            return TestLoader()
+        def train():
+            loader = build_train_loader(None)
+            loader.__iter__()
+    """)
+    assert g["app.train"] == ["app.TrainLoader.__iter__", "app.configurable.wrapper.wrapped"]
+    assert g["app.configurable.wrapper.wrapped"] == ["app.build_test_loader", "app.build_train_loader"]
+
+
+def test_module_dict_keys_are_attributes(tmp_path):
+    """nanoGPT's GPT: self.transformer = nn.ModuleDict(dict(h=nn.ModuleList([...]), ln_f=...))."""
+    g = one(tmp_path, """
+        import torch.nn as nn
+        class Block(nn.Module):
+            def forward(self, x):
+                return x
+        class Norm(nn.Module):
+            def forward(self, x):
+                return x
+        class GPT(nn.Module):
+            def __init__(self, n_layer):
+                super().__init__()
+                self.transformer = nn.ModuleDict(dict(
+                    h=nn.ModuleList([Block() for _ in range(n_layer)]),
+                    ln_f=Norm(),
+                ))
+            def forward(self, x):
+                for block in self.transformer.h:
+                    x = block(x)
+                return self.transformer.ln_f(x)
+    """)
+    assert g["app.GPT.forward"] == ["app.Block.forward", "app.Norm.forward"]
+
+
+def test_a_function_returning_its_argument_is_copied_per_call_site(tmp_path):
+    """yolov5's `de_parallel(model)` / `smart_optimizer`-style helpers return what they are given:
+    each call site gets its own copy, so one caller's model does not reach another caller."""
+    g = one(tmp_path, """
+        class Detect:
+            def forward(self, x): pass
+        class Classify:
+            def forward(self, x): pass
+        def de_parallel(model):
+            return model.module if hasattr(model, "module") else model
+        def train():
+            det = de_parallel(Detect())
+            det.forward(1)
+        def classify():
+            cls = de_parallel(Classify())
+            cls.forward(1)
+    """)
+    assert g["app.train"] == ["app.Detect.forward", "app.de_parallel"]
+    assert g["app.classify"] == ["app.Classify.forward", "app.de_parallel"]
+
+
+def test_a_decorator_that_returns_itself_without_a_function_does_not_with_one(tmp_path):
+    g = one(tmp_path, """
+        def register(fn=None, *, name=None):
+            if fn is None:
+                return register
+            def inner(*args):
+                return fn(*args)
+            return inner
+        @register
+        def build(): pass
+        def run():
+            build()
+    """)
+    assert g["app.run"] == ["app.register.inner"]
