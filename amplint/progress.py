@@ -4,6 +4,7 @@ so that it does not look hung; and, with --verbose, the name of a file taking ov
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from contextlib import contextmanager
@@ -12,6 +13,13 @@ from typing import Callable, Iterator, Optional, TextIO
 PROGRESS_MIN_FILES = 50  # fewer files finish before a progress line would help
 LOG_INTERVAL = 10.0  # seconds between two lines where stderr is not a terminal
 SLOW_FILE_SECONDS = 10.0  # --verbose names a file still being analysed after this long
+
+# The log thread writes while the pool forks its workers: a fork in the middle of a write would
+# leave the child's stderr lock held for good. Forks wait for a write to finish.
+_WRITING = threading.Lock()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_WRITING.acquire, after_in_parent=_WRITING.release,
+                        after_in_child=_WRITING.release)
 
 
 def is_terminal(stream) -> bool:
@@ -70,7 +78,7 @@ class Progress:
         """Where stderr is not a terminal: a line when `interval` has passed since the last."""
         if self.stream is None or self.terminal:
             return
-        with self._lock:
+        with self._lock, _WRITING:
             now = self.clock()
             if now - self.last < self.interval:
                 return
