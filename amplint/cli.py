@@ -151,13 +151,12 @@ def cli(
             cache_dir = os.path.join(root, DEFAULT_CACHE_DIR)
     options = RunOptions(
         fix=fix, diff=diff, force_exclude=force_exclude, add_noqa=add_noqa, jobs=jobs,
-        cache_dir=cache_dir, project=not isolated_files,
+        cache_dir=cache_dir, project=not isolated_files, name_slow_files=verbose,
     )
     if use_stdin:
         outcome = _lint_stdin(stdin_filename, settings, options, config, baseline)
     else:
-        progress = sys.stderr if _is_terminal(sys.stderr) else None
-        outcome = run(paths, settings, options, config, baseline, progress)
+        outcome = run(paths, settings, options, config, baseline, sys.stderr)
         if not outcome.files and not outcome.summary.errors:
             click.echo("warning: No Python files found under the given path(s)", err=True)
     summary = outcome.summary
@@ -258,13 +257,6 @@ def _show_regions(paths, config, output_format: str) -> None:
     from amplint.runner import excludes_for
 
     click.echo(show_regions(paths, config, excludes_for(config), output_format), nl=False)
-
-
-def _is_terminal(stream) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ None), `result.noqa_added` (directives `--add-noqa` wrote), and on each diagnost
 
 from __future__ import annotations
 
+import sys
 import traceback
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
@@ -19,6 +20,7 @@ from amplint.files import ReadError, read_source, write_source
 from amplint.fixing import add_noqa_directives, blank_result, lint_and_fix
 from amplint.notebook_results import process_notebook
 from amplint.parallel import cycles_collected_after
+from amplint.progress import naming_slow_file
 from amplint.project import needs_summary
 from amplint.project.summary import portable_summary
 
@@ -32,6 +34,7 @@ class RunOptions:
     jobs: Optional[int] = None  # processes; None: all cores
     cache_dir: Optional[str] = None  # None: no cache
     project: bool = True  # the cross-file pass (off: every file on its own)
+    name_slow_files: bool = False  # --verbose: name a file still being analysed after 10 s
 
 
 REPORT_ONLY = RunOptions()
@@ -99,7 +102,8 @@ def process_item(item) -> FileResult:
     """The pool's unit of work; results travel back without tree nodes. A file the project
     pass does not need to summarise gets `summary = False` (None: it could not be parsed)."""
     path, settings, options, entries, summarize = item
-    with cycles_collected_after():
+    slow_stream = sys.stderr if options.name_slow_files else None
+    with cycles_collected_after(), naming_slow_file(path, slow_stream):
         result = process(path, settings, options, entries=entries, summarize=summarize)
     for diag in result.diagnostics:
         diag.strip()

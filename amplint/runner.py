@@ -10,7 +10,7 @@ import fnmatch
 import os
 import traceback
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import List, Optional, Sequence, TextIO
 
 from amplint.baseline import Baseline
@@ -73,7 +73,8 @@ def run(
     paths: Sequence[str], settings: Settings, options: RunOptions, config: Config,
     baseline: Optional[Baseline] = None, progress: Optional[TextIO] = None,
 ) -> RunOutcome:
-    """Lint `paths`. `progress`: a terminal to draw a progress line on (or None)."""
+    """Lint `paths`. `progress`: the stream progress goes to (or None): a line redrawn on a
+    terminal, else a line every ~10 s while the run works (amplint.progress)."""
     excludes = excludes_for(config)
     files, errors = discover(paths, options.force_exclude, excludes)
     # files given explicitly are linted in their project's context; findings only for them
@@ -135,15 +136,23 @@ def _run_files(paths, targets, settings, options: RunOptions, config: Config, pr
     )
     meter = Progress(progress, len(files))
     try:
-        first = cached_map(
-            cache, "lint", [(p, per_file[p], REPORT_ONLY, (), use_project) for p in files],
-            options.jobs, meter,
-        )
+        return _phases(paths, targets, files, per_file, settings, options, config, cache, meter,
+                       use_project)
     finally:
         meter.close()
+
+
+def _phases(paths, targets, files, per_file, settings, options, config, cache, meter,
+            use_project):
+    first_options = replace(REPORT_ONLY, name_slow_files=options.name_slow_files)
+    first = cached_map(
+        cache, "lint", [(p, per_file[p], first_options, (), use_project) for p in files],
+        options.jobs, meter,
+    )
     entries: dict = {}
     failure: Optional[FileResult] = None
     if use_project:
+        meter.set_stage("project pass")
         summaries = {p: r.summary for p, r in zip(files, first) if p.endswith((".py", ".pyi"))
                      and r.summary is not False}
         try:
@@ -158,6 +167,7 @@ def _run_files(paths, targets, settings, options: RunOptions, config: Config, pr
         if entries.get(path) or _needs_action(result, per_file[path], options)
     ]
     if redo:
+        meter.set_stage(f"{len(redo)} files again")
         again = cached_map(
             cache, "final", [(files[i], per_file[files[i]], options, entries.get(files[i], ()), False)
                              for i in redo],

@@ -3,6 +3,8 @@
     python benchmarks/monorepo.py                      # builds benchmarks/.monorepo on first use
     python benchmarks/monorepo.py --parse-every 5      # bare parse of one file in five, scaled
     python benchmarks/monorepo.py --torchfix-sample 0  # skip TorchFix
+    python benchmarks/monorepo.py --project-share      # only: the project pass's share per tree
+    python benchmarks/monorepo.py --project-share --tree DIR   # per folder of any DIR
 
 The tree: `pip download --no-deps` of transformers, timm, lightning, fairseq 0.12.2 and
 mmdet 2.28.2 (the wheels' and the sdist's .py and YAML files), so that the settings of several
@@ -21,6 +23,10 @@ Prints:
   * files/s against TorchFix 0.7.0's flake8 mode (`flake8 --select TOR -j N`, its fastest) on
     the same files (TorchFix in its own venv, benchmarks/.venv-torchfix; a sample when
     --torchfix-sample is below the file count), and amplint --no-cache on that same sample.
+  * with --project-share, instead: for each framework tree (each folder directly under the
+    tree), amplint --no-cache with and without --isolated-files, and the project pass's share
+    of the cold run: 1 - isolated/full, in CPU seconds of all processes and in wall seconds
+    (issue 34's target: <= 20 % on each framework).
 amplint's modules are byte-compiled first, as those of an installed package are.
 """
 
@@ -136,6 +142,27 @@ def ensure_torchfix() -> str:
     return flake8
 
 
+def project_share(tree: str, jobs: int) -> None:
+    """The project pass's share of a cold run, per folder directly under `tree`."""
+    print(f"project pass share of a cold run (--no-cache, {jobs} processes; "
+          "share = 1 - isolated/full):")
+    print(f"{'tree':32} {'files':>6} {'full CPU':>9} {'isolated':>9} {'share':>6} "
+          f"{'full wall':>10} {'isolated':>9} {'share':>6}")
+    for name in sorted(os.listdir(tree)):
+        folder = os.path.join(tree, name)
+        if not os.path.isdir(folder) or name.startswith((".", "_")):
+            continue
+        count = len(python_files(folder))
+        if not count:
+            continue
+        full, _, _, full_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", folder))
+        alone, _, _, alone_cpu = timed(amplint("--jobs", str(jobs), "--no-cache",
+                                               "--isolated-files", folder))
+        print(f"{name[:32]:32} {count:6} {full_cpu:8.1f}s {alone_cpu:8.1f}s "
+              f"{1 - alone_cpu / full_cpu:6.0%} {full:9.1f}s {alone:8.1f}s {1 - alone / full:6.0%}",
+              flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tree", default=TREE)
@@ -144,6 +171,8 @@ def main() -> None:
     parser.add_argument("--torchfix-sample", type=int, default=600,
                         help="files for the TorchFix comparison (0: skip it)")
     parser.add_argument("--jobs", type=int, default=0, help="processes for both tools (0: all cores)")
+    parser.add_argument("--project-share", action="store_true",
+                        help="only the project pass's share of a cold run, per framework tree")
     opts = parser.parse_args()
     jobs = opts.jobs or len(os.sched_getaffinity(0))
 
@@ -159,6 +188,10 @@ def main() -> None:
     big = sum(os.path.getsize(f) >= 1 << 20 for f in files)
     print(f"tree: {opts.tree}: {len(files)} Python files, {size / 1e6:.1f} MB, {big} of >= 1 MB; "
           f"{jobs} processes, {os.cpu_count()} cores")
+
+    if opts.project_share:
+        project_share(opts.tree, jobs)
+        return
 
     cache_dir = tempfile.mkdtemp(prefix="amplint-monorepo-cache-")
     try:

@@ -32,6 +32,14 @@ class FileFacts:
         self.callgraph = self.regions.callgraph
 
     @cached_property
+    def index(self):
+        """Assignments by name, statement order, self-attributes and calls by class, each
+        built once (amplint.facts.index): what a question per statement looks up."""
+        from amplint.facts.index import FileIndex
+
+        return FileIndex(self.tree)
+
+    @cached_property
     def fp16(self) -> Fp16Analysis:
         halves = tuple(e for e in self.entries if isinstance(e, EntryHalf))
         return Fp16Analysis(self.tree, self.callgraph, halves)

@@ -91,6 +91,15 @@ class DeprecatedRefs(cst.CSTVisitor):
             current = self.parents.get(id(current))
         return False
 
+    def chain(self, node: cst.CSTNode) -> List[int]:
+        """The ids of `node` and of its ancestors, innermost first."""
+        out = []
+        current: Optional[cst.CSTNode] = node
+        while current is not None:
+            out.append(id(current))
+            current = self.parents.get(id(current))
+        return out
+
     def _ancestors(self, node: cst.CSTNode):
         child = node
         parent = self.parents.get(id(node))

@@ -7,8 +7,9 @@ negative fill gives the same result)."""
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -17,7 +18,6 @@ from amplint.data.overflow import (
     KEEPS_DTYPE, LIKE_FACTORIES, OTHER_DTYPES,
 )
 from amplint.facts.regions import DTYPES
-from amplint.facts.syntax import bound_names
 from amplint.facts.tree import Frame, argument, keyword
 
 
@@ -33,18 +33,12 @@ class FillValues:
     def __init__(self, facts) -> None:
         self.facts = facts
         self.module: cst.Module = facts.module
-        self._order: Optional[Dict[int, int]] = None
         self._feeding: Optional[Set[int]] = None
+        self._events: Dict[int, "_NameEvents"] = {}  # id(function or module) -> its name events
 
     # -- statement order ------------------------------------------------------------------
     def order(self, stmt) -> Optional[int]:
-        if stmt is None:
-            return None
-        if self._order is None:
-            collector = _Order()
-            self.module.visit(collector)
-            self._order = collector.index
-        return self._order.get(id(stmt))
+        return self.facts.index.order(stmt)
 
     # -- constants ------------------------------------------------------------------------
     def constant(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> Optional[Const]:
@@ -121,10 +115,7 @@ class FillValues:
     def _named_constant(self, name: str, frame: Frame, depth: int) -> Optional[Const]:
         if self.facts.resolve((cst.Name(name)), frame) is not None:
             return None
-        assigns = [
-            a for a in self.facts.tree.assigns
-            if any(isinstance(t, cst.Name) and t.value == name for t in a.targets)
-        ]
+        assigns = self.facts.index.assigns_to(name)
         if len(assigns) != 1 or len(assigns[0].targets) != 1:
             return None
         scope = assigns[0].frame.scope
@@ -212,17 +203,7 @@ class FillValues:
         here = self.order(stmt)
         if here is None:
             return None
-        best = None
-        best_index = -1
-        for assign in self.facts.tree.assigns:
-            if assign.frame.scope is not frame.scope:
-                continue
-            if not any(_binds(t, name) for t in assign.targets):
-                continue
-            index = self.order(assign.line_stmt)
-            if index is None or index >= here or index <= best_index:
-                continue
-            best, best_index = assign, index
+        best = self.facts.index.last_binding_before(frame.scope, name, here)
         if best is None:
             # a parameter `@force_fp32(apply_to=...)` casts on entry
             return "float32" if name in self.facts.fp16.float32_params(frame) else None
@@ -271,13 +252,12 @@ class FillValues:
             return False
         function = frame.function
         root = function.node if function is not None else self.module
-        uses = _LaterUses(name, stmt)
-        root.visit(uses)
-        return bool(uses.loads) and all(id(node) in feeding for node in uses.loads)
-
-
-def _binds(target: cst.BaseExpression, name: str) -> bool:
-    return name in bound_names(target)
+        events = self._events.get(id(root))
+        if events is None:
+            events = self._events[id(root)] = _NameEvents()
+            root.visit(events)
+        loads = events.later_loads(name, stmt)
+        return bool(loads) and all(id(node) in feeding for node in loads)
 
 
 def _is_device(expr: cst.BaseExpression) -> bool:
@@ -308,36 +288,22 @@ def pure(expr: cst.BaseExpression) -> bool:
     return False
 
 
-class _Order(cst.CSTVisitor):
+class _NameEvents(cst.CSTVisitor):
+    """One walk of a function (or the module): every name read or assigned, and the end of
+    every simple statement line, numbered in order. `later_loads` then answers for one name
+    from that name's events alone (a walk per question was quadratic in the function)."""
+
     def __init__(self) -> None:
-        self.index: Dict[int, int] = {}
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.index[id(node)] = len(self.index)
-
-
-class _LaterUses(cst.CSTVisitor):
-    """Reads of `name` after statement `after`, up to the statement that rebinds it."""
-
-    def __init__(self, name: str, after: cst.CSTNode) -> None:
-        self.name = name
-        self.after = after
-        self.started = False
-        self.stopped = False
-        self.rebinds = False
-        self.loads: List[cst.Name] = []
+        self.position = 0
+        self.line_ends: Dict[int, int] = {}  # id(simple statement line) -> its end's position
+        self.end_positions: List[int] = []  # every line end's position, ascending
+        self.names: Dict[str, Tuple[List[int], List[Tuple[bool, cst.Name]]]] = {}
         self._stores: Set[int] = set()
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.stopped:
-            return False
-        return super().on_visit(node)
-
     def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        if node is self.after:
-            self.started = True
-        elif self.started and self.rebinds:
-            self.stopped = True
+        self.position += 1
+        self.line_ends[id(node)] = self.position
+        self.end_positions.append(self.position)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         if isinstance(node.target, cst.Name):
@@ -352,9 +318,29 @@ class _LaterUses(cst.CSTVisitor):
         return False  # nor is a keyword's name
 
     def visit_Name(self, node: cst.Name) -> None:
-        if not self.started or node.value != self.name:
-            return
-        if id(node) in self._stores:
-            self.rebinds = True
-        else:
-            self.loads.append(node)
+        self.position += 1
+        positions, events = self.names.setdefault(node.value, ([], []))
+        positions.append(self.position)
+        events.append((id(node) in self._stores, node))
+
+    def later_loads(self, name: str, after: cst.CSTNode) -> List[cst.Name]:
+        """Reads of `name` after statement line `after`, up to the end of the line whose
+        assignment first rebinds it."""
+        start = self.line_ends.get(id(after))
+        entry = self.names.get(name)
+        if start is None or entry is None:
+            return []
+        positions, events = entry
+        loads: List[cst.Name] = []
+        stop: Optional[int] = None
+        for index in range(bisect_right(positions, start), len(positions)):
+            position = positions[index]
+            if stop is not None and position > stop:
+                break
+            store, node = events[index]
+            if not store:
+                loads.append(node)
+            elif stop is None:
+                end = bisect_left(self.end_positions, position)
+                stop = self.end_positions[end] if end < len(self.end_positions) else self.position
+        return loads

@@ -156,7 +156,7 @@ def _not_floating(value: cst.BaseExpression, frame, facts) -> bool:
     cls = frame.function.class_frame if frame.function is not None else None
     if attr is None or cls is None:
         return False
-    assigns = facts.tree.self_assigns(cls).get(attr)
+    assigns = facts.index.self_assigns(cls).get(attr)
     return bool(assigns) and all(_config_value(a.value, a.frame) for a in assigns)
 
 

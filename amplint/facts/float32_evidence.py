@@ -99,7 +99,7 @@ class Float32Evidence:
 
     def _collect_attrs(self, cls: Frame) -> Dict[str, str]:
         kinds: Dict[str, set] = {}
-        for attr, sites in self.facts.tree.self_assigns(cls).items():
+        for attr, sites in self.facts.index.self_assigns(cls).items():
             for site in sites:
                 kind = (
                     "module32" if self._module32_ctor(site.value, site.frame)
@@ -107,11 +107,10 @@ class Float32Evidence:
                     else "other"
                 )
                 kinds.setdefault(attr, set()).add(kind)
-        for site in self.facts.tree.calls:
+        for site in self.facts.index.class_calls(cls):
             func = site.node.func
             if (
-                site.frame.class_frame is cls
-                and isinstance(func, cst.Attribute)
+                isinstance(func, cst.Attribute)
                 and func.attr.value in ("register_buffer", "register_parameter")
                 and len(site.node.args) >= 2
                 and isinstance(site.node.args[0].value, cst.SimpleString)

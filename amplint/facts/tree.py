@@ -87,7 +87,7 @@ class Collector:
         self.frames: List[Frame] = [self.module_frame]
         self.calls: List[CallSite] = []
         self.assigns: List[AssignSite] = []
-        self._self_assigns: Dict[int, Dict[str, List[AssignSite]]] = {}
+        self.line_order: Dict[int, int] = {}  # id(simple statement line) -> source order
         self.withs: List[Tuple[cst.With, Frame]] = []  # with statement, its body frame
         self.classes: Dict[str, Frame] = {}
         self._line_stmt: Optional[cst.SimpleStatementLine] = None
@@ -111,21 +111,6 @@ class Collector:
             cst.Call: self._call,
         }
         self.walk(module)
-
-    def self_assigns(self, cls: Frame) -> Dict[str, List[AssignSite]]:
-        """`self.<attr> = value` in the methods of class `cls`: attr -> the assignments (one
-        entry per target naming it)."""
-        found = self._self_assigns.get(id(cls))
-        if found is None:
-            found = self._self_assigns[id(cls)] = {}
-            for site in self.assigns:
-                if site.frame.class_frame is not cls:
-                    continue
-                for target in site.targets:
-                    attr = self_attr(target)
-                    if attr is not None:
-                        found.setdefault(attr, []).append(site)
-        return found
 
     # -- traversal ------------------------------------------------------------------------
     def walk(self, node: cst.CSTNode) -> None:
@@ -169,6 +154,7 @@ class Collector:
     # -- statements -----------------------------------------------------------------------
     def _simple_line(self, node: cst.SimpleStatementLine) -> bool:
         self._enter_stmt(node)
+        self.line_order[id(node)] = len(self.line_order)
         self._line_stmt = node
         self.walk_children(node)
         self._line_stmt = None

@@ -138,11 +138,11 @@ class HalfWithAutocast(Rule):
         if not casts:
             return
         severity = Severity.ERROR if facts.scalers.any else Severity.WARNING
-        names_by_with: dict = {}  # id(with) -> names read in its body, for this file
+        readers: dict = {}  # name -> scopes of the active regions reading it
         for site in facts.tree.calls:
             if id(site.node) not in casts:
                 continue
-            if not self._mixed_with_autocast(facts, site, names_by_with):
+            if not self._mixed_with_autocast(facts, site, readers):
                 continue
             model = self._is_model(facts, site)
             what = _model_words(site) if model else ""
@@ -176,7 +176,7 @@ class HalfWithAutocast(Rule):
             return current.region
         return None
 
-    def _mixed_with_autocast(self, facts, site: CallSite, names_by_with: dict) -> bool:
+    def _mixed_with_autocast(self, facts, site: CallSite, readers: dict) -> bool:
         region = self._explicit_region(facts, site.frame)
         if region is not None:
             return region.active
@@ -185,19 +185,17 @@ class HalfWithAutocast(Rule):
         if target is None:
             return False
         scope = site.frame.scope
-        for with_node, body_frame, region in facts.regions.explicit_regions():
-            if not region.active:
-                continue
-            region_scope = body_frame.scope
+        if None not in readers:  # built once for the file (the None key marks it built)
+            readers[None] = ()
+            for with_node, body_frame, region in facts.regions.explicit_regions():
+                if region.active:
+                    for name in _loaded_names(with_node.body):
+                        readers.setdefault(name, []).append(body_frame.scope)
+        for region_scope in readers.get(target, ()):
             # the same scope, or a module-level name read (not rebound) by a function's region
-            if region_scope is not scope and not (
+            if region_scope is scope or (
                 scope.kind == "module" and target not in region_scope.bindings
             ):
-                continue
-            names = names_by_with.get(id(with_node))
-            if names is None:
-                names = names_by_with[id(with_node)] = _loaded_names(with_node.body)
-            if target in names:
                 return True
         return False
 

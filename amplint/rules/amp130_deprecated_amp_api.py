@@ -270,15 +270,20 @@ class DeprecatedAmpApi(Rule):
             return
         edits: Dict[cst.CSTNode, object] = {}
         fixed: List[DeprecatedRef] = []
+        edited: Set[int] = set()  # ids of the rewritten nodes
+        around: Set[int] = set()  # ids of those nodes and all their ancestors
         needs_torch = False
         for ref in reported:
             result = self._rewrite(ctx, ref)
             if result is None:
                 continue
             original, replacement, needs = result
-            if any(walker.inside(original, o) or walker.inside(o, original) for o in edits):
+            chain = walker.chain(original)  # ids of `original` and its ancestors
+            if id(original) in around or any(key in edited for key in chain):
                 continue  # nested in another rewrite: the next round takes it
             edits[original] = replacement
+            edited.add(id(original))
+            around.update(chain)
             fixed.append(ref)
             needs_torch = needs_torch or needs
         fix = None

@@ -226,7 +226,7 @@ class AutocastDeviceType(Rule):
             cls = frame.class_frame
             if cls is None:
                 return False
-            values = facts.tree.self_assigns(cls).get(attr, [])
+            values = facts.index.self_assigns(cls).get(attr, [])
             return bool(values) and all(
                 self._device_call(facts, a.value, a.frame) for a in values
             )

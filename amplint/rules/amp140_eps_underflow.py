@@ -383,7 +383,7 @@ def _self_attr_literal(expr: cst.BaseExpression, frame: Frame, facts) -> Optiona
     cls = frame.class_frame
     if attr is None or cls is None:
         return None
-    values = [(a.value, a.frame) for a in facts.tree.self_assigns(cls).get(attr, [])]
+    values = [(a.value, a.frame) for a in facts.index.self_assigns(cls).get(attr, [])]
     if len(values) != 1:
         return None
     value, where = values[0]

@@ -1,0 +1,167 @@
+"""The work of each fact and rule grows linearly with the file (issue 34), counted, not timed.
+
+A file of n blocks of training code and one of 4n: every pass over the walk's lists (calls,
+assignments, frames, with statements), every LibCST `visit` and every entry the file index
+steps over is counted per fact and per rule. Linear work is 4x the count; a scan per
+statement (every `x[i] = name` scanning every assignment of the file, as before issue 34)
+is 16x. A timing would be noise on a shared machine; the counts are exact."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from amplint.context import FileContext
+from amplint.facts import FileFacts
+from amplint.facts import tree as tree_module
+from amplint.facts.index import FileIndex
+from amplint.parsing import parse
+from amplint.rules import all_rules
+
+HEADER = """import torch
+import torch.nn as nn
+from torch.cuda.amp import GradScaler, autocast
+
+NEG_INF = -1e9
+"""
+
+BLOCK = '''
+
+class Attention{i}(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj{i} = nn.Linear(dim, dim)
+        self.register_buffer("bias{i}", torch.zeros(dim))
+
+    def forward(self, q, k, mask):
+        with torch.autocast("cuda"):
+            scores = (q @ k.transpose(-2, -1)).masked_fill(mask, -1e9)
+            out = scores.softmax(-1)
+        weights = out.float()
+        weights[mask] = NEG_INF
+        return self.proj{i}(weights)
+
+
+def train_{i}(model, optimizer, loader):
+    scaler = GradScaler()
+    for x, y in loader:
+        with autocast():
+            loss = model(x, y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+
+
+def prepare_{i}(x, lengths):
+    fill_{i} = -1e5
+    h = x.half()
+    h[lengths == 0] = fill_{i}
+    y = h.masked_fill_(lengths > 3, -70000.0)
+    return y.softmax(-1)
+
+
+half_{i} = torch.zeros(4, dtype=torch.float16)
+half_{i}[lengths_{i}] = -1e9
+top_{i} = half_{i}.softmax(-1)
+cast_{i} = inputs_{i}.half()
+with torch.autocast("cuda"):
+    result_{i} = model_{i}(cast_{i})
+'''
+
+
+class _Counted(list):
+    """A list that counts the items every pass over it yields."""
+
+    counter = [0]
+
+    def __iter__(self):
+        for item in list.__iter__(self):
+            _Counted.counter[0] += 1
+            yield item
+
+
+def _operations(blocks: int, monkeypatch) -> dict:
+    source = HEADER + "".join(BLOCK.format(i=i) for i in range(blocks))
+    module = parse(source)
+    count = _Counted.counter
+    original_init = tree_module.Collector.__init__
+
+    def counted_init(self, node):
+        original_init(self, node)
+        for name in ("assigns", "calls", "frames", "withs"):
+            setattr(self, name, _Counted(getattr(self, name)))
+
+    original_visit = cst.CSTNode.visit
+
+    def counted_visit(self, visitor):
+        count[0] += 1
+        return original_visit(self, visitor)
+
+    monkeypatch.setattr(tree_module.Collector, "__init__", counted_init)
+    monkeypatch.setattr(cst.CSTNode, "visit", counted_visit)
+    out = {}
+    count[0] = 0
+    facts = FileFacts(module)
+    out["facts"] = count[0]
+    for name in ("index", "qualified_calls", "fp16", "scalers", "defuse", "deprecated",
+                 "half_values", "escape"):
+        count[0] = 0
+        getattr(facts, name)
+        out[name] = count[0]
+    ctx = FileContext("train.py", source, module, facts)
+    found = 0
+    for code, rule in sorted(all_rules().items()):
+        count[0] = 0
+        examined = facts.index.examined
+        found += len(list(rule.check(ctx)))
+        out[code] = count[0] + facts.index.examined - examined
+    monkeypatch.undo()
+    out["findings"] = found
+    return out
+
+
+def test_every_fact_and_rule_does_linear_work(monkeypatch):
+    small = _operations(10, monkeypatch)
+    large = _operations(40, monkeypatch)
+    assert small["findings"] > 0 and large["findings"] >= 4 * small["findings"] * 0.9
+    grown = {
+        name: (small[name], large[name]) for name in small
+        if name != "findings" and large[name] > 4.5 * max(small[name], 1)
+    }
+    assert not grown, f"work grows faster than the file (n vs 4n blocks): {grown}"
+
+
+def _assignments(statements: int) -> FileFacts:
+    body = "".join(f"    v{i} = {i}\n    x = v{i}\n" for i in range(statements))
+    return FileFacts(parse("def f():\n" + body))
+
+
+@pytest.mark.parametrize("statements", [50, 200])
+def test_index_lookups_examine_a_constant_number_of_entries(statements):
+    facts = _assignments(statements)
+    index: FileIndex = facts.index
+    function = facts.tree.module_frame.functions["f"]
+    last_line = max(facts.tree.line_order.values()) + 1
+    queries = 0
+    for i in range(0, statements, 7):
+        assert [s.targets[0].value for s in index.assigns_to(f"v{i}")] == [f"v{i}"]
+        queries += 1
+    site = index.last_binding_before(function, "x", last_line)
+    queries += 1
+    assert site is facts.tree.assigns[-1]
+    assert index.examined == queries  # one entry per lookup, whatever the file's size
+
+
+def test_last_binding_before_is_the_nearest_earlier_one():
+    facts = _assignments(5)
+    function = facts.tree.module_frame.functions["f"]
+    order = facts.tree.line_order
+    lines = [site.line_stmt for site in facts.tree.assigns]
+    # x is bound by statements 1, 3, 5, ... (from 0): before statement 4, statement 3's
+    found = facts.index.last_binding_before(function, "x", order[id(lines[4])])
+    assert found is facts.tree.assigns[3]
+    assert facts.index.last_binding_before(function, "x", order[id(lines[1])]) is None
+    assert facts.index.last_binding_before(function, "v2", order[id(lines[5])]).value.value == "2"
+    assert facts.index.last_binding_before(facts.tree.module_frame, "x", 10**6) is None
