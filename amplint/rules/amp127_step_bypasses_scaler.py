@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.scalers import (
-    SCALER_TRIGGERS, Event, Flow, exclusive, expr_line, key_text, runs_whenever,
+    SCALER_TRIGGERS, Event, Flow, exclusive, expr_line, runs_whenever, spans,
 )
 from amplint.rules import Flag, Rule
 from amplint.rules._util import method_call
@@ -158,6 +158,18 @@ class StepBypassesScaler(Rule):
             "            loss.backward()\n"
             "        optimizer.step()\n",
         ),
+        Flag(  # a trainer's step() helper, composed through the call
+            "import torch\n"
+            "class Trainer:\n"
+            "    def __init__(self):\n"
+            "        self.scaler = torch.amp.GradScaler()\n"
+            "    def optimizer_step(self):\n"
+            "        self.optimizer.step()\n"
+            "        self.optimizer.zero_grad()\n"
+            "    def train_step(self, loss):\n"
+            "        self.scaler.scale(loss).backward()\n"
+            "        self.optimizer_step()\n",
+        ),
     ]
     clean = [
         # the documented recipe
@@ -211,18 +223,29 @@ class StepBypassesScaler(Rule):
         "    scaler.update()\n"
         "    ema.step()\n"
         "    prof.step()\n",
+        # the helper steps through the scaler (a parameter named otherwise in the helper)
+        "import torch\n"
+        "def optimizer_step(opt, grad_scaler):\n"
+        "    grad_scaler.step(opt)\n"
+        "    grad_scaler.update()\n"
+        "    opt.zero_grad()\n"
+        "def train(loader, model, optimizer):\n"
+        "    scaler = torch.amp.GradScaler()\n"
+        "    for x in loader:\n"
+        "        scaler.scale(model(x)).backward()\n"
+        "        optimizer_step(optimizer, scaler)\n",
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
         stepped = {e.arg for f in scalers.flows for e in f.of("step") if e.arg}
-        for flow in scalers.flows:
+        for flow in scalers.composed:
             for step in flow.of("opt_step"):
-                text = _receiver_text(step)
+                text = step.arg
                 if text is None or text in stepped or not optimizer_like(text):
                     continue
                 backward = self._scaled_backward(scalers, flow, step)
-                if backward is None:
+                if backward is None or not spans(backward, step):
                     continue
                 yield self._report(scalers, flow, step, backward, text)
 
@@ -271,20 +294,30 @@ class StepBypassesScaler(Rule):
                     ", and the `update()` that follows raises 'AssertionError: No inf checks "
                     "were recorded prior to update.'"
                 )
+        related = {"backward_line": backward.inner or backward.node}
+        where = ""
+        if step.origin is not None and step.inner is not None:
+            where = " (line {step_line}, through this call)"
+            related["step_line"] = step.inner
+        if backward.origin is not None:
+            related["backward_call"] = backward.origin
+            where_backward = "line {backward_line}, through the call at line {backward_call}"
+        else:
+            where_backward = "line {backward_line}"
         message = (
-            f"`{text}.step()` after `{scaler}.scale(...).backward()` (line {{backward_line}}) "
+            f"`{text}.step()`{where} after `{scaler}.scale(...).backward()` ({where_backward}) "
             f"bypasses the scaler: {why}; use `{scaler}.step({text})`"
         )
         return self.report(
             step.node, message, fix=self._fix(scalers, flow, step, backward, text),
-            related={"backward_line": backward.node},
+            related=related,
         )
 
     def _fix(self, scalers, flow: Flow, step: Event, backward: Event, text: str):
         call = step.node
         stmt = step.stmt
         if (
-            stmt is None or backward.receiver is None
+            step.origin is not None or backward.origin is not None or stmt is None or backward.receiver is None
             or not isinstance(call, cst.Call) or call.args
             or not any(isinstance(s, cst.Expr) and s.value is call for s in stmt.body)
         ):
@@ -310,9 +343,3 @@ class StepBypassesScaler(Rule):
             {stmt: cst.FlattenSentinel(lines)},
         )
 
-
-def _receiver_text(step: Event) -> Optional[str]:
-    call = step.node
-    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
-        return None
-    return key_text(call.func.value)
