@@ -274,7 +274,7 @@ class StepBypassesScaler(Rule):
         scaler = str(backward.scaler)
         unscaled = [
             u for u in flow.between(backward, step, "unscale")
-            if u.scaler == backward.scaler and u.arg == text and not exclusive(u, step)
+            if u.scaler == backward.scaler and u.arg == text and runs_whenever(u, step)
         ]
         if unscaled:
             why = (
