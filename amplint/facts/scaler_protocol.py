@@ -13,7 +13,9 @@ when the call goes through `self`. A composed event sits at the call (its `node`
 the call it came through (`origin`) and its own node in the callee (`inner`); it carries no
 statement and no receiver, so no fix ever edits through a call.
 
-Where a callee is not resolved (another file, a framework callback, an attribute of an unknown
+A callee that creates its own scaler (a local `scaler = GradScaler()`) is not composed: each
+call has a fresh scaler, so its events cannot pair with the caller's or another call's. Where a
+callee is not resolved (another file, a framework callback, an attribute of an unknown
 object) nothing is composed: the rules stay as silent as they are on one function. A hazard
 that lies wholly inside one callee is that callee's to report: `spans(...)` tells the rules
 whether the events of a finding come through more than one call (or from the function itself).
@@ -96,6 +98,12 @@ class _ComposingWalker(FlowWalker):
         if not events:
             return False
         rename = _Renamer(self.analysis, call, callee, self.flow.frame)
+        if any(
+            e.scaler is not None and e.scaler.scope == id(callee)
+            and str(e.scaler).split(".", 1)[0] not in rename.params
+            for e in events
+        ):
+            return False  # its own local scaler: a new one per call, a protocol of its own
         for event in events:
             scaler = event.scaler
             if scaler is not None:

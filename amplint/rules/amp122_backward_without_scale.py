@@ -202,6 +202,19 @@ class BackwardWithoutScale(Rule):
         "loss.backward()\n"
         "scaler.step(optimizer)\n"
         "scaler.update()\n",
+        # a helper with a scaler of its own, called twice: each call has a fresh scaler, so
+        # the first call's trailing plain backward does not feed the second call's step
+        "import torch\n"
+        "def run(model, loader, opt, use_amp):\n"
+        "    scaler = torch.amp.GradScaler(enabled=use_amp)\n"
+        "    for x in loader:\n"
+        "        scaler.scale(model(x)).backward()\n"
+        "        scaler.step(opt)\n"
+        "        scaler.update()\n"
+        "    model(x).sum().backward()\n"
+        "def compare(model, loader, opt):\n"
+        "    run(model, loader, opt, True)\n"
+        "    run(model, loader, opt, False)\n",
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:
