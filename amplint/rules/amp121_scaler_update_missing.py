@@ -23,7 +23,10 @@ class ScalerUpdateMissing(Rule):
     `RuntimeError: step() has already been called since the last update().` Without `update()`
     the loss scale also never adapts. Gradient accumulation (`step` and `update` together inside
     `if (i + 1) % k == 0:`), several optimizers stepped before one `update()`, and an `update`
-    in another method of the same class are fine and not reported.
+    in another method of the same class are fine and not reported, unless a function of the
+    file shows the order: `fit()` stepping through `train_step()` in its batch loop and
+    updating through `on_epoch_end()` after it is reported at the `train_step()` call (the
+    calls of a file are composed; another file's or a framework's are not).
 
     ## Example
     ```python
