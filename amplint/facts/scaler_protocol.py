@@ -32,6 +32,7 @@ from amplint.facts.tree import CallSite, Frame
 
 PROTOCOL = ("scale", "backward", "unscale", "clip", "step", "update", "opt_step")
 _DEPTH = 6
+_MAX_EVENTS = 200  # inlining copies events: a call graph that explodes is left uncomposed
 
 
 def spans(*events: Event) -> bool:
@@ -64,14 +65,16 @@ class _Composer:
         if known is not None:
             return known
         flow = Flow(frame.node, frame)
+        self.done[id(frame)] = flow  # a recursive call back into it sees what is known so far
         walker = _ComposingWalker(self, flow, stack + (id(frame),))
         body = frame.node.body  # type: ignore[attr-defined]
         if isinstance(frame.node, cst.Module):
             walker.block(body, ())
         else:
             walker.suite(body, ())
-        if not walker.cut:  # a summary cut short by recursion is not reused
-            self.done[id(frame)] = flow
+        # Kept even when recursion cut it short (it then lacks the cyclic call's events, which
+        # only makes the rules quieter): each function is walked once, whatever the call graph.
+        self.done[id(frame)] = flow
         return flow
 
 
@@ -80,7 +83,6 @@ class _ComposingWalker(FlowWalker):
         super().__init__(composer.analysis, flow)
         self.composer = composer
         self.stack = stack
-        self.cut = False
 
     def call(self, call: cst.Call, site: Optional[CallSite], ctx) -> bool:
         graph = self.analysis.callgraph
@@ -91,11 +93,10 @@ class _ComposingWalker(FlowWalker):
             return False
         callee = callees[0]
         if id(callee) in self.stack or len(self.stack) >= _DEPTH:
-            self.cut = True
             return False
         inner = self.composer.flow(callee, self.stack)
         events = [e for e in inner.events if e.kind in PROTOCOL]
-        if not events:
+        if not events or len(self.flow.events) + len(events) > _MAX_EVENTS:
             return False
         rename = _Renamer(self.analysis, call, callee, self.flow.frame)
         if any(
