@@ -66,6 +66,8 @@ class Event:
     arg: Optional[str] = None  # the optimizer's text (step/unscale); `.backward()` receiver text
     backward: bool = False  # scale: the scaled value is backpropagated
     site: Optional[CallSite] = None
+    origin: Optional[cst.Call] = None  # composed (scaler_protocol.py): the call it came through
+    inner: Optional[cst.CSTNode] = None  # composed: the event's own node, in the callee
 
     @property
     def loops(self) -> Tuple[Loop, ...]:
@@ -296,15 +298,19 @@ class FlowWalker:
                     and "sched" not in text.lower()
                     and text not in analysis.infos
                 ):
-                    self.emit("opt_step", call, ctx, stmt, site=site)
+                    self.emit("opt_step", call, ctx, stmt, site=site, arg=str(text))
                     continue
             if site is not None and resolve_expr(func, site.frame) == "torch.autograd.backward":
                 first = _first_arg(call, "tensors")
                 if first is not None and not self._is_scaled(first):
                     self.emit("backward", call, ctx, stmt, site=site)
                 continue
-            if analysis.clip_call(call, site):
+            if not self.call(call, site, ctx) and analysis.clip_call(call, site):
                 self.emit("clip", call, ctx, stmt, site=site)
+
+    def call(self, call: cst.Call, site: Optional[CallSite], ctx) -> bool:
+        """Any other call: the composing walker (scaler_protocol.py) inlines its callee."""
+        return False
 
 
 def _first_arg(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:

@@ -27,6 +27,7 @@ from amplint.facts.scaler_flow import (  # noqa: F401  (the event names re-expor
     Branch, Ctx, Event, Flow, FlowWalker, Loop, arms, exclusive, expr_line, gates, insert_after,
     insert_before, jumps_between, key_text, more_conditional, runs_whenever, signature,
 )
+from amplint.facts.scaler_protocol import composed_flows, spans  # noqa: F401
 from amplint.facts.syntax import holder_key
 from amplint.facts.tree import CallSite, Collector, Frame, dotted_name
 
@@ -284,23 +285,28 @@ class ScalerAnalysis:
                 flows.append(flow)
         return flows
 
+    @cached_property
+    def composed(self) -> List[Flow]:
+        """The flows with same-file callees' events composed in (amplint.facts.scaler_protocol)."""
+        return composed_flows(self) if self.infos else []
+
     # -- the walk the AMP12x rules share -----------------------------------------------------
     def live(self, ref: Optional[str]) -> bool:
         """A scaler of the file that is not created disabled (`enabled=False`)."""
         info = self.info(ref)
         return info is not None and not info.disabled
 
-    def walk(self, *kinds: str) -> Iterator[Tuple[Flow, Event]]:
+    def walk(self, *kinds: str, composed: bool = False) -> Iterator[Tuple[Flow, Event]]:
         """Each event of these kinds, flow by flow in source order; an event of a scaler
         (`unscale`, `step`, ...) only when that scaler is live."""
-        for flow in self.flows:
+        for flow in self.composed if composed else self.flows:
             for event in flow.of(*kinds):
                 if event.scaler is None or self.live(event.scaler):
                     yield flow, event
 
-    def stepping(self) -> Iterator[Tuple[Flow, ScalerRef]]:
+    def stepping(self, composed: bool = False) -> Iterator[Tuple[Flow, ScalerRef]]:
         """(flow, scaler) for each live scaler that steps in a flow."""
-        for flow in self.flows:
+        for flow in self.composed if composed else self.flows:
             for scaler in flow.stepping_scalers:
                 if self.live(scaler):
                     yield flow, scaler  # type: ignore[misc]

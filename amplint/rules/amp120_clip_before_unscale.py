@@ -10,7 +10,7 @@ from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.scalers import (
     Event, Flow, exclusive, expr_line, insert_before, jumps_between, runs_whenever,
 )
-from amplint.facts.scalers import SCALER_TRIGGERS
+from amplint.facts.scalers import SCALER_TRIGGERS, spans
 from amplint.rules import Flag, Rule
 from amplint.rules._util import method_call
 
@@ -138,6 +138,21 @@ class ClipBeforeUnscale(Rule):
             "scaler.step(opt_b)\n"
             "scaler.update()\n",
         ),
+        Flag(  # the clip lives in a mixin's method of the file (composed through the call)
+            "import torch\n"
+            "class ClipMixin:\n"
+            "    def maybe_clip(self):\n"
+            "        if self.max_norm:\n"
+            "            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_norm)\n"
+            "class Trainer(ClipMixin):\n"
+            "    def __init__(self):\n"
+            "        self.scaler = torch.amp.GradScaler()\n"
+            "    def train_step(self, loss):\n"
+            "        self.scaler.scale(loss).backward()\n"
+            "        self.maybe_clip()\n"
+            "        self.scaler.step(self.optimizer)\n"
+            "        self.scaler.update()\n",
+        ),
     ]
     clean = [
         # the documented recipe
@@ -203,23 +218,46 @@ class ClipBeforeUnscale(Rule):
         "    scaler.scale(disc_loss(D, real)).backward()\n"
         "    scaler.step(opt_d)\n"
         "    scaler.update()\n",
+        # the mixin's clipping helper unscales first (composed: no second unscale_ wanted)
+        "import torch\n"
+        "class ClipMixin:\n"
+        "    def maybe_clip(self):\n"
+        "        self.scaler.unscale_(self.optimizer)\n"
+        "        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_norm)\n"
+        "class Trainer(ClipMixin):\n"
+        "    def __init__(self):\n"
+        "        self.scaler = torch.amp.GradScaler()\n"
+        "    def train_step(self, loss):\n"
+        "        self.scaler.scale(loss).backward()\n"
+        "        self.maybe_clip()\n"
+        "        self.scaler.step(self.optimizer)\n"
+        "        self.scaler.update()\n",
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
-        for flow, clip in scalers.walk("clip"):
+        for flow, clip in scalers.walk("clip", composed=True):
             step = self._hazard(scalers, flow, clip)
             if step is None:
                 continue
+            scales = [s for s in flow.of("scale", scaler=step.scaler)
+                      if s.order < clip.order and not exclusive(s, clip)]
+            if not spans(clip, step, *scales[-1:]):
+                continue  # all through one call: the callee's own finding
+            related = {"step_line": step.inner or step.node}
+            where = ""
+            if clip.origin is not None and clip.inner is not None:
+                where = " (line {clip_line}, through this call)"
+                related["clip_line"] = clip.inner
             message = (
-                "gradient clipping of scaled gradients: `{scaler}.step` at line {step_line} "
+                f"gradient clipping{where} of scaled gradients: "
+                "`{scaler}.step` at line {step_line} "
                 "follows with no `{scaler}.unscale_(...)` before the clip, so the threshold "
                 "applies to gradients multiplied by the loss scale; call "
                 "`{scaler}.unscale_(optimizer)` before clipping"
             ).replace("{scaler}", step.scaler or "scaler")
             yield self.report(
-                clip.node, message, fix=self._fix(flow, clip, step),
-                related={"step_line": step.node},
+                clip.node, message, fix=self._fix(flow, clip, step), related=related,
             )
 
     @staticmethod
@@ -239,6 +277,8 @@ class ClipBeforeUnscale(Rule):
         return step
 
     def _fix(self, flow: Flow, clip: Event, step: Event):
+        if clip.origin is not None or step.origin is not None:
+            return None  # composed through a call: nothing to edit here
         steps = flow.of("step", scaler=step.scaler)
         if len({s.arg for s in steps}) != 1 or clip.stmt is None:
             return None

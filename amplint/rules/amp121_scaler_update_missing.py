@@ -6,7 +6,7 @@ from typing import Iterable, List
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.scalers import Event, Flow, exclusive, expr_line, insert_after, jumps_between
-from amplint.facts.scalers import SCALER_TRIGGERS
+from amplint.facts.scalers import SCALER_TRIGGERS, spans
 from amplint.rules import Flag, Rule
 from amplint.rules._util import method_call
 
@@ -23,7 +23,10 @@ class ScalerUpdateMissing(Rule):
     `RuntimeError: step() has already been called since the last update().` Without `update()`
     the loss scale also never adapts. Gradient accumulation (`step` and `update` together inside
     `if (i + 1) % k == 0:`), several optimizers stepped before one `update()`, and an `update`
-    in another method of the same class are fine and not reported.
+    in another method of the same class are fine and not reported, unless a function of the
+    file shows the order: `fit()` stepping through `train_step()` in its batch loop and
+    updating through `on_epoch_end()` after it is reported at the `train_step()` call (the
+    calls of a file are composed; another file's or a framework's are not).
 
     ## Example
     ```python
@@ -121,6 +124,22 @@ class ScalerUpdateMissing(Rule):
             "        self.scaler.update()\n"
             "        self.opt_enc.zero_grad()\n",
         ),
+        Flag(  # fit() steps through train_step() per batch, updates through a hook per epoch
+            "import torch\n"
+            "class Trainer:\n"
+            "    def __init__(self):\n"
+            "        self.scaler = torch.amp.GradScaler('cuda')\n"
+            "    def train_step(self, batch):\n"
+            "        self.scaler.scale(self.model(batch)).backward()\n"
+            "        self.scaler.step(self.optimizer)\n"
+            "    def on_epoch_end(self):\n"
+            "        self.scaler.update()\n"
+            "    def fit(self, loader, epochs):\n"
+            "        for epoch in range(epochs):\n"
+            "            for batch in loader:\n"
+            "                self.train_step(batch)\n"
+            "            self.on_epoch_end()\n",
+        ),
     ]
     clean = [
         # gradient accumulation: step and update together every k micro-batches
@@ -170,11 +189,26 @@ class ScalerUpdateMissing(Rule):
         "    loss.backward()\n"
         "    optimizer.step()\n"
         "    lr_scheduler.step(epoch)\n",
+        # the same trainer with its hook run after every batch
+        "import torch\n"
+        "class Trainer:\n"
+        "    def __init__(self):\n"
+        "        self.scaler = torch.amp.GradScaler('cuda')\n"
+        "    def train_step(self, batch):\n"
+        "        self.scaler.scale(self.model(batch)).backward()\n"
+        "        self.scaler.step(self.optimizer)\n"
+        "    def on_step_end(self):\n"
+        "        self.scaler.update()\n"
+        "    def fit(self, loader, epochs):\n"
+        "        for epoch in range(epochs):\n"
+        "            for batch in loader:\n"
+        "                self.train_step(batch)\n"
+        "                self.on_step_end()\n",
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
-        for flow, scaler in scalers.stepping():
+        for flow, scaler in scalers.stepping(composed=True):
             yield from self._check_scaler(scalers, flow, scaler)
 
     def _check_scaler(self, scalers, flow: Flow, scaler: str) -> Iterable[Diagnostic]:
@@ -183,6 +217,8 @@ class ScalerUpdateMissing(Rule):
         if not updates:
             if scalers.updated_anywhere(scaler):
                 return  # updated in another function: the order is not ours to see
+            if not spans(*steps):
+                return  # all through one call: the callee's own finding
             last = steps[-1]
             yield self.report(
                 last.node,
@@ -198,23 +234,26 @@ class ScalerUpdateMissing(Rule):
             ours = [u for u in updates if not exclusive(u, step)]
             if loop is not None and ours and not any(u.inside(loop) for u in ours):
                 key = ("outside", id(loop.node))
-                if key not in reported:
+                outside = ours[0]
+                if key not in reported and spans(step, outside):
                     reported.add(key)
-                    outside = ours[0]
                     yield self.report(
                         step.node,
-                        f"`{scaler}.step(...)` runs every iteration but `{scaler}.update()` "
-                        "(line {update_line}) only after the loop: the second step raises "
+                        f"`{scaler}.step(...)`{_through(step, 'step')} runs every iteration but "
+                        f"`{scaler}.update()`"
+                        f"{_through(outside, 'update') or ' (line {update_line})'} "
+                        "only after the loop: the second step raises "
                         "'RuntimeError: step() has already been called since the last "
                         "update().'; move the update into the loop, after the step",
-                        related={"update_line": outside.node},
+                        related={"update_line": outside.node, **_lines(step, "step"),
+                                 **_lines(outside, "update")},
                     )
                 continue
             after = [u for u in ours if u.order > step.order and u.inside(loop)]
             if not after:
                 continue
             jumps = jumps_between(flow, step, after[0])
-            if jumps and ("jump", id(jumps[0].node)) not in reported:
+            if jumps and spans(step, after[0]) and ("jump", id(jumps[0].node)) not in reported:
                 reported.add(("jump", id(jumps[0].node)))
                 yield self.report(
                     step.node,
@@ -232,10 +271,23 @@ class ScalerUpdateMissing(Rule):
             return None
         if loop is None and last.conditional():
             return None
-        if last.receiver is None:
+        if last.receiver is None or last.origin is not None:
             return None
         call = method_call(last.receiver.deep_clone(), "update")
         return self.fix(
             Applicability.SAFE, f"Insert `{last.scaler}.update()` after the last step",
             insert_after(last.stmt, expr_line(call)),
         )
+
+
+def _through(event: Event, what: str) -> str:
+    """" (in `train_step`, line 12, through this call)" for a composed event."""
+    if event.origin is None or event.inner is None:
+        return ""
+    return f" (line {{{what}_inner}}, through the call at line {{{what}_call}})"
+
+
+def _lines(event: Event, what: str):
+    if event.origin is None or event.inner is None:
+        return {}
+    return {f"{what}_inner": event.inner, f"{what}_call": event.origin}

@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.scalers import Event, Flow, arms, exclusive
-from amplint.facts.scalers import SCALER_TRIGGERS
+from amplint.facts.scalers import SCALER_TRIGGERS, spans
 from amplint.rules import Flag, Rule
 from amplint.rules.amp120_clip_before_unscale import ClipBeforeUnscale
 from amplint.rules._util import method_call
@@ -202,13 +202,26 @@ class BackwardWithoutScale(Rule):
         "loss.backward()\n"
         "scaler.step(optimizer)\n"
         "scaler.update()\n",
+        # a helper with a scaler of its own, called twice: each call has a fresh scaler, so
+        # the first call's trailing plain backward does not feed the second call's step
+        "import torch\n"
+        "def run(model, loader, opt, use_amp):\n"
+        "    scaler = torch.amp.GradScaler(enabled=use_amp)\n"
+        "    for x in loader:\n"
+        "        scaler.scale(model(x)).backward()\n"
+        "        scaler.step(opt)\n"
+        "        scaler.update()\n"
+        "    model(x).sum().backward()\n"
+        "def compare(model, loader, opt):\n"
+        "    run(model, loader, opt, True)\n"
+        "    run(model, loader, opt, False)\n",
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
-        for flow, backward in scalers.walk("backward"):
+        for flow, backward in scalers.walk("backward", composed=True):
             step = self._hazard(scalers, flow, backward)
-            if step is None:
+            if step is None or not spans(backward, step):
                 continue
             scaler = step.scaler
             message = (
@@ -233,6 +246,8 @@ class BackwardWithoutScale(Rule):
         return step
 
     def _fix(self, scalers, flow: Flow, backward: Event, step: Event):
+        if backward.origin is not None or step.origin is not None:
+            return None  # composed through a call: nothing to edit here
         if len(flow.stepping_scalers) != 1 or step.receiver is None:
             return None
         call = backward.node

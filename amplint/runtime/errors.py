@@ -18,6 +18,8 @@ _EXCEPTIONS: Tuple[Tuple[str, Optional[str], str], ...] = (
     ("AMP121", "RuntimeError", "step() has already been called since the last update()"),
     ("AMP122", "AssertionError", "Attempted step but _scale is None"),
     ("AMP122", "AssertionError", "Attempted unscale_ but _scale is None"),
+    # update() with no inf check recorded: the optimizer was stepped directly, not by scaler.step
+    ("AMP127", "AssertionError", "No inf checks were recorded prior to update"),
     ("AMP123", "RuntimeError", "unscale_() has already been called on this optimizer"),
     ("AMP125", "RuntimeError", "Closure use is not currently supported"),
     ("AMP131", "TypeError", "missing 1 required positional argument: 'device_type'"),

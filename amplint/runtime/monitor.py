@@ -27,6 +27,8 @@ Checks (``checks=``, default all of :data:`DEFAULT_CHECKS`):
 - AMP110 a fill value outside the range of the tensor's dtype.
 - AMP111 a fill value that is another dtype's ``finfo`` bound (``torch.finfo(x.dtype).max`` with
   ``x`` float32) written into a half tensor.
+- AMP127 an optimizer stepped directly (not by ``scaler.step``) on gradients of an enabled
+  GradScaler's scaled backward that were never unscaled (the update is scale× too large).
 - OVERFLOW (``overflow=True``, off by default: it checks every half op's output) the first op whose
   fp16/bf16 output holds inf/NaN from finite inputs.
 
@@ -34,8 +36,10 @@ Errors that torch raises for AMP hazards and that leave the block (index put dty
 "unsafe to autocast", "Attempting to unscale FP16 gradients", scaler protocol errors, autocast
 without device type, ...) are recorded with their code too, and propagate unchanged.
 
-It works through torch's interposition points only: a ``TorchFunctionMode`` (function-level
-checks), global module forward hooks (module-level checks), a ``TorchDispatchMode`` (overflow).
+It works through torch's interposition points: a ``TorchFunctionMode`` (function-level
+checks), global module forward hooks (module-level checks), a ``TorchDispatchMode`` (overflow),
+a global optimizer step pre-hook (AMP127); AMP127 also wraps ``GradScaler.scale`` while the
+monitor is active (torch has no hook there) and restores it on exit.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from __future__ import annotations
 import sys
 import warnings
 from contextlib import ContextDecorator
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -55,7 +59,7 @@ from .locate import traceback_location, user_location, user_stack
 from .modules import ModuleTracker
 
 DEFAULT_CHECKS = frozenset(
-    {"AMP101", "AMP102", "AMP103", "AMP104", "AMP105", "AMP110", "AMP111"}
+    {"AMP101", "AMP102", "AMP103", "AMP104", "AMP105", "AMP110", "AMP111", "AMP127"}
 )
 ALL_CHECKS = DEFAULT_CHECKS | {"OVERFLOW"}
 MODES = ("record", "warn", "raise")
@@ -108,6 +112,7 @@ class Monitor(ContextDecorator):
         self._found: Dict[Tuple[str, str, int], Finding] = {}
         self._depth = 0
         self._modes: List[object] = []
+        self.cleanups: List[Callable[[], None]] = []  # undo what checks installed (AMP127)
         self.overflow_mode = None  # the overflow locator of the last activation, if any
 
     # -- results -------------------------------------------------------------------------------
@@ -155,6 +160,7 @@ class Monitor(ContextDecorator):
         if self._depth > 1:
             return self
         self.tracker.callbacks.clear()
+        self.cleanups = []
         table = _checks.build_table(self, self.checks)
         if self.checks & {"AMP101", "AMP103", "OVERFLOW"}:
             self.tracker.start()
@@ -178,6 +184,9 @@ class Monitor(ContextDecorator):
         for mode in reversed(self._modes):
             mode.__exit__(None, None, None)
         self._modes = []
+        for undo in reversed(self.cleanups):
+            undo()
+        self.cleanups = []
         self.tracker.stop()
         if exc is not None and not isinstance(exc, AmpHazardError):
             self._translate(exc, tb)

@@ -13,10 +13,11 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from . import backward, bce, dtype_from_input, escape, factory, fill, half_module
+from . import backward, bce, dtype_from_input, escape, factory, fill, half_module, scaled_step
 
 CHECK_MODULES = {
-    m.CODE: m for m in (factory, bce, half_module, backward, escape, fill, dtype_from_input)
+    m.CODE: m
+    for m in (factory, bce, half_module, backward, escape, fill, dtype_from_input, scaled_step)
 }
 
 HALF_DTYPES = (torch.float16, torch.bfloat16)

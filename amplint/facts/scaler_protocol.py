@@ -1,0 +1,161 @@
+"""Protocol summaries that compose at call sites: a function's scaler events seen through the
+functions of the same file it calls.
+
+`train_step()` holds `self.scaler.step(self.optimizer)`, `on_epoch_end()` holds
+`self.scaler.update()`, and `fit()` calls the first in its batch loop and the second after it:
+the composed flow of `fit` holds the step inside the loop and the update after it, so AMP121
+can see the order. Each function's summary is its own events plus, at each call the call graph
+resolves to one function of the file (a plain function, a method through `self`, one of a base
+class or mixin of the file), the callee's composed events, nested in the call's loops and
+branches. Scalers and optimizers are renamed across the call: a parameter becomes the argument
+the caller passes (`step(loss, self.opt, self.scaler)`), `self.` attributes stay the caller's
+when the call goes through `self`. A composed event sits at the call (its `node`), remembers
+the call it came through (`origin`) and its own node in the callee (`inner`); it carries no
+statement and no receiver, so no fix ever edits through a call.
+
+A callee that creates its own scaler (a local `scaler = GradScaler()`) is not composed: each
+call has a fresh scaler, so its events cannot pair with the caller's or another call's. Where a
+callee is not resolved (another file, a framework callback, an attribute of an unknown
+object) nothing is composed: the rules stay as silent as they are on one function. A hazard
+that lies wholly inside one callee is that callee's to report: `spans(...)` tells the rules
+whether the events of a finding come through more than one call (or from the function itself).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+
+from amplint.facts.scaler_flow import Event, Flow, FlowWalker, key_text
+from amplint.facts.tree import CallSite, Frame
+
+PROTOCOL = ("scale", "backward", "unscale", "clip", "step", "update", "opt_step")
+_DEPTH = 6
+_MAX_EVENTS = 200  # inlining copies events: a call graph that explodes is left uncomposed
+
+
+def spans(*events: Event) -> bool:
+    """True when the events do not all come through one and the same call."""
+    origins = {id(e.origin) if e.origin is not None else None for e in events}
+    return len(origins) > 1 or None in origins
+
+
+def composed_flows(analysis) -> List[Flow]:
+    """One composed Flow per function (and the module body) that has scaler events after
+    composition, in the order of the file's frames."""
+    composer = _Composer(analysis)
+    flows = []
+    for frame in analysis.tree.frames:
+        if frame.kind not in ("function", "module"):
+            continue
+        flow = composer.flow(frame, ())
+        if any(e.scaler is not None for e in flow.events):
+            flows.append(flow)
+    return flows
+
+
+class _Composer:
+    def __init__(self, analysis) -> None:
+        self.analysis = analysis
+        self.done: Dict[int, Flow] = {}
+
+    def flow(self, frame: Frame, stack) -> Flow:
+        known = self.done.get(id(frame))
+        if known is not None:
+            return known
+        flow = Flow(frame.node, frame)
+        self.done[id(frame)] = flow  # a recursive call back into it sees what is known so far
+        walker = _ComposingWalker(self, flow, stack + (id(frame),))
+        body = frame.node.body  # type: ignore[attr-defined]
+        if isinstance(frame.node, cst.Module):
+            walker.block(body, ())
+        else:
+            walker.suite(body, ())
+        # Kept even when recursion cut it short (it then lacks the cyclic call's events, which
+        # only makes the rules quieter): each function is walked once, whatever the call graph.
+        self.done[id(frame)] = flow
+        return flow
+
+
+class _ComposingWalker(FlowWalker):
+    def __init__(self, composer: _Composer, flow: Flow, stack) -> None:
+        super().__init__(composer.analysis, flow)
+        self.composer = composer
+        self.stack = stack
+
+    def call(self, call: cst.Call, site: Optional[CallSite], ctx) -> bool:
+        graph = self.analysis.callgraph
+        if site is None or graph is None:
+            return False
+        callees = [f for f in graph.callees(site) if f.kind == "function"]
+        if len(callees) != 1:
+            return False
+        callee = callees[0]
+        if id(callee) in self.stack or len(self.stack) >= _DEPTH:
+            return False
+        inner = self.composer.flow(callee, self.stack)
+        events = [e for e in inner.events if e.kind in PROTOCOL]
+        if not events or len(self.flow.events) + len(events) > _MAX_EVENTS:
+            return False
+        rename = _Renamer(self.analysis, call, callee, self.flow.frame)
+        if any(
+            e.scaler is not None and e.scaler.scope == id(callee)
+            and str(e.scaler).split(".", 1)[0] not in rename.params
+            for e in events
+        ):
+            return False  # its own local scaler: a new one per call, a protocol of its own
+        for event in events:
+            scaler = event.scaler
+            if scaler is not None:
+                scaler = rename.scaler(scaler)
+            self.emit(
+                event.kind, call, ctx + event.ctx, None, scaler=scaler,
+                arg=rename.text(event.arg) if event.arg else None, backward=event.backward,
+                site=site, origin=call, inner=event.inner or event.node,
+            )
+        return True
+
+
+class _Renamer:
+    """The callee's names as the caller sees them."""
+
+    def __init__(self, analysis, call: cst.Call, callee: Frame, caller: Frame) -> None:
+        self.analysis = analysis
+        self.caller = caller
+        func = call.func
+        self.via_self = (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+        )
+        params = callee.node.params  # type: ignore[attr-defined]
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        if isinstance(func, cst.Attribute) and callee.class_frame is not None and positional:
+            positional = positional[1:]  # the bound `self`
+        self.params: Set[str] = set(positional) | {p.name.value for p in params.kwonly_params}
+        self.bound: Dict[str, Optional[str]] = {}
+        for index, arg in enumerate(a for a in call.args if a.keyword is None and not a.star):
+            if index < len(positional):
+                self.bound[positional[index]] = key_text(arg.value)
+        for arg in call.args:
+            if arg.keyword is not None:
+                self.bound[arg.keyword.value] = key_text(arg.value)
+
+    def text(self, text: str) -> Optional[str]:
+        root, _, rest = text.partition(".")
+        if root in self.params:
+            mapped = self.bound.get(root)
+            return None if mapped is None else mapped + ("." + rest if rest else "")
+        if root == "self" and not self.via_self:
+            return None  # another object's attribute
+        return text
+
+    def scaler(self, ref):
+        mapped = self.text(str(ref))
+        if mapped is None:
+            return ref  # the callee's own: a scaler the caller cannot name
+        caller_ref = self.analysis.ref(mapped, self.caller)
+        if caller_ref in self.analysis.infos or str(ref) != mapped:
+            return caller_ref
+        return ref  # `self.scaler` known only in the base class that defines the method

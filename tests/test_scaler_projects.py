@@ -1,0 +1,71 @@
+"""The GradScaler protocol across the functions of a file, in multi-file projects shaped like
+real trainers (tests/projects/scaler_*): each flags its hazard, at the call that leads to it,
+and its corrected twin stays silent. Composition is per file: a mixin or helper in another file
+is not composed (see amplint/facts/scaler_protocol.py)."""
+
+from __future__ import annotations
+
+from amplint.engine import Settings
+from amplint.project import lint_project
+
+from project_files import load
+
+SETTINGS = Settings.default()
+
+
+def scaler_findings(results):
+    return sorted(
+        (path, d.line, d.code) for path, result in results.items() for d in result.diagnostics
+        if d.code.startswith("AMP12")
+    )
+
+
+MIXIN_FIXED = [
+    ("        if self.max_grad_norm:\n            torch.nn",
+     "        if self.max_grad_norm:\n            self.scaler.unscale_(self.optimizer)\n            torch.nn"),
+    ("        self.scaler.update()\n        self.log(epoch)", "        self.log(epoch)"),
+    ("        self.scaler.step(self.optimizer)\n",
+     "        self.scaler.step(self.optimizer)\n        self.scaler.update()\n"),
+]
+
+
+def test_trainer_with_mixins_flags_the_mixin_clip_and_the_epoch_hook_update():
+    results = lint_project(load("scaler_mixin_trainer"), SETTINGS)
+    assert scaler_findings(results) == [
+        ("scaler_mixin_trainer/engine.py", 34, "AMP120"),  # self.clip_if_needed()
+        ("scaler_mixin_trainer/engine.py", 42, "AMP121"),  # self.training_step(batch)
+    ]
+    messages = {d.code: d.message for r in results.values() for d in r.diagnostics}
+    assert "(line 11, through this call)" in messages["AMP120"]
+    assert "(line 16, through the call at line 43) only after the loop" in messages["AMP121"]
+    # composed findings carry no fix: the edit would belong in the callee
+    assert not any(d.fix for r in results.values() for d in r.diagnostics)
+
+
+def test_trainer_with_mixins_twin_is_silent():
+    files = load("scaler_mixin_trainer", MIXIN_FIXED)
+    assert "self.scaler.unscale_(self.optimizer)" in files["scaler_mixin_trainer/engine.py"]
+    assert scaler_findings(lint_project(files, SETTINGS)) == []
+
+
+def test_trainer_hook_run_per_batch_is_silent():
+    files = load("scaler_mixin_trainer", [
+        MIXIN_FIXED[0],
+        ("                self.training_step(batch)\n            self.on_epoch_end(epoch)",
+         "                self.training_step(batch)\n                self.on_epoch_end(epoch)"),
+    ])
+    assert scaler_findings(lint_project(files, SETTINGS)) == []
+
+
+def test_timm_style_closure_steps_the_optimizer_directly():
+    results = lint_project(load("scaler_timm_epoch"), SETTINGS)
+    assert scaler_findings(results) == [("scaler_timm_epoch/train.py", 18, "AMP127")]
+    (diag,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP127"]
+    # the unscale_ is conditional (only when clipping): the unscaled-size message would be wrong
+    assert "65536" in diag.message
+
+
+def test_timm_style_twin_is_silent():
+    files = load("scaler_timm_epoch", [("            optimizer.step()\n",
+                                        "            scaler.step(optimizer)\n")])
+    assert scaler_findings(lint_project(files, SETTINGS)) == []
