@@ -43,6 +43,7 @@ from .findings import Finding
 from .fixes import cast_inputs
 from .locate import is_internal
 from .monitor import Monitor
+from . import noise as _noise
 
 Runner = Callable[[str, Optional[torch.dtype]], Any]
 PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"
@@ -107,8 +108,10 @@ def _flatten(obj, prefix: str, out: Dict[str, torch.Tensor]) -> None:
             _flatten(value, f"{prefix}.{i}" if prefix else str(i), out)
 
 
-def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 0) -> RunOutcome:
-    """Run ``fn(device, dtype)`` from a fixed seed under a recording monitor."""
+def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 0,
+             mode=None) -> RunOutcome:
+    """Run ``fn(device, dtype)`` from a fixed seed under a recording monitor (and ``mode``, a
+    dispatch mode such as :class:`amplint.runtime.noise.RoundingNoise`, when given)."""
     torch.manual_seed(seed)
     outcome = RunOutcome()
     mon = Monitor("record", stand_in_for_cuda=device != "cuda")
@@ -116,7 +119,7 @@ def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            with mon:
+            with mon, (mode if mode is not None else _nullcontext()):
                 result = fn(device, dtype)
         except Exception as exc:  # judged by the caller: the hazard, or an error
             outcome.error = first_line(exc)
@@ -132,6 +135,28 @@ def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 
     return outcome
 
 
+class _nullcontext:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def measure_spread(fn: Runner, device: str, dtype: torch.dtype, clean: RunOutcome,
+                   runs: int = _noise.RUNS) -> Tuple[Dict[str, torch.Tensor], List[str]]:
+    """The per-element spread of ``fn``'s float32 run under ``runs`` rounding-noise runs
+    (:mod:`amplint.runtime.noise`), and the errors of noisy runs that raised (left out)."""
+    noisy, failed = [], []
+    for k in range(runs):
+        out = run_once(fn, device, None, mode=_noise.RoundingNoise(dtype, seed=1000 + k))
+        if out.error:
+            failed.append(out.error)
+        else:
+            noisy.append(out.outputs)
+    return _noise.spread(clean.outputs, noisy), failed
+
+
 # -- verifying ----------------------------------------------------------------------------------
 @dataclass
 class DtypeResult:
@@ -141,6 +166,8 @@ class DtypeResult:
     after: RunOutcome
     after_vs_reference: List[Comparison]
     before_vs_reference: List[Comparison] = field(default_factory=list)
+    after_rms: float = 0.0  # RMS noise ratio of the after (check 3: no worse than the before)
+    before_rms: Optional[float] = None
     hazard: Optional[str] = None  # how the before showed its hazard
     problems: List[str] = field(default_factory=list)  # what is wrong with the after
     errors: List[str] = field(default_factory=list)  # why the before cannot be judged
@@ -186,7 +213,10 @@ class PairResult:
                 lines.append(f"     {tag} before: {r.before.describe()}")
             state = "clean" if r.after.clean else r.after.describe()
             lines.append(f"  3. {tag} after: {state}; vs fp32 reference: "
-                         f"{worst(r.after_vs_reference)} ({r.tolerance.describe()})")
+                         f"{worst(r.after_vs_reference)}, noise ratio "
+                         f"{_noise.noise_ratio(r.after_vs_reference):.2g}, RMS {r.after_rms:.2g}"
+                         + (f" (before: RMS {r.before_rms:.2g})" if r.before_rms is not None
+                            else "") + f" ({_noise.describe(r.dtype)})")
         for note in self.skipped:
             lines.append(f"  not checked: {note}")
         for problem in self.problems:
@@ -215,7 +245,10 @@ class PairResult:
                 "dtype": dtype_name(r.dtype), "before": run(r.before), "hazard": r.hazard,
                 "after": run(r.after), "after_vs_reference": comps(r.after_vs_reference),
                 "before_vs_reference": comps(r.before_vs_reference),
-                "tolerance": {"rtol": r.tolerance.rtol, "floor": r.tolerance.floor},
+                "noise_ratio": _noise.noise_ratio(r.after_vs_reference),
+                "after_rms": r.after_rms, "before_rms": r.before_rms,
+                "tolerance": {"multiple": _noise.MULTIPLE, "floor_eps": _noise.FLOOR,
+                              "runs": _noise.RUNS},
             } for r in self.dtypes],
         }
 
@@ -229,6 +262,11 @@ def default_dtypes(device: str) -> List[torch.dtype]:
         return [torch.float16]
     return [torch.float16, torch.bfloat16]
 
+
+# check 3, "no worse than the before": the after's RMS noise ratio may exceed the before's by this
+# factor plus this slack (1/MULTIPLE: the RMS of a run whose error is the size of the spread)
+WORSE_FACTOR = 2.0
+WORSE_SLACK = 1 / _noise.MULTIPLE
 
 # the error types torch raises for dtype/range problems (a NameError is never explained by a finding)
 _TORCH_ERRORS = frozenset({"RuntimeError", "ValueError", "AssertionError"})
@@ -290,6 +328,7 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
     tols = dict(TOLERANCES, **(tolerances or {}))
     problems: List[str] = []
     errors: List[str] = []
+    skipped_noise: List[str] = []
 
     ref_after = run_once(after, device, None)
     ref_before = run_once(before, device, None) if before is not None else None
@@ -317,13 +356,24 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
     for dtype in dtypes:
         tol = tols[dtype]
         tag = dtype_name(dtype)
+        spreads: Dict[str, torch.Tensor] = {}
+        if not ref_after.error:
+            spreads, failed = measure_spread(after, device, dtype, ref_after)
+            if failed:
+                skipped_noise.append(f"{tag}: {len(failed)} of {_noise.RUNS} rounding-noise runs "
+                                     f"raised ({failed[0]}); the spread is from the others")
         after_run = run_once(after, device, dtype)
         result = DtypeResult(dtype, tol, None, after_run,
-                             compare(after_run.outputs, reference.outputs, tol))
+                             _noise.compare_noise(after_run.outputs, reference.outputs, spreads,
+                                                  dtype))
+        result.after_rms = _noise.rms_ratio(after_run.outputs, reference.outputs, spreads, dtype)
         if before is not None:
             result.before = run_once(before, device, dtype)
             if result.before.error is None:
-                result.before_vs_reference = compare(result.before.outputs, reference.outputs, tol)
+                result.before_vs_reference = _noise.compare_noise(
+                    result.before.outputs, reference.outputs, spreads, dtype)
+                result.before_rms = _noise.rms_ratio(result.before.outputs, reference.outputs,
+                                                     spreads, dtype)
             result.hazard, why = before_hazard(codes, hazard, result.before,
                                                result.before_vs_reference)
             if why:
@@ -335,8 +385,14 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
                                    + ", ".join(str(f) for f in after_run.findings))
         bad = [c for c in result.after_vs_reference if not c.ok]
         if not after_run.error and bad and not reference.error:
-            result.problems.append(f"{tag}: the after leaves the tolerance of the fp32 reference: "
-                                   + "; ".join(c.describe() for c in bad))
+            result.problems.append(f"{tag}: the after leaves the noise tolerance of the fp32 "
+                                   "reference: " + "; ".join(c.describe() for c in bad))
+        elif (not after_run.error and not reference.error and result.before_rms is not None
+              and result.after_rms > WORSE_FACTOR * result.before_rms + WORSE_SLACK):
+            result.problems.append(
+                f"{tag}: the after is further from the fp32 reference than the before: RMS noise "
+                f"ratio {result.after_rms:.3g} > {WORSE_FACTOR:g} * {result.before_rms:.3g} + "
+                f"{WORSE_SLACK:g}")
         problems.extend(result.problems)
         errors.extend(result.errors)
         results.append(result)
@@ -345,7 +401,7 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
         what = f"its hazard {code}" if code else "a hazard"
         problems.append(f"the before shows {what} in no dtype ({', '.join(map(dtype_name, dtypes))})")
 
-    skipped: List[str] = list(notes)
+    skipped: List[str] = list(notes) + skipped_noise
     if device != "cuda":
         skipped.append(CPU_SKIPPED)
         skipped.extend(CUDA_ONLY[c] for c in codes if c in CUDA_ONLY)

@@ -105,7 +105,7 @@ def test_planted_wrong_fix_under_autocast_only_fails(project):
     outcome = verify_entry(f"{project / 'smoke.py'}::step", fixer=fixer)
     assert outcome.status == "FAIL", outcome.summary()
     assert all(c.ok for c in outcome.result.fp32_before_vs_after)
-    assert any("leaves the tolerance of the fp32 reference" in p and "loss" in p
+    assert any("leaves the noise tolerance of the fp32 reference" in p and "loss" in p
                for p in outcome.result.problems)
 
 

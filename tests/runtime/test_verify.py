@@ -70,7 +70,7 @@ def test_after_with_wrong_numbers_fails():
 
     result = ar.verify(_runner(PAIRS["AMP104"][0] + run), drifted, code="AMP104", dtypes=[FP16])
     assert not result.verified
-    assert any("leaves the tolerance" in p and "loss" in p for p in result.problems)
+    assert any("leaves the noise tolerance" in p and "loss" in p for p in result.problems)
     [loss] = [c for c in result.dtypes[0].after_vs_reference if c.name == "loss"]
     assert 0.15 < loss.max_rel < 0.25
 
@@ -141,7 +141,7 @@ def test_hazard_free_before_and_a_scaled_loss_fail():
     assert result.status == "FAIL"
     assert all(r.hazard is None for r in result.dtypes)
     assert any("shows its hazard AMP120 in no dtype" in p for p in result.problems)
-    assert any("leaves the tolerance" in p and "loss" in p for p in result.problems)
+    assert any("leaves the noise tolerance" in p and "loss" in p for p in result.problems)
 
     def scaled_always(device, dtype):
         out = good(device, dtype)
