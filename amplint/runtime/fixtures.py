@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence
 
 import torch
 
-from .verify import PairResult, default_device, default_dtypes, verify
+from .verify import EMULATED, PairResult, default_device, default_dtypes, verify
 
 ENTRY = "amplint_run"
 DTYPES_ENTRY = "amplint_dtypes"
@@ -128,7 +128,7 @@ def _dtypes_for(modules, device: str, dtypes: Sequence[torch.dtype]):
     for module in modules:
         fn = getattr(module, DTYPES_ENTRY, None)
         if fn is not None:
-            own = list(fn(device))
+            own = list(fn("cpu" if device == EMULATED else device))  # the device it sees
             allowed = own if allowed is None else [d for d in allowed if d in own]
     if allowed is None:
         return list(dtypes), []
@@ -155,7 +155,7 @@ def verify_fixture_pair(case: FixtureCase, device: Optional[str] = None,
     if case.runner is not None:
         runner = load_module(case.runner)
         needs = getattr(runner, "NEEDS", None)
-        if needs and needs != device:
+        if needs and needs != device and not (needs == "cuda" and device == EMULATED):
             raise SkipCase(f"needs {needs}: {getattr(runner, 'WHY', 'the code calls .cuda()')}")
         hazard = getattr(runner, "HAZARD", None)
         modules = [runner]

@@ -15,16 +15,20 @@ A pair is **PASS** when all three checks hold:
    RuntimeError/ValueError/AssertionError counts as explained by that finding), or its tensors
    leave the dtype's tolerance of the fp32 reference (NaN/inf included);
 3. *the after is right under autocast*: for every dtype it raises nothing, the monitor reports
-   nothing, and every output and gradient is within the dtype's per-element tolerance of the
-   fp32 reference (:data:`TOLERANCES`, see :mod:`amplint.runtime.compare`).
+   nothing, every output and gradient is within the noise tolerance of the fp32 reference
+   (4x the element's spread under rounding noise + 1 eps of the tensor's scale, see
+   :mod:`amplint.runtime.noise`), and where the before ran without raising, the after is not
+   further from the reference than it (RMS noise ratio <= 2x the before's + 0.25).
 
 **FAIL** when a check does not hold (an after that raises anything fails check 1 or 3).  **ERROR**
 when the pair cannot be judged: the before raises in fp32, or raises under autocast an error
 other than its hazard (an unrelated ``NameError`` is not the hazard).  A clean case (no before)
 runs check 3 alone against its own fp32 run.
 
-Device: CUDA when available (float16, and bfloat16 where supported), otherwise CPU autocast
-(float16 and bfloat16); the result lists what CPU could not show.
+Device: CUDA when available (float16, and bfloat16 where supported), otherwise ``cuda-emulated``:
+CUDA's autocast rules applied on CPU (:mod:`amplint.runtime.emulate`); ``cpu`` runs plain CPU
+autocast.  The result lists what the device could not show.  Check 3's tolerance is the dtype's
+own noise on the after program (:mod:`amplint.runtime.noise`).
 """
 
 from __future__ import annotations
@@ -48,6 +52,13 @@ from . import noise as _noise
 Runner = Callable[[str, Optional[torch.dtype]], Any]
 PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"
 
+EMULATED = "cuda-emulated"
+DEVICES = ("cuda", EMULATED, "cpu")
+EMULATED_SKIPPED = (
+    "CUDA autocast was emulated on CPU (CUDA's op lists, raises and GradScaler('cuda')); CUDA's "
+    "kernels were not run: cuBLAS/cuDNN accumulation order, TF32 and fused attention kernels "
+    "differ (amplint/runtime/emulate.py)"
+)
 CPU_SKIPPED = (
     "CUDA kernels were not run: float16/bfloat16 numerics were checked with CPU autocast, "
     "whose op lists and kernels differ from CUDA's"
@@ -114,12 +125,17 @@ def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 
     dispatch mode such as :class:`amplint.runtime.noise.RoundingNoise`, when given)."""
     torch.manual_seed(seed)
     outcome = RunOutcome()
-    mon = Monitor("record", stand_in_for_cuda=device != "cuda")
+    mon = Monitor("record", stand_in_for_cuda=device == "cpu")
     result = None
+    emulation = _nullcontext()
+    if device == EMULATED:
+        from .emulate import CudaEmulation
+
+        emulation, device = CudaEmulation(), "cpu"  # the program sees CPU tensors
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            with mon, (mode if mode is not None else _nullcontext()):
+            with emulation, mon, (mode if mode is not None else _nullcontext()):
                 result = fn(device, dtype)
         except Exception as exc:  # judged by the caller: the hazard, or an error
             outcome.error = first_line(exc)
@@ -254,7 +270,8 @@ class PairResult:
 
 
 def default_device() -> str:
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    """CUDA when available, else CUDA autocast emulated on CPU (:mod:`amplint.runtime.emulate`)."""
+    return "cuda" if torch.cuda.is_available() else EMULATED
 
 
 def default_dtypes(device: str) -> List[torch.dtype]:
@@ -402,7 +419,9 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
         problems.append(f"the before shows {what} in no dtype ({', '.join(map(dtype_name, dtypes))})")
 
     skipped: List[str] = list(notes) + skipped_noise
-    if device != "cuda":
+    if device == EMULATED:
+        skipped.append(EMULATED_SKIPPED)
+    elif device != "cuda":
         skipped.append(CPU_SKIPPED)
         skipped.extend(CUDA_ONLY[c] for c in codes if c in CUDA_ONLY)
     skipped.extend(DTYPE_NOTES[c] for c in codes if c in DTYPE_NOTES)
