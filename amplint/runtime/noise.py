@@ -83,7 +83,9 @@ class RoundingNoise(TorchDispatchMode):
         if name in _MOVES or func.is_view or name.startswith("_foreach"):
             return func(*args, **kwargs)
         schema = func._schema.arguments
+        # a loss's target is data, not a rounded value (CUDA's BCE asserts 0 <= target <= 1)
         written = {a.name for a in schema if a.alias_info is not None and a.alias_info.is_write}
+        written.add("target")
         names = [a.name for a in schema]
         args = tuple(a if i < len(names) and names[i] in written else self._jitter(a)
                      for i, a in enumerate(args))
