@@ -40,9 +40,15 @@ def fp32_reference(on: bool = True):
     def disabled(self, *args, **kwargs):
         init(self, *args, **dict(kwargs, enabled=False))
 
-    cls.__init__ = disabled
+    scaler_cls = torch.amp.grad_scaler.GradScaler
+    scaler_init = scaler_cls.__init__
+
+    def scaler_disabled(self, *args, **kwargs):
+        scaler_init(self, *args, **dict(kwargs, enabled=False))
+
+    cls.__init__, scaler_cls.__init__ = disabled, scaler_disabled
     try:
         with _NoHalf():
             yield
     finally:
-        cls.__init__ = init
+        cls.__init__, scaler_cls.__init__ = init, scaler_init
