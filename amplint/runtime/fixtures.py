@@ -149,7 +149,9 @@ def verify_fixture_pair(case: FixtureCase, device: Optional[str] = None,
 
     A runner file ``fixtures/_run/<CODE>/<case>.py`` defines ``amplint_run(load, device, dtype)``
     where ``load()`` imports a fresh copy of the before (or after) file; it may set ``NEEDS =
-    "cuda"`` (skipped elsewhere, with that reason) and ``HAZARD = "exact error text"``."""
+    "cuda"`` (run on CUDA or under the emulation, skipped on plain CPU, with that reason),
+    ``HAZARD = "exact error text"`` and ``REQUIRE_HAZARD = False`` (with a ``NOTES`` entry saying
+    why: a hazard that changes no number and raises nothing, e.g. a GradScaler under bfloat16)."""
     device = device or default_device()
     hazard = None
     if case.runner is not None:
@@ -168,4 +170,5 @@ def verify_fixture_pair(case: FixtureCase, device: Optional[str] = None,
     if not dtypes:
         raise SkipCase(notes[0])
     return verify(before, after, code=case.code, hazard=hazard, device=device, dtypes=dtypes,
-                  name=case.name, notes=notes + list(getattr(modules[0], "NOTES", ())))
+                  name=case.name, notes=notes + list(getattr(modules[0], "NOTES", ())),
+                  require_hazard=getattr(modules[0], "REQUIRE_HAZARD", True))
