@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 import threading
 import warnings
+import weakref
 from typing import Dict, List, Optional
 
 import torch
@@ -84,8 +85,23 @@ def _eligible(t) -> bool:
     return isinstance(t, torch.Tensor) and t.is_floating_point() and t.dtype != torch.float64
 
 
+# the autocast weight cache (cached_cast in autocast_mode.cpp): a float32 leaf that requires grad
+# is cast once per outermost region; a cast made under no_grad has no history, so a later forward
+# with grad through the same weight reaches no gradient (AMP150's hazard).  Cleared with torch's.
+_CACHE: Dict[int, tuple] = {}
+
+
 def _cast(value, dtype):
     if _eligible(value) and value.dtype != dtype:
+        if (dtype == torch.get_autocast_dtype("cpu") and value.dtype == torch.float32
+                and value.requires_grad and value.is_leaf and not value._is_view()
+                and torch.is_autocast_cache_enabled()):
+            hit = _CACHE.get(id(value))
+            if hit is not None and hit[0]() is value:
+                return hit[1]
+            out = value.to(dtype)
+            _CACHE[id(value)] = (weakref.ref(value), out)
+            return out
         return value.to(dtype)
     if isinstance(value, (list, tuple)):
         return type(value)(_cast(v, dtype) for v in value)
@@ -211,6 +227,7 @@ class CudaEmulation:
         return False
 
     def _undo(self):
+        _CACHE.clear()
         for (owner, attr), old in getattr(self, "_patches", {}).items():
             setattr(owner, attr, old)
         self._patches = {}
@@ -245,6 +262,13 @@ class CudaEmulation:
                     lambda device_type="cuda": is_enabled(_cpu(device_type)))
         self._patch(torch, "get_autocast_dtype", lambda device_type: get_dtype(_cpu(device_type)))
         self._patch(torch, "get_autocast_gpu_dtype", lambda: get_dtype("cpu"))
+        clear = torch.clear_autocast_cache
+
+        def clear_cache():
+            _CACHE.clear()
+            clear()
+
+        self._patch(torch, "clear_autocast_cache", clear_cache)
         scaler_cls = torch.amp.grad_scaler.GradScaler
         scaler_init = scaler_cls.__init__
 

@@ -108,3 +108,19 @@ def test_grad_scaler_cuda_has_cuda_semantics():
         scaler.step(opt)  # inf gradients: the step is skipped and the scale backs off
         scaler.update()
         assert torch.equal(fp32.weight, before) and scaler.get_scale() == 2.0 ** 7
+
+
+def test_the_autocast_weight_cache_is_cudas():
+    """A weight cast under no_grad is reused by a later forward with grad in the same region
+    (AMP150's hazard): the weight gets no gradient; without the cache it does."""
+    for cache, has_grad in ((True, False), (False, True)):
+        with CudaEmulation():
+            fc = nn.Linear(4, 4)
+            x = torch.randn(2, 4, requires_grad=True)
+            with torch.autocast("cuda", cache_enabled=cache):
+                with torch.no_grad():
+                    fc(x)
+                out = fc(x)
+            out.float().sum().backward()
+            assert (fc.weight.grad is not None) is has_grad
+            assert x.grad is not None  # the input still reaches its gradient
