@@ -86,8 +86,10 @@ def _eligible(t) -> bool:
 
 
 # the autocast weight cache (cached_cast in autocast_mode.cpp): a float32 leaf that requires grad
-# is cast once per outermost region; a cast made under no_grad has no history, so a later forward
-# with grad through the same weight reaches no gradient (AMP150's hazard).  Cleared with torch's.
+# is cast once per outermost region and reused; cleared with torch's cache.  As in torch 2.13
+# ("Fix #158232") the cast is made with grad enabled even under no_grad, so a later forward with
+# grad through a weight first cast under no_grad still reaches it (older torch lost that
+# gradient: AMP150's hazard), and nothing is cached in inference mode.
 _CACHE: Dict[int, tuple] = {}
 
 
@@ -95,11 +97,12 @@ def _cast(value, dtype):
     if _eligible(value) and value.dtype != dtype:
         if (dtype == torch.get_autocast_dtype("cpu") and value.dtype == torch.float32
                 and value.requires_grad and value.is_leaf and not value._is_view()
-                and torch.is_autocast_cache_enabled()):
+                and torch.is_autocast_cache_enabled() and not torch.is_inference_mode_enabled()):
             hit = _CACHE.get(id(value))
             if hit is not None and hit[0]() is value:
                 return hit[1]
-            out = value.to(dtype)
+            with torch.enable_grad():
+                out = value.to(dtype)
             _CACHE[id(value)] = (weakref.ref(value), out)
             return out
         return value.to(dtype)

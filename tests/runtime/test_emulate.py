@@ -1,6 +1,8 @@
 """CUDA autocast emulated on CPU: the policy table against torch's dispatcher, and what the
 emulation does to a program written for CUDA."""
 
+import contextlib
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -110,21 +112,21 @@ def test_grad_scaler_cuda_has_cuda_semantics():
         assert torch.equal(fp32.weight, before) and scaler.get_scale() == 2.0 ** 7
 
 
-def test_the_autocast_weight_cache_is_cudas():
-    """A weight cast under no_grad is reused by a later forward with grad in the same region
-    (AMP150's hazard): the loss reaches no parameter; without the cache it does."""
-    for cache in (True, False):
-        with CudaEmulation():
-            fc = nn.Linear(4, 4)
-            x = torch.randn(2, 4)
-            with torch.autocast("cuda", cache_enabled=cache):
+def test_the_autocast_weight_cache_is_torch_2_13s():
+    """A weight cast under no_grad is cached and reused by the later forward with grad in the
+    same region; as in torch 2.13 (autocast_mode.cpp, "Fix #158232") the cached cast keeps its
+    history, so the gradient still reaches the weight -- as real CPU autocast does here."""
+    results = []
+    for emulated in (True, False):
+        torch.manual_seed(0)
+        fc, x = nn.Linear(4, 4), torch.randn(2, 4)
+        with (CudaEmulation() if emulated else contextlib.nullcontext()):
+            device = "cuda" if emulated else "cpu"
+            with torch.autocast(device, dtype=torch.bfloat16):
                 with torch.no_grad():
                     fc(x)
                 out = fc(x)
-            if cache:
-                assert not out.requires_grad
-                with pytest.raises(RuntimeError, match="does not require grad"):
-                    out.float().sum().backward()
-            else:
-                out.float().sum().backward()
-                assert fc.weight.grad is not None and fc.weight.grad.dtype == torch.float32
+            out.float().sum().backward()
+        assert out.requires_grad and fc.weight.grad is not None
+        results.append(fc.weight.grad)
+    assert torch.equal(results[0], results[1])
