@@ -4,10 +4,12 @@ casts how on CUDA.  The emulation (:mod:`amplint.runtime.emulate`) applies it to
 Source: ``aten/src/ATen/autocast_mode.h`` (the ``AT_FORALL_*`` op lists; the number beside each
 op is its line there) and ``aten/src/ATen/autocast_mode.cpp`` (the CUDA block, registered at
 line 181 in torch 2.13's dispatcher: ``torch._C._dispatch_dump_table("aten::mm")`` names it,
-with the cuDNN convolutions and the banned ``binary_cross_entropy``).  The line numbers were read
-from the PyTorch sources of the 2.x series; the op set is what matters, and
-tests/runtime/test_emulate.py checks it against the installed torch's dispatcher (every op with
-an ``AutocastCUDA`` kernel is here, and nothing else).  The named-tensor overloads of the lists
+with the cuDNN convolutions and the banned ``binary_cross_entropy``).  The per-op line numbers
+were read from a recent copy of autocast_mode.h (PyTorch main, version not pinned: the dispatcher
+reports only the registering line, 181, for every CUDA kernel).  The op set is what the
+emulation relies on, and tests/runtime/test_emulate.py checks it against torch 2.13's dispatcher:
+every op with an ``AutocastCUDA`` kernel is here, and nothing else (torch 2.11 differs: no
+``rms_norm``, the Dimname overloads registered).  The named-tensor overloads of the lists
 (``softmax.Dimname``, ``sum.dim_DimnameList``, ``norm.names_ScalarOpt_dim``, ...) get no
 ``AutocastCUDA`` kernel in torch 2.13 and are left out.
 

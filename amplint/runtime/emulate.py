@@ -15,6 +15,8 @@ bfloat16 by default, and a GradScaler("cuda") that switches itself off.  Inside
   (float16 by default, as on CUDA), ``torch.is_autocast_enabled("cuda")`` and
   ``get_autocast_dtype("cuda")`` answer for it; ``.cuda()``, ``.to("cuda")`` and ``device="cuda"``
   land on CPU; ``torch.cuda.is_available()`` / ``is_bf16_supported()`` say True.
+- **the weight cache**: a float32 leaf that requires grad is cast once per outermost region and
+  reused, as CUDA's ``cached_cast`` does (with grad enabled, as torch 2.13 does).
 - **GradScaler("cuda")** (and ``torch.cuda.amp.GradScaler``) is a working CPU GradScaler with
   CUDA's semantics: scaling, inf checks, skipped steps, "Attempting to unscale FP16 gradients".
 
@@ -259,6 +261,7 @@ class CudaEmulation:
                  enabled=enabled, cache_enabled=cache_enabled)
             self_.fast_dtype = dtype
 
+        autocast_init.__qualname__ = "autocast.__init__"  # torch's own TypeError text
         self._patch(autocast_cls, "__init__", autocast_init)
         is_enabled, get_dtype = torch.is_autocast_enabled, torch.get_autocast_dtype
         self._patch(torch, "is_autocast_enabled",
