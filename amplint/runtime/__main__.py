@@ -35,8 +35,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     v.add_argument("--project", type=Path, default=None,
                    help="with --entry: the project folder to copy and fix (default: FILE's folder)")
     v.add_argument("--unsafe-fixes", action="store_true", help="with --entry: also unsafe fixes")
-    v.add_argument("--device", choices=["cpu", "cuda"], default=None,
-                   help="default: cuda when available, else cpu")
+    v.add_argument("--device", choices=["cuda", "cuda-emulated", "cpu"], default=None,
+                   help="default: cuda when available, else cuda-emulated (CUDA's autocast "
+                        "rules on CPU); cpu: plain CPU autocast")
     v.add_argument("--dtype", action="append", choices=sorted(_DTYPES),
                    help="mixed-precision dtype(s) to run (default: float16 and bfloat16)")
     v.add_argument("--json", action="store_true", help="print one JSON document")

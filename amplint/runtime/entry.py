@@ -150,7 +150,7 @@ def verify_entry(entry: str, *, project: Optional[Path] = None, device: Optional
         changed = sorted(
             str(p.relative_to(after_root)) for p in after_root.rglob("*.py")
             if (before_root / p.relative_to(after_root)).read_bytes() != p.read_bytes())
-        notes = [] if device == "cuda" else [CPU_NOTE]
+        notes = [CPU_NOTE] if device == "cpu" else []
         if not changed:
             return EntryResult(entry, findings, changed, None,
                                notes + ["nothing to verify: amplint --fix changed no file"])

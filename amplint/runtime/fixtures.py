@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence
 
 import torch
 
-from .verify import PairResult, default_device, default_dtypes, verify
+from .verify import EMULATED, PairResult, default_device, default_dtypes, verify
 
 ENTRY = "amplint_run"
 DTYPES_ENTRY = "amplint_dtypes"
@@ -128,7 +128,7 @@ def _dtypes_for(modules, device: str, dtypes: Sequence[torch.dtype]):
     for module in modules:
         fn = getattr(module, DTYPES_ENTRY, None)
         if fn is not None:
-            own = list(fn(device))
+            own = list(fn("cpu" if device == EMULATED else device))  # the device it sees
             allowed = own if allowed is None else [d for d in allowed if d in own]
     if allowed is None:
         return list(dtypes), []
@@ -149,13 +149,15 @@ def verify_fixture_pair(case: FixtureCase, device: Optional[str] = None,
 
     A runner file ``fixtures/_run/<CODE>/<case>.py`` defines ``amplint_run(load, device, dtype)``
     where ``load()`` imports a fresh copy of the before (or after) file; it may set ``NEEDS =
-    "cuda"`` (skipped elsewhere, with that reason) and ``HAZARD = "exact error text"``."""
+    "cuda"`` (run on CUDA or under the emulation, skipped on plain CPU, with that reason),
+    ``HAZARD = "exact error text"`` and ``REQUIRE_HAZARD = False`` (with a ``NOTES`` entry saying
+    why: a hazard that changes no number and raises nothing, e.g. a GradScaler under bfloat16)."""
     device = device or default_device()
     hazard = None
     if case.runner is not None:
         runner = load_module(case.runner)
         needs = getattr(runner, "NEEDS", None)
-        if needs and needs != device:
+        if needs and needs != device and not (needs == "cuda" and device == EMULATED):
             raise SkipCase(f"needs {needs}: {getattr(runner, 'WHY', 'the code calls .cuda()')}")
         hazard = getattr(runner, "HAZARD", None)
         modules = [runner]
@@ -168,4 +170,5 @@ def verify_fixture_pair(case: FixtureCase, device: Optional[str] = None,
     if not dtypes:
         raise SkipCase(notes[0])
     return verify(before, after, code=case.code, hazard=hazard, device=device, dtypes=dtypes,
-                  name=case.name, notes=notes + list(getattr(modules[0], "NOTES", ())))
+                  name=case.name, notes=notes + list(getattr(modules[0], "NOTES", ())),
+                  require_hazard=getattr(modules[0], "REQUIRE_HAZARD", True))

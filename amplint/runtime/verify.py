@@ -15,23 +15,27 @@ A pair is **PASS** when all three checks hold:
    RuntimeError/ValueError/AssertionError counts as explained by that finding), or its tensors
    leave the dtype's tolerance of the fp32 reference (NaN/inf included);
 3. *the after is right under autocast*: for every dtype it raises nothing, the monitor reports
-   nothing, and every output and gradient is within the dtype's per-element tolerance of the
-   fp32 reference (:data:`TOLERANCES`, see :mod:`amplint.runtime.compare`).
+   nothing, every output and gradient is within the noise tolerance of the fp32 reference
+   (4x the element's spread under rounding noise + 1 eps of the tensor's scale, see
+   :mod:`amplint.runtime.noise`), and where the before ran without raising, the after is not
+   further from the reference than it (RMS noise ratio <= 2x the before's + 0.25).
 
 **FAIL** when a check does not hold (an after that raises anything fails check 1 or 3).  **ERROR**
 when the pair cannot be judged: the before raises in fp32, or raises under autocast an error
 other than its hazard (an unrelated ``NameError`` is not the hazard).  A clean case (no before)
 runs check 3 alone against its own fp32 run.
 
-Device: CUDA when available (float16, and bfloat16 where supported), otherwise CPU autocast
-(float16 and bfloat16); the result lists what CPU could not show.
+Device: CUDA when available (float16, and bfloat16 where supported), otherwise ``cuda-emulated``:
+CUDA's autocast rules applied on CPU (:mod:`amplint.runtime.emulate`); ``cpu`` runs plain CPU
+autocast.  The result lists what the device could not show.  Check 3's tolerance is the dtype's
+own noise on the after program (:mod:`amplint.runtime.noise`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
@@ -43,10 +47,21 @@ from .findings import Finding
 from .fixes import cast_inputs
 from .locate import is_internal
 from .monitor import Monitor
+from . import noise as _noise
+from .results import ERROR, FAIL, PASS, DtypeResult, PairResult, RunOutcome, dtype_name
 
+__all__ = ["PASS", "FAIL", "ERROR", "DtypeResult", "PairResult", "RunOutcome", "dtype_name",
+           "verify", "module_runner", "run_once", "measure_spread", "default_device",
+           "default_dtypes", "before_hazard", "EMULATED", "DEVICES"]
 Runner = Callable[[str, Optional[torch.dtype]], Any]
-PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"
 
+EMULATED = "cuda-emulated"
+DEVICES = ("cuda", EMULATED, "cpu")
+EMULATED_SKIPPED = (
+    "CUDA autocast was emulated on CPU (CUDA's op lists, raises and GradScaler('cuda')); CUDA's "
+    "kernels were not run: cuBLAS/cuDNN accumulation order, TF32 and fused attention kernels "
+    "differ (amplint/runtime/emulate.py)"
+)
 CPU_SKIPPED = (
     "CUDA kernels were not run: float16/bfloat16 numerics were checked with CPU autocast, "
     "whose op lists and kernels differ from CUDA's"
@@ -62,38 +77,7 @@ DTYPE_NOTES: Dict[str, str] = {
 }
 
 
-def dtype_name(dtype: Optional[torch.dtype]) -> str:
-    return "float32" if dtype is None else str(dtype).replace("torch.", "")
-
-
 # -- running ------------------------------------------------------------------------------------
-@dataclass
-class RunOutcome:
-    """One run of a runner: what it raised, what the monitor found, what it returned."""
-
-    error: Optional[str] = None
-    error_code: Optional[str] = None  # the rule whose hazard the error is, if any
-    error_type: Optional[str] = None
-    findings: List[Finding] = field(default_factory=list)
-    outputs: Dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
-
-    @property
-    def codes(self) -> List[str]:
-        return list(dict.fromkeys(f.code for f in self.findings))
-
-    @property
-    def clean(self) -> bool:
-        return self.error is None and not self.findings
-
-    def describe(self) -> str:
-        parts = []
-        if self.error:
-            parts.append(f"raised {self.error}")
-        if self.findings:
-            parts.append("monitor: " + ", ".join(f"{f.code} at {f.location}" for f in self.findings))
-        return "; ".join(parts) or "clean"
-
-
 def _flatten(obj, prefix: str, out: Dict[str, torch.Tensor]) -> None:
     if isinstance(obj, torch.Tensor):
         out[prefix or "output"] = obj.detach().to("cpu", torch.float64)
@@ -107,16 +91,23 @@ def _flatten(obj, prefix: str, out: Dict[str, torch.Tensor]) -> None:
             _flatten(value, f"{prefix}.{i}" if prefix else str(i), out)
 
 
-def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 0) -> RunOutcome:
-    """Run ``fn(device, dtype)`` from a fixed seed under a recording monitor."""
+def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 0,
+             mode=None) -> RunOutcome:
+    """Run ``fn(device, dtype)`` from a fixed seed under a recording monitor (and ``mode``, a
+    dispatch mode such as :class:`amplint.runtime.noise.RoundingNoise`, when given)."""
     torch.manual_seed(seed)
     outcome = RunOutcome()
-    mon = Monitor("record", stand_in_for_cuda=device != "cuda")
+    mon = Monitor("record", stand_in_for_cuda=device == "cpu")
     result = None
+    emulation = contextlib.nullcontext()
+    if device == EMULATED:
+        from .emulate import CudaEmulation
+
+        emulation, device = CudaEmulation(), "cpu"  # the program sees CPU tensors
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            with mon:
+            with emulation, mon, (mode if mode is not None else contextlib.nullcontext()):
                 result = fn(device, dtype)
         except Exception as exc:  # judged by the caller: the hazard, or an error
             outcome.error = first_line(exc)
@@ -132,96 +123,24 @@ def run_once(fn: Runner, device: str, dtype: Optional[torch.dtype], seed: int = 
     return outcome
 
 
+def measure_spread(fn: Runner, device: str, dtype: torch.dtype, clean: RunOutcome,
+                   runs: int = _noise.RUNS) -> Tuple[Dict[str, torch.Tensor], List[str]]:
+    """The per-element spread of ``fn``'s float32 run under ``runs`` rounding-noise runs
+    (:mod:`amplint.runtime.noise`), and the errors of noisy runs that raised (left out)."""
+    noisy, failed = [], []
+    for k in range(runs):
+        out = run_once(fn, device, None, mode=_noise.RoundingNoise(dtype, seed=1000 + k))
+        if out.error:
+            failed.append(out.error)
+        else:
+            noisy.append(out.outputs)
+    return _noise.spread(clean.outputs, noisy), failed
+
+
 # -- verifying ----------------------------------------------------------------------------------
-@dataclass
-class DtypeResult:
-    dtype: torch.dtype
-    tolerance: Tolerance
-    before: Optional[RunOutcome]
-    after: RunOutcome
-    after_vs_reference: List[Comparison]
-    before_vs_reference: List[Comparison] = field(default_factory=list)
-    hazard: Optional[str] = None  # how the before showed its hazard
-    problems: List[str] = field(default_factory=list)  # what is wrong with the after
-    errors: List[str] = field(default_factory=list)  # why the before cannot be judged
-
-
-@dataclass
-class PairResult:
-    """The verifier's answer for one pair (or one clean case, where ``before`` is absent)."""
-
-    name: str
-    code: Optional[str]
-    device: str
-    reference: RunOutcome  # the fp32 reference: the before's fp32 run (the after's for a clean case)
-    reference_before: Optional[RunOutcome]
-    reference_after: RunOutcome
-    fp32_before_vs_after: List[Comparison]
-    dtypes: List[DtypeResult]
-    skipped: List[str]
-    problems: List[str]  # FAIL reasons
-    errors: List[str] = field(default_factory=list)  # ERROR reasons
-
-    @property
-    def status(self) -> str:
-        return ERROR if self.errors else FAIL if self.problems else PASS
-
-    @property
-    def verified(self) -> bool:
-        return self.status == PASS
-
-    def summary(self) -> str:
-        lines = [f"{self.status} {self.name}" + (f" [{self.code}]" if self.code else "")
-                 + f" on {self.device}"]
-        if self.reference_before is not None:
-            state = "ok" if self.fp32_before_vs_after and all(
-                c.ok for c in self.fp32_before_vs_after) else "NO"
-            lines.append(f"  1. fp32 before == after: {state}: {worst(self.fp32_before_vs_after)}"
-                         f" ({FP32_TOLERANCE.describe()})")
-            shown = "; ".join(f"{dtype_name(r.dtype)}: {r.hazard or 'no'}" for r in self.dtypes)
-            lines.append(f"  2. before shows {self.code or 'its hazard'}: {shown}")
-        for r in self.dtypes:
-            tag = dtype_name(r.dtype)
-            if r.before is not None:
-                lines.append(f"     {tag} before: {r.before.describe()}")
-            state = "clean" if r.after.clean else r.after.describe()
-            lines.append(f"  3. {tag} after: {state}; vs fp32 reference: "
-                         f"{worst(r.after_vs_reference)} ({r.tolerance.describe()})")
-        for note in self.skipped:
-            lines.append(f"  not checked: {note}")
-        for problem in self.problems:
-            lines.append(f"  problem: {problem}")
-        for error in self.errors:
-            lines.append(f"  error: {error}")
-        return "\n".join(lines)
-
-    def to_dict(self) -> Dict[str, Any]:
-        def comps(cs):
-            return {c.name: {"max_abs": c.max_abs, "max_rel": c.max_rel, "bad": c.bad,
-                             "total": c.total, "ok": c.ok} for c in cs}
-
-        def run(o):
-            return None if o is None else {
-                "error": o.error, "error_code": o.error_code, "codes": o.codes,
-                "findings": [str(f) for f in o.findings]}
-
-        return {
-            "name": self.name, "code": self.code, "device": self.device, "status": self.status,
-            "verified": self.verified, "problems": self.problems, "errors": self.errors,
-            "skipped": self.skipped, "reference": run(self.reference),
-            "fp32_before_vs_after": comps(self.fp32_before_vs_after),
-            "fp32_tolerance": {"rtol": FP32_TOLERANCE.rtol, "floor": FP32_TOLERANCE.floor},
-            "dtypes": [{
-                "dtype": dtype_name(r.dtype), "before": run(r.before), "hazard": r.hazard,
-                "after": run(r.after), "after_vs_reference": comps(r.after_vs_reference),
-                "before_vs_reference": comps(r.before_vs_reference),
-                "tolerance": {"rtol": r.tolerance.rtol, "floor": r.tolerance.floor},
-            } for r in self.dtypes],
-        }
-
-
 def default_device() -> str:
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    """CUDA when available, else CUDA autocast emulated on CPU (:mod:`amplint.runtime.emulate`)."""
+    return "cuda" if torch.cuda.is_available() else EMULATED
 
 
 def default_dtypes(device: str) -> List[torch.dtype]:
@@ -229,6 +148,11 @@ def default_dtypes(device: str) -> List[torch.dtype]:
         return [torch.float16]
     return [torch.float16, torch.bfloat16]
 
+
+# check 3, "no worse than the before": the after's RMS noise ratio may exceed the before's by this
+# factor plus this slack (1/MULTIPLE: the RMS of a run whose error is the size of the spread)
+WORSE_FACTOR = 2.0
+WORSE_SLACK = 1 / _noise.MULTIPLE
 
 # the error types torch raises for dtype/range problems (a NameError is never explained by a finding)
 _TORCH_ERRORS = frozenset({"RuntimeError", "ValueError", "AssertionError"})
@@ -290,6 +214,7 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
     tols = dict(TOLERANCES, **(tolerances or {}))
     problems: List[str] = []
     errors: List[str] = []
+    skipped_noise: List[str] = []
 
     ref_after = run_once(after, device, None)
     ref_before = run_once(before, device, None) if before is not None else None
@@ -317,13 +242,24 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
     for dtype in dtypes:
         tol = tols[dtype]
         tag = dtype_name(dtype)
+        spreads: Dict[str, torch.Tensor] = {}
+        if not ref_after.error:
+            spreads, failed = measure_spread(after, device, dtype, ref_after)
+            if failed:
+                skipped_noise.append(f"{tag}: {len(failed)} of {_noise.RUNS} rounding-noise runs "
+                                     f"raised ({failed[0]}); the spread is from the others")
         after_run = run_once(after, device, dtype)
         result = DtypeResult(dtype, tol, None, after_run,
-                             compare(after_run.outputs, reference.outputs, tol))
+                             _noise.compare_noise(after_run.outputs, reference.outputs, spreads,
+                                                  dtype))
+        result.after_rms = _noise.rms_ratio(after_run.outputs, reference.outputs, spreads, dtype)
         if before is not None:
             result.before = run_once(before, device, dtype)
             if result.before.error is None:
-                result.before_vs_reference = compare(result.before.outputs, reference.outputs, tol)
+                result.before_vs_reference = _noise.compare_noise(
+                    result.before.outputs, reference.outputs, spreads, dtype)
+                result.before_rms = _noise.rms_ratio(result.before.outputs, reference.outputs,
+                                                     spreads, dtype)
             result.hazard, why = before_hazard(codes, hazard, result.before,
                                                result.before_vs_reference)
             if why:
@@ -335,8 +271,14 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
                                    + ", ".join(str(f) for f in after_run.findings))
         bad = [c for c in result.after_vs_reference if not c.ok]
         if not after_run.error and bad and not reference.error:
-            result.problems.append(f"{tag}: the after leaves the tolerance of the fp32 reference: "
-                                   + "; ".join(c.describe() for c in bad))
+            result.problems.append(f"{tag}: the after leaves the noise tolerance of the fp32 "
+                                   "reference: " + "; ".join(c.describe() for c in bad))
+        elif (not after_run.error and not reference.error and result.before_rms is not None
+              and result.after_rms > WORSE_FACTOR * result.before_rms + WORSE_SLACK):
+            result.problems.append(
+                f"{tag}: the after is further from the fp32 reference than the before: RMS noise "
+                f"ratio {result.after_rms:.3g} > {WORSE_FACTOR:g} * {result.before_rms:.3g} + "
+                f"{WORSE_SLACK:g}")
         problems.extend(result.problems)
         errors.extend(result.errors)
         results.append(result)
@@ -345,8 +287,10 @@ def verify(before: Optional[Any], after: Any, *, inputs: Optional[Sequence] = No
         what = f"its hazard {code}" if code else "a hazard"
         problems.append(f"the before shows {what} in no dtype ({', '.join(map(dtype_name, dtypes))})")
 
-    skipped: List[str] = list(notes)
-    if device != "cuda":
+    skipped: List[str] = list(notes) + skipped_noise
+    if device == EMULATED:
+        skipped.append(EMULATED_SKIPPED)
+    elif device != "cuda":
         skipped.append(CPU_SKIPPED)
         skipped.extend(CUDA_ONLY[c] for c in codes if c in CUDA_ONLY)
     skipped.extend(DTYPE_NOTES[c] for c in codes if c in DTYPE_NOTES)

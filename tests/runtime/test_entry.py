@@ -74,8 +74,9 @@ def test_good_fix_passes_and_the_project_is_untouched(project, capsys):
     out = capsys.readouterr().out
     assert "amplint found 2 finding(s), --fix changed 1 file(s)" in out
     assert "AMP101 train.py:8 (safe)" in out and "AMP104 train.py:11 (safe)" in out
-    assert "PASS" in out and "[AMP101/AMP104] on cpu" in out
-    assert "CPU cannot show" in out
+    if not torch.cuda.is_available():  # the default: CUDA autocast emulated on CPU
+        assert "PASS" in out and "[AMP101/AMP104] on cuda-emulated" in out
+        assert "CUDA autocast was emulated on CPU" in out
     assert "Index put requires the source and destination dtypes match" in out  # the real hazard
     for rel, text in PROJECT.items():
         assert (project / rel).read_text() == text
@@ -105,7 +106,7 @@ def test_planted_wrong_fix_under_autocast_only_fails(project):
     outcome = verify_entry(f"{project / 'smoke.py'}::step", fixer=fixer)
     assert outcome.status == "FAIL", outcome.summary()
     assert all(c.ok for c in outcome.result.fp32_before_vs_after)
-    assert any("leaves the tolerance of the fp32 reference" in p and "loss" in p
+    assert any("leaves the noise tolerance of the fp32 reference" in p and "loss" in p
                for p in outcome.result.problems)
 
 

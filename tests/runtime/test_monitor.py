@@ -441,3 +441,12 @@ def test_overflow_raise_mode_raises_at_the_op():
             with torch.autocast("cpu", dtype=FP16):
                 model(x)
     assert info.value.finding.code == "OVERFLOW" and info.value.finding.line == line_of("overflow-line")
+
+
+def test_a_module_with_none_parameters_is_watched_without_error():
+    """nn.MultiheadAttention registers None parameters (bias_k, bias_v, in_proj_weight...)."""
+    attn = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    x = torch.randn(2, 3, 8)
+    with ar.monitor() as m, torch.autocast("cpu", dtype=torch.bfloat16):
+        out, _ = attn(x, x, x)
+    assert out.shape == (2, 3, 8) and m.findings == []

@@ -22,7 +22,7 @@ def test_each_pair_verifies(tmp_path, code):
     write_pair(tmp_path, code)
     [case] = discover(tmp_path)
     assert case.runnable and case.code == code
-    result = verify_fixture_pair(case)
+    result = verify_fixture_pair(case, device="cpu")
     assert result.verified, result.summary()
     assert result.device == "cpu" and [r.dtype for r in result.dtypes] == [FP16, BF16]
     fp16 = result.dtypes[0]
@@ -35,6 +35,20 @@ def test_each_pair_verifies(tmp_path, code):
         assert any("only under CUDA autocast" in s for s in result.skipped)
     if code == "AMP110":  # float16-only hazard: bfloat16 holds -1e9
         assert result.dtypes[1].hazard is None and result.dtypes[1].before.clean
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the default is real CUDA here")
+@pytest.mark.parametrize("code", sorted(PAIRS))
+def test_each_pair_verifies_under_emulated_cuda_by_default(tmp_path, code):
+    write_pair(tmp_path, code)
+    result = verify_fixture_pair(discover(tmp_path)[0])
+    assert result.verified, result.summary()
+    assert result.device == "cuda-emulated"
+    assert any("CUDA autocast was emulated on CPU" in s for s in result.skipped)
+    assert not any("CUDA kernels were not run: float16" in s for s in result.skipped)
+    if code == "AMP102":  # emulated CUDA raises, as CUDA does; no stand-in finding
+        assert all("unsafe to autocast" in r.before.error for r in result.dtypes)
+        assert all(r.before.error_code == "AMP102" for r in result.dtypes)
 
 
 def test_before_raise_is_reported_with_its_error(tmp_path):
@@ -70,7 +84,7 @@ def test_after_with_wrong_numbers_fails():
 
     result = ar.verify(_runner(PAIRS["AMP104"][0] + run), drifted, code="AMP104", dtypes=[FP16])
     assert not result.verified
-    assert any("leaves the tolerance" in p and "loss" in p for p in result.problems)
+    assert any("leaves the noise tolerance" in p and "loss" in p for p in result.problems)
     [loss] = [c for c in result.dtypes[0].after_vs_reference if c.name == "loss"]
     assert 0.15 < loss.max_rel < 0.25
 
@@ -141,7 +155,7 @@ def test_hazard_free_before_and_a_scaled_loss_fail():
     assert result.status == "FAIL"
     assert all(r.hazard is None for r in result.dtypes)
     assert any("shows its hazard AMP120 in no dtype" in p for p in result.problems)
-    assert any("leaves the tolerance" in p and "loss" in p for p in result.problems)
+    assert any("leaves the noise tolerance" in p and "loss" in p for p in result.problems)
 
     def scaled_always(device, dtype):
         out = good(device, dtype)
@@ -223,7 +237,7 @@ def test_command(tmp_path, capsys):
     (lint_only / "old_api.py").write_text("import torch\nctx = torch.cuda.amp.autocast()\n")
     (lint_only / "old_api.fixed.py").write_text("import torch\nctx = torch.amp.autocast('cuda')\n")
 
-    assert main(["verify", str(tmp_path)]) == 0
+    assert main(["verify", str(tmp_path), "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "PASS AMP102/case [AMP102] on cpu" in out and "PASS AMP104/case" in out
     assert "SKIP AMP130/old_api: no amplint_run() in old_api.py, old_api.fixed.py" in out

@@ -11,7 +11,7 @@ CODE = "AMP103"
 
 def _half_param(params, half):
     for p in params:
-        if p.dtype in half:
+        if p is not None and p.dtype in half:  # a module may hold None (bias_k=None)
             return p
     return None
 
