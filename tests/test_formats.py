@@ -19,7 +19,6 @@ from click.testing import CliRunner
 from amplint.cli import cli
 from amplint.rules import all_rules
 
-DATA = Path(__file__).parent / "data"
 FACTORY = """\
 import torch
 def step(model, x, idx, n):
@@ -131,13 +130,6 @@ def test_github_notebook_annotation_names_the_cell(project):
 
 
 # -- sarif ----------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def sarif_schema():
-    schema = json.loads((DATA / "sarif-schema-2.1.0.json").read_text())
-    jsonschema.Draft4Validator.check_schema(schema)
-    return schema
-
 
 def sarif(*args: str):
     result = invoke("--output-format", "sarif", *args)
