@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -183,8 +184,14 @@ def test_errors_are_results_in_every_machine_format(project, sarif_schema):
 
 
 def test_sarif_uri_outside_the_working_directory_is_an_absolute_file_uri(
-        project, tmp_path_factory, sarif_schema):
-    outside = tmp_path_factory.mktemp("elsewhere") / "train.py"
+        project, tmp_path_factory, monkeypatch, sarif_schema):
+    # the project and the outside file side by side in a folder of their own: the CLI reads
+    # their common parent as context, and pytest's shared temporary folder holds every test's files
+    base = tmp_path_factory.mktemp("sarif_outside")
+    shutil.copytree(project, base / "project")
+    monkeypatch.chdir(base / "project")
+    outside = base / "elsewhere" / "train.py"
+    outside.parent.mkdir()
     outside.write_text(FACTORY)
     result, document = sarif(str(outside), "src/a.py")
     validate(document, sarif_schema)
