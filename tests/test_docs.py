@@ -52,3 +52,16 @@ def test_readme_opens_with_the_three_commands():
     head = README.split("\n## ", 1)[0]
     for command in ('pip install -e ".[test]"', "amplint fixtures/", "python -m pytest -q"):
         assert command in head
+
+
+def test_ci_runs_the_readme_test_command():
+    """.ci/run runs exactly the test command the README gives a newcomer, and installs the
+    packages the README says the tests read."""
+    head = README.split("\n## ", 1)[0]
+    (command,) = [line.split("#")[0].strip() for line in head.splitlines()
+                  if line.startswith("python -m pytest")]
+    ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert [line for line in ci.splitlines() if "pytest" in line and not line.startswith("#")] \
+        == [command]
+    (install,) = [line.split("#")[0].strip() for line in head.splitlines() if "--no-deps" in line]
+    assert f"python -m {install}" in ci.replace("-q ", "")

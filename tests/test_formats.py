@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -19,7 +20,6 @@ from click.testing import CliRunner
 from amplint.cli import cli
 from amplint.rules import all_rules
 
-DATA = Path(__file__).parent / "data"
 FACTORY = """\
 import torch
 def step(model, x, idx, n):
@@ -132,13 +132,6 @@ def test_github_notebook_annotation_names_the_cell(project):
 
 # -- sarif ----------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def sarif_schema():
-    schema = json.loads((DATA / "sarif-schema-2.1.0.json").read_text())
-    jsonschema.Draft4Validator.check_schema(schema)
-    return schema
-
-
 def sarif(*args: str):
     result = invoke("--output-format", "sarif", *args)
     return result, json.loads(result.stdout)
@@ -191,8 +184,14 @@ def test_errors_are_results_in_every_machine_format(project, sarif_schema):
 
 
 def test_sarif_uri_outside_the_working_directory_is_an_absolute_file_uri(
-        project, tmp_path_factory, sarif_schema):
-    outside = tmp_path_factory.mktemp("elsewhere") / "train.py"
+        project, tmp_path_factory, monkeypatch, sarif_schema):
+    # the project and the outside file side by side in a folder of their own: the CLI reads
+    # their common parent as context, and pytest's shared temporary folder holds every test's files
+    base = tmp_path_factory.mktemp("sarif_outside")
+    shutil.copytree(project, base / "project")
+    monkeypatch.chdir(base / "project")
+    outside = base / "elsewhere" / "train.py"
+    outside.parent.mkdir()
     outside.write_text(FACTORY)
     result, document = sarif(str(outside), "src/a.py")
     validate(document, sarif_schema)

@@ -200,7 +200,7 @@ def test_readme_has_the_pre_commit_snippet():
     assert ids <= {"amplint", "amplint-fix"} and ids
 
 
-def test_readme_github_actions_job_produces_valid_sarif(tmp_path):
+def test_readme_github_actions_job_produces_valid_sarif(tmp_path, sarif_schema):
     """Runs the amplint commands of the README's workflow (not the `uses:` actions nor the
     installation) in a project with a hazard, and validates the SARIF file it uploads."""
     jsonschema = pytest.importorskip("jsonschema")
@@ -224,8 +224,7 @@ def test_readme_github_actions_job_produces_valid_sarif(tmp_path):
                                           capture_output=True, text=True))
     assert sarif_file and results
     document = json.loads((tmp_path / sarif_file).read_text())
-    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
-    jsonschema.Draft4Validator(schema).validate(document)
+    jsonschema.Draft4Validator(sarif_schema).validate(document)
     assert document["runs"][0]["results"][0]["ruleId"] == "AMP101"
     assert results[-1].returncode == 1  # the gate step fails the job on findings
 
