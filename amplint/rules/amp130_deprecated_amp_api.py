@@ -272,6 +272,8 @@ class DeprecatedAmpApi(Rule):
         fixed: List[DeprecatedRef] = []
         needs_torch = False
         for ref in reported:
+            if not ctx.torch.allows(_replacement(ref)):
+                continue  # the target torch lacks the replacement: reported without a fix
             result = self._rewrite(ctx, ref)
             if result is None:
                 continue
@@ -306,6 +308,8 @@ class DeprecatedAmpApi(Rule):
                     f"; the name is also imported as `{ref.other_backend}` on another path, "
                     "so rewrite it by hand"
                 )
+            elif not ctx.torch.allows(_replacement(ref)):
+                message += "; " + ctx.torch.why_not(_replacement(ref))
             report_node = ref.call if ref.call is not None else ref.node
             yield self.report(report_node, message, fix=fix if ref in fixed else None)
 
@@ -484,6 +488,11 @@ class DeprecatedAmpApi(Rule):
                 leading_lines=list(line.leading_lines) + list(current.leading_lines)
             )
         return out
+
+
+def _replacement(ref: DeprecatedRef) -> str:
+    """The torch name the fix of `ref` writes (a key of amplint.data.torch_versions)."""
+    return f"torch.amp.{APIS[ref.api][0]}"
 
 
 def _join(args: Sequence[cst.Arg], original: Sequence[cst.Arg]) -> List[cst.Arg]:
