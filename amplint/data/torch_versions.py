@@ -55,6 +55,7 @@ INTRODUCED: Dict[str, Tuple[Version, str]] = {
     "torch.nn.BCEWithLogitsLoss": ((1, 0), "in torch 1.0 (torch/nn/modules/loss.py)"),
     "torch.finfo": ((1, 0), "in torch 1.0 (torch/__init__.py, docs/1.0 type_info.html)"),
     "torch.device": ((1, 0), "in torch 0.4 (docs/0.4.0 tensor_attributes.html)"),
+    "torch.softmax": ((1, 0), "unverified (from memory): in torch 1.0's torch namespace"),
     "torch.softmax(dtype=)": ((1, 0), "in torch 1.0 (native_functions.yaml softmax "
                               "with ScalarType dtype)"),
     "Tensor.new_zeros": ((1, 0), "in torch 0.4 (docs/0.4.0 tensors.html)"),

@@ -72,6 +72,15 @@ class DeprecatedAmpApi(Rule):
     the outer region sets it) written out. A global `torch.set_autocast_dtype(...)` is not
     seen. A deprecated API used as a value (`ctx = torch.cuda.amp.autocast`,
     `partial(torch.cuda.amp.autocast, ...)`) is reported without a fix.
+
+    The replacements are newer than the APIs they replace: `torch.amp.autocast` needs torch
+    >= 1.12, `torch.amp.GradScaler` >= 2.3, `torch.amp.custom_fwd`/`custom_bwd` >= 2.4. A project
+    that supports an older torch (`target-torch = "1.8"` in `[tool.amplint]`, `--target-torch`,
+    or read from its own requirement on torch: `torch>=1.8` in pyproject.toml, setup.cfg,
+    setup.py, requirements*.txt or environment.yml) gets the finding without that fix, and the
+    message says which version it needs ("not fixed: torch.amp.GradScaler needs torch >= 2.3;
+    this project targets 1.8 (from requirements.txt)"). The table is
+    amplint/data/torch_versions.py.
     """
 
     code = "AMP130"
