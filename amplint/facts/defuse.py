@@ -296,14 +296,18 @@ def explicit_cast(call: cst.Call) -> bool:
 
 
 def only_cast_reads(module: cst.Module, name: str, scope: Optional[cst.CSTNode]) -> bool:
-    """`name` is bound once in the scope and every read of it is an explicit cast to float32,
-    an integer or bool (or it is never read): its own dtype never meets other data."""
+    """Every read of `name` in the scope is an explicit cast to float32, an integer or bool
+    (or there is none): whatever `name` is bound to (by plain `name = ...` assignments, one
+    per branch in fairseq), its own dtype never meets other data."""
     root = scope if scope is not None else module
     total = 0
     cast: Set[int] = set()
     for node in iter_nodes(root):
         if isinstance(node, cst.Name) and node.value == name:
             total += 1
+        elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
+            if node.target.value == name:
+                cast.add(id(node.target))  # a binding, not a read
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             if any(item.name.value == name for item in node.names):
                 return False
@@ -311,4 +315,4 @@ def only_cast_reads(module: cst.Module, name: str, scope: Optional[cst.CSTNode])
             receiver = node.func.value  # type: ignore[attr-defined]
             if isinstance(receiver, cst.Name) and receiver.value == name:
                 cast.add(id(receiver))
-    return total == len(cast) + 1
+    return total == len(cast)

@@ -312,6 +312,9 @@ class FactoryDefaultDtype(Rule):
         "        mask = torch.cat([key_padding_mask.float(), filler.float()], dim=1)\n"
         "        steps = torch.ones(bsz, device=query.device).long()\n"
         "        spare = torch.zeros(bsz, device=query.device)\n"
+        "        if bsz > 1:\n"
+        "            filler = torch.zeros(bsz, 1, device=query.device)\n"
+        "            mask = torch.cat([filler.float(), mask], dim=1)\n"
         "        return F.multi_head_attention_forward(query, torch.empty([0]), mask, steps)\n"
         "attn = MultiheadAttention().half()\n",
     ]
