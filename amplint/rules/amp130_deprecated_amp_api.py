@@ -8,6 +8,7 @@ from typing import Dict, Iterable, List, Sequence, Set
 import libcst as cst
 
 from amplint.data.deprecated_amp import APIS, DEFAULT_DTYPE
+from amplint.data.torch_versions import introduced, shown
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.deprecated import (
     DeprecatedRef, DeprecatedRefs, ImportBinding, canonical, is_modern,
@@ -295,9 +296,14 @@ class DeprecatedAmpApi(Rule):
         fix = None
         if edits:
             edits.update(self._import_edits(ctx, walker, fixed, edits))
+            needed = max(introduced(_replacement(ref)) for ref in fixed)
             fix = self.fix(
                 Applicability.SAFE,
-                "Use the `torch.amp` API (device type first, positional arguments by keyword)",
+                "Use the `torch.amp` API (device type first, positional arguments by keyword; "
+                f"needs torch >= {shown(needed)}"
+                + ("" if ctx.torch.version is not None else
+                   ": set `target-torch` in [tool.amplint] if the project supports an older one")
+                + ")",
                 edits, ("torch",) if needs_torch else (),
             )
         for ref in reported:
