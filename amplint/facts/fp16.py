@@ -236,15 +236,16 @@ class Fp16Analysis:
     def note(self, frame: Frame) -> Tuple[str, Dict[str, cst.CSTNode]]:
         """How a message cites why `frame` is fp16 code, as `region_note` cites a region:
         ("(`Net` is made half at line {half_line})", {"half_line": node}), or the chain
-        another file made (`model <- Net() at deploy/loader.py:7 made half`)."""
+        another file made (`model <- Net() at deploy/loader.py:7 made half`), with no related
+        node (then the message is not formatted, and its braces stay as they are)."""
         function = frame.function
         if function is not None and _has_auto_fp16(function):
             return f"(mmcv's @auto_fp16 on `{function.name}`)", {}
         for name in sorted(self.half_classes):
             if function is not None and function in self.tree.classes[name].functions.values():
                 text, node = self.why.get(name, (f"`{name}` is made half", None))
-                if node is None:
-                    return "(" + text.replace("{", "{{").replace("}", "}}") + ")", {}
+                if node is None:  # no {half_line} to fill: the message is not formatted
+                    return f"({text})", {}
                 return f"({text})", {"half_line": node}
         return "(a module made half, or @auto_fp16)", {}
 
