@@ -3,7 +3,8 @@ version the project's own requirement on torch allows, else the newest.
 
 Read statically from the project root: pyproject.toml (`[project] dependencies` and
 `optional-dependencies`, Poetry's `[tool.poetry.dependencies]`), setup.cfg, setup.py (string
-literals, parsed with `ast`, never run), requirements*.txt (also under requirements/) and
+literals, parsed with `ast`, never run), requirements*.txt (also anywhere under requirements/,
+and the files they include with `-r`) and
 environment.yml / environment.yaml (conda's `pytorch`, or `torch` under pip). Where several
 requirements give a lower bound, the lowest one wins: each names a torch the project says it
 runs on, and a fix must work on all of them."""
@@ -131,12 +132,33 @@ def _sources(root: str) -> List[Tuple[str, List[str]]]:
         path = os.path.join(root, name)
         if os.path.isfile(path):
             found.append((name, reader(path)))
-    patterns = ("requirements*.txt", os.path.join("requirements", "*.txt"),
+    patterns = ("requirements*.txt", os.path.join("requirements", "**", "*.txt"),
                 "environment.yml", "environment.yaml")
+    paths: List[str] = []
     for pattern in patterns:
-        for path in sorted(glob.glob(os.path.join(root, pattern))):
-            found.append((os.path.relpath(path, root).replace(os.sep, "/"), _lines(path)))
+        paths += sorted(glob.glob(os.path.join(root, pattern), recursive=True))
+    seen = set()
+    while paths:  # `-r other.txt` includes are read too (Lightning's requirements.txt)
+        path = os.path.abspath(paths.pop(0))
+        if path in seen or not os.path.isfile(path):
+            continue
+        seen.add(path)
+        found.append((os.path.relpath(path, root).replace(os.sep, "/"), _lines(path)))
+        paths += _includes(path, root)
     return found
+
+
+def _includes(path: str, root: str) -> List[str]:
+    """The files a requirements file includes with `-r`/`--requirement`, inside `root`."""
+    text = _read(path) or ""
+    out = []
+    for line in text.splitlines():
+        match = re.match(r"^\s*(?:-r|--requirement)[\s=]+(\S+)", line)
+        if match:
+            target = os.path.abspath(os.path.join(os.path.dirname(path), match.group(1)))
+            if target.startswith(os.path.abspath(root) + os.sep):
+                out.append(target)
+    return out
 
 
 def detect(root: Optional[str]) -> TorchTarget:

@@ -59,6 +59,11 @@ def test_not_a_version(text):
     # several requirements: the lowest bound is the target
     ({"requirements.txt": "torch>=2.1\n", "setup.py": "setup(install_requires=['torch>=1.12'])\n"},
      (1, 12), "setup.py"),
+    # Lightning's layout: requirements.txt includes requirements/pytorch/base.txt
+    ({"requirements.txt": "-r ./requirements/pytorch/base.txt\n",
+      "requirements/pytorch/base.txt": "torch >=2.1.0, <2.10.0\n"}, (2, 1),
+     "requirements/pytorch/base.txt"),
+    ({"requirements.txt": "-r ../outside.txt\nnumpy\n"}, None, ""),
     # no lower bound, or no torch at all: the newest
     ({"requirements.txt": "torch\npytorch-lightning>=1.5\ntorchaudio==0.8\n"}, None, ""),
     ({}, None, ""),
