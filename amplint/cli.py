@@ -76,6 +76,8 @@ def list_rules() -> str:
               help="Print the project's call graph (PyCG's JSON shape) as the value flow resolves it, and exit.")
 @click.option("--isolated-files", is_flag=True,
               help="Lint each file on its own (no cross-file or framework-implied regions).")
+@click.option("--target-torch", metavar="VERSION",
+              help="The oldest torch the project supports (default: read from its requirements).")
 @click.option("--stdin-filename", metavar="PATH",
               help="With `-` as the path: lint standard input as if it were PATH.")
 @click.version_option(__version__, prog_name="amplint")
@@ -87,6 +89,7 @@ def cli(
     force_exclude: bool, config_path: Optional[str], jobs: Optional[int], no_cache: bool,
     cache_dir: Optional[str], verbose: bool, isolated_files: bool,
     stdin_filename: Optional[str], show_regions: bool = False, call_graph: bool = False,
+    target_torch: Optional[str] = None,
 ) -> None:
     """Find and fix PyTorch mixed-precision (AMP) hazards in PATHS (default: the current directory).
 
@@ -141,7 +144,15 @@ def cli(
     if show_regions:
         _show_regions(paths, config, output_format)
         return
-    settings = Settings(codes, unsafe_fixes or config.unsafe_fixes)
+    from amplint.project_root import torch_target
+    from amplint.torch_requirement import target_from_setting
+
+    try:
+        override = target_from_setting(target_torch, "--target-torch") if target_torch else None
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    target = torch_target([stdin_filename or "."] if use_stdin else paths, config, override)
+    settings = Settings(codes, unsafe_fixes or config.unsafe_fixes, target)
     if no_cache:
         cache_dir = None
     elif cache_dir is None:

@@ -12,12 +12,14 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from amplint.data.torch_versions import TorchTarget
 from amplint.rules import all_rules
+from amplint.torch_requirement import target_from_setting
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "unsafe-fixes", "exclude", "extend-exclude",
     "per-file-ignores", "respect-gitignore", "options",
-    "autocast-modules", "autocast-device", "autocast-dtype",
+    "autocast-modules", "autocast-device", "autocast-dtype", "target-torch",
 }
 
 
@@ -42,6 +44,8 @@ class Config:
     autocast_modules: List[str] = field(default_factory=list)
     autocast_device: str = "cuda"
     autocast_dtype: str = "float16"
+    # `target-torch`; None: read from the project's requirement on torch (amplint.torch_requirement)
+    target_torch: Optional[TorchTarget] = None
 
 
 def find_pyproject(start: str) -> Optional[str]:
@@ -109,6 +113,12 @@ def load(path: Optional[str]) -> Config:
     if dtype not in ("float16", "bfloat16"):
         raise ConfigError(f"{path}: `autocast-dtype` must be \"float16\" or \"bfloat16\"")
     config.autocast_device, config.autocast_dtype = device, dtype
+    if "target-torch" in table:
+        try:
+            config.target_torch = target_from_setting(
+                table["target-torch"], f"target-torch in {os.path.basename(path)}")
+        except ValueError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError(f"{path}: `per-file-ignores` must be a table of glob = [codes]")

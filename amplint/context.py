@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from amplint.data.torch_versions import TorchTarget
 from amplint.facts import FileFacts
 
 
@@ -15,3 +16,4 @@ class FileContext:
     source: str
     module: cst.Module
     facts: FileFacts
+    torch: TorchTarget = TorchTarget()  # the project's target torch: fixes check what it has

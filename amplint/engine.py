@@ -11,6 +11,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from amplint.context import FileContext
+from amplint.data.torch_versions import TorchTarget
 from amplint.diagnostics import Applicability, Diagnostic, Fix
 from amplint.facts import EntryRegion, FileFacts
 from amplint.parsing import parse, parse_validated, syntax_error, valid_python
@@ -28,6 +29,7 @@ Summarizer = Callable[[str, str, cst.Module, FileFacts], object]
 class Settings:
     select: FrozenSet[str]
     unsafe_fixes: bool = False
+    torch: TorchTarget = TorchTarget()  # the oldest torch the project supports (fixes check it)
 
     @classmethod
     def default(cls) -> "Settings":
@@ -74,11 +76,12 @@ def internal_error_result(path: str, exc: BaseException, trace: Optional[str]) -
 def analyze(
     path: str, source: str, module: cst.Module, rules: Sequence[Rule],
     entries: Tuple[EntryRegion, ...] = (), facts: Optional[FileFacts] = None,
+    torch: TorchTarget = TorchTarget(),
 ) -> List[Diagnostic]:
     """Run `rules` on a parsed module; diagnostics come back positioned, suppressions applied.
     `entries`: regions the project pass found around this file's functions."""
     facts = facts if facts is not None else FileFacts(module, entries)
-    ctx = FileContext(path, source, module, facts)
+    ctx = FileContext(path, source, module, facts, torch)
     found: List[Diagnostic] = []
     for rule in rules:
         try:
@@ -285,7 +288,7 @@ def lint_source(
     if not lint:
         return result
     try:
-        diags = analyze(path, source, module, rules, entries, facts)
+        diags = analyze(path, source, module, rules, entries, facts, settings.torch)
         if fix:
             result.found_before = len(diags)
             current, module, diags = _fix_loop(
@@ -379,5 +382,5 @@ def _fix_loop(path, source, module, diags, settings, result, entries):
             result.applied.append((diag.code, diag.line, diag.fix.message))
         current = new_source
         module = parse(current)
-        diags = analyze(path, current, module, settings.rules(), entries)
+        diags = analyze(path, current, module, settings.rules(), entries, torch=settings.torch)
     return current, module, diags

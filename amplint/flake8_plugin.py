@@ -44,7 +44,10 @@ class AmplintChecker:
         path = self.filename if self.filename not in ("-", "stdin") else "stdin"
         directory = os.path.dirname(os.path.abspath(path)) if path != "stdin" else os.getcwd()
         config = _config_for(directory)
-        settings = settings_for(path, Settings(selection(config)), config)
+        from amplint.project_root import torch_target
+
+        target = torch_target([path if path != "stdin" else directory], config)
+        settings = settings_for(path, Settings(selection(config), torch=target), config)
         entries = ()
         if path != "stdin":
             from amplint.file_context import entries_for

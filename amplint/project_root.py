@@ -13,6 +13,7 @@ import tempfile
 from typing import List, Optional, Sequence
 
 from amplint.config import find_pyproject
+from amplint.data.torch_versions import TorchTarget
 from amplint.files import Excludes, discover
 
 
@@ -76,3 +77,16 @@ def context_files(paths: Sequence[str], files: Sequence[str], excludes: Excludes
         if f.endswith((".py", ".pyi")) and os.path.normcase(os.path.abspath(f)) not in given
     ]
     return shown(root), extra
+
+
+def torch_target(paths: Sequence[str], config, override: Optional[TorchTarget] = None) -> TorchTarget:
+    """The torch the fixes must work on: `override` (--target-torch), else the config's
+    `target-torch`, else the lowest the project's requirements allow (read under the config's
+    folder, else the project root), else the newest."""
+    from amplint.torch_requirement import detect
+
+    chosen = override or config.target_torch
+    if chosen is not None:
+        return chosen
+    root = os.path.dirname(os.path.abspath(config.path)) if config.path else project_root(paths)
+    return TorchTarget() if _too_broad(root) else detect(root)

@@ -19,9 +19,17 @@ from amplint.project_inputs import _KeyedLazy, _LazyTexts, _config_files
 _CLASS_HEAD = re.compile(r"^class (\w+)\b", re.M)
 _NOT_SPECIFIC = 5  # more candidate files than this: the call could run nearly any model code
 _DECLARE = (
-    "where the gap is a parameter, annotate it with its class (`def train(model: Net)`); else "
-    "list the files that really run under autocast in autocast-modules yourself"
+    "if they run model code under autocast, annotate the parameter with its class "
+    "(`def train(model: Net)`) or add this line to [tool.amplint] in pyproject.toml, with the "
+    'files that really run under autocast: autocast-modules = ["path/to/models/**"]'
 )
+_AT = re.compile(r" at (\S+):(\d+)(?:\b|$)")
+
+
+def _place(text: str):
+    """Sort key in file/line order: the `at path:line` a region or call is cited with."""
+    found = _AT.search(text)
+    return (found.group(1), int(found.group(2)), text) if found else ("~", 0, text)
 
 
 def show_regions(paths: Sequence[str], config: Config, excludes, output_format: str = "text") -> str:
@@ -60,7 +68,10 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
     if hinted:
         suggestion = "autocast-modules = [" + ", ".join(f'"{path}"' for path in sorted(hinted)) + "]"
     declare = _DECLARE if unspecific else None
-    ordered = [regions[desc] for desc in sorted(regions)]
+    for item in regions.values():
+        item["unresolved"].sort(key=lambda gap: _place(gap["call"]))
+        item["through"].sort(key=lambda step: _place(step["call"]))
+    ordered = [regions[desc] for desc in sorted(regions, key=_place)]
     if output_format == "json":
         return json.dumps({"regions": ordered, "autocast_modules": suggestion, "declare": declare,
                            "errors": errors}, indent=2) + "\n"
@@ -80,13 +91,13 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
         lines.append("No autocast region reaches code in other files.")
     if suggestion:
         lines.append("")
-        lines.append("To treat the model code of the unresolved calls as running under autocast, add to")
-        lines.append(f"[tool.amplint] in pyproject.toml (only if it really does): {suggestion}")
+        lines.append("If the unresolved calls above really run that model code under autocast, add "
+                     f"this line to [tool.amplint] in pyproject.toml: {suggestion}")
     if declare:
+        calls = "call" if unspecific == 1 else "calls"
         lines.append("")
-        lines.append(f"{unspecific} unresolved call(s) could run too many classes (or none of the linted "
-                     "files) to name them here: to declare what they hold,")
-        lines.append(f"{declare}.")
+        lines.append(f"amplint cannot tell which classes {unspecific} unresolved {calls} above "
+                     f"run; {declare}")
     lines.extend(f"error: {error}" for error in errors)
     return "\n".join(lines) + "\n"
 

@@ -45,7 +45,7 @@ def cached_map(cache, kind, items, jobs, meter):
 
 def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:
     path, settings, options, entries, summarize = item
-    described = repr((kind, sorted(settings.select), settings.unsafe_fixes, path, entries,
+    described = repr((kind, sorted(settings.select), settings.unsafe_fixes, settings.torch, path, entries,
                       summarize, options.fix, options.diff, options.add_noqa))
     return cache.file_key(path, described)
 

@@ -58,7 +58,7 @@ def settings_for(path: str, settings: Settings, config: Config) -> Settings:
             ignored |= expand(codes)
     if not ignored:
         return settings
-    return Settings(settings.select - ignored, settings.unsafe_fixes)
+    return Settings(settings.select - ignored, settings.unsafe_fixes, settings.torch)
 
 
 def excludes_for(config: Config) -> Excludes:

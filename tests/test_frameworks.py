@@ -22,8 +22,10 @@ CASES = [
     ),
     pytest.param(
         "lightning_manual",
-        # (the GAN's randn/ones noise and labels are float32 tensors autocast re-casts: silent)
-        [("lightning_manual/gan.py", 22, "AMP102"), ("lightning_manual/gan.py", 23, "AMP104")],
+        # (the GAN's randn/ones noise and labels are float32 tensors autocast re-casts: silent;
+        # `self.manual_backward` runs inside Lightning's own autocast, which the user cannot
+        # move it out of: not AMP104, issue 28)
+        [("lightning_manual/gan.py", 22, "AMP102")],
         "Lightning runs `GAN.training_step` under autocast: Trainer(precision=16) at train.py:7",
         ("precision=16", 'precision="16-true"'), id="lightning-manual-backward",
     ),
@@ -232,3 +234,53 @@ def test_hf_model_passed_to_trainer_without_pretrained_base():
 def test_yaml_keys():
     text = "A:\n  B: 1\n  C:\n    D: True  # note\nE: x\n# c\n- item\n"
     assert list(yaml_keys(text)) == [(("A", "B"), "1", 2), (("A", "C", "D"), "True", 4), (("E",), "x", 5)]
+
+
+# Lightning's own package, linted with a test of it that runs manual optimization under
+# precision="16-mixed" (lightning/pytorch/core/module.py and tests/tests_pytorch/...): the
+# region reaches `LightningModule.manual_backward` through the test's call, and neither that
+# call (Lightning's protocol) nor the backward in Lightning's own body is reported (issue 28).
+LIGHTNING_PACKAGE = {
+    "pl/src/lightning/pytorch/core/module.py": (
+        "import torch\n"
+        "class LightningModule(torch.nn.Module):\n"
+        "    def manual_backward(self, loss, *args, **kwargs):\n"
+        "        self._verify_is_manual_optimization('manual_backward')\n"
+        "        self.trainer.strategy.backward(loss, None, *args, **kwargs)\n"
+        "    def backward(self, loss, *args, **kwargs):\n"
+        "        loss.backward(*args, **kwargs)\n"
+    ),
+    "pl/tests/test_manual.py": (
+        "from lightning.pytorch import Trainer\n"
+        "from lightning.pytorch.core.module import LightningModule\n"
+        "class ManualModel(LightningModule):\n"
+        "    def training_step(self, batch, batch_idx):\n"
+        "        opt = self.optimizers()\n"
+        "        loss = self.layer(batch).sum()\n"
+        "        self.manual_backward(loss)\n"
+        "        opt.step()\n"
+        "def test_manual_precision():\n"
+        "    trainer = Trainer(precision='16-mixed', max_epochs=1)\n"
+        "    trainer.fit(ManualModel())\n"
+    ),
+}
+
+
+def test_framework_backward_protocol_is_not_reported():
+    results = lint_project(LIGHTNING_PACKAGE, SETTINGS)
+    assert [f for f in findings(results) if f[2] == "AMP104"] == []
+    # the region does reach the test's training_step (the finding is withheld, not missed)
+    project = build(LIGHTNING_PACKAGE)
+    assert project.entries_for("pl/tests/test_manual.py")
+
+
+def test_backward_written_inside_the_users_region_still_reported():
+    files = dict(LIGHTNING_PACKAGE)
+    files["pl/tests/test_manual.py"] = files["pl/tests/test_manual.py"].replace(
+        "        loss = self.layer(batch).sum()\n        self.manual_backward(loss)\n",
+        "        with torch.autocast('cuda'):\n"
+        "            loss = self.layer(batch).sum()\n"
+        "            self.manual_backward(loss)\n",
+    ).replace("from lightning.pytorch import Trainer\n", "import torch\nfrom lightning.pytorch import Trainer\n")
+    assert [f for f in findings(lint_project(files, SETTINGS)) if f[2] == "AMP104"] == [
+        ("pl/tests/test_manual.py", 9, "AMP104")]

@@ -266,3 +266,53 @@ class DefUse:
         """How many times `name` appears (read or written) in the scope."""
         root = scope if scope is not None else self.module
         return sum(1 for n in iter_nodes(root) if isinstance(n, cst.Name) and n.value == name)
+
+
+# Conversions whose result no longer carries the dtype it was made with: float32, float64,
+# integer or bool (`filler.float()`, `mask.long()`, `x.to(torch.float32)`).
+EXPLICIT_CASTS = frozenset({"float", "double", "long", "int", "bool", "byte", "short"})
+EXPLICIT_DTYPES = frozenset({
+    "float", "float32", "float64", "double", "long", "int", "int64", "int32", "int16", "int8",
+    "uint8", "bool", "short",
+})
+
+
+def explicit_cast(call: cst.Call) -> bool:
+    """`v.float()`, `v.long()`, `v.to(torch.float32)`, `v.to(dtype=torch.bool)`."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return False
+    method = func.attr.value
+    if method in EXPLICIT_CASTS:
+        return not call.args
+    if method in ("to", "type") and len(call.args) == 1:
+        value = call.args[0].value
+        keyword = call.args[0].keyword
+        if keyword is not None and keyword.value != "dtype":
+            return False
+        return (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)
+                and value.value.value == "torch" and value.attr.value in EXPLICIT_DTYPES)
+    return False
+
+
+def only_cast_reads(module: cst.Module, name: str, scope: Optional[cst.CSTNode]) -> bool:
+    """Every read of `name` in the scope is an explicit cast to float32, an integer or bool
+    (or there is none): whatever `name` is bound to (by plain `name = ...` assignments, one
+    per branch in fairseq), its own dtype never meets other data."""
+    root = scope if scope is not None else module
+    total = 0
+    cast: Set[int] = set()
+    for node in iter_nodes(root):
+        if isinstance(node, cst.Name) and node.value == name:
+            total += 1
+        elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
+            if node.target.value == name:
+                cast.add(id(node.target))  # a binding, not a read
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            if any(item.name.value == name for item in node.names):
+                return False
+        elif isinstance(node, cst.Call) and explicit_cast(node):
+            receiver = node.func.value  # type: ignore[attr-defined]
+            if isinstance(receiver, cst.Name) and receiver.value == name:
+                cast.add(id(receiver))
+    return total == len(cast)

@@ -53,6 +53,9 @@ class Fp16Analysis:
         self.graph = graph
         self.half_casts: Dict[int, str] = {}  # id(call) -> dtype
         self.half_classes: Set[str] = {e.target for e in entries if e.target in tree.classes}
+        # class -> why it is half: (text, the node of this file the text's {half_line} names)
+        self.why: Dict[str, Tuple[str, Optional[cst.CSTNode]]] = {
+            e.target: (e.cite, None) for e in entries if e.target in tree.classes}
         # cast to float16 (not bfloat16)
         self.float16_classes: Set[str] = {
             e.target for e in entries if e.target in tree.classes and e.dtype == "float16"
@@ -65,6 +68,7 @@ class Fp16Analysis:
             cls = self._class_cast(site)
             if cls is not None:
                 self.half_classes.add(cls)
+                self.why.setdefault(cls, (f"`{cls}` is made half at line {{half_line}}", site.node))
                 if dtype == "float16":
                     self.float16_classes.add(cls)
         # id(call) -> dtype for calls of a method of this file that casts the receiver's
@@ -72,6 +76,7 @@ class Fp16Analysis:
         self.method_cast_calls: Dict[int, str] = {}
         for cls, dtype in self._method_casts():
             self.half_classes.add(cls)
+            self.why.setdefault(cls, (f"a method of this file makes `{cls}` half", None))
             if dtype == "float16":
                 self.float16_classes.add(cls)
         self._add_submodules(self.half_classes)
@@ -224,6 +229,25 @@ class Fp16Analysis:
                 if owner == name and cls not in classes:
                     classes.add(cls)
                     pending.append(cls)
+                    if cls not in self.why and name in self.why:
+                        text, node = self.why[name]
+                        self.why[cls] = (f"`{cls}` is a submodule of `{name}`; {text}", node)
+
+    def note(self, frame: Frame) -> Tuple[str, Dict[str, cst.CSTNode]]:
+        """How a message cites why `frame` is fp16 code, as `region_note` cites a region:
+        ("(`Net` is made half at line {half_line})", {"half_line": node}), or the chain
+        another file made (`model <- Net() at deploy/loader.py:7 made half`), with no related
+        node (then the message is not formatted, and its braces stay as they are)."""
+        function = frame.function
+        if function is not None and _has_auto_fp16(function):
+            return f"(mmcv's @auto_fp16 on `{function.name}`)", {}
+        for name in sorted(self.half_classes):
+            if function is not None and function in self.tree.classes[name].functions.values():
+                text, node = self.why.get(name, (f"`{name}` is made half", None))
+                if node is None:  # no {half_line} to fill: the message is not formatted
+                    return f"({text})", {}
+                return f"({text})", {"half_line": node}
+        return "(a module made half, or @auto_fp16)", {}
 
     def is_fp16(self, frame: Frame) -> bool:
         function = frame.function

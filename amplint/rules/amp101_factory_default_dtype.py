@@ -8,7 +8,8 @@ import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.buffer_writes import hazardous_write, reference_kind, written_value
-from amplint.facts.tree import CallSite
+from amplint.facts.defuse import explicit_cast, only_cast_reads
+from amplint.facts.tree import CallSite, iter_nodes
 from amplint.rules import Flag, Rule
 from amplint.rules._util import (
     argument, code_of, has_float_data, has_star_args, is_float_literal, keyword, kwarg,
@@ -52,7 +53,11 @@ class FactoryDefaultDtype(Rule):
 
     Integer and bool factories (`dtype=torch.long`, `torch.full(s, 0)`), `*_like` and `new_*`
     calls, an explicit `dtype=`, and 0-d scalars (`torch.tensor(0.0)`, which never upcast a
-    tensor they meet) are not reported.
+    tensor they meet) are not reported. In fp16 code the value is followed too: a tensor with
+    no elements (`torch.empty([0])` as a placeholder argument), one cast where it is made
+    (`torch.zeros(s).float()`), and a local read only through explicit casts to float32, an
+    integer or bool (`filler.float()`, `.long()`, `.to(torch.float32)`), or never read, do not
+    meet half data as float32 and are not reported.
 
     ## Example
     ```python
@@ -170,6 +175,23 @@ class FactoryDefaultDtype(Rule):
             "        return out\n",
             unsafe=True,
         ),
+        Flag(  # read through `.float()` once, and as it is once: still meets half data
+            "import torch\n"
+            "class Pad(torch.nn.Module):\n"
+            "    def forward(self, x, n):\n"
+            "        filler = torch.zeros(n, x.shape[-1], device=x.device)\n"
+            "        total = filler.float().sum()\n"
+            "        return torch.cat([x, filler]), total\n"
+            "pad = Pad().half()\n",
+            fixed="import torch\n"
+            "class Pad(torch.nn.Module):\n"
+            "    def forward(self, x, n):\n"
+            "        filler = x.new_zeros(n, x.shape[-1])\n"
+            "        total = filler.float().sum()\n"
+            "        return torch.cat([x, filler]), total\n"
+            "pad = Pad().half()\n",
+            unsafe=True,
+        ),
         Flag(  # an integer-looking reference is never the new_* receiver: reported, no fix
             "import torch\n"
             "class Head(torch.nn.Module):\n"
@@ -279,6 +301,22 @@ class FactoryDefaultDtype(Rule):
         "import torch\n"
         "with torch.autocast('cuda'):\n"
         "    buf = torch.zeros(3, **factory_kwargs)\n",
+        # in a half module, values that never meet half data as float32 (issue 28: fairseq's
+        # multihead_attention.py): read only through `.float()`, an empty placeholder argument,
+        # cast where it is made, never read
+        "import torch\nimport torch.nn.functional as F\n"
+        "class MultiheadAttention(torch.nn.Module):\n"
+        "    def forward(self, query, key_padding_mask, bsz, src_len):\n"
+        "        filler = torch.zeros((bsz, src_len - key_padding_mask.size(1)),\n"
+        "                             device=key_padding_mask.device)\n"
+        "        mask = torch.cat([key_padding_mask.float(), filler.float()], dim=1)\n"
+        "        steps = torch.ones(bsz, device=query.device).long()\n"
+        "        spare = torch.zeros(bsz, device=query.device)\n"
+        "        if bsz > 1:\n"
+        "            filler = torch.zeros(bsz, 1, device=query.device)\n"
+        "            mask = torch.cat([filler.float(), mask], dim=1)\n"
+        "        return F.multi_head_attention_forward(query, torch.empty([0]), mask, steps)\n"
+        "attn = MultiheadAttention().half()\n",
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:
@@ -311,13 +349,14 @@ class FactoryDefaultDtype(Rule):
                         "silently float32"
                     )
             elif facts.fp16.is_fp16(site.frame) and not _built_before_the_cast(site):
+                if _never_half_data(ctx, qualified, site):
+                    continue
+                note, related = facts.fp16.note(site.frame)
                 message = (
-                    f"`{qualified}` without `dtype=` creates float32 in fp16 code (a module the "
-                    "file turns half, or @auto_fp16): it silently upcasts the half tensors it "
-                    "meets, and writing half values into it raises 'Index put requires the "
-                    "source and destination dtypes match'"
+                    f"`{qualified}` without `dtype=` creates float32 in fp16 code {note}: it "
+                    "silently upcasts the half tensors it meets, and writing half values into "
+                    "it raises 'Index put requires the source and destination dtypes match'"
                 )
-                related = {}
             else:
                 continue
             fix = self._fix(ctx, qualified, site, in_region=region is not None)
@@ -378,6 +417,42 @@ class FactoryDefaultDtype(Rule):
         return self.fix(
             applicability, f"Use `{code_of(ctx.module, reference)}.{method}(...)`", {call: new_call}
         )
+
+
+def _never_half_data(ctx, qualified: str, site: CallSite) -> bool:
+    """The factory's value never meets half data as float32: it is empty (`torch.empty([0])`,
+    a placeholder argument), cast explicitly where it is made (`torch.zeros(s).float()`), or
+    bound to a local whose every read is such a cast or which is never read (fairseq's
+    `filler = torch.zeros(...)`, used only as `filler.float()`)."""
+    call = site.node
+    sizes = [a.value for a in call.args if a.keyword is None and not a.star]
+    if qualified == "torch.full":
+        sizes = sizes[:1]
+    if qualified != "torch.tensor" and any(_zero_size(size) for size in sizes):
+        return True
+    stmt = site.line_stmt
+    if stmt is None:
+        return False
+    for node in iter_nodes(stmt):
+        if isinstance(node, cst.Call) and explicit_cast(node) and node.func.value is call:
+            return True
+    if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
+        return False
+    assign = stmt.body[0]
+    if assign.value is not call or len(assign.targets) != 1:
+        return False
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    function = site.frame.function
+    return only_cast_reads(ctx.module, target.value, function.node if function else None)
+
+
+def _zero_size(size: cst.BaseExpression) -> bool:
+    """`0`, `[0]`, `(n, 0)`: a shape with a literal zero makes a tensor with no elements."""
+    if isinstance(size, (cst.List, cst.Tuple)):
+        return any(_zero_size(e.value) for e in size.elements)
+    return isinstance(size, cst.Integer) and size.evaluated_value == 0
 
 
 def _built_before_the_cast(site: CallSite) -> bool:

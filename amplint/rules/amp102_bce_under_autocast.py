@@ -68,7 +68,9 @@ class BceUnderAutocast(Rule):
     is read elsewhere), so the network still runs once. Otherwise the statement is put in an
     fp32 island, `with torch.autocast(<device>, enabled=False):` with `.float()` inputs, which
     in an fp32 run changes nothing at all. tests/test_fp32_proof.py runs both fixes before and
-    after in fp32.
+    after in fp32. `torch.autocast` needs torch >= 1.10: for a project that targets an older
+    torch (`target-torch`, or its requirement on torch) the island is
+    `torch.cuda.amp.autocast(enabled=False)` on CUDA, and there is no island fix otherwise.
     """
 
     code = "AMP102"
@@ -222,6 +224,8 @@ class BceUnderAutocast(Rule):
                 fix = self._logits_fix_instance(ctx, instances[key], by_instance.get(key, []))
             if fix is None:
                 fix = self._island_fix(ctx, site, region)
+            if isinstance(fix, str):  # the island needs a torch the project does not target
+                message, fix = f"{message}; {fix}", None
             yield self.report(site.node, message, fix=fix, related=related)
 
     # -- facts ----------------------------------------------------------------------------
@@ -402,11 +406,17 @@ class BceUnderAutocast(Rule):
             new_args.append(arg)
         new_stmt = stmt.deep_replace(call, call.with_changes(args=new_args))
         assert isinstance(new_stmt, cst.SimpleStatementLine)
+        disable = cst.Call(func=dotted_expr(f"{torch_name}.autocast"),
+                           args=[cst.Arg(device), kwarg("enabled", cst.Name("False"))])
+        if not ctx.torch.allows("torch.autocast"):
+            # before torch.autocast (1.10) only CUDA had autocast, as torch.cuda.amp.autocast
+            cuda = isinstance(device, cst.SimpleString) and device.evaluated_value == "cuda"
+            if not cuda or not ctx.torch.allows("torch.cuda.amp.autocast"):
+                return ctx.torch.why_not("torch.autocast")
+            disable = cst.Call(func=dotted_expr(f"{torch_name}.cuda.amp.autocast"),
+                               args=[kwarg("enabled", cst.Name("False"))])
         island = cst.With(
-            items=[cst.WithItem(item=cst.Call(
-                func=dotted_expr(f"{torch_name}.autocast"),
-                args=[cst.Arg(device), kwarg("enabled", cst.Name("False"))],
-            ))],
+            items=[cst.WithItem(item=disable)],
             body=cst.IndentedBlock(body=[new_stmt.with_changes(leading_lines=())]),
             leading_lines=stmt.leading_lines,
         )

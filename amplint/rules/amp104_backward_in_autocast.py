@@ -27,9 +27,13 @@ class BackwardInAutocast(Rule):
     Finds `loss.backward()`, `scaler.scale(loss).backward()`, `torch.autograd.backward/grad`
     and `accelerator.backward(loss)` inside an enabled (or maybe enabled) autocast region.
 
-    Lightning's `self.manual_backward(loss)` counts too: with `precision="16-mixed"` Lightning
-    runs `training_step` under autocast, so a manual-optimization step that calls it there
-    runs backward inside the region (linting the project shows that region).
+    Lightning's `self.manual_backward(loss)` counts when the code puts it inside an autocast
+    region of its own (`with torch.autocast(...)` in `training_step`). Where Lightning itself
+    runs `training_step` under autocast (`precision="16-mixed"` with manual optimization), the
+    backward inside that region is Lightning's protocol, which the user cannot move, and is not
+    reported. Nor is the backward inside a backward API's own body (a `manual_backward` or
+    `backward` method, such as Lightning's, reached by a region only through its callers): the
+    calls of that API are what is reported.
 
     A backward under `with pytest.raises(...)` / `self.assertRaises(...)` is a test that it
     fails, and is not reported.
@@ -247,7 +251,7 @@ class BackwardInAutocast(Rule):
             if not self._is_backward(qualified, site):
                 continue
             region = facts.active_region(site.frame)
-            if region is not None and not _expects_error(site):
+            if region is not None and not _expects_error(site) and not _framework_owned(site, region):
                 found.append((site, region))
         # the statements of each with body that run backward: the fix starts at the first
         starts = {}
@@ -318,6 +322,26 @@ class BackwardInAutocast(Rule):
 
 _RAISES = ("pytest.raises",)
 _RAISES_METHODS = ("assertRaises", "assertRaisesRegex")
+
+
+# Methods that are themselves a backward API: their callers' calls are the findings.
+BACKWARD_WRAPPERS = ("backward", "manual_backward")
+
+
+def _framework_owned(site: CallSite, region) -> bool:
+    """The framework runs this backward inside its own autocast, where the user cannot move it:
+    Lightning's `self.manual_backward(loss)` in a `training_step` that Lightning runs under
+    autocast (a region implied by the project, not written around the call), or the backward
+    inside a backward API's own body (`LightningModule.manual_backward` calling the strategy's
+    `backward`) that a region reaches only through its callers, whose calls are reported."""
+    if region.kind not in ("project", "call"):
+        return False
+    func = site.node.func
+    if (region.kind == "project" and isinstance(func, cst.Attribute)
+            and func.attr.value == "manual_backward"):
+        return True
+    function = site.frame.function
+    return function is not None and function.name in BACKWARD_WRAPPERS
 
 
 def _expects_error(site: CallSite) -> bool:

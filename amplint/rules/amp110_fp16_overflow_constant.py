@@ -327,7 +327,8 @@ class Fp16OverflowConstant(Rule):
             half = "bfloat16" if casts == {"bfloat16"} else "float16"
             if half == "bfloat16" and abs(const.value) <= BF16_MAX:
                 return None
-            return "in fp16 code (a module the file turns half, or @auto_fp16)", {}, half
+            note, related = values.facts.fp16.note(frame)
+            return f"in fp16 code {note}", related, half
         return None
 
 

@@ -8,6 +8,7 @@ from typing import Dict, Iterable, List, Sequence, Set
 import libcst as cst
 
 from amplint.data.deprecated_amp import APIS, DEFAULT_DTYPE
+from amplint.data.torch_versions import introduced, shown
 from amplint.diagnostics import Applicability, Diagnostic, Severity
 from amplint.facts.deprecated import (
     DeprecatedRef, DeprecatedRefs, ImportBinding, canonical, is_modern,
@@ -72,6 +73,15 @@ class DeprecatedAmpApi(Rule):
     the outer region sets it) written out. A global `torch.set_autocast_dtype(...)` is not
     seen. A deprecated API used as a value (`ctx = torch.cuda.amp.autocast`,
     `partial(torch.cuda.amp.autocast, ...)`) is reported without a fix.
+
+    The replacements are newer than the APIs they replace: `torch.amp.autocast` needs torch
+    >= 1.12, `torch.amp.GradScaler` >= 2.3, `torch.amp.custom_fwd`/`custom_bwd` >= 2.4. A project
+    that supports an older torch (`target-torch = "1.8"` in `[tool.amplint]`, `--target-torch`,
+    or read from its own requirement on torch: `torch>=1.8` in pyproject.toml, setup.cfg,
+    setup.py, requirements*.txt or environment.yml) gets the finding without that fix, and the
+    message says which version it needs ("not fixed: torch.amp.GradScaler needs torch >= 2.3;
+    this project targets 1.8 (from requirements.txt)"). The table is
+    amplint/data/torch_versions.py.
     """
 
     code = "AMP130"
@@ -274,6 +284,8 @@ class DeprecatedAmpApi(Rule):
         around: Set[int] = set()  # ids of those nodes and all their ancestors
         needs_torch = False
         for ref in reported:
+            if not ctx.torch.allows(_replacement(ref)):
+                continue  # the target torch lacks the replacement: reported without a fix
             result = self._rewrite(ctx, ref)
             if result is None:
                 continue
@@ -289,9 +301,14 @@ class DeprecatedAmpApi(Rule):
         fix = None
         if edits:
             edits.update(self._import_edits(ctx, walker, fixed, edits))
+            needed = max(introduced(_replacement(ref)) for ref in fixed)
             fix = self.fix(
                 Applicability.SAFE,
-                "Use the `torch.amp` API (device type first, positional arguments by keyword)",
+                "Use the `torch.amp` API (device type first, positional arguments by keyword; "
+                f"needs torch >= {shown(needed)}"
+                + ("" if ctx.torch.version is not None else
+                   ": set `target-torch` in [tool.amplint] if the project supports an older one")
+                + ")",
                 edits, ("torch",) if needs_torch else (),
             )
         for ref in reported:
@@ -311,6 +328,8 @@ class DeprecatedAmpApi(Rule):
                     f"; the name is also imported as `{ref.other_backend}` on another path, "
                     "so rewrite it by hand"
                 )
+            elif not ctx.torch.allows(_replacement(ref)):
+                message += "; " + ctx.torch.why_not(_replacement(ref))
             report_node = ref.call if ref.call is not None else ref.node
             yield self.report(report_node, message, fix=fix if ref in fixed else None)
 
@@ -489,6 +508,11 @@ class DeprecatedAmpApi(Rule):
                 leading_lines=list(line.leading_lines) + list(current.leading_lines)
             )
         return out
+
+
+def _replacement(ref: DeprecatedRef) -> str:
+    """The torch name the fix of `ref` writes (a key of amplint.data.torch_versions)."""
+    return f"torch.amp.{APIS[ref.api][0]}"
 
 
 def _join(args: Sequence[cst.Arg], original: Sequence[cst.Arg]) -> List[cst.Arg]:

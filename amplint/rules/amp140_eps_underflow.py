@@ -262,18 +262,22 @@ class EpsUnderflow(Rule):
 
         walk_float16_code(facts, lambda start: Visitor(facts, values, start))
         for node, operand, value, frame in found:
-            where = (
-                "in a module the file casts to float16"
-                if values.in_scope(frame)
-                else "on a tensor the file casts to float16"
-            )
+            related = {}
+            if values.in_scope(frame):  # cite which class is float16, and where it was made so
+                note, related = ctx.facts.fp16.note(frame)
+                where = f"in a float16 module: {note[1:-1]}"
+            else:
+                where = "on a tensor the file casts to float16"
+            operand_code = _short(code_of(ctx.module, operand))
+            if related:  # the message is formatted with the related lines
+                operand_code = operand_code.replace("{", "{{").replace("}", "}}")
             message = (
                 f"eps {value:g} {_rounding(value)} in float16, so it guards nothing for "
-                f"`{_short(code_of(ctx.module, operand))}` ({where}): a zero stays zero "
+                f"`{operand_code}` ({where}): a zero stays zero "
                 "(x / 0 = inf, 0 / 0 = NaN, log(0) = -inf); use an eps float16 can hold "
                 "(`torch.finfo(x.dtype).tiny`) or compute this in float32"
             )
-            yield self.report(node, message)
+            yield self.report(node, message, related=related)
 
     # -- eps arithmetic -------------------------------------------------------------------
     def _eps_call(self, call: cst.Call, frame: Frame, facts):

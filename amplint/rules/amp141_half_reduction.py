@@ -302,18 +302,22 @@ class HalfReduction(Rule):
     # -- reporting ------------------------------------------------------------------------
     def _diagnostic(self, ctx, node, frame: Frame, kind: str, values) -> Diagnostic:
         code = _short(code_of(ctx.module, node))
-        where = (
-            "in a module the file casts to float16"
-            if values.in_scope(frame)
-            else "on a tensor the file casts to float16"
-        )
+        related = {}
+        if values.in_scope(frame):  # cite which class is float16, and where it was made so
+            note, related = ctx.facts.fp16.note(frame)
+            where = f"in a float16 module: {note[1:-1]}"
+        else:
+            where = "on a tensor the file casts to float16"
+        if related:  # the message is formatted with the related lines
+            code = code.replace("{", "{{").replace("}", "}}")
         if kind == "softmax":
             message = (
                 f"hand-written softmax `{code}` on float16 values outside autocast ({where}): "
                 "exp overflows past x = 11.09 (float16 max 65504) and the result is NaN; use "
                 "`torch.softmax(x, dim, dtype=torch.float32).to(x.dtype)`"
             )
-            return self.report(node, message, fix=self._softmax_fix(ctx, node, frame))
+            return self.report(node, message, fix=self._softmax_fix(ctx, node, frame),
+                               related=related)
         if kind == "square":
             message = (
                 f"`{code}` squares float16 values outside autocast ({where}): any |x| > 256 "
@@ -331,7 +335,7 @@ class HalfReduction(Rule):
                 f"once it passes 65504; pass `dtype=torch.float32`"
                 + (" (or reduce `x.float()`)" if kind in ("var", "std") else "")
             )
-        return self.report(node, message)
+        return self.report(node, message, related=related)
 
     def _softmax_fix(self, ctx, node: cst.BinaryOperation, frame: Frame):
         parts = _softmax_parts(node, frame)

@@ -46,6 +46,8 @@ class _Call:
     path: Tuple[Tuple[int, int], ...]  # (id of If/Try, branch) on the way down
 
 
+CACHE_ENABLED = "torch.autocast(cache_enabled=)"  # a key of amplint.data.torch_versions
+
 class NogradForwardInAutocast(Rule):
     """## What it does
     Finds a module that runs forward under `torch.no_grad()` (or `torch.inference_mode()`) and
@@ -88,6 +90,8 @@ class NogradForwardInAutocast(Rule):
     is repeated, and gradients reach the weights again. When the region comes from a framework
     (`accelerator.autocast()`) or a `partial`, the finding is reported without a fix; calling
     `torch.clear_autocast_cache()` before the grad forward is the other workaround.
+    `cache_enabled` exists from torch 1.10: a project that targets an older torch
+    (`target-torch`, or its requirement on torch) gets the finding without a fix.
     """
 
     code = "AMP150"
@@ -278,7 +282,11 @@ class NogradForwardInAutocast(Rule):
                 "forward the weight casts made without grad, so its gradients are lost; pass "
                 "`cache_enabled=False` to the autocast"
             )
-            yield self.report(call.node, message, fix=self._fix(region, ctx.facts), related=related)
+            fix = self._fix(region, ctx.facts)
+            if fix is not None and not ctx.torch.allows(CACHE_ENABLED):
+                fix = None  # the autocast of the target torch has no cache_enabled
+                message += "; " + ctx.torch.why_not(CACHE_ENABLED, "`cache_enabled=`")
+            yield self.report(call.node, message, fix=fix, related=related)
 
     def _fix(self, region: Region, facts):
         root = region.root

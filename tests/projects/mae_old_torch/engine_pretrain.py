@@ -1,0 +1,28 @@
+"""One pre-training epoch, as facebookresearch/mae's engine_pretrain.py runs it."""
+import math
+import sys
+
+import torch
+
+
+def train_one_epoch(model, data_loader, optimizer, device, loss_scaler, accum_iter=1,
+                    mask_ratio=0.75):
+    model.train(True)
+    optimizer.zero_grad()
+    for data_iter_step, (samples, _) in enumerate(data_loader):
+        samples = samples.to(device, non_blocking=True)
+
+        with torch.cuda.amp.autocast():
+            loss, _, _ = model(samples, mask_ratio=mask_ratio)
+
+        loss_value = loss.item()
+        if not math.isfinite(loss_value):
+            print("Loss is {}, stopping training".format(loss_value))
+            sys.exit(1)
+
+        loss /= accum_iter
+        loss_scaler(loss, optimizer, parameters=model.parameters(),
+                    update_grad=(data_iter_step + 1) % accum_iter == 0)
+        if (data_iter_step + 1) % accum_iter == 0:
+            optimizer.zero_grad()
+    return loss_value
