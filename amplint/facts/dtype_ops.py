@@ -174,7 +174,7 @@ class Evaluator:
         return of(first.exact, zero_dim, any(f.conditional for f in floats))
 
     # -- calls ----------------------------------------------------------------------------
-    def _call(self, call: cst.Call):
+    def _call(self, call: cst.Call):  # -> Dtype | ModuleValue | None
         func = call.func
         qualified = resolve_expr(func, self.frame)
         receiver = None
@@ -212,7 +212,7 @@ class Evaluator:
 
     def _function(self, qualified: str, call: cst.Call, args) -> Optional[Dtype]:
         if qualified.startswith("torch.nn.") and qualified in R.MODULE_OPS:
-            return None  # a module constructor: see ModuleValue
+            return self.d.module_ctor(call, self.frame)
         name = qualified.rsplit(".", 1)[-1]
         if qualified in ("torch.tensor", "torch.as_tensor") and call.args:
             return _literal_tensor(call.args[0].value, self.d._default_set)

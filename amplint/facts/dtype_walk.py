@@ -20,6 +20,7 @@ _CONDITIONAL = (cst.For, cst.While, cst.Try, cst.Match) if hasattr(cst, "Match")
 def walk_module(dtypes) -> None:
     walker = _Walker(dtypes)
     module = dtypes.facts.module
+    walker.globals = _global_modules(dtypes, module)
     walker.block(module.body, {}, dtypes.facts.tree.module_frame)
 
 
@@ -35,11 +36,33 @@ def _merge(a: Env, b: Env) -> Env:
     return out
 
 
+def _global_modules(dtypes, module: cst.Module) -> Env:
+    """Module-level names bound once in the whole file, to a torch.nn module constructor: the
+    functions of the file see them."""
+    counts: Dict[str, int] = {}
+    for name in assigned_names(module):
+        counts[name] = counts.get(name, 0) + 1
+    found: Env = {}
+    frame = dtypes.facts.tree.module_frame
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(
+                    small.targets[0].target, cst.Name) and isinstance(small.value, cst.Call):
+                name = small.targets[0].target.value
+                module_value = dtypes.module_ctor(small.value, frame)
+                if module_value is not None and counts.get(name) == 1:
+                    found[name] = module_value
+    return found
+
+
 class _Walker:
     def __init__(self, dtypes) -> None:
         self.dtypes = dtypes
         self.bodies = dtypes._bodies
         self.escaping: set = set()
+        self.globals: Env = {}
 
     def block(self, body, env: Env, frame: Frame) -> Env:
         inner = self.bodies.get(id(body))
@@ -145,7 +168,13 @@ class _Walker:
         for param in node.params.params + node.params.kwonly_params + node.params.posonly_params:
             if param.default is not None:
                 self.value(param.default, {}, frame.parent or frame)
-        self.block(node.body, {}, frame)
+        params = node.params.params + node.params.kwonly_params + node.params.posonly_params
+        shadowed = {p.name.value for p in params} | self.escaping
+        for star in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(star, cst.Param):
+                shadowed.add(star.name.value)
+        env = {name: value for name, value in self.globals.items() if name not in shadowed}
+        self.block(node.body, env, frame)
         self.escaping = saved
 
     def small(self, small: cst.CSTNode, env: Env, frame: Frame) -> None:
