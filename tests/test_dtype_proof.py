@@ -57,6 +57,8 @@ lin = torch.nn.Linear(4, 4)
 act = torch.nn.ReLU()
 norm = torch.nn.LayerNorm(4)
 """
+if DEVICE != "cpu":
+    PRELUDE = PRELUDE.replace("import torch\n", f'import torch\ntorch.set_default_device("{DEVICE}")\n', 1)
 
 
 @st.composite
