@@ -102,7 +102,7 @@ def program(draw):
     in_function = draw(st.booleans())
     flag = draw(st.booleans())
     if in_function:
-        text = PRELUDE + f"\n\ndef run(flag):\n" + "".join(f"    {line}\n" for line in body)
+        text = PRELUDE + "\n\ndef run(flag):\n" + "".join(f"    {line}\n" for line in body)
         return text + f"\n\nrun({flag})\n"
     return PRELUDE + f"flag = {flag}\n" + "".join(line + "\n" for line in body)
 

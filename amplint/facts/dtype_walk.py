@@ -189,13 +189,12 @@ class _Walker:
         elif isinstance(small, cst.AugAssign):
             # `x += y` keeps x's dtype when x is a tensor (in place); rebinds it otherwise
             before = self.value(small.target, env, frame)
-            operand = self.value(small.value, env, frame)
+            self.value(small.value, env, frame)
             if isinstance(small.target, cst.Name):
                 if before is not None and getattr(before, "is_tensor", False):
                     env[small.target.value] = before
                 else:
                     env[small.target.value] = None
-            del operand
         elif isinstance(small, cst.Expr):
             self.value(small.value, env, frame)
         elif isinstance(small, cst.Return) and small.value is not None:
