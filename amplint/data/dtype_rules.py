@@ -117,7 +117,7 @@ KEEP = _ops("""
     expand expand_as view_as reshape_as narrow repeat flip roll relu relu6 neg negative abs
     cuda cpu requires_grad_ detach_ amax amin clamp clip clamp_min clamp_max movedim
     swapaxes index_select gather masked_fill tril triu diagonal diag select unfold pin_memory
-    dropout hardtanh leaky_relu pad zero_ fill_ fill_diagonal_
+    dropout hardtanh leaky_relu pad zero_ fill_ fill_diagonal_ index_fill index_fill_
     repeat_interleave tile squeeze_ unsqueeze_ t_ sign nan_to_num round floor ceil trunc
     masked_select take roll rot90 fliplr flipud
 """)
@@ -223,11 +223,28 @@ MODULE_OPS: Dict[str, str] = {
 # region is not their own name's: (device, op) -> policy, None when it depends on the inputs
 # (`F.normalize` divides by a float32 `norm` under CUDA autocast)
 DECOMPOSED_POLICY: Dict[tuple, Optional[str]] = {
-    ("cpu", "einsum"): "lower", ("cpu", "tensordot"): "lower", ("cuda", "normalize"): None,
+    ("cpu", "einsum"): "lower", ("cpu", "tensordot"): "lower",
+    # F.normalize divides its input by a `norm`, float32 under CUDA autocast: float32 out
+    ("cuda", "normalize"): "fp32",
     ("cuda", "tensordot"): None, ("cuda", "layer_norm"): "fp32", ("cuda", "group_norm"): "fp32",
 }
+# ops whose result is a tuple of tensors of the input's dtype
+TUPLE_KEEP = _ops("chunk split unbind tensor_split")
 # ops whose result is a tuple when given arguments (`x.max(1)` -> values, indices)
 TUPLE_WITH_ARGS = _ops("max min median mode kthvalue sort topk cummax cummin aminmax")
+
+
+def aten_op(qualified: str) -> Optional[str]:
+    """The aten op a qualified torch function runs (`torch.nn.functional.softmax` ->
+    "softmax"), or None for a name outside torch's functional namespaces."""
+    op = FUNCTION_ALIASES.get(qualified)
+    if op is not None:
+        return op
+    for prefix, aten in FUNCTION_PREFIXES.items():
+        rest = qualified[len(prefix):]
+        if qualified.startswith(prefix) and rest and "." not in rest:
+            return aten + rest
+    return None
 
 
 def op_kind(op: str) -> Optional[str]:

@@ -241,12 +241,7 @@ class Evaluator:
             if name in R.LIKE_FACTORIES and args:
                 first = args[0]
                 return first if isinstance(first, Dtype) and first.is_tensor else None
-        op = R.FUNCTION_ALIASES.get(qualified)
-        if op is None:
-            for prefix, aten in R.FUNCTION_PREFIXES.items():
-                if qualified.startswith(prefix) and "." not in qualified[len(prefix):]:
-                    op = aten + qualified[len(prefix):]
-                    break
+        op = R.aten_op(qualified)
         if op is None:
             return None
         tensors = [a if isinstance(a, Dtype) else None for a in args]

@@ -160,6 +160,12 @@ class DtypeFacts:
         return ModuleValue(op)
 
 
+def region_policy(region: Region, op: str) -> Optional[str]:
+    """"lower" | "fp32" | "promote" | "none" for aten `op` under `region` (both devices' lists
+    must agree when the region's device is unknown), None when it depends."""
+    return DtypeFacts.policy(region, op)
+
+
 def assigned_names(node: cst.CSTNode) -> List[str]:
     """Names a statement binds in its own scope (nested defs and classes bind only their name)."""
     names: List[str] = []
