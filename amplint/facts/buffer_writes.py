@@ -162,7 +162,10 @@ def _int_loop_names(facts, frame) -> set:
 def maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
     """Whether `value` can be a half tensor under autocast: a module's output, a matmul-family
     result, or a name/item of one assigned in the function. Constants, and anything else
-    (`torch.sin(position * div_term)`, inputs of unknown dtype), are not."""
+    (`torch.sin(position * div_term)`, inputs of unknown dtype), are not. The dtype fact
+    (amplint.facts.dtypes) adds what flows there: `h.view(n, -1)`, `h * 0.5`, `x.half()`."""
+    if facts.dtypes.may_be_half(value):
+        return True
     while isinstance(value, cst.Subscript):
         value = value.value
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.MatrixMultiply):
