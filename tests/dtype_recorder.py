@@ -12,7 +12,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from amplint.facts import FileFacts
-from amplint.facts.dtypes import ELIGIBLE
+from amplint.facts.dtype_value import ELIGIBLE
 
 Span = Tuple[int, int, int, int]  # line, column, end line, end column (columns 0-based)
 

@@ -10,7 +10,7 @@ import libcst as cst
 
 from amplint.data import dtype_rules as R
 from amplint.facts.dtype_promote import literal_tensor, promote, size_dim
-from amplint.facts.dtypes import ELIGIBLE, FLOATS, Dtype, ModuleValue, _dims, join, of
+from amplint.facts.dtype_value import ELIGIBLE, FLOATS, Dtype, ModuleValue, _dims, join, of
 from amplint.facts.names import resolve_expr
 
 _ARITH = {

@@ -9,7 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from amplint.data import dtype_rules as R
-from amplint.facts.dtypes import FLOATS, MAX_OPTIONS, PYTHON, Dtype, _dims, of
+from amplint.facts.dtype_value import FLOATS, MAX_OPTIONS, PYTHON, Dtype, _dims, of
 
 
 def promote(a: Dtype, b: Dtype, op: str) -> Optional[Dtype]:

@@ -8,7 +8,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from amplint.facts.dtype_ops import Evaluator
-from amplint.facts.dtypes import ModuleValue, assigned_names, join
+from amplint.facts.dtype_value import ModuleValue, assigned_names, join
 from amplint.facts.syntax import bound_names
 from amplint.facts.tree import Frame
 
