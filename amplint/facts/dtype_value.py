@@ -10,7 +10,6 @@ import libcst as cst
 
 from amplint.data import dtype_rules as R
 from amplint.facts.syntax import bound_names
-from amplint.facts.tree import iter_nodes
 
 FLOATS = frozenset(R.FLOAT_ORDER) | {"autocast"}
 ELIGIBLE = frozenset({"float16", "bfloat16", "float32", "autocast"})  # autocast casts these
@@ -66,25 +65,55 @@ class ModuleValue:
 
 
 def assigned_names(node: cst.CSTNode) -> List[str]:
-    """Names a statement binds in its own scope (nested defs and classes bind only their name)."""
+    """Names the statements under `node` bind in their own scope, read statement by statement
+    (nested defs and classes bind only their name; names bound by `:=` are never tracked, see
+    DtypeFacts)."""
     names: List[str] = []
-    for child in iter_nodes(node):
-        if isinstance(child, (cst.Assign,)):
-            for target in child.targets:
-                names.extend(bound_names(target.target))
-        elif isinstance(child, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
-            names.extend(bound_names(child.target))
-        elif isinstance(child, cst.WithItem) and child.asname is not None:
-            names.extend(bound_names(child.asname.name))
-        elif isinstance(child, (cst.FunctionDef, cst.ClassDef)):
-            names.append(child.name.value)
-        elif isinstance(child, cst.ExceptHandler) and child.name is not None:
-            names.extend(bound_names(child.name.name))
-        elif isinstance(child, (cst.Import, cst.ImportFrom)) and not isinstance(child.names, cst.ImportStar):
-            for alias in child.names:
-                bound = alias.asname.name if alias.asname is not None else alias.name
-                while isinstance(bound, cst.Attribute):
-                    bound = bound.value
-                if isinstance(bound, cst.Name):
-                    names.append(bound.value)
+    stack = [node]
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                names.extend(_small_binds(small))
+            continue
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt is not node:
+            names.append(stmt.name.value)
+            continue
+        if isinstance(stmt, cst.For):
+            names.extend(bound_names(stmt.target))
+        elif isinstance(stmt, cst.With):
+            names.extend(n for item in stmt.items if item.asname is not None
+                         for n in bound_names(item.asname.name))
+        elif isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
+            names.extend(bound_names(stmt.name.name))
+        elif isinstance(stmt, (cst.Import, cst.ImportFrom)) or not hasattr(stmt, "body"):
+            names.extend(_small_binds(stmt))
+            continue
+        for part in ("body", "orelse", "handlers", "finalbody", "cases"):
+            value = getattr(stmt, part, None)
+            if value is None:
+                continue
+            if isinstance(value, (list, tuple)):
+                stack.extend(value)
+            elif isinstance(value, cst.IndentedBlock):
+                stack.extend(value.body)
+            else:
+                stack.append(value)
     return names
+
+
+def _small_binds(small: cst.CSTNode) -> List[str]:
+    if isinstance(small, cst.Assign):
+        return [n for target in small.targets for n in bound_names(target.target)]
+    if isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+        return bound_names(small.target)
+    if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+        found = []
+        for alias in small.names:
+            bound = alias.asname.name if alias.asname is not None else alias.name
+            while isinstance(bound, cst.Attribute):
+                bound = bound.value
+            if isinstance(bound, cst.Name):
+                found.append(bound.value)
+        return found
+    return []

@@ -10,7 +10,7 @@ import libcst as cst
 from amplint.facts.dtype_ops import Evaluator
 from amplint.facts.dtype_value import ModuleValue, assigned_names, join
 from amplint.facts.syntax import bound_names
-from amplint.facts.tree import Frame
+from amplint.facts.tree import Frame, iter_nodes
 
 Env = Dict[str, object]  # name -> Dtype | ModuleValue | None (unknown)
 _CONDITIONAL = (cst.For, cst.While, cst.Try, cst.Match) if hasattr(cst, "Match") else (
@@ -39,9 +39,6 @@ def _merge(a: Env, b: Env) -> Env:
 def _global_modules(dtypes, module: cst.Module) -> Env:
     """Module-level names bound once in the whole file, to a torch.nn module constructor: the
     functions of the file see them."""
-    counts: Dict[str, int] = {}
-    for name in assigned_names(module):
-        counts[name] = counts.get(name, 0) + 1
     found: Env = {}
     frame = dtypes.facts.tree.module_frame
     for stmt in module.body:
@@ -52,9 +49,40 @@ def _global_modules(dtypes, module: cst.Module) -> Env:
                     small.targets[0].target, cst.Name) and isinstance(small.value, cst.Call):
                 name = small.targets[0].target.value
                 module_value = dtypes.module_ctor(small.value, frame)
-                if module_value is not None and counts.get(name) == 1:
+                if module_value is not None:
                     found[name] = module_value
-    return found
+    if not found:
+        return found
+    counts: Dict[str, int] = {}
+    for name in assigned_names(module):
+        counts[name] = counts.get(name, 0) + 1
+    for child in iter_nodes(module):  # `global name` in a function may rebind it
+        if isinstance(child, (cst.Global, cst.Nonlocal)):
+            for item in child.names:
+                counts[item.name.value] = 2
+    return {name: value for name, value in found.items() if counts.get(name) == 1}
+
+
+def _declared(body) -> set:
+    """Names `global`/`nonlocal` declares in a function body or the functions nested in it."""
+    names: set = set()
+    stack = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                if isinstance(small, (cst.Global, cst.Nonlocal)):
+                    names.update(item.name.value for item in small.names)
+            continue
+        for part in ("body", "orelse", "handlers", "finalbody", "cases"):
+            value = getattr(stmt, part, None)
+            if isinstance(value, (list, tuple)):
+                stack.extend(value)
+            elif isinstance(value, cst.IndentedBlock):
+                stack.extend(value.body)
+            elif value is not None:
+                stack.append(value)
+    return names
 
 
 class _Walker:
@@ -80,7 +108,7 @@ class _Walker:
 
     def bind(self, target: cst.BaseExpression, value, env: Env) -> None:
         if isinstance(target, cst.Name):
-            if target.value not in self.escaping:
+            if target.value not in self.escaping and target.value not in self.dtypes.untracked:
                 env[target.value] = value
             return
         if isinstance(target, cst.Attribute) and target.attr.value == "data":
@@ -160,11 +188,7 @@ class _Walker:
             return
         saved = self.escaping
         self.escaping = set()
-        from amplint.facts.tree import iter_nodes
-
-        for child in iter_nodes(node.body):
-            if isinstance(child, (cst.Global, cst.Nonlocal)):
-                self.escaping.update(item.name.value for item in child.names)
+        self.escaping = _declared(node.body)
         for param in node.params.params + node.params.kwonly_params + node.params.posonly_params:
             if param.default is not None:
                 self.value(param.default, {}, frame.parent or frame)

@@ -34,8 +34,12 @@ class DtypeFacts:
         self.facts = facts
         self.values: Dict[int, Dtype] = {}  # id(expression) -> its value
         self._bodies = frames_by_body(facts)
-        self._default_set = "set_default_dtype" in facts.module.code or \
-            "set_default_tensor_type" in facts.module.code
+        self._default_set = any(
+            qualified in ("torch.set_default_dtype", "torch.set_default_tensor_type")
+            for qualified, _ in facts.qualified_calls
+        )
+        # names bound by `:=` are never tracked (the walk binds statements only)
+        self.untracked = frozenset(facts.tree.walrus_names)
         self._attr_modules: Dict[int, Dict[str, ModuleValue]] = {}
         from amplint.facts.dtype_walk import walk_module
 

@@ -87,6 +87,7 @@ class Collector:
         self.frames: List[Frame] = [self.module_frame]
         self.calls: List[CallSite] = []
         self.assigns: List[AssignSite] = []
+        self.walrus_names: Set[str] = set()  # names an assignment expression binds anywhere
         self._self_assigns: Dict[int, Dict[str, List[AssignSite]]] = {}
         self.withs: List[Tuple[cst.With, Frame]] = []  # with statement, its body frame
         self.classes: Dict[str, Frame] = {}
@@ -291,6 +292,8 @@ class Collector:
 
     def _named_expr(self, node: cst.NamedExpr) -> None:
         self._bind_target(node.target)
+        if isinstance(node.target, cst.Name):
+            self.walrus_names.add(node.target.value)
 
     # -- calls ----------------------------------------------------------------------------
     def _call(self, node: cst.Call) -> None:
