@@ -1,5 +1,7 @@
 """AMP110's tables: the fill calls it reads, where a masked score may go, which calls keep or
-set a dtype, and the ops CUDA autocast runs in float32."""
+set a dtype (the latter from amplint.data.dtype_rules)."""
+
+from amplint.data import dtype_rules as _R
 
 FP16_MAX = 65504.0
 BF16_MAX = 3.3895313892515355e38
@@ -31,24 +33,10 @@ CASTS = {
     "float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
     "long": "other", "int": "other", "bool": "other", "short": "other", "byte": "other",
 }
-# Methods whose result has the receiver's dtype.
-KEEPS_DTYPE = {
-    "cuda", "cpu", "contiguous", "view", "reshape", "transpose", "permute", "unsqueeze",
-    "squeeze", "expand", "expand_as", "clone", "detach", "flatten", "repeat", "narrow", "t",
-    "masked_fill", "masked_fill_", "fill_", "index_fill", "tril", "triu", "view_as",
-    "reshape_as", "roll", "flip", "chunk", "split", "unflatten",
-}
-FLOAT_FACTORIES = {
-    "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.eye",
-    "torch.linspace",
-}
-# CUDA autocast runs these in float32 (its "autocast to float32" op list): their outputs are
-# float32 under a CUDA region.
-AUTOCAST_FP32 = {
-    "softmax", "log_softmax", "cdist", "exp", "log", "cumsum", "sum", "norm", "logsumexp",
-    "layer_norm", "group_norm", "pow", "prod", "cumprod", "dist", "pdist", "rsqrt",
-    "reciprocal", "cosine_similarity", "normalize",
-}
-LIKE_FACTORIES = {"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
-         "torch.rand_like", "torch.randn_like"}
+# Which calls keep the receiver's dtype, the float factories, and the ops autocast runs in
+# float32 come from the one dtype table (amplint.data.dtype_rules): methods whose result (or
+# each element of whose tuple result) has the receiver's dtype
+KEEPS_DTYPE = _R.KEEP | _R.TUPLE_KEEP
+FLOAT_FACTORIES = {"torch." + name for name in _R.FLOAT_FACTORIES}
+LIKE_FACTORIES = {"torch." + name for name in _R.LIKE_FACTORIES}
 C10_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16"}

@@ -52,6 +52,14 @@ class FileFacts:
         return Float16Values(self)
 
     @cached_property
+    def dtypes(self):
+        """The dtypes each tensor expression may have (amplint.facts.dtypes), read from torch's
+        own tables (amplint.data.dtype_rules)."""
+        from amplint.facts.dtypes import DtypeFacts
+
+        return DtypeFacts(self)
+
+    @cached_property
     def escape(self):
         """Half values of autocast regions and their reads after the region ends
         (amplint.facts.escape), for AMP105/AMP111."""

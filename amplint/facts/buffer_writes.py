@@ -10,6 +10,7 @@ from typing import Optional
 
 import libcst as cst
 
+from amplint.data import dtype_rules as _R
 from amplint.facts.tree import CallSite, argument, iter_nodes, keyword
 
 # in-place writer -> (position, keyword) of the values it writes
@@ -18,13 +19,18 @@ WRITTEN_ARGUMENT = {
     "scatter_": (2, "src"), "scatter_add_": (2, "src"), "scatter_reduce_": (2, "src"),
     "masked_scatter_": (1, "source"), "put_": (1, "source"),
 }
-# calls whose result is half under autocast (the lower-precision list's matmul family)
-HALF_UNDER_AUTOCAST = {
-    "torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.addbmm",
-    "torch.einsum", "torch.nn.functional.linear", "torch.nn.functional.conv1d",
-    "torch.nn.functional.conv2d", "torch.nn.functional.conv3d", "torch.conv1d", "torch.conv2d",
-    "torch.conv3d", "torch.nn.functional.scaled_dot_product_attention",
-}
+# calls whose result is half under autocast: torch's lower_precision_fp lists of either device
+# (amplint.data.dtype_rules)
+HALF_UNDER_AUTOCAST_OPS = (
+    _R.CUDA_LOWER_PRECISION.ops | _R.CPU_LOWER_PRECISION.ops
+    | {op for (_, op), policy in _R.DECOMPOSED_POLICY.items() if policy == "lower"}
+)
+
+
+def half_under_autocast(qualified: Optional[str]) -> bool:
+    return _R.aten_op(qualified or "") in HALF_UNDER_AUTOCAST_OPS
+
+
 CONCATS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack",
            "torch.vstack")
 
@@ -88,7 +94,7 @@ def hazardous_write(facts, site: CallSite):
         out = keyword(call, "out")
         if (
             out is not None and isinstance(out.value, cst.Name) and out.value.value == buffer
-            and qualified in HALF_UNDER_AUTOCAST
+            and half_under_autocast(qualified)
             and any(maybe_half(facts, a.value, other.frame) for a in call.args if a.keyword is None)
         ):
             found.append((call, "raise", None))
@@ -156,13 +162,16 @@ def _int_loop_names(facts, frame) -> set:
 def maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
     """Whether `value` can be a half tensor under autocast: a module's output, a matmul-family
     result, or a name/item of one assigned in the function. Constants, and anything else
-    (`torch.sin(position * div_term)`, inputs of unknown dtype), are not."""
+    (`torch.sin(position * div_term)`, inputs of unknown dtype), are not. The dtype fact
+    (amplint.facts.dtypes) adds what flows there: `h.view(n, -1)`, `h * 0.5`, `x.half()`."""
+    if facts.dtypes.may_be_half(value):
+        return True
     while isinstance(value, cst.Subscript):
         value = value.value
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.MatrixMultiply):
         return True
     if isinstance(value, cst.Call):
-        if facts.resolve(value.func, frame) in HALF_UNDER_AUTOCAST:
+        if half_under_autocast(facts.resolve(value.func, frame)):
             return True
         return _is_module_callee(facts, value.func, frame)
     if isinstance(value, cst.Name) and depth < 3:

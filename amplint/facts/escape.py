@@ -24,6 +24,9 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from amplint.data import dtype_rules as R
+from amplint.data.dtype_rules import aten_op
+from amplint.facts.dtypes import region_policy
 from amplint.facts.float32_evidence import Float32Evidence, device_only
 from amplint.facts.fp16 import half_cast_dtype
 from amplint.facts.syntax import params as _params, unparen as _unparen
@@ -33,24 +36,9 @@ from amplint.facts.regions import Region
 from amplint.facts.tree import Frame, child_fields
 
 HALF_REGION = (None, "float16", "bfloat16")
-MATMUL_FUNCTIONS = {
-    "torch.mm", "torch.matmul", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.addbmm",
-    "torch.nn.functional.linear", "torch.nn.functional.conv1d", "torch.nn.functional.conv2d",
-    "torch.nn.functional.conv3d", "torch.conv1d", "torch.conv2d", "torch.conv3d",
-}
-MATMUL_METHODS = {"mm", "matmul", "bmm", "addmm", "baddbmm"}
-KEEP_METHODS = {
-    "view", "reshape", "transpose", "permute", "contiguous", "detach", "clone", "flatten",
-    "squeeze", "unsqueeze", "t", "expand", "expand_as", "view_as", "reshape_as", "narrow",
-    "repeat", "flip", "roll", "unflatten", "relu", "relu_", "tanh", "sigmoid", "neg",
-    "cuda", "cpu", "requires_grad_", "detach_",
-}
+# which ops keep a value half and which make one half come from the one dtype table
+# (amplint.data.dtype_rules via amplint.facts.dtypes)
 KEEP_ATTRS = {"T", "mT", "data"}
-KEEP_FUNCTIONS = {
-    "torch.flatten", "torch.transpose", "torch.relu", "torch.tanh", "torch.sigmoid",
-    "torch.nn.functional.relu", "torch.nn.functional.gelu", "torch.nn.functional.silu",
-    "torch.nn.functional.dropout",
-}
 
 
 @dataclass(frozen=True)
@@ -257,15 +245,16 @@ class EscapeAnalysis(Float32Evidence):
             elif isinstance(expr, cst.Attribute) and expr.attr.value in KEEP_ATTRS:
                 expr = expr.value
             elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
-                expr.func.attr.value in KEEP_METHODS
+                self._keeps(expr.func.attr.value, frame)
                 or (expr.func.attr.value == "to" and device_only(expr, frame))
-            ) and resolve_expr(expr.func.value, frame) is None:
+            ) and resolve_expr(expr.func.value, frame) is None and _no_dtype(expr):
                 expr = expr.func.value
             elif (
                 isinstance(expr, cst.Call)
                 and expr.args
                 and expr.args[0].keyword is None
-                and resolve_expr(expr.func, frame) in KEEP_FUNCTIONS
+                and self._keeps(aten_op(resolve_expr(expr.func, frame) or ""), frame)
+                and _no_dtype(expr)
             ):
                 expr = expr.args[0].value
             elif isinstance(expr, cst.BinaryOperation) and not isinstance(
@@ -282,6 +271,23 @@ class EscapeAnalysis(Float32Evidence):
                 return expr
         return expr
 
+    def _keeps(self, op: Optional[str], frame: Frame) -> bool:
+        """`op` gives a floating value its input's dtype where `frame` runs (no autocast list
+        of the active region's device names it)."""
+        if not op:
+            return False
+        if op.endswith("_") and not op.endswith("__"):
+            op = op[:-1]  # in place: `relu_`, `detach_`
+        if R.op_kind(op) not in ("keep", "float", "reduce"):
+            return False
+        region = self.facts.active_region(frame)
+        return region is None or region_policy(region, op) == "none"
+
+    def _lower(self, op: Optional[str], frame: Frame) -> bool:
+        """`op` runs in the region's low dtype (torch's lower_precision_fp lists)."""
+        region = self.facts.active_region(frame)
+        return bool(op) and region is not None and region_policy(region, op) == "lower"
+
     def _produces_half(self, expr: cst.BaseExpression, frame: Frame) -> bool:
         if isinstance(expr, cst.BinaryOperation):
             return isinstance(expr.operator, cst.MatrixMultiply)
@@ -289,9 +295,9 @@ class EscapeAnalysis(Float32Evidence):
             return False
         func = expr.func
         qualified = resolve_expr(func, frame)
-        if qualified in MATMUL_FUNCTIONS:
+        if qualified is not None and self._lower(aten_op(qualified), frame):
             return True
-        if qualified is None and isinstance(func, cst.Attribute) and func.attr.value in MATMUL_METHODS:
+        if qualified is None and isinstance(func, cst.Attribute) and self._lower(func.attr.value, frame):
             return resolve_expr(func.value, frame) is None
         if self.float32_module(func, frame):
             return True
@@ -313,6 +319,11 @@ class EscapeAnalysis(Float32Evidence):
             if isinstance(base.value, cst.Name) and self._is_module_class(base.value.value, depth + 1):
                 return True
         return False
+
+
+def _no_dtype(call: cst.Call) -> bool:
+    """No `dtype=` argument: `x.sum(dtype=torch.float32)` makes a new dtype."""
+    return not any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args)
 
 
 def _names(target: cst.BaseExpression) -> List[str]:

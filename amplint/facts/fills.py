@@ -14,9 +14,11 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.data.overflow import (
-    AUTOCAST_FP32, CASTS, FEEDS_FUNCTIONS, FEEDS_METHODS, FLOAT_FACTORIES, FP16_MAX, IN_PLACE,
+    CASTS, FEEDS_FUNCTIONS, FEEDS_METHODS, FLOAT_FACTORIES, FP16_MAX, IN_PLACE,
     KEEPS_DTYPE, LIKE_FACTORIES, OTHER_DTYPES,
 )
+from amplint.data.dtype_rules import aten_op
+from amplint.facts.dtypes import region_policy
 from amplint.facts.regions import DTYPES
 from amplint.facts.tree import Frame, argument, keyword
 
@@ -161,7 +163,7 @@ class FillValues:
                 return "float32"
             if qualified in LIKE_FACTORIES and expr.args and not expr.args[0].keyword:
                 return self.dtype_of(expr.args[0].value, frame, stmt, depth + 1)
-            if qualified.rsplit(".", 1)[-1] in AUTOCAST_FP32 and self._cuda_autocast(frame):
+            if self._autocast_fp32(aten_op(qualified), frame):
                 return "float32"
             return None
         if not isinstance(func, cst.Attribute):
@@ -191,13 +193,15 @@ class FillValues:
             return self.dtype_of(func.value, frame, stmt, depth + 1)
         if method in KEEPS_DTYPE:
             return self.dtype_of(func.value, frame, stmt, depth + 1)
-        if method in AUTOCAST_FP32 and self._cuda_autocast(frame):
+        if self._autocast_fp32(method, frame):
             return "float32"
         return None
 
-    def _cuda_autocast(self, frame: Frame) -> bool:
+    def _autocast_fp32(self, op: Optional[str], frame: Frame) -> bool:
+        """`op` runs in float32 under the active region here (torch's autocast fp32 lists,
+        amplint.data.dtype_rules; both devices' lists when the region's device is unknown)."""
         region = self.facts.active_region(frame)
-        return region is not None and region.device == "cuda"
+        return region is not None and op is not None and region_policy(region, op) == "fp32"
 
     def _name_dtype(self, name: str, frame: Frame, stmt, depth: int) -> Optional[str]:
         here = self.order(stmt)

@@ -88,6 +88,7 @@ class Collector:
         self.calls: List[CallSite] = []
         self.assigns: List[AssignSite] = []
         self.line_order: Dict[int, int] = {}  # id(simple statement line) -> source order
+        self.walrus_names: Set[str] = set()  # names an assignment expression binds anywhere
         self.withs: List[Tuple[cst.With, Frame]] = []  # with statement, its body frame
         self.classes: Dict[str, Frame] = {}
         self._line_stmt: Optional[cst.SimpleStatementLine] = None
@@ -277,6 +278,8 @@ class Collector:
 
     def _named_expr(self, node: cst.NamedExpr) -> None:
         self._bind_target(node.target)
+        if isinstance(node.target, cst.Name):
+            self.walrus_names.add(node.target.value)
 
     # -- calls ----------------------------------------------------------------------------
     def _call(self, node: cst.Call) -> None:

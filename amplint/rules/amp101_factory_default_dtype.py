@@ -160,6 +160,22 @@ class FactoryDefaultDtype(Rule):
             "        sums.index_add_(0, segment_ids, h)\n"
             "        return sums\n",
         ),
+        Flag(  # the written value is a matmul result through a dtype-keeping view (dtype fact)
+            "import torch\n"
+            "def scores(x, w, idx, n):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        h = (x @ w).view(-1, 4)\n"
+            "        buf = torch.zeros(n, 4, device=x.device)\n"
+            "        buf[idx] = h\n"
+            "        return buf\n",
+            fixed="import torch\n"
+            "def scores(x, w, idx, n):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        h = (x @ w).view(-1, 4)\n"
+            "        buf = torch.zeros(n, 4, device=x.device, dtype=h.dtype)\n"
+            "        buf[idx] = h\n"
+            "        return buf\n",
+        ),
         Flag(  # a mask-indexed write of a matmul result: the device's tensor is the reference
             "import torch\n"
             "def gather(x, w, keep, n):\n"

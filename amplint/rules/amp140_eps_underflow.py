@@ -39,6 +39,13 @@ class EpsUnderflow(Rule):
     submodules is called (`model.convert_to_fp16()` running
     `self.blocks.apply(convert_module_to_f16)` or `self.blocks.half()`).
 
+    Under a float16 autocast region, the same eps arithmetic on a value the dtype fact shows
+    float16 there (torch's autocast tables: a `torch.nn.Linear`/`Conv` output or a matmul,
+    through dtype-keeping ops such as `sigmoid`, `view`, `* 2`): `torch.sigmoid(self.fc(x)) +
+    1e-8`. Not there: values autocast runs in float32 (`exp`, `norm`, `softmax`, `sum` on
+    CUDA), `F.normalize` (its norm is float32), outputs of a model whose dtype the file does
+    not show, bfloat16 regions.
+
     ## Why is this bad?
     The smallest positive float16 is 2**-24 = 5.96e-8; anything at or below 2**-25 rounds to 0.
     In float16 `torch.tensor([1.0], dtype=torch.half) + 1e-8 == 1` and
@@ -51,8 +58,9 @@ class EpsUnderflow(Rule):
     denominator `sqrt(v) + 1e-8` is 0, and one `step()` turns the parameters into `-inf`
     (checked with torch 2.13 on CPU, for the default and the foreach implementations).
 
-    Not reported: the same eps in float32 code or under autocast (an optimizer over fp32
-    parameters, the AMP recipe, is fine: autocast never makes parameters half),
+    Not reported: the same eps in float32 code or on autocast values not shown float16 (an
+    optimizer over fp32 parameters, the AMP recipe, is fine: autocast never makes parameters
+    half),
     `nn.LayerNorm(d, eps=1e-12)` and `F.layer_norm` (their kernels add eps in float32),
     an eps 6e-8 or larger, `fused=True` optimizers (the fused kernels do the update math in
     float32), optimizers handed to a master-weight wrapper (`FP16_Optimizer`,
@@ -95,6 +103,20 @@ class EpsUnderflow(Rule):
     triggers = ("autocast", "optim_context", "auto_fp16", ".half(", "float16", "torch.half", "f16")
 
     flag = [
+        Flag(  # float16 values autocast produces: a Linear's output through sigmoid, a matmul
+            "import torch\n"
+            "from torch import nn\n"
+            "class Scorer(nn.Module):\n"
+            "    def __init__(self, d):\n"
+            "        super().__init__()\n"
+            "        self.fc = nn.Linear(d, 1)\n"
+            "    def forward(self, x):\n"
+            "        with torch.autocast('cuda', dtype=torch.float16):\n"
+            "            p = torch.sigmoid(self.fc(x))\n"
+            "            q = torch.sigmoid(x @ x.t()).clamp(min=1e-10)\n"
+            "            return -torch.log(p + 1e-8).mean(), q\n",
+            count=2,
+        ),
         Flag(  # a half module: the eps of a hand-written normalisation vanishes
             "import torch\n"
             "from torch import nn\n"
@@ -174,6 +196,25 @@ class EpsUnderflow(Rule):
         ),
     ]
     clean = [
+        # under autocast: bfloat16 holds 1e-8; CUDA autocast's float32 ops (`exp`, `norm`,
+        # `softmax`); F.normalize (its norm runs in float32); a project model's output (dtype
+        # not shown); eps outside the region on a float32 value
+        "import torch\n"
+        "import torch.nn.functional as F\n"
+        "from torch import nn\n"
+        "fc = nn.Linear(8, 8)\n"
+        "def score(model, x):\n"
+        "    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "        a = torch.sigmoid(fc(x)) + 1e-8\n"
+        "    with torch.autocast('cuda'):\n"
+        "        h = fc(x)\n"
+        "        b = torch.exp(h) + 1e-8\n"
+        "        c = h / (h.norm(dim=-1, keepdim=True) + 1e-8)\n"
+        "        d = F.normalize(h, dim=-1, eps=1e-12)\n"
+        "        e = model(x) + 1e-8\n"
+        "        s = h.softmax(-1) + 1e-10\n"
+        "    f = torch.randn(4) + 1e-8\n"
+        "    return a, b, c, d, e, f, s\n",
         # the casting method is never called in the file: the blocks stay float32
         "import torch\n"
         "from torch import nn\n"
@@ -237,6 +278,7 @@ class EpsUnderflow(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
+        yield from self._autocast_values(ctx)
         if not facts.fp16.model_casts:
             return
         yield from self._optimizers(ctx)
@@ -274,6 +316,58 @@ class EpsUnderflow(Rule):
             message = (
                 f"eps {value:g} {_rounding(value)} in float16, so it guards nothing for "
                 f"`{operand_code}` ({where}): a zero stays zero "
+                "(x / 0 = inf, 0 / 0 = NaN, log(0) = -inf); use an eps float16 can hold "
+                "(`torch.finfo(x.dtype).tiny`) or compute this in float32"
+            )
+            yield self.report(node, message, related=related)
+
+    def _autocast_values(self, ctx) -> Iterable[Diagnostic]:
+        """eps added to a float16 value an autocast region produces, as the dtype fact
+        (amplint.facts.dtypes) shows it: `torch.sigmoid(self.fc(x)) + 1e-8` under a float16
+        region. `F.normalize` is left alone: under CUDA autocast its norm is float32."""
+        facts = ctx.facts
+        if not facts.regions.uses_autocast():
+            return
+        dtypes = facts.dtypes
+        rule = self
+        found: List[Tuple[cst.CSTNode, cst.BaseExpression, float, Frame]] = []
+
+        def half_here(expr: cst.BaseExpression, frame: Frame) -> bool:
+            value = dtypes.dtype(expr)
+            return (
+                value is not None and value.options == {"float16"}
+                and facts.active_region(frame) is not None
+            )
+
+        class Visitor(FrameWalker):
+            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+                if not isinstance(node.operator, cst.Add):
+                    return
+                for eps, other in ((node.right, node.left), (node.left, node.right)):
+                    value = rule._tiny(eps, self.frame, facts)
+                    if value is not None:
+                        if half_here(other, self.frame):
+                            found.append((node, other, value, self.frame))
+                        return
+
+            def visit_Call(self, node: cst.Call) -> None:
+                if resolve_expr(node.func, self.frame) == "torch.nn.functional.normalize":
+                    return
+                hit = rule._eps_call(node, self.frame, facts)
+                if hit is not None and half_here(hit[0], self.frame):
+                    found.append((node, hit[0], hit[1], self.frame))
+
+        facts.module.visit(Visitor(facts, None, None))
+        for node, operand, value, frame in found:
+            region = facts.active_region(frame).root
+            where = "the autocast region at line {region}"
+            related = {"region": region.origin}
+            if region.external:
+                where, related = region.external.replace("{", "{{").replace("}", "}}"), {}
+            snippet = _short(code_of(ctx.module, operand)).replace("{", "{{").replace("}", "}}")
+            message = (
+                f"eps {value:g} {_rounding(value)} in float16, so it guards nothing for "
+                f"`{snippet}` (a float16 value of {where}): a zero stays zero "
                 "(x / 0 = inf, 0 / 0 = NaN, log(0) = -inf); use an eps float16 can hold "
                 "(`torch.finfo(x.dtype).tiny`) or compute this in float32"
             )

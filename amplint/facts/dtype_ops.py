@@ -1,0 +1,359 @@
+"""The value of one expression for amplint.facts.dtypes: literals, names, casts, factories,
+torch ops by their table (amplint.data.dtype_rules), binary promotion, module outputs, and the
+autocast policy of the region the expression runs in."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from amplint.data import dtype_rules as R
+from amplint.facts.dtype_promote import literal_tensor, promote, size_dim
+from amplint.facts.dtype_value import ELIGIBLE, FLOATS, Dtype, ModuleValue, _dims, join, of
+from amplint.facts.names import resolve_expr
+
+_ARITH = {
+    cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide: "div",
+    cst.FloorDivide: "div_floor", cst.Modulo: "remainder", cst.Power: "pow",
+    cst.MatrixMultiply: "matmul",
+}
+KEEP_ATTRS = {"T", "mT", "H", "mH", "data", "grad"}
+INT_ATTRS = {"ndim"}
+SIZE_METHODS = {"size", "dim", "numel", "nelement", "element_size", "ndimension"}
+
+
+def _kw(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _positional(call: cst.Call) -> List[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+class Evaluator:
+    def __init__(self, dtypes, env, frame) -> None:
+        self.d = dtypes
+        self.env = env
+        self.frame = frame
+
+    # -- entry ----------------------------------------------------------------------------
+    def value(self, expr: cst.BaseExpression):
+        result = self._value(expr)
+        if isinstance(result, Dtype):
+            self.d.values[id(expr)] = result
+        return result
+
+    def _value(self, expr):
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False"):
+                return of("pybool")
+            return self.env.get(expr.value)
+        if isinstance(expr, cst.Integer):
+            return of("pyint")
+        if isinstance(expr, cst.Float):
+            return of("pyfloat")
+        if isinstance(expr, cst.UnaryOperation):
+            inner = self.value(expr.expression)
+            if isinstance(expr.operator, cst.Not):
+                return None
+            return inner if isinstance(inner, Dtype) else None
+        if isinstance(expr, cst.BinaryOperation):
+            return self._binary(expr)
+        if isinstance(expr, cst.Comparison):
+            parts = [self.value(expr.left)] + [self.value(c.comparator) for c in expr.comparisons]
+            if any(isinstance(p, Dtype) and p.is_tensor for p in parts):
+                ops = [type(c.operator) for c in expr.comparisons]
+                if all(op in (cst.LessThan, cst.GreaterThan, cst.LessThanEqual,
+                              cst.GreaterThanEqual, cst.Equal, cst.NotEqual) for op in ops):
+                    return of("bool", _dims([p for p in parts if isinstance(p, Dtype)]))
+            return None
+        if isinstance(expr, cst.Attribute):
+            base = self.value(expr.value)
+            if expr.attr.value in KEEP_ATTRS and isinstance(base, Dtype) and base.is_tensor:
+                return base if expr.attr.value not in ("T", "H") else base
+            if expr.attr.value in INT_ATTRS and isinstance(base, Dtype) and base.is_tensor:
+                return of("pyint")
+            return self._self_module(expr)
+        if isinstance(expr, cst.Subscript):
+            base = self.value(expr.value)
+            for element in expr.slice:
+                if isinstance(element.slice, cst.Index):
+                    self.value(element.slice.value)
+            if isinstance(base, Dtype) and base.is_tensor:
+                return Dtype(base.options, base.conditional, None)
+            if isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
+                return of("pyint")
+            return None
+        if isinstance(expr, cst.Call):
+            return self._call(expr)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            for element in expr.elements:
+                self.value(element.value)
+            return None
+        if isinstance(expr, cst.IfExp):
+            self.value(expr.test)
+            body, orelse = self.value(expr.body), self.value(expr.orelse)
+            if isinstance(body, Dtype) and isinstance(orelse, Dtype):
+                return join(body, orelse)
+            return None
+        return None
+
+    def _self_module(self, expr: cst.Attribute):
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = self.frame.class_frame
+            if cls is not None:
+                return self.d.attr_modules(cls).get(expr.attr.value)
+        return None
+
+    # -- regions --------------------------------------------------------------------------
+    def _with_region(self, op: str, args: List[Optional[Dtype]], plain: Optional[Dtype],
+                     zero_dim: Optional[bool] = None) -> Optional[Dtype]:
+        """The value of aten `op` on `args` where this code runs, given its `plain` value
+        outside autocast."""
+        region, certain = self.d.region_state(self.frame)
+        if region is None:
+            return plain
+        policy = self.d.policy(region, op)
+        if policy is None:
+            return None
+        if policy == "none":
+            return plain
+        tensors = [a for a in args if a is None or a.is_tensor]
+        known = [a for a in tensors if a is not None]
+        conditional = len(known) < len(tensors) or any(a.conditional for a in known)
+        if policy == "lower" and known and not any(a.conditional for a in known):
+            conditional = False  # the other operands are cast with it, or the op raises
+        if any(not a.options <= ELIGIBLE for a in known):
+            return None  # a float64 or integer operand is not cast: leave it to torch
+        if policy == "lower":
+            if not known and not tensors:
+                return None
+            cast = of(self.d.region_dtype(region), zero_dim, conditional)
+        elif policy == "fp32":
+            cast = of("float32", zero_dim, conditional)
+        else:  # promote: the widest floating dtype among the operands
+            if not known or len(known) < len(tensors):
+                return None
+            options = {R.promote_floats(a, b) if a != "autocast" and b != "autocast" else None
+                       for x in known for y in known for a in x.options for b in y.options}
+            if None in options or len(options) != 1:
+                return None
+            cast = of(options.pop(), zero_dim)  # type: ignore[arg-type]
+        if certain:
+            return cast
+        return join(cast, plain)
+
+    # -- binary operators -----------------------------------------------------------------
+    def _binary(self, expr: cst.BinaryOperation):
+        left, right = self.value(expr.left), self.value(expr.right)
+        op = _ARITH.get(type(expr.operator))
+        if op is None:
+            return None
+        a = left if isinstance(left, Dtype) else None
+        b = right if isinstance(right, Dtype) else None
+        if op == "matmul":
+            return self._with_region("matmul", [a, b], self._same([a, b], None))
+        if a is None or b is None:
+            return None
+        if not (a.is_tensor or b.is_tensor):
+            return None  # Python numbers: not a tensor value
+        plain = promote(a, b, op)
+        return self._with_region(op if op != "div_floor" else "floor_divide", [a, b], plain,
+                                 _dims([a, b]))
+
+    @staticmethod
+    def _same(args: List[Optional[Dtype]], zero_dim: Optional[bool]) -> Optional[Dtype]:
+        """Operands that must share a dtype (matmul, linear): that dtype, or an error."""
+        known = [a for a in args if a is not None and a.is_tensor]
+        floats = [a for a in known if a.options <= FLOATS]
+        if not floats or len(floats) < len(known):
+            return None
+        first = floats[0]
+        if any(f.options != first.options for f in floats) or first.exact is None:
+            return None
+        return of(first.exact, zero_dim, any(f.conditional for f in floats))
+
+    # -- calls ----------------------------------------------------------------------------
+    def _call(self, call: cst.Call):  # -> Dtype | ModuleValue | None
+        func = call.func
+        qualified = resolve_expr(func, self.frame)
+        receiver = None
+        if isinstance(func, cst.Attribute) and qualified is None:
+            receiver = self.value(func.value)
+        elif not isinstance(func, (cst.Name, cst.Attribute)):
+            self.value(func)
+        args = [self.value(a.value) for a in call.args]
+        explicit = _kw(call, "dtype")
+        if explicit is not None:
+            return self._dtype_of(explicit.value)
+        if qualified is not None:
+            return self._function(qualified, call, args)
+        if isinstance(func, cst.Attribute):
+            module = self._self_module(func)
+            if isinstance(module, ModuleValue):
+                return self._module(module, args)
+            return self._method(func.attr.value, receiver, call, args)
+        if isinstance(func, cst.Name):
+            callee = self.env.get(func.value)
+            if isinstance(callee, ModuleValue):
+                return self._module(callee, args)
+        return None
+
+    def _dtype_of(self, expr: cst.BaseExpression) -> Optional[Dtype]:
+        name = R.DTYPE_NAMES.get(resolve_expr(expr, self.frame) or "")
+        return of(name) if name is not None else None
+
+    def _module(self, module: ModuleValue, args) -> Optional[Dtype]:
+        first = args[0] if args else None
+        first = first if isinstance(first, Dtype) else None
+        # the module's float32 weight is an operand too: under autocast the result is the
+        # region's dtype or an error
+        return self._op(module.op, [first, of("float32")], first, module=True)
+
+    def _function(self, qualified: str, call: cst.Call, args) -> Optional[Dtype]:
+        if qualified.startswith("torch.nn.") and qualified in R.MODULE_OPS:
+            return self.d.module_ctor(call, self.frame)
+        name = qualified.rsplit(".", 1)[-1]
+        if qualified in ("torch.tensor", "torch.as_tensor") and call.args:
+            return literal_tensor(call.args[0].value, self.d._default_set)
+        if qualified == "torch.full" and len(args) >= 2:
+            fill = args[1]
+            kinds = {"pyfloat": "float32", "pyint": "integer", "pybool": "bool"}
+            if isinstance(fill, Dtype) and fill.exact in kinds and not self.d._default_set:
+                size = call.args[0].value
+                dim = (not size.elements) if isinstance(size, (cst.Tuple, cst.List)) else (
+                    False if isinstance(size, cst.Integer) else None)
+                return of(kinds[fill.exact], dim)  # type: ignore[index]
+            return None
+        if qualified == "torch.arange":
+            kinds = {a.exact for a in args if isinstance(a, Dtype)}
+            if len(kinds) != len(args) or not kinds <= {"pyint", "pyfloat"}:
+                return None
+            if "pyfloat" in kinds:
+                return None if self.d._default_set else of("float32", False)
+            return of("integer", False)
+        if qualified.startswith("torch.") and qualified.count(".") == 1:
+            if name in R.FLOAT_FACTORIES:
+                return None if self.d._default_set else of("float32", size_dim(call))
+            if name in R.INT_FACTORIES:
+                return of("integer", False)
+            if name in R.LIKE_FACTORIES and args:
+                first = args[0]
+                return first if isinstance(first, Dtype) and first.is_tensor else None
+        op = R.aten_op(qualified)
+        if op is None:
+            return None
+        tensors = [a if isinstance(a, Dtype) else None for a in args]
+        return self._op(op, tensors, None, call=call)
+
+    def _method(self, name: str, receiver, call: cst.Call, args) -> Optional[Dtype]:
+        rec = receiver if isinstance(receiver, Dtype) and receiver.is_tensor else None
+        if isinstance(receiver, ModuleValue) and name == "forward":
+            return self._module(receiver, args)
+        if name in SIZE_METHODS:
+            return of("pyint") if rec is not None and (name != "size" or call.args) else None
+        if name in R.CAST_METHODS and not call.args:
+            return of(R.CAST_METHODS[name], rec.zero_dim if rec else None)
+        if name == "type" and not call.args:
+            return None  # the type's name
+        if name in ("to", "type"):
+            return self._to(call, rec, args)
+        if name == "type_as" and args:
+            other = args[0]
+            return other if isinstance(other, Dtype) and other.is_tensor else None
+        if rec is None:
+            return None
+        if name in R.NEW_FACTORIES:
+            return Dtype(rec.options, rec.conditional, None)
+        if name.endswith("_") and not name.endswith("__"):
+            return rec  # in place: the receiver's dtype
+        tensors = [rec] + [a if isinstance(a, Dtype) else None for a in args]
+        return self._op(name, tensors, rec, call=call)
+
+    def _to(self, call: cst.Call, rec: Optional[Dtype], args) -> Optional[Dtype]:
+        for arg, value in zip(call.args, args):
+            if arg.keyword is not None and arg.keyword.value in (
+                    "non_blocking", "copy", "memory_format", "device"):
+                continue
+            name = R.DTYPE_NAMES.get(resolve_expr(arg.value, self.frame) or "")
+            if name is not None:
+                return of(name, rec.zero_dim if rec else None)
+            if isinstance(arg.value, cst.SimpleString):
+                continue  # a device
+            if _looks_like_device(arg.value):
+                continue
+            if isinstance(value, Dtype) and value.is_tensor and arg.keyword is None:
+                return Dtype(value.options, value.conditional, rec.zero_dim if rec else None)
+            if (resolve_expr(arg.value, self.frame) or "") == "torch.device":
+                continue
+            return None  # a dtype or device held in a variable
+        return rec
+
+    def _op(self, op: str, tensors: List[Optional[Dtype]], rec: Optional[Dtype],
+            call: Optional[cst.Call] = None, module: bool = False) -> Optional[Dtype]:
+        kind = R.op_kind(op)
+        first = tensors[0] if tensors else None
+        if op in R.TUPLE_WITH_ARGS:
+            if call is not None and (call.args if rec is not None else len(call.args) > 1):
+                return None  # `x.max(1)`: values and indices
+            kind = "keep"
+        dim = _result_dim(op, kind, tensors, call, rec)
+        plain: Optional[Dtype]
+        if kind == "keep":
+            plain = first if first is not None and first.is_tensor else None
+            plain = Dtype(plain.options, plain.conditional, dim) if plain is not None else None
+        elif kind in ("float", "reduce"):
+            plain = None
+            if first is not None and first.is_tensor:
+                if first.options <= FLOATS:
+                    plain = Dtype(first.options, first.conditional, dim)
+                elif kind == "reduce" and first.options <= {"integer", "bool"}:
+                    plain = of("integer", dim)
+                elif kind == "float" and op in ("sigmoid", "tanh", "exp", "log", "sqrt",
+                                                "sin", "cos") and not self.d._default_set:
+                    plain = of("float32", dim)
+        elif kind == "binary" and len(tensors) >= 2 and tensors[0] is not None \
+                and tensors[1] is not None:
+            plain = promote(tensors[0], tensors[1], op)
+        elif kind in ("same", "loss"):
+            plain = self._same(tensors, dim)
+        elif kind == "promote-all":
+            plain = None
+        elif kind == "bool":
+            plain = of("bool", dim) if first is not None and first.is_tensor else None
+        elif kind == "integer":
+            plain = of("integer", dim) if first is not None and first.is_tensor else None
+        else:
+            return None
+        if module and op in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                             "conv_transpose2d", "conv_transpose3d", "prelu", "bilinear",
+                             "layer_norm", "group_norm"):
+            plain = first if first is not None and first.options <= FLOATS else None
+            if op in ("linear", "conv1d", "conv2d", "conv3d") and plain is not None:
+                plain = Dtype(plain.options, plain.conditional, False)
+        return self._with_region(op, tensors, plain, dim if kind != "same" else None)
+
+
+def _looks_like_device(expr: cst.BaseExpression) -> bool:
+    """`x.device`, `device`, `self.device`, `args.device`: a device, as the name says."""
+    last = expr.attr.value if isinstance(expr, cst.Attribute) else (
+        expr.value if isinstance(expr, cst.Name) else "")
+    return "device" in last
+
+
+def _result_dim(op, kind, tensors, call, rec) -> Optional[bool]:
+    known = [t for t in tensors if t is not None and t.is_tensor]
+    if kind in ("float", "reduce") and op in R.REDUCE | {"mean", "var", "std", "norm",
+                                                        "logsumexp"}:
+        if call is not None and not [a for a in call.args if a.keyword is None][
+                (0 if rec is not None else 1):] and _kw(call, "dim") is None:
+            return True
+        return None
+    if op in ("unsqueeze", "flatten", "mm", "bmm", "linear", "conv1d", "conv2d", "conv3d"):
+        return False
+    if kind in ("keep", "float", "binary", "bool") and op not in (
+            "view", "reshape", "squeeze", "select", "index_select", "diagonal", "diag", "take",
+            "masked_select", "narrow", "unflatten", "max", "min", "amax", "amin", "pad"):
+        return _dims(known) if known else None
+    return None

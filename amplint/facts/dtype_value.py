@@ -1,0 +1,119 @@
+"""The abstract value of the dtype fact (amplint.facts.dtypes): a set of possible dtypes,
+whether it assumes floating operands, and whether the tensor is known 0-dim."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import FrozenSet, Iterable, List, Optional
+
+import libcst as cst
+
+from amplint.data import dtype_rules as R
+from amplint.facts.syntax import bound_names
+
+FLOATS = frozenset(R.FLOAT_ORDER) | {"autocast"}
+ELIGIBLE = frozenset({"float16", "bfloat16", "float32", "autocast"})  # autocast casts these
+PYTHON = frozenset({"pyint", "pyfloat", "pybool"})
+MAX_OPTIONS = 4
+
+
+@dataclass(frozen=True)
+class Dtype:
+    options: FrozenSet[str]
+    conditional: bool = False
+    zero_dim: Optional[bool] = None  # known 0-dim / known >= 1-dim / unknown
+
+    @property
+    def exact(self) -> Optional[str]:
+        return next(iter(self.options)) if len(self.options) == 1 else None
+
+    @property
+    def is_tensor(self) -> bool:
+        return not (self.options & PYTHON)
+
+    def may_be(self, *names: str) -> bool:
+        return bool(self.options & set(names))
+
+
+def of(name: str, zero_dim: Optional[bool] = None, conditional: bool = False) -> Dtype:
+    return Dtype(frozenset({name}), conditional, zero_dim)
+
+
+def join(a: Optional[Dtype], b: Optional[Dtype]) -> Optional[Dtype]:
+    if a is None or b is None:
+        return None
+    options = a.options | b.options
+    if len(options) > MAX_OPTIONS or (options & PYTHON and not options <= PYTHON):
+        return None
+    dim = a.zero_dim if a.zero_dim == b.zero_dim else None
+    return Dtype(options, a.conditional or b.conditional, dim)
+
+
+def _dims(values: Iterable[Dtype]) -> Optional[bool]:
+    dims = [v.zero_dim for v in values if v.is_tensor]
+    if any(d is False for d in dims):
+        return False
+    return True if dims and all(d is True for d in dims) else None
+
+
+class ModuleValue:
+    """A local or `self.` attribute bound to a torch.nn module constructor."""
+
+    def __init__(self, op: str) -> None:
+        self.op = op
+
+
+
+def assigned_names(node: cst.CSTNode) -> List[str]:
+    """Names the statements under `node` bind in their own scope, read statement by statement
+    (nested defs and classes bind only their name; names bound by `:=` are never tracked, see
+    DtypeFacts)."""
+    names: List[str] = []
+    stack = [node]
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                names.extend(_small_binds(small))
+            continue
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt is not node:
+            names.append(stmt.name.value)
+            continue
+        if isinstance(stmt, cst.For):
+            names.extend(bound_names(stmt.target))
+        elif isinstance(stmt, cst.With):
+            names.extend(n for item in stmt.items if item.asname is not None
+                         for n in bound_names(item.asname.name))
+        elif isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
+            names.extend(bound_names(stmt.name.name))
+        elif isinstance(stmt, (cst.Import, cst.ImportFrom)) or not hasattr(stmt, "body"):
+            names.extend(_small_binds(stmt))
+            continue
+        for part in ("body", "orelse", "handlers", "finalbody", "cases"):
+            value = getattr(stmt, part, None)
+            if value is None:
+                continue
+            if isinstance(value, (list, tuple)):
+                stack.extend(value)
+            elif isinstance(value, cst.IndentedBlock):
+                stack.extend(value.body)
+            else:
+                stack.append(value)
+    return names
+
+
+def _small_binds(small: cst.CSTNode) -> List[str]:
+    if isinstance(small, cst.Assign):
+        return [n for target in small.targets for n in bound_names(target.target)]
+    if isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+        return bound_names(small.target)
+    if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+        found = []
+        for alias in small.names:
+            bound = alias.asname.name if alias.asname is not None else alias.name
+            while isinstance(bound, cst.Attribute):
+                bound = bound.value
+            if isinstance(bound, cst.Name):
+                found.append(bound.value)
+        return found
+    return []

@@ -1,0 +1,122 @@
+"""The dtype of tensor values: for each expression of a file, the dtypes it may have, read from
+torch's own rules (amplint.data.dtype_rules). Computed once per file as `FileFacts.dtypes`.
+
+Each function body (and the module body) is read in source order with an environment from local
+names to values. Branches are read on copies of the environment and joined; a name bound in a
+loop, `try` or `match` is unknown inside it and joined after it. Parameters, globals, attributes
+and anything not in the table are unknown: unknown stays unknown, never guessed half.
+
+A value (`Dtype`) is a set of possible dtypes: "float16", "bfloat16", "float32", "float64",
+"integer", "bool", or "autocast" (the low dtype of a region that names none); Python numbers are
+"pyint"/"pyfloat"/"pybool". `conditional`: the value holds when the operands of unknown dtype
+are floating tensors (`torch.mm(a, b)` under autocast). In a region that may be off (`enabled=`
+not a literal) or that a function inherits from its callers, the result joins the region's and
+the plain one.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+from amplint.data import dtype_rules as R
+from amplint.facts.frame_walk import frames_by_body
+from amplint.facts.names import resolve_expr
+from amplint.facts.regions import Enabled, Region
+from amplint.facts.dtype_value import (  # noqa: F401 (the value API, re-exported)
+    ELIGIBLE, FLOATS, PYTHON, Dtype, ModuleValue, assigned_names, join, of,
+)
+from amplint.facts.tree import Frame
+
+class DtypeFacts:
+    def __init__(self, facts) -> None:
+        self.facts = facts
+        self.values: Dict[int, Dtype] = {}  # id(expression) -> its value
+        self._bodies = frames_by_body(facts)
+        self._default_set = any(
+            qualified in ("torch.set_default_dtype", "torch.set_default_tensor_type")
+            for qualified, _ in facts.qualified_calls
+        )
+        # names bound by `:=` are never tracked (the walk binds statements only)
+        self.untracked = frozenset(facts.tree.walrus_names)
+        self._attr_modules: Dict[int, Dict[str, ModuleValue]] = {}
+        from amplint.facts.dtype_walk import walk_module
+
+        walk_module(self)
+
+    # -- the query API --------------------------------------------------------------------
+    def dtype(self, expr: cst.BaseExpression) -> Optional[Dtype]:
+        """The value of `expr` as the walk saw it, or None when unknown (or not walked)."""
+        return self.values.get(id(expr))
+
+    def exact(self, expr: cst.BaseExpression) -> Optional[str]:
+        value = self.dtype(expr)
+        return value.exact if value is not None and not value.conditional else None
+
+    def may_be_half(self, expr: cst.BaseExpression) -> bool:
+        """Known evidence that `expr` may be float16/bfloat16 (never guessed)."""
+        value = self.dtype(expr)
+        return value is not None and value.may_be("float16", "bfloat16", "autocast")
+
+    def is_float32(self, expr: cst.BaseExpression) -> bool:
+        return self.exact(expr) == "float32"
+
+    # -- regions --------------------------------------------------------------------------
+    def region_state(self, frame: Frame):
+        """(region, certain): the active region around `frame` and whether code there surely
+        runs under it (a literal enabled region of this function, not inherited from callers)."""
+        region: Optional[Region] = self.facts.active_region(frame)
+        if region is None:
+            return None, True
+        certain = region.enabled is Enabled.TRUE and region.kind in ("with", "decorator")
+        return region, certain
+
+    def region_dtype(self, region: Region) -> str:
+        if region.dtype is not None:
+            return region.dtype
+        if region.device in R.DEFAULT_REGION_DTYPE:
+            return R.DEFAULT_REGION_DTYPE[region.device]
+        return "autocast"
+
+    @staticmethod
+    def policy(region: Region, op: str) -> Optional[str]:
+        devices = [region.device] if region.device is not None else list(R.AUTOCAST_LISTS)
+        found = set()
+        for device in devices:
+            if (device, op) in R.DECOMPOSED_POLICY:
+                found.add(R.DECOMPOSED_POLICY[(device, op)])
+            else:
+                found.add(R.autocast_policy(device, op))
+        return found.pop() if len(found) == 1 else None
+
+    def attr_modules(self, cls: Frame) -> Dict[str, ModuleValue]:
+        """`self.<attr> = torch.nn.<Module>(...)` in the methods of `cls`, when it is the
+        attribute's only assignment in the class."""
+        found = self._attr_modules.get(id(cls))
+        if found is None:
+            found = {}
+            for attr, sites in self.facts.index.self_assigns(cls).items():
+                if len(sites) != 1 or not isinstance(sites[0].value, cst.Call):
+                    continue
+                module = self.module_ctor(sites[0].value, sites[0].frame)
+                if module is not None:
+                    found[attr] = module
+            self._attr_modules[id(cls)] = found
+        return found
+
+    def module_ctor(self, call: cst.Call, frame: Frame) -> Optional[ModuleValue]:
+        qualified = resolve_expr(call.func, frame)
+        op = R.MODULE_OPS.get(qualified or "")
+        if op is None or any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
+            return None
+        return ModuleValue(op)
+
+
+def region_policy(region: Region, op: str) -> Optional[str]:
+    """"lower" | "fp32" | "promote" | "none" for aten `op` under `region` (both devices' lists
+    must agree when the region's device is unknown), None when it depends."""
+    return DtypeFacts.policy(region, op)
+
+
+__all__ = ["Dtype", "DtypeFacts", "ModuleValue", "join", "of", "region_policy", "FLOATS", "ELIGIBLE"]

@@ -1,0 +1,96 @@
+"""Runs a program under a TorchFunctionMode that records the dtype of every tensor each source
+expression produces, and compares it with what amplint's dtype fact (FileFacts.dtypes) predicts
+for the same expression. Shared by tests/test_dtype_proof.py (generated programs, fixtures)."""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from typing import Dict, List, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from amplint.facts import FileFacts
+from amplint.facts.dtype_value import ELIGIBLE
+
+Span = Tuple[int, int, int, int]  # line, column, end line, end column (columns 0-based)
+
+
+def dtype_name(dtype) -> str:
+    text = str(dtype).replace("torch.", "")
+    if text in ("float16", "bfloat16", "float32", "float64", "bool"):
+        return text
+    if text.startswith(("int", "uint")):
+        return "integer"
+    return text
+
+
+def record(source: str, filename: str, namespace: dict) -> Dict[Span, Set[str]]:
+    """Execute `source`; the dtypes each expression span produced. An exception stops the
+    program; what ran before it is still returned."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    code = compile(source, filename, "exec")
+    seen: Dict[Span, Set[str]] = defaultdict(set)
+
+    class Recorder(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if isinstance(out, torch.Tensor):
+                frame = sys._getframe(1)
+                while frame is not None and frame.f_code.co_filename != filename:
+                    frame = frame.f_back
+                if frame is not None:
+                    positions = list(frame.f_code.co_positions())
+                    index = frame.f_lasti // 2
+                    if 0 <= index < len(positions) and None not in positions[index]:
+                        line, end_line, col, end_col = positions[index]
+                        seen[(line, col, end_line, end_col)].add(dtype_name(out.dtype))
+            return out
+
+    namespace.setdefault("__name__", "amplint_dtype_program")
+    with Recorder():
+        try:
+            exec(code, namespace)
+        except Exception:
+            pass
+    return dict(seen)
+
+
+def predictions(source: str) -> Dict[Span, object]:
+    """The dtype fact's value for every expression it valued, by span."""
+    module = cst.parse_module(source)
+    facts = FileFacts(module)
+    values = facts.dtypes.values
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    found: Dict[Span, object] = {}
+    for node, span in positions.items():
+        value = values.get(id(node))
+        if value is not None:
+            key = (span.start.line, span.start.column, span.end.line, span.end.column)
+            found[key] = value
+    return found
+
+
+def compare(source: str, observed: Dict[Span, Set[str]], region_dtype: str) -> Tuple[int, int, List[str]]:
+    """(expressions checked, exact predictions confirmed, failures)."""
+    predicted = predictions(source)
+    lines = source.splitlines()
+    checked = confirmed = 0
+    failures: List[str] = []
+    for span, dtypes in sorted(observed.items()):
+        value = predicted.get(span)
+        if value is None:
+            continue  # unknown: allowed
+        checked += 1
+        options = {region_dtype if o == "autocast" else o for o in value.options}
+        if value.conditional and not dtypes <= ELIGIBLE:
+            continue  # the prediction assumed float16/bfloat16/float32 operands
+        if not dtypes <= options:
+            text = lines[span[0] - 1][span[1]:span[3]] if span[0] == span[2] else "?"
+            failures.append(f"line {span[0]} `{text}`: predicted {sorted(options)}, ran {sorted(dtypes)}")
+        elif len(options) == 1:
+            confirmed += 1
+    return checked, confirmed, failures

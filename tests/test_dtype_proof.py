@@ -1,0 +1,150 @@
+"""The dtype fact (amplint.facts.dtypes) proven by execution (issue 26).
+
+Hypothesis builds small straight-line torch programs (factories, casts, dtype-keeping methods,
+reductions, binary arithmetic with tensors and Python numbers, matmuls, functional ops, module
+calls, `if` branches), partly inside `torch.autocast("cpu", dtype=torch.bfloat16)` (and
+`enabled=False` inside it). Each program runs under a TorchFunctionMode that records the dtype
+every source expression produces (tests/dtype_recorder.py); the fact's prediction for that
+expression must contain what ran, and equal it when it names one dtype. Unknown is allowed; a
+wrong dtype is a failure. The fixtures run too, where they run on CPU. Derandomized."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from dtype_recorder import compare, record
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+DEVICE = os.environ.get("AMPLINT_DTYPE_DEVICE", "cpu")  # "cuda" on a GPU machine
+REGION_DTYPE = "bfloat16" if DEVICE == "cpu" else "float16"
+REGION = f'torch.autocast("{DEVICE}", dtype=torch.{REGION_DTYPE})'
+NAMES = ["a", "b", "c", "d"]
+
+SOURCES = [
+    "torch.randn(4, 4)", "torch.zeros(4, 4)", "torch.ones(4, 4, dtype=torch.float16)",
+    "torch.arange(16).view(4, 4)", "torch.tensor(2.0)", "torch.full((4, 4), 3)",
+    "torch.rand(4, 4).bfloat16()", "torch.randn(4, 4, dtype=torch.float64)",
+    "torch.tensor([[1, 2, 3, 4]] * 4)", "torch.randint(0, 5, (4, 4))",
+]
+UNARY = [
+    "{x}.half()", "{x}.bfloat16()", "{x}.float()", "{x}.double()", "{x}.long()", "{x}.bool()",
+    "{x}.to(torch.float16)", "{x}.to({y})", "{x}.type_as({y})", "{x}.to(dtype=torch.float32)",
+    "{x}.relu()", "torch.sigmoid({x})", "{x}.t()", "{x}.view(4, 4)", "{x}.permute(1, 0)",
+    "{x}.unsqueeze(0)", "{x}[0:2]", "{x}[0]", "{x}.clone()", "{x}.detach()", "-{x}",
+    "{x}.abs()", "torch.exp({x})", "{x}.softmax(-1)", "F.log_softmax({x}, dim=-1)",
+    "{x}.mean()", "{x}.sum()", "{x}.sum(0)", "{x}.max()", "{x}.cumsum(0)", "{x}.pow(2)",
+    "{x} ** 2", "F.layer_norm({x}, (4,))", "torch.zeros_like({x})", "{x}.new_ones(4, 4)",
+    "{x}.sum(dtype=torch.float32)", "F.gelu({x})", "torch.tanh({x})", "{x}.contiguous()",
+    "{x}.flatten()", "F.dropout({x}, 0.0)", "lin({x})", "act({x})", "norm({x})",
+    "{x}.norm()", "torch.logsumexp({x}, 0)", "{x}.prod()", "F.mse_loss({x}, {y})",
+]
+BINARY = [
+    "{x} + {y}", "{x} - {y}", "{x} * {y}", "{x} / {y}", "{x} @ {y}", "torch.mm({x}, {y})",
+    "torch.matmul({x}, {y})", "F.linear({x}, {y})", "{x} * 2", "{x} + 0.5", "2 * {x}",
+    "{x} / 2", "{x} > {y}", "{x} == 0", "torch.bmm({x}[None], {y}[None])",
+    "torch.einsum('ij,jk->ik', {x}, {y})", "torch.maximum({x}, {y})", "torch.add({x}, {y})",
+    "{x}.mul({y})", "{x}.matmul({y})", "{x}.to({y}.dtype)",
+]
+PRELUDE = """import torch
+import torch.nn.functional as F
+lin = torch.nn.Linear(4, 4)
+act = torch.nn.ReLU()
+norm = torch.nn.LayerNorm(4)
+"""
+if DEVICE != "cpu":
+    PRELUDE = PRELUDE.replace("import torch\n", f'import torch\ntorch.set_default_device("{DEVICE}")\n', 1)
+
+
+@st.composite
+def statement(draw):
+    target = draw(st.sampled_from(NAMES))
+    x, y = draw(st.sampled_from(NAMES)), draw(st.sampled_from(NAMES))
+    kind = draw(st.sampled_from(["source", "unary", "unary", "binary", "binary"]))
+    if kind == "source":
+        expr = draw(st.sampled_from(SOURCES))
+    elif kind == "unary":
+        expr = draw(st.sampled_from(UNARY)).format(x=x, y=y)
+    else:
+        expr = draw(st.sampled_from(BINARY)).format(x=x, y=y)
+    return f"{target} = {expr}"
+
+
+@st.composite
+def block(draw, depth=0):
+    """Lines of a block: statements, regions, `if` branches."""
+    lines = []
+    for _ in range(draw(st.integers(1, 4))):
+        shape = draw(st.sampled_from(["stmt", "stmt", "stmt", "region", "if", "off"]))
+        if shape == "stmt" or depth >= 2:
+            lines.append(draw(statement()))
+            continue
+        inner = draw(block(depth + 1))
+        if shape == "region":
+            head = f"with {REGION}:"
+        elif shape == "off":
+            head = f'with torch.autocast("{DEVICE}", enabled=False):'
+        else:
+            head = "if flag:"
+        lines.append(head)
+        lines.extend("    " + line for line in inner)
+    return lines
+
+
+@st.composite
+def program(draw):
+    body = [f"{name} = torch.randn(4, 4)" for name in NAMES] + draw(block())
+    in_function = draw(st.booleans())
+    flag = draw(st.booleans())
+    if in_function:
+        text = PRELUDE + "\n\ndef run(flag):\n" + "".join(f"    {line}\n" for line in body)
+        return text + f"\n\nrun({flag})\n"
+    return PRELUDE + f"flag = {flag}\n" + "".join(line + "\n" for line in body)
+
+
+TOTALS = {"programs": 0, "checked": 0, "confirmed": 0}
+
+
+@settings(max_examples=200, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(program())
+def test_generated_programs_dtype_matches_execution(source):
+    if DEVICE == "cpu":
+        source = source.replace(".cuda()", "")
+    observed = record(source, "<dtype-program>", {})
+    checked, confirmed, failures = compare(source, observed, REGION_DTYPE)
+    TOTALS["programs"] += 1
+    TOTALS["checked"] += checked
+    TOTALS["confirmed"] += confirmed
+    assert not failures, "\n".join(failures) + "\n\n" + source
+
+
+def test_generated_programs_make_predictions():
+    """The proof is not vacuous: the fact names a dtype for most expressions that ran."""
+    if TOTALS["programs"] < 50:
+        pytest.skip("run together with test_generated_programs_dtype_matches_execution")
+    assert TOTALS["confirmed"] > 5 * TOTALS["programs"], TOTALS
+
+
+FIXTURES = sorted(pathlib.Path(__file__).resolve().parent.parent.joinpath("fixtures").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture_dtypes_match_execution(path):
+    """Each fixture, its CUDA device names moved to CPU, runs as a module: whatever it executes
+    at import (most define classes and functions only) must agree with the fact."""
+    source = path.read_text(encoding="utf-8")
+    if DEVICE == "cpu":
+        source = source.replace('"cuda"', '"cpu"').replace("'cuda'", "'cpu'").replace(".cuda()", "")
+    try:
+        compile(source, str(path), "exec")
+    except SyntaxError:
+        pytest.skip("not Python 3.11 source")
+    observed = record(source, str(path), {"__name__": "amplint_fixture"})
+    _, _, failures = compare(source, observed, REGION_DTYPE)
+    assert not failures, "\n".join(failures)
