@@ -173,7 +173,12 @@ def maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
     if isinstance(value, cst.Call):
         if half_under_autocast(facts.resolve(value.func, frame)):
             return True
-        return _is_module_callee(facts, value.func, frame)
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _R.KEEP \
+                and facts.resolve(func, frame) is None and depth < 6:
+            # `model(x).squeeze(-1)`, `h.view(n, -1)`: a shape op keeps its receiver's dtype
+            return maybe_half(facts, func.value, frame, depth + 1)
+        return _is_module_callee(facts, func, frame)
     if isinstance(value, cst.Name) and depth < 3:
         function = frame.function
         for assign in facts.tree.assigns:

@@ -176,6 +176,22 @@ class FactoryDefaultDtype(Rule):
             "        buf[idx] = h\n"
             "        return buf\n",
         ),
+        Flag(  # a module's output through a shape op (`.squeeze`) keeps the region's dtype
+            "import torch\n"
+            "def pick(model, x, keep):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        h = model(x).squeeze(-1)\n"
+            "        picked = torch.zeros(h.shape, device=h.device)\n"
+            "        picked[keep] = h[keep]\n"
+            "        return picked\n",
+            fixed="import torch\n"
+            "def pick(model, x, keep):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        h = model(x).squeeze(-1)\n"
+            "        picked = h.new_zeros(h.shape)\n"
+            "        picked[keep] = h[keep]\n"
+            "        return picked\n",
+        ),
         Flag(  # a mask-indexed write of a matmul result: the device's tensor is the reference
             "import torch\n"
             "def gather(x, w, keep, n):\n"
@@ -228,6 +244,14 @@ class FactoryDefaultDtype(Rule):
         ),
     ]
     clean = [
+        # the module's output is cast back to float32 before it is written: no dtype mismatch
+        "import torch\n"
+        "def pick(model, x, keep):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        h = model(x).squeeze(-1).float()\n"
+        "        picked = torch.zeros(h.shape, device=h.device)\n"
+        "        picked[keep] = h[keep]\n"
+        "        return picked\n",
         # under autocast, float32 noise and masks are re-cast per op (Lightning's GAN example)
         "import torch\n"
         "class GAN(LightningModule):\n"

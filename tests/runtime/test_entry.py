@@ -135,3 +135,15 @@ def test_nothing_to_fix_and_usage_errors(project, capsys):
     assert main(["verify", "--entry", f"{project / 'missing.py'}::step"]) == 2
     with pytest.raises(ValueError):
         parse_entry("a.py::not an identifier")
+
+
+def test_module_output_through_a_shape_op_is_found_and_passes(project, capsys):
+    """The README's walkthrough as a user writes it (issue 33): the module's output reaches the
+    buffer through `.squeeze(-1)`; the linter used to miss AMP101 there and verify said ERROR."""
+    train = project / "train.py"
+    train.write_text(train.read_text().replace("out = model(x, mask)\n",
+                                               "out = model(x, mask).squeeze(-1)\n"))
+    assert main(["verify", "--entry", f"{project / 'smoke.py'}::step"]) == 0
+    out = capsys.readouterr().out
+    assert "AMP101 train.py:8 (safe)" in out and "AMP104 train.py:11 (safe)" in out
+    assert "PASS" in out and "[AMP101/AMP104]" in out
