@@ -297,6 +297,10 @@ def lint_source(
             if current != source:
                 result.fixed_source = current
     except RuleCrash as exc:
+        unreadable = _invalid_tree(source)  # a rule that visits a tree LibCST rejects
+        if unreadable is not None:
+            result.errors.append(f"{path}: cannot parse: {unreadable}")
+            return result
         result.errors.append(f"{path}: {exc}")
         result.internal_error = True
         return result
