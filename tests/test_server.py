@@ -482,3 +482,33 @@ def test_a_change_on_disk_outside_the_editor_reaches_the_open_files(tmp_path):
         await session.stop()
 
     run(scenario())
+
+
+OLD_TORCH_STEP = textwrap.dedent('''\
+    import torch
+
+    scaler = torch.cuda.amp.GradScaler()
+''')
+
+
+def test_the_project_torch_target_holds_in_the_editor(tmp_path):
+    """A project that supports torch 1.8 (its requirements.txt) gets in the editor what
+    `amplint .` gives it: the AMP130 finding says why it is not fixed, and no code action
+    writes `torch.amp.GradScaler` (torch >= 2.3). The server used to ignore the target."""
+    write_project(tmp_path, {"step.py": OLD_TORCH_STEP, "requirements.txt": "torch>=1.8\n"})
+    expected = cli_findings(tmp_path / "step.py", tmp_path)
+    assert [f[0] for f in expected] == ["AMP130"] and "torch >= 2.3" in expected[0][1]
+
+    async def scenario():
+        session = Session(tmp_path)
+        await session.start()
+        session.open("step.py", OLD_TORCH_STEP)
+        found = await session.diagnostics("step.py")
+        assert lsp_findings(found) == expected
+        actions = await session.actions("step.py", found[0].range, found)
+        for action in actions:
+            if action.edit is not None:
+                assert "torch.amp.GradScaler" not in apply(OLD_TORCH_STEP, edit_of(action))
+        await session.stop()
+
+    run(scenario())

@@ -34,7 +34,8 @@ def _fixes(state, path: str, text: str, rng: types.Range):
         return []
     spelled = state.spell(path)
     settings = state.file_settings(path, unsafe=True)
-    diags = analyze(spelled, text, module, settings.rules(), state.entries.get(norm(path), ()))
+    diags = analyze(spelled, text, module, settings.rules(), state.entries.get(norm(path), ()),
+                    torch=settings.torch)
     lines = text.splitlines()
     found = []
     for diag in diags:

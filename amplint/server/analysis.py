@@ -241,4 +241,4 @@ class ProjectState:
 
     def file_settings(self, path: str, unsafe: Optional[bool] = None) -> Settings:
         settings = settings_for(self.spell(path), self.settings, self.config)
-        return settings if unsafe is None else Settings(settings.select, unsafe)
+        return settings if unsafe is None else Settings(settings.select, unsafe, settings.torch)

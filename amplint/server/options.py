@@ -17,6 +17,7 @@ from typing import List, Optional, Tuple
 from amplint.cache import DEFAULT_DIR
 from amplint.config import Config, ConfigError, find_pyproject, load, selection
 from amplint.engine import Settings
+from amplint.project_root import torch_target
 from amplint.server.analysis import ProjectState
 
 
@@ -79,7 +80,8 @@ def project_for(root: str, options: ServerOptions) -> Tuple[ProjectState, Option
         config = Config()
         codes = selection(config)
     unsafe = config.unsafe_fixes if options.unsafe_fixes is None else options.unsafe_fixes
-    settings = Settings(codes, unsafe)
+    # the torch the fixes must work on, found as the CLI finds it (and the same cache keys)
+    settings = Settings(codes, unsafe, torch_target([root], config))
     cache_dir: Optional[str] = None
     if not options.no_cache:  # the CLI's default place: the cache is shared with it
         cache_dir = options.cache_dir or os.environ.get("AMPLINT_CACHE_DIR") or os.path.join(
