@@ -175,10 +175,10 @@ def torch_names(source: str) -> set:
 
 
 def table_key(name: str):
-    """The table entry for a name a fix wrote (dtypes are as old as torch itself)."""
+    """The table entry for a name a fix wrote (`x.dtype`, a tensor's attribute, needs none)."""
     if name in INTRODUCED:
         return name
-    if name in ("torch.float16", "torch.float32", "torch.bfloat16") or name.endswith(".dtype"):
+    if name.endswith(".dtype"):
         return "dtype"
     return None
 
@@ -234,6 +234,23 @@ def test_every_fix_writes_only_what_the_target_has(rule, index, case, target):
         assert resolves_on_installed_torch(name), name
     if target is None:
         assert result.fixed_source == case.fixed  # the newest target gets today's fixes
+
+
+@pytest.mark.parametrize("rule,index,case,target", FIX_CASES)
+def test_fixed_example_still_runs_on_installed_torch(rule, index, case, target):
+    """The fixed example's module body (imports, decorators such as `@torch.amp.custom_fwd(
+    device_type="cuda")`, module-level statements) runs on the installed torch wherever the
+    original did. An example that needs names it does not define is skipped."""
+    pytest.importorskip("torch")
+    try:
+        exec(compile(case.code, "example.py", "exec"), {"__name__": "example"})
+    except Exception as error:  # noqa: BLE001 -- the example is a fragment
+        pytest.skip(f"the original example does not run alone: {error!r}")
+    settings = Settings(frozenset({rule.code}), unsafe_fixes=True, torch=TorchTarget(target, "test"))
+    result = lint_source("example.py", case.code, settings, fix=True)
+    if result.fixed_source is None:
+        return
+    exec(compile(result.fixed_source, "example.py", "exec"), {"__name__": "example"})
 
 
 def test_table_entries_exist_on_installed_torch():

@@ -5,11 +5,12 @@ release it writes a spelling that works on the target, or offers no fix and says
 (`TorchTarget.why_not(name)`). Keys are the names as a fix writes them (`torch.X`; `Tensor.X`
 for methods; `API(keyword=)` for a keyword added later than the API).
 
-Evidence, per entry. None could be checked against its tag's own source here: the
-pytorch/pytorch snapshot is too big to fetch, and the search index holds no tagged versions.
-"second-hand" names the PR, issue or maintainer's statement the version comes from;
-"unverified" marks APIs older than torch's AMP, from memory. Check them with
-`git show vX.Y.0:PATH` before relying on a boundary.
+Each entry was checked against torch's released wheels (the release's own files, read without
+importing them) by `python benchmarks/torch_versions.py`: the name is defined at the release
+given (file:line below), at every later release checked, and not in the release before. APIs
+written in C are found in the release's `torch/_C/*.pyi` stubs, or before those existed (1.0)
+in the argument-parser signatures compiled into `libtorch_python`. 1.0 is the floor
+(`OLDEST`): no older target is accepted, so those entries are checked to exist in 1.0 only.
 """
 
 from __future__ import annotations
@@ -21,57 +22,60 @@ Version = Tuple[int, int]
 
 # name -> (first release with it, evidence)
 INTRODUCED: Dict[str, Tuple[Version, str]] = {
-    # AMP130. torch.autocast (1.10) lived in torch/autocast_mode.py before the torch.amp
-    # package took it.
-    "torch.amp.autocast": ((1, 12), "second-hand: timm issue #1935 (maintainer: `torch.amp` "
-                           "needs torch >= 1.12; torch.autocast itself is 1.10); "
-                           "pytorch/ignite raises 'install torch>=1.12.0' on `from torch.amp "
-                           "import autocast`. A DeepSpeed reviewer (PR #5811) says 1.11: the "
-                           "later of the two is kept, so a 1.11 target only loses a fix"),
-    "torch.amp.GradScaler": ((2, 3), "second-hand: torch/amp/grad_scaler.py is in 2.3.0 "
-                             "(hivemind issue #610: torch.cuda.amp.grad_scaler's internals "
-                             "moved there in 2.3.0); pytorch/ignite PR #3460 requires "
-                             "torch>=2.3.1 for `from torch.amp import GradScaler`; the CUDA "
-                             "class was deprecated later, in 2.4 (pytorch PR #126527)"),
-    "torch.amp.custom_fwd": ((2, 4), "second-hand: pytorch PR #126531 (merged 2024-05-25, "
-                             "first released in 2.4) moves custom_fwd/custom_bwd into "
-                             "torch/amp/autocast_mode.py with device_type; DeepSpeed PR #7920: "
-                             "'torch.amp.custom_fwd was introduced in PyTorch 2.4'"),
-    "torch.amp.custom_bwd": ((2, 4), "as torch.amp.custom_fwd (the same PR #126531)"),
+    # AMP130
+    "torch.amp.autocast": ((1, 12), "torch 1.12.0: torch/amp/autocast_mode.py:16 `class "
+                           "autocast`, exported by torch/amp/__init__.py; 1.11.0 has no "
+                           "torch/amp package (torch.autocast lived in torch/autocast_mode.py)"),
+    "torch.amp.GradScaler": ((2, 3), "torch 2.3.0: torch/amp/grad_scaler.py:48 `class "
+                             "GradScaler`, exported by torch/amp/__init__.py; absent from "
+                             "2.2.0's torch/amp/__init__.py (autocast only)"),
+    "torch.amp.custom_fwd": ((2, 4), "torch 2.4.0: torch/amp/autocast_mode.py:415 `def "
+                             "custom_fwd`; absent from 2.3.0's torch/amp"),
+    "torch.amp.custom_bwd": ((2, 4), "torch 2.4.0: torch/amp/autocast_mode.py:474 `def "
+                             "custom_bwd`; absent from 2.3.0's torch/amp"),
     # AMP102's fp32 island
-    "torch.autocast": ((1, 10), "second-hand: mmengine runner/amp.py docstring ('update it to "
-                       "torch.autocast in 1.10.0'); pytorch-pfn-extras _autocast.py "
-                       "`requires(\"1.10.0\")`; timm issue #1712 (AttributeError on 1.9.1)"),
-    "torch.cuda.amp.autocast": ((1, 6), "second-hand: mmengine runner/amp.py docstring "
-                                "('Pytorch 1.5.0 provide torch.cuda.amp.autocast'; AMP was "
-                                "released with 1.6, PR #26512 for the scaler)"),
+    "torch.autocast": ((1, 10), "torch 1.10.0: torch/autocast_mode.py:5 `class autocast`, "
+                       "imported by torch/__init__.py; absent from 1.9.0"),
+    "torch.cuda.amp.autocast": ((1, 6), "torch 1.6.0: torch/cuda/amp/autocast_mode.py:8 `class "
+                                "autocast`; 1.5.0's torch/cuda/amp has GradScaler only"),
     # AMP150 adds cache_enabled= to the call that opens the region
-    "torch.autocast(cache_enabled=)": ((1, 10), "second-hand: mmengine runner/amp.py passes "
-                                       "cache_enabled only on its >= 1.10 path"),
-    "torch.cuda.amp.autocast(cache_enabled=)": ((1, 10), "second-hand: composer PR #639 "
-                                                "(torch.cuda.amp.autocast before 1.10 takes "
-                                                "`enabled` only; docs/1.9.1/amp.html)"),
-    # Older than torch's AMP (1.6), so every target with autocast has them. Not checked
-    # against a tag here: unverified, from memory.
-    "torch.nn.functional.binary_cross_entropy_with_logits": ((1, 0), "unverified: torch 1.0"),
-    "torch.nn.BCEWithLogitsLoss": ((1, 0), "unverified: torch 1.0"),
-    "torch.finfo": ((1, 0), "unverified: torch 1.0 (torch.finfo / type_info)"),
-    "torch.device": ((1, 0), "unverified: torch 0.4"),
-    "torch.softmax": ((1, 0), "unverified: torch 1.0"),
-    "torch.softmax(dtype=)": ((1, 0), "unverified: torch 1.0"),
-    "Tensor.new_zeros": ((1, 0), "unverified: torch 0.4"),
-    "Tensor.new_ones": ((1, 0), "unverified: torch 0.4"),
-    "Tensor.new_empty": ((1, 0), "unverified: torch 0.4"),
-    "Tensor.new_full": ((1, 0), "unverified: torch 0.4"),
-    "Tensor.new_tensor": ((1, 0), "unverified: torch 0.4"),
-    "GradScaler.unscale_": ((1, 6), "the GradScaler API of torch 1.6 (pytorch PR #26512)"),
-    "GradScaler(enabled=)": ((1, 6), "the GradScaler API of torch 1.6 (pytorch PR #26512)"),
+    "torch.autocast(cache_enabled=)": ((1, 10), "torch 1.10.0: torch/autocast_mode.py:131 "
+                                       "`__init__(self, device_type, enabled=True, **kwargs)` "
+                                       "reads `key == 'cache_enabled'` (a named parameter "
+                                       "from 1.11); torch.autocast is absent from 1.9.0"),
+    "torch.cuda.amp.autocast(cache_enabled=)": ((1, 10), "torch 1.10.0: torch/cuda/amp/"
+                                                "autocast_mode.py:16 `__init__(self, enabled"
+                                                "=True, dtype=..., cache_enabled=True)`; 1.9.0's "
+                                                "`__init__(self, enabled=True)` lacks it"),
+    # Older than torch's AMP: checked to exist in torch 1.0.0 (the floor)
+    "torch.nn.functional.binary_cross_entropy_with_logits": (
+        (1, 0), "torch 1.0.0: torch/nn/functional.py:2031"),
+    "torch.nn.BCEWithLogitsLoss": ((1, 0), "torch 1.0.0: torch/nn/modules/loss.py:508"),
+    "torch.finfo": ((1, 0), "torch 1.0.0: type `torch.finfo` in libtorch_python"),
+    "torch.device": ((1, 0), "torch 1.0.0: type `torch.device` in libtorch_python"),
+    "torch.float16": ((1, 0), "torch 1.0.0: torch/_tensor_str.py:193 reads `torch.float16`"),
+    "torch.float32": ((1, 0), "torch 1.0.0: torch/tensor.py:497 reads `torch.float32`"),
+    "torch.softmax": ((1, 0), "torch 1.0.0: libtorch_python signature `softmax(Tensor input, "
+                      "int64_t dim)`"),
+    "torch.softmax(dtype=)": ((1, 0), "torch 1.0.0: libtorch_python signature `softmax(Tensor "
+                              "input, int64_t dim, ScalarType dtype)` (keyword-only from 1.1)"),
+    "Tensor.new_zeros": ((1, 0), "torch 1.0.0: libtorch_python signature `new_zeros(IntList "
+                         "size, *, ScalarType dtype=None, ...)`"),
+    "Tensor.new_ones": ((1, 0), "torch 1.0.0: libtorch_python signature `new_ones(...)`"),
+    "Tensor.new_empty": ((1, 0), "torch 1.0.0: libtorch_python signature `new_empty(...)`"),
+    "Tensor.new_full": ((1, 0), "torch 1.0.0: libtorch_python signature `new_full(...)`"),
+    "Tensor.new_tensor": ((1, 0), "torch 1.0.0: libtorch_python signature `new_tensor(...)`"),
+    # torch.cuda.amp.GradScaler shipped in 1.5, one release before autocast
+    "GradScaler.unscale_": ((1, 5), "torch 1.5.0: torch/cuda/amp/grad_scaler.py:178 `def "
+                            "unscale_`; 1.4.0 has no torch/cuda/amp"),
+    "GradScaler(enabled=)": ((1, 5), "torch 1.5.0: torch/cuda/amp/grad_scaler.py:91 "
+                             "`__init__(..., enabled=True)`; 1.4.0 has no torch/cuda/amp"),
 }
 
 # The newest release the table knows: a project without a requirement on torch targets it.
 NEWEST: Version = (2, 13)
-# The oldest target accepted (a lower `target-torch` is an error): the "unverified" APIs
-# above date from it, so no check is needed for them.
+# The oldest target accepted (a lower `target-torch` is an error): the APIs dated 1.0 above
+# exist there, so no fix needs a check for them.
 OLDEST: Version = (1, 0)
 
 
