@@ -7,9 +7,12 @@ from typing import Iterable
 import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.buffer_writes import hazardous_write, reference_kind, written_value
+from amplint.facts.buffer_writes import (
+    CONCATS, _assigned_name, hazardous_write, maybe_half, reference_kind, written_value,
+)
 from amplint.facts.defuse import explicit_cast, only_cast_reads
 from amplint.facts.tree import CallSite, iter_nodes
+from amplint.facts.value_meets import first_meeting, half_origin, meets_only_float32
 from amplint.rules import Flag, Rule
 from amplint.rules._util import (
     argument, code_of, has_float_data, has_star_args, is_float_literal, keyword, kwarg,
@@ -56,8 +59,16 @@ class FactoryDefaultDtype(Rule):
     tensor they meet) are not reported. In fp16 code the value is followed too: a tensor with
     no elements (`torch.empty([0])` as a placeholder argument), one cast where it is made
     (`torch.zeros(s).float()`), and a local read only through explicit casts to float32, an
-    integer or bool (`filler.float()`, `.long()`, `.to(torch.float32)`), or never read, do not
-    meet half data as float32 and are not reported.
+    integer or bool (`filler.float()`, `.long()`, `.to(torch.float32)`), never read, or met only
+    by values known to be float32 (`torch.cat([key_padding_mask.float(), filler])`: the result
+    is float32 whatever the factory makes) do not meet half data as float32 and are not
+    reported.
+
+    The finding names the half value and where: under autocast, the value written or
+    concatenated (`line 6 writes `h` (half: the output of `model` at line 4) into it`); in fp16
+    code, the first value the new tensor meets in arithmetic, an update, an index write or a
+    cat/stack, preferring one shown to be half (`line 9 mixes it with `h` (half: the output of
+    `self.proj` at line 8)`).
 
     ## Example
     ```python
@@ -242,6 +253,21 @@ class FactoryDefaultDtype(Rule):
             "        table[keep] = self.proj(x)\n"
             "        return table\n",
         ),
+        Flag(  # concatenated with a value of unknown dtype: reported (twin of the clean one below)
+            "import torch\n"
+            "class Attn(torch.nn.Module):\n"
+            "    def forward(self, query, key_padding_mask, bsz, n):\n"
+            "        filler = torch.zeros(bsz, n, device=query.device)\n"
+            "        return torch.cat([key_padding_mask, filler], dim=1)\n"
+            "attn = Attn().half()\n",
+            fixed="import torch\n"
+            "class Attn(torch.nn.Module):\n"
+            "    def forward(self, query, key_padding_mask, bsz, n):\n"
+            "        filler = query.new_zeros(bsz, n)\n"
+            "        return torch.cat([key_padding_mask, filler], dim=1)\n"
+            "attn = Attn().half()\n",
+            unsafe=True,
+        ),
     ]
     clean = [
         # the module's output is cast back to float32 before it is written: no dtype mismatch
@@ -357,6 +383,13 @@ class FactoryDefaultDtype(Rule):
         "            mask = torch.cat([filler.float(), mask], dim=1)\n"
         "        return F.multi_head_attention_forward(query, torch.empty([0]), mask, steps)\n"
         "attn = MultiheadAttention().half()\n",
+        # met only by a value cast to float32: the result is float32 whatever filler is
+        "import torch\n"
+        "class Attn(torch.nn.Module):\n"
+        "    def forward(self, query, key_padding_mask, bsz, n):\n"
+        "        filler = torch.zeros(bsz, n, device=query.device)\n"
+        "        return torch.cat([key_padding_mask.float(), filler], dim=1)\n"
+        "attn = Attn().half()\n",
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:
@@ -376,27 +409,48 @@ class FactoryDefaultDtype(Rule):
                     continue
                 note, related = region_note(region)
                 related = {**related, "write_line": write[0]}
+                value, shown, why = _half_value(ctx, write, site)
+                if why is not None and why[1] is not shown:
+                    related["half_line"] = why[1]
                 if write[1] == "raise":
                     message = (
                         f"`{qualified}` without `dtype=` creates float32 under autocast {note}, "
-                        "and line {write_line} writes half values into it: that raises "
+                        f"and line {{write_line}} writes {value}{_why(why, shown)} into it: that raises "
                         "'Index put requires the source and destination dtypes match'"
                     )
                 else:
                     message = (
                         f"`{qualified}` without `dtype=` creates float32 under autocast {note}, "
-                        "and line {write_line} concatenates it with half values: the result is "
-                        "silently float32"
+                        f"and line {{write_line}} concatenates it with {value}{_why(why, shown)}: the "
+                        "result is silently float32"
                     )
             elif facts.fp16.is_fp16(site.frame) and not _built_before_the_cast(site):
                 if _never_half_data(ctx, qualified, site):
                     continue
                 note, related = facts.fp16.note(site.frame)
-                message = (
-                    f"`{qualified}` without `dtype=` creates float32 in fp16 code {note}: it "
-                    "silently upcasts the half tensors it meets, and writing half values into "
-                    "it raises 'Index put requires the source and destination dtypes match'"
-                )
+                meeting = first_meeting(facts, site, _assigned_name(site))
+                if meeting is None:
+                    message = (
+                        f"`{qualified}` without `dtype=` creates float32 in fp16 code {note}: it "
+                        "silently upcasts the half tensors it meets, and writing half values "
+                        "into it raises 'Index put requires the source and destination dtypes "
+                        "match'"
+                    )
+                else:
+                    if not related:  # the note was not meant to be formatted: keep its braces
+                        note = note.replace("{", "{{").replace("}", "}}")
+                    related = {**related, "meet_line": meeting.node}
+                    if meeting.origin is not None and meeting.origin[1] is not meeting.other:
+                        related["half_line"] = meeting.origin[1]
+                    other = _code(ctx, meeting.other)
+                    verb = meeting.verb.format(value=other) if "{value}" in meeting.verb \
+                        else f"{meeting.verb} {other}"
+                    message = (
+                        f"`{qualified}` without `dtype=` creates float32 in fp16 code {note}, and "
+                        f"line {{meet_line}} {verb}{_why(meeting.origin, meeting.other)}: the half tensors it "
+                        "meets are silently upcast to float32, and writing half values into it "
+                        "raises 'Index put requires the source and destination dtypes match'"
+                    )
             else:
                 continue
             fix = self._fix(ctx, qualified, site, in_region=region is not None)
@@ -459,6 +513,39 @@ class FactoryDefaultDtype(Rule):
         )
 
 
+def _code(ctx, expr: cst.BaseExpression) -> str:
+    """`expr` as the message shows it (shortened; braces doubled for `str.format`)."""
+    text = " ".join(ctx.module.code_for_node(expr).split())
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return "`" + text.replace("{", "{{").replace("}", "}}") + "`"
+
+
+def _why(origin, value) -> str:
+    """` (half: the output of `model` at line 4)`; no line when the value itself shows it."""
+    if origin is None:
+        return ""
+    text = origin[0].replace("{", "{{").replace("}", "}}")
+    if origin[1] is not value:
+        return f" (half: {text} at line {{half_line}})"
+    return f" ({text.rsplit(' is ', 1)[1]})" if text.startswith("`") else f" (half: {text})"
+
+
+def _half_value(ctx, write, site: CallSite):
+    """(the half value a hazardous write puts into the buffer, as shown, and why it is half)."""
+    facts = ctx.facts
+    node, kind, value = write
+    if value is None and isinstance(node, cst.Call):
+        if kind == "upcast" or facts.resolve(node.func, site.frame) in CONCATS:
+            items = [e.value for e in node.args[0].value.elements]  # type: ignore[attr-defined]
+        else:  # `out=buf` of a matmul: its operands
+            items = [a.value for a in node.args if a.keyword is None]
+        value = next((i for i in items if maybe_half(facts, i, site.frame)), None)
+    if value is None:
+        return "half values", None, None
+    return _code(ctx, value), value, half_origin(facts, value, site.frame)
+
+
 def _never_half_data(ctx, qualified: str, site: CallSite) -> bool:
     """The factory's value never meets half data as float32: it is empty (`torch.empty([0])`,
     a placeholder argument), cast explicitly where it is made (`torch.zeros(s).float()`), or
@@ -485,7 +572,8 @@ def _never_half_data(ctx, qualified: str, site: CallSite) -> bool:
     if not isinstance(target, cst.Name):
         return False
     function = site.frame.function
-    return only_cast_reads(ctx.module, target.value, function.node if function else None)
+    return only_cast_reads(ctx.module, target.value, function.node if function else None) \
+        or meets_only_float32(ctx.facts, site, target.value)
 
 
 def _zero_size(size: cst.BaseExpression) -> bool:

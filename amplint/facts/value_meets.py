@@ -1,0 +1,202 @@
+"""Where a new tensor meets other data, and why that other value is half: what AMP101's
+messages name ("line 8 writes `h` into it (half: the output of `self.encoder` at line 6)").
+
+A factory's value is followed through the function that makes it: the call itself, or the
+local it is bound to. It meets another value in arithmetic (`x * mask`), an in-place or
+augmented update (`mask += h`, `buf.add_(h)`), an index write (`buf[idx] = h`) or a
+`torch.cat/stack` with it. Python numbers, reads through an explicit cast (`mask.float()`) and
+values the dtype fact knows are not half (float32, integer, bool) are not meetings.
+
+`half_origin` says why a value is half, from evidence only: the dtype fact (`x.half()`, a
+float16 factory), a submodule's output (`self.proj(x)`, `model(x)`), a matmul, a name bound
+to one of these in the function, or a dtype-keeping step of one (`h.view(n, -1)`).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, NamedTuple, Optional, Tuple
+
+import libcst as cst
+
+from amplint.data import dtype_rules as _R
+from amplint.facts.buffer_writes import CONCATS, _is_module_callee, half_under_autocast
+from amplint.facts.defuse import explicit_cast
+from amplint.facts.tree import CallSite, iter_nodes
+
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
+               cst.MatrixMultiply)
+_METHODS = {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "addcmul_", "copy_",
+            "masked_scatter_", "index_add_", "index_copy_", "scatter_", "scatter_add_"}
+_NOT_HALF = {"float32", "float64", "integer", "bool", "pyint", "pyfloat", "pybool"}
+
+
+class Meeting(NamedTuple):
+    node: cst.CSTNode  # where it happens (its line is cited)
+    verb: str  # "mixes it with" | "writes {value} into it" | "concatenates it with"
+    other: cst.BaseExpression
+    origin: Optional[Tuple[str, cst.CSTNode]]  # why `other` is half, and the node to cite
+
+
+def _parents(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
+    parents: Dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            parents[id(child)] = node
+            stack.append(child)
+    return parents
+
+
+def half_origin(facts, expr: cst.BaseExpression, frame, depth: int = 0
+                ) -> Optional[Tuple[str, cst.CSTNode]]:
+    """(why `expr` is half, the node that shows it), or None when nothing shows it."""
+    code = facts.module.code_for_node
+    while isinstance(expr, cst.Subscript):  # `h[keep]` has the dtype of `h`
+        expr = expr.value
+    if isinstance(expr, cst.Name) and depth < 3:
+        function = frame.function
+        for assign in facts.tree.assigns:
+            if assign.frame.function is function and any(
+                    isinstance(t, cst.Name) and t.value == expr.value for t in assign.targets):
+                found = half_origin(facts, assign.value, assign.frame, depth + 1)
+                if found is not None:
+                    return found
+    value = facts.dtypes.dtype(expr)
+    if value is not None and value.may_be("float16", "bfloat16", "autocast"):
+        halves = sorted(value.options & {"float16", "bfloat16"})
+        word = " or ".join(halves) if halves else "the region's low dtype"
+        shown = " ".join(code(expr).split())
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        return f"`{shown}` is {word}", expr
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply):
+        return "a matmul result", expr
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if half_under_autocast(facts.resolve(func, frame)):
+            return f"a `{code(func)}` result", expr
+        if isinstance(func, cst.Attribute) and func.attr.value in _R.KEEP \
+                and facts.resolve(func, frame) is None and depth < 6:
+            return half_origin(facts, func.value, frame, depth + 1)
+        if _is_module_callee(facts, func, frame):
+            return f"the output of `{code(func)}`", expr
+        return None
+    return None
+
+
+def _candidate(facts, other: cst.BaseExpression, frame) -> bool:
+    """`other` can be data of another dtype: not a Python number, not known to be a dtype that
+    never makes the float32 tensor a problem."""
+    if isinstance(other, (cst.Integer, cst.Float, cst.Imaginary)):
+        return False
+    if isinstance(other, cst.UnaryOperation) and isinstance(other.expression, (cst.Integer, cst.Float)):
+        return False
+    value = facts.dtypes.dtype(other)
+    return value is None or value.conditional or not value.options <= _NOT_HALF
+
+
+def _meetings_of(facts, read: cst.CSTNode, parents, frame, every: bool = False) -> List[Meeting]:
+    parent = parents.get(id(read))
+    while True:  # `mask[:, None]`, `mask.view(n, 1)` keep its dtype: follow them up
+        if isinstance(parent, cst.Subscript) and parent.value is read and not isinstance(
+                parents.get(id(parent)), cst.AssignTarget):
+            read = parent
+        elif isinstance(parent, cst.Attribute) and parent.value is read \
+                and parent.attr.value in _R.KEEP and isinstance(parents.get(id(parent)), cst.Call) \
+                and parents[id(parent)].func is parent:
+            read = parents[id(parent)]
+        else:
+            break
+        parent = parents.get(id(read))
+    found: List[Meeting] = []
+    if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _ARITHMETIC):
+        other = parent.right if parent.left is read else parent.left
+        found.append(Meeting(parent, "mixes it with", other, None))
+    elif isinstance(parent, cst.AugAssign) and isinstance(parent.operator, (
+            cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)):
+        other = parent.value if parent.target is read else parent.target
+        found.append(Meeting(parent, "mixes it with", other, None))
+    elif isinstance(parent, cst.Subscript) and parent.value is read:
+        target = parents.get(id(parent))
+        if isinstance(target, cst.AssignTarget):
+            assign = parents.get(id(target))
+            if isinstance(assign, cst.Assign):
+                found.append(Meeting(assign, "writes {value} into it", assign.value, None))
+    elif isinstance(parent, cst.Attribute) and parent.value is read:
+        call = parents.get(id(parent))
+        if isinstance(call, cst.Call) and call.func is parent and parent.attr.value in _METHODS:
+            for arg in call.args:
+                if arg.keyword is None:
+                    found.append(Meeting(call, "writes {value} into it" if parent.attr.value.endswith("_")
+                                         else "mixes it with", arg.value, None))
+    elif isinstance(parent, cst.Element):
+        sequence = parents.get(id(parent))
+        arg = parents.get(id(sequence))
+        call = parents.get(id(arg))
+        if isinstance(sequence, (cst.List, cst.Tuple)) and isinstance(arg, cst.Arg) \
+                and isinstance(call, cst.Call) and facts.resolve(call.func, frame) in CONCATS:
+            for element in sequence.elements:
+                if element is not parent:
+                    found.append(Meeting(call, "concatenates it with", element.value, None))
+    elif isinstance(parent, cst.Arg):
+        call = parents.get(id(parent))
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+                and call.func.attr.value in _METHODS:
+            found.append(Meeting(call, "mixes it with", call.func.value, None))
+    return found if every else [m for m in found if _candidate(facts, m.other, frame)]
+
+
+def _reads(facts, root, parents, name: str) -> List[cst.CSTNode]:
+    """Reads of the local `name` in `root`, less its bindings and its explicit casts."""
+    reads: List[cst.CSTNode] = []
+    for node in iter_nodes(root):
+        if isinstance(node, cst.Name) and node.value == name:
+            parent = parents.get(id(node))
+            if isinstance(parent, cst.AssignTarget) and parent.target is node:
+                continue  # a binding, not a read
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                call = parents.get(id(parent))
+                if isinstance(call, cst.Call) and call.func is parent and explicit_cast(call):
+                    continue  # `mask.float()`: never meets anything as it is
+            reads.append(node)
+    return reads
+
+
+def meets_only_float32(facts, site: CallSite, name: Optional[str]) -> bool:
+    """Every read of the local `name` meets only values the dtype fact knows are float32 or
+    float64 (`torch.cat([key_padding_mask.float(), filler])`): the result has their dtype
+    whatever the factory makes, so its float32 upcasts nothing."""
+    if name is None:
+        return False
+    function = site.frame.function
+    if function is None:
+        return False
+    parents = _parents(function.node)
+    reads = _reads(facts, function.node, parents, name)
+    if not reads:
+        return False
+    for read in reads:
+        meetings = _meetings_of(facts, read, parents, site.frame, every=True)
+        if not meetings:
+            return False
+        for meeting in meetings:
+            value = facts.dtypes.dtype(meeting.other)
+            if value is None or value.conditional or not value.options <= {"float32", "float64"}:
+                return False
+    return True
+
+
+def first_meeting(facts, site: CallSite, name: Optional[str]) -> Optional[Meeting]:
+    """Where the value of the factory call at `site` (bound to the local `name`, or used where
+    it is made when `name` is None) first meets data that may be half: the first meeting with a
+    value shown half, else the first meeting with a value of unknown dtype."""
+    function = site.frame.function
+    root = function.node if function is not None else facts.module
+    parents = _parents(root)
+    reads = [site.node] if name is None else _reads(facts, root, parents, name)
+    meetings = [m for read in reads for m in _meetings_of(facts, read, parents, site.frame)]
+    if not meetings:
+        return None
+    shown = [m._replace(origin=half_origin(facts, m.other, site.frame)) for m in meetings]
+    with_origin = [m for m in shown if m.origin is not None]
+    return (with_origin or shown)[0]

@@ -1,0 +1,114 @@
+"""AMP101 names the half value the new float32 tensor meets, and where (issue 28)."""
+
+from __future__ import annotations
+
+from amplint.engine import Settings, lint_source
+
+SETTINGS = Settings(frozenset({"AMP101"}))
+
+
+def messages(source: str):
+    result = lint_source("example.py", source, SETTINGS)
+    assert not result.errors
+    return [(d.line, d.message) for d in result.diagnostics]
+
+
+HALF_MODULE = (
+    "import torch\n"
+    "class Block(torch.nn.Module):\n"
+    "    def forward(self, x, n):\n"
+    "{body}"
+    "block = Block().half()\n"
+)
+
+
+def test_region_write_names_the_value_and_its_origin():
+    found = messages(
+        "import torch\n"
+        "def step(model, x, idx, n):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        h = model(x)\n"
+        "        out = torch.zeros(n, h.shape[-1], device=h.device)\n"
+        "        out[idx] = h\n"
+    )
+    assert len(found) == 1 and found[0][0] == 5
+    assert "line 6 writes `h` (half: the output of `model` at line 4) into it" in found[0][1]
+
+
+def test_region_concatenation_names_the_half_item():
+    found = messages(
+        "import torch\n"
+        "def step(encoder, x, n):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        h = encoder(x)\n"
+        "        pad = torch.zeros(n, h.shape[-1], device=h.device)\n"
+        "        return torch.cat([pad, h])\n"
+    )
+    assert len(found) == 1
+    assert "line 6 concatenates it with `h` (half: the output of `encoder` at line 4)" in found[0][1]
+
+
+def test_fp16_code_prefers_the_value_shown_half():
+    # `x` (unknown dtype) is met first, `h` (a submodule's output) later: `h` is named
+    found = messages(HALF_MODULE.format(body=(
+        "        h = self.proj(x)\n"
+        "        mask = torch.ones(n, device=x.device)\n"
+        "        y = x * mask\n"
+        "        return h * mask[:, None], y\n"
+    )))
+    assert len(found) == 1 and found[0][0] == 5
+    assert "line 7 mixes it with `h` (half: the output of `self.proj` at line 4)" in found[0][1]
+
+
+def test_fp16_code_skips_numbers_and_float32_values():
+    found = messages(HALF_MODULE.format(body=(
+        "        mask = torch.ones(n, device=x.device)\n"
+        "        scaled = mask * 2.0 + torch.zeros(n, dtype=torch.float32)\n"
+        "        return x + mask, scaled\n"
+    )))
+    assert len(found) == 1
+    assert "line 6 mixes it with `x`:" in found[0][1]
+    assert "(half:" not in found[0][1]  # `x`'s dtype is not known: no reason claimed
+
+
+def test_fp16_code_inline_factory():
+    found = messages(HALF_MODULE.format(body=(
+        "        h = self.proj(x)\n"
+        "        return h + torch.randn(h.shape, device=h.device)\n"
+    )))
+    assert len(found) == 1
+    assert "line 5 mixes it with `h` (half: the output of `self.proj` at line 4)" in found[0][1]
+
+
+def test_fp16_code_without_a_meeting_keeps_the_general_message():
+    found = messages(HALF_MODULE.format(body="        return torch.zeros(n, device=x.device)\n"))
+    assert len(found) == 1
+    assert "silently upcasts the half tensors it meets" in found[0][1]
+    assert "line " not in found[0][1].split("made half at line")[1]
+
+
+def test_braces_in_the_named_value_survive_formatting():
+    found = messages(HALF_MODULE.format(body=(
+        "        mask = torch.ones(n, device=x.device)\n"
+        "        return {'a': x}['a'] * mask\n"
+    )))
+    assert len(found) == 1 and "mixes it with `{'a': x}['a']`" in found[0][1]
+
+
+def test_met_only_by_float32_values_is_clean():
+    # fairseq's key_padding_mask filler: the cat is float32 whatever the filler is
+    assert messages(HALF_MODULE.format(body=(
+        "        filler = torch.zeros(n, 4, device=x.device)\n"
+        "        mask = torch.cat([x.float(), filler], dim=1)\n"
+        "        filler += torch.ones(n, 4, dtype=torch.float32)\n"
+        "        return mask\n"
+    ))) == []
+
+
+def test_met_by_float32_and_half_is_reported():
+    found = messages(HALF_MODULE.format(body=(
+        "        filler = torch.zeros(n, 4, device=x.device)\n"
+        "        mask = torch.cat([x.float(), filler], dim=1)\n"
+        "        return self.proj(x) + filler\n"
+    )))
+    assert len(found) == 1 and "line 6 mixes it with `self.proj(x)` (half: the output of `self.proj`)" in found[0][1]
