@@ -368,3 +368,12 @@ def test_amp130_replacement_by_target(target, written):
     assert torch_names(result.fixed_source or source) - torch_names(source) == written
     unfixed = [d for d in result.diagnostics if "not fixed" in d.message]
     assert len(unfixed) == 3 - len(written)
+
+
+def test_every_table_entry_records_the_release_it_was_checked_in():
+    """Each entry says where benchmarks/torch_versions.py found it: `torch X.Y.Z: file:line`
+    (or a libtorch_python signature for 1.0's C APIs), in the release the entry gives."""
+    for name, (version, evidence) in INTRODUCED.items():
+        release = f"torch {version[0]}.{version[1]}."
+        assert evidence.startswith(release), (name, evidence)
+        assert ".py:" in evidence or "libtorch_python" in evidence, (name, evidence)
