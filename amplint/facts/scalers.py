@@ -23,9 +23,12 @@ import libcst as cst
 
 from amplint.facts.names import resolve, resolve_expr, visible_scopes
 from amplint.facts.regions import Enabled, bound_arguments, literal_bool
+from amplint.facts.framework_verbs import events_of, imported
 from amplint.facts.scaler_flow import (  # noqa: F401  (the event names re-exported for the rules)
-    Branch, Ctx, Event, Flow, FlowWalker, Loop, arms, exclusive, expr_line, gates, insert_after,
-    insert_before, jumps_between, key_text, more_conditional, runs_whenever, signature,
+    Branch, Ctx, Event, Flow, FlowWalker, Loop, exclusive, key_text, more_conditional,
+)
+from amplint.facts.scaler_paths import (  # noqa: F401  (re-exported for the rules)
+    arms, expr_line, gates, insert_after, insert_before, jumps_between, runs_whenever, signature,
 )
 from amplint.facts.scaler_protocol import composed_flows, spans  # noqa: F401
 from amplint.facts.syntax import holder_key
@@ -289,6 +292,23 @@ class ScalerAnalysis:
     def composed(self) -> List[Flow]:
         """The flows with same-file callees' events composed in (amplint.facts.scaler_protocol)."""
         return composed_flows(self) if self.infos else []
+
+    @cached_property
+    def frameworks(self) -> Set[str]:
+        """The top-level packages the file imports (gates amplint.data.scaler_vocab)."""
+        return imported(self.tree)
+
+    @cached_property
+    def framework_flows(self) -> List[Flow]:
+        """The composed flows when the file calls a framework's protocol verbs (accelerate's
+        `unscale_gradients`, `clip_grad_norm_`, ...): their events carry `framework`."""
+        if self.infos:
+            return self.composed
+        if not any(
+            events_of(site.node, self.frameworks, self.module) for site in self.tree.calls
+        ):
+            return []
+        return composed_flows(self)
 
     # -- the walk the AMP12x rules share -----------------------------------------------------
     def live(self, ref: Optional[str]) -> bool:

@@ -7,6 +7,8 @@ from typing import Iterable, List, Optional
 import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.data.scaler_vocab import METHODS as VERB_METHODS
+from amplint.facts.framework_verbs import imported, verb_of
 from amplint.facts.names import resolve_expr
 from amplint.facts.tree import CallSite, dotted_name, iter_nodes
 from amplint.rules import Flag, Rule
@@ -34,6 +36,10 @@ class BackwardInAutocast(Rule):
     reported. Nor is the backward inside a backward API's own body (a `manual_backward` or
     `backward` method, such as Lightning's, reached by a region only through its callers): the
     calls of that API are what is reported.
+
+    A framework call that runs backward counts too (amplint.data.scaler_vocab): mmengine's
+    `optim_wrapper.update_params(loss)` (backward, step, zero_grad) inside
+    `with optim_wrapper.optim_context(model):`, which is `AmpOptimWrapper`'s autocast region.
 
     A backward under `with pytest.raises(...)` / `self.assertRaises(...)` is a test that it
     fails, and is not reported.
@@ -145,6 +151,16 @@ class BackwardInAutocast(Rule):
             "accelerator.backward(loss)\n",
             count=2,
         ),
+        Flag(  # mmengine: update_params (backward + step) inside optim_context (autocast)
+            "from mmengine.model import BaseModel\n"
+            "class Detector(BaseModel):\n"
+            "    def train_step(self, data, optim_wrapper):\n"
+            "        with optim_wrapper.optim_context(self):\n"
+            "            losses = self._run_forward(data, mode='loss')\n"
+            "            parsed_losses, log_vars = self.parse_losses(losses)\n"
+            "            optim_wrapper.update_params(parsed_losses)\n"
+            "        return log_vars\n",
+        ),
         Flag(  # Lightning manual optimization with its own autocast region
             "import torch\n"
             "class Lit(LightningModule):\n"
@@ -198,6 +214,20 @@ class BackwardInAutocast(Rule):
         "        loss = self.compute_loss(batch)\n"
         "        self.manual_backward(loss)\n"
         "        opt.step()\n",
+        # mmengine's BaseModel.train_step: update_params after the optim_context block
+        "from mmengine.model import BaseModel\n"
+        "class Detector(BaseModel):\n"
+        "    def train_step(self, data, optim_wrapper):\n"
+        "        with optim_wrapper.optim_context(self):\n"
+        "            losses = self._run_forward(data, mode='loss')\n"
+        "        parsed_losses, log_vars = self.parse_losses(losses)\n"
+        "        optim_wrapper.update_params(parsed_losses)\n"
+        "        return log_vars\n",
+        # an update_params of something that is not an optimizer wrapper
+        "import torch\n"
+        "with torch.autocast('cuda'):\n"
+        "    out = model(x)\n"
+        "    ema.update_params(model)\n",
         # the documented recipe
         "import torch\n"
         "scaler = torch.amp.GradScaler('cuda')\n"
@@ -247,9 +277,17 @@ class BackwardInAutocast(Rule):
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
         found = []
+        frameworks = None
         for qualified, site in facts.qualified_calls:
             if not self._is_backward(qualified, site):
-                continue
+                if qualified is not None or not isinstance(site.node.func, cst.Attribute) or (
+                    site.node.func.attr.value not in VERB_METHODS
+                ):
+                    continue
+                if frameworks is None:
+                    frameworks = imported(facts.tree)
+                if verb_of(site.node, frameworks, ("backward",)) is None:
+                    continue  # not a framework call that runs backward (mmengine update_params)
             region = facts.active_region(site.frame)
             if region is not None and not _expects_error(site) and not _framework_owned(site, region):
                 found.append((site, region))
