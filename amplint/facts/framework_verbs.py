@@ -89,28 +89,3 @@ def events_of(call: cst.Call, frameworks: Set[str], module: cst.Module
 def receiver_text(call: cst.Call) -> Optional[str]:
     name = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
     return ".".join(name) if name else None
-
-
-def repeated_unscales(flow) -> Iterable[Tuple[object, object]]:
-    """(earlier, later) framework unscale events of one flow that unscale the same optimizer
-    (or every optimizer) on the same pass, in the same loop, with no optimizer step, scaler
-    step or update between them (a prepared optimizer's `step()` updates the scaler and resets
-    its unscale state). Lazy: the flow's events as scaler_flow records them."""
-    from amplint.facts.scaler_flow import exclusive  # the flow module imports this one
-
-    unscales = [e for e in flow.events if e.kind == "unscale" and e.framework]
-    for later in unscales:
-        for earlier in unscales:
-            if earlier.order >= later.order or str(earlier.scaler) != str(later.scaler):
-                continue
-            if earlier.arg is not None and later.arg is not None and earlier.arg != later.arg:
-                continue
-            if exclusive(earlier, later) or earlier.loop != later.loop:
-                continue
-            if any(
-                not exclusive(e, later)
-                for e in flow.between(earlier, later, "opt_step", "step", "update")
-            ):
-                continue
-            yield earlier, later
-            break

@@ -3,7 +3,7 @@ gate one event and not another, what jumps between two, and the edits their fixe
 
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -67,3 +67,26 @@ def insert_before(stmt: cst.SimpleStatementLine, new: cst.SimpleStatementLine):
 
 def insert_after(stmt: cst.SimpleStatementLine, new: cst.SimpleStatementLine):
     return {stmt: cst.FlattenSentinel([stmt, new])}
+
+
+def repeated_unscales(flow) -> Iterable[Tuple[Event, Event]]:
+    """(earlier, later) framework unscale events of one flow that unscale the same optimizer
+    (or every optimizer) on the same pass, in the same loop, with no optimizer step, scaler
+    step or update between them (a prepared optimizer's `step()` updates the scaler and resets
+    its unscale state). Lazy: the flow's events as scaler_flow records them."""
+    unscales = [e for e in flow.events if e.kind == "unscale" and e.framework]
+    for later in unscales:
+        for earlier in unscales:
+            if earlier.order >= later.order or str(earlier.scaler) != str(later.scaler):
+                continue
+            if earlier.arg is not None and later.arg is not None and earlier.arg != later.arg:
+                continue
+            if exclusive(earlier, later) or earlier.loop != later.loop:
+                continue
+            if any(
+                not exclusive(e, later)
+                for e in flow.between(earlier, later, "opt_step", "step", "update")
+            ):
+                continue
+            yield earlier, later
+            break

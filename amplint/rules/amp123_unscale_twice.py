@@ -10,7 +10,7 @@ from amplint.diagnostics import Diagnostic, Severity
 from amplint.facts.scalers import (
     Event, Flow, exclusive,
 )
-from amplint.facts.framework_verbs import repeated_unscales
+from amplint.facts.scaler_paths import repeated_unscales
 from amplint.rules._unscale_paths import less_often, skipped as skipped_update
 from amplint.facts.scalers import SCALER_TRIGGERS, spans
 from amplint.facts.tree import dotted_name
