@@ -1,7 +1,9 @@
 """The GradScaler protocol across the functions of a file, in multi-file projects shaped like
 real trainers (tests/projects/scaler_*): each flags its hazard, at the call that leads to it,
 and its corrected twin stays silent. Composition is per file: a mixin or helper in another file
-is not composed (see amplint/facts/scaler_protocol.py)."""
+is not composed (see amplint/facts/scaler_protocol.py). Framework calls count through their
+vocabulary (amplint/data/scaler_vocab.py): accelerate's unscale_gradients / clip_grad_norm_,
+mmengine's update_params inside optim_context."""
 
 from __future__ import annotations
 
@@ -69,3 +71,59 @@ def test_timm_style_twin_is_silent():
     files = load("scaler_timm_epoch", [("            optimizer.step()\n",
                                         "            scaler.step(optimizer)\n")])
     assert scaler_findings(lint_project(files, SETTINGS)) == []
+
+
+def findings(results, *codes):
+    return sorted(
+        (path, d.line, d.code) for path, result in results.items() for d in result.diagnostics
+        if d.code in codes
+    )
+
+
+def test_accelerate_helper_unscale_then_clip_grad_norm_is_a_double_unscale():
+    results = lint_project(load("scaler_accelerate_glue"), SETTINGS)
+    assert findings(results, "AMP123") == [("scaler_accelerate_glue/nlp_example.py", 39, "AMP123")]
+    (diag,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP123"]
+    assert "at line 18, through the call at line 38" in diag.message
+    assert "unscale_() has already been called" in diag.message
+
+
+def test_accelerate_twins_are_silent():
+    no_unscale = load("scaler_accelerate_glue", [
+        ("    accelerator.unscale_gradients(optimizer=optimizer)\n", ""),
+    ])
+    assert "unscale_gradients" not in no_unscale["scaler_accelerate_glue/nlp_example.py"]
+    assert findings(lint_project(no_unscale, SETTINGS), "AMP123") == []
+    log_after_step = load("scaler_accelerate_glue", [
+        ("            if step % args.log_every == 0:\n"
+         "                log_grad_norm(accelerator, model, optimizer, step)\n", ""),
+        ("            optimizer.step()\n",
+         "            optimizer.step()\n"
+         "            if step % args.log_every == 0:\n"
+         "                log_grad_norm(accelerator, model, optimizer, step)\n"),
+    ])
+    text = log_after_step["scaler_accelerate_glue/nlp_example.py"]
+    assert text.index("optimizer.step()") < text.index("        log_grad_norm(accelerator")
+    assert findings(lint_project(log_after_step, SETTINGS), "AMP123") == []
+
+
+MMENGINE_FIXED = [(
+    "            parsed_losses, log_vars = self.parse_losses(losses)\n"
+    "            optim_wrapper.update_params(parsed_losses)\n",
+    "        parsed_losses, log_vars = self.parse_losses(losses)\n"
+    "        optim_wrapper.update_params(parsed_losses)\n",
+)]
+
+
+def test_mmengine_update_params_inside_optim_context_is_backward_in_autocast():
+    results = lint_project(load("scaler_mmengine_runner"), SETTINGS)
+    assert findings(results, "AMP104") == [
+        ("scaler_mmengine_runner/models/detector.py", 28, "AMP104")
+    ]
+
+
+def test_mmengine_base_model_shape_is_silent():
+    files = load("scaler_mmengine_runner", MMENGINE_FIXED)
+    assert "        optim_wrapper.update_params(parsed_losses)\n        return" in (
+        files["scaler_mmengine_runner/models/detector.py"])
+    assert findings(lint_project(files, SETTINGS), "AMP104", "AMP123") == []
