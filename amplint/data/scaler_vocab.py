@@ -34,82 +34,104 @@ class Verb:
     receivers: Tuple[str, ...]  # tokens of the receiver's last name, lower case
     method: str
     events: Tuple[str, ...]
-    source: str  # "<package version>, <path>:<line>: <the line>"
+    release: str  # the framework's release the source was read in
+    path: str  # the file, relative to the installed package's parent (`accelerate/...`)
+    line: int
+    code: str  # the text on that line (tests/test_scaler_vocab.py checks it where installed)
+    note: str = ""
     optimizer: Optional[str] = None  # keyword of the optimizer argument (also positional 0)
     distinctive: bool = False  # the method name is the framework's own: no import needed
 
+    @property
+    def source(self) -> str:
+        return f"{self.release}, {self.path}:{self.line}"
 
-_ACC = "accelerate 1.15.0, accelerate/"
-_MME = "mmengine 0.10.7, mmengine/optim/optimizer/"
-_PL = "lightning (GitHub HEAD, 2026-11), src/lightning/pytorch/"
-_DS = "deepspeed 0.19.8, deepspeed/runtime/engine.py:"
-_FS = "fairseq (GitHub HEAD), fairseq/optim/fp16_optimizer.py:"
+
+_ACC = "accelerate 1.15.0"
+_MME = "mmengine 0.10.7"
+_PL = "lightning 2.6.2 (GitHub 7f0c343)"
+_DS = "deepspeed 0.19.8"
+_FS = "fairseq 0.12.2 (GitHub 3d262bb)"
+_OW = ("optim_wrapper", "optimizer_wrapper")
 
 VERBS: Tuple[Verb, ...] = (
     # -- accelerate: Accelerator and AcceleratedOptimizer ------------------------------------
-    Verb("accelerate", "accelerate", ("accelerator",), "backward", ("backward",),
-         _ACC + "accelerator.py:2857: self.scaler.scale(loss).backward(**kwargs)"),
-    Verb("accelerate", "accelerate", ("accelerator",), "unscale_gradients", ("unscale",),
-         _ACC + "accelerator.py:2955: self.scaler.unscale_(opt)  (every prepared optimizer "
-         "when `optimizer` is None, 2948)", optimizer="optimizer", distinctive=True),
-    Verb("accelerate", "accelerate", ("accelerator",), "clip_grad_norm_",
-         ("unscale_all", "clip"),
-         _ACC + "accelerator.py:3047: self.unscale_gradients()  (FSDP path: 3015)"),
+    Verb("accelerate", "accelerate", ("accelerator",), "backward", ("backward",), _ACC,
+         "accelerate/accelerator.py", 2857, "self.scaler.scale(loss).backward(**kwargs)"),
+    Verb("accelerate", "accelerate", ("accelerator",), "unscale_gradients", ("unscale",), _ACC,
+         "accelerate/accelerator.py", 2955, "self.scaler.unscale_(opt)",
+         "every prepared optimizer when `optimizer` is None (2948)",
+         optimizer="optimizer", distinctive=True),
+    Verb("accelerate", "accelerate", ("accelerator",), "clip_grad_norm_", ("unscale_all", "clip"),
+         _ACC, "accelerate/accelerator.py", 3047, "self.unscale_gradients()", "FSDP path: 3015"),
     Verb("accelerate", "accelerate", ("accelerator",), "clip_grad_value_",
-         ("unscale_all", "clip"), _ACC + "accelerator.py:3074: self.unscale_gradients()"),
-    Verb("accelerate", "accelerate", ("accelerator",), "accumulate", (),
-         _ACC + "accelerator.py:1256: def accumulate(self, *models)  (the prepared "
-         "optimizer steps only when sync_gradients: optimizer.py:169)"),
-    Verb("accelerate", "accelerate", ("accelerator",), "autocast", ("region",),
-         _ACC + "accelerator.py:4219: def autocast(self, autocast_handler: AutocastKwargs = None)"),
-    Verb("accelerate", "accelerate", ("optimizer", "optim", "opt"), "step", ("step_update",),
-         _ACC + "optimizer.py:173-174: self.scaler.step(self.optimizer, closure); "
-         "self.scaler.update()"),
+         ("unscale_all", "clip"), _ACC, "accelerate/accelerator.py", 3074,
+         "self.unscale_gradients()"),
+    Verb("accelerate", "accelerate", ("accelerator",), "accumulate", (), _ACC,
+         "accelerate/accelerator.py", 1256, "def accumulate(self, *models):",
+         "a prepared optimizer steps only when sync_gradients (optimizer.py:169)"),
+    Verb("accelerate", "accelerate", ("accelerator",), "autocast", ("region",), _ACC,
+         "accelerate/accelerator.py", 4219,
+         "def autocast(self, autocast_handler: AutocastKwargs = None):"),
+    Verb("accelerate", "accelerate", ("optimizer", "opt"), "step", ("step_update",), _ACC,
+         "accelerate/optimizer.py", 173, "self.scaler.step(self.optimizer, closure)",
+         "then self.scaler.update() (174), only when sync_gradients (169)"),
     # -- mmengine: OptimWrapper / AmpOptimWrapper -------------------------------------------
-    Verb("mmengine", "mmengine", ("optim_wrapper", "optimizer_wrapper"), "update_params",
-         ("backward", "step_update"),
-         _MME + "optimizer_wrapper.py:196: self.backward(loss); 201-202: self.step(**step_kwargs); "
-         "self.zero_grad(**zero_kwargs)", distinctive=True),
-    Verb("mmengine", "mmengine", ("optim_wrapper", "optimizer_wrapper"), "backward",
-         ("backward",),
-         _MME + "amp_optimizer_wrapper.py:126: self.loss_scaler.scale(loss).backward(**kwargs)  "
-         "(OptimWrapper: optimizer_wrapper.py:220: loss.backward(**kwargs))"),
-    Verb("mmengine", "mmengine", ("optim_wrapper", "optimizer_wrapper"), "step",
-         ("unscale", "clip", "step_update"),
-         _MME + "amp_optimizer_wrapper.py:137-140: self.loss_scaler.unscale_(self.optimizer); "
-         "self._clip_grad(); self.loss_scaler.step(...); self.loss_scaler.update(...)"),
-    Verb("mmengine", "mmengine", ("optim_wrapper", "optimizer_wrapper"), "optim_context",
-         ("region",),
-         _MME + "amp_optimizer_wrapper.py:189: with super().optim_context(model), "
-         "autocast(dtype=self.cast_dtype):", distinctive=True),
+    Verb("mmengine", "mmengine", _OW, "update_params", ("backward", "step_update"), _MME,
+         "mmengine/optim/optimizer/optimizer_wrapper.py", 196, "self.backward(loss)",
+         "then self.step() and self.zero_grad() when should_update() (200-202)",
+         distinctive=True),
+    Verb("mmengine", "mmengine", _OW, "backward", ("backward",), _MME,
+         "mmengine/optim/optimizer/amp_optimizer_wrapper.py", 126,
+         "self.loss_scaler.scale(loss).backward(**kwargs)",
+         "OptimWrapper: loss.backward(**kwargs) (optimizer_wrapper.py:220)"),
+    Verb("mmengine", "mmengine", _OW, "step", ("unscale", "clip", "step_update"), _MME,
+         "mmengine/optim/optimizer/amp_optimizer_wrapper.py", 137,
+         "self.loss_scaler.unscale_(self.optimizer)",
+         "then self._clip_grad(), loss_scaler.step(...), loss_scaler.update(...) (138-140)"),
+    Verb("mmengine", "mmengine", _OW, "optim_context", ("region",), _MME,
+         "mmengine/optim/optimizer/amp_optimizer_wrapper.py", 189,
+         "with super().optim_context(model), autocast(dtype=self.cast_dtype):",
+         distinctive=True),
     # -- Lightning: LightningModule (manual optimization) and the AMP precision plugin ------
-    Verb("lightning", "lightning", ("self",), "manual_backward", ("backward",),
-         _PL + "core/module.py:1125: self.trainer.strategy.backward(loss, None, ...); "
-         "plugins/precision/amp.py:83: tensor = self.scaler.scale(tensor)", distinctive=True),
-    Verb("lightning", "lightning", ("self",), "clip_gradients", ("clip",),
-         _PL + "core/module.py:1299: self.trainer.precision_plugin.clip_gradients(...)  "
-         "(plugins/precision/amp.py:121; the unscale_ is in optimizer_step, amp.py:108)"),
-    Verb("lightning", "lightning", ("opt", "optimizer"), "step", ("unscale", "step_update"),
-         _PL + "plugins/precision/amp.py:108: self.scaler.unscale_(optimizer); 115-116: "
-         "self.scaler.step(optimizer, **kwargs); self.scaler.update()"),
+    Verb("lightning", "lightning", ("self",), "manual_backward", ("backward",), _PL,
+         "lightning/pytorch/core/module.py", 1125,
+         "self.trainer.strategy.backward(loss, None, *args, **kwargs)",
+         "the AMP plugin scales it: tensor = self.scaler.scale(tensor) "
+         "(plugins/precision/amp.py:83)", distinctive=True),
+    Verb("lightning", "lightning", ("self",), "clip_gradients", ("clip",), _PL,
+         "lightning/pytorch/core/module.py", 1299,
+         "self.trainer.precision_plugin.clip_gradients(optimizer, gradient_clip_val, "
+         "gradient_clip_algorithm)",
+         "the AMP plugin's unscale_ is in optimizer_step (plugins/precision/amp.py:108)"),
+    Verb("lightning", "lightning", ("opt", "optimizer"), "step", ("unscale", "step_update"), _PL,
+         "lightning/pytorch/plugins/precision/amp.py", 108,
+         "self.scaler.unscale_(optimizer)  # type: ignore[arg-type]",
+         "then self.scaler.step(...) and self.scaler.update() (115-116)"),
     # -- DeepSpeed: the engine scales, clips and steps by itself -----------------------------
-    Verb("deepspeed", "deepspeed", ("engine", "model_engine"), "backward", ("backward",),
-         _DS + "3382: def backward(self, loss, retain_graph=False, scale_wrt_gas=True)"),
-    Verb("deepspeed", "deepspeed", ("engine", "model_engine"), "step", ("step_update",),
-         _DS + "3567: def step(self, lr_kwargs=None)  (_take_model_step at the "
-         "accumulation boundary)"),
+    Verb("deepspeed", "deepspeed", ("engine", "model_engine"), "backward", ("backward",), _DS,
+         "deepspeed/runtime/engine.py", 3382,
+         "def backward(self, loss, retain_graph=False, scale_wrt_gas=True):"),
+    Verb("deepspeed", "deepspeed", ("engine", "model_engine"), "step", ("step_update",), _DS,
+         "deepspeed/runtime/engine.py", 3567, "def step(self, lr_kwargs=None):",
+         "_take_model_step at the accumulation boundary"),
     # -- fairseq: FP16Optimizer / MemoryEfficientFP16Optimizer -------------------------------
-    Verb("fairseq", "fairseq", ("optimizer",), "backward", ("backward",),
-         _FS + "107-108 (FP16Optimizer), 400-401 (MemoryEfficientFP16Optimizer): "
-         "loss = self.scaler.scale(loss); loss.backward()"),
     # Its unscale (`_unscale_grads`, 172) multiplies by a factor it then resets to 1.0: calling
     # it twice is harmless, so no `unscale` event is recorded for it.
-    Verb("fairseq", "fairseq", ("optimizer",), "clip_grad_norm", ("clip",),
-         _FS + "191 / 421: def clip_grad_norm(...)  (multiplies by the inverse scale, "
-         "updates the dynamic loss scaler)"),
-    Verb("fairseq", "fairseq", ("optimizer",), "step", ("step_update",),
-         _FS + "222 / 449: self._unscale_grads()"),
+    Verb("fairseq", "fairseq", ("optimizer",), "backward", ("backward",), _FS,
+         "fairseq/optim/fp16_optimizer.py", 107, "loss = self.scaler.scale(loss)",
+         "then loss.backward() (108); MemoryEfficientFP16Optimizer: 400-401"),
+    Verb("fairseq", "fairseq", ("optimizer",), "clip_grad_norm", ("clip",), _FS,
+         "fairseq/optim/fp16_optimizer.py", 191,
+         "def clip_grad_norm(self, max_norm, aggregate_norm_fn=None):",
+         "multiplies by the inverse scale; MemoryEfficientFP16Optimizer: 421"),
+    Verb("fairseq", "fairseq", ("optimizer",), "step", ("step_update",), _FS,
+         "fairseq/optim/fp16_optimizer.py", 222, "self._unscale_grads()",
+         "MemoryEfficientFP16Optimizer: 449"),
 )
+
+# Other top-level imports that name a framework of the table.
+IMPORT_ALIASES: Dict[str, str] = {"pytorch_lightning": "lightning"}
 
 BY_METHOD: Dict[str, Tuple[Verb, ...]] = {}
 for _verb in VERBS:

@@ -15,7 +15,7 @@ from typing import Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.data.scaler_vocab import BY_METHOD, METHODS, Verb
+from amplint.data.scaler_vocab import BY_METHOD, IMPORT_ALIASES, METHODS, Verb
 from amplint.facts.tree import Collector, dotted_name
 
 # The event names of the table the flow records (the others are read from the table directly,
@@ -28,7 +28,8 @@ def imported(tree: Collector) -> Set[str]:
     found: Set[str] = set()
     for frame in tree.frames:
         for target in frame.imports.values():
-            found.add(target.split(".", 1)[0])
+            root = target.split(".", 1)[0]
+            found.add(IMPORT_ALIASES.get(root, root))
     return found
 
 

@@ -85,7 +85,7 @@ def repeated_unscales(flow) -> Iterable[Tuple[Event, Event]]:
                 continue
             if any(
                 not exclusive(e, later)
-                for e in flow.between(earlier, later, "opt_step", "step", "update")
+                for e in flow.between(earlier, later, "opt_step", "step", "update", "step_update")
             ):
                 continue
             yield earlier, later

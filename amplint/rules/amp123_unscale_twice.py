@@ -10,6 +10,7 @@ from amplint.diagnostics import Diagnostic, Severity
 from amplint.facts.scalers import (
     Event, Flow, exclusive,
 )
+from amplint.facts.framework_verbs import FLOW_EVENTS, verb_of
 from amplint.facts.scaler_paths import repeated_unscales
 from amplint.rules._unscale_paths import less_often, skipped as skipped_update
 from amplint.facts.scalers import SCALER_TRIGGERS, spans
@@ -354,8 +355,8 @@ class UnscaleTwice(Rule):
                     "already did, with no optimizer step between; under "
                     f"{later.framework}'s fp16 mixed precision its GradScaler raises "
                     "'RuntimeError: unscale_() has already been called on this optimizer since "
-                    f"the last update().' ({_SOURCE[later.framework]}); unscale once per step "
-                    "(`clip_grad_norm_` and `clip_grad_value_` unscale by themselves)",
+                    f"the last update().' ({_source(later, scalers.frameworks)}); unscale once "
+                    "per step (`clip_grad_norm_` and `clip_grad_value_` unscale by themselves)",
                     related=related,
                 )
 
@@ -377,7 +378,11 @@ class UnscaleTwice(Rule):
         return None
 
 
-_SOURCE = {"accelerate": "accelerate/accelerator.py:2955, 3047, 3074"}
+def _source(event: Event, frameworks) -> str:
+    """Where the framework unscales, from amplint.data.scaler_vocab."""
+    node = event.inner if event.inner is not None else event.node
+    verb = verb_of(node, frameworks, FLOW_EVENTS) if isinstance(node, cst.Call) else None
+    return f"{verb.release}: {verb.path}:{verb.line}" if verb else event.framework or ""
 
 
 def _call_text(module: cst.Module, event: Event) -> str:
