@@ -7,6 +7,8 @@ mmengine's update_params inside optim_context."""
 
 from __future__ import annotations
 
+import pytest
+
 from amplint.engine import Settings
 from amplint.project import lint_project
 
@@ -127,3 +129,30 @@ def test_mmengine_base_model_shape_is_silent():
     assert "        optim_wrapper.update_params(parsed_losses)\n        return" in (
         files["scaler_mmengine_runner/models/detector.py"])
     assert findings(lint_project(files, SETTINGS), "AMP104", "AMP123") == []
+
+
+def test_lightning_manual_clip_under_16_mixed_clips_scaled_gradients():
+    results = lint_project(load("scaler_lightning_manual"), SETTINGS)
+    assert findings(results, "AMP120") == [("scaler_lightning_manual/model.py", 25, "AMP120")]
+    (diag,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP120"]
+    assert 'Trainer(precision="16-mixed") at train.py:11' in diag.message
+    assert "#18089" in diag.message and diag.fix is None
+
+
+@pytest.mark.parametrize("old, new", [
+    ('precision="16-mixed"', 'precision="bf16-mixed"'),  # no scaler
+    ('precision="16-mixed"', 'precision="32-true"'),
+    ("        self.automatic_optimization = False\n", ""),  # Lightning clips after unscale_
+    (  # the hook Lightning calls after its unscale_
+        '        self.clip_gradients(opt, gradient_clip_val=0.5, gradient_clip_algorithm="norm")\n'
+        "        opt.step()\n",
+        "        opt.step()\n\n"
+        "    def on_before_optimizer_step(self, optimizer):\n"
+        '        self.clip_gradients(optimizer, gradient_clip_val=0.5, gradient_clip_algorithm="norm")\n',
+    ),
+])
+def test_lightning_manual_twins_are_silent(old, new):
+    files = load("scaler_lightning_manual", [(old, new)])
+    assert old not in files["scaler_lightning_manual/model.py"] + files[
+        "scaler_lightning_manual/train.py"]
+    assert findings(lint_project(files, SETTINGS), "AMP120", "AMP123") == []
