@@ -73,4 +73,3 @@ def _unscales(tree, function: Frame) -> bool:
         ):
             return True
     return False
-
