@@ -73,7 +73,7 @@ def repeated_unscales(flow) -> Iterable[Tuple[Event, Event]]:
     """(earlier, later) framework unscale events of one flow that unscale the same optimizer
     (or every optimizer) on the same pass, in the same loop, with no optimizer step, scaler
     step or update between them (a prepared optimizer's `step()` updates the scaler and resets
-    its unscale state). Lazy: the flow's events as scaler_flow records them."""
+    its unscale state), and no `return`/`continue`/`break` that leaves the first's pass first. Lazy: the flow's events as scaler_flow records them."""
     unscales = [e for e in flow.events if e.kind == "unscale" and e.framework]
     for later in unscales:
         for earlier in unscales:
@@ -88,5 +88,7 @@ def repeated_unscales(flow) -> Iterable[Tuple[Event, Event]]:
                 for e in flow.between(earlier, later, "opt_step", "step", "update", "step_update")
             ):
                 continue
+            if any(not exclusive(j, later) for j in jumps_between(flow, earlier, later)):
+                continue  # the pass that unscaled first leaves before the second
             yield earlier, later
             break

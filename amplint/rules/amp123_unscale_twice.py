@@ -194,6 +194,13 @@ class UnscaleTwice(Rule):
         "accelerator.unscale_gradients(opt_b)\n"
         "opt_a.step()\n"
         "opt_b.step()\n",
+        # the branch that unscales returns before the clip
+        "from accelerate import Accelerator\n"
+        "def clip(accelerator, model, optimizer, log_only):\n"
+        "    if log_only:\n"
+        "        accelerator.unscale_gradients(optimizer)\n"
+        "        return grad_norm(model)\n"
+        "    return accelerator.clip_grad_norm_(model.parameters(), 1.0)\n",
         # not accelerate's: a file that does not import it, a method of another object
         "def clip(trainer, model):\n"
         "    trainer.clip_grad_norm_(model.parameters(), 1.0)\n"
