@@ -7,6 +7,8 @@ mmengine's update_params inside optim_context."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from amplint.engine import Settings
@@ -156,3 +158,61 @@ def test_lightning_manual_twins_are_silent(old, new):
     assert old not in files["scaler_lightning_manual/model.py"] + files[
         "scaler_lightning_manual/train.py"]
     assert findings(lint_project(files, SETTINGS), "AMP120", "AMP123") == []
+
+
+SPLIT_TRAINER = {
+    "pkg/__init__.py": "",
+    "pkg/mixins.py": (
+        "import torch\n"
+        "class ClipMixin:\n"
+        "    def clip_if_needed(self):\n"
+        "        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)\n"
+    ),
+    "pkg/utils.py": (
+        "def log_grad_norm(accelerator, model, optimizer):\n"
+        "    accelerator.unscale_gradients(optimizer)\n"
+    ),
+    "pkg/engine.py": (
+        "import torch\n"
+        "from .mixins import ClipMixin\n"
+        "from pkg.utils import log_grad_norm\n"
+        "class Trainer(ClipMixin):\n"
+        "    def __init__(self, model, optimizer):\n"
+        "        self.model, self.optimizer = model, optimizer\n"
+        "        self.scaler = torch.amp.GradScaler('cuda')\n"
+        "    def train_step(self, loss):\n"
+        "        self.scaler.scale(loss).backward()\n"
+        "        self.clip_if_needed()\n"
+        "        log_grad_norm(None, self.model, self.optimizer)\n"
+        "        self.scaler.step(self.optimizer)\n"
+        "        self.scaler.update()\n"
+        "        self.log_metrics()\n"
+        "    def log_metrics(self):\n"
+        "        print(self.scaler.get_scale())\n"
+    ),
+}
+
+
+def test_show_regions_lists_the_calls_the_protocol_could_not_compose(tmp_path, monkeypatch):
+    """A mixin's clip and a helper's unscale in other files are not composed (the AMP12x rules
+    stay silent about them): --show-regions names both, not the same-file `log_metrics`."""
+    from click.testing import CliRunner
+
+    from amplint.cli import cli
+
+    for path, text in SPLIT_TRAINER.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert scaler_findings(lint_project(dict(SPLIT_TRAINER), SETTINGS)) == []
+    result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "--output-format", "json", "."])
+    assert result.exit_code == 0, result.output
+    gaps = json.loads(result.output)["scaler_uncomposed"]
+    assert [(g["call"], g["in"]) for g in gaps] == [
+        ("self.clip_if_needed() at engine.py:10", "Trainer.train_step"),
+        ("log_grad_norm() at engine.py:11", "Trainer.train_step"),
+    ]
+    assert "mixin" in gaps[0]["why"] and "pkg.utils" in gaps[1]["why"]
+    text = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."]).output
+    assert "GradScaler protocol: calls not composed" in text
+    assert "self.clip_if_needed() at engine.py:10 in Trainer.train_step" in text
