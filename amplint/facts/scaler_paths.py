@@ -90,5 +90,25 @@ def repeated_unscales(flow) -> Iterable[Tuple[Event, Event]]:
                 continue
             if any(not exclusive(j, later) for j in jumps_between(flow, earlier, later)):
                 continue  # the pass that unscaled first leaves before the second
+            if _none_tested(later, earlier):
+                continue
             yield earlier, later
             break
+
+
+def _none_tested(later: Event, earlier: Event) -> bool:
+    """`later` waits for an `if X is None:` (or `is not None`) the earlier event is not under:
+    typically "was it computed already?" (transformers' `_get_grad_norm(model, grad_norm)`
+    clips only `if grad_norm is None`, i.e. when `_clip_grad_norm` did not run), a value flow
+    the events do not carry, so the pair is not taken to run on the same pass."""
+    around = set(earlier.branches())
+    for branch in later.branches():
+        if branch in around or not isinstance(branch.node, cst.If):
+            continue
+        test = branch.node.test
+        if isinstance(test, cst.Comparison) and any(
+            isinstance(c.comparator, cst.Name) and c.comparator.value == "None"
+            for c in test.comparisons
+        ):
+            return True
+    return False

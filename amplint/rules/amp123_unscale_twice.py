@@ -201,6 +201,22 @@ class UnscaleTwice(Rule):
         "        accelerator.unscale_gradients(optimizer)\n"
         "        return grad_norm(model)\n"
         "    return accelerator.clip_grad_norm_(model.parameters(), 1.0)\n",
+        # transformers' Trainer: the second clip runs only when the first did not
+        "from accelerate import Accelerator\n"
+        "class Trainer:\n"
+        "    def _clip_grad_norm(self, model):\n"
+        "        return self.accelerator.clip_grad_norm_(model.parameters(), self.max_norm)\n"
+        "    def _get_grad_norm(self, model, grad_norm=None):\n"
+        "        if grad_norm is None:\n"
+        "            grad_norm = self.accelerator.clip_grad_norm_(model.parameters(), float('inf'))\n"
+        "        return grad_norm\n"
+        "    def step(self, model):\n"
+        "        # accelerate's GradScaler unscales inside clip_grad_norm_\n"
+        "        grad_norm = None\n"
+        "        if self.max_norm > 0:\n"
+        "            grad_norm = self._clip_grad_norm(model)\n"
+        "        grad_norm = self._get_grad_norm(model, grad_norm=grad_norm)\n"
+        "        self.optimizer.step()\n",
         # not accelerate's: a file that does not import it, a method of another object
         "def clip(trainer, model):\n"
         "    trainer.clip_grad_norm_(model.parameters(), 1.0)\n"
