@@ -304,11 +304,33 @@ class ScalerAnalysis:
         `unscale_gradients`, `clip_grad_norm_`, ...): their events carry `framework`."""
         if self.infos:
             return self.composed
-        if not any(
-            events_of(site.node, self.frameworks, self.module) for site in self.tree.calls
-        ):
-            return []
-        return composed_flows(self)
+        holders = {
+            id(site.frame.function or self.tree.module_frame) for site in self.tree.calls
+            if events_of(site.node, self.frameworks, self.module)
+        }
+        return composed_flows(self, self._callers_of(holders)) if holders else []
+
+    def _callers_of(self, frames: Set[int]) -> Set[int]:
+        """`frames` and the functions of the file that call them, transitively (a call is
+        looked up in the call graph only when its name is one of theirs)."""
+        by_id = {id(f): f for f in self.tree.frames}
+        found = set(frames)
+        while True:
+            names = {getattr(by_id[i].node, "name", None) for i in found if i in by_id}
+            names = {n.value for n in names if isinstance(n, cst.Name)}
+            added = set()
+            for site in self.tree.calls:
+                caller = id(site.frame.function or self.tree.module_frame)
+                if caller in found or self.callgraph is None:
+                    continue
+                name = dotted_name(site.node.func)
+                if not name or name[-1] not in names:
+                    continue
+                if any(id(c) in found for c in self.callgraph.callees(site)):
+                    added.add(caller)
+            if not added:
+                return found
+            found |= added
 
     # -- the walk the AMP12x rules share -----------------------------------------------------
     def live(self, ref: Optional[str]) -> bool:
