@@ -4,18 +4,14 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-import libcst as cst
-
 from amplint.diagnostics import Diagnostic, Severity
 from amplint.facts.scalers import (
     Event, Flow, exclusive,
 )
-from amplint.facts.framework_verbs import FLOW_EVENTS, verb_of
-from amplint.facts.scaler_paths import repeated_unscales
 from amplint.rules._unscale_paths import less_often, skipped as skipped_update
-from amplint.facts.scalers import SCALER_TRIGGERS, spans
-from amplint.facts.tree import dotted_name
+from amplint.facts.scalers import SCALER_TRIGGERS
 from amplint.rules import Flag, Rule
+from amplint.rules._framework_unscale import framework_double_unscales
 
 
 class UnscaleTwice(Rule):
@@ -208,7 +204,8 @@ class UnscaleTwice(Rule):
         "        return self.accelerator.clip_grad_norm_(model.parameters(), self.max_norm)\n"
         "    def _get_grad_norm(self, model, grad_norm=None):\n"
         "        if grad_norm is None:\n"
-        "            grad_norm = self.accelerator.clip_grad_norm_(model.parameters(), float('inf'))\n"
+        "            grad_norm = self.accelerator.clip_grad_norm_(\n"
+        "                model.parameters(), float('inf'))\n"
         "        return grad_norm\n"
         "    def step(self, model):\n"
         "        # accelerate's GradScaler unscales inside clip_grad_norm_\n"
@@ -313,7 +310,7 @@ class UnscaleTwice(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
-        yield from self._framework(ctx.module, scalers)
+        yield from framework_double_unscales(self, ctx.module, scalers)
         for flow, unscale in scalers.walk("unscale"):
             earlier = self._earlier(flow, unscale)
             if earlier is not None:
@@ -356,33 +353,6 @@ class UnscaleTwice(Rule):
                     related={"update_line": update.node, **({"jump_line": jump} if jump else {})},
                 )
 
-    def _framework(self, module: cst.Module, scalers) -> Iterable[Diagnostic]:
-        """accelerate's `unscale_gradients(opt)` and `clip_grad_norm_`/`clip_grad_value_`
-        (which unscale every prepared optimizer) twice before the optimizer steps."""
-        for flow in scalers.framework_flows:
-            for earlier, later in repeated_unscales(flow):
-                if not spans(earlier, later):
-                    continue  # wholly inside one callee: reported there
-                first = _call_text(module, earlier)
-                second = _call_text(module, later)
-                through = " (through this call)" if later.origin is not None else ""
-                what = f"`{later.arg}`" if later.arg else "every prepared optimizer"
-                related = {"first_line": earlier.inner or earlier.node}
-                where = "at line {first_line}"
-                if earlier.origin is not None:
-                    where += ", through the call at line {call_line},"
-                    related["call_line"] = earlier.node
-                yield self.report(
-                    later.node,
-                    f"`{second}`{through} unscales {what} again: `{first}` {where} "
-                    "already did, with no optimizer step between; under "
-                    f"{later.framework}'s fp16 mixed precision its GradScaler raises "
-                    "'RuntimeError: unscale_() has already been called on this optimizer since "
-                    f"the last update().' ({_source(later, scalers.frameworks)}); unscale once "
-                    "per step (`clip_grad_norm_` and `clip_grad_value_` unscale by themselves)",
-                    related=related,
-                )
-
     @staticmethod
     def _earlier(flow: Flow, unscale: Event) -> Optional[Event]:
         for prior in flow.of("unscale", "step", scaler=unscale.scaler):
@@ -399,18 +369,3 @@ class UnscaleTwice(Rule):
             if not updates:
                 return prior
         return None
-
-
-def _source(event: Event, frameworks) -> str:
-    """Where the framework unscales, from amplint.data.scaler_vocab."""
-    node = event.inner if event.inner is not None else event.node
-    verb = verb_of(node, frameworks, FLOW_EVENTS) if isinstance(node, cst.Call) else None
-    return f"{verb.release}: {verb.path}:{verb.line}" if verb else event.framework or ""
-
-
-def _call_text(module: cst.Module, event: Event) -> str:
-    node = event.inner if event.inner is not None else event.node
-    func = node.func if isinstance(node, cst.Call) else node
-    return module.code_for_node(func).strip() + "(...)" if event.inner is None else (
-        ".".join(dotted_name(func) or ("?",)) + "(...)"
-    )
