@@ -15,6 +15,7 @@ from amplint.facts.regions import Enabled
 from amplint.files import discover
 from amplint.project import build
 from amplint.project_inputs import _KeyedLazy, _LazyTexts, _config_files
+from amplint.scaler_report import uncomposed
 
 _CLASS_HEAD = re.compile(r"^class (\w+)\b", re.M)
 _NOT_SPECIFIC = 5  # more candidate files than this: the call could run nearly any model code
@@ -72,9 +73,10 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
         item["unresolved"].sort(key=lambda gap: _place(gap["call"]))
         item["through"].sort(key=lambda step: _place(step["call"]))
     ordered = [regions[desc] for desc in sorted(regions, key=_place)]
+    gaps = uncomposed(keys, lambda key: texts[key], project.display)
     if output_format == "json":
         return json.dumps({"regions": ordered, "autocast_modules": suggestion, "declare": declare,
-                           "errors": errors}, indent=2) + "\n"
+                           "scaler_uncomposed": gaps, "errors": errors}, indent=2) + "\n"
     lines: List[str] = []
     for item in ordered:
         lines.append(item["region"] + _state_note(item))
@@ -98,6 +100,11 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
         lines.append("")
         lines.append(f"amplint cannot tell which classes {unspecific} unresolved {calls} above "
                      f"run; {declare}")
+    if gaps:
+        lines.append("")
+        lines.append("GradScaler protocol: calls not composed (the AMP12x rules do not see the "
+                     "scaler events behind them):")
+        lines.extend(f"  {gap['call']} in {gap['in']}: {gap['why']}" for gap in gaps)
     lines.extend(f"error: {error}" for error in errors)
     return "\n".join(lines) + "\n"
 

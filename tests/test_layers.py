@@ -58,6 +58,7 @@ LAYER_OF = {
     "amplint.project_inputs": "runner",
     "amplint.result_cache": "runner",
     "amplint.reach_report": "runner",
+    "amplint.scaler_report": "runner",
     "amplint.file_context": "runner",
     "amplint.project_root": "runner",
     "amplint.stdin": "runner",

@@ -21,6 +21,7 @@ from typing import List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
+from amplint.facts.framework_verbs import events_of, receiver_text
 from amplint.facts.names import resolve_expr
 from amplint.facts.syntax import calls_in
 from amplint.facts.tree import CallSite, Frame, dotted_name
@@ -68,6 +69,7 @@ class Event:
     site: Optional[CallSite] = None
     origin: Optional[cst.Call] = None  # composed (scaler_protocol.py): the call it came through
     inner: Optional[cst.CSTNode] = None  # composed: the event's own node, in the callee
+    framework: Optional[str] = None  # a framework's call (framework_verbs.py), not a GradScaler's
 
     @property
     def loops(self) -> Tuple[Loop, ...]:
@@ -305,8 +307,22 @@ class FlowWalker:
                 if first is not None and not self._is_scaled(first):
                     self.emit("backward", call, ctx, stmt, site=site)
                 continue
+            if self.framework(call, ctx, stmt, site):
+                continue
             if not self.call(call, site, ctx) and analysis.clip_call(call, site):
                 self.emit("clip", call, ctx, stmt, site=site)
+
+    def framework(self, call: cst.Call, ctx, stmt, site: Optional[CallSite]) -> bool:
+        """A framework's protocol call (amplint.data.scaler_vocab): its unscale events, with
+        the framework object as their scaler."""
+        found = events_of(call, self.analysis.frameworks, self.analysis.module)
+        if not found:
+            return False
+        scaler = self.analysis.ref(receiver_text(call), self.flow.frame)
+        for kind, opt_text, verb in found:
+            self.emit(kind, call, ctx, stmt, scaler=scaler, arg=opt_text, site=site,
+                      framework=verb.framework)
+        return True
 
     def call(self, call: cst.Call, site: Optional[CallSite], ctx) -> bool:
         """Any other call: the composing walker (scaler_protocol.py) inlines its callee."""
@@ -337,63 +353,3 @@ def _tensor_backward(call: cst.Call) -> bool:
         if receiver.func.value == "super":
             return False
     return True
-
-
-# -- helpers for the AMP12x rules --------------------------------------------------------------
-def signature(branch: Branch):
-    """What makes two branches the same arm: one `if`'s arm, or the same tested condition."""
-    if branch.cond is not None:
-        return ("cond", branch.cond, branch.positive)
-    return ("node", id(branch.node), branch.index)
-
-
-def arms(event: Event, within: Optional[Loop] = None) -> Set[tuple]:
-    return {signature(b) for b in event.branches(within)}
-
-
-def runs_whenever(a: Event, b: Event, within: Optional[Loop] = None) -> bool:
-    """True when `a` is no more conditional than `b` (every arm around `a` also holds `b`)."""
-    return arms(a, within) <= arms(b, within)
-
-
-def gates(a: Event, b: Event, within: Optional[Loop] = None) -> List[Branch]:
-    """The `if` bodies around `a` (inside loop `within`) that `b` is not in: the tests `a` waits
-    for when `b` does not (`if not skip_step:`, `if grad_norm.isfinite():`). `elif`/`else` arms
-    are left out: they say an earlier test failed, which is a split of paths, not a skip."""
-    around_b = arms(b, within)
-    return [
-        branch for branch in a.branches(within)
-        if isinstance(branch.node, cst.If) and branch.index == 0
-        and signature(branch) not in around_b
-    ]
-
-
-def jumps_between(flow: Flow, first: Event, last: Event) -> List[Event]:
-    """`continue`/`break` of the loop around `first`, or `return`, between the two events that
-    can run on the same pass as `first`: they leave the iteration before `last` runs."""
-    loop = first.loop
-    found = []
-    for event in flow.between(first, last, "continue", "break", "return"):
-        if exclusive(event, first):
-            continue
-        if event.kind == "return" or event.loop == loop:
-            found.append(event)
-    return found
-
-
-def expr_line(call: cst.BaseExpression) -> cst.SimpleStatementLine:
-    return cst.SimpleStatementLine(body=[cst.Expr(call)])
-
-
-def insert_before(stmt: cst.SimpleStatementLine, new: cst.SimpleStatementLine):
-    """Edits that put `new` on its own line before `stmt` (comments above stay on top)."""
-    return {
-        stmt: cst.FlattenSentinel([
-            new.with_changes(leading_lines=stmt.leading_lines),
-            stmt.with_changes(leading_lines=()),
-        ])
-    }
-
-
-def insert_after(stmt: cst.SimpleStatementLine, new: cst.SimpleStatementLine):
-    return {stmt: cst.FlattenSentinel([stmt, new])}

@@ -41,13 +41,16 @@ def spans(*events: Event) -> bool:
     return len(origins) > 1 or None in origins
 
 
-def composed_flows(analysis) -> List[Flow]:
+def composed_flows(analysis, only: Optional[Set[int]] = None) -> List[Flow]:
     """One composed Flow per function (and the module body) that has scaler events after
-    composition, in the order of the file's frames."""
-    composer = _Composer(analysis)
+    composition, in the order of the file's frames. `only`: the ids of the frames that can
+    hold such events (the others are neither walked nor composed into a caller)."""
+    composer = _Composer(analysis, only)
     flows = []
     for frame in analysis.tree.frames:
         if frame.kind not in ("function", "module"):
+            continue
+        if only is not None and id(frame) not in only:
             continue
         flow = composer.flow(frame, ())
         if any(e.scaler is not None for e in flow.events):
@@ -56,8 +59,9 @@ def composed_flows(analysis) -> List[Flow]:
 
 
 class _Composer:
-    def __init__(self, analysis) -> None:
+    def __init__(self, analysis, only: Optional[Set[int]] = None) -> None:
         self.analysis = analysis
+        self.only = only
         self.done: Dict[int, Flow] = {}
 
     def flow(self, frame: Frame, stack) -> Flow:
@@ -94,6 +98,8 @@ class _ComposingWalker(FlowWalker):
         callee = callees[0]
         if id(callee) in self.stack or len(self.stack) >= _DEPTH:
             return False
+        if self.composer.only is not None and id(callee) not in self.composer.only:
+            return False
         inner = self.composer.flow(callee, self.stack)
         events = [e for e in inner.events if e.kind in PROTOCOL]
         if not events or len(self.flow.events) + len(events) > _MAX_EVENTS:
@@ -113,6 +119,7 @@ class _ComposingWalker(FlowWalker):
                 event.kind, call, ctx + event.ctx, None, scaler=scaler,
                 arg=rename.text(event.arg) if event.arg else None, backward=event.backward,
                 site=site, origin=call, inner=event.inner or event.node,
+                framework=event.framework,
             )
         return True
 

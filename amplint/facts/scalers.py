@@ -23,9 +23,12 @@ import libcst as cst
 
 from amplint.facts.names import resolve, resolve_expr, visible_scopes
 from amplint.facts.regions import Enabled, bound_arguments, literal_bool
+from amplint.facts.framework_verbs import events_of, imported
 from amplint.facts.scaler_flow import (  # noqa: F401  (the event names re-exported for the rules)
-    Branch, Ctx, Event, Flow, FlowWalker, Loop, arms, exclusive, expr_line, gates, insert_after,
-    insert_before, jumps_between, key_text, more_conditional, runs_whenever, signature,
+    Branch, Ctx, Event, Flow, FlowWalker, Loop, exclusive, key_text, more_conditional,
+)
+from amplint.facts.scaler_paths import (  # noqa: F401  (re-exported for the rules)
+    arms, expr_line, gates, insert_after, insert_before, jumps_between, runs_whenever, signature,
 )
 from amplint.facts.scaler_protocol import composed_flows, spans  # noqa: F401
 from amplint.facts.syntax import holder_key
@@ -289,6 +292,45 @@ class ScalerAnalysis:
     def composed(self) -> List[Flow]:
         """The flows with same-file callees' events composed in (amplint.facts.scaler_protocol)."""
         return composed_flows(self) if self.infos else []
+
+    @cached_property
+    def frameworks(self) -> Set[str]:
+        """The top-level packages the file imports (gates amplint.data.scaler_vocab)."""
+        return imported(self.tree)
+
+    @cached_property
+    def framework_flows(self) -> List[Flow]:
+        """The composed flows when the file calls a framework's protocol verbs (accelerate's
+        `unscale_gradients`, `clip_grad_norm_`, ...): their events carry `framework`."""
+        if self.infos:
+            return self.composed
+        holders = {
+            id(site.frame.function or self.tree.module_frame) for site in self.tree.calls
+            if events_of(site.node, self.frameworks, self.module)
+        }
+        return composed_flows(self, self._callers_of(holders)) if holders else []
+
+    def _callers_of(self, frames: Set[int]) -> Set[int]:
+        """`frames` and the functions of the file that call them, transitively (a call is
+        looked up in the call graph only when its name is one of theirs)."""
+        by_id = {id(f): f for f in self.tree.frames}
+        found = set(frames)
+        while True:
+            names = {getattr(by_id[i].node, "name", None) for i in found if i in by_id}
+            names = {n.value for n in names if isinstance(n, cst.Name)}
+            added = set()
+            for site in self.tree.calls:
+                caller = id(site.frame.function or self.tree.module_frame)
+                if caller in found or self.callgraph is None:
+                    continue
+                name = dotted_name(site.node.func)
+                if not name or name[-1] not in names:
+                    continue
+                if any(id(c) in found for c in self.callgraph.callees(site)):
+                    added.add(caller)
+            if not added:
+                return found
+            found |= added
 
     # -- the walk the AMP12x rules share -----------------------------------------------------
     def live(self, ref: Optional[str]) -> bool:

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional
+from typing import Iterable, Optional
 
 import libcst as cst
 
 from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.data.scaler_vocab import METHODS as VERB_METHODS
+from amplint.facts.framework_verbs import imported, verb_of
 from amplint.facts.names import resolve_expr
-from amplint.facts.tree import CallSite, dotted_name, iter_nodes
+from amplint.facts.tree import CallSite
 from amplint.rules import Flag, Rule
+from amplint.rules._post_forward import post_forward
 from amplint.rules._util import region_note
 
 BACKWARD_FUNCTIONS = ("torch.autograd.backward", "torch.autograd.grad")
-# Calls that belong after the forward pass: moving them out of autocast is what the docs ask.
-POST_FORWARD_METHODS = {
-    "backward", "step", "zero_grad", "update", "unscale_", "clip_grad_norm_", "clip_grad_value_",
-    "item", "log", "log_dict", "info", "debug", "warning", "add_scalar", "add_scalars",
-    "set_postfix", "set_description", "manual_backward", "detach", "cpu", "append", "grad",
-}
-POST_FORWARD_FUNCTIONS = {"print", "clip_grad_norm_", "clip_grad_value_", "float", "len"}
 
 
 class BackwardInAutocast(Rule):
@@ -34,6 +30,10 @@ class BackwardInAutocast(Rule):
     reported. Nor is the backward inside a backward API's own body (a `manual_backward` or
     `backward` method, such as Lightning's, reached by a region only through its callers): the
     calls of that API are what is reported.
+
+    A framework call that runs backward counts too (amplint.data.scaler_vocab): mmengine's
+    `optim_wrapper.update_params(loss)` (backward, step, zero_grad) inside
+    `with optim_wrapper.optim_context(model):`, which is `AmpOptimWrapper`'s autocast region.
 
     A backward under `with pytest.raises(...)` / `self.assertRaises(...)` is a test that it
     fails, and is not reported.
@@ -145,6 +145,16 @@ class BackwardInAutocast(Rule):
             "accelerator.backward(loss)\n",
             count=2,
         ),
+        Flag(  # mmengine: update_params (backward + step) inside optim_context (autocast)
+            "from mmengine.model import BaseModel\n"
+            "class Detector(BaseModel):\n"
+            "    def train_step(self, data, optim_wrapper):\n"
+            "        with optim_wrapper.optim_context(self):\n"
+            "            losses = self._run_forward(data, mode='loss')\n"
+            "            parsed_losses, log_vars = self.parse_losses(losses)\n"
+            "            optim_wrapper.update_params(parsed_losses)\n"
+            "        return log_vars\n",
+        ),
         Flag(  # Lightning manual optimization with its own autocast region
             "import torch\n"
             "class Lit(LightningModule):\n"
@@ -198,6 +208,20 @@ class BackwardInAutocast(Rule):
         "        loss = self.compute_loss(batch)\n"
         "        self.manual_backward(loss)\n"
         "        opt.step()\n",
+        # mmengine's BaseModel.train_step: update_params after the optim_context block
+        "from mmengine.model import BaseModel\n"
+        "class Detector(BaseModel):\n"
+        "    def train_step(self, data, optim_wrapper):\n"
+        "        with optim_wrapper.optim_context(self):\n"
+        "            losses = self._run_forward(data, mode='loss')\n"
+        "        parsed_losses, log_vars = self.parse_losses(losses)\n"
+        "        optim_wrapper.update_params(parsed_losses)\n"
+        "        return log_vars\n",
+        # an update_params of something that is not an optimizer wrapper
+        "import torch\n"
+        "with torch.autocast('cuda'):\n"
+        "    out = model(x)\n"
+        "    ema.update_params(model)\n",
         # the documented recipe
         "import torch\n"
         "scaler = torch.amp.GradScaler('cuda')\n"
@@ -247,9 +271,17 @@ class BackwardInAutocast(Rule):
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
         found = []
+        frameworks = None
         for qualified, site in facts.qualified_calls:
             if not self._is_backward(qualified, site):
-                continue
+                if qualified is not None or not isinstance(site.node.func, cst.Attribute) or (
+                    site.node.func.attr.value not in VERB_METHODS
+                ):
+                    continue
+                if frameworks is None:
+                    frameworks = imported(facts.tree)
+                if verb_of(site.node, frameworks, ("backward",)) is None:
+                    continue  # not a framework call that runs backward (mmengine update_params)
             region = facts.active_region(site.frame)
             if region is not None and not _expects_error(site) and not _framework_owned(site, region):
                 found.append((site, region))
@@ -294,7 +326,7 @@ class BackwardInAutocast(Rule):
         if not index:  # None, or 0: nothing would be left in the with
             return None
         moved = body[index:]
-        if not all(_post_forward(stmt) for stmt in moved):
+        if not all(post_forward(stmt) for stmt in moved):
             return None
         items = list(with_node.items)
         autocast_items = [i for i, item in enumerate(items) if _is_region_item(item, region)]
@@ -364,68 +396,3 @@ def _expects_error(site: CallSite) -> bool:
 def _is_region_item(item: cst.WithItem, region) -> bool:
     origin = region.origin
     return item.item is origin or (isinstance(item.item, cst.Call) and item.item is origin)
-
-
-def _post_forward(stmt: cst.BaseStatement) -> bool:
-    if isinstance(stmt, cst.SimpleStatementLine):
-        return all(_post_forward_small(small) for small in stmt.body)
-    if isinstance(stmt, cst.If):
-        blocks: List[cst.BaseSuite] = [stmt.body]
-        orelse = stmt.orelse
-        while orelse is not None:
-            blocks.append(orelse.body)
-            orelse = orelse.orelse if isinstance(orelse, cst.If) else None
-        return all(
-            isinstance(block, cst.IndentedBlock) and all(_post_forward(s) for s in block.body)
-            for block in blocks
-        )
-    return False
-
-
-def _post_forward_small(small: cst.BaseSmallStatement) -> bool:
-    if isinstance(small, (cst.Pass, cst.Continue, cst.Break)):
-        return True
-    if isinstance(small, cst.Expr):
-        return _post_forward_expr(small.value)
-    if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-        value = small.value
-        return value is not None and _bookkeeping(value)
-    return False
-
-
-def _post_forward_expr(expr: cst.BaseExpression) -> bool:
-    if not isinstance(expr, cst.Call):
-        return False
-    func = expr.func
-    if isinstance(func, cst.Attribute):
-        # `model(x).sum().backward()` runs a forward: moving it would change its precision
-        return func.attr.value in POST_FORWARD_METHODS and not _runs_other_calls(expr)
-    if isinstance(func, cst.Name):
-        return func.value in POST_FORWARD_FUNCTIONS
-    return False
-
-
-def _runs_other_calls(call: cst.Call) -> bool:
-    """True when the receiver or arguments of `call` hold a call that is not bookkeeping
-    (`scaler.scale(loss)` and the post-forward methods are)."""
-    parts = [call.func.value] + [a.value for a in call.args]  # type: ignore[attr-defined]
-    for part in parts:
-        for node in iter_nodes(part):
-            if isinstance(node, cst.Call):
-                name = dotted_name(node.func)
-                if not name or name[-1] not in POST_FORWARD_METHODS | {"scale"}:
-                    return True
-    return False
-
-
-def _bookkeeping(expr: cst.BaseExpression) -> bool:
-    """Values like `loss.item()`, `total + loss.item() * n`, `clip_grad_norm_(...)`."""
-    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)):
-        return True
-    if isinstance(expr, cst.Attribute):
-        return True
-    if isinstance(expr, cst.BinaryOperation):
-        return _bookkeeping(expr.left) and _bookkeeping(expr.right)
-    if isinstance(expr, cst.Call):
-        return _post_forward_expr(expr)
-    return False

@@ -12,7 +12,8 @@ from amplint.facts.scalers import (
 )
 from amplint.facts.scalers import SCALER_TRIGGERS, spans
 from amplint.rules import Flag, Rule
-from amplint.rules._util import method_call
+from amplint.rules._lightning_clip import manual_clips
+from amplint.rules._util import method_call, region_note
 
 
 class ClipBeforeUnscale(Rule):
@@ -21,6 +22,11 @@ class ClipBeforeUnscale(Rule):
     spelling, `model.clip_grad_norm_(...)` (FSDP), timm's `dispatch_clip_grad`, or a function of
     the same file that clips — after `scaler.scale(loss).backward()` and before
     `scaler.step(optimizer)`, with no `scaler.unscale_(optimizer)` before it.
+
+    Lightning's manual optimization too: `self.clip_gradients(opt, ...)` in a LightningModule
+    with `self.automatic_optimization = False`, run under Lightning's float16 mixed precision
+    (`Trainer(precision="16-mixed")`, seen by the project pass), outside
+    `on_before_optimizer_step`: Lightning unscales only inside `opt.step()`.
 
     ## Why is this bad?
     Between `scaler.scale(loss).backward()` and `scaler.step(optimizer)` the `.grad`s hold the
@@ -49,6 +55,11 @@ class ClipBeforeUnscale(Rule):
     scaler.step(optimizer)
     scaler.update()
     ```
+    In Lightning's manual optimization, clip where Lightning has unscaled:
+    ```python
+    def on_before_optimizer_step(self, optimizer):
+        self.clip_gradients(optimizer, gradient_clip_val=0.5, gradient_clip_algorithm="norm")
+    ```
 
     ## Fix safety
     **Safe**, when it applies: `scaler.unscale_(optimizer)` is inserted on its own line before
@@ -57,14 +68,15 @@ class ClipBeforeUnscale(Rule):
     between them), and no other `unscale_` is reachable. Then `unscale_` runs once per step, as
     the recipe does, and `step` skips its own unscaling. With several optimizers, or a clip that
     may run more often than the step (per micro-step of an accumulation loop), inserting it could
-    call `unscale_` twice (`RuntimeError`), so the finding is reported without a fix.
+    call `unscale_` twice (`RuntimeError`), so the finding is reported without a fix. The
+    Lightning case has no fix (the clip moves to another method).
     """
 
     code = "AMP120"
     name = "clip-before-unscale"
     severity = Severity.WARNING
     fix_safety = "safe"
-    triggers = SCALER_TRIGGERS
+    triggers = SCALER_TRIGGERS + ("clip_gradients",)
 
     flag = [
         Flag(
@@ -258,6 +270,18 @@ class ClipBeforeUnscale(Rule):
             ).replace("{scaler}", step.scaler or "scaler")
             yield self.report(
                 clip.node, message, fix=self._fix(flow, clip, step), related=related,
+            )
+        for site, region in manual_clips(ctx.facts):
+            note, related = region_note(region)
+            yield self.report(
+                site.node,
+                f"gradient clipping of scaled gradients in manual optimization under float16 "
+                f"mixed precision {note}: Lightning unscales only inside `optimizer.step()` "
+                "(lightning/pytorch/plugins/precision/amp.py:108; Lightning issue #18089), so "
+                "the threshold applies to gradients multiplied by the loss scale; clip in "
+                "`on_before_optimizer_step(self, optimizer)`, which Lightning calls after the "
+                "unscale",
+                related=related,
             )
 
     @staticmethod

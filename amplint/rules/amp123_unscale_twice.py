@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import re
-from typing import Iterable, Optional, Tuple
-
-import libcst as cst
+from typing import Iterable, Optional
 
 from amplint.diagnostics import Diagnostic, Severity
 from amplint.facts.scalers import (
-    Event, Flow, arms, exclusive, gates, jumps_between, runs_whenever,
+    Event, Flow, exclusive,
 )
+from amplint.rules._unscale_paths import less_often, skipped as skipped_update
 from amplint.facts.scalers import SCALER_TRIGGERS
 from amplint.rules import Flag, Rule
+from amplint.rules._framework_unscale import framework_double_unscales
 
 
 class UnscaleTwice(Rule):
@@ -21,6 +20,12 @@ class UnscaleTwice(Rule):
     (also after that optimizer's `scaler.step`), and an `unscale_` that runs more often than
     the scaler's `update()`: every micro-step of a gradient-accumulation loop whose `step` and
     `update` run only every k-th iteration (or after the inner loop).
+
+    Framework calls count as unscales (amplint.data.scaler_vocab): accelerate's
+    `accelerator.unscale_gradients(opt)` unscales `opt`, and `accelerator.clip_grad_norm_` /
+    `clip_grad_value_` unscale every prepared optimizer first, so an `unscale_gradients` (in the
+    loop or in a helper of the file it calls) followed by `clip_grad_norm_` before the
+    optimizer's `step()` unscales twice.
 
     ## Why is this bad?
     `unscale_` records that the optimizer's gradients are unscaled until `update()` resets it.
@@ -136,8 +141,83 @@ class UnscaleTwice(Rule):
             "        scaler.step(optimizer)\n"
             "        scaler.update()\n",
         ),
+        Flag(  # accelerate: unscale_gradients, then clip_grad_norm_ unscales again
+            "from accelerate import Accelerator\n"
+            "accelerator = Accelerator(mixed_precision='fp16')\n"
+            "for batch in loader:\n"
+            "    accelerator.backward(model(batch))\n"
+            "    accelerator.unscale_gradients(optimizer=optimizer)\n"
+            "    accelerator.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    optimizer.step()\n"
+            "    optimizer.zero_grad()\n",
+        ),
+        Flag(  # accelerate: the first unscale in a helper of the file
+            "from accelerate import Accelerator\n"
+            "def grad_norm(accelerator, model, optimizer):\n"
+            "    accelerator.unscale_gradients(optimizer)\n"
+            "    return sum(p.grad.norm() for p in model.parameters())\n"
+            "def train(accelerator, model, optimizer, loader):\n"
+            "    for batch in loader:\n"
+            "        accelerator.backward(model(batch))\n"
+            "        norm = grad_norm(accelerator, model, optimizer)\n"
+            "        accelerator.clip_grad_value_(model.parameters(), 1.0)\n"
+            "        optimizer.step()\n",
+        ),
     ]
     clean = [
+        # accelerate's documented loop: clip_grad_norm_ unscales once per step
+        "from accelerate import Accelerator\n"
+        "accelerator = Accelerator(mixed_precision='fp16')\n"
+        "for batch in loader:\n"
+        "    accelerator.backward(model(batch))\n"
+        "    if accelerator.sync_gradients:\n"
+        "        accelerator.clip_grad_norm_(model.parameters(), 1.0)\n"
+        "    optimizer.step()\n"
+        "    optimizer.zero_grad()\n",
+        # a GAN: each clip_grad_norm_ is followed by its optimizer's step
+        "from accelerate import Accelerator\n"
+        "def train(accelerator, g, d, opt_g, opt_d, batch):\n"
+        "    accelerator.backward(d_loss(d, g, batch))\n"
+        "    accelerator.clip_grad_norm_(d.parameters(), 1.0)\n"
+        "    opt_d.step()\n"
+        "    accelerator.backward(g_loss(d, g, batch))\n"
+        "    accelerator.clip_grad_norm_(g.parameters(), 1.0)\n"
+        "    opt_g.step()\n",
+        # two optimizers, each unscaled once by name
+        "from accelerate import Accelerator\n"
+        "accelerator.backward(loss)\n"
+        "accelerator.unscale_gradients(opt_a)\n"
+        "accelerator.unscale_gradients(opt_b)\n"
+        "opt_a.step()\n"
+        "opt_b.step()\n",
+        # the branch that unscales returns before the clip
+        "from accelerate import Accelerator\n"
+        "def clip(accelerator, model, optimizer, log_only):\n"
+        "    if log_only:\n"
+        "        accelerator.unscale_gradients(optimizer)\n"
+        "        return grad_norm(model)\n"
+        "    return accelerator.clip_grad_norm_(model.parameters(), 1.0)\n",
+        # transformers' Trainer: the second clip runs only when the first did not
+        "from accelerate import Accelerator\n"
+        "class Trainer:\n"
+        "    def _clip_grad_norm(self, model):\n"
+        "        return self.accelerator.clip_grad_norm_(model.parameters(), self.max_norm)\n"
+        "    def _get_grad_norm(self, model, grad_norm=None):\n"
+        "        if grad_norm is None:\n"
+        "            grad_norm = self.accelerator.clip_grad_norm_(\n"
+        "                model.parameters(), float('inf'))\n"
+        "        return grad_norm\n"
+        "    def step(self, model):\n"
+        "        # accelerate's GradScaler unscales inside clip_grad_norm_\n"
+        "        grad_norm = None\n"
+        "        if self.max_norm > 0:\n"
+        "            grad_norm = self._clip_grad_norm(model)\n"
+        "        grad_norm = self._get_grad_norm(model, grad_norm=grad_norm)\n"
+        "        self.optimizer.step()\n",
+        # not accelerate's: a file that does not import it, a method of another object
+        "def clip(trainer, model):\n"
+        "    trainer.clip_grad_norm_(model.parameters(), 1.0)\n"
+        "    trainer.clip_grad_norm_(model.parameters(), 1.0)\n",
         # the step is skipped on non-finite gradients, the update is not
         "import torch\n"
         "def train_step(model, batch, optimizer, scaler):\n"
@@ -230,6 +310,7 @@ class UnscaleTwice(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
+        yield from framework_double_unscales(self, ctx.module, scalers)
         for flow, unscale in scalers.walk("unscale"):
             earlier = self._earlier(flow, unscale)
             if earlier is not None:
@@ -246,7 +327,7 @@ class UnscaleTwice(Rule):
                     related={"first_line": earlier.node},
                 )
                 continue
-            update = self._less_often(flow, unscale)
+            update = less_often(flow, unscale)
             if update is not None:
                 yield self.report(
                     unscale.node,
@@ -258,7 +339,7 @@ class UnscaleTwice(Rule):
                     related={"update_line": update.node},
                 )
                 continue
-            skipped = self._skipped(ctx.module, flow, unscale)
+            skipped = skipped_update(ctx.module, flow, unscale)
             if skipped is not None:
                 update, path, jump = skipped
                 yield self.report(
@@ -288,81 +369,3 @@ class UnscaleTwice(Rule):
             if not updates:
                 return prior
         return None
-
-    @staticmethod
-    def _skipped(module: cst.Module, flow: Flow, unscale: Event) -> Optional[Tuple]:
-        """Unscale then skip: every `update()` after the unscale waits for a test the unscale
-        does not (`if not skip_optimizer_step:`), or a `return`/`continue` may leave first.
-        The unscale must run whenever the update's enclosing arms outside the gate do (an
-        unscale under a test of its own, `if not handles_unscaling and not skip:`, is left
-        alone). A test about AMP itself (`if use_amp:`, `if scaler.is_enabled():`) or one whose other
-        arm steps the optimizer is a split of paths, not a skip. Code that runs once (a module
-        body outside loops) is left alone."""
-        loop = unscale.loop
-        if loop is None and flow.frame.kind != "function":
-            return None
-        updates = [
-            u for u in flow.of("update", scaler=unscale.scaler)
-            if u.order > unscale.order and not exclusive(u, unscale) and u.loop == loop
-        ]
-        if not updates:
-            return None
-        path = None
-        jump_node = None
-        for update in updates:
-            if not runs_whenever(unscale, update, loop):
-                return None  # the unscale has a test of its own (`if ... and not skip:`)
-            found = None
-            for branch in gates(update, unscale, loop):
-                test = " ".join(module.code_for_node(branch.node.test).split())
-                if _AMP_TEST.search(test) or str(unscale.scaler) in test:
-                    return None
-                if any(
-                    e.kind in ("opt_step", "step") and any(
-                        c.node is branch.node and getattr(c, "index", 0) != 0 for c in e.ctx
-                    ) for e in flow.events
-                ):
-                    return None
-                found = f"on the path where `if {test}:` is not taken"
-                break
-            if found is None:
-                jumps = jumps_between(flow, unscale, update)
-                if not jumps:
-                    return None  # this update runs whenever the unscale does
-                jump = jumps[0]
-                for branch in jump.branches(loop):
-                    test = " ".join(module.code_for_node(branch.node.test).split()) if isinstance(
-                        branch.node, cst.If) else ""
-                    if _AMP_TEST.search(test) or str(unscale.scaler) in test:
-                        return None
-                found = f"when the `{jump.kind}` at line {{jump_line}} runs first"
-                jump_node = jump_node or jump.node
-            path = path or found
-        return (updates[0], path, jump_node) if path is not None else None
-
-    @staticmethod
-    def _less_often(flow: Flow, unscale: Event) -> Optional[Event]:
-        updates = [
-            u for u in flow.of("update", scaler=unscale.scaler) if not exclusive(u, unscale)
-        ]
-        loop = unscale.loop
-        if not updates or loop is None:
-            return None
-        inside = [u for u in updates if u.inside(loop)]
-        if not inside:
-            # updates only outside the unscale's loop (an inner micro-step loop)
-            after = [u for u in updates if u.order > unscale.order]
-            return after[0] if after else None
-        for update in inside:
-            extra = arms(update, loop) - arms(unscale, loop)
-            # an `if <test>:` arm the unscale is not in (`if (i + 1) % k == 0:`); arms that
-            # only say an earlier test failed (`elif use_amp:` after `if on_tpu:`) are not
-            # taken as accumulation gates
-            gated = any(sig[0] == "cond" and sig[2] for sig in extra)
-            if not gated and not jumps_between(flow, unscale, update):
-                return None
-        return inside[0]
-
-
-_AMP_TEST = re.compile(r"amp|fp16|half|mixed|scaler|precision|float16|enabled", re.IGNORECASE)
-

@@ -1,0 +1,3 @@
+from .detector import ToyDetector
+
+__all__ = ["ToyDetector"]
