@@ -19,8 +19,8 @@ _ARITH = {
     cst.MatrixMultiply: "matmul",
 }
 KEEP_ATTRS = {"T", "mT", "H", "mH", "data", "grad"}
-INT_ATTRS = {"ndim"}
-SIZE_METHODS = {"size", "dim", "numel", "nelement", "element_size", "ndimension"}
+INT_ATTRS = R.INT_ATTRS
+SIZE_METHODS = R.SIZE_METHODS
 
 
 def _kw(call: cst.Call, name: str) -> Optional[cst.Arg]:
@@ -36,9 +36,12 @@ class Evaluator:
         self.d = dtypes
         self.env = env
         self.frame = frame
+        self.in_region = dtypes.facts.active_region(frame) is not None
 
     # -- entry ----------------------------------------------------------------------------
     def value(self, expr: cst.BaseExpression):
+        if self.in_region and isinstance(expr, (cst.BinaryOperation, cst.Call)):
+            self.d.region_nodes.append((expr, self.frame))
         result = self._value(expr)
         if isinstance(result, Dtype):
             self.d.values[id(expr)] = result
@@ -273,8 +276,7 @@ class Evaluator:
 
     def _to(self, call: cst.Call, rec: Optional[Dtype], args) -> Optional[Dtype]:
         for arg, value in zip(call.args, args):
-            if arg.keyword is not None and arg.keyword.value in (
-                    "non_blocking", "copy", "memory_format", "device"):
+            if arg.keyword is not None and arg.keyword.value in R.CAST_KEYWORDS:
                 continue
             name = R.DTYPE_NAMES.get(resolve_expr(arg.value, self.frame) or "")
             if name is not None:

@@ -16,7 +16,7 @@ the plain one.
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -33,6 +33,10 @@ class DtypeFacts:
     def __init__(self, facts) -> None:
         self.facts = facts
         self.values: Dict[int, Dtype] = {}  # id(expression) -> its value
+        # the calls and binary operations the walk valued under an active autocast region,
+        # with their frames, in source order: the rules about autocast values read these
+        # instead of walking the module again
+        self.region_nodes: List[Tuple[cst.BaseExpression, Frame]] = []
         self._bodies = frames_by_body(facts)
         self._default_set = any(
             qualified in ("torch.set_default_dtype", "torch.set_default_tensor_type")

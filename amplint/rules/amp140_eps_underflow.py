@@ -339,32 +339,30 @@ class EpsUnderflow(Rule):
                 and facts.active_region(frame) is not None
             )
 
-        class Visitor(FrameWalker):
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        # the calls and additions the dtype fact valued under a region (no second walk)
+        for node, frame in dtypes.region_nodes:
+            if isinstance(node, cst.BinaryOperation):
                 if not isinstance(node.operator, cst.Add):
-                    return
+                    continue
                 for eps, other in ((node.right, node.left), (node.left, node.right)):
-                    value = rule._tiny(eps, self.frame, facts)
+                    value = rule._tiny(eps, frame, facts)
                     if value is not None:
-                        if half_here(other, self.frame):
-                            found.append((node, other, value, self.frame))
-                        return
-
-            def visit_Call(self, node: cst.Call) -> None:
-                if resolve_expr(node.func, self.frame) == "torch.nn.functional.normalize":
-                    return
-                hit = rule._eps_call(node, self.frame, facts)
-                if hit is not None and half_here(hit[0], self.frame):
-                    found.append((node, hit[0], hit[1], self.frame))
-
-        facts.module.visit(Visitor(facts, None, None))
+                        if half_here(other, frame):
+                            found.append((node, other, value, frame))
+                        break
+            elif resolve_expr(node.func, frame) != "torch.nn.functional.normalize":
+                hit = rule._eps_call(node, frame, facts)
+                if hit is not None and half_here(hit[0], frame):
+                    found.append((node, hit[0], hit[1], frame))
         for node, operand, value, frame in found:
             region = facts.active_region(frame).root
             where = "the autocast region at line {region}"
             related = {"region": region.origin}
-            if region.external:
-                where, related = region.external.replace("{", "{{").replace("}", "}}"), {}
-            snippet = _short(code_of(ctx.module, operand)).replace("{", "{{").replace("}", "}}")
+            snippet = _short(code_of(ctx.module, operand))
+            if region.external:  # no related lines: the message is not formatted
+                where, related = region.external, {}
+            else:
+                snippet = snippet.replace("{", "{{").replace("}", "}}")
             message = (
                 f"eps {value:g} {_rounding(value)} in float16, so it guards nothing for "
                 f"`{snippet}` (a float16 value of {where}): a zero stays zero "
