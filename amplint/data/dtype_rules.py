@@ -199,6 +199,7 @@ CAST_KEYWORDS = frozenset({"non_blocking", "copy", "memory_format", "device"})
 # (`x.shape[-1]`, `x.size(0)`, `x.item()`), and the Python builtins / modules that compute on
 # Python numbers: a value built from them is no float16 tensor.
 INT_ATTRS = frozenset({"ndim"})
+KEEP_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad"})  # tensor attributes of its dtype
 INFO_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad"})
 SIZE_METHODS = _ops("size dim numel nelement element_size ndimension")
 PYTHON_METHODS = SIZE_METHODS | _ops("item tolist")

@@ -18,7 +18,7 @@ _ARITH = {
     cst.FloorDivide: "div_floor", cst.Modulo: "remainder", cst.Power: "pow",
     cst.MatrixMultiply: "matmul",
 }
-KEEP_ATTRS = {"T", "mT", "H", "mH", "data", "grad"}
+KEEP_ATTRS = R.KEEP_ATTRS
 INT_ATTRS = R.INT_ATTRS
 SIZE_METHODS = R.SIZE_METHODS
 

@@ -85,6 +85,21 @@ def _declared(body) -> set:
     return names
 
 
+def _seeded_params(node: cst.FunctionDef, frame: Frame):
+    """The parameters of a declared function that may be tensors: those without a default
+    (`def focal_loss(pred, target, alpha=0.25)` -> pred, target), not `self`/`cls` nor the
+    first parameter of a method."""
+    params = list(node.params.posonly_params) + list(node.params.params)
+    method = frame.parent is not None and frame.parent.kind == "class" and not any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+        for d in node.decorators)
+    if method and params:
+        params = params[1:]
+    for param in params + list(node.params.kwonly_params):
+        if param.default is None and param.name.value not in ("self", "cls"):
+            yield param.name.value
+
+
 class _Walker:
     def __init__(self, dtypes) -> None:
         self.dtypes = dtypes
@@ -198,6 +213,10 @@ class _Walker:
             if isinstance(star, cst.Param):
                 shadowed.add(star.name.value)
         env = {name: value for name, value in self.globals.items() if name not in shadowed}
+        seed = self.dtypes.declared_param(frame)
+        if seed is not None:
+            env.update({name: seed for name in _seeded_params(node, frame)
+                        if name not in self.escaping and name not in self.dtypes.untracked})
         self.block(node.body, env, frame)
         self.escaping = saved
 

@@ -29,6 +29,13 @@ from amplint.facts.dtype_value import (  # noqa: F401 (the value API, re-exporte
 )
 from amplint.facts.tree import Frame
 
+# how amplint.project cites a region `autocast-modules` declares, around the function itself
+# ("declared to run under autocast by autocast-modules = [...]") or around its callers ("called
+# at f.py:3 in code that runs under autocast-modules = [...]"): either way its arguments come
+# from declared code
+DECLARED_CITE = "autocast-modules = ["
+
+
 class DtypeFacts:
     def __init__(self, facts) -> None:
         self.facts = facts
@@ -75,6 +82,24 @@ class DtypeFacts:
             return None, True
         certain = region.enabled is Enabled.TRUE and region.kind in ("with", "decorator")
         return region, certain
+
+    def declared_region(self, frame: Frame) -> Optional[Region]:
+        """The region `autocast-modules` declares around the function of `frame` (its
+        floating tensor parameters may carry the region's dtype), else None."""
+        function = frame.function
+        region = getattr(function, "inherited", None) if function is not None else None
+        if region is not None and region.kind == "project" and DECLARED_CITE in (
+                region.external or ""):
+            return region
+        return None
+
+    def declared_param(self, frame: Frame) -> Optional[Dtype]:
+        """The value a parameter of a declared function starts with: the region's dtype or
+        float32 (what its callers pass), holding if it is a floating tensor (`conditional`)."""
+        region = self.declared_region(frame)
+        if region is None:
+            return None
+        return Dtype(frozenset({self.region_dtype(region), "float32"}), True, None)
 
     def region_dtype(self, region: Region) -> str:
         if region.dtype is not None:

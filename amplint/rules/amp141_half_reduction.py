@@ -325,8 +325,8 @@ class HalfReduction(Rule):
         list, so it runs in float16). Silent where autocast runs the op in float32
         (`h.pow(2)`, `h.exp()` on CUDA), in bfloat16 regions, and where the value is unknown."""
         facts = ctx.facts
-        if not facts.regions.uses_autocast():
-            return
+        if not facts.regions.uses_autocast() and not facts.regions.entries:
+            return  # no region here, nor one another file puts around this file's code
         dtypes = facts.dtypes
 
         def half(expr: cst.BaseExpression) -> bool:  # the node itself (`_unparen` copies)
