@@ -59,10 +59,11 @@ def record(source: str, filename: str, namespace: dict) -> Dict[Span, Set[str]]:
     return dict(seen)
 
 
-def predictions(source: str) -> Dict[Span, object]:
-    """The dtype fact's value for every expression it valued, by span."""
+def predictions(source: str, entries=()) -> Dict[Span, object]:
+    """The dtype fact's value for every expression it valued, by span (`entries`: regions the
+    project pass would put around the program's functions)."""
     module = cst.parse_module(source)
-    facts = FileFacts(module)
+    facts = FileFacts(module, tuple(entries))
     values = facts.dtypes.values
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     found: Dict[Span, object] = {}
@@ -74,9 +75,10 @@ def predictions(source: str) -> Dict[Span, object]:
     return found
 
 
-def compare(source: str, observed: Dict[Span, Set[str]], region_dtype: str) -> Tuple[int, int, List[str]]:
+def compare(source: str, observed: Dict[Span, Set[str]], region_dtype: str,
+            entries=()) -> Tuple[int, int, List[str]]:
     """(expressions checked, exact predictions confirmed, failures)."""
-    predicted = predictions(source)
+    predicted = predictions(source, entries)
     lines = source.splitlines()
     checked = confirmed = 0
     failures: List[str] = []

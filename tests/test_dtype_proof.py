@@ -16,7 +16,7 @@ import pathlib
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dtype_recorder import compare, record
+from dtype_recorder import compare, predictions, record
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -129,6 +129,49 @@ def test_generated_programs_make_predictions():
     if TOTALS["programs"] < 50:
         pytest.skip("run together with test_generated_programs_dtype_matches_execution")
     assert TOTALS["confirmed"] > 5 * TOTALS["programs"], TOTALS
+
+
+DECLARED_TOTALS = {"programs": 0, "checked": 0, "sets": 0}
+ARGUMENTS = ["torch.randn(4, 4)", f"torch.randn(4, 4).to(torch.{REGION_DTYPE})"]
+
+
+@st.composite
+def declared_program(draw):
+    """A function declared to run under autocast (`autocast-modules`, given to the fact as the
+    project pass gives it: an entry region), called under the region with floating tensors of
+    the region's dtype or float32, as its callers in declared code would."""
+    body = ["a = x", "b = y", "c = torch.randn(4, 4)", "d = x * 2"] + draw(block())
+    calls = draw(st.lists(st.tuples(st.sampled_from(ARGUMENTS), st.sampled_from(ARGUMENTS)),
+                          min_size=1, max_size=3))
+    text = PRELUDE + "\n\ndef run(x, y, flag=True):\n" + "".join(f"    {line}\n" for line in body)
+    text += f"\n\nwith {REGION}:\n" + "".join(f"    run({p}, {q})\n" for p, q in calls)
+    return text
+
+
+@settings(max_examples=60, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(declared_program())
+def test_declared_function_parameters_match_execution(source):
+    from amplint.facts.regions import Enabled, EntryRegion
+
+    entries = (EntryRegion("run", Enabled.TRUE, DEVICE, REGION_DTYPE,
+                           'declared to run under autocast by autocast-modules = ["prog.py"]'),)
+    observed = record(source, "<declared-program>", {})
+    checked, confirmed, failures = compare(source, observed, REGION_DTYPE, entries)
+    predicted = predictions(source, entries)
+    DECLARED_TOTALS["programs"] += 1
+    DECLARED_TOTALS["checked"] += checked
+    DECLARED_TOTALS["sets"] += sum(1 for v in predicted.values() if v.options == {REGION_DTYPE, "float32"})
+    assert not failures, "\n".join(failures) + "\n\n" + source
+
+
+def test_declared_programs_make_predictions():
+    """The seeded parameters reach the predictions: most declared programs predict a
+    {region dtype, float32} set somewhere, and what ran was checked against it."""
+    if DECLARED_TOTALS["programs"] < 30:
+        pytest.skip("run together with test_declared_function_parameters_match_execution")
+    assert DECLARED_TOTALS["sets"] > 3 * DECLARED_TOTALS["programs"], DECLARED_TOTALS
+    assert DECLARED_TOTALS["checked"] > 5 * DECLARED_TOTALS["programs"], DECLARED_TOTALS
 
 
 FIXTURES = sorted(pathlib.Path(__file__).resolve().parent.parent.joinpath("fixtures").rglob("*.py"))
