@@ -111,3 +111,29 @@ def test_undeclared_functions_keep_unknown_parameters():
 
     facts.module.visit(Names())
     assert names == []
+
+
+def test_cli_reads_the_declaration_from_pyproject(tmp_path):
+    """End to end: the project copied out with a `[tool.amplint] autocast-modules` table, linted
+    by the command line as a user runs it."""
+    import json
+    import subprocess
+    import sys
+
+    for path, text in load(NAME).items():
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    root = tmp_path / NAME
+    (root / "pyproject.toml").write_text(
+        '[tool.amplint]\nautocast-modules = ["mmdet/models/losses/**"]\n', encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+        + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    run = subprocess.run(
+        [sys.executable, "-m", "amplint", ".", "--output-format", "json", "--no-cache",
+         "--exit-zero"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    found = sorted((d["filename"].replace(os.sep, "/").split("losses/")[-1], d["line"], d["code"])
+                   for d in json.loads(run.stdout))
+    assert found == [("gaussian_focal_loss.py", 12, "AMP140"), ("gaussian_focal_loss.py", 13, "AMP140"),
+                     ("quality_targets.py", 7, "AMP101")], run.stderr
