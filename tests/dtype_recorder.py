@@ -50,12 +50,30 @@ def record(source: str, filename: str, namespace: dict) -> Dict[Span, Set[str]]:
                         seen[(line, col, end_line, end_col)].add(dtype_name(out.dtype))
             return out
 
+    def returns(frame, event, arg):
+        """A call of the program's own function: the tensor it returns is the value of the
+        call expression in the caller (Python 3.11 keeps the caller at its CALL instruction)."""
+        if event != "return" or not isinstance(arg, torch.Tensor):
+            return
+        caller = frame.f_back
+        if frame.f_code.co_filename != filename or caller is None \
+                or caller.f_code.co_filename != filename:
+            return
+        positions = list(caller.f_code.co_positions())
+        index = caller.f_lasti // 2
+        if 0 <= index < len(positions) and None not in positions[index]:
+            line, end_line, col, end_col = positions[index]
+            seen[(line, col, end_line, end_col)].add(dtype_name(arg.dtype))
+
     namespace.setdefault("__name__", "amplint_dtype_program")
     with Recorder():
+        sys.setprofile(returns)
         try:
             exec(code, namespace)
         except Exception:
             pass
+        finally:
+            sys.setprofile(None)
     return dict(seen)
 
 

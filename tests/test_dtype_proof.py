@@ -2,7 +2,8 @@
 
 Hypothesis builds small straight-line torch programs (factories, casts, dtype-keeping methods,
 reductions, binary arithmetic with tensors and Python numbers, matmuls, functional ops, module
-calls, `if` branches), partly inside `torch.autocast("cpu", dtype=torch.bfloat16)` (and
+calls, calls of the program's own functions, whose returns the fact reads per call, `if`
+branches), partly inside `torch.autocast("cpu", dtype=torch.bfloat16)` (and
 `enabled=False` inside it). Each program runs under a TorchFunctionMode that records the dtype
 every source expression produces (tests/dtype_recorder.py); the fact's prediction for that
 expression must contain what ran, and equal it when it names one dtype. Unknown is allowed; a
@@ -43,19 +44,33 @@ UNARY = [
     "{x}.sum(dtype=torch.float32)", "F.gelu({x})", "torch.tanh({x})", "{x}.contiguous()",
     "{x}.flatten()", "F.dropout({x}, 0.0)", "lin({x})", "act({x})", "norm({x})",
     "{x}.norm()", "torch.logsumexp({x}, 0)", "{x}.prod()", "F.mse_loss({x}, {y})",
+    "h_keep({x})", "h_cast({x})", "h_keep(h_keep({x}))",
 ]
 BINARY = [
     "{x} + {y}", "{x} - {y}", "{x} * {y}", "{x} / {y}", "{x} @ {y}", "torch.mm({x}, {y})",
     "torch.matmul({x}, {y})", "F.linear({x}, {y})", "{x} * 2", "{x} + 0.5", "2 * {x}",
     "{x} / 2", "{x} > {y}", "{x} == 0", "torch.bmm({x}[None], {y}[None])",
     "torch.einsum('ij,jk->ik', {x}, {y})", "torch.maximum({x}, {y})", "torch.add({x}, {y})",
-    "{x}.mul({y})", "{x}.matmul({y})", "{x}.to({y}.dtype)",
+    "{x}.mul({y})", "{x}.matmul({y})", "{x}.to({y}.dtype)", "h_two({x}, {y})",
 ]
 PRELUDE = """import torch
 import torch.nn.functional as F
 lin = torch.nn.Linear(4, 4)
 act = torch.nn.ReLU()
 norm = torch.nn.LayerNorm(4)
+
+
+def h_keep(t):
+    return t.view(4, 4) * 2
+
+
+def h_two(t, u):
+    v = t @ u
+    return v.relu()
+
+
+def h_cast(t, k=0.5):
+    return t.float() + k
 """
 if DEVICE != "cpu":
     PRELUDE = PRELUDE.replace("import torch\n", f'import torch\ntorch.set_default_device("{DEVICE}")\n', 1)

@@ -201,6 +201,8 @@ class Evaluator:
             callee = self.env.get(func.value)
             if isinstance(callee, ModuleValue):
                 return self._module(callee, args)
+            if func.value not in self.env:
+                return self.d.returned(func.value, call, args, self.frame)
         return None
 
     def _dtype_of(self, expr: cst.BaseExpression) -> Optional[Dtype]:

@@ -18,9 +18,9 @@ _CONDITIONAL = (cst.For, cst.While, cst.Try, cst.Match) if hasattr(cst, "Match")
 
 
 def walk_module(dtypes) -> None:
-    walker = _Walker(dtypes)
     module = dtypes.facts.module
-    walker.globals = _global_modules(dtypes, module)
+    dtypes.global_env = _global_modules(dtypes, module)
+    walker = _Walker(dtypes)
     walker.block(module.body, {}, dtypes.facts.tree.module_frame)
 
 
@@ -105,7 +105,8 @@ class _Walker:
         self.dtypes = dtypes
         self.bodies = dtypes._bodies
         self.escaping: set = set()
-        self.globals: Env = {}
+        self.globals: Env = dtypes.global_env
+        self.returns: list = []
 
     def block(self, body, env: Env, frame: Frame) -> Env:
         inner = self.bodies.get(id(body))
@@ -197,10 +198,22 @@ class _Walker:
             for case in getattr(stmt, "cases", ()):
                 yield case.body
 
+    def call_body(self, node: cst.FunctionDef, frame: Frame, bound: Env) -> list:
+        """Read a function's body with its parameters bound (amplint.facts.dtype_calls): the
+        values of its `return` statements."""
+        self.escaping = _declared(node.body)
+        env = {name: value for name, value in self.globals.items() if name not in bound}
+        env.update({name: value for name, value in bound.items()
+                    if name not in self.escaping and name not in self.dtypes.untracked})
+        self.returns = []
+        self.block(node.body, env, frame)
+        return self.returns
+
     def function(self, node: cst.FunctionDef) -> None:
         frame = self.bodies.get(id(node.body))
         if frame is None:
             return
+        saved_returns, self.returns = self.returns, []
         saved = self.escaping
         self.escaping = set()
         self.escaping = _declared(node.body)
@@ -219,6 +232,7 @@ class _Walker:
                         if name not in self.escaping and name not in self.dtypes.untracked})
         self.block(node.body, env, frame)
         self.escaping = saved
+        self.returns = saved_returns
 
     def small(self, small: cst.CSTNode, env: Env, frame: Frame) -> None:
         if isinstance(small, cst.Assign):
@@ -240,8 +254,9 @@ class _Walker:
                     env[small.target.value] = None
         elif isinstance(small, cst.Expr):
             self.value(small.value, env, frame)
-        elif isinstance(small, cst.Return) and small.value is not None:
-            self.value(small.value, env, frame)
+        elif isinstance(small, cst.Return):
+            self.returns.append(self.value(small.value, env, frame) if small.value is not None
+                                else None)
         elif isinstance(small, cst.Del):
             for name in bound_names(small.target):
                 env.pop(name, None)

@@ -52,6 +52,8 @@ class DtypeFacts:
         # names bound by `:=` are never tracked (the walk binds statements only)
         self.untracked = frozenset(facts.tree.walrus_names)
         self._attr_modules: Dict[int, Dict[str, ModuleValue]] = {}
+        self.global_env: dict = {}  # module-level torch.nn modules the functions see
+        self.calling: List[str] = []  # the file's functions being read for a call's return
         from amplint.facts.dtype_walk import walk_module
 
         walk_module(self)
@@ -100,6 +102,13 @@ class DtypeFacts:
         if region is None:
             return None
         return Dtype(frozenset({self.region_dtype(region), "float32"}), True, None)
+
+    def returned(self, name: str, call: cst.Call, args, frame: Frame) -> Optional[Dtype]:
+        """The value `name(...)` returns when `name` is a function of this file whose body shows
+        it for this call's arguments (amplint.facts.dtype_calls)."""
+        from amplint.facts.dtype_calls import returned
+
+        return returned(self, name, call, args, frame)
 
     def region_dtype(self, region: Region) -> str:
         if region.dtype is not None:
