@@ -50,19 +50,38 @@ def record(source: str, filename: str, namespace: dict) -> Dict[Span, Set[str]]:
                         seen[(line, col, end_line, end_col)].add(dtype_name(out.dtype))
             return out
 
+    def returns(frame, event, arg):
+        """A call of the program's own function: the tensor it returns is the value of the
+        call expression in the caller (Python 3.11 keeps the caller at its CALL instruction)."""
+        if event != "return" or not isinstance(arg, torch.Tensor):
+            return
+        caller = frame.f_back
+        if frame.f_code.co_filename != filename or caller is None \
+                or caller.f_code.co_filename != filename:
+            return
+        positions = list(caller.f_code.co_positions())
+        index = caller.f_lasti // 2
+        if 0 <= index < len(positions) and None not in positions[index]:
+            line, end_line, col, end_col = positions[index]
+            seen[(line, col, end_line, end_col)].add(dtype_name(arg.dtype))
+
     namespace.setdefault("__name__", "amplint_dtype_program")
     with Recorder():
+        sys.setprofile(returns)
         try:
             exec(code, namespace)
         except Exception:
             pass
+        finally:
+            sys.setprofile(None)
     return dict(seen)
 
 
-def predictions(source: str) -> Dict[Span, object]:
-    """The dtype fact's value for every expression it valued, by span."""
+def predictions(source: str, entries=()) -> Dict[Span, object]:
+    """The dtype fact's value for every expression it valued, by span (`entries`: regions the
+    project pass would put around the program's functions)."""
     module = cst.parse_module(source)
-    facts = FileFacts(module)
+    facts = FileFacts(module, tuple(entries))
     values = facts.dtypes.values
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     found: Dict[Span, object] = {}
@@ -74,9 +93,10 @@ def predictions(source: str) -> Dict[Span, object]:
     return found
 
 
-def compare(source: str, observed: Dict[Span, Set[str]], region_dtype: str) -> Tuple[int, int, List[str]]:
+def compare(source: str, observed: Dict[Span, Set[str]], region_dtype: str,
+            entries=()) -> Tuple[int, int, List[str]]:
     """(expressions checked, exact predictions confirmed, failures)."""
-    predicted = predictions(source)
+    predicted = predictions(source, entries)
     lines = source.splitlines()
     checked = confirmed = 0
     failures: List[str] = []

@@ -2,7 +2,8 @@
 
 Hypothesis builds small straight-line torch programs (factories, casts, dtype-keeping methods,
 reductions, binary arithmetic with tensors and Python numbers, matmuls, functional ops, module
-calls, `if` branches), partly inside `torch.autocast("cpu", dtype=torch.bfloat16)` (and
+calls, calls of the program's own functions, whose returns the fact reads per call, `if`
+branches), partly inside `torch.autocast("cpu", dtype=torch.bfloat16)` (and
 `enabled=False` inside it). Each program runs under a TorchFunctionMode that records the dtype
 every source expression produces (tests/dtype_recorder.py); the fact's prediction for that
 expression must contain what ran, and equal it when it names one dtype. Unknown is allowed; a
@@ -16,7 +17,7 @@ import pathlib
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dtype_recorder import compare, record
+from dtype_recorder import compare, predictions, record
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -43,19 +44,33 @@ UNARY = [
     "{x}.sum(dtype=torch.float32)", "F.gelu({x})", "torch.tanh({x})", "{x}.contiguous()",
     "{x}.flatten()", "F.dropout({x}, 0.0)", "lin({x})", "act({x})", "norm({x})",
     "{x}.norm()", "torch.logsumexp({x}, 0)", "{x}.prod()", "F.mse_loss({x}, {y})",
+    "h_keep({x})", "h_cast({x})", "h_keep(h_keep({x}))",
 ]
 BINARY = [
     "{x} + {y}", "{x} - {y}", "{x} * {y}", "{x} / {y}", "{x} @ {y}", "torch.mm({x}, {y})",
     "torch.matmul({x}, {y})", "F.linear({x}, {y})", "{x} * 2", "{x} + 0.5", "2 * {x}",
     "{x} / 2", "{x} > {y}", "{x} == 0", "torch.bmm({x}[None], {y}[None])",
     "torch.einsum('ij,jk->ik', {x}, {y})", "torch.maximum({x}, {y})", "torch.add({x}, {y})",
-    "{x}.mul({y})", "{x}.matmul({y})", "{x}.to({y}.dtype)",
+    "{x}.mul({y})", "{x}.matmul({y})", "{x}.to({y}.dtype)", "h_two({x}, {y})",
 ]
 PRELUDE = """import torch
 import torch.nn.functional as F
 lin = torch.nn.Linear(4, 4)
 act = torch.nn.ReLU()
 norm = torch.nn.LayerNorm(4)
+
+
+def h_keep(t):
+    return t.view(4, 4) * 2
+
+
+def h_two(t, u):
+    v = t @ u
+    return v.relu()
+
+
+def h_cast(t, k=0.5):
+    return t.float() + k
 """
 if DEVICE != "cpu":
     PRELUDE = PRELUDE.replace("import torch\n", f'import torch\ntorch.set_default_device("{DEVICE}")\n', 1)
@@ -129,6 +144,49 @@ def test_generated_programs_make_predictions():
     if TOTALS["programs"] < 50:
         pytest.skip("run together with test_generated_programs_dtype_matches_execution")
     assert TOTALS["confirmed"] > 5 * TOTALS["programs"], TOTALS
+
+
+DECLARED_TOTALS = {"programs": 0, "checked": 0, "sets": 0}
+ARGUMENTS = ["torch.randn(4, 4)", f"torch.randn(4, 4).to(torch.{REGION_DTYPE})"]
+
+
+@st.composite
+def declared_program(draw):
+    """A function declared to run under autocast (`autocast-modules`, given to the fact as the
+    project pass gives it: an entry region), called under the region with floating tensors of
+    the region's dtype or float32, as its callers in declared code would."""
+    body = ["a = x", "b = y", "c = torch.randn(4, 4)", "d = x * 2"] + draw(block())
+    calls = draw(st.lists(st.tuples(st.sampled_from(ARGUMENTS), st.sampled_from(ARGUMENTS)),
+                          min_size=1, max_size=3))
+    text = PRELUDE + "\n\ndef run(x, y, flag=True):\n" + "".join(f"    {line}\n" for line in body)
+    text += f"\n\nwith {REGION}:\n" + "".join(f"    run({p}, {q})\n" for p, q in calls)
+    return text
+
+
+@settings(max_examples=60, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(declared_program())
+def test_declared_function_parameters_match_execution(source):
+    from amplint.facts.regions import Enabled, EntryRegion
+
+    entries = (EntryRegion("run", Enabled.TRUE, DEVICE, REGION_DTYPE,
+                           'declared to run under autocast by autocast-modules = ["prog.py"]'),)
+    observed = record(source, "<declared-program>", {})
+    checked, confirmed, failures = compare(source, observed, REGION_DTYPE, entries)
+    predicted = predictions(source, entries)
+    DECLARED_TOTALS["programs"] += 1
+    DECLARED_TOTALS["checked"] += checked
+    DECLARED_TOTALS["sets"] += sum(1 for v in predicted.values() if v.options == {REGION_DTYPE, "float32"})
+    assert not failures, "\n".join(failures) + "\n\n" + source
+
+
+def test_declared_programs_make_predictions():
+    """The seeded parameters reach the predictions: most declared programs predict a
+    {region dtype, float32} set somewhere, and what ran was checked against it."""
+    if DECLARED_TOTALS["programs"] < 30:
+        pytest.skip("run together with test_declared_function_parameters_match_execution")
+    assert DECLARED_TOTALS["sets"] > 3 * DECLARED_TOTALS["programs"], DECLARED_TOTALS
+    assert DECLARED_TOTALS["checked"] > 5 * DECLARED_TOTALS["programs"], DECLARED_TOTALS
 
 
 FIXTURES = sorted(pathlib.Path(__file__).resolve().parent.parent.joinpath("fixtures").rglob("*.py"))

@@ -191,6 +191,20 @@ DTYPE_NAMES: Dict[str, str] = {
     "torch.short": "integer", "torch.int8": "integer", "torch.uint8": "integer",
     "torch.bool": "bool",
 }
+# Keywords of `.to(...)`/`.type(...)` that move a tensor without naming its dtype
+CAST_KEYWORDS = frozenset({"non_blocking", "copy", "memory_format", "device"})
+
+# -- not tensors ------------------------------------------------------------------------------
+# Tensor attributes and methods whose result is metadata or a Python number, never a tensor
+# (`x.shape[-1]`, `x.size(0)`, `x.item()`), and the Python builtins / modules that compute on
+# Python numbers: a value built from them is no float16 tensor.
+INT_ATTRS = frozenset({"ndim"})
+KEEP_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad"})  # tensor attributes of its dtype
+INFO_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad"})
+SIZE_METHODS = _ops("size dim numel nelement element_size ndimension")
+PYTHON_METHODS = SIZE_METHODS | _ops("item tolist")
+PYTHON_BUILTINS = _ops("float int len abs min max round sum pow")
+PYTHON_MODULES = ("math.", "numpy.", "np.", "random.")
 # c10/core/ScalarType.h promoteTypes, for the floating dtypes
 FLOAT_ORDER = ("float16", "bfloat16", "float32", "float64")
 

@@ -25,13 +25,11 @@ FEEDS_FUNCTIONS = {
     "torch.nn.functional.log_softmax", "torch.special.softmax", "torch.special.log_softmax",
     "torch.max", "torch.min", "torch.amax", "torch.amin", "torch.argmax", "torch.argmin",
 }
-OTHER_DTYPES = {
-    "torch.long", "torch.int64", "torch.int", "torch.int32", "torch.int16", "torch.short",
-    "torch.int8", "torch.uint8", "torch.bool",
-}
+OTHER_DTYPES = {name for name, dtype in _R.DTYPE_NAMES.items() if dtype in ("integer", "bool")}
+# cast methods -> the floating dtype they give, "other" for integer/bool (the one table)
 CASTS = {
-    "float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
-    "long": "other", "int": "other", "bool": "other", "short": "other", "byte": "other",
+    method: "other" if dtype in ("integer", "bool") else dtype
+    for method, dtype in _R.CAST_METHODS.items()
 }
 # Which calls keep the receiver's dtype, the float factories, and the ops autocast runs in
 # float32 come from the one dtype table (amplint.data.dtype_rules): methods whose result (or

@@ -18,9 +18,9 @@ _ARITH = {
     cst.FloorDivide: "div_floor", cst.Modulo: "remainder", cst.Power: "pow",
     cst.MatrixMultiply: "matmul",
 }
-KEEP_ATTRS = {"T", "mT", "H", "mH", "data", "grad"}
-INT_ATTRS = {"ndim"}
-SIZE_METHODS = {"size", "dim", "numel", "nelement", "element_size", "ndimension"}
+KEEP_ATTRS = R.KEEP_ATTRS
+INT_ATTRS = R.INT_ATTRS
+SIZE_METHODS = R.SIZE_METHODS
 
 
 def _kw(call: cst.Call, name: str) -> Optional[cst.Arg]:
@@ -36,9 +36,12 @@ class Evaluator:
         self.d = dtypes
         self.env = env
         self.frame = frame
+        self.in_region = dtypes.facts.active_region(frame) is not None
 
     # -- entry ----------------------------------------------------------------------------
     def value(self, expr: cst.BaseExpression):
+        if self.in_region and isinstance(expr, (cst.BinaryOperation, cst.Call)):
+            self.d.region_nodes.append((expr, self.frame))
         result = self._value(expr)
         if isinstance(result, Dtype):
             self.d.values[id(expr)] = result
@@ -198,6 +201,8 @@ class Evaluator:
             callee = self.env.get(func.value)
             if isinstance(callee, ModuleValue):
                 return self._module(callee, args)
+            if func.value not in self.env:
+                return self.d.returned(func.value, call, args, self.frame)
         return None
 
     def _dtype_of(self, expr: cst.BaseExpression) -> Optional[Dtype]:
@@ -273,8 +278,7 @@ class Evaluator:
 
     def _to(self, call: cst.Call, rec: Optional[Dtype], args) -> Optional[Dtype]:
         for arg, value in zip(call.args, args):
-            if arg.keyword is not None and arg.keyword.value in (
-                    "non_blocking", "copy", "memory_format", "device"):
+            if arg.keyword is not None and arg.keyword.value in R.CAST_KEYWORDS:
                 continue
             name = R.DTYPE_NAMES.get(resolve_expr(arg.value, self.frame) or "")
             if name is not None:

@@ -18,9 +18,9 @@ _CONDITIONAL = (cst.For, cst.While, cst.Try, cst.Match) if hasattr(cst, "Match")
 
 
 def walk_module(dtypes) -> None:
-    walker = _Walker(dtypes)
     module = dtypes.facts.module
-    walker.globals = _global_modules(dtypes, module)
+    dtypes.global_env = _global_modules(dtypes, module)
+    walker = _Walker(dtypes)
     walker.block(module.body, {}, dtypes.facts.tree.module_frame)
 
 
@@ -85,12 +85,28 @@ def _declared(body) -> set:
     return names
 
 
+def _seeded_params(node: cst.FunctionDef, frame: Frame):
+    """The parameters of a declared function that may be tensors: those without a default
+    (`def focal_loss(pred, target, alpha=0.25)` -> pred, target), not `self`/`cls` nor the
+    first parameter of a method."""
+    params = list(node.params.posonly_params) + list(node.params.params)
+    method = frame.parent is not None and frame.parent.kind == "class" and not any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+        for d in node.decorators)
+    if method and params:
+        params = params[1:]
+    for param in params + list(node.params.kwonly_params):
+        if param.default is None and param.name.value not in ("self", "cls"):
+            yield param.name.value
+
+
 class _Walker:
     def __init__(self, dtypes) -> None:
         self.dtypes = dtypes
         self.bodies = dtypes._bodies
         self.escaping: set = set()
-        self.globals: Env = {}
+        self.globals: Env = dtypes.global_env
+        self.returns: list = []
 
     def block(self, body, env: Env, frame: Frame) -> Env:
         inner = self.bodies.get(id(body))
@@ -182,10 +198,22 @@ class _Walker:
             for case in getattr(stmt, "cases", ()):
                 yield case.body
 
+    def call_body(self, node: cst.FunctionDef, frame: Frame, bound: Env) -> list:
+        """Read a function's body with its parameters bound (amplint.facts.dtype_calls): the
+        values of its `return` statements."""
+        self.escaping = _declared(node.body)
+        env = {name: value for name, value in self.globals.items() if name not in bound}
+        env.update({name: value for name, value in bound.items()
+                    if name not in self.escaping and name not in self.dtypes.untracked})
+        self.returns = []
+        self.block(node.body, env, frame)
+        return self.returns
+
     def function(self, node: cst.FunctionDef) -> None:
         frame = self.bodies.get(id(node.body))
         if frame is None:
             return
+        saved_returns, self.returns = self.returns, []
         saved = self.escaping
         self.escaping = set()
         self.escaping = _declared(node.body)
@@ -198,8 +226,13 @@ class _Walker:
             if isinstance(star, cst.Param):
                 shadowed.add(star.name.value)
         env = {name: value for name, value in self.globals.items() if name not in shadowed}
+        seed = self.dtypes.declared_param(frame)
+        if seed is not None:
+            env.update({name: seed for name in _seeded_params(node, frame)
+                        if name not in self.escaping and name not in self.dtypes.untracked})
         self.block(node.body, env, frame)
         self.escaping = saved
+        self.returns = saved_returns
 
     def small(self, small: cst.CSTNode, env: Env, frame: Frame) -> None:
         if isinstance(small, cst.Assign):
@@ -221,8 +254,9 @@ class _Walker:
                     env[small.target.value] = None
         elif isinstance(small, cst.Expr):
             self.value(small.value, env, frame)
-        elif isinstance(small, cst.Return) and small.value is not None:
-            self.value(small.value, env, frame)
+        elif isinstance(small, cst.Return):
+            self.returns.append(self.value(small.value, env, frame) if small.value is not None
+                                else None)
         elif isinstance(small, cst.Del):
             for name in bound_names(small.target):
                 env.pop(name, None)

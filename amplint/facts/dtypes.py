@@ -16,7 +16,7 @@ the plain one.
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -29,10 +29,21 @@ from amplint.facts.dtype_value import (  # noqa: F401 (the value API, re-exporte
 )
 from amplint.facts.tree import Frame
 
+# how amplint.project cites a region `autocast-modules` declares, around the function itself
+# ("declared to run under autocast by autocast-modules = [...]") or around its callers ("called
+# at f.py:3 in code that runs under autocast-modules = [...]"): either way its arguments come
+# from declared code
+DECLARED_CITE = "autocast-modules = ["
+
+
 class DtypeFacts:
     def __init__(self, facts) -> None:
         self.facts = facts
         self.values: Dict[int, Dtype] = {}  # id(expression) -> its value
+        # the calls and binary operations the walk valued under an active autocast region,
+        # with their frames, in source order: the rules about autocast values read these
+        # instead of walking the module again
+        self.region_nodes: List[Tuple[cst.BaseExpression, Frame]] = []
         self._bodies = frames_by_body(facts)
         self._default_set = any(
             qualified in ("torch.set_default_dtype", "torch.set_default_tensor_type")
@@ -41,6 +52,8 @@ class DtypeFacts:
         # names bound by `:=` are never tracked (the walk binds statements only)
         self.untracked = frozenset(facts.tree.walrus_names)
         self._attr_modules: Dict[int, Dict[str, ModuleValue]] = {}
+        self.global_env: dict = {}  # module-level torch.nn modules the functions see
+        self.calling: List[str] = []  # the file's functions being read for a call's return
         from amplint.facts.dtype_walk import walk_module
 
         walk_module(self)
@@ -71,6 +84,31 @@ class DtypeFacts:
             return None, True
         certain = region.enabled is Enabled.TRUE and region.kind in ("with", "decorator")
         return region, certain
+
+    def declared_region(self, frame: Frame) -> Optional[Region]:
+        """The region `autocast-modules` declares around the function of `frame` (its
+        floating tensor parameters may carry the region's dtype), else None."""
+        function = frame.function
+        region = getattr(function, "inherited", None) if function is not None else None
+        if region is not None and region.kind == "project" and DECLARED_CITE in (
+                region.external or ""):
+            return region
+        return None
+
+    def declared_param(self, frame: Frame) -> Optional[Dtype]:
+        """The value a parameter of a declared function starts with: the region's dtype or
+        float32 (what its callers pass), holding if it is a floating tensor (`conditional`)."""
+        region = self.declared_region(frame)
+        if region is None:
+            return None
+        return Dtype(frozenset({self.region_dtype(region), "float32"}), True, None)
+
+    def returned(self, name: str, call: cst.Call, args, frame: Frame) -> Optional[Dtype]:
+        """The value `name(...)` returns when `name` is a function of this file whose body shows
+        it for this call's arguments (amplint.facts.dtype_calls)."""
+        from amplint.facts.dtype_calls import returned
+
+        return returned(self, name, call, args, frame)
 
     def region_dtype(self, region: Region) -> str:
         if region.dtype is not None:

@@ -147,6 +147,9 @@ class FillValues:
         """"float16", "bfloat16", "float32", "float64", "other" when the file shows it."""
         if depth > 6:
             return None
+        exact = self.facts.dtypes.exact(expr)  # the dtype fact first (torch's own tables)
+        if exact is not None and exact != "autocast" and not exact.startswith("py"):
+            return "other" if exact in ("integer", "bool") else exact
         if isinstance(expr, cst.Subscript):
             return self.dtype_of(expr.value, frame, stmt, depth + 1)
         if isinstance(expr, cst.Name):

@@ -9,6 +9,7 @@ from typing import Dict, Optional
 
 import libcst as cst
 
+from amplint.data import dtype_rules as R
 from amplint.facts.half_values import is_float32_cast
 from amplint.facts.names import resolve_expr
 from amplint.facts.regions import DTYPES
@@ -21,10 +22,7 @@ STRICT_MODULES = {
     "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
     "ConvTranspose2d", "ConvTranspose3d", "LSTM", "GRU", "RNN", "MultiheadAttention",
 }
-FLOAT_FACTORIES = {
-    "torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.eye",
-    "torch.linspace",
-}
+FLOAT_FACTORIES = {"torch." + name for name in R.FLOAT_FACTORIES}
 PARAMETER = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
 
 
@@ -63,6 +61,8 @@ class Float32Evidence:
     def _float32(self, expr: cst.BaseExpression, frame: Frame, depth: int) -> bool:
         if depth > 6:
             return False
+        if self.facts.dtypes.is_float32(expr):  # the dtype fact (before `_root` copies it)
+            return True
         expr = self._root(expr, frame)
         if isinstance(expr, cst.Name):
             entry = self.reads.get(id(expr))

@@ -2,7 +2,13 @@
 module classes (and their submodules) with no autocast region active, and locals assigned from a
 float16 cast, followed in source order (`x = x.float()` makes later uses float32). Shared by the
 rules about float16 arithmetic (AMP140 eps-underflow, AMP141 half-reduction); computed once per
-file, on first use, as `FileFacts.half_values`."""
+file, on first use, as `FileFacts.half_values`.
+
+What a value's dtype is comes first from the file's dtype fact (`FileFacts.dtypes`, torch's own
+tables in amplint.data.dtype_rules): where that fact knows an expression's dtype (a cast, a
+factory, an op of known operands) it is the answer. The scope evidence (a half module's method
+runs on float16 inputs) is what this module adds on top, for the values the fact leaves unknown
+(parameters, submodule outputs)."""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from amplint.data import dtype_rules as R
 from amplint.facts.fp16 import half_cast_dtype
 from amplint.facts.names import resolve_expr
 from amplint.facts.frame_walk import FrameWalker, frames_by_body  # noqa: F401 (re-exported)
@@ -17,7 +24,7 @@ from amplint.facts.syntax import bound_names, params as _params, unparen as _unp
 from amplint.facts.tree import Frame
 
 
-FLOAT32_NAMES = ("torch.float32", "torch.float", "torch.float64", "torch.double")
+FLOAT32_NAMES = tuple(n for n, d in R.DTYPE_NAMES.items() if d in ("float32", "float64"))
 
 
 def float16_functions(facts) -> frozenset:
@@ -82,10 +89,15 @@ def data_chain(expr: cst.BaseExpression, frame):
 
 
 F16, F32, SCALAR = "float16", "float32", "scalar"
-SCALAR_ATTRS = {"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad"}
-SCALAR_METHODS = {"size", "numel", "item", "dim", "tolist", "nelement", "element_size"}
-SCALAR_BUILTINS = {"float", "int", "len", "abs", "min", "max", "round", "sum", "pow"}
-SCALAR_MODULES = ("math.", "numpy.", "np.", "random.")
+SCALAR_ATTRS = R.INFO_ATTRS
+SCALAR_METHODS = R.PYTHON_METHODS
+SCALAR_BUILTINS = R.PYTHON_BUILTINS
+SCALAR_MODULES = R.PYTHON_MODULES
+# the dtype fact's exact value -> this module's kind (bfloat16: known, and not float16)
+FACT_KINDS = {
+    "float16": F16, "float32": F32, "float64": F32, "bfloat16": None,
+    "integer": SCALAR, "bool": SCALAR, "pyint": SCALAR, "pyfloat": SCALAR, "pybool": SCALAR,
+}
 
 
 class Float16Values:
@@ -145,6 +157,9 @@ class Float16Values:
     def _kind(self, expr, frame: Frame, depth: int, explicit: bool) -> Optional[str]:
         if depth > 8:
             return None
+        known = self._fact(expr)  # before `_unparen`, which copies the node
+        if known is not _UNKNOWN_FACT:
+            return known
         expr = _unparen(expr)
         if isinstance(expr, (cst.Float, cst.Integer)):
             return SCALAR
@@ -163,6 +178,10 @@ class Float16Values:
         flow = self._flow.get(id(frame.function or frame.scope), {})
         saw_call = False
         for node in data_chain(expr, frame):
+            if node is not expr:
+                known = self._fact(node)
+                if known is not _UNKNOWN_FACT:
+                    return known
             if node is not expr and isinstance(
                 _unparen(node), (cst.BinaryOperation, cst.UnaryOperation)
             ):
@@ -216,6 +235,13 @@ class Float16Values:
                     return F16 if in_scope else None
                 return F16 if in_scope and saw_call else None
         return F16 if in_scope and saw_call else None
+
+    def _fact(self, expr: cst.BaseExpression):
+        """The kind the dtype fact shows for `expr`, or _UNKNOWN_FACT when it does not know
+        one dtype (a value of several possible dtypes, or one that assumes floating operands,
+        is not an answer here)."""
+        exact = self.facts.dtypes.exact(expr)
+        return FACT_KINDS[exact] if exact in FACT_KINDS else _UNKNOWN_FACT
 
     def _own_attr(self, attr: str, frame: Frame) -> bool:
         """`attr` is a method of the enclosing class (or a base of this file) or set on
@@ -278,7 +304,8 @@ class Float16Values:
 
 
 _UNKNOWN = cst.Name("_")
-_CAST_KEYWORDS = {"non_blocking", "copy", "memory_format", "device"}
+_UNKNOWN_FACT = object()
+_CAST_KEYWORDS = R.CAST_KEYWORDS
 
 
 def _dtype_source(call: cst.Call, frame: Frame):

@@ -14,6 +14,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from amplint.data import dtype_rules as _R
+
 from amplint.facts.names import resolve, resolve_expr
 from amplint.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
     bound_arguments, dict_literal, holder_key, literal_bool, literal_str,
@@ -64,13 +66,8 @@ AUTOCAST_APIS = {
     "torch.cuda.amp.autocast": ("cuda", "float16", ("enabled", "dtype", "cache_enabled")),
     "torch.cpu.amp.autocast": ("cpu", "bfloat16", ("enabled", "dtype", "cache_enabled")),
 }
-_DEFAULT_DTYPE = {"cuda": "float16", "cpu": "bfloat16"}
-DTYPES = {
-    "torch.float16": "float16", "torch.half": "float16",
-    "torch.bfloat16": "bfloat16",
-    "torch.float32": "float32", "torch.float": "float32",
-    "torch.float64": "float64", "torch.double": "float64",
-}
+_DEFAULT_DTYPE = _R.DEFAULT_REGION_DTYPE
+DTYPES = {name: dtype for name, dtype in _R.DTYPE_NAMES.items() if dtype in _R.FLOAT_ORDER}
 
 
 @dataclass(frozen=True)

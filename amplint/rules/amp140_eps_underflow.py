@@ -8,7 +8,8 @@ import libcst as cst
 
 from amplint.diagnostics import Diagnostic, Severity
 from amplint.facts.names import resolve_expr
-from amplint.facts.tree import Frame, dotted_name, self_attr
+from amplint.facts.dtype_value import assigned_names
+from amplint.facts.tree import Frame, dotted_name, iter_nodes, self_attr
 from amplint.facts.half_values import FrameWalker, _params, float16_values, walk_float16_code
 from amplint.rules import Flag, Rule
 from amplint.rules._util import argument, code_of, data_chain, keyword, literal_float
@@ -326,48 +327,52 @@ class EpsUnderflow(Rule):
         (amplint.facts.dtypes) shows it: `torch.sigmoid(self.fc(x)) + 1e-8` under a float16
         region. `F.normalize` is left alone: under CUDA autocast its norm is float32."""
         facts = ctx.facts
-        if not facts.regions.uses_autocast():
-            return
+        if not facts.regions.uses_autocast() and not facts.regions.entries:
+            return  # no region here, nor one another file puts around this file's code
         dtypes = facts.dtypes
         rule = self
         found: List[Tuple[cst.CSTNode, cst.BaseExpression, float, Frame]] = []
 
         def half_here(expr: cst.BaseExpression, frame: Frame) -> bool:
             value = dtypes.dtype(expr)
-            return (
-                value is not None and value.options == {"float16"}
-                and facts.active_region(frame) is not None
-            )
+            if value is None or facts.active_region(frame) is None:
+                return False
+            if value.options == {"float16"}:
+                return True
+            # code declared to run under autocast: its inputs may be the region's float16
+            return "float16" in value.options and value.options <= {"float16", "float32"} \
+                and dtypes.declared_region(frame) is not None
 
-        class Visitor(FrameWalker):
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        # the calls and additions the dtype fact valued under a region (no second walk)
+        for node, frame in dtypes.region_nodes:
+            if isinstance(node, cst.BinaryOperation):
                 if not isinstance(node.operator, cst.Add):
-                    return
+                    continue
                 for eps, other in ((node.right, node.left), (node.left, node.right)):
-                    value = rule._tiny(eps, self.frame, facts)
+                    value = rule._tiny(eps, frame, facts)
                     if value is not None:
-                        if half_here(other, self.frame):
-                            found.append((node, other, value, self.frame))
-                        return
-
-            def visit_Call(self, node: cst.Call) -> None:
-                if resolve_expr(node.func, self.frame) == "torch.nn.functional.normalize":
-                    return
-                hit = rule._eps_call(node, self.frame, facts)
-                if hit is not None and half_here(hit[0], self.frame):
-                    found.append((node, hit[0], hit[1], self.frame))
-
-        facts.module.visit(Visitor(facts, None, None))
+                        if half_here(other, frame):
+                            found.append((node, other, value, frame))
+                        break
+            elif resolve_expr(node.func, frame) != "torch.nn.functional.normalize":
+                hit = rule._eps_call(node, frame, facts)
+                if hit is not None and half_here(hit[0], frame):
+                    found.append((node, hit[0], hit[1], frame))
         for node, operand, value, frame in found:
             region = facts.active_region(frame).root
             where = "the autocast region at line {region}"
             related = {"region": region.origin}
-            if region.external:
-                where, related = region.external.replace("{", "{{").replace("}", "}}"), {}
-            snippet = _short(code_of(ctx.module, operand)).replace("{", "{{").replace("}", "}}")
+            snippet = _short(code_of(ctx.module, operand))
+            what = "a float16 value of "
+            if region.external:  # no related lines: the message is not formatted
+                where, related = region.external, {}
+                if dtypes.declared_region(frame) is not None:
+                    what = "a value that may be float16, in code "
+            else:
+                snippet = snippet.replace("{", "{{").replace("}", "}}")
             message = (
                 f"eps {value:g} {_rounding(value)} in float16, so it guards nothing for "
-                f"`{snippet}` (a float16 value of {where}): a zero stays zero "
+                f"`{snippet}` ({what}{where}): a zero stays zero "
                 "(x / 0 = inf, 0 / 0 = NaN, log(0) = -inf); use an eps float16 can hold "
                 "(`torch.finfo(x.dtype).tiny`) or compute this in float32"
             )
@@ -415,6 +420,8 @@ class EpsUnderflow(Rule):
         value = literal_float(expr)
         if value is None:
             value = _self_attr_literal(expr, frame, facts)
+        if value is None and isinstance(expr, cst.Name):
+            value = _local_literal(expr.value, frame, facts)
         if value is not None and 0 < value < THRESHOLD:
             return value
         return None
@@ -495,6 +502,32 @@ def _self_attr_literal(expr: cst.BaseExpression, frame: Frame, facts) -> Optiona
                     return None
                 return literal_float(param.default)
     return None
+
+
+def _local_literal(name: str, frame: Frame, facts) -> Optional[float]:
+    """The value of a local `eps` the function binds once, to a literal (`eps = 1e-12`), or
+    of a parameter with a literal default it never rebinds (`def dice(x, eps=1e-8)`)."""
+    function = frame.function
+    if function is None or name in facts.tree.walrus_names:
+        return None
+    counts = facts.__dict__.setdefault("_amp140_bindings", {})
+    if id(function) not in counts:  # every binding statement of the function, counted
+        bound: Dict[str, int] = {}
+        for bound_name in assigned_names(function.node):
+            bound[bound_name] = bound.get(bound_name, 0) + 1
+        for node in iter_nodes(function.node):
+            if isinstance(node, (cst.Global, cst.Nonlocal)):
+                for item in node.names:
+                    bound[item.name.value] = 2
+        counts[id(function)] = bound
+    times = counts[id(function)].get(name, 0)
+    param = next((p for p in _params(function.node) if p.name.value == name), None)
+    if param is not None:
+        return literal_float(param.default) if param.default is not None and not times else None
+    sites = [a for a in facts.index.assigns_to(name) if a.frame.function is function]
+    if times != 1 or len(sites) != 1 or len(sites[0].targets) != 1:
+        return None
+    return literal_float(sites[0].value)
 
 
 def _reassigned(function: Frame, facts) -> Set[str]:

@@ -34,6 +34,13 @@ class HalfReduction(Rule):
     casts with `.half()` / `.to(torch.float16)` (and of its submodules) with no autocast region
     active, and values cast to float16 in the same function.
 
+    Under a float16 autocast region, the same squares, exponentials and softmax when the
+    dtype fact (torch's autocast tables) shows the elementwise result float16: `(h * h).sum(-1)`
+    with `h = self.proj(x)` (`mul` is on no autocast list, so it runs in the region's float16),
+    or `e / e.sum(-1, keepdim=True)` with `e = s.exp()` under CPU float16 autocast. Not there:
+    what autocast runs in float32 (`h.pow(2)`, `h ** 2`, `h.exp()`, `sum` on CUDA), bfloat16
+    regions, values whose dtype the file does not show.
+
     A module class is also half when a method of the file that casts its instances'
     submodules is called (`model.convert_to_fp16()` running
     `self.blocks.apply(convert_module_to_f16)` or `self.blocks.half()`).
@@ -172,8 +179,53 @@ class HalfReduction(Rule):
             "    def to_half(self):\n"
             "        self.norm.half()\n",
         ),
+        Flag(  # under CUDA float16 autocast `h * h` runs in float16 (mul is on no list)
+            "import torch\n"
+            "from torch import nn\n"
+            "class Scorer(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.proj = nn.Linear(64, 64)\n"
+            "    def forward(self, x):\n"
+            "        with torch.autocast('cuda', dtype=torch.float16):\n"
+            "            h = self.proj(x)\n"
+            "            return (h * h).sum(-1).sqrt()\n",
+        ),
+        Flag(  # CPU float16 autocast runs exp in float16: the softmax overflows
+            "import torch\n"
+            "def attend(q, k):\n"
+            "    with torch.autocast('cpu', dtype=torch.float16):\n"
+            "        s = q @ k.t()\n"
+            "        e = s.exp()\n"
+            "        return e / e.sum(-1, keepdim=True)\n",
+            fixed="import torch\n"
+            "def attend(q, k):\n"
+            "    with torch.autocast('cpu', dtype=torch.float16):\n"
+            "        s = q @ k.t()\n"
+            "        e = s.exp()\n"
+            "        return torch.softmax(s, -1, dtype=torch.float32).to(s.dtype)\n",
+            unsafe=True,
+        ),
     ]
     clean = [
+        # under autocast: bfloat16 region, a max-subtracted softmax, an input of unknown dtype
+        "import torch\n"
+        "from torch import nn\n"
+        "class Scorer(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.proj = nn.Linear(64, 64)\n"
+        "    def forward(self, x):\n"
+        "        with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "            h = self.proj(x)\n"
+        "            a = (h * h).sum(-1)\n"
+        "        with torch.autocast('cpu', dtype=torch.float16):\n"
+        "            s = x @ x.t()\n"
+        "            z = s - s.amax(-1, keepdim=True)\n"
+        "            e = z.exp()\n"
+        "            p = e / e.sum(-1, keepdim=True)\n"
+        "            b = (x * x).sum(-1)\n"
+        "        return a, p, b\n",
         # the method casts another child: Norm stays float32
         "import torch\n"
         "from torch import nn\n"
@@ -237,6 +289,7 @@ class HalfReduction(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
+        yield from self._autocast_values(ctx)
         if not facts.fp16.model_casts:
             return
         values = float16_values(facts)
@@ -264,6 +317,54 @@ class HalfReduction(Rule):
             if kind != "softmax" and id(node) in softmax_parts:
                 continue  # the denominator of a reported softmax
             yield self._diagnostic(ctx, node, frame, kind, values)
+
+    def _autocast_values(self, ctx) -> Iterable[Diagnostic]:
+        """Squares, exponentials and hand-written softmax whose elementwise result the dtype
+        fact (amplint.facts.dtypes, torch's autocast tables) shows float16 under a region:
+        `(h * h).sum(-1)` with `h = self.fc(x)` under float16 autocast (`mul` is on no autocast
+        list, so it runs in float16). Silent where autocast runs the op in float32
+        (`h.pow(2)`, `h.exp()` on CUDA), in bfloat16 regions, and where the value is unknown."""
+        facts = ctx.facts
+        if not facts.regions.uses_autocast() and not facts.regions.entries:
+            return  # no region here, nor one another file puts around this file's code
+        dtypes = facts.dtypes
+
+        def half(expr: cst.BaseExpression) -> bool:  # the node itself (`_unparen` copies)
+            value = dtypes.dtype(expr)
+            return value is not None and value.options == {"float16"}
+
+        found: List[Tuple[cst.CSTNode, Frame, str]] = []
+        for node, frame in dtypes.region_nodes:
+            if isinstance(node, cst.BinaryOperation):
+                if isinstance(node.operator, cst.Divide):
+                    parts = _softmax_parts(node, frame)
+                    if parts is not None and half(node.left) and not _stable_here(parts[0], frame):
+                        found.append((node, frame, "softmax"))
+                continue
+            reduced = _reduced(node, frame)
+            if reduced is None:
+                continue
+            method, operand = reduced
+            bare = _unparen(operand)
+            if method in SQUARE_SUMS and _square_base(bare, frame) is not None and half(operand):
+                found.append((node, frame, "square"))
+            elif method == "sum":
+                exponent = _exp_argument(bare, frame)
+                if exponent is not None and half(operand) and not _stable_here(exponent, frame):
+                    found.append((node, frame, "exp"))
+        softmax_parts = set()
+        for node, _frame, kind in found:
+            if kind == "softmax":
+                softmax_parts.update(id(n) for n in _calls_in(node))
+        for node, frame, kind in found:
+            if kind != "softmax" and id(node) in softmax_parts:
+                continue
+            region = facts.active_region(frame).root
+            where, related = "a float16 value of the autocast region at line {region}", {
+                "region": region.origin}
+            if region.external:
+                where, related = "a float16 value of " + region.external, {}  # not formatted
+            yield self._diagnostic(ctx, node, frame, kind, None, where=(where, related))
 
     # -- patterns -------------------------------------------------------------------------
     def _reduction(self, call: cst.Call, frame: Frame, values) -> Optional[str]:
@@ -300,10 +401,14 @@ class HalfReduction(Rule):
         return not _stabilised(exponent, frame, values) and values.is_float16(exponent, frame)
 
     # -- reporting ------------------------------------------------------------------------
-    def _diagnostic(self, ctx, node, frame: Frame, kind: str, values) -> Diagnostic:
+    def _diagnostic(self, ctx, node, frame: Frame, kind: str, values, where=None) -> Diagnostic:
         code = _short(code_of(ctx.module, node))
         related = {}
-        if values.in_scope(frame):  # cite which class is float16, and where it was made so
+        place = "outside autocast"
+        if where is not None:  # under autocast: cite the region
+            where, related = where
+            place = "under autocast"
+        elif values.in_scope(frame):  # cite which class is float16, and where it was made so
             note, related = ctx.facts.fp16.note(frame)
             where = f"in a float16 module: {note[1:-1]}"
         else:
@@ -312,7 +417,7 @@ class HalfReduction(Rule):
             code = code.replace("{", "{{").replace("}", "}}")
         if kind == "softmax":
             message = (
-                f"hand-written softmax `{code}` on float16 values outside autocast ({where}): "
+                f"hand-written softmax `{code}` on float16 values {place} ({where}): "
                 "exp overflows past x = 11.09 (float16 max 65504) and the result is NaN; use "
                 "`torch.softmax(x, dim, dtype=torch.float32).to(x.dtype)`"
             )
@@ -320,18 +425,18 @@ class HalfReduction(Rule):
                                related=related)
         if kind == "square":
             message = (
-                f"`{code}` squares float16 values outside autocast ({where}): any |x| > 256 "
+                f"`{code}` squares float16 values {place} ({where}): any |x| > 256 "
                 "squares past 65504 to inf before the reduction; square in float32 "
                 "(`x.float().pow(2)`) and cast the result back"
             )
         elif kind == "exp":
             message = (
-                f"`{code}` sums exp of float16 values outside autocast ({where}): exp overflows "
+                f"`{code}` sums exp of float16 values {place} ({where}): exp overflows "
                 "past x = 11.09; use `torch.logsumexp` / `torch.softmax`, or subtract the max first"
             )
         else:
             message = (
-                f"`{code}` of a float16 tensor outside autocast ({where}): the result is inf "
+                f"`{code}` of a float16 tensor {place} ({where}): the result is inf "
                 f"once it passes 65504; pass `dtype=torch.float32`"
                 + (" (or reduce `x.float()`)" if kind in ("var", "std") else "")
             )
@@ -437,6 +542,24 @@ def _stabilised(exponent: cst.BaseExpression, frame: Frame, values) -> bool:
         assigned = values.assigned_value(exponent.value, frame)
         if assigned is not None:
             exponent = _unparen(assigned)
+    if isinstance(exponent, cst.BinaryOperation) and isinstance(exponent.operator, cst.Subtract):
+        return True
+    return isinstance(exponent, cst.UnaryOperation) and isinstance(exponent.operator, cst.Minus)
+
+
+def _stable_here(exponent: cst.BaseExpression, frame: Frame) -> bool:
+    """`_stabilised` without a walk's flow: a local counts only when the function assigns it
+    once (from `x - m` or `-x`); assigned more than once, or at module level, it is taken as
+    stabilised (not reported)."""
+    exponent = _unparen(exponent)
+    if isinstance(exponent, cst.Name):
+        found = _assigned_values(exponent.value, frame)
+        if found is not None and len(found) > 1:
+            return True
+        if found is None and frame.function is None:
+            return True
+        if found:
+            exponent = _unparen(found[0])
     if isinstance(exponent, cst.BinaryOperation) and isinstance(exponent.operator, cst.Subtract):
         return True
     return isinstance(exponent, cst.UnaryOperation) and isinstance(exponent.operator, cst.Minus)

@@ -1,0 +1,127 @@
+"""Return values of the file's own functions for amplint.facts.dtypes: with
+`def rotate_half(t): return torch.cat((-t[..., 2:], t[..., :2]), -1)` in the file,
+`rotate_half(q.half())` is float16. The callee's body is read again with its parameters bound to
+this call's argument values; what that reading values goes to a scratch table, not the file's,
+so each call site gets its own result and the function's own values stay those of its unbound
+parameters.
+
+Only a module-level `def` of this file bound once (no decorator, no `*args`/`**kwargs`, no
+`yield`, ending in a `return`), called by its bare name where no local shadows it, two calls
+deep at most; when the call runs under a region the callee must be known to run under one too
+(it inherits the caller's). Anything else is unknown."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+import libcst as cst
+
+from amplint.facts.dtype_value import Dtype, assigned_names, join, of
+from amplint.facts.tree import Frame, iter_nodes
+
+MAX_DEPTH = 2
+
+
+def returned(dtypes, name: str, call: cst.Call, args: List[object], frame: Frame) -> Optional[Dtype]:
+    callee = _callee(dtypes, name, frame)
+    if callee is None or len(dtypes.calling) >= MAX_DEPTH or name in dtypes.calling:
+        return None
+    facts = dtypes.facts
+    if facts.active_region(frame) is not None and facts.active_region(callee) is None:
+        return None  # the callee would run under the caller's region, unseen
+    bound = _bind(callee.node, call, args)
+    if bound is None:
+        return None
+    from amplint.facts.dtype_walk import _Walker
+
+    saved = dtypes.values, dtypes.region_nodes
+    dtypes.values, dtypes.region_nodes = {}, []
+    dtypes.calling.append(name)
+    try:
+        results = _Walker(dtypes).call_body(callee.node, callee, bound)
+    finally:
+        dtypes.values, dtypes.region_nodes = saved
+        dtypes.calling.pop()
+    if not results or any(not isinstance(r, Dtype) for r in results):
+        return None
+    value: Optional[Dtype] = results[0]  # type: ignore[assignment]
+    for other in results[1:]:
+        value = join(value, other)  # type: ignore[arg-type]
+    return value
+
+
+def _callee(dtypes, name: str, frame: Frame) -> Optional[Frame]:
+    scope = frame.scope
+    while scope is not None and scope.kind != "module":
+        if scope.kind == "function" and name in scope.bindings:
+            return None  # a local or parameter of this or an enclosing function
+        scope = scope.parent.scope if scope.parent is not None else None
+    callee = dtypes.facts.tree.module_frame.functions.get(name)
+    if callee is None:
+        return None
+    node = callee.node
+    if node.decorators or node.asynchronous is not None or _bound_more_than_once(dtypes, name):
+        return None
+    if isinstance(node.params.star_arg, cst.Param) or node.params.star_kwarg is not None:
+        return None
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
+            and last.body[-1].value is not None):
+        return None  # it may fall off its end and return None
+    if any(isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(node.body)):
+        return None
+    return callee
+
+
+def _bound_more_than_once(dtypes, name: str) -> bool:
+    counts: Optional[Dict[str, int]] = getattr(dtypes, "_module_counts", None)
+    if counts is None:
+        counts = {}
+        module = dtypes.facts.module
+        for bound in assigned_names(module):
+            counts[bound] = counts.get(bound, 0) + 1
+        for node in iter_nodes(module):
+            if isinstance(node, (cst.Global, cst.Nonlocal)):
+                for item in node.names:
+                    counts[item.name.value] = 2
+        dtypes._module_counts = counts
+    return counts.get(name, 0) != 1
+
+
+def _bind(node: cst.FunctionDef, call: cst.Call, args: List[object]) -> Optional[Dict[str, object]]:
+    """Parameter name -> the value this call passes (None: unknown, also for defaults)."""
+    params = list(node.params.posonly_params) + list(node.params.params)
+    names = [p.name.value for p in params] + [p.name.value for p in node.params.kwonly_params]
+    bound: Dict[str, object] = {name: None for name in names}
+    given = set()
+    positional = 0
+    for arg, value in zip(call.args, args):
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if positional >= len(params):
+                return None
+            name = params[positional].name.value
+            positional += 1
+        else:
+            name = arg.keyword.value
+            if name not in bound or name in given:
+                return None
+        given.add(name)
+        bound[name] = value
+    for param in params + list(node.params.kwonly_params):
+        if param.name.value not in given and param.default is not None:
+            bound[param.name.value] = _literal(param.default)
+    return bound
+
+
+def _literal(expr: cst.BaseExpression) -> Optional[Dtype]:
+    """A default that is a number literal (`k=2`, `eps=1e-6`, `-1`) as a Python number."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    if isinstance(expr, cst.Integer):
+        return of("pyint")
+    if isinstance(expr, cst.Float):
+        return of("pyfloat")
+    return None

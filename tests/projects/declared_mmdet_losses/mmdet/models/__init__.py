@@ -1,0 +1,1 @@
+from .losses import *  # noqa: F401,F403
