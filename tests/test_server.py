@@ -165,6 +165,13 @@ class Session:
             return None
 
         self.registrations = []
+        self.logs = []
+
+        @self.client.feature(types.WINDOW_LOG_MESSAGE)
+        async def _log(params):
+            async with self.arrived:
+                self.logs.append(params.message)
+                self.arrived.notify_all()
 
         @self.client.feature(types.CLIENT_REGISTER_CAPABILITY)
         def _register(params):
@@ -217,6 +224,13 @@ class Session:
 
     def count(self, name):
         return len(self.published.get(self.uri(name), []))
+
+    async def log(self, start):
+        """The first log message that starts with `start`."""
+        async with self.arrived:
+            await asyncio.wait_for(self.arrived.wait_for(
+                lambda: any(m.startswith(start) for m in self.logs)), TIMEOUT)
+            return next(m for m in self.logs if m.startswith(start))
 
     async def actions(self, name, rng, diagnostics, only=None):
         return await asyncio.wait_for(self.client.text_document_code_action_async(
@@ -389,6 +403,9 @@ def test_the_server_reads_the_cache_the_cli_wrote(tmp_path):
     async def scenario():
         session = Session(tmp_path)
         await session.start()
+        # the server says what its first pass took from the cache: all of it, the CLI's
+        line = await session.log("amplint: first pass of ")
+        assert line.endswith("3 files, 3 from the cache, 0 linted; project pass from the cache"), line
         session.open("losses.py", LOSSES)
         assert [d.code for d in await session.diagnostics("losses.py")] == ["AMP102"]
         await session.stop()
@@ -396,6 +413,46 @@ def test_the_server_reads_the_cache_the_cli_wrote(tmp_path):
     run(scenario())
     # every per-file result and the project pass came from the CLI's entries: nothing new
     assert cache_entries() == written
+
+
+def test_without_the_cli_run_the_first_pass_says_it_linted_the_files(tmp_path):
+    write_project(tmp_path, {"train.py": TRAIN, "losses.py": LOSSES, "model.py": MODEL})
+
+    async def scenario():
+        session = Session(tmp_path)
+        await session.start()
+        line = await session.log("amplint: first pass of ")
+        assert line.endswith("3 files, 0 from the cache, 3 linted; project pass computed"), line
+        await session.stop()
+
+    run(scenario())
+
+
+def test_an_edit_after_a_quiet_spell_is_linted_at_once_a_burst_waits(tmp_path):
+    """The debounce delays only edits that follow one another closely: a lone edit's
+    diagnostics do not wait for it (it would only add to their latency)."""
+    write_project(tmp_path, {"step.py": SINGLE})
+    debounce = 6.0
+
+    async def scenario():
+        session = Session(tmp_path, {"debounceMs": int(debounce * 1000)})
+        await session.start()
+        session.open("step.py", SINGLE)
+        assert [d.code for d in await session.diagnostics("step.py")] == ["AMP102"]
+        loop = asyncio.get_running_loop()
+        sent = loop.time()
+        session.change("step.py", SINGLE + "# a lone edit\n")
+        assert [d.code for d in await session.diagnostics("step.py", 1)] == ["AMP102"]
+        assert loop.time() - sent < debounce
+        # the next edit comes at once: it waits for the burst to end, the whole debounce
+        sent = loop.time()
+        session.change("step.py", SINGLE + "# a lone edit\n# and another\n")
+        assert [d.code for d in await session.diagnostics("step.py", 2)] == ["AMP102"]
+        assert loop.time() - sent >= debounce * 0.95
+        assert session.published[session.uri("step.py")][-1].version == 3
+        await session.stop()
+
+    run(scenario())
 
 
 def test_columns_are_counted_in_utf16_code_units():

@@ -99,6 +99,9 @@ class ProjectState:
         self.disk_texts: Dict[str, str] = {}
         self.ready = False
         self.use_project = False
+        # the first pass: files linted, how many came from the cache (the CLI's entries when
+        # `amplint .` ran there before), whether the project pass did
+        self.first_stats: Dict[str, object] = {}
 
     # -- the first pass --------------------------------------------------------------------
     def first_pass(self, overlays: Dict[str, str],
@@ -120,13 +123,13 @@ class ProjectState:
                     raise Cancelled()
                 chunk = items[start:start + CHUNK]
                 for (path, *_), result in zip(chunk, cached_map(self.cache, "lint", chunk,
-                                                                self.jobs, None)):
+                                                                self.jobs, None, self.first_stats)):
                     if result.summary is not False:
                         self.summaries[path] = result.summary
                 report(start + len(chunk), len(items))
             if cancelled():
                 raise Cancelled()
-            self.refresh(overlays, self.jobs)
+            self.refresh(overlays, self.jobs, self.first_stats)
         self.ready = True
 
     def locate(self, cited: str) -> Optional[str]:
@@ -143,7 +146,8 @@ class ProjectState:
         return self.spelled.get(norm(path)) or shown(os.path.abspath(path))
 
     # -- the project pass --------------------------------------------------------------------
-    def refresh(self, overlays: Dict[str, str], jobs: Optional[int] = 1) -> List[str]:
+    def refresh(self, overlays: Dict[str, str], jobs: Optional[int] = 1,
+                stats: Optional[dict] = None) -> List[str]:
         """Run the project pass again (buffers in place of their files); the norm()ed paths
         whose entries changed. `jobs`: 1 after the first pass (the summaries it asks for then
         come a few files at a time: a process pool would cost more than it saves)."""
@@ -154,7 +158,7 @@ class ProjectState:
                    if not self._matches_disk(p, text)}
         if not buffers:  # what `amplint .` computes: shared with it through the cache
             found = project_entries([shown(self.root)], self.files, self.settings, self.config,
-                                    dict(self.summaries), self.cache, jobs)
+                                    dict(self.summaries), self.cache, jobs, stats)
             self.used = dict(self.summaries)
         else:
             found = self._with_buffers(buffers, jobs)
