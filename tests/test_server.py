@@ -415,6 +415,33 @@ def test_the_server_reads_the_cache_the_cli_wrote(tmp_path):
     assert cache_entries() == written
 
 
+def test_a_workspace_reached_through_a_symlink_reads_the_cli_cache(tmp_path):
+    """The editor opens the project by a path through a symbolic link; `amplint .` run there
+    sees the resolved folder (the working directory is always resolved). The server spells
+    files and keys the cache as the CLI does, so its first pass reads the CLI's entries, and
+    the cross-file finding still reaches the file opened by the linked path."""
+    real = tmp_path / "real" / "unet"
+    real.mkdir(parents=True)
+    write_project(real, {"train.py": TRAIN, "losses.py": LOSSES, "model.py": MODEL})
+    (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
+    linked = tmp_path / "link" / "unet"
+    assert cli(".", cwd=linked).returncode == 1
+    written = cache_entries()
+
+    async def scenario():
+        session = Session(linked)
+        await session.start()
+        line = await session.log("amplint: first pass of ")
+        assert line.endswith("3 files, 3 from the cache, 0 linted; project pass from the cache"), line
+        session.open("losses.py", LOSSES)
+        found = await session.diagnostics("losses.py")
+        assert lsp_findings(found) == cli_findings(linked / "losses.py", linked)
+        await session.stop()
+
+    run(scenario())
+    assert cache_entries() == written
+
+
 def test_without_the_cli_run_the_first_pass_says_it_linted_the_files(tmp_path):
     write_project(tmp_path, {"train.py": TRAIN, "losses.py": LOSSES, "model.py": MODEL})
 

@@ -39,7 +39,9 @@ class Cancelled(Exception):
 
 
 def norm(path: str) -> str:
-    return os.path.normcase(os.path.abspath(path))
+    """One spelling per file, whatever links the editor's path goes through (the working
+    directory the CLI's paths are relative to is always resolved)."""
+    return os.path.normcase(os.path.realpath(path))
 
 
 def summary_of_text(path: str, text: str):
@@ -143,7 +145,7 @@ class ProjectState:
         return os.path.abspath(found[0]) if len(found) == 1 else None
 
     def spell(self, path: str) -> str:
-        return self.spelled.get(norm(path)) or shown(os.path.abspath(path))
+        return self.spelled.get(norm(path)) or shown(os.path.realpath(path))
 
     # -- the project pass --------------------------------------------------------------------
     def refresh(self, overlays: Dict[str, str], jobs: Optional[int] = 1,
@@ -232,7 +234,7 @@ class ProjectState:
         self.disk_texts.pop(spelled, None)
         self.summaries.pop(spelled, None)
         if norm(path) in self.spelled:
-            self.files = [f for f in self.files if norm(f) != norm(path)]
+            self.files = [f for f in self.files if f != spelled]
             del self.spelled[norm(path)]
 
     # -- one buffer ------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from pygls.uris import to_fs_path
 from amplint import __version__
 from amplint.project_root import project_root
 from amplint.server import actions, convert
-from amplint.server.analysis import Cancelled, ProjectState
+from amplint.server.analysis import Cancelled, ProjectState, norm
 from amplint.server.options import ServerOptions, project_for
 
 _tokens = itertools.count(1)
@@ -61,11 +61,13 @@ class AmplintServer(LanguageServer):
         return found
 
     def project_key(self, path: str) -> str:
-        """The project root of `path`, found as the CLI finds it (once per folder)."""
+        """The project root of `path`, found as the CLI finds it (once per folder), links
+        resolved: `amplint .` run in a folder reached through a link sees the resolved path
+        (its working directory), and spells its files and cache keys relative to it."""
         folder = os.path.dirname(os.path.abspath(path))
         root = self.roots.get(folder)
         if root is None:
-            root = self.roots[folder] = project_root([path])
+            root = self.roots[folder] = project_root([os.path.realpath(path)])
         return root
 
     async def project(self, path: str) -> ProjectState:
@@ -231,7 +233,7 @@ class AmplintServer(LanguageServer):
                                 f"entries changed in {len(changed)} files"))
                 for other, doc in list(self.workspace.text_documents.items()):
                     other_path = to_fs_path(other)
-                    if other_path and os.path.normcase(os.path.abspath(other_path)) in changed:
+                    if other_path and norm(other_path) in changed:
                         await self.lint_and_publish(other, doc.version)
         finally:
             self.pass_running.pop(state.root, None)
