@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -440,6 +441,47 @@ def test_a_workspace_reached_through_a_symlink_reads_the_cli_cache(tmp_path):
 
     run(scenario())
     assert cache_entries() == written
+
+
+def test_an_edit_that_keeps_the_project_summary_runs_no_project_pass(tmp_path):
+    """After `amplint .`, the server's summaries come from the cache. Opening train.py and
+    adding a comment to it changes nothing the project pass reads: no pass runs (one did, a
+    whole project pass on a large tree, competing with every lint). Removing the region does
+    change it: that pass is the first and only one logged."""
+    write_project(tmp_path, {"train.py": TRAIN, "losses.py": LOSSES, "model.py": MODEL})
+    assert cli(".", cwd=tmp_path).returncode == 1
+
+    async def scenario():
+        session = Session(tmp_path, {"debounceMs": 20, "logTimings": True})
+        await session.start()
+        await session.log("amplint: first pass of ")
+        session.open("train.py", TRAIN)
+        await session.diagnostics("train.py")
+        session.change("train.py", TRAIN + "# a comment\n")
+        await session.diagnostics("train.py", 1)
+        session.change("train.py", TRAIN_FP32)
+        await session.diagnostics("train.py", 2)
+        await session.log("amplint: project pass again")
+        passes = [m for m in session.logs if m.startswith("amplint: project pass again")]
+        assert len(passes) == 1, passes
+        await session.stop()
+
+    run(scenario())
+
+
+def test_equal_summaries_are_the_same_whatever_their_pickles():
+    """A summary read back from the cache was pickled in a pool worker (another hash seed): its
+    sets iterate in another order than the same summary made in the server, so the pickles
+    differ while the summaries are equal. The sets here are built in two orders (8 and 16
+    collide in a small table) to stand for that."""
+    from amplint.server.analysis import _same
+
+    first, second = {8, 16}, set()
+    second.add(16)
+    second.add(8)
+    assert pickle.dumps(first) != pickle.dumps(second)
+    assert _same({"calls": first}, {"calls": second})
+    assert not _same({"calls": first}, {"calls": {8}})
 
 
 def test_without_the_cli_run_the_first_pass_says_it_linted_the_files(tmp_path):

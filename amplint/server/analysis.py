@@ -57,8 +57,17 @@ def summary_of_text(path: str, text: str):
 
 
 def _same(a, b) -> bool:
+    """Whether two project summaries are the same. Equality first: a summary read back from
+    the cache pickles to other bytes than the same summary made afresh (shared objects are
+    memoised differently), so comparing pickles alone took every first edit of a file for a
+    change of its summary and ran the whole project pass for nothing."""
     if a is b:
         return True
+    try:
+        if a == b:
+            return True
+    except Exception:
+        pass
     try:
         return pickle.dumps(a) == pickle.dumps(b)
     except Exception:
