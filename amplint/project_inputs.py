@@ -38,19 +38,24 @@ class _LazyTexts(dict):
 
 
 def project_entries(paths, files, settings: Settings, config: Config, summaries,
-                    cache: Optional[Cache] = None, jobs: Optional[int] = None):
+                    cache: Optional[Cache] = None, jobs: Optional[int] = None, stats=None):
     """path -> the regions other files and framework settings put around its functions.
     Summaries the pass asks for beyond the first pass's (subclasses, framework classes) come
     from the cache, else from the process pool: the main process parses nothing.
     `summaries`: path -> summary, or a callable giving that mapping (called only when the
     whole pass is not in the cache). The pass's result is cached under the content of every
-    file it may read: any edit, anywhere, makes it run again."""
+    file it may read: any edit, anywhere, makes it run again. `stats`: a dict told whether
+    the pass came from the cache ("project_cached")."""
     keys = [f for f in files if f.endswith((".py", ".pyi"))] + _config_files(paths)
     key = _project_key(cache, keys, settings, config) if cache is not None else None
     if key is not None:
         hit = cache.get(key, with_blob=True)
         if hit is not None and isinstance(hit[1], dict):
+            if stats is not None:
+                stats["project_cached"] = True
             return hit[1]
+    if stats is not None:
+        stats["project_cached"] = False
     if callable(summaries):
         summaries = summaries()
     view = _KeyedLazy(keys, _LazyTexts())

@@ -14,8 +14,9 @@ from amplint.parallel import imap, is_huge
 from amplint.per_file import blank_result, process_item
 
 
-def cached_map(cache, kind, items, jobs, meter):
-    """Results of `process_item` for `items`, from the cache where it has them."""
+def cached_map(cache, kind, items, jobs, meter, stats=None):
+    """Results of `process_item` for `items`, from the cache where it has them. `stats`: a
+    dict whose "hits" and "computed" counts are raised by this call's."""
     results: List[Optional[FileResult]] = [None] * len(items)
     keys: List[Optional[str]] = [None] * len(items)
     pending: List[int] = []
@@ -29,6 +30,9 @@ def cached_map(cache, kind, items, jobs, meter):
                 continue
         pending.append(index)
     done = len(items) - len(pending)
+    if stats is not None:
+        stats["hits"] = stats.get("hits", 0) + done
+        stats["computed"] = stats.get("computed", 0) + len(pending)
     # largest first: the pool's last chunks are then small files, and no process is left
     # parsing a big model file while the other waits
     pending.sort(key=lambda index: -_size(items[index][0]))

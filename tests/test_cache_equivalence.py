@@ -89,3 +89,21 @@ def test_huge_files_are_analysed_in_a_process_of_their_own(tree, monkeypatch):
     monkeypatch.setattr(parallel, "_with_isolated", spy)
     assert lint(tree, "--no-cache", "--jobs", "1") == reference
     assert len(isolated) >= 10
+
+
+def test_the_code_fingerprint_ignores_the_language_server_and_runtime(tmp_path):
+    """An edit of amplint's analysis invalidates the cache; an edit of the language server's
+    modules (or the runtime monitor's), which compute no cached result, keeps it: a server
+    edited between `amplint .` and its first pass still reads the CLI's entries."""
+    from amplint.cache import _code_fingerprint
+
+    package = tmp_path / "amplint"
+    for name in ("engine.py", "rules/amp102.py", "server/app.py", "runtime/monitor.py"):
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text("x = 1\n")
+    before = _code_fingerprint(str(package))
+    for name in ("server/app.py", "runtime/monitor.py"):
+        (package / name).write_text("x = 2  # edited\n")
+    assert _code_fingerprint(str(package)) == before
+    (package / "rules/amp102.py").write_text("x = 2  # edited\n")
+    assert _code_fingerprint(str(package)) != before

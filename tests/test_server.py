@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -165,6 +166,13 @@ class Session:
             return None
 
         self.registrations = []
+        self.logs = []
+
+        @self.client.feature(types.WINDOW_LOG_MESSAGE)
+        async def _log(params):
+            async with self.arrived:
+                self.logs.append(params.message)
+                self.arrived.notify_all()
 
         @self.client.feature(types.CLIENT_REGISTER_CAPABILITY)
         def _register(params):
@@ -217,6 +225,13 @@ class Session:
 
     def count(self, name):
         return len(self.published.get(self.uri(name), []))
+
+    async def log(self, start):
+        """The first log message that starts with `start`."""
+        async with self.arrived:
+            await asyncio.wait_for(self.arrived.wait_for(
+                lambda: any(m.startswith(start) for m in self.logs)), TIMEOUT)
+            return next(m for m in self.logs if m.startswith(start))
 
     async def actions(self, name, rng, diagnostics, only=None):
         return await asyncio.wait_for(self.client.text_document_code_action_async(
@@ -389,6 +404,9 @@ def test_the_server_reads_the_cache_the_cli_wrote(tmp_path):
     async def scenario():
         session = Session(tmp_path)
         await session.start()
+        # the server says what its first pass took from the cache: all of it, the CLI's
+        line = await session.log("amplint: first pass of ")
+        assert line.endswith("3 files, 3 from the cache, 0 linted; project pass from the cache"), line
         session.open("losses.py", LOSSES)
         assert [d.code for d in await session.diagnostics("losses.py")] == ["AMP102"]
         await session.stop()
@@ -396,6 +414,114 @@ def test_the_server_reads_the_cache_the_cli_wrote(tmp_path):
     run(scenario())
     # every per-file result and the project pass came from the CLI's entries: nothing new
     assert cache_entries() == written
+
+
+def test_a_workspace_reached_through_a_symlink_reads_the_cli_cache(tmp_path):
+    """The editor opens the project by a path through a symbolic link; `amplint .` run there
+    sees the resolved folder (the working directory is always resolved). The server spells
+    files and keys the cache as the CLI does, so its first pass reads the CLI's entries, and
+    the cross-file finding still reaches the file opened by the linked path."""
+    real = tmp_path / "real" / "unet"
+    real.mkdir(parents=True)
+    write_project(real, {"train.py": TRAIN, "losses.py": LOSSES, "model.py": MODEL})
+    (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
+    linked = tmp_path / "link" / "unet"
+    assert cli(".", cwd=linked).returncode == 1
+    written = cache_entries()
+
+    async def scenario():
+        session = Session(linked)
+        await session.start()
+        line = await session.log("amplint: first pass of ")
+        assert line.endswith("3 files, 3 from the cache, 0 linted; project pass from the cache"), line
+        session.open("losses.py", LOSSES)
+        found = await session.diagnostics("losses.py")
+        assert lsp_findings(found) == cli_findings(linked / "losses.py", linked)
+        await session.stop()
+
+    run(scenario())
+    assert cache_entries() == written
+
+
+def test_an_edit_that_keeps_the_project_summary_runs_no_project_pass(tmp_path):
+    """After `amplint .`, the server's summaries come from the cache. Opening train.py and
+    adding a comment to it changes nothing the project pass reads: no pass runs (one did, a
+    whole project pass on a large tree, competing with every lint). Removing the region does
+    change it: that pass is the first and only one logged."""
+    write_project(tmp_path, {"train.py": TRAIN, "losses.py": LOSSES, "model.py": MODEL})
+    assert cli(".", cwd=tmp_path).returncode == 1
+
+    async def scenario():
+        session = Session(tmp_path, {"debounceMs": 20, "logTimings": True})
+        await session.start()
+        await session.log("amplint: first pass of ")
+        session.open("train.py", TRAIN)
+        await session.diagnostics("train.py")
+        session.change("train.py", TRAIN + "# a comment\n")
+        await session.diagnostics("train.py", 1)
+        session.change("train.py", TRAIN_FP32)
+        await session.diagnostics("train.py", 2)
+        await session.log("amplint: project pass again")
+        passes = [m for m in session.logs if m.startswith("amplint: project pass again")]
+        assert len(passes) == 1, passes
+        await session.stop()
+
+    run(scenario())
+
+
+def test_equal_summaries_are_the_same_whatever_their_pickles():
+    """A summary read back from the cache was pickled in a pool worker (another hash seed): its
+    sets iterate in another order than the same summary made in the server, so the pickles
+    differ while the summaries are equal. The sets here are built in two orders (8 and 16
+    collide in a small table) to stand for that."""
+    from amplint.server.analysis import _same
+
+    first, second = {8, 16}, set()
+    second.add(16)
+    second.add(8)
+    assert pickle.dumps(first) != pickle.dumps(second)
+    assert _same({"calls": first}, {"calls": second})
+    assert not _same({"calls": first}, {"calls": {8}})
+
+
+def test_without_the_cli_run_the_first_pass_says_it_linted_the_files(tmp_path):
+    write_project(tmp_path, {"train.py": TRAIN, "losses.py": LOSSES, "model.py": MODEL})
+
+    async def scenario():
+        session = Session(tmp_path)
+        await session.start()
+        line = await session.log("amplint: first pass of ")
+        assert line.endswith("3 files, 0 from the cache, 3 linted; project pass computed"), line
+        await session.stop()
+
+    run(scenario())
+
+
+def test_an_edit_after_a_quiet_spell_is_linted_at_once_a_burst_waits(tmp_path):
+    """The debounce delays only edits that follow one another closely: a lone edit's
+    diagnostics do not wait for it (it would only add to their latency)."""
+    write_project(tmp_path, {"step.py": SINGLE})
+    debounce = 6.0
+
+    async def scenario():
+        session = Session(tmp_path, {"debounceMs": int(debounce * 1000)})
+        await session.start()
+        session.open("step.py", SINGLE)
+        assert [d.code for d in await session.diagnostics("step.py")] == ["AMP102"]
+        loop = asyncio.get_running_loop()
+        sent = loop.time()
+        session.change("step.py", SINGLE + "# a lone edit\n")
+        assert [d.code for d in await session.diagnostics("step.py", 1)] == ["AMP102"]
+        assert loop.time() - sent < debounce
+        # the next edit comes at once: it waits for the burst to end, the whole debounce
+        sent = loop.time()
+        session.change("step.py", SINGLE + "# a lone edit\n# and another\n")
+        assert [d.code for d in await session.diagnostics("step.py", 2)] == ["AMP102"]
+        assert loop.time() - sent >= debounce * 0.95
+        assert session.published[session.uri("step.py")][-1].version == 3
+        await session.stop()
+
+    run(scenario())
 
 
 def test_columns_are_counted_in_utf16_code_units():

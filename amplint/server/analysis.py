@@ -39,7 +39,9 @@ class Cancelled(Exception):
 
 
 def norm(path: str) -> str:
-    return os.path.normcase(os.path.abspath(path))
+    """One spelling per file, whatever links the editor's path goes through (the working
+    directory the CLI's paths are relative to is always resolved)."""
+    return os.path.normcase(os.path.realpath(path))
 
 
 def summary_of_text(path: str, text: str):
@@ -55,8 +57,17 @@ def summary_of_text(path: str, text: str):
 
 
 def _same(a, b) -> bool:
+    """Whether two project summaries are the same. Equality first: a summary read back from
+    the cache pickles to other bytes than the same summary made afresh (shared objects are
+    memoised differently), so comparing pickles alone took every first edit of a file for a
+    change of its summary and ran the whole project pass for nothing."""
     if a is b:
         return True
+    try:
+        if a == b:
+            return True
+    except Exception:
+        pass
     try:
         return pickle.dumps(a) == pickle.dumps(b)
     except Exception:
@@ -99,6 +110,9 @@ class ProjectState:
         self.disk_texts: Dict[str, str] = {}
         self.ready = False
         self.use_project = False
+        # the first pass: files linted, how many came from the cache (the CLI's entries when
+        # `amplint .` ran there before), whether the project pass did
+        self.first_stats: Dict[str, object] = {}
 
     # -- the first pass --------------------------------------------------------------------
     def first_pass(self, overlays: Dict[str, str],
@@ -120,13 +134,13 @@ class ProjectState:
                     raise Cancelled()
                 chunk = items[start:start + CHUNK]
                 for (path, *_), result in zip(chunk, cached_map(self.cache, "lint", chunk,
-                                                                self.jobs, None)):
+                                                                self.jobs, None, self.first_stats)):
                     if result.summary is not False:
                         self.summaries[path] = result.summary
                 report(start + len(chunk), len(items))
             if cancelled():
                 raise Cancelled()
-            self.refresh(overlays, self.jobs)
+            self.refresh(overlays, self.jobs, self.first_stats)
         self.ready = True
 
     def locate(self, cited: str) -> Optional[str]:
@@ -140,10 +154,11 @@ class ProjectState:
         return os.path.abspath(found[0]) if len(found) == 1 else None
 
     def spell(self, path: str) -> str:
-        return self.spelled.get(norm(path)) or shown(os.path.abspath(path))
+        return self.spelled.get(norm(path)) or shown(os.path.realpath(path))
 
     # -- the project pass --------------------------------------------------------------------
-    def refresh(self, overlays: Dict[str, str], jobs: Optional[int] = 1) -> List[str]:
+    def refresh(self, overlays: Dict[str, str], jobs: Optional[int] = 1,
+                stats: Optional[dict] = None) -> List[str]:
         """Run the project pass again (buffers in place of their files); the norm()ed paths
         whose entries changed. `jobs`: 1 after the first pass (the summaries it asks for then
         come a few files at a time: a process pool would cost more than it saves)."""
@@ -154,7 +169,7 @@ class ProjectState:
                    if not self._matches_disk(p, text)}
         if not buffers:  # what `amplint .` computes: shared with it through the cache
             found = project_entries([shown(self.root)], self.files, self.settings, self.config,
-                                    dict(self.summaries), self.cache, jobs)
+                                    dict(self.summaries), self.cache, jobs, stats)
             self.used = dict(self.summaries)
         else:
             found = self._with_buffers(buffers, jobs)
@@ -228,7 +243,7 @@ class ProjectState:
         self.disk_texts.pop(spelled, None)
         self.summaries.pop(spelled, None)
         if norm(path) in self.spelled:
-            self.files = [f for f in self.files if norm(f) != norm(path)]
+            self.files = [f for f in self.files if f != spelled]
             del self.spelled[norm(path)]
 
     # -- one buffer ------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 Lints, code actions and the first project pass run on one worker thread, one job at a time;
 the project pass that edits set off runs on a second one (the asyncio loop keeps reading
-messages: a cancellation or a newer edit is seen while a file is linted). Edits are debounced;
-a lint whose buffer has changed since it was asked for is dropped, not published."""
+messages: a cancellation or a newer edit is seen while a file is linted). Edits are debounced
+(an edit after a quiet spell is linted at once); a lint whose buffer has changed since it was
+asked for is dropped, not published."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from pygls.uris import to_fs_path
 from amplint import __version__
 from amplint.project_root import project_root
 from amplint.server import actions, convert
-from amplint.server.analysis import Cancelled, ProjectState
+from amplint.server.analysis import Cancelled, ProjectState, norm
 from amplint.server.options import ServerOptions, project_for
 
 _tokens = itertools.count(1)
@@ -38,6 +39,7 @@ class AmplintServer(LanguageServer):
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="amplint")
         self.latest: Dict[str, tuple] = {}  # uri -> (version, text, [(finding, range)])
         self.timers: Dict[str, asyncio.Task] = {}
+        self.last_edit: Dict[str, float] = {}  # uri -> time.monotonic() of its last didChange
         self.roots: Dict[str, str] = {}  # folder -> its project root
         # the project pass after edits: its own thread; per project root, what asked for it
         self.pass_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="amplint-project")
@@ -59,11 +61,13 @@ class AmplintServer(LanguageServer):
         return found
 
     def project_key(self, path: str) -> str:
-        """The project root of `path`, found as the CLI finds it (once per folder)."""
+        """The project root of `path`, found as the CLI finds it (once per folder), links
+        resolved: `amplint .` run in a folder reached through a link sees the resolved path
+        (its working directory), and spells its files and cache keys relative to it."""
         folder = os.path.dirname(os.path.abspath(path))
         root = self.roots.get(folder)
         if root is None:
-            root = self.roots[folder] = project_root([path])
+            root = self.roots[folder] = project_root([os.path.realpath(path)])
         return root
 
     async def project(self, path: str) -> ProjectState:
@@ -104,8 +108,11 @@ class AmplintServer(LanguageServer):
             return bool(supported and future is not None and future.cancelled())
 
         message = "done"
+        began = time.perf_counter()
         try:
             await self.off_loop(state.first_pass, self.buffers(state), report, cancelled)
+            self.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Log, message=first_pass_line(state, time.perf_counter() - began)))
         except Cancelled:
             state.use_project, state.entries, state.ready = False, {}, True
             message = "cancelled: files are linted on their own"
@@ -162,9 +169,16 @@ class AmplintServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, version=asked, diagnostics=found))
 
     def schedule(self, uri: str, version: Optional[int], delay: float) -> None:
+        """Lint after `delay` seconds without a newer edit. An edit after a quiet spell (no
+        edit of this file for `delay`, none waiting) is linted at once: waiting would only
+        add to its latency. Edits in a burst wait for the burst to end, as before."""
+        now = time.monotonic()
+        last, self.last_edit[uri] = self.last_edit.get(uri), now
         old = self.timers.pop(uri, None)
         if old is not None:
             old.cancel()
+        elif last is None or now - last >= delay:
+            delay = 0.0
         self.timers[uri] = asyncio.ensure_future(self._later(uri, version, delay))
 
     async def _later(self, uri: str, version: Optional[int], delay: float) -> None:
@@ -219,7 +233,7 @@ class AmplintServer(LanguageServer):
                                 f"entries changed in {len(changed)} files"))
                 for other, doc in list(self.workspace.text_documents.items()):
                     other_path = to_fs_path(other)
-                    if other_path and os.path.normcase(os.path.abspath(other_path)) in changed:
+                    if other_path and norm(other_path) in changed:
                         await self.lint_and_publish(other, doc.version)
         finally:
             self.pass_running.pop(state.root, None)
@@ -235,6 +249,19 @@ class AmplintServer(LanguageServer):
         if document is None or document.version != version:
             return []
         return [(diag, span) for diag, span in pairs if convert.overlaps(span, rng)]
+
+
+def first_pass_line(state: ProjectState, seconds: float) -> str:
+    """What the first pass took from the cache: after `amplint .` in the same folder, all of
+    it (a file computed again says the cache was not the CLI's: another amplint, other settings)."""
+    stats = state.first_stats
+    hits, computed = stats.get("hits", 0), stats.get("computed", 0)
+    project = {True: "from the cache", False: "computed"}.get(stats.get("project_cached"),
+                                                              "with the open buffers")
+    if not state.use_project:
+        project = "not run (files are linted on their own)"
+    return (f"amplint: first pass of {state.root}: {seconds:.2f} s; {hits + computed} files, "
+            f"{hits} from the cache, {computed} linted; project pass {project}")
 
 
 server = AmplintServer()
@@ -320,6 +347,7 @@ async def did_close(ls: AmplintServer, params: types.DidCloseTextDocumentParams)
     if timer is not None:
         timer.cancel()
     ls.clear(uri)
+    ls.last_edit.pop(uri, None)
     path = to_fs_path(uri)
     if path and path.endswith((".py", ".pyi")) and ls.project_key(path) in ls.projects:
         state = ls.projects[ls.project_key(path)]
