@@ -10,6 +10,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from amplint import large_files
 from amplint.context import FileContext
 from amplint.data.torch_versions import TorchTarget
 from amplint.diagnostics import Applicability, Diagnostic, Fix
@@ -59,6 +60,7 @@ class FileResult:
     internal_error: bool = False
     traceback: Optional[str] = None  # of an internal error, shown with --verbose
     summary: object = None  # the project pass's summary of this file, when asked for
+    warnings: List[str] = field(default_factory=list)  # one line each, path included
 
 
 INTERNAL_ERROR_HINT = "this is a bug in amplint: please report it (--verbose shows the traceback)"
@@ -76,10 +78,11 @@ def internal_error_result(path: str, exc: BaseException, trace: Optional[str]) -
 def analyze(
     path: str, source: str, module: cst.Module, rules: Sequence[Rule],
     entries: Tuple[EntryRegion, ...] = (), facts: Optional[FileFacts] = None,
-    torch: TorchTarget = TorchTarget(),
+    torch: TorchTarget = TorchTarget(), line_map: Optional[Sequence[int]] = None,
 ) -> List[Diagnostic]:
     """Run `rules` on a parsed module; diagnostics come back positioned, suppressions applied.
-    `entries`: regions the project pass found around this file's functions."""
+    `entries`: regions the project pass found around this file's functions. `line_map`: the
+    file's line of each line of `source` (a part of a large file), else lines are its own."""
     facts = facts if facts is not None else FileFacts(module, entries)
     ctx = FileContext(path, source, module, facts, torch)
     found: List[Diagnostic] = []
@@ -94,16 +97,18 @@ def analyze(
     lines = source.splitlines()
     kept: List[Diagnostic] = []
     seen: Set[Tuple[str, int, int]] = set()
+    to_line = (lambda n: n) if line_map is None else (lambda n: line_map[n - 1])
     for diag in found:
         span = positions[diag.node]
         diag.filename = path
-        diag.line, diag.column = span.start.line, span.start.column + 1
-        diag.end_line, diag.end_column = span.end.line, span.end.column + 1
+        own_line = span.start.line
+        diag.line, diag.column = to_line(own_line), span.start.column + 1
+        diag.end_line, diag.end_column = to_line(span.end.line), span.end.column + 1
         if diag.related:
             diag.message = diag.message.format(
-                **{key: positions[node].start.line for key, node in diag.related.items()}
+                **{key: to_line(positions[node].start.line) for key, node in diag.related.items()}
             )
-        line_text = lines[diag.line - 1] if diag.line <= len(lines) else ""
+        line_text = lines[own_line - 1] if own_line <= len(lines) else ""
         if is_suppressed(diag.code, line_text):
             continue
         key = (diag.code, diag.line, diag.column)
@@ -243,12 +248,15 @@ def choose_fixes(diags: Iterable[Diagnostic], settings: Settings, skip: Set[Tupl
 def lint_source(
     path: str, source: str, settings: Settings, fix: bool = False,
     entries: Tuple[EntryRegion, ...] = (), summarize: Optional[Summarizer] = None,
+    line_map: Optional[Sequence[int]] = None,
 ) -> FileResult:
     """Lint one file's text; with `fix`, apply fixes to a fixpoint and report what is left.
     `entries` (from the project pass) are regions other files put around this file's
     functions; a file with entries is analysed even if its text alone could not match.
     `summarize(path, source, module, facts)`: called with this file's one parse; its return
-    value becomes `result.summary` (the project pass's summary, made in the same worker)."""
+    value becomes `result.summary` (the project pass's summary, made in the same worker).
+    A file over `large_files.PARTS_ABOVE` characters is linted in parts (report only, with a
+    warning); `line_map` is set for such a part (amplint.large_files)."""
     if _mixed_newlines(source):
         # LibCST cannot read a file mixing CRLF and LF (Python can): lint it with one kind
         # of ending, then give every unchanged line its own ending back.
@@ -267,6 +275,13 @@ def lint_source(
         error = syntax_error(source)
         if error is not None:
             result.errors.append(f"{path}:{error}")
+        return result
+    parts = None if line_map is not None else large_files.split(source)
+    if parts is not None:
+        if summarize is not None:
+            result.summary = None  # the project pass does not read it (said in the warning)
+        if lint:
+            large_files.lint_in_parts(path, parts, settings, fix, entries, summarize, result)
         return result
     try:
         module = parse(source)
@@ -288,7 +303,7 @@ def lint_source(
     if not lint:
         return result
     try:
-        diags = analyze(path, source, module, rules, entries, facts, settings.torch)
+        diags = analyze(path, source, module, rules, entries, facts, settings.torch, line_map)
         if fix:
             result.found_before = len(diags)
             current, module, diags = _fix_loop(
