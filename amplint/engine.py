@@ -93,7 +93,7 @@ def analyze(
             raise RuleCrash(rule.code, exc) from exc
     if not found:
         return found
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = node_positions(module)
     lines = source.splitlines()
     kept: List[Diagnostic] = []
     seen: Set[Tuple[str, int, int]] = set()
@@ -119,6 +119,19 @@ def analyze(
     kept.sort(key=lambda d: (d.line, d.column, d.code))
     _fix_spans(kept, positions)
     return kept
+
+
+def node_positions(module: cst.Module):
+    """Node -> CodeRange (LibCST's PositionProvider), without `MetadataWrapper.resolve`: that
+    also walks the whole tree with an empty batch of visitors and copies the table, twice the
+    cost of the positions themselves (issue 34)."""
+    try:
+        provider = PositionProvider()
+        provider._computed = {}
+        provider._gen_impl(module)
+        return provider._computed
+    except AttributeError:  # another LibCST layout: its public way
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
 
 
 class RuleCrash(Exception):
