@@ -295,6 +295,8 @@ def lint_source(
             result.summary = None  # the project pass does not read it (said in the warning)
         if lint:
             large_files.lint_in_parts(path, parts, settings, fix, entries, summarize, result)
+        elif summarize is not None:
+            result.warnings.append(large_files.warning_line(path, len(parts), False, True))
         return result
     try:
         module = parse(source)

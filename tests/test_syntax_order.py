@@ -75,6 +75,8 @@ def test_walk_and_calls_follow_libcsts_visit_order(path):
     ours: List[cst.CSTNode] = []
     _walk(module, ours)
     reached = {id(n) for n in ours}
+    code = (cst.BaseExpression, cst.BaseStatement, cst.BaseSmallStatement, cst.BaseSuite)
+    assert [n for n in visitor.seen if id(n) not in reached and isinstance(n, code)] == []
     # LibCST also visits whitespace and punctuation; the code nodes come in the same order
     assert [id(n) for n in visitor.seen if id(n) in reached] == [id(n) for n in ours]
     kinds = (cst.BaseStatement, cst.BaseExpression) if path == "<sample>" else cst.BaseStatement

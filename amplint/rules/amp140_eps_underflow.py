@@ -357,7 +357,7 @@ class EpsUnderflow(Rule):
                 if hit is not None and half_here(hit[0], self.frame):
                     found.append((node, hit[0], hit[1], self.frame))
 
-        facts.module.visit(Visitor(facts, None, None))
+        Visitor(facts, None, None).walk(facts.module)
         for node, operand, value, frame in found:
             region = facts.active_region(frame).root
             where = "the autocast region at line {region}"
