@@ -294,7 +294,10 @@ def lint_source(
         if summarize is not None:
             result.summary = None  # the project pass does not read it (said in the warning)
         if lint:
-            large_files.lint_in_parts(path, parts, settings, fix, entries, summarize, result)
+            def lint_part(text: str, lines: Sequence[int]) -> FileResult:
+                return lint_source(path, text, settings, False, entries, line_map=lines)
+
+            large_files.lint_in_parts(path, parts, lint_part, fix, summarize, result)
         elif summarize is not None:
             result.warnings.append(large_files.warning_line(path, len(parts), False, True))
         return result

@@ -233,15 +233,13 @@ def _literal_pieces(stmt, first: int, last: int, lines) -> Optional[List[Group]]
     return pieces if len(pieces) > 1 else None
 
 
-def lint_in_parts(path: str, parts: List[Part], settings, fix: bool, entries, summarize,
-                  result) -> None:
+def lint_in_parts(path: str, parts: List[Part], lint_part, fix: bool, summarize, result) -> None:
     """Lint each part on its own into `result` (report only), positions mapped to the file's
-    lines; each part's tree is released before the next is parsed."""
-    from amplint.engine import lint_source
-
+    lines; each part's tree is released before the next is parsed. `lint_part(text, lines)`:
+    the engine's lint of one part's text (a FileResult), its lines mapped by `lines`."""
     found = []
     for part in parts:
-        sub = lint_source(path, part.text, settings, False, entries, line_map=part.lines)
+        sub = lint_part(part.text, part.lines)
         for error in sub.errors:
             result.errors.append(_map_error(error, path, part))
         if sub.internal_error:
