@@ -171,6 +171,8 @@ def cli(
         if not outcome.files and not outcome.summary.errors:
             click.echo("warning: No Python files found under the given path(s)", err=True)
     summary = outcome.summary
+    for line in summary.warnings:
+        click.echo(f"warning: {line}", err=True)
     for line in summary.errors:
         click.echo(f"error: {line}", err=True)
     if verbose:

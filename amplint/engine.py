@@ -10,6 +10,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from amplint import large_files
 from amplint.context import FileContext
 from amplint.data.torch_versions import TorchTarget
 from amplint.diagnostics import Applicability, Diagnostic, Fix
@@ -59,6 +60,7 @@ class FileResult:
     internal_error: bool = False
     traceback: Optional[str] = None  # of an internal error, shown with --verbose
     summary: object = None  # the project pass's summary of this file, when asked for
+    warnings: List[str] = field(default_factory=list)  # one line each, path included
 
 
 INTERNAL_ERROR_HINT = "this is a bug in amplint: please report it (--verbose shows the traceback)"
@@ -76,10 +78,11 @@ def internal_error_result(path: str, exc: BaseException, trace: Optional[str]) -
 def analyze(
     path: str, source: str, module: cst.Module, rules: Sequence[Rule],
     entries: Tuple[EntryRegion, ...] = (), facts: Optional[FileFacts] = None,
-    torch: TorchTarget = TorchTarget(),
+    torch: TorchTarget = TorchTarget(), line_map: Optional[Sequence[int]] = None,
 ) -> List[Diagnostic]:
     """Run `rules` on a parsed module; diagnostics come back positioned, suppressions applied.
-    `entries`: regions the project pass found around this file's functions."""
+    `entries`: regions the project pass found around this file's functions. `line_map`: the
+    file's line of each line of `source` (a part of a large file), else lines are its own."""
     facts = facts if facts is not None else FileFacts(module, entries)
     ctx = FileContext(path, source, module, facts, torch)
     found: List[Diagnostic] = []
@@ -90,20 +93,22 @@ def analyze(
             raise RuleCrash(rule.code, exc) from exc
     if not found:
         return found
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = node_positions(module)
     lines = source.splitlines()
     kept: List[Diagnostic] = []
     seen: Set[Tuple[str, int, int]] = set()
+    to_line = (lambda n: n) if line_map is None else (lambda n: line_map[n - 1])
     for diag in found:
         span = positions[diag.node]
         diag.filename = path
-        diag.line, diag.column = span.start.line, span.start.column + 1
-        diag.end_line, diag.end_column = span.end.line, span.end.column + 1
+        own_line = span.start.line
+        diag.line, diag.column = to_line(own_line), span.start.column + 1
+        diag.end_line, diag.end_column = to_line(span.end.line), span.end.column + 1
         if diag.related:
             diag.message = diag.message.format(
-                **{key: positions[node].start.line for key, node in diag.related.items()}
+                **{key: to_line(positions[node].start.line) for key, node in diag.related.items()}
             )
-        line_text = lines[diag.line - 1] if diag.line <= len(lines) else ""
+        line_text = lines[own_line - 1] if own_line <= len(lines) else ""
         if is_suppressed(diag.code, line_text):
             continue
         key = (diag.code, diag.line, diag.column)
@@ -114,6 +119,19 @@ def analyze(
     kept.sort(key=lambda d: (d.line, d.column, d.code))
     _fix_spans(kept, positions)
     return kept
+
+
+def node_positions(module: cst.Module):
+    """Node -> CodeRange (LibCST's PositionProvider), without `MetadataWrapper.resolve`: that
+    also walks the whole tree with an empty batch of visitors and copies the table, twice the
+    cost of the positions themselves (issue 34)."""
+    try:
+        provider = PositionProvider()
+        provider._computed = {}
+        provider._gen_impl(module)
+        return provider._computed
+    except AttributeError:  # another LibCST layout: its public way
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
 
 
 class RuleCrash(Exception):
@@ -243,12 +261,15 @@ def choose_fixes(diags: Iterable[Diagnostic], settings: Settings, skip: Set[Tupl
 def lint_source(
     path: str, source: str, settings: Settings, fix: bool = False,
     entries: Tuple[EntryRegion, ...] = (), summarize: Optional[Summarizer] = None,
+    line_map: Optional[Sequence[int]] = None,
 ) -> FileResult:
     """Lint one file's text; with `fix`, apply fixes to a fixpoint and report what is left.
     `entries` (from the project pass) are regions other files put around this file's
     functions; a file with entries is analysed even if its text alone could not match.
     `summarize(path, source, module, facts)`: called with this file's one parse; its return
-    value becomes `result.summary` (the project pass's summary, made in the same worker)."""
+    value becomes `result.summary` (the project pass's summary, made in the same worker).
+    A file over `large_files.PARTS_ABOVE` characters is linted in parts (report only, with a
+    warning); `line_map` is set for such a part (amplint.large_files)."""
     if _mixed_newlines(source):
         # LibCST cannot read a file mixing CRLF and LF (Python can): lint it with one kind
         # of ending, then give every unchanged line its own ending back.
@@ -267,6 +288,18 @@ def lint_source(
         error = syntax_error(source)
         if error is not None:
             result.errors.append(f"{path}:{error}")
+        return result
+    parts = None if line_map is not None else large_files.split(source)
+    if parts is not None:
+        if summarize is not None:
+            result.summary = None  # the project pass does not read it (said in the warning)
+        if lint:
+            def lint_part(text: str, lines: Sequence[int]) -> FileResult:
+                return lint_source(path, text, settings, False, entries, line_map=lines)
+
+            large_files.lint_in_parts(path, parts, lint_part, fix, summarize, result)
+        elif summarize is not None:
+            result.warnings.append(large_files.warning_line(path, len(parts), False, True))
         return result
     try:
         module = parse(source)
@@ -288,7 +321,7 @@ def lint_source(
     if not lint:
         return result
     try:
-        diags = analyze(path, source, module, rules, entries, facts, settings.torch)
+        diags = analyze(path, source, module, rules, entries, facts, settings.torch, line_map)
         if fix:
             result.found_before = len(diags)
             current, module, diags = _fix_loop(

@@ -71,6 +71,7 @@ def _to_cache(cache: Cache, key: str, result: FileResult) -> None:
         diagnostics.append(data)
     summary = None if result.summary in (None, False) else result.summary
     cache.put(key, {"diagnostics": diagnostics, "errors": result.errors,
+                    "warnings": result.warnings,
                     "summary": result.summary if result.summary is False else None},
               blob=summary)
 
@@ -92,6 +93,7 @@ def _from_cache(cache: Cache, key: Optional[str]):
     result = blank_result(diagnostics[0].filename if diagnostics else "")
     result.diagnostics = diagnostics
     result.errors = list(data["errors"])
+    result.warnings = list(data.get("warnings", ()))
     result.summary = False if data.get("summary") is False else blob
     return result
 

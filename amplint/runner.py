@@ -101,6 +101,7 @@ def run(
             if result.found_before is not None:
                 summary.resolved += max(0, result.found_before - len(result.diagnostics))
         summary.errors.extend(result.errors)
+        summary.warnings.extend(getattr(result, "warnings", ()))
         if getattr(result, "diff", None):
             diffs.append(result.diff)  # type: ignore[attr-defined]
         noqa_added += getattr(result, "noqa_added", 0)

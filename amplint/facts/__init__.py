@@ -82,7 +82,7 @@ class FileFacts:
         from amplint.facts.deprecated import DeprecatedRefs
 
         refs = DeprecatedRefs(self)
-        self.module.visit(refs)
+        refs.walk(self.module)
         return refs
 
     @cached_property

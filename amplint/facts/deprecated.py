@@ -14,6 +14,7 @@ from amplint.data.deprecated_amp import (
     APIS, DEPRECATED_MODULES, SPELLINGS, VERSION_LITERAL, VERSION_TEST,
 )
 from amplint.facts.names import alternatives, resolve
+from amplint.facts.syntax import children_in_visit_order
 from amplint.facts.tree import Frame, dotted_name, import_bindings
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.With)
@@ -41,15 +42,16 @@ class ImportBinding:
     gated: bool = False
 
 
-class DeprecatedRefs(cst.CSTVisitor):
-    """One walk: references to the deprecated APIs (with their frame and role), every mention
-    of each name, the deprecated imports, and parent links for the gating checks."""
+class DeprecatedRefs:
+    """One walk (`walk(module)`): references to the deprecated APIs (with their frame and role),
+    every mention of each name, the deprecated imports, and parent links for the gating checks.
+    The walk goes in LibCST's visit order over the code nodes (not LibCST's visitor, which
+    rebuilds every node it visits): the children of an import and of a dotted name are not
+    entered, nor their parents recorded."""
 
     def __init__(self, facts) -> None:
-        super().__init__()
         self.facts = facts
         self.parents: Dict[int, cst.CSTNode] = {}
-        self._stack: List[cst.CSTNode] = []
         self._frames_by_node = {
             id(frame.node): frame for frame in facts.tree.frames
             if frame.kind in ("function", "class", "with")
@@ -63,21 +65,35 @@ class DeprecatedRefs(cst.CSTVisitor):
         self.line_index: Dict[int, int] = {}
 
     # -- structure ------------------------------------------------------------------------
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        parent = self._stack[-1] if self._stack else None
+    def walk(self, node: cst.CSTNode, parent: Optional[cst.CSTNode] = None) -> None:
         if parent is not None:
             self.parents[id(node)] = parent
-            if isinstance(parent, _SCOPES) and node is parent.body:
-                self._frame_stack.append(self._frames_by_node.get(id(parent), self._frame_stack[-1]))
-        self._stack.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        self._stack.pop()
-        parent = self._stack[-1] if self._stack else None
-        if isinstance(parent, _SCOPES) and original_node is parent.body:
-            self._frame_stack.pop()
+        kind = type(node)
+        if kind is cst.Name:
+            if not (type(parent) is cst.Arg and parent.keyword is node):
+                self._reference(node, (node.value,))
+            return
+        if kind is cst.Attribute:
+            dotted = dotted_name(node)
+            if dotted is None:
+                self.walk(node.value, node)  # `.attr` of a computed value is no reference
+            else:
+                self._reference(node, dotted)
+            return
+        if kind is cst.SimpleStatementLine:
+            self._line = node
+            self.line_index[id(node)] = len(self.line_index)
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            self._import(node)
+            return
+        scope = kind in _SCOPES
+        for child in children_in_visit_order(node):
+            if scope and child is node.body:
+                self._frame_stack.append(self._frames_by_node.get(id(node), self._frame_stack[-1]))
+                self.walk(child, node)
+                self._frame_stack.pop()
+            else:
+                self.walk(child, node)
 
     @property
     def frame(self) -> Frame:
@@ -122,25 +138,16 @@ class DeprecatedRefs(cst.CSTVisitor):
         return None
 
     # -- imports --------------------------------------------------------------------------
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._line = node
-        self.line_index[id(node)] = len(self.line_index)
-
-    def visit_Import(self, node: cst.Import) -> bool:
+    def _import(self, node) -> None:
         for bound, full, alias in import_bindings(node):
+            if isinstance(node, cst.ImportFrom) and full.startswith("."):
+                return  # relative: never torch
             self.all_import_bindings.append((bound, full))
-            if full in DEPRECATED_MODULES:
+            deprecated = full in DEPRECATED_MODULES if isinstance(node, cst.Import) else (
+                is_deprecated(full)
+            )
+            if deprecated:
                 self._deprecated(bound, alias, node)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        for bound, full, alias in import_bindings(node):
-            if full.startswith("."):
-                return False  # relative: never torch
-            self.all_import_bindings.append((bound, full))
-            if is_deprecated(full):
-                self._deprecated(bound, alias, node)
-        return False
 
     def _deprecated(self, bound: str, alias: cst.ImportAlias, statement: cst.CSTNode) -> None:
         line = self._line
@@ -151,20 +158,6 @@ class DeprecatedRefs(cst.CSTVisitor):
         self.deprecated_imports.append(binding)
 
     # -- references -----------------------------------------------------------------------
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        dotted = dotted_name(node)
-        if dotted is None:
-            node.value.visit(self)
-            return False  # `.attr` of a computed value is no reference
-        self._reference(node, dotted)
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        parent = self._stack[-2] if len(self._stack) > 1 else None
-        if isinstance(parent, cst.Arg) and parent.keyword is node:
-            return
-        self._reference(node, (node.value,))
-
     def _reference(self, node: cst.BaseExpression, dotted) -> None:
         root = node
         while isinstance(root, cst.Attribute):

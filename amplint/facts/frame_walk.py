@@ -7,6 +7,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
+from amplint.facts.syntax import children_in_visit_order
 from amplint.facts.tree import Frame
 
 
@@ -38,6 +39,15 @@ class FrameWalker(cst.CSTVisitor):
     @property
     def frame(self) -> Frame:
         return self.stack[-1]
+
+    def walk(self, root: cst.CSTNode) -> None:
+        """`root.visit(self)` over the code nodes only, in LibCST's visit order, without
+        LibCST's visitor rebuilding every node it visits (issue 34). Subclasses hook code
+        nodes only (`visit_Call`, ...), never whitespace or punctuation."""
+        if self.on_visit(root):
+            for child in children_in_visit_order(root):
+                self.walk(child)
+        self.on_leave(root)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         frame = self.bodies.get(id(node))

@@ -377,7 +377,7 @@ def walk_float16_code(facts, make_walker) -> None:
         elif fp16._class_cast(site) is None:
             whole_module = True
     if whole_module:
-        facts.module.visit(make_walker(None))
+        make_walker(None).walk(facts.module)
         return
     for frame in facts.tree.frames:
         if frame.kind != "function" or id(frame) not in selected:
@@ -386,4 +386,4 @@ def walk_float16_code(facts, make_walker) -> None:
         while outer is not None and not (outer.kind == "function" and id(outer) in selected):
             outer = outer.parent
         if outer is None:  # not nested in another selected function: walk it
-            frame.node.visit(make_walker(frame.parent))
+            make_walker(frame.parent).walk(frame.node)

@@ -176,25 +176,75 @@ def bound_names(target: cst.BaseExpression) -> List[str]:
     return []
 
 
-class _Calls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.calls: List[cst.Call] = []
+# LibCST visits these node types' children in an order other than their dataclass fields' (the
+# order of the source): the fields that hold code, in LibCST's visit order
+# (tests/test_syntax_order.py checks these against LibCST's own visit)
+_VISIT_ORDER: Dict[type, Tuple[str, ...]] = {
+    cst.Arg: ("keyword", "value"),
+    cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
+    cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
+    cst.ExceptHandler: ("type", "name", "body"),
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.MatchCase: ("pattern", "guard", "body"),
+    cst.Parameters: ("posonly_params", "posonly_ind", "params", "star_arg", "kwonly_params",
+                     "star_kwarg"),
+}
+for _name, _order in (("ExceptStarHandler", ("type", "name", "body")),
+                      ("TypeAlias", ("name", "type_parameters", "value"))):
+    if hasattr(cst, _name):  # newer LibCST versions
+        _VISIT_ORDER[getattr(cst, _name)] = _order
+_ORDERED: Dict[type, Tuple[str, ...]] = {}
+_PUNCTUATION = {"lbracket", "rbracket", "lbrace", "rbrace", "first_colon", "second_colon",
+                "posonly_ind", "trailing_comma", "start", "end", "conversion",
+                "leading_whitespace", "trailing_whitespace", "relative"}
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
-    def leave_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
+def visit_fields(node_type: type) -> Tuple[str, ...]:
+    """`child_fields` less brackets and colons, in the order LibCST's visitor visits them."""
+    found = _ORDERED.get(node_type)
+    if found is None:
+        fields = [f for f in child_fields(node_type) if f not in _PUNCTUATION]
+        order = _VISIT_ORDER.get(node_type, ())
+        found = _ORDERED[node_type] = tuple(f for f in order if f in fields) + tuple(
+            f for f in fields if f not in order
+        )
+    return found
+
+
+def children_in_visit_order(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The code nodes directly under `node`, in LibCST's visit order."""
+    out: List[cst.CSTNode] = []
+    node_class = cst.CSTNode
+    for name in visit_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, node_class):
+            out.append(value)
+        elif type(value) in (list, tuple):
+            out.extend(v for v in value if isinstance(v, node_class))
+    return out
 
 
 def calls_in(node: Optional[cst.CSTNode]) -> List[cst.Call]:
-    """The calls of an expression in evaluation order (inner arguments before the outer call);
-    a lambda's body does not run there and is skipped."""
-    if node is None:
-        return []
-    visitor = _Calls()
-    node.visit(visitor)
-    return visitor.calls
+    """The calls of an expression in evaluation order (inner arguments before the outer call):
+    LibCST's visit order, each call after its children; a lambda does not run there and is
+    skipped (its defaults too, as LibCST's visitor skipping it did)."""
+    calls: List[cst.Call] = []
+    if node is None or isinstance(node, cst.Lambda):
+        return calls
+    # post-order without recursion: (node, children pushed?)
+    stack: List[Tuple[cst.CSTNode, bool]] = [(node, False)]
+    call_class, lambda_class = cst.Call, cst.Lambda
+    while stack:
+        current, expanded = stack.pop()
+        if expanded:
+            if type(current) is call_class:
+                calls.append(current)
+            continue
+        stack.append((current, True))
+        for child in reversed(children_in_visit_order(current)):
+            if type(child) is not lambda_class:
+                stack.append((child, False))
+    return calls
 
 
 def bound_arguments(call: cst.Call, positional: Tuple[str, ...]) -> Dict[str, cst.BaseExpression]:

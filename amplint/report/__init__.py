@@ -23,6 +23,7 @@ class RunSummary:
     resolved: int = 0
     applied: Dict[str, list] = field(default_factory=dict)  # path -> [(code, line, fix message)]
     errors: List[str] = field(default_factory=list)  # one line each
+    warnings: List[str] = field(default_factory=list)  # one line each (e.g. a file in parts)
     unsafe_fixes: bool = False
     fix_mode: bool = False
     fixed_by_file: Dict[str, Counter] = field(default_factory=dict)  # path -> code -> count
