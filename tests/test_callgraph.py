@@ -366,7 +366,7 @@ def test_cli_prints_pycg_shape_and_reports_bad_files(tmp_path):
     (tmp_path / "ok.py").write_text("def f(): pass\nf()\n")
     (tmp_path / "bad.py").write_text("def (:\n")
     proc = subprocess.run([sys.executable, "-m", "amplint", "--call-graph", str(tmp_path)],
-                          capture_output=True, text=True, env=dict(os.environ))
+                          capture_output=True, text=True, env=dict(os.environ), cwd=str(tmp_path))
     assert proc.returncode == 1
     assert json.loads(proc.stdout) == {"ok": ["ok.f"], "ok.f": []}
     assert "bad.py" in proc.stderr and proc.stderr.count("\n") == 1
@@ -375,10 +375,37 @@ def test_cli_prints_pycg_shape_and_reports_bad_files(tmp_path):
 def test_cli_reports_a_missing_path(tmp_path):
     (tmp_path / "ok.py").write_text("def f(): pass\n")
     proc = subprocess.run([sys.executable, "-m", "amplint", "--call-graph", str(tmp_path / "ok.py"),
-                           str(tmp_path / "missing.py")], capture_output=True, text=True, env=dict(os.environ))
+                           str(tmp_path / "missing.py")], capture_output=True, text=True, env=dict(os.environ),
+                          cwd=str(tmp_path))
     assert proc.returncode == 1
     assert json.loads(proc.stdout) == {"ok": [], "ok.f": []}
     assert proc.stderr.strip() == "%s: no such file or directory" % (tmp_path / "missing.py")
+
+
+def test_constraints_are_cached_by_content(tmp_path, monkeypatch):
+    """A warm run reads each file's constraints from the cache (no parse); an edited file is
+    extracted again, and a file that cannot be parsed is reported on every run."""
+    from amplint.cache import Cache
+    from amplint.project import callgraph
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "app.py").write_text("from lib import g\ndef f():\n    g()\n")
+    (src / "lib.py").write_text("def g(): pass\n")
+    (src / "bad.py").write_text("def (:\n")
+    cache_dir = str(tmp_path / "cache")
+    errors: list = []
+    cold = call_graph(build([str(src)], errors, Cache(cache_dir)))
+    assert cold["app.f"] == ["lib.g"] and len(errors) == 1
+    parsed = []
+    real = callgraph.extract
+    monkeypatch.setattr(callgraph, "extract", lambda source, *a: parsed.append(source) or real(source, *a))
+    errors = []
+    assert call_graph(build([str(src)], errors, Cache(cache_dir))) == cold
+    assert parsed == ["def (:\n"] and len(errors) == 1
+    (src / "lib.py").write_text("def h(): pass\ng = h\n")
+    warm = call_graph(build([str(src)], [], Cache(cache_dir)))
+    assert warm["app.f"] == ["lib.h"] and parsed[1:] == ["def (:\n", "def h(): pass\ng = h\n"]
 
 
 @pytest.mark.parametrize("code", ["x = 1\n", ""])

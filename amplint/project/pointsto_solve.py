@@ -23,6 +23,7 @@ from amplint.project.pointsto_copies import Copies, Imports
 MAX_VALUES = 64  # functions, classes, instances, modules a node may hold (beyond: the first ones)
 MAX_DATA = 16  # containers, literals, outside values: they matter less and multiply faster
 _DATA = frozenset("LDWSNE")
+_EMPTY: frozenset = frozenset()
 _CLONE = re.compile(r"@[ds]\d+")
 _INSTANCE_CALL = ("__call__", "forward")
 
@@ -40,6 +41,7 @@ class Solver(Containers, Copies, Imports):
             self.classes.update(info["classes"])
             self.cons.extend(info["cons"])
         self.vals: Dict[str, Set[str]] = {}
+        self._ndata: Dict[str, int] = {}  # how many data values (_DATA) each node holds
         self.readers: Dict[str, Set[int]] = {}
         self.edges: Set[Tuple[str, str]] = set()
         self.site_callees: Dict[str, Set[str]] = {}
@@ -67,19 +69,25 @@ class Solver(Containers, Copies, Imports):
     # -- the worklist --------------------------------------------------------------------------
     def get(self, node: str) -> Set[str]:
         if self._cur >= 0:
-            self.readers.setdefault(node, set()).add(self._cur)
-        return self.vals.get(node, set())
+            readers = self.readers.get(node)
+            if readers is None:
+                self.readers[node] = {self._cur}
+            else:
+                readers.add(self._cur)
+        return self.vals.get(node, _EMPTY)
 
     def add(self, node: str, values: Iterable[str]) -> None:
-        have = self.vals.setdefault(node, set())
+        have = self.vals.get(node)
+        if have is None:
+            have = self.vals[node] = set()
+        elif have.issuperset(values):
+            return
         before = len(have)
-        data = None
+        data = self._ndata.get(node, 0)
         for value in values:
             if value in have:
                 continue
             if value[0] in _DATA:
-                if data is None:
-                    data = sum(1 for v in have if v[0] in _DATA)
                 if data >= MAX_DATA:
                     continue
                 data += 1
@@ -87,6 +95,7 @@ class Solver(Containers, Copies, Imports):
                 continue
             have.add(value)
         if len(have) != before:
+            self._ndata[node] = data
             if node in self._base_nodes:
                 self._mro.clear()
             if node.startswith("D:") and "#[" in node and not node.endswith("#[**]"):
