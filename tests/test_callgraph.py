@@ -673,3 +673,81 @@ def test_a_decorator_that_returns_itself_without_a_function_does_not_with_one(tm
             build()
     """)
     assert g["app.run"] == ["app.register.inner"]
+
+
+def test_a_decorator_given_a_function_skips_its_none_branch(tmp_path):
+    """`def register(fn=None, *, name=None): if fn is None: return partial(register, name=name)`
+    (timm/mmcv registries' shape): applied to a function, the partial branch cannot run, so
+    calling the decorated function does not call `register` again."""
+    g = one(tmp_path, """
+        import functools
+        REGISTRY = []
+        def register(fn=None, *, name=None):
+            if fn is None:
+                return functools.partial(register, name=name)
+            REGISTRY.append(fn)
+            return fn
+        @register
+        def resnet(): pass
+        @register(name="vit")
+        def vit(): pass
+        def main():
+            resnet()
+            vit()
+        resnet.__wrapped__ = register()
+        """)
+    assert g["app.main"] == ["app.resnet", "app.vit"]
+
+
+def test_a_call_leaving_a_guarded_parameter_to_none_skips_the_other_branch(tmp_path):
+    """detectron2 `get_norm`-like builders: `build_norm()` with `cfg` left to None returns only
+    the default layer, so its call reaches that layer's forward alone; `build_norm("gn")` keeps
+    every branch (the key is not followed)."""
+    g = one(tmp_path, """
+        class FrozenBN:
+            def __call__(self, x): return x
+        class GroupNorm:
+            def __call__(self, x): return x
+        NORMS = {"bn": FrozenBN, "gn": GroupNorm}
+        def build_norm(cfg=None):
+            if cfg is not None:
+                layer = NORMS[cfg]
+                return layer()
+            return FrozenBN()
+        def stem(x):
+            norm = build_norm()
+            return norm(x)
+        def head(x, key):
+            norm = build_norm(key)
+            return norm(x)
+        stem(1)
+        head(1, "bn")
+        head(1, "gn")
+        """)
+    assert g["app.stem"] == ["app.FrozenBN.__call__", "app.build_norm"]
+    assert g["app.head"] == ["app.FrozenBN.__call__", "app.GroupNorm.__call__", "app.build_norm"]
+
+
+def test_a_method_returning_self_is_copied_per_receiver_class(tmp_path):
+    """A project base class's `def to(self, device): return self` (detectron2 `Boxes.to`-like):
+    `Net().to(d)` holds a Net only, also inside a function that is itself copied per call site."""
+    g = one(tmp_path, """
+        class Base:
+            def to(self, device):
+                return self
+            def forward(self, x): return x
+        class Net(Base):
+            def forward(self, x): return x
+        class Head(Base):
+            def forward(self, x): return x
+        def place(model, device):
+            moved = Net().to(device)
+            moved.forward(device)
+            return model
+        def build():
+            h = Head().to("cpu")
+            h.forward(1)
+            return place(h, "cpu")
+        """)
+    assert g["app.place"] == ["app.Base.to", "app.Net.forward"]
+    assert g["app.build"] == ["app.Base.to", "app.Head.forward", "app.place"]

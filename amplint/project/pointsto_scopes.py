@@ -88,3 +88,18 @@ def walk_own(node: ast.AST):
         for child in ast.iter_child_nodes(cur):
             if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 stack.append(child)
+
+
+def none_guard(node: ast.stmt) -> Optional[tuple]:
+    """`if NAME is None:` -> (NAME, True); `if NAME is not None:` -> (NAME, False); else None."""
+    test = node.test if isinstance(node, ast.If) else None
+    if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Is, ast.IsNot)) and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None):
+        return test.left.id, isinstance(test.ops[0], ast.Is)
+    return None
+
+
+def leaves(body: List[ast.stmt]) -> bool:
+    """The block always leaves the function (ends in return or raise)."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))

@@ -24,7 +24,7 @@ MAX_VALUES = 64  # functions, classes, instances, modules a node may hold (beyon
 MAX_DATA = 16  # containers, literals, outside values: they matter less and multiply faster
 _DATA = frozenset("LDWSNE")
 _EMPTY: frozenset = frozenset()
-_CLONE = re.compile(r"@[ds]\d+")
+_CLONE = re.compile(r"@[dsg]\d+")
 _INSTANCE_CALL = ("__call__", "forward")
 
 
@@ -37,7 +37,8 @@ class Solver(Containers, Copies, Imports):
         for info in self.modules.values():
             offset = len(self.cons)
             for name, func in info["funcs"].items():
-                self.funcs[name] = dict(func, span=(func["span"][0] + offset, func["span"][1] + offset))
+                self.funcs[name] = dict(func, span=(func["span"][0] + offset, func["span"][1] + offset),
+                                        guards=[(p, w, a + offset, b + offset) for p, w, a, b in func.get("guards", ())])
             self.classes.update(info["classes"])
             self.cons.extend(info["cons"])
         self.vals: Dict[str, Set[str]] = {}
@@ -48,6 +49,7 @@ class Solver(Containers, Copies, Imports):
         self.partials: Dict[str, tuple] = {}
         self._partials_open: Set[str] = set()
         self._copies: Dict[str, int] = {}
+        self._known_tags: Dict[tuple, int] = {}  # parameters known None -> the copies' tag
         self._nested: Dict[str, List[str]] = {}
         for func in self.funcs:
             parts = func.split(".")
@@ -269,10 +271,21 @@ class Solver(Containers, Copies, Imports):
         kind, name = value[:2], value[2:]
         if kind == "F:" and name in self.funcs:
             info = self.funcs[name]
-            if info.get("through") and site and caller and "@" not in caller and info["span"][1] - info["span"][0] <= 120:
+            known = self.known_none(info, args, kwargs) if site else None
+            receiver = self.self_only(info, args) if site else None
+            if receiver:
+                # a method that returns (part of) `self` alone: one copy per receiver class is as
+                # precise as one per call site
+                known = dict(known or {}, **{"<self>": receiver})
+                name = self.copy_function(name, self.known_tag(known), known) or name
+            elif info.get("through") and site and caller and "@" not in caller and info["span"][1] - info["span"][0] <= 120:
                 # a function that returns (part of) an argument: a copy per call site, so that it
                 # does not hand every caller's argument to every other caller
-                name = self.copy_function(name, "@s%d" % self._cur) or name
+                name = self.copy_function(name, "@s%d" % self._cur, known) or name
+            elif known:
+                # it tests `if p is None` on a parameter this call leaves to None: the copy
+                # without the branch that cannot run (one per set of such parameters)
+                name = self.copy_function(name, self.known_tag(known), known) or name
             self.edge(caller, name, site)
             self.bind_params(name, args, kwargs, extra)
             if self.funcs[name]["gen"]:
@@ -356,6 +369,9 @@ class Solver(Containers, Copies, Imports):
                     self.add(var(kwarg), {box})
 
     # -- other bindings ------------------------------------------------------------------------
+    def _nop(self) -> None:  # a constraint a copy left out (a branch that cannot run there)
+        pass
+
     def _const(self, dst: str, value: str) -> None:
         self.add(dst, (value,))
 
