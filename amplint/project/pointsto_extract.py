@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Tuple
 
 from amplint.project import pointsto_exprs
 from amplint.project.pointsto_scopes import (
-    COMPOUND, SPECIAL_DECORATORS, BUILTINS, Scope, bound_names, leaves, literal_key, literal_update, none_guard,
+    COMPOUND, SPECIAL_DECORATORS, BUILTINS, Scope, bound_names, leaves, literal_key, literal_update, param_guard,
 )
 
 
@@ -128,16 +128,9 @@ class Extractor:
                 return
 
     def param_guard(self, stmt: ast.stmt, scope: Scope) -> Optional[tuple]:
-        """`if p is None` / `if p is not None` on a parameter the function never rebinds."""
-        guard = none_guard(stmt) if scope.kind == "function" and scope.fqn in self.funcs else None
-        if guard is None:
+        if scope.kind != "function" or scope.fqn not in self.funcs:
             return None
-        info = self.funcs[scope.fqn]
-        if guard[0] not in info["params"] + info["kwonly"]:
-            return None
-        stores = (n for stmt in self._bodies[scope.fqn] for n in ast.walk(stmt)
-                  if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
-        return None if any(n.id == guard[0] for n in stores) else guard
+        return param_guard(stmt, self.funcs[scope.fqn], self._bodies[scope.fqn])
 
     # -- statements ----------------------------------------------------------------------------
     def stmt(self, node: ast.stmt, scope: Scope) -> None:

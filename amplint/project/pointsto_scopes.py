@@ -100,6 +100,16 @@ def none_guard(node: ast.stmt) -> Optional[tuple]:
     return None
 
 
+def param_guard(stmt: ast.stmt, info: dict, body: List[ast.stmt]) -> Optional[tuple]:
+    """`if p is None` / `if p is not None` on a parameter the function (`info`, `body`) never
+    rebinds: (p, whether the body runs when p is None)."""
+    guard = none_guard(stmt)
+    if guard is None or guard[0] not in info["params"] + info["kwonly"]:
+        return None
+    stores = (n for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+    return None if any(n.id == guard[0] for n in stores) else guard
+
+
 def leaves(body: List[ast.stmt]) -> bool:
     """The block always leaves the function (ends in return or raise)."""
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
