@@ -408,6 +408,21 @@ def test_constraints_are_cached_by_content(tmp_path, monkeypatch):
     assert warm["app.f"] == ["lib.h"] and parsed[1:] == ["def (:\n", "def h(): pass\ng = h\n"]
 
 
+def test_cli_reuses_the_solved_graph_of_an_unchanged_tree(tmp_path, monkeypatch):
+    from amplint.project import callgraph
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("def f(): pass\nf()\n")
+    (tmp_path / "src" / "bad.py").write_text("def (:\n")
+    cold = callgraph.main([str(tmp_path / "src")], str(tmp_path / "cache"))
+    monkeypatch.setattr(callgraph, "build", lambda *a: pytest.fail("solved again"))
+    assert callgraph.main([str(tmp_path / "src")], str(tmp_path / "cache")) == cold
+    assert len(cold[1]) == 1 and json.loads(cold[0])["app"] == ["app.f"]
+    (tmp_path / "src" / "app.py").write_text("def g(): pass\ng()\n")
+    monkeypatch.undo()
+    assert json.loads(callgraph.main([str(tmp_path / "src")], str(tmp_path / "cache"))[0])["app"] == ["app.g"]
+
+
 @pytest.mark.parametrize("code", ["x = 1\n", ""])
 def test_programs_without_calls_have_empty_graphs(tmp_path, code):
     assert one(tmp_path, code) == {"app": []}

@@ -84,9 +84,20 @@ def main(paths: Iterable[str], cache_dir: Optional[str] = None) -> Tuple[str, Li
     """The JSON text of the call graph, and one error line per file that could not be read
     (`cache_dir`: where the per-file constraints are cached; None: not cached)."""
     errors: List[str] = []
-    cache = None
+    paths = list(paths)
+    cache, key = None, None
     if cache_dir:
         from amplint.cache import Cache
         cache = Cache(cache_dir)
+        # the whole graph too, keyed by every file's content and name: an unchanged tree is not solved again
+        keys = [cache.file_key(p, repr(("pointsto", m, k))) for p, m, k in module_files(paths)]
+        if None not in keys:
+            key = cache.key("\n".join(keys).encode(), repr(("pointsto-graph", [os.path.abspath(p) for p in paths])))
+            hit = cache.get(key)
+            if hit is not None:
+                return hit["text"], hit["errors"]
     graph = call_graph(build(paths, errors, cache))
-    return json.dumps(graph, indent=2, sort_keys=True) + "\n", errors
+    text = json.dumps(graph, indent=2, sort_keys=True) + "\n"
+    if key is not None:
+        cache.put(key, {"text": text, "errors": errors})
+    return text, errors
