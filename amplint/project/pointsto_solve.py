@@ -86,6 +86,8 @@ class Solver(Containers, Copies, Imports):
             return
         before = len(have)
         data = self._ndata.get(node, 0)
+        if before + len(values) > min(MAX_VALUES, MAX_DATA):
+            values = sorted(values)  # which values a full node keeps must not follow string hashing
         for value in values:
             if value in have:
                 continue
