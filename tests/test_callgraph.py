@@ -766,3 +766,38 @@ def test_a_method_returning_self_is_copied_per_receiver_class(tmp_path):
         """)
     assert g["app.place"] == ["app.Base.to", "app.Net.forward"]
     assert g["app.build"] == ["app.Base.to", "app.Head.forward", "app.place"]
+
+
+def test_an_identity_decorator_keeps_each_function_apart(tmp_path):
+    """timm's `register_model(fn)`: records `fn` in a registry and returns it; each decorated
+    name holds its own function (not every function the decorator was applied to), and the
+    decorator is still called."""
+    g = graph(tmp_path, {
+        "timm/models/_registry.py": """
+            _model_entrypoints = {}
+            def register_model(fn):
+                _model_entrypoints[fn.__name__] = fn
+                return fn
+            def wrap_model(fn):
+                fn = staticmethod(fn)
+                return fn
+            """,
+        "timm/models/resnet.py": """
+            from ._registry import register_model, wrap_model
+            @register_model
+            def resnet50(): pass
+            @register_model
+            def vit_base(): pass
+            @wrap_model
+            def a(): pass
+            @wrap_model
+            def b(): pass
+            def main():
+                resnet50()
+                a()
+            """,
+        "timm/models/__init__.py": "",
+        "timm/__init__.py": "",
+    })
+    assert g["timm.models.resnet.main"] == ["timm.models.resnet.a", "timm.models.resnet.b", "timm.models.resnet.resnet50"]
+    assert "timm.models._registry.register_model" in g["timm.models.resnet"]

@@ -28,6 +28,7 @@ from typing import Dict, List, Optional, Tuple
 from amplint.project import pointsto_exprs
 from amplint.project.pointsto_scopes import (
     COMPOUND, SPECIAL_DECORATORS, BUILTINS, Scope, bound_names, leaves, literal_key, literal_update, param_guard,
+    returns_param,
 )
 
 
@@ -200,6 +201,9 @@ class Extractor:
                     named = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id in params}
                     if named - set(info.get("through", ())):
                         info["through"] = sorted(named | set(info.get("through", ())))
+                    first = info["params"][:1]
+                    info["identity"] = info.get("identity", True) and bool(first) and returns_param(
+                        node.value, first[0], self._bodies[scope.fqn])
                 value = self.expr(node.value, scope)
                 if value:
                     self.cons.append(("copy", "V:%s#<return>" % scope.fqn, value))

@@ -110,6 +110,14 @@ def param_guard(stmt: ast.stmt, info: dict, body: List[ast.stmt]) -> Optional[tu
     return None if any(n.id == guard[0] for n in stores) else guard
 
 
+def returns_param(value: ast.expr, param: str, body: List[ast.stmt]) -> bool:
+    """`return param`, for a parameter the function never rebinds."""
+    if not (isinstance(value, ast.Name) and value.id == param):
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load)
+                   for s in body for n in ast.walk(s))
+
+
 def leaves(body: List[ast.stmt]) -> bool:
     """The block always leaves the function (ends in return or raise)."""
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))

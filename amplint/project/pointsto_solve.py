@@ -388,6 +388,13 @@ class Solver(Containers, Copies, Imports):
             else:
                 # a decorator that returns itself (detectron2's `configurable` does when called
                 # without a function) does not when it is given one: that value is dropped
+                info = self.funcs.get(value[2:]) if value.startswith("F:") else None
+                if info and info.get("identity"):
+                    # every return gives back the function unchanged (timm's `register_model`):
+                    # the decorated name keeps its own function, not every function decorated
+                    self.invoke(value, [func], {}, caller, None)
+                    self.add(dst, func)
+                    continue
                 copy = self.decorator_copy(value)
                 self.add(dst, self.invoke(copy, [func], {}, caller, None) - {copy, value})
 
