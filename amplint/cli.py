@@ -111,7 +111,8 @@ def cli(
         click.echo(list_rules(), nl=False)
         return
     if call_graph:
-        _call_graph(paths or (".",))
+        _call_graph(paths or (".",), None if no_cache else (
+            cache_dir or os.environ.get("AMPLINT_CACHE_DIR") or os.path.join(os.getcwd(), DEFAULT_CACHE_DIR)))
         return
     if add_noqa and (fix or diff):
         raise click.UsageError("--add-noqa cannot be combined with --fix or --diff")
@@ -254,10 +255,10 @@ def _exit_status(outcome, failing) -> int:
     return EXIT_FINDINGS if failing else EXIT_OK
 
 
-def _call_graph(paths) -> None:
+def _call_graph(paths, cache_dir: Optional[str]) -> None:
     from amplint.project.callgraph import main as call_graph_json
 
-    text, errors = call_graph_json(paths)
+    text, errors = call_graph_json(paths, cache_dir)
     for line in errors:
         click.echo(line, err=True)
     click.echo(text, nl=False)

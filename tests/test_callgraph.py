@@ -366,7 +366,7 @@ def test_cli_prints_pycg_shape_and_reports_bad_files(tmp_path):
     (tmp_path / "ok.py").write_text("def f(): pass\nf()\n")
     (tmp_path / "bad.py").write_text("def (:\n")
     proc = subprocess.run([sys.executable, "-m", "amplint", "--call-graph", str(tmp_path)],
-                          capture_output=True, text=True, env=dict(os.environ))
+                          capture_output=True, text=True, env=dict(os.environ), cwd=str(tmp_path))
     assert proc.returncode == 1
     assert json.loads(proc.stdout) == {"ok": ["ok.f"], "ok.f": []}
     assert "bad.py" in proc.stderr and proc.stderr.count("\n") == 1
@@ -375,10 +375,52 @@ def test_cli_prints_pycg_shape_and_reports_bad_files(tmp_path):
 def test_cli_reports_a_missing_path(tmp_path):
     (tmp_path / "ok.py").write_text("def f(): pass\n")
     proc = subprocess.run([sys.executable, "-m", "amplint", "--call-graph", str(tmp_path / "ok.py"),
-                           str(tmp_path / "missing.py")], capture_output=True, text=True, env=dict(os.environ))
+                           str(tmp_path / "missing.py")], capture_output=True, text=True, env=dict(os.environ),
+                          cwd=str(tmp_path))
     assert proc.returncode == 1
     assert json.loads(proc.stdout) == {"ok": [], "ok.f": []}
     assert proc.stderr.strip() == "%s: no such file or directory" % (tmp_path / "missing.py")
+
+
+def test_constraints_are_cached_by_content(tmp_path, monkeypatch):
+    """A warm run reads each file's constraints from the cache (no parse); an edited file is
+    extracted again, and a file that cannot be parsed is reported on every run."""
+    from amplint.cache import Cache
+    from amplint.project import callgraph
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "app.py").write_text("from lib import g\ndef f():\n    g()\n")
+    (src / "lib.py").write_text("def g(): pass\n")
+    (src / "bad.py").write_text("def (:\n")
+    cache_dir = str(tmp_path / "cache")
+    errors: list = []
+    cold = call_graph(build([str(src)], errors, Cache(cache_dir)))
+    assert cold["app.f"] == ["lib.g"] and len(errors) == 1
+    parsed = []
+    real = callgraph.extract
+    monkeypatch.setattr(callgraph, "extract", lambda source, *a: parsed.append(source) or real(source, *a))
+    errors = []
+    assert call_graph(build([str(src)], errors, Cache(cache_dir))) == cold
+    assert parsed == ["def (:\n"] and len(errors) == 1
+    (src / "lib.py").write_text("def h(): pass\ng = h\n")
+    warm = call_graph(build([str(src)], [], Cache(cache_dir)))
+    assert warm["app.f"] == ["lib.h"] and parsed[1:] == ["def (:\n", "def h(): pass\ng = h\n"]
+
+
+def test_cli_reuses_the_solved_graph_of_an_unchanged_tree(tmp_path, monkeypatch):
+    from amplint.project import callgraph
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("def f(): pass\nf()\n")
+    (tmp_path / "src" / "bad.py").write_text("def (:\n")
+    cold = callgraph.main([str(tmp_path / "src")], str(tmp_path / "cache"))
+    monkeypatch.setattr(callgraph, "build", lambda *a: pytest.fail("solved again"))
+    assert callgraph.main([str(tmp_path / "src")], str(tmp_path / "cache")) == cold
+    assert len(cold[1]) == 1 and json.loads(cold[0])["app"] == ["app.f"]
+    (tmp_path / "src" / "app.py").write_text("def g(): pass\ng()\n")
+    monkeypatch.undo()
+    assert json.loads(callgraph.main([str(tmp_path / "src")], str(tmp_path / "cache"))[0])["app"] == ["app.g"]
 
 
 @pytest.mark.parametrize("code", ["x = 1\n", ""])
@@ -646,3 +688,116 @@ def test_a_decorator_that_returns_itself_without_a_function_does_not_with_one(tm
             build()
     """)
     assert g["app.run"] == ["app.register.inner"]
+
+
+def test_a_decorator_given_a_function_skips_its_none_branch(tmp_path):
+    """`def register(fn=None, *, name=None): if fn is None: return partial(register, name=name)`
+    (timm/mmcv registries' shape): applied to a function, the partial branch cannot run, so
+    calling the decorated function does not call `register` again."""
+    g = one(tmp_path, """
+        import functools
+        REGISTRY = []
+        def register(fn=None, *, name=None):
+            if fn is None:
+                return functools.partial(register, name=name)
+            REGISTRY.append(fn)
+            return fn
+        @register
+        def resnet(): pass
+        @register(name="vit")
+        def vit(): pass
+        def main():
+            resnet()
+            vit()
+        resnet.__wrapped__ = register()
+        """)
+    assert g["app.main"] == ["app.resnet", "app.vit"]
+
+
+def test_a_call_leaving_a_guarded_parameter_to_none_skips_the_other_branch(tmp_path):
+    """detectron2 `get_norm`-like builders: `build_norm()` with `cfg` left to None returns only
+    the default layer, so its call reaches that layer's forward alone; `build_norm("gn")` keeps
+    every branch (the key is not followed)."""
+    g = one(tmp_path, """
+        class FrozenBN:
+            def __call__(self, x): return x
+        class GroupNorm:
+            def __call__(self, x): return x
+        NORMS = {"bn": FrozenBN, "gn": GroupNorm}
+        def build_norm(cfg=None):
+            if cfg is not None:
+                layer = NORMS[cfg]
+                return layer()
+            return FrozenBN()
+        def stem(x):
+            norm = build_norm()
+            return norm(x)
+        def head(x, key):
+            norm = build_norm(key)
+            return norm(x)
+        stem(1)
+        head(1, "bn")
+        head(1, "gn")
+        """)
+    assert g["app.stem"] == ["app.FrozenBN.__call__", "app.build_norm"]
+    assert g["app.head"] == ["app.FrozenBN.__call__", "app.GroupNorm.__call__", "app.build_norm"]
+
+
+def test_a_method_returning_self_is_copied_per_receiver_class(tmp_path):
+    """A project base class's `def to(self, device): return self` (detectron2 `Boxes.to`-like):
+    `Net().to(d)` holds a Net only, also inside a function that is itself copied per call site."""
+    g = one(tmp_path, """
+        class Base:
+            def to(self, device):
+                return self
+            def forward(self, x): return x
+        class Net(Base):
+            def forward(self, x): return x
+        class Head(Base):
+            def forward(self, x): return x
+        def place(model, device):
+            moved = Net().to(device)
+            moved.forward(device)
+            return model
+        def build():
+            h = Head().to("cpu")
+            h.forward(1)
+            return place(h, "cpu")
+        """)
+    assert g["app.place"] == ["app.Base.to", "app.Net.forward"]
+    assert g["app.build"] == ["app.Base.to", "app.Head.forward", "app.place"]
+
+
+def test_an_identity_decorator_keeps_each_function_apart(tmp_path):
+    """timm's `register_model(fn)`: records `fn` in a registry and returns it; each decorated
+    name holds its own function (not every function the decorator was applied to), and the
+    decorator is still called."""
+    g = graph(tmp_path, {
+        "timm/models/_registry.py": """
+            _model_entrypoints = {}
+            def register_model(fn):
+                _model_entrypoints[fn.__name__] = fn
+                return fn
+            def wrap_model(fn):
+                fn = staticmethod(fn)
+                return fn
+            """,
+        "timm/models/resnet.py": """
+            from ._registry import register_model, wrap_model
+            @register_model
+            def resnet50(): pass
+            @register_model
+            def vit_base(): pass
+            @wrap_model
+            def a(): pass
+            @wrap_model
+            def b(): pass
+            def main():
+                resnet50()
+                a()
+            """,
+        "timm/models/__init__.py": "",
+        "timm/__init__.py": "",
+    })
+    assert g["timm.models.resnet.main"] == ["timm.models.resnet.a", "timm.models.resnet.b", "timm.models.resnet.resnet50"]
+    assert "timm.models._registry.register_model" in g["timm.models.resnet"]

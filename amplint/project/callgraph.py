@@ -39,21 +39,37 @@ def module_files(paths: Iterable[str]) -> List[Tuple[str, str, bool]]:
     return out
 
 
-def build(paths: Iterable[str], errors: Optional[List[str]] = None) -> Solver:
-    """The solved resolver over every Python file under PATHS (unparsable files are reported)."""
-    facts = []
+def build(paths: Iterable[str], errors: Optional[List[str]] = None, cache=None) -> Solver:
+    """The solved resolver over every Python file under PATHS (unparsable files are reported).
+    `cache` (an amplint.cache.Cache): each file's constraints are kept by content, next to the
+    per-file lint results and summaries, so a warm run does not parse the files again."""
     paths = list(paths)
     if errors is not None:
         errors.extend("%s: no such file or directory" % p for p in paths if not os.path.exists(p))
-    for path, module, package in module_files(paths):
-        try:
-            with open(path, encoding="utf-8") as handle:
-                source = handle.read()
-            facts.append(extract(source, module, package))
-        except (SyntaxError, UnicodeDecodeError, ValueError, OSError) as exc:
-            if errors is not None:
-                errors.append("%s: cannot be read as Python: %s" % (path, exc))
+    facts = [f for f in (file_facts(p, m, pkg, errors, cache) for p, m, pkg in module_files(paths)) if f]
     return Solver(facts).solve()
+
+
+def file_facts(path: str, module: str, package: bool, errors: Optional[List[str]] = None,
+               cache=None) -> Optional[dict]:
+    """One file's constraints (pointsto_extract.extract), from the cache when it has them; None
+    (and an error line) for a file that cannot be read as Python."""
+    key = cache.file_key(path, repr(("pointsto", module, package))) if cache is not None else None
+    if key is not None:
+        found = cache.get(key, with_blob=True)
+        if found is not None and found[1] is not None:
+            return found[1]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        facts = extract(source, module, package)
+    except (SyntaxError, UnicodeDecodeError, ValueError, OSError) as exc:
+        if errors is not None:
+            errors.append("%s: cannot be read as Python: %s" % (path, exc))
+        return None
+    if key is not None:
+        cache.put(key, {"kind": "pointsto"}, blob=facts)
+    return facts
 
 
 def call_graph(solver: Solver) -> Dict[str, List[str]]:
@@ -64,8 +80,24 @@ def call_graph(solver: Solver) -> Dict[str, List[str]]:
     return {k: sorted(set(v)) for k, v in graph.items()}
 
 
-def main(paths: Iterable[str]) -> Tuple[str, List[str]]:
-    """The JSON text of the call graph, and one error line per file that could not be read."""
+def main(paths: Iterable[str], cache_dir: Optional[str] = None) -> Tuple[str, List[str]]:
+    """The JSON text of the call graph, and one error line per file that could not be read
+    (`cache_dir`: where the per-file constraints are cached; None: not cached)."""
     errors: List[str] = []
-    graph = call_graph(build(paths, errors))
-    return json.dumps(graph, indent=2, sort_keys=True) + "\n", errors
+    paths = list(paths)
+    cache, key = None, None
+    if cache_dir:
+        from amplint.cache import Cache
+        cache = Cache(cache_dir)
+        # the whole graph too, keyed by every file's content and name: an unchanged tree is not solved again
+        keys = [cache.file_key(p, repr(("pointsto", m, k))) for p, m, k in module_files(paths)]
+        if None not in keys:
+            key = cache.key("\n".join(keys).encode(), repr(("pointsto-graph", [os.path.abspath(p) for p in paths])))
+            hit = cache.get(key)
+            if hit is not None:
+                return hit["text"], hit["errors"]
+    graph = call_graph(build(paths, errors, cache))
+    text = json.dumps(graph, indent=2, sort_keys=True) + "\n"
+    if key is not None:
+        cache.put(key, {"text": text, "errors": errors})
+    return text, errors

@@ -8,9 +8,11 @@ and star imports (`__all__`, else public names, through chains of star imports).
 
 from __future__ import annotations
 
+import re
 from typing import Dict, Optional, Set
 
 MAX_CLONES = 64  # copies of one function per call site
+_PER_USE = re.compile(r"@[sd]\d")
 MAX_DECORATED = 1024  # copies of one decorator (one per function it decorates: all, in practice)
 
 
@@ -20,18 +22,54 @@ class Copies:
         (as if inlined), so one wrapper's closure does not merge every function it wraps."""
         name = value[2:]
         info = self.funcs.get(name)
-        if not value.startswith("F:") or not info or info["kind"] != "function" or not self._nested.get(name):
+        if not value.startswith("F:") or not info or info["kind"] != "function":
             return value
-        copy = self.copy_function(name, "@d%d" % self._cur)
+        # its first parameter holds the function it decorates: not None
+        known = {info["params"][0]: False} if info["params"] else {}
+        if not self._nested.get(name) and not any(g[0] in known for g in info.get("guards", ())):
+            return value
+        copy = self.copy_function(name, "@d%d" % self._cur, known)
         return "F:" + copy if copy else value
 
-    def copy_function(self, name: str, tag: str) -> Optional[str]:
-        """The name of a copy of function `name` (and its nested functions) with fresh nodes."""
+    def known_none(self, info: dict, args: list, kwargs: dict) -> Optional[Dict[str, bool]]:
+        """Parameters that a None test guards and that this call leaves to their default None (only
+        for a call without *args/**kwargs, whose arguments are all known)."""
+        guarded = {g[0] for g in info.get("guards", ())}
+        if not guarded or not info.get("none"):
+            return None
+        con = self.cons[self._cur] if self._cur >= 0 else None
+        if con is None or con[0] != "call" or con[5] or con[6]:
+            return None
+        params = info["params"]
+        known = {p: True for p in info["none"] if p in guarded and p not in kwargs
+                 and not (p in params and params.index(p) < len(args))}
+        return known or None
+
+    def self_only(self, info: dict, args: list) -> Optional[str]:
+        """The receiver of a method call whose method returns only (part of) `self`, when it is one
+        instance or class."""
+        through = info.get("through")
+        if (not through or not info["cls"] or info["kind"] == "static" or through != info["params"][:1]
+                or not args or len(args[0]) != 1):
+            return None
+        (receiver,) = args[0]
+        return receiver if receiver[:2] in ("I:", "C:") else None
+
+    def known_tag(self, known: Dict[str, object]) -> str:
+        key = tuple(sorted(known.items()))
+        return "@g%d" % self._known_tags.setdefault(key, len(self._known_tags))
+
+    def copy_function(self, name: str, tag: str, known: Optional[Dict[str, bool]] = None) -> Optional[str]:
+        """The name of a copy of function `name` (and its nested functions) with fresh nodes.
+        `known`: parameter -> whether it is None here; the branches of `name`'s None tests that
+        cannot run then are left out of the copy."""
         copy = name + tag
         if copy in self.funcs:
             return copy
         self._copies[name] = self._copies.get(name, 0) + 1
-        if self._copies[name] > (MAX_DECORATED if tag.startswith("@d") else MAX_CLONES) or "@" in name:
+        # no copy of a per-site or per-decoration copy; the shared copies without a dead branch
+        # ("@g") are copied as their originals are
+        if self._copies[name] > (MAX_DECORATED if tag.startswith("@d") else MAX_CLONES) or _PER_USE.search(name):
             return None
         nested = self._nested.get(name, [])
 
@@ -52,10 +90,20 @@ class Copies:
 
         start, end = self.funcs[name]["span"]
         first = len(self.cons)
+        shift = first - start
         for func in [name] + nested:
+            self._nested[copy + func[len(name):]] = [copy + n[len(name):] for n in self._nested.get(func, ())]
             low, high = self.funcs[func]["span"]
-            self.funcs[copy + func[len(name):]] = dict(self.funcs[func], span=(first + low - start, first + high - start))
-        self.cons.extend(rename(con) for con in self.cons[start:end])
+            guards = [(p, w, a + shift, b + shift) for p, w, a, b in self.funcs[func].get("guards", ())]
+            self.funcs[copy + func[len(name):]] = dict(self.funcs[func], span=(low + shift, high + shift), guards=guards)
+        known = known or {}
+        dead = [(a, b) for p, w, a, b in self.funcs[name].get("guards", ()) if p in known and known[p] != w]
+        info = self.funcs[name]
+        # a copy for one receiver: `self` holds that receiver only (not also its own class's instance)
+        own_self = ("V:%s#%s" % (name, info["params"][0]), "I:" + info["cls"]) if "<self>" in known else None
+        self.cons.extend(("nop",) if any(a <= i < b for a, b in dead) or (own_self and self.cons[i][1:] == own_self
+                                                                          and self.cons[i][0] == "const")
+                         else rename(self.cons[i]) for i in range(start, end))
         for index in range(first, len(self.cons)):
             self._queued.add(index)
             self._queue.append(index)

@@ -27,7 +27,8 @@ from typing import Dict, List, Optional, Tuple
 
 from amplint.project import pointsto_exprs
 from amplint.project.pointsto_scopes import (
-    COMPOUND, SPECIAL_DECORATORS, BUILTINS, Scope, bound_names, literal_key, literal_update,
+    COMPOUND, SPECIAL_DECORATORS, BUILTINS, Scope, bound_names, leaves, literal_key, literal_update, param_guard,
+    returns_param,
 )
 
 
@@ -40,6 +41,7 @@ class Extractor:
         self.globals: List[str] = []
         self.all: Optional[List[str]] = None
         self.sites: Dict[str, Tuple[int, int]] = {}
+        self._bodies: Dict[str, List[ast.stmt]] = {}  # function -> its body (for param_guard)
         self._n = 0
 
     # -- nodes ---------------------------------------------------------------------------------
@@ -116,8 +118,20 @@ class Extractor:
         self.body(tree.body, scope)
 
     def body(self, stmts: List[ast.stmt], scope: Scope) -> None:
-        for stmt in stmts:
+        for i, stmt in enumerate(stmts):
             self.stmt(stmt, scope)
+            guard = self.param_guard(stmt, scope)
+            if guard is not None and leaves(stmt.body) and not stmt.orelse and i + 1 < len(stmts):
+                # `if p is None: return ...`: the rest of the block runs only when p is not None
+                start = len(self.cons)
+                self.body(stmts[i + 1:], scope)
+                self.funcs[scope.fqn]["guards"].append((guard[0], not guard[1], start, len(self.cons)))
+                return
+
+    def param_guard(self, stmt: ast.stmt, scope: Scope) -> Optional[tuple]:
+        if scope.kind != "function" or scope.fqn not in self.funcs:
+            return None
+        return param_guard(stmt, self.funcs[scope.fqn], self._bodies[scope.fqn])
 
     # -- statements ----------------------------------------------------------------------------
     def stmt(self, node: ast.stmt, scope: Scope) -> None:
@@ -181,10 +195,15 @@ class Extractor:
         elif isinstance(node, ast.Return):
             if node.value is not None and scope.kind == "function":
                 info = self.funcs.get(scope.fqn)
-                if info is not None and not info.get("through"):
+                if info is not None:
+                    # the parameters it returns (part of): "through" (pointsto_copies.py)
                     params = set(info["params"] + info["kwonly"] + [info["vararg"], info["kwarg"]])
-                    if any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(node.value)):
-                        info["through"] = True
+                    named = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id in params}
+                    if named - set(info.get("through", ())):
+                        info["through"] = sorted(named | set(info.get("through", ())))
+                    first = info["params"][:1]
+                    info["identity"] = info.get("identity", True) and bool(first) and returns_param(
+                        node.value, first[0], self._bodies[scope.fqn])
                 value = self.expr(node.value, scope)
                 if value:
                     self.cons.append(("copy", "V:%s#<return>" % scope.fqn, value))
@@ -217,6 +236,16 @@ class Extractor:
                     self.cons.append(("inst", self.store_node(scope, handler.name), kind))
                 self.body(handler.body, scope)
             self.body(node.orelse + node.finalbody, scope)
+        elif isinstance(node, ast.If) and self.param_guard(node, scope):
+            # the branches of a None test on a parameter are marked, so that a copy made where the
+            # parameter is known (a decorator given a function, a call that leaves it to its
+            # default None) drops the branch that cannot run (pointsto_copies.py)
+            param, is_none = self.param_guard(node, scope)
+            self.expr(node.test, scope)
+            for block, when in ((node.body, is_none), (node.orelse, not is_none)):
+                start = len(self.cons)
+                self.body(block, scope)
+                self.funcs[scope.fqn]["guards"].append((param, when, start, len(self.cons)))
         elif isinstance(node, (ast.If, ast.While)):
             self.expr(node.test, scope)
             self.body(node.body + node.orelse, scope)
@@ -265,11 +294,13 @@ class Extractor:
         self.funcs[fqn] = {
             "params": positional, "vararg": args.vararg.arg if args.vararg else None,
             "kwonly": [a.arg for a in args.kwonlyargs], "kwarg": args.kwarg.arg if args.kwarg else None,
-            "kind": kind, "gen": False, "cls": inner.cls, "line": node.lineno,
+            "kind": kind, "gen": False, "cls": inner.cls, "line": node.lineno, "guards": [],
         }
+        self._bodies[fqn] = body
         start = len(self.cons)
         defaults = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
         defaults += [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        self.funcs[fqn]["none"] = [p for p, d in defaults if isinstance(d, ast.Constant) and d.value is None]
         for param, default in defaults:
             value = pointsto_exprs.literal(self, default, scope)
             if value:

@@ -88,3 +88,36 @@ def walk_own(node: ast.AST):
         for child in ast.iter_child_nodes(cur):
             if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 stack.append(child)
+
+
+def none_guard(node: ast.stmt) -> Optional[tuple]:
+    """`if NAME is None:` -> (NAME, True); `if NAME is not None:` -> (NAME, False); else None."""
+    test = node.test if isinstance(node, ast.If) else None
+    if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Is, ast.IsNot)) and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None):
+        return test.left.id, isinstance(test.ops[0], ast.Is)
+    return None
+
+
+def param_guard(stmt: ast.stmt, info: dict, body: List[ast.stmt]) -> Optional[tuple]:
+    """`if p is None` / `if p is not None` on a parameter the function (`info`, `body`) never
+    rebinds: (p, whether the body runs when p is None)."""
+    guard = none_guard(stmt)
+    if guard is None or guard[0] not in info["params"] + info["kwonly"]:
+        return None
+    stores = (n for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+    return None if any(n.id == guard[0] for n in stores) else guard
+
+
+def returns_param(value: ast.expr, param: str, body: List[ast.stmt]) -> bool:
+    """`return param`, for a parameter the function never rebinds."""
+    if not (isinstance(value, ast.Name) and value.id == param):
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load)
+                   for s in body for n in ast.walk(s))
+
+
+def leaves(body: List[ast.stmt]) -> bool:
+    """The block always leaves the function (ends in return or raise)."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))

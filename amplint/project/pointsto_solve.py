@@ -23,7 +23,8 @@ from amplint.project.pointsto_copies import Copies, Imports
 MAX_VALUES = 64  # functions, classes, instances, modules a node may hold (beyond: the first ones)
 MAX_DATA = 16  # containers, literals, outside values: they matter less and multiply faster
 _DATA = frozenset("LDWSNE")
-_CLONE = re.compile(r"@[ds]\d+")
+_EMPTY: frozenset = frozenset()
+_CLONE = re.compile(r"@[dsg]\d+")
 _INSTANCE_CALL = ("__call__", "forward")
 
 
@@ -36,16 +37,19 @@ class Solver(Containers, Copies, Imports):
         for info in self.modules.values():
             offset = len(self.cons)
             for name, func in info["funcs"].items():
-                self.funcs[name] = dict(func, span=(func["span"][0] + offset, func["span"][1] + offset))
+                self.funcs[name] = dict(func, span=(func["span"][0] + offset, func["span"][1] + offset),
+                                        guards=[(p, w, a + offset, b + offset) for p, w, a, b in func.get("guards", ())])
             self.classes.update(info["classes"])
             self.cons.extend(info["cons"])
         self.vals: Dict[str, Set[str]] = {}
+        self._ndata: Dict[str, int] = {}  # how many data values (_DATA) each node holds
         self.readers: Dict[str, Set[int]] = {}
         self.edges: Set[Tuple[str, str]] = set()
         self.site_callees: Dict[str, Set[str]] = {}
         self.partials: Dict[str, tuple] = {}
         self._partials_open: Set[str] = set()
         self._copies: Dict[str, int] = {}
+        self._known_tags: Dict[tuple, int] = {}  # parameters known None -> the copies' tag
         self._nested: Dict[str, List[str]] = {}
         for func in self.funcs:
             parts = func.split(".")
@@ -67,19 +71,27 @@ class Solver(Containers, Copies, Imports):
     # -- the worklist --------------------------------------------------------------------------
     def get(self, node: str) -> Set[str]:
         if self._cur >= 0:
-            self.readers.setdefault(node, set()).add(self._cur)
-        return self.vals.get(node, set())
+            readers = self.readers.get(node)
+            if readers is None:
+                self.readers[node] = {self._cur}
+            else:
+                readers.add(self._cur)
+        return self.vals.get(node, _EMPTY)
 
     def add(self, node: str, values: Iterable[str]) -> None:
-        have = self.vals.setdefault(node, set())
+        have = self.vals.get(node)
+        if have is None:
+            have = self.vals[node] = set()
+        elif have.issuperset(values):
+            return
         before = len(have)
-        data = None
+        data = self._ndata.get(node, 0)
+        if before + len(values) > min(MAX_VALUES, MAX_DATA):
+            values = sorted(values)  # which values a full node keeps must not follow string hashing
         for value in values:
             if value in have:
                 continue
             if value[0] in _DATA:
-                if data is None:
-                    data = sum(1 for v in have if v[0] in _DATA)
                 if data >= MAX_DATA:
                     continue
                 data += 1
@@ -87,6 +99,7 @@ class Solver(Containers, Copies, Imports):
                 continue
             have.add(value)
         if len(have) != before:
+            self._ndata[node] = data
             if node in self._base_nodes:
                 self._mro.clear()
             if node.startswith("D:") and "#[" in node and not node.endswith("#[**]"):
@@ -260,10 +273,21 @@ class Solver(Containers, Copies, Imports):
         kind, name = value[:2], value[2:]
         if kind == "F:" and name in self.funcs:
             info = self.funcs[name]
-            if info.get("through") and site and caller and "@" not in caller and info["span"][1] - info["span"][0] <= 120:
+            known = self.known_none(info, args, kwargs) if site else None
+            receiver = self.self_only(info, args) if site else None
+            if receiver:
+                # a method that returns (part of) `self` alone: one copy per receiver class is as
+                # precise as one per call site
+                known = dict(known or {}, **{"<self>": receiver})
+                name = self.copy_function(name, self.known_tag(known), known) or name
+            elif info.get("through") and site and caller and "@" not in caller and info["span"][1] - info["span"][0] <= 120:
                 # a function that returns (part of) an argument: a copy per call site, so that it
                 # does not hand every caller's argument to every other caller
-                name = self.copy_function(name, "@s%d" % self._cur) or name
+                name = self.copy_function(name, "@s%d" % self._cur, known) or name
+            elif known:
+                # it tests `if p is None` on a parameter this call leaves to None: the copy
+                # without the branch that cannot run (one per set of such parameters)
+                name = self.copy_function(name, self.known_tag(known), known) or name
             self.edge(caller, name, site)
             self.bind_params(name, args, kwargs, extra)
             if self.funcs[name]["gen"]:
@@ -347,6 +371,9 @@ class Solver(Containers, Copies, Imports):
                     self.add(var(kwarg), {box})
 
     # -- other bindings ------------------------------------------------------------------------
+    def _nop(self) -> None:  # a constraint a copy left out (a branch that cannot run there)
+        pass
+
     def _const(self, dst: str, value: str) -> None:
         self.add(dst, (value,))
 
@@ -361,6 +388,13 @@ class Solver(Containers, Copies, Imports):
             else:
                 # a decorator that returns itself (detectron2's `configurable` does when called
                 # without a function) does not when it is given one: that value is dropped
+                info = self.funcs.get(value[2:]) if value.startswith("F:") else None
+                if info and info.get("identity"):
+                    # every return gives back the function unchanged (timm's `register_model`):
+                    # the decorated name keeps its own function, not every function decorated
+                    self.invoke(value, [func], {}, caller, None)
+                    self.add(dst, func)
+                    continue
                 copy = self.decorator_copy(value)
                 self.add(dst, self.invoke(copy, [func], {}, caller, None) - {copy, value})
 
