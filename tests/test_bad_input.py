@@ -367,8 +367,14 @@ def test_a_tree_libcst_itself_rejects_is_a_parse_error_not_an_internal_one():
     text = ("import torch\n\n\ndef step(model, x, idx, n):\n    with torch.autocast('cuda'):\n"
             "        h = model(x)\n        out = torch.zeros(n, h.shape[-1], device=h.device)\n"
             "        out[idx] = h\n    cb = () if 0 else(lambda:())\n    return out, cb\n")
+    # the rules no longer re-validate nodes as they walk (their walks do not rebuild the tree):
+    # the file is checked and its finding reported
     result = lint_source("step.py", text, Settings.default())
-    assert not result.internal_error
+    assert not result.internal_error and result.errors == []
+    assert [d.code for d in result.diagnostics] == ["AMP101"]
+    # a fix rebuilds nodes, which LibCST validates: the file is left alone, with one parse error
+    result = lint_source("step.py", text, Settings.default(), fix=True)
+    assert not result.internal_error and result.fixed_source is None
     assert len(result.errors) == 1 and result.errors[0].startswith("step.py: cannot parse: ")
 
 

@@ -49,6 +49,7 @@ LAYER_OF = {
     # one file: lint, fix, notebooks
     "amplint.engine": "engine",
     "amplint.prefilter": "engine",
+    "amplint.fix_text": "engine",
     "amplint.fixing": "engine",
     "amplint.notebook_results": "engine",
     "amplint.project": "project",

@@ -10,7 +10,8 @@ from pygls.uris import to_fs_path
 
 from amplint.diagnostics import Applicability
 from amplint.docs import explain
-from amplint.engine import analyze, apply_fixes
+from amplint.engine import analyze
+from amplint.fix_text import apply_fixes
 from amplint.noqa import add_noqa
 from amplint.parsing import parse, valid_python
 from amplint.server import convert
