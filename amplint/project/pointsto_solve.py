@@ -17,6 +17,7 @@ from collections import deque
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from amplint.project import pointsto_builtins as lib
+from amplint.project.pointsto_classes import Classes
 from amplint.project.pointsto_containers import Containers
 from amplint.project.pointsto_copies import Copies, Imports
 
@@ -28,7 +29,7 @@ _CLONE = re.compile(r"@[dsg]\d+")
 _INSTANCE_CALL = ("__call__", "forward")
 
 
-class Solver(Containers, Copies, Imports):
+class Solver(Classes, Containers, Copies, Imports):
     def __init__(self, modules: Iterable[dict]) -> None:
         self.modules: Dict[str, dict] = {m["module"]: m for m in modules}
         self.funcs: Dict[str, dict] = {}
@@ -131,64 +132,6 @@ class Solver(Containers, Copies, Imports):
             self._queued = set(self.waiting)
         self._cur = -1
         return self
-
-    # -- classes -------------------------------------------------------------------------------
-    def bases(self, cls: str) -> Tuple[List[str], bool]:
-        """The project base classes of `cls` in order, and whether one base lies outside."""
-        out: List[str] = []
-        outside = False
-        for node in self.classes[cls]["bases"]:
-            for value in sorted(self.get(node)):
-                if value.startswith("C:") and value[2:] in self.classes:
-                    out.append(value[2:])
-                elif value.startswith("E:"):
-                    outside = True
-        return out, outside
-
-    def mro(self, cls: str) -> List[str]:
-        """C3 linearisation over project classes (depth-first order if C3 fails); cached until a
-        node that holds a base class grows (the reader still depends on those nodes)."""
-        cached = self._mro.get(cls)
-        if cached is not None:
-            for node in cached[1]:
-                self.get(node)
-            return cached[0]
-        order = self._linearise(cls)
-        self._mro[cls] = (order, [n for c in order for n in self.classes[c]["bases"]])
-        return order
-
-    def _linearise(self, cls: str) -> List[str]:
-        def linear(c: str, seen: Tuple[str, ...]) -> List[str]:
-            if c in seen:
-                return []
-            parents = self.bases(c)[0]
-            seqs = [linear(p, seen + (c,)) for p in parents] + [list(parents)]
-            out = [c]
-            while any(seqs):
-                for seq in seqs:
-                    head = seq[0] if seq else None
-                    if head and not any(head in s[1:] for s in seqs):
-                        break
-                else:
-                    return out + [x for s in seqs for x in s if x not in out]
-                out.append(head)
-                seqs = [s[1:] if s and s[0] == head else s for s in seqs]
-            return out
-        return linear(cls, ())
-
-    def has_outside_base(self, cls: str) -> bool:
-        return any(self.bases(c)[1] for c in self.mro(cls))
-
-    def class_attr(self, cls: str, attr: str, after: Optional[str] = None) -> List[Tuple[str, str]]:
-        """(value, owner) pairs for `attr` looked up on `cls` along its MRO."""
-        order = self.mro(cls)
-        if after is not None:
-            order = order[order.index(after) + 1:] if after in order else []
-        for owner in order:
-            found = self.get("C:%s#%s" % (owner, attr))
-            if found or attr in self.classes[owner]["defs"]:
-                return [(v, owner) for v in sorted(found)]
-        return []
 
     def bind(self, value: str, receiver: str) -> Optional[str]:
         """A class attribute read through an instance ("I:c") or the class ("C:c")."""
