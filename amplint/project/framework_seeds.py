@@ -10,7 +10,6 @@ from amplint.project import frameworks as fw
 from amplint.facts.regions import Enabled
 from amplint.project.candidates import Candidate, hazard_rank
 from amplint.project.config_scope import config_classes, named_classes
-from amplint.project.dispatch import base_words
 from amplint.project.framework_scope import SCOPED, scoped_runs
 from amplint.project.summary import Setting
 
@@ -203,8 +202,7 @@ def _expand_subclasses(project) -> None:
         if not new:
             return
         known |= new
-        wanted = [path for path in project.python
-                  if path not in project.summaries and base_words(project.files, path, project.dispatch.words) & new]
+        wanted = [path for path in project.dispatch.bases.files(new) if path not in project.summaries]
         if not wanted:
             return
         project.summarise(wanted)
