@@ -145,13 +145,14 @@ def ensure_torchfix() -> str:
     return flake8
 
 
-def project_share(tree: str, jobs: int, extra, torchfix: bool, pair) -> None:
+def project_share(tree: str, jobs: int, extra, torchfix: bool, pair, only=()) -> None:
     """The project pass's share of a cold run, per folder directly under `tree` and per
     NAME=DIR of `extra`; with `torchfix`, TorchFix's CPU seconds on the same folder beside
     it; then the trees of `pair` linked into one folder and run side by side."""
     trees = [(name, os.path.join(tree, name)) for name in sorted(os.listdir(tree))
              if os.path.isdir(os.path.join(tree, name)) and not name.startswith((".", "_"))]
     trees += [tuple(item.split("=", 1)) for item in extra]
+    trees = [(name, folder) for name, folder in trees if not only or name in only]
     flake8 = ensure_torchfix() if torchfix else None
     print(f"project pass share of a cold run (--no-cache, {jobs} processes; "
           "share = 1 - isolated/full; CPU = user + system of all processes):")
@@ -207,6 +208,7 @@ def main() -> None:
                         help="only the project pass's share of a cold run, per framework tree")
     parser.add_argument("--add", action="append", default=[], metavar="NAME=DIR",
                         help="with --project-share: one more framework tree (e.g. detectron2=DIR)")
+    parser.add_argument("--only", default="", help="with --project-share: only these trees (NAME,NAME)")
     parser.add_argument("--pair", default="timm,detectron2",
                         help="with --project-share: the trees run side by side with TorchFix")
     opts = parser.parse_args()
@@ -226,7 +228,8 @@ def main() -> None:
           f"{jobs} processes, {os.cpu_count()} cores")
 
     if opts.project_share:
-        project_share(opts.tree, jobs, opts.add, opts.torchfix_sample > 0, opts.pair.split(","))
+        project_share(opts.tree, jobs, opts.add, opts.torchfix_sample > 0, opts.pair.split(","),
+                      [name for name in opts.only.split(",") if name])
         return
 
     cache_dir = tempfile.mkdtemp(prefix="amplint-monorepo-cache-")
