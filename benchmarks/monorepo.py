@@ -5,6 +5,7 @@
     python benchmarks/monorepo.py --torchfix-sample 0  # skip TorchFix
     python benchmarks/monorepo.py --project-share      # only: the project pass's share per tree
     python benchmarks/monorepo.py --project-share --tree DIR   # per folder of any DIR
+    python benchmarks/monorepo.py --project-share --add detectron2=DIR  # one more tree
 
 The tree: `pip download --no-deps` of transformers, timm, lightning, fairseq 0.12.2 and
 mmdet 2.28.2 (the wheels' and the sdist's .py and YAML files), so that the settings of several
@@ -26,7 +27,9 @@ Prints:
   * with --project-share, instead: for each framework tree (each folder directly under the
     tree), amplint --no-cache with and without --isolated-files, and the project pass's share
     of the cold run: 1 - isolated/full, in CPU seconds of all processes and in wall seconds
-    (issue 34's target: <= 20 % on each framework).
+    (issue 34's target: <= 20 % on each framework); TorchFix's CPU seconds on each tree beside
+    it (unless --torchfix-sample 0), and the trees of --pair (timm, detectron2) linked into
+    one folder, amplint and TorchFix side by side on it (issue 34's target: >= 30x).
 amplint's modules are byte-compiled first, as those of an installed package are.
 """
 
@@ -142,25 +145,55 @@ def ensure_torchfix() -> str:
     return flake8
 
 
-def project_share(tree: str, jobs: int) -> None:
-    """The project pass's share of a cold run, per folder directly under `tree`."""
+def project_share(tree: str, jobs: int, extra, torchfix: bool, pair, only=()) -> None:
+    """The project pass's share of a cold run, per folder directly under `tree` and per
+    NAME=DIR of `extra`; with `torchfix`, TorchFix's CPU seconds on the same folder beside
+    it; then the trees of `pair` linked into one folder and run side by side."""
+    trees = [(name, os.path.join(tree, name)) for name in sorted(os.listdir(tree))
+             if os.path.isdir(os.path.join(tree, name)) and not name.startswith((".", "_"))]
+    trees += [tuple(item.split("=", 1)) for item in extra]
+    trees = [(name, folder) for name, folder in trees if not only or name in only]
+    flake8 = ensure_torchfix() if torchfix else None
     print(f"project pass share of a cold run (--no-cache, {jobs} processes; "
-          "share = 1 - isolated/full):")
-    print(f"{'tree':32} {'files':>6} {'full CPU':>9} {'isolated':>9} {'share':>6} "
-          f"{'full wall':>10} {'isolated':>9} {'share':>6}")
-    for name in sorted(os.listdir(tree)):
-        folder = os.path.join(tree, name)
-        if not os.path.isdir(folder) or name.startswith((".", "_")):
-            continue
+          "share = 1 - isolated/full; CPU = user + system of all processes):")
+    print(f"{'tree':14} {'files':>6} {'full CPU':>9} {'isolated':>9} {'share':>6} "
+          f"{'full wall':>10} {'isolated':>9} {'share':>6}"
+          + (f" {'TorchFix CPU':>13} {'amplint x':>10}" if flake8 else ""))
+    for name, folder in trees:
         count = len(python_files(folder))
         if not count:
             continue
         full, _, _, full_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", folder))
         alone, _, _, alone_cpu = timed(amplint("--jobs", str(jobs), "--no-cache",
                                                "--isolated-files", folder))
-        print(f"{name[:32]:32} {count:6} {full_cpu:8.1f}s {alone_cpu:8.1f}s "
-              f"{1 - alone_cpu / full_cpu:6.0%} {full:9.1f}s {alone:8.1f}s {1 - alone / full:6.0%}",
-              flush=True)
+        row = (f"{name[:14]:14} {count:6} {full_cpu:8.1f}s {alone_cpu:8.1f}s "
+               f"{1 - alone_cpu / full_cpu:6.0%} {full:9.1f}s {alone:8.1f}s {1 - alone / full:6.0%}")
+        if flake8:
+            _, _, _, fix_cpu = timed(_torchfix(flake8, jobs, folder))
+            row += f" {fix_cpu:12.1f}s {fix_cpu / full_cpu:9.1f}x"
+        print(row, flush=True)
+    chosen = [(name, folder) for name, folder in trees if name in pair]
+    if flake8 and len(chosen) > 1:
+        work = tempfile.mkdtemp(prefix="amplint-side-by-side-")
+        try:
+            for name, folder in chosen:
+                for path in python_files(folder):
+                    dst = os.path.join(work, name, os.path.relpath(path, folder))
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    os.link(path, dst) if _same_device(path, work) else shutil.copyfile(path, dst)
+            count = len(python_files(work))
+            t_amp, _, _, amp_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", work))
+            t_fix, _, _, fix_cpu = timed(_torchfix(flake8, jobs, work))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(f"side by side, {' + '.join(n for n, _ in chosen)} in one folder ({count} files): "
+              f"amplint --no-cache {amp_cpu:.1f} s CPU ({t_amp:.1f} s wall), TorchFix {fix_cpu:.1f} s CPU "
+              f"({t_fix:.1f} s wall) = {fix_cpu / amp_cpu:.1f}x in CPU, {t_fix / t_amp:.1f}x in wall "
+              "(target >= 30x)")
+
+
+def _torchfix(flake8: str, jobs: int, folder: str):
+    return [flake8, "--isolated", "--select", "TOR", "-j", str(jobs), "--exit-zero", folder]
 
 
 def main() -> None:
@@ -173,6 +206,11 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=0, help="processes for both tools (0: all cores)")
     parser.add_argument("--project-share", action="store_true",
                         help="only the project pass's share of a cold run, per framework tree")
+    parser.add_argument("--add", action="append", default=[], metavar="NAME=DIR",
+                        help="with --project-share: one more framework tree (e.g. detectron2=DIR)")
+    parser.add_argument("--only", default="", help="with --project-share: only these trees (NAME,NAME)")
+    parser.add_argument("--pair", default="timm,detectron2",
+                        help="with --project-share: the trees run side by side with TorchFix")
     opts = parser.parse_args()
     jobs = opts.jobs or len(os.sched_getaffinity(0))
 
@@ -190,7 +228,8 @@ def main() -> None:
           f"{jobs} processes, {os.cpu_count()} cores")
 
     if opts.project_share:
-        project_share(opts.tree, jobs)
+        project_share(opts.tree, jobs, opts.add, opts.torchfix_sample > 0, opts.pair.split(","),
+                      [name for name in opts.only.split(",") if name])
         return
 
     cache_dir = tempfile.mkdtemp(prefix="amplint-monorepo-cache-")

@@ -81,6 +81,9 @@ class ProjectFacts(ProjectResolver):
         self._shown: Dict[str, str] = {}
         self.summaries: Dict[str, Optional[ModuleSummary]] = {}
         self.first_pass: List[str] = []  # files the text test sent to the parser
+        # files a framework's text test chose but that define no class, left unparsed until
+        # something asks for them; the class flow's parse budget counts them as summarised
+        self.deferred: Set[str] = set()
         self._index = self._module_index()
         self._entries: Dict[str, Tuple[EntryRegion, ...]] = {}
         self.flow = ClassFlow(self)

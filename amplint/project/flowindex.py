@@ -92,7 +92,7 @@ class FlowIndex:
         """The flow facts of a file. `optional`: a file found by a text search (call sites,
         registrations, half casts); parsed here only while the budget lasts, so that a
         common name cannot send most of a large tree to the parser."""
-        if optional and path not in self.p.summaries:
+        if optional and path not in self.p.summaries and path not in self.p.deferred:
             if self._parses >= self._budget:
                 self.skipped.add(path)
                 return None
@@ -105,10 +105,12 @@ class FlowIndex:
         if not self._batched:
             return
         todo = [path for path in paths if path not in self.p.summaries]
+        free = [path for path in todo if path in self.p.deferred]  # not counted, as before
+        todo = [path for path in todo if path not in self.p.deferred]
         todo = todo[: max(0, self._budget - self._parses)]
-        if todo:
-            self._parses += len(todo)
-            self.p.summarise(todo)
+        self._parses += len(todo)
+        if todo or free:
+            self.p.summarise(free + todo)
 
     def _files_with(self, word: str) -> List[str]:
         found = self._text_hits.get(word)

@@ -4,13 +4,13 @@ methods that framework runs under autocast are seeded with that setting's region
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Set
 
 from amplint.project import frameworks as fw
 from amplint.facts.regions import Enabled
 from amplint.project.candidates import Candidate, hazard_rank
 from amplint.project.config_scope import config_classes, named_classes
-from amplint.project.dispatch import base_words
 from amplint.project.framework_scope import SCOPED, scoped_runs
 from amplint.project.summary import Setting
 
@@ -52,10 +52,14 @@ def framework_seeds(project):
     # the files that may define the classes these frameworks run
     patterns = [fw.CLASS_TEXT[name] for name in sorted(active) if name in fw.CLASS_TEXT]
     if patterns:
-        project.summarise(
-            path for path in project.python
-            if path not in project.summaries and any(p.search(project.files[path]) for p in patterns)
-        )
+        chosen = [path for path in project.python
+                  if path not in project.summaries and any(p.search(project.files[path]) for p in patterns)]
+        if not any(_PREPARED_KINDS.get(name) for name in active):
+            # only a class's methods are seeded here; a file that defines none is summarised
+            # when a region reaches it (detectron2: 49 of the 125 files its text test picks)
+            project.deferred.update(path for path in chosen if not _DEFINES_CLASS.search(project.files[path]))
+            chosen = [path for path in chosen if path not in project.deferred]
+        project.summarise(chosen)
         _expand_subclasses(project)
     for framework in sorted(active):
         settings = [s for s in project.settings if s.framework == framework]
@@ -190,6 +194,10 @@ def best_setting(settings, framework: str) -> Optional[Setting]:
     return min(found, key=lambda s: hazard_rank(s.enabled, s.device, s.dtype) + (s.path, s.line, s.text))
 
 
+# a class statement starts a line (after its indentation): a file without one defines no class
+_DEFINES_CLASS = re.compile(r"^[\ufeff \t\f]*class\b", re.M)
+
+
 def _expand_subclasses(project) -> None:
     """Summarise the files that subclass a class already summarised (`class M(Base)` where
     Base is a LightningModule subclass of another file), until none is added."""
@@ -203,8 +211,7 @@ def _expand_subclasses(project) -> None:
         if not new:
             return
         known |= new
-        wanted = [path for path in project.python
-                  if path not in project.summaries and base_words(project.files, path, project.dispatch.words) & new]
+        wanted = [path for path in project.dispatch.bases.files(new) if path not in project.summaries]
         if not wanted:
             return
         project.summarise(wanted)

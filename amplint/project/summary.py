@@ -68,8 +68,10 @@ def _cite_node(region: Region) -> cst.CSTNode:
 
 
 class _Summarizer:
-    def __init__(self, path: str, module: cst.Module, facts: FileFacts, portable: bool = False) -> None:
+    def __init__(self, path: str, module: cst.Module, facts: FileFacts, portable: bool = False,
+                 source: Optional[str] = None) -> None:
         self.path = path
+        self.source = source  # the text `module` was parsed from: lines without code generation
         self.portable = portable  # every line now, in one code generation; the tree is not kept
         self.module = module
         self.facts = facts
@@ -250,6 +252,28 @@ class _Summarizer:
         """`finish(lines)` runs once line numbers are known (lines: id(node) -> line)."""
         self._finishers.append(finish)
 
+    def _anchors(self, wanted) -> Optional[Dict[int, cst.CSTNode]]:
+        """id(node) -> the statement that holds it, for node_lines: a call's simple statement
+        line (else the compound statement it is in, which node_lines checks), a parameter's
+        function."""
+        if self.source is None:
+            return None
+        anchors: Dict[int, cst.CSTNode] = {}
+        for site in self.tree.calls:
+            if site.line_stmt is not None:
+                anchors[id(site.node)] = site.line_stmt
+            elif site.top_stmt is not None and type(site.top_stmt) is not cst.SimpleStatementLine:
+                anchors[id(site.node)] = site.top_stmt
+            elif isinstance(site.frame.node, cst.BaseCompoundStatement):  # `def f(): return g()`
+                anchors[id(site.node)] = site.frame.node
+        if any(type(node) is cst.Param for node in wanted):
+            for frame in self.tree.frames:
+                node = frame.node
+                if frame.kind == "function" and type(node) is cst.FunctionDef:
+                    for param in _all_params(node.params):
+                        anchors[id(param)] = node
+        return anchors
+
     def _resolve_lines(self) -> None:
         summary = self.summary
         for function in summary.functions.values():
@@ -264,7 +288,7 @@ class _Summarizer:
                 summary._nodes.append(node)
             function.self_calls = selfs
         wanted = self.cite_nodes + summary._nodes if self.portable else self.cite_nodes
-        lines = node_lines(self.module, wanted) if wanted else {}
+        lines = node_lines(self.module, wanted, self.source, self._anchors(wanted)) if wanted else {}
         if self.portable:
             summary._lines = [lines.get(id(node), 0) for node in summary._nodes]
             summary._nodes = []
@@ -297,6 +321,16 @@ class _Summarizer:
             finish(lines)
 
 
+def _all_params(params: cst.Parameters):
+    yield from params.posonly_params
+    yield from params.params
+    if isinstance(params.star_arg, cst.Param):
+        yield params.star_arg
+    yield from params.kwonly_params
+    if params.star_kwarg is not None:
+        yield params.star_kwarg
+
+
 _LIBRARIES = ("torch.", "numpy.", "math.", "typing.", "os.", "functools.", "collections.")
 
 
@@ -315,7 +349,7 @@ def summarize(
     try:
         if module is None:
             module = parse(source)
-        summary = _Summarizer(path, module, facts or FileFacts(module), portable).run()
+        summary = _Summarizer(path, module, facts or FileFacts(module), portable, source).run()
     except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return None
     if portable and summary is not None:
