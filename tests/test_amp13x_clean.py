@@ -18,7 +18,9 @@ def test_there_are_clean_fixtures():
 
 
 @pytest.mark.parametrize("path", CLEAN, ids=lambda p: p.stem)
-def test_clean_with_the_rules_selected(path: Path):
+def test_clean_with_the_rules_selected(path: Path, repository_cache: str, monkeypatch):
+    # linted in its project's context, this repository: see the repository_cache fixture
+    monkeypatch.setenv("AMPLINT_CACHE_DIR", repository_cache)
     result = CliRunner().invoke(cli, ["--select", "AMP130,AMP131", str(path)])
     assert result.exit_code == 0, result.output
 

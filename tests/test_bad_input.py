@@ -136,6 +136,7 @@ def test_mixed_newlines_are_linted_like_any_file(project):
     assert "AMP121" in result.stdout
 
 
+@pytest.mark.slow
 def test_ten_megabyte_file(project):
     """A generated 10 MB file (the hazard, then 10 MB of comment lines) is fixed, and every
     other byte of it kept."""

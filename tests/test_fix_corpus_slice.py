@@ -124,6 +124,7 @@ def test_slice_is_small():
     assert size < 300_000
 
 
+@pytest.mark.slow
 def test_slice_fix_run_is_clean(slice_report):
     report = slice_report
     assert report.crashes == []
@@ -133,6 +134,7 @@ def test_slice_fix_run_is_clean(slice_report):
     assert report.ok
 
 
+@pytest.mark.slow
 def test_slice_fix_run_fixes_things(slice_report):
     """Not vacuous: the slice has real findings and the injected hazards, and they are fixed."""
     report = slice_report

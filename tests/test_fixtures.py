@@ -59,16 +59,10 @@ def test_fixture_pair(case: Path, tmp_path: Path):
     compile(expected, str(work), "exec")
 
 
-@pytest.fixture(scope="module")
-def repository_cache(tmp_path_factory) -> str:
-    return str(tmp_path_factory.mktemp("repository-cache"))
-
-
 @pytest.mark.parametrize("clean", CLEAN, ids=lambda p: p.stem)
 def test_clean_fixture_is_silent(clean: Path, repository_cache: str, monkeypatch):
-    # A clean file is linted in its project's context: this whole repository. Its per-file
-    # summaries are cached across these cases, as across a user's runs (the cache is proven
-    # equivalent in test_cache_equivalence.py); without that each case re-read the repository.
+    # A clean file is linted in its project's context: this whole repository, whose per-file
+    # summaries are cached across these cases (see the repository_cache fixture)
     monkeypatch.setenv("AMPLINT_CACHE_DIR", repository_cache)
     result = CliRunner().invoke(cli, [str(clean)])
     assert result.exit_code == 0, result.output

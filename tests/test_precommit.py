@@ -2,7 +2,11 @@
 against a copy of this working tree (committed into a temporary git repository, so the test
 does not depend on what is committed) on a small project with hazards. pre-commit builds its
 own virtualenv and pip-installs amplint from that copy, so these tests need the package
-registry for amplint's dependencies; they use a private pre-commit cache in a temp folder.
+registry for amplint's dependencies; they use a private pre-commit cache in a temp folder,
+shared by the module's tests (as a user's ~/.cache/pre-commit is): the hook environment is
+built once. `pre-commit try-repo` always builds a fresh one in a store of its own, so one test
+runs it as a newcomer would and the others run the same hooks with `pre-commit run` and a
+configuration naming this copy at its commit (what try-repo writes and runs itself).
 
 Also: the README's `.pre-commit-config.yaml` snippet and its GitHub Actions job, as far as
 they can run here (the amplint commands of the job, and the SARIF file it uploads)."""
@@ -121,6 +125,17 @@ def pre_commit(*args: str, cwd: Path, cache: Path) -> subprocess.CompletedProces
         pytest.fail("pre-commit could not install amplint's dependencies: no package registry?\n"
                     + proc.stdout[-2000:])
     return proc
+
+
+def run_hook(hook: str, *args: str, hooks_repo: tuple, cwd: Path, cache: Path
+             ) -> subprocess.CompletedProcess:
+    """`pre-commit try-repo REPO HOOK ARGS` as try-repo does it (a configuration with only that
+    hook of REPO at its commit, written outside the project), but in the shared store."""
+    repo, commit = hooks_repo
+    config = cache / f"try-{hook}.yaml"
+    config.write_text(yaml.safe_dump(
+        {"repos": [{"repo": str(repo), "rev": commit, "hooks": [{"id": hook}]}]}))
+    return pre_commit("run", hook, "--config", str(config), *args, cwd=cwd, cache=cache)
 
 
 def test_hooks_file_declares_check_and_fix_hooks():
@@ -285,30 +300,28 @@ def crossfile(tmp_path) -> Path:
 
 
 def test_staged_change_to_one_file_is_linted_in_its_project(hooks_repo, cache, crossfile):
-    repo, _ = hooks_repo
     (crossfile / "losses.py").write_text(LOSSES_HAZARD)
     git("add", "losses.py", cwd=crossfile)  # the commit touches losses.py only
-    check = pre_commit("try-repo", str(repo), "amplint", cwd=crossfile, cache=cache)
+    check = run_hook("amplint", hooks_repo=hooks_repo, cwd=crossfile, cache=cache)
     output = check.stdout + check.stderr
     assert check.returncode == 1, output
     assert re.search(r"losses\.py:9:16: AMP102 .*called at train\.py:10", output), output
     assert (crossfile / "losses.py").read_text() == LOSSES_HAZARD
-    fix = pre_commit("try-repo", str(repo), "amplint-fix", cwd=crossfile, cache=cache)
+    fix = run_hook("amplint-fix", hooks_repo=hooks_repo, cwd=crossfile, cache=cache)
     output = fix.stdout + fix.stderr
     assert fix.returncode == 1, output
     assert "files were modified by this hook" in output
     fixed = (crossfile / "losses.py").read_text()
     assert "binary_cross_entropy(" not in fixed.replace("binary_cross_entropy_with_logits(", "")
     git("add", "losses.py", cwd=crossfile)
-    again = pre_commit("try-repo", str(repo), "amplint", cwd=crossfile, cache=cache)
+    again = run_hook("amplint", hooks_repo=hooks_repo, cwd=crossfile, cache=cache)
     assert again.returncode == 0, again.stdout + again.stderr
 
 
 def test_all_files_finds_the_cross_file_hazard_whatever_the_chunking(hooks_repo, cache, crossfile):
-    repo, _ = hooks_repo
     (crossfile / "losses.py").write_text(LOSSES_HAZARD)
     git("add", "-A", cwd=crossfile)
-    check = pre_commit("try-repo", str(repo), "amplint", "--all-files", cwd=crossfile, cache=cache)
+    check = run_hook("amplint", "--all-files", hooks_repo=hooks_repo, cwd=crossfile, cache=cache)
     output = check.stdout + check.stderr
     assert check.returncode == 1, output
     assert output.count("AMP102") == 1, output
