@@ -1,4 +1,4 @@
-from amplint.cli import main
+from amplint.cli.main import main
 
 if __name__ == "__main__":
     main()

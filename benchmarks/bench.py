@@ -81,7 +81,7 @@ def time_interleaved(files, texts, could_match, rules):
     parse included). Files the prefilter stops are parsed one in five and scaled up.
     Returns (parse of every file, parse of the files amplint parses, amplint on those)."""
     import libcst as cst
-    from amplint.engine import Settings, lint_source
+    from amplint.analysis.engine import Settings, lint_source
 
     settings = Settings.default()
     parse_passing = parse_others = analysis = 0.0
@@ -143,7 +143,7 @@ def main() -> None:
     lines = sum(t.count("\n") for t in texts)
     print(f"corpus: {opts.corpus}: {len(files)} files, {lines} lines")
 
-    from amplint.engine import Settings, could_match
+    from amplint.analysis.engine import Settings, could_match
     rules = Settings.default().rules()
     parsed = [(f, t) for f, t in zip(files, texts) if could_match(t, rules)]
     print(f"prefilter: amplint parses {len(parsed)} of {len(files)} files "

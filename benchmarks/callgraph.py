@@ -26,7 +26,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from amplint.project.callgraph import build, call_graph, module_files  # noqa: E402
+from amplint.analysis.project.callgraph import build, call_graph, module_files  # noqa: E402
 
 Edge = Tuple[str, str]
 

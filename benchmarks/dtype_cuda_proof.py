@@ -1,4 +1,4 @@
-"""The dtype fact (amplint.facts.dtypes) against CUDA autocast, by execution (issue 26).
+"""The dtype fact (amplint.analysis.facts.dtypes) against CUDA autocast, by execution (issue 26).
 
     python benchmarks/dtype_cuda_proof.py record OUT_DIR     # on a GPU machine: torch only
     python benchmarks/dtype_cuda_proof.py compare OUT_DIR/o.json   # here: amplint only

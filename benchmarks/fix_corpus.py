@@ -17,7 +17,7 @@ touched. amplint then runs through its command line, as users run it:
 - broken: the file compiled before and does not compile after;
 - non-idempotent: a second `amplint --fix --unsafe-fixes --select ALL` run on the changed files
   changes them again (fixable-left, not a gate: findings with a fix that --fix left in place);
-- mismatch: what the CLI wrote differs from what `amplint.engine.lint_source(..., fix=True)`
+- mismatch: what the CLI wrote differs from what `amplint.analysis.engine.lint_source(..., fix=True)`
   computes from the original text (so the writer lost or altered something: encoding, BOM,
   newlines), or the BOM / newline style of the file was not kept;
 - outside: a changed line lies outside the accepted region (below);
@@ -285,8 +285,8 @@ class Before:
 
 
 def _settings():
-    from amplint.engine import Settings
-    from amplint.rules import all_rules
+    from amplint.analysis.engine import Settings
+    from amplint.analysis.rules import all_rules
 
     return Settings(frozenset(all_rules()), unsafe_fixes=True)
 
@@ -297,7 +297,7 @@ def engine_before(path: str, text: str, settings=None) -> Before:
     import libcst as cst
     from libcst.metadata import MetadataWrapper, WhitespaceInclusivePositionProvider
 
-    from amplint import engine
+    from amplint.analysis import engine
 
     settings = settings or _settings()
     out = Before()
@@ -562,8 +562,8 @@ class FileCheck:
 def check_changed(path: str, raw_before: bytes, raw_after: bytes, before: Before,
                   settings=None) -> FileCheck:
     """Every check for one file the CLI changed (`before` from engine_before)."""
-    from amplint.engine import lint_source
-    from amplint.files import SourceFile, read_source
+    from amplint.analysis.engine import lint_source
+    from amplint.workspace.files import SourceFile, read_source
 
     settings = settings or _settings()
     check = FileCheck(path)
@@ -617,9 +617,9 @@ def is_cascade(before: "Before", fixes_applied: Counter) -> bool:
 
 
 def _decode(path: str, raw: bytes) -> Optional[str]:
-    from amplint.files import ReadError, read_source
+    from amplint.workspace.files import ReadError, read_source
 
-    import amplint.files as files
+    import amplint.workspace.files as files
 
     try:
         # read_source wants a path; decode the bytes the same way it does.
@@ -700,7 +700,7 @@ class Report:
 def _before_job(args: Tuple[str, str]) -> Tuple[str, Before]:
     root, relative = args
     path = os.path.join(root, relative)
-    from amplint.files import ReadError, read_source
+    from amplint.workspace.files import ReadError, read_source
 
     try:
         text = read_source(path).text

@@ -19,7 +19,7 @@ harness = importlib.util.module_from_spec(spec)
 sys.modules["fp32_harness"] = harness
 spec.loader.exec_module(harness)
 
-from amplint.rules import all_rules  # noqa: E402
+from amplint.analysis.rules import all_rules  # noqa: E402
 
 
 def measure(before: str, after: str) -> str:

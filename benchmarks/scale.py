@@ -143,16 +143,16 @@ def generate(lines: int) -> str:
 
 def measure(lines: int) -> dict:
     """In this process: CPU seconds of parse, of each fact, of each rule; peak RSS."""
-    from amplint.context import FileContext
-    from amplint.engine import node_positions
-    from amplint.facts import FileFacts
-    from amplint.facts.regions import RegionAnalysis
-    from amplint.facts.tree import Collector
-    from amplint.parsing import parse
-    from amplint.rules import all_rules
+    from amplint.analysis.context import FileContext
+    from amplint.analysis.engine import node_positions
+    from amplint.analysis.facts import FileFacts
+    from amplint.analysis.facts.regions import RegionAnalysis
+    from amplint.analysis.facts.tree import Collector
+    from amplint.analysis.parsing import parse
+    from amplint.analysis.rules import all_rules
 
     source = generate(lines)
-    gc.disable()  # as amplint analyses a file (amplint.parallel.cycles_collected_after)
+    gc.disable()  # as amplint analyses a file (amplint.run.parallel.cycles_collected_after)
     times = {}
     clock = time.process_time
 

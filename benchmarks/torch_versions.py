@@ -1,4 +1,4 @@
-"""Check amplint/data/torch_versions.py against torch's own released files (issue 28).
+"""Check amplint/analysis/data/torch_versions.py against torch's own released files (issue 28).
 
 For every name of the table (an API some fix writes), this downloads torch's wheels from the
 package registry and looks the name up in each release's files: it must be there at the
@@ -38,7 +38,7 @@ from typing import Dict, List, Optional, Tuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from amplint.data.torch_versions import INTRODUCED, OLDEST, shown  # noqa: E402
+from amplint.analysis.data.torch_versions import INTRODUCED, OLDEST, shown  # noqa: E402
 
 # release -> (pip version, python, platform): macOS wheels are the smallest; x86_64 stops at 2.2
 RELEASES: Dict[Tuple[int, int], Tuple[str, str, str]] = {

@@ -11,8 +11,8 @@ from typing import Dict, List, Set, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from amplint.facts import FileFacts
-from amplint.facts.dtype_value import ELIGIBLE
+from amplint.analysis.facts import FileFacts
+from amplint.analysis.facts.dtype_value import ELIGIBLE
 
 Span = Tuple[int, int, int, int]  # line, column, end line, end column (columns 0-based)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from amplint.engine import Settings, lint_source
+from amplint.analysis.engine import Settings, lint_source
 
 SETTINGS = Settings(frozenset({"AMP101"}))
 

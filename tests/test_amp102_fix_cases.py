@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from amplint.engine import Settings, lint_source
+from amplint.analysis.engine import Settings, lint_source
 
 AMP102 = Settings(frozenset({"AMP102"}))
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

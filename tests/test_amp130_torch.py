@@ -22,7 +22,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from amplint.engine import Settings, lint_source  # noqa: E402
+from amplint.analysis.engine import Settings, lint_source  # noqa: E402
 
 SETTINGS = Settings(frozenset({"AMP130"}))
 AUTOCAST_ATTRS = ("fast_dtype", "_enabled", "device", "_cache_enabled")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from amplint.cli import cli
+from amplint.cli.main import cli
 
 CLEAN = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "clean").glob("amp13[01]_*.py"))
 

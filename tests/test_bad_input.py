@@ -12,9 +12,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-import amplint.files
-import amplint.fixing
-from amplint.cli import cli
+import amplint.workspace.files
+import amplint.run.fixing
+from amplint.cli.main import cli
 
 # A file with a safe fix (AMP121: scaler.update() added after scaler.step).
 SOURCE = (
@@ -185,7 +185,7 @@ def test_unreadable_file(project, monkeypatch):
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(amplint.files, "open", guarded_open, raising=False)
+    monkeypatch.setattr(amplint.workspace.files, "open", guarded_open, raising=False)
     result, _ = fix_with_good_neighbour(project, "secret.py", SOURCE.encode())
     lines = error_lines(result, "secret.py")
     assert lines == ["error: secret.py: cannot read: Permission denied"]
@@ -251,7 +251,7 @@ def test_a_failed_write_leaves_the_file_whole(project, monkeypatch):
     def failing_replace(src, dst, *args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(amplint.files.os, "replace", failing_replace)
+    monkeypatch.setattr(amplint.workspace.files.os, "replace", failing_replace)
     result = invoke("--fix", "train.py")
     monkeypatch.undo()
     assert error_lines(result, "train.py")[0] == "error: train.py: cannot write: No space left on device"
@@ -265,7 +265,7 @@ def test_a_failed_write_leaves_the_file_whole(project, monkeypatch):
 def _between_read_and_write(monkeypatch, action):
     """Run `action(path)` after amplint read the file and computed its fixes, before it
     writes (the engine call sits between the two)."""
-    real = amplint.fixing.lint_source
+    real = amplint.run.fixing.lint_source
 
     def lint_then_act(path, text, settings, fix=False, **kwargs):
         result = real(path, text, settings, fix=fix, **kwargs)
@@ -273,7 +273,7 @@ def _between_read_and_write(monkeypatch, action):
             action(path)
         return result
 
-    monkeypatch.setattr(amplint.fixing, "lint_source", lint_then_act)
+    monkeypatch.setattr(amplint.run.fixing, "lint_source", lint_then_act)
 
 
 def test_file_deleted_between_read_and_write(project, monkeypatch):
@@ -331,7 +331,7 @@ def test_parsing_skips_only_the_validation_of_parsed_nodes():
     # the parser's own nodes are valid by construction; a node made by hand (a fix) is checked
     import libcst as cst
 
-    from amplint.parsing import parse
+    from amplint.analysis.parsing import parse
 
     module = parse("x = torch.zeros(3)  # keep\n")
     assert module.code == "x = torch.zeros(3)  # keep\n"
@@ -348,7 +348,7 @@ def test_parsing_in_threads_leaves_validation_on():
 
     import libcst as cst
 
-    from amplint.parsing import parse
+    from amplint.analysis.parsing import parse
 
     text = "import torch\n" + "x = torch.zeros(3)\n" * 200
     threads = [threading.Thread(target=lambda: [parse(text) for _ in range(10)]) for _ in range(4)]
@@ -363,7 +363,7 @@ def test_parsing_in_threads_leaves_validation_on():
 def test_a_tree_libcst_itself_rejects_is_a_parse_error_not_an_internal_one():
     # valid Python from which LibCST 1.x builds a node its own validation rejects (LibCST
     # issue #1061): reported as the file's parse error, as before the parse skipped validation
-    from amplint.engine import Settings, lint_source
+    from amplint.analysis.engine import Settings, lint_source
 
     text = ("import torch\n\n\ndef step(model, x, idx, n):\n    with torch.autocast('cuda'):\n"
             "        h = model(x)\n        out = torch.zeros(n, h.shape[-1], device=h.device)\n"

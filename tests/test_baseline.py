@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from amplint.cli import cli
+from amplint.cli.main import cli
 
 FACTORY = """\
 import torch

@@ -15,8 +15,8 @@ import libcst
 import pytest
 from click.testing import CliRunner
 
-import amplint.parallel as parallel
-from amplint.cli import cli
+import amplint.run.parallel as parallel
+from amplint.cli.main import cli
 
 PROJECTS = Path(__file__).parent / "projects"
 LAYOUTS = ["reach_registry", "lightning_seg", "mmdet_custom_loss", "d2_roi_heads"]
@@ -95,7 +95,7 @@ def test_the_code_fingerprint_ignores_the_language_server_and_runtime(tmp_path):
     """An edit of amplint's analysis invalidates the cache; an edit of the language server's
     modules (or the runtime monitor's), which compute no cached result, keeps it: a server
     edited between `amplint .` and its first pass still reads the CLI's entries."""
-    from amplint.cache import _code_fingerprint
+    from amplint.workspace.cache import _code_fingerprint
 
     package = tmp_path / "amplint"
     for name in ("engine.py", "rules/amp102.py", "server/app.py", "runtime/monitor.py"):

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from amplint.project.callgraph import build, call_graph
+from amplint.analysis.project.callgraph import build, call_graph
 
 
 def graph(tmp_path, files):
@@ -385,8 +385,8 @@ def test_cli_reports_a_missing_path(tmp_path):
 def test_constraints_are_cached_by_content(tmp_path, monkeypatch):
     """A warm run reads each file's constraints from the cache (no parse); an edited file is
     extracted again, and a file that cannot be parsed is reported on every run."""
-    from amplint.cache import Cache
-    from amplint.project import callgraph
+    from amplint.workspace.cache import Cache
+    from amplint.analysis.project import callgraph
 
     src = tmp_path / "src"
     src.mkdir()
@@ -409,7 +409,7 @@ def test_constraints_are_cached_by_content(tmp_path, monkeypatch):
 
 
 def test_cli_reuses_the_solved_graph_of_an_unchanged_tree(tmp_path, monkeypatch):
-    from amplint.project import callgraph
+    from amplint.analysis.project import callgraph
 
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text("def f(): pass\nf()\n")

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from amplint import __version__
-from amplint.cli import cli
-from amplint.rules import all_rules
+from amplint.cli.main import cli
+from amplint.analysis.rules import all_rules
 
 FACTORY = """\
 import torch

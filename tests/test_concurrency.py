@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from amplint.engine import Settings, lint_source
-from amplint.rules import all_rules
+from amplint.analysis.engine import Settings, lint_source
+from amplint.analysis.rules import all_rules
 
 TEMPLATES = [
     # AMP121 (safe) and AMP103 (unsafe): the two runs below fix different things.

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from amplint.cli import cli
-from amplint.files import GitIgnore
+from amplint.cli.main import cli
+from amplint.workspace.files import GitIgnore
 
 FACTORY = """\
 import torch
@@ -283,8 +283,8 @@ def test_gitignore_matching_agrees_with_git(tmp_path, patterns):
 
 def test_rule_options_are_checked_against_the_rule(project, monkeypatch):
     """No rule has options yet: give one a declared option and check the table's handling."""
-    from amplint.config import load
-    from amplint.rules import all_rules
+    from amplint.workspace.config import load
+    from amplint.analysis.rules import all_rules
 
     write(project, {"a.py": FACTORY})
     config(project, "[tool.amplint.options]\n")

@@ -4,9 +4,9 @@ for a Mask R-CNN (model from `.common.models.mask_rcnn_fpn`) next to a TensorMas
 
 from __future__ import annotations
 
-from amplint.engine import Settings
-from amplint.facts.regions import Enabled
-from amplint.project import build, lint_project
+from amplint.analysis.engine import Settings
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project import build, lint_project
 
 from project_files import load  # noqa: E402
 SETTINGS = Settings.default()

@@ -10,8 +10,8 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-import amplint.facts as facts
-from amplint.cli import cli
+import amplint.analysis.facts as facts
+from amplint.cli.main import cli
 
 # The issue's twelve-line repro: an alias defined through another alias set in a later method.
 REPRO = textwrap.dedent("""\
@@ -126,7 +126,7 @@ def test_fix_goes_on_past_an_internal_error(project, poisoned):
 
 
 def test_project_pass_failure_is_contained(project, monkeypatch):
-    import amplint.project as project_pass
+    import amplint.analysis.project as project_pass
 
     def broken(*args, **kwargs):
         raise RuntimeError("project pass bug")

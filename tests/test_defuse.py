@@ -1,11 +1,11 @@
-"""amplint.facts.defuse: rebinding, in-place mutation and passing on between two points."""
+"""amplint.analysis.facts.defuse: rebinding, in-place mutation and passing on between two points."""
 
 from __future__ import annotations
 
 import libcst as cst
 import pytest
 
-from amplint.facts.defuse import DefUse, is_duplicable
+from amplint.analysis.facts.defuse import DefUse, is_duplicable
 
 
 def _setup(source: str):
@@ -96,7 +96,7 @@ def test_unchanged_between_attribute_needs_no_call_in_between():
 
 
 def test_exposed_on_file_facts():
-    from amplint.facts import FileFacts
+    from amplint.analysis.facts import FileFacts
 
     module = cst.parse_module("def f(z):\n    z.add_(1)\n    return z\n")
     facts = FileFacts(module)

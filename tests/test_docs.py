@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from amplint.cli import cli
-from amplint.rules import all_rules
+from amplint.cli.main import cli
+from amplint.analysis.rules import all_rules
 
 HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety")
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
@@ -41,9 +41,9 @@ def test_explain_unknown_code_is_a_usage_error():
 
 
 def test_readme_rule_table_is_current():
-    from amplint.docs import update
+    from amplint.report.docs import update
 
-    assert update(README) == README, "run `python -m amplint.docs README.md`"
+    assert update(README) == README, "run `python -m amplint.report.docs README.md`"
     for code, rule in all_rules().items():
         assert f"| {code} | {rule.name} |" in README
 

@@ -15,9 +15,9 @@ import os
 import libcst as cst
 import pytest
 
-from amplint.engine import Settings
-from amplint.facts import FileFacts
-from amplint.project import build, lint_project
+from amplint.analysis.engine import Settings
+from amplint.analysis.facts import FileFacts
+from amplint.analysis.project import build, lint_project
 
 from project_files import PROJECTS, load  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""The dtype fact (amplint.facts.dtypes) proven by execution (issue 26).
+"""The dtype fact (amplint.analysis.facts.dtypes) proven by execution (issue 26).
 
 Hypothesis builds small straight-line torch programs (factories, casts, dtype-keeping methods,
 reductions, binary arithmetic with tensors and Python numbers, matmuls, functional ops, module
@@ -167,7 +167,7 @@ def declared_program(draw):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(declared_program())
 def test_declared_function_parameters_match_execution(source):
-    from amplint.facts.regions import Enabled, EntryRegion
+    from amplint.analysis.facts.regions import Enabled, EntryRegion
 
     entries = (EntryRegion("run", Enabled.TRUE, DEVICE, REGION_DTYPE,
                            'declared to run under autocast by autocast-modules = ["prog.py"]'),)

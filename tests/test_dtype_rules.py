@@ -1,4 +1,4 @@
-"""amplint/data/dtype_rules.py against the installed torch (skipped without torch).
+"""amplint/analysis/data/dtype_rules.py against the installed torch (skipped without torch).
 
 - The CUDA lists equal the macros of the header torch ships (torch/include/ATen/autocast_mode.h),
   at the line numbers the table cites.
@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from amplint.data import dtype_rules as R
+from amplint.analysis.data import dtype_rules as R
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -90,7 +90,7 @@ EXPECT = {"lower": ("float32", "bfloat16"), "fp32": ("bfloat16", "float32"),
 
 @pytest.mark.parametrize("op", sorted(CPU_CALLS))
 def test_cpu_policy_matches_execution(op):
-    from amplint.facts.dtypes import DtypeFacts
+    from amplint.analysis.facts.dtypes import DtypeFacts
 
     policy = DtypeFacts.policy(type("Region", (), {"device": "cpu"})(), op)
     given, expected = EXPECT[policy]
@@ -126,7 +126,7 @@ KEEP_CALLS = {
 @pytest.mark.parametrize("op", sorted(CUDA_ONLY) + sorted(KEEP_CALLS))
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32", "float16"])
 def test_unlisted_ops_keep_dtype_under_cpu_autocast(op, dtype):
-    from amplint.facts.dtypes import DtypeFacts
+    from amplint.analysis.facts.dtypes import DtypeFacts
 
     assert DtypeFacts.policy(type("Region", (), {"device": "cpu"})(), op) == "none"
     assert R.op_kind(op) in ("keep", "float", "reduce", "same", "binary"), op

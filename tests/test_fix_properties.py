@@ -13,8 +13,8 @@ import sys
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from amplint.engine import Settings, lint_source
-from amplint.rules import all_rules
+from amplint.analysis.engine import Settings, lint_source
+from amplint.analysis.rules import all_rules
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

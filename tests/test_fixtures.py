@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from amplint.cli import cli
-from amplint.rules import all_rules
+from amplint.cli.main import cli
+from amplint.analysis.rules import all_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted(

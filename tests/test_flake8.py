@@ -53,7 +53,7 @@ def project(tmp_path):
 def test_entry_point_is_registered():
     found = [ep for ep in entry_points(group="flake8.extension") if ep.name == "AMP"]
     assert found, "reinstall amplint (pip install -e .) to register the flake8 entry point"
-    from amplint.flake8_plugin import AmplintChecker
+    from amplint.cli.flake8_plugin import AmplintChecker
 
     assert found[0].load() is AmplintChecker
 

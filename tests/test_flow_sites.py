@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from amplint.engine import Settings
-from amplint.project import build, lint_project
-from amplint.project.flowindex import _binding_call
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import build, lint_project
+from amplint.analysis.project.flowindex import _binding_call
 
 SETTINGS = Settings.default()
 

@@ -3,8 +3,8 @@ or the chain another file made, never a generic "a module the file turns half"."
 
 from __future__ import annotations
 
-from amplint.engine import Settings, lint_source
-from amplint.project import lint_project
+from amplint.analysis.engine import Settings, lint_source
+from amplint.analysis.project import lint_project
 
 SETTINGS = Settings.default()
 

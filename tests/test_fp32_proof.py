@@ -20,8 +20,8 @@ import pytest
 pytest.importorskip("torch")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from amplint.engine import Settings, lint_source  # noqa: E402
-from amplint.rules import all_rules  # noqa: E402
+from amplint.analysis.engine import Settings, lint_source  # noqa: E402
+from amplint.analysis.rules import all_rules  # noqa: E402
 from fp32_harness import NotRunnable, compare, run  # noqa: E402
 
 pytestmark = pytest.mark.torch

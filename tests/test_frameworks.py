@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from amplint.engine import Settings
-from amplint.facts.regions import Enabled
-from amplint.project import build, lint_project
-from amplint.project.frameworks import yaml_keys
+from amplint.analysis.engine import Settings
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project import build, lint_project
+from amplint.analysis.project.frameworks import yaml_keys
 from tests.test_project import findings, load, messages
 
 SETTINGS = Settings.default()

@@ -1,4 +1,4 @@
-"""A file over the size bound is analysed in parts of top-level statements (amplint.large_files,
+"""A file over the size bound is analysed in parts of top-level statements (amplint.analysis.large_files,
 issue 34): same findings as one whole analysis where no fact crosses a part, every line owned by
 one part, a warning naming the file, no fix applied. The bound is lowered here so that a small
 file is split the way a 1 MB one is."""
@@ -9,8 +9,8 @@ import ast
 
 import pytest
 
-from amplint import large_files
-from amplint.engine import Settings, lint_source
+from amplint.analysis import large_files
+from amplint.analysis.engine import Settings, lint_source
 
 HEADER = '''"""Training steps (a long generated file)."""
 import torch

@@ -25,49 +25,49 @@ LAYERS = ("low", "diagnostics", "facts", "rules", "engine", "project", "runner",
 LAYER_OF = {
     # low helpers: no amplint import above them
     "amplint": "low",  # the package itself: __version__
-    "amplint.data": "low",
-    "amplint.parsing": "low",
-    "amplint.suppressions": "low",
-    "amplint.gitignore": "low",
-    "amplint.files": "low",
-    "amplint.notebooks": "low",
-    "amplint.diffs": "low",
-    "amplint.progress": "low",
-    "amplint.parallel": "low",
+    "amplint.analysis.data": "low",
+    "amplint.analysis.parsing": "low",
+    "amplint.analysis.suppressions": "low",
+    "amplint.workspace.gitignore": "low",
+    "amplint.workspace.files": "low",
+    "amplint.workspace.notebooks": "low",
+    "amplint.report.diffs": "low",
+    "amplint.run.progress": "low",
+    "amplint.run.parallel": "low",
     # what is reported, and what is kept of it
-    "amplint.diagnostics": "diagnostics",
-    "amplint.baseline": "diagnostics",
-    "amplint.noqa": "diagnostics",
-    "amplint.cache": "diagnostics",
-    "amplint.facts": "facts",
+    "amplint.analysis.diagnostics": "diagnostics",
+    "amplint.workspace.baseline": "diagnostics",
+    "amplint.workspace.noqa": "diagnostics",
+    "amplint.workspace.cache": "diagnostics",
+    "amplint.analysis.facts": "facts",
     # the rules, what a rule sees, and what reads the rule table
-    "amplint.rules": "rules",
-    "amplint.context": "rules",
-    "amplint.config": "rules",
-    "amplint.docs": "rules",
+    "amplint.analysis.rules": "rules",
+    "amplint.analysis.context": "rules",
+    "amplint.workspace.config": "rules",
+    "amplint.report.docs": "rules",
     "amplint.report": "rules",
     # one file: lint, fix, notebooks
-    "amplint.engine": "engine",
-    "amplint.prefilter": "engine",
-    "amplint.fix_text": "engine",
-    "amplint.fixing": "engine",
-    "amplint.notebook_results": "engine",
-    "amplint.project": "project",
+    "amplint.analysis.engine": "engine",
+    "amplint.analysis.prefilter": "engine",
+    "amplint.analysis.fix_text": "engine",
+    "amplint.run.fixing": "engine",
+    "amplint.run.notebook_results": "engine",
+    "amplint.analysis.project": "project",
     # many files: workers, caches, the project pass's inputs
-    "amplint.runner": "runner",
-    "amplint.per_file": "runner",
-    "amplint.project_inputs": "runner",
-    "amplint.result_cache": "runner",
-    "amplint.reach_report": "runner",
-    "amplint.scaler_report": "runner",
-    "amplint.file_context": "runner",
-    "amplint.project_root": "runner",
-    "amplint.stdin": "runner",
+    "amplint.run.runner": "runner",
+    "amplint.run.per_file": "runner",
+    "amplint.run.project_inputs": "runner",
+    "amplint.run.result_cache": "runner",
+    "amplint.run.reach_report": "runner",
+    "amplint.run.scaler_report": "runner",
+    "amplint.run.file_context": "runner",
+    "amplint.workspace.project_root": "runner",
+    "amplint.cli.stdin": "runner",
     # entry points
-    "amplint.cli": "cli",
+    "amplint.cli.main": "cli",
     "amplint.__main__": "cli",
-    "amplint.flake8_plugin": "cli",
-    "amplint.server": "cli",  # `amplint server`: the language server (amplint[server])
+    "amplint.cli.flake8_plugin": "cli",
+    "amplint.cli.server": "cli",  # `amplint server`: the language server (amplint[server])
 }
 RUNTIME = "amplint.runtime"
 
@@ -90,7 +90,7 @@ def module_files() -> Dict[str, str]:
 
 def imported_names(module: str, path: str, source: str) -> Iterable[str]:
     """Every name an import statement anywhere in the file (functions included) brings in,
-    as a dotted name: `from amplint.project import build` -> "amplint.project.build"."""
+    as a dotted name: `from amplint.analysis.project import build` -> "amplint.analysis.project.build"."""
     package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -108,7 +108,7 @@ def imported_names(module: str, path: str, source: str) -> Iterable[str]:
 
 
 def owning_module(name: str, modules: Iterable[str]) -> Optional[str]:
-    """The module a dotted name lives in (`amplint.project.build` -> `amplint.project`)."""
+    """The module a dotted name lives in (`amplint.analysis.project.build` -> `amplint.analysis.project`)."""
     known = set(modules)
     while name:
         if name in known:
@@ -238,7 +238,7 @@ def test_static_code_never_imports_torch(files):
 
 def test_the_graph_sees_function_local_imports(files, graph):
     # lint_project imports the engine inside the function; the arrow must be seen
-    assert "amplint.engine" in graph["amplint.project"]
+    assert "amplint.analysis.engine" in graph["amplint.analysis.project"]
 
 
 def _planted(graph: Dict[str, Set[str]], importer: str, imported: str) -> Dict[str, Set[str]]:
@@ -248,21 +248,21 @@ def _planted(graph: Dict[str, Set[str]], importer: str, imported: str) -> Dict[s
 
 
 def test_a_planted_upward_import_is_found(graph):
-    arrows = upward_arrows(_planted(graph, "amplint.facts.regions", "amplint.rules"))
-    assert ("amplint.facts.regions", "facts", "amplint.rules", "rules") in arrows
-    arrows = upward_arrows(_planted(graph, "amplint.engine", "amplint.runtime.monitor"))
-    assert ("amplint.engine", "engine", "amplint.runtime.monitor", "runtime") in arrows
+    arrows = upward_arrows(_planted(graph, "amplint.analysis.facts.regions", "amplint.analysis.rules"))
+    assert ("amplint.analysis.facts.regions", "facts", "amplint.analysis.rules", "rules") in arrows
+    arrows = upward_arrows(_planted(graph, "amplint.analysis.engine", "amplint.runtime.monitor"))
+    assert ("amplint.analysis.engine", "engine", "amplint.runtime.monitor", "runtime") in arrows
     # downward and same-layer imports are no arrow
-    assert upward_arrows(_planted(graph, "amplint.runner", "amplint.facts.tree")) == upward_arrows(graph)
+    assert upward_arrows(_planted(graph, "amplint.run.runner", "amplint.analysis.facts.tree")) == upward_arrows(graph)
 
 
 def test_a_planted_circle_is_found(graph):
-    found = circles(_planted(graph, "amplint.facts.tree", "amplint.facts.regions"))
-    assert any({"amplint.facts.tree", "amplint.facts.regions"} <= set(c) for c in found)
+    found = circles(_planted(graph, "amplint.analysis.facts.tree", "amplint.analysis.facts.regions"))
+    assert any({"amplint.analysis.facts.tree", "amplint.analysis.facts.regions"} <= set(c) for c in found)
 
 
 def test_a_function_local_import_is_read(tmp_path):
     path = tmp_path / "module.py"
-    source = "def f():\n    from amplint.runner import run\n    from . import sibling\n"
-    names = set(imported_names("amplint.facts.thing", str(path), source))
-    assert names == {"amplint.runner.run", "amplint.facts.sibling"}
+    source = "def f():\n    from amplint.run.runner import run\n    from . import sibling\n"
+    names = set(imported_names("amplint.analysis.facts.thing", str(path), source))
+    assert names == {"amplint.run.runner.run", "amplint.analysis.facts.sibling"}

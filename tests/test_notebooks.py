@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from amplint.cli import cli
+from amplint.cli.main import cli
 
 IMPORTS = ["%matplotlib inline\n", "import torch\n", "!nvidia-smi"]
 FACTORY_CELL = [

@@ -21,7 +21,7 @@ def test_runtime_dependencies_are_libcst_and_click_only():
              for dep in project["dependencies"]}
     assert names == {"libcst", "click", "tomli"}
     assert any("torch" in dep for dep in project["optional-dependencies"]["runtime"])
-    assert project["scripts"]["amplint"] == "amplint.cli:main"
+    assert project["scripts"]["amplint"] == "amplint.cli.main:main"
 
 
 def test_a_whole_run_over_the_fixtures_never_imports_torch():
@@ -32,7 +32,7 @@ def test_a_whole_run_over_the_fixtures_never_imports_torch():
                 if name == "torch" or name.startswith(("torch.", "numpy")):
                     raise ImportError(name)
         sys.meta_path.insert(0, Block())
-        from amplint.cli import cli
+        from amplint.cli.main import cli
         try:
             cli(["--no-cache", "--select", "ALL", "fixtures"], prog_name="amplint")
         except SystemExit as exc:

@@ -1,6 +1,6 @@
 """The text prefilter (issue 14): a file it keeps away from LibCST gives no finding.
 
-Each rule's trigger words, and the requirements of amplint/data/triggers.py, let through
+Each rule's trigger words, and the requirements of amplint/analysis/data/triggers.py, let through
 every example the rule must flag; a requirement that only a region can meet (AMP111, AMP153)
 is met by the entries the project pass gives, which bypass the prefilter."""
 
@@ -12,12 +12,12 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from amplint.cli import cli
-from amplint.data.triggers import ALSO_NEEDS, REGION_WORDS
-from amplint.engine import Settings, analyze, could_match
-from amplint.parsing import parse
-from amplint.project import lint_project
-from amplint.rules import all_rules
+from amplint.cli.main import cli
+from amplint.analysis.data.triggers import ALSO_NEEDS, REGION_WORDS
+from amplint.analysis.engine import Settings, analyze, could_match
+from amplint.analysis.parsing import parse
+from amplint.analysis.project import lint_project
+from amplint.analysis.rules import all_rules
 
 RULES = all_rules()
 DEFAULT = Settings.default().rules()

@@ -8,11 +8,11 @@ import io
 
 import pytest
 
-from amplint import progress as progress_module
-from amplint.config import Config
-from amplint.engine import Settings
-from amplint.progress import Progress, naming_slow_file
-from amplint.runner import RunOptions, run
+from amplint.run import progress as progress_module
+from amplint.workspace.config import Config
+from amplint.analysis.engine import Settings
+from amplint.run.progress import Progress, naming_slow_file
+from amplint.run.runner import RunOptions, run
 
 
 class Clock:

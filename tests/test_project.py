@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from amplint.engine import Settings, lint_source
-from amplint.facts.regions import Enabled
-from amplint.project import build, declared_matches, lint_project
+from amplint.analysis.engine import Settings, lint_source
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project import build, declared_matches, lint_project
 
 from project_files import PROJECTS, load  # noqa: E402,F401
 

@@ -11,8 +11,8 @@ project pass's answer must not change."""
 
 from __future__ import annotations
 
-from amplint.engine import Settings
-from amplint.project import build
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import build
 
 BASE = '''import torch.nn as nn
 from mmcv.runner import auto_fp16

@@ -13,12 +13,12 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from amplint.facts import FileFacts
-from amplint.facts.syntax import iter_nodes
-from amplint.parsing import parse
-from amplint.project import lines as lines_module
-from amplint.project.lines import node_lines, statement_starts
-from amplint.project.summary import _Summarizer, summarize
+from amplint.analysis.facts import FileFacts
+from amplint.analysis.facts.syntax import iter_nodes
+from amplint.analysis.parsing import parse
+from amplint.analysis.project import lines as lines_module
+from amplint.analysis.project.lines import node_lines, statement_starts
+from amplint.analysis.project.summary import _Summarizer, summarize
 
 MODULE = '''#!/usr/bin/env python
 # Copyright (c) Facebook, Inc. and its affiliates.

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from amplint.project_root import project_root
+from amplint.workspace.project_root import project_root
 
 LOSSES = """\
 import torch
@@ -89,8 +89,8 @@ def test_excluded_project_files_are_not_read_for_context(tmp_path):
 
 
 def test_a_file_in_a_broad_folder_without_a_project_marker_is_linted_alone(tmp_path, monkeypatch):
-    from amplint import project_root as module
-    from amplint.files import Excludes
+    from amplint.workspace import project_root as module
+    from amplint.workspace.files import Excludes
 
     _write(tmp_path, **{"losses.py": LOSSES, "train.py": TRAIN})
     monkeypatch.setattr(module.tempfile, "gettempdir", lambda: str(tmp_path))

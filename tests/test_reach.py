@@ -9,9 +9,9 @@ import os
 
 import pytest
 
-from amplint.engine import Settings
-from amplint.facts.regions import Enabled
-from amplint.project import build, lint_project
+from amplint.analysis.engine import Settings
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project import build, lint_project
 
 from project_files import PROJECTS, load  # noqa: E402,F401
 SETTINGS = Settings.default()
@@ -21,7 +21,7 @@ def show_regions(*options):
     """`amplint --show-regions --no-cache [options] .` in the current folder; it must succeed."""
     from click.testing import CliRunner
 
-    from amplint.cli import cli
+    from amplint.cli.main import cli
 
     result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", *options, "."])
     assert result.exit_code == 0, result.output
@@ -437,7 +437,7 @@ def test_a_fitted_model_that_cannot_be_followed_is_named():
 def test_show_regions_names_no_gap_for_torch_modules_and_tensor_methods(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from amplint.cli import cli
+    from amplint.cli.main import cli
 
     (tmp_path / "head.py").write_text(MMCV_HEAD)
     monkeypatch.chdir(tmp_path)

@@ -5,8 +5,8 @@ under `@auto_fp16` calling `self.forward_train`; mmdet 3's `loss()` calling
 
 from __future__ import annotations
 
-from amplint.engine import Settings
-from amplint.project import build, lint_project
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import build, lint_project
 
 from project_files import load  # noqa: E402
 SETTINGS = Settings.default()

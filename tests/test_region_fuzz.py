@@ -12,9 +12,9 @@ import os
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from amplint.engine import Settings, lint_source
-from amplint.parsing import valid_python
-from amplint.rules import all_rules
+from amplint.analysis.engine import Settings, lint_source
+from amplint.analysis.parsing import valid_python
+from amplint.analysis.rules import all_rules
 
 EVERY_RULE = Settings(frozenset(all_rules()), unsafe_fixes=True)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from amplint.engine import Settings, lint_source, valid_python
-from amplint.rules import all_rules
+from amplint.analysis.engine import Settings, lint_source, valid_python
+from amplint.analysis.rules import all_rules
 
 FLAG_CASES = [
     pytest.param(rule, i, case, id=f"{code}-flag-{i}")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from amplint.cli import cli
+from amplint.cli.main import cli
 
 TRAIN = (
     "import torch\n"
@@ -171,12 +171,12 @@ def test_warm_run_parses_nothing_unchanged(tmp_path, monkeypatch):
 
     import libcst
 
-    import amplint.engine
-    import amplint.parsing
-    import amplint.project.summary
-    import amplint.project_inputs
+    import amplint.analysis.engine
+    import amplint.analysis.parsing
+    import amplint.analysis.project.summary
+    import amplint.run.project_inputs
 
-    for module in (amplint.parsing, amplint.engine, amplint.project.summary, amplint.project_inputs):
+    for module in (amplint.analysis.parsing, amplint.analysis.engine, amplint.analysis.project.summary, amplint.run.project_inputs):
         monkeypatch.setattr(module, "parse", no_parse)
     monkeypatch.setattr(libcst, "parse_module", no_parse)
     warm = invoke("--cache-dir", cache, "--jobs", "1", "--output-format", "json", ".", cwd=root)

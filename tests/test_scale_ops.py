@@ -11,12 +11,12 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from amplint.context import FileContext
-from amplint.facts import FileFacts
-from amplint.facts import tree as tree_module
-from amplint.facts.index import FileIndex
-from amplint.parsing import parse
-from amplint.rules import all_rules
+from amplint.analysis.context import FileContext
+from amplint.analysis.facts import FileFacts
+from amplint.analysis.facts import tree as tree_module
+from amplint.analysis.facts.index import FileIndex
+from amplint.analysis.parsing import parse
+from amplint.analysis.rules import all_rules
 
 HEADER = """import torch
 import torch.nn as nn

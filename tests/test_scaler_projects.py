@@ -1,8 +1,8 @@
 """The GradScaler protocol across the functions of a file, in multi-file projects shaped like
 real trainers (tests/projects/scaler_*): each flags its hazard, at the call that leads to it,
 and its corrected twin stays silent. Composition is per file: a mixin or helper in another file
-is not composed (see amplint/facts/scaler_protocol.py). Framework calls count through their
-vocabulary (amplint/data/scaler_vocab.py): accelerate's unscale_gradients / clip_grad_norm_,
+is not composed (see amplint/analysis/facts/scaler_protocol.py). Framework calls count through their
+vocabulary (amplint/analysis/data/scaler_vocab.py): accelerate's unscale_gradients / clip_grad_norm_,
 mmengine's update_params inside optim_context."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from amplint.engine import Settings
-from amplint.project import lint_project
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import lint_project
 
 from project_files import load
 
@@ -198,7 +198,7 @@ def test_show_regions_lists_the_calls_the_protocol_could_not_compose(tmp_path, m
     stay silent about them): --show-regions names both, not the same-file `log_metrics`."""
     from click.testing import CliRunner
 
-    from amplint.cli import cli
+    from amplint.cli.main import cli
 
     for path, text in SPLIT_TRAINER.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)

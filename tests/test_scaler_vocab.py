@@ -1,4 +1,4 @@
-"""The framework vocabularies of the scaler protocol (amplint/data/scaler_vocab.py): each entry
+"""The framework vocabularies of the scaler protocol (amplint/analysis/data/scaler_vocab.py): each entry
 cites a line of the framework's own code, checked against the installed package when that
 release is installed (skipped otherwise), and calls match an entry only on a receiver and
 import that say it is that framework's."""
@@ -12,8 +12,8 @@ import os
 import libcst as cst
 import pytest
 
-from amplint.data.scaler_vocab import BY_METHOD, VERBS
-from amplint.facts.framework_verbs import events_of, verb_of
+from amplint.analysis.data.scaler_vocab import BY_METHOD, VERBS
+from amplint.analysis.facts.framework_verbs import events_of, verb_of
 
 KNOWN_EVENTS = {"backward", "unscale", "unscale_all", "clip", "step_update", "region"}
 
@@ -91,8 +91,8 @@ def test_flow_events_of_accelerate_calls():
 
 
 def test_pytorch_lightning_import_names_lightning():
-    from amplint.facts.framework_verbs import imported
-    from amplint.facts.tree import Collector
+    from amplint.analysis.facts.framework_verbs import imported
+    from amplint.analysis.facts.tree import Collector
 
     tree = Collector(cst.parse_module("import pytorch_lightning as pl\n"))
     assert "lightning" in imported(tree)

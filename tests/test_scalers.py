@@ -1,4 +1,4 @@
-"""The GradScaler protocol analysis (amplint/facts/scalers.py) and the AMP12x rules on real
+"""The GradScaler protocol analysis (amplint/analysis/facts/scalers.py) and the AMP12x rules on real
 training code: which names are scalers, the event order with loops and branches, and silence on
 the way real projects write correct code."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from amplint.engine import Settings, lint_source
-from amplint.facts import FileFacts
-from amplint.facts.regions import Enabled
-from amplint.facts.scalers import exclusive
+from amplint.analysis.engine import Settings, lint_source
+from amplint.analysis.facts import FileFacts
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.facts.scalers import exclusive
 
 AMP12 = frozenset({"AMP120", "AMP121", "AMP122", "AMP123", "AMP124", "AMP125", "AMP126"})
 

@@ -375,10 +375,10 @@ def test_settings_from_initialization_options_and_pyproject(tmp_path):
 
 def test_the_cli_does_not_import_the_server_package(tmp_path):
     write_project(tmp_path, {"step.py": SINGLE})
-    code = ("import sys\nfrom amplint.cli import cli\ntry:\n    cli(['--no-cache', '.'], "
+    code = ("import sys\nfrom amplint.cli.main import cli\ntry:\n    cli(['--no-cache', '.'], "
             "prog_name='amplint')\nexcept SystemExit:\n    pass\n"
             "assert not [m for m in sys.modules if m.startswith(('pygls', 'lsprotocol', "
-            "'amplint.server'))]\nprint('NO-SERVER')\n")
+            "'amplint.cli.server'))]\nprint('NO-SERVER')\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env(),
                           capture_output=True, text=True, timeout=TIMEOUT)
     assert "NO-SERVER" in proc.stdout, proc.stderr[-2000:]
@@ -474,7 +474,7 @@ def test_equal_summaries_are_the_same_whatever_their_pickles():
     sets iterate in another order than the same summary made in the server, so the pickles
     differ while the summaries are equal. The sets here are built in two orders (8 and 16
     collide in a small table) to stand for that."""
-    from amplint.server.analysis import _same
+    from amplint.cli.server.analysis import _same
 
     first, second = {8, 16}, set()
     second.add(16)
@@ -525,8 +525,8 @@ def test_an_edit_after_a_quiet_spell_is_linted_at_once_a_burst_waits(tmp_path):
 
 
 def test_columns_are_counted_in_utf16_code_units():
-    from amplint.diagnostics import Diagnostic, Severity
-    from amplint.server.convert import span, text_edit
+    from amplint.analysis.diagnostics import Diagnostic, Severity
+    from amplint.cli.server.convert import span, text_edit
 
     lines = ['msg = "😀 é"; loss = F.binary_cross_entropy(p, y)']
     start = lines[0].index("F.") + 1  # amplint's 1-based code-point column

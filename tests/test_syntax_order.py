@@ -13,8 +13,8 @@ from typing import List
 import libcst as cst
 import pytest
 
-from amplint.facts.syntax import calls_in, children_in_visit_order, child_fields
-from amplint.parsing import parse
+from amplint.analysis.facts.syntax import calls_in, children_in_visit_order, child_fields
+from amplint.analysis.parsing import parse
 
 _TORCH = importlib.util.find_spec("torch")
 _FILES = ("nn/modules/module.py", "optim/lr_scheduler.py", "amp/grad_scaler.py")
@@ -111,7 +111,7 @@ def test_child_fields_hold_every_code_child():
 def test_node_positions_equal_libcsts_metadata(path):
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from amplint.engine import node_positions
+    from amplint.analysis.engine import node_positions
 
     source = SAMPLE if path == "<sample>" else open(path, encoding="utf-8").read()
     module = parse(source)

@@ -1,6 +1,6 @@
 """The project's target torch: where it is read from, and that no fix writes an API the target
 lacks. Every rule's own examples are fixed for projects targeting torch 1.8, 1.13, 2.0, 2.3 and
-the newest; each torch name a fix writes is looked up in amplint/data/torch_versions.py (and
+the newest; each torch name a fix writes is looked up in amplint/analysis/data/torch_versions.py (and
 must be there, introduced no later than the target) and on the installed torch."""
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from amplint.cli import cli
-from amplint.data.torch_versions import INTRODUCED, TorchTarget, introduced
-from amplint.engine import Settings, lint_source, valid_python
-from amplint.rules import all_rules
-from amplint.torch_requirement import detect, lower_bound, parse_version
+from amplint.cli.main import cli
+from amplint.analysis.data.torch_versions import INTRODUCED, TorchTarget, introduced
+from amplint.analysis.engine import Settings, lint_source, valid_python
+from amplint.analysis.rules import all_rules
+from amplint.workspace.torch_requirement import detect, lower_bound, parse_version
 
 PROJECTS = Path(__file__).parent / "projects"
 TARGETS = [(1, 8), (1, 13), (2, 0), (2, 3), None]
@@ -228,7 +228,7 @@ def test_every_fix_writes_only_what_the_target_has(rule, index, case, target):
     written = torch_names(result.fixed_source) - torch_names(case.code)
     for name in written:
         key = table_key(name)
-        assert key is not None, f"{rule.code} writes {name}: add it to amplint/data/torch_versions.py"
+        assert key is not None, f"{rule.code} writes {name}: add it to amplint/analysis/data/torch_versions.py"
         if key != "dtype" and target is not None:
             assert introduced(key) <= target, f"{rule.code} writes {name} for torch {target}"
         assert resolves_on_installed_torch(name), name

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from amplint.cli import cli
-from amplint.engine import Settings, lint_source
-from amplint.rules import all_rules
+from amplint.cli.main import cli
+from amplint.analysis.engine import Settings, lint_source
+from amplint.analysis.rules import all_rules
 
 CODES = ("AMP150", "AMP151", "AMP152", "AMP153")
 

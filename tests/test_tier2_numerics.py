@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from amplint.engine import Settings, lint_source
-from amplint.rules import all_rules
+from amplint.analysis.engine import Settings, lint_source
+from amplint.analysis.rules import all_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CODES = ("AMP132", "AMP133", "AMP140", "AMP141")

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from amplint.data.torch_versions import TorchTarget
-from amplint.facts import FileFacts
+from amplint.analysis.data.torch_versions import TorchTarget
+from amplint.analysis.facts import FileFacts
 
 
 @dataclass

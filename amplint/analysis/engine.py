@@ -9,16 +9,16 @@ from typing import Callable, FrozenSet, Iterable, List, Optional, Sequence, Set,
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from amplint import large_files
-from amplint.context import FileContext
-from amplint.data.torch_versions import TorchTarget
-from amplint.diagnostics import Applicability, Diagnostic, Fix
-from amplint.facts import EntryRegion, FileFacts
-from amplint.fix_text import apply_fixes, mixed_newlines, restore_newlines
-from amplint.parsing import parse, parse_validated, syntax_error, valid_python
-from amplint.prefilter import could_match  # noqa: F401 (public API)
-from amplint.rules import Rule, all_rules
-from amplint.suppressions import is_suppressed
+from amplint.analysis import large_files
+from amplint.analysis.context import FileContext
+from amplint.analysis.data.torch_versions import TorchTarget
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix
+from amplint.analysis.facts import EntryRegion, FileFacts
+from amplint.analysis.fix_text import apply_fixes, mixed_newlines, restore_newlines
+from amplint.analysis.parsing import parse, parse_validated, syntax_error, valid_python
+from amplint.analysis.prefilter import could_match  # noqa: F401 (public API)
+from amplint.analysis.rules import Rule, all_rules
+from amplint.analysis.suppressions import is_suppressed
 
 MAX_FIX_ROUNDS = 8
 
@@ -182,7 +182,7 @@ def lint_source(
     `summarize(path, source, module, facts)`: called with this file's one parse; its return
     value becomes `result.summary` (the project pass's summary, made in the same worker).
     A file over `large_files.PARTS_ABOVE` characters is linted in parts (report only, with a
-    warning); `line_map` is set for such a part (amplint.large_files)."""
+    warning); `line_map` is set for such a part (amplint.analysis.large_files)."""
     if mixed_newlines(source):
         # LibCST cannot read a file mixing CRLF and LF (Python can): lint it with one kind
         # of ending, then give every unchanged line its own ending back.

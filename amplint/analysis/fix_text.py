@@ -8,7 +8,7 @@ from typing import Dict, List, Sequence
 
 import libcst as cst
 
-from amplint.diagnostics import Fix
+from amplint.analysis.diagnostics import Fix
 
 
 class _Replacer(cst.CSTTransformer):

@@ -1,5 +1,5 @@
 """Which files are worth a LibCST parse: the rules' trigger words in the text, then, for a file
-whose only words are half-dtype names (amplint.data.triggers.HALF_WORDS), Python's own parser
+whose only words are half-dtype names (amplint.analysis.data.triggers.HALF_WORDS), Python's own parser
 (a tenth of LibCST's cost) to see whether any of them names something in code.
 
 A file kept out gives no finding of the rules asked about (tests/test_prefilter.py)."""
@@ -13,8 +13,8 @@ import re
 import warnings
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from amplint.data.triggers import ALSO_NEEDS, HALF_CONVERTER, HALF_NAMES, HALF_WORDS
-from amplint.rules import Rule
+from amplint.analysis.data.triggers import ALSO_NEEDS, HALF_CONVERTER, HALF_NAMES, HALF_WORDS
+from amplint.analysis.rules import Rule
 
 
 def could_match(source: str, rules: Sequence[Rule]) -> bool:
@@ -36,7 +36,7 @@ def _trigger_tests(rules: Tuple[Rule, ...]) -> Tuple[Callable[[str], bool], Call
 
 def _words_test(rules: Tuple[Rule, ...], left_out: Tuple[str, ...]) -> Callable[[str], bool]:
     """One regex of the trigger words of the rules that need nothing else; the others (see
-    amplint.data.triggers) also need one word of their requirement."""
+    amplint.analysis.data.triggers) also need one word of their requirement."""
     words = sorted({t for rule in rules if rule.code not in ALSO_NEEDS for t in rule.triggers
                     if t not in left_out})
     search = re.compile("|".join(re.escape(w) for w in words)).search if words else None

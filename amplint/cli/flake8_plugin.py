@@ -6,7 +6,7 @@ pyproject.toml: select, ignore, extend-select, per-file-ignores); flake8's own `
 `--ignore` and `# noqa` apply on top. Columns follow flake8's convention: the plugin yields
 0-based columns and flake8 prints them 1-based, so `flake8` and `amplint` show the same
 `path:line:col`. A file is checked in the context of its project, as `amplint FILE` does
-(amplint.project_root): regions that other files of the project put around its functions
+(amplint.workspace.project_root): regions that other files of the project put around its functions
 count, read through amplint's cache (each flake8 process builds the project pass once).
 """
 
@@ -21,7 +21,7 @@ from amplint import __version__
 
 @functools.lru_cache(maxsize=64)
 def _config_for(directory: str):
-    from amplint.config import find_pyproject, load
+    from amplint.workspace.config import find_pyproject, load
 
     return load(find_pyproject(directory))
 
@@ -37,20 +37,20 @@ class AmplintChecker:
         self.lines = lines
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["AmplintChecker"]]]:
-        from amplint.config import selection
-        from amplint.engine import Settings, lint_source
-        from amplint.runner import settings_for
+        from amplint.workspace.config import selection
+        from amplint.analysis.engine import Settings, lint_source
+        from amplint.run.runner import settings_for
 
         path = self.filename if self.filename not in ("-", "stdin") else "stdin"
         directory = os.path.dirname(os.path.abspath(path)) if path != "stdin" else os.getcwd()
         config = _config_for(directory)
-        from amplint.project_root import torch_target
+        from amplint.workspace.project_root import torch_target
 
         target = torch_target([path if path != "stdin" else directory], config)
         settings = settings_for(path, Settings(selection(config), torch=target), config)
         entries = ()
         if path != "stdin":
-            from amplint.file_context import entries_for
+            from amplint.run.file_context import entries_for
 
             entries = entries_for(path, config)
         result = lint_source(path, "".join(self.lines), settings, entries=entries)

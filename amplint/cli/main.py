@@ -8,13 +8,13 @@ from typing import Optional, Sequence, Tuple
 
 import click
 
-from amplint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
+from amplint.workspace.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 
 from amplint import __version__
-from amplint.config import ConfigError, find_pyproject, load, selection
-from amplint.docs import explain as explain_page
-from amplint.engine import Settings
-from amplint.rules import all_rules
+from amplint.workspace.config import ConfigError, find_pyproject, load, selection
+from amplint.report.docs import explain as explain_page
+from amplint.analysis.engine import Settings
+from amplint.analysis.rules import all_rules
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FORMATS = ("text", "json", "github", "sarif", "junit")
@@ -101,7 +101,7 @@ def cli(
     be checked, 2 usage, configuration or internal error.
     """
     if tuple(paths) == ("server",):  # `amplint server`: the language server (amplint[server])
-        from amplint.server import main as serve
+        from amplint.cli.server import main as serve
 
         sys.exit(serve())
     if explain_code is not None:
@@ -118,8 +118,8 @@ def cli(
         raise click.UsageError("--add-noqa cannot be combined with --fix or --diff")
     if write_baseline and baseline_path:
         raise click.UsageError("--write-baseline and --baseline cannot be combined")
-    from amplint.baseline import Baseline, BaselineError, write as write_baseline_file
-    from amplint.runner import RunOptions, run
+    from amplint.workspace.baseline import Baseline, BaselineError, write as write_baseline_file
+    from amplint.run.runner import RunOptions, run
     from amplint.report import github, json as json_report, junit, sarif, text as text_report
 
     paths = tuple(paths)
@@ -145,8 +145,8 @@ def cli(
     if show_regions:
         _show_regions(paths, config, output_format)
         return
-    from amplint.project_root import torch_target
-    from amplint.torch_requirement import target_from_setting
+    from amplint.workspace.project_root import torch_target
+    from amplint.workspace.torch_requirement import target_from_setting
 
     try:
         override = target_from_setting(target_torch, "--target-torch") if target_torch else None
@@ -223,10 +223,10 @@ def cli(
 
 
 def _lint_stdin(filename, settings, options, config, baseline):
-    from amplint.diffs import unified_diff
+    from amplint.report.diffs import unified_diff
     from amplint.report import RunSummary
-    from amplint.runner import RunOutcome
-    from amplint.stdin import lint_stdin
+    from amplint.run.runner import RunOutcome
+    from amplint.cli.stdin import lint_stdin
 
     data = sys.stdin.buffer.read()
     try:
@@ -256,7 +256,7 @@ def _exit_status(outcome, failing) -> int:
 
 
 def _call_graph(paths, cache_dir: Optional[str]) -> None:
-    from amplint.project.callgraph import main as call_graph_json
+    from amplint.analysis.project.callgraph import main as call_graph_json
 
     text, errors = call_graph_json(paths, cache_dir)
     for line in errors:
@@ -267,8 +267,8 @@ def _call_graph(paths, cache_dir: Optional[str]) -> None:
 
 
 def _show_regions(paths, config, output_format: str) -> None:
-    from amplint.reach_report import show_regions
-    from amplint.runner import excludes_for
+    from amplint.run.reach_report import show_regions
+    from amplint.run.runner import excludes_for
 
     click.echo(show_regions(paths, config, excludes_for(config), output_format), nl=False)
 

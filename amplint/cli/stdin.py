@@ -8,11 +8,11 @@ import os
 from collections import Counter
 from typing import Optional, Tuple
 
-from amplint.baseline import assign_fingerprints
-from amplint.config import Config
-from amplint.engine import Settings, lint_source
+from amplint.workspace.baseline import assign_fingerprints
+from amplint.workspace.config import Config
+from amplint.analysis.engine import Settings, lint_source
 from amplint.report import RunSummary
-from amplint.runner import settings_for
+from amplint.run.runner import settings_for
 
 
 def lint_stdin(
@@ -25,7 +25,7 @@ def lint_stdin(
     if filename:
         settings = settings_for(filename, settings, config)
         if project and os.path.exists(os.path.dirname(os.path.abspath(filename))):
-            from amplint.file_context import entries_for
+            from amplint.run.file_context import entries_for
 
             entries = entries_for(filename, config, cache_dir)
     result = lint_source(path, text, settings, fix=fix, entries=entries)

@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, NamedTuple, Optional
 
-from amplint.diagnostics import Applicability, Diagnostic
+from amplint.analysis.diagnostics import Applicability, Diagnostic
 
 FORMATS = ("text", "json", "github", "sarif", "junit")
 

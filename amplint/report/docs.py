@@ -1,11 +1,11 @@
-"""The README's rule table, generated from the registry: `python -m amplint.docs README.md`
+"""The README's rule table, generated from the registry: `python -m amplint.report.docs README.md`
 rewrites the block between the markers; tests/test_docs.py checks it is up to date."""
 
 from __future__ import annotations
 
 import sys
 
-from amplint.rules import all_rules
+from amplint.analysis.rules import all_rules
 
 START, END = "<!-- rules:start -->", "<!-- rules:end -->"
 

@@ -18,7 +18,7 @@ from typing import Dict, List
 
 from amplint import __version__
 from amplint.report import RunSummary, cell_of, fixable, parse_error
-from amplint.rules import all_rules
+from amplint.analysis.rules import all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import List
 
-from amplint.diagnostics import Applicability
+from amplint.analysis.diagnostics import Applicability
 from amplint.report import RunSummary, fixable, location
-from amplint.rules import all_rules
+from amplint.analysis.rules import all_rules
 
 
 def render(run: RunSummary, show_fixes: bool = False) -> str:

@@ -1,7 +1,7 @@
 """The regions other files of its project put around one file's functions, for a file linted
 outside a run: the flake8 plugin's files and `amplint - --stdin-filename PATH`.
 
-The project pass runs over the project's Python files (amplint.project_root) through the
+The project pass runs over the project's Python files (amplint.workspace.project_root) through the
 cache, once per process and project."""
 
 from __future__ import annotations
@@ -10,16 +10,16 @@ import functools
 import os
 from typing import Tuple
 
-from amplint.cache import DEFAULT_DIR, Cache
-from amplint.config import Config, find_pyproject, load, selection
-from amplint.engine import Settings
-from amplint.facts.regions import EntryRegion
-from amplint.files import discover
-from amplint.per_file import REPORT_ONLY
-from amplint.project_inputs import project_entries
-from amplint.project_root import project_root, shown
-from amplint.result_cache import cached_map
-from amplint.runner import excludes_for, settings_for
+from amplint.workspace.cache import DEFAULT_DIR, Cache
+from amplint.workspace.config import Config, find_pyproject, load, selection
+from amplint.analysis.engine import Settings
+from amplint.analysis.facts.regions import EntryRegion
+from amplint.workspace.files import discover
+from amplint.run.per_file import REPORT_ONLY
+from amplint.run.project_inputs import project_entries
+from amplint.workspace.project_root import project_root, shown
+from amplint.run.result_cache import cached_map
+from amplint.run.runner import excludes_for, settings_for
 
 
 def entries_for(path: str, config: Config, cache_dir: "str | None" = "") -> Tuple[EntryRegion, ...]:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Tuple
 
-from amplint import notebooks
-from amplint.engine import FileResult, Settings, Summarizer, lint_source
-from amplint.facts.regions import EntryRegion
-from amplint.files import ReadError
-from amplint.noqa import add_noqa
-from amplint.parsing import valid_python
+from amplint.workspace import notebooks
+from amplint.analysis.engine import FileResult, Settings, Summarizer, lint_source
+from amplint.analysis.facts.regions import EntryRegion
+from amplint.workspace.files import ReadError
+from amplint.workspace.noqa import add_noqa
+from amplint.analysis.parsing import valid_python
 
 
 def blank_result(path: str) -> FileResult:

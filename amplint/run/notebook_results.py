@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from typing import Callable, List, Tuple
 
-from amplint import notebooks
-from amplint.baseline import assign_fingerprints
-from amplint.engine import FileResult, Settings, lint_source
-from amplint.files import ReadError, write_source
-from amplint.fixing import add_noqa_directives, adopt, blank_result, lint_and_fix
+from amplint.workspace import notebooks
+from amplint.workspace.baseline import assign_fingerprints
+from amplint.analysis.engine import FileResult, Settings, lint_source
+from amplint.workspace.files import ReadError, write_source
+from amplint.run.fixing import add_noqa_directives, adopt, blank_result, lint_and_fix
 
 
 _LOCATED = re.compile(r"(?P<line>\d+):(?P<col>\d+): (?P<rest>.*)\Z", re.S)

@@ -3,7 +3,7 @@
 `process(path, settings, options)` takes plain, picklable inputs; everything it found comes back
 on the FileResult, with these additions set as attributes: `result.diff` (the `--diff` text or
 None), `result.noqa_added` (directives `--add-noqa` wrote), and on each diagnostic `cell`
-(notebook cell number or None), `line_key` and `fingerprint` (see amplint.baseline)."""
+(notebook cell number or None), `line_key` and `fingerprint` (see amplint.workspace.baseline)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ import traceback
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from amplint.baseline import assign_fingerprints
-from amplint.diffs import unified_diff
-from amplint.engine import FileResult, Settings, internal_error_result
-from amplint.facts.regions import EntryRegion
-from amplint.files import ReadError, read_source, write_source
-from amplint.fixing import add_noqa_directives, blank_result, lint_and_fix
-from amplint.notebook_results import process_notebook
-from amplint.parallel import cycles_collected_after
-from amplint.progress import naming_slow_file
-from amplint.project import needs_summary
-from amplint.project.summary import portable_summary
+from amplint.workspace.baseline import assign_fingerprints
+from amplint.report.diffs import unified_diff
+from amplint.analysis.engine import FileResult, Settings, internal_error_result
+from amplint.analysis.facts.regions import EntryRegion
+from amplint.workspace.files import ReadError, read_source, write_source
+from amplint.run.fixing import add_noqa_directives, blank_result, lint_and_fix
+from amplint.run.notebook_results import process_notebook
+from amplint.run.parallel import cycles_collected_after
+from amplint.run.progress import naming_slow_file
+from amplint.analysis.project import needs_summary
+from amplint.analysis.project.summary import portable_summary
 
 
 @dataclass

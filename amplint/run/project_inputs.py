@@ -7,15 +7,15 @@ import os
 from collections.abc import Mapping
 from typing import Dict, List, Optional, Sequence
 
-from amplint.cache import Cache
-from amplint.config import Config
-from amplint.engine import Settings
-from amplint.files import DEFAULT_EXCLUDES, ReadError, read_source
-from amplint.facts import FileFacts
-from amplint.parallel import Workers, cycles_collected_after, is_huge
-from amplint.parsing import parse
-from amplint.project import build
-from amplint.project.summary import portable_summary
+from amplint.workspace.cache import Cache
+from amplint.workspace.config import Config
+from amplint.analysis.engine import Settings
+from amplint.workspace.files import DEFAULT_EXCLUDES, ReadError, read_source
+from amplint.analysis.facts import FileFacts
+from amplint.run.parallel import Workers, cycles_collected_after, is_huge
+from amplint.analysis.parsing import parse
+from amplint.analysis.project import build
+from amplint.analysis.project.summary import portable_summary
 
 PROJECT_CONFIG_SUFFIXES = (".yaml", ".yml")
 MAX_CONFIG_BYTES = 1 << 20

@@ -10,12 +10,12 @@ import json
 import re
 from typing import Dict, List, Sequence
 
-from amplint.config import Config
-from amplint.facts.regions import Enabled
-from amplint.files import discover
-from amplint.project import build
-from amplint.project_inputs import _KeyedLazy, _LazyTexts, _config_files
-from amplint.scaler_report import uncomposed
+from amplint.workspace.config import Config
+from amplint.analysis.facts.regions import Enabled
+from amplint.workspace.files import discover
+from amplint.analysis.project import build
+from amplint.run.project_inputs import _KeyedLazy, _LazyTexts, _config_files
+from amplint.run.scaler_report import uncomposed
 
 _CLASS_HEAD = re.compile(r"^class (\w+)\b", re.M)
 _NOT_SPECIFIC = 5  # more candidate files than this: the call could run nearly any model code

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from amplint.cache import Cache, diagnostic_from_dict
-from amplint.engine import FileResult
-from amplint.parallel import imap, is_huge
-from amplint.per_file import blank_result, process_item
+from amplint.workspace.cache import Cache, diagnostic_from_dict
+from amplint.analysis.engine import FileResult
+from amplint.run.parallel import imap, is_huge
+from amplint.run.per_file import blank_result, process_item
 
 
 def cached_map(cache, kind, items, jobs, meter, stats=None):

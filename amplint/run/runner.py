@@ -13,17 +13,17 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import List, Optional, Sequence, TextIO
 
-from amplint.baseline import Baseline
-from amplint.cache import Cache
-from amplint.config import Config, expand
-from amplint.engine import FileResult, Settings, internal_error_result
-from amplint.files import Excludes, discover
-from amplint.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
-from amplint.progress import Progress
-from amplint.project_inputs import project_entries
-from amplint.project_root import context_files
+from amplint.workspace.baseline import Baseline
+from amplint.workspace.cache import Cache
+from amplint.workspace.config import Config, expand
+from amplint.analysis.engine import FileResult, Settings, internal_error_result
+from amplint.workspace.files import Excludes, discover
+from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
+from amplint.run.progress import Progress
+from amplint.run.project_inputs import project_entries
+from amplint.workspace.project_root import context_files
 from amplint.report import RunSummary
-from amplint.result_cache import cached_map
+from amplint.run.result_cache import cached_map
 
 __all__ = ["RunOptions", "RunOutcome", "run", "process", "settings_for", "excludes_for"]
 
@@ -74,7 +74,7 @@ def run(
     baseline: Optional[Baseline] = None, progress: Optional[TextIO] = None,
 ) -> RunOutcome:
     """Lint `paths`. `progress`: the stream progress goes to (or None): a line redrawn on a
-    terminal, else a line every ~10 s while the run works (amplint.progress)."""
+    terminal, else a line every ~10 s while the run works (amplint.run.progress)."""
     excludes = excludes_for(config)
     files, errors = discover(paths, options.force_exclude, excludes)
     # files given explicitly are linted in their project's context; findings only for them
@@ -123,7 +123,7 @@ def run(
 # summaries (main process, no parsing but for files a region reaches that phase 1 did not
 # summarise). Phase 3 processes again only the files that need more: those that got entries,
 # and, with --fix/--diff/--add-noqa, those with something to do. Phase 1 results and summaries
-# are cached by content; phase 3 results by content and entries (amplint.result_cache).
+# are cached by content; phase 3 results by content and entries (amplint.run.result_cache).
 
 def _run_files(paths, targets, settings, options: RunOptions, config: Config, progress,
                context=()):

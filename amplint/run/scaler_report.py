@@ -1,9 +1,9 @@
 """The GradScaler protocol's blind spots for `amplint --show-regions`: the calls, inside a
-function that runs scaler events (a GradScaler's or a framework's, amplint.data.scaler_vocab),
+function that runs scaler events (a GradScaler's or a framework's, amplint.analysis.data.scaler_vocab),
 whose callee amplint could not compose into that function's protocol (the AMP12x rules stay
 silent about what happens there).
 
-Composition is per file (amplint.facts.scaler_protocol): a `self.method()` that no class of the
+Composition is per file (amplint.analysis.facts.scaler_protocol): a `self.method()` that no class of the
 file defines (a base class or mixin in another file) and a function imported from another file
 of the linted tree are listed, with the function and line they sit in. Calls into libraries
 (torch, the frameworks themselves) are not: their protocol is either in the vocabulary or none.
@@ -16,10 +16,10 @@ from typing import Dict, Iterable, List, Optional, Sequence
 
 import libcst as cst
 
-from amplint.facts import FileFacts
-from amplint.facts.scalers import SCALER_TRIGGERS
-from amplint.facts.tree import CallSite, Frame
-from amplint.parsing import parse
+from amplint.analysis.facts import FileFacts
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS
+from amplint.analysis.facts.tree import CallSite, Frame
+from amplint.analysis.parsing import parse
 
 _WORDS = SCALER_TRIGGERS + ("unscale_gradients", "clip_grad_norm_", "clip_grad_value_")
 _WHY_SELF = "`{name}` is not defined by a class of this file (a base class or mixin elsewhere)"

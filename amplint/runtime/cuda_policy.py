@@ -13,7 +13,7 @@ every op with an ``AutocastCUDA`` kernel is here, and nothing else (torch 2.11 d
 (``softmax.Dimname``, ``sum.dim_DimnameList``, ``norm.names_ScalarOpt_dim``, ...) get no
 ``AutocastCUDA`` kernel in torch 2.13 and are left out.
 
-amplint/data/ is growing a static dtype table of its own (another branch); the two should be
+amplint/analysis/data/ is growing a static dtype table of its own (another branch); the two should be
 unified into one table the linter and the runtime share.
 
 Policies (``CastPolicy`` in autocast_mode.h):

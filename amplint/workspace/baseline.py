@@ -16,7 +16,7 @@ import os
 from collections import Counter
 from typing import Iterable, List, Tuple
 
-from amplint.diagnostics import Diagnostic
+from amplint.analysis.diagnostics import Diagnostic
 
 FORMAT = "amplint-baseline"
 VERSION = 1

@@ -15,7 +15,7 @@ import tempfile
 from typing import Optional
 
 from amplint import __version__
-from amplint.diagnostics import Applicability, Diagnostic, Fix, Severity
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix, Severity
 
 DEFAULT_DIR = ".amplint_cache"
 

@@ -12,9 +12,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from amplint.data.torch_versions import TorchTarget
-from amplint.rules import all_rules
-from amplint.torch_requirement import target_from_setting
+from amplint.analysis.data.torch_versions import TorchTarget
+from amplint.analysis.rules import all_rules
+from amplint.workspace.torch_requirement import target_from_setting
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "unsafe-fixes", "exclude", "extend-exclude",
@@ -40,11 +40,11 @@ class Config:
     respect_gitignore: bool = True
     # [tool.amplint.options.AMP110] key = value, checked against the rule's `options`
     rule_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
-    # Declared regions: code under these globs runs under autocast (see amplint.project).
+    # Declared regions: code under these globs runs under autocast (see amplint.analysis.project).
     autocast_modules: List[str] = field(default_factory=list)
     autocast_device: str = "cuda"
     autocast_dtype: str = "float16"
-    # `target-torch`; None: read from the project's requirement on torch (amplint.torch_requirement)
+    # `target-torch`; None: read from the project's requirement on torch (amplint.workspace.torch_requirement)
     target_torch: Optional[TorchTarget] = None
 
 

@@ -19,7 +19,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from amplint.gitignore import GitIgnore, IgnoreFile  # noqa: F401 (re-exported)
+from amplint.workspace.gitignore import GitIgnore, IgnoreFile  # noqa: F401 (re-exported)
 
 DEFAULT_EXCLUDES = frozenset({
     ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".env", "env", "__pycache__", "build",

@@ -8,7 +8,7 @@ import tokenize
 from collections import defaultdict
 from typing import Dict, Iterable, List, Set, Tuple
 
-from amplint.diagnostics import Diagnostic
+from amplint.analysis.diagnostics import Diagnostic
 
 _NOQA_CODES = re.compile(
     r"(?P<head>#\s*noqa:\s*)(?P<codes>[A-Z]+[0-9]+(?:(?:\s*,\s*|\s+)[A-Z]+[0-9]+)*)", re.I

@@ -22,7 +22,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from amplint.files import ReadError, SourceFile, read_text_utf8
+from amplint.workspace.files import ReadError, SourceFile, read_text_utf8
 
 MARKER = "# __amplint_cell_{}__"
 _MARKER_RE = re.compile(r"# __amplint_cell_(\d+)__\Z")

@@ -12,9 +12,9 @@ import os
 import tempfile
 from typing import List, Optional, Sequence
 
-from amplint.config import find_pyproject
-from amplint.data.torch_versions import TorchTarget
-from amplint.files import Excludes, discover
+from amplint.workspace.config import find_pyproject
+from amplint.analysis.data.torch_versions import TorchTarget
+from amplint.workspace.files import Excludes, discover
 
 
 def _start(paths: Sequence[str]) -> str:
@@ -83,7 +83,7 @@ def torch_target(paths: Sequence[str], config, override: Optional[TorchTarget] =
     """The torch the fixes must work on: `override` (--target-torch), else the config's
     `target-torch`, else the lowest the project's requirements allow (read under the config's
     folder, else the project root), else the newest."""
-    from amplint.torch_requirement import detect
+    from amplint.workspace.torch_requirement import detect
 
     chosen = override or config.target_torch
     if chosen is not None:

@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from amplint.data.torch_versions import NEWEST, OLDEST, TorchTarget, Version
+from amplint.analysis.data.torch_versions import NEWEST, OLDEST, TorchTarget, Version
 
 _VERSION = re.compile(
     r"^v?(\d+)(?:\.(\d+|\*)(?:\.(?:\d+|\*))*)?(?:(?:a|b|rc|\.?post|\.?dev|\+)[\w.]*)?$")

@@ -92,7 +92,7 @@ def test_amp102_bce_module_and_functional():
 
 def test_amp102_cpu_autocast_alone_is_not_a_hazard_for_monitor_and_linter():
     # One semantics on both sides: BCE runs in fp32 under CPU autocast, so neither reports it.
-    from amplint.engine import Settings, lint_source
+    from amplint.analysis.engine import Settings, lint_source
 
     model = Detector()
     x, y = torch.randn(16, 8), torch.rand(16, 1)

@@ -25,7 +25,7 @@ def run(code):
 
 def test_amplint_and_cli_import_without_torch():
     proc = run("""
-        import amplint, amplint.cli
+        import amplint, amplint.cli.main
         assert "torch" not in sys.modules
         print("ok")
     """)

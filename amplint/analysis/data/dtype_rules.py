@@ -1,5 +1,5 @@
 """How torch decides the dtype of a tensor value: the one table the dtype fact
-(amplint.facts.dtypes) reads. Taken from torch 2.13.0's own sources; each group names where.
+(amplint.analysis.facts.dtypes) reads. Taken from torch 2.13.0's own sources; each group names where.
 
 Autocast op lists are aten op names (overload names dropped). The CUDA lists are macros in
 `aten/src/ATen/autocast_mode.h`, shipped in the torch 2.13.0 wheel as

@@ -1,7 +1,7 @@
 """AMP110's tables: the fill calls it reads, where a masked score may go, which calls keep or
-set a dtype (the latter from amplint.data.dtype_rules)."""
+set a dtype (the latter from amplint.analysis.data.dtype_rules)."""
 
-from amplint.data import dtype_rules as _R
+from amplint.analysis.data import dtype_rules as _R
 
 FP16_MAX = 65504.0
 BF16_MAX = 3.3895313892515355e38
@@ -32,7 +32,7 @@ CASTS = {
     for method, dtype in _R.CAST_METHODS.items()
 }
 # Which calls keep the receiver's dtype, the float factories, and the ops autocast runs in
-# float32 come from the one dtype table (amplint.data.dtype_rules): methods whose result (or
+# float32 come from the one dtype table (amplint.analysis.data.dtype_rules): methods whose result (or
 # each element of whose tuple result) has the receiver's dtype
 KEEPS_DTYPE = _R.KEEP | _R.TUPLE_KEEP
 FLOAT_FACTORIES = {"torch." + name for name in _R.FLOAT_FACTORIES}

@@ -8,7 +8,7 @@ entry that is not `distinctive`, the file imports the framework (`module`). The 
 matches only an entry that names it (Lightning's methods of the module itself): elsewhere a
 `self.clip_grad_norm_(...)` is the framework's own code.
 
-Event names (amplint.facts.framework_verbs turns them into scaler events):
+Event names (amplint.analysis.facts.framework_verbs turns them into scaler events):
 - `backward`: a backward pass (scaled by the framework's scaler when mixed precision is on);
 - `unscale`: unscales the gradients of the optimizer passed as `optimizer` (every prepared
   optimizer when none is passed);

@@ -14,7 +14,7 @@ from typing import Dict, Tuple
 # An active autocast region of the file itself needs one of these words: the autocast APIs and
 # their aliases (`torch.autocast`, `amp.autocast`, `partial(autocast, ...)`), the framework
 # context managers (`accelerator.autocast()`, `optim_wrapper.optim_context(model)`) and mmcv's
-# `@auto_fp16` (amplint.facts.regions builds regions from nothing else; functions it calls
+# `@auto_fp16` (amplint.analysis.facts.regions builds regions from nothing else; functions it calls
 # inherit only from such a region).
 REGION_WORDS: Tuple[str, ...] = ("autocast", "optim_context", "auto_fp16")
 
@@ -29,7 +29,7 @@ ALSO_NEEDS: Dict[str, Tuple[str, ...]] = {
 
 # Trigger words that are also the names of half dtypes and casts: in a file whose other words
 # match no rule, they count only where code names a half dtype or cast outside a comparison.
-# Every half value the analysis knows comes from such a name (amplint.facts.fp16): `x.half()`,
+# Every half value the analysis knows comes from such a name (amplint.analysis.facts.fp16): `x.half()`,
 # `x.bfloat16()`, `.to(torch.float16)`, `dtype=torch.half`, `from torch import float16 as F16`,
 # `.apply(convert_module_to_f16)`; a comparison (`x.dtype == torch.float16`), a string, a
 # comment or a variable such as `load_bfloat16` makes none.

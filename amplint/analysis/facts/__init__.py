@@ -12,11 +12,11 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
-from amplint.facts.fp16 import Fp16Analysis
-from amplint.facts.names import resolve, resolve_expr, torch_alias, torch_name_free
-from amplint.facts.regions import Enabled, EntryHalf, EntryRegion, Region, RegionAnalysis
-from amplint.facts.scalers import ScalerAnalysis
-from amplint.facts.tree import CallSite, Collector, Frame
+from amplint.analysis.facts.fp16 import Fp16Analysis
+from amplint.analysis.facts.names import resolve, resolve_expr, torch_alias, torch_name_free
+from amplint.analysis.facts.regions import Enabled, EntryHalf, EntryRegion, Region, RegionAnalysis
+from amplint.analysis.facts.scalers import ScalerAnalysis
+from amplint.analysis.facts.tree import CallSite, Collector, Frame
 
 __all__ = ["FileFacts", "Region", "EntryRegion", "Enabled", "CallSite", "Frame"]
 
@@ -34,8 +34,8 @@ class FileFacts:
     @cached_property
     def index(self):
         """Assignments by name, statement order, self-attributes and calls by class, each
-        built once (amplint.facts.index): what a question per statement looks up."""
-        from amplint.facts.index import FileIndex
+        built once (amplint.analysis.facts.index): what a question per statement looks up."""
+        from amplint.analysis.facts.index import FileIndex
 
         return FileIndex(self.tree)
 
@@ -46,40 +46,40 @@ class FileFacts:
 
     @cached_property
     def half_values(self):
-        """float16 tensors outside autocast (amplint.facts.half_values), for AMP140/AMP141."""
-        from amplint.facts.half_values import Float16Values
+        """float16 tensors outside autocast (amplint.analysis.facts.half_values), for AMP140/AMP141."""
+        from amplint.analysis.facts.half_values import Float16Values
 
         return Float16Values(self)
 
     @cached_property
     def dtypes(self):
-        """The dtypes each tensor expression may have (amplint.facts.dtypes), read from torch's
-        own tables (amplint.data.dtype_rules)."""
-        from amplint.facts.dtypes import DtypeFacts
+        """The dtypes each tensor expression may have (amplint.analysis.facts.dtypes), read from torch's
+        own tables (amplint.analysis.data.dtype_rules)."""
+        from amplint.analysis.facts.dtypes import DtypeFacts
 
         return DtypeFacts(self)
 
     @cached_property
     def escape(self):
         """Half values of autocast regions and their reads after the region ends
-        (amplint.facts.escape), for AMP105/AMP111."""
-        from amplint.facts.escape import EscapeAnalysis
+        (amplint.analysis.facts.escape), for AMP105/AMP111."""
+        from amplint.analysis.facts.escape import EscapeAnalysis
 
         return EscapeAnalysis(self)
 
     @cached_property
     def defuse(self):
-        """Def-use questions (amplint.facts.defuse): is a name rebound, mutated in place or
+        """Def-use questions (amplint.analysis.facts.defuse): is a name rebound, mutated in place or
         passed on between two points; is an expression safe to write twice."""
-        from amplint.facts.defuse import DefUse
+        from amplint.analysis.facts.defuse import DefUse
 
         return DefUse(self.module)
 
     @cached_property
     def deprecated(self):
         """Uses of the deprecated `torch.cuda.amp`/`torch.cpu.amp` APIs and their version gates
-        (amplint.facts.deprecated), for AMP130."""
-        from amplint.facts.deprecated import DeprecatedRefs
+        (amplint.analysis.facts.deprecated), for AMP130."""
+        from amplint.analysis.facts.deprecated import DeprecatedRefs
 
         refs = DeprecatedRefs(self)
         refs.walk(self.module)

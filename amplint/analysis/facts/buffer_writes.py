@@ -10,8 +10,8 @@ from typing import Optional
 
 import libcst as cst
 
-from amplint.data import dtype_rules as _R
-from amplint.facts.tree import CallSite, argument, iter_nodes, keyword
+from amplint.analysis.data import dtype_rules as _R
+from amplint.analysis.facts.tree import CallSite, argument, iter_nodes, keyword
 
 # in-place writer -> (position, keyword) of the values it writes
 WRITTEN_ARGUMENT = {
@@ -20,7 +20,7 @@ WRITTEN_ARGUMENT = {
     "masked_scatter_": (1, "source"), "put_": (1, "source"),
 }
 # calls whose result is half under autocast: torch's lower_precision_fp lists of either device
-# (amplint.data.dtype_rules)
+# (amplint.analysis.data.dtype_rules)
 HALF_UNDER_AUTOCAST_OPS = (
     _R.CUDA_LOWER_PRECISION.ops | _R.CPU_LOWER_PRECISION.ops
     | {op for (_, op), policy in _R.DECOMPOSED_POLICY.items() if policy == "lower"}
@@ -163,7 +163,7 @@ def maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
     """Whether `value` can be a half tensor under autocast: a module's output, a matmul-family
     result, or a name/item of one assigned in the function. Constants, and anything else
     (`torch.sin(position * div_term)`, inputs of unknown dtype), are not. The dtype fact
-    (amplint.facts.dtypes) adds what flows there: `h.view(n, -1)`, `h * 0.5`, `x.half()`."""
+    (amplint.analysis.facts.dtypes) adds what flows there: `h.view(n, -1)`, `h * 0.5`, `x.half()`."""
     if facts.dtypes.may_be_half(value):
         return True
     while isinstance(value, cst.Subscript):

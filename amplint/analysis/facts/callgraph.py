@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.facts.tree import CallSite, Collector, Frame, dotted_name, receiver_root, self_attr
+from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, receiver_root, self_attr
 
 
 class CallGraph:

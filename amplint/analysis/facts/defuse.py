@@ -35,8 +35,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.facts.syntax import bound_names
-from amplint.facts.tree import child_fields, iter_nodes
+from amplint.analysis.facts.syntax import bound_names
+from amplint.analysis.facts.tree import child_fields, iter_nodes
 
 __all__ = ["Change", "DefUse", "is_duplicable", "names_in"]
 

@@ -10,12 +10,12 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.data.deprecated_amp import (
+from amplint.analysis.data.deprecated_amp import (
     APIS, DEPRECATED_MODULES, SPELLINGS, VERSION_LITERAL, VERSION_TEST,
 )
-from amplint.facts.names import alternatives, resolve
-from amplint.facts.syntax import children_in_visit_order
-from amplint.facts.tree import Frame, dotted_name, import_bindings
+from amplint.analysis.facts.names import alternatives, resolve
+from amplint.analysis.facts.syntax import children_in_visit_order
+from amplint.analysis.facts.tree import Frame, dotted_name, import_bindings
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.With)
 

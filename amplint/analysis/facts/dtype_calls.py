@@ -1,4 +1,4 @@
-"""Return values of the file's own functions for amplint.facts.dtypes: with
+"""Return values of the file's own functions for amplint.analysis.facts.dtypes: with
 `def rotate_half(t): return torch.cat((-t[..., 2:], t[..., :2]), -1)` in the file,
 `rotate_half(q.half())` is float16. The callee's body is read again with its parameters bound to
 this call's argument values; what that reading values goes to a scratch table, not the file's,
@@ -16,8 +16,8 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from amplint.facts.dtype_value import Dtype, assigned_names, join, of
-from amplint.facts.tree import Frame, iter_nodes
+from amplint.analysis.facts.dtype_value import Dtype, assigned_names, join, of
+from amplint.analysis.facts.tree import Frame, iter_nodes
 
 MAX_DEPTH = 2
 
@@ -32,7 +32,7 @@ def returned(dtypes, name: str, call: cst.Call, args: List[object], frame: Frame
     bound = _bind(callee.node, call, args)
     if bound is None:
         return None
-    from amplint.facts.dtype_walk import _Walker
+    from amplint.analysis.facts.dtype_walk import _Walker
 
     saved = dtypes.values, dtypes.region_nodes
     dtypes.values, dtypes.region_nodes = {}, []

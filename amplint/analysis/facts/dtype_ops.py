@@ -1,5 +1,5 @@
-"""The value of one expression for amplint.facts.dtypes: literals, names, casts, factories,
-torch ops by their table (amplint.data.dtype_rules), binary promotion, module outputs, and the
+"""The value of one expression for amplint.analysis.facts.dtypes: literals, names, casts, factories,
+torch ops by their table (amplint.analysis.data.dtype_rules), binary promotion, module outputs, and the
 autocast policy of the region the expression runs in."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from typing import List, Optional
 
 import libcst as cst
 
-from amplint.data import dtype_rules as R
-from amplint.facts.dtype_promote import literal_tensor, promote, size_dim
-from amplint.facts.dtype_value import ELIGIBLE, FLOATS, Dtype, ModuleValue, _dims, join, of
-from amplint.facts.names import resolve_expr
+from amplint.analysis.data import dtype_rules as R
+from amplint.analysis.facts.dtype_promote import literal_tensor, promote, size_dim
+from amplint.analysis.facts.dtype_value import ELIGIBLE, FLOATS, Dtype, ModuleValue, _dims, join, of
+from amplint.analysis.facts.names import resolve_expr
 
 _ARITH = {
     cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide: "div",

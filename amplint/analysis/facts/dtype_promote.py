@@ -1,4 +1,4 @@
-"""Type promotion of binary ops and the dtype of literal factories, for amplint.facts.dtypes:
+"""Type promotion of binary ops and the dtype of literal factories, for amplint.analysis.facts.dtypes:
 torch's result_type (c10/core/ScalarType.h promoteTypes; aten/src/ATen/native/TypeProperties.cpp:
 category first, then dimensioned tensors over 0-dim ones, then Python numbers)."""
 
@@ -8,8 +8,8 @@ from typing import Optional
 
 import libcst as cst
 
-from amplint.data import dtype_rules as R
-from amplint.facts.dtype_value import FLOATS, MAX_OPTIONS, PYTHON, Dtype, _dims, of
+from amplint.analysis.data import dtype_rules as R
+from amplint.analysis.facts.dtype_value import FLOATS, MAX_OPTIONS, PYTHON, Dtype, _dims, of
 
 
 def promote(a: Dtype, b: Dtype, op: str) -> Optional[Dtype]:

@@ -1,4 +1,4 @@
-"""The abstract value of the dtype fact (amplint.facts.dtypes): a set of possible dtypes,
+"""The abstract value of the dtype fact (amplint.analysis.facts.dtypes): a set of possible dtypes,
 whether it assumes floating operands, and whether the tensor is known 0-dim."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import FrozenSet, Iterable, List, Optional
 
 import libcst as cst
 
-from amplint.data import dtype_rules as R
-from amplint.facts.syntax import bound_names
+from amplint.analysis.data import dtype_rules as R
+from amplint.analysis.facts.syntax import bound_names
 
 FLOATS = frozenset(R.FLOAT_ORDER) | {"autocast"}
 ELIGIBLE = frozenset({"float16", "bfloat16", "float32", "autocast"})  # autocast casts these

@@ -1,5 +1,5 @@
-"""The source-order walk behind amplint.facts.dtypes: statements, environments and joins.
-Expressions are valued by amplint.facts.dtype_ops."""
+"""The source-order walk behind amplint.analysis.facts.dtypes: statements, environments and joins.
+Expressions are valued by amplint.analysis.facts.dtype_ops."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from amplint.facts.dtype_ops import Evaluator
-from amplint.facts.dtype_value import ModuleValue, assigned_names, join
-from amplint.facts.syntax import bound_names
-from amplint.facts.tree import Frame, iter_nodes
+from amplint.analysis.facts.dtype_ops import Evaluator
+from amplint.analysis.facts.dtype_value import ModuleValue, assigned_names, join
+from amplint.analysis.facts.syntax import bound_names
+from amplint.analysis.facts.tree import Frame, iter_nodes
 
 Env = Dict[str, object]  # name -> Dtype | ModuleValue | None (unknown)
 _CONDITIONAL = (cst.For, cst.While, cst.Try, cst.Match) if hasattr(cst, "Match") else (
@@ -199,7 +199,7 @@ class _Walker:
                 yield case.body
 
     def call_body(self, node: cst.FunctionDef, frame: Frame, bound: Env) -> list:
-        """Read a function's body with its parameters bound (amplint.facts.dtype_calls): the
+        """Read a function's body with its parameters bound (amplint.analysis.facts.dtype_calls): the
         values of its `return` statements."""
         self.escaping = _declared(node.body)
         env = {name: value for name, value in self.globals.items() if name not in bound}

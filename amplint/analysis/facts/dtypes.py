@@ -1,5 +1,5 @@
 """The dtype of tensor values: for each expression of a file, the dtypes it may have, read from
-torch's own rules (amplint.data.dtype_rules). Computed once per file as `FileFacts.dtypes`.
+torch's own rules (amplint.analysis.data.dtype_rules). Computed once per file as `FileFacts.dtypes`.
 
 Each function body (and the module body) is read in source order with an environment from local
 names to values. Branches are read on copies of the environment and joined; a name bound in a
@@ -20,16 +20,16 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.data import dtype_rules as R
-from amplint.facts.frame_walk import frames_by_body
-from amplint.facts.names import resolve_expr
-from amplint.facts.regions import Enabled, Region
-from amplint.facts.dtype_value import (  # noqa: F401 (the value API, re-exported)
+from amplint.analysis.data import dtype_rules as R
+from amplint.analysis.facts.frame_walk import frames_by_body
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.regions import Enabled, Region
+from amplint.analysis.facts.dtype_value import (  # noqa: F401 (the value API, re-exported)
     ELIGIBLE, FLOATS, PYTHON, Dtype, ModuleValue, assigned_names, join, of,
 )
-from amplint.facts.tree import Frame
+from amplint.analysis.facts.tree import Frame
 
-# how amplint.project cites a region `autocast-modules` declares, around the function itself
+# how amplint.analysis.project cites a region `autocast-modules` declares, around the function itself
 # ("declared to run under autocast by autocast-modules = [...]") or around its callers ("called
 # at f.py:3 in code that runs under autocast-modules = [...]"): either way its arguments come
 # from declared code
@@ -54,7 +54,7 @@ class DtypeFacts:
         self._attr_modules: Dict[int, Dict[str, ModuleValue]] = {}
         self.global_env: dict = {}  # module-level torch.nn modules the functions see
         self.calling: List[str] = []  # the file's functions being read for a call's return
-        from amplint.facts.dtype_walk import walk_module
+        from amplint.analysis.facts.dtype_walk import walk_module
 
         walk_module(self)
 
@@ -105,8 +105,8 @@ class DtypeFacts:
 
     def returned(self, name: str, call: cst.Call, args, frame: Frame) -> Optional[Dtype]:
         """The value `name(...)` returns when `name` is a function of this file whose body shows
-        it for this call's arguments (amplint.facts.dtype_calls)."""
-        from amplint.facts.dtype_calls import returned
+        it for this call's arguments (amplint.analysis.facts.dtype_calls)."""
+        from amplint.analysis.facts.dtype_calls import returned
 
         return returned(self, name, call, args, frame)
 

@@ -24,20 +24,20 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.data import dtype_rules as R
-from amplint.data.dtype_rules import aten_op
-from amplint.facts.dtypes import region_policy
-from amplint.facts.float32_evidence import Float32Evidence, device_only
-from amplint.facts.fp16 import half_cast_dtype
-from amplint.facts.syntax import params as _params, unparen as _unparen
-from amplint.facts.half_values import frames_by_body
-from amplint.facts.names import resolve_expr
-from amplint.facts.regions import Region
-from amplint.facts.tree import Frame, child_fields
+from amplint.analysis.data import dtype_rules as R
+from amplint.analysis.data.dtype_rules import aten_op
+from amplint.analysis.facts.dtypes import region_policy
+from amplint.analysis.facts.float32_evidence import Float32Evidence, device_only
+from amplint.analysis.facts.fp16 import half_cast_dtype
+from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
+from amplint.analysis.facts.half_values import frames_by_body
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.tree import Frame, child_fields
 
 HALF_REGION = (None, "float16", "bfloat16")
 # which ops keep a value half and which make one half come from the one dtype table
-# (amplint.data.dtype_rules via amplint.facts.dtypes)
+# (amplint.analysis.data.dtype_rules via amplint.analysis.facts.dtypes)
 KEEP_ATTRS = {"T", "mT", "data"}
 
 

@@ -13,14 +13,14 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.data.overflow import (
+from amplint.analysis.data.overflow import (
     CASTS, FEEDS_FUNCTIONS, FEEDS_METHODS, FLOAT_FACTORIES, FP16_MAX, IN_PLACE,
     KEEPS_DTYPE, LIKE_FACTORIES, OTHER_DTYPES,
 )
-from amplint.data.dtype_rules import aten_op
-from amplint.facts.dtypes import region_policy
-from amplint.facts.regions import DTYPES
-from amplint.facts.tree import Frame, argument, keyword
+from amplint.analysis.data.dtype_rules import aten_op
+from amplint.analysis.facts.dtypes import region_policy
+from amplint.analysis.facts.regions import DTYPES
+from amplint.analysis.facts.tree import Frame, argument, keyword
 
 
 @dataclass
@@ -202,7 +202,7 @@ class FillValues:
 
     def _autocast_fp32(self, op: Optional[str], frame: Frame) -> bool:
         """`op` runs in float32 under the active region here (torch's autocast fp32 lists,
-        amplint.data.dtype_rules; both devices' lists when the region's device is unknown)."""
+        amplint.analysis.data.dtype_rules; both devices' lists when the region's device is unknown)."""
         region = self.facts.active_region(frame)
         return region is not None and op is not None and region_policy(region, op) == "fp32"
 

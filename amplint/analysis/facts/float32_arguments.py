@@ -22,9 +22,9 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from amplint.facts.half_values import is_float32_cast
-from amplint.facts.names import resolve_expr
-from amplint.facts.syntax import params, self_attr, unparen
+from amplint.analysis.facts.half_values import is_float32_cast
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.syntax import params, self_attr, unparen
 
 ALWAYS, FLOAT16_ONLY = "always", "float16"
 _HALF = ("torch.float16", "torch.half")

@@ -9,12 +9,12 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from amplint.data import dtype_rules as R
-from amplint.facts.half_values import is_float32_cast
-from amplint.facts.names import resolve_expr
-from amplint.facts.regions import DTYPES
-from amplint.facts.syntax import unparen as _unparen
-from amplint.facts.tree import Frame, self_attr
+from amplint.analysis.data import dtype_rules as R
+from amplint.analysis.facts.half_values import is_float32_cast
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.regions import DTYPES
+from amplint.analysis.facts.syntax import unparen as _unparen
+from amplint.analysis.facts.tree import Frame, self_attr
 
 # torch.nn modules with float32 parameters whose output autocast makes half, and which raise on a
 # half input outside autocast.

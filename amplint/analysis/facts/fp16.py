@@ -8,10 +8,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.facts.callgraph import CallGraph
-from amplint.facts.names import resolve_expr
-from amplint.facts.regions import DTYPES
-from amplint.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
+from amplint.analysis.facts.callgraph import CallGraph
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.regions import DTYPES
+from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
 
 HALF = ("float16", "bfloat16")
 _CONTAINERS = ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict")

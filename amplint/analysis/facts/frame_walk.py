@@ -7,8 +7,8 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from amplint.facts.syntax import children_in_visit_order
-from amplint.facts.tree import Frame
+from amplint.analysis.facts.syntax import children_in_visit_order
+from amplint.analysis.facts.tree import Frame
 
 
 def frames_by_body(facts) -> Dict[int, Frame]:

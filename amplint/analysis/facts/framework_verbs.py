@@ -1,11 +1,11 @@
-"""Framework calls of the scaler protocol (amplint.data.scaler_vocab) as scaler events.
+"""Framework calls of the scaler protocol (amplint.analysis.data.scaler_vocab) as scaler events.
 
 `accelerator.unscale_gradients(opt)` is an `unscale` of `opt` by the scaler the Accelerator
 holds; `accelerator.clip_grad_norm_(...)` unscales every prepared optimizer (`arg` None) and
 clips; a prepared optimizer's `opt.step()` steps and updates that scaler (`step_update`). The
 framework object stands for its scaler: the events carry the receiver's text as their `scaler`
 (a ScalerRef, never one of `ScalerAnalysis.infos`, so the GradScaler rules' `walk` passes them
-by) and the framework's name in `framework`. The flow walker (amplint.facts.scaler_flow) asks
+by) and the framework's name in `framework`. The flow walker (amplint.analysis.facts.scaler_flow) asks
 `events_of` for each call; the composed flows then carry them through same-file helpers.
 """
 
@@ -15,8 +15,8 @@ from typing import Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.data.scaler_vocab import BY_METHOD, IMPORT_ALIASES, METHODS, Verb
-from amplint.facts.tree import Collector, dotted_name
+from amplint.analysis.data.scaler_vocab import BY_METHOD, IMPORT_ALIASES, METHODS, Verb
+from amplint.analysis.facts.tree import Collector, dotted_name
 
 # The event names of the table the flow records (the others are read from the table directly,
 # e.g. AMP104's `backward` verbs): an unscale of one optimizer or of all, and a step + update.

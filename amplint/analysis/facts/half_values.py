@@ -5,7 +5,7 @@ rules about float16 arithmetic (AMP140 eps-underflow, AMP141 half-reduction); co
 file, on first use, as `FileFacts.half_values`.
 
 What a value's dtype is comes first from the file's dtype fact (`FileFacts.dtypes`, torch's own
-tables in amplint.data.dtype_rules): where that fact knows an expression's dtype (a cast, a
+tables in amplint.analysis.data.dtype_rules): where that fact knows an expression's dtype (a cast, a
 factory, an op of known operands) it is the answer. The scope evidence (a half module's method
 runs on float16 inputs) is what this module adds on top, for the values the fact leaves unknown
 (parameters, submodule outputs)."""
@@ -16,12 +16,12 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.data import dtype_rules as R
-from amplint.facts.fp16 import half_cast_dtype
-from amplint.facts.names import resolve_expr
-from amplint.facts.frame_walk import FrameWalker, frames_by_body  # noqa: F401 (re-exported)
-from amplint.facts.syntax import bound_names, params as _params, unparen as _unparen  # noqa: F401 (AMP140/141)
-from amplint.facts.tree import Frame
+from amplint.analysis.data import dtype_rules as R
+from amplint.analysis.facts.fp16 import half_cast_dtype
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.frame_walk import FrameWalker, frames_by_body  # noqa: F401 (re-exported)
+from amplint.analysis.facts.syntax import bound_names, params as _params, unparen as _unparen  # noqa: F401 (AMP140/141)
+from amplint.analysis.facts.tree import Frame
 
 
 FLOAT32_NAMES = tuple(n for n, d in R.DTYPE_NAMES.items() if d in ("float32", "float64"))
@@ -48,7 +48,7 @@ def in_float16_scope(facts, frame) -> bool:
 def is_float32_cast(call: cst.Call, frame) -> bool:
     """`x.float()`, `x.double()`, `x.to(torch.float32)`, `x.type(torch.float64)`, or any call
     with `dtype=torch.float32` (e.g. `x.sum(dtype=torch.float32)`)."""
-    from amplint.facts.names import resolve_expr
+    from amplint.analysis.facts.names import resolve_expr
 
     func = call.func
     if isinstance(func, cst.Attribute):
@@ -67,7 +67,7 @@ def data_chain(expr: cst.BaseExpression, frame):
     """The expressions a value flows through, outermost first: `x.float().pow(2)` yields the
     pow call, the float call, `x`; `torch.pow(x, 2)` yields the call, then `x` (the first
     argument of a call of an imported function)."""
-    from amplint.facts.names import resolve_expr
+    from amplint.analysis.facts.names import resolve_expr
 
     seen = 0
     while expr is not None and seen < 32:

@@ -14,8 +14,8 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.facts.syntax import bound_names, self_attr
-from amplint.facts.tree import AssignSite, CallSite, Collector, Frame
+from amplint.analysis.facts.syntax import bound_names, self_attr
+from amplint.analysis.facts.tree import AssignSite, CallSite, Collector, Frame
 
 
 class FileIndex:

@@ -6,7 +6,7 @@ from typing import Iterator, List, Optional
 
 import libcst as cst
 
-from amplint.facts.tree import Dotted, Frame, dotted_name
+from amplint.analysis.facts.tree import Dotted, Frame, dotted_name
 
 # Spellings that reach the same object; resolution maps them to the first form.
 _CANONICAL = {

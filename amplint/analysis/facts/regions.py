@@ -14,13 +14,13 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.data import dtype_rules as _R
+from amplint.analysis.data import dtype_rules as _R
 
-from amplint.facts.names import resolve, resolve_expr
-from amplint.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
+from amplint.analysis.facts.names import resolve, resolve_expr
+from amplint.analysis.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
     bound_arguments, dict_literal, holder_key, literal_bool, literal_str,
 )
-from amplint.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
+from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
 
 
 class Enabled(enum.Enum):
@@ -359,7 +359,7 @@ class RegionAnalysis:
         return None
 
     def _propagate_calls(self) -> None:
-        from amplint.facts.callgraph import CallGraph
+        from amplint.analysis.facts.callgraph import CallGraph
 
         graph = CallGraph(self.tree)
         self.callgraph = graph

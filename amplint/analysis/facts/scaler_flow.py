@@ -21,15 +21,15 @@ from typing import List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from amplint.facts.framework_verbs import events_of, receiver_text
-from amplint.facts.names import resolve_expr
-from amplint.facts.syntax import calls_in
-from amplint.facts.tree import CallSite, Frame, dotted_name
+from amplint.analysis.facts.framework_verbs import events_of, receiver_text
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.syntax import calls_in
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
 
-# The scaler facts (amplint.facts.scalers) build on this module; their types are named here
+# The scaler facts (amplint.analysis.facts.scalers) build on this module; their types are named here
 # only in annotations, as strings, so that the import runs one way.
-ScalerRef = "amplint.facts.scalers.ScalerRef"
-ScalerAnalysis = "amplint.facts.scalers.ScalerAnalysis"
+ScalerRef = "amplint.analysis.facts.scalers.ScalerRef"
+ScalerAnalysis = "amplint.analysis.facts.scalers.ScalerAnalysis"
 
 
 def key_text(expr: cst.BaseExpression) -> Optional[str]:
@@ -313,7 +313,7 @@ class FlowWalker:
                 self.emit("clip", call, ctx, stmt, site=site)
 
     def framework(self, call: cst.Call, ctx, stmt, site: Optional[CallSite]) -> bool:
-        """A framework's protocol call (amplint.data.scaler_vocab): its unscale events, with
+        """A framework's protocol call (amplint.analysis.data.scaler_vocab): its unscale events, with
         the framework object as their scaler."""
         found = events_of(call, self.analysis.frameworks, self.analysis.module)
         if not found:

@@ -1,4 +1,4 @@
-"""Questions the AMP12x rules ask of a flow's events (amplint.facts.scaler_flow): which arms
+"""Questions the AMP12x rules ask of a flow's events (amplint.analysis.facts.scaler_flow): which arms
 gate one event and not another, what jumps between two, and the edits their fixes share."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.facts.scaler_flow import Branch, Event, Flow, Loop, exclusive
+from amplint.analysis.facts.scaler_flow import Branch, Event, Flow, Loop, exclusive
 
 
 def signature(branch: Branch):

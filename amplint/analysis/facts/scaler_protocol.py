@@ -27,8 +27,8 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from amplint.facts.scaler_flow import Event, Flow, FlowWalker, key_text
-from amplint.facts.tree import CallSite, Frame
+from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text
+from amplint.analysis.facts.tree import CallSite, Frame
 
 PROTOCOL = ("scale", "backward", "unscale", "clip", "step", "update", "opt_step")
 _DEPTH = 6

@@ -9,7 +9,7 @@ sent `.scale/.step/.update` (a `scaler` parameter). A callable wrapper such as t
 `loss_scaler(loss, optimizer, clip_grad=...)` is not a GradScaler and is never sent those methods.
 
 The events of each body (the scaler protocol in order, with loops and branches) are in
-amplint.facts.scaler_flow; `ScalerAnalysis.flows` builds them and `walk`/`stepping`/`step_after`
+amplint.analysis.facts.scaler_flow; `ScalerAnalysis.flows` builds them and `walk`/`stepping`/`step_after`
 are the walk the AMP12x rules share.
 """
 
@@ -21,18 +21,18 @@ from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.facts.names import resolve, resolve_expr, visible_scopes
-from amplint.facts.regions import Enabled, bound_arguments, literal_bool
-from amplint.facts.framework_verbs import events_of, imported
-from amplint.facts.scaler_flow import (  # noqa: F401  (the event names re-exported for the rules)
+from amplint.analysis.facts.names import resolve, resolve_expr, visible_scopes
+from amplint.analysis.facts.regions import Enabled, bound_arguments, literal_bool
+from amplint.analysis.facts.framework_verbs import events_of, imported
+from amplint.analysis.facts.scaler_flow import (  # noqa: F401  (the event names re-exported for the rules)
     Branch, Ctx, Event, Flow, FlowWalker, Loop, exclusive, key_text, more_conditional,
 )
-from amplint.facts.scaler_paths import (  # noqa: F401  (re-exported for the rules)
+from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported for the rules)
     arms, expr_line, gates, insert_after, insert_before, jumps_between, runs_whenever, signature,
 )
-from amplint.facts.scaler_protocol import composed_flows, spans  # noqa: F401
-from amplint.facts.syntax import holder_key
-from amplint.facts.tree import CallSite, Collector, Frame, dotted_name
+from amplint.analysis.facts.scaler_protocol import composed_flows, spans  # noqa: F401
+from amplint.analysis.facts.syntax import holder_key
+from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
 
 SCALER_APIS = {
     "torch.amp.GradScaler": ("device", "init_scale", "growth_factor", "backoff_factor",
@@ -290,12 +290,12 @@ class ScalerAnalysis:
 
     @cached_property
     def composed(self) -> List[Flow]:
-        """The flows with same-file callees' events composed in (amplint.facts.scaler_protocol)."""
+        """The flows with same-file callees' events composed in (amplint.analysis.facts.scaler_protocol)."""
         return composed_flows(self) if self.infos else []
 
     @cached_property
     def frameworks(self) -> Set[str]:
-        """The top-level packages the file imports (gates amplint.data.scaler_vocab)."""
+        """The top-level packages the file imports (gates amplint.analysis.data.scaler_vocab)."""
         return imported(self.tree)
 
     @cached_property

@@ -11,7 +11,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.facts.syntax import (  # noqa: F401  (re-exported: the node questions most facts ask)
+from amplint.analysis.facts.syntax import (  # noqa: F401  (re-exported: the node questions most facts ask)
     Dotted, argument, child_fields, dotted_name, import_bindings, iter_nodes, keyword, positional,
     receiver_root, self_attr,
 )

@@ -18,10 +18,10 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
-from amplint.data import dtype_rules as _R
-from amplint.facts.buffer_writes import CONCATS, _is_module_callee, half_under_autocast
-from amplint.facts.defuse import explicit_cast
-from amplint.facts.tree import CallSite, iter_nodes
+from amplint.analysis.data import dtype_rules as _R
+from amplint.analysis.facts.buffer_writes import CONCATS, _is_module_callee, half_under_autocast
+from amplint.analysis.facts.defuse import explicit_cast
+from amplint.analysis.facts.tree import CallSite, iter_nodes
 
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
                cst.MatrixMultiply)

@@ -1,9 +1,9 @@
 """The project pass: regions that other files or framework settings put around this file's code.
 
-    project = amplint.project.build(files, settings)   # path -> source text
+    project = amplint.analysis.project.build(files, settings)   # path -> source text
     project.entries_for(path)       # EntryRegions for lint_source(..., entries=...)
     project.dependencies(path)      # the files whose content decided those entries
-    amplint.project.lint_project(files, settings, fix=False) -> {path: FileResult}
+    amplint.analysis.project.lint_project(files, settings, fix=False) -> {path: FileResult}
 
 First pass (cheap): only files whose text can open an autocast region or hold a framework
 setting are parsed and summarised (summary.py); the files a region then reaches, and the files
@@ -26,17 +26,17 @@ from __future__ import annotations
 import os
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from amplint.facts.regions import EntryRegion
-from amplint.project import frameworks as fw
-from amplint.project.classflow import ClassFlow
-from amplint.project.declared import declared_matches, declared_seeds
-from amplint.project.dispatch import Dispatch, dispatch_seeds
-from amplint.project.explain import EXPLAIN
-from amplint.project.framework_seeds import framework_seeds
-from amplint.project.propagate import propagate
-from amplint.project.region_seeds import call_seeds, flow_seeds
-from amplint.project.resolve import ProjectResolver
-from amplint.project.summary import CALLER_TEXT, ModuleSummary, Setting, summarize
+from amplint.analysis.facts.regions import EntryRegion
+from amplint.analysis.project import frameworks as fw
+from amplint.analysis.project.classflow import ClassFlow
+from amplint.analysis.project.declared import declared_matches, declared_seeds
+from amplint.analysis.project.dispatch import Dispatch, dispatch_seeds
+from amplint.analysis.project.explain import EXPLAIN
+from amplint.analysis.project.framework_seeds import framework_seeds
+from amplint.analysis.project.propagate import propagate
+from amplint.analysis.project.region_seeds import call_seeds, flow_seeds
+from amplint.analysis.project.resolve import ProjectResolver
+from amplint.analysis.project.summary import CALLER_TEXT, ModuleSummary, Setting, summarize
 
 __all__ = ["ProjectFacts", "build", "lint_project", "declared_matches", "EXPLAIN"]
 
@@ -187,7 +187,7 @@ class ProjectFacts(ProjectResolver):
 
 
 def parse_or_none(source: str):
-    from amplint.engine import parse
+    from amplint.analysis.engine import parse
     import libcst as cst
 
     try:
@@ -220,7 +220,7 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
     """build + engine.lint_source for every Python file, with the entries the project found."""
     import inspect
 
-    from amplint.engine import lint_source
+    from amplint.analysis.engine import lint_source
 
     # Reuse the first pass's parse where the engine can take it (`lint_source(..., module=)`).
     reuse = "module" in inspect.signature(lint_source).parameters

@@ -11,8 +11,8 @@ import json
 import os
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from amplint.project.pointsto_extract import extract
-from amplint.project.pointsto_solve import Solver
+from amplint.analysis.project.pointsto_extract import extract
+from amplint.analysis.project.pointsto_solve import Solver
 
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", "build", "dist"}
 
@@ -41,7 +41,7 @@ def module_files(paths: Iterable[str]) -> List[Tuple[str, str, bool]]:
 
 def build(paths: Iterable[str], errors: Optional[List[str]] = None, cache=None) -> Solver:
     """The solved resolver over every Python file under PATHS (unparsable files are reported).
-    `cache` (an amplint.cache.Cache): each file's constraints are kept by content, next to the
+    `cache` (an amplint.workspace.cache.Cache): each file's constraints are kept by content, next to the
     per-file lint results and summaries, so a warm run does not parse the files again."""
     paths = list(paths)
     if errors is not None:
@@ -87,7 +87,7 @@ def main(paths: Iterable[str], cache_dir: Optional[str] = None) -> Tuple[str, Li
     paths = list(paths)
     cache, key = None, None
     if cache_dir:
-        from amplint.cache import Cache
+        from amplint.workspace.cache import Cache
         cache = Cache(cache_dir)
         # the whole graph too, keyed by every file's content and name: an unchanged tree is not solved again
         keys = [cache.file_key(p, repr(("pointsto", m, k))) for p, m, k in module_files(paths)]

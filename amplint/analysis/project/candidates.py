@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from amplint.facts.regions import Enabled
+from amplint.analysis.facts.regions import Enabled
 
 _ENABLED_RANK = {Enabled.TRUE: 0, Enabled.MAYBE: 1}
 _DEVICE_RANK = {"cuda": 0, None: 1}

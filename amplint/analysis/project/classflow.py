@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Tuple
 
-from amplint.project.classvalues import MAX_REGISTRY_BUILD, ClassValues
-from amplint.project.flowindex import merge_things, thing_order
+from amplint.analysis.project.classvalues import MAX_REGISTRY_BUILD, ClassValues
+from amplint.analysis.project.flowindex import merge_things, thing_order
 
 
 class ClassFlow(ClassValues):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Set
 
-from amplint.project.flowindex import FlowIndex, Hold, Things, merge_things
+from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
 BUILD = frozenset({"build", "build_from_cfg"})

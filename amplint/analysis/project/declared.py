@@ -7,9 +7,9 @@ import os
 import re
 from typing import Optional, Sequence
 
-from amplint.facts.regions import Enabled
-from amplint.project.candidates import Candidate
-from amplint.project.summary import top_level_functions
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project.candidates import Candidate
+from amplint.analysis.project.summary import top_level_functions
 
 
 def _glob_regex(glob: str) -> "re.Pattern[str]":

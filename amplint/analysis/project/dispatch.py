@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
-from amplint.project.candidates import Candidate
+from amplint.analysis.project.candidates import Candidate
 
 _CLASS_BASES = re.compile(r"class\s+\w+\s*\(([^)]*)")
 _WORD = re.compile(r"\w+")

@@ -30,9 +30,9 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CALLS, TEST_CASE_HELPER
-from amplint.facts.tree import Frame, dotted_name, iter_nodes, own_statements
-from amplint.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val, ValueReader, first_arg, short_text, without_positional
+from amplint.analysis.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CALLS, TEST_CASE_HELPER
+from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes, own_statements
+from amplint.analysis.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val, ValueReader, first_arg, short_text, without_positional
 
 
 @dataclass

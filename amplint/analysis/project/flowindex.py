@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
-from amplint.project.flowvalues import CHAIN
+from amplint.analysis.project.flowvalues import CHAIN
 
 _ON_DEMAND_PARSES = 16  # files the class flow may parse beyond those already summarised
 # ... when the summaries come in batches from the runner's pool and cache (warm runs read them)

@@ -7,8 +7,8 @@ from typing import Optional
 
 import libcst as cst
 
-from amplint.facts.fp16 import half_cast_dtype
-from amplint.facts.tree import Frame, dotted_name
+from amplint.analysis.facts.fp16 import half_cast_dtype
+from amplint.analysis.facts.tree import Frame, dotted_name
 
 Val = tuple  # see flowfacts.py for the kinds of value
 

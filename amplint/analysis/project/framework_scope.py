@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from amplint.project.flowindex import thing_order
+from amplint.analysis.project.flowindex import thing_order
 
 _RUN_METHODS = {
     "lightning": ("fit", "validate", "test", "predict"),

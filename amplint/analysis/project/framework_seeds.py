@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 from typing import Optional, Set
 
-from amplint.project import frameworks as fw
-from amplint.facts.regions import Enabled
-from amplint.project.candidates import Candidate, hazard_rank
-from amplint.project.config_scope import config_classes, named_classes
-from amplint.project.framework_scope import SCOPED, scoped_runs
-from amplint.project.summary import Setting
+from amplint.analysis.project import frameworks as fw
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project.candidates import Candidate, hazard_rank
+from amplint.analysis.project.config_scope import config_classes, named_classes
+from amplint.analysis.project.framework_scope import SCOPED, scoped_runs
+from amplint.analysis.project.summary import Setting
 
 
 # framework -> (is a base reference one it runs?, the methods it runs, "Lightning runs")

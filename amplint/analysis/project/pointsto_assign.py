@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 from typing import Optional, Tuple
 
-from amplint.project import pointsto_exprs
-from amplint.project.pointsto_scopes import Scope, literal_key
+from amplint.analysis.project import pointsto_exprs
+from amplint.analysis.project.pointsto_scopes import Scope, literal_key
 
 
 class Assignments:

@@ -25,9 +25,9 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
-from amplint.project import pointsto_exprs
-from amplint.project.pointsto_assign import Assignments
-from amplint.project.pointsto_scopes import (
+from amplint.analysis.project import pointsto_exprs
+from amplint.analysis.project.pointsto_assign import Assignments
+from amplint.analysis.project.pointsto_scopes import (
     COMPOUND, SPECIAL_DECORATORS, BUILTINS, Scope, bound_names, leaves, literal_update, param_guard,
     returns_param,
 )

@@ -16,10 +16,10 @@ import re
 from collections import deque
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-from amplint.project import pointsto_builtins as lib
-from amplint.project.pointsto_classes import Classes
-from amplint.project.pointsto_containers import Containers
-from amplint.project.pointsto_copies import Copies, Imports
+from amplint.analysis.project import pointsto_builtins as lib
+from amplint.analysis.project.pointsto_classes import Classes
+from amplint.analysis.project.pointsto_containers import Containers
+from amplint.analysis.project.pointsto_copies import Copies, Imports
 
 MAX_VALUES = 64  # functions, classes, instances, modules a node may hold (beyond: the first ones)
 MAX_DATA = 16  # containers, literals, outside values: they matter less and multiply faster

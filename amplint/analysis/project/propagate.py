@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Set, Tuple
 
-from amplint.facts.regions import EntryHalf, EntryRegion
-from amplint.project.candidates import Candidate, chain, cite_more
-from amplint.project.dispatch import dispatched
-from amplint.project.region_seeds import Seed
-from amplint.project.summary import top_level_functions
+from amplint.analysis.facts.regions import EntryHalf, EntryRegion
+from amplint.analysis.project.candidates import Candidate, chain, cite_more
+from amplint.analysis.project.dispatch import dispatched
+from amplint.analysis.project.region_seeds import Seed
+from amplint.analysis.project.summary import top_level_functions
 
 
 class Reach(NamedTuple):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import FrozenSet, List, Tuple
 
-from amplint.facts.regions import Enabled
-from amplint.project.candidates import Candidate, chain
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project.candidates import Candidate, chain
 
 Seed = Tuple[str, str, Candidate, FrozenSet[str]]  # (file, "Class.method", region, deciding files)
 

@@ -7,8 +7,8 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from amplint.facts.names import resolve
-from amplint.facts.tree import Dotted, Frame, dotted_name, import_bindings
+from amplint.analysis.facts.names import resolve
+from amplint.analysis.facts.tree import Dotted, Frame, dotted_name, import_bindings
 
 
 def relative_imports(module: cst.Module) -> Dict[str, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-from amplint.project.summary import ExternalCall
+from amplint.analysis.project.summary import ExternalCall
 
 
 class ProjectResolver:

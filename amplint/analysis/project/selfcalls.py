@@ -8,7 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
-from amplint.project.flowfacts import frame_key
+from amplint.analysis.project.flowfacts import frame_key
 
 
 def record_self_call(summarizer, site) -> None:

@@ -16,18 +16,18 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.facts import FileFacts
-from amplint.facts.regions import Region
-from amplint.parsing import parse
-from amplint.project.flowfacts import FlowCollector, frame_key
-from amplint.project.frameworks import Setting, find_settings  # noqa: F401  (Setting re-exported)
-from amplint.project.lines import node_lines
-from amplint.project.relative_names import Names, relative_imports
-from amplint.project.selfcalls import record_self_call
-from amplint.project.summary_types import (  # noqa: F401  (re-exported: the summary's data types)
+from amplint.analysis.facts import FileFacts
+from amplint.analysis.facts.regions import Region
+from amplint.analysis.parsing import parse
+from amplint.analysis.project.flowfacts import FlowCollector, frame_key
+from amplint.analysis.project.frameworks import Setting, find_settings  # noqa: F401  (Setting re-exported)
+from amplint.analysis.project.lines import node_lines
+from amplint.analysis.project.relative_names import Names, relative_imports
+from amplint.analysis.project.selfcalls import record_self_call
+from amplint.analysis.project.summary_types import (  # noqa: F401  (re-exported: the summary's data types)
     ClassSummary, ExternalCall, FunctionSummary, ModuleSummary, Origin, RegionInfo, top_level_functions,
 )
-from amplint.facts.tree import CallSite, Frame, dotted_name, receiver_root
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, receiver_root
 
 # A file is summarised in the first pass only if its text can open a region or hold a
 # framework setting; other files are summarised on demand, when a region reaches them.

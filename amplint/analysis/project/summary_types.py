@@ -7,10 +7,10 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.facts.regions import Enabled
-from amplint.project.flowfacts import FlowFacts
-from amplint.project.frameworks import Setting
-from amplint.project.lines import node_lines
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project.flowfacts import FlowFacts
+from amplint.analysis.project.frameworks import Setting
+from amplint.analysis.project.lines import node_lines
 
 
 @dataclass(frozen=True)

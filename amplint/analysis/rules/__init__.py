@@ -1,4 +1,4 @@
-"""The rule registry. Each rule is one module `amplint/rules/ampNNN_<name>.py` defining one
+"""The rule registry. Each rule is one module `amplint/analysis/rules/ampNNN_<name>.py` defining one
 subclass of `Rule`; its docstring is its documentation (`amplint --explain CODE`), and it carries
 the examples that must be flagged and those that must stay clean (run by tests/test_rules.py)."""
 
@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, ClassVar, Dict, Iterable, List, Mapping, Optio
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Fix, Replacement, Severity
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix, Replacement, Severity
 
 if TYPE_CHECKING:
-    from amplint.context import FileContext
+    from amplint.analysis.context import FileContext
 
 
 @dataclass

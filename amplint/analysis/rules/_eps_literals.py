@@ -7,10 +7,10 @@ from typing import Dict, Optional, Set
 
 import libcst as cst
 
-from amplint.facts.dtype_value import assigned_names
-from amplint.facts.half_values import _params
-from amplint.facts.tree import Frame, iter_nodes, self_attr
-from amplint.rules._util import literal_float
+from amplint.analysis.facts.dtype_value import assigned_names
+from amplint.analysis.facts.half_values import _params
+from amplint.analysis.facts.tree import Frame, iter_nodes, self_attr
+from amplint.analysis.rules._util import literal_float
 
 
 def self_attr_literal(expr: cst.BaseExpression, frame: Frame, facts) -> Optional[float]:

@@ -1,6 +1,6 @@
 """AMP123's framework case: accelerate's `unscale_gradients` and `clip_grad_norm_` /
 `clip_grad_value_` (which unscale every prepared optimizer) twice before the optimizer steps
-(the pairs: amplint.facts.scaler_paths.repeated_unscales; the verbs: amplint.data.scaler_vocab)."""
+(the pairs: amplint.analysis.facts.scaler_paths.repeated_unscales; the verbs: amplint.analysis.data.scaler_vocab)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Iterable
 
 import libcst as cst
 
-from amplint.diagnostics import Diagnostic
-from amplint.facts.framework_verbs import FLOW_EVENTS, verb_of
-from amplint.facts.scaler_paths import repeated_unscales
-from amplint.facts.scalers import Event, spans
-from amplint.facts.tree import dotted_name
+from amplint.analysis.diagnostics import Diagnostic
+from amplint.analysis.facts.framework_verbs import FLOW_EVENTS, verb_of
+from amplint.analysis.facts.scaler_paths import repeated_unscales
+from amplint.analysis.facts.scalers import Event, spans
+from amplint.analysis.facts.tree import dotted_name
 
 
 def framework_double_unscales(rule, module: cst.Module, scalers) -> Iterable[Diagnostic]:
@@ -44,7 +44,7 @@ def framework_double_unscales(rule, module: cst.Module, scalers) -> Iterable[Dia
 
 
 def _source(event: Event, frameworks) -> str:
-    """Where the framework unscales, from amplint.data.scaler_vocab."""
+    """Where the framework unscales, from amplint.analysis.data.scaler_vocab."""
     node = event.inner if event.inner is not None else event.node
     verb = verb_of(node, frameworks, FLOW_EVENTS) if isinstance(node, cst.Call) else None
     return f"{verb.release}: {verb.path}:{verb.line}" if verb else event.framework or ""

@@ -18,9 +18,9 @@ from typing import Iterator, Tuple
 
 import libcst as cst
 
-from amplint.facts.framework_verbs import imported, verb_of
-from amplint.facts.regions import Enabled, Region
-from amplint.facts.tree import CallSite, Frame, dotted_name
+from amplint.analysis.facts.framework_verbs import imported, verb_of
+from amplint.analysis.facts.regions import Enabled, Region
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
 
 AFTER_UNSCALE_HOOKS = ("on_before_optimizer_step", "configure_gradient_clipping")
 

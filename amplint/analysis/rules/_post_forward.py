@@ -8,7 +8,7 @@ from typing import List
 
 import libcst as cst
 
-from amplint.facts.tree import dotted_name, iter_nodes
+from amplint.analysis.facts.tree import dotted_name, iter_nodes
 
 # Calls that belong after the forward pass: moving them out of autocast is what the docs ask.
 POST_FORWARD_METHODS = {

@@ -8,7 +8,7 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
-from amplint.facts.scalers import (
+from amplint.analysis.facts.scalers import (
     Event, Flow, arms, exclusive, gates, jumps_between, runs_whenever,
 )
 

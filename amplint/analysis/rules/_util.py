@@ -6,8 +6,8 @@ from typing import Dict, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from amplint.facts.regions import Region
-from amplint.facts.tree import argument, keyword, positional  # noqa: F401  (re-exported)
+from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.tree import argument, keyword, positional  # noqa: F401  (re-exported)
 
 NO_SPACE = cst.SimpleWhitespace("")
 
@@ -104,7 +104,7 @@ def code_of(module: cst.Module, node: cst.CSTNode) -> str:
 
 # -- float16 code outside autocast (AMP140, AMP141): the analysis lives in the facts --------------
 
-from amplint.facts.half_values import (  # noqa: E402,F401  (re-exported for the rules)
+from amplint.analysis.facts.half_values import (  # noqa: E402,F401  (re-exported for the rules)
     FLOAT32_NAMES, data_chain, float16_functions, in_float16_scope, is_float32_cast,
 )
 

@@ -6,15 +6,15 @@ from typing import Iterable
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.buffer_writes import (
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.buffer_writes import (
     CONCATS, _assigned_name, hazardous_write, maybe_half, reference_kind, written_value,
 )
-from amplint.facts.defuse import explicit_cast, only_cast_reads
-from amplint.facts.tree import CallSite, iter_nodes
-from amplint.facts.value_meets import first_meeting, half_origin, meets_only_float32
-from amplint.rules import Flag, Rule
-from amplint.rules._util import (
+from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
+from amplint.analysis.facts.tree import CallSite, iter_nodes
+from amplint.analysis.facts.value_meets import first_meeting, half_origin, meets_only_float32
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import (
     argument, code_of, has_float_data, has_star_args, is_float_literal, keyword, kwarg,
     method_call, region_note, with_args,
 )

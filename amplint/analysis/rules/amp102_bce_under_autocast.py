@@ -7,13 +7,13 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.regions import Region
-from amplint.facts.syntax import holder_key
-from amplint.facts.tree import CallSite, Frame, dotted_name
-from amplint.rules import Flag, Rule
-from amplint.facts.defuse import is_duplicable
-from amplint.rules._util import (
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.syntax import holder_key
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.facts.defuse import is_duplicable
+from amplint.analysis.rules._util import (
     argument, dotted_expr, has_star_args, kwarg, method_call, positional, region_note,
 )
 

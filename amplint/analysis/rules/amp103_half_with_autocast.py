@@ -7,11 +7,11 @@ from typing import Iterable, Optional, Set
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.fp16 import dtype_of
-from amplint.facts.tree import CallSite, Frame, dotted_name, iter_nodes, receiver_root
-from amplint.rules import Flag, Rule
-from amplint.rules._util import with_args
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.fp16 import dtype_of
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, iter_nodes, receiver_root
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import with_args
 
 _MODEL_NAME = re.compile(r"(model|net|module|encoder|decoder|backbone|classifier|generator|discriminator)", re.I)
 

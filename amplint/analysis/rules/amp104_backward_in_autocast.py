@@ -6,14 +6,14 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.data.scaler_vocab import METHODS as VERB_METHODS
-from amplint.facts.framework_verbs import imported, verb_of
-from amplint.facts.names import resolve_expr
-from amplint.facts.tree import CallSite
-from amplint.rules import Flag, Rule
-from amplint.rules._post_forward import post_forward
-from amplint.rules._util import region_note
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.data.scaler_vocab import METHODS as VERB_METHODS
+from amplint.analysis.facts.framework_verbs import imported, verb_of
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.tree import CallSite
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._post_forward import post_forward
+from amplint.analysis.rules._util import region_note
 
 BACKWARD_FUNCTIONS = ("torch.autograd.backward", "torch.autograd.grad")
 
@@ -31,7 +31,7 @@ class BackwardInAutocast(Rule):
     `backward` method, such as Lightning's, reached by a region only through its callers): the
     calls of that API are what is reported.
 
-    A framework call that runs backward counts too (amplint.data.scaler_vocab): mmengine's
+    A framework call that runs backward counts too (amplint.analysis.data.scaler_vocab): mmengine's
     `optim_wrapper.update_params(loss)` (backward, step, zero_grad) inside
     `with optim_wrapper.optim_context(model):`, which is `AmpOptimWrapper`'s autocast region.
 

@@ -6,12 +6,12 @@ from typing import Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic
-from amplint.diagnostics import Severity
-from amplint.facts.escape import Entry
-from amplint.facts.tree import Frame
-from amplint.rules import Flag, Rule
-from amplint.rules._util import argument, method_call
+from amplint.analysis.diagnostics import Applicability, Diagnostic
+from amplint.analysis.diagnostics import Severity
+from amplint.analysis.facts.escape import Entry
+from amplint.analysis.facts.tree import Frame
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import argument, method_call
 
 # torch function -> positions of the two tensors whose dtypes must match
 PAIR_FUNCTIONS = {

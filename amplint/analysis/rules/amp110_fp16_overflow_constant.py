@@ -6,12 +6,12 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.data.overflow import BF16_MAX, C10_NAMES, FUNCTIONS, METHODS
-from amplint.facts.fills import Const, FillValues, pure
-from amplint.facts.tree import Frame, dotted_name
-from amplint.rules import Flag, Rule
-from amplint.rules._util import argument, dotted_expr, keyword, region_note
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.data.overflow import BF16_MAX, C10_NAMES, FUNCTIONS, METHODS
+from amplint.analysis.facts.fills import Const, FillValues, pure
+from amplint.analysis.facts.tree import Frame, dotted_name
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import argument, dotted_expr, keyword, region_note
 
 
 class Fp16OverflowConstant(Rule):

@@ -6,9 +6,9 @@ from typing import Iterable, Optional, Tuple
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.rules import Flag, Rule
-from amplint.rules._util import argument, region_note
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import argument, region_note
 
 # Tensor method -> (position, keyword) of the fill value
 METHODS = {

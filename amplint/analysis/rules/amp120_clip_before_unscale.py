@@ -6,14 +6,14 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.scalers import (
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.scalers import (
     Event, Flow, exclusive, expr_line, insert_before, jumps_between, runs_whenever,
 )
-from amplint.facts.scalers import SCALER_TRIGGERS, spans
-from amplint.rules import Flag, Rule
-from amplint.rules._lightning_clip import manual_clips
-from amplint.rules._util import method_call, region_note
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._lightning_clip import manual_clips
+from amplint.analysis.rules._util import method_call, region_note
 
 
 class ClipBeforeUnscale(Rule):

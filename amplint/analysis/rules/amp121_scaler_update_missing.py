@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.scalers import Event, Flow, exclusive, expr_line, insert_after, jumps_between
-from amplint.facts.scalers import SCALER_TRIGGERS, spans
-from amplint.rules import Flag, Rule
-from amplint.rules._util import method_call
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.scalers import Event, Flow, exclusive, expr_line, insert_after, jumps_between
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import method_call
 
 
 class ScalerUpdateMissing(Rule):

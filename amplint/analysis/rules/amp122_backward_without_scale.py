@@ -7,12 +7,12 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.scalers import Event, Flow, arms, exclusive
-from amplint.facts.scalers import SCALER_TRIGGERS, spans
-from amplint.rules import Flag, Rule
-from amplint.rules.amp120_clip_before_unscale import ClipBeforeUnscale
-from amplint.rules._util import method_call
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.scalers import Event, Flow, arms, exclusive
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules.amp120_clip_before_unscale import ClipBeforeUnscale
+from amplint.analysis.rules._util import method_call
 
 _AMP_GATE = re.compile(r"scaler|amp|fp16|half|float16|mixed|precision", re.I)
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.scalers import (
+from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.scalers import (
     Event, Flow, exclusive,
 )
-from amplint.rules._unscale_paths import less_often, skipped as skipped_update
-from amplint.facts.scalers import SCALER_TRIGGERS
-from amplint.rules import Flag, Rule
-from amplint.rules._framework_unscale import framework_double_unscales
+from amplint.analysis.rules._unscale_paths import less_often, skipped as skipped_update
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._framework_unscale import framework_double_unscales
 
 
 class UnscaleTwice(Rule):
@@ -21,7 +21,7 @@ class UnscaleTwice(Rule):
     the scaler's `update()`: every micro-step of a gradient-accumulation loop whose `step` and
     `update` run only every k-th iteration (or after the inner loop).
 
-    Framework calls count as unscales (amplint.data.scaler_vocab): accelerate's
+    Framework calls count as unscales (amplint.analysis.data.scaler_vocab): accelerate's
     `accelerator.unscale_gradients(opt)` unscales `opt`, and `accelerator.clip_grad_norm_` /
     `clip_grad_value_` unscale every prepared optimizer first, so an `unscale_gradients` (in the
     loop or in a helper of the file it calls) followed by `clip_grad_norm_` before the

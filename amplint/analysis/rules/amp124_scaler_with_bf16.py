@@ -6,12 +6,12 @@ from typing import Iterable, List, Optional
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.regions import Enabled, Region, bound_arguments, literal_bool
-from amplint.facts.scalers import SCALER_APIS
-from amplint.facts.names import resolve_expr
-from amplint.rules import Flag, Rule
-from amplint.rules._util import kwarg, with_args
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.regions import Enabled, Region, bound_arguments, literal_bool
+from amplint.analysis.facts.scalers import SCALER_APIS
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import kwarg, with_args
 
 
 class ScalerWithBf16(Rule):

@@ -6,11 +6,11 @@ from typing import Iterable, Optional, Set
 
 import libcst as cst
 
-from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.names import resolve_expr
-from amplint.facts.scalers import key_text
-from amplint.facts.scalers import SCALER_TRIGGERS
-from amplint.rules import Flag, Rule
+from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.scalers import key_text
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS
+from amplint.analysis.rules import Flag, Rule
 
 LBFGS = {"torch.optim.LBFGS", "torch.optim.lbfgs.LBFGS"}
 

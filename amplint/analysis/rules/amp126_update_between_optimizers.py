@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Tuple
 
-from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.scalers import Event, Flow, exclusive
-from amplint.facts.scalers import SCALER_TRIGGERS
-from amplint.rules import Flag, Rule
+from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.scalers import Event, Flow, exclusive
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS
+from amplint.analysis.rules import Flag, Rule
 
 
 class UpdateBetweenOptimizers(Rule):

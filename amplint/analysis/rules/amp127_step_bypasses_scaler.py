@@ -7,12 +7,12 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.scalers import (
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.scalers import (
     SCALER_TRIGGERS, Event, Flow, exclusive, expr_line, runs_whenever, spans,
 )
-from amplint.rules import Flag, Rule
-from amplint.rules._util import method_call
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import method_call
 
 # What a plain `X.step()` receiver must look like to be an optimizer: `optimizer`, `optim`,
 # `opt`, `opt_g`, `g_opt`, `self.optimizer_d`, `optG`; not `prof.step()`, `ema.step()`,

@@ -7,15 +7,15 @@ from typing import Dict, Iterable, List, Sequence, Set
 
 import libcst as cst
 
-from amplint.data.deprecated_amp import APIS, DEFAULT_DTYPE
-from amplint.data.torch_versions import introduced, shown
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.deprecated import (
+from amplint.analysis.data.deprecated_amp import APIS, DEFAULT_DTYPE
+from amplint.analysis.data.torch_versions import introduced, shown
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.deprecated import (
     DeprecatedRef, DeprecatedRefs, ImportBinding, canonical, is_modern,
 )
-from amplint.facts.regions import literal_bool
-from amplint.rules import Flag, Rule
-from amplint.rules._util import dotted_expr, kwarg
+from amplint.analysis.facts.regions import literal_bool
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import dotted_expr, kwarg
 
 
 class DeprecatedAmpApi(Rule):
@@ -81,7 +81,7 @@ class DeprecatedAmpApi(Rule):
     setup.py, requirements*.txt or environment.yml) gets the finding without that fix, and the
     message says which version it needs ("not fixed: torch.amp.GradScaler needs torch >= 2.3;
     this project targets 1.8 (from requirements.txt)"). The table is
-    amplint/data/torch_versions.py.
+    amplint/analysis/data/torch_versions.py.
     """
 
     code = "AMP130"
@@ -511,7 +511,7 @@ class DeprecatedAmpApi(Rule):
 
 
 def _replacement(ref: DeprecatedRef) -> str:
-    """The torch name the fix of `ref` writes (a key of amplint.data.torch_versions)."""
+    """The torch name the fix of `ref` writes (a key of amplint.analysis.data.torch_versions)."""
     return f"torch.amp.{APIS[ref.api][0]}"
 
 

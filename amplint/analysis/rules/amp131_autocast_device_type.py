@@ -6,12 +6,12 @@ from typing import Iterable, List, Optional, Set
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.names import visible_scopes
-from amplint.facts.regions import literal_str
-from amplint.facts.tree import CallSite, Frame, self_attr
-from amplint.rules import Flag, Rule
-from amplint.rules._util import argument, dotted_expr, has_star_args
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.names import visible_scopes
+from amplint.analysis.facts.regions import literal_str
+from amplint.analysis.facts.tree import CallSite, Frame, self_attr
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import argument, dotted_expr, has_star_args
 
 AUTOCAST = "torch.amp.autocast"  # also `torch.autocast` (names.py maps it here)
 DEVICE = "torch.device"

@@ -6,9 +6,9 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.tree import dotted_name
-from amplint.rules import Flag, Rule
+from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.tree import dotted_name
+from amplint.analysis.rules import Flag, Rule
 
 # The entry points of apex AMP and what replaces each in torch.amp.
 ENTRY_POINTS = {

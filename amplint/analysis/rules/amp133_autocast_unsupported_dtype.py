@@ -6,11 +6,11 @@ from typing import Iterable, Optional, Tuple
 
 import libcst as cst
 
-from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.names import resolve_expr
-from amplint.facts.regions import AUTOCAST_APIS, bound_arguments, literal_bool, literal_str
-from amplint.facts.tree import Frame
-from amplint.rules import Flag, Rule
+from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.regions import AUTOCAST_APIS, bound_arguments, literal_bool, literal_str
+from amplint.analysis.facts.tree import Frame
+from amplint.analysis.rules import Flag, Rule
 
 SUPPORTED = ("float16", "bfloat16")
 # torch dtype attribute -> canonical name

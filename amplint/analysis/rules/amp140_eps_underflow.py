@@ -6,13 +6,13 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.names import resolve_expr
-from amplint.facts.tree import Frame, dotted_name
-from amplint.facts.half_values import FrameWalker, float16_values, walk_float16_code
-from amplint.rules import Flag, Rule
-from amplint.rules._eps_literals import local_literal as _local_literal, self_attr_literal as _self_attr_literal
-from amplint.rules._util import argument, code_of, data_chain, keyword, literal_float
+from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.tree import Frame, dotted_name
+from amplint.analysis.facts.half_values import FrameWalker, float16_values, walk_float16_code
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._eps_literals import local_literal as _local_literal, self_attr_literal as _self_attr_literal
+from amplint.analysis.rules._util import argument, code_of, data_chain, keyword, literal_float
 
 SMALLEST_HALF = 2.0 ** -24  # 5.96e-08, the smallest positive float16 (a subnormal)
 ROUNDS_TO_ZERO = 2.0 ** -25  # at or below this, a float16 rounds it to 0
@@ -324,7 +324,7 @@ class EpsUnderflow(Rule):
 
     def _autocast_values(self, ctx) -> Iterable[Diagnostic]:
         """eps added to a float16 value an autocast region produces, as the dtype fact
-        (amplint.facts.dtypes) shows it: `torch.sigmoid(self.fc(x)) + 1e-8` under a float16
+        (amplint.analysis.facts.dtypes) shows it: `torch.sigmoid(self.fc(x)) + 1e-8` under a float16
         region. `F.normalize` is left alone: under CUDA autocast its norm is float32."""
         facts = ctx.facts
         if not facts.regions.uses_autocast() and not facts.regions.entries:

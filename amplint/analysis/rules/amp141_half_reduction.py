@@ -6,14 +6,14 @@ from typing import Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.names import resolve_expr
-from amplint.facts.tree import Frame
-from amplint.rules import Flag, Rule
-from amplint.rules._util import (
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.tree import Frame
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import (
     argument, code_of, dotted_expr, keyword, kwarg, literal_float, method_call,
 )
-from amplint.facts.half_values import (
+from amplint.analysis.facts.half_values import (
     FrameWalker, _unparen, float16_values, walk_float16_code,
 )
 
@@ -320,7 +320,7 @@ class HalfReduction(Rule):
 
     def _autocast_values(self, ctx) -> Iterable[Diagnostic]:
         """Squares, exponentials and hand-written softmax whose elementwise result the dtype
-        fact (amplint.facts.dtypes, torch's autocast tables) shows float16 under a region:
+        fact (amplint.analysis.facts.dtypes, torch's autocast tables) shows float16 under a region:
         `(h * h).sum(-1)` with `h = self.fc(x)` under float16 autocast (`mul` is on no autocast
         list, so it runs in float16). Silent where autocast runs the op in float32
         (`h.pow(2)`, `h.exp()` on CUDA), in bfloat16 regions, and where the value is unknown."""

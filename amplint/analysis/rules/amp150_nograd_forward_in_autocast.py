@@ -8,13 +8,13 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
-from amplint.facts.names import resolve, resolve_expr
-from amplint.facts.regions import AUTOCAST_APIS, Region, literal_bool
-from amplint.facts.syntax import calls_in
-from amplint.facts.tree import Frame, dotted_name
-from amplint.rules import Flag, Rule
-from amplint.rules._util import has_star_args, keyword, kwarg, region_note
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.names import resolve, resolve_expr
+from amplint.analysis.facts.regions import AUTOCAST_APIS, Region, literal_bool
+from amplint.analysis.facts.syntax import calls_in
+from amplint.analysis.facts.tree import Frame, dotted_name
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import has_star_args, keyword, kwarg, region_note
 
 NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
            "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode",
@@ -46,7 +46,7 @@ class _Call:
     path: Tuple[Tuple[int, int], ...]  # (id of If/Try, branch) on the way down
 
 
-CACHE_ENABLED = "torch.autocast(cache_enabled=)"  # a key of amplint.data.torch_versions
+CACHE_ENABLED = "torch.autocast(cache_enabled=)"  # a key of amplint.analysis.data.torch_versions
 
 class NogradForwardInAutocast(Rule):
     """## What it does

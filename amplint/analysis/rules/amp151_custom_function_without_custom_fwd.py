@@ -8,13 +8,13 @@ from typing import Dict, Iterable, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.float32_arguments import ALWAYS, float32_arguments
-from amplint.facts.names import resolve, resolve_expr
-from amplint.facts.syntax import holder_key
-from amplint.facts.tree import Frame, dotted_name
-from amplint.rules import Flag, Rule
-from amplint.rules._util import region_note
+from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.float32_arguments import ALWAYS, float32_arguments
+from amplint.analysis.facts.names import resolve, resolve_expr
+from amplint.analysis.facts.syntax import holder_key
+from amplint.analysis.facts.tree import Frame, dotted_name
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import region_note
 
 FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.function.Function",
                   "torch.autograd.function.InplaceFunction")

@@ -7,9 +7,9 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.tree import CallSite, Frame, dotted_name
-from amplint.rules import Flag, Rule
+from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
+from amplint.analysis.rules import Flag, Rule
 
 # Text that shows the file keeps float32 master weights or hands precision to a framework.
 MASTER_WEIGHT_HINTS = (

@@ -6,13 +6,13 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.diagnostics import Diagnostic, Severity
-from amplint.facts.callgraph import CallGraph
-from amplint.facts.names import visible_scopes
-from amplint.facts.regions import Region
-from amplint.facts.tree import CallSite, Frame, dotted_name
-from amplint.rules import Flag, Rule
-from amplint.rules._util import argument, keyword, region_note
+from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.callgraph import CallGraph
+from amplint.analysis.facts.names import visible_scopes
+from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
+from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._util import argument, keyword, region_note
 
 DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                  "torch.nn.parallel.data_parallel.DataParallel")

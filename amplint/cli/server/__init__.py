@@ -16,7 +16,7 @@ MISSING = ("amplint: error: `amplint server` needs pygls and lsprotocol; "
 
 def main() -> int:
     try:
-        from amplint.server.app import server
+        from amplint.cli.server.app import server
     except ImportError as exc:
         if getattr(exc, "name", "") and exc.name.split(".")[0] in ("pygls", "lsprotocol", "cattrs"):
             print(MISSING, file=sys.stderr)

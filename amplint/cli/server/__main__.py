@@ -1,5 +1,5 @@
 import sys
 
-from amplint.server import main
+from amplint.cli.server import main
 
 sys.exit(main())

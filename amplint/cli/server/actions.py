@@ -8,14 +8,14 @@ from typing import List, Optional
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from amplint.diagnostics import Applicability
-from amplint.docs import explain
-from amplint.engine import analyze
-from amplint.fix_text import apply_fixes
-from amplint.noqa import add_noqa
-from amplint.parsing import parse, valid_python
-from amplint.server import convert
-from amplint.server.analysis import norm
+from amplint.analysis.diagnostics import Applicability
+from amplint.report.docs import explain
+from amplint.analysis.engine import analyze
+from amplint.analysis.fix_text import apply_fixes
+from amplint.workspace.noqa import add_noqa
+from amplint.analysis.parsing import parse, valid_python
+from amplint.cli.server import convert
+from amplint.cli.server.analysis import norm
 
 KINDS = [types.CodeActionKind.QuickFix, convert.FIX_ALL, types.CodeActionKind.SourceFixAll]
 

@@ -14,22 +14,22 @@ import os
 import pickle
 from typing import Callable, Dict, List, Optional, Tuple
 
-from amplint.cache import Cache
-from amplint.config import Config
-from amplint.engine import FileResult, Settings, lint_source
-from amplint.facts import FileFacts
-from amplint.files import discover
-from amplint.parallel import Workers
-from amplint.parsing import parse
-from amplint.per_file import REPORT_ONLY
-from amplint.project import build, needs_summary
-from amplint.project.summary import portable_summary
-from amplint.project_inputs import (
+from amplint.workspace.cache import Cache
+from amplint.workspace.config import Config
+from amplint.analysis.engine import FileResult, Settings, lint_source
+from amplint.analysis.facts import FileFacts
+from amplint.workspace.files import discover
+from amplint.run.parallel import Workers
+from amplint.analysis.parsing import parse
+from amplint.run.per_file import REPORT_ONLY
+from amplint.analysis.project import build, needs_summary
+from amplint.analysis.project.summary import portable_summary
+from amplint.run.project_inputs import (
     _config_files, _KeyedLazy, _LazyTexts, project_entries, summaries_of,
 )
-from amplint.project_root import _too_broad, shown
-from amplint.result_cache import cached_map
-from amplint.runner import excludes_for, settings_for
+from amplint.workspace.project_root import _too_broad, shown
+from amplint.run.result_cache import cached_map
+from amplint.run.runner import excludes_for, settings_for
 
 CHUNK = 400  # files per step of the first pass: progress is reported, cancellation checked
 

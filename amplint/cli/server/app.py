@@ -21,10 +21,10 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from amplint import __version__
-from amplint.project_root import project_root
-from amplint.server import actions, convert
-from amplint.server.analysis import Cancelled, ProjectState, norm
-from amplint.server.options import ServerOptions, project_for
+from amplint.workspace.project_root import project_root
+from amplint.cli.server import actions, convert
+from amplint.cli.server.analysis import Cancelled, ProjectState, norm
+from amplint.cli.server.options import ServerOptions, project_for
 
 _tokens = itertools.count(1)
 

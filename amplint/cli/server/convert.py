@@ -9,7 +9,7 @@ from typing import Callable, List, Optional
 
 from lsprotocol import types
 
-from amplint.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 
 SOURCE = "amplint"
 # the README's rule table: the one stable place every rule is listed (hover shows the full

@@ -14,11 +14,11 @@ import os
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
-from amplint.cache import DEFAULT_DIR
-from amplint.config import Config, ConfigError, find_pyproject, load, selection
-from amplint.engine import Settings
-from amplint.project_root import torch_target
-from amplint.server.analysis import ProjectState
+from amplint.workspace.cache import DEFAULT_DIR
+from amplint.workspace.config import Config, ConfigError, find_pyproject, load, selection
+from amplint.analysis.engine import Settings
+from amplint.workspace.project_root import torch_target
+from amplint.cli.server.analysis import ProjectState
 
 
 def _codes(value) -> Optional[List[str]]:
