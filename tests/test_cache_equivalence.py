@@ -107,3 +107,27 @@ def test_the_code_fingerprint_ignores_the_language_server_and_runtime(tmp_path):
     assert _code_fingerprint(str(package)) == before
     (package / "rules/amp102.py").write_text("x = 2  # edited\n")
     assert _code_fingerprint(str(package)) != before
+
+
+def test_the_code_fingerprint_covers_every_layer_but_the_runtime(tmp_path, monkeypatch):
+    """The installed package's own fingerprint (no folder given): it changes when any static
+    module changes, wherever in the package it lies (a rule deep in analysis/, the CLI's
+    main.py), and not when only the runtime companion or the language server does."""
+    import shutil
+
+    import amplint
+    from amplint.workspace import cache
+
+    copy = tmp_path / "amplint"
+    shutil.copytree(os.path.dirname(amplint.__file__), copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(amplint, "__file__", str(copy / "__init__.py"))
+    before = cache._code_fingerprint()
+    for relative in ("analysis/rules/amp101_factory_default_dtype.py", "cli/main.py"):
+        (copy / relative).write_text((copy / relative).read_text() + "\n# edited\n")
+        after = cache._code_fingerprint()
+        assert after != before, relative
+        before = after
+    for untracked in (next((copy / "runtime").glob("*.py")), copy / "cli" / "server" / "app.py"):
+        untracked.write_text(untracked.read_text() + "\n# edited\n")
+        assert cache._code_fingerprint() == before, untracked

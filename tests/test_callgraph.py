@@ -410,17 +410,18 @@ def test_constraints_are_cached_by_content(tmp_path, monkeypatch):
 
 def test_cli_reuses_the_solved_graph_of_an_unchanged_tree(tmp_path, monkeypatch):
     from amplint.analysis.project import callgraph
+    from amplint.workspace.cache import Cache
 
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text("def f(): pass\nf()\n")
     (tmp_path / "src" / "bad.py").write_text("def (:\n")
-    cold = callgraph.main([str(tmp_path / "src")], str(tmp_path / "cache"))
+    cold = callgraph.main([str(tmp_path / "src")], Cache(str(tmp_path / "cache")))
     monkeypatch.setattr(callgraph, "build", lambda *a: pytest.fail("solved again"))
-    assert callgraph.main([str(tmp_path / "src")], str(tmp_path / "cache")) == cold
+    assert callgraph.main([str(tmp_path / "src")], Cache(str(tmp_path / "cache"))) == cold
     assert len(cold[1]) == 1 and json.loads(cold[0])["app"] == ["app.f"]
     (tmp_path / "src" / "app.py").write_text("def g(): pass\ng()\n")
     monkeypatch.undo()
-    assert json.loads(callgraph.main([str(tmp_path / "src")], str(tmp_path / "cache"))[0])["app"] == ["app.g"]
+    assert json.loads(callgraph.main([str(tmp_path / "src")], Cache(str(tmp_path / "cache")))[0])["app"] == ["app.g"]
 
 
 @pytest.mark.parametrize("code", ["x = 1\n", ""])

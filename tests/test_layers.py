@@ -1,7 +1,8 @@
 """The import graph of amplint/ is a house you can see at a glance: no import circle between
-modules, and no import running up the layers
+modules, and no import running up the layers. The packages of amplint/ are the layers:
 
-    cli -> runner -> project -> engine -> rules -> facts -> diagnostics -> low helpers
+    cli -> run -> workspace -> report -> analysis
+                                         (project -> engine -> rules -> facts -> diagnostics -> low)
 
 Every import counts, also the ones written inside functions. The runtime companion
 (amplint.runtime) is a separate leaf: it may import the static code, never the reverse, and
@@ -19,55 +20,43 @@ import amplint
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(amplint.__file__))
 
-LAYERS = ("low", "diagnostics", "facts", "rules", "engine", "project", "runner", "cli")
+# The packages of amplint/, bottom to top: each may import its own layer and the ones below it.
+# Read top down, it is the pipeline: cli -> run -> workspace -> report -> analysis. Inside
+# analysis the same order holds at a finer grain: project -> engine -> rules -> facts ->
+# diagnostics -> low helpers and data tables.
+LAYERS = (
+    "base",
+    "analysis/low", "analysis/diagnostics", "analysis/facts", "analysis/rules",
+    "analysis/engine", "analysis/project",
+    "report", "workspace", "run", "cli",
+)
+PACKAGES = ("analysis", "report", "workspace", "run", "cli")
 
 # module (or package, covering everything below it) -> its layer; the longest prefix wins
 LAYER_OF = {
-    # low helpers: no amplint import above them
-    "amplint": "low",  # the package itself: __version__
-    "amplint.analysis.data": "low",
-    "amplint.analysis.parsing": "low",
-    "amplint.analysis.suppressions": "low",
-    "amplint.workspace.gitignore": "low",
-    "amplint.workspace.files": "low",
-    "amplint.workspace.notebooks": "low",
-    "amplint.report.diffs": "low",
-    "amplint.run.progress": "low",
-    "amplint.run.parallel": "low",
-    # what is reported, and what is kept of it
-    "amplint.analysis.diagnostics": "diagnostics",
-    "amplint.workspace.baseline": "diagnostics",
-    "amplint.workspace.noqa": "diagnostics",
-    "amplint.workspace.cache": "diagnostics",
-    "amplint.analysis.facts": "facts",
-    # the rules, what a rule sees, and what reads the rule table
-    "amplint.analysis.rules": "rules",
-    "amplint.analysis.context": "rules",
-    "amplint.workspace.config": "rules",
-    "amplint.report.docs": "rules",
-    "amplint.report": "rules",
-    # one file: lint, fix, notebooks
-    "amplint.analysis.engine": "engine",
-    "amplint.analysis.prefilter": "engine",
-    "amplint.analysis.fix_text": "engine",
-    "amplint.run.fixing": "engine",
-    "amplint.run.notebook_results": "engine",
-    "amplint.analysis.project": "project",
-    # many files: workers, caches, the project pass's inputs
-    "amplint.run.runner": "runner",
-    "amplint.run.per_file": "runner",
-    "amplint.run.project_inputs": "runner",
-    "amplint.run.result_cache": "runner",
-    "amplint.run.reach_report": "runner",
-    "amplint.run.scaler_report": "runner",
-    "amplint.run.file_context": "runner",
-    "amplint.workspace.project_root": "runner",
-    "amplint.cli.stdin": "runner",
-    # entry points
-    "amplint.cli.main": "cli",
+    "amplint": "base",  # the package itself: __version__
+    "amplint.analysis": "analysis/low",
+    "amplint.analysis.data": "analysis/low",
+    "amplint.analysis.parsing": "analysis/low",
+    "amplint.analysis.suppressions": "analysis/low",
+    "amplint.analysis.diagnostics": "analysis/diagnostics",
+    "amplint.analysis.facts": "analysis/facts",
+    "amplint.analysis.rules": "analysis/rules",
+    "amplint.analysis.context": "analysis/rules",
+    "amplint.analysis.engine": "analysis/engine",
+    "amplint.analysis.prefilter": "analysis/engine",
+    "amplint.analysis.fix_text": "analysis/engine",
+    "amplint.analysis.large_files": "analysis/engine",
+    "amplint.analysis.project": "analysis/project",
+    # how findings are printed: the output formats, diffs, `--explain`
+    "amplint.report": "report",
+    # what to lint and how: discovery, ignore files, project root, config, cache, baseline, noqa
+    "amplint.workspace": "workspace",
+    # a run over many files: result cache, process pool, project pass inputs, fixing, notebooks
+    "amplint.run": "run",
+    # entry points: the command, python -m amplint, flake8, stdin, the language server
+    "amplint.cli": "cli",
     "amplint.__main__": "cli",
-    "amplint.cli.flake8_plugin": "cli",
-    "amplint.cli.server": "cli",  # `amplint server`: the language server (amplint[server])
 }
 RUNTIME = "amplint.runtime"
 
@@ -241,6 +230,23 @@ def test_the_graph_sees_function_local_imports(files, graph):
     assert "amplint.analysis.engine" in graph["amplint.analysis.project"]
 
 
+def test_the_top_level_shows_only_the_layers():
+    entries = sorted(
+        name for name in os.listdir(PACKAGE_DIR)
+        if not name.startswith((".", "__pycache__")) and (name.endswith(".py") or
+                                                          os.path.isdir(os.path.join(PACKAGE_DIR, name)))
+    )
+    assert entries == sorted(["__init__.py", "__main__.py", "runtime", *PACKAGES])
+    assert len(entries) <= 10
+
+
+def test_a_planted_import_from_a_lower_package_into_a_higher_one_is_found(graph):
+    arrows = upward_arrows(_planted(graph, "amplint.analysis.engine", "amplint.workspace.config"))
+    assert ("amplint.analysis.engine", "analysis/engine", "amplint.workspace.config", "workspace") in arrows
+    arrows = upward_arrows(_planted(graph, "amplint.report.text", "amplint.run.runner"))
+    assert ("amplint.report.text", "report", "amplint.run.runner", "run") in arrows
+
+
 def _planted(graph: Dict[str, Set[str]], importer: str, imported: str) -> Dict[str, Set[str]]:
     planted = {module: set(targets) for module, targets in graph.items()}
     planted[importer].add(imported)
@@ -249,9 +255,9 @@ def _planted(graph: Dict[str, Set[str]], importer: str, imported: str) -> Dict[s
 
 def test_a_planted_upward_import_is_found(graph):
     arrows = upward_arrows(_planted(graph, "amplint.analysis.facts.regions", "amplint.analysis.rules"))
-    assert ("amplint.analysis.facts.regions", "facts", "amplint.analysis.rules", "rules") in arrows
+    assert ("amplint.analysis.facts.regions", "analysis/facts", "amplint.analysis.rules", "analysis/rules") in arrows
     arrows = upward_arrows(_planted(graph, "amplint.analysis.engine", "amplint.runtime.monitor"))
-    assert ("amplint.analysis.engine", "engine", "amplint.runtime.monitor", "runtime") in arrows
+    assert ("amplint.analysis.engine", "analysis/engine", "amplint.runtime.monitor", "runtime") in arrows
     # downward and same-layer imports are no arrow
     assert upward_arrows(_planted(graph, "amplint.run.runner", "amplint.analysis.facts.tree")) == upward_arrows(graph)
 

@@ -257,8 +257,9 @@ def _exit_status(outcome, failing) -> int:
 
 def _call_graph(paths, cache_dir: Optional[str]) -> None:
     from amplint.analysis.project.callgraph import main as call_graph_json
+    from amplint.workspace.cache import Cache
 
-    text, errors = call_graph_json(paths, cache_dir)
+    text, errors = call_graph_json(paths, Cache(cache_dir) if cache_dir else None)
     for line in errors:
         click.echo(line, err=True)
     click.echo(text, nl=False)

@@ -24,7 +24,10 @@ def _code_fingerprint(root: Optional[str] = None) -> str:
     """Changes whenever amplint's own code changes (not just its version number). The
     language server (`server/`) and the runtime monitor compute no cached result: an edit
     there keeps the cache, shared by the CLI and the server, warm."""
-    root = root or os.path.dirname(os.path.abspath(__file__))
+    if root is None:
+        import amplint  # the whole package, not this module's folder (workspace/)
+
+        root = os.path.dirname(os.path.abspath(amplint.__file__))
     digest = hashlib.sha256(__version__.encode())
     for directory, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "runtime", "server"))

@@ -80,15 +80,14 @@ def call_graph(solver: Solver) -> Dict[str, List[str]]:
     return {k: sorted(set(v)) for k, v in graph.items()}
 
 
-def main(paths: Iterable[str], cache_dir: Optional[str] = None) -> Tuple[str, List[str]]:
+def main(paths: Iterable[str], cache=None) -> Tuple[str, List[str]]:
     """The JSON text of the call graph, and one error line per file that could not be read
-    (`cache_dir`: where the per-file constraints are cached; None: not cached)."""
+    (`cache`: an amplint.workspace.cache.Cache, given by the caller, where the per-file
+    constraints and the graph are kept; None: not cached)."""
     errors: List[str] = []
     paths = list(paths)
-    cache, key = None, None
-    if cache_dir:
-        from amplint.workspace.cache import Cache
-        cache = Cache(cache_dir)
+    key = None
+    if cache is not None:
         # the whole graph too, keyed by every file's content and name: an unchanged tree is not solved again
         keys = [cache.file_key(p, repr(("pointsto", m, k))) for p, m, k in module_files(paths)]
         if None not in keys:
