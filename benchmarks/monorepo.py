@@ -123,13 +123,24 @@ _WRAPPER = (
 )
 
 
-def timed(args):
+def timed(args, env=None):
     """(seconds, peak RSS in MB of the largest process the command started, stdout, CPU
-    seconds of all its processes, user + system)."""
+    seconds of all its processes, user + system). A command that fails is an error, not a
+    fast time."""
     proc = subprocess.run([sys.executable, "-c", _WRAPPER, *args], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
+                          stderr=subprocess.PIPE, text=True, env=env)
     line = [row for row in proc.stderr.splitlines() if row.startswith("@@ ")][-1].split()
+    if line[3] != "0":
+        raise SystemExit(f"{' '.join(args[:3])} ... exited {line[3]}:\n{proc.stderr[-2000:]}")
     return float(line[1]), int(line[2]) / 1024, proc.stdout, float(line[4])
+
+
+def torchfix_env():
+    """TorchFix runs in its own venv; a PYTHONPATH naming this checkout would make its flake8
+    load amplint's plugin from there (without amplint's dependencies) and fail at once."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    return env
 
 
 def amplint(*args):
@@ -169,7 +180,7 @@ def project_share(tree: str, jobs: int, extra, torchfix: bool, pair, only=()) ->
         row = (f"{name[:14]:14} {count:6} {full_cpu:8.1f}s {alone_cpu:8.1f}s "
                f"{1 - alone_cpu / full_cpu:6.0%} {full:9.1f}s {alone:8.1f}s {1 - alone / full:6.0%}")
         if flake8:
-            _, _, _, fix_cpu = timed(_torchfix(flake8, jobs, folder))
+            _, _, _, fix_cpu = timed(_torchfix(flake8, jobs, folder), torchfix_env())
             row += f" {fix_cpu:12.1f}s {fix_cpu / full_cpu:9.1f}x"
         print(row, flush=True)
     chosen = [(name, folder) for name, folder in trees if name in pair]
@@ -183,7 +194,7 @@ def project_share(tree: str, jobs: int, extra, torchfix: bool, pair, only=()) ->
                     os.link(path, dst) if _same_device(path, work) else shutil.copyfile(path, dst)
             count = len(python_files(work))
             t_amp, _, _, amp_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", work))
-            t_fix, _, _, fix_cpu = timed(_torchfix(flake8, jobs, work))
+            t_fix, _, _, fix_cpu = timed(_torchfix(flake8, jobs, work), torchfix_env())
         finally:
             shutil.rmtree(work, ignore_errors=True)
         print(f"side by side, {' + '.join(n for n, _ in chosen)} in one folder ({count} files): "
@@ -261,8 +272,7 @@ def main() -> None:
                 dst = os.path.join(work, os.path.relpath(path, opts.tree))
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
                 os.link(path, dst) if _same_device(path, work) else shutil.copyfile(path, dst)
-            t_fix, fix_rss, _, fix_cpu = timed([flake8, "--isolated", "--select", "TOR", "-j",
-                                                str(jobs), "--exit-zero", work])
+            t_fix, fix_rss, _, fix_cpu = timed(_torchfix(flake8, jobs, work), torchfix_env())
             t_amp, _, _, amp_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", work))
         finally:
             shutil.rmtree(work, ignore_errors=True)
