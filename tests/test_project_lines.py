@@ -21,7 +21,7 @@ from amplint.analysis.project.lines import node_lines, statement_starts
 from amplint.analysis.project.summary import _Summarizer, summarize
 
 MODULE = '''#!/usr/bin/env python
-# Copyright (c) Facebook, Inc. and its affiliates.
+# (a licence header comment stood here in the model files this imitates)
 """A model file: heads, a registry, a training step."""
 import logging
 from typing import Dict, List
