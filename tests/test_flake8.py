@@ -95,3 +95,27 @@ def test_clean_file_is_silent(project):
     (project / "ok.py").write_text("import torch\n\nx = torch.zeros(3, dtype=torch.float16)\n")
     result = flake8("--select", "AMP", "ok.py", cwd=project)
     assert result.returncode == 0 and result.stdout == ""
+
+
+def test_a_file_with_no_project_above_it_is_linted_alone(tmp_path, monkeypatch):
+    """A script straight in the temporary folder (or the home folder) has no project: the
+    flake8 plugin lints it alone, as `amplint FILE` does, instead of running the project pass
+    over everything else in that folder."""
+    import tempfile
+
+    from amplint.run import file_context
+    from amplint.workspace.config import load
+
+    (tmp_path / "losses.py").write_text(
+        "import torch.nn.functional as F\n\n\ndef loss(p, y):\n"
+        "    return F.binary_cross_entropy(p, y)\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom losses import loss\n\n\ndef step(m, x, y):\n"
+        "    with torch.autocast('cuda'):\n        return loss(m(x), y)\n")
+    path = str(tmp_path / "losses.py")
+    # the same two files inside a project folder do get the region train.py puts around loss()
+    assert file_context.entries_for(path, load(None), cache_dir=None) != ()
+    file_context._project_entries.cache_clear()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(file_context, "discover", lambda *a, **k: pytest.fail("walked the folder"))
+    assert file_context.entries_for(path, load(None), cache_dir=None) == ()

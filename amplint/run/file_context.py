@@ -17,7 +17,7 @@ from amplint.analysis.facts.regions import EntryRegion
 from amplint.workspace.files import discover
 from amplint.run.per_file import REPORT_ONLY
 from amplint.run.project_inputs import project_entries
-from amplint.workspace.project_root import project_root, shown
+from amplint.workspace.project_root import _too_broad, project_root, shown
 from amplint.run.result_cache import cached_map
 from amplint.run.runner import excludes_for, settings_for
 
@@ -30,6 +30,8 @@ def entries_for(path: str, config: Config, cache_dir: "str | None" = "") -> Tupl
             os.path.dirname(os.path.abspath(config.path)) if config.path else os.getcwd(),
             DEFAULT_DIR)
     root = project_root([path])
+    if _too_broad(root):  # no project above the file (a script in /tmp or ~): it is linted alone
+        return ()
     found = _project_entries(root, config.path, selection(config), cache_dir)
     return found.get(os.path.normcase(os.path.abspath(path)), ())
 
