@@ -1,7 +1,7 @@
 """Overhead of amplint.runtime.monitor on a small MLP training step (a benchmark, not a test).
 
     python benchmarks/runtime_overhead.py [--steps 100] [--repeats 7] [--dtype bfloat16|float16]
-                                          [--threads 1]
+                                          [--threads 1] [--device cpu|cuda]
 
 Prints the median step time without a monitor and the ratio (with / without) for: the monitor with
 no checks (the interposition alone), the default checks (overflow locator off), and all checks
@@ -22,17 +22,17 @@ from torch import nn
 import amplint.runtime as ar
 
 
-def make_step(dtype):
+def make_step(dtype, device="cpu"):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.LayerNorm(256), nn.Linear(256, 256),
-                          nn.GELU(), nn.Linear(256, 10))
+                          nn.GELU(), nn.Linear(256, 10)).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    scaler = torch.amp.GradScaler("cpu", enabled=dtype == torch.float16)
-    x, y = torch.randn(64, 64), torch.randint(0, 10, (64,))
+    scaler = torch.amp.GradScaler(device, enabled=dtype == torch.float16)
+    x, y = torch.randn(64, 64, device=device), torch.randint(0, 10, (64,), device=device)
 
     def step():
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=dtype):
+        with torch.autocast(device, dtype=dtype):
             loss = F.cross_entropy(model(x), y)
         scaler.scale(loss).backward()
         scaler.unscale_(opt)
@@ -43,13 +43,20 @@ def make_step(dtype):
     return step
 
 
+def _sync():
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def run_steps(step, steps, make_monitor=None, per_step=False):
+    _sync()
     if per_step:  # a monitor around each step: the overflow locator reads back once per step
         start = time.perf_counter()
         for _ in range(steps):
             with make_monitor() as mon:
                 step()
             assert not mon.findings, mon.findings
+        _sync()
         return (time.perf_counter() - start) / steps
     mon = make_monitor() if make_monitor else None
     if mon is not None:
@@ -57,6 +64,7 @@ def run_steps(step, steps, make_monitor=None, per_step=False):
     start = time.perf_counter()
     for _ in range(steps):
         step()
+    _sync()
     elapsed = (time.perf_counter() - start) / steps
     if mon is not None:
         mon.__exit__(None, None, None)
@@ -71,10 +79,11 @@ def main():
     parser.add_argument("--dtype", choices=["bfloat16", "float16"], default="bfloat16")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1: "
                         "steadier timings on a shared machine)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     dtype = getattr(torch, args.dtype)
-    step = make_step(dtype)
+    step = make_step(dtype, args.device)
     configs = [
         ("without monitor", None),
         ("monitor, no checks", lambda: ar.monitor(checks=[])),
@@ -91,7 +100,7 @@ def main():
         for name, make in configs:
             times[name].append(run_steps(step, args.steps, make, per_step="per step" in name))
     base = times["without monitor"]
-    print(f"torch {torch.__version__}, CPU autocast {args.dtype}, MLP 64-256-256-10 (+LayerNorm, "
+    print(f"torch {torch.__version__}, {args.device} autocast {args.dtype}, MLP 64-256-256-10 (+LayerNorm, "
           f"AdamW, clip), batch 64, {args.steps} steps x {args.repeats} interleaved rounds")
     for name, _ in configs:
         ratio = statistics.median(t / b for t, b in zip(times[name], base))
