@@ -282,12 +282,16 @@ class ScalerUpdateMissing(Rule):
 
 def _through(event: Event, what: str) -> str:
     """" (in `train_step`, line 12, through this call)" for a composed event."""
+    if event.remote is not None:
+        return f" ({event.remote.where}, through the call at line {{{what}_call}})"
     if event.origin is None or event.inner is None:
         return ""
     return f" (line {{{what}_inner}}, through the call at line {{{what}_call}})"
 
 
 def _lines(event: Event, what: str):
+    if event.remote is not None:
+        return {f"{what}_call": event.origin}
     if event.origin is None or event.inner is None:
         return {}
     return {f"{what}_inner": event.inner, f"{what}_call": event.origin}
