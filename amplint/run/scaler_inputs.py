@@ -45,6 +45,6 @@ def summarize_file(item):
             if not force and not is_caller(text):
                 return None
             module = parse(text)
-            return summarize_scaler(path, module, FileFacts(module))
+            return summarize_scaler(path, module, FileFacts(module), force)
     except Exception:  # unreadable, unparsable or an analysis bug: no protocol to compose
         return None

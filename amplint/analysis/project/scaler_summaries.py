@@ -31,6 +31,7 @@ from amplint.analysis.facts.scaler_remote import EntryScaler, call_keys, functio
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.lines import node_lines
+from amplint.analysis.project.relative_names import relative_imports
 
 # Text a file whose functions can hold scaler events holds (the prefilter of the callers)
 CALLER_WORDS = SCALER_TRIGGERS + ("unscale_gradients", "clip_grad_norm_", "clip_grad_value_")
@@ -41,7 +42,8 @@ _MAX_CALLS = 200  # per file: the unresolved calls a summary records
 class ScalerSummary:
     path: str
     # function key -> (positional parameters, `self` dropped for methods; keyword-only; events)
-    functions: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], tuple]] = field(default_factory=dict)
+    functions: Optional[Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], tuple]]] = field(
+        default_factory=dict)
     # (function key, call text, ordinal, "self" | "name", the name, class key of the method or "")
     calls: List[Tuple[str, str, int, str, str, str]] = field(default_factory=list)
 
@@ -50,12 +52,14 @@ def is_caller(text: str) -> bool:
     return any(word in text for word in CALLER_WORDS)
 
 
-def summarize_scaler(path: str, module: cst.Module, facts) -> ScalerSummary:
-    """One file's protocol summary, from its FileFacts (made without project entries)."""
+def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -> ScalerSummary:
+    """One file's protocol summary, from its FileFacts (made without project entries). Without
+    `force`, a file with no call to follow gets no `functions` (None: not computed)."""
     summary = ScalerSummary(path)
     analysis = facts.scalers
     graph = facts.callgraph
     keys = call_keys(facts.tree)
+    imported = set(facts.tree.module_frame.imports) | set(relative_imports(module))
     for site in facts.tree.calls:
         key = keys.get(id(site.node))
         if key is None or len(summary.calls) >= _MAX_CALLS:
@@ -68,8 +72,11 @@ def summarize_scaler(path: str, module: cst.Module, facts) -> ScalerSummary:
             cls = function.class_frame if function is not None else None
             if func.value.value == "self" and cls is not None and cls.node.bases:
                 summary.calls.append(key + ("self", func.attr.value, function_key(cls) or ""))
-        elif isinstance(func, cst.Name):
+        elif isinstance(func, cst.Name) and func.value in imported:
             summary.calls.append(key + ("name", func.value, ""))
+    if not force and not summary.calls:
+        summary.functions = None
+        return summary
     flows = [f for f in function_flows(analysis) if any(e.kind in PROTOCOL for e in f.events)]
     nodes = [e.inner or e.node for f in flows for e in f.events]
     lines = node_lines(module, nodes) if nodes else {}
@@ -154,7 +161,7 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         name, text, ordinal = callers[path].calls[index][:3]
         if callee is not None and resolved is not None:
             resolved.add((path, name, text, ordinal))
-        function = callee.functions.get(key) if callee is not None else None
+        function = callee.functions.get(key) if callee is not None and callee.functions else None
         if function is None:
             continue
         positional, keywords, events = function
@@ -175,7 +182,7 @@ def local_summaries(files: Mapping[str, str], paths: Sequence[str], force: bool,
             continue
         try:
             module = (modules or {}).get(path) or parse(text)
-            found[path] = summarize_scaler(path, module, FileFacts(module))
+            found[path] = summarize_scaler(path, module, FileFacts(module), force)
         except Exception:  # unparsable or an analysis bug: no protocol to compose
             found[path] = None
     return found

@@ -23,7 +23,9 @@ from amplint.run.parallel import Workers
 from amplint.analysis.parsing import parse
 from amplint.run.per_file import REPORT_ONLY
 from amplint.analysis.project import build, needs_summary
+from amplint.analysis.project.scaler_summaries import local_summaries, scaler_entries
 from amplint.analysis.project.summary import portable_summary
+from amplint.run.scaler_inputs import scaler_summaries_of
 from amplint.run.project_inputs import (
     _config_files, _KeyedLazy, _LazyTexts, project_entries, summaries_of,
 )
@@ -200,10 +202,20 @@ class ProjectState:
                     found[path] = summary_of_text(path, buffers[path]) or None
             return found
 
+        def scaler_more(wanted, force):  # protocol summaries, the buffers' from their text
+            found = scaler_summaries_of([p for p in wanted if p not in buffers], force,
+                                        self.cache, workers)
+            found.update(local_summaries(buffers, [p for p in wanted if p in buffers], force))
+            return found
+
         with Workers(jobs) as workers:
             project = build(view, self.settings, self.config, summaries=summaries,
                             summarize_many=more)
-        return {p: project.entries_for(p) for p in keys if project.entries_for(p)}
+            remote = scaler_entries(project, keys, scaler_more)
+        found = {p: project.entries_for(p) for p in keys if project.entries_for(p)}
+        for path, extra in remote.items():  # callees of the scaler protocol in other files
+            found[path] = tuple(found.get(path, ())) + extra
+        return found
 
     def _matches_disk(self, path: str, text: str) -> bool:
         try:
