@@ -7,7 +7,7 @@ from typing import Dict, List, Optional
 
 from amplint.analysis.facts import FileFacts
 from amplint.analysis.parsing import parse
-from amplint.analysis.project.scaler_summaries import is_caller, summarize_scaler
+from amplint.analysis.project.scaler_summaries import CALLER_WORDS, is_caller, summarize_scaler
 from amplint.run.parallel import Workers, cycles_collected_after, is_huge
 from amplint.workspace.cache import Cache
 from amplint.workspace.files import read_source
@@ -21,6 +21,9 @@ def scaler_summaries_of(paths: List[str], force: bool, cache: Optional[Cache], w
     keys: Dict[str, Optional[str]] = {}
     pending: List[str] = []
     for path in paths:
+        if not force and not _holds_words(path):
+            found[path] = None  # the common case, decided here without the pool
+            continue
         keys[path] = cache.file_key(path, repr(("scaler summary", path, force))) if cache else None
         hit = cache.get(keys[path], with_blob=True) if keys[path] else None
         if hit is not None:
@@ -34,6 +37,19 @@ def scaler_summaries_of(paths: List[str], force: bool, cache: Optional[Cache], w
         if keys[path]:
             cache.put(keys[path], {"scaler_summarised": summary is not None}, blob=summary)
     return found
+
+
+_WORDS = tuple(word.encode() for word in CALLER_WORDS)
+
+
+def _holds_words(path: str) -> bool:
+    """The callers' text test on the file's bytes (the words are ASCII)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return False
+    return any(word in data for word in _WORDS)
 
 
 def summarize_file(item):
