@@ -152,3 +152,48 @@ def test_warm_run_after_editing_only_the_helper_file(tmp_path, name, helper, edi
     path.write_text(text)
     assert cli_findings(root, "--cache-dir", cache) == [finding]
     assert cli_findings(root, "--no-cache", "--jobs", "1") == [finding]
+
+
+REEXPORTED = {
+    "run.py": "from pkg.loops import fit_a\n",
+    "pkg/__init__.py": "from .steps import train_step\n",
+    "pkg/steps.py": (
+        "def train_step(model, x, opt, scaler):\n"
+        "    scaler.scale(model(x).sum()).backward()\n"
+        "    scaler.step(opt)\n"
+    ),
+    "pkg/loops.py": (
+        "import torch\n"
+        "import pkg.steps as steps\n"
+        "from . import train_step\n"
+        "from .steps import train_step as ts\n"
+        "def fit_a(model, loader, opt):\n"
+        "    scaler = torch.amp.GradScaler()\n"
+        "    for x in loader:\n"
+        "        train_step(model, x, opt, scaler)\n"
+        "    scaler.update()\n"
+        "def fit_b(model, loader, opt):\n"
+        "    scaler = torch.amp.GradScaler()\n"
+        "    for x in loader:\n"
+        "        ts(model, x, opt, scaler)\n"
+        "    scaler.update()\n"
+        "def fit_c(model, loader, opt):\n"
+        "    scaler = torch.amp.GradScaler()\n"
+        "    for x in loader:\n"
+        "        steps.train_step(model, x, opt, scaler)\n"
+        "    scaler.update()\n"
+    ),
+}
+
+
+def test_a_step_function_reached_through_a_reexport_an_alias_and_a_module_attribute():
+    results = lint_project(dict(REEXPORTED), SETTINGS)
+    assert scaler_findings(results) == [
+        ("pkg/loops.py", 8, "AMP121"), ("pkg/loops.py", 13, "AMP121"), ("pkg/loops.py", 18, "AMP121"),
+        ("pkg/steps.py", 3, "AMP121"),  # the step function alone: its own finding, as before
+    ]
+    fixed = {  # the update moved into the step function (a second one after the loop would raise)
+        **REEXPORTED, "pkg/steps.py": REEXPORTED["pkg/steps.py"] + "    scaler.update()\n",
+        "pkg/loops.py": REEXPORTED["pkg/loops.py"].replace("    scaler.update()\n", ""),
+    }
+    assert scaler_findings(lint_project(fixed, SETTINGS)) == []

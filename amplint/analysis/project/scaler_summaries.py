@@ -20,6 +20,7 @@ own scaler (a local `GradScaler()`) is not summarised, as within a file.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -35,7 +36,9 @@ from amplint.analysis.project.relative_names import relative_imports
 
 # Text a file whose functions can hold scaler events holds (the prefilter of the callers)
 CALLER_WORDS = SCALER_TRIGGERS + ("unscale_gradients", "clip_grad_norm_", "clip_grad_value_")
-_MAX_CALLS = 200  # per file: the unresolved calls a summary records
+_MAX_CALLS = 400  # per file: the unresolved calls a summary records
+# imports never resolved into the project: the standard library, torch, numpy
+_LIBRARIES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy"}
 
 
 @dataclass
@@ -59,7 +62,9 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
     analysis = facts.scalers
     graph = facts.callgraph
     keys = call_keys(facts.tree)
-    imported = set(facts.tree.module_frame.imports) | set(relative_imports(module))
+    imports = facts.tree.module_frame.imports
+    imported = {name for name, ref in imports.items() if ref.split(".", 1)[0] not in _LIBRARIES}
+    imported |= set(relative_imports(module))
     for site in facts.tree.calls:
         key = keys.get(id(site.node))
         if key is None or len(summary.calls) >= _MAX_CALLS:
@@ -72,6 +77,8 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
             cls = function.class_frame if function is not None else None
             if func.value.value == "self" and cls is not None and cls.node.bases:
                 summary.calls.append(key + ("self", func.attr.value, function_key(cls) or ""))
+            elif func.value.value in imported:  # `steps.train_step(...)` of `import pkg.steps as steps`
+                summary.calls.append(key + ("name", f"{func.value.value}.{func.attr.value}", ""))
         elif isinstance(func, cst.Name) and func.value in imported:
             summary.calls.append(key + ("name", func.value, ""))
     if not force and not summary.calls:
@@ -196,10 +203,11 @@ def _resolve(project, path: str, call) -> Optional[Tuple[str, str]]:
             return None  # a nested class: not in the summary's classes
         return project.method(path, cls, name)
     summary = project.summary(path)
-    ref = summary.imports.get(name) if summary is not None else None
+    head, _, attr = name.partition(".")
+    ref = summary.imports.get(head) if summary is not None else None
     if ref is None:
         return None
-    found = project.resolve_ref(path, ref)
+    found = project.resolve_ref(path, ref + ("." + attr if attr else ""))
     if found is None or len(found[1]) != 1:
         return None
     where, (key,) = found
