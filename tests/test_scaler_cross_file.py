@@ -10,6 +10,10 @@ helper's file changes the caller's finding on a warm run.
   shape, `log_grad_norm` in utils.py unscales, the loop's `clip_grad_norm_` unscales again: AMP123.
 - tests/projects/scaler_split_fit: `train_step` / `end_epoch` in engine/steps.py, `fit` in
   train.py (the pytorch-template / DETR `engine.py` split): AMP121.
+- tests/projects/scaler_hooks_trainer: facebookresearch/detectron2 engine/ layout, `run_step`
+  in train_loop.py, the scaler's update in a hooks mixin (hooks.py): AMP121 when the loop calls
+  the hook after the iterations; its twin calls it per iteration (before composition across
+  files, the twin was flagged "step without update", with a safe fix adding a second update).
 """
 
 from __future__ import annotations
@@ -197,3 +201,22 @@ def test_a_step_function_reached_through_a_reexport_an_alias_and_a_module_attrib
         "pkg/loops.py": REEXPORTED["pkg/loops.py"].replace("    scaler.update()\n", ""),
     }
     assert scaler_findings(lint_project(fixed, SETTINGS)) == []
+
+
+HOOK_PER_ITERATION = ("            self.run_step()\n        self.after_step()",
+                      "            self.run_step()\n            self.after_step()")
+
+
+def test_hooks_mixin_update_after_the_iterations():
+    results = lint_project(load("scaler_hooks_trainer"), SETTINGS)
+    assert scaler_findings(results) == [("scaler_hooks_trainer/engine/train_loop.py", 29, "AMP121")]
+    (message,) = messages(results, "AMP121")
+    assert "`self.scaler.update()` (engine/hooks.py:8, through the call at line 30) only after the loop" in message
+
+
+def test_hooks_mixin_update_per_iteration_is_silent():
+    """The update lives in another file's mixin: the step alone in `run_step` is not a step
+    without update (it was, with a safe fix inserting a second update that would raise)."""
+    files = load("scaler_hooks_trainer", [HOOK_PER_ITERATION])
+    assert HOOK_PER_ITERATION[1] in files["scaler_hooks_trainer/engine/train_loop.py"]
+    assert scaler_findings(lint_project(files, SETTINGS)) == []

@@ -369,14 +369,15 @@ class ScalerAnalysis:
         return step
 
     def updated_anywhere(self, text: str) -> bool:
-        return any(
-            e.kind == "update" and str(e.scaler) == str(text) for f in self.flows for e in f.events
-        )
+        return self._anywhere("update", text)
 
     def unscaled_anywhere(self, text: str) -> bool:
-        return any(
-            e.kind == "unscale" and str(e.scaler) == str(text) for f in self.flows for e in f.events
-        )
+        return self._anywhere("unscale", text)
+
+    def _anywhere(self, kind: str, text: str) -> bool:
+        """An event of the file, or of another file's function it calls (self.remote)."""
+        flows = self.flows + (self.composed if self.remote else [])
+        return any(e.kind == kind and str(e.scaler) == str(text) for f in flows for e in f.events)
 
     # -- what a call is -------------------------------------------------------------------
     def clip_call(self, call: cst.Call, site: Optional[CallSite], depth: int = 0) -> bool:
