@@ -7,7 +7,9 @@ from typing import Dict, List, Optional
 
 from amplint.analysis.facts import FileFacts
 from amplint.analysis.parsing import parse
-from amplint.analysis.project.scaler_summaries import CALLER_WORDS, is_caller, summarize_scaler
+from amplint.analysis.project.scaler_summaries import (
+    CALLEE_WORDS, CALLER_WORDS, is_caller, summarize_scaler,
+)
 from amplint.run.parallel import Workers, cycles_collected_after, is_huge
 from amplint.workspace.cache import Cache
 from amplint.workspace.files import read_source
@@ -21,7 +23,7 @@ def scaler_summaries_of(paths: List[str], force: bool, cache: Optional[Cache], w
     keys: Dict[str, Optional[str]] = {}
     pending: List[str] = []
     for path in paths:
-        if not force and not _holds_words(path):
+        if not _holds_words(path, _CALLEE_WORDS if force else _WORDS):
             found[path] = None  # the common case, decided here without the pool
             continue
         keys[path] = cache.file_key(path, repr(("scaler summary", path, force))) if cache else None
@@ -40,16 +42,17 @@ def scaler_summaries_of(paths: List[str], force: bool, cache: Optional[Cache], w
 
 
 _WORDS = tuple(word.encode() for word in CALLER_WORDS)
+_CALLEE_WORDS = tuple(word.encode() for word in CALLEE_WORDS)
 
 
-def _holds_words(path: str) -> bool:
-    """The callers' text test on the file's bytes (the words are ASCII)."""
+def _holds_words(path: str, words) -> bool:
+    """A text test on the file's bytes (the words are ASCII)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return False
-    return any(word in data for word in _WORDS)
+    return any(word in data for word in words)
 
 
 def summarize_file(item):

@@ -36,6 +36,10 @@ from amplint.analysis.project.relative_names import relative_imports
 
 # Text a file whose functions can hold scaler events holds (the prefilter of the callers)
 CALLER_WORDS = SCALER_TRIGGERS + ("unscale_gradients", "clip_grad_norm_", "clip_grad_value_")
+# Text without which no function of a file has a protocol event (a scale, backward, unscale,
+# clip, step or update of a scaler, an optimizer's step, a framework verb): callees without it
+# are not parsed
+CALLEE_WORDS = CALLER_WORDS + ("backward", "clip", ".step(", "update_params")
 _MAX_CALLS = 400  # per file: the unresolved calls a summary records
 # imports never resolved into the project: the standard library, torch, numpy
 _LIBRARIES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy"}
@@ -184,7 +188,7 @@ def local_summaries(files: Mapping[str, str], paths: Sequence[str], force: bool,
     found: Dict[str, Optional[ScalerSummary]] = {}
     for path in paths:
         text = files[path]
-        if not force and not is_caller(text):
+        if not any(word in text for word in (CALLEE_WORDS if force else CALLER_WORDS)):
             found[path] = None
             continue
         try:
