@@ -32,7 +32,8 @@ from amplint.analysis.facts.scaler_remote import EntryScaler, call_keys, functio
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.lines import node_lines
-from amplint.analysis.project.relative_names import relative_imports
+from amplint.analysis.facts.tree import dotted_name
+from amplint.analysis.project.relative_names import Names, relative_imports
 
 # Text a file whose functions can hold scaler events holds (the prefilter of the callers)
 CALLER_WORDS = SCALER_TRIGGERS + ("unscale_gradients", "clip_grad_norm_", "clip_grad_value_")
@@ -53,6 +54,11 @@ class ScalerSummary:
         default_factory=dict)
     # (function key, call text, ordinal, "self" | "name", the name, class key of the method or "")
     calls: List[Tuple[str, str, int, str, str, str]] = field(default_factory=list)
+    # what resolving those calls needs of this file, as its region summary would say it (so
+    # that the project pass need not make that summary): module-level imports, relative ones
+    # included, and each module-level class's bases ("@Local", a reference, "?unknown")
+    imports: Dict[str, str] = field(default_factory=dict)
+    bases: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
 
 
 def is_caller(text: str) -> bool:
@@ -66,9 +72,17 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
     analysis = facts.scalers
     graph = facts.callgraph
     keys = call_keys(facts.tree)
-    imports = facts.tree.module_frame.imports
-    imported = {name for name, ref in imports.items() if ref.split(".", 1)[0] not in _LIBRARIES}
-    imported |= set(relative_imports(module))
+    module_frame = facts.tree.module_frame
+    names = Names(relative_imports(module))
+    summary.imports = {**module_frame.imports, **names.relative}
+    imported = {name for name, ref in summary.imports.items()
+                if ref.split(".", 1)[0] not in _LIBRARIES}
+    for name, frame in facts.tree.classes.items():
+        if frame.parent is module_frame:
+            summary.bases[name] = tuple(
+                _base_ref(arg.value, names, facts.tree, module_frame)
+                for arg in frame.node.bases if arg.keyword is None
+            )
     for site in facts.tree.calls:
         key = keys.get(id(site.node))
         if key is None or len(summary.calls) >= _MAX_CALLS:
@@ -96,6 +110,14 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
         if entry is not None:
             summary.functions[function_key(flow.frame) or ""] = entry
     return summary
+
+
+def _base_ref(expr, names: Names, tree, frame) -> str:
+    """A base class as the region summary writes it (summary.py `_class_ref`)."""
+    name = dotted_name(expr)
+    if name and len(name) == 1 and name[0] in tree.classes and name[0] not in frame.imports:
+        return "@" + name[0]
+    return names.resolve(name, frame) or "?" + ".".join(name or ())
 
 
 def _function(flow, module: cst.Module, lines: Dict[int, int]):
@@ -160,7 +182,7 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     targets: Dict[Tuple[str, int], Tuple[str, str]] = {}
     for path, summary in callers.items():
         for index, call in enumerate(summary.calls):
-            found = _resolve(project, path, call)
+            found = _resolve(project, path, summary, call)
             if found is not None and found[0] != path:
                 targets[(path, index)] = found
     wanted = sorted({where for where, _ in targets.values()})
@@ -199,16 +221,15 @@ def local_summaries(files: Mapping[str, str], paths: Sequence[str], force: bool,
     return found
 
 
-def _resolve(project, path: str, call) -> Optional[Tuple[str, str]]:
-    """(file, function key) the call runs in another file of the project, or None."""
+def _resolve(project, path: str, summary: ScalerSummary, call) -> Optional[Tuple[str, str]]:
+    """(file, function key) the call runs in another file of the project, or None. The
+    caller's own imports and bases come from its protocol summary; the files they lead to
+    are asked of the project (its resolver and region summaries)."""
     _, _, _, kind, name, cls = call
     if kind == "self":
-        if "." in cls:
-            return None  # a nested class: not in the summary's classes
-        return project.method(path, cls, name)
-    summary = project.summary(path)
+        return _method(project, path, summary, cls, name, 0)
     head, _, attr = name.partition(".")
-    ref = summary.imports.get(head) if summary is not None else None
+    ref = summary.imports.get(head)
     if ref is None:
         return None
     found = project.resolve_ref(path, ref + ("." + attr if attr else ""))
@@ -219,3 +240,22 @@ def _resolve(project, path: str, call) -> Optional[Tuple[str, str]]:
     if target is None or key not in target.functions or "." in key:
         return None
     return where, key
+
+
+def _method(project, path: str, summary: ScalerSummary, cls: str, name: str, depth: int):
+    """`name` through the bases of class `cls` of the caller's file (a class of the file that
+    defines it is the file's own call graph's business)."""
+    if depth > 4 or cls not in summary.bases:
+        return None  # a nested class, or too deep
+    for base in summary.bases[cls]:
+        if base.startswith("@"):
+            found = _method(project, path, summary, base[1:], name, depth + 1)
+        elif base.startswith("?"):
+            continue
+        else:
+            target = project.resolve_ref(path, base)
+            found = (project.method(target[0], target[1][0], name)
+                     if target is not None and len(target[1]) == 1 else None)
+        if found is not None:
+            return found
+    return None
