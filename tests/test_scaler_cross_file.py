@@ -220,3 +220,43 @@ def test_hooks_mixin_update_per_iteration_is_silent():
     files = load("scaler_hooks_trainer", [HOOK_PER_ITERATION])
     assert HOOK_PER_ITERATION[1] in files["scaler_hooks_trainer/engine/train_loop.py"]
     assert scaler_findings(lint_project(files, SETTINGS)) == []
+
+
+BYPASS = {
+    "train.py": (
+        "import torch\n"
+        "from optim_utils import apply_step\n"
+        "def train(model, loader, optimizer):\n"
+        "    scaler = torch.amp.GradScaler('cuda')\n"
+        "    for x, y in loader:\n"
+        "        with torch.autocast('cuda', dtype=torch.float16):\n"
+        "            loss = torch.nn.functional.mse_loss(model(x), y)\n"
+        "        scaler.scale(loss).backward()\n"
+        "        apply_step(optimizer)\n"
+        "        scaler.update()\n"
+    ),
+    "optim_utils.py": (
+        "def apply_step(optimizer):\n"
+        "    optimizer.step()\n"
+        "    optimizer.zero_grad(set_to_none=True)\n"
+    ),
+}
+
+
+def test_a_helper_in_another_file_steps_the_optimizer_around_the_scaler():
+    results = lint_project(dict(BYPASS), SETTINGS)
+    assert scaler_findings(results) == [("train.py", 9, "AMP127")]
+    (diag,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP127"]
+    assert "`optimizer.step()` (at optim_utils.py:2, through this call)" in diag.message
+    assert diag.fix is None  # the edit would belong in optim_utils.py
+    twin = {  # the helper steps through the scaler it is given
+        "train.py": BYPASS["train.py"].replace("apply_step(optimizer)", "apply_step(scaler, optimizer)")
+                                      .replace("        scaler.update()\n", ""),
+        "optim_utils.py": (
+            "def apply_step(scaler, optimizer):\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    optimizer.zero_grad(set_to_none=True)\n"
+        ),
+    }
+    assert scaler_findings(lint_project(twin, SETTINGS)) == []
