@@ -98,6 +98,13 @@ def test_accelerate_twins_are_silent():
     ])
     assert "unscale_gradients" not in no_unscale["scaler_accelerate_glue/nlp_example.py"]
     assert findings(lint_project(no_unscale, SETTINGS), "AMP123") == []
+
+
+@pytest.mark.xfail(strict=True, reason="a known miss: AMP123 compares the unscales of one "
+                   "iteration; the helper's unscale after optimizer.step() (accelerate's step "
+                   "calls scaler.update() first) leaves the optimizer unscaled for the next "
+                   "iteration's clip_grad_norm_, which raises under fp16")
+def test_accelerate_unscale_after_step_is_a_double_unscale_in_the_next_iteration():
     log_after_step = load("scaler_accelerate_glue", [
         ("            if step % args.log_every == 0:\n"
          "                log_grad_norm(accelerator, model, optimizer, step)\n", ""),
@@ -108,7 +115,7 @@ def test_accelerate_twins_are_silent():
     ])
     text = log_after_step["scaler_accelerate_glue/nlp_example.py"]
     assert text.index("optimizer.step()") < text.index("        log_grad_norm(accelerator")
-    assert findings(lint_project(log_after_step, SETTINGS), "AMP123") == []
+    assert findings(lint_project(log_after_step, SETTINGS), "AMP123") != []
 
 
 MMENGINE_FIXED = [(
