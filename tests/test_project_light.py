@@ -1,6 +1,7 @@
-"""The cheap class index (`light_index.py`, issue 34): files a framework's text test picks whose
-classes no framework can run are left unparsed, and the project pass's answer is the one a
-summary of every such file gives.
+"""The cheap class index (`light_index.py`) and the planned seed files (`seed_files.py`,
+issue 34): the files a framework's text test picks and their subclasses are summarised only
+when a setting whose models are not known reads every summary, not those whose classes no
+framework can run; the project pass's answer is the one a summary of every such file gives.
 
 The project is detectron2's `projects/` layout (tests/projects/d2_roi_heads: a train_net.py
 and a `@ROI_HEADS_REGISTRY.register()` head) with, as in detectron2's own repository, a unit
@@ -80,30 +81,60 @@ def _files(enabled: bool = True):
     return files
 
 
-def test_cleared_files_stay_unparsed_and_the_seeds_do_not_change(monkeypatch):
+def _summarise_up_front(monkeypatch):
+    """The old way: every planned file summarised at once, harmless or not."""
+    seed_files = importlib.import_module("amplint.analysis.project.seed_files")
+    plan = seed_files.SeedFiles.__init__
+
+    def eager(self, project, chosen):
+        plan(self, project, chosen)
+        self.materialise(None)
+
+    monkeypatch.setattr(seed_files.SeedFiles, "__init__", eager)
+
+
+UNIT = "d2_roi_heads/d2_custom/tests/test_soft_mask.py"
+
+
+def test_harmless_files_stay_unparsed_and_the_seeds_do_not_change(monkeypatch):
     files = _files()
     project = build(files, SETTINGS)
-    assert "d2_roi_heads/d2_custom/tests/test_soft_mask.py" not in project.summaries
-    # cleared when the text test picked it (BoundaryHead's bases, resolved later, read it)
-    assert project.light["d2_roi_heads/d2_custom/blocks.py"] == ("MaskBlock",)
-    # found through MaskBlock's name, which only the index gave
+    assert UNIT not in project.summaries and UNIT in project.deferred
+    # found through MaskBlock's name, which only the index gave (blocks.py, planned unparsed)
     assert project.summaries["d2_roi_heads/d2_custom/extra_heads.py"] is not None
     found = findings(lint_project(files, SETTINGS))
     assert found == [
         ("d2_roi_heads/d2_custom/extra_heads.py", 9, "AMP102"),
         ("d2_roi_heads/d2_custom/roi_heads.py", 8, "AMP102"),
     ]
-    # the same with every file the text test picks summarised (the index turned off)
-    seeds_module = importlib.import_module("amplint.analysis.project.framework_seeds")
-    monkeypatch.setattr(seeds_module, "defer_harmless", lambda project, paths, tests: list(paths))
+    # the same with every file the text test picks summarised up front
+    _summarise_up_front(monkeypatch)
     full = build(files, SETTINGS)
-    assert not full.light and "d2_roi_heads/d2_custom/tests/test_soft_mask.py" in full.summaries
+    assert UNIT in full.summaries
     assert {p: full.entries_for(p) for p in files} == {p: project.entries_for(p) for p in files}
     assert findings(lint_project(files, SETTINGS)) == found
 
 
 def test_clean_twin_without_mixed_precision_is_silent():
     assert findings(lint_project(_files(enabled=False), SETTINGS)) == []
+
+
+def test_a_config_that_names_the_model_reads_no_planned_file(monkeypatch):
+    """train_net.py's yaml config turns AMP on and names SoftMaskROIHeads: only the config's
+    classes are seeded, so the files the text test picks are never summarised for it."""
+    files = _files(enabled=False)
+    files["d2_roi_heads/configs/mask_rcnn_custom.yaml"] = files[
+        "d2_roi_heads/configs/mask_rcnn_custom.yaml"].replace("ENABLED: False", "ENABLED: True")
+    project = build(files, SETTINGS)
+    for path in (UNIT, "d2_roi_heads/d2_custom/blocks.py", "d2_roi_heads/d2_custom/extra_heads.py"):
+        assert path not in project.summaries and path in project.deferred
+    found = findings(lint_project(files, SETTINGS))
+    assert found == [("d2_roi_heads/d2_custom/roi_heads.py", 8, "AMP102")]
+    _summarise_up_front(monkeypatch)
+    full = build(files, SETTINGS)
+    assert "d2_roi_heads/d2_custom/extra_heads.py" in full.summaries
+    assert {p: full.entries_for(p) for p in files} == {p: project.entries_for(p) for p in files}
+    assert findings(lint_project(files, SETTINGS)) == found
 
 
 def test_what_the_index_cannot_vouch_for_is_summarised():

@@ -84,8 +84,6 @@ class ProjectFacts(ProjectResolver):
         # files a framework's text test chose but that define no class, left unparsed until
         # something asks for them; the class flow's parse budget counts them as summarised
         self.deferred: Set[str] = set()
-        # of those, the ones the cheap index (light_index.py) cleared: path -> its class names
-        self.light: Dict[str, Tuple[str, ...]] = {}
         self._index = self._module_index()
         self._entries: Dict[str, Tuple[EntryRegion, ...]] = {}
         self.flow = ClassFlow(self)

@@ -2,14 +2,13 @@
 LibCST parse and no facts): the names of the module's classes, what their bases and
 decorators are written as, and what each name may be imported as (issue 34).
 
-The project pass uses it to leave a file unsummarised where a full summary could only
-confirm that nothing follows from it: a file a framework's text test picks (or the subclass
-expansion reaches) whose classes are all `harmless` (`class TestRPN(unittest.TestCase)`,
-`class Foo(nn.Module)`) cannot be seeded by that framework, yet its class names are still
-known to the subclass expansion, exactly as the summary would give them. Anything the index
-cannot vouch for (duplicate class names, a class inside a `with`, a base that is not a
-dotted name, a relative import, a reference that may lead into the project) keeps the file
-on the summary path, so the seeds are the ones a summary of every file gives."""
+The project pass uses it (seed_files.py) to plan the subclass expansion from class names
+without a summary, and to leave unsummarised a file whose classes are all `harmless`
+(`class TestRPN(unittest.TestCase)`, `class Foo(nn.Module)`): no active framework can run
+them, which a summary would only confirm. Anything the index cannot vouch for (duplicate
+class names, a class inside a `with`, a base that is not a dotted name, a relative import,
+a reference that may lead into the project) takes the summary path, so the seeds are the
+ones a summary of every file gives."""
 
 from __future__ import annotations
 
@@ -164,17 +163,3 @@ def _canonical(ref: str) -> str:
 
     return _CANONICAL.get(ref, ref)
 
-
-def defer_harmless(project, paths: Sequence[str], tests: Sequence[Callable[[str], bool]]):
-    """The paths that still need a summary; the harmless ones are left unparsed
-    (`project.deferred`: the class flow's parse budget counts them as summarised) with their
-    class names in `project.light`."""
-    keep = []
-    for path in paths:
-        info = light_file(path, project.files[path])
-        if harmless(project, path, info, tests):
-            project.deferred.add(path)
-            project.light[path] = info.names
-        else:
-            keep.append(path)
-    return keep
