@@ -239,6 +239,9 @@ def main() -> None:
                         help="only the project pass's share of a cold run, per framework tree")
     parser.add_argument("--add", action="append", default=[], metavar="NAME=DIR",
                         help="with --project-share: one more framework tree (e.g. detectron2=DIR)")
+    parser.add_argument("--torchfix-venv", default="", metavar="DIR",
+                        help="a virtual environment that has torchfix 0.7.0 (default: benchmarks/.venv-torchfix, "
+                             "made when missing), e.g. the main checkout's from a worktree")
     parser.add_argument("--baseline", default="", metavar="DIR",
                         help="with --project-share: also time the amplint checkout in DIR (on PYTHONPATH)")
     parser.add_argument("--pair-sample", type=int, default=0,
@@ -247,7 +250,9 @@ def main() -> None:
     parser.add_argument("--only", default="", help="with --project-share: only these trees (NAME,NAME)")
     parser.add_argument("--pair", default="timm,detectron2",
                         help="with --project-share: the trees run side by side with TorchFix")
+    global TORCHFIX_VENV
     opts = parser.parse_args()
+    TORCHFIX_VENV = opts.torchfix_venv or TORCHFIX_VENV
     jobs = opts.jobs or len(os.sched_getaffinity(0))
 
     # amplint's bytecode, as an installed package has it (pip compiles what it installs, and so
