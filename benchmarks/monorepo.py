@@ -156,10 +156,13 @@ def ensure_torchfix() -> str:
     return flake8
 
 
-def project_share(tree: str, jobs: int, extra, torchfix: bool, pair, only=()) -> None:
+def project_share(tree: str, jobs: int, extra, torchfix: bool, pair, only=(), baseline=None,
+                  pair_sample: int = 0) -> None:
     """The project pass's share of a cold run, per folder directly under `tree` and per
     NAME=DIR of `extra`; with `torchfix`, TorchFix's CPU seconds on the same folder beside
-    it; then the trees of `pair` linked into one folder and run side by side."""
+    it; then the trees of `pair` linked into one folder (or `pair_sample` files of them,
+    drawn with a fixed seed) and run side by side. `baseline`: another amplint checkout
+    (its folder goes on PYTHONPATH), timed the same way in the same run, a row under each."""
     trees = [(name, os.path.join(tree, name)) for name in sorted(os.listdir(tree))
              if os.path.isdir(os.path.join(tree, name)) and not name.startswith((".", "_"))]
     trees += [tuple(item.split("=", 1)) for item in extra]
@@ -170,37 +173,54 @@ def project_share(tree: str, jobs: int, extra, torchfix: bool, pair, only=()) ->
     print(f"{'tree':14} {'files':>6} {'full CPU':>9} {'isolated':>9} {'share':>6} "
           f"{'full wall':>10} {'isolated':>9} {'share':>6}"
           + (f" {'TorchFix CPU':>13} {'amplint x':>10}" if flake8 else ""))
+    sides = [("", None)] + ([("  baseline", _baseline_env(baseline))] if baseline else [])
     for name, folder in trees:
         count = len(python_files(folder))
         if not count:
             continue
-        full, _, _, full_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", folder))
-        alone, _, _, alone_cpu = timed(amplint("--jobs", str(jobs), "--no-cache",
-                                               "--isolated-files", folder))
-        row = (f"{name[:14]:14} {count:6} {full_cpu:8.1f}s {alone_cpu:8.1f}s "
-               f"{1 - alone_cpu / full_cpu:6.0%} {full:9.1f}s {alone:8.1f}s {1 - alone / full:6.0%}")
-        if flake8:
-            _, _, _, fix_cpu = timed(_torchfix(flake8, jobs, folder), torchfix_env())
-            row += f" {fix_cpu:12.1f}s {fix_cpu / full_cpu:9.1f}x"
-        print(row, flush=True)
+        for label, env in sides:
+            full, _, _, full_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", folder), env)
+            alone, _, _, alone_cpu = timed(amplint("--jobs", str(jobs), "--no-cache",
+                                                   "--isolated-files", folder), env)
+            shown = label or name
+            row = (f"{shown[:14]:14} {count:6} {full_cpu:8.1f}s {alone_cpu:8.1f}s "
+                   f"{1 - alone_cpu / full_cpu:6.0%} {full:9.1f}s {alone:8.1f}s {1 - alone / full:6.0%}")
+            if flake8 and not label and not pair_sample:  # (a sampled pair: TorchFix there only)
+                _, _, _, fix_cpu = timed(_torchfix(flake8, jobs, folder), torchfix_env())
+                row += f" {fix_cpu:12.1f}s {fix_cpu / full_cpu:9.1f}x"
+            print(row, flush=True)
     chosen = [(name, folder) for name, folder in trees if name in pair]
     if flake8 and len(chosen) > 1:
         work = tempfile.mkdtemp(prefix="amplint-side-by-side-")
+        pairs = [(name, folder, path) for name, folder in chosen for path in python_files(folder)]
+        if pair_sample and pair_sample < len(pairs):
+            pairs = sorted(random.Random(0).sample(pairs, pair_sample))
         try:
-            for name, folder in chosen:
-                for path in python_files(folder):
-                    dst = os.path.join(work, name, os.path.relpath(path, folder))
-                    os.makedirs(os.path.dirname(dst), exist_ok=True)
-                    os.link(path, dst) if _same_device(path, work) else shutil.copyfile(path, dst)
+            for name, folder, path in pairs:
+                dst = os.path.join(work, name, os.path.relpath(path, folder))
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                os.link(path, dst) if _same_device(path, work) else shutil.copyfile(path, dst)
             count = len(python_files(work))
             t_amp, _, _, amp_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", work))
+            t_base, _, _, base_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", work),
+                                           _baseline_env(baseline)) if baseline else (0, 0, 0, 0)
             t_fix, _, _, fix_cpu = timed(_torchfix(flake8, jobs, work), torchfix_env())
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        print(f"side by side, {' + '.join(n for n, _ in chosen)} in one folder ({count} files): "
+        what = f"a sample of {count} files" if pair_sample and count == pair_sample else f"{count} files"
+        print(f"side by side, {' + '.join(n for n, _ in chosen)} in one folder ({what}): "
               f"amplint --no-cache {amp_cpu:.1f} s CPU ({t_amp:.1f} s wall), TorchFix {fix_cpu:.1f} s CPU "
               f"({t_fix:.1f} s wall) = {fix_cpu / amp_cpu:.1f}x in CPU, {t_fix / t_amp:.1f}x in wall "
               "(target >= 30x)")
+        if baseline:
+            print(f"  baseline amplint on the same folder: {base_cpu:.1f} s CPU ({t_base:.1f} s wall) "
+                  f"= {fix_cpu / base_cpu:.1f}x TorchFix in CPU")
+
+
+def _baseline_env(folder: str):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.abspath(folder)
+    return env
 
 
 def _torchfix(flake8: str, jobs: int, folder: str):
@@ -219,10 +239,20 @@ def main() -> None:
                         help="only the project pass's share of a cold run, per framework tree")
     parser.add_argument("--add", action="append", default=[], metavar="NAME=DIR",
                         help="with --project-share: one more framework tree (e.g. detectron2=DIR)")
+    parser.add_argument("--torchfix-venv", default="", metavar="DIR",
+                        help="a virtual environment that has torchfix 0.7.0 (default: benchmarks/.venv-torchfix, "
+                             "made when missing), e.g. the main checkout's from a worktree")
+    parser.add_argument("--baseline", default="", metavar="DIR",
+                        help="with --project-share: also time the amplint checkout in DIR (on PYTHONPATH)")
+    parser.add_argument("--pair-sample", type=int, default=0,
+                        help="with --project-share: side by side on this many files of the pair (0: all); "
+                             "TorchFix then runs on that sample only, not on each tree")
     parser.add_argument("--only", default="", help="with --project-share: only these trees (NAME,NAME)")
     parser.add_argument("--pair", default="timm,detectron2",
                         help="with --project-share: the trees run side by side with TorchFix")
+    global TORCHFIX_VENV
     opts = parser.parse_args()
+    TORCHFIX_VENV = opts.torchfix_venv or TORCHFIX_VENV
     jobs = opts.jobs or len(os.sched_getaffinity(0))
 
     # amplint's bytecode, as an installed package has it (pip compiles what it installs, and so
@@ -240,7 +270,8 @@ def main() -> None:
 
     if opts.project_share:
         project_share(opts.tree, jobs, opts.add, opts.torchfix_sample > 0, opts.pair.split(","),
-                      [name for name in opts.only.split(",") if name])
+                      [name for name in opts.only.split(",") if name], opts.baseline or None,
+                      opts.pair_sample)
         return
 
     cache_dir = tempfile.mkdtemp(prefix="amplint-monorepo-cache-")

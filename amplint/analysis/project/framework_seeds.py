@@ -12,6 +12,7 @@ from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.candidates import Candidate, hazard_rank
 from amplint.analysis.project.config_scope import config_classes, named_classes
 from amplint.analysis.project.framework_scope import SCOPED, scoped_runs
+from amplint.analysis.project.seed_files import SeedFiles
 from amplint.analysis.project.summary import Setting
 
 
@@ -51,16 +52,18 @@ def framework_seeds(project):
     seeds = []
     # the files that may define the classes these frameworks run
     patterns = [fw.CLASS_TEXT[name] for name in sorted(active) if name in fw.CLASS_TEXT]
+    plan = None
+    prepared = any(_PREPARED_KINDS.get(name) for name in active)
     if patterns:
         chosen = [path for path in project.python
                   if path not in project.summaries and any(p.search(project.files[path]) for p in patterns)]
-        if not any(_PREPARED_KINDS.get(name) for name in active):
+        if not prepared:
             # only a class's methods are seeded here; a file that defines none is summarised
             # when a region reaches it (detectron2: 49 of the 125 files its text test picks)
             project.deferred.update(path for path in chosen if not _DEFINES_CLASS.search(project.files[path]))
             chosen = [path for path in chosen if path not in project.deferred]
-        project.summarise(chosen)
-        _expand_subclasses(project)
+        # with their subclasses, summarised when a loop below reads every summary
+        plan = SeedFiles(project, chosen)
     for framework in sorted(active):
         settings = [s for s in project.settings if s.framework == framework]
         unscoped = []
@@ -82,6 +85,8 @@ def framework_seeds(project):
                 project.unresolved.append((f"{fw.DESCRIPTIONS[framework]} ({where})", call, why))
         if not unscoped:
             continue
+        if plan is not None:
+            plan.materialise(None if prepared else [_RUNS[name][0] for name in sorted(active) if name in _RUNS])
         setting = best_setting(unscoped, framework)
         assert setting is not None
         where = f"{setting.text} at {project.display(setting.path)}:{setting.line}"
@@ -196,22 +201,3 @@ def best_setting(settings, framework: str) -> Optional[Setting]:
 
 # a class statement starts a line (after its indentation): a file without one defines no class
 _DEFINES_CLASS = re.compile(r"^[\ufeff \t\f]*class\b", re.M)
-
-
-def _expand_subclasses(project) -> None:
-    """Summarise the files that subclass a class already summarised (`class M(Base)` where
-    Base is a LightningModule subclass of another file), until none is added."""
-    known: Set[str] = set()
-    while True:
-        names = {
-            name for summary in project.summaries.values() if summary is not None
-            for name in summary.classes
-        } - {"Module", "Model", "object"}
-        new = names - known
-        if not new:
-            return
-        known |= new
-        wanted = [path for path in project.dispatch.bases.files(new) if path not in project.summaries]
-        if not wanted:
-            return
-        project.summarise(wanted)
