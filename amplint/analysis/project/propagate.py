@@ -53,18 +53,24 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
             function = summary.functions.get(stack.pop())
             if function is None:
                 continue
+            found: Set[object] = set()  # what the class flow answers here: targets and lines
             for call in function.calls:
                 line = summary.call_line(call)
                 site = f"{project.display(path)}:{line}"
                 derived = candidate.reached(f"called at {site} in code that runs under {candidate.desc}", site)
                 for other in project.targets(path, call):
+                    found.update((other, line))
                     if other[0] != path:
                         known = project.instance_class(path, call)
                         pending.append((other[0], other[1], derived.holding(known), onward))
             for other, derived in _dynamic_targets(project, path, function.key, candidate):
+                found.update((other, int(derived.site.rsplit(":", 1)[1])))
                 pending.append((other[0], other[1], derived, onward))
             for other, derived, seen in _self_targets(project, path, key, function, candidate):
+                found.update((other, int(derived.site.rsplit(":", 1)[1])) if derived.site else (other,))
                 pending.append((other[0], other[1], derived, onward | seen))
+            for other, derived in _value_targets(project, path, function.key, candidate, found | {(path, k) for k in function.local}):
+                pending.append((other[0], other[1], derived, onward | {other[0]}))
             for local in function.local:
                 callee = summary.functions.get(local)
                 if local not in visited and callee is not None and not callee.decided:
@@ -113,6 +119,24 @@ def _dynamic_targets(project, path: str, key: str, candidate: Candidate):
             site = f"{project.display(path)}:{line}"
             cite = f"{via}; called at {site} in code that runs under {candidate.desc}"
             out.append((target, candidate.reached(cite, site).holding(instance)))
+    return out
+
+
+def _value_targets(project, path: str, key: str, candidate: Candidate, found):
+    """What the points-to resolver (pointsto_reach.py) answers for this function's calls, beyond
+    what the class flow found (`self(x)`, callbacks, a parameter's class, a partial)."""
+    values = getattr(project, "values", None)
+    if values is None:
+        return []
+    out = []
+    shown = project.display(path)
+    for target, line, what in values.targets(path, key):
+        if target in found or line in found or target == (path, key):
+            continue
+        site = f"{shown}:{line}"
+        text = "its callback" if what == "callback" else "the value flow"
+        cite = f"called at {site} ({text} -> {target[1]} in {project.display(target[0])}) in code that runs under {candidate.desc}"
+        out.append((target, candidate.reached(cite, site)))
     return out
 
 

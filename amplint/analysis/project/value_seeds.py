@@ -1,0 +1,72 @@
+"""Seeds the points-to resolver gives inside a region's own body (pointsto_reach.py): calls under
+`with torch.autocast(...)` or in a function an autocast decorator opens, that neither an import
+nor the class flow resolved (`list(map(focal, pairs))`, `self(x)`, `multi_apply(self.loss, ...)`).
+
+The extent of each region the file's summary lists is found again in the file's syntax tree (the
+line the region is cited at: the `with` item, or the decorator); a call under a nested region
+that disables autocast (`enabled=False`) is left out."""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Set, Tuple
+
+from amplint.analysis.project.candidates import Candidate
+from amplint.analysis.project.region_seeds import Seed, _region_desc
+
+
+def _spans(tree: ast.AST) -> Tuple[Dict[int, Tuple[int, int]], List[Tuple[int, int]]]:
+    """line an opening is cited at -> (first, last) line of what runs under it; and the spans of
+    `with` bodies whose item passes `enabled=False` literally."""
+    spans: Dict[int, Tuple[int, int]] = {}
+    off: List[Tuple[int, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and node.items:
+            span = (node.body[0].lineno, node.end_lineno or node.lineno)
+            spans.setdefault(node.items[0].context_expr.lineno, span)
+            for item in node.items:
+                call = item.context_expr
+                if isinstance(call, ast.Call) and any(
+                    k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False
+                    for k in call.keywords
+                ):
+                    off.append(span)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                spans.setdefault(decorator.lineno, (node.body[0].lineno, node.end_lineno or node.lineno))
+    return spans, off
+
+
+def value_seeds(project, existing: List[Seed]) -> List[Seed]:
+    values = project.values
+    if values is None:
+        return []
+    have: Set[Tuple[str, str, str]] = {(path, key, c.desc) for path, key, c, _ in existing}
+    answered = {c.site for _, _, c, _ in existing}  # calls an import or the class flow resolved
+    seeds: List[Seed] = []
+    for path in project.first_pass:
+        summary = project.summaries.get(path)
+        if summary is None or not summary.regions:
+            continue
+        try:
+            spans, off = _spans(ast.parse(project.files[path]))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        shown = project.display(path)
+        for info in summary.regions:
+            span = spans.get(info.origin.line)
+            if span is None or info.origin.path != path:
+                continue
+            desc = _region_desc(project, info)
+            for target, line, what in values.lines(path, *span):
+                if (target[0], target[1], desc) in have or any(a <= line <= b for a, b in off if a > span[0]):
+                    continue
+                site = f"{shown}:{line}"
+                if site in answered:
+                    continue
+                text = "its callback" if what == "callback" else "the value flow"
+                cite = f"called at {site} ({text} -> {target[1]} in {project.display(target[0])}) under {desc}"
+                candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite, site)
+                have.add((target[0], target[1], desc))
+                seeds.append((target[0], target[1], candidate, frozenset({path, target[0]})))
+    return seeds
