@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
-from amplint.analysis.project.flowvalues import CHAIN
 
 _ON_DEMAND_PARSES = 16  # files the class flow may parse beyond those already summarised
 # ... when the summaries come in batches from the runner's pool and cache (warm runs read them)
@@ -131,11 +130,13 @@ class FlowIndex:
 
     def _call_sites(self, name: str) -> list:
         """Every recorded call whose callee's last name is `name`: (file, function key,
-        callee, args, line). flowfacts records no call of a chain method (`model.train()`)."""
+        callee, args, line). flowfacts records no call of a chain method (`model.train(False)`),
+        only a plain name's (`train(model, loader)`)."""
         found = self._calls.get(name)
         if found is None:
             found = []
-            files = [] if name in CHAIN else self._files_calling(name)
+            # a chain method's name (`train`) is recorded only where it is called by its plain name
+            files = self._files_calling(name)
             self._prefetch(files)
             for path in files:
                 flow = self._flow(path, optional=True)

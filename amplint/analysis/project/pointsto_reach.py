@@ -159,16 +159,15 @@ def scope(project, reached: Iterable[str]) -> List[str]:
     regions = {p for p, s in project.summaries.items() if s is not None and s.regions}
     have = sorted(p for p in regions | set(reached) if project.summaries.get(p) is not None)
     out = set(have)
-    for path in have:
+    for path in have:  # by the files' text only: summarising what they import would cost more than the solve
         for ref in sorted(set(project.summaries[path].imports.values())):
-            found = project.resolve_ref(path, ref)
-            if found is None:
-                out.update(_star_sources(project, path, ref))
-                continue
-            target, attrs = found
-            summary = project.summaries.get(target)
-            if path in regions or (summary is not None and attrs and attrs[0] in summary.functions):
-                out.add(target)
+            for target, attrs in project._module_candidates(path, ref):
+                if os.path.basename(target) == "__init__.py" and len(attrs) == 1:
+                    out.update(_star_sources(project, path, ref))
+                elif path in regions or (len(attrs) == 1 and re.search(
+                        r"^def %s\(" % re.escape(attrs[0]), project.files.get(target, ""), re.M)):
+                    out.add(target)
+                break
     return sorted(p for p in out if p.endswith((".py", ".pyi")) and os.path.basename(p) != "setup.py")
 
 
