@@ -172,31 +172,32 @@ def scope(project, reached: Iterable[str]) -> List[str]:
 
 
 def _star_sources(project, path: str, ref: str) -> List[str]:
-    """The modules a package re-exports with `from .x import *`, when `ref` names the package."""
+    """The package's `__init__.py` and the modules it re-exports the imported name from
+    (`from .utils import *` then `from .misc import multi_apply`, as mmdet.core does)."""
     for candidate, attrs in project._module_candidates(path, ref):
         if os.path.basename(candidate) != "__init__.py" or len(attrs) != 1:
             return []
-        out = [candidate]
-        for star in _imports(project.files.get(candidate, ""), star_only=True):
-            for module, rest in project._module_candidates(candidate, star):
-                if not rest:
-                    out.append(module)
-                break
+        out: List[str] = []
+        todo = [candidate]
+        while todo and len(out) < 8:
+            init = todo.pop()
+            out.append(init)
+            for module_ref, names in _reexports(project.files.get(init, "")):
+                if "*" not in names and attrs[0] not in names:
+                    continue
+                for module, rest in project._module_candidates(init, module_ref):
+                    if not rest and module not in out:
+                        (todo if os.path.basename(module) == "__init__.py" else out).append(module)
+                    break
         return out if len(out) > 1 else []
     return []
 
 
-def _imports(source: str, star_only: bool = False) -> List[str]:
-    """The modules a package's `__init__.py` imports from (`star_only`: with `import *`)."""
+def _reexports(source: str) -> List[Tuple[str, Set[str]]]:
+    """(module reference, names) of each `from ... import ...` of a package's `__init__.py`."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    refs = []
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom):
-            if not star_only or any(a.name == "*" for a in node.names):
-                refs.append("." * node.level + (node.module or ""))
-        elif isinstance(node, ast.Import) and not star_only:
-            refs.extend(a.name for a in node.names)
-    return refs
+    return [("." * node.level + (node.module or ""), {a.asname or a.name for a in node.names})
+            for node in tree.body if isinstance(node, ast.ImportFrom)]

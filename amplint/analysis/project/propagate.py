@@ -10,6 +10,7 @@ from amplint.analysis.facts.regions import EntryHalf, EntryRegion
 from amplint.analysis.project.candidates import Candidate, chain, cite_more
 from amplint.analysis.project.dispatch import dispatched
 from amplint.analysis.project.region_seeds import Seed
+from amplint.analysis.project.value_seeds import how as _how
 from amplint.analysis.project.summary import top_level_functions
 
 
@@ -134,8 +135,7 @@ def _value_targets(project, path: str, key: str, candidate: Candidate, found):
         if target in found or line in found or target == (path, key):
             continue
         site = f"{shown}:{line}"
-        text = "its callback" if what == "callback" else "the value flow"
-        cite = f"called at {site} ({text} -> {target[1]} in {project.display(target[0])}) in code that runs under {candidate.desc}"
+        cite = f"{_how(what, site, target, project)} in code that runs under {candidate.desc}"
         out.append((target, candidate.reached(cite, site)))
     return out
 

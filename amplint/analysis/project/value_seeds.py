@@ -64,9 +64,16 @@ def value_seeds(project, existing: List[Seed]) -> List[Seed]:
                 site = f"{shown}:{line}"
                 if site in answered:
                     continue
-                text = "its callback" if what == "callback" else "the value flow"
-                cite = f"called at {site} ({text} -> {target[1]} in {project.display(target[0])}) under {desc}"
+                cite = f"{how(what, site, target, project)} under {desc}"
                 candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite, site)
                 have.add((target[0], target[1], desc))
                 seeds.append((target[0], target[1], candidate, frozenset({path, target[0]})))
     return seeds
+
+
+def how(what: str, site: str, target, project) -> str:
+    """How the value flow reaches `target` from the call at `site`, for the citation."""
+    where = f"{target[1]} in {project.display(target[0])}"
+    if what == "callback":
+        return f"passed at {site} to a function that calls it ({where}, by the value flow)"
+    return f"called at {site} ({where}, by the value flow)"
