@@ -160,20 +160,37 @@ def scope(project, reached: Iterable[str]) -> List[str]:
     have = sorted(p for p in regions | set(reached) if project.summaries.get(p) is not None)
     out = set(have)
     for path in have:  # by the files' text only: summarising what they import would cost more than the solve
-        for ref in sorted(set(project.summaries[path].imports.values())):
+        text = project.files.get(path, "")
+        inside = _region_text(text, project.summaries[path]) if path in regions else ""
+        for name, ref in sorted(project.summaries[path].imports.items()):
+            used = bool(inside) and re.search(r"\b%s\b" % re.escape(name), inside) is not None
             for target, attrs in project._module_candidates(path, ref):
                 if os.path.basename(target) == "__init__.py" and len(attrs) == 1:
-                    out.update(_star_sources(project, path, ref))
-                elif path in regions or (len(attrs) == 1 and re.search(
+                    out.update(_star_sources(project, path, ref, used))
+                elif used or (len(attrs) == 1 and re.search(
                         r"^def %s\(" % re.escape(attrs[0]), project.files.get(target, ""), re.M)):
                     out.add(target)
                 break
     return sorted(p for p in out if p.endswith((".py", ".pyi")) and os.path.basename(p) != "setup.py")
 
 
-def _star_sources(project, path: str, ref: str) -> List[str]:
+def _region_text(source: str, summary) -> str:
+    """The lines of a file's autocast regions (what a region file's imports are kept for)."""
+    from amplint.analysis.project.value_seeds import spans
+
+    try:
+        found, _ = spans(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    lines = source.splitlines()
+    opened = [found[info.origin.line] for info in summary.regions if info.origin.line in found]
+    return "\n".join("\n".join(lines[a - 1:b]) for a, b in opened)
+
+
+def _star_sources(project, path: str, ref: str, any_kind: bool) -> List[str]:
     """The package's `__init__.py` and the modules it re-exports the imported name from
-    (`from .utils import *` then `from .misc import multi_apply`, as mmdet.core does)."""
+    (`from .utils import *` then `from .misc import multi_apply`, as mmdet.core does): a module
+    that defines it as a function, or (`any_kind`) as anything."""
     for candidate, attrs in project._module_candidates(path, ref):
         if os.path.basename(candidate) != "__init__.py" or len(attrs) != 1:
             return []
@@ -186,11 +203,21 @@ def _star_sources(project, path: str, ref: str) -> List[str]:
                 if "*" not in names and attrs[0] not in names:
                     continue
                 for module, rest in project._module_candidates(init, module_ref):
-                    if not rest and module not in out:
-                        (todo if os.path.basename(module) == "__init__.py" else out).append(module)
+                    if rest or module in out:
+                        break
+                    if os.path.basename(module) == "__init__.py":
+                        todo.append(module)
+                    elif _defines(project.files.get(module, ""), attrs[0], any_kind):
+                        out.append(module)  # timm.models star-imports every model: only the one
                     break
         return out if len(out) > 1 else []
     return []
+
+
+def _defines(source: str, name: str, any_kind: bool) -> bool:
+    name = re.escape(name)
+    pattern = r"^(?:def|class) %s\b|^%s\s*[:=]" % (name, name) if any_kind else r"^def %s\(" % name
+    return re.search(pattern, source, re.M) is not None
 
 
 def _reexports(source: str) -> List[Tuple[str, Set[str]]]:

@@ -70,7 +70,8 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
             for other, derived, seen in _self_targets(project, path, key, function, candidate):
                 found.update((other, int(derived.site.rsplit(":", 1)[1])) if derived.site else (other,))
                 pending.append((other[0], other[1], derived, onward | seen))
-            for other, derived in _value_targets(project, path, function.key, candidate, found | {(path, k) for k in function.local}):
+            found.update((path, k) for k in function.local)
+            for other, derived in _value_targets(project, path, function.key, candidate, found):
                 pending.append((other[0], other[1], derived, onward | {other[0]}))
             for local in function.local:
                 callee = summary.functions.get(local)

@@ -15,15 +15,15 @@ from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.region_seeds import Seed, _region_desc
 
 
-def _spans(tree: ast.AST) -> Tuple[Dict[int, Tuple[int, int]], List[Tuple[int, int]]]:
+def spans(tree: ast.AST) -> Tuple[Dict[int, Tuple[int, int]], List[Tuple[int, int]]]:
     """line an opening is cited at -> (first, last) line of what runs under it; and the spans of
     `with` bodies whose item passes `enabled=False` literally."""
-    spans: Dict[int, Tuple[int, int]] = {}
+    found: Dict[int, Tuple[int, int]] = {}
     off: List[Tuple[int, int]] = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.With, ast.AsyncWith)) and node.items:
             span = (node.body[0].lineno, node.end_lineno or node.lineno)
-            spans.setdefault(node.items[0].context_expr.lineno, span)
+            found.setdefault(node.items[0].context_expr.lineno, span)
             for item in node.items:
                 call = item.context_expr
                 if isinstance(call, ast.Call) and any(
@@ -33,8 +33,8 @@ def _spans(tree: ast.AST) -> Tuple[Dict[int, Tuple[int, int]], List[Tuple[int, i
                     off.append(span)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for decorator in node.decorator_list:
-                spans.setdefault(decorator.lineno, (node.body[0].lineno, node.end_lineno or node.lineno))
-    return spans, off
+                found.setdefault(decorator.lineno, (node.body[0].lineno, node.end_lineno or node.lineno))
+    return found, off
 
 
 def value_seeds(project, existing: List[Seed]) -> List[Seed]:
@@ -49,12 +49,12 @@ def value_seeds(project, existing: List[Seed]) -> List[Seed]:
         if summary is None or not summary.regions:
             continue
         try:
-            spans, off = _spans(ast.parse(project.files[path]))
+            opened, off = spans(ast.parse(project.files[path]))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         shown = project.display(path)
         for info in summary.regions:
-            span = spans.get(info.origin.line)
+            span = opened.get(info.origin.line)
             if span is None or info.origin.path != path:
                 continue
             desc = _region_desc(project, info)
