@@ -161,7 +161,7 @@ def scope(project, reached: Iterable[str]) -> List[str]:
     out = set(have)
     for path in have:  # by the files' text only: summarising what they import would cost more than the solve
         text = project.files.get(path, "")
-        inside = _region_text(text, project.summaries[path]) if path in regions else ""
+        inside = _region_text(text, project.summaries[path], path, project) if path in regions else ""
         for name, ref in sorted(project.summaries[path].imports.items()):
             used = bool(inside) and re.search(r"\b%s\b" % re.escape(name), inside) is not None
             for target, attrs in project._module_candidates(path, ref):
@@ -174,17 +174,25 @@ def scope(project, reached: Iterable[str]) -> List[str]:
     return sorted(p for p in out if p.endswith((".py", ".pyi")) and os.path.basename(p) != "setup.py")
 
 
-def _region_text(source: str, summary) -> str:
+def _region_text(source: str, summary, path: str, project) -> str:
     """The lines of a file's autocast regions (what a region file's imports are kept for)."""
-    from amplint.analysis.project.value_seeds import spans
-
-    try:
-        found, _ = spans(ast.parse(source))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ""
+    found, _ = file_spans(project, path)
     lines = source.splitlines()
     opened = [found[info.origin.line] for info in summary.regions if info.origin.line in found]
     return "\n".join("\n".join(lines[a - 1:b]) for a, b in opened)
+
+
+def file_spans(project, path: str):
+    """value_seeds.spans of one file, parsed once per project pass."""
+    from amplint.analysis.project.value_seeds import spans
+
+    memo = project.__dict__.setdefault("_value_spans", {})
+    if path not in memo:
+        try:
+            memo[path] = spans(ast.parse(project.files[path]))
+        except (SyntaxError, ValueError, RecursionError, MemoryError, KeyError):
+            memo[path] = ({}, [])
+    return memo[path]
 
 
 def _star_sources(project, path: str, ref: str, any_kind: bool) -> List[str]:
@@ -199,7 +207,7 @@ def _star_sources(project, path: str, ref: str, any_kind: bool) -> List[str]:
         while todo and len(out) < 8:
             init = todo.pop()
             out.append(init)
-            for module_ref, names in _reexports(project.files.get(init, "")):
+            for module_ref, names in _reexports(project, init):
                 if "*" not in names and attrs[0] not in names:
                     continue
                 for module, rest in project._module_candidates(init, module_ref):
@@ -215,16 +223,21 @@ def _star_sources(project, path: str, ref: str, any_kind: bool) -> List[str]:
 
 
 def _defines(source: str, name: str, any_kind: bool) -> bool:
+    if name not in source:
+        return False
     name = re.escape(name)
     pattern = r"^(?:def|class) %s\b|^%s\s*[:=]" % (name, name) if any_kind else r"^def %s\(" % name
     return re.search(pattern, source, re.M) is not None
 
 
-def _reexports(source: str) -> List[Tuple[str, Set[str]]]:
+def _reexports(project, path: str) -> List[Tuple[str, Set[str]]]:
     """(module reference, names) of each `from ... import ...` of a package's `__init__.py`."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    return [("." * node.level + (node.module or ""), {a.asname or a.name for a in node.names})
-            for node in tree.body if isinstance(node, ast.ImportFrom)]
+    memo = project.__dict__.setdefault("_value_reexports", {})
+    if path not in memo:
+        try:
+            tree = ast.parse(project.files.get(path, ""))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = ast.Module(body=[], type_ignores=[])
+        memo[path] = [("." * node.level + (node.module or ""), {a.asname or a.name for a in node.names})
+                      for node in tree.body if isinstance(node, ast.ImportFrom)]
+    return memo[path]

@@ -38,6 +38,8 @@ def spans(tree: ast.AST) -> Tuple[Dict[int, Tuple[int, int]], List[Tuple[int, in
 
 
 def value_seeds(project, existing: List[Seed]) -> List[Seed]:
+    from amplint.analysis.project.pointsto_reach import file_spans
+
     values = project.values
     if values is None:
         return []
@@ -48,10 +50,7 @@ def value_seeds(project, existing: List[Seed]) -> List[Seed]:
         summary = project.summaries.get(path)
         if summary is None or not summary.regions:
             continue
-        try:
-            opened, off = spans(ast.parse(project.files[path]))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
+        opened, off = file_spans(project, path)
         shown = project.display(path)
         for info in summary.regions:
             span = opened.get(info.origin.line)
