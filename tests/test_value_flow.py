@@ -118,3 +118,13 @@ def test_two_candidate_classes_are_not_an_answer():
     # the subclass alone: its own forward runs (no hazard), never MMFusionNLG.forward
     files[predictor] = files[predictor].replace("MMFusionNLG() if checkpoint.endswith('nlg.pt') else ", "")
     assert findings(lint_project(files, SETTINGS)) == []
+
+
+def test_a_call_under_the_files_own_disabled_region_is_not_reached():
+    # generate() wraps its `self(...)` in `torch.autocast("cuda", enabled=False)` (timm's
+    # patch_embed resize matrix does so): the value flow leaves that call to the file's region
+    files = load("flow_mmpt_self_call", [(
+        "            logits = self(caps, cmasks)\n",
+        "            with torch.autocast(\"cuda\", enabled=False):\n                logits = self(caps, cmasks)\n")])
+    assert "enabled=False" in files["flow_mmpt_self_call/mmpt/models/mmfusionnlg.py"]
+    assert findings(lint_project(files, SETTINGS)) == []

@@ -10,7 +10,7 @@ from amplint.analysis.facts.regions import EntryHalf, EntryRegion
 from amplint.analysis.project.candidates import Candidate, chain, cite_more
 from amplint.analysis.project.dispatch import dispatched
 from amplint.analysis.project.region_seeds import Seed
-from amplint.analysis.project.value_seeds import how as _how
+from amplint.analysis.project.value_seeds import how as _how, inside_region
 from amplint.analysis.project.summary import top_level_functions
 
 
@@ -133,8 +133,8 @@ def _value_targets(project, path: str, key: str, candidate: Candidate, found):
     out = []
     shown = project.display(path)
     for target, line, what in values.targets(path, key):
-        if target in found or line in found or target == (path, key):
-            continue
+        if target in found or line in found or target == (path, key) or inside_region(project, path, line):
+            continue  # a call under the file's own opener (`autocast(enabled=False)`) is its business
         site = f"{shown}:{line}"
         cite = f"{_how(what, site, target, project)} in code that runs under {candidate.desc}"
         out.append((target, candidate.reached(cite, site)))

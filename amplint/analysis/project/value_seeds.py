@@ -3,8 +3,8 @@
 nor the class flow resolved (`list(map(focal, pairs))`, `self(x)`, `multi_apply(self.loss, ...)`).
 
 The extent of each region the file's summary lists is found again in the file's syntax tree (the
-line the region is cited at: the `with` item, or the decorator); a call under a nested region
-that disables autocast (`enabled=False`) is left out."""
+line the region is cited at: the `with` item, or the decorator); a call under a nested opener
+(`torch.autocast(..., enabled=False)` inside) is left to that opener."""
 
 from __future__ import annotations
 
@@ -15,26 +15,48 @@ from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.region_seeds import Seed, _region_desc
 
 
+_REGION_WORDS = ("autocast", "auto_fp16", "force_fp32", "custom_fwd", "custom_bwd")
+
+
+def _names_region(node: ast.AST) -> bool:
+    """Does this `with` item or decorator name an autocast-like opener (any `enabled`)?"""
+    for sub in ast.walk(node):
+        name = sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(sub, ast.Name) else ""
+        if any(word in name for word in _REGION_WORDS):
+            return True
+    return False
+
+
 def spans(tree: ast.AST) -> Tuple[Dict[int, Tuple[int, int]], List[Tuple[int, int]]]:
-    """line an opening is cited at -> (first, last) line of what runs under it; and the spans of
-    `with` bodies whose item passes `enabled=False` literally."""
+    """line an opening is cited at -> (first, last) line of what runs under it (every `with` and
+    decorated function); and the spans of those that name an autocast-like opener, enabled or
+    not (a call there is the file's own region's business)."""
     found: Dict[int, Tuple[int, int]] = {}
-    off: List[Tuple[int, int]] = []
+    regions: List[Tuple[int, int]] = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.With, ast.AsyncWith)) and node.items:
             span = (node.body[0].lineno, node.end_lineno or node.lineno)
             found.setdefault(node.items[0].context_expr.lineno, span)
-            for item in node.items:
-                call = item.context_expr
-                if isinstance(call, ast.Call) and any(
-                    k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False
-                    for k in call.keywords
-                ):
-                    off.append(span)
+            if any(_names_region(item.context_expr) for item in node.items):
+                regions.append(span)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            span = (node.body[0].lineno, node.end_lineno or node.lineno)
             for decorator in node.decorator_list:
-                found.setdefault(decorator.lineno, (node.body[0].lineno, node.end_lineno or node.lineno))
-    return found, off
+                found.setdefault(decorator.lineno, span)
+                if _names_region(decorator):
+                    regions.append(span)
+    return found, regions
+
+
+def inside_region(project, path: str, line: int, within=None) -> bool:
+    """Is `line` of `path` under one of the file's own autocast-like openers (nested in `within`,
+    when given, and not `within` itself)?"""
+    from amplint.analysis.project.pointsto_reach import file_spans
+
+    for a, b in file_spans(project, path)[1]:
+        if a <= line <= b and (within is None or ((a, b) != within and within[0] <= a and b <= within[1])):
+            return True
+    return False
 
 
 def value_seeds(project, existing: List[Seed]) -> List[Seed]:
@@ -50,7 +72,7 @@ def value_seeds(project, existing: List[Seed]) -> List[Seed]:
         summary = project.summaries.get(path)
         if summary is None or not summary.regions:
             continue
-        opened, off = file_spans(project, path)
+        opened, _ = file_spans(project, path)
         shown = project.display(path)
         for info in summary.regions:
             span = opened.get(info.origin.line)
@@ -58,7 +80,7 @@ def value_seeds(project, existing: List[Seed]) -> List[Seed]:
                 continue
             desc = _region_desc(project, info)
             for target, line, what in values.lines(path, *span):
-                if (target[0], target[1], desc) in have or any(a <= line <= b for a, b in off if a > span[0]):
+                if (target[0], target[1], desc) in have or inside_region(project, path, line, span):
                     continue
                 site = f"{shown}:{line}"
                 if site in answered:
