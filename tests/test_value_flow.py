@@ -14,6 +14,7 @@ from amplint.analysis.project import build, lint_project
 from project_files import load  # noqa: E402
 
 SETTINGS = Settings.default()
+ON = SimpleNamespace(value_flow=True)  # `value-flow = true` (off by default: its cost)
 
 
 def findings(results):
@@ -35,12 +36,12 @@ def test_mmdet_multi_apply_callback():
     # open-mmlab/mmdetection 2.x: `multi_apply(self.loss_single, ...)` in AnchorHead.loss, with
     # multi_apply re-exported by `mmdet.core` through `from .utils import *`: the callback runs
     # under the region that reaches `loss` (`model.forward_train` in mmdet/apis/train.py)
-    results = lint_project(load("flow_mmdet_multi_apply"), SETTINGS)
+    results = lint_project(load("flow_mmdet_multi_apply"), SETTINGS, config=ON)
     assert findings(results) == [("mmdet/models/dense_heads/anchor_head.py", 22, "AMP102")]
     (message,) = messages(results, "AMP102")
     assert "passed at mmdet/models/dense_heads/anchor_head.py:27 to a function that calls it" in message
     assert "the autocast region at mmdet/apis/train.py:13" in message
-    assert findings(lint_project(load("flow_mmdet_multi_apply", MMDET_FIX), SETTINGS)) == []
+    assert findings(lint_project(load("flow_mmdet_multi_apply", MMDET_FIX), SETTINGS, config=ON)) == []
 
 
 def test_callback_needs_a_callee_that_calls_it():
@@ -53,22 +54,23 @@ def test_callback_needs_a_callee_that_calls_it():
         ("def multi_apply(", "HOOKS = []\n\n\ndef multi_apply("),
     ])
     assert "HOOKS.append(func)" in files["flow_mmdet_multi_apply/mmdet/core/utils/misc.py"]
-    assert findings(lint_project(files, SETTINGS)) == []
+    assert findings(lint_project(files, SETTINGS, config=ON)) == []
 
 
 def test_mmpt_self_call_reaches_forward():
     # facebookresearch/fairseq examples/MMPT: MMFusionNLG.generate calls `self(caps, cmasks)`;
     # the predictor runs generate under autocast
-    results = lint_project(load("flow_mmpt_self_call"), SETTINGS)
+    results = lint_project(load("flow_mmpt_self_call"), SETTINGS, config=ON)
     assert findings(results) == [("mmpt/models/mmfusionnlg.py", 14, "AMP110")]
     (message,) = messages(results, "AMP110")
     assert "called at mmpt/models/mmfusionnlg.py:20 (MMFusionNLG.forward" in message
     clean = load("flow_mmpt_self_call", [("-1e9", "torch.finfo(scores.dtype).min")])
-    assert findings(lint_project(clean, SETTINGS)) == []
+    assert findings(lint_project(clean, SETTINGS, config=ON)) == []
 
 
 def test_value_flow_option_off_keeps_the_class_flow_only():
     off = SimpleNamespace(value_flow=False)
+    assert findings(lint_project(load("flow_mmpt_self_call"), SETTINGS)) == []  # the default
     assert findings(lint_project(load("flow_mmpt_self_call"), SETTINGS, config=off)) == []
     assert findings(lint_project(load("flow_mmdet_multi_apply"), SETTINGS, config=off)) == []
     assert build(load("flow_mmpt_self_call"), config=off).values is None
@@ -78,7 +80,7 @@ def test_generate_outside_a_region_reaches_nothing():
     # the predictor's region removed: `self(...)` is resolved but nothing runs under autocast
     files = load("flow_mmpt_self_call", [
         ('with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16):', "with torch.no_grad():")])
-    assert findings(lint_project(files, SETTINGS)) == []
+    assert findings(lint_project(files, SETTINGS, config=ON)) == []
 
 
 def test_fairseq_train_function_gets_its_call_sites():
@@ -114,10 +116,10 @@ def test_two_candidate_classes_are_not_an_answer():
         "        self.model = MMFusionNLG()\n",
         "        self.model = MMFusionNLG() if checkpoint.endswith('nlg.pt') else MMFusionRet()\n")
     assert "MMFusionRet()" in files[predictor]
-    assert findings(lint_project(files, SETTINGS)) == []
+    assert findings(lint_project(files, SETTINGS, config=ON)) == []
     # the subclass alone: its own forward runs (no hazard), never MMFusionNLG.forward
     files[predictor] = files[predictor].replace("MMFusionNLG() if checkpoint.endswith('nlg.pt') else ", "")
-    assert findings(lint_project(files, SETTINGS)) == []
+    assert findings(lint_project(files, SETTINGS, config=ON)) == []
 
 
 def test_a_call_under_the_files_own_disabled_region_is_not_reached():
@@ -127,4 +129,4 @@ def test_a_call_under_the_files_own_disabled_region_is_not_reached():
         "            logits = self(caps, cmasks)\n",
         "            with torch.autocast(\"cuda\", enabled=False):\n                logits = self(caps, cmasks)\n")])
     assert "enabled=False" in files["flow_mmpt_self_call/mmpt/models/mmfusionnlg.py"]
-    assert findings(lint_project(files, SETTINGS)) == []
+    assert findings(lint_project(files, SETTINGS, config=ON)) == []

@@ -67,7 +67,7 @@ class ProjectFacts(ProjectResolver):
         keep_modules: bool = False,
         summaries: Optional[Mapping[str, Optional[ModuleSummary]]] = None,
         summarize_many: Optional[SummarizeMany] = None,
-        value_flow: bool = True,
+        value_flow: bool = False,
     ) -> None:
         """`summaries`: the first pass already done elsewhere (the runner's workers summarise
         the files they lint, from the same parse); `files` may then be a lazy mapping, read
@@ -219,7 +219,7 @@ def build(
     code declared to run under autocast; by default read from `config.autocast_modules`,
     `config.autocast_device` ("cuda"), `config.autocast_dtype` ("float16"), relative to the
     folder of `config.path`. `value_flow`: let the points-to resolver answer the calls the class
-    flow cannot (pointsto_reach.py); by default `config.value_flow` (`value-flow`, true)."""
+    flow cannot (pointsto_reach.py); by default `config.value_flow` (`value-flow`, false)."""
     if declared is None and config is not None and getattr(config, "autocast_modules", None):
         path = getattr(config, "path", None)
         declared = (
@@ -228,7 +228,7 @@ def build(
             getattr(config, "autocast_dtype", None) or "float16",
             os.path.dirname(os.path.abspath(path)) if path else None,
         )
-    value_flow = getattr(config, "value_flow", True) if value_flow is None else value_flow
+    value_flow = bool(getattr(config, "value_flow", False)) if value_flow is None else value_flow
     return ProjectFacts(files, declared, keep_modules, summaries, summarize_many, value_flow)
 
 
