@@ -28,6 +28,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from amplint.analysis.project.pointsto_extract import extract
 from amplint.analysis.project.pointsto_solve import Solver
+from amplint.analysis.project.region_spans import file_spans
 
 MAX_TARGETS = 1  # two targets were, on the tests' registries, one abstract object merging two
 _CLONE = re.compile(r"@[dsg]\d+")
@@ -180,19 +181,6 @@ def _region_text(source: str, summary, path: str, project) -> str:
     lines = source.splitlines()
     opened = [found[info.origin.line] for info in summary.regions if info.origin.line in found]
     return "\n".join("\n".join(lines[a - 1:b]) for a, b in opened)
-
-
-def file_spans(project, path: str):
-    """value_seeds.spans of one file, parsed once per project pass."""
-    from amplint.analysis.project.value_seeds import spans
-
-    memo = project.__dict__.setdefault("_value_spans", {})
-    if path not in memo:
-        try:
-            memo[path] = spans(ast.parse(project.files[path]))
-        except (SyntaxError, ValueError, RecursionError, MemoryError, KeyError):
-            memo[path] = ({}, [])
-    return memo[path]
 
 
 def _star_sources(project, path: str, ref: str, any_kind: bool) -> List[str]:

@@ -10,7 +10,8 @@ from amplint.analysis.facts.regions import EntryHalf, EntryRegion
 from amplint.analysis.project.candidates import Candidate, chain, cite_more
 from amplint.analysis.project.dispatch import dispatched
 from amplint.analysis.project.region_seeds import Seed
-from amplint.analysis.project.value_seeds import how as _how, inside_region
+from amplint.analysis.project.region_spans import inside_region
+from amplint.analysis.project.value_seeds import how as _how
 from amplint.analysis.project.summary import top_level_functions
 
 
