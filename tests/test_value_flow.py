@@ -13,6 +13,8 @@ from amplint.analysis.project import build, lint_project
 
 from project_files import load  # noqa: E402
 
+load_project = load
+
 SETTINGS = Settings.default()
 ON = SimpleNamespace(value_flow=True)  # `value-flow = true` (off by default: its cost)
 
@@ -130,3 +132,23 @@ def test_a_call_under_the_files_own_disabled_region_is_not_reached():
         "            with torch.autocast(\"cuda\", enabled=False):\n                logits = self(caps, cmasks)\n")])
     assert "enabled=False" in files["flow_mmpt_self_call/mmpt/models/mmfusionnlg.py"]
     assert findings(lint_project(files, SETTINGS, config=ON)) == []
+
+
+def test_value_flow_is_read_from_pyproject(tmp_path):
+    from amplint.workspace.config import ConfigError, load
+
+    path = tmp_path / "pyproject.toml"
+    path.write_text("[tool.amplint]\nselect = ['AMP']\n")
+    assert load(str(path)).value_flow is False
+    path.write_text("[tool.amplint]\nvalue-flow = true\n")
+    config = load(str(path))
+    assert config.value_flow is True
+    assert findings(lint_project(load_project("flow_mmpt_self_call"), SETTINGS, config=config)) == [
+        ("mmpt/models/mmfusionnlg.py", 14, "AMP110")]
+    path.write_text("[tool.amplint]\nvalue-flow = 'yes'\n")
+    try:
+        load(str(path))
+    except ConfigError as exc:
+        assert "value-flow" in str(exc)
+    else:
+        raise AssertionError("a non-boolean value-flow was accepted")
