@@ -128,6 +128,9 @@ class FlowIndex:
         if found is None:
             plain = name in CHAIN  # `train(model, ...)`, not `model.train(False)`: see flowfacts
             found = [path for path in self._files_with(name) if _binding_call(name, self.p.files[path], plain)]
+            defined = re.compile(r"^def %s\(" % re.escape(name), re.M)
+            if plain and not any(defined.search(self.p.files[path]) for path in self._files_with(name)):
+                found = []  # no module-level `def eval(` in the project: `eval(...)` is the builtin
             self._text_hits[key] = found
         return found
 
