@@ -33,7 +33,9 @@ from amplint.analysis.project.declared import declared_matches, declared_seeds
 from amplint.analysis.project.dispatch import Dispatch, dispatch_seeds
 from amplint.analysis.project.explain import EXPLAIN
 from amplint.analysis.project.framework_seeds import framework_seeds
+from amplint.analysis.project.pointsto_reach import ValueFlow, scope as value_scope
 from amplint.analysis.project.propagate import propagate
+from amplint.analysis.project.value_seeds import value_seeds
 from amplint.analysis.project.region_seeds import call_seeds, flow_seeds
 from amplint.analysis.project.resolve import ProjectResolver
 from amplint.analysis.project.scaler_summaries import local_summaries, scaler_entries
@@ -66,6 +68,7 @@ class ProjectFacts(ProjectResolver):
         keep_modules: bool = False,
         summaries: Optional[Mapping[str, Optional[ModuleSummary]]] = None,
         summarize_many: Optional[SummarizeMany] = None,
+        value_flow: bool = False,
     ) -> None:
         """`summaries`: the first pass already done elsewhere (the runner's workers summarise
         the files they lint, from the same parse); `files` may then be a lazy mapping, read
@@ -99,6 +102,8 @@ class ProjectFacts(ProjectResolver):
         # the parsed modules of the summarised files, for a lint pass that can take them
         self.keep_modules = keep_modules
         self.modules: Dict[str, object] = {}
+        self.value_flow = value_flow
+        self.values: Optional[ValueFlow] = None
         self._compute()
 
     # -- public ---------------------------------------------------------------------------
@@ -179,6 +184,15 @@ class ProjectFacts(ProjectResolver):
         seeds.extend(declared_seeds(self, self._declared))
         seeds.extend(dispatch_seeds(self))
         reach = propagate(self, seeds)
+        if self.value_flow and (reach.entries or any(s is not None and s.regions for s in self.summaries.values())):
+            # the points-to resolver over the files this pass touched answers the calls the
+            # class flow could not (pointsto_reach.py); then the regions propagate again
+            try:
+                self.values = ValueFlow(self, value_scope(self, reach.entries))
+            except (RecursionError, MemoryError):  # the resolver's limits: the class flow's answer stands
+                self.values = None
+            else:
+                reach = propagate(self, seeds + value_seeds(self, seeds))
         self._entries = reach.entries
         self._deps = reach.deps
         self.region_reach = reach.region_reach
@@ -199,13 +213,14 @@ def parse_or_none(source: str):
 
 def build(
     files: Mapping[str, str], settings=None, config=None, declared=None, keep_modules=False,
-    summaries=None, summarize_many: Optional[SummarizeMany] = None,
+    summaries=None, summarize_many: Optional[SummarizeMany] = None, value_flow: Optional[bool] = None,
 ) -> ProjectFacts:
     """The project facts for these files (path -> source text; YAML configuration files may be
     included for framework settings). `declared`: (globs, device, dtype, base folder) for
     code declared to run under autocast; by default read from `config.autocast_modules`,
     `config.autocast_device` ("cuda"), `config.autocast_dtype` ("float16"), relative to the
-    folder of `config.path`."""
+    folder of `config.path`. `value_flow`: let the points-to resolver answer the calls the class
+    flow cannot (pointsto_reach.py); by default `config.value_flow` (`value-flow`, false)."""
     if declared is None and config is not None and getattr(config, "autocast_modules", None):
         path = getattr(config, "path", None)
         declared = (
@@ -214,7 +229,8 @@ def build(
             getattr(config, "autocast_dtype", None) or "float16",
             os.path.dirname(os.path.abspath(path)) if path else None,
         )
-    return ProjectFacts(files, declared, keep_modules, summaries, summarize_many)
+    value_flow = bool(getattr(config, "value_flow", False)) if value_flow is None else value_flow
+    return ProjectFacts(files, declared, keep_modules, summaries, summarize_many, value_flow)
 
 
 def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=None, declared=None):

@@ -256,7 +256,9 @@ class FlowCollector(ValueReader):
         ):  # `partial(train, model=net)` binds like a call of `train`
             bind_name = dotted_name(node.args[0].value)
             bind = without_positional(node, 1).with_changes(func=node.args[0].value)
-        if bind_name is not None and bind.args and bind_name[-1] not in CHAIN:
+        # a chain method (`model.train(False)`) binds nothing; a plain name does (`train(model, ...)`:
+        # fairseq_cli/train.py's `train`, a project's `eval`)
+        if bind_name is not None and bind.args and (bind_name[-1] not in CHAIN or len(bind_name) == 1):
             args = []
             for position, arg in enumerate(bind.args):
                 if arg.star:

@@ -9,6 +9,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from amplint.analysis.project.flowvalues import CHAIN
 
+
 _ON_DEMAND_PARSES = 16  # files the class flow may parse beyond those already summarised
 # ... when the summaries come in batches from the runner's pool and cache (warm runs read them)
 _BATCHED_PARSES = 256
@@ -125,17 +126,23 @@ class FlowIndex:
         key = "(" + name
         found = self._text_hits.get(key)
         if found is None:
-            found = [path for path in self._files_with(name) if _binding_call(name, self.p.files[path])]
+            plain = name in CHAIN  # `train(model, ...)`, not `model.train(False)`: see flowfacts
+            found = [path for path in self._files_with(name) if _binding_call(name, self.p.files[path], plain)]
+            defined = re.compile(r"^def %s\(" % re.escape(name), re.M)
+            if plain and not any(defined.search(self.p.files[path]) for path in self._files_with(name)):
+                found = []  # no module-level `def eval(` in the project: `eval(...)` is the builtin
             self._text_hits[key] = found
         return found
 
     def _call_sites(self, name: str) -> list:
         """Every recorded call whose callee's last name is `name`: (file, function key,
-        callee, args, line). flowfacts records no call of a chain method (`model.train()`)."""
+        callee, args, line). flowfacts records no call of a chain method (`model.train(False)`),
+        only a plain name's (`train(model, loader)`)."""
         found = self._calls.get(name)
         if found is None:
             found = []
-            files = [] if name in CHAIN else self._files_calling(name)
+            # a chain method's name (`train`) is recorded only where it is called by its plain name
+            files = self._files_calling(name)
             self._prefetch(files)
             for path in files:
                 flow = self._flow(path, optional=True)
@@ -201,15 +208,16 @@ _NOT_A_SITE = re.compile(r"(?:\bdef\s+|\bsuper\s*\([^()]*\)\s*\.\s*)$")
 _BINDS_SUPER = re.compile(r"\bsuper\b\s*(?:=[^=]|:)|\b(?:as|import|def|class)\s+super\b")
 
 
-def _binding_call(word: str, text: str) -> bool:
+def _binding_call(word: str, text: str, plain: bool = False) -> bool:
     """Does `text` hold `word(` with arguments, other than as `def word(` or `super().word(`?
-    `partial(word, ...)` (or `partial(x.word, ...)`) binds like a call of `word`."""
+    `partial(word, ...)` (or `partial(x.word, ...)`) binds like a call of `word`. `plain`: only a
+    call by the bare name counts (`x.word(...)` is a chain method's call, which binds nothing)."""
     if "partial" in text and re.search(r"partial\s*\(\s*(?:[\w.]+\.)?" + re.escape(word) + r"\s*,", text):
         return True
     super_is_builtin = _BINDS_SUPER.search(text) is None
     for match in re.finditer(re.escape(word) + r"\s*\(\s*([^\s)])?", text):
         start = match.start()
-        if start and _WORD_CHAR.match(text, start - 1):
+        if start and (_WORD_CHAR.match(text, start - 1) or (plain and text[start - 1] == ".")):
             continue
         if match.group(1) is None:
             continue  # `word()`: no argument to bind

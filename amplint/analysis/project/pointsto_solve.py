@@ -47,6 +47,12 @@ class Solver(Classes, Containers, Copies, Imports):
         self.readers: Dict[str, Set[int]] = {}
         self.edges: Set[Tuple[str, str]] = set()
         self.site_callees: Dict[str, Set[str]] = {}
+        # per call site *and copy* of its caller (for the project pass, pointsto_reach.py): the
+        # callees, and the callee's and the arguments' nodes (read once solved: is one of them
+        # full or does it hold the unknown outside value?)
+        self.site_calls: Dict[Tuple[str, str], Set[str]] = {}
+        self.site_nodes: Dict[Tuple[str, str], Tuple[str, Tuple[str, ...]]] = {}
+        self.full: Set[str] = set()  # nodes that dropped a value at their bound
         self.partials: Dict[str, tuple] = {}
         self._partials_open: Set[str] = set()
         self._copies: Dict[str, int] = {}
@@ -94,9 +100,11 @@ class Solver(Classes, Containers, Copies, Imports):
                 continue
             if value[0] in _DATA:
                 if data >= MAX_DATA:
+                    self.full.add(node)
                     continue
                 data += 1
             elif len(have) >= MAX_VALUES:
+                self.full.add(node)
                 continue
             have.add(value)
         if len(have) != before:
@@ -194,6 +202,9 @@ class Solver(Classes, Containers, Copies, Imports):
         arg_sets = [self.get(a) if a else set() for a in args]
         kw_sets = {k: self.get(v) for k, v in kwargs.items()}
         extra = (self.get(star) if star else set(), self.get(kwstar) if kwstar else set())
+        if site and caller and (caller, site) not in self.site_nodes:
+            nodes = tuple(a for a in args if a) + tuple(kwargs.values()) + tuple(n for n in (star, kwstar) if n)
+            self.site_nodes[(caller, site)] = (fn, nodes)
         for value in sorted(self.get(fn)):
             if value.startswith("E:") and site:
                 self.add(dst, lib.call_outside(self, value, args, kwargs, caller, site, star))
@@ -203,6 +214,8 @@ class Solver(Classes, Containers, Copies, Imports):
     def edge(self, caller: Optional[str], func: str, site: Optional[str]) -> None:
         if "@" in func:
             func = _CLONE.sub("", func)
+        if site and caller:
+            self.site_calls.setdefault((caller, site), set()).add(func)
         if caller and "@" in caller:
             caller = _CLONE.sub("", caller)
         if caller:
@@ -272,10 +285,12 @@ class Solver(Classes, Containers, Copies, Imports):
                 out |= self.invoke(target, list(p_args) + list(args), merged, caller, site, extra)
             self._partials_open.discard(value)
             return out
-        if kind == "L:" and name.endswith("~sequential"):
+        if kind == "L:" and name.endswith("~sequential") and value not in self._partials_open:
             out = set()
+            self._partials_open.add(value)  # a Sequential among its own elements (merged boxes)
             for module in sorted(self.elements(value)):
                 out |= self.invoke(module, args, kwargs, caller, site, extra)
+            self._partials_open.discard(value)
             return out
         if kind == "W:":
             return lib.container_method(self, name, args, kwargs)

@@ -10,6 +10,8 @@ from amplint.analysis.facts.regions import EntryHalf, EntryRegion
 from amplint.analysis.project.candidates import Candidate, chain, cite_more
 from amplint.analysis.project.dispatch import dispatched
 from amplint.analysis.project.region_seeds import Seed
+from amplint.analysis.project.region_spans import inside_region
+from amplint.analysis.project.value_seeds import how as _how
 from amplint.analysis.project.summary import top_level_functions
 
 
@@ -53,18 +55,25 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
             function = summary.functions.get(stack.pop())
             if function is None:
                 continue
+            found: Set[object] = set()  # what the class flow answers here: targets and lines
             for call in function.calls:
                 line = summary.call_line(call)
                 site = f"{project.display(path)}:{line}"
                 derived = candidate.reached(f"called at {site} in code that runs under {candidate.desc}", site)
                 for other in project.targets(path, call):
+                    found.update((other, line))
                     if other[0] != path:
                         known = project.instance_class(path, call)
                         pending.append((other[0], other[1], derived.holding(known), onward))
             for other, derived in _dynamic_targets(project, path, function.key, candidate):
+                found.update((other, int(derived.site.rsplit(":", 1)[1])))
                 pending.append((other[0], other[1], derived, onward))
             for other, derived, seen in _self_targets(project, path, key, function, candidate):
+                found.update((other, int(derived.site.rsplit(":", 1)[1])) if derived.site else (other,))
                 pending.append((other[0], other[1], derived, onward | seen))
+            found.update((path, k) for k in function.local)
+            for other, derived in _value_targets(project, path, function.key, candidate, found):
+                pending.append((other[0], other[1], derived, onward | {other[0]}))
             for local in function.local:
                 callee = summary.functions.get(local)
                 if local not in visited and callee is not None and not callee.decided:
@@ -113,6 +122,23 @@ def _dynamic_targets(project, path: str, key: str, candidate: Candidate):
             site = f"{project.display(path)}:{line}"
             cite = f"{via}; called at {site} in code that runs under {candidate.desc}"
             out.append((target, candidate.reached(cite, site).holding(instance)))
+    return out
+
+
+def _value_targets(project, path: str, key: str, candidate: Candidate, found):
+    """What the points-to resolver (pointsto_reach.py) answers for this function's calls, beyond
+    what the class flow found (`self(x)`, callbacks, a parameter's class, a partial)."""
+    values = getattr(project, "values", None)
+    if values is None:
+        return []
+    out = []
+    shown = project.display(path)
+    for target, line, what in values.targets(path, key):
+        if target in found or line in found or target == (path, key) or inside_region(project, path, line):
+            continue  # a call under the file's own opener (`autocast(enabled=False)`) is its business
+        site = f"{shown}:{line}"
+        cite = f"{_how(what, site, target, project)} in code that runs under {candidate.desc}"
+        out.append((target, candidate.reached(cite, site)))
     return out
 
 

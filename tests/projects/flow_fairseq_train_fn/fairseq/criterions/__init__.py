@@ -1,0 +1,3 @@
+from .focal_loss import FocalLossCriterion
+
+__all__ = ["FocalLossCriterion"]

@@ -1,0 +1,5 @@
+from torch import nn
+
+
+def build_model(cfg):
+    return nn.Linear(cfg.dim, cfg.num_labels)

@@ -1,0 +1,3 @@
+from .train import train_detector
+
+__all__ = ["train_detector"]

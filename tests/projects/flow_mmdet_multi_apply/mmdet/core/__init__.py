@@ -1,0 +1,1 @@
+from .utils import *  # noqa: F401,F403

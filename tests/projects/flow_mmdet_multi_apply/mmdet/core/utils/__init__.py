@@ -1,0 +1,3 @@
+from .misc import multi_apply, unmap
+
+__all__ = ["multi_apply", "unmap"]

@@ -1,0 +1,3 @@
+from .anchor_head import AnchorHead
+
+__all__ = ["AnchorHead"]

@@ -1,0 +1,3 @@
+from .single_stage import SingleStageDetector
+
+__all__ = ["SingleStageDetector"]

@@ -1,0 +1,3 @@
+from .predictor import NLGPredictor
+
+__all__ = ["NLGPredictor"]

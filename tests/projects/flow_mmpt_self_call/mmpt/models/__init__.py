@@ -1,0 +1,3 @@
+from .mmfusionnlg import MMFusionNLG
+
+__all__ = ["MMFusionNLG"]
