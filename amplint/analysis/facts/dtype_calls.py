@@ -29,7 +29,7 @@ def returned(dtypes, name: str, call: cst.Call, args: List[object], frame: Frame
     facts = dtypes.facts
     if facts.active_region(frame) is not None and facts.active_region(callee) is None:
         return None  # the callee would run under the caller's region, unseen
-    bound = _bind(callee.node, call, args)
+    bound = bind(callee.node, call, args)
     if bound is None:
         return None
     from amplint.analysis.facts.dtype_walk import _Walker
@@ -89,9 +89,15 @@ def _bound_more_than_once(dtypes, name: str) -> bool:
     return counts.get(name, 0) != 1
 
 
-def _bind(node: cst.FunctionDef, call: cst.Call, args: List[object]) -> Optional[Dict[str, object]]:
-    """Parameter name -> the value this call passes (None: unknown, also for defaults)."""
+def bind(node: cst.FunctionDef, call: cst.Call, args: List[object],
+         skip_first: bool = False) -> Optional[Dict[str, object]]:
+    """Parameter name -> the value this call passes (None: unknown, also for defaults);
+    `skip_first`: a method called on `self`."""
     params = list(node.params.posonly_params) + list(node.params.params)
+    if skip_first:
+        if not params:
+            return None
+        params = params[1:]
     names = [p.name.value for p in params] + [p.name.value for p in node.params.kwonly_params]
     bound: Dict[str, object] = {name: None for name in names}
     given = set()

@@ -187,6 +187,8 @@ class Evaluator:
         elif not isinstance(func, (cst.Name, cst.Attribute)):
             self.value(func)
         args = [self.value(a.value) for a in call.args]
+        if self.d.bindings is not None:
+            self.d.bindings.record(call, self.frame, args)
         explicit = _kw(call, "dtype")
         if explicit is not None:
             return self._dtype_of(explicit.value)

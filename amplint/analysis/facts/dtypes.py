@@ -54,9 +54,11 @@ class DtypeFacts:
         self._attr_modules: Dict[int, Dict[str, ModuleValue]] = {}
         self.global_env: dict = {}  # module-level torch.nn modules the functions see
         self.calling: List[str] = []  # the file's functions being read for a call's return
+        self.bindings = None  # parameters bound at call sites (amplint.analysis.facts.dtype_params)
+        from amplint.analysis.facts.dtype_params import read_with_bindings
         from amplint.analysis.facts.dtype_walk import walk_module
 
-        walk_module(self)
+        read_with_bindings(self, walk_module)
 
     # -- the query API --------------------------------------------------------------------
     def dtype(self, expr: cst.BaseExpression) -> Optional[Dtype]:
