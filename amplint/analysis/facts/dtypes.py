@@ -77,6 +77,20 @@ class DtypeFacts:
     def is_float32(self, expr: cst.BaseExpression) -> bool:
         return self.exact(expr) == "float32"
 
+    def float16_in_region(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        """"float16" when `expr` is float16 under the active region at `frame`; "may" when it
+        is float16 or float32 in code `autocast-modules` declares (its inputs may be the
+        region's float16); else None. What AMP140/141 read about autocast values."""
+        value = self.dtype(expr)
+        if value is None or self.facts.active_region(frame) is None:
+            return None
+        if value.options == {"float16"}:
+            return "float16"
+        if "float16" in value.options and value.options <= {"float16", "float32"} \
+                and self.declared_region(frame) is not None:
+            return "may"
+        return None
+
     # -- regions --------------------------------------------------------------------------
     def region_state(self, frame: Frame):
         """(region, certain): the active region around `frame` and whether code there surely

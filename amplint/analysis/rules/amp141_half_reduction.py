@@ -39,7 +39,9 @@ class HalfReduction(Rule):
     with `h = self.proj(x)` (`mul` is on no autocast list, so it runs in the region's float16),
     or `e / e.sum(-1, keepdim=True)` with `e = s.exp()` under CPU float16 autocast. Not there:
     what autocast runs in float32 (`h.pow(2)`, `h ** 2`, `h.exp()`, `sum` on CUDA), bfloat16
-    regions, values whose dtype the file does not show.
+    regions, values whose dtype the file does not show. In code `autocast-modules` declares,
+    whose inputs may be the region's float16, exponentials of such inputs are reported as "may
+    be float16"; squares of them are not (a loss input is often a probability).
 
     A module class is also half when a method of the file that casts its instances'
     submodules is called (`model.convert_to_fp16()` running
@@ -329,16 +331,29 @@ class HalfReduction(Rule):
             return  # no region here, nor one another file puts around this file's code
         dtypes = facts.dtypes
 
-        def half(expr: cst.BaseExpression) -> bool:  # the node itself (`_unparen` copies)
-            value = dtypes.dtype(expr)
-            return value is not None and value.options == {"float16"}
+        # ids of findings on values that may be float16 (code autocast-modules declares). Only
+        # exponentials: a square of a declared input overflows only past |x| > 256, and loss
+        # inputs are often probabilities (mmdet's dice_loss squares sigmoid outputs)
+        maybe = set()
+
+        def half(expr: cst.BaseExpression, frame: Frame, node: cst.CSTNode, may=True) -> bool:
+            found_dtype = dtypes.float16_in_region(expr, frame)  # the node itself, not a copy
+            if found_dtype == "may":
+                # the fact joins the plain reading (the declared region may be off); the
+                # declaration says the code runs under it, where CUDA runs `exp` in float32
+                if dtypes.policy(facts.active_region(frame), "exp") == "fp32":
+                    return False
+                maybe.add(id(node))
+                return may
+            return found_dtype is not None
 
         found: List[Tuple[cst.CSTNode, Frame, str]] = []
         for node, frame in dtypes.region_nodes:
             if isinstance(node, cst.BinaryOperation):
                 if isinstance(node.operator, cst.Divide):
                     parts = _softmax_parts(node, frame)
-                    if parts is not None and half(node.left) and not _stable_here(parts[0], frame):
+                    if parts is not None and half(node.left, frame, node) \
+                            and not _stable_here(parts[0], frame):
                         found.append((node, frame, "softmax"))
                 continue
             reduced = _reduced(node, frame)
@@ -346,11 +361,13 @@ class HalfReduction(Rule):
                 continue
             method, operand = reduced
             bare = _unparen(operand)
-            if method in SQUARE_SUMS and _square_base(bare, frame) is not None and half(operand):
+            if method in SQUARE_SUMS and _square_base(bare, frame) is not None \
+                    and half(operand, frame, node, may=False):
                 found.append((node, frame, "square"))
             elif method == "sum":
                 exponent = _exp_argument(bare, frame)
-                if exponent is not None and half(operand) and not _stable_here(exponent, frame):
+                if exponent is not None and half(operand, frame, node) \
+                        and not _stable_here(exponent, frame):
                     found.append((node, frame, "exp"))
         softmax_parts = set()
         for node, _frame, kind in found:
@@ -364,6 +381,8 @@ class HalfReduction(Rule):
                 "region": region.origin}
             if region.external:
                 where, related = "a float16 value of " + region.external, {}  # not formatted
+                if id(node) in maybe:
+                    where = "a value that may be float16, in code " + region.external
             yield self._diagnostic(ctx, node, frame, kind, None, where=(where, related))
 
     # -- patterns -------------------------------------------------------------------------
