@@ -322,8 +322,12 @@ class Evaluator:
         elif kind == "binary" and len(tensors) >= 2 and tensors[0] is not None \
                 and tensors[1] is not None:
             plain = promote(tensors[0], tensors[1], op)
-        elif kind in ("same", "loss"):
+        elif kind == "same" or kind == "loss" and len(tensors) >= 2 and None not in tensors[:2]:
+            # a loss of two inputs promotes (mse_loss(float16, bfloat16) is float32), so an
+            # unknown one leaves it unknown; matmuls raise on a mismatch instead
             plain = self._same(tensors, dim)
+        elif kind == "loss":
+            plain = None
         elif kind == "promote-all":
             plain = None
         elif kind == "bool":
