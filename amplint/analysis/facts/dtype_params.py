@@ -151,7 +151,17 @@ class Bindings:
         bound = bind(target.node, call, args, skip_first=method)
         region = self.dtypes.facts.active_region(frame)
         key = None if region is None else (region.device, region.dtype)
-        self.sites.setdefault(id(target), {})[id(call)] = (bound, key)
+        sites = self.sites.setdefault(id(target), {})
+        earlier = sites.get(id(call))
+        if earlier is not None:  # the same call read twice in one reading: keep both
+            if earlier[0] is None or bound is None or earlier[1] != key:
+                bound, key = None, earlier[1]
+            else:
+                before = earlier[0]
+                bound = {name: join(value, before.get(name))
+                         if isinstance(value, Dtype) and isinstance(before.get(name), Dtype)
+                         else None for name, value in bound.items()}
+        sites[id(call)] = (bound, key)
 
     # -- after a reading ------------------------------------------------------------------
     def next_seeds(self) -> Dict[int, Dict[str, Dtype]]:
