@@ -232,8 +232,9 @@ class DtypeFromInput(Rule):
             dtypes = facts.dtypes
             x_value = dtypes.dtype(x)
             if x_value is not None and not x_value.conditional \
-                    and not x_value.options & {"float32", "float64"}:
-                continue  # the dtype fact shows `x` half too (a parameter its callers bind)
+                    and x_value.options <= {"float16", dtypes.exact(target)}:
+                continue  # the fact shows `x` float16 or the filled tensor's own dtype
+                # (a parameter its callers bind): its range fits
             entry = escape.half_source(target, frame)
             origin = "an input from outside the autocast region (float32)"
             if entry is None:
