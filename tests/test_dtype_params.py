@@ -98,6 +98,8 @@ class Head(nn.Module):
         return v.exp()
 '''
     assert value_of(source, "v.exp()") == {"float16"}
+    # and what it returns at that call
+    assert value_of(source, "self._logits(x.half())") == {"float16"}
     # a base class of another library may call the method itself
     assert value_of(source.replace("(nn.Module)", "(nn.Conv2d)"), "v.exp()") is None
     # torch's Module calls its own private methods

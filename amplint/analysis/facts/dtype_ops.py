@@ -198,6 +198,9 @@ class Evaluator:
             module = self._self_module(func)
             if isinstance(module, ModuleValue):
                 return self._module(module, args)
+            own = self.d.bindings.callee(call, self.frame) if self.d.bindings is not None else None
+            if own is not None:  # `self._m(...)`: a private method of this class
+                return self.d.returned("self." + func.attr.value, call, args, self.frame, own)
             return self._method(func.attr.value, receiver, call, args)
         if isinstance(func, cst.Name):
             callee = self.env.get(func.value)

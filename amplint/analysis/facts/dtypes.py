@@ -119,12 +119,14 @@ class DtypeFacts:
             return None
         return Dtype(frozenset({self.region_dtype(region), "float32"}), True, None)
 
-    def returned(self, name: str, call: cst.Call, args, frame: Frame) -> Optional[Dtype]:
-        """The value `name(...)` returns when `name` is a function of this file whose body shows
-        it for this call's arguments (amplint.analysis.facts.dtype_calls)."""
+    def returned(self, name: str, call: cst.Call, args, frame: Frame,
+                 method: Optional[Frame] = None) -> Optional[Dtype]:
+        """The value `name(...)` (or `self.name(...)` of the private `method`) returns when it
+        is a function of this file whose body shows it for this call's arguments
+        (amplint.analysis.facts.dtype_calls)."""
         from amplint.analysis.facts.dtype_calls import returned
 
-        return returned(self, name, call, args, frame)
+        return returned(self, name, call, args, frame, method)
 
     def region_dtype(self, region: Region) -> str:
         if region.dtype is not None:
