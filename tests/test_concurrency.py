@@ -5,6 +5,7 @@ a mix, and no temporary file is left behind."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -39,6 +40,7 @@ TEMPLATES = [
     "        return model(x) + {i}\n",
 ]
 FILES = 60
+PROGRESS = re.compile(r"amplint: \d+/\d+ files, .*\d+ s$")  # amplint/run/progress.py's log line
 
 
 def expected_versions(text):
@@ -75,6 +77,8 @@ def test_two_fix_processes_on_one_tree(tmp_path, second):
         assert proc.returncode in (0, 1), err
         assert "Traceback" not in err and "internal error" not in err, err
         for line in err.splitlines():  # the only complaint allowed: the other one got there first
+            if PROGRESS.match(line):
+                continue  # a loaded machine: the run passed 10 s and said it is still working
             assert "changed on disk since it was read" in line or "cannot re-read" in line, line
 
     changed = 0

@@ -98,6 +98,13 @@ def test_accelerate_twins_are_silent():
     ])
     assert "unscale_gradients" not in no_unscale["scaler_accelerate_glue/nlp_example.py"]
     assert findings(lint_project(no_unscale, SETTINGS), "AMP123") == []
+
+
+@pytest.mark.xfail(strict=True, reason="a known miss: AMP123 compares the unscales of one "
+                   "iteration; the helper's unscale after optimizer.step() (accelerate's step "
+                   "calls scaler.update() first) leaves the optimizer unscaled for the next "
+                   "iteration's clip_grad_norm_, which raises under fp16")
+def test_accelerate_unscale_after_step_is_a_double_unscale_in_the_next_iteration():
     log_after_step = load("scaler_accelerate_glue", [
         ("            if step % args.log_every == 0:\n"
          "                log_grad_norm(accelerator, model, optimizer, step)\n", ""),
@@ -108,7 +115,7 @@ def test_accelerate_twins_are_silent():
     ])
     text = log_after_step["scaler_accelerate_glue/nlp_example.py"]
     assert text.index("optimizer.step()") < text.index("        log_grad_norm(accelerator")
-    assert findings(lint_project(log_after_step, SETTINGS), "AMP123") == []
+    assert findings(lint_project(log_after_step, SETTINGS), "AMP123") != []
 
 
 MMENGINE_FIXED = [(
@@ -161,6 +168,7 @@ def test_lightning_manual_twins_are_silent(old, new):
 
 
 SPLIT_TRAINER = {
+    "train.py": "from pkg.engine import Trainer\n",
     "pkg/__init__.py": "",
     "pkg/mixins.py": (
         "import torch\n"
@@ -174,9 +182,10 @@ SPLIT_TRAINER = {
     ),
     "pkg/engine.py": (
         "import torch\n"
+        "from hooks_lib import HookBase\n"
         "from .mixins import ClipMixin\n"
         "from pkg.utils import log_grad_norm\n"
-        "class Trainer(ClipMixin):\n"
+        "class Trainer(ClipMixin, HookBase):\n"
         "    def __init__(self, model, optimizer):\n"
         "        self.model, self.optimizer = model, optimizer\n"
         "        self.scaler = torch.amp.GradScaler('cuda')\n"
@@ -184,6 +193,7 @@ SPLIT_TRAINER = {
         "        self.scaler.scale(loss).backward()\n"
         "        self.clip_if_needed()\n"
         "        log_grad_norm(None, self.model, self.optimizer)\n"
+        "        self.after_backward()\n"
         "        self.scaler.step(self.optimizer)\n"
         "        self.scaler.update()\n"
         "        self.log_metrics()\n"
@@ -194,8 +204,9 @@ SPLIT_TRAINER = {
 
 
 def test_show_regions_lists_the_calls_the_protocol_could_not_compose(tmp_path, monkeypatch):
-    """A mixin's clip and a helper's unscale in other files are not composed (the AMP12x rules
-    stay silent about them): --show-regions names both, not the same-file `log_metrics`."""
+    """The mixin's clip and the helper's unscale in other files are composed (the mixin's clip
+    is flagged at its call; neither is listed); `self.after_backward()`, which only a base class
+    from outside the linted tree can define, is listed, not the same-file `log_metrics`."""
     from click.testing import CliRunner
 
     from amplint.cli.main import cli
@@ -204,15 +215,16 @@ def test_show_regions_lists_the_calls_the_protocol_could_not_compose(tmp_path, m
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
     monkeypatch.chdir(tmp_path)
-    assert scaler_findings(lint_project(dict(SPLIT_TRAINER), SETTINGS)) == []
+    assert scaler_findings(lint_project(dict(SPLIT_TRAINER), SETTINGS)) == [
+        ("pkg/engine.py", 11, "AMP120"),
+    ]
     result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "--output-format", "json", "."])
     assert result.exit_code == 0, result.output
     gaps = json.loads(result.output)["scaler_uncomposed"]
     assert [(g["call"], g["in"]) for g in gaps] == [
-        ("self.clip_if_needed() at engine.py:10", "Trainer.train_step"),
-        ("log_grad_norm() at engine.py:11", "Trainer.train_step"),
+        ("self.after_backward() at pkg/engine.py:13", "Trainer.train_step"),
     ]
-    assert "mixin" in gaps[0]["why"] and "pkg.utils" in gaps[1]["why"]
+    assert "no base class or mixin" in gaps[0]["why"]
     text = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."]).output
     assert "GradScaler protocol: calls not composed" in text
-    assert "self.clip_if_needed() at engine.py:10 in Trainer.train_step" in text
+    assert "self.after_backward() at pkg/engine.py:13 in Trainer.train_step" in text

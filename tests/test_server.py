@@ -638,3 +638,59 @@ def test_the_project_torch_target_holds_in_the_editor(tmp_path):
         await session.stop()
 
     run(scenario())
+
+
+SPLIT_MIXIN = textwrap.dedent('''\
+    import torch
+
+
+    class ClipMixin:
+        def clip_gradients(self):
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+''')
+SPLIT_TRAINER = textwrap.dedent('''\
+    import torch
+
+    from mixins import ClipMixin
+
+
+    class Trainer(ClipMixin):
+        def __init__(self, model, optimizer):
+            self.model, self.optimizer = model, optimizer
+            self.scaler = torch.amp.GradScaler("cuda")
+
+        def training_step(self, loss):
+            self.scaler.scale(loss).backward()
+            self.clip_gradients()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+''')
+
+
+def test_a_mixin_edited_in_the_editor_changes_the_protocol_finding_of_its_user(tmp_path):
+    """The GradScaler protocol across files: the mixin (another file) clips before any
+    unscale_, flagged at the trainer's call; unscaling first in the mixin's unsaved buffer
+    clears the trainer's finding, though the edit changes nothing the region pass reads."""
+    write_project(tmp_path, {"trainer.py": SPLIT_TRAINER, "mixins.py": SPLIT_MIXIN})
+    fixed = SPLIT_MIXIN.replace("        torch.nn", "        self.scaler.unscale_(self.optimizer)\n"
+                                "        torch.nn")
+
+    async def scenario():
+        session = Session(tmp_path)
+        await session.start()
+        session.open("trainer.py", SPLIT_TRAINER)
+        found = await session.diagnostics("trainer.py")
+        while not any("mixins.py:6, through this call" in d.message for d in found):
+            found = await session.diagnostics("trainer.py", session.count("trainer.py"))
+        assert [(d.code, d.range.start.line) for d in found] == [("AMP120", 12)]
+        session.open("mixins.py", SPLIT_MIXIN)
+        await session.diagnostics("mixins.py")
+        before = session.count("trainer.py")
+        session.change("mixins.py", fixed)
+        assert await session.diagnostics("trainer.py", before) == []
+        before = session.count("trainer.py")
+        session.change("mixins.py", SPLIT_MIXIN)
+        assert [d.code for d in await session.diagnostics("trainer.py", before)] == ["AMP120"]
+        await session.stop()
+
+    run(scenario())

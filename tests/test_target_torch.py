@@ -341,6 +341,29 @@ def test_fp32_island_before_torch_autocast():
     assert "with torch.autocast(\"cuda\", enabled=False):" in fixed(BCE_IN_REGION, "AMP102", (1, 10)).fixed_source
 
 
+def test_nograd_cache_hazard_not_reported_where_every_supported_torch_has_the_fix():
+    def codes(target):
+        settings = Settings(frozenset({"AMP150"}), torch=TorchTarget(target, "pyproject.toml"))
+        return [d.code for d in lint_source("a.py", NOGRAD_THEN_GRAD, settings).diagnostics]
+
+    assert codes((2, 10)) == ["AMP150"]
+    assert codes((2, 11)) == [] and codes((2, 13)) == []
+    assert codes(None) == ["AMP150"]  # no requirement found: an older torch may run it
+
+
+def test_installed_torch_agrees_with_the_fixed_in_table():
+    """FIXED_IN says torch >= 2.11 keeps gradients after a no_grad forward in the same region."""
+    torch = pytest.importorskip("torch")
+    from amplint.analysis.data.torch_versions import FIXED_IN
+    installed = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    layer = torch.nn.Linear(2, 1)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.no_grad():
+            layer(torch.randn(1, 2))
+        out = layer(torch.randn(1, 2))
+    assert (out.grad_fn is not None) == (installed >= FIXED_IN["AMP150"][0])
+
+
 def test_cache_enabled_not_written_before_110():
     result = fixed(NOGRAD_THEN_GRAD, "AMP150", (1, 8))
     assert result.fixed_source is None

@@ -15,7 +15,9 @@ from amplint.analysis.facts import FileFacts
 from amplint.run.parallel import Workers, cycles_collected_after, is_huge
 from amplint.analysis.parsing import parse
 from amplint.analysis.project import build
+from amplint.analysis.project.scaler_summaries import scaler_entries
 from amplint.analysis.project.summary import portable_summary
+from amplint.run.scaler_inputs import scaler_summaries_of
 
 PROJECT_CONFIG_SUFFIXES = (".yaml", ".yml")
 MAX_CONFIG_BYTES = 1 << 20
@@ -62,7 +64,11 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     with Workers(jobs) as workers:
         project = build(view, settings, config, summaries=summaries,
                         summarize_many=lambda wanted: summaries_of(wanted, cache, workers))
+        remote = scaler_entries(project, keys, lambda wanted, force: scaler_summaries_of(
+            wanted, force, cache, workers))
     entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
+    for path, found in remote.items():  # callees of the scaler protocol in other files
+        entries[path] = tuple(entries.get(path, ())) + found
     if key is not None:
         cache.put(key, {"project": len(entries)}, blob=entries)
     return entries

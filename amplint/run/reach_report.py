@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Set
 
 from amplint.workspace.config import Config
 from amplint.analysis.facts.regions import Enabled
 from amplint.workspace.files import discover
 from amplint.analysis.project import build
+from amplint.analysis.project.scaler_summaries import local_summaries, scaler_entries
 from amplint.run.project_inputs import _KeyedLazy, _LazyTexts, _config_files
 from amplint.run.scaler_report import uncomposed
 
@@ -73,7 +74,10 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
         item["unresolved"].sort(key=lambda gap: _place(gap["call"]))
         item["through"].sort(key=lambda step: _place(step["call"]))
     ordered = [regions[desc] for desc in sorted(regions, key=_place)]
-    gaps = uncomposed(keys, lambda key: texts[key], project.display)
+    composed: Set[tuple] = set()  # calls the protocol summaries followed into another file
+    scaler_entries(project, keys, lambda wanted, force: local_summaries(texts, wanted, force),
+                   composed)
+    gaps = uncomposed(keys, lambda key: texts[key], project.display, composed)
     if output_format == "json":
         return json.dumps({"regions": ordered, "autocast_modules": suggestion, "declare": declare,
                            "scaler_uncomposed": gaps, "errors": errors}, indent=2) + "\n"

@@ -3,9 +3,11 @@ function that runs scaler events (a GradScaler's or a framework's, amplint.analy
 whose callee amplint could not compose into that function's protocol (the AMP12x rules stay
 silent about what happens there).
 
-Composition is per file (amplint.analysis.facts.scaler_protocol): a `self.method()` that no class of the
-file defines (a base class or mixin in another file) and a function imported from another file
-of the linted tree are listed, with the function and line they sit in. Calls into libraries
+A `self.method()` that no class of the file defines (a base class or mixin in another file) and
+a function imported from another file of the linted tree are listed, with the function and line
+they sit in, unless the project's protocol summaries followed them into that file
+(amplint.analysis.project.scaler_summaries: the method found through the class's bases, the
+name through the imports). Calls into libraries
 (torch, the frameworks themselves) are not: their protocol is either in the vocabulary or none.
 """
 
@@ -17,17 +19,22 @@ from typing import Dict, Iterable, List, Optional, Sequence
 import libcst as cst
 
 from amplint.analysis.facts import FileFacts
+from amplint.analysis.facts.scaler_remote import call_keys
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.facts.tree import CallSite, Frame
 from amplint.analysis.parsing import parse
 
 _WORDS = SCALER_TRIGGERS + ("unscale_gradients", "clip_grad_norm_", "clip_grad_value_")
-_WHY_SELF = "`{name}` is not defined by a class of this file (a base class or mixin elsewhere)"
-_WHY_IMPORT = "defined in {module}, another file: protocol summaries compose within a file only"
+_WHY_SELF = ("`{name}` is not defined by a class of this file, and no base class or mixin the "
+             "project pass resolved defines it")
+_WHY_IMPORT = "defined in {module}, another file, where the project pass could not follow it"
 
 
-def uncomposed(files: Sequence[str], read, display=lambda p: p) -> List[Dict[str, str]]:
-    """One entry per call not composed, for the .py files among `files` (`read(path)` -> text)."""
+def uncomposed(files: Sequence[str], read, display=lambda p: p, composed=frozenset()
+               ) -> List[Dict[str, str]]:
+    """One entry per call not composed, for the .py files among `files` (`read(path)` -> text).
+    `composed`: (path, function key, call text, ordinal) of the calls the project's protocol
+    summaries followed into another file (amplint.analysis.project.scaler_summaries)."""
     local = _local_modules(files)
     found: List[Dict[str, str]] = []
     for path in files:
@@ -43,7 +50,8 @@ def uncomposed(files: Sequence[str], read, display=lambda p: p) -> List[Dict[str
             facts = FileFacts(parse(text))
         except cst.ParserSyntaxError:
             continue  # the lint run reports it
-        found.extend(_file_gaps(facts, display(path), local))
+        done = {key[1:] for key in composed if key[0] == path}
+        found.extend(_file_gaps(facts, display(path), local, done))
     return found
 
 
@@ -61,11 +69,12 @@ def _local_modules(files: Iterable[str]) -> set:
     return names
 
 
-def _file_gaps(facts: FileFacts, shown: str, local: set) -> List[Dict[str, str]]:
+def _file_gaps(facts: FileFacts, shown: str, local: set, done=frozenset()) -> List[Dict[str, str]]:
     scalers = facts.scalers
     flows = scalers.composed if scalers.infos else scalers.framework_flows
     module = facts.module
     gaps: List[Dict[str, str]] = []
+    keys = call_keys(facts.tree) if done else {}
     for flow in flows:
         if flow.frame.kind != "function" or not any(e.scaler is not None for e in flow.events):
             continue
@@ -73,7 +82,7 @@ def _file_gaps(facts: FileFacts, shown: str, local: set) -> List[Dict[str, str]]
             if site.frame.function is not flow.frame:
                 continue
             why = _why(facts, site, local)
-            if why is None:
+            if why is None or keys.get(id(site.node)) in done:
                 continue
             line = module.code_for_node(site.node.func).strip()
             gaps.append({

@@ -72,6 +72,17 @@ INTRODUCED: Dict[str, Tuple[Version, str]] = {
                              "`__init__(..., enabled=True)`; 1.4.0 has no torch/cuda/amp"),
 }
 
+# Hazards torch itself fixed: a project whose oldest supported torch has the fix is not told of
+# them (a project with no requirement on torch still is: it may run an older one).
+# code -> (first release without the hazard, evidence)
+FIXED_IN: Dict[str, Tuple[Version, str]] = {
+    "AMP150": ((2, 11), "pytorch/pytorch#165068 'Fix autocast cache incorrectly retaining no_grad "
+               "state' (fixes #158232; merged 2025-12-10, first released in v2.11.0): cached "
+               "casts are made with grad enabled. Lightning's tests/tests_pytorch/plugins/"
+               "precision/test_amp.py gates the same behaviour on _TORCH_GREATER_EQUAL_2_11; "
+               "tests/test_target_torch.py checks the installed torch"),
+}
+
 # The newest release the table knows: a project without a requirement on torch targets it.
 NEWEST: Version = (2, 13)
 # The oldest target accepted (a lower `target-torch` is an error): the APIs dated 1.0 above
@@ -97,6 +108,10 @@ class TorchTarget:
 
     def allows(self, name: str) -> bool:
         return self.version is None or self.version >= introduced(name)
+
+    def has_fix(self, code: str) -> bool:
+        """Every torch the project supports has torch's own fix for the hazard `code` names."""
+        return self.version is not None and self.version >= FIXED_IN[code][0]
 
     def why_not(self, name: str, shown_name: Optional[str] = None) -> str:
         """`not fixed: torch.amp.GradScaler needs torch >= 2.3; this project targets 1.8

@@ -87,7 +87,7 @@ class FileFacts:
 
     @cached_property
     def scalers(self) -> ScalerAnalysis:
-        return ScalerAnalysis(self.tree, self.callgraph)
+        return ScalerAnalysis(self.tree, self.callgraph, self.entries)
 
     @cached_property
     def qualified_calls(self) -> list:

@@ -70,6 +70,7 @@ class Event:
     origin: Optional[cst.Call] = None  # composed (scaler_protocol.py): the call it came through
     inner: Optional[cst.CSTNode] = None  # composed: the event's own node, in the callee
     framework: Optional[str] = None  # a framework's call (framework_verbs.py), not a GradScaler's
+    remote: Optional[object] = None  # composed from another file: scaler_remote.Remote
 
     @property
     def loops(self) -> Tuple[Loop, ...]:

@@ -28,6 +28,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text
+from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.tree import CallSite, Frame
 
 PROTOCOL = ("scale", "backward", "unscale", "clip", "step", "update", "opt_step")
@@ -56,6 +57,12 @@ def composed_flows(analysis, only: Optional[Set[int]] = None) -> List[Flow]:
         if any(e.scaler is not None for e in flow.events):
             flows.append(flow)
     return flows
+
+
+def function_flows(analysis) -> List[Flow]:
+    """Every function's composed flow, events or not (the project's protocol summaries)."""
+    composer = _Composer(analysis)
+    return [composer.flow(f, ()) for f in analysis.tree.frames if f.kind == "function"]
 
 
 class _Composer:
@@ -93,6 +100,8 @@ class _ComposingWalker(FlowWalker):
         if site is None or graph is None:
             return False
         callees = [f for f in graph.callees(site) if f.kind == "function"]
+        if not callees and not graph.callees(site):
+            return self.remote(call, site, ctx)
         if len(callees) != 1:
             return False
         callee = callees[0]
@@ -104,7 +113,8 @@ class _ComposingWalker(FlowWalker):
         events = [e for e in inner.events if e.kind in PROTOCOL]
         if not events or len(self.flow.events) + len(events) > _MAX_EVENTS:
             return False
-        rename = _Renamer(self.analysis, call, callee, self.flow.frame)
+        rename = _Renamer(self.analysis, call, _positional(call, callee), _keywords(callee),
+                          self.flow.frame)
         if any(
             e.scaler is not None and e.scaler.scope == id(callee)
             and str(e.scaler).split(".", 1)[0] not in rename.params
@@ -123,11 +133,46 @@ class _ComposingWalker(FlowWalker):
             )
         return True
 
+    def remote(self, call: cst.Call, site: CallSite, ctx) -> bool:
+        """A callee in another file, as the project pass summarised it (scaler_remote.py)."""
+        entry = remote_entry(self.analysis, call)
+        if entry is None or len(self.flow.events) + len(entry.events) > _MAX_EVENTS:
+            return False
+        rename = _Renamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
+        where = entry.callee.split(":", 1)[0]
+        tokens: Dict[int, object] = {}
+        for kind, scaler, arg, backward, framework, inner_ctx, line, text in entry.events:
+            ref = None
+            if scaler:
+                mapped = rename.text(scaler)
+                # a scaler the caller cannot name is no scaler of this file's (never live)
+                ref = self.analysis.ref(mapped, self.flow.frame) if mapped else None
+            if scaler and ref is None:
+                ref = self.analysis.ref("<" + entry.callee + ">." + scaler, self.flow.frame)
+            self.emit(
+                kind, call, ctx + remote_ctx(inner_ctx, tokens), None, scaler=ref,
+                arg=rename.text(arg) if arg else None, backward=backward, site=site,
+                origin=call, framework=framework or None, remote=Remote(f"{where}:{line}", text),
+            )
+        return True
+
+
+def _positional(call: cst.Call, callee: Frame) -> List[str]:
+    params = callee.node.params  # type: ignore[attr-defined]
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if isinstance(call.func, cst.Attribute) and callee.class_frame is not None and positional:
+        positional = positional[1:]  # the bound `self`
+    return positional
+
+
+def _keywords(callee: Frame) -> List[str]:
+    return [p.name.value for p in callee.node.params.kwonly_params]  # type: ignore[attr-defined]
+
 
 class _Renamer:
     """The callee's names as the caller sees them."""
 
-    def __init__(self, analysis, call: cst.Call, callee: Frame, caller: Frame) -> None:
+    def __init__(self, analysis, call: cst.Call, positional, keywords, caller: Frame) -> None:
         self.analysis = analysis
         self.caller = caller
         func = call.func
@@ -136,11 +181,8 @@ class _Renamer:
             and isinstance(func.value, cst.Name)
             and func.value.value == "self"
         )
-        params = callee.node.params  # type: ignore[attr-defined]
-        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-        if isinstance(func, cst.Attribute) and callee.class_frame is not None and positional:
-            positional = positional[1:]  # the bound `self`
-        self.params: Set[str] = set(positional) | {p.name.value for p in params.kwonly_params}
+        positional = list(positional)
+        self.params: Set[str] = set(positional) | set(keywords)
         self.bound: Dict[str, Optional[str]] = {}
         for index, arg in enumerate(a for a in call.args if a.keyword is None and not a.star):
             if index < len(positional):

@@ -31,6 +31,7 @@ from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported fo
     arms, expr_line, gates, insert_after, insert_before, jumps_between, runs_whenever, signature,
 )
 from amplint.analysis.facts.scaler_protocol import composed_flows, spans  # noqa: F401
+from amplint.analysis.facts.scaler_remote import scaler_entries
 from amplint.analysis.facts.syntax import holder_key
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
 
@@ -141,9 +142,11 @@ def _combine(values: Iterable[Enabled]) -> Enabled:
 
 
 class ScalerAnalysis:
-    def __init__(self, tree: Collector, callgraph=None) -> None:
+    def __init__(self, tree: Collector, callgraph=None, entries=()) -> None:
         self.tree = tree
         self.callgraph = callgraph
+        # callees in other files (the project pass's EntryScaler entries), by call
+        self.remote = scaler_entries(entries) if entries else {}
         self.module: cst.Module = tree.module_frame.node  # type: ignore[assignment]
         self.scalers: Dict[ScalerKey, Scaler] = {}
         self.constructions: List[CallSite] = []
@@ -366,14 +369,15 @@ class ScalerAnalysis:
         return step
 
     def updated_anywhere(self, text: str) -> bool:
-        return any(
-            e.kind == "update" and str(e.scaler) == str(text) for f in self.flows for e in f.events
-        )
+        return self._anywhere("update", text)
 
     def unscaled_anywhere(self, text: str) -> bool:
-        return any(
-            e.kind == "unscale" and str(e.scaler) == str(text) for f in self.flows for e in f.events
-        )
+        return self._anywhere("unscale", text)
+
+    def _anywhere(self, kind: str, text: str) -> bool:
+        """An event of the file, or of another file's function it calls (self.remote)."""
+        flows = self.flows + (self.composed if self.remote else [])
+        return any(e.kind == kind and str(e.scaler) == str(text) for f in flows for e in f.events)
 
     # -- what a call is -------------------------------------------------------------------
     def clip_call(self, call: cst.Call, site: Optional[CallSite], depth: int = 0) -> bool:

@@ -36,6 +36,7 @@ from amplint.analysis.project.framework_seeds import framework_seeds
 from amplint.analysis.project.propagate import propagate
 from amplint.analysis.project.region_seeds import call_seeds, flow_seeds
 from amplint.analysis.project.resolve import ProjectResolver
+from amplint.analysis.project.scaler_summaries import local_summaries, scaler_entries
 from amplint.analysis.project.summary import CALLER_TEXT, ModuleSummary, Setting, summarize
 
 __all__ = ["ProjectFacts", "build", "lint_project", "declared_matches", "EXPLAIN"]
@@ -225,12 +226,15 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
     # Reuse the first pass's parse where the engine can take it (`lint_source(..., module=)`).
     reuse = "module" in inspect.signature(lint_source).parameters
     project = build(files, settings, config, declared, keep_modules=reuse)
+    remote = scaler_entries(project, sorted(files), lambda wanted, force: local_summaries(
+        files, wanted, force, project.modules))
     results = {}
     for path in sorted(files):
         if not _is_python(path):
             continue
         extra = {"module": project.modules.pop(path)} if reuse and path in project.modules else {}
         results[path] = lint_source(
-            path, files[path], settings, fix=fix, entries=project.entries_for(path), **extra
+            path, files[path], settings, fix=fix,
+            entries=tuple(project.entries_for(path)) + remote.get(path, ()), **extra
         )
     return results

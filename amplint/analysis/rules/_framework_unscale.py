@@ -28,7 +28,10 @@ def framework_double_unscales(rule, module: cst.Module, scalers) -> Iterable[Dia
             what = f"`{later.arg}`" if later.arg else "every prepared optimizer"
             related = {"first_line": earlier.inner or earlier.node}
             where = "at line {first_line}"
-            if earlier.origin is not None:
+            if earlier.remote is not None:
+                first = earlier.remote.text
+                where = f"at {earlier.remote.where}, through the call at line {{first_line}},"
+            elif earlier.origin is not None:
                 where += ", through the call at line {call_line},"
                 related["call_line"] = earlier.node
             yield rule.report(

@@ -261,9 +261,14 @@ class ClipBeforeUnscale(Rule):
             if clip.origin is not None and clip.inner is not None:
                 where = " (line {clip_line}, through this call)"
                 related["clip_line"] = clip.inner
+            elif clip.remote is not None:
+                where = f" (`{clip.remote.text}` at {clip.remote.where}, through this call)"
+            step_at = "at line {step_line}"
+            if step.remote is not None:
+                step_at = f"at {step.remote.where}, through the call at line {{step_line}},"
             message = (
                 f"gradient clipping{where} of scaled gradients: "
-                "`{scaler}.step` at line {step_line} "
+                f"`{{scaler}}.step` {step_at} "
                 "follows with no `{scaler}.unscale_(...)` before the clip, so the threshold "
                 "applies to gradients multiplied by the loss scale; call "
                 "`{scaler}.unscale_(optimizer)` before clipping"

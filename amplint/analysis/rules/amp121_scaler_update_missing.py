@@ -25,8 +25,9 @@ class ScalerUpdateMissing(Rule):
     `if (i + 1) % k == 0:`), several optimizers stepped before one `update()`, and an `update`
     in another method of the same class are fine and not reported, unless a function of the
     file shows the order: `fit()` stepping through `train_step()` in its batch loop and
-    updating through `on_epoch_end()` after it is reported at the `train_step()` call (the
-    calls of a file are composed; another file's or a framework's are not).
+    updating through `on_epoch_end()` after it is reported at the `train_step()` call (calls
+    are composed within a file and, through the project pass, into functions and base-class
+    or mixin methods of other files; a framework's callbacks are not).
 
     ## Example
     ```python
@@ -282,12 +283,16 @@ class ScalerUpdateMissing(Rule):
 
 def _through(event: Event, what: str) -> str:
     """" (in `train_step`, line 12, through this call)" for a composed event."""
+    if event.remote is not None:
+        return f" ({event.remote.where}, through the call at line {{{what}_call}})"
     if event.origin is None or event.inner is None:
         return ""
     return f" (line {{{what}_inner}}, through the call at line {{{what}_call}})"
 
 
 def _lines(event: Event, what: str):
+    if event.remote is not None:
+        return {f"{what}_call": event.origin}
     if event.origin is None or event.inner is None:
         return {}
     return {f"{what}_inner": event.inner, f"{what}_call": event.origin}

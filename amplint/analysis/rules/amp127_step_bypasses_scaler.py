@@ -299,7 +299,12 @@ class StepBypassesScaler(Rule):
         if step.origin is not None and step.inner is not None:
             where = " (line {step_line}, through this call)"
             related["step_line"] = step.inner
-        if backward.origin is not None:
+        elif step.remote is not None:
+            where = f" (at {step.remote.where}, through this call)"
+        if backward.remote is not None:
+            related["backward_call"] = backward.origin
+            where_backward = f"{backward.remote.where}, through the call at line {{backward_call}}"
+        elif backward.origin is not None:
             related["backward_call"] = backward.origin
             where_backward = "line {backward_line}, through the call at line {backward_call}"
         else:

@@ -13,6 +13,7 @@ from amplint.analysis.rules._util import code_of, dotted_expr, keyword, kwarg, m
 from amplint.analysis.facts.half_values import (
     FrameWalker, _unparen, float16_values, walk_float16_code,
 )
+from amplint.analysis.rules._backward_root import backward_root_only
 from amplint.analysis.rules._reduction_shapes import (
     _assignments, _calls_in, _exp_argument, _reduced, _short, _softmax_parts, _square_base,
     _stabilised, _stable_here,
@@ -64,6 +65,13 @@ class HalfReduction(Rule):
     range), `torch.norm`/`linalg.vector_norm` (same), squares of a tensor cast to float32 first
     (`x.float().pow(2).mean(-1)`, the Hugging Face RMSNorm), max-subtracted exponentials
     (`(x - x.amax(-1, keepdim=True)).exp()`), and everything under autocast or in bfloat16.
+    Nor a float16 `sum` whose value is only ever the root of a backward pass
+    (`loss = y.sum()` then only `loss.backward()`, `scaler.scale(loss).backward()`,
+    `optimizer.backward(loss)`, `accelerator.backward(loss)`, `self.manual_backward(loss)`;
+    or inline `y.sum().backward()`): the gradient of a sum is 1 per element whatever the
+    forward value, so the gradients are right even when the sum is inf (on torch 2.13 they
+    equal those of `y.float().sum()`, also through `GradScaler`). Read anywhere else (logged,
+    printed, returned, compared, `.item()`), the inf reaches that reader and is reported.
 
     ## Example
     ```python
@@ -160,6 +168,18 @@ class HalfReduction(Rule):
             "    e = th.exp(logits)\n"
             "    return th.softmax(logits, 1, dtype=th.float32).to(logits.dtype)\n",
             unsafe=True,
+        ),
+        Flag(  # a half sum that is a backward root but also logged: the log shows inf
+            "import torch\n"
+            "def train_step(model, x, optimizer, logger):\n"
+            "    y = model.half()(x.half())\n"
+            "    loss = y.sum()\n"
+            "    optimizer.backward(loss)\n"
+            "    logger.info('loss %f', loss.item())\n"
+            "    other = y.sum()\n"
+            "    other.backward()\n"
+            "    return other\n",
+            count=2,
         ),
         Flag(  # hand-written log-sum-exp: no fix, a suggestion
             "import torch\n"
@@ -283,6 +303,16 @@ class HalfReduction(Rule):
         "    b = x.bfloat16()\n"
         "    y = x.float()\n"
         "    return b.sum(), b.pow(2).mean(), y.pow(2).sum(), model(x).exp().sum()\n",
+        # fairseq's EMA / fp16-optimizer tests: a half sum used only as a backward root
+        "import torch\n"
+        "def step(model, x, optimizer, scaler, me_optimizer):\n"
+        "    y = model.cuda().half()(x.half())\n"
+        "    loss = y.sum()\n"
+        "    loss.backward()\n"
+        "    scaled = y.sum()\n"
+        "    scaler.scale(scaled).backward()\n"
+        "    me_optimizer.backward(model(x.half()).sum())\n"
+        "    y.sum().backward()\n",
         # half inference whose reductions run in float32 explicitly
         "import torch\n"
         "def score(model, x):\n"
@@ -319,6 +349,8 @@ class HalfReduction(Rule):
         for node, frame, kind in found:
             if kind != "softmax" and id(node) in softmax_parts:
                 continue  # the denominator of a reported softmax
+            if kind == "sum" and backward_root_only(ctx.module, node, frame):
+                continue  # only a backward root: d(sum)/dx = 1 whatever the forward value
             yield self._diagnostic(ctx, node, frame, kind, values)
 
     def _autocast_values(self, ctx) -> Iterable[Diagnostic]:

@@ -63,7 +63,8 @@ class NogradForwardInAutocast(Rule):
     backward raises `RuntimeError: element 0 of tensors does not require grad and does not have
     a grad_fn`. This is pytorch/pytorch#112583 and #65766 (fixed by pytorch/pytorch#165068,
     for #158232, in torch 2.11). On newer torch the code is correct; `cache_enabled=False`
-    costs a re-cast of the weights per use.
+    costs a re-cast of the weights per use, so a project whose requirement on torch (or
+    `target-torch`) starts at 2.11 or later is not told of it.
 
     ## Example
     ```python
@@ -229,6 +230,8 @@ class NogradForwardInAutocast(Rule):
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:
+        if ctx.torch.has_fix(self.code):
+            return
         facts = ctx.facts
         region_withs: Dict[int, Region] = {
             id(with_node): region for with_node, _frame, region in facts.regions.explicit_regions()

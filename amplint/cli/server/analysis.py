@@ -23,7 +23,9 @@ from amplint.run.parallel import Workers
 from amplint.analysis.parsing import parse
 from amplint.run.per_file import REPORT_ONLY
 from amplint.analysis.project import build, needs_summary
+from amplint.analysis.project.scaler_summaries import is_caller, local_summaries, scaler_entries
 from amplint.analysis.project.summary import portable_summary
+from amplint.run.scaler_inputs import scaler_summaries_of
 from amplint.run.project_inputs import (
     _config_files, _KeyedLazy, _LazyTexts, project_entries, summaries_of,
 )
@@ -44,10 +46,19 @@ def norm(path: str) -> str:
     return os.path.normcase(os.path.realpath(path))
 
 
-def summary_of_text(path: str, text: str):
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
+def summary_of_text(path: str, text: str, always: bool = False):
     """The project summary of an editor buffer (None: it cannot be parsed; False: nothing in
-    it opens a region or holds a framework setting, as the runner marks such files)."""
-    if not needs_summary(text):
+    it opens a region or holds a framework setting, as the runner marks such files, unless
+    `always`: the pass asks for this file, as for a base class it resolves)."""
+    if not always and not needs_summary(text):
         return False
     try:
         module = parse(text)
@@ -197,13 +208,23 @@ class ProjectState:
             found = summaries_of([p for p in wanted if p not in buffers], self.cache, workers)
             for path in wanted:
                 if path in buffers:
-                    found[path] = summary_of_text(path, buffers[path]) or None
+                    found[path] = summary_of_text(path, buffers[path], always=True)
+            return found
+
+        def scaler_more(wanted, force):  # protocol summaries, the buffers' from their text
+            found = scaler_summaries_of([p for p in wanted if p not in buffers], force,
+                                        self.cache, workers)
+            found.update(local_summaries(buffers, [p for p in wanted if p in buffers], force))
             return found
 
         with Workers(jobs) as workers:
             project = build(view, self.settings, self.config, summaries=summaries,
                             summarize_many=more)
-        return {p: project.entries_for(p) for p in keys if project.entries_for(p)}
+            remote = scaler_entries(project, keys, scaler_more)
+        found = {p: project.entries_for(p) for p in keys if project.entries_for(p)}
+        for path, extra in remote.items():  # callees of the scaler protocol in other files
+            found[path] = tuple(found.get(path, ())) + extra
+        return found
 
     def _matches_disk(self, path: str, text: str) -> bool:
         try:
@@ -221,7 +242,23 @@ class ProjectState:
         after = summary_of_text(spelled, text)
         if after is None and before is not None:
             return False  # it does not parse (being typed): the last good summary stands
-        return not _same(before, after)
+        return not _same(before, after) or self._protocol_changed(spelled, text)
+
+    def _protocol_changed(self, spelled: str, text: str) -> bool:
+        """Whether the edit changes the file's GradScaler protocol summary (what other files'
+        calls into it compose, amplint.analysis.project.scaler_summaries)."""
+        known = self.__dict__.setdefault("_protocols", {})  # path -> last summary (None: none)
+        if spelled not in known:
+            disk = _read(spelled)
+            known[spelled] = (local_summaries({spelled: disk}, [spelled], True)[spelled]
+                              if is_caller(disk) else None)
+        if known[spelled] is None and not is_caller(text):
+            return False
+        after = local_summaries({spelled: text}, [spelled], True)[spelled]
+        if after is None:
+            return False  # being typed: the last good summary stands
+        before, known[spelled] = known[spelled], after
+        return before != after
 
     def saved(self, path: str) -> None:
         """The disk copy of `path` changed: read it again when the pass asks."""

@@ -1,0 +1,124 @@
+"""The scaler protocol of callees in other files, as the project pass delivers it to one file's
+lint (amplint.analysis.project.scaler_summaries makes these entries).
+
+`EntryScaler` names one call of this file (the calling function's key, the call's dotted text
+and its ordinal among the calls of that text in that function, in the order `tree.calls`
+lists them) and carries the callee's composed protocol as plain data: per event its kind,
+scaler / optimizer text as the callee writes them, the loops and branches around it (numbered
+within the callee), and where it is (`utils.py:18`). The composing walker
+(amplint.analysis.facts.scaler_protocol) consults it where the file's own call graph has no
+callee, renames the callee's parameters to the call's arguments as for a same-file callee, and
+emits the events at the call. Their loops and branches become nodes of their own: an `if` of
+the callee is rebuilt from its test's text (the rules read the test), other branches and
+loops are opaque tokens that only compare by identity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from amplint.analysis.facts.scaler_flow import Branch, Loop
+
+# (kind, scaler text or "", optimizer/arg text or "", backward, framework or "", ctx, line, text)
+# ctx: ("L", n) for a loop, ("B", n, index, cond or "", positive, if-test text or "")
+RemoteEvent = Tuple[str, str, str, bool, str, tuple, int, str]
+
+
+@dataclass(frozen=True)
+class EntryScaler:
+    function: str  # the calling function's key in this file ("Trainer.fit", "main")
+    call: str  # the call's dotted text ("self.clip_gradients", "unscale_and_clip")
+    ordinal: int  # among the calls of that text in that function
+    callee: str  # "utils.py: unscale_and_clip", for messages and --show-regions
+    positional: Tuple[str, ...]  # the callee's positional parameters, `self` dropped
+    keywords: Tuple[str, ...]  # its keyword-only parameters
+    events: Tuple[RemoteEvent, ...]
+
+
+@dataclass(frozen=True)
+class Remote:
+    """Where a composed event of another file is: `utils.py:18`, and its call's text."""
+
+    where: str
+    text: str
+
+
+def scaler_entries(entries) -> Dict[Tuple[str, str, int], EntryScaler]:
+    return {
+        (e.function, e.call, e.ordinal): e for e in entries if isinstance(e, EntryScaler)
+    }
+
+
+def remote_entry(analysis, call: cst.Call) -> Optional[EntryScaler]:
+    """The project pass's summary of the other file's function `call` runs, or None
+    (`analysis`: the file's ScalerAnalysis, whose `remote` holds the entries by key)."""
+    if not analysis.remote:
+        return None
+    keys = analysis.__dict__.get("_call_keys")
+    if keys is None:
+        keys = analysis.__dict__["_call_keys"] = call_keys(analysis.tree)
+    key = keys.get(id(call))
+    return analysis.remote.get(key) if key is not None else None
+
+
+def call_keys(tree) -> Dict[int, Tuple[str, str, int]]:
+    """id(call node) -> (function key, dotted text, ordinal) for the calls inside functions,
+    the key the project pass gives an EntryScaler."""
+    found: Dict[int, Tuple[str, str, int]] = {}
+    counts: Dict[Tuple[str, str], int] = {}
+    keys: Dict[int, Optional[str]] = {}
+    for site in tree.calls:
+        function = site.frame.function
+        if function is None or site.dotted is None:
+            continue
+        if id(function) not in keys:
+            keys[id(function)] = function_key(function)
+        key = keys[id(function)]
+        if key is None:
+            continue
+        text = ".".join(site.dotted)
+        ordinal = counts.get((key, text), 0)
+        counts[(key, text)] = ordinal + 1
+        found[id(site.node)] = (key, text, ordinal)
+    return found
+
+
+def function_key(frame) -> Optional[str]:
+    """`Class.method`, `outer.inner`, `train` (the project summary's function keys)."""
+    parts: List[str] = []
+    current = frame
+    while current is not None and current.kind != "module":
+        if current.kind in ("function", "class"):
+            parts.append(current.name)
+        current = current.parent
+    return ".".join(reversed(parts)) if parts else None
+
+
+def remote_ctx(ctx: tuple, tokens: Dict[int, object]) -> tuple:
+    """The callee's loops and branches as Loop/Branch values of this file's walk; `tokens`
+    (one dict per composed call) keeps one node per callee loop/branch statement."""
+    out = []
+    for item in ctx:
+        number = item[1]
+        if item[0] == "L":
+            node = tokens.setdefault(number, cst.Name("remote_loop"))
+            out.append(Loop(node))
+            continue
+        _, _, index, cond, positive, test = item
+        node = tokens.get(number)
+        if node is None:
+            node = _if_node(test) if test else cst.Name("remote_branch")
+            tokens[number] = node
+        out.append(Branch(node, index, cond or None, positive))
+    return tuple(out)
+
+
+def _if_node(test: str) -> cst.CSTNode:
+    try:
+        expr = cst.parse_expression(test)
+    except cst.ParserSyntaxError:
+        return cst.Name("remote_branch")
+    return cst.If(test=expr, body=cst.IndentedBlock(body=[]))

@@ -1,0 +1,261 @@
+"""The GradScaler protocol across files: per-function protocol summaries, composed at the calls
+the file's own call graph cannot follow.
+
+A helper in `utils.py` calls `accelerator.unscale_gradients(optimizer)` and the loop in
+`train.py` then calls `accelerator.clip_grad_norm_`; a mixin in `mixins.py` provides
+`clip_gradients()`, called through `self.` between `scaler.scale(loss).backward()` and
+`scaler.step(opt)`. Each file whose text holds a scaler or framework-verb word (`CALLER_WORDS`)
+is summarised (`summarize_scaler`): the calls of its functions that the file's call graph
+leaves unresolved (`self.m()` of a class with bases, a bare name imported from elsewhere),
+and the composed protocol events of each of its functions. The project resolves those calls
+(methods through base classes and mixins, imported names through re-exports: the resolver the
+region pass uses), summarises the callee's file on demand, and hands the caller's file one
+`EntryScaler` per call whose callee has protocol events (amplint.analysis.facts.scaler_remote).
+The entries travel with the file's other project entries, so a cached result of that file is
+used again only while they are the same: editing the helper's file changes them.
+
+One level: a callee's own calls into a third file are not followed. A callee that creates its
+own scaler (a local `GradScaler()`) is not summarised, as within a file.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from amplint.analysis.facts import FileFacts
+from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows
+from amplint.analysis.facts.scaler_remote import EntryScaler, call_keys, function_key
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS
+from amplint.analysis.parsing import parse
+from amplint.analysis.project.lines import node_lines
+from amplint.analysis.facts.tree import dotted_name
+from amplint.analysis.project.relative_names import Names, relative_imports
+
+# Text a file whose functions can hold scaler events holds (the prefilter of the callers)
+CALLER_WORDS = SCALER_TRIGGERS + ("unscale_gradients", "clip_grad_norm_", "clip_grad_value_")
+# Text without which no function of a file has a protocol event (a scale, backward, unscale,
+# clip, step or update of a scaler, an optimizer's step, a framework verb): callees without it
+# are not parsed
+CALLEE_WORDS = CALLER_WORDS + ("backward", "clip", ".step(", "update_params")
+_MAX_CALLS = 400  # per file: the unresolved calls a summary records
+# imports never resolved into the project: the standard library, torch, numpy
+_LIBRARIES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy"}
+
+
+@dataclass
+class ScalerSummary:
+    path: str
+    # function key -> (positional parameters, `self` dropped for methods; keyword-only; events)
+    functions: Optional[Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], tuple]]] = field(
+        default_factory=dict)
+    # (function key, call text, ordinal, "self" | "name", the name, class key of the method or "")
+    calls: List[Tuple[str, str, int, str, str, str]] = field(default_factory=list)
+    # what resolving those calls needs of this file, as its region summary would say it (so
+    # that the project pass need not make that summary): module-level imports, relative ones
+    # included, and each module-level class's bases ("@Local", a reference, "?unknown")
+    imports: Dict[str, str] = field(default_factory=dict)
+    bases: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+
+
+def is_caller(text: str) -> bool:
+    return any(word in text for word in CALLER_WORDS)
+
+
+def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -> ScalerSummary:
+    """One file's protocol summary, from its FileFacts (made without project entries). Without
+    `force`, a file with no call to follow gets no `functions` (None: not computed)."""
+    summary = ScalerSummary(path)
+    analysis = facts.scalers
+    graph = facts.callgraph
+    keys = call_keys(facts.tree)
+    module_frame = facts.tree.module_frame
+    names = Names(relative_imports(module))
+    summary.imports = {**module_frame.imports, **names.relative}
+    imported = {name for name, ref in summary.imports.items()
+                if ref.split(".", 1)[0] not in _LIBRARIES}
+    for name, frame in facts.tree.classes.items():
+        if frame.parent is module_frame:
+            summary.bases[name] = tuple(
+                _base_ref(arg.value, names, facts.tree, module_frame)
+                for arg in frame.node.bases if arg.keyword is None
+            )
+    for site in facts.tree.calls:
+        key = keys.get(id(site.node))
+        if key is None or len(summary.calls) >= _MAX_CALLS:
+            continue
+        if graph is not None and graph.callees(site):
+            continue
+        func = site.node.func
+        function = site.frame.function
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            cls = function.class_frame if function is not None else None
+            if func.value.value == "self" and cls is not None and cls.node.bases:
+                summary.calls.append(key + ("self", func.attr.value, function_key(cls) or ""))
+            elif func.value.value in imported:  # `steps.train_step(...)` of `import pkg.steps as steps`
+                summary.calls.append(key + ("name", f"{func.value.value}.{func.attr.value}", ""))
+        elif isinstance(func, cst.Name) and func.value in imported:
+            summary.calls.append(key + ("name", func.value, ""))
+    if not force and not summary.calls:
+        summary.functions = None
+        return summary
+    flows = [f for f in function_flows(analysis) if any(e.kind in PROTOCOL for e in f.events)]
+    nodes = [e.inner or e.node for f in flows for e in f.events]
+    lines = node_lines(module, nodes) if nodes else {}
+    for flow in flows:
+        entry = _function(flow, module, lines)
+        if entry is not None:
+            summary.functions[function_key(flow.frame) or ""] = entry
+    return summary
+
+
+def _base_ref(expr, names: Names, tree, frame) -> str:
+    """A base class as the region summary writes it (summary.py `_class_ref`)."""
+    name = dotted_name(expr)
+    if name and len(name) == 1 and name[0] in tree.classes and name[0] not in frame.imports:
+        return "@" + name[0]
+    return names.resolve(name, frame) or "?" + ".".join(name or ())
+
+
+def _function(flow, module: cst.Module, lines: Dict[int, int]):
+    frame = flow.frame
+    params = frame.node.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    static = any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+        for d in frame.node.decorators
+    )
+    if frame.class_frame is not None and positional and not static:
+        positional = positional[1:]
+    keywords = tuple(p.name.value for p in params.kwonly_params)
+    names = set(positional) | set(keywords)
+    numbers: Dict[int, int] = {}
+    events = []
+    for event in flow.events:
+        if event.kind not in PROTOCOL:
+            continue
+        scaler = str(event.scaler) if event.scaler is not None else ""
+        root = scaler.split(".", 1)[0]
+        if scaler and root not in names and root != "self":
+            return None  # its own scaler (local or module-level): a protocol of its own
+        node = event.inner or event.node
+        events.append((
+            event.kind, scaler, event.arg or "", bool(event.backward), event.framework or "",
+            _ctx(event.ctx, numbers, module), lines.get(id(node), 0), _text(node, module),
+        ))
+    return (tuple(positional), keywords, tuple(events)) if events else None
+
+
+def _ctx(ctx, numbers: Dict[int, int], module: cst.Module) -> tuple:
+    out = []
+    for item in ctx:
+        number = numbers.setdefault(id(item.node), len(numbers))
+        if not hasattr(item, "index"):
+            out.append(("L", number))
+            continue
+        test = module.code_for_node(item.node.test).strip() if isinstance(item.node, cst.If) else ""
+        out.append(("B", number, item.index, item.cond or "", bool(item.positive), test))
+    return tuple(out)
+
+
+def _text(node, module: cst.Module) -> str:
+    func = node.func if isinstance(node, cst.Call) else node
+    text = " ".join(module.code_for_node(func).split())
+    return text.replace("{", "(").replace("}", ")") + "(...)"  # messages format {placeholders}
+
+
+# -- the project side ------------------------------------------------------------------------
+# paths -> their scaler summaries (None: no summary); `force`: also files without the words
+SummarizeScaler = Callable[[List[str], bool], Mapping[str, Optional[ScalerSummary]]]
+
+
+def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
+                   resolved: Optional[Set[tuple]] = None) -> Dict[str, Tuple[EntryScaler, ...]]:
+    """path -> the EntryScalers of its calls into other files' functions with protocol events.
+    `resolved` collects (path, function, call text, ordinal) of every call followed into
+    another file, events or not (--show-regions lists the others)."""
+    python = [p for p in paths if p.endswith(".py")]
+    callers = {p: s for p, s in summarize(python, False).items() if s is not None and s.calls}
+    targets: Dict[Tuple[str, int], Tuple[str, str]] = {}
+    for path, summary in callers.items():
+        for index, call in enumerate(summary.calls):
+            found = _resolve(project, path, summary, call)
+            if found is not None and found[0] != path:
+                targets[(path, index)] = found
+    wanted = sorted({where for where, _ in targets.values()})
+    known = {p: callers.get(p) for p in wanted if p in callers}
+    known.update(summarize([p for p in wanted if known.get(p) is None], True))
+    entries: Dict[str, List[EntryScaler]] = {}
+    for (path, index), (where, key) in sorted(targets.items()):
+        callee = known.get(where)
+        name, text, ordinal = callers[path].calls[index][:3]
+        if callee is not None and resolved is not None:
+            resolved.add((path, name, text, ordinal))
+        function = callee.functions.get(key) if callee is not None and callee.functions else None
+        if function is None:
+            continue
+        positional, keywords, events = function
+        entries.setdefault(path, []).append(EntryScaler(
+            name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
+        ))
+    return {path: tuple(found) for path, found in entries.items()}
+
+
+def local_summaries(files: Mapping[str, str], paths: Sequence[str], force: bool,
+                    modules: Optional[Mapping[str, object]] = None) -> Dict[str, Optional[ScalerSummary]]:
+    """Protocol summaries made here, from the texts (`modules`: trees already parsed)."""
+    found: Dict[str, Optional[ScalerSummary]] = {}
+    for path in paths:
+        text = files[path]
+        if not any(word in text for word in (CALLEE_WORDS if force else CALLER_WORDS)):
+            found[path] = None
+            continue
+        try:
+            module = (modules or {}).get(path) or parse(text)
+            found[path] = summarize_scaler(path, module, FileFacts(module), force)
+        except Exception:  # unparsable or an analysis bug: no protocol to compose
+            found[path] = None
+    return found
+
+
+def _resolve(project, path: str, summary: ScalerSummary, call) -> Optional[Tuple[str, str]]:
+    """(file, function key) the call runs in another file of the project, or None. The
+    caller's own imports and bases come from its protocol summary; the files they lead to
+    are asked of the project (its resolver and region summaries)."""
+    _, _, _, kind, name, cls = call
+    if kind == "self":
+        return _method(project, path, summary, cls, name, 0)
+    head, _, attr = name.partition(".")
+    ref = summary.imports.get(head)
+    if ref is None:
+        return None
+    found = project.resolve_ref(path, ref + ("." + attr if attr else ""))
+    if found is None or len(found[1]) != 1:
+        return None
+    where, (key,) = found
+    target = project.summary(where)
+    if target is None or key not in target.functions or "." in key:
+        return None
+    return where, key
+
+
+def _method(project, path: str, summary: ScalerSummary, cls: str, name: str, depth: int):
+    """`name` through the bases of class `cls` of the caller's file (a class of the file that
+    defines it is the file's own call graph's business)."""
+    if depth > 4 or cls not in summary.bases:
+        return None  # a nested class, or too deep
+    for base in summary.bases[cls]:
+        if base.startswith("@"):
+            found = _method(project, path, summary, base[1:], name, depth + 1)
+        elif base.startswith("?"):
+            continue
+        else:
+            target = project.resolve_ref(path, base)
+            found = (project.method(target[0], target[1][0], name)
+                     if target is not None and len(target[1]) == 1 else None)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,3 @@
+from .train_loop import AMPTrainer
+
+__all__ = ["AMPTrainer"]

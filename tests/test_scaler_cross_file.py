@@ -1,0 +1,262 @@
+"""The GradScaler protocol across files (amplint/analysis/project/scaler_summaries.py): multi-file
+projects shaped like real trainers, where the hazard needs a helper, mixin or step function of
+another file. Each flags its hazard at the call in the caller's file; each corrected twin (the
+fix made in the *other* file only) stays silent. Through the CLI and its cache, editing only the
+helper's file changes the caller's finding on a warm run.
+
+- tests/projects/scaler_trainer_mixins: huggingface/transformers `Trainer` shape, the clip and
+  the step in a mixin module (optimization.py): AMP120.
+- tests/projects/scaler_accelerate_utils: huggingface/accelerate examples/complete_nlp_example.py
+  shape, `log_grad_norm` in utils.py unscales, the loop's `clip_grad_norm_` unscales again: AMP123.
+- tests/projects/scaler_split_fit: `train_step` / `end_epoch` in engine/steps.py, `fit` in
+  train.py (the pytorch-template / DETR `engine.py` split): AMP121.
+- tests/projects/scaler_hooks_trainer: facebookresearch/detectron2 engine/ layout, `run_step`
+  in train_loop.py, the scaler's update in a hooks mixin (hooks.py): AMP121 when the loop calls
+  the hook after the iterations; its twin calls it per iteration (before composition across
+  files, the twin was flagged "step without update", with a safe fix adding a second update).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import lint_project
+
+from project_files import PROJECTS, load
+
+SETTINGS = Settings.default()
+
+
+def scaler_findings(results):
+    return sorted(
+        (path, d.line, d.code) for path, result in results.items() for d in result.diagnostics
+        if d.code.startswith("AMP12")
+    )
+
+
+def messages(results, code):
+    return [d.message for r in results.values() for d in r.diagnostics if d.code == code]
+
+
+MIXIN_UNSCALES = (  # the twin: the mixin unscales before it clips (optimization.py only)
+    "        if self.args.max_grad_norm > 0:\n            torch.nn",
+    "        if self.args.max_grad_norm > 0:\n"
+    "            self.scaler.unscale_(self.optimizer)\n            torch.nn",
+)
+HELPER_NO_UNSCALE = ("    accelerator.unscale_gradients(optimizer=optimizer)\n", "")
+UPDATE_PER_STEP = (  # the twin: the step function updates, the epoch hook only schedules
+    "    scaler.step(optimizer)\n    return",
+    "    scaler.step(optimizer)\n    scaler.update()\n    return",
+), ("    scheduler.step()\n    scaler.update()\n", "    scheduler.step()\n")
+
+
+def test_mixin_in_another_file_clips_scaled_gradients():
+    results = lint_project(load("scaler_trainer_mixins"), SETTINGS)
+    assert scaler_findings(results) == [("scaler_trainer_mixins/trainer/trainer.py", 23, "AMP120")]
+    (message,) = messages(results, "AMP120")
+    assert "`torch.nn.utils.clip_grad_norm_(...)` at trainer/optimization.py:10, through this call" in message
+    assert "`self.scaler.step` at trainer/optimization.py:13, through the call at line 24" in message
+    assert not any(d.fix for r in results.values() for d in r.diagnostics)  # the edit is elsewhere
+
+
+def test_mixin_twin_unscaling_first_is_silent():
+    files = load("scaler_trainer_mixins", [MIXIN_UNSCALES])
+    assert "self.scaler.unscale_" in files["scaler_trainer_mixins/trainer/optimization.py"]
+    assert scaler_findings(lint_project(files, SETTINGS)) == []
+
+
+def test_accelerate_helper_in_utils_unscales_before_the_loop_clips():
+    results = lint_project(load("scaler_accelerate_utils"), SETTINGS)
+    assert scaler_findings(results) == [
+        ("scaler_accelerate_utils/complete_nlp_example.py", 27, "AMP123"),
+    ]
+    (message,) = messages(results, "AMP123")
+    assert "`accelerator.unscale_gradients(...)` at utils.py:8, through the call at line 26" in message
+    assert "unscale_() has already been called" in message
+
+
+@pytest.mark.parametrize("edits", [
+    [HELPER_NO_UNSCALE],
+    [  # unscaled once every step, then clipped with torch's clip, which does not unscale
+        ("            if step % args.log_every == 0:\n                log_grad_norm(",
+         "            log_grad_norm("),
+        ("            accelerator.clip_grad_norm_(model.parameters(), 1.0)\n",
+         "            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"),
+    ],
+])
+def test_accelerate_twins_are_silent(edits):
+    files = load("scaler_accelerate_utils", edits)
+    assert files != load("scaler_accelerate_utils")
+    assert scaler_findings(lint_project(files, SETTINGS)) == []
+
+
+def test_step_and_update_split_from_the_loop_across_files():
+    results = lint_project(load("scaler_split_fit"), SETTINGS)
+    assert scaler_findings(results) == [("scaler_split_fit/train.py", 16, "AMP121")]
+    (message,) = messages(results, "AMP121")
+    assert "(engine/steps.py:14, through the call at line 16)" in message
+    assert "(engine/steps.py:20, through the call at line 17) only after the loop" in message
+
+
+def test_split_fit_twin_updating_per_step_is_silent():
+    files = load("scaler_split_fit", UPDATE_PER_STEP)
+    assert "scaler.update()" not in files["scaler_split_fit/engine/steps.py"].split("def end_epoch")[1]
+    assert scaler_findings(lint_project(files, SETTINGS)) == []
+
+
+def test_a_callee_with_a_scaler_of_its_own_is_not_composed():
+    """A helper creating its own GradScaler runs a protocol of its own per call."""
+    files = load("scaler_split_fit", [(
+        "def train_step(model, batch, criterion, optimizer, scaler):\n",
+        "def train_step(model, batch, criterion, optimizer, unused):\n"
+        "    scaler = torch.amp.GradScaler('cuda')\n",
+    )])
+    results = lint_project(files, SETTINGS)
+    assert ("scaler_split_fit/train.py", 16, "AMP121") not in scaler_findings(results)
+
+
+# -- through the CLI and its cache -----------------------------------------------------------
+def cli_findings(root: Path, *args):
+    from amplint.cli.main import cli
+
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(cli, ["--output-format", "json", *args, "."])
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return sorted((d["filename"], d["line"], d["code"]) for d in json.loads(result.stdout)
+                  if d["code"].startswith("AMP12"))
+
+
+@pytest.mark.parametrize("name, helper, edit, finding", [
+    ("scaler_trainer_mixins", "trainer/optimization.py", MIXIN_UNSCALES,
+     ("trainer/trainer.py", 23, "AMP120")),
+    ("scaler_accelerate_utils", "utils.py", HELPER_NO_UNSCALE,
+     ("complete_nlp_example.py", 27, "AMP123")),
+])
+def test_warm_run_after_editing_only_the_helper_file(tmp_path, name, helper, edit, finding):
+    root = tmp_path / name
+    shutil.copytree(os.path.join(PROJECTS, name), root)
+    cache = str(tmp_path / "cache")
+    assert cli_findings(root, "--cache-dir", cache) == [finding]
+    assert cli_findings(root, "--cache-dir", cache) == [finding]  # warm, unchanged
+    path = root / helper
+    text = path.read_text()
+    path.write_text(text.replace(*edit))
+    assert cli_findings(root, "--cache-dir", cache) == []  # the caller's file did not change
+    path.write_text(text)
+    assert cli_findings(root, "--cache-dir", cache) == [finding]
+    assert cli_findings(root, "--no-cache", "--jobs", "1") == [finding]
+
+
+REEXPORTED = {
+    "run.py": "from pkg.loops import fit_a\n",
+    "pkg/__init__.py": "from .steps import train_step\n",
+    "pkg/steps.py": (
+        "def train_step(model, x, opt, scaler):\n"
+        "    scaler.scale(model(x).sum()).backward()\n"
+        "    scaler.step(opt)\n"
+    ),
+    "pkg/loops.py": (
+        "import torch\n"
+        "import pkg.steps as steps\n"
+        "from . import train_step\n"
+        "from .steps import train_step as ts\n"
+        "def fit_a(model, loader, opt):\n"
+        "    scaler = torch.amp.GradScaler()\n"
+        "    for x in loader:\n"
+        "        train_step(model, x, opt, scaler)\n"
+        "    scaler.update()\n"
+        "def fit_b(model, loader, opt):\n"
+        "    scaler = torch.amp.GradScaler()\n"
+        "    for x in loader:\n"
+        "        ts(model, x, opt, scaler)\n"
+        "    scaler.update()\n"
+        "def fit_c(model, loader, opt):\n"
+        "    scaler = torch.amp.GradScaler()\n"
+        "    for x in loader:\n"
+        "        steps.train_step(model, x, opt, scaler)\n"
+        "    scaler.update()\n"
+    ),
+}
+
+
+def test_a_step_function_reached_through_a_reexport_an_alias_and_a_module_attribute():
+    results = lint_project(dict(REEXPORTED), SETTINGS)
+    assert scaler_findings(results) == [
+        ("pkg/loops.py", 8, "AMP121"), ("pkg/loops.py", 13, "AMP121"), ("pkg/loops.py", 18, "AMP121"),
+        ("pkg/steps.py", 3, "AMP121"),  # the step function alone: its own finding, as before
+    ]
+    fixed = {  # the update moved into the step function (a second one after the loop would raise)
+        **REEXPORTED, "pkg/steps.py": REEXPORTED["pkg/steps.py"] + "    scaler.update()\n",
+        "pkg/loops.py": REEXPORTED["pkg/loops.py"].replace("    scaler.update()\n", ""),
+    }
+    assert scaler_findings(lint_project(fixed, SETTINGS)) == []
+
+
+HOOK_PER_ITERATION = ("            self.run_step()\n        self.after_step()",
+                      "            self.run_step()\n            self.after_step()")
+
+
+def test_hooks_mixin_update_after_the_iterations():
+    results = lint_project(load("scaler_hooks_trainer"), SETTINGS)
+    assert scaler_findings(results) == [("scaler_hooks_trainer/engine/train_loop.py", 29, "AMP121")]
+    (message,) = messages(results, "AMP121")
+    assert "`self.scaler.update()` (engine/hooks.py:8, through the call at line 30) only after the loop" in message
+
+
+def test_hooks_mixin_update_per_iteration_is_silent():
+    """The update lives in another file's mixin: the step alone in `run_step` is not a step
+    without update (it was, with a safe fix inserting a second update that would raise)."""
+    files = load("scaler_hooks_trainer", [HOOK_PER_ITERATION])
+    assert HOOK_PER_ITERATION[1] in files["scaler_hooks_trainer/engine/train_loop.py"]
+    assert scaler_findings(lint_project(files, SETTINGS)) == []
+
+
+BYPASS = {
+    "train.py": (
+        "import torch\n"
+        "from optim_utils import apply_step\n"
+        "def train(model, loader, optimizer):\n"
+        "    scaler = torch.amp.GradScaler('cuda')\n"
+        "    for x, y in loader:\n"
+        "        with torch.autocast('cuda', dtype=torch.float16):\n"
+        "            loss = torch.nn.functional.mse_loss(model(x), y)\n"
+        "        scaler.scale(loss).backward()\n"
+        "        apply_step(optimizer)\n"
+        "        scaler.update()\n"
+    ),
+    "optim_utils.py": (
+        "def apply_step(optimizer):\n"
+        "    optimizer.step()\n"
+        "    optimizer.zero_grad(set_to_none=True)\n"
+    ),
+}
+
+
+def test_a_helper_in_another_file_steps_the_optimizer_around_the_scaler():
+    results = lint_project(dict(BYPASS), SETTINGS)
+    assert scaler_findings(results) == [("train.py", 9, "AMP127")]
+    (diag,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP127"]
+    assert "`optimizer.step()` (at optim_utils.py:2, through this call)" in diag.message
+    assert diag.fix is None  # the edit would belong in optim_utils.py
+    twin = {  # the helper steps through the scaler it is given
+        "train.py": BYPASS["train.py"].replace("apply_step(optimizer)", "apply_step(scaler, optimizer)")
+                                      .replace("        scaler.update()\n", ""),
+        "optim_utils.py": (
+            "def apply_step(scaler, optimizer):\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    optimizer.zero_grad(set_to_none=True)\n"
+        ),
+    }
+    assert scaler_findings(lint_project(twin, SETTINGS)) == []
