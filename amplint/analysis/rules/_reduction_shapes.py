@@ -180,4 +180,3 @@ def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
 def _short(code: str) -> str:
     code = " ".join(code.split())
     return code if len(code) <= 48 else code[:45] + "..."
-
