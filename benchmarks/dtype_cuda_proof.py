@@ -4,7 +4,9 @@
     python benchmarks/dtype_cuda_proof.py compare OUT_DIR/o.json   # here: amplint only
 
 `record` runs 300 seeded straight-line programs (float16 CUDA autocast around 60 % of the
-statements) under a TorchFunctionMode and writes the dtype each source span produced;
+statements) under a TorchFunctionMode and writes the dtype each source span produced (o.json),
+then 300 whose statements partly sit in two private helpers called inside and outside the region
+(c.json: parameters bound at call sites);
 `compare` prints how many of those the fact predicted, confirmed, and got wrong (must be 0).
 The two halves share `gen`, so the GPU side needs neither amplint nor libcst."""
 import random,json,sys,os
@@ -16,14 +18,28 @@ def gen(s):
   if i:L.append("with torch.autocast('cuda',dtype=torch.float16):")
   L.append("    "*i+r.choice(N)+"="+r.choice(T).format(x=r.choice(N),y=r.choice(N)))
  return "\n".join(L)+"\n"
+def gen_calls(s):
+ # the same statements, partly inside two private helpers whose parameters the fact binds from
+ # every call (amplint.analysis.facts.dtype_params); the calls run inside and outside the region
+ r=random.Random(10**6+s);L=gen(s).splitlines()[:5];V="xyt"
+ for h in ("_h1","_h2"):
+  L+=[f"def {h}(x,y):","    t=x"]+["    "+r.choice(V)+"="+r.choice(T).format(x=r.choice(V),y=r.choice(V)) for _ in range(3)]+["    return t"]
+ L+=[f"{n}=torch.randn(4,4)" for n in "abcd"]+["b=b.half()"]
+ for _ in range(8):
+  i=r.random()<.5
+  if i:L.append("with torch.autocast('cuda',dtype=torch.float16):")
+  e=r.choice(T).format(x=r.choice("abcd"),y=r.choice("abcd")) if r.random()<.5 else f"{r.choice(['_h1','_h2'])}({r.choice('abcd')},{r.choice('abcd')})"
+  L.append("    "*i+r.choice("abcd")+"="+e)
+ return "\n".join(L)+"\n"
 
 
-def record(out_dir):
+def record(out_dir, name="o.json", make=None):
     import torch
     from torch.overrides import TorchFunctionMode as M
+    make = make or gen
     O = []
     for s in range(300):
-        src = gen(s)
+        src = make(s)
         seen = {}
 
         class R(M):
@@ -43,8 +59,10 @@ def record(out_dir):
             except Exception:
                 pass
         O.append({k: sorted(v) for k, v in seen.items()})
-    json.dump(O, open(os.path.join(out_dir, "o.json"), "w"))
+    json.dump(O, open(os.path.join(out_dir, name), "w"))
     print("recorded", len(O), "programs with torch", torch.__version__)
+    if name == "o.json":
+        record(out_dir, "c.json", gen_calls)
 
 
 def compare(path):
@@ -54,7 +72,8 @@ def compare(path):
     for s, obs in enumerate(json.load(open(path))):
         observed = {tuple(map(int, k.split(","))): {"integer" if v.startswith(("int", "uint")) else v
                                                      for v in vals} for k, vals in obs.items()}
-        checked, confirmed, failures = check(gen(s), observed, "float16")
+        make = gen_calls if os.path.basename(path) == "c.json" else gen
+        checked, confirmed, failures = check(make(s), observed, "float16")
         totals[0] += len(observed)
         totals[1] += checked
         totals[2] += confirmed

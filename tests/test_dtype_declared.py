@@ -27,6 +27,7 @@ LOSSES = f"{NAME}/mmdet/models/losses/"
 # the clean twin: an eps float16 holds, and a buffer made from the prediction itself
 TWIN = (
     ("eps = 1e-12", "eps = 1e-6"),
+    ("logits = pred.flatten(1)", "logits = pred.flatten(1)\n    logits = logits - logits.amax(1, keepdim=True)"),
     ("torch.zeros(pred.shape[0], device=pred.device)", "pred.new_zeros(pred.shape[0])"),
 )
 
@@ -69,6 +70,18 @@ def test_without_the_declaration_nothing_is_reported():
 def test_bfloat16_declaration_holds_the_eps():
     results = lint_project(load(NAME), SETTINGS, declared=declared("cpu", "bfloat16"))
     assert [f for f in findings(results) if f[2] == "AMP140"] == []
+
+
+def test_cpu_float16_declaration_reports_the_softmax_of_declared_inputs():
+    """CPU float16 autocast runs `exp` in float16 (CUDA runs it in float32, so the CUDA
+    declaration above stays silent on it): AMP141 reports the hand-written softmax of a
+    declared input as "may be float16"; the max-subtracted twin stays silent."""
+    results = lint_project(load(NAME), SETTINGS, declared=declared("cpu", "float16"))
+    found = [d for r in results.values() for d in r.diagnostics if d.code == "AMP141"]
+    assert [(d.line, d.code) for d in found] == [(11, "AMP141")]
+    assert "may be float16" in found[0].message and "autocast-modules = [" in found[0].message
+    twin = lint_project(load(NAME, TWIN), SETTINGS, declared=declared("cpu", "float16"))
+    assert [d for r in twin.values() for d in r.diagnostics if d.code == "AMP141"] == []
 
 
 def _facts(files, path):

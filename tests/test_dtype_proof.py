@@ -2,8 +2,9 @@
 
 Hypothesis builds small straight-line torch programs (factories, casts, dtype-keeping methods,
 reductions, binary arithmetic with tensors and Python numbers, matmuls, functional ops, module
-calls, calls of the program's own functions, whose returns the fact reads per call, `if`
-branches), partly inside `torch.autocast("cpu", dtype=torch.bfloat16)` (and
+calls, calls of the program's own functions, whose returns the fact reads per call and whose
+parameters it binds from every call site (private helpers, a nested function, a private method),
+`if` branches), partly inside `torch.autocast("cpu", dtype=torch.bfloat16)` (and
 `enabled=False` inside it). Each program runs under a TorchFunctionMode that records the dtype
 every source expression produces (tests/dtype_recorder.py); the fact's prediction for that
 expression must contain what ran, and equal it when it names one dtype. Unknown is allowed; a
@@ -53,6 +54,9 @@ BINARY = [
     "torch.einsum('ij,jk->ik', {x}, {y})", "torch.maximum({x}, {y})", "torch.add({x}, {y})",
     "{x}.mul({y})", "{x}.matmul({y})", "{x}.to({y}.dtype)", "h_two({x}, {y})",
 ]
+# calls of the program's own functions, drawn often enough that most programs bind parameters
+HELPERS = ["_p_head({x})", "_p_mix({x}, {y})", "heads({x})", "inner({x})", "_p_head({y})",
+           "h_keep({x})", "h_two({x}, {y})"]
 PRELUDE = """import torch
 import torch.nn.functional as F
 lin = torch.nn.Linear(4, 4)
@@ -71,6 +75,34 @@ def h_two(t, u):
 
 def h_cast(t, k=0.5):
     return t.float() + k
+
+
+def _p_head(t, k=2):
+    u = t.float()
+    return u.softmax(-1) * k + t.sum()
+
+
+def _p_mix(t, u):
+    v = t * u
+    return v.mean(0) + t
+
+
+class _Heads(torch.nn.Module):
+    def forward(self, t):
+        return self._body(t.bfloat16()) + self._body(torch.ones(4, 4))
+
+    def _body(self, v):
+        w = v * 2
+        return w.float() + v.sum()
+
+
+heads = _Heads()
+"""
+# a function defined in the program's own function (or at module level), its parameter bound
+# from the program's calls of it
+INNER = """def inner(t):
+    w = t * t
+    return w - t.mean()
 """
 if DEVICE != "cpu":
     PRELUDE = PRELUDE.replace("import torch\n", f'import torch\ntorch.set_default_device("{DEVICE}")\n', 1)
@@ -80,8 +112,10 @@ if DEVICE != "cpu":
 def statement(draw):
     target = draw(st.sampled_from(NAMES))
     x, y = draw(st.sampled_from(NAMES)), draw(st.sampled_from(NAMES))
-    kind = draw(st.sampled_from(["source", "unary", "unary", "binary", "binary"]))
-    if kind == "source":
+    kind = draw(st.sampled_from(["source", "unary", "unary", "binary", "binary", "helper", "helper"]))
+    if kind == "helper":
+        expr = draw(st.sampled_from(HELPERS)).format(x=x, y=y)
+    elif kind == "source":
         expr = draw(st.sampled_from(SOURCES))
     elif kind == "unary":
         expr = draw(st.sampled_from(UNARY)).format(x=x, y=y)
@@ -117,9 +151,10 @@ def program(draw):
     in_function = draw(st.booleans())
     flag = draw(st.booleans())
     if in_function:
+        body = INNER.splitlines() + body
         text = PRELUDE + "\n\ndef run(flag):\n" + "".join(f"    {line}\n" for line in body)
         return text + f"\n\nrun({flag})\n"
-    return PRELUDE + f"flag = {flag}\n" + "".join(line + "\n" for line in body)
+    return PRELUDE + "\n\n" + INNER + f"\n\nflag = {flag}\n" + "".join(line + "\n" for line in body)
 
 
 TOTALS = {"programs": 0, "checked": 0, "confirmed": 0}

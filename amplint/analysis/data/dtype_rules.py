@@ -233,6 +233,18 @@ MODULE_OPS: Dict[str, str] = {
 }
 
 
+# torch.nn.Module's own private methods (`[n for n in dir(torch.nn.Module) if n.startswith("_")
+# and not n.startswith("__")]`, torch 2.13.0): torch calls these itself, so a class's calls of
+# them are not all their call sites (amplint.analysis.facts.dtype_params)
+MODULE_PRIVATE_METHODS = frozenset({
+    "_apply", "_call_impl", "_compiled_call_impl", "_get_backward_hooks",
+    "_get_backward_pre_hooks", "_get_name", "_load_from_state_dict",
+    "_maybe_warn_non_full_backward_hook", "_named_members", "_register_load_state_dict_pre_hook",
+    "_register_state_dict_hook", "_replicate_for_data_parallel", "_save_to_state_dict",
+    "_slow_forward", "_version", "_wrapped_call_impl",
+})
+
+
 # composite Python functions whose decomposition runs a listed op, so their policy under a
 # region is not their own name's: (device, op) -> policy, None when it depends on the inputs
 # (`F.normalize` divides by a float32 `norm` under CUDA autocast)

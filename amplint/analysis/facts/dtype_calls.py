@@ -22,14 +22,19 @@ from amplint.analysis.facts.tree import Frame, iter_nodes
 MAX_DEPTH = 2
 
 
-def returned(dtypes, name: str, call: cst.Call, args: List[object], frame: Frame) -> Optional[Dtype]:
-    callee = _callee(dtypes, name, frame)
+def returned(dtypes, name: str, call: cst.Call, args: List[object], frame: Frame,
+             method: Optional[Frame] = None) -> Optional[Dtype]:
+    """`method`: a private method of the file's class called as `self.<name>(...)`
+    (amplint.analysis.facts.dtype_params decides which), read the same way."""
+    callee = method if method is not None else _callee(dtypes, name, frame)
     if callee is None or len(dtypes.calling) >= MAX_DEPTH or name in dtypes.calling:
+        return None
+    if method is not None and not _returns_value(method.node):
         return None
     facts = dtypes.facts
     if facts.active_region(frame) is not None and facts.active_region(callee) is None:
         return None  # the callee would run under the caller's region, unseen
-    bound = _bind(callee.node, call, args)
+    bound = bind(callee.node, call, args, skip_first=method is not None)
     if bound is None:
         return None
     from amplint.analysis.facts.dtype_walk import _Walker
@@ -64,14 +69,17 @@ def _callee(dtypes, name: str, frame: Frame) -> Optional[Frame]:
         return None
     if isinstance(node.params.star_arg, cst.Param) or node.params.star_kwarg is not None:
         return None
+    return callee if _returns_value(node) else None
+
+
+def _returns_value(node: cst.FunctionDef) -> bool:
+    """It ends in `return <value>` (it cannot fall off its end) and yields nothing."""
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     last = body[-1] if body else None
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
             and last.body[-1].value is not None):
-        return None  # it may fall off its end and return None
-    if any(isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(node.body)):
-        return None
-    return callee
+        return False
+    return not any(isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(node.body))
 
 
 def _bound_more_than_once(dtypes, name: str) -> bool:
@@ -89,9 +97,15 @@ def _bound_more_than_once(dtypes, name: str) -> bool:
     return counts.get(name, 0) != 1
 
 
-def _bind(node: cst.FunctionDef, call: cst.Call, args: List[object]) -> Optional[Dict[str, object]]:
-    """Parameter name -> the value this call passes (None: unknown, also for defaults)."""
+def bind(node: cst.FunctionDef, call: cst.Call, args: List[object],
+         skip_first: bool = False) -> Optional[Dict[str, object]]:
+    """Parameter name -> the value this call passes (None: unknown, also for defaults);
+    `skip_first`: a method called on `self`."""
     params = list(node.params.posonly_params) + list(node.params.params)
+    if skip_first:
+        if not params:
+            return None
+        params = params[1:]
     names = [p.name.value for p in params] + [p.name.value for p in node.params.kwonly_params]
     bound: Dict[str, object] = {name: None for name in names}
     given = set()

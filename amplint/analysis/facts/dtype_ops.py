@@ -187,6 +187,8 @@ class Evaluator:
         elif not isinstance(func, (cst.Name, cst.Attribute)):
             self.value(func)
         args = [self.value(a.value) for a in call.args]
+        if self.d.bindings is not None:
+            self.d.bindings.record(call, self.frame, args)
         explicit = _kw(call, "dtype")
         if explicit is not None:
             return self._dtype_of(explicit.value)
@@ -196,6 +198,9 @@ class Evaluator:
             module = self._self_module(func)
             if isinstance(module, ModuleValue):
                 return self._module(module, args)
+            own = self.d.bindings.callee(call, self.frame) if self.d.bindings is not None else None
+            if own is not None:  # `self._m(...)`: a private method of this class
+                return self.d.returned("self." + func.attr.value, call, args, self.frame, own)
             return self._method(func.attr.value, receiver, call, args)
         if isinstance(func, cst.Name):
             callee = self.env.get(func.value)
@@ -320,8 +325,12 @@ class Evaluator:
         elif kind == "binary" and len(tensors) >= 2 and tensors[0] is not None \
                 and tensors[1] is not None:
             plain = promote(tensors[0], tensors[1], op)
-        elif kind in ("same", "loss"):
+        elif kind == "same" or kind == "loss" and len(tensors) >= 2 and None not in tensors[:2]:
+            # a loss of two inputs promotes (mse_loss(float16, bfloat16) is float32), so an
+            # unknown one leaves it unknown; matmuls raise on a mismatch instead
             plain = self._same(tensors, dim)
+        elif kind == "loss":
+            plain = None
         elif kind == "promote-all":
             plain = None
         elif kind == "bool":

@@ -230,6 +230,10 @@ class _Walker:
         if seed is not None:
             env.update({name: seed for name in _seeded_params(node, frame)
                         if name not in self.escaping and name not in self.dtypes.untracked})
+        bindings = self.dtypes.bindings
+        if bindings is not None and id(frame) in bindings.seeds:
+            env.update({name: value for name, value in bindings.seeds[id(frame)].items()
+                        if name not in self.escaping and name not in self.dtypes.untracked})
         self.block(node.body, env, frame)
         self.escaping = saved
         self.returns = saved_returns

@@ -54,9 +54,11 @@ class DtypeFacts:
         self._attr_modules: Dict[int, Dict[str, ModuleValue]] = {}
         self.global_env: dict = {}  # module-level torch.nn modules the functions see
         self.calling: List[str] = []  # the file's functions being read for a call's return
+        self.bindings = None  # parameters bound at call sites (amplint.analysis.facts.dtype_params)
+        from amplint.analysis.facts.dtype_params import read_with_bindings
         from amplint.analysis.facts.dtype_walk import walk_module
 
-        walk_module(self)
+        read_with_bindings(self, walk_module)
 
     # -- the query API --------------------------------------------------------------------
     def dtype(self, expr: cst.BaseExpression) -> Optional[Dtype]:
@@ -74,6 +76,20 @@ class DtypeFacts:
 
     def is_float32(self, expr: cst.BaseExpression) -> bool:
         return self.exact(expr) == "float32"
+
+    def float16_in_region(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        """"float16" when `expr` is float16 under the active region at `frame`; "may" when it
+        is float16 or float32 in code `autocast-modules` declares (its inputs may be the
+        region's float16); else None. What AMP140/141 read about autocast values."""
+        value = self.dtype(expr)
+        if value is None or self.facts.active_region(frame) is None:
+            return None
+        if value.options == {"float16"}:
+            return "float16"
+        if "float16" in value.options and value.options <= {"float16", "float32"} \
+                and self.declared_region(frame) is not None:
+            return "may"
+        return None
 
     # -- regions --------------------------------------------------------------------------
     def region_state(self, frame: Frame):
@@ -103,12 +119,14 @@ class DtypeFacts:
             return None
         return Dtype(frozenset({self.region_dtype(region), "float32"}), True, None)
 
-    def returned(self, name: str, call: cst.Call, args, frame: Frame) -> Optional[Dtype]:
-        """The value `name(...)` returns when `name` is a function of this file whose body shows
-        it for this call's arguments (amplint.analysis.facts.dtype_calls)."""
+    def returned(self, name: str, call: cst.Call, args, frame: Frame,
+                 method: Optional[Frame] = None) -> Optional[Dtype]:
+        """The value `name(...)` (or `self.name(...)` of the private `method`) returns when it
+        is a function of this file whose body shows it for this call's arguments
+        (amplint.analysis.facts.dtype_calls)."""
         from amplint.analysis.facts.dtype_calls import returned
 
-        return returned(self, name, call, args, frame)
+        return returned(self, name, call, args, frame, method)
 
     def region_dtype(self, region: Region) -> str:
         if region.dtype is not None:

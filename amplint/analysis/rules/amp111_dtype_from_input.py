@@ -7,6 +7,7 @@ from typing import Iterable, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.escape import Entry
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import argument, region_note
 
@@ -40,6 +41,10 @@ class DtypeFromInput(Rule):
     fill raises `RuntimeError: value cannot be converted to type c10::Half without overflow`
     (`at::Half` in older builds). The fp32 run works, so tests without autocast pass. This is
     the bug pytorch-metric-learning fixed in `miners/multi_similarity_miner.py` (f9f5a3e).
+
+    The dtype fact (RULES.md "Dtype of values") adds what the file's own calls show: a private
+    helper whose every call passes the region's float16 output and a float32 tensor is
+    reported, and an input its callers all pass as float16 is not.
 
     Not reported: `finfo` of the filled tensor's own dtype, or of a tensor known to share it (a
     value of the same region, a name assigned from one); float32 or disabled regions; inputs
@@ -126,8 +131,42 @@ class DtypeFromInput(Rule):
             "    out.masked_fill_(pad, torch.finfo(out.dtype).min)\n"
             "    return out\n",
         ),
+        Flag(  # a private helper of the file: every call binds `mat` to the region's float16
+            # matmul output and `ref` to a float32 tensor (the dtype fact's bound parameters)
+            "import torch\n"
+            "def _fill(mat, ref, mask):\n"
+            "    return mat.masked_fill(mask, torch.finfo(ref.dtype).min)\n"
+            "def scores(q, k, mask):\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        mat = q.float() @ k.float().T\n"
+            "        return _fill(mat, k.float(), mask)\n",
+            fixed="import torch\n"
+            "def _fill(mat, ref, mask):\n"
+            "    return mat.masked_fill(mask, torch.finfo(mat.dtype).min)\n"
+            "def scores(q, k, mask):\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        mat = q.float() @ k.float().T\n"
+            "        return _fill(mat, k.float(), mask)\n",
+        ),
     ]
     clean = [
+        # the input is half where it comes from: every call of the private helper passes
+        # float16 tensors, so finfo(embeddings.dtype) is float16's range
+        "import torch\n"
+        "def _mine(embeddings, ref, mask):\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n"
+        "        mat = embeddings @ ref.T\n"
+        "        return mat.masked_fill(mask, torch.finfo(embeddings.dtype).max)\n"
+        "def step(e, r, mask):\n"
+        "    return _mine(e.half(), r.half(), mask)\n",
+        # the helper's filled tensor is float32 at every call
+        "import torch\n"
+        "def _fill(mat, ref, mask):\n"
+        "    return mat.masked_fill(mask, torch.finfo(ref.dtype).min)\n"
+        "def scores(q, k, mask):\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n"
+        "        mat = (q @ k.T).float()\n"
+        "        return _fill(mat, k.float(), mask)\n",
         # finfo of the filled tensor's own dtype, or of a value of the same region
         "import torch\n"
         "def mine(embeddings, ref, mask):\n"
@@ -190,16 +229,29 @@ class DtypeFromInput(Rule):
             if source is None:
                 continue
             finfo_call, dtype_arg, x, bound, direct = source
+            dtypes = facts.dtypes
+            x_value = dtypes.dtype(x)
+            if x_value is not None and not x_value.conditional \
+                    and x_value.options <= {"float16", dtypes.exact(target)}:
+                continue  # the fact shows `x` float16 or the filled tensor's own dtype
+                # (a parameter its callers bind): its range fits
             entry = escape.half_source(target, frame)
+            origin = "an input from outside the autocast region (float32)"
             if entry is None:
-                continue
-            x_entry = escape.read(x)
-            if x_entry is None or x_entry.kind not in ("param", "other", "f32") or x_entry.in_region:
-                continue
+                entry = _half_by_fact(facts, target, x, frame)
+                if entry is None:
+                    continue
+                origin = "float32 (what the file's code passes it)"
+            else:
+                x_entry = escape.read(x)
+                if x_entry is None or x_entry.kind not in ("param", "other", "f32") \
+                        or x_entry.in_region:
+                    continue
             root = escape._root(target, frame)
             if isinstance(root, cst.Name) and root.value == x.value:
                 continue
-            yield self._diagnostic(ctx, finfo_call, dtype_arg, x, bound, target, entry, direct)
+            yield self._diagnostic(ctx, finfo_call, dtype_arg, x, bound, target, entry, direct,
+                                   origin)
 
     @staticmethod
     def _finfo_source(
@@ -247,7 +299,7 @@ class DtypeFromInput(Rule):
             return call, arg, arg.value, expr.attr.value, direct
         return None
 
-    def _diagnostic(self, ctx, finfo_call, dtype_arg, x, bound, target, entry, direct):
+    def _diagnostic(self, ctx, finfo_call, dtype_arg, x, bound, target, entry, direct, origin):
         region = entry.region
         half = region.dtype or "half (float16 or bfloat16)"
         note, related = region_note(region)
@@ -255,8 +307,8 @@ class DtypeFromInput(Rule):
         plain = _plain(target)
         shown = f"`{target_text}`" if plain else "the filled tensor"
         message = (
-            f"`torch.finfo({x.value}.dtype).{bound}` takes the range of `{x.value}`, an input "
-            f"from outside the autocast region (float32), but {shown} is {half} under autocast "
+            f"`torch.finfo({x.value}.dtype).{bound}` takes the range of `{x.value}`, {origin}, "
+            f"but {shown} is {half} under autocast "
             f"{note}: 'RuntimeError: value cannot be converted to type {_C10.get(half, 'c10::Half')} without "
             f"overflow'; take the dtype from the filled tensor"
         )
@@ -268,6 +320,19 @@ class DtypeFromInput(Rule):
                 {x: target.deep_clone()},
             )
         return self.report(dtype_arg, message, fix=fix, related=related)
+
+
+def _half_by_fact(facts, target: cst.BaseExpression, x: cst.Name, frame) -> Optional[Entry]:
+    """The dtype fact's reading where the escape walk has none: the filled tensor is float16 or
+    bfloat16 under an active region and `x` float32 (`_fill(mat, ref.float(), mask)` with
+    `def _fill(mat, ref, mask)` whose every call binds `mat` to a region's matmul output)."""
+    region = facts.active_region(frame)
+    dtypes = facts.dtypes
+    if region is None or dtypes.exact(target) not in ("float16", "bfloat16"):
+        return None
+    if dtypes.exact(x) not in ("float32", "float64"):
+        return None
+    return Entry("half", True, target, region)
 
 
 def _plain(expr: cst.BaseExpression) -> bool:

@@ -334,14 +334,7 @@ class EpsUnderflow(Rule):
         found: List[Tuple[cst.CSTNode, cst.BaseExpression, float, Frame]] = []
 
         def half_here(expr: cst.BaseExpression, frame: Frame) -> bool:
-            value = dtypes.dtype(expr)
-            if value is None or facts.active_region(frame) is None:
-                return False
-            if value.options == {"float16"}:
-                return True
-            # code declared to run under autocast: its inputs may be the region's float16
-            return "float16" in value.options and value.options <= {"float16", "float32"} \
-                and dtypes.declared_region(frame) is not None
+            return dtypes.float16_in_region(expr, frame) is not None
 
         # the calls and additions the dtype fact valued under a region (no second walk)
         for node, frame in dtypes.region_nodes:

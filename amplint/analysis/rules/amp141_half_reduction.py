@@ -7,16 +7,17 @@ from typing import Iterable, List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
-from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.rules import Flag, Rule
-from amplint.analysis.rules._util import (
-    argument, code_of, dotted_expr, keyword, kwarg, literal_float, method_call,
-)
+from amplint.analysis.rules._util import code_of, dotted_expr, keyword, kwarg, method_call
 from amplint.analysis.facts.half_values import (
     FrameWalker, _unparen, float16_values, walk_float16_code,
 )
 from amplint.analysis.rules._backward_root import backward_root_only
+from amplint.analysis.rules._reduction_shapes import (
+    _assignments, _calls_in, _exp_argument, _reduced, _short, _softmax_parts, _square_base,
+    _stabilised, _stable_here,
+)
 
 SQUARE_SUMS = ("sum", "mean")
 OUTPUT_REDUCTIONS = ("sum", "var", "std", "cumsum", "prod")
@@ -40,7 +41,9 @@ class HalfReduction(Rule):
     with `h = self.proj(x)` (`mul` is on no autocast list, so it runs in the region's float16),
     or `e / e.sum(-1, keepdim=True)` with `e = s.exp()` under CPU float16 autocast. Not there:
     what autocast runs in float32 (`h.pow(2)`, `h ** 2`, `h.exp()`, `sum` on CUDA), bfloat16
-    regions, values whose dtype the file does not show.
+    regions, values whose dtype the file does not show. In code `autocast-modules` declares,
+    whose inputs may be the region's float16, exponentials of such inputs are reported as "may
+    be float16"; squares of them are not (a loss input is often a probability).
 
     A module class is also half when a method of the file that casts its instances'
     submodules is called (`model.convert_to_fp16()` running
@@ -361,16 +364,29 @@ class HalfReduction(Rule):
             return  # no region here, nor one another file puts around this file's code
         dtypes = facts.dtypes
 
-        def half(expr: cst.BaseExpression) -> bool:  # the node itself (`_unparen` copies)
-            value = dtypes.dtype(expr)
-            return value is not None and value.options == {"float16"}
+        # ids of findings on values that may be float16 (code autocast-modules declares). Only
+        # exponentials: a square of a declared input overflows only past |x| > 256, and loss
+        # inputs are often probabilities (mmdet's dice_loss squares sigmoid outputs)
+        maybe = set()
+
+        def half(expr: cst.BaseExpression, frame: Frame, node: cst.CSTNode, may=True) -> bool:
+            found_dtype = dtypes.float16_in_region(expr, frame)  # the node itself, not a copy
+            if found_dtype == "may":
+                # the fact joins the plain reading (the declared region may be off); the
+                # declaration says the code runs under it, where CUDA runs `exp` in float32
+                if dtypes.policy(facts.active_region(frame), "exp") == "fp32":
+                    return False
+                maybe.add(id(node))
+                return may
+            return found_dtype is not None
 
         found: List[Tuple[cst.CSTNode, Frame, str]] = []
         for node, frame in dtypes.region_nodes:
             if isinstance(node, cst.BinaryOperation):
                 if isinstance(node.operator, cst.Divide):
                     parts = _softmax_parts(node, frame)
-                    if parts is not None and half(node.left) and not _stable_here(parts[0], frame):
+                    if parts is not None and half(node.left, frame, node) \
+                            and not _stable_here(parts[0], frame):
                         found.append((node, frame, "softmax"))
                 continue
             reduced = _reduced(node, frame)
@@ -378,11 +394,13 @@ class HalfReduction(Rule):
                 continue
             method, operand = reduced
             bare = _unparen(operand)
-            if method in SQUARE_SUMS and _square_base(bare, frame) is not None and half(operand):
+            if method in SQUARE_SUMS and _square_base(bare, frame) is not None \
+                    and half(operand, frame, node, may=False):
                 found.append((node, frame, "square"))
             elif method == "sum":
                 exponent = _exp_argument(bare, frame)
-                if exponent is not None and half(operand) and not _stable_here(exponent, frame):
+                if exponent is not None and half(operand, frame, node) \
+                        and not _stable_here(exponent, frame):
                     found.append((node, frame, "exp"))
         softmax_parts = set()
         for node, _frame, kind in found:
@@ -396,6 +414,8 @@ class HalfReduction(Rule):
                 "region": region.origin}
             if region.external:
                 where, related = "a float16 value of " + region.external, {}  # not formatted
+                if id(node) in maybe:
+                    where = "a value that may be float16, in code " + region.external
             yield self._diagnostic(ctx, node, frame, kind, None, where=(where, related))
 
     # -- patterns -------------------------------------------------------------------------
@@ -506,175 +526,3 @@ class HalfReduction(Rule):
             {node: replacement},
             imports=("torch",) if needs_import else (),
         )
-
-
-# -- expression shapes --------------------------------------------------------------------------
-
-def _reduced(call: cst.Call, frame: Frame) -> Optional[Tuple[str, cst.BaseExpression]]:
-    """(method, operand) for `x.sum(...)` or `torch.sum(x, ...)` style reductions."""
-    func = call.func
-    qualified = resolve_expr(func, frame)
-    if qualified is not None:
-        if qualified.startswith("torch.") and qualified.count(".") == 1:
-            arg = argument(call, 0, "input")
-            if arg is not None:
-                return qualified.split(".")[1], arg.value
-        return None
-    if isinstance(func, cst.Attribute):
-        return func.attr.value, func.value
-    return None
-
-
-def _square_base(expr: cst.BaseExpression, frame: Frame) -> Optional[cst.BaseExpression]:
-    """`x` of `x.pow(2)`, `x ** 2`, `torch.pow(x, 2)`, `x.square()`, `torch.square(x)`, `x * x`."""
-    expr = _unparen(expr)
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, cst.Power) and _is_two(expr.right):
-            return expr.left
-        if isinstance(expr.operator, cst.Multiply) and expr.left.deep_equals(expr.right):
-            return expr.left
-        return None
-    if isinstance(expr, cst.Call):
-        reduced = _reduced(expr, frame)
-        if reduced is None:
-            return None
-        method, base = reduced
-        if method == "square" and (isinstance(expr.func, cst.Attribute) or expr.args):
-            return base
-        if method == "pow":
-            offset = 0 if resolve_expr(expr.func, frame) is None else 1
-            exponent = argument(expr, offset, "exponent")
-            if exponent is not None and _is_two(exponent.value):
-                return base
-    return None
-
-
-def _is_two(expr: cst.BaseExpression) -> bool:
-    expr = _unparen(expr)
-    if isinstance(expr, cst.Integer):
-        return expr.value == "2"
-    return literal_float(expr) == 2.0
-
-
-def _exp_argument(expr: cst.BaseExpression, frame: Frame) -> Optional[cst.BaseExpression]:
-    """`x` of `x.exp()` / `torch.exp(x)`."""
-    expr = _unparen(expr)
-    if isinstance(expr, cst.Call):
-        reduced = _reduced(expr, frame)
-        if reduced is not None and reduced[0] == "exp":
-            return reduced[1]
-    return None
-
-
-def _stabilised(exponent: cst.BaseExpression, frame: Frame, values) -> bool:
-    """`x - m` (max-subtracted) or `-x`, also through a local assigned from one: exp of it
-    cannot overflow for the usual inputs."""
-    exponent = _unparen(exponent)
-    if isinstance(exponent, cst.Name):
-        assigned = values.assigned_value(exponent.value, frame)
-        if assigned is not None:
-            exponent = _unparen(assigned)
-    if isinstance(exponent, cst.BinaryOperation) and isinstance(exponent.operator, cst.Subtract):
-        return True
-    return isinstance(exponent, cst.UnaryOperation) and isinstance(exponent.operator, cst.Minus)
-
-
-def _stable_here(exponent: cst.BaseExpression, frame: Frame) -> bool:
-    """`_stabilised` without a walk's flow: a local counts only when the function assigns it
-    once (from `x - m` or `-x`); assigned more than once, or at module level, it is taken as
-    stabilised (not reported)."""
-    exponent = _unparen(exponent)
-    if isinstance(exponent, cst.Name):
-        found = _assigned_values(exponent.value, frame)
-        if found is not None and len(found) > 1:
-            return True
-        if found is None and frame.function is None:
-            return True
-        if found:
-            exponent = _unparen(found[0])
-    if isinstance(exponent, cst.BinaryOperation) and isinstance(exponent.operator, cst.Subtract):
-        return True
-    return isinstance(exponent, cst.UnaryOperation) and isinstance(exponent.operator, cst.Minus)
-
-
-def _softmax_parts(node: cst.BinaryOperation, frame: Frame):
-    """(exponent, dim) of `E / E.sum(dim, keepdim=True)` where E is `exp(x)` or a local
-    assigned once from it; dim is None when the fix cannot restate it."""
-    numerator = _unparen(node.left)
-    denominator = _unparen(node.right)
-    if not isinstance(denominator, cst.Call):
-        return None
-    reduced = _reduced(denominator, frame)
-    if reduced is None or reduced[0] != "sum":
-        return None
-    summed = _unparen(reduced[1])
-    if not summed.deep_equals(numerator):
-        return None
-    exponent = _exp_argument(numerator, frame)
-    if exponent is None and isinstance(numerator, cst.Name):
-        exponent = _local_exp(numerator.value, frame)
-    if exponent is None:
-        return None
-    keepdim = keyword(denominator, "keepdim")
-    offset = 0 if resolve_expr(denominator.func, frame) is None else 1
-    dim = argument(denominator, offset, "dim")
-    keep = keepdim is not None and isinstance(keepdim.value, cst.Name) and keepdim.value.value == "True"
-    if dim is None or not keep:
-        return exponent, None
-    return exponent, dim.value
-
-
-def _local_exp(name: str, frame: Frame) -> Optional[cst.BaseExpression]:
-    """The exponent when `name` is assigned exactly once in the function, from `exp(x)`."""
-    found = _assigned_values(name, frame)
-    if found is None or len(found) != 1:
-        return None
-    return _exp_argument(found[0], frame.function)
-
-
-def _assignments(name: str, frame: Frame) -> int:
-    found = _assigned_values(name, frame)
-    return 0 if found is None else len(found)
-
-
-def _assigned_values(name: str, frame: Frame) -> Optional[List[cst.BaseExpression]]:
-    """Every value assigned to `name` in the function around `frame` (augmented assignments
-    count twice), or None outside functions."""
-    function = frame.function
-    if function is None:
-        return None
-    found: List[cst.BaseExpression] = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
-            return node is function.node
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                if isinstance(target.target, cst.Name) and target.target.value == name:
-                    found.append(node.value)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name) and node.target.value == name:
-                found.append(node.value)
-                found.append(node.value)
-
-    function.node.visit(Finder())
-    return found
-
-
-def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
-    calls: List[cst.Call] = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            calls.append(call)
-
-    node.visit(Finder())
-    return calls
-
-
-def _short(code: str) -> str:
-    code = " ".join(code.split())
-    return code if len(code) <= 48 else code[:45] + "..."
-

@@ -1,0 +1,240 @@
+"""Parameters bound at call sites, for amplint.analysis.facts.dtypes: with
+`def _head(x): return x.float().softmax(-1)` called only as `_head(h.half())` and `_head(y)`,
+`x` holds the join of what every call passes. Context-insensitive, and only where every call
+site is visible in the file:
+
+- a module-level function whose name is private (`_head`), bound once;
+- a function defined inside another function, bound once there;
+- a private method (`_head`) of a class of the file whose bases are `nn.Module`, `object` or
+  such classes of the file, called only as `self._head(...)` in that class's own methods, not one
+  of `nn.Module`'s own private methods (torch calls those) nor defined by another class here.
+
+No decorator, no `*args`/`**kwargs`, not async. Every other mention of the name (a value passed
+on, a string such as `__all__` or `getattr(m, "_head")`, a local of the same name anywhere in the
+file) leaves the parameters unknown. A function run under a region only some of its callers
+open, or one `autocast-modules` declares (its callers are elsewhere), is not bound either.
+Another file that imports a private name, or subclasses the class and calls the method, is not
+seen: the convention that `_name` is the file's own is trusted.
+
+The walk records, at each call site it reads, the values bound to the parameters; the fact then
+reads the file again with those values, until they stop changing (at most MAX_ROUNDS readings).
+Each reading is sound given the previous one's values, so the last one is."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from amplint.analysis.data.dtype_rules import MODULE_PRIVATE_METHODS
+from amplint.analysis.facts.dtype_value import Dtype, assigned_names, join
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.tree import Frame, iter_nodes
+
+MAX_ROUNDS = 3
+_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
+
+
+class Bindings:
+    """The file's bindable functions and, per reading, what their call sites pass."""
+
+    def __init__(self, dtypes) -> None:
+        self.dtypes = dtypes
+        self.by_name: Dict[str, Frame] = {}  # bare name -> function (module-level or nested)
+        self.methods: Dict[Tuple[int, str], Frame] = {}  # (id(class frame), name) -> method
+        self.expected: Dict[int, int] = {}  # id(function frame) -> its call sites in the file
+        self.sites: Dict[int, Dict[int, Tuple[Optional[dict], object]]] = {}
+        self.seeds: Dict[int, Dict[str, Dtype]] = {}
+        self._find()
+
+    # -- which functions ------------------------------------------------------------------
+    def _find(self) -> None:
+        facts = self.dtypes.facts
+        module = facts.module
+        strings, names, attrs, funcs, attr_names = set(), {}, {}, set(), set()
+        for node in iter_nodes(module):
+            if isinstance(node, cst.SimpleString):
+                strings.add(node.value[1:-1] if len(node.value) >= 2 else node.value)
+            elif isinstance(node, cst.Call):
+                funcs.add(id(node.func))
+            elif isinstance(node, cst.Name) and id(node) not in attr_names:
+                names.setdefault(node.value, []).append(node)
+            elif isinstance(node, cst.Attribute):
+                attrs.setdefault(node.attr.value, []).append(node)
+                attr_names.add(id(node.attr))
+        defined: Dict[str, int] = {}
+        for frame in facts.tree.frames:
+            if frame.kind == "function":
+                defined[frame.node.name.value] = defined.get(frame.node.name.value, 0) + 1
+        module_counts: Dict[str, int] = {}
+        for name in assigned_names(module):
+            module_counts[name] = module_counts.get(name, 0) + 1
+        for frame in facts.tree.frames:
+            if frame.kind != "function" or not _plain(frame.node):
+                continue
+            name = frame.node.name.value
+            if name in strings or defined.get(name) != 1:
+                continue
+            refs = [n for n in names.get(name, ()) if n is not frame.node.name]
+            owner = frame.parent.scope if frame.parent is not None else None
+            if owner is None:
+                continue
+            if owner.kind == "class":
+                if not _private(name) or name in MODULE_PRIVATE_METHODS or refs \
+                        or not self._module_class(owner, set()):
+                    continue
+                sites = attrs.get(name, ())
+                if any(id(a) not in funcs or not _is_self(a.value) for a in sites):
+                    continue
+                self.methods[(id(owner), name)] = frame
+                self.expected[id(frame)] = len(sites)
+                continue
+            if attrs.get(name):
+                continue
+            if owner.kind == "module":
+                if not _private(name) or module_counts.get(name) != 1:
+                    continue
+            elif owner.kind != "function" or assigned_names(owner.node.body).count(name) != 1:
+                continue
+            if any(id(n) not in funcs for n in refs):
+                continue  # passed on as a value: callers unseen
+            self.by_name[name] = frame
+            self.expected[id(frame)] = len(refs)
+
+    def _module_class(self, cls: Frame, seen: set) -> bool:
+        if id(cls) in seen:
+            return False
+        seen.add(id(cls))
+        node = cls.node
+        if node.keywords:
+            return False
+        for base in node.bases:
+            qualified = resolve_expr(base.value, cls.parent or cls)
+            if qualified in _BASES or (isinstance(base.value, cst.Name) and base.value.value == "object"):
+                continue
+            target = self._local_class(base.value, cls)
+            if target is None or not self._module_class(target, seen):
+                return False
+        return True
+
+    def _local_class(self, expr: cst.BaseExpression, cls: Frame) -> Optional[Frame]:
+        if not isinstance(expr, cst.Name):
+            return None
+        found = [f for f in self.dtypes.facts.tree.frames
+                 if f.kind == "class" and f.node.name.value == expr.value]
+        return found[0] if len(found) == 1 else None
+
+    # -- during a reading -----------------------------------------------------------------
+    def callee(self, call: cst.Call, frame: Frame) -> Optional[Frame]:
+        """The bindable function `call` calls, if any."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            target = self.by_name.get(func.value)
+            if target is not None and _visible(target, frame):
+                return target
+            return None
+        if isinstance(func, cst.Attribute) and _is_self(func.value):
+            cls = frame.class_frame
+            if cls is not None:
+                return self.methods.get((id(cls), func.attr.value))
+        return None
+
+    def record(self, call: cst.Call, frame: Frame, args: List[object]) -> None:
+        if self.dtypes.calling:
+            return  # a scratch reading of a callee's body for one call's return
+        target = self.callee(call, frame)
+        if target is None:
+            return
+        from amplint.analysis.facts.dtype_calls import bind
+
+        method = isinstance(call.func, cst.Attribute)
+        bound = bind(target.node, call, args, skip_first=method)
+        region = self.dtypes.facts.active_region(frame)
+        key = None if region is None else (region.device, region.dtype)
+        sites = self.sites.setdefault(id(target), {})
+        earlier = sites.get(id(call))
+        if earlier is not None:  # the same call read twice in one reading: keep both
+            if earlier[0] is None or bound is None or earlier[1] != key:
+                bound, key = None, earlier[1]
+            else:
+                before = earlier[0]
+                bound = {name: join(value, before.get(name))
+                         if isinstance(value, Dtype) and isinstance(before.get(name), Dtype)
+                         else None for name, value in bound.items()}
+        sites[id(call)] = (bound, key)
+
+    # -- after a reading ------------------------------------------------------------------
+    def next_seeds(self) -> Dict[int, Dict[str, Dtype]]:
+        facts = self.dtypes.facts
+        seeds: Dict[int, Dict[str, Dtype]] = {}
+        frames = list(self.by_name.values()) + list(self.methods.values())
+        for frame in frames:
+            sites = self.sites.get(id(frame), {})
+            if not sites or len(sites) != self.expected.get(id(frame)):
+                continue  # a call the reading never reached (a lambda, a comprehension)
+            if self.dtypes.declared_region(frame) is not None:
+                continue
+            region = facts.active_region(frame)
+            keys = {key for _, key in sites.values()}
+            if region is None and keys != {None}:
+                continue  # called under a region it is not known to run under
+            if region is not None and (region.kind != "call" or not keys <= {
+                    None, (region.device, region.dtype)}):
+                continue
+            values: Dict[str, Optional[Dtype]] = {}
+            for bound, _ in sites.values():
+                if bound is None:
+                    values = {}
+                    break
+                for name, value in bound.items():
+                    value = value if isinstance(value, Dtype) else None
+                    values[name] = join(values[name], value) if name in values else value
+            known = {name: value for name, value in values.items() if value is not None}
+            if known:
+                seeds[id(frame)] = known
+        return seeds
+
+
+def _plain(node: cst.FunctionDef) -> bool:
+    params = node.params
+    return not node.decorators and node.asynchronous is None and not isinstance(
+        params.star_arg, cst.Param) and params.star_kwarg is None
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _is_self(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _visible(target: Frame, frame: Frame) -> bool:
+    """`target` (module-level, or nested in a function) is what its bare name means in `frame`."""
+    owner = target.parent.scope if target.parent is not None else None
+    if owner is None or owner.kind == "module":
+        return True
+    scope: Optional[Frame] = frame.scope
+    while scope is not None:
+        if scope is owner:
+            return True
+        scope = scope.parent.scope if scope.parent is not None else None
+    return False
+
+
+def read_with_bindings(dtypes, walk) -> None:
+    """Read the file (`walk`), then again with the parameters its call sites bind, until the
+    bound values stop changing."""
+    bindings = Bindings(dtypes)
+    dtypes.bindings = bindings if bindings.expected else None
+    walk(dtypes)
+    if dtypes.bindings is None:
+        return
+    for _ in range(MAX_ROUNDS - 1):
+        seeds = bindings.next_seeds()
+        if seeds == bindings.seeds:
+            return
+        bindings.seeds = seeds
+        bindings.sites = {}
+        dtypes.values, dtypes.region_nodes = {}, []
+        walk(dtypes)

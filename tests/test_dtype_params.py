@@ -1,0 +1,132 @@
+"""Parameters bound at call sites (amplint.analysis.facts.dtype_params, issue 26): a parameter
+holds the join of what every call site in the file passes, and only when every call site is
+visible. tests/test_dtype_proof.py checks the bound values against execution; these check where
+binding must and must not happen."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from amplint.analysis.facts import FileFacts
+
+
+def value_of(source: str, text: str, occurrence: int = -1) -> Optional[set]:
+    """The fact's dtypes for the `occurrence`-th expression whose code is `text`."""
+    module = cst.parse_module(source)
+    facts = FileFacts(module)
+    found = []
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BaseExpression) and module.code_for_node(node) == text:
+            found.append(node)
+        stack.extend(reversed(node.children))
+    assert found, text
+    value = facts.dtypes.dtype(found[occurrence])
+    return set(value.options) if value is not None else None
+
+
+HELPER = '''import torch
+
+
+def _head(x, k=2):
+    y = x.sum(-1)
+    return y * k
+
+
+def run(h):
+    a = _head(h.half())
+    b = _head(torch.randn(4, 4).half(), k=3)
+    return a, b
+'''
+
+
+def test_private_function_parameter_is_the_join_of_its_call_sites():
+    assert value_of(HELPER, "x.sum(-1)") == {"float16"}
+    two = HELPER.replace("torch.randn(4, 4).half()", "torch.randn(4, 4)")
+    assert value_of(two, "x.sum(-1)") == {"float16", "float32"}
+
+
+def test_one_unknown_call_site_leaves_the_parameter_unknown():
+    source = HELPER + "\n\ndef other(t):\n    return _head(t)\n"
+    assert value_of(source, "x.sum(-1)") is None
+
+
+def test_a_public_or_exported_function_is_not_bound():
+    assert value_of(HELPER.replace("_head", "head"), "x.sum(-1)") is None
+    exported = HELPER + '\n__all__ = ["_head"]\n'
+    assert value_of(exported, "x.sum(-1)") is None
+
+
+def test_a_function_used_as_a_value_is_not_bound():
+    source = HELPER + "\n\nHOOKS = [_head]\n"
+    assert value_of(source, "x.sum(-1)") is None
+    mapped = HELPER + "\n\ndef many(ts):\n    return list(map(_head, ts))\n"
+    assert value_of(mapped, "x.sum(-1)") is None
+
+
+def test_a_call_the_walk_never_reads_leaves_it_unknown():
+    source = HELPER + "\n\ndef many(ts):\n    return [_head(t.half()) for t in ts]\n"
+    assert value_of(source, "x.sum(-1)") is None
+
+
+def test_nested_function_bound_from_its_enclosing_function():
+    source = '''import torch
+
+
+def forward(h):
+    def head(z):
+        return z * z
+
+    return head(h.bfloat16()) + head(torch.ones(2, dtype=torch.bfloat16))
+'''
+    assert value_of(source, "z * z") == {"bfloat16"}
+
+
+def test_private_method_bound_from_self_calls():
+    source = '''import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def forward(self, x):
+        return self._logits(x.half())
+
+    def _logits(self, v):
+        return v.exp()
+'''
+    assert value_of(source, "v.exp()") == {"float16"}
+    # and what it returns at that call
+    assert value_of(source, "self._logits(x.half())") == {"float16"}
+    # a base class of another library may call the method itself
+    assert value_of(source.replace("(nn.Module)", "(nn.Conv2d)"), "v.exp()") is None
+    # torch's Module calls its own private methods
+    hook = source.replace("_logits", "_apply")
+    assert value_of(hook, "v.exp()") is None
+    # a call on something other than `self`
+    outside = source + "\n\nHead()._logits(torch.zeros(2))\n"
+    assert value_of(outside, "v.exp()") is None
+
+
+def test_called_inside_and_outside_a_region():
+    # called under a region in one place only: the callee inherits it, and the call outside
+    # runs plain; both are in its values
+    source = '''import torch
+
+
+def _head(x):
+    return x @ x
+
+
+def run(h):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a = _head(h.float())
+    b = _head(h.float())
+    return a, b
+'''
+    assert value_of(source, "x @ x") == {"bfloat16", "float32"}
+    # a private name bound twice in the module is not bound
+    twice = source.replace("a = _head(h.float())", "a = _head(h.float()); _head = _head")
+    assert value_of(twice, "x @ x") is None
