@@ -16,7 +16,7 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix
 from amplint.analysis.facts import EntryRegion, FileFacts
 from amplint.analysis.fix_text import apply_fixes, mixed_newlines, restore_newlines
 from amplint.analysis.parsing import parse, parse_validated, syntax_error, valid_python
-from amplint.analysis.positions import node_positions as fast_positions
+from amplint.analysis.positions import Positions, node_positions as fast_positions
 from amplint.analysis.prefilter import could_match  # noqa: F401 (public API)
 from amplint.analysis.rules import Rule, all_rules
 from amplint.analysis.suppressions import is_suppressed
@@ -142,10 +142,16 @@ def _fix_spans(diags: List[Diagnostic], positions) -> None:
         if diag.fix is None:
             continue
         starts, ends = [], []
-        for node in diag.fix.edits:
-            span = positions[node]
-            starts.append((span.start.line, span.start.column))
-            ends.append((span.end.line, span.end.column))
+        if isinstance(positions, Positions):  # a fix can edit hundreds of nodes (AMP130)
+            for node in diag.fix.edits:
+                line, column, end_line, end_column = positions.span(node)
+                starts.append((line, column))
+                ends.append((end_line, end_column))
+        else:
+            for node in diag.fix.edits:
+                span = positions[node]
+                starts.append((span.start.line, span.start.column))
+                ends.append((span.end.line, span.end.column))
         diag.fix_span = (min(starts), max(ends))  # type: ignore[attr-defined]
 
 

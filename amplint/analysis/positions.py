@@ -107,6 +107,10 @@ class Positions:
         line, column, end_line, end_column = self._spans[id(node)]
         return CodeRange(CodePosition(line, column), CodePosition(end_line, end_column))
 
+    def span(self, node: cst.CSTNode) -> Span:
+        """(line, column, end line, end column) without building a CodeRange."""
+        return self._spans[id(node)]
+
     def __contains__(self, node: object) -> bool:
         return id(node) in self._spans
 
