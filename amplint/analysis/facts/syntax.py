@@ -270,19 +270,23 @@ def calls_in(node: Optional[cst.CSTNode]) -> List[cst.Call]:
     calls: List[cst.Call] = []
     if node is None or isinstance(node, cst.Lambda):
         return calls
-    # post-order without recursion: (node, children pushed?)
-    stack: List[Tuple[cst.CSTNode, bool]] = [(node, False)]
-    call_class, lambda_class = cst.Call, cst.Lambda
+    # without recursion (deep expressions); a call's marker `(call,)` is pushed under its
+    # children, so the call comes after them: the post-order of the calls
+    stack: List[object] = [node]
+    call_class, lambda_class, marker = cst.Call, cst.Lambda, tuple
     while stack:
-        current, expanded = stack.pop()
-        if expanded:
-            if type(current) is call_class:
-                calls.append(current)
+        current = stack.pop()
+        kind = type(current)
+        if kind is marker:
+            calls.append(current[0])  # type: ignore[index]
             continue
-        stack.append((current, True))
-        for child in reversed(children_in_visit_order(current)):
+        if kind is call_class:
+            stack.append((current,))
+        children = children_in_visit_order(current)  # type: ignore[arg-type]
+        for index in range(len(children) - 1, -1, -1):
+            child = children[index]
             if type(child) is not lambda_class:
-                stack.append((child, False))
+                stack.append(child)
     return calls
 
 
