@@ -16,7 +16,7 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix
 from amplint.analysis.facts import EntryRegion, FileFacts
 from amplint.analysis.fix_text import apply_fixes, mixed_newlines, restore_newlines
 from amplint.analysis.parsing import parse, parse_validated, syntax_error, valid_python
-from amplint.analysis.positions import Positions, node_positions as fast_positions
+from amplint.analysis.positions import Positions, node_positions as fast_positions, positions_of
 from amplint.analysis.prefilter import could_match  # noqa: F401 (public API)
 from amplint.analysis.rules import Rule, all_rules
 from amplint.analysis.suppressions import is_suppressed
@@ -94,7 +94,7 @@ def analyze(
             raise RuleCrash(rule.code, exc) from exc
     if not found:
         return found
-    positions = node_positions(module)
+    positions = _positions_of(module, source, found)
     lines = source.splitlines()
     kept: List[Diagnostic] = []
     seen: Set[Tuple[str, int, int]] = set()
@@ -127,6 +127,22 @@ def node_positions(module: cst.Module):
     the same code generation at about half the cost; issue 34)."""
     try:
         return fast_positions(module)
+    except AttributeError:  # another LibCST layout: its public way
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
+def _positions_of(module: cst.Module, source: str, found: List[Diagnostic]):
+    """The positions the findings need (their nodes, related nodes and fix edits): only the
+    top-level statements holding them are generated (issue 34)."""
+    wanted: List[cst.CSTNode] = []
+    for diag in found:
+        wanted.append(diag.node)
+        if diag.related:
+            wanted.extend(diag.related.values())
+        if diag.fix is not None:
+            wanted.extend(diag.fix.edits)
+    try:
+        return positions_of(module, source, wanted)
     except AttributeError:  # another LibCST layout: its public way
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
 

@@ -10,11 +10,14 @@ nodes asked for (a file's findings and fixes: a few of its nodes)."""
 
 from __future__ import annotations
 
+import ast
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 from libcst._position import CodePosition, CodeRange
+
+from amplint.analysis.facts.syntax import code_children
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # LibCST's NEWLINE_RE
 
@@ -126,3 +129,81 @@ def node_positions(module: cst.Module) -> Positions:
     state = _State(module.default_indent, module.default_newline)
     module._codegen(state)  # type: ignore[arg-type]
     return Positions(state.spans, module)
+
+
+def positions_of(module: cst.Module, source: str, wanted: Iterable[cst.CSTNode]) -> Positions:
+    """The ranges of at least the `wanted` nodes (and of every node of the top-level
+    statements that hold them), the same as `node_positions` gives them, for the cost of those
+    statements' code generation: each such statement is generated from its first line, found
+    with Python's `ast` and checked against the text (`source` is the text `module` was
+    parsed from). Anything unexpected (a node not found, a statement whose text is not where
+    `ast` puts it) falls back to the whole module."""
+    wanted_ids = {id(node) for node in wanted}
+    body = module.body
+    holders = _holders(body, wanted_ids)
+    if holders is None or len(holders) * 4 > len(body) * 3:
+        return node_positions(module)
+    try:
+        found = _statement_spans(module, source, holders)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        found = None
+    return node_positions(module) if found is None else Positions(found, module)
+
+
+def _holders(body, wanted_ids) -> Optional[List[int]]:
+    """Indexes of the top-level statements holding the wanted nodes; None if one is not found."""
+    remaining = set(wanted_ids)
+    holders: List[int] = []
+    for index, statement in enumerate(body):
+        if not remaining:
+            break
+        hit = False
+        stack = [statement]
+        while stack:
+            node = stack.pop()
+            key = id(node)
+            if key in remaining:
+                remaining.discard(key)
+                hit = True
+            stack.extend(code_children(node))
+        if hit:
+            holders.append(index)
+    return None if remaining else holders
+
+
+def _statement_spans(module: cst.Module, source: str, holders: List[int]):
+    tree = ast.parse(source)
+    first: List[int] = []  # index of each LibCST statement's first `ast` statement
+    count = 0
+    for statement in module.body:
+        first.append(count)
+        count += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+    if count != len(tree.body):
+        return None
+    starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]  # offset of each line
+    spans: Dict[int, Span] = {}
+    last = len(module.body) - 1
+    for index in holders:
+        statement = module.body[index]
+        anchor = tree.body[first[index]]
+        line = anchor.lineno
+        lead = len(statement.leading_lines)
+        decorators = getattr(statement, "decorators", ())
+        if decorators:
+            line = min([line] + [d.lineno for d in getattr(anchor, "decorator_list", ())])
+            lead += len(decorators[0].leading_lines)
+        line -= lead
+        if line < 1 or line > len(starts):
+            return None
+        state = _State(module.default_indent, module.default_newline)
+        state.line = line
+        statement._codegen(state)  # type: ignore[arg-type]
+        text = "".join(state.tokens)
+        offset = starts[line - 1]
+        if source[offset:offset + len(text)] != text:
+            # the file's last line may have no newline (LibCST drops the token at the end)
+            if not (index == last and not module.footer and not module.has_trailing_newline
+                    and state.tokens and text[: -len(state.tokens[-1])] == source[offset:]):
+                return None
+        spans.update(state.spans)
+    return spans
