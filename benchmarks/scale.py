@@ -144,7 +144,7 @@ def generate(lines: int) -> str:
 def measure(lines: int) -> dict:
     """In this process: CPU seconds of parse, of each fact, of each rule; peak RSS."""
     from amplint.analysis.context import FileContext
-    from amplint.analysis.engine import node_positions
+    from amplint.analysis.engine import _positions_of as positions_for_findings
     from amplint.analysis.facts import FileFacts
     from amplint.analysis.facts.regions import RegionAnalysis
     from amplint.analysis.facts.tree import Collector
@@ -171,24 +171,24 @@ def measure(lines: int) -> dict:
     facts.callgraph = facts.regions.callgraph
     times["fact:regions"] = clock() - start
     for name in ("qualified_calls", "fp16", "scalers", "defuse", "deprecated", "half_values",
-                 "escape"):
+                 "dtypes", "escape"):
         start = clock()
         getattr(facts, name)
         times[f"fact:{name}"] = clock() - start
 
     ctx = FileContext("<generated>", source, module, facts)
-    found = 0
+    found = []
     for code, rule in sorted(all_rules().items()):
         start = clock()
-        found += len(list(rule.check(ctx)))
+        found.extend(rule.check(ctx))
         times[f"rule:{code}"] = clock() - start
 
-    start = clock()
-    node_positions(module)
+    start = clock()  # as the engine does: the statements holding findings (all, at worst)
+    positions_for_findings(module, source, found)
     times["positions"] = clock() - start
     times["total"] = sum(times.values())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"lines": source.count("\n"), "times": times, "rss_mb": rss, "found": found}
+    return {"lines": source.count("\n"), "times": times, "rss_mb": rss, "found": len(found)}
 
 
 def run_size(lines: int, timeout: float):
@@ -258,24 +258,29 @@ def main() -> None:
 
 def table(results) -> None:
     names = list(results[0]["times"])
+    steps = [(before, after) for before, after in zip(results, results[1:])
+             if before["lines"] >= 8000 * 0.9]
     head = f"{'':18}" + "".join(f"{r['lines'] // 1000:>7}k" for r in results)
-    print("\nCPU seconds per size, then the ratio to the size before (x per doubling)")
-    print(head + "   worst ratio from 8k")
+    step_head = "".join(f"{b['lines'] // 1000:>4}k>{a['lines'] // 1000}k" for b, a in steps)
+    print("\nCPU seconds per size, then the ratio of each doubling from 8k (x; '-' under "
+          f"{NOISE} s: noise), then the worst")
+    print(head + "  " + step_head + "   worst")
     worst_overall = 0.0
     for name in names:
         cells = "".join(f"{r['times'][name]:8.3f}" for r in results)
-        ratios = []
-        for before, after in zip(results, results[1:]):
-            if before["lines"] < 8000 * 0.9:
-                continue
+        ratios, shown = [], []
+        for before, after in steps:
             if after["times"][name] < NOISE:
+                shown.append(f"{'-':>9}")
                 continue
-            ratios.append(after["times"][name] / max(before["times"][name], 1e-6))
+            ratio = after["times"][name] / max(before["times"][name], 1e-6)
+            ratios.append(ratio)
+            shown.append(f"{ratio:9.2f}")
         worst = max(ratios) if ratios else 0.0
         if name != "total":
             worst_overall = max(worst_overall, worst)
         flag = "  <-- over 2.3x" if worst > 2.3 else ""
-        print(f"{name:18}{cells}   {worst:5.2f}{flag}")
+        print(f"{name:18}{cells}  {''.join(shown)}   {worst:5.2f}{flag}")
     row = "".join(f"{r['rss_mb']:8.0f}" for r in results)
     print(f"{'peak RSS MB':18}{row}")
     print(f"\nworst growth per doubling from 8k lines (any fact or rule): {worst_overall:.2f}x "
