@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -154,21 +154,29 @@ class RuleCrash(Exception):
 
 
 def _fix_spans(diags: List[Diagnostic], positions) -> None:
+    done: Dict[int, tuple] = {}  # one Fix can serve many findings (AMP130: every reference)
     for diag in diags:
         if diag.fix is None:
             continue
-        starts, ends = [], []
-        if isinstance(positions, Positions):  # a fix can edit hundreds of nodes (AMP130)
-            for node in diag.fix.edits:
-                line, column, end_line, end_column = positions.span(node)
-                starts.append((line, column))
-                ends.append((end_line, end_column))
-        else:
-            for node in diag.fix.edits:
-                span = positions[node]
-                starts.append((span.start.line, span.start.column))
-                ends.append((span.end.line, span.end.column))
-        diag.fix_span = (min(starts), max(ends))  # type: ignore[attr-defined]
+        span = done.get(id(diag.fix))
+        if span is None:
+            span = done[id(diag.fix)] = _fix_span(diag.fix, positions)
+        diag.fix_span = span  # type: ignore[attr-defined]
+
+
+def _fix_span(fix: Fix, positions) -> tuple:
+    starts, ends = [], []
+    if isinstance(positions, Positions):
+        for node in fix.edits:
+            line, column, end_line, end_column = positions.span(node)
+            starts.append((line, column))
+            ends.append((end_line, end_column))
+    else:
+        for node in fix.edits:
+            span = positions[node]
+            starts.append((span.start.line, span.start.column))
+            ends.append((span.end.line, span.end.column))
+    return (min(starts), max(ends))
 
 
 def choose_fixes(diags: Iterable[Diagnostic], settings: Settings, skip: Set[Tuple[str, str]]):
