@@ -7,6 +7,9 @@ per doubling (linear cost: ~2.0; quadratic: ~4.0), plus each size's peak RSS.
     python benchmarks/scale.py --file-lines 50000     # also: one 50,000-line file through the CLI
                                                       # (CPU seconds and peak RSS)
     python benchmarks/scale.py --max-lines 0 --file-lines 50000   # only that file
+    python benchmarks/scale.py --calls --max-lines 32000  # Python calls made per row instead
+                                                      # of seconds: the machine's load does
+                                                      # not move them (linear: 2.00x)
 
 The generated file imitates a long file of training code: functions with autocast regions,
 GradScaler loops, index writes of constants, masked fills, half casts, and big literal tables;
@@ -141,10 +144,29 @@ def generate(lines: int) -> str:
     return "".join(parts)
 
 
-def measure(lines: int) -> dict:
-    """In this process: CPU seconds of parse, of each fact, of each rule; peak RSS."""
+class _Calls:
+    """Counts the Python function calls made between start() and stop() (cProfile)."""
+
+    def __init__(self) -> None:
+        import cProfile
+
+        self.profile = cProfile.Profile()
+
+    def __call__(self) -> float:  # used as the clock: calls so far
+        import pstats
+
+        self.profile.disable()
+        stats = pstats.Stats(self.profile).stats if self.profile.getstats() else {}
+        total = sum(entry[1] for entry in stats.values())
+        self.profile.enable()
+        return float(total)
+
+
+def measure(lines: int, calls: bool = False) -> dict:
+    """In this process: CPU seconds (or with `calls`, Python calls) of parse, of each fact,
+    of each rule; peak RSS."""
     from amplint.analysis.context import FileContext
-    from amplint.analysis.engine import node_positions
+    from amplint.analysis.engine import _positions_of as positions_for_findings
     from amplint.analysis.facts import FileFacts
     from amplint.analysis.facts.regions import RegionAnalysis
     from amplint.analysis.facts.tree import Collector
@@ -155,6 +177,9 @@ def measure(lines: int) -> dict:
     gc.disable()  # as amplint analyses a file (amplint.run.parallel.cycles_collected_after)
     times = {}
     clock = time.process_time
+    if calls:
+        clock = _Calls()
+        clock.profile.enable()
 
     start = clock()
     module = parse(source)
@@ -171,30 +196,30 @@ def measure(lines: int) -> dict:
     facts.callgraph = facts.regions.callgraph
     times["fact:regions"] = clock() - start
     for name in ("qualified_calls", "fp16", "scalers", "defuse", "deprecated", "half_values",
-                 "escape"):
+                 "dtypes", "escape"):
         start = clock()
         getattr(facts, name)
         times[f"fact:{name}"] = clock() - start
 
     ctx = FileContext("<generated>", source, module, facts)
-    found = 0
+    found = []
     for code, rule in sorted(all_rules().items()):
         start = clock()
-        found += len(list(rule.check(ctx)))
+        found.extend(rule.check(ctx))
         times[f"rule:{code}"] = clock() - start
 
-    start = clock()
-    node_positions(module)
+    start = clock()  # as the engine does: the statements holding findings (all, at worst)
+    positions_for_findings(module, source, found)
     times["positions"] = clock() - start
     times["total"] = sum(times.values())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"lines": source.count("\n"), "times": times, "rss_mb": rss, "found": found}
+    return {"lines": source.count("\n"), "times": times, "rss_mb": rss, "found": len(found)}
 
 
-def run_size(lines: int, timeout: float):
+def run_size(lines: int, timeout: float, calls: bool = False):
     try:
         proc = subprocess.run(
-            [sys.executable, __file__, "--child", str(lines)],
+            [sys.executable, __file__, "--child", str(lines)] + (["--calls"] if calls else []),
             capture_output=True, text=True, timeout=timeout,
         )
     except subprocess.TimeoutExpired:
@@ -230,10 +255,12 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0, help="per size, seconds")
     parser.add_argument("--file-lines", type=int, default=0,
                         help="also lint one generated file of this many lines through the CLI")
+    parser.add_argument("--calls", action="store_true",
+                        help="count Python calls per row instead of timing them")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure(args.child)))
+        print(json.dumps(measure(args.child, args.calls)))
         return
 
     sizes = []
@@ -243,43 +270,52 @@ def main() -> None:
         size *= 2
     results = []
     for size in sizes:
-        result = run_size(size, args.timeout)
+        result = run_size(size, args.timeout, args.calls)
         if result is None:
             print(f"{size} lines: over {args.timeout:.0f} s or failed; stopping here")
             break
         results.append(result)
-        print(f"{size:>6} lines: {result['times']['total']:7.2f} s CPU, "
+        unit = "calls" if args.calls else "s CPU"
+        print(f"{size:>6} lines: {result['times']['total']:7.2f} {unit}, "
               f"peak RSS {result['rss_mb']:6.0f} MB, {result['found']} findings", flush=True)
     if results:
-        table(results)
+        table(results, args.calls)
     if args.file_lines:
         whole_file(args.file_lines)
 
 
-def table(results) -> None:
+def table(results, calls: bool = False) -> None:
     names = list(results[0]["times"])
+    noise = 1000 if calls else NOISE
+    steps = [(before, after) for before, after in zip(results, results[1:])
+             if before["lines"] >= 8000 * 0.9]
     head = f"{'':18}" + "".join(f"{r['lines'] // 1000:>7}k" for r in results)
-    print("\nCPU seconds per size, then the ratio to the size before (x per doubling)")
-    print(head + "   worst ratio from 8k")
+    step_head = "".join(f"{b['lines'] // 1000:>4}k>{a['lines'] // 1000}k" for b, a in steps)
+    unit = "Python calls (thousands)" if calls else "CPU seconds"
+    print(f"\n{unit} per size, then the ratio of each doubling from 8k (x; '-' under "
+          f"{noise:g}{'' if calls else ' s'}: noise), then the worst")
+    print(head + "  " + step_head + "   worst")
     worst_overall = 0.0
     for name in names:
-        cells = "".join(f"{r['times'][name]:8.3f}" for r in results)
-        ratios = []
-        for before, after in zip(results, results[1:]):
-            if before["lines"] < 8000 * 0.9:
+        cells = "".join(f"{r['times'][name] / 1000:8.1f}" if calls else f"{r['times'][name]:8.3f}"
+                        for r in results)
+        ratios, shown = [], []
+        for before, after in steps:
+            if after["times"][name] < noise:
+                shown.append(f"{'-':>9}")
                 continue
-            if after["times"][name] < NOISE:
-                continue
-            ratios.append(after["times"][name] / max(before["times"][name], 1e-6))
+            ratio = after["times"][name] / max(before["times"][name], 1e-6)
+            ratios.append(ratio)
+            shown.append(f"{ratio:9.2f}")
         worst = max(ratios) if ratios else 0.0
         if name != "total":
             worst_overall = max(worst_overall, worst)
         flag = "  <-- over 2.3x" if worst > 2.3 else ""
-        print(f"{name:18}{cells}   {worst:5.2f}{flag}")
+        print(f"{name:18}{cells}  {''.join(shown)}   {worst:5.2f}{flag}")
     row = "".join(f"{r['rss_mb']:8.0f}" for r in results)
     print(f"{'peak RSS MB':18}{row}")
     print(f"\nworst growth per doubling from 8k lines (any fact or rule): {worst_overall:.2f}x "
-          f"(target <= 2.3x; rows under {NOISE} s are left out: noise)")
+          f"(target <= 2.3x; rows under {noise:g}{'' if calls else ' s'} are left out: noise)")
 
 
 if __name__ == "__main__":

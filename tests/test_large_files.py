@@ -130,3 +130,21 @@ def test_a_parse_error_of_a_part_names_the_files_line():
     part = large_files.Part("x\n" * 5, [10, 11, 12, 13, 14], [(10, 14)])
     mapped = large_files._map_error("f.py:3:4: cannot parse with LibCST: bad", "f.py", part)
     assert mapped == "f.py:12:4: cannot parse with LibCST: bad"
+
+
+def test_the_project_pass_does_not_parse_a_file_in_parts(small_bound, tmp_path, monkeypatch):
+    """Asked on demand for the summary of a file over the bound (another file calls into it),
+    the project pass gets None, as from the file's own lint, instead of parsing it whole
+    (torch's common_methods_invocations.py linted in place: 838 MB for that one tree)."""
+    from amplint.run import project_inputs
+
+    big, small = tmp_path / "big.py", tmp_path / "small.py"
+    big.write_text(_source(12), encoding="utf-8")
+    small.write_text(_source(1), encoding="utf-8")
+    parsed = []
+    real_parse = project_inputs.parse
+    monkeypatch.setattr(project_inputs, "parse", lambda text: parsed.append(text) or real_parse(text))
+    assert project_inputs.summarize_file(str(big)) is None
+    assert parsed == []
+    assert project_inputs.summarize_file(str(small)) is not None
+    assert len(parsed) == 1

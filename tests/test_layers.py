@@ -47,6 +47,7 @@ LAYER_OF = {
     "amplint.analysis.prefilter": "analysis/engine",
     "amplint.analysis.fix_text": "analysis/engine",
     "amplint.analysis.large_files": "analysis/engine",
+    "amplint.analysis.positions": "analysis/engine",
     "amplint.analysis.project": "analysis/project",
     # how findings are printed: the output formats, diffs, `--explain`
     "amplint.report": "report",

@@ -119,3 +119,23 @@ def test_node_positions_equal_libcsts_metadata(path):
     theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     assert len(ours) == len(theirs) > 100
     assert all(ours[node] == theirs[node] for node in theirs)
+
+
+@pytest.mark.parametrize("path", ["<sample>"] + _torch_files())
+def test_positions_of_some_nodes_equal_the_whole_modules(path):
+    """`positions_of` generates only the top-level statements holding the nodes asked for
+    (placed by `ast`, checked against the text); their ranges are the whole pass's."""
+    from amplint.analysis.facts.syntax import iter_nodes
+    from amplint.analysis.positions import node_positions, positions_of
+
+    source = SAMPLE if path == "<sample>" else open(path, encoding="utf-8").read()
+    for text in (source, source.rstrip("\n"), "# header\n\n" + source + "\n# footer\n"):
+        module = parse(text)
+        whole = node_positions(module)
+        nodes = list(iter_nodes(module))
+        for wanted in (nodes[-1:], nodes[len(nodes) // 2::97], nodes[5::31]):
+            some = positions_of(module, text, wanted)
+            assert all(some[node] == whole[node] for node in wanted)
+        last = positions_of(module, text, nodes[-1:])
+        if len(module.body) > 4:  # only the last statement was generated
+            assert len(last) < len(whole)

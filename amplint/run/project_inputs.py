@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Sequence
 
 from amplint.workspace.cache import Cache
 from amplint.workspace.config import Config
+from amplint.analysis import large_files
 from amplint.analysis.engine import Settings
 from amplint.workspace.files import DEFAULT_EXCLUDES, ReadError, read_source
 from amplint.analysis.facts import FileFacts
@@ -172,6 +173,8 @@ def summarize_file(path: str):
     try:
         with cycles_collected_after():
             text = read_source(path).text
+            if large_files.split(text) is not None:
+                return None  # linted in parts, not read by the project pass (one tree: ~1 GB)
             module = parse(text)
             return portable_summary(path, text, module, FileFacts(module))
     except Exception:  # unreadable, unparsable or an analysis bug: opaque to the project pass

@@ -33,6 +33,7 @@ from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
 from amplint.analysis.facts.half_values import frames_by_body
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.syntax import code_children
 from amplint.analysis.facts.tree import Frame, child_fields
 
 HALF_REGION = (None, "float16", "bfloat16")
@@ -187,30 +188,25 @@ class EscapeAnalysis(Float32Evidence):
 
     def _reads(self, node: cst.CSTNode, frame: Frame, state) -> None:
         stack = [node]
+        name_class, attribute_class, arg_class = cst.Name, cst.Attribute, cst.Arg
+        lambda_class, binary_class = cst.Lambda, cst.BinaryOperation
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Name):
+            kind = type(node)  # concrete LibCST classes have no subclasses
+            if kind is name_class:
                 entry = state.get(node.value)
                 if entry is not None:
                     self.reads[id(node)] = entry
                 continue
-            if isinstance(node, cst.Attribute):
+            if kind is attribute_class or kind is arg_class:
                 stack.append(node.value)
                 continue
-            if isinstance(node, cst.Arg):
-                stack.append(node.value)
-                continue
-            if isinstance(node, cst.Lambda):
+            if kind is lambda_class:
                 stack.append(node.body)
                 continue
-            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+            if kind is binary_class and isinstance(node.operator, cst.MatrixMultiply):
                 self.matmuls.append((node, frame))
-            for name in child_fields(type(node)):
-                value = getattr(node, name)
-                if isinstance(value, cst.CSTNode):
-                    stack.append(value)
-                elif isinstance(value, (list, tuple)):
-                    stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+            stack.extend(code_children(node))
 
     # -- values ---------------------------------------------------------------------------
     def _half_region(self, frame: Frame) -> Optional[Region]:

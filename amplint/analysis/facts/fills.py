@@ -20,6 +20,7 @@ from amplint.analysis.data.overflow import (
 from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import region_policy
 from amplint.analysis.facts.regions import DTYPES
+from amplint.analysis.facts.syntax import children_in_visit_order
 from amplint.analysis.facts.tree import Frame, argument, keyword
 
 
@@ -262,7 +263,7 @@ class FillValues:
         events = self._events.get(id(root))
         if events is None:
             events = self._events[id(root)] = _NameEvents()
-            root.visit(events)
+            events.walk(root)
         loads = events.later_loads(name, stmt)
         return bool(loads) and all(id(node) in feeding for node in loads)
 
@@ -295,7 +296,7 @@ def pure(expr: cst.BaseExpression) -> bool:
     return False
 
 
-class _NameEvents(cst.CSTVisitor):
+class _NameEvents:
     """One walk of a function (or the module): every name read or assigned, and the end of
     every simple statement line, numbered in order. `later_loads` then answers for one name
     from that name's events alone (a walk per question was quadratic in the function)."""
@@ -307,28 +308,42 @@ class _NameEvents(cst.CSTVisitor):
         self.names: Dict[str, Tuple[List[int], List[Tuple[bool, cst.Name]]]] = {}
         self._stores: Set[int] = set()
 
-    def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.position += 1
-        self.line_ends[id(node)] = self.position
-        self.end_positions.append(self.position)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, cst.Name):
-            self._stores.add(id(node.target))
-
-    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
-        node.value.visit(self)
-        return False  # the attribute's own name is not a read of `name`
-
-    def visit_Arg(self, node: cst.Arg) -> Optional[bool]:
-        node.value.visit(self)
-        return False  # nor is a keyword's name
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.position += 1
-        positions, events = self.names.setdefault(node.value, ([], []))
-        positions.append(self.position)
-        events.append((id(node) in self._stores, node))
+    def walk(self, root: cst.CSTNode) -> None:
+        """The events of LibCST's visit of `root`, in its order: names in pre-order, a simple
+        statement line's end after its children; an attribute's own name and a keyword's
+        name are not reads (only the attribute's value and the argument's value are walked).
+        A walk over the code nodes (facts.syntax), not LibCST's visitor: that rebuilt every
+        node it passed and was most of AMP110's time on a large file (issue 34)."""
+        name_class, attribute_class, arg_class = cst.Name, cst.Attribute, cst.Arg
+        line_class, target_class = cst.SimpleStatementLine, cst.AssignTarget
+        stores, names, line_ends, end_positions = (
+            self._stores, self.names, self.line_ends, self.end_positions
+        )
+        stack: List[Tuple[cst.CSTNode, bool]] = [(root, False)]
+        while stack:
+            node, leaving = stack.pop()
+            kind = type(node)
+            if leaving:  # a simple statement line, after its children
+                self.position += 1
+                line_ends[id(node)] = self.position
+                end_positions.append(self.position)
+                continue
+            if kind is name_class:
+                self.position += 1
+                positions, events = names.setdefault(node.value, ([], []))
+                positions.append(self.position)
+                events.append((id(node) in stores, node))
+                children = children_in_visit_order(node)
+            elif kind is attribute_class or kind is arg_class:
+                children = [node.value]
+            else:
+                if kind is target_class and type(node.target) is name_class:
+                    stores.add(id(node.target))
+                elif kind is line_class:
+                    stack.append((node, True))
+                children = children_in_visit_order(node)
+            for child in reversed(children):
+                stack.append((child, False))
 
     def later_loads(self, name: str, after: cst.CSTNode) -> List[cst.Name]:
         """Reads of `name` after statement line `after`, up to the end of the line whose

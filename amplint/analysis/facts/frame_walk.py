@@ -44,10 +44,36 @@ class FrameWalker(cst.CSTVisitor):
         """`root.visit(self)` over the code nodes only, in LibCST's visit order, without
         LibCST's visitor rebuilding every node it visits (issue 34). Subclasses hook code
         nodes only (`visit_Call`, ...), never whitespace or punctuation."""
+        kind = type(self)
+        if kind.on_visit is FrameWalker.on_visit and kind.on_leave is FrameWalker.on_leave:
+            self._walk(root, {})
+            return
         if self.on_visit(root):
             for child in children_in_visit_order(root):
                 self.walk(child)
         self.on_leave(root)
+
+    def _walk(self, node: cst.CSTNode, hooks: Dict[type, tuple]) -> None:
+        """`on_visit`/`on_leave` inlined: the subclass's `visit_X`/`leave_X` looked up once
+        per node type (LibCST's own no-op ones left out) instead of by name for every node."""
+        kind = type(node)
+        found = hooks.get(kind)
+        if found is None:
+            found = hooks[kind] = _hooks(type(self), kind)
+        visit, leave = found
+        key = id(node)
+        frame = self.bodies.get(key)
+        if frame is not None:
+            self.stack.append(frame)
+        if visit is None or visit(self, node) is not False:
+            for child in children_in_visit_order(node):
+                self._walk(child, hooks)
+        if leave is not None:
+            leave(self, node)
+        if frame is not None:
+            self.stack.pop()
+        if self.values is not None and kind in _BINDERS:
+            self._note(node)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         frame = self.bodies.get(id(node))
@@ -61,7 +87,9 @@ class FrameWalker(cst.CSTVisitor):
             self.stack.pop()
         if self.values is None:
             return
-        node = original_node
+        self._note(original_node)
+
+    def _note(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.Assign):
             self.values.note_assign([t.target for t in node.targets], node.value, self.frame)
         elif isinstance(node, cst.AnnAssign) and node.value is not None:
@@ -72,3 +100,18 @@ class FrameWalker(cst.CSTVisitor):
             self.values.note_assign([node.asname.name], None, self.frame)
         elif isinstance(node, cst.NamedExpr):
             self.values.note_assign([node.target], node.value, self.frame)
+
+
+_BINDERS = frozenset((cst.Assign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr))
+
+
+def _hooks(walker: type, kind: type) -> tuple:
+    """(visit_X, leave_X) of `walker` for node type `kind`; None where it has only LibCST's."""
+    name = kind.__name__
+    visit = getattr(walker, "visit_" + name, None)
+    leave = getattr(walker, "leave_" + name, None)
+    if visit is getattr(cst.CSTVisitor, "visit_" + name, None):
+        visit = None
+    if leave is getattr(cst.CSTVisitor, "leave_" + name, None):
+        leave = None
+    return visit, leave

@@ -260,7 +260,11 @@ class FlowWalker:
     def expr(self, node: Optional[cst.CSTNode], ctx, stmt) -> None:
         analysis = self.analysis
         module = analysis.module
-        for call in calls_in(node):
+        known = analysis.__dict__.setdefault("_calls_in", {})  # the plain and composed walks
+        calls = known.get(id(node))  # both ask for every expression of the file
+        if calls is None:
+            calls = known[id(node)] = calls_in(node)
+        for call in calls:
             site = analysis.sites.get(id(call))
             func = call.func
             if isinstance(func, cst.Attribute):

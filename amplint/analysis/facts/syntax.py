@@ -13,10 +13,10 @@ Dotted = Tuple[str, ...]
 def dotted_name(expr: cst.BaseExpression) -> Optional[Dotted]:
     """`torch.nn.functional` -> ("torch", "nn", "functional"); None for anything else."""
     parts: List[str] = []
-    while isinstance(expr, cst.Attribute):
+    while type(expr) is cst.Attribute:  # concrete LibCST classes have no subclasses
         parts.append(expr.attr.value)
         expr = expr.value
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         parts.append(expr.value)
         return tuple(reversed(parts))
     return None
@@ -128,15 +128,21 @@ def iter_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     which rebuilds each node it visits and costs several times more."""
     stack = [root]
     node_class = cst.CSTNode
+    known = _IS_NODE
     while stack:
         node = stack.pop()
         yield node
         for name in child_fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, node_class):
-                stack.append(value)
-            elif type(value) in (list, tuple):
+            kind = type(value)
+            if kind is list or kind is tuple:
                 stack.extend(reversed([v for v in value if isinstance(v, node_class)]))
+            else:
+                flag = known.get(kind)
+                if flag is None:
+                    flag = _is_node_type(kind)
+                if flag:
+                    stack.append(value)
 
 
 
@@ -211,17 +217,50 @@ def visit_fields(node_type: type) -> Tuple[str, ...]:
     return found
 
 
+_IS_NODE: Dict[type, bool] = {}  # type -> is it a LibCST node (isinstance on LibCST's ABCs
+# runs Python code for every miss: a tenth of the time on a large file, issue 34)
+
+
+def _is_node_type(kind: type) -> bool:
+    known = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
+def nodes_of(node: cst.CSTNode, fields: Tuple[str, ...]) -> List[cst.CSTNode]:
+    """The LibCST nodes held by `fields` of `node`, in field order (a list field's in its own)."""
+    out: List[cst.CSTNode] = []
+    known = _IS_NODE
+    for name in fields:
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is list or kind is tuple:
+            for item in value:
+                flag = known.get(type(item))
+                if flag is None:
+                    flag = _is_node_type(type(item))
+                if flag:
+                    out.append(item)
+        else:
+            flag = known.get(kind)
+            if flag is None:
+                flag = _is_node_type(kind)
+            if flag:
+                out.append(value)
+    return out
+
+
+def code_children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The nodes directly under `node`, in `child_fields` order."""
+    return nodes_of(node, child_fields(type(node)))
+
+
 def children_in_visit_order(node: cst.CSTNode) -> List[cst.CSTNode]:
     """The code nodes directly under `node`, in LibCST's visit order."""
-    out: List[cst.CSTNode] = []
-    node_class = cst.CSTNode
-    for name in visit_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, node_class):
-            out.append(value)
-        elif type(value) in (list, tuple):
-            out.extend(v for v in value if isinstance(v, node_class))
-    return out
+    kind = type(node)
+    fields = _ORDERED.get(kind)
+    if fields is None:
+        fields = visit_fields(kind)
+    return nodes_of(node, fields)
 
 
 def calls_in(node: Optional[cst.CSTNode]) -> List[cst.Call]:
@@ -231,19 +270,23 @@ def calls_in(node: Optional[cst.CSTNode]) -> List[cst.Call]:
     calls: List[cst.Call] = []
     if node is None or isinstance(node, cst.Lambda):
         return calls
-    # post-order without recursion: (node, children pushed?)
-    stack: List[Tuple[cst.CSTNode, bool]] = [(node, False)]
-    call_class, lambda_class = cst.Call, cst.Lambda
+    # without recursion (deep expressions); a call's marker `(call,)` is pushed under its
+    # children, so the call comes after them: the post-order of the calls
+    stack: List[object] = [node]
+    call_class, lambda_class, marker = cst.Call, cst.Lambda, tuple
     while stack:
-        current, expanded = stack.pop()
-        if expanded:
-            if type(current) is call_class:
-                calls.append(current)
+        current = stack.pop()
+        kind = type(current)
+        if kind is marker:
+            calls.append(current[0])  # type: ignore[index]
             continue
-        stack.append((current, True))
-        for child in reversed(children_in_visit_order(current)):
+        if kind is call_class:
+            stack.append((current,))
+        children = children_in_visit_order(current)  # type: ignore[arg-type]
+        for index in range(len(children) - 1, -1, -1):
+            child = children[index]
             if type(child) is not lambda_class:
-                stack.append((child, False))
+                stack.append(child)
     return calls
 
 

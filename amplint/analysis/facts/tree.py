@@ -13,7 +13,7 @@ import libcst as cst
 
 from amplint.analysis.facts.syntax import (  # noqa: F401  (re-exported: the node questions most facts ask)
     Dotted, argument, child_fields, dotted_name, import_bindings, iter_nodes, keyword, positional,
-    receiver_root, self_attr,
+    receiver_root, self_attr, code_children,
 )
 
 
@@ -121,15 +121,8 @@ class Collector:
         self.walk_children(node)
 
     def walk_children(self, node: cst.CSTNode) -> None:
-        node_class = cst.CSTNode
-        for name in child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, node_class):
-                self.walk(value)
-            elif type(value) in (list, tuple):
-                for item in value:
-                    if isinstance(item, node_class):
-                        self.walk(item)
+        for child in code_children(node):
+            self.walk(child)
 
     # -- frames ---------------------------------------------------------------------------
     def _push(self, kind: str, node: cst.CSTNode, name: str = "") -> Frame:

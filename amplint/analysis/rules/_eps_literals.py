@@ -56,17 +56,32 @@ def local_literal(name: str, frame: Frame, facts) -> Optional[float]:
     param = next((p for p in _params(function.node) if p.name.value == name), None)
     if param is not None:
         return literal_float(param.default) if param.default is not None and not times else None
-    sites = [a for a in facts.index.assigns_to(name) if a.frame.function is function]
+    sites = _sites_in(name, function, facts)
     if times != 1 or len(sites) != 1 or len(sites[0].targets) != 1:
         return None
     return literal_float(sites[0].value)
 
 
+def _sites_in(name: str, function: Frame, facts) -> list:
+    """The assignments to `name` in `function`, in order (grouped once per name per file: a
+    scan of every assignment to `name` per function was quadratic, issue 34)."""
+    groups = facts.__dict__.setdefault("_amp140_sites", {})
+    by_function = groups.get(name)
+    if by_function is None:
+        by_function = groups[name] = {}
+        for assign in facts.index.assigns_to(name):
+            by_function.setdefault(id(assign.frame.function), []).append(assign)
+    return by_function.get(id(function), [])
+
+
 def _reassigned(function: Frame, facts) -> Set[str]:
-    names: Set[str] = set()
-    for assign in facts.tree.assigns:
-        if assign.frame.function is function:
+    """The bare names a function assigns (all functions' sets made in one scan of the file)."""
+    by_function = facts.__dict__.get("_amp140_reassigned")
+    if by_function is None:
+        by_function = facts.__dict__["_amp140_reassigned"] = {}
+        for assign in facts.tree.assigns:
+            names = by_function.setdefault(id(assign.frame.function), set())
             for target in assign.targets:
                 if isinstance(target, cst.Name):
                     names.add(target.value)
-    return names
+    return by_function.get(id(function), set())
