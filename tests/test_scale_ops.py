@@ -165,3 +165,27 @@ def test_last_binding_before_is_the_nearest_earlier_one():
     assert facts.index.last_binding_before(function, "x", order[id(lines[1])]) is None
     assert facts.index.last_binding_before(function, "v2", order[id(lines[5])]).value.value == "2"
     assert facts.index.last_binding_before(facts.tree.module_frame, "x", 10**6) is None
+
+
+@pytest.mark.parametrize("sums", [5, 40])
+def test_backward_root_check_walks_each_scope_once(sums, monkeypatch):
+    """AMP141's backward-root check (rules/_backward_root.py) indexes a scope once per lint:
+    module-level code with n float16 sums used as backward roots walks the module once, not n
+    times (a walk per finding made it quadratic in a script or notebook)."""
+    from amplint.analysis.rules import _backward_root
+
+    built = []
+    original = _backward_root._ScopeRoots.__init__
+
+    def counted(self, scope):
+        built.append(scope)
+        original(self, scope)
+
+    monkeypatch.setattr(_backward_root._ScopeRoots, "__init__", counted)
+    source = "import torch\nh = inputs.half()\n" + "".join(
+        f"loss_{i} = h.sum()\nloss_{i}.backward()\n" for i in range(sums))
+    module = parse(source)
+    facts = FileFacts(module)
+    ctx = FileContext("script.py", source, module, facts)
+    assert list(all_rules()["AMP141"].check(ctx)) == []  # every sum is only a backward root
+    assert len(built) == 1

@@ -9,7 +9,7 @@ those of `y.float().sum()` at every scale tried). What the overflow corrupts is 
 itself, so the finding matters only where the value is read: logged, printed, returned,
 compared, accumulated, `.item()`.
 
-`backward_root_only(module, call, frame)` is True when the reduction `call` is used only as a
+`backward_root_only(module, call, frame, indexes)` is True when the reduction `call` is used only as a
 backward root, either inline (`y.sum().backward()`, `opt.backward(y.sum())`) or bound once to a
 local whose every other occurrence in the function is such a root:
 
@@ -27,73 +27,75 @@ missed finding, not a false one.
 
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
+from amplint.analysis.facts.syntax import iter_nodes
 from amplint.analysis.facts.tree import Frame
 
 _ROOT_TAKERS = ("backward", "manual_backward")
 
 
-def backward_root_only(module: cst.Module, call: cst.Call, frame: Frame) -> bool:
+def backward_root_only(module: cst.Module, call: cst.Call, frame: Frame,
+                       indexes: Optional[Dict[int, "_ScopeRoots"]] = None) -> bool:
+    """`indexes`: one dict per lint of a file, so that each scope is walked once, however many
+    reductions it holds (module-level code holds many)."""
     function = frame.function
     scope: cst.CSTNode = function.node if function is not None else module
-    finder = _Roots(call)
-    scope.visit(finder)
-    if finder.inline:
-        return True
-    name = finder.bound_to
-    if name is None:
+    index = indexes.get(id(scope)) if indexes is not None else None
+    if index is None:
+        index = _ScopeRoots(scope)
+        if indexes is not None:
+            indexes[id(scope)] = index
+    if id(call) in index.roots:
+        return True  # inline: y.sum().backward(), opt.backward(y.sum())
+    target = index.bound.get(id(call))
+    if target is None:
         return False
-    finder = _Roots(call, name)
-    scope.visit(finder)
-    occurrences = [n for n in finder.names if n.value == name and id(n) not in finder.not_reads]
-    roots = [n for n in occurrences if id(n) in finder.roots]
-    others = [n for n in occurrences if id(n) not in finder.roots and n is not finder.target]
+    occurrences = index.names.get(target.value, [])
+    roots = [n for n in occurrences if id(n) in index.roots]
+    others = [n for n in occurrences if id(n) not in index.roots and n is not target]
     return bool(roots) and not others
 
 
-class _Roots(cst.CSTVisitor):
-    """One pass over the scope: whether `call` is inline a root, the local it is bound to, and
-    which occurrences of `name` are backward roots."""
+class _ScopeRoots:
+    """One walk of a scope: which expressions are backward roots, which call each single-name
+    assignment binds, and every read of each name (`.attr` and `keyword=` names are not reads)."""
 
-    def __init__(self, call: cst.Call, name: Optional[str] = None) -> None:
-        self.call = call
-        self.name = name
-        self.inline = False
-        self.bound_to: Optional[str] = None
-        self.target: Optional[cst.Name] = None
-        self.names: List[cst.Name] = []
+    def __init__(self, scope: cst.CSTNode) -> None:
         self.roots: Set[int] = set()
-        self.not_reads: Set[int] = set()  # `.attr` names and `keyword=` names
+        self.bound: Dict[int, cst.Name] = {}
+        self.names: Dict[str, List[cst.Name]] = {}
+        not_reads: Set[int] = set()
+        names: List[cst.Name] = []
+        for node in iter_nodes(scope):
+            kind = type(node)
+            if kind is cst.Name:
+                names.append(node)
+            elif kind is cst.Attribute:
+                not_reads.add(id(node.attr))
+            elif kind is cst.Arg:
+                if node.keyword is not None:
+                    not_reads.add(id(node.keyword))
+            elif kind is cst.Assign:
+                if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+                    self.bound[id(node.value)] = node.targets[0].target
+            elif kind is cst.Call:
+                self._call(node)
+        for name in names:
+            if id(name) not in not_reads:
+                self.names.setdefault(name.value, []).append(name)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if node.value is self.call and len(node.targets) == 1:
-            target = node.targets[0].target
-            if isinstance(target, cst.Name):
-                self.bound_to = target.value
-                self.target = target
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.not_reads.add(id(node.attr))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self.not_reads.add(id(node.keyword))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.append(node)
-
-    def visit_Call(self, node: cst.Call) -> None:
+    def _call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return
         method = func.attr.value
         if method == "backward":
             self._root(func.value)
             receiver = func.value
-            if (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
+            if (type(receiver) is cst.Call and type(receiver.func) is cst.Attribute
                     and receiver.func.attr.value == "scale" and len(receiver.args) == 1
                     and receiver.args[0].keyword is None):
                 self._root(receiver.args[0].value)  # scaler.scale(loss).backward()
@@ -102,7 +104,5 @@ class _Roots(cst.CSTVisitor):
             self._root(node.args[0].value)  # optimizer.backward(loss)
 
     def _root(self, expr: cst.BaseExpression) -> None:
-        if expr is self.call:
-            self.inline = True
-        elif isinstance(expr, cst.Name) and expr.value == self.name:
+        if type(expr) is cst.Call or type(expr) is cst.Name:
             self.roots.add(id(expr))

@@ -346,10 +346,11 @@ class HalfReduction(Rule):
         for node, _frame, kind in found:
             if kind == "softmax":
                 softmax_parts.update(id(n) for n in _calls_in(node))
+        root_indexes: dict = {}
         for node, frame, kind in found:
             if kind != "softmax" and id(node) in softmax_parts:
                 continue  # the denominator of a reported softmax
-            if kind == "sum" and backward_root_only(ctx.module, node, frame):
+            if kind == "sum" and backward_root_only(ctx.module, node, frame, root_indexes):
                 continue  # only a backward root: d(sum)/dx = 1 whatever the forward value
             yield self._diagnostic(ctx, node, frame, kind, values)
 
