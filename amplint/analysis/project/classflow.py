@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Tuple
 
+from amplint.analysis.project import halfspread
 from amplint.analysis.project.classvalues import MAX_REGISTRY_BUILD, ClassValues
 from amplint.analysis.project.flowindex import merge_things, thing_order
 
@@ -93,7 +94,8 @@ class ClassFlow(ClassValues):
 
     def half_instances(self) -> Dict[Tuple[str, str], Tuple[str, str, str]]:
         """(file, class) -> (dtype, cite, file of the cast) for every instance of a project
-        class that the linted files turn half (`m.cuda().half()`, `.to(torch.bfloat16)`)."""
+        class that the linted files turn half (`m.cuda().half()`, `.to(torch.bfloat16)`,
+        `model.half()`), and every module it holds (halfspread.py)."""
         out: Dict[Tuple[str, str], Tuple[str, str, str]] = {}
         casting = [path for path in self.p.python if _HALF_TEXT.search(self.p.files[path])]
         self._prefetch(casting)  # one batch across the pool, not a file at a time
@@ -101,50 +103,12 @@ class ClassFlow(ClassValues):
             flow = self._flow(path, optional=True)
             if flow is None:
                 continue
-            for key in sorted(flow.functions):
-                function = flow.functions[key]
-                values = [v for vs in function.assigns.values() for v in vs] + list(function.returns)
-                values += [v for _, v in function.stores]
-                for value in values:
-                    for half in _halves(value):
-                        for thing, hold in sorted(self.values(path, key, half[1]).items(), key=thing_order):
-                            if thing[0] == "inst":
-                                cite = f"{hold.cite} made {half[2]} in {self.p.display(path)}"
-                                out.setdefault((thing[1], thing[2]), (half[2], cite, path))
-        pending = sorted(out)
-        while pending:  # `.half()` converts the submodules too, wherever they are defined
-            cpath, cls = pending.pop()
-            dtype, cite, where = out[(cpath, cls)]
-            for sub in self._submodules(cpath, cls):
-                if sub not in out:
-                    out[sub] = (dtype, f"{cite}, as a submodule of {cls}", where)
-                    pending.append(sub)
-        return out
-
-    def _submodules(self, path: str, cls: str) -> List[Tuple[str, str]]:
-        summary = self.p.summary(path)
-        flow = self._flow(path)
-        if summary is None or flow is None or cls not in summary.classes:
-            return []
-        found = []
-        for method in summary.classes[cls].methods:
-            key = f"{cls}.{method}"
-            function = flow.functions.get(key)
-            for _, value in (function.stores if function is not None else ()):
-                for thing in self.values(path, key, value):
-                    if thing[0] == "inst" and (thing[1], thing[2]) not in found:
-                        found.append((thing[1], thing[2]))
-        return sorted(found)
+            for key, value, dtype in halfspread.casts(flow):
+                for thing, hold, _ in halfspread.modules_held(self, self.values(path, key, value)):
+                    cite = f"{hold.cite} made {dtype} in {self.p.display(path)}"
+                    out.setdefault((thing[1], thing[2]), (dtype, cite, path))
+        return halfspread.spread(self, out)
 
 
 _HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
 
-
-def _halves(value):
-    if type(value) is not tuple or not value:
-        return
-    if value[0] == "half":
-        yield value
-    for item in value[1:]:
-        if type(item) is tuple:
-            yield from _halves(item)
