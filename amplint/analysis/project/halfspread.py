@@ -6,9 +6,11 @@ the value holds the module directly, through a container (`nn.ModuleList([...])`
 `nn.Sequential(*blocks)`, `nn.ModuleDict({...})`, a list filled by `.append`, nested), through a
 project helper's returns, or through any other carrier the class flow follows (classvalues.py).
 
-A container's element is taken only when it may be a module: a class whose bases are all known
-not to be modules (`class Cfg:`, `class Cfg(object)`, a `NamedTuple`) is an element of a plain
-list, which `.half()` does not convert."""
+Only what may be a module is taken: a class whose bases are all known not to be modules
+(`class Cfg:`, `class Cfg(object)`, a `NamedTuple`) is neither converted by `.half()` (as an
+attribute or as an element of a plain list) nor has a `.half()` of its own to convert what it
+holds. A plain list of modules is not told from an `nn.ModuleList` (the flow facts collapse
+both to their elements): it is taken as converted."""
 
 from __future__ import annotations
 
@@ -46,13 +48,12 @@ def modules_held(flow, held, depth: int = 0) -> List[Tuple[tuple, object, bool]]
     an element of the containers it holds (sorted)."""
     out: List[Tuple[tuple, object, bool]] = []
     for thing, hold in sorted(held.items(), key=thing_order):
-        if thing[0] == "inst":
+        if thing[0] == "inst" and may_be_module(flow, thing[1], thing[2]):
             out.append((thing, hold, depth > 0))
         elif thing[0] == "tup" and depth < _MAX_NESTING:
             for item in thing[3]:
                 for inner, inner_hold, _ in modules_held(flow, flow.values(thing[1], thing[2], item), depth + 1):
-                    if may_be_module(flow, inner[1], inner[2]):
-                        out.append((inner, inner_hold, True))
+                    out.append((inner, inner_hold, True))
     return out
 
 

@@ -1,0 +1,2 @@
+from .attention import Attention
+from .mlp import Mlp
