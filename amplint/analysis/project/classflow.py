@@ -99,14 +99,15 @@ class ClassFlow(ClassValues):
         out: Dict[Tuple[str, str], Tuple[str, str, str]] = {}
         casting = [path for path in self.p.python if _HALF_TEXT.search(self.p.files[path])]
         self._prefetch(casting)  # one batch across the pool, not a file at a time
-        for path in casting:
-            flow = self._flow(path, optional=True)
-            if flow is None:
-                continue
-            for key, value, dtype in halfspread.casts(flow):
-                for thing, hold, _ in halfspread.modules_held(self, self.values(path, key, value)):
-                    cite = f"{hold.cite} made {dtype} in {self.p.display(path)}"
-                    out.setdefault((thing[1], thing[2]), (dtype, cite, path))
+        for statements in (False, True):
+            for path in casting:
+                flow = self._flow(path, optional=True)
+                if flow is None:
+                    continue
+                for key, value, dtype in halfspread.casts(flow, statements):
+                    for thing, hold, _ in halfspread.modules_held(self, self.values(path, key, value)):
+                        cite = f"{hold.cite} made {dtype} in {self.p.display(path)}"
+                        out.setdefault((thing[1], thing[2]), (dtype, cite, path))
         return halfspread.spread(self, out)
 
 

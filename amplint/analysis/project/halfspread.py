@@ -26,20 +26,25 @@ _NOT_MODULE_BASES = ("?object", "typing.", "abc.", "enum.", "collections.", "dat
 Half = Dict[Tuple[str, str], Tuple[str, str, str]]  # (file, class) -> (dtype, cite, file of the cast)
 
 
-def casts(facts) -> Iterator[Tuple[str, object, str]]:
-    """(function key, value cast, dtype) for each half cast of a file's flow facts, in order."""
+def casts(facts, statements: bool) -> Iterator[Tuple[str, object, str]]:
+    """(function key, value cast, dtype) for each half cast of a file's flow facts, in order:
+    the casts whose value is kept (`m = Net().half()`), or (`statements`) those written as a
+    statement (`model.half()`), which the class flow evaluates after all the others so that
+    the files they send to the parser cannot take the budget (flowindex.py) from the first."""
     for key in sorted(facts.functions):
         function = facts.functions[key]
+        if statements:
+            for receiver, attr, _text, _line in function.dynamic:
+                if attr in STATEMENT_CASTS:
+                    yield key, receiver, STATEMENT_CASTS[attr]
+            continue
         values = [v for vs in function.assigns.values() for v in vs] + list(function.returns)
         values += [v for _, v in function.stores]
         for value in values:
             for half in _halves(value):
                 yield key, half[1], half[2]
-        for receiver, attr, _text, _line in function.dynamic:
-            if attr in STATEMENT_CASTS:
-                yield key, receiver, STATEMENT_CASTS[attr]
-    for key, receiver, attr, _text, _line, _ in facts.roots:  # under the file's own region
-        if attr in STATEMENT_CASTS:
+    for key, receiver, attr, _text, _line, _ in (facts.roots if statements else ()):
+        if attr in STATEMENT_CASTS:  # under the file's own region
             yield key, receiver, STATEMENT_CASTS[attr]
 
 
