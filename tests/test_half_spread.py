@@ -104,3 +104,32 @@ def test_detectron2_backbone_from_a_helper_with_stages_in_sequentials():
     # the cast on another object (the predictor itself is no module): nothing is half
     other = load("half_d2_backbone", [("self.predictor.model.half()", "self.predictor.half()")])
     assert findings(lint_project(other, SETTINGS)) == []
+
+
+def test_guided_diffusion_torso_in_a_sequential_subclass():
+    # openai/guided-diffusion: UNetModel.convert_to_fp16 converts the torso (`self.input_blocks`, a
+    # ModuleList of TimestepEmbedSequential, and `self.middle_block =
+    # TimestepEmbedSequential(ResBlock(...), AttentionBlock(...), ResBlock(...))`, a project
+    # subclass of nn.Sequential keeping torch's constructor); scripts/image_sample.py calls it on
+    # the model `create_model_and_diffusion` returns in a tuple. The real method converts with
+    # `.apply(convert_module_to_f16)`, which the flow facts do not record: this fork calls
+    # `.half()` on each part
+    results = lint_project(load("half_guided_diffusion"), SETTINGS)
+    assert findings(results) == [("guided_diffusion/unet.py", 88, "AMP110")]
+    held = half_classes(load("half_guided_diffusion"))
+    assert held[("guided_diffusion/unet.py", "QKVAttention")] == (
+        "TimestepEmbedSequential(...) at guided_diffusion/unet.py:108 made float16 in guided_diffusion/unet.py, "
+        "as a submodule of TimestepEmbedSequential, as a submodule of AttentionBlock")
+    assert ("guided_diffusion/nn.py", "GroupNorm32") in held
+    clean = load("half_guided_diffusion", [("-1e9", "th.finfo(weight.dtype).min")])
+    assert findings(lint_project(clean, SETTINGS)) == []
+    # the middle block built by a constructor of its own: its arguments are not its elements
+    own_init = load("half_guided_diffusion", [(
+        "class TimestepEmbedSequential(nn.Sequential, TimestepBlock):\n",
+        "class TimestepEmbedSequential(nn.Sequential, TimestepBlock):\n"
+        "    def __init__(self, *layers):\n        super().__init__()\n\n",
+    )])
+    assert findings(lint_project(own_init, SETTINGS)) == []
+    # the torso left in float32: nothing is half
+    fp32 = load("half_guided_diffusion", [("        self.input_blocks.half()\n        self.middle_block.half()\n", "        pass\n")])
+    assert findings(lint_project(fp32, SETTINGS)) == []

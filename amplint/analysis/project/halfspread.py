@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Dict, Iterator, List, Tuple
 
 from amplint.analysis.project.flowindex import thing_order
+from amplint.analysis.project.flowvalues import CONTAINERS
 
 # the statement form: `model.half()`, `self.backbone.bfloat16()` (recorded as a call on a held value)
 STATEMENT_CASTS = {"half": "float16", "bfloat16": "bfloat16"}
@@ -95,7 +96,44 @@ def submodules(flow, path: str, cls: str) -> List[Tuple[Tuple[str, str], str]]:
                 sub = (thing[1], thing[2])
                 if sub not in found or (found[sub] and not how):
                     found[sub] = how
+    if _torch_container(flow, path, cls):
+        for sub in _constructed_with(flow, path, cls):
+            found.setdefault(sub, "")
     return sorted(found.items())
+
+
+def _torch_container(flow, path: str, cls: str, seen: int = 0) -> bool:
+    """A project subclass of `nn.Sequential`/`ModuleList`/`ModuleDict` that keeps torch's
+    constructor (guided-diffusion's `TimestepEmbedSequential(nn.Sequential, TimestepBlock)`)."""
+    summary = flow.p.summary(path)
+    if summary is None or cls not in summary.classes or seen > 8:
+        return False
+    if seen == 0 and flow.p.method(path, cls, "__init__") is not None:
+        return False
+    for base in summary.classes[cls].bases:
+        if base in CONTAINERS or base.startswith("torch.nn.modules.container."):
+            return True
+        found = flow.p.resolve_ref(path, base)
+        if found is not None and len(found[1]) == 1 and _torch_container(flow, found[0], found[1][0], seen + 1):
+            return True
+    return False
+
+
+def _constructed_with(flow, path: str, cls: str) -> List[Tuple[str, str]]:
+    """The project modules passed to the constructor of container class `cls` at its call
+    sites in the linted files (`TimestepEmbedSequential(ResBlock(...), AttentionBlock(...))`;
+    a starred argument is not recorded, so `TimestepEmbedSequential(*layers)` gives none)."""
+    found: List[Tuple[str, str]] = []
+    for where, caller, callee, args, _line in flow._call_sites(cls):
+        if ("class", path, cls) not in flow.values(where, caller, callee):
+            continue
+        for slot, value in args:
+            if not isinstance(slot, int):
+                continue
+            for thing, _, _ in modules_held(flow, flow.values(where, caller, value)):
+                if (thing[1], thing[2]) not in found:
+                    found.append((thing[1], thing[2]))
+    return found
 
 
 def spread(flow, out: Half) -> Half:
