@@ -131,5 +131,6 @@ def test_guided_diffusion_torso_in_a_sequential_subclass():
     )])
     assert findings(lint_project(own_init, SETTINGS)) == []
     # the torso left in float32: nothing is half
-    fp32 = load("half_guided_diffusion", [("        self.input_blocks.half()\n        self.middle_block.half()\n", "        pass\n")])
+    torso = "        self.input_blocks.half()\n        self.middle_block.half()\n"
+    fp32 = load("half_guided_diffusion", [(torso, "        pass\n")])
     assert findings(lint_project(fp32, SETTINGS)) == []

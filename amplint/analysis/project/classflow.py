@@ -112,4 +112,3 @@ class ClassFlow(ClassValues):
 
 
 _HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
-
