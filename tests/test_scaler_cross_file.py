@@ -343,3 +343,59 @@ def test_the_cached_first_pass_result_carries_the_protocol_summary(tmp_path, mon
         "first": {"trainer/optimization.py": 1, "trainer/trainer.py": 0},
         "protocol": {"trainer/optimization.py": 0, "trainer/trainer.py": 0},
     }
+
+
+# -- calls that can only end in files without a protocol word --------------------------------
+DEAD_ENDS = {  # a trainer calling a step function (re-exported) and a checkpoint helper
+    "train.py": (
+        "import torch\n"
+        "from pkg import io_utils, train_step\n"
+        "from pkg.io_utils import save_checkpoint\n"
+        "def fit(model, loader, opt):\n"
+        "    scaler = torch.amp.GradScaler()\n"
+        "    for x in loader:\n"
+        "        train_step(model, x, opt, scaler)\n"
+        "        save_checkpoint(model)\n"
+        "        io_utils.save_checkpoint(model)\n"
+        "    scaler.update()\n"
+    ),
+    "pkg/__init__.py": "# the training step: backward, then step\nfrom .steps import train_step\n",
+    "pkg/steps.py": (
+        "def train_step(model, x, opt, scaler):\n"
+        "    scaler.scale(model(x).sum()).backward()\n"
+        "    scaler.step(opt)\n"
+    ),
+    "pkg/io_utils.py": (
+        "import torch\n"
+        "def save_checkpoint(model):\n"
+        "    torch.save(model.state_dict(), 'last.pt')\n"
+    ),
+}
+
+
+def test_a_call_that_can_only_end_in_a_file_without_protocol_words_is_not_resolved():
+    """`save_checkpoint` (imported directly, and as `io_utils.save_checkpoint`, which also
+    passes `pkg/__init__.py` as a module attribute) can only lead into io_utils.py, which holds
+    no word of the protocol: the protocol pass does not make its region summary; the entries
+    (and the calls --show-regions counts as followed) are those of the pass that resolves it."""
+    from amplint.analysis.project import build
+    from amplint.analysis.project.scaler_summaries import local_summaries, scaler_entries, text_may_hold
+
+    def protocol_pass(may_hold):
+        files = dict(DEAD_ENDS)
+        project = build(files, SETTINGS)
+        followed: set = set()
+        before = set(project.summaries)
+        entries = scaler_entries(project, sorted(files), lambda wanted, force: local_summaries(
+            files, wanted, force), followed, may_hold=text_may_hold(files) if may_hold else None)
+        return entries, followed, set(project.summaries) - before
+
+    entries, followed, summarised = protocol_pass(True)
+    assert (entries, followed) == protocol_pass(False)[:2]
+    assert [(e.call, e.callee) for e in entries["train.py"]] == [("train_step", "pkg/steps.py: train_step")]
+    assert "pkg/io_utils.py" in protocol_pass(False)[2]
+    assert "pkg/io_utils.py" not in summarised
+    assert scaler_findings(lint_project(dict(DEAD_ENDS), SETTINGS)) == [
+        ("pkg/steps.py", 3, "AMP121"),  # the step function alone, as before
+        ("train.py", 7, "AMP121"),  # the update only after the loop, through the call
+    ]

@@ -18,7 +18,7 @@ from amplint.analysis.parsing import parse
 from amplint.analysis.project import build
 from amplint.analysis.project.scaler_summaries import scaler_entries
 from amplint.analysis.project.summary import portable_summary
-from amplint.run.scaler_inputs import scaler_summaries_of, with_first_pass
+from amplint.run.scaler_inputs import disk_may_hold, scaler_summaries_of, with_first_pass
 
 PROJECT_CONFIG_SUFFIXES = (".yaml", ".yml")
 MAX_CONFIG_BYTES = 1 << 20
@@ -69,7 +69,8 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
         project = build(view, settings, config, summaries=summaries,
                         summarize_many=lambda wanted: summaries_of(wanted, cache, workers))
         remote = scaler_entries(project, keys, with_first_pass(
-            scalers or {}, lambda wanted, force: scaler_summaries_of(wanted, force, cache, workers)))
+            scalers or {}, lambda wanted, force: scaler_summaries_of(wanted, force, cache, workers)),
+            may_hold=disk_may_hold())
     entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
     for path, found in remote.items():  # callees of the scaler protocol in other files
         entries[path] = tuple(entries.get(path, ())) + found

@@ -69,6 +69,18 @@ def with_first_pass(made: Mapping[str, object],
     return summarize
 
 
+def disk_may_hold() -> Callable[[str], bool]:
+    """`may_hold` for `scaler_summaries_of(..., force=True)`: its callee-word test of the
+    file's bytes, once per file."""
+    known: Dict[str, bool] = {}
+
+    def may_hold(path: str) -> bool:
+        if path not in known:
+            known[path] = _holds_words(path, _CALLEE_WORDS)
+        return known[path]
+    return may_hold
+
+
 def first_pass_scalers(paths, results) -> Dict[str, object]:
     """path -> the protocol summary its first-pass result carries (those that carry one)."""
     return {path: result.scaler for path, result in zip(paths, results)

@@ -23,9 +23,11 @@ from amplint.run.parallel import Workers
 from amplint.analysis.parsing import parse
 from amplint.run.per_file import REPORT_ONLY
 from amplint.analysis.project import build, needs_summary
-from amplint.analysis.project.scaler_summaries import is_caller, local_summaries, scaler_entries
+from amplint.analysis.project.scaler_summaries import (
+    is_caller, local_summaries, scaler_entries, text_may_hold,
+)
 from amplint.analysis.project.summary import portable_summary
-from amplint.run.scaler_inputs import scaler_summaries_of, with_first_pass
+from amplint.run.scaler_inputs import disk_may_hold, scaler_summaries_of, with_first_pass
 from amplint.run.project_inputs import (
     _config_files, _KeyedLazy, _LazyTexts, project_entries, summaries_of,
 )
@@ -227,7 +229,9 @@ class ProjectState:
         with Workers(jobs) as workers:
             project = build(view, self.settings, self.config, summaries=summaries,
                             summarize_many=more)
-            remote = scaler_entries(project, keys, scaler_more)
+            on_disk = disk_may_hold()
+            remote = scaler_entries(project, keys, scaler_more, may_hold=lambda path: (
+                text_may_hold(buffers)(path) if path in buffers else on_disk(path)))
         found = {p: project.entries_for(p) for p in keys if project.entries_for(p)}
         for path, extra in remote.items():  # callees of the scaler protocol in other files
             found[path] = tuple(found.get(path, ())) + extra
