@@ -2,7 +2,7 @@
 scaler_summaries).
 
 A caller file's summary is made by the first pass, from the parse that lints the file
-(`first_pass_wants` / `first_pass_summary`, called by amplint.run.per_file), and travels on its
+(`first_pass_plan` / `first_pass_summary`, called by amplint.run.per_file), and travels on its
 FileResult (`scaler`) and in its cached result; `with_first_pass` hands those to the project
 pass. What the first pass did not make (a callee file without a caller word, a file over the
 large-file size, a file mixing line endings) is made in the process pool and cached by
