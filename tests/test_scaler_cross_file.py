@@ -260,3 +260,142 @@ def test_a_helper_in_another_file_steps_the_optimizer_around_the_scaler():
         ),
     }
     assert scaler_findings(lint_project(twin, SETTINGS)) == []
+
+
+# -- one parse per caller file ----------------------------------------------------------------
+def counting_parses(monkeypatch):
+    """{"first": ..., "protocol": ..., "other": ...}: text -> LibCST parses of it in the first
+    pass, in the protocol pass (`scaler_entries`), and in the rest of the project pass and the
+    final pass."""
+    import libcst
+
+    import amplint.run.project_inputs as project_inputs
+
+    counts = {"first": {}, "protocol": {}, "other": {}}
+    phase = ["first"]
+    real_parse = libcst.parse_module
+
+    def counting_parse(source, *args, **kwargs):
+        counts[phase[0]][source] = counts[phase[0]].get(source, 0) + 1
+        return real_parse(source, *args, **kwargs)
+
+    def counted(function, name):
+        def wrapped(*args, **kwargs):
+            phase[0] = name
+            try:
+                return function(*args, **kwargs)
+            finally:
+                phase[0] = "other"  # the rest of the project pass, then the final pass
+        return wrapped
+
+    monkeypatch.setattr(libcst, "parse_module", counting_parse)
+    monkeypatch.setattr(project_inputs, "build", counted(project_inputs.build, "other"))
+    monkeypatch.setattr(project_inputs, "scaler_entries",
+                        counted(project_inputs.scaler_entries, "protocol"))
+    return counts, phase
+
+
+def parses_of(counts, root: Path, only=None):
+    """{phase: {caller file: parses}} for the project's caller files (`only`: these)."""
+    from amplint.analysis.project.scaler_summaries import is_caller
+
+    texts = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.py")}
+    callers = sorted(path for path, text in texts.items() if is_caller(text)
+                     and (only is None or path in only))
+    return {name: {path: found.get(texts[path], 0) for path in callers}
+            for name, found in counts.items() if name != "other"}
+
+
+@pytest.mark.parametrize("name, finding", [
+    ("scaler_trainer_mixins", ("trainer/trainer.py", 23, "AMP120")),
+    ("scaler_accelerate_utils", ("complete_nlp_example.py", 27, "AMP123")),
+    ("scaler_hooks_trainer", ("engine/train_loop.py", 29, "AMP121")),
+])
+def test_the_protocol_pass_does_not_parse_a_caller_file_again(tmp_path, monkeypatch, name, finding):
+    """The first pass makes a caller's protocol summary from the parse that lints it; the
+    protocol pass (`scaler_entries`) parses only callee files the first pass did not
+    summarise. Parses counted by text (LibCST's `parse_module`) in a cold `-j 1` run: once
+    each in the first pass, none in the protocol pass. (The region pass's class flow may ask
+    for a mixin's region summary, a parse of its own that this does not count.)"""
+    root = tmp_path / name
+    shutil.copytree(os.path.join(PROJECTS, name), root)
+    counts, _ = counting_parses(monkeypatch)
+    assert cli_findings(root, "--no-cache", "--jobs", "1") == [finding]
+    found = parses_of(counts, root)
+    assert finding[0] in found["first"]
+    assert found == {"first": {p: 1 for p in found["first"]}, "protocol": {p: 0 for p in found["first"]}}
+
+
+def test_the_cached_first_pass_result_carries_the_protocol_summary(tmp_path, monkeypatch):
+    """Only the mixin's file edited: the trainer's first-pass result comes from the cache with
+    its protocol summary, so the protocol pass composes the edited mixin without parsing the
+    trainer (the final pass lints it again, with the new entries)."""
+    root = tmp_path / "scaler_trainer_mixins"
+    shutil.copytree(os.path.join(PROJECTS, "scaler_trainer_mixins"), root)
+    cache = str(tmp_path / "cache")
+    finding = ("trainer/trainer.py", 23, "AMP120")
+    assert cli_findings(root, "--cache-dir", cache, "--jobs", "1") == [finding]
+    mixin = root / "trainer" / "optimization.py"
+    mixin.write_text(mixin.read_text().replace(*MIXIN_UNSCALES))
+    counts, _ = counting_parses(monkeypatch)
+    assert cli_findings(root, "--cache-dir", cache, "--jobs", "1") == []
+    assert parses_of(counts, root, ["trainer/trainer.py", "trainer/optimization.py"]) == {
+        "first": {"trainer/optimization.py": 1, "trainer/trainer.py": 0},
+        "protocol": {"trainer/optimization.py": 0, "trainer/trainer.py": 0},
+    }
+
+
+# -- calls that can only end in files without a protocol word --------------------------------
+DEAD_ENDS = {  # a trainer calling a step function (re-exported) and a checkpoint helper
+    "train.py": (
+        "import torch\n"
+        "from pkg import io_utils, train_step\n"
+        "from pkg.io_utils import save_checkpoint\n"
+        "def fit(model, loader, opt):\n"
+        "    scaler = torch.amp.GradScaler()\n"
+        "    for x in loader:\n"
+        "        train_step(model, x, opt, scaler)\n"
+        "        save_checkpoint(model)\n"
+        "        io_utils.save_checkpoint(model)\n"
+        "    scaler.update()\n"
+    ),
+    "pkg/__init__.py": "# the training step: backward, then step\nfrom .steps import train_step\n",
+    "pkg/steps.py": (
+        "def train_step(model, x, opt, scaler):\n"
+        "    scaler.scale(model(x).sum()).backward()\n"
+        "    scaler.step(opt)\n"
+    ),
+    "pkg/io_utils.py": (
+        "import torch\n"
+        "def save_checkpoint(model):\n"
+        "    torch.save(model.state_dict(), 'last.pt')\n"
+    ),
+}
+
+
+def test_a_call_that_can_only_end_in_a_file_without_protocol_words_is_not_resolved():
+    """`save_checkpoint` (imported directly, and as `io_utils.save_checkpoint`, which also
+    passes `pkg/__init__.py` as a module attribute) can only lead into io_utils.py, which holds
+    no word of the protocol: the protocol pass does not make its region summary; the entries
+    (and the calls --show-regions counts as followed) are those of the pass that resolves it."""
+    from amplint.analysis.project import build
+    from amplint.analysis.project.scaler_summaries import local_summaries, scaler_entries, text_may_hold
+
+    def protocol_pass(may_hold):
+        files = dict(DEAD_ENDS)
+        project = build(files, SETTINGS)
+        followed: set = set()
+        before = set(project.summaries)
+        entries = scaler_entries(project, sorted(files), lambda wanted, force: local_summaries(
+            files, wanted, force), followed, may_hold=text_may_hold(files) if may_hold else None)
+        return entries, followed, set(project.summaries) - before
+
+    entries, followed, summarised = protocol_pass(True)
+    assert (entries, followed) == protocol_pass(False)[:2]
+    assert [(e.call, e.callee) for e in entries["train.py"]] == [("train_step", "pkg/steps.py: train_step")]
+    assert "pkg/io_utils.py" in protocol_pass(False)[2]
+    assert "pkg/io_utils.py" not in summarised
+    assert scaler_findings(lint_project(dict(DEAD_ENDS), SETTINGS)) == [
+        ("pkg/steps.py", 3, "AMP121"),  # the step function alone, as before
+        ("train.py", 7, "AMP121"),  # the update only after the loop, through the call
+    ]

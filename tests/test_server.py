@@ -667,6 +667,33 @@ SPLIT_TRAINER = textwrap.dedent('''\
 ''')
 
 
+def test_a_saved_mixin_s_protocol_summary_is_made_again_from_the_disk(tmp_path, monkeypatch):
+    """The first pass's protocol summary of a file (made from the disk text it linted) stands
+    for that file in later project passes until the file is saved; after a save the pass makes
+    it again from the new text (a stale one would keep composing the old mixin)."""
+    from amplint.analysis.engine import Settings
+    from amplint.analysis.facts.scaler_remote import EntryScaler
+    from amplint.cli.server.analysis import ProjectState, norm
+    from amplint.workspace.config import Config
+
+    write_project(tmp_path, {"trainer.py": SPLIT_TRAINER, "mixins.py": SPLIT_MIXIN})
+    monkeypatch.chdir(tmp_path)
+    state = ProjectState(str(tmp_path), Config(), Settings.default(), None, jobs=1)
+    state.first_pass({})
+    assert state.scalers["mixins.py"].functions  # made by the first pass
+
+    def composed():  # the events the trainer's `self.clip_gradients()` composes from the mixin
+        (entry,) = [e for e in state.entries[norm("trainer.py")] if isinstance(e, EntryScaler)]
+        return [event[0] for event in entry.events]
+
+    assert composed() == ["clip"]
+    (tmp_path / "mixins.py").write_text(SPLIT_MIXIN.replace(
+        "        torch.nn", "        self.scaler.unscale_(self.optimizer)\n        torch.nn"))
+    state.saved(str(tmp_path / "mixins.py"))
+    state.refresh({})
+    assert composed() == ["unscale", "clip"]
+
+
 def test_a_mixin_edited_in_the_editor_changes_the_protocol_finding_of_its_user(tmp_path):
     """The GradScaler protocol across files: the mixin (another file) clips before any
     unscale_, flagged at the trainer's call; unscaling first in the mixin's unsaved buffer

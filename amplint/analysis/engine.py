@@ -61,6 +61,9 @@ class FileResult:
     internal_error: bool = False
     traceback: Optional[str] = None  # of an internal error, shown with --verbose
     summary: object = None  # the project pass's summary of this file, when asked for
+    # its GradScaler protocol summary, made from the same parse when asked for with `summary`
+    # (amplint.run.scaler_inputs): a ScalerSummary, False (not a caller) or None (not made)
+    scaler: object = None
     warnings: List[str] = field(default_factory=list)  # one line each, path included
 
 

@@ -19,6 +19,7 @@ from amplint.run.per_file import REPORT_ONLY
 from amplint.run.project_inputs import project_entries
 from amplint.workspace.project_root import _too_broad, project_root, shown
 from amplint.run.result_cache import cached_map
+from amplint.run.scaler_inputs import first_pass_scalers
 from amplint.run.runner import excludes_for, settings_for
 
 
@@ -49,5 +50,6 @@ def _project_entries(root: str, config_path, codes, cache_dir) -> dict:
     cache = Cache(cache_dir) if cache_dir else None
     first = cached_map(cache, "lint", items, 1, None)
     summaries = {f: r.summary for f, r in zip(files, first) if r.summary is not False}
-    entries = project_entries([shown(root)], files, settings, config, summaries, cache, 1)
+    entries = project_entries([shown(root)], files, settings, config, summaries, cache, 1,
+                              scalers=first_pass_scalers(files, first))
     return {os.path.normcase(os.path.abspath(f)): found for f, found in entries.items()}

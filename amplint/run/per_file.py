@@ -16,11 +16,13 @@ from amplint.workspace.baseline import assign_fingerprints
 from amplint.report.diffs import unified_diff
 from amplint.analysis.engine import FileResult, Settings, internal_error_result
 from amplint.analysis.facts.regions import EntryRegion
+from amplint.analysis.prefilter import could_match
 from amplint.workspace.files import ReadError, read_source, write_source
 from amplint.run.fixing import add_noqa_directives, blank_result, lint_and_fix
 from amplint.run.notebook_results import process_notebook
 from amplint.run.parallel import cycles_collected_after
 from amplint.run.progress import naming_slow_file
+from amplint.run.scaler_inputs import first_pass_plan, first_pass_summary
 from amplint.analysis.project import needs_summary
 from amplint.analysis.project.summary import portable_summary
 
@@ -83,15 +85,29 @@ def _process_python(
         # file the rules parse, in case the project pass asks for it later, cost five times
         # what it saved on a mixed-framework tree (163 summaries made, 9 asked for)
         wanted = summarize and needs_summary(text)
+        # a caller of the GradScaler protocol: its protocol summary from the same parse, for
+        # the project pass (which parsed it a second time before)
+        plan = first_pass_plan(path, text, source.raw) if summarize and path.endswith(".py") else None
+        if plan and not (wanted or entries or could_match(text, settings.rules())):
+            plan = None  # not parsed here otherwise (nor its LibCST parse errors reported)
+        protocol = plan is True
+        made: dict = {}
+
+        def summaries(path, text, module, facts):
+            if protocol:
+                made["scaler"] = first_pass_summary(path, module, facts)
+            return portable_summary(path, text, module, facts) if wanted else False
+
         result, final = lint_and_fix(
             path, text, settings, options,
             write=lambda new: write_source(source, new),
             diff=lambda new: unified_diff(path, text, new),
             entries=entries,
-            summarize=portable_summary if wanted else None,
+            summarize=summaries if wanted or protocol else None,
         )
         if summarize and not wanted:
             result.summary = False  # not a file the project pass's first pass summarises
+        result.scaler = made.get("scaler") if protocol else plan  # None: not made here
     for diag in result.diagnostics:
         diag.cell = None  # type: ignore[attr-defined]
     assign_fingerprints(result.diagnostics, final.splitlines())

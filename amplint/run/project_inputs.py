@@ -18,7 +18,7 @@ from amplint.analysis.parsing import parse
 from amplint.analysis.project import build
 from amplint.analysis.project.scaler_summaries import scaler_entries
 from amplint.analysis.project.summary import portable_summary
-from amplint.run.scaler_inputs import scaler_summaries_of
+from amplint.run.scaler_inputs import disk_may_hold, scaler_summaries_of, with_first_pass
 
 PROJECT_CONFIG_SUFFIXES = (".yaml", ".yml")
 MAX_CONFIG_BYTES = 1 << 20
@@ -41,14 +41,17 @@ class _LazyTexts(dict):
 
 
 def project_entries(paths, files, settings: Settings, config: Config, summaries,
-                    cache: Optional[Cache] = None, jobs: Optional[int] = None, stats=None):
+                    cache: Optional[Cache] = None, jobs: Optional[int] = None, stats=None,
+                    scalers: Optional[Mapping[str, object]] = None):
     """path -> the regions other files and framework settings put around its functions.
     Summaries the pass asks for beyond the first pass's (subclasses, framework classes) come
     from the cache, else from the process pool: the main process parses nothing.
     `summaries`: path -> summary, or a callable giving that mapping (called only when the
     whole pass is not in the cache). The pass's result is cached under the content of every
     file it may read: any edit, anywhere, makes it run again. `stats`: a dict told whether
-    the pass came from the cache ("project_cached")."""
+    the pass came from the cache ("project_cached"). `scalers`: path -> the GradScaler
+    protocol summary the first pass made (amplint.run.scaler_inputs.first_pass_scalers); the
+    pass makes the others it needs."""
     keys = [f for f in files if f.endswith((".py", ".pyi"))] + _config_files(paths)
     key = _project_key(cache, keys, settings, config) if cache is not None else None
     if key is not None:
@@ -65,8 +68,9 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     with Workers(jobs) as workers:
         project = build(view, settings, config, summaries=summaries,
                         summarize_many=lambda wanted: summaries_of(wanted, cache, workers))
-        remote = scaler_entries(project, keys, lambda wanted, force: scaler_summaries_of(
-            wanted, force, cache, workers))
+        remote = scaler_entries(project, keys, with_first_pass(
+            scalers or {}, lambda wanted, force: scaler_summaries_of(wanted, force, cache, workers)),
+            may_hold=disk_may_hold())
     entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
     for path, found in remote.items():  # callees of the scaler protocol in other files
         entries[path] = tuple(entries.get(path, ())) + found

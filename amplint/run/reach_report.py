@@ -14,7 +14,9 @@ from amplint.workspace.config import Config
 from amplint.analysis.facts.regions import Enabled
 from amplint.workspace.files import discover
 from amplint.analysis.project import build
-from amplint.analysis.project.scaler_summaries import local_summaries, scaler_entries
+from amplint.analysis.project.scaler_summaries import (
+    local_summaries, scaler_entries, text_may_hold,
+)
 from amplint.run.project_inputs import _KeyedLazy, _LazyTexts, _config_files
 from amplint.run.scaler_report import uncomposed
 
@@ -76,7 +78,7 @@ def show_regions(paths: Sequence[str], config: Config, excludes, output_format: 
     ordered = [regions[desc] for desc in sorted(regions, key=_place)]
     composed: Set[tuple] = set()  # calls the protocol summaries followed into another file
     scaler_entries(project, keys, lambda wanted, force: local_summaries(texts, wanted, force),
-                   composed)
+                   composed, may_hold=text_may_hold(texts))
     gaps = uncomposed(keys, lambda key: texts[key], project.display, composed)
     if output_format == "json":
         return json.dumps({"regions": ordered, "autocast_modules": suggestion, "declare": declare,

@@ -1,7 +1,8 @@
 """Per-file results through the content cache, computed in the process pool where missing.
 
-Phase 1 results and project summaries are cached by content; phase 3 results by content and
-entries. Only results that describe the file as it is on disk now are stored."""
+Phase 1 results, with the project summary and the GradScaler protocol summary made from the
+file's parse, are cached by content; phase 3 results by content and entries. Only results that
+describe the file as it is on disk now are stored."""
 
 from __future__ import annotations
 
@@ -49,12 +50,14 @@ def cached_map(cache, kind, items, jobs, meter, stats=None):
 
 def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:
     path, settings, options, entries, summarize = item
-    described = repr((kind, sorted(settings.select), settings.unsafe_fixes, settings.torch, path, entries,
-                      summarize, options.fix, options.diff, options.add_noqa))
+    described = repr((kind, _FORMAT, sorted(settings.select), settings.unsafe_fixes, settings.torch,
+                      path, entries, summarize, options.fix, options.diff, options.add_noqa))
     return cache.file_key(path, described)
 
 
 _EXTRA = ("cell", "line_key", "fingerprint", "file_line")
+# what a cached result holds: 2 added the first pass's protocol summary (`scaler`) to the blob
+_FORMAT = 2
 
 
 def _to_cache(cache: Cache, key: str, result: FileResult) -> None:
@@ -70,10 +73,12 @@ def _to_cache(cache: Cache, key: str, result: FileResult) -> None:
                 data["_" + name] = getattr(diag, name)
         diagnostics.append(data)
     summary = None if result.summary in (None, False) else result.summary
+    scaler = None if result.scaler in (None, False) else result.scaler
     cache.put(key, {"diagnostics": diagnostics, "errors": result.errors,
                     "warnings": result.warnings,
-                    "summary": result.summary if result.summary is False else None},
-              blob=summary)
+                    "summary": result.summary if result.summary is False else None,
+                    "scaler": result.scaler if result.scaler is False else None},
+              blob=(summary, scaler) if summary is not None or scaler is not None else None)
 
 
 def _from_cache(cache: Cache, key: Optional[str]):
@@ -94,7 +99,9 @@ def _from_cache(cache: Cache, key: Optional[str]):
     result.diagnostics = diagnostics
     result.errors = list(data["errors"])
     result.warnings = list(data.get("warnings", ()))
-    result.summary = False if data.get("summary") is False else blob
+    summary, scaler = blob if blob is not None else (None, None)
+    result.summary = False if data.get("summary") is False else summary
+    result.scaler = False if data.get("scaler") is False else scaler
     return result
 
 

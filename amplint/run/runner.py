@@ -21,6 +21,7 @@ from amplint.workspace.files import Excludes, discover
 from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
 from amplint.run.progress import Progress
 from amplint.run.project_inputs import project_entries
+from amplint.run.scaler_inputs import first_pass_scalers
 from amplint.workspace.project_root import context_files
 from amplint.report import RunSummary
 from amplint.run.result_cache import cached_map
@@ -119,11 +120,12 @@ def run(
 #
 # Every file is parsed once: phase 1 lints each file on its own (report only) in the pool, and
 # for the files that can open an autocast region or hold a framework setting the worker also
-# returns the project summary made from the same parse. Phase 2 propagates regions over the
-# summaries (main process, no parsing but for files a region reaches that phase 1 did not
-# summarise). Phase 3 processes again only the files that need more: those that got entries,
-# and, with --fix/--diff/--add-noqa, those with something to do. Phase 1 results and summaries
-# are cached by content; phase 3 results by content and entries (amplint.run.result_cache).
+# returns the project summary made from the same parse (and, for the callers of the GradScaler
+# protocol, their protocol summary). Phase 2 propagates regions over the summaries (main
+# process, no parsing but for files a region reaches that phase 1 did not summarise). Phase 3
+# processes again only the files that need more: those that got entries, and, with
+# --fix/--diff/--add-noqa, those with something to do. Phase 1 results and summaries are cached
+# by content; phase 3 results by content and entries (amplint.run.result_cache).
 
 def _run_files(paths, targets, settings, options: RunOptions, config: Config, progress,
                context=()):
@@ -157,11 +159,12 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         summaries = {p: r.summary for p, r in zip(files, first) if p.endswith((".py", ".pyi"))
                      and r.summary is not False}
         try:
-            entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs)
+            entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs,
+                                      scalers=first_pass_scalers(files, first))
         except Exception as exc:  # every file is still linted on its own
             failure = internal_error_result("project pass", exc, traceback.format_exc())
     for result in first:
-        result.summary = None
+        result.summary = result.scaler = None
     first = first[: len(targets)]
     redo = [
         i for i, (path, result) in enumerate(zip(targets, first))

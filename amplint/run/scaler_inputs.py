@@ -1,11 +1,20 @@
 """The GradScaler protocol summaries the project pass asks for (amplint.analysis.project.
-scaler_summaries), made in the process pool and cached by content like the region summaries."""
+scaler_summaries).
+
+A caller file's summary is made by the first pass, from the parse that lints the file
+(`first_pass_plan` / `first_pass_summary`, called by amplint.run.per_file), and travels on its
+FileResult (`scaler`) and in its cached result; `with_first_pass` hands those to the project
+pass. What the first pass did not make (a callee file without a caller word, a file over the
+large-file size, a file mixing line endings) is made in the process pool and cached by
+content like the region summaries (`scaler_summaries_of`)."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Mapping, Optional
 
+from amplint.analysis import large_files
 from amplint.analysis.facts import FileFacts
+from amplint.analysis.fix_text import mixed_newlines
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.scaler_summaries import (
     CALLEE_WORDS, CALLER_WORDS, is_caller, summarize_scaler,
@@ -13,6 +22,69 @@ from amplint.analysis.project.scaler_summaries import (
 from amplint.run.parallel import Workers, cycles_collected_after, is_huge
 from amplint.workspace.cache import Cache
 from amplint.workspace.files import read_source
+
+
+def first_pass_plan(path: str, text: str, raw: bytes) -> Optional[bool]:
+    """What the first pass does about this `.py` file's protocol summary. True: make it, a
+    caller (its text, and its bytes, the test `scaler_summaries_of` makes, hold a caller
+    word); False: say it is not a caller. None: leave it to the project pass, which makes it
+    as it always did: a caller over the large-file size (linted in parts: no whole tree) or
+    mixing line endings (linted with one kind of ending: the summary's texts could differ)."""
+    if not (is_caller(text) and any(word in raw for word in _WORDS)):
+        return False
+    if len(text) > large_files.PARTS_ABOVE or mixed_newlines(text):
+        return None
+    return True
+
+
+def first_pass_summary(path: str, module, facts) -> object:
+    """The summary `scaler_summaries_of(..., force=True)` would make, from the first pass's
+    parse and FileFacts (made without entries, as there): a ScalerSummary, or False (none:
+    an analysis bug, as there)."""
+    try:
+        return summarize_scaler(path, module, facts, True)
+    except Exception:  # an analysis bug: no protocol to compose
+        return False
+
+
+# what a first-pass result's `scaler` says: a ScalerSummary (with every function's events:
+# it answers a caller's and a callee's question), False (not a caller: no caller summary; a
+# callee's question goes to the pool) or None (not made)
+def with_first_pass(made: Mapping[str, object],
+                    fallback: Callable[[List[str], bool], Dict[str, object]]):
+    """The project pass's `summarize(wanted, force)`: the first pass's summaries where it made
+    them, `fallback` for the others."""
+    def summarize(wanted: List[str], force: bool) -> Dict[str, object]:
+        found: Dict[str, object] = {}
+        rest: List[str] = []
+        for path in wanted:
+            known = made.get(path)
+            if known is None or (known is False and force):
+                rest.append(path)
+            else:
+                found[path] = known or None
+        if rest:
+            found.update(fallback(rest, force))
+        return found
+    return summarize
+
+
+def disk_may_hold() -> Callable[[str], bool]:
+    """`may_hold` for `scaler_summaries_of(..., force=True)`: its callee-word test of the
+    file's bytes, once per file."""
+    known: Dict[str, bool] = {}
+
+    def may_hold(path: str) -> bool:
+        if path not in known:
+            known[path] = _holds_words(path, _CALLEE_WORDS)
+        return known[path]
+    return may_hold
+
+
+def first_pass_scalers(paths, results) -> Dict[str, object]:
+    """path -> the protocol summary its first-pass result carries (those that carry one)."""
+    return {path: result.scaler for path, result in zip(paths, results)
+            if getattr(result, "scaler", None) is not None}
 
 
 def scaler_summaries_of(paths: List[str], force: bool, cache: Optional[Cache], workers: Workers

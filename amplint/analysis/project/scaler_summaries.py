@@ -31,6 +31,7 @@ from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows
 from amplint.analysis.facts.scaler_remote import EntryScaler, call_keys, function_key
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.parsing import parse
+from amplint.analysis.project.light_index import light_file
 from amplint.analysis.project.lines import node_lines
 from amplint.analysis.facts.tree import dotted_name
 from amplint.analysis.project.relative_names import Names, relative_imports
@@ -170,19 +171,25 @@ def _text(node, module: cst.Module) -> str:
 # -- the project side ------------------------------------------------------------------------
 # paths -> their scaler summaries (None: no summary); `force`: also files without the words
 SummarizeScaler = Callable[[List[str], bool], Mapping[str, Optional[ScalerSummary]]]
+# path -> whether `summarize([path], True)` may give a summary (False: it gives None, the
+# file holding none of the CALLEE_WORDS, as `summarize` tests it)
+MayHold = Callable[[str], bool]
 
 
 def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
-                   resolved: Optional[Set[tuple]] = None) -> Dict[str, Tuple[EntryScaler, ...]]:
+                   resolved: Optional[Set[tuple]] = None,
+                   may_hold: Optional[MayHold] = None) -> Dict[str, Tuple[EntryScaler, ...]]:
     """path -> the EntryScalers of its calls into other files' functions with protocol events.
     `resolved` collects (path, function, call text, ordinal) of every call followed into
-    another file, events or not (--show-regions lists the others)."""
+    another file, events or not (--show-regions lists the others). `may_hold`: calls to an
+    imported name that can only end in files without a callee word are not resolved (their
+    region summaries not made): they could give neither an entry nor a `resolved` record."""
     python = [p for p in paths if p.endswith(".py")]
     callers = {p: s for p, s in summarize(python, False).items() if s is not None and s.calls}
     targets: Dict[Tuple[str, int], Tuple[str, str]] = {}
     for path, summary in callers.items():
         for index, call in enumerate(summary.calls):
-            found = _resolve(project, path, summary, call)
+            found = _resolve(project, path, summary, call, may_hold)
             if found is not None and found[0] != path:
                 targets[(path, index)] = found
     wanted = sorted({where for where, _ in targets.values()})
@@ -204,6 +211,11 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     return {path: tuple(found) for path, found in entries.items()}
 
 
+def text_may_hold(files: Mapping[str, str]) -> MayHold:
+    """`may_hold` for `local_summaries` over these texts (its callee-word test)."""
+    return lambda path: any(word in files[path] for word in CALLEE_WORDS)
+
+
 def local_summaries(files: Mapping[str, str], paths: Sequence[str], force: bool,
                     modules: Optional[Mapping[str, object]] = None) -> Dict[str, Optional[ScalerSummary]]:
     """Protocol summaries made here, from the texts (`modules`: trees already parsed)."""
@@ -221,7 +233,8 @@ def local_summaries(files: Mapping[str, str], paths: Sequence[str], force: bool,
     return found
 
 
-def _resolve(project, path: str, summary: ScalerSummary, call) -> Optional[Tuple[str, str]]:
+def _resolve(project, path: str, summary: ScalerSummary, call,
+             may_hold: Optional[MayHold] = None) -> Optional[Tuple[str, str]]:
     """(file, function key) the call runs in another file of the project, or None. The
     caller's own imports and bases come from its protocol summary; the files they lead to
     are asked of the project (its resolver and region summaries)."""
@@ -232,7 +245,10 @@ def _resolve(project, path: str, summary: ScalerSummary, call) -> Optional[Tuple
     ref = summary.imports.get(head)
     if ref is None:
         return None
-    found = project.resolve_ref(path, ref + ("." + attr if attr else ""))
+    ref += "." + attr if attr else ""
+    if may_hold is not None and _dead_end(project, path, ref, may_hold):
+        return None
+    found = project.resolve_ref(path, ref)
     if found is None or len(found[1]) != 1:
         return None
     where, (key,) = found
@@ -240,6 +256,28 @@ def _resolve(project, path: str, summary: ScalerSummary, call) -> Optional[Tuple
     if target is None or key not in target.functions or "." in key:
         return None
     return where, key
+
+
+def _dead_end(project, importer: str, ref: str, may_hold: MayHold) -> bool:
+    """True when `_resolve` can only answer None or a file for which `may_hold` is False,
+    told without region summaries. It follows the candidate modules `resolve_ref` tries
+    (ProjectResolver._resolve_ref); at each, the search ends there (the name is defined
+    there) or goes on to the next candidate, unless the name is imported there (then it
+    follows the import), which the `ast` index (light_index) tells from a superset of the
+    imports a summary records. Ending at a candidate that holds no callee word, or with more
+    than one name left (`optim.lr_scheduler.build` found in `optim/__init__.py` as a module
+    attribute), gives no function to compose."""
+    if ref.startswith(("?", "@")):
+        return True  # None, or the importer itself (not a call into another file)
+    for candidate, attrs in project._module_candidates(importer, ref):
+        if not attrs:
+            return True  # the module itself: no function key
+        if len(attrs) == 1 and may_hold(candidate):
+            return False
+        info = light_file(candidate, project.files[candidate])
+        if info is None or attrs[0] in info.imports or attrs[0] in info.relative:
+            return False  # a re-export may lead on into another file
+    return True
 
 
 def _method(project, path: str, summary: ScalerSummary, cls: str, name: str, depth: int):

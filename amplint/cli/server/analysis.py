@@ -23,9 +23,11 @@ from amplint.run.parallel import Workers
 from amplint.analysis.parsing import parse
 from amplint.run.per_file import REPORT_ONLY
 from amplint.analysis.project import build, needs_summary
-from amplint.analysis.project.scaler_summaries import is_caller, local_summaries, scaler_entries
+from amplint.analysis.project.scaler_summaries import (
+    is_caller, local_summaries, scaler_entries, text_may_hold,
+)
 from amplint.analysis.project.summary import portable_summary
-from amplint.run.scaler_inputs import scaler_summaries_of
+from amplint.run.scaler_inputs import disk_may_hold, scaler_summaries_of, with_first_pass
 from amplint.run.project_inputs import (
     _config_files, _KeyedLazy, _LazyTexts, project_entries, summaries_of,
 )
@@ -117,6 +119,8 @@ class ProjectState:
         self.spelled: Dict[str, str] = {}  # norm(path) -> the spelling in self.files
         self.summaries: Dict[str, object] = {}  # path -> summary of its disk text
         self.used: Dict[str, object] = {}  # path -> the summary the last project pass used
+        # path -> the protocol summary the first pass made from its disk text (run.scaler_inputs)
+        self.scalers: Dict[str, object] = {}
         self.entries: Dict[str, tuple] = {}  # norm(path) -> entries
         self.disk_texts: Dict[str, str] = {}
         self.ready = False
@@ -148,6 +152,8 @@ class ProjectState:
                                                                 self.jobs, None, self.first_stats)):
                     if result.summary is not False:
                         self.summaries[path] = result.summary
+                    if result.scaler is not None:
+                        self.scalers[path] = result.scaler
                 report(start + len(chunk), len(items))
             if cancelled():
                 raise Cancelled()
@@ -180,7 +186,8 @@ class ProjectState:
                    if not self._matches_disk(p, text)}
         if not buffers:  # what `amplint .` computes: shared with it through the cache
             found = project_entries([shown(self.root)], self.files, self.settings, self.config,
-                                    dict(self.summaries), self.cache, jobs, stats)
+                                    dict(self.summaries), self.cache, jobs, stats,
+                                    scalers=self.scalers)
             self.used = dict(self.summaries)
         else:
             found = self._with_buffers(buffers, jobs)
@@ -211,16 +218,20 @@ class ProjectState:
                     found[path] = summary_of_text(path, buffers[path], always=True)
             return found
 
+        from_disk = with_first_pass(self.scalers, lambda wanted, force: scaler_summaries_of(
+            wanted, force, self.cache, workers))
+
         def scaler_more(wanted, force):  # protocol summaries, the buffers' from their text
-            found = scaler_summaries_of([p for p in wanted if p not in buffers], force,
-                                        self.cache, workers)
+            found = from_disk([p for p in wanted if p not in buffers], force)
             found.update(local_summaries(buffers, [p for p in wanted if p in buffers], force))
             return found
 
         with Workers(jobs) as workers:
             project = build(view, self.settings, self.config, summaries=summaries,
                             summarize_many=more)
-            remote = scaler_entries(project, keys, scaler_more)
+            on_disk = disk_may_hold()
+            remote = scaler_entries(project, keys, scaler_more, may_hold=lambda path: (
+                text_may_hold(buffers)(path) if path in buffers else on_disk(path)))
         found = {p: project.entries_for(p) for p in keys if project.entries_for(p)}
         for path, extra in remote.items():  # callees of the scaler protocol in other files
             found[path] = tuple(found.get(path, ())) + extra
@@ -273,12 +284,14 @@ class ProjectState:
             self.summaries.pop(spelled, None)
             if summary is not False:
                 self.summaries[spelled] = summary
+        self.scalers.pop(spelled, None)  # made from the old disk text: the pass makes it again
 
     def deleted(self, path: str) -> None:
         """`path` is gone from disk: the project pass no longer reads it."""
         spelled = self.spell(path)
         self.disk_texts.pop(spelled, None)
         self.summaries.pop(spelled, None)
+        self.scalers.pop(spelled, None)
         if norm(path) in self.spelled:
             self.files = [f for f in self.files if f != spelled]
             del self.spelled[norm(path)]
