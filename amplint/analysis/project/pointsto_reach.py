@@ -173,7 +173,32 @@ def scope(project, reached: Iterable[str]) -> List[str]:
                         r"^def %s\(" % re.escape(attrs[0]), project.files.get(target, ""), re.M)):
                     out.add(target)
                 break
+    out.update(_importers(project, regions, out))
     return sorted(p for p in out if p.endswith((".py", ".pyi")) and os.path.basename(p) != "setup.py")
+
+
+def _importers(project, regions: Set[str], have: Set[str]) -> Set[str]:
+    """The summarised files that import a region file (they build the region's objects and pass
+    the values in: fastai's `Learner(dls, model, loss_func=soft_bce_flat)` in a script, read by
+    `self.loss_func(...)` under the Learner's own autocast), and the modules that define the
+    functions and classes such a file imports by name."""
+    out: Set[str] = set()
+    for path, summary in sorted(project.summaries.items()):
+        if summary is None or path in have or not summary.imports:
+            continue
+        found = []
+        for name, ref in sorted(summary.imports.items()):
+            for target, attrs in project._module_candidates(path, ref):
+                found.append((target, attrs))
+                break
+        if not any(target in regions for target, _ in found):
+            continue
+        out.add(path)
+        for target, attrs in found:
+            if len(attrs) == 1 and re.search(
+                    r"^(?:def|class) %s\b" % re.escape(attrs[0]), project.files.get(target, ""), re.M):
+                out.add(target)
+    return out
 
 
 def _region_text(source: str, summary, path: str, project) -> str:
