@@ -802,3 +802,35 @@ def test_an_identity_decorator_keeps_each_function_apart(tmp_path):
     })
     assert g["timm.models.resnet.main"] == ["timm.models.resnet.a", "timm.models.resnet.b", "timm.models.resnet.resnet50"]
     assert "timm.models._registry.register_model" in g["timm.models.resnet"]
+
+
+def test_dataclass_field_default_factory(tmp_path):
+    # huggingface/accelerate-style settings: `criterion: nn.Module = field(default_factory=Loss)`;
+    # each instance holds `Loss()`, and `default=` holds the value itself
+    g = graph(tmp_path, {
+        "multilabel/__init__.py": "",
+        "multilabel/losses.py": """
+            class AsymmetricBCE:
+                def __call__(self, logits, labels):
+                    return logits
+            def sharpen(x):
+                return x
+        """,
+        "multilabel/config.py": """
+            import dataclasses
+            from dataclasses import dataclass, field
+            from .losses import AsymmetricBCE, sharpen
+            @dataclass
+            class TrainingConfig:
+                lr: float = 2e-5
+                criterion: object = field(default_factory=AsymmetricBCE)
+                post: object = dataclasses.field(default=sharpen)
+        """,
+        "train.py": """
+            from multilabel.config import TrainingConfig
+            def training_function(cfg):
+                cfg.post(cfg.criterion(1, 2))
+            training_function(TrainingConfig())
+        """,
+    })
+    assert g["train.training_function"] == ["multilabel.losses.AsymmetricBCE.__call__", "multilabel.losses.sharpen"]

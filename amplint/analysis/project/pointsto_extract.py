@@ -160,7 +160,7 @@ class Extractor(Assignments):
                 self.assign_expr(target, node.value, scope)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
-                self.assign_expr(node.target, node.value, scope)
+                self.assign_expr(node.target, _field_default(node.value) if scope.kind == "class" else node.value, scope)
         elif isinstance(node, ast.AugAssign):
             value = self.expr(node.value, scope)
             if isinstance(node.target, ast.Name):
@@ -349,6 +349,17 @@ class Extractor(Assignments):
         if node is None:
             return None
         return pointsto_exprs.expr(self, node, scope)
+
+
+def _field_default(value: ast.expr) -> ast.expr:
+    """A dataclass field `x: T = field(default_factory=F)` holds `F()` on each instance."""
+    if isinstance(value, ast.Call) and ast.unparse(value.func) in ("field", "dataclasses.field"):
+        for kw in value.keywords:
+            if kw.arg == "default_factory":
+                return ast.copy_location(ast.Call(func=kw.value, args=[], keywords=[]), value)
+            if kw.arg == "default":
+                return kw.value
+    return value
 
 
 def extract(source: str, module: str, is_package: bool = False) -> dict:

@@ -35,11 +35,12 @@ _CLONE = re.compile(r"@[dsg]\d+")
 _SKIP = ("__init__", "__new__", "__init_subclass__")  # construction is not the region's code
 
 
-def module_name(shown: str) -> Optional[Tuple[str, bool]]:
-    """("pkg.mod", is a package) for a path as the project displays it ("pkg/mod.py")."""
+def module_name(shown: str, prefix=()) -> Optional[Tuple[str, bool]]:
+    """("pkg.mod", is a package) for a path as the project displays it ("pkg/mod.py"); `prefix`:
+    the packages the project's folder lies in (ProjectResolver.package_prefix)."""
     if shown.startswith("../") or not shown.endswith((".py", ".pyi")):
         return None
-    parts = shown[: shown.rfind(".")].split("/")
+    parts = list(prefix) + shown[: shown.rfind(".")].split("/")
     package = parts[-1] == "__init__"
     if package:
         parts = parts[:-1]
@@ -54,7 +55,7 @@ class ValueFlow:
         self.path_of: Dict[str, str] = {}  # module -> file
         facts = []
         for path in sorted(set(paths)):
-            named = module_name(project.display(path))
+            named = module_name(project.display(path), project.package_prefix())
             if named is None or named[0] in self.path_of:
                 continue
             try:
@@ -107,14 +108,14 @@ class ValueFlow:
     def targets(self, path: str, key: str) -> List[Tuple[Tuple[str, str], int, str]]:
         """((file, key), line, what) for the calls in this function (any copy) that run a project
         function by a precise answer; `what` names the call's kind for the citation."""
-        named = module_name(self.project.display(path))
+        named = module_name(self.project.display(path), self.project.package_prefix())
         if named is None:
             return []
         return self.answers(self.by_caller.get(named[0] + "." + key, ()))
 
     def lines(self, path: str, start: int, end: int) -> List[Tuple[Tuple[str, str], int, str]]:
         """The same, for the calls of the file on lines start..end (a region's own body)."""
-        named = module_name(self.project.display(path))
+        named = module_name(self.project.display(path), self.project.package_prefix())
         if named is None:
             return []
         if self._by_module is None:
@@ -172,7 +173,32 @@ def scope(project, reached: Iterable[str]) -> List[str]:
                         r"^def %s\(" % re.escape(attrs[0]), project.files.get(target, ""), re.M)):
                     out.add(target)
                 break
+    out.update(_importers(project, regions, out))
     return sorted(p for p in out if p.endswith((".py", ".pyi")) and os.path.basename(p) != "setup.py")
+
+
+def _importers(project, regions: Set[str], have: Set[str]) -> Set[str]:
+    """The summarised files that import a region file (they build the region's objects and pass
+    the values in: fastai's `Learner(dls, model, loss_func=soft_bce_flat)` in a script, read by
+    `self.loss_func(...)` under the Learner's own autocast), and the modules that define the
+    functions and classes such a file imports by name."""
+    out: Set[str] = set()
+    for path, summary in sorted(project.summaries.items()):
+        if summary is None or path in have or not summary.imports:
+            continue
+        found = []
+        for name, ref in sorted(summary.imports.items()):
+            for target, attrs in project._module_candidates(path, ref):
+                found.append((target, attrs))
+                break
+        if not any(target in regions for target, _ in found):
+            continue
+        out.add(path)
+        for target, attrs in found:
+            if len(attrs) == 1 and re.search(
+                    r"^(?:def|class) %s\b" % re.escape(attrs[0]), project.files.get(target, ""), re.M):
+                out.add(target)
+    return out
 
 
 def _region_text(source: str, summary, path: str, project) -> str:

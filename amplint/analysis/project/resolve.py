@@ -16,11 +16,32 @@ from amplint.analysis.project.summary import ExternalCall
 
 class ProjectResolver:
     # -- module names ---------------------------------------------------------------------
+    def package_prefix(self) -> List[str]:
+        """The packages the folder holding the whole project lies in: `amplint basicsr/` on a
+        package whose files import each other as `basicsr.losses` (Python's own rule: a folder
+        with an `__init__.py` is a package of its parent)."""
+        prefix = self.__dict__.get("_package_prefix")
+        if prefix is None:
+            given = {os.path.normcase(os.path.abspath(p)) for p in self.python}
+            prefix, folder = [], self.root
+            while True:
+                init = os.path.join(folder, "__init__.py")
+                parent = os.path.dirname(folder)
+                if parent == folder or not (os.path.normcase(init) in given or os.path.isfile(init)):
+                    break
+                prefix.insert(0, os.path.basename(folder))
+                folder = parent
+            if not all(part.isidentifier() for part in prefix):
+                prefix = []
+            self.__dict__["_package_prefix"] = prefix
+        return prefix
+
     def _module_index(self) -> Dict[str, List[str]]:
         index: Dict[str, List[str]] = {}
+        prefix = self.package_prefix()
         for path in self.python:
             relative = self.display(path)
-            parts = relative[: relative.rfind(".")].split("/")
+            parts = prefix + relative[: relative.rfind(".")].split("/")
             if parts[-1] == "__init__":
                 parts = parts[:-1]
             for start in range(len(parts)):

@@ -1,0 +1,1 @@
+"""BasicSR-like package (XPixelGroup/BasicSR): every module imports the others as `basicsr.*`."""

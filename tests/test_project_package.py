@@ -1,0 +1,49 @@
+"""A project linted from inside its package folder (`amplint basicsr/`): the folder holding every
+file is itself a package (it has an `__init__.py`), so its modules import each other as
+`basicsr.losses`, not `losses`. Laid out like XPixelGroup/BasicSR (basicsr/losses/basic_loss.py,
+basicsr/models/*_model.py building its criteria with `from basicsr.losses import ...`).
+Found on the fresh-layout benchmark (benchmarks/fresh_layouts.py, basicsr_decorator): before, every
+absolute import of the package's own modules was "outside the linted files"."""
+
+from __future__ import annotations
+
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import build, lint_project
+
+from project_files import load
+
+SETTINGS = Settings.default()
+BCE = "F.binary_cross_entropy(torch.sigmoid(pred), target)"
+
+
+def findings(results):
+    return sorted((path.split("/", 1)[1], d.line, d.code)
+                  for path, result in results.items() for d in result.diagnostics)
+
+
+def test_package_folder_resolves_its_own_absolute_imports():
+    files = load("pkg_root_basicsr")
+    assert all(path.startswith("pkg_root_basicsr/basicsr/") for path in files)
+    assert findings(lint_project(files, SETTINGS)) == [("basicsr/losses/basic_loss.py", 21, "AMP102")]
+    assert build(files, SETTINGS).package_prefix() == ["basicsr"]
+
+
+def test_clean_twin_is_silent():
+    files = load("pkg_root_basicsr", [(BCE, "F.binary_cross_entropy_with_logits(pred, target)")])
+    assert findings(lint_project(files, SETTINGS)) == []
+
+
+def test_no_package_marker_no_prefix():
+    # without basicsr/__init__.py the folder is not a package of its parent: nothing is prefixed,
+    # `basicsr.losses` stays outside the linted files (no guess)
+    files = {k: v for k, v in load("pkg_root_basicsr").items() if not k.endswith("basicsr/__init__.py")}
+    assert build(files, SETTINGS).package_prefix() == []
+    assert findings(lint_project(files, SETTINGS)) == []
+
+
+def test_project_above_the_package_is_unchanged():
+    # the usual layout (the repository's root above the package): no prefix, the same finding
+    files = load("pkg_root_basicsr")
+    files["pkg_root_basicsr/setup.py"] = "from setuptools import setup\nsetup(name='basicsr')\n"
+    assert build(files, SETTINGS).package_prefix() == []
+    assert findings(lint_project(files, SETTINGS)) == [("basicsr/losses/basic_loss.py", 21, "AMP102")]
