@@ -1,0 +1,423 @@
+"""A module's portable summary from Python's `ast`, for files the project pass summarises on
+demand (call sites, registrations, subclasses: `needs_summary(text)` is False, so the file
+opens no region and holds no framework setting). It equals summary.portable_summary of the
+same text, field for field, lines included; where it meets what it does not model exactly
+(ast_tree.REFUSED_TEXT / REFUSED_NODES, or any doubt about a line) it returns a `Refusal` and
+the caller summarises from LibCST. `ast.parse` is about ten times cheaper than LibCST's."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from typing import Dict, List, Optional, Tuple
+
+from amplint.analysis.facts.tree import Frame
+from amplint.analysis.project.ast_flow import AstFlowCollector, string_count
+from amplint.analysis.project.ast_tree import (
+    AstCollector, CallSite, Refused, call_args, dotted, import_bindings, refusal,
+)
+from amplint.analysis.project.flowfacts import frame_key
+from amplint.analysis.project.relative_names import Names
+from amplint.analysis.project.summary import _is_library
+from amplint.analysis.project.summary_types import ClassSummary, ExternalCall, FunctionSummary, ModuleSummary
+
+
+class Refusal:
+    """Not summarised from `ast`; `reason` says why (the benchmark counts them)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.reason!r})"
+
+
+def ast_summary(path: str, text: str):
+    """The file's portable summary, or a Refusal."""
+    why = refusal(text)
+    if why is not None:
+        return Refusal(why)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = ast.parse(text)
+        return _AstSummarizer(path, text, module).run()
+    except Refused as refused:
+        return Refusal(str(refused))
+    except Exception as error:  # noqa: BLE001  (anything unexpected: the LibCST path decides)
+        return Refusal(f"{type(error).__name__}")
+
+
+def relative_imports(module: ast.Module) -> Dict[str, str]:
+    """relative_names.relative_imports over `ast`."""
+    found: Dict[str, str] = {}
+
+    def visit(body) -> None:
+        for stmt in body:
+            kind = type(stmt)
+            if kind is ast.ImportFrom and stmt.level:
+                for bound, target in import_bindings(stmt):
+                    found[bound] = target
+            elif kind is ast.If:
+                visit(stmt.body)
+                visit(stmt.orelse)
+            elif kind is ast.Try:
+                visit(stmt.body)
+                for handler in stmt.handlers:
+                    visit(handler.body)
+
+    visit(module.body)
+    return found
+
+
+def receiver_root(expr):
+    while True:
+        kind = type(expr)
+        if kind is ast.Attribute or kind is ast.Subscript:
+            expr = expr.value
+        elif kind is ast.Call:
+            if type(expr.func) is ast.Attribute:
+                expr = expr.func.value
+            else:
+                return expr
+        else:
+            return expr
+
+
+def self_attr_owner(target, frame: Frame) -> Optional[Tuple[str, str]]:
+    if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+        cls = frame.class_frame
+        return (cls.name, target.attr) if cls is not None else None
+    return None
+
+
+class _AstSummarizer:
+    def __init__(self, path: str, text: str, module: ast.Module) -> None:
+        self.path = path
+        self.lines = text.split("\n")
+        self.tree = AstCollector(module)
+        self.names = Names(relative_imports(module))
+        self.summary = ModuleSummary(path)
+        self.instances: Dict[str, str] = {}
+        self.self_instances: Dict[Tuple[str, str], str] = {}
+        self.local_instances: Dict[str, str] = {}  # facts.callgraph: classes of this file only
+        self.local_self_instances: Dict[Tuple[str, str], str] = {}
+
+    def run(self) -> ModuleSummary:
+        tree, summary = self.tree, self.summary
+        module_frame = tree.module_frame
+        summary.imports = dict(module_frame.imports)
+        summary.imports.update(self.names.relative)
+        for name, frame in tree.classes.items():
+            if frame.parent is not module_frame:
+                continue
+            node = frame.node
+            summary.classes[name] = ClassSummary(
+                name,
+                tuple(self._class_ref(base, module_frame) for base in node.bases),
+                tuple(frame.functions),
+                tuple(ref for ref in (self._decorator_ref(d, module_frame) for d in node.decorator_list) if ref),
+            )
+        for site in tree.assigns:
+            for cls, instances, selfs in (
+                (self.class_of_value(site.value, site.frame), self.instances, self.self_instances),
+                (self._local_class(site.value), self.local_instances, self.local_self_instances),
+            ):
+                if cls is None:
+                    continue
+                for target in site.targets:
+                    if type(target) is ast.Name:
+                        instances[target.id] = cls
+                    owner = self_attr_owner(target, site.frame)
+                    if owner is not None:
+                        selfs[owner] = cls
+        for frame in tree.frames:
+            if frame.kind == "function":
+                key = frame_key(frame)
+                if key is not None:
+                    summary.functions[key] = FunctionSummary(key)
+        flow = AstFlowCollector(self)
+        flow.collect()
+        for site in tree.calls:
+            self._self_call(site)
+            external = self._external(site)
+            callees = self.callees(site)
+            flow.call(site, (external is None or external.kind != "call") and not callees)
+            function = site.frame.function
+            if function is None:
+                continue
+            owner = summary.functions.get(frame_key(function) or "")
+            if owner is None:
+                continue
+            if external is not None:
+                owner.calls.append((external, site.node))  # type: ignore[arg-type]
+            for callee in callees:
+                key = frame_key(callee)
+                if key is not None and key not in owner.local:
+                    owner.local.append(key)
+        lines: List[int] = []
+        for function in summary.functions.values():
+            calls = []
+            for call, node in function.calls:  # type: ignore[misc]
+                calls.append(ExternalCall(call.ref, call.kind, call.attr, 0, len(lines)))
+                lines.append(self.line(node))
+            function.calls = calls
+            selfs = []
+            for attr, node in function.self_calls:  # type: ignore[misc]
+                selfs.append(ExternalCall("self", "self", attr, 0, len(lines)))
+                lines.append(self.line(node))
+            function.self_calls = selfs
+        summary._lines = lines
+        summary.flow = flow.facts
+        return summary
+
+    # -- references (summary._Summarizer) -------------------------------------------------
+    def _class_ref(self, expr, frame: Frame) -> str:
+        name = dotted(expr)
+        if name and len(name) == 1 and name[0] in self.tree.classes and name[0] not in frame.imports:
+            return "@" + name[0]
+        ref = self.names.resolve(name, frame)
+        if ref is not None:
+            return ref
+        return "?" + ".".join(name or ())
+
+    def _decorator_ref(self, expr, frame: Frame) -> Optional[str]:
+        if type(expr) is ast.Call:
+            expr = expr.func
+        return self.names.resolve(dotted(expr), frame)
+
+    def class_of_value(self, value, frame: Frame) -> Optional[str]:
+        if type(value) is ast.Call and type(value.func) is ast.Attribute and (
+            value.func.attr in ("from_pretrained", "from_config")
+        ):
+            func = value.func.value
+        else:
+            root = receiver_root(value)
+            if type(root) is not ast.Call:
+                return None
+            func = root.func
+        name = dotted(func)
+        if not name:
+            return None
+        if len(name) == 1 and name[0] in self.tree.classes:
+            return "@" + name[0]
+        return self.names.resolve(name, frame)
+
+    def _local_class(self, value) -> Optional[str]:
+        root = receiver_root(value)
+        if type(root) is ast.Call and type(root.func) is ast.Name and root.func.id in self.tree.classes:
+            return root.func.id
+        return None
+
+    def instance_ref(self, expr, frame: Frame) -> Optional[str]:
+        if type(expr) is ast.Name:
+            if self.names.resolve((expr.id,), frame) is not None:
+                return None
+            return self.instances.get(expr.id)
+        owner = self_attr_owner(expr, frame)
+        if owner is not None:
+            return self.self_instances.get(owner)
+        return None
+
+    def _external(self, site: CallSite) -> Optional[ExternalCall]:
+        func = site.node.func
+        frame = site.frame
+        if type(func) is ast.Call:
+            ref = self.class_of_value(func, frame)
+            if ref is not None and not ref.startswith("@"):
+                return ExternalCall(ref, "instance", "", 0)
+            return None
+        ref = self.names.resolve(site.dotted, frame)
+        if ref is not None:
+            return ExternalCall(ref, "call", "", 0) if not _is_library(ref) else None
+        instance = self.instance_ref(func, frame)
+        if instance is not None and not instance.startswith("@"):
+            return ExternalCall(instance, "instance", "", 0)
+        if type(func) is ast.Attribute:
+            instance = self.instance_ref(func.value, frame)
+            if instance is not None and not instance.startswith("@"):
+                return ExternalCall(instance, "method", func.attr, 0)
+        return None
+
+    def _self_call(self, site: CallSite) -> None:
+        """selfcalls.record_self_call for a file without regions."""
+        func = site.node.func
+        if not (type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self"):
+            return
+        function = site.frame.function
+        key = frame_key(function) if function is not None else None
+        if key is None or key.count(".") != 1 or key.split(".")[0] not in self.summary.classes:
+            return
+        owner = self.summary.functions.get(key)
+        if owner is not None:
+            owner.self_calls.append((func.attr, site.node))  # type: ignore[arg-type]
+
+    # -- same-file callees (facts.callgraph.CallGraph) -------------------------------------
+    def method(self, class_name: str, name: str, seen: int = 0) -> Optional[Frame]:
+        cls = self.tree.classes.get(class_name)
+        if cls is None or seen > 8:
+            return None
+        if name in cls.functions:
+            return cls.functions[name]
+        for base in cls.node.bases:
+            base_name = dotted(base)
+            if base_name and len(base_name) == 1:
+                found = self.method(base_name[0], name, seen + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _forward(self, cls: Optional[str]) -> List[Frame]:
+        if cls is None:
+            return []
+        found = self.method(cls, "forward") or self.method(cls, "__call__")
+        return [found] if found is not None else []
+
+    def callees(self, site: CallSite) -> List[Frame]:
+        func = site.node.func
+        frame = site.frame
+        if type(func) is ast.Name:
+            scope: Optional[Frame] = frame.scope
+            while scope is not None:
+                if scope.kind != "class" and func.id in scope.functions:
+                    return [scope.functions[func.id]]
+                scope = scope.parent
+            return self._forward(self.local_instances.get(func.id))
+        if type(func) is ast.Attribute:
+            owner_cls = frame.class_frame
+            if type(func.value) is ast.Name and func.value.id == "self" and owner_cls is not None:
+                method = self.method(owner_cls.name, func.attr)
+                if method is not None:
+                    return [method]
+                return self._forward(self.local_self_instances.get((owner_cls.name, func.attr)))
+            value = func.value
+            if type(value) is ast.Name:
+                cls = self.local_instances.get(value.id)
+            else:
+                owner = self_attr_owner(value, frame)
+                cls = self.local_self_instances.get(owner) if owner is not None else None
+            if cls is not None:
+                method = self.method(cls, func.attr)
+                if method is not None:
+                    return [method]
+        return []
+
+    # -- source positions -------------------------------------------------------------------
+    def _col(self, row: int, col: int) -> int:
+        """A character column from `ast`'s UTF-8 byte offset (row: 0-based)."""
+        text = self.lines[row]
+        return col if text.isascii() else len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
+
+    def segment(self, node) -> str:
+        rows = range(node.lineno - 1, node.end_lineno)
+        start, end = self._col(rows[0], node.col_offset), self._col(rows[-1], node.end_col_offset)
+        if len(rows) == 1:
+            return self.lines[rows[0]][start:end]
+        parts = [self.lines[rows[0]][start:]] + [self.lines[r] for r in rows[1:-1]] + [self.lines[rows[-1]][:end]]
+        return "\n".join(parts)
+
+    def one_string(self, node) -> bool:
+        return string_count(self.segment(node)) == 1
+
+    def annotation_text(self, node) -> str:
+        """What LibCST generates for a parameter's annotation: its source, on one line and not
+        in parentheses of its own (else refused)."""
+        row = node.lineno - 1
+        if node.end_lineno != node.lineno or not self.lines[row][: self._col(row, node.col_offset)].rstrip().endswith(":"):
+            raise Refused("annotation on several lines or in parentheses")
+        return self.segment(node)
+
+    def subscript_elements(self, expr: ast.Subscript) -> list:
+        index = expr.slice
+        if type(index) is ast.Tuple and not self._starts_with_paren(index):
+            if any(type(e) is ast.Starred for e in index.elts):
+                raise Refused("starred subscript")
+            return list(index.elts)
+        return [index]
+
+    def _starts_with_paren(self, node) -> bool:
+        row = node.lineno - 1
+        return self.lines[row][self._col(row, node.col_offset):].startswith("(")
+
+    def line(self, node) -> int:
+        """The line LibCST's code generation gives `node` (a call: its first own opening
+        parenthesis; a parameter: its name)."""
+        if type(node) is ast.arg:
+            return node.lineno
+        row, col = node.lineno - 1, self._col(node.lineno - 1, node.col_offset)
+        name = dotted(node.func)
+        if name and not self.lines[row][col:].startswith(name[0]):
+            raise Refused("a call's position does not point at its name (f-string)")
+        opens = self._opens(row, col)
+        if not opens or opens[0] == row:
+            return node.lineno
+        parent = self._parent(node)
+        if type(parent) in (ast.withitem, ast.FormattedValue, ast.JoinedStr):
+            raise Refused("a multi-line parenthesised call in a with item or an f-string")
+        syntactic = 0
+        if type(parent) is ast.Call and parent.func is not node and call_args(parent)[0][2] is node:
+            syntactic = 1
+        elif type(parent) is ast.ClassDef and parent.bases and parent.bases[0] is node:
+            syntactic = 1
+        elif type(parent) is ast.GeneratorExp and parent.elt is node:
+            syntactic = 1
+        elif type(parent) is ast.Tuple and parent.elts and parent.elts[0] is node and self._starts_with_paren(parent):
+            syntactic = 1
+        end_row = node.end_lineno - 1
+        own = min(len(opens) - syntactic, self._closes(end_row, self._col(end_row, node.end_col_offset)))
+        if own <= 0:
+            return node.lineno
+        return opens[len(opens) - own] + 1
+
+    def _parent(self, node):
+        parents = self.__dict__.get("_parents")
+        if parents is None:
+            parents = self.__dict__["_parents"] = {id(site.node): site.parent for site in self.tree.calls}
+        if id(node) not in parents:
+            raise Refused("call not walked")
+        return parents[id(node)]
+
+    def _opens(self, row: int, col: int) -> List[int]:
+        """The rows of the '(' directly before (row, col), left to right."""
+        found: List[int] = []
+        text = self.lines[row][:col]
+        while True:
+            stripped = text.rstrip(" \t")
+            if stripped.endswith("("):
+                found.append(row)
+                text = stripped[:-1]
+                continue
+            if stripped:
+                break
+            row -= 1  # nothing left on this line: go on with the one above
+            while row >= 0 and (not self.lines[row].strip() or self.lines[row].lstrip().startswith("#")):
+                row -= 1
+            if row < 0:
+                break
+            text = self.lines[row]
+            if "#" in text:
+                head = text.split("#", 1)[0]
+                if "'" in head or '"' in head:
+                    raise Refused("a comment after a string before a parenthesised call")
+                text = head
+            text = text.rstrip(" \t")
+            if text.endswith("\\"):
+                text = text[:-1]
+        return list(reversed(found))
+
+    def _closes(self, row: int, col: int) -> int:
+        """How many ')' directly follow (row, col)."""
+        count = 0
+        text = self.lines[row][col:]
+        while True:
+            stripped = text.lstrip(" \t")
+            if stripped.startswith(")"):
+                count += 1
+                text = stripped[1:]
+                continue
+            if stripped and not stripped.startswith(("#", "\\")):
+                return count
+            row += 1
+            if row >= len(self.lines):
+                return count
+            text = self.lines[row]
