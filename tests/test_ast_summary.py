@@ -299,9 +299,8 @@ REFUSED = {
             def loss(self, x):
                 return self.crit(x)
     """,
-    "a framework runs the model": """
-        def main(accelerator, model):
-            model = accelerator.prepare(model)
+    "detectron2 LazyConfig amp dict": """
+        train = dict(output_dir="out", amp=dict(enabled=True))
     """,
     "match": """
         def pick(x):
@@ -373,3 +372,27 @@ def test_summarize_file_takes_the_ast_path_and_falls_back(tmp_path, monkeypatch)
     assert parsed == []  # no LibCST parse
     assert project_inputs.summarize_file(str(refused)) == libcst_summary(str(refused), refused.read_text())
     assert len(parsed) == 1  # the refused file: LibCST
+
+
+def test_models_a_framework_runs():
+    """summary.prepared (accelerate/Fabric `prepare`/`setup`, HF `Trainer(model=, args=)`)."""
+    fast, slow = both("""
+        from accelerate import Accelerator
+        from transformers import Trainer
+        from .models import Net, Head
+        from .data import loader
+
+        def main(fabric, cfg):
+            accelerator = Accelerator()
+            model = Net(cfg)
+            model, opt = accelerator.prepare(model, make_opt(), *cfg.more)
+            head = fabric.setup(Head(cfg))
+            trainer = Trainer(model=Net.from_pretrained(cfg.path), args=cfg.args)
+            torch_thing = torch.setup(Net())
+            return model, head, trainer
+
+        def make_opt():
+            return None
+    """)
+    assert not isinstance(fast, Refusal)
+    assert fast.prepared and fast == slow

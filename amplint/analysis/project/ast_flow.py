@@ -255,6 +255,7 @@ class AstFlowCollector(AstValueReader):
         self.facts = FlowFacts()
         self._keys: Dict[int, str] = {}
         self._lambda_names: Optional[Dict[str, list]] = None
+        self._statements: Dict[int, list] = {}
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
@@ -263,6 +264,12 @@ class AstFlowCollector(AstValueReader):
         found = self._keys.get(id(function))
         if found is None:
             found = self._keys[id(function)] = frame_key(function) or ""
+        return found
+
+    def _own(self, frame: Frame) -> list:
+        found = self._statements.get(id(frame))
+        if found is None:
+            found = self._statements[id(frame)] = list(own_statements(frame.node.body, self.s.lines))
         return found
 
     def function(self, key: str) -> FlowFunction:
@@ -280,7 +287,7 @@ class AstFlowCollector(AstValueReader):
             self._assign(site)
         for frame in tree.frames:
             if frame.kind == "function":
-                for stmt in own_statements(frame.node.body, self.s.lines):
+                for stmt in self._own(frame):
                     if type(stmt) in (ast.For, ast.AsyncFor):
                         self._loop(stmt, frame)
         for name in tree.module_frame.bindings:
@@ -314,7 +321,7 @@ class AstFlowCollector(AstValueReader):
             name = dotted(dec)
             if name and name[-1] == "classmethod":
                 function.is_classmethod = True
-        for stmt in own_statements(node.body, self.s.lines):
+        for stmt in self._own(frame):
             if type(stmt) is ast.Return and stmt.value is not None:
                 value = self.val(stmt.value, frame)
                 if value is not None:

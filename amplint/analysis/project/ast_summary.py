@@ -168,6 +168,7 @@ class _AstSummarizer:
                 lines.append(self.line(node))
             function.self_calls = selfs
         summary._lines = lines
+        summary.prepared = self._prepared()
         summary.flow = flow.facts
         return summary
 
@@ -251,6 +252,32 @@ class _AstSummarizer:
         owner = self.summary.functions.get(key)
         if owner is not None:
             owner.self_calls.append((func.attr, site.node))  # type: ignore[arg-type]
+
+    def _prepared(self) -> List[Tuple[str, str]]:
+        """frameworks.find_settings' models a framework runs (its settings need text that
+        `needs_summary` sends to LibCST)."""
+        prepared: List[Tuple[str, str]] = []
+        for site in self.tree.calls:
+            call, frame = site.node, site.frame
+            func = call.func
+            if type(func) is ast.Attribute and func.attr in ("prepare", "prepare_model", "setup", "setup_module"):
+                receiver = dotted(func.value)
+                if receiver and not (self.names.resolve(receiver, frame) or "").startswith("torch"):
+                    framework = "accelerate" if func.attr.startswith("prepare") else "fabric"
+                    for keyword, star, value in call_args(call):
+                        if keyword is None and not star:
+                            cls = self.instance_ref(value, frame) or self.class_of_value(value, frame)
+                            if cls is not None:
+                                prepared.append((framework, cls))
+            keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+            if "model" in keywords and "args" in keywords:
+                last = (self.names.resolve(site.dotted, frame) or "").rsplit(".", 1)[-1]
+                if last.endswith("Trainer") or (type(func) is ast.Name and func.id.endswith("Trainer")):
+                    value = keywords["model"]
+                    cls = self.instance_ref(value, frame) or self.class_of_value(value, frame)
+                    if cls is not None:
+                        prepared.append(("huggingface", cls))
+        return sorted(set(prepared))
 
     # -- same-file callees (facts.callgraph.CallGraph) -------------------------------------
     def method(self, class_name: str, name: str, seen: int = 0) -> Optional[Frame]:

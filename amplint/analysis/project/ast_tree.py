@@ -23,13 +23,11 @@ class Refused(Exception):
 
 
 # Text that can make the LibCST summary read something this path does not build: a region
-# that no `autocast` text opens (force_fp32, custom_fwd), models a framework runs (summary
-# `prepared`: `.prepare(m)`, `.setup(m)`, `Trainer(model=..., args=...)`), detectron2's
-# `train = dict(amp=dict(enabled=...))`, and line endings `ast` counts otherwise.
+# that no `autocast` text opens (force_fp32, custom_fwd), detectron2's
+# `train = dict(amp=dict(enabled=...))` setting, and line endings `ast` counts otherwise.
+# (Other regions and settings need text that `needs_summary` sends to LibCST first.)
 REFUSED_TEXT: Tuple[Tuple[str, str], ...] = (
     (r"force_fp32|custom_fwd", "a region without autocast text (regions.py decorators)"),
-    (r"\.(?:prepare|prepare_model|setup|setup_module)\b", "models a framework runs (frameworks.find_settings)"),
-    (r"Trainer", "models a framework runs (frameworks.find_settings)"),
     (r"\bamp\s*=", "detectron2 `amp=dict(enabled=...)` (frameworks._is_d2_amp_dict)"),
     (r"\r|\x0c", "line endings or form feeds"),
 )
@@ -102,11 +100,39 @@ def import_bindings(node) -> List[Tuple[str, str]]:
 
 def call_args(call: ast.Call) -> List[Tuple[Optional[str], str, ast.expr]]:
     """A call's arguments in source order as LibCST lists them: (keyword, star, value)."""
-    out = [(None, "*" if type(a) is ast.Starred else "", a.value if type(a) is ast.Starred else a, a)
-           for a in call.args]
-    out += [(k.arg, "" if k.arg is not None else "**", k.value, k) for k in call.keywords]
-    out.sort(key=lambda item: (item[3].lineno, item[3].col_offset))
-    return [(k, s, v) for k, s, v, _ in out]
+    out = [(None, "*", a.value) if type(a) is ast.Starred else (None, "", a) for a in call.args]
+    keywords = call.keywords
+    if not keywords:
+        return out
+    if out and _before(keywords[0], call.args[-1]):  # `f(a=1, *rest)`: back into source order
+        items = [(a, item) for a, item in zip(call.args, out)]
+        items += [(k, (k.arg, "" if k.arg is not None else "**", k.value)) for k in keywords]
+        items.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+        return [item for _, item in items]
+    return out + [(k.arg, "" if k.arg is not None else "**", k.value) for k in keywords]
+
+
+def _before(a, b) -> bool:
+    return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)
+
+
+_CHILDREN = {
+    ast.Attribute: lambda n: (n.value,),
+    ast.Subscript: lambda n: (n.value, n.slice),
+    ast.BinOp: lambda n: (n.left, n.right),
+    ast.UnaryOp: lambda n: (n.operand,),
+    ast.Compare: lambda n: [n.left] + n.comparators,
+    ast.BoolOp: lambda n: n.values,
+    ast.Tuple: lambda n: n.elts,
+    ast.List: lambda n: n.elts,
+    ast.Set: lambda n: n.elts,
+    ast.Starred: lambda n: (n.value,),
+    ast.IfExp: lambda n: (n.test, n.body, n.orelse),
+    ast.Slice: lambda n: (n.lower, n.upper, n.step),
+    ast.Await: lambda n: (n.value,),
+    ast.Yield: lambda n: (n.value,),
+    ast.YieldFrom: lambda n: (n.value,),
+}
 
 
 class AstCollector:
@@ -201,6 +227,8 @@ class AstCollector:
             current, parent = stack.pop()
             kind = type(current)
             children: list
+            if kind is ast.Name or kind is ast.Constant:
+                continue
             if kind is ast.Call:
                 self.calls.append(CallSite(current, self.frame, dotted(current.func), parent))
                 children = [current.func] + [v for _, _, v in call_args(current)]
@@ -223,8 +251,8 @@ class AstCollector:
                 children = [v for v in current.values if type(v) is ast.FormattedValue]
             elif kind is ast.FormattedValue:
                 children = [current.value] + ([current.format_spec] if current.format_spec else [])
-            elif kind in (ast.Name, ast.Constant):
-                continue
+            elif kind in _CHILDREN:
+                children = _CHILDREN[kind](current)
             else:
                 children = [c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr)]
             for child in reversed(children):
