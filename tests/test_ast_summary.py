@@ -249,6 +249,35 @@ SNIPPETS = {
         def build():
             return Net()
     """,
+    "disabled regions (force_fp32, custom_fwd)": """
+        import torch
+        from mmcv.runner import force_fp32
+        from torch.cuda.amp import custom_fwd
+        from .losses import FocalLoss, build_loss
+
+        class Head:
+            def __init__(self):
+                self.crit = FocalLoss()
+
+            @force_fp32(apply_to=("x",))
+            def loss(self, x):
+                with torch.no_grad():
+                    y = self.helper(x)
+                def inner(z):
+                    return build_loss(z)
+                return self.crit(x) + build_loss(y) + inner(x)
+
+            @custom_fwd(cast_inputs=torch.float32)
+            def forward(self, x):
+                return self.crit(x, self.loss(x))
+
+            @custom_fwd
+            def plain(self, x):
+                return self.crit(x)
+
+            def helper(self, x):
+                return self.loss(x)
+    """,
     "module level code": """
         import torch
         from .models import Net, build_model
@@ -292,13 +321,6 @@ def test_the_comparison_sees_lines_and_values():
 
 
 REFUSED = {
-    "force_fp32 region": """
-        from mmcv.runner import force_fp32
-        class Head:
-            @force_fp32(apply_to=("x",))
-            def loss(self, x):
-                return self.crit(x)
-    """,
     "detectron2 LazyConfig amp dict": """
         train = dict(output_dir="out", amp=dict(enabled=True))
     """,
@@ -363,7 +385,7 @@ def test_summarize_file_takes_the_ast_path_and_falls_back(tmp_path, monkeypatch)
     plain = tmp_path / "plain.py"
     plain.write_text(textwrap.dedent(SNIPPETS["functions, calls and values"]))
     refused = tmp_path / "refused.py"
-    refused.write_text(textwrap.dedent(REFUSED["force_fp32 region"]))
+    refused.write_text(textwrap.dedent(REFUSED["match"]))
     expected = libcst_summary(str(plain), plain.read_text())
     parsed = []
     real_parse = project_inputs.parse

@@ -11,6 +11,8 @@ import ast
 import warnings
 from typing import Dict, List, Optional, Tuple
 
+from amplint.analysis.facts.names import resolve
+from amplint.analysis.facts.regions import AUTOCAST_APIS, DTYPES
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.project.ast_flow import AstFlowCollector, string_count
 from amplint.analysis.project.ast_tree import (
@@ -131,20 +133,23 @@ class _AstSummarizer:
                     owner = self_attr_owner(target, site.frame)
                     if owner is not None:
                         selfs[owner] = cls
+        self.fp32 = {id(f) for f in tree.frames if f.kind == "function" and self._fp32_decorated(f)}
         for frame in tree.frames:
             if frame.kind == "function":
                 key = frame_key(frame)
                 if key is not None:
-                    summary.functions[key] = FunctionSummary(key)
+                    summary.functions[key] = FunctionSummary(key, decided=id(frame) in self.fp32)
         flow = AstFlowCollector(self)
         flow.collect()
         for site in tree.calls:
-            self._self_call(site)
+            own = self._in_fp32(site.frame)  # the file's own (inactive) region: LibCST's own_region
+            if not own:
+                self._self_call(site)
             external = self._external(site)
             callees = self.callees(site)
-            flow.call(site, (external is None or external.kind != "call") and not callees)
+            flow.call(site, (external is None or external.kind != "call") and not callees and not own)
             function = site.frame.function
-            if function is None:
+            if function is None or own:
                 continue
             owner = summary.functions.get(frame_key(function) or "")
             if owner is None:
@@ -252,6 +257,31 @@ class _AstSummarizer:
         owner = self.summary.functions.get(key)
         if owner is not None:
             owner.self_calls.append((func.attr, site.node))  # type: ignore[arg-type]
+
+    def _fp32_decorated(self, frame: Frame) -> bool:
+        """regions._decorator_region for a file without autocast text: `@force_fp32(...)` and
+        `@custom_fwd(cast_inputs=torch.float32)` open a disabled region; the first decorator
+        that decides wins."""
+        for dec in frame.node.decorator_list:
+            call = dec if type(dec) is ast.Call else None
+            func = call.func if call is not None else dec
+            qualified = resolve(dotted(func), frame.parent) or ""
+            last = qualified.rsplit(".", 1)[-1] or (dotted(func) or ("",))[-1]
+            if call is not None and qualified in AUTOCAST_APIS or last == "auto_fp16":
+                raise Refused("an autocast decorator")
+            if qualified.endswith("custom_fwd") and call is not None:
+                cast = {k.arg: k.value for k in call.keywords if k.arg is not None}.get("cast_inputs")
+                cast_name = dotted(cast) if cast is not None else None
+                if cast_name and DTYPES.get(".".join(cast_name)) == "float32":
+                    return True
+            if last == "force_fp32":
+                return True
+        return False
+
+    def _in_fp32(self, frame: Frame) -> bool:
+        while frame is not None and frame.kind == "with":
+            frame = frame.parent
+        return frame is not None and frame.kind == "function" and id(frame) in self.fp32
 
     def _prepared(self) -> List[Tuple[str, str]]:
         """frameworks.find_settings' models a framework runs (its settings need text that
@@ -423,10 +453,7 @@ class _AstSummarizer:
                 break
             text = self.lines[row]
             if "#" in text:
-                head = text.split("#", 1)[0]
-                if "'" in head or '"' in head:
-                    raise Refused("a comment after a string before a parenthesised call")
-                text = head
+                text = _without_comment(text)
             text = text.rstrip(" \t")
             if text.endswith("\\"):
                 text = text[:-1]
@@ -448,3 +475,26 @@ class _AstSummarizer:
             if row >= len(self.lines):
                 return count
             text = self.lines[row]
+
+
+def _without_comment(text: str) -> str:
+    """A code line without its trailing comment (strings on the line are skipped)."""
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif text.startswith(quote, index):
+                index += len(quote) - 1
+                quote = ""
+        elif char == "#":
+            return text[:index]
+        elif char in "'\"":
+            quote = text[index:index + 3] if text[index:index + 3] in ("'\'\'", '\"\"\"') else char
+            index += len(quote) - 1
+        index += 1
+    if quote:
+        raise Refused("a string open at the end of a line before a parenthesised call")
+    return text

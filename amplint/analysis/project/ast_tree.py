@@ -22,12 +22,10 @@ class Refused(Exception):
     """This file is not summarised from `ast` (the reason is the message)."""
 
 
-# Text that can make the LibCST summary read something this path does not build: a region
-# that no `autocast` text opens (force_fp32, custom_fwd), detectron2's
+# Text that can make the LibCST summary read something this path does not build: detectron2's
 # `train = dict(amp=dict(enabled=...))` setting, and line endings `ast` counts otherwise.
 # (Other regions and settings need text that `needs_summary` sends to LibCST first.)
 REFUSED_TEXT: Tuple[Tuple[str, str], ...] = (
-    (r"force_fp32|custom_fwd", "a region without autocast text (regions.py decorators)"),
     (r"\bamp\s*=", "detectron2 `amp=dict(enabled=...)` (frameworks._is_d2_amp_dict)"),
     (r"\r|\x0c", "line endings or form feeds"),
 )
