@@ -348,8 +348,9 @@ REFUSED = {
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_refused_constructs(name):
-    fast, _ = both(REFUSED[name])
-    assert isinstance(fast, Refusal)
+    text = textwrap.dedent(REFUSED[name])
+    assert not needs_summary(text)
+    assert isinstance(ast_summary("pkg/mod.py", text), Refusal)
 
 
 def _torch_files():

@@ -32,12 +32,14 @@ REFUSED_TEXT: Tuple[Tuple[str, str], ...] = (
 _REFUSED_TEXT = [(re.compile(pattern), why) for pattern, why in REFUSED_TEXT]
 
 # Statements and expressions whose LibCST walk this one does not reproduce.
-REFUSED_NODES: Dict[type, str] = {
-    ast.Match: "match statement (LibCST: no frame bookkeeping, own_statements skips cases)",
-    ast.TryStar: "except* (cst.TryStar: not walked as a try)",
+_REFUSED_NODE_NAMES = {
+    "Match": "match statement (LibCST: no frame bookkeeping, own_statements skips cases)",
+    "TryStar": "except* (cst.TryStar: not walked as a try)",
+    "TypeAlias": "type alias statement",
 }
-if hasattr(ast, "TypeAlias"):
-    REFUSED_NODES[ast.TypeAlias] = "type alias statement"
+REFUSED_NODES: Dict[type, str] = {
+    getattr(ast, name): why for name, why in _REFUSED_NODE_NAMES.items() if hasattr(ast, name)
+}  # (the Python running may not have them all: then it cannot parse them either)
 
 
 def refusal(text: str) -> Optional[str]:
