@@ -419,3 +419,28 @@ def test_models_a_framework_runs():
     """)
     assert not isinstance(fast, Refusal)
     assert fast.prepared and fast == slow
+
+
+def test_parenthesised_with_items():
+    """`with (...):` spanning lines, as Lightning's tests write them (Python 3.9+)."""
+    fast, slow = both("""
+        from unittest import mock
+        from .trainer import Runner
+
+        def test_fit(tmp_path):
+            with (
+                mock.patch("a.b") as patched,
+                Runner(tmp_path).session() as session,
+            ):
+                session.fit(patched)
+            with (
+                Runner(tmp_path)
+            ) as single:
+                single.fit()
+            with (
+                (Runner(tmp_path))
+            ):
+                pass
+    """)
+    assert not isinstance(fast, Refusal)
+    assert fast == slow

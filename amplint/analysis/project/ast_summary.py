@@ -409,10 +409,12 @@ class _AstSummarizer:
         if not opens or opens[0] == row:
             return node.lineno
         parent = self._parent(node)
-        if type(parent) in (ast.withitem, ast.FormattedValue, ast.JoinedStr):
-            raise Refused("a multi-line parenthesised call in a with item or an f-string")
+        if type(parent) in (ast.FormattedValue, ast.JoinedStr):
+            raise Refused("a multi-line parenthesised call in an f-string")
         syntactic = 0
-        if type(parent) is ast.Call and parent.func is not node and call_args(parent)[0][2] is node:
+        if type(parent) in (ast.With, ast.AsyncWith):
+            syntactic = int(parent.items[0].context_expr is node and self._with_parens(parent))
+        elif type(parent) is ast.Call and parent.func is not node and call_args(parent)[0][2] is node:
             syntactic = 1
         elif type(parent) is ast.ClassDef and parent.bases and parent.bases[0] is node:
             syntactic = 1
@@ -459,8 +461,22 @@ class _AstSummarizer:
                 text = text[:-1]
         return list(reversed(found))
 
-    def _closes(self, row: int, col: int) -> int:
-        """How many ')' directly follow (row, col)."""
+    def _with_parens(self, node) -> bool:
+        """`with (a(), b()):`: LibCST's With holds the parentheses (its grammar's first choice:
+        '(' items ')' ':'), not the first item; `with (a()) as b:` is a parenthesised item."""
+        row = node.lineno - 1
+        head = self.lines[row][self._col(row, node.col_offset):]
+        head = head[len("async"):].lstrip() if head.startswith("async") else head
+        if not head[len("with"):].lstrip().startswith("("):
+            return False
+        last = node.items[-1].optional_vars or node.items[-1].context_expr
+        end_row = last.end_lineno - 1
+        count, following = self._closes(end_row, self._col(end_row, last.end_col_offset), True)
+        return count >= 1 and following == ":"
+
+    def _closes(self, row: int, col: int, following: bool = False):
+        """How many ')' directly follow (row, col) (and, with `following`, the character after
+        them: ',' of a trailing comma is skipped)."""
         count = 0
         text = self.lines[row][col:]
         while True:
@@ -469,11 +485,14 @@ class _AstSummarizer:
                 count += 1
                 text = stripped[1:]
                 continue
+            if following and stripped.startswith(","):
+                text = stripped[1:]
+                continue
             if stripped and not stripped.startswith(("#", "\\")):
-                return count
+                return (count, stripped[0]) if following else count
             row += 1
             if row >= len(self.lines):
-                return count
+                return (count, "") if following else count
             text = self.lines[row]
 
 

@@ -195,8 +195,8 @@ class AstCollector:
         elif kind is ast.Try:
             self._try(node)
         elif kind in (ast.With, ast.AsyncWith):
-            for item in node.items:
-                self.expr(item.context_expr, item)
+            for item in node.items:  # parent: the With (whose parentheses LibCST may keep)
+                self.expr(item.context_expr, node)
                 self.expr(item.optional_vars, item)
                 if item.optional_vars is not None:
                     self._bind(item.optional_vars)
