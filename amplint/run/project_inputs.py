@@ -15,7 +15,8 @@ from amplint.workspace.files import DEFAULT_EXCLUDES, ReadError, read_source
 from amplint.analysis.facts import FileFacts
 from amplint.run.parallel import Workers, cycles_collected_after, is_huge
 from amplint.analysis.parsing import parse
-from amplint.analysis.project import build
+from amplint.analysis.project import build, needs_summary
+from amplint.analysis.project.ast_summary import Refusal, ast_summary
 from amplint.analysis.project.scaler_summaries import scaler_entries
 from amplint.analysis.project.summary import portable_summary
 from amplint.run.scaler_inputs import disk_may_hold, scaler_summaries_of, with_first_pass
@@ -179,6 +180,10 @@ def summarize_file(path: str):
             text = read_source(path).text
             if large_files.split(text) is not None:
                 return None  # linted in parts, not read by the project pass (one tree: ~1 GB)
+            if not needs_summary(text):  # no region, no setting: the same summary from `ast`
+                found = ast_summary(path, text)
+                if not isinstance(found, Refusal):
+                    return found
             module = parse(text)
             return portable_summary(path, text, module, FileFacts(module))
     except Exception:  # unreadable, unparsable or an analysis bug: opaque to the project pass

@@ -1,0 +1,361 @@
+"""A module's portable summary from Python's `ast`, for files the project pass summarises on
+demand (call sites, registrations, subclasses: `needs_summary(text)` is False, so the file
+opens no region and holds no framework setting). It equals summary.portable_summary of the
+same text, field for field, lines included; where it meets what it does not model exactly
+(ast_tree.REFUSED_TEXT / REFUSED_NODES, or any doubt about a line) it returns a `Refusal` and
+the caller summarises from LibCST. `ast.parse` is about ten times cheaper than LibCST's."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from typing import Dict, List, Optional, Tuple
+
+from amplint.analysis.facts.names import resolve
+from amplint.analysis.facts.regions import AUTOCAST_APIS, DTYPES
+from amplint.analysis.facts.tree import Frame
+from amplint.analysis.project.ast_flow import AstFlowCollector
+from amplint.analysis.project.ast_lines import SourcePositions
+from amplint.analysis.project.ast_tree import (
+    AstCollector, CallSite, Refused, call_args, dotted, import_bindings, refusal,
+)
+from amplint.analysis.project.flowfacts import frame_key
+from amplint.analysis.project.relative_names import Names
+from amplint.analysis.project.summary import _is_library
+from amplint.analysis.project.summary_types import ClassSummary, ExternalCall, FunctionSummary, ModuleSummary
+
+
+class Refusal:
+    """Not summarised from `ast`; `reason` says why (the benchmark counts them)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.reason!r})"
+
+
+def ast_summary(path: str, text: str):
+    """The file's portable summary, or a Refusal."""
+    why = refusal(text)
+    if why is not None:
+        return Refusal(why)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = ast.parse(text)
+        return _AstSummarizer(path, text, module).run()
+    except Refused as refused:
+        return Refusal(str(refused))
+    except Exception as error:  # noqa: BLE001  (anything unexpected: the LibCST path decides)
+        return Refusal(f"{type(error).__name__}")
+
+
+def relative_imports(module: ast.Module) -> Dict[str, str]:
+    """relative_names.relative_imports over `ast`."""
+    found: Dict[str, str] = {}
+
+    def visit(body) -> None:
+        for stmt in body:
+            kind = type(stmt)
+            if kind is ast.ImportFrom and stmt.level:
+                for bound, target in import_bindings(stmt):
+                    found[bound] = target
+            elif kind is ast.If:
+                visit(stmt.body)
+                visit(stmt.orelse)
+            elif kind is ast.Try:
+                visit(stmt.body)
+                for handler in stmt.handlers:
+                    visit(handler.body)
+
+    visit(module.body)
+    return found
+
+
+def receiver_root(expr):
+    while True:
+        kind = type(expr)
+        if kind is ast.Attribute or kind is ast.Subscript:
+            expr = expr.value
+        elif kind is ast.Call:
+            if type(expr.func) is ast.Attribute:
+                expr = expr.func.value
+            else:
+                return expr
+        else:
+            return expr
+
+
+def self_attr_owner(target, frame: Frame) -> Optional[Tuple[str, str]]:
+    if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+        cls = frame.class_frame
+        return (cls.name, target.attr) if cls is not None else None
+    return None
+
+
+class _AstSummarizer(SourcePositions):
+    def __init__(self, path: str, text: str, module: ast.Module) -> None:
+        self.path = path
+        self.lines = text.split("\n")
+        self.tree = AstCollector(module)
+        self.names = Names(relative_imports(module))
+        self.summary = ModuleSummary(path)
+        self.instances: Dict[str, str] = {}
+        self.self_instances: Dict[Tuple[str, str], str] = {}
+        self.local_instances: Dict[str, str] = {}  # facts.callgraph: classes of this file only
+        self.local_self_instances: Dict[Tuple[str, str], str] = {}
+
+    def run(self) -> ModuleSummary:
+        tree, summary = self.tree, self.summary
+        module_frame = tree.module_frame
+        summary.imports = dict(module_frame.imports)
+        summary.imports.update(self.names.relative)
+        for name, frame in tree.classes.items():
+            if frame.parent is not module_frame:
+                continue
+            node = frame.node
+            summary.classes[name] = ClassSummary(
+                name,
+                tuple(self._class_ref(base, module_frame) for base in node.bases),
+                tuple(frame.functions),
+                tuple(ref for ref in (self._decorator_ref(d, module_frame) for d in node.decorator_list) if ref),
+            )
+        for site in tree.assigns:
+            for cls, instances, selfs in (
+                (self.class_of_value(site.value, site.frame), self.instances, self.self_instances),
+                (self._local_class(site.value), self.local_instances, self.local_self_instances),
+            ):
+                if cls is None:
+                    continue
+                for target in site.targets:
+                    if type(target) is ast.Name:
+                        instances[target.id] = cls
+                    owner = self_attr_owner(target, site.frame)
+                    if owner is not None:
+                        selfs[owner] = cls
+        self.fp32 = {id(f) for f in tree.frames if f.kind == "function" and self._fp32_decorated(f)}
+        for frame in tree.frames:
+            if frame.kind == "function":
+                key = frame_key(frame)
+                if key is not None:
+                    summary.functions[key] = FunctionSummary(key, decided=id(frame) in self.fp32)
+        flow = AstFlowCollector(self)
+        flow.collect()
+        for site in tree.calls:
+            own = self._in_fp32(site.frame)  # the file's own (inactive) region: LibCST's own_region
+            if not own:
+                self._self_call(site)
+            external = self._external(site)
+            callees = self.callees(site)
+            flow.call(site, (external is None or external.kind != "call") and not callees and not own)
+            function = site.frame.function
+            if function is None or own:
+                continue
+            owner = summary.functions.get(frame_key(function) or "")
+            if owner is None:
+                continue
+            if external is not None:
+                owner.calls.append((external, site.node))  # type: ignore[arg-type]
+            for callee in callees:
+                key = frame_key(callee)
+                if key is not None and key not in owner.local:
+                    owner.local.append(key)
+        lines: List[int] = []
+        for function in summary.functions.values():
+            calls = []
+            for call, node in function.calls:  # type: ignore[misc]
+                calls.append(ExternalCall(call.ref, call.kind, call.attr, 0, len(lines)))
+                lines.append(self.line(node))
+            function.calls = calls
+            selfs = []
+            for attr, node in function.self_calls:  # type: ignore[misc]
+                selfs.append(ExternalCall("self", "self", attr, 0, len(lines)))
+                lines.append(self.line(node))
+            function.self_calls = selfs
+        summary._lines = lines
+        summary.prepared = self._prepared()
+        summary.flow = flow.facts
+        return summary
+
+    # -- references (summary._Summarizer) -------------------------------------------------
+    def _class_ref(self, expr, frame: Frame) -> str:
+        name = dotted(expr)
+        if name and len(name) == 1 and name[0] in self.tree.classes and name[0] not in frame.imports:
+            return "@" + name[0]
+        ref = self.names.resolve(name, frame)
+        if ref is not None:
+            return ref
+        return "?" + ".".join(name or ())
+
+    def _decorator_ref(self, expr, frame: Frame) -> Optional[str]:
+        if type(expr) is ast.Call:
+            expr = expr.func
+        return self.names.resolve(dotted(expr), frame)
+
+    def class_of_value(self, value, frame: Frame) -> Optional[str]:
+        if type(value) is ast.Call and type(value.func) is ast.Attribute and (
+            value.func.attr in ("from_pretrained", "from_config")
+        ):
+            func = value.func.value
+        else:
+            root = receiver_root(value)
+            if type(root) is not ast.Call:
+                return None
+            func = root.func
+        name = dotted(func)
+        if not name:
+            return None
+        if len(name) == 1 and name[0] in self.tree.classes:
+            return "@" + name[0]
+        return self.names.resolve(name, frame)
+
+    def _local_class(self, value) -> Optional[str]:
+        root = receiver_root(value)
+        if type(root) is ast.Call and type(root.func) is ast.Name and root.func.id in self.tree.classes:
+            return root.func.id
+        return None
+
+    def instance_ref(self, expr, frame: Frame) -> Optional[str]:
+        if type(expr) is ast.Name:
+            if self.names.resolve((expr.id,), frame) is not None:
+                return None
+            return self.instances.get(expr.id)
+        owner = self_attr_owner(expr, frame)
+        if owner is not None:
+            return self.self_instances.get(owner)
+        return None
+
+    def _external(self, site: CallSite) -> Optional[ExternalCall]:
+        func = site.node.func
+        frame = site.frame
+        if type(func) is ast.Call:
+            ref = self.class_of_value(func, frame)
+            if ref is not None and not ref.startswith("@"):
+                return ExternalCall(ref, "instance", "", 0)
+            return None
+        ref = self.names.resolve(site.dotted, frame)
+        if ref is not None:
+            return ExternalCall(ref, "call", "", 0) if not _is_library(ref) else None
+        instance = self.instance_ref(func, frame)
+        if instance is not None and not instance.startswith("@"):
+            return ExternalCall(instance, "instance", "", 0)
+        if type(func) is ast.Attribute:
+            instance = self.instance_ref(func.value, frame)
+            if instance is not None and not instance.startswith("@"):
+                return ExternalCall(instance, "method", func.attr, 0)
+        return None
+
+    def _self_call(self, site: CallSite) -> None:
+        """selfcalls.record_self_call for a file without regions."""
+        func = site.node.func
+        if not (type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self"):
+            return
+        function = site.frame.function
+        key = frame_key(function) if function is not None else None
+        if key is None or key.count(".") != 1 or key.split(".")[0] not in self.summary.classes:
+            return
+        owner = self.summary.functions.get(key)
+        if owner is not None:
+            owner.self_calls.append((func.attr, site.node))  # type: ignore[arg-type]
+
+    def _fp32_decorated(self, frame: Frame) -> bool:
+        """regions._decorator_region for a file without autocast text: `@force_fp32(...)` and
+        `@custom_fwd(cast_inputs=torch.float32)` open a disabled region; the first decorator
+        that decides wins."""
+        for dec in frame.node.decorator_list:
+            call = dec if type(dec) is ast.Call else None
+            func = call.func if call is not None else dec
+            qualified = resolve(dotted(func), frame.parent) or ""
+            last = qualified.rsplit(".", 1)[-1] or (dotted(func) or ("",))[-1]
+            if call is not None and qualified in AUTOCAST_APIS or last == "auto_fp16":
+                raise Refused("an autocast decorator")
+            if qualified.endswith("custom_fwd") and call is not None:
+                cast = {k.arg: k.value for k in call.keywords if k.arg is not None}.get("cast_inputs")
+                cast_name = dotted(cast) if cast is not None else None
+                if cast_name and DTYPES.get(".".join(cast_name)) == "float32":
+                    return True
+            if last == "force_fp32":
+                return True
+        return False
+
+    def _in_fp32(self, frame: Frame) -> bool:
+        while frame is not None and frame.kind == "with":
+            frame = frame.parent
+        return frame is not None and frame.kind == "function" and id(frame) in self.fp32
+
+    def _prepared(self) -> List[Tuple[str, str]]:
+        """frameworks.find_settings' models a framework runs (its settings need text that
+        `needs_summary` sends to LibCST)."""
+        prepared: List[Tuple[str, str]] = []
+        for site in self.tree.calls:
+            call, frame = site.node, site.frame
+            func = call.func
+            if type(func) is ast.Attribute and func.attr in ("prepare", "prepare_model", "setup", "setup_module"):
+                receiver = dotted(func.value)
+                if receiver and not (self.names.resolve(receiver, frame) or "").startswith("torch"):
+                    framework = "accelerate" if func.attr.startswith("prepare") else "fabric"
+                    for keyword, star, value in call_args(call):
+                        if keyword is None and not star:
+                            cls = self.instance_ref(value, frame) or self.class_of_value(value, frame)
+                            if cls is not None:
+                                prepared.append((framework, cls))
+            keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+            if "model" in keywords and "args" in keywords:
+                last = (self.names.resolve(site.dotted, frame) or "").rsplit(".", 1)[-1]
+                if last.endswith("Trainer") or (type(func) is ast.Name and func.id.endswith("Trainer")):
+                    value = keywords["model"]
+                    cls = self.instance_ref(value, frame) or self.class_of_value(value, frame)
+                    if cls is not None:
+                        prepared.append(("huggingface", cls))
+        return sorted(set(prepared))
+
+    # -- same-file callees (facts.callgraph.CallGraph) -------------------------------------
+    def method(self, class_name: str, name: str, seen: int = 0) -> Optional[Frame]:
+        cls = self.tree.classes.get(class_name)
+        if cls is None or seen > 8:
+            return None
+        if name in cls.functions:
+            return cls.functions[name]
+        for base in cls.node.bases:
+            base_name = dotted(base)
+            if base_name and len(base_name) == 1:
+                found = self.method(base_name[0], name, seen + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _forward(self, cls: Optional[str]) -> List[Frame]:
+        if cls is None:
+            return []
+        found = self.method(cls, "forward") or self.method(cls, "__call__")
+        return [found] if found is not None else []
+
+    def callees(self, site: CallSite) -> List[Frame]:
+        func = site.node.func
+        frame = site.frame
+        if type(func) is ast.Name:
+            scope: Optional[Frame] = frame.scope
+            while scope is not None:
+                if scope.kind != "class" and func.id in scope.functions:
+                    return [scope.functions[func.id]]
+                scope = scope.parent
+            return self._forward(self.local_instances.get(func.id))
+        if type(func) is ast.Attribute:
+            owner_cls = frame.class_frame
+            if type(func.value) is ast.Name and func.value.id == "self" and owner_cls is not None:
+                method = self.method(owner_cls.name, func.attr)
+                if method is not None:
+                    return [method]
+                return self._forward(self.local_self_instances.get((owner_cls.name, func.attr)))
+            value = func.value
+            if type(value) is ast.Name:
+                cls = self.local_instances.get(value.id)
+            else:
+                owner = self_attr_owner(value, frame)
+                cls = self.local_self_instances.get(owner) if owner is not None else None
+            if cls is not None:
+                method = self.method(cls, func.attr)
+                if method is not None:
+                    return [method]
+        return []

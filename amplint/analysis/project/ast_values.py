@@ -1,0 +1,244 @@
+"""flowvalues.ValueReader over Python's `ast` (ast_summary.py): what an expression holds, as
+a flow value, value for value the same as LibCST's reading. Lines are taken when a node is
+marked (`self.s.line`)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from typing import List, Optional, Tuple
+
+from amplint.analysis.facts.fp16 import HALF
+from amplint.analysis.facts.names import resolve
+from amplint.analysis.facts.regions import DTYPES
+from amplint.analysis.facts.tree import Frame
+from amplint.analysis.project.ast_tree import Refused, call_args, dotted
+from amplint.analysis.project.flowvalues import (
+    CHAIN, CONTAINERS, HUB_MODEL, PREPARE, UNWRAP, WRAPPERS, Val, _NOT_PROJECT, _any,
+)
+
+Args = List[Tuple[Optional[str], str, ast.expr]]  # (keyword, star, value), as call_args gives
+
+
+def first_arg(args: Args, keyword: str, other: str, keyword_only: bool = False):
+    for name, _, value in args:
+        if name is not None and name in (keyword, other):
+            return value
+    if not keyword_only and args and args[0][0] is None and args[0][1] == "":
+        return args[0][2]
+    return None
+
+
+def without_positional(args: Args, count: int) -> Args:
+    return [a for i, a in enumerate(args) if a[0] is not None or i >= count]
+
+
+def short_text(func, args: Optional[Args], limit: int = 48) -> str:
+    """flowvalues.short_text: `func(args)` for a call (args not None), else the name."""
+    if args is not None:
+        name = dotted(func.value if type(func) is ast.Subscript else func)
+        head = (".".join(name) if name else "...") + ("[...]" if type(func) is ast.Subscript else "")
+        parts = []
+        for keyword, _, value in args:
+            value_name = dotted(value)
+            if value_name is None or len(parts) == 3:
+                parts.append("...")
+                break
+            text = ".".join(value_name)
+            parts.append(f"{keyword}={text}" if keyword is not None else text)
+        text = f"{head}({', '.join(parts)})"
+    elif type(func) is ast.Subscript:
+        name = dotted(func.value)
+        text = (".".join(name) if name else "...") + "[...]"
+    else:
+        name = dotted(func)
+        text = ".".join(name) if name else "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class AstValueReader:
+    """Needs `self.s` (the summarizer: names, tree, line(node), text(node)) and `self.tree`."""
+
+    def val(self, expr, frame: Frame, depth: int = 0) -> Optional[Val]:
+        if depth > 8:
+            return None
+        kind = type(expr)
+        if kind is ast.Name:
+            if expr.id == "self":
+                return None
+            ref = self.s.names.resolve((expr.id,), frame)
+            if ref is not None:
+                return ("ref", ref)
+            if self._module_level(expr.id, frame):
+                module_frame = self.tree.module_frame
+                if expr.id in self.tree.classes or expr.id in module_frame.functions:
+                    return ("ref", "@" + expr.id)
+                if expr.id not in module_frame.bindings:
+                    return None
+            return ("local", expr.id)
+        if kind is ast.Attribute:
+            if type(expr.value) is ast.Name and expr.value.id == "self":
+                return ("self", expr.attr)
+            name = dotted(expr)
+            if name is not None:
+                ref = self.s.names.resolve(name, frame)
+                if ref is not None:
+                    return ("ref", ref)
+            base = self.val(expr.value, frame, depth + 1)
+            if base is None:
+                return None
+            if expr.attr in UNWRAP:
+                return base
+            return ("attr", base, expr.attr)
+        if kind is ast.Call:
+            return self._call(expr, frame, depth)
+        if kind is ast.Subscript:
+            base = self.val(expr.value, frame, depth + 1)
+            return ("sub", base) if base is not None else None
+        if kind in (ast.Tuple, ast.List):
+            return ("tuple", tuple(self.val(_unstar(e), frame, depth + 1) for e in expr.elts))
+        if kind is ast.Dict:
+            return ("tuple", tuple(
+                self.val(v, frame, depth + 1) for k, v in zip(expr.keys, expr.values) if k is not None
+            ))
+        if kind in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
+            return ("tuple", (self.val(expr.elt, frame, depth + 1),))
+        if kind is ast.DictComp:
+            return ("tuple", (self.val(expr.value, frame, depth + 1),))
+        if kind is ast.IfExp:
+            return _any(self.val(expr.body, frame, depth + 1), self.val(expr.orelse, frame, depth + 1))
+        if kind is ast.BoolOp and type(expr.op) is ast.Or:
+            # LibCST nests `a or b or c` to the left: ((a or b) or c)
+            found = self.val(expr.values[0], frame, depth + 1)
+            for value in expr.values[1:]:
+                found = _any(found, self.val(value, frame, depth + 1))
+            return found
+        return None
+
+    def _module_level(self, name: str, frame: Frame) -> bool:
+        scope: Optional[Frame] = frame.scope
+        while scope is not None and scope.kind != "module":
+            if scope.kind != "class" and name in scope.bindings:
+                return False
+            scope = scope.parent
+        return True
+
+    def _call(self, call: ast.Call, frame: Frame, depth: int) -> Optional[Val]:
+        func = call.func
+        args = call_args(call)
+        if type(func) is ast.Attribute:
+            method = func.attr
+            dtype = _half_cast_dtype(method, args, frame)
+            if dtype is not None:
+                inner = self.val(func.value, frame, depth + 1)
+                return ("half", inner, dtype) if inner is not None else None
+            if method in CHAIN and not self._is_ref(func, frame):
+                return self.val(func.value, frame, depth + 1)
+            if method in PREPARE and len(args) == 1 and args[0][1] == "":
+                return self.val(args[0][2], frame, depth + 1)
+        name = dotted(func)
+        ref = self.s.names.resolve(name, frame) if name else None
+        if ref in CONTAINERS:
+            return self._container(args, frame, depth)
+        if ref == "functools.partial" and args and args[0][1] == "":
+            inner = self.val(args[0][2], frame, depth + 1)
+            return ("partial", inner) if inner is not None else None
+        if name and name[-1] == "build_from_cfg":
+            registry = first_arg(without_positional(args, 1), "registry", "registry")
+            base = self.val(registry, frame, depth + 1) if registry is not None else None
+            if base is None:
+                return None
+            return ("call", ("attr", base, "build"), short_text(func, args), self.s.line(call))
+        if ref in WRAPPERS or (ref or "").endswith(".DistributedDataParallel"):
+            arg = first_arg(args, "module", "model")
+            return self.val(arg, frame, depth + 1) if arg is not None else None
+        if ref is not None and ref.endswith("deepspeed.initialize"):
+            arg = first_arg(args, "model", "model", keyword_only=True)
+            return ("tuple", (self.val(arg, frame, depth + 1),)) if arg is not None else None
+        callee = self.val(func, frame, depth + 1)
+        if callee is None or callee[0] == "self":
+            return None
+        if name and name[-1] == "create_model":
+            callee = ("model_name", callee, self._model_name(first_arg(args, "model_name", "model_name")))
+        return ("call", callee, short_text(func, args), self.s.line(call))
+
+    def _container(self, args: Args, frame: Frame, depth: int) -> Optional[Val]:
+        args = [a for a in args if a[0] is None]
+        if len(args) == 1 and (args[0][1] == "*" or type(args[0][2]) is not ast.Call):
+            return self.val(args[0][2], frame, depth + 1)
+        if any(a[1] for a in args):
+            return None
+        return ("tuple", tuple(self.val(a[2], frame, depth + 1) for a in args))
+
+    def _annotation(self, expr, frame: Frame, depth: int = 0) -> Optional[Val]:
+        if depth > 4:
+            return None
+        kind = type(expr)
+        if kind in (ast.Name, ast.Attribute):
+            value = self.val(expr, frame)
+            if value is None or value[0] != "ref" or value[1].startswith(_NOT_PROJECT):
+                return None
+            return value
+        if kind is ast.Constant and type(expr.value) is str and self.s.one_string(expr):
+            text = expr.value
+            if text != text.strip() or not _ANNOTATION_TEXT.fullmatch(text):
+                raise Refused("string annotation")
+            try:
+                parsed = ast.parse(text, mode="eval").body
+            except SyntaxError:
+                return None
+            return self._annotation(parsed, frame, depth + 1)
+        if kind is ast.BinOp and type(expr.op) is ast.BitOr:
+            return _any(self._annotation(expr.left, frame, depth + 1), self._annotation(expr.right, frame, depth + 1))
+        if kind is ast.Subscript and (dotted(expr.value) or ("",))[-1] in ("Optional", "Union"):
+            found = None
+            for element in self.s.subscript_elements(expr):
+                if type(element) is not ast.Slice:
+                    found = _any(found, self._annotation(element, frame, depth + 1))
+            return found
+        return None
+
+    def _is_ref(self, func, frame: Frame) -> bool:
+        name = dotted(func)
+        return bool(name) and self.s.names.resolve(name, frame) is not None
+
+    def _model_name(self, arg) -> str:
+        if type(arg) is ast.Constant and type(arg.value) is str and self.s.one_string(arg):
+            value = arg.value
+            if ":" in value or "/" in value:
+                return HUB_MODEL
+            return value.split(".", 1)[0]
+        return ""
+
+
+_ANNOTATION_TEXT = re.compile(r"[\w.\[\], |]*")
+
+
+def _unstar(expr):
+    return expr.value if type(expr) is ast.Starred else expr
+
+
+def _half_cast_dtype(method: str, args: Args, frame: Frame) -> Optional[str]:
+    if method == "half" and not args:
+        return "float16"
+    if method == "bfloat16" and not args:
+        return "bfloat16"
+    if method in ("to", "type"):
+        for keyword, _, value in args:
+            if keyword is not None and keyword != "dtype":
+                continue
+            qualified = resolve(dotted(value), frame)
+            dtype = DTYPES.get(qualified) if qualified is not None else None
+            if dtype in HALF:
+                return dtype
+    return None
+
+
+def string_count(segment: str) -> int:
+    """How many string literals a literal's source text holds (implicit concatenation: > 1)."""
+    try:
+        return sum(1 for tok in tokenize.generate_tokens(io.StringIO(segment).readline) if tok.type == tokenize.STRING)
+    except (tokenize.TokenError, SyntaxError):
+        return 0

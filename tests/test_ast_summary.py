@@ -1,0 +1,446 @@
+"""The on-demand summaries from Python's `ast` (amplint/analysis/project/ast_summary.py) against
+LibCST's portable summaries: equal field for field (lines included), or refused.
+
+(a) handwritten modules shaped like the call-site, registry and model files of detectron2,
+mmdetection, fairseq and timm, one construct group each; (b) every .py file of torch's own
+nn/modules, optim and utils/data (torch is installed wherever the tests run)."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from amplint.analysis.facts import FileFacts
+from amplint.analysis.parsing import parse
+from amplint.analysis.project import needs_summary
+from amplint.analysis.project.ast_summary import Refusal, ast_summary
+from amplint.analysis.project.summary import portable_summary
+from amplint.run import project_inputs
+
+
+def libcst_summary(path, text):
+    module = parse(text)
+    return portable_summary(path, text, module, FileFacts(module))
+
+
+def both(text, path="pkg/mod.py"):
+    text = textwrap.dedent(text)
+    assert not needs_summary(text)
+    return ast_summary(path, text), libcst_summary(path, text)
+
+
+SNIPPETS = {
+    "imports": """
+        import torch
+        import torch.nn as nn
+        import os.path
+        from torch.nn import functional as F, Linear
+        from .losses import FocalLoss, dice as dice_loss
+        from .. import utils
+        from . import heads
+        from ..models.builder import *
+        try:
+            from apex import amp_C
+        except ImportError:
+            from fallback import amp_C
+        if os.name == "nt":
+            from .win import helper
+        else:
+            from .posix import helper
+
+        def use():
+            import numpy as np
+            from .local import thing
+            return FocalLoss(np.zeros(3)), thing(), helper(), heads.Head(), utils.build(), dice_loss(F.relu)
+    """,
+    "classes and methods": """
+        import torch.nn as nn
+        from .backbone import Backbone, BACKBONE_REGISTRY
+        from mmdet.models.builder import HEADS
+
+        @BACKBONE_REGISTRY.register()
+        class ResNet(Backbone):
+            def __init__(self, depth, norm="BN", *, out_features=None):
+                super().__init__()
+                self.stem = BasicStem(3, 64)
+                self.stages = nn.ModuleList([Block(64) for _ in range(depth)])
+                self.head = nn.Sequential(nn.Linear(64, 10), Block(10))
+                self.extra = Block(5).cuda().half()
+
+            def forward(self, x):
+                x = self.stem(x)
+                for stage in self.stages:
+                    x = stage(x)
+                for i, blk in enumerate(self.head):
+                    x = blk(x)
+                for name, mod in self.named.items():
+                    x = mod(x)
+                return self.head(self.extra(x))
+
+            @classmethod
+            def from_config(cls, cfg):
+                return cls(cfg.MODEL.DEPTH)
+
+            @property
+            def size(self):
+                return self._size
+
+            @size.setter
+            def size(self, value):
+                self._size = value
+
+        class BasicStem(nn.Module):
+            def forward(self, x):
+                return self.conv(x)
+
+        class Block(BasicStem):
+            pass
+
+        @HEADS.register_module()
+        class Head(nn.Module, metaclass=type):
+            def forward(self, x):
+                return self.forward_train(x) + self.other.method(x)
+
+        HEADS.register_module(module=Block)
+        HEADS.register("stem")(BasicStem)
+
+        class Outer:
+            class Inner(Block):
+                def run(self):
+                    return self.go()
+    """,
+    "functions, calls and values": """
+        import functools
+        from functools import partial
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        import torch
+        from .models import build_model, Net
+        from .registry import MODELS, build_from_cfg
+        import timm
+
+        def train(cfg, model: "Net", loader, opt: Net = None, *args, device="cuda", **kwargs):
+            net = build_model(cfg.model)
+            net = DDP(net, device_ids=[0])
+            net = torch.compile(net)
+            other = MODELS.build(cfg.other)
+            made = build_from_cfg(cfg.head, MODELS)
+            created = timm.create_model("vit_small_patch16_224.augreg_in21k", pretrained=True)
+            hub = timm.create_model("hf-hub:timm/vit", pretrained=True)
+            plain = timm.create_model(cfg.name)
+            half = net.half()
+            cast = net.to(torch.float16)
+            bf = net.to("cuda", dtype=torch.bfloat16)
+            pick = net if cfg.flag else other
+            either = net or other
+            a, b = make_pair()
+            c, *rest = build_model(cfg), Net()
+            (d, e) = [net, other]
+            layers = []
+            layers.append(Net())
+            layers.extend([Net(), Net()])
+            table = {"a": Net(), "b": other}
+            comp = [Net() for _ in range(3)]
+            gen = dict((k, Net()) for k in "ab")
+            dcomp = {k: Net() for k in "ab"}
+            sub = layers[0]
+            sub(torch.zeros(1))
+            layers[cfg.index](loader)
+            step = partial(train_step, model=net, data=loader)
+            step2 = functools.partial(Net, dim=8)
+            fn = lambda x: net.forward_features(x)
+            fn(loader)
+            for batch in loader:
+                loss = net(batch, target=batch.y, **kwargs)
+                other.backward(loss, *args)
+            result = run(net, opt, [a, b], {"k": c}, flag=True, name=None, scale=1.5)
+            return result, model.module, net._orig_mod.encoder
+
+        def train_step(model, data):
+            return model(data)
+
+        def make_pair():
+            return Net(), Net()
+
+        def run(model, opt, items, mapping, flag, name, scale):
+            model.eval()
+            model.train(False)
+            model.zero_grad()
+            return model.forward_test(items)
+
+        async def serve(model):
+            async with model.lock() as held:
+                await model.infer(held)
+            async for x in model.stream():
+                yield x
+
+        def outer():
+            def inner(y):
+                return Net()(y)
+            return inner
+    """,
+    "lines of multi-line and parenthesised calls": """
+        from .models import build_model, Net
+
+        def setup(cfg):
+            model = build_model(
+                cfg.model,
+                Net(
+                    cfg.dim,
+                ),
+            )
+            wrapped = (
+                build_model(cfg.other)
+            )
+            both = ((
+                Net(1)).eval())
+            chained = (
+                build_model(cfg)
+                .cuda()
+                .eval()
+            )
+            nested = build_model(build_model(
+                cfg.inner), Net(2))
+            value = build_model(  # a comment
+                cfg.x)
+            value2 = build_model(
+                # a comment line
+                (Net(3)),
+            )
+            cont = build_model \\
+                (cfg.y)
+            text = f"{build_model(cfg)}"
+            x = 1; y = build_model(cfg); z = Net(); return model, wrapped, both, chained, nested, value, value2, cont, text, x, y, z
+
+        def short(cfg): return build_model(cfg)
+
+        def suite(cfg):
+            if cfg.a: m = build_model(cfg); return m
+            elif cfg.b:
+                return Net()
+            else:
+                if cfg.c:
+                    return build_model(cfg.c)
+            while cfg.d:
+                try:
+                    return Net(4)
+                except ValueError as err:
+                    return build_model(err)
+                else:
+                    return Net(5)
+                finally:
+                    cfg.close()
+            with cfg.ctx() as ctx:
+                return ctx.model()
+    """,
+    "annotations and defaults": """
+        from typing import Optional, Union
+        import torch.nn as nn
+        from .models import Net, Head
+
+        def fit(model: Net, head: Optional[Head] = None, other: Union[Net, Head] = Head(),
+                third: "Net" = None, fourth: "Optional[Head]" = None, fifth: Net | None = None,
+                tensor: torch.Tensor = None, module: nn.Module = None,
+                long: Optional[Union[Net, Head, Net, Head, Net, Head, Net, Head]] = None,
+                *, sixth: Net = Net(), seventh=build()):
+            return model(head)
+
+        def build():
+            return Net()
+    """,
+    "disabled regions (force_fp32, custom_fwd)": """
+        import torch
+        from mmcv.runner import force_fp32
+        from torch.cuda.amp import custom_fwd
+        from .losses import FocalLoss, build_loss
+
+        class Head:
+            def __init__(self):
+                self.crit = FocalLoss()
+
+            @force_fp32(apply_to=("x",))
+            def loss(self, x):
+                with torch.no_grad():
+                    y = self.helper(x)
+                def inner(z):
+                    return build_loss(z)
+                return self.crit(x) + build_loss(y) + inner(x)
+
+            @custom_fwd(cast_inputs=torch.float32)
+            def forward(self, x):
+                return self.crit(x, self.loss(x))
+
+            @custom_fwd
+            def plain(self, x):
+                return self.crit(x)
+
+            def helper(self, x):
+                return self.loss(x)
+    """,
+    "module level code": """
+        import torch
+        from .models import Net, build_model
+
+        MODEL = build_model("r50")
+        BACKUP = Net()
+        if torch.cuda.is_available():
+            DEVICE = MODEL.cuda()
+        for key in ("a", "b"):
+            build_model(key)
+        with open("x") as handle:
+            LOADED = Net.from_pretrained(handle)
+
+        class Config:
+            model = Net()
+            size: int = 3
+
+        def main():
+            global MODEL
+            out = MODEL(torch.zeros(1))
+            BACKUP(out)
+            return LOADED.predict(out)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+def test_ast_summary_equals_libcst(name):
+    fast, slow = both(SNIPPETS[name])
+    assert not isinstance(fast, Refusal), fast
+    assert fast == slow
+
+
+def test_the_comparison_sees_lines_and_values():
+    """The equality the tests rely on compares lines and values: one blank line moves the
+    calls, and a renamed callee changes a reference."""
+    text = textwrap.dedent(SNIPPETS["lines of multi-line and parenthesised calls"])
+    fast = ast_summary("pkg/mod.py", text)
+    assert fast != libcst_summary("pkg/mod.py", text.replace("def setup", "\ndef setup"))
+    assert fast != libcst_summary("pkg/mod.py", text.replace("Net(4)", "Head(4)"))
+
+
+REFUSED = {
+    "detectron2 LazyConfig amp dict": """
+        train = dict(output_dir="out", amp=dict(enabled=True))
+    """,
+    "match": """
+        def pick(x):
+            match x:
+                case 1:
+                    return build()
+    """,
+    "except star": """
+        def pick(x):
+            try:
+                return build()
+            except* ValueError:
+                pass
+    """,
+    "multi-line annotation": """
+        from .models import Net
+        def fit(model: (
+                Net)):
+            return model
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_constructs(name):
+    text = textwrap.dedent(REFUSED[name])
+    assert not needs_summary(text)
+    assert isinstance(ast_summary("pkg/mod.py", text), Refusal)
+
+
+def _torch_files():
+    torch = pytest.importorskip("torch")
+    root = os.path.dirname(torch.__file__)
+    for sub in ("nn/modules", "optim", "utils/data", "nn/parallel"):
+        for directory, _, names in os.walk(os.path.join(root, sub)):
+            for name in sorted(names):
+                if name.endswith(".py"):
+                    yield os.path.join(directory, name)
+
+
+def test_installed_torch_sources_equal_or_refused():
+    files = refused = 0
+    unequal = []
+    for path in _torch_files():
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        if needs_summary(text):
+            continue
+        files += 1
+        fast = ast_summary(path, text)
+        if isinstance(fast, Refusal):
+            refused += 1
+        elif fast != libcst_summary(path, text):
+            unequal.append(path)
+    assert files > 30
+    assert unequal == []
+    assert refused < files / 4
+
+
+def test_summarize_file_takes_the_ast_path_and_falls_back(tmp_path, monkeypatch):
+    plain = tmp_path / "plain.py"
+    plain.write_text(textwrap.dedent(SNIPPETS["functions, calls and values"]))
+    refused = tmp_path / "refused.py"
+    refused.write_text(textwrap.dedent(REFUSED["match"]))
+    expected = libcst_summary(str(plain), plain.read_text())
+    parsed = []
+    real_parse = project_inputs.parse
+    monkeypatch.setattr(project_inputs, "parse", lambda text: parsed.append(text) or real_parse(text))
+    assert project_inputs.summarize_file(str(plain)) == expected
+    assert parsed == []  # no LibCST parse
+    assert project_inputs.summarize_file(str(refused)) == libcst_summary(str(refused), refused.read_text())
+    assert len(parsed) == 1  # the refused file: LibCST
+
+
+def test_models_a_framework_runs():
+    """summary.prepared (accelerate/Fabric `prepare`/`setup`, HF `Trainer(model=, args=)`)."""
+    fast, slow = both("""
+        from accelerate import Accelerator
+        from transformers import Trainer
+        from .models import Net, Head
+        from .data import loader
+
+        def main(fabric, cfg):
+            accelerator = Accelerator()
+            model = Net(cfg)
+            model, opt = accelerator.prepare(model, make_opt(), *cfg.more)
+            head = fabric.setup(Head(cfg))
+            trainer = Trainer(model=Net.from_pretrained(cfg.path), args=cfg.args)
+            torch_thing = torch.setup(Net())
+            return model, head, trainer
+
+        def make_opt():
+            return None
+    """)
+    assert not isinstance(fast, Refusal)
+    assert fast.prepared and fast == slow
+
+
+def test_parenthesised_with_items():
+    """`with (...):` spanning lines, as Lightning's tests write them (Python 3.9+)."""
+    fast, slow = both("""
+        from unittest import mock
+        from .trainer import Runner
+
+        def test_fit(tmp_path):
+            with (
+                mock.patch("a.b") as patched,
+                Runner(tmp_path).session() as session,
+            ):
+                session.fit(patched)
+            with (
+                Runner(tmp_path)
+            ) as single:
+                single.fit()
+            with (
+                (Runner(tmp_path))
+            ):
+                pass
+    """)
+    assert not isinstance(fast, Refusal)
+    assert fast == slow
