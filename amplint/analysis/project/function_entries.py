@@ -1,0 +1,100 @@
+"""Custom autograd Functions that another file of the project defines (AMP151 across files).
+
+A file whose code may run under autocast (it opens a region, or the project pass put one
+around one of its functions) and that imports a name from another file of the project, then
+writes `Name.apply(...)` or calls `Name(...)`: when that name leads (through re-exports) to a
+dtype-sensitive, undecorated `torch.autograd.Function` subclass, or to a module-level
+`fn = Cls.apply` of one (amplint.analysis.facts.custom_functions), the file gets an
+`EntryFunction` under the name it imports. The rule decides at each call whether it runs
+under an active region; this pass only says what the name is.
+
+Cost: text tests first (the importing file must hold `.apply` or a call of an imported name,
+the defining file `Function` and `forward`); only the defining files that pass are parsed,
+once each, here (there are few: Function classes live in a handful of ops modules).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from amplint.analysis.facts.custom_functions import (
+    EntryFunction, FunctionClass, apply_aliases, function_classes,
+)
+from amplint.analysis.facts.regions import EntryRegion
+
+_DEFINES = re.compile(r"\bFunction\b")
+
+# file -> (classes, module-level aliases, class lines) or None
+_Defined = Optional[Tuple[Dict[str, FunctionClass], Dict[str, str], Dict[str, int]]]
+
+
+def function_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFunction, ...]]:
+    """path -> EntryFunctions for the other files' Functions it imports and may apply."""
+    defined: Dict[str, _Defined] = {}
+    found: Dict[str, Tuple[EntryFunction, ...]] = {}
+    for path in paths:
+        if not path.endswith((".py", ".pyi")) or not _may_run_under_autocast(project, path):
+            continue
+        summary = project.summaries.get(path)
+        text = project.files.get(path) if summary is not None else None
+        if not text or not summary.imports:
+            continue
+        entries: List[EntryFunction] = []
+        for name, ref in sorted(summary.imports.items()):
+            as_class = re.search(rf"\b{re.escape(name)}\.apply\b", text) is not None
+            if not as_class and re.search(rf"(?<![.\w]){re.escape(name)}\s*\(", text) is None:
+                continue
+            target = project.resolve_ref(path, ref)
+            if target is None or len(target[1]) != 1 or target[0] == path:
+                continue
+            where, (attr,) = target
+            if where not in defined:
+                defined[where] = _defined_in(project, where)
+            facts = defined[where]
+            if facts is None:
+                continue
+            classes, aliases, lines = facts
+            cls = attr if as_class else aliases.get(attr)
+            if cls is None or cls not in classes:
+                continue
+            info = classes[cls]
+            entries.append(EntryFunction(
+                name, not as_class, cls, f"{project.display(where)}:{lines.get(cls, 0)}",
+                info.has_fwd, info.has_bwd, info.reason, info.extension_only,
+            ))
+        if entries:
+            found[path] = tuple(entries)
+    return found
+
+
+def _may_run_under_autocast(project, path: str) -> bool:
+    summary = project.summaries.get(path)
+    if summary is not None and summary.regions:
+        return True
+    return any(isinstance(e, EntryRegion) for e in project.entries_for(path))
+
+
+def _defined_in(project, path: str) -> _Defined:
+    text = project.files.get(path)
+    if not text or "forward" not in text or not _DEFINES.search(text):
+        return None
+    from amplint.analysis.facts import FileFacts
+    from amplint.analysis.project import parse_or_none
+    from amplint.analysis.project.lines import node_lines
+
+    module = parse_or_none(text)
+    if module is None:
+        return None
+    try:
+        facts = FileFacts(module)
+        classes = function_classes(facts)
+        if not classes:
+            return None
+        aliases = apply_aliases(facts, classes)
+        nodes = {name: c.frame.node.name for name, c in classes.items()}
+        at = node_lines(module, list(nodes.values()))
+    except (RecursionError, MemoryError):
+        return None
+    lines = {name: at.get(id(node), 0) for name, node in nodes.items()}
+    return classes, aliases, lines
