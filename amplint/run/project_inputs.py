@@ -16,7 +16,7 @@ from amplint.analysis.facts import FileFacts
 from amplint.run.parallel import Workers, cycles_collected_after, is_huge
 from amplint.analysis.parsing import parse
 from amplint.analysis.project import build
-from amplint.analysis.project.function_entries import function_entries
+from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.scaler_summaries import scaler_entries
 from amplint.analysis.project.summary import portable_summary
 from amplint.run.scaler_inputs import scaler_summaries_of
@@ -68,9 +68,9 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
                         summarize_many=lambda wanted: summaries_of(wanted, cache, workers))
         remote = scaler_entries(project, keys, lambda wanted, force: scaler_summaries_of(
             wanted, force, cache, workers))
-        functions = function_entries(project, keys)
+        functions = imported_entries(project, keys)
     entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
-    for more in (remote, functions):  # scaler callees, autograd Functions of other files
+    for more in (remote, functions):  # scaler callees, classes of other files
         for path, found in more.items():
             entries[path] = tuple(entries.get(path, ())) + found
     if key is not None:

@@ -238,14 +238,14 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
     import inspect
 
     from amplint.analysis.engine import lint_source
-    from amplint.analysis.project.function_entries import function_entries
+    from amplint.analysis.project.imported import imported_entries
 
     # Reuse the first pass's parse where the engine can take it (`lint_source(..., module=)`).
     reuse = "module" in inspect.signature(lint_source).parameters
     project = build(files, settings, config, declared, keep_modules=reuse)
     remote = scaler_entries(project, sorted(files), lambda wanted, force: local_summaries(
         files, wanted, force, project.modules))
-    functions = function_entries(project, sorted(files))
+    functions = imported_entries(project, sorted(files))
     results = {}
     for path in sorted(files):
         if not _is_python(path):

@@ -34,7 +34,7 @@ def function_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFunc
     defined: Dict[str, _Defined] = {}
     found: Dict[str, Tuple[EntryFunction, ...]] = {}
     for path in paths:
-        if not path.endswith((".py", ".pyi")) or not _may_run_under_autocast(project, path):
+        if not path.endswith((".py", ".pyi")) or not may_run_under_autocast(project, path):
             continue
         summary = project.summaries.get(path)
         text = project.files.get(path) if summary is not None else None
@@ -68,26 +68,40 @@ def function_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFunc
     return found
 
 
-def _may_run_under_autocast(project, path: str) -> bool:
+def may_run_under_autocast(project, path: str) -> bool:
     summary = project.summaries.get(path)
     if summary is not None and summary.regions:
         return True
     return any(isinstance(e, EntryRegion) for e in project.entries_for(path))
 
 
+def parsed_facts(project, path: str):
+    """(module, FileFacts) of a project file, parsed once for this pass, or None."""
+    memo = project.__dict__.setdefault("_entry_facts", {})
+    if path not in memo:
+        from amplint.analysis.facts import FileFacts
+        from amplint.analysis.project import parse_or_none
+
+        text = project.files.get(path)
+        module = parse_or_none(text) if text else None
+        try:
+            memo[path] = (module, FileFacts(module)) if module is not None else None
+        except (RecursionError, MemoryError):
+            memo[path] = None
+    return memo[path]
+
+
 def _defined_in(project, path: str) -> _Defined:
     text = project.files.get(path)
     if not text or "forward" not in text or not _DEFINES.search(text):
         return None
-    from amplint.analysis.facts import FileFacts
-    from amplint.analysis.project import parse_or_none
     from amplint.analysis.project.lines import node_lines
 
-    module = parse_or_none(text)
-    if module is None:
+    parsed = parsed_facts(project, path)
+    if parsed is None:
         return None
+    module, facts = parsed
     try:
-        facts = FileFacts(module)
         classes = function_classes(facts)
         if not classes:
             return None

@@ -23,7 +23,7 @@ from amplint.run.parallel import Workers
 from amplint.analysis.parsing import parse
 from amplint.run.per_file import REPORT_ONLY
 from amplint.analysis.project import build, needs_summary
-from amplint.analysis.project.function_entries import function_entries
+from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.scaler_summaries import is_caller, local_summaries, scaler_entries
 from amplint.analysis.project.summary import portable_summary
 from amplint.run.scaler_inputs import scaler_summaries_of
@@ -222,9 +222,9 @@ class ProjectState:
             project = build(view, self.settings, self.config, summaries=summaries,
                             summarize_many=more)
             remote = scaler_entries(project, keys, scaler_more)
-            functions = function_entries(project, keys)
+            functions = imported_entries(project, keys)
         found = {p: project.entries_for(p) for p in keys if project.entries_for(p)}
-        for more_entries in (remote, functions):  # scaler callees, Functions of other files
+        for more_entries in (remote, functions):  # scaler callees, classes of other files
             for path, extra in more_entries.items():
                 found[path] = tuple(found.get(path, ())) + extra
         return found
