@@ -68,7 +68,7 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
                         summarize_many=lambda wanted: summaries_of(wanted, cache, workers))
         remote = scaler_entries(project, keys, lambda wanted, force: scaler_summaries_of(
             wanted, force, cache, workers))
-        functions = imported_entries(project, keys)
+        functions = imported_entries(project, keys, remote)
     entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
     for more in (remote, functions):  # scaler callees, classes of other files
         for path, found in more.items():

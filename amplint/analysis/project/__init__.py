@@ -245,7 +245,7 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
     project = build(files, settings, config, declared, keep_modules=reuse)
     remote = scaler_entries(project, sorted(files), lambda wanted, force: local_summaries(
         files, wanted, force, project.modules))
-    functions = imported_entries(project, sorted(files))
+    functions = imported_entries(project, sorted(files), remote)
     results = {}
     for path in sorted(files):
         if not _is_python(path):

@@ -222,7 +222,7 @@ class ProjectState:
             project = build(view, self.settings, self.config, summaries=summaries,
                             summarize_many=more)
             remote = scaler_entries(project, keys, scaler_more)
-            functions = imported_entries(project, keys)
+            functions = imported_entries(project, keys, remote)
         found = {p: project.entries_for(p) for p in keys if project.entries_for(p)}
         for more_entries in (remote, functions):  # scaler callees, classes of other files
             for path, extra in more_entries.items():
