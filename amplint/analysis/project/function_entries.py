@@ -24,6 +24,9 @@ from amplint.analysis.facts.custom_functions import (
 from amplint.analysis.facts.regions import EntryRegion
 
 _DEFINES = re.compile(r"\bFunction\b")
+_APPLY = re.compile(r"\.apply\b")
+_APPLIED = re.compile(r"\b([A-Za-z_]\w*)\.apply\b")
+CALLED = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\s*\(")  # names called in a file's text
 
 # file -> (classes, module-level aliases, class lines) or None
 _Defined = Optional[Tuple[Dict[str, FunctionClass], Dict[str, str], Dict[str, int]]]
@@ -41,10 +44,13 @@ def function_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFunc
         if not text or not summary.imports:
             continue
         entries: List[EntryFunction] = []
+        called, applied = set(CALLED.findall(text)), set(_APPLIED.findall(text))
         for name, ref in sorted(summary.imports.items()):
-            as_class = re.search(rf"\b{re.escape(name)}\.apply\b", text) is not None
-            if not as_class and re.search(rf"(?<![.\w]){re.escape(name)}\s*\(", text) is None:
+            as_class = name in applied
+            if not as_class and name not in called:
                 continue
+            if not leads_to(project, path, ref, lambda p: _APPLY.search(project.files.get(p) or "")):
+                continue  # no file it may name defines a Function: nothing to summarise
             target = project.resolve_ref(path, ref)
             if target is None or len(target[1]) != 1 or target[0] == path:
                 continue
@@ -66,6 +72,15 @@ def function_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFunc
         if entries:
             found[path] = tuple(entries)
     return found
+
+
+def leads_to(project, importer: str, ref: str, wanted) -> bool:
+    """Whether a file `ref` may name passes `wanted(path)`, or is a package `__init__.py` that
+    may re-export it: a cheap test before `resolve_ref`, which summarises every file on the way."""
+    for path, _ in project._module_candidates(importer, ref):
+        if path.endswith("__init__.py") or wanted(path):
+            return True
+    return False
 
 
 def may_run_under_autocast(project, path: str) -> bool:

@@ -14,7 +14,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryCallsParam, called_params
-from amplint.analysis.project.function_entries import parsed_facts
+from amplint.analysis.project.function_entries import CALLED, leads_to, parsed_facts
 
 _HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
 
@@ -32,9 +32,12 @@ def half_callee_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryC
         if not text or not _HALF_TEXT.search(text):
             continue
         entries: List[EntryCallsParam] = []
+        called = set(CALLED.findall(text))
         for name, ref in sorted(summary.imports.items()):
-            if re.search(rf"(?<![.\w]){re.escape(name)}\s*\(", text) is None:
+            if name not in called:
                 continue
+            if not leads_to(project, path, ref, lambda p: _opens_regions(project, p)):
+                continue  # only a file that opens a region can answer
             target = project.resolve_ref(path, ref)
             if target is None or len(target[1]) != 1 or target[0] == path:
                 continue
@@ -50,6 +53,11 @@ def half_callee_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryC
         if entries:
             found[path] = tuple(entries)
     return found
+
+
+def _opens_regions(project, path: str) -> bool:
+    summary = project.summaries.get(path)
+    return summary is not None and bool(summary.regions)
 
 
 def _answer(project, path: str, function: str) -> Optional[EntryCallsParam]:

@@ -14,7 +14,9 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.module_autocast import EntryModule, forward_autocasts
-from amplint.analysis.project.function_entries import may_run_under_autocast, parsed_facts
+from amplint.analysis.project.function_entries import CALLED, leads_to, may_run_under_autocast, parsed_facts
+
+_DATA_PARALLEL = re.compile(r"(?<!Distributed)DataParallel\b")  # not DDP
 
 
 def module_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryModule, ...]]:
@@ -26,11 +28,14 @@ def module_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryModule
             continue
         summary = project.summaries.get(path)
         text = project.files.get(path) if summary is not None else None
-        if not text or "DataParallel" not in text or not summary.imports:
+        if not text or not _DATA_PARALLEL.search(text) or not summary.imports:
             continue
         entries: List[EntryModule] = []
+        called = set(CALLED.findall(text))
         for name, ref in sorted(summary.imports.items()):
-            if not name[:1].isupper() or re.search(rf"(?<![.\w]){re.escape(name)}\s*\(", text) is None:
+            if not name[:1].isupper() or name not in called:
+                continue
+            if not leads_to(project, path, ref, lambda p: "forward" in (project.files.get(p) or "")):
                 continue
             target = project.resolve_ref(path, ref)
             if target is None or len(target[1]) != 1 or target[0] == path:
