@@ -75,10 +75,15 @@ def function_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFunc
 
 
 def leads_to(project, importer: str, ref: str, wanted) -> bool:
-    """Whether a file `ref` may name passes `wanted(path)`, or is a package `__init__.py` that
-    may re-export it: a cheap test before `resolve_ref`, which summarises every file on the way."""
-    for path, _ in project._module_candidates(importer, ref):
-        if path.endswith("__init__.py") or wanted(path):
+    """Whether `ref` may name something in a file that passes `wanted(path)`, possibly through a
+    package `__init__.py` whose text names it: a cheap test before `resolve_ref`, which
+    summarises every file on the way. A reference to a module itself leads to no class."""
+    for path, attrs in project._module_candidates(importer, ref):
+        if not attrs:
+            return False
+        if wanted(path):
+            return True
+        if path.endswith("__init__.py") and attrs[0] in (project.files.get(path) or ""):
             return True
     return False
 
