@@ -39,7 +39,8 @@ def test_scaler_passed_to_a_bfloat16_training_function_of_another_file():
     results = lint_project(load(NAME), SETTINGS)
     assert findings(results) == [FINDING]
     (diag,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP124"]
-    assert "engine_finetune.py (autocast at line 17), through the call at line 24" in diag.message
+    assert ("`train_one_epoch` in engine_finetune.py (autocast at line 17), through the call at line 24"
+            in diag.message)
     assert diag.fix is not None  # the same unsafe edit as within a file: enabled=False
 
 
@@ -56,6 +57,15 @@ def test_twin_scaler_gated_on_the_dtype_is_silent():
 
 def test_a_float16_region_in_the_engine_keeps_the_scaler_needed():
     files = load(NAME, (ENGINE_FP16,))
+    assert findings(lint_project(files, SETTINGS)) == []
+
+
+def test_a_training_function_opening_no_region_itself_is_not_enough():
+    # evaluate() still opens a bfloat16 region in the same file: the file's regions say
+    # nothing about the losses train_one_epoch scales
+    files = load(NAME, (("        with torch.autocast('cuda', dtype=torch.bfloat16):\n            outputs",
+                         "        if True:\n            outputs"),))
+    assert "dtype=torch.bfloat16" in files[f"{NAME}/engine_finetune.py"]
     assert findings(lint_project(files, SETTINGS)) == []
 
 

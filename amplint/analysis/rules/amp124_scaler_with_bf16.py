@@ -9,6 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.regions import Enabled, Region, bound_arguments, literal_bool
 from amplint.analysis.facts.scaler_regions import callee_regions
+from amplint.analysis.facts.scaler_remote import remote_entry
 from amplint.analysis.facts.scalers import SCALER_APIS
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.rules import Flag, Rule
@@ -27,8 +28,9 @@ class ScalerWithBf16(Rule):
 
     Across files: a scaler created enabled in a file that opens no region itself, whose every
     `scale` happens in functions of other files it is passed to (`train_one_epoch(...,
-    scaler)` in engine.py, followed by the cross-file GradScaler protocol), when every autocast
-    region those files open runs in bfloat16. The message names those files and their regions.
+    scaler)` in engine.py, followed by the cross-file GradScaler protocol), when each of those
+    functions opens autocast itself and every region it opens runs in bfloat16. The message
+    names those functions and their regions.
 
     ## Why is this bad?
     Loss scaling exists for float16's narrow range (gradients below 6e-8 flush to zero).
@@ -236,24 +238,26 @@ class ScalerWithBf16(Rule):
 
     def _across_files(self, facts, ref, info, remote) -> Iterable[Diagnostic]:
         """Every `scale` of this scaler happens in functions of other files (composed through
-        the calls that pass it), and every region each of those files opens is bfloat16."""
+        the calls that pass it), each of which opens autocast regions itself, all bfloat16."""
         scales = [e for flow in facts.scalers.composed for e in flow.events
                   if e.kind == "scale" and e.scaler == ref]
         if not scales or any(e.remote is None or e.origin is None for e in scales):
             return
-        files = []
+        callees = []
         for event in scales:
-            entry = remote.get(event.remote.where.rsplit(":", 1)[0])
+            through = remote_entry(facts.scalers, event.origin)
+            entry = remote.get(through.callee) if through is not None else None
             if entry is None or any(dtype != "bfloat16" for dtype in entry.dtypes):
                 return
-            if entry not in files:
-                files.append(entry)
-        where = ", ".join(f"{e.where} (autocast at line {e.cite.rsplit(':', 1)[1]})" for e in files)
+            if entry not in callees:
+                callees.append(entry)
+        where = ", ".join(f"`{e.callee.split(': ', 1)[1]}` in {e.callee.split(':', 1)[0]} "
+                          f"(autocast at line {e.cite.rsplit(':', 1)[1]})" for e in callees)
         for call in info.constructions:
             yield self.report(
                 call,
-                "GradScaler enabled while it scales only losses of code in other files whose "
-                f"every autocast region runs in bfloat16: {where}, through the call at line "
+                "GradScaler enabled while it scales only losses of functions of other files "
+                f"whose every own autocast region runs in bfloat16: {where}, through the call at line "
                 "{call_line}: bf16 needs no loss scaling, the scaler only adds a host sync per "
                 "step and skipped steps; create it with `enabled=False`, or gate it: "
                 "`enabled=(amp_dtype == torch.float16)`",
