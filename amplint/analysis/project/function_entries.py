@@ -49,8 +49,11 @@ def function_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFunc
             as_class = name in applied
             if not as_class and name not in called:
                 continue
-            if not leads_to(project, path, ref, lambda p: _APPLY.search(project.files.get(p) or "")):
-                continue  # no file it may name defines a Function: nothing to summarise
+            # no file it may name defines a Function: nothing to summarise. An exported
+            # `fn = Cls.apply` is looked for in the module the import names only (names called
+            # through a package's re-exports are many: timm 122 resolutions for none)
+            if not leads_to(project, path, ref, lambda p: _defines_function(project, p), as_class):
+                continue
             target = project.resolve_ref(path, ref)
             if target is None or len(target[1]) != 1 or target[0] == path:
                 continue
@@ -74,7 +77,12 @@ def function_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFunc
     return found
 
 
-def leads_to(project, importer: str, ref: str, wanted) -> bool:
+def _defines_function(project, path: str) -> bool:
+    text = project.files.get(path) or ""
+    return "staticmethod" in text and _APPLY.search(text) is not None and _DEFINES.search(text) is not None
+
+
+def leads_to(project, importer: str, ref: str, wanted, through_init: bool = True) -> bool:
     """Whether `ref` may name something in a file that passes `wanted(path)`, possibly through a
     package `__init__.py` whose text names it: a cheap test before `resolve_ref`, which
     summarises every file on the way. A reference to a module itself leads to no class."""
@@ -84,8 +92,24 @@ def leads_to(project, importer: str, ref: str, wanted) -> bool:
         if wanted(path):
             return True
         if path.endswith("__init__.py") and attrs[0] in (project.files.get(path) or ""):
-            return True
+            if through_init:
+                return True
+            sibling = _reexported_from(project, path, attrs[0])  # one level: `from .x import name`
+            return sibling is not None and wanted(sibling)
     return False
+
+
+def _reexported_from(project, init: str, name: str):
+    """The sibling module a package's `__init__.py` imports `name` from (`from .ops import
+    name`), or None."""
+    import os
+
+    text = project.files.get(init) or ""
+    for match in re.finditer(r"^from\s+\.(\w+)\s+import\s+([^\n]*)$", text, re.M):
+        if re.search(rf"\b{re.escape(name)}\b", match.group(2)):
+            candidate = os.path.join(os.path.dirname(init), match.group(1) + ".py")
+            return project._norm.get(os.path.normpath(candidate))
+    return None
 
 
 def may_run_under_autocast(project, path: str) -> bool:
