@@ -17,6 +17,7 @@ from amplint.run.parallel import Workers, cycles_collected_after, is_huge
 from amplint.analysis.parsing import parse
 from amplint.analysis.project import build, needs_summary
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
+from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.scaler_summaries import scaler_entries
 from amplint.analysis.project.summary import portable_summary
 from amplint.run.scaler_inputs import disk_may_hold, scaler_summaries_of, with_first_pass
@@ -72,9 +73,11 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
         remote = scaler_entries(project, keys, with_first_pass(
             scalers or {}, lambda wanted, force: scaler_summaries_of(wanted, force, cache, workers)),
             may_hold=disk_may_hold())
+        functions = imported_entries(project, keys, remote)
     entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
-    for path, found in remote.items():  # callees of the scaler protocol in other files
-        entries[path] = tuple(entries.get(path, ())) + found
+    for more in (remote, functions):  # scaler callees, classes of other files
+        for path, found in more.items():
+            entries[path] = tuple(entries.get(path, ())) + found
     if key is not None:
         cache.put(key, {"project": len(entries)}, blob=entries)
     return entries

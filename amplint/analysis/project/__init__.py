@@ -240,12 +240,14 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
     import inspect
 
     from amplint.analysis.engine import lint_source
+    from amplint.analysis.project.imported import imported_entries
 
     # Reuse the first pass's parse where the engine can take it (`lint_source(..., module=)`).
     reuse = "module" in inspect.signature(lint_source).parameters
     project = build(files, settings, config, declared, keep_modules=reuse)
     remote = scaler_entries(project, sorted(files), lambda wanted, force: local_summaries(
         files, wanted, force, project.modules), may_hold=text_may_hold(files))
+    functions = imported_entries(project, sorted(files), remote)
     results = {}
     for path in sorted(files):
         if not _is_python(path):
@@ -253,6 +255,7 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
         extra = {"module": project.modules.pop(path)} if reuse and path in project.modules else {}
         results[path] = lint_source(
             path, files[path], settings, fix=fix,
-            entries=tuple(project.entries_for(path)) + remote.get(path, ()), **extra
+            entries=tuple(project.entries_for(path)) + remote.get(path, ()) + functions.get(path, ()),
+            **extra
         )
     return results

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional, Set
+from typing import Iterable, Optional, Set, Tuple
 
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.fp16 import dtype_of
+from amplint.analysis.facts.half_callees import calls_param_entries
+from amplint.analysis.facts.names import visible_scopes
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, iter_nodes, receiver_root
 from amplint.analysis.rules import Flag, Rule
-from amplint.analysis.rules._util import with_args
+from amplint.analysis.rules._util import argument, with_args
 
 _MODEL_NAME = re.compile(r"(model|net|module|encoder|decoder|backbone|classifier|generator|discriminator)", re.I)
 
@@ -21,6 +23,11 @@ class HalfWithAutocast(Rule):
     Finds `.half()`, `.bfloat16()` and `.to(torch.float16)` (also `.to(device, dtype=torch.half)`)
     on a model or its inputs in code that also uses autocast: inside an autocast `with`, or on a
     name that the same function then uses inside its autocast region.
+
+    Also across files: a model cast to half (`model.half()`, `model = build(...).half()`) and then
+    passed to a function of another file that calls that parameter inside an autocast region of
+    its own (`train_one_epoch(model, ...)` in engine.py running `model(samples)` under
+    `torch.cuda.amp.autocast()`). The message names the call and the region.
 
     ## Why is this bad?
     Autocast expects float32 weights and inputs and casts per operation. A model cast to half
@@ -139,13 +146,30 @@ class HalfWithAutocast(Rule):
             return
         severity = Severity.ERROR if facts.scalers.any else Severity.WARNING
         readers: dict = {}  # name -> scopes of the active regions reading it
-        for site in facts.tree.calls:
+        remote = calls_param_entries(facts.entries)
+        for index, site in enumerate(facts.tree.calls):
             if id(site.node) not in casts:
                 continue
+            passed = None
             if not self._mixed_with_autocast(facts, site, readers):
-                continue
+                passed = _passed_to_region(facts, site, index, remote) if remote else None
+                if passed is None or not self._is_model(facts, site):
+                    continue
             model = self._is_model(facts, site)
             what = _model_words(site) if model else ""
+            if passed is not None:
+                call, entry = passed
+                name = call.node.func.value  # type: ignore[union-attr]
+                message = (
+                    f"half cast of {what} mixed with autocast in another file: it is passed to "
+                    f"`{name}` (line {{call_line}}), which calls it under the autocast region at "
+                    f"{entry.where}; its weights train without an fp32 master copy (with a "
+                    "GradScaler, `unscale_` raises 'ValueError: Attempting to unscale FP16 "
+                    "gradients.'); keep the model fp32"
+                )
+                yield self.report(site.node, message, severity=severity,
+                                  related={"call_line": call.node})
+                continue
             if model and facts.scalers.any:
                 message = (
                     f"half cast of {what} mixed with autocast and a GradScaler: "
@@ -290,6 +314,26 @@ def _cast_target(site: CallSite) -> Optional[str]:
         assert isinstance(func, cst.Attribute)
         root = receiver_root(func.value)
         return root.value if isinstance(root, cst.Name) else None
+    return None
+
+
+def _passed_to_region(facts, site: CallSite, index: int, remote) -> Optional[Tuple[CallSite, object]]:
+    """The later call in the same scope that passes the cast value (the name holding it) to a
+    function of another file calling that parameter under autocast (EntryCallsParam)."""
+    target = _cast_target(site)
+    if target is None:
+        return None
+    scope = site.frame.scope
+    for call in facts.tree.calls[index + 1:]:
+        func = call.node.func
+        if call.frame.scope is not scope or not isinstance(func, cst.Name) or func.value not in remote:
+            continue
+        if any(func.value in s.bindings and func.value not in s.imports for s in visible_scopes(call.frame)):
+            continue  # a local name, not the import
+        for position, name in remote[func.value].params:
+            arg = argument(call.node, position, name)
+            if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == target:
+                return call, remote[func.value]
     return None
 
 

@@ -8,6 +8,8 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.regions import Enabled, Region, bound_arguments, literal_bool
+from amplint.analysis.facts.scaler_regions import callee_regions
+from amplint.analysis.facts.scaler_remote import remote_entry
 from amplint.analysis.facts.scalers import SCALER_APIS
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.rules import Flag, Rule
@@ -23,6 +25,12 @@ class ScalerWithBf16(Rule):
     (`GradScaler(enabled=args.amp)` with `autocast(..., enabled=args.amp)`), and a dtype
     passed through `autocast(**helper(args))` where a function of the file returns a dict
     literal.
+
+    Across files: a scaler created enabled in a file that opens no region itself, whose every
+    `scale` happens in functions of other files it is passed to (`train_one_epoch(...,
+    scaler)` in engine.py, followed by the cross-file GradScaler protocol), when each of those
+    functions opens autocast itself and every region it opens runs in bfloat16. The message
+    names those functions and their regions.
 
     ## Why is this bad?
     Loss scaling exists for float16's narrow range (gradients below 6e-8 flush to zero).
@@ -199,10 +207,16 @@ class ScalerWithBf16(Rule):
         if not scalers.any:
             return
         regions = self._regions(facts)
-        if not regions or any(r.dtype != "bfloat16" for r in regions):
+        local = bool(regions) and all(r.dtype == "bfloat16" for r in regions)
+        remote = callee_regions(facts.entries) if not regions else {}
+        if not local and not remote:
             return
-        for info in scalers.infos.values():
+        for ref, info in scalers.infos.items():
             if info.maybe_none:
+                continue
+            if not local:  # no region here: the losses it scales come from other files
+                if info.enabled is Enabled.TRUE:
+                    yield from self._across_files(facts, ref, info, remote)
                 continue
             if info.enabled is Enabled.TRUE:
                 when = "enabled while"
@@ -221,6 +235,35 @@ class ScalerWithBf16(Rule):
                     fix=self._fix(facts, call),
                     related={"region_line": regions[0].origin},
                 )
+
+    def _across_files(self, facts, ref, info, remote) -> Iterable[Diagnostic]:
+        """Every `scale` of this scaler happens in functions of other files (composed through
+        the calls that pass it), each of which opens autocast regions itself, all bfloat16."""
+        scales = [e for flow in facts.scalers.composed for e in flow.events
+                  if e.kind == "scale" and e.scaler == ref]
+        if not scales or any(e.remote is None or e.origin is None for e in scales):
+            return
+        callees = []
+        for event in scales:
+            through = remote_entry(facts.scalers, event.origin)
+            entry = remote.get(through.callee) if through is not None else None
+            if entry is None or any(dtype != "bfloat16" for dtype in entry.dtypes):
+                return
+            if entry not in callees:
+                callees.append(entry)
+        where = ", ".join(f"`{e.callee.split(': ', 1)[1]}` in {e.callee.split(':', 1)[0]} "
+                          f"(autocast at line {e.cite.rsplit(':', 1)[1]})" for e in callees)
+        for call in info.constructions:
+            yield self.report(
+                call,
+                "GradScaler enabled while it scales only losses of functions of other files "
+                f"whose every own autocast region runs in bfloat16: {where}, through the call at line "
+                "{call_line}: bf16 needs no loss scaling, the scaler only adds a host sync per "
+                "step and skipped steps; create it with `enabled=False`, or gate it: "
+                "`enabled=(amp_dtype == torch.float16)`",
+                fix=self._fix(facts, call),
+                related={"call_line": scales[0].origin},
+            )
 
     def _same_flag(self, facts, info, regions: List[Region]) -> bool:
         """`GradScaler(enabled=args.amp)` in a file whose every region is

@@ -2,54 +2,44 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, Optional, Set, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
 import libcst as cst
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.custom_functions import EntryFunction, function_classes
 from amplint.analysis.facts.float32_arguments import ALWAYS, float32_arguments
-from amplint.analysis.facts.names import resolve, resolve_expr
+from amplint.analysis.facts.names import resolve, visible_scopes
 from amplint.analysis.facts.syntax import holder_key
-from amplint.analysis.facts.tree import Frame, dotted_name
+from amplint.analysis.facts.tree import Frame
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import region_note
 
-FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.function.Function",
-                  "torch.autograd.function.InplaceFunction")
-# Ops the autocast op reference lists as casting (lower precision or float32), plus the
-# `@` operator: a Function wrapping one saves tensors whose dtype backward must match.
-AUTOCAST_OPS = {
-    "mm", "bmm", "matmul", "addmm", "addbmm", "baddbmm", "addmv", "addr", "mv", "dot", "linear",
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "convolution", "conv_tbc", "einsum", "chain_matmul", "prelu", "lstm_cell", "gru_cell",
-    "rnn_tanh_cell", "rnn_relu_cell", "scaled_dot_product_attention", "_scaled_dot_product_attention",
-}
-# Compiled extensions: `import my_ext_cuda`, `from . import _C`, `torch.ops.x.y`.
-_EXTENSION = re.compile(r"(^|[._])(_C|ext|cuda|cpp|kernels?)($|[._])|_ext|_cuda|_cpp")
-_LOADERS = ("load_ext", "load", "load_inline")  # mmcv ext_loader.load_ext, cpp_extension.load
 
-
-@dataclass
-class _FunctionClass:
-    frame: Frame
-    forward: Frame
-    backward: Optional[Frame]
+@dataclass(frozen=True)
+class _Info:
     has_fwd: bool
     has_bwd: bool
-    reason: str  # what makes it dtype-sensitive
-    extension_only: bool  # no op autocast casts: float32 inputs keep it in float32
+    reason: str
+    extension_only: bool
+    where: str = ""  # "ops/functions.py:6" for a Function of another file
 
 
 class CustomFunctionWithoutCustomFwd(Rule):
     """## What it does
     Finds `MyFunction.apply(...)` (also through `fn = MyFunction.apply`) inside an autocast
-    region, where `MyFunction` is a `torch.autograd.Function` of the same file whose `forward` is
-    not decorated with `@torch.amp.custom_fwd` (or the deprecated `torch.cuda.amp.custom_fwd`), or
+    region, where `MyFunction` is a `torch.autograd.Function` whose `forward` is not decorated with `@torch.amp.custom_fwd` (or the deprecated `torch.cuda.amp.custom_fwd`), or
     whose `backward` lacks `@torch.amp.custom_bwd`, and whose `forward`/`backward` do something
     dtype-sensitive: an op autocast casts (`mm`, `matmul`, `@`, `linear`, `conv*`, `einsum`, ...)
     or a call into a compiled extension.
+
+    The Function may be defined in another file of the project: imported by name and
+    `.apply`'d here (Deformable-DETR's `MSDeformAttnFunction` in models/ops/functions, applied in
+    models/ops/modules), or exported as `deform_conv2d = DeformConv2dFunction.apply` and called
+    here (mmcv's ops). The region may be this file's or one the project pass puts around the
+    calling function (the model's `forward` called under `autocast` in the training loop). The
+    message then says where the Function is defined.
 
     ## Why is this bad?
     `forward` runs under the caller's autocast, but `backward` runs later, outside it: the saved
@@ -350,28 +340,30 @@ class CustomFunctionWithoutCustomFwd(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
-        classes = self._function_classes(facts)
-        if not classes:
+        classes, remote_aliases = self._function_classes(facts)
+        if not classes and not remote_aliases:
             return
         aliases = _apply_aliases(facts, classes)
         for site in facts.tree.calls:
-            name = self._applied(site, classes, aliases, facts)
+            name = self._applied(site, classes, aliases, remote_aliases)
             if name is None:
                 continue
             region = facts.active_region(site.frame)
             if region is None:
                 continue
-            info = classes[name]
+            info = classes.get(name) or remote_aliases[name]
             if info.extension_only and _inputs_float32(facts, site, region):
                 continue
             missing = []
             if not info.has_fwd:
                 missing.append("`forward` has no `@torch.amp.custom_fwd`")
-            if not info.has_bwd and info.backward is not None:
+            if not info.has_bwd:
                 missing.append("`backward` has no `@torch.amp.custom_bwd`")
             note, related = region_note(region)
+            called = f"`{name}`" if name in remote_aliases and name not in classes else f"`{name}.apply`"
+            subject = f"{name} ({info.where})" if info.where else name
             message = (
-                f"`{name}.apply` under autocast {note}, but {' and '.join(missing)}: {name} "
+                f"{called} under autocast {note}, but {' and '.join(missing)}: {subject} "
                 f"{info.reason}, and its backward runs outside autocast on the dtypes forward "
                 "produced (mismatched dtypes raise); decorate forward with "
                 "`@torch.amp.custom_fwd(device_type=...)` and backward with "
@@ -381,131 +373,60 @@ class CustomFunctionWithoutCustomFwd(Rule):
             yield self.report(site.node, message, related=related)
 
     # -- facts ----------------------------------------------------------------------------
-    def _function_classes(self, facts) -> Dict[str, _FunctionClass]:
-        found: Dict[str, _FunctionClass] = {}
-        extensions = _extension_names(facts)
-        for name, frame in facts.tree.classes.items():
-            node = frame.node
-            assert isinstance(node, cst.ClassDef)
-            outer = frame.parent
-            assert outer is not None
-            if not any(resolve_expr(base.value, outer) in FUNCTION_BASES for base in node.bases):
+    @staticmethod
+    def _function_classes(facts):
+        """(classes by name, the names bound to another file's `Cls.apply`): this file's
+        Functions, and those the project pass found in the files this one imports."""
+        found: Dict[str, _Info] = {
+            name: _Info(c.has_fwd, c.has_bwd or c.backward is None, c.reason, c.extension_only)
+            for name, c in function_classes(facts).items()
+        }
+        remote_aliases: Dict[str, _Info] = {}
+        for entry in facts.entries:
+            if not isinstance(entry, EntryFunction):
                 continue
-            forward = frame.functions.get("forward")
-            if forward is None or not _is_static(forward):
-                continue
-            backward = frame.functions.get("backward")
-            has_fwd = _decorated(forward, frame, "custom_fwd")
-            has_bwd = backward is None or _decorated(backward, frame, "custom_bwd")
-            if has_fwd and has_bwd:
-                continue
-            reason, autocast_op = _dtype_sensitive((forward, backward), extensions)
-            if reason is None:
-                continue
-            found[name] = _FunctionClass(frame, forward, backward, has_fwd, has_bwd, reason,
-                                         not autocast_op)
-        return found
+            where = f"defined at {entry.where}"
+            info = _Info(entry.has_fwd, entry.has_bwd, entry.reason, entry.extension_only,
+                         where if entry.cls == entry.target else f"{entry.cls}, {where}")
+            if entry.alias:
+                remote_aliases[entry.target] = info
+            elif entry.target not in found:
+                found[entry.target] = info
+        return found, remote_aliases
 
     @staticmethod
-    def _applied(site, classes, aliases, facts) -> Optional[str]:
+    def _applied(site, classes, aliases, remote_aliases) -> Optional[str]:
         func = site.node.func
         if (
             isinstance(func, cst.Attribute)
             and func.attr.value == "apply"
             and isinstance(func.value, cst.Name)
             and func.value.value in classes
-            and resolve((func.value.value,), site.frame) is None
         ):
-            return func.value.value
+            name = func.value.value
+            if classes[name].where:  # another file's class, under the name this file imports
+                if not _locally_bound(name, site.frame):
+                    return name
+            elif resolve((name,), site.frame) is None:  # this file's, not shadowed by an import
+                return name
+        if (isinstance(func, cst.Name) and func.value in remote_aliases
+                and not _locally_bound(func.value, site.frame)):
+            return func.value
         key = _alias_key(func, site.frame)
         if key is not None and key in aliases:
             return aliases[key]
         return None
 
 
-def _is_static(frame: Frame) -> bool:
-    node = frame.node
-    assert isinstance(node, cst.FunctionDef)
-    return any(
-        isinstance(dec.decorator, cst.Name) and dec.decorator.value == "staticmethod"
-        for dec in node.decorators
-    )
-
-
-def _decorated(method: Frame, cls: Frame, name: str) -> bool:
-    """`@custom_fwd`, `@custom_fwd(...)`, `@torch.amp.custom_fwd(...)`, `@amp.custom_fwd`."""
-    node = method.node
-    assert isinstance(node, cst.FunctionDef)
-    for dec in node.decorators:
-        expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
-        dotted = dotted_name(expr)
-        if dotted and dotted[-1] == name:
-            return True
-        # functools.partial(torch.amp.custom_fwd, device_type="cuda") bound to a name
-        if isinstance(expr, cst.Name) and name in expr.value:
+def _locally_bound(name: str, frame: Frame) -> bool:
+    """`name` is a variable, parameter, def or class where `frame` sees it, not the module-level
+    import the project pass resolved (relative imports are bound in no scope of the file)."""
+    for scope in visible_scopes(frame):
+        if name in scope.imports:
+            return False
+        if name in scope.bindings:
             return True
     return False
-
-
-class _Sensitive(cst.CSTVisitor):
-    def __init__(self, extensions: Set[str]) -> None:
-        self.extensions = extensions
-        self.reason: Optional[str] = None
-        self.casts = False  # the author matches dtypes by hand (`.float()`, `.to(g.dtype)`)
-        self.autocast_op = False
-
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.MatrixMultiply):
-            self.autocast_op = True
-            if self.reason is None:
-                self.reason = "wraps a matmul (`@`)"
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and _is_cast(node):
-            self.casts = True
-        dotted = dotted_name(node.func)
-        if not dotted:
-            return
-        if dotted[-1] in AUTOCAST_OPS:
-            self.autocast_op = True
-        if self.reason is not None:
-            return
-        if dotted[-1] in AUTOCAST_OPS:
-            self.reason = f"wraps `{dotted[-1]}`, an op autocast casts"
-        elif len(dotted) > 1 and (
-            dotted[0] in self.extensions
-            or (dotted[:2] == ("torch", "ops") and len(dotted) > 2 and dotted[2] != "aten")
-        ):
-            self.reason = f"calls the compiled extension `{'.'.join(dotted[:-1])}`"
-
-
-def _is_cast(call: cst.Call) -> bool:
-    func = call.func
-    assert isinstance(func, cst.Attribute)
-    method = func.attr.value
-    if method in ("float", "half", "bfloat16", "double", "type_as"):
-        return True
-    if method in ("to", "type"):
-        text = cst.Module([]).code_for_node(call)
-        return "dtype" in text or "float" in text or "half" in text
-    return False
-
-
-def _dtype_sensitive(methods, extensions: Set[str]) -> Tuple[Optional[str], bool]:
-    """Why the Function cares about dtypes, or None: no casting op or extension call, or its
-    forward/backward cast tensors themselves; and whether it runs an op autocast casts."""
-    reason, autocast_op = None, False
-    for method in methods:
-        if method is None:
-            continue
-        visitor = _Sensitive(extensions)
-        method.node.visit(visitor)
-        if visitor.casts:
-            return None, False
-        reason = reason or visitor.reason
-        autocast_op = autocast_op or visitor.autocast_op
-    return reason, autocast_op
 
 
 def _inputs_float32(facts, site, region) -> bool:
@@ -513,48 +434,6 @@ def _inputs_float32(facts, site, region) -> bool:
     `cast_inputs=torch.float32`); a float16-only guard covers float16 regions only."""
     cast = float32_arguments(facts, site)
     return cast == ALWAYS or (cast is not None and region.dtype == "float16")
-
-
-def _extension_names(facts) -> Set[str]:
-    """Names bound to compiled extensions: `import foo_cuda`, `from . import _C`,
-    `from .ops import deform_conv_ext as ext`."""
-    names: Set[str] = set()
-    module = facts.module
-    for stmt in module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
-                loader = dotted_name(small.value.func)
-                if loader and loader[-1] in _LOADERS and len(small.targets) == 1:
-                    target = small.targets[0].target
-                    if isinstance(target, cst.Name):
-                        names.add(target.value)
-            elif isinstance(small, cst.Import):
-                for alias in small.names:
-                    full = ".".join(dotted_name(alias.name) or ())
-                    bound = (
-                        alias.asname.name.value
-                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
-                        else full.split(".")[0]
-                    )
-                    if _EXTENSION.search(full) and not full.startswith("torch"):
-                        names.add(bound)
-            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                base = ".".join(dotted_name(small.module) or ()) if small.module else ""
-                if base.startswith("torch"):
-                    continue
-                for alias in small.names:
-                    if not isinstance(alias.name, cst.Name):
-                        continue
-                    bound = (
-                        alias.asname.name.value
-                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
-                        else alias.name.value
-                    )
-                    if _EXTENSION.search(alias.name.value) or _EXTENSION.search(bound):
-                        names.add(bound)
-    return names
 
 
 def _alias_key(expr: cst.BaseExpression, frame: Frame) -> Optional[Tuple[str, str]]:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
 import libcst as cst
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.callgraph import CallGraph
+from amplint.analysis.facts.module_autocast import EntryModule, forward_autocasts
 from amplint.analysis.facts.names import visible_scopes
 from amplint.analysis.facts.regions import Region
-from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, receiver_root
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import argument, keyword, region_note
 
@@ -24,6 +25,10 @@ class DataparallelAutocast(Rule):
     chosen between bfloat16 and another, `dtype=torch.bfloat16 if ... else ...`), when the
     wrapped module's class is in the same file and its `forward` does not open autocast itself
     (no autocast decorator, no autocast `with` in it or in what it calls).
+    The class may also be defined in another file of the project and imported here
+    (`from models.yolo import Model`; `model = Model(...)`, then `nn.DataParallel(model)`, under
+    an `if` or not): the project pass reads its `forward` in its own file, and the message says
+    where it is defined.
 
     ## Why is this bad?
     Autocast state is thread-local, and DataParallel runs each replica's forward in its own
@@ -36,7 +41,7 @@ class DataparallelAutocast(Rule):
     threads). Releases before that change ran the replicas with no autocast at all. The AMP docs' fix is
     to apply autocast as part of the model's `forward`. With float16 autocast on current torch,
     or a single device, DataParallel behaves and nothing is reported; nor when the wrapped
-    class is not visible in the file.
+    class is not visible in the file or the project (a library's model).
 
     ## Example
     ```python
@@ -150,7 +155,9 @@ class DataparallelAutocast(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
-        wrapped = self._wrapped(facts)
+        remote = {e.target: f"`{e.cls}`, defined at {e.where}" if e.cls != e.target else
+                  f"defined at {e.where}" for e in facts.entries if isinstance(e, EntryModule)}
+        wrapped = self._wrapped(facts, remote)
         if not wrapped:
             return
         covered: Dict[str, bool] = {}
@@ -163,15 +170,17 @@ class DataparallelAutocast(Rule):
             region = facts.active_region(site.frame)
             if region is None or not region.may_be_cuda or not _maybe_bfloat16(region):
                 continue
-            if cls not in covered:
-                covered[cls] = _forward_autocasts(facts, cls)
+            where = remote.get(cls)
+            if cls not in covered:  # another file's class comes with its answer: it does not
+                covered[cls] = where is None and forward_autocasts(facts, cls)
             if covered[cls]:
                 continue
             note, related = region_note(region)
             related = dict(related, dp_line=construction.node)
             name = ".".join(dotted_name(site.node.func) or ("model",))
             message = (
-                f"`{name}` is an `nn.DataParallel` of `{cls}` (line {{dp_line}}) called under "
+                f"`{name}` is an `nn.DataParallel` of `{cls}` (line {{dp_line}}"
+                f"{f'; the class is {where}' if where else ''}) called under "
                 f"bfloat16 autocast {note}: the replica threads re-enter autocast with only "
                 "`enabled` passed on, so with several GPUs they compute in float16 (on old "
                 f"releases not autocast at all); apply autocast in `{cls}.forward` "
@@ -181,7 +190,7 @@ class DataparallelAutocast(Rule):
 
     # -- facts ----------------------------------------------------------------------------
     @staticmethod
-    def _wrapped(facts) -> Dict[Tuple, Tuple[str, CallSite]]:
+    def _wrapped(facts, remote) -> Dict[Tuple, Tuple[str, CallSite]]:
         """Binding of a DataParallel -> (wrapped class, the DataParallel call).
         Keys: ("name", scope id, name) or ("self", class name, attr)."""
         found: Dict[Tuple, Tuple[str, CallSite]] = {}
@@ -196,7 +205,8 @@ class DataparallelAutocast(Rule):
             arg = argument(site.node, 0, "module")
             if arg is None:
                 continue
-            cls = graph.class_of_value(arg.value) or _class_of_name(facts, arg.value, site)
+            cls = (graph.class_of_value(arg.value) or _class_of_name(facts, arg.value, site)
+                   or _remote_class(facts, arg.value, site, remote))
             if cls is None:
                 continue
             key = _binding(assign.targets[0], assign.frame)
@@ -242,6 +252,33 @@ def _class_of_name(facts, expr: cst.BaseExpression, site: CallSite) -> Optional[
     return graph.class_of_instance(expr, site.frame)
 
 
+def _remote_class(facts, expr: cst.BaseExpression, site: CallSite, remote) -> Optional[str]:
+    """`Net(...)` of a class another file defines (the project pass's EntryModule names it as
+    imported here), directly or through `model = Net(...)` earlier in the same scope."""
+    if not remote:
+        return None
+    values = [expr]
+    if isinstance(expr, cst.Name):
+        values = [a.value for a in facts.tree.assigns if a.frame.scope is site.frame.scope
+                  and len(a.targets) == 1 and isinstance(a.targets[0], cst.Name)
+                  and a.targets[0].value == expr.value]
+    for value in values:
+        root = receiver_root(value)
+        if (isinstance(root, cst.Call) and isinstance(root.func, cst.Name)
+                and root.func.value in remote and not _locally_bound(root.func.value, site.frame)):
+            return root.func.value
+    return None
+
+
+def _locally_bound(name: str, frame: Frame) -> bool:
+    for scope in visible_scopes(frame):
+        if name in scope.imports:
+            return False
+        if name in scope.bindings:
+            return True
+    return False
+
+
 def _maybe_bfloat16(region: Region) -> bool:
     if region.dtype == "bfloat16":
         return True
@@ -256,25 +293,3 @@ def _maybe_bfloat16(region: Region) -> bool:
     if arg is None:
         return False
     return "bfloat16" in cst.Module([]).code_for_node(arg.value)
-
-
-def _forward_autocasts(facts, cls: str) -> bool:
-    """`cls.forward`, or a function of this file it calls, opens autocast (decorator or with)."""
-    forward = facts.callgraph.method(cls, "forward")
-    if forward is None:
-        return True  # cannot see it: stay silent
-    seen: Set[int] = set()
-    pending: List[Frame] = [forward]
-    region_scopes = {
-        id(frame.scope) for _w, frame, region in facts.regions.explicit_regions()
-    }
-    while pending:
-        frame = pending.pop()
-        if id(frame) in seen:
-            continue
-        seen.add(id(frame))
-        if isinstance(frame.region, Region) or id(frame) in region_scopes:
-            return True
-        for call in frame.calls:
-            pending.extend(facts.callgraph.callees(call))
-    return False

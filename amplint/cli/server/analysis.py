@@ -26,6 +26,7 @@ from amplint.analysis.project import build, needs_summary
 from amplint.analysis.project.scaler_summaries import (
     is_caller, local_summaries, scaler_entries, text_may_hold,
 )
+from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.summary import portable_summary
 from amplint.run.scaler_inputs import disk_may_hold, scaler_summaries_of, with_first_pass
 from amplint.run.project_inputs import (
@@ -232,9 +233,11 @@ class ProjectState:
             on_disk = disk_may_hold()
             remote = scaler_entries(project, keys, scaler_more, may_hold=lambda path: (
                 text_may_hold(buffers)(path) if path in buffers else on_disk(path)))
+            functions = imported_entries(project, keys, remote)
         found = {p: project.entries_for(p) for p in keys if project.entries_for(p)}
-        for path, extra in remote.items():  # callees of the scaler protocol in other files
-            found[path] = tuple(found.get(path, ())) + extra
+        for more_entries in (remote, functions):  # scaler callees, classes of other files
+            for path, extra in more_entries.items():
+                found[path] = tuple(found.get(path, ())) + extra
         return found
 
     def _matches_disk(self, path: str, text: str) -> bool:

@@ -1,0 +1,235 @@
+"""Custom autograd Functions of a file that care about dtypes (AMP151), and the same fact for a
+Function another file defines, as the project pass delivers it (`EntryFunction`).
+
+A `torch.autograd.Function` subclass with a static `forward` is *dtype-sensitive* when its
+forward/backward run an op autocast casts (`mm`, `@`, `conv*`, ...) or call a compiled extension,
+and do not cast tensors themselves; it is *undecorated* when `forward` lacks `custom_fwd` or
+`backward` lacks `custom_bwd`. amplint.analysis.project.function_entries finds the `.apply` of
+such a class (or of a module-level `fn = Cls.apply`) that another file imports, and hands that
+file an `EntryFunction` under the name it imports.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, Optional, Set, Tuple
+
+import libcst as cst
+
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.tree import Frame, dotted_name
+
+FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.function.Function",
+                  "torch.autograd.function.InplaceFunction")
+# Ops the autocast op reference lists as casting (lower precision or float32), plus the
+# `@` operator: a Function wrapping one saves tensors whose dtype backward must match.
+AUTOCAST_OPS = {
+    "mm", "bmm", "matmul", "addmm", "addbmm", "baddbmm", "addmv", "addr", "mv", "dot", "linear",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "convolution", "conv_tbc", "einsum", "chain_matmul", "prelu", "lstm_cell", "gru_cell",
+    "rnn_tanh_cell", "rnn_relu_cell", "scaled_dot_product_attention", "_scaled_dot_product_attention",
+}
+# Compiled extensions: `import my_ext_cuda`, `from . import _C`, `torch.ops.x.y`.
+_EXTENSION = re.compile(r"(^|[._])(_C|ext|cuda|cpp|kernels?)($|[._])|_ext|_cuda|_cpp")
+_LOADERS = ("load_ext", "load", "load_inline")  # mmcv ext_loader.load_ext, cpp_extension.load
+
+
+@dataclass
+class FunctionClass:
+    frame: Frame
+    forward: Frame
+    backward: Optional[Frame]
+    has_fwd: bool
+    has_bwd: bool
+    reason: str  # what makes it dtype-sensitive
+    extension_only: bool  # no op autocast casts: float32 inputs keep it in float32
+
+
+@dataclass(frozen=True)
+class EntryFunction:
+    """A dtype-sensitive, undecorated Function of another file that this file imports.
+    `target`: the name this file binds at module level; `alias`: that name is `Cls.apply`
+    itself (called directly), else the class (`target.apply(...)`)."""
+
+    target: str
+    alias: bool
+    cls: str  # the class's name in its own file
+    where: str  # "ops/functions/ms_deform_attn_func.py:6", for messages
+    has_fwd: bool
+    has_bwd: bool  # True also when there is no backward
+    reason: str
+    extension_only: bool
+
+
+def function_classes(facts) -> Dict[str, FunctionClass]:
+    """The file's dtype-sensitive Function classes that lack `custom_fwd` or `custom_bwd`."""
+    found: Dict[str, FunctionClass] = {}
+    extensions = None
+    for name, frame in facts.tree.classes.items():
+        node = frame.node
+        assert isinstance(node, cst.ClassDef)
+        outer = frame.parent
+        assert outer is not None
+        if not any(resolve_expr(base.value, outer) in FUNCTION_BASES for base in node.bases):
+            continue
+        forward = frame.functions.get("forward")
+        if forward is None or not _is_static(forward):
+            continue
+        backward = frame.functions.get("backward")
+        has_fwd = _decorated(forward, frame, "custom_fwd")
+        has_bwd = backward is None or _decorated(backward, frame, "custom_bwd")
+        if has_fwd and has_bwd:
+            continue
+        if extensions is None:
+            extensions = _extension_names(facts)
+        reason, autocast_op = _dtype_sensitive((forward, backward), extensions)
+        if reason is None:
+            continue
+        found[name] = FunctionClass(frame, forward, backward, has_fwd, has_bwd, reason,
+                                    not autocast_op)
+    return found
+
+
+def apply_aliases(facts, classes) -> Dict[str, str]:
+    """Module-level `fn = Cls.apply` of the file -> class name (what another file imports)."""
+    found: Dict[str, str] = {}
+    module = facts.tree.module_frame
+    for site in facts.tree.assigns:
+        value = site.value
+        if site.frame is not module or not (
+            isinstance(value, cst.Attribute) and value.attr.value == "apply"
+            and isinstance(value.value, cst.Name) and value.value.value in classes
+        ):
+            continue
+        for target in site.targets:
+            if isinstance(target, cst.Name):
+                found[target.value] = value.value.value
+    return found
+
+
+def _is_static(frame: Frame) -> bool:
+    node = frame.node
+    assert isinstance(node, cst.FunctionDef)
+    return any(
+        isinstance(dec.decorator, cst.Name) and dec.decorator.value == "staticmethod"
+        for dec in node.decorators
+    )
+
+
+def _decorated(method: Frame, cls: Frame, name: str) -> bool:
+    """`@custom_fwd`, `@custom_fwd(...)`, `@torch.amp.custom_fwd(...)`, `@amp.custom_fwd`."""
+    node = method.node
+    assert isinstance(node, cst.FunctionDef)
+    for dec in node.decorators:
+        expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+        dotted = dotted_name(expr)
+        if dotted and dotted[-1] == name:
+            return True
+        # functools.partial(torch.amp.custom_fwd, device_type="cuda") bound to a name
+        if isinstance(expr, cst.Name) and name in expr.value:
+            return True
+    return False
+
+
+class _Sensitive(cst.CSTVisitor):
+    def __init__(self, extensions: Set[str]) -> None:
+        self.extensions = extensions
+        self.reason: Optional[str] = None
+        self.casts = False  # the author matches dtypes by hand (`.float()`, `.to(g.dtype)`)
+        self.autocast_op = False
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.MatrixMultiply):
+            self.autocast_op = True
+            if self.reason is None:
+                self.reason = "wraps a matmul (`@`)"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and _is_cast(node):
+            self.casts = True
+        dotted = dotted_name(node.func)
+        if not dotted:
+            return
+        if dotted[-1] in AUTOCAST_OPS:
+            self.autocast_op = True
+        if self.reason is not None:
+            return
+        if dotted[-1] in AUTOCAST_OPS:
+            self.reason = f"wraps `{dotted[-1]}`, an op autocast casts"
+        elif len(dotted) > 1 and (
+            dotted[0] in self.extensions
+            or (dotted[:2] == ("torch", "ops") and len(dotted) > 2 and dotted[2] != "aten")
+        ):
+            self.reason = f"calls the compiled extension `{'.'.join(dotted[:-1])}`"
+
+
+def _is_cast(call: cst.Call) -> bool:
+    func = call.func
+    assert isinstance(func, cst.Attribute)
+    method = func.attr.value
+    if method in ("float", "half", "bfloat16", "double", "type_as"):
+        return True
+    if method in ("to", "type"):
+        text = cst.Module([]).code_for_node(call)
+        return "dtype" in text or "float" in text or "half" in text
+    return False
+
+
+def _dtype_sensitive(methods, extensions: Set[str]) -> Tuple[Optional[str], bool]:
+    """Why the Function cares about dtypes, or None: no casting op or extension call, or its
+    forward/backward cast tensors themselves; and whether it runs an op autocast casts."""
+    reason, autocast_op = None, False
+    for method in methods:
+        if method is None:
+            continue
+        visitor = _Sensitive(extensions)
+        method.node.visit(visitor)
+        if visitor.casts:
+            return None, False
+        reason = reason or visitor.reason
+        autocast_op = autocast_op or visitor.autocast_op
+    return reason, autocast_op
+
+
+def _extension_names(facts) -> Set[str]:
+    """Names bound to compiled extensions: `import foo_cuda`, `from . import _C`,
+    `from .ops import deform_conv_ext as ext`."""
+    names: Set[str] = set()
+    module = facts.module
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
+                loader = dotted_name(small.value.func)
+                if loader and loader[-1] in _LOADERS and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name):
+                        names.add(target.value)
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = ".".join(dotted_name(alias.name) or ())
+                    bound = (
+                        alias.asname.name.value
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                        else full.split(".")[0]
+                    )
+                    if _EXTENSION.search(full) and not full.startswith("torch"):
+                        names.add(bound)
+            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                base = ".".join(dotted_name(small.module) or ()) if small.module else ""
+                if base.startswith("torch"):
+                    continue
+                for alias in small.names:
+                    if not isinstance(alias.name, cst.Name):
+                        continue
+                    bound = (
+                        alias.asname.name.value
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                        else alias.name.value
+                    )
+                    if _EXTENSION.search(alias.name.value) or _EXTENSION.search(bound):
+                        names.add(bound)
+    return names

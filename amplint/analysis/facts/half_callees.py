@@ -1,0 +1,53 @@
+"""Functions of other files that call one of their parameters under autocast (AMP103 across
+files), as the project pass delivers them (amplint.analysis.project.half_callees).
+
+`train_one_epoch(model, ...)` in engine.py runs `model(samples)` inside `with torch.autocast`:
+a file that imports `train_one_epoch`, casts a model to half and passes it there mixes a half
+model with autocast as surely as if the region were its own. `called_params` says which
+parameters the function calls under an active region of its own file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Tuple
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class EntryCallsParam:
+    target: str  # the function's name as this file imports it
+    params: Tuple[Tuple[int, str], ...]  # (position, name) of each parameter it calls under autocast
+    where: str  # "engine.py:17": the region, for messages
+
+
+def calls_param_entries(entries) -> Dict[str, EntryCallsParam]:
+    return {e.target: e for e in entries if isinstance(e, EntryCallsParam)}
+
+
+def called_params(facts, name: str) -> Tuple[List[Tuple[int, str]], object]:
+    """(parameters of module-level function `name` that it calls, `p(...)`, under an active
+    autocast region of its own, with the first such region), or ([], None)."""
+    frame = facts.tree.module_frame.functions.get(name)
+    if frame is None:
+        return [], None
+    node = frame.node
+    assert isinstance(node, cst.FunctionDef)
+    params = [p.name.value for p in list(node.params.posonly_params) + list(node.params.params)]
+    found: List[Tuple[int, str]] = []
+    first = None
+    for site in facts.tree.calls:
+        func = site.node.func
+        if not isinstance(func, cst.Name) or func.value not in params or site.frame.scope is not frame:
+            continue
+        if func.value in frame.bindings - set(params):
+            continue
+        region = facts.active_region(site.frame)
+        if region is None:
+            continue
+        entry = (params.index(func.value), func.value)
+        if entry not in found:
+            found.append(entry)
+            first = first or region
+    return sorted(found), first

@@ -1,0 +1,49 @@
+"""Whether a module class's `forward` opens autocast itself (AMP153), and the same fact for a
+class another file of the project defines, as the project pass delivers it (`EntryModule`).
+
+A `forward` "opens autocast" when it, or a function of its file it calls, has an autocast
+decorator or an autocast `with` (amplint.analysis.facts.regions). The project pass
+(amplint.analysis.project.module_entries) hands a file that imports a project class, and may
+wrap it in `nn.DataParallel`, an `EntryModule` when that class has a `forward` that does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Set
+
+from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.tree import Frame
+
+
+@dataclass(frozen=True)
+class EntryModule:
+    """A module class of another file, imported here under `target`, whose `forward` (seen in
+    its own file) opens no autocast."""
+
+    target: str
+    cls: str  # its name in its own file
+    where: str  # "models/net.py:12", for messages
+
+
+def forward_autocasts(facts, cls: str) -> bool:
+    """`cls.forward`, or a function of this file it calls, opens autocast (decorator or with).
+    True also when `forward` cannot be seen (callers then stay silent)."""
+    forward = facts.callgraph.method(cls, "forward")
+    if forward is None:
+        return True
+    seen: Set[int] = set()
+    pending: List[Frame] = [forward]
+    region_scopes = {
+        id(frame.scope) for _w, frame, region in facts.regions.explicit_regions()
+    }
+    while pending:
+        frame = pending.pop()
+        if id(frame) in seen:
+            continue
+        seen.add(id(frame))
+        if isinstance(frame.region, Region) or id(frame) in region_scopes:
+            return True
+        for call in frame.calls:
+            pending.extend(facts.callgraph.callees(call))
+    return False

@@ -1,0 +1,1 @@
+from .ext_loader import load_ext

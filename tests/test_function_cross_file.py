@@ -1,0 +1,159 @@
+"""AMP151 across files (amplint/analysis/project/function_entries.py): a custom autograd Function
+defined in one module of the project, `.apply`'d (or called through a module-level
+`fn = Cls.apply` it exports) under an autocast region in another. Each corrected twin adds
+`custom_fwd`/`custom_bwd` in the *defining* file only and stays silent.
+
+- tests/projects/fn_deformable_detr: fundamentalvision/Deformable-DETR layout (models/ops/
+  functions/ms_deform_attn_func.py defines `MSDeformAttnFunction`, models/ops/modules/
+  ms_deform_attn.py applies it in `MSDeformAttn.forward`, engine.py's `train_one_epoch` opens
+  `torch.cuda.amp.autocast()` around the model). The real repository imports its extension as
+  `import MultiScaleDeformableAttention as MSDA`, a name the rule does not take for an extension;
+  the project spells it `from .. import _C as MSDA` (the torchvision/detectron2 spelling).
+- tests/projects/fn_mmcv_alias: open-mmlab/mmcv 1.x ops layout (`ext_loader.load_ext`,
+  `deform_conv2d = DeformConv2dFunction.apply` in mmcv/ops/deform_conv.py, re-exported by
+  mmcv/ops/__init__.py), called under `torch.autocast` in tools/benchmark_dcn.py (the shape of
+  mmcv's `_test_amp_deformconv`). The real mmcv forward casts with `type_as`, which the rule
+  takes for dtypes matched by hand; this one does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import lint_project
+
+from project_files import PROJECTS, load
+
+SETTINGS = Settings.default()
+
+DETR = "fn_deformable_detr"
+DETR_FUNCTIONS = "models/ops/functions/ms_deform_attn_func.py"
+DETR_FINDING = (f"{DETR}/models/ops/modules/ms_deform_attn.py", 34, "AMP151")
+DETR_DECORATED = (
+    ("from torch.autograd.function import once_differentiable\n",
+     "from torch.autograd.function import once_differentiable\n"
+     "from torch.cuda.amp import custom_bwd, custom_fwd\n"),
+    ("    @staticmethod\n    def forward(", "    @staticmethod\n    @custom_fwd(cast_inputs=torch.float32)\n    def forward("),
+    ("    @once_differentiable\n", "    @once_differentiable\n    @custom_bwd\n"),
+)
+MMCV = "fn_mmcv_alias"
+MMCV_FINDING = (f"{MMCV}/tools/benchmark_dcn.py", 17, "AMP151")
+MMCV_DECORATED = (
+    ("from torch.autograd.function import once_differentiable\n",
+     "from torch.autograd.function import once_differentiable\n"
+     "from torch.amp import custom_bwd, custom_fwd\n"),
+    ("    @staticmethod\n    def forward(",
+     "    @staticmethod\n    @custom_fwd(device_type='cuda', cast_inputs=torch.float32)\n    def forward("),
+    ("    @once_differentiable\n", "    @once_differentiable\n    @custom_bwd(device_type='cuda')\n"),
+)
+
+
+def findings(results, code="AMP151"):
+    return sorted((path, d.line, d.code) for path, result in results.items()
+                  for d in result.diagnostics if d.code == code)
+
+
+def messages(results):
+    return [d.message for r in results.values() for d in r.diagnostics if d.code == "AMP151"]
+
+
+def test_deformable_detr_function_of_another_module_applied_under_the_trainers_region():
+    results = lint_project(load(DETR), SETTINGS)
+    assert findings(results) == [DETR_FINDING]
+    (message,) = messages(results)
+    assert f"defined at {DETR_FUNCTIONS}:13" in message
+    assert "engine.py:11" in message  # the region, in a third file
+
+
+def test_deformable_detr_twin_decorated_in_the_functions_module_is_silent():
+    files = load(DETR, DETR_DECORATED)
+    assert "@custom_fwd(cast_inputs=torch.float32)" in files[f"{DETR}/{DETR_FUNCTIONS}"]
+    assert findings(lint_project(files, SETTINGS)) == []
+
+
+def test_deformable_detr_without_the_region_is_silent():
+    files = load(DETR, (("        with torch.cuda.amp.autocast():\n", "        if True:\n"),))
+    assert findings(lint_project(files, SETTINGS)) == []
+
+
+def test_mmcv_exported_apply_alias_called_under_autocast_in_another_file():
+    results = lint_project(load(MMCV), SETTINGS)
+    # bench() calls it under autocast; bench_fp32() outside any region: one finding
+    assert findings(results) == [MMCV_FINDING]
+    (message,) = messages(results)
+    assert "`deform_conv2d` under autocast" in message
+    assert "DeformConv2dFunction, defined at mmcv/ops/deform_conv.py:17" in message
+
+
+def test_mmcv_twin_decorated_in_the_ops_module_is_silent():
+    assert findings(lint_project(load(MMCV, MMCV_DECORATED), SETTINGS)) == []
+
+
+def test_a_function_that_only_works_elementwise_is_not_reported_across_files():
+    """fairseq's GradMultiply (fairseq/modules/grad_multiply.py), applied under autocast in a
+    model file: elementwise, no extension, nothing to report."""
+    files = {
+        "fairseq/modules/grad_multiply.py": (
+            "import torch\n\n\nclass GradMultiply(torch.autograd.Function):\n"
+            "    @staticmethod\n    def forward(ctx, x, scale):\n"
+            "        ctx.scale = scale\n        res = x.new(x)\n        return res\n\n"
+            "    @staticmethod\n    def backward(ctx, grad):\n"
+            "        return grad * ctx.scale, None\n"),
+        "fairseq/models/wav2vec.py": (
+            "import torch\nfrom fairseq.modules.grad_multiply import GradMultiply\n\n\n"
+            "def features(x, mult):\n    with torch.autocast('cuda'):\n"
+            "        return GradMultiply.apply(x, mult)\n"),
+    }
+    assert findings(lint_project(files, SETTINGS)) == []
+
+
+def test_a_local_name_shadowing_the_import_is_not_the_function():
+    files = load(MMCV, (("            out = deform_conv2d(x, offset, weight)\n",
+                         "            deform_conv2d = torch.nn.functional.conv2d\n"
+                         "            out = deform_conv2d(x, weight)\n"),))
+    assert findings(lint_project(files, SETTINGS)) == []
+
+
+# -- through the CLI and its cache -----------------------------------------------------------
+def cli_findings(root: Path, *args):
+    from amplint.cli.main import cli
+
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(cli, ["--output-format", "json", *args, "."])
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return sorted((d["filename"], d["line"], d["code"]) for d in json.loads(result.stdout)
+                  if d["code"] == "AMP151")
+
+
+@pytest.mark.parametrize("name, defining, edits, finding", [
+    (DETR, DETR_FUNCTIONS, DETR_DECORATED, DETR_FINDING),
+    (MMCV, "mmcv/ops/deform_conv.py", MMCV_DECORATED, MMCV_FINDING),
+])
+def test_warm_run_after_editing_only_the_defining_file(tmp_path, name, defining, edits, finding):
+    root = tmp_path / name
+    shutil.copytree(os.path.join(PROJECTS, name), root)
+    cache = str(tmp_path / "cache")
+    expected = [(finding[0][len(name) + 1:],) + finding[1:]]
+    assert cli_findings(root, "--cache-dir", cache) == expected
+    assert cli_findings(root, "--cache-dir", cache) == expected  # warm, unchanged
+    path = root / defining
+    text = path.read_text()
+    edited = text
+    for old, new in edits:
+        edited = edited.replace(old, new)
+    path.write_text(edited)
+    assert cli_findings(root, "--cache-dir", cache) == []  # the applying file did not change
+    path.write_text(text)
+    assert cli_findings(root, "--cache-dir", cache) == expected
+    assert cli_findings(root, "--no-cache", "--jobs", "1") == expected
