@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Dict, Optional, Set
 
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
+from amplint.analysis.project.string_classes import INSTANTIATE, StringConfigs, attr_path, first_arg_text
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
 BUILD = frozenset({"build", "build_from_cfg"})
@@ -40,6 +41,7 @@ class ClassValues(FlowIndex):
         self._steps = 0
         self._site_tables: Dict[str, "_SiteTable"] = {}
         self.evaluations = 0  # values evaluated, not taken from the memo
+        self.strings = StringConfigs(project)
 
     def values(self, path: str, key: str, val, depth: int = 0) -> Things:
         """What `val`, written in function `key` of `path`, may hold."""
@@ -213,6 +215,8 @@ class ClassValues(FlowIndex):
                 for slot, value in args:
                     if slot == name or (positional is not None and slot == positional - offset):
                         merge_things(out, self.values(where, caller, value, depth))
+        if init:  # a config mapping that names the class and gives this argument (Hydra, jsonargparse)
+            merge_things(out, self.strings.init_binding(path, parts[0], name))
         return out
 
     def _binding_sites(self, name: str, target: tuple, init: bool, depth: int):
@@ -284,12 +288,22 @@ class ClassValues(FlowIndex):
         registries: list = []
         for thing, hold in self.values(path, key, callee, depth).items():
             kind = thing[0]
+            if kind == "ext" and thing[1].endswith("_REGISTRY.get"):  # a registry outside the tree
+                thing, kind = ("regget", ("reg", thing[1][:-4])), "regget"
             if kind == "torch":
                 out.setdefault(("torch_inst", thing[1]), Hold(cite))
+            elif kind == "ext" and thing[1] in INSTANTIATE:  # the class its config's string names
+                merge_things(out, self.strings.instantiated(text, cite))
+            elif kind == "regget":  # `REGISTRY.get(cfg.MODEL.NAME)`: the classes the configs name
+                flow = self._flow(path)
+                keys = attr_path(first_arg_text(text), flow.functions.get(key) if flow is not None else None)
+                merge_things(out, self.strings.registry_get(text, keys, self._registrations().get(thing[1], ()), cite))
             elif kind == "ext" and thing[1].rsplit(".", 1)[-1] not in BUILD:
                 out.setdefault(("ext_inst", thing[1]), Hold(cite))  # for unresolved_reason only
             elif kind in ("class", "ctor", "pclass"):
-                out.setdefault(("inst", thing[1], thing[2]), Hold(cite))
+                out.setdefault(("inst", thing[1], thing[2]), Hold(f"{cite} ({hold.cite})" if hold.cite else cite))
+            elif kind == "unnamed":
+                out.setdefault(thing, hold)
             elif kind in ("func", "bound", "cfunc", "pfunc"):
                 fpath, fkey = (thing[1], thing[2]) if kind != "bound" else (thing[3], thing[4])
                 flow = self._flow(fpath)
@@ -351,6 +365,8 @@ class ClassValues(FlowIndex):
             kind = thing[0]
             if kind in ("reg",) and name in BUILD:
                 out.setdefault(("build", thing), hold)
+            elif name == "get" and (kind == "reg" or kind == "ext" and thing[1].endswith("_REGISTRY")):
+                out.setdefault(("regget", thing if kind == "reg" else ("reg", thing[1])), hold)
             elif kind == "ext" and name in BUILD:
                 out.setdefault(("build", ("reg", thing[1])), hold)
             elif kind == "class":
