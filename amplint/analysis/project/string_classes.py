@@ -124,6 +124,17 @@ class StringConfigs:
                         out.setdefault(thing, hold)
         return out
 
+    def cli_runs(self, path: str) -> List[Tuple[str, str, str, str, str]]:
+        """LightningCLI: the project class a YAML's top-level `model: class_path:` names, as
+        framework_scope.Run (the Trainer that YAML configures runs it)."""
+        runs = []
+        for node in self.nodes():
+            hit = self._resolve(node) if node.path == path and node.keys[1:] == ("model",) else None
+            if hit is not None and node.kind == "class_path":
+                site = f"{self.p.display(path)}:{node.line}"
+                runs.append((hit[0], hit[1], f"model: class_path: {node.target}", site, f"LightningCLI's `model:` at {site}"))
+        return runs
+
     # -- configured names (yacs defaults, YAML) ----------------------------------------------
     def scalars(self, keys: Tuple[str, ...]) -> List[Tuple[str, str, int]]:
         """(value, file, line) of every string the project's configs give under the key path
