@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Dict, Optional, Set
 
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
-from amplint.analysis.project.string_classes import INSTANTIATE, StringConfigs, attr_path, first_arg_text
+from amplint.analysis.project.string_classes import INSTANTIATE, StringConfigs, attr_path, first_arg_text, lookup
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
 BUILD = frozenset({"build", "build_from_cfg"})
@@ -84,6 +84,8 @@ class ClassValues(FlowIndex):
             return self._call(path, key, val, depth)
         if kind == "model_name":
             return self._timm_build(path, key, val, depth)
+        if kind == "lookup":  # `getattr(models, args.arch)`: the names the configs give
+            return lookup(self.strings, self, path, key, val, depth)
         if kind == "attr":
             return self._attr(path, key, val, depth)
         if kind in ("sub", "item"):
@@ -124,7 +126,7 @@ class ClassValues(FlowIndex):
         where, attrs = found
         summary = self.p.summary(where)
         if summary is None or not attrs:
-            return {}
+            return {("module", ref, path): Hold("")} if summary is not None else {}
         head = attrs[0]
         if head in summary.classes:
             if len(attrs) == 1:
@@ -369,6 +371,8 @@ class ClassValues(FlowIndex):
                 out.setdefault(("regget", thing if kind == "reg" else ("reg", thing[1])), hold)
             elif kind == "ext" and name in BUILD:
                 out.setdefault(("build", ("reg", thing[1])), hold)
+            elif kind == "module":  # `mod = importlib.import_module("pkg.models")`; `mod.Net`
+                merge_things(out, self._ref(thing[2], f"{thing[1]}.{name}", depth))
             elif kind == "class":
                 merge_things(out, self._class_attr(thing[1], thing[2], name))
             elif kind == "inst":

@@ -160,6 +160,19 @@ class StringConfigs:
         self._scalars[keys] = found
         return found
 
+    def defaults(self, dest: str) -> List[Tuple[str, str, int]]:
+        """(value, file, line) of the literal `default=` of every argparse option whose
+        destination is `dest` (`"-a", "--arch", default="resnet18"` for `args.arch`)."""
+        option = dest.replace("_", "[-_]")
+        pattern = re.compile(r"add_argument\(\s*(?:['\"]-\w['\"]\s*,\s*)?['\"]--%s['\"][^)]*?\bdefault\s*=\s*['\"]([\w.-]+)['\"]" % option)
+        found = []
+        for path in self.p.python:
+            text = self.p.files[path]
+            if "add_argument" in text and dest.split("_")[0] in text:
+                for match in pattern.finditer(text):
+                    found.append((match.group(1), path, text.count("\n", 0, match.start()) + 1))
+        return found
+
     def registry_get(self, text: str, keys: Optional[Tuple[str, ...]], registered, cite: str) -> Things:
         """`REGISTRY.get(name)` (cited as `text`): the registered classes whose name the configs
         give under `keys`, the attribute path the name is read from."""
@@ -184,6 +197,68 @@ class StringConfigs:
             return {("unnamed", text, f"the configs name {len(out)} registered classes for "
                      f"`{'.'.join(keys)}` (more than {MAX_NAMED})"): Hold(cite)}
         return out
+
+
+def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -> Things:
+    """("lookup", namespace, name, text, line) held in function `key` of `path`: the
+    namespace's attributes named by the literals the configs give for the name (an argparse
+    `default=`, a yacs/YAML value), each exactly; none: an `unnamed` value."""
+    _, base, name, text, _line = val
+    flow = cv._flow(path)
+    function = flow.functions.get(key) if flow is not None else None
+    keys = attr_path(_val_text(name), function)
+    if not keys:
+        return {("unnamed", text, "it is looked up by a name that is not a literal and that no "
+                 "config key gives (`getattr(models, args.arch)` with a `default=` is followed)"): Hold("")}
+    values = strings.defaults(keys[-1]) + strings.scalars(keys)
+    out: Things = {}
+    for value, vpath, line in values:
+        if not value.isidentifier():
+            continue
+        if base[0] == "ref":
+            held = cv._ref(path, f"{base[1]}.{value}", depth)
+            if not any(thing[0] in ("class", "func") for thing in held):
+                held = _star_ref(cv, path, base[1], value, depth)
+        else:
+            held = cv._attr_of(cv.values(path, key, base, depth), value, depth)
+        for thing in held:
+            if thing[0] in ("class", "func"):
+                out.setdefault(thing, Hold(f"{'.'.join(keys)} = {value!r} at {strings.p.display(vpath)}:{line}"))
+    if not out:
+        given = sorted({v for v, _, _ in values})
+        why = (f"it is looked up by `{'.'.join(keys)}`, " + (
+            f"whose given values ({', '.join(given[:3])}) name no project class or function there" if given
+            else "which no `default=` or config of the project gives"))
+        return {("unnamed", text, why): Hold("")}
+    return out
+
+
+_STAR = re.compile(r"^from\s+([.\w]+)\s+import\s+\*", re.M)
+
+
+def _star_ref(cv, path: str, module: str, name: str, depth: int) -> Things:
+    """`name` re-exported by `from .resnet import *` in the package `module` (the class
+    flow's resolver follows named re-exports only)."""
+    found = cv.p.resolve_ref(path, module)
+    if found is None or found[1]:
+        return {}
+    for source in _STAR.findall(cv.p.files[found[0]]):
+        held = cv._ref(found[0], f"{source}.{name}", depth)
+        if held:
+            return held
+    return {}
+
+
+def _val_text(val) -> Optional[str]:
+    """`args.arch` for ("attr", ("local", "args"), "arch"); `arch` for ("local", "arch")."""
+    parts: List[str] = []
+    while val is not None and val[0] == "attr":
+        parts.append(val[2])
+        val = val[1]
+    if val is None or val[0] not in ("local", "self"):
+        return None
+    parts.append(val[1] if val[0] == "local" else f"self.{val[1]}")
+    return ".".join(reversed(parts))
 
 
 def attr_path(arg: Optional[str], function) -> Optional[Tuple[str, ...]]:
