@@ -317,7 +317,7 @@ class ClassValues(FlowIndex):
                     for held, inner in self.values(fpath, fkey, value, depth).items():
                         if held[0] == "inst":
                             out.setdefault(held, Hold(cite, inner.half))
-                        elif held[0] == "tup":
+                        elif held[0] in ("tup", "unnamed"):
                             out.setdefault(held, inner)
             elif kind == "wide_build":
                 out.setdefault(thing, Hold(cite))

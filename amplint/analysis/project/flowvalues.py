@@ -107,8 +107,9 @@ class ValueReader:
         return True
 
     def _lookup(self, base_expr, name_expr, node, frame: Frame, depth: int) -> Optional[Val]:
-        """`getattr(models, "Net")` reads as `models.Net`; with a name that is not a literal,
-        ("lookup", namespace, name, text, line): the configs decide it (string_classes.py)."""
+        """`getattr(obj, "net")` reads as `obj.net`; on a module or class, `getattr(models, "Net")`
+        is ("lookup", namespace, "Net", text, line), and with a name that is not a literal
+        ("lookup", namespace, name value, text, line): the configs decide it (string_classes.py)."""
         base = self.val(base_expr, frame, depth + 1)
         if base is None:
             return None
@@ -116,7 +117,9 @@ class ValueReader:
             name = name_expr.evaluated_value
             if not name.isidentifier():
                 return None
-            return ("ref", f"{base[1]}.{name}") if base[0] == "ref" else ("attr", base, name)
+            if base[0] != "ref":
+                return ("attr", base, name)
+            return ("lookup", base, name, short_text(self.module, node), self._mark(node))
         key = self.val(name_expr, frame, depth + 1)
         if key is None or key[0] not in ("local", "attr"):
             return None

@@ -206,11 +206,14 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
     _, base, name, text, _line = val
     flow = cv._flow(path)
     function = flow.functions.get(key) if flow is not None else None
-    keys = attr_path(_val_text(name), function)
+    if isinstance(name, str):  # a literal
+        keys, values = (name,), [(name, path, 0)]
+    else:
+        keys = attr_path(_val_text(name), function)
+        values = strings.defaults(keys[-1]) + strings.scalars(keys) if keys else []
     if not keys:
         return {("unnamed", text, "it is looked up by a name that is not a literal and that no "
                  "config key gives (`getattr(models, args.arch)` with a `default=` is followed)"): Hold("")}
-    values = strings.defaults(keys[-1]) + strings.scalars(keys)
     out: Things = {}
     for value, vpath, line in values:
         if not value.isidentifier():
@@ -223,7 +226,9 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
             held = cv._attr_of(cv.values(path, key, base, depth), value, depth)
         for thing in held:
             if thing[0] in ("class", "func"):
-                out.setdefault(thing, Hold(f"{'.'.join(keys)} = {value!r} at {strings.p.display(vpath)}:{line}"))
+                out.setdefault(thing, Hold(f"{'.'.join(keys)} = {value!r} at {strings.p.display(vpath)}:{line}" if line else ""))
+    if not out and isinstance(name, str):  # `getattr(torch.nn, "ReLU")`: what the reference is
+        return cv._ref(path, f"{base[1]}.{name}", depth)
     if not out:
         given = sorted({v for v, _, _ in values})
         why = (f"it is looked up by `{'.'.join(keys)}`, " + (
@@ -244,7 +249,7 @@ def _star_ref(cv, path: str, module: str, name: str, depth: int) -> Things:
         return {}
     for source in _STAR.findall(cv.p.files[found[0]]):
         held = cv._ref(found[0], f"{source}.{name}", depth)
-        if held:
+        if any(thing[0] in ("class", "func") for thing in held):
             return held
     return {}
 
