@@ -144,6 +144,20 @@ def test_d2_each_configured_name_is_followed():
     assert findings(files) == [RETINA]
 
 
+def test_d2_class_registered_by_another_package_is_not_run():
+    # projects/TensorMask registers TensorMask into detectron2's registry and its YAML names it;
+    # detectron2's own build_model runs it only once `tensormask` is imported, which nothing in
+    # the detectron2 package does: not reached (its masked_fill would be AMP110)
+    files = load(D2)
+    assert any(k.endswith("projects/TensorMask/configs/Base-TensorMask.yaml") for k in files)
+    assert findings(files) == [RCNN]
+    moved = {k.replace("projects/TensorMask/tensormask/", "detectron2/modeling/meta_arch/tensormask/"): v
+             for k, v in files.items()}
+    moved = {k: v.replace("from detectron2.modeling import META_ARCH_REGISTRY", "from ..build import META_ARCH_REGISTRY")
+             for k, v in moved.items()}
+    assert ("detectron2/modeling/meta_arch/tensormask/arch.py", 18, "AMP110") in findings(moved)
+
+
 def test_d2_registry_name_nothing_registers_is_unresolved():
     files = load(D2, [('"GeneralizedRCNN"', '"PanopticFPN"')])
     assert findings(files) == []

@@ -17,10 +17,10 @@ class, submodules. Nothing is guessed: what cannot be resolved holds nothing.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Set
+from typing import Dict, Optional
 
-from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
-from amplint.analysis.project.string_classes import INSTANTIATE, StringConfigs, attr_path, first_arg_text, lookup
+from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things, callee_targets as _callee_targets, SiteTable as _SiteTable
+from amplint.analysis.project.string_classes import StringConfigs, lookup, string_call
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
 BUILD = frozenset({"build", "build_from_cfg"})
@@ -290,16 +290,11 @@ class ClassValues(FlowIndex):
         registries: list = []
         for thing, hold in self.values(path, key, callee, depth).items():
             kind = thing[0]
-            if kind == "ext" and thing[1].endswith("_REGISTRY.get"):  # a registry outside the tree
-                thing, kind = ("regget", ("reg", thing[1][:-4])), "regget"
-            if kind == "torch":
+            named = string_call(self, path, key, thing, text, cite)  # Hydra, `REGISTRY.get(name)`
+            if named is not None:
+                merge_things(out, named)
+            elif kind == "torch":
                 out.setdefault(("torch_inst", thing[1]), Hold(cite))
-            elif kind == "ext" and thing[1] in INSTANTIATE:  # the class its config's string names
-                merge_things(out, self.strings.instantiated(text, cite))
-            elif kind == "regget":  # `REGISTRY.get(cfg.MODEL.NAME)`: the classes the configs name
-                flow = self._flow(path)
-                keys = attr_path(first_arg_text(text), flow.functions.get(key) if flow is not None else None)
-                merge_things(out, self.strings.registry_get(text, keys, self._registrations().get(thing[1], ()), cite))
             elif kind == "ext" and thing[1].rsplit(".", 1)[-1] not in BUILD:
                 out.setdefault(("ext_inst", thing[1]), Hold(cite))  # for unresolved_reason only
             elif kind in ("class", "ctor", "pclass"):
@@ -382,39 +377,3 @@ class ClassValues(FlowIndex):
                 else:
                     merge_things(out, self._stores(thing[1], thing[2], name, depth))
         return out
-
-
-def _callee_targets(held: Things):
-    """What a call of a value holding `held` runs: ({(file, key): (position, parameters left
-    out)}, [(position, file, class)] whose constructor it runs), positions in `held`'s order."""
-    direct: Dict[tuple, tuple] = {}
-    classes = []
-    for position, thing in enumerate(held):
-        kind = thing[0]
-        if kind == "func":
-            direct.setdefault((thing[1], thing[2]), (position, 0))
-        elif kind == "bound":
-            direct.setdefault((thing[3], thing[4]), (position, 1))
-        elif kind == "cfunc":
-            direct.setdefault((thing[1], thing[2]), (position, 1))
-        elif kind == "class":
-            classes.append((position, thing[1], thing[2]))
-    return direct, classes
-
-
-class _SiteTable:
-    """The call sites of one name, by the functions they call (those whose callee is final)."""
-
-    def __init__(self, count: int) -> None:
-        self.unsettled: Set[int] = set(range(count))
-        self.settled: Dict[int, tuple] = {}
-        self.by_target: Dict[tuple, list] = {}
-        self.with_classes: Set[int] = set()
-
-    def settle(self, number: int, found) -> None:
-        self.unsettled.discard(number)
-        self.settled[number] = found
-        for target in found[0]:
-            self.by_target.setdefault(target, []).append(number)
-        if found[1]:
-            self.with_classes.add(number)

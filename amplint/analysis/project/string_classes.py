@@ -175,12 +175,14 @@ class StringConfigs:
 
     def registry_get(self, text: str, keys: Optional[Tuple[str, ...]], registered, cite: str) -> Things:
         """`REGISTRY.get(name)` (cited as `text`): the registered classes whose name the configs
-        give under `keys`, the attribute path the name is read from."""
+        give under `keys`, the attribute path the name is read from. `registered(names)`: the
+        (file, class) of those names registered in that registry."""
         if not keys:
             return {("unnamed", text, "it is looked up in a registry by a name that no config key "
                      "gives (`X_REGISTRY.get(cfg.MODEL.NAME)` is followed)"): Hold(cite)}
         values = self.scalars(keys)
-        by_name = {cls: (cpath, cls) for cpath, cls in registered}
+        names = {value.rsplit(".", 1)[-1] for value, _, _ in values if value.rsplit(".", 1)[-1].isidentifier()}
+        by_name = {cls: (cpath, cls) for cpath, cls in (registered(names) if names else ())}
         out: Things = {}
         for value, path, line in values:
             hit = by_name.get(value.rsplit(".", 1)[-1])
@@ -197,6 +199,44 @@ class StringConfigs:
             return {("unnamed", text, f"the configs name {len(out)} registered classes for "
                      f"`{'.'.join(keys)}` (more than {MAX_NAMED})"): Hold(cite)}
         return out
+
+
+def string_call(cv, path: str, key: str, thing: tuple, text: str, cite: str) -> Optional[Things]:
+    """What a call (cited as `text`) of a callee holding `thing` makes, when a string decides
+    it: `hydra.utils.instantiate(cfg.model)`, `REGISTRY.get(cfg.MODEL.NAME)` (a registry of the
+    project, or one imported from outside, `detectron2.modeling.META_ARCH_REGISTRY`); else None."""
+    if thing[0] == "ext" and thing[1] in INSTANTIATE:
+        return cv.strings.instantiated(text, cite)
+    if thing[0] == "ext" and thing[1].endswith("_REGISTRY.get"):
+        thing = ("regget", ("reg", thing[1][:-4]))
+    if thing[0] != "regget":
+        return None
+    flow = cv._flow(path)
+    keys = attr_path(first_arg_text(text), flow.functions.get(key) if flow is not None else None)
+    return cv.strings.registry_get(text, keys, lambda names: _registered(cv, path, thing[1], names), cite)
+
+
+def _registered(cv, where: str, registry: tuple, names) -> List[Tuple[str, str]]:
+    """(file, class) of the classes called `names` registered in `registry` (a class flow
+    "reg" value) by a module of the top-level package that makes the lookup at `where`
+    (importing that package registers them; detectron2's `projects/TensorMask` or a test
+    registers its class only when its own code is imported). Only files defining such a
+    class are read."""
+    pattern = re.compile(r"^\s*class\s+(%s)\b" % "|".join(sorted(map(re.escape, names))), re.M)
+    package = _package_root(cv.p, where)
+    files = [path for path in cv.p.python
+             if pattern.search(cv.p.files[path]) and _package_root(cv.p, path) == package]
+    cv.p.summarise(files)
+    found = []
+    for path in files:
+        flow = cv._flow(path)
+        for value, cls in (flow.registrations if flow is not None else ()):
+            if cls in names and any(
+                (t if t[0] == "reg" else ("reg", t[1])) == registry
+                for t in cv.values(path, "", value) if t[0] in ("reg", "ext")
+            ):
+                found.append((path, cls))
+    return found
 
 
 def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -> Things:
@@ -236,6 +276,17 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
             else "which no `default=` or config of the project gives"))
         return {("unnamed", text, why): Hold("")}
     return out
+
+
+def _package_root(project, path: str) -> str:
+    """The folder of the outermost package holding `path` (its own folder outside a package)."""
+    folder = os.path.dirname(os.path.normpath(path))
+    while os.path.join(folder, "__init__.py") in project._norm and os.path.dirname(folder) != folder:
+        parent = os.path.dirname(folder)
+        if os.path.join(parent, "__init__.py") not in project._norm:
+            break
+        folder = parent
+    return folder
 
 
 _STAR = re.compile(r"^from\s+([.\w]+)\s+import\s+\*", re.M)
