@@ -73,6 +73,21 @@ def test_hydra_instantiate_of_an_unnamed_key_is_unresolved():
     assert "no YAML or dict of the project gives `network` a `_target_`" in why
 
 
+def test_hydra_group_options_and_the_defaults_list():
+    # a second option in the `model` group: the defaults list (`- model: mnist`) selects one
+    files = load(HYDRA)
+    files[HYDRA + "/configs/model/tiny.yaml"] = "_target_: src.models.tiny.TinyNet\n"
+    files[HYDRA + "/src/models/tiny.py"] = (
+        "import torch\n\n\nclass TinyNet(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return x.masked_fill(x == 0, -1e9)\n")
+    assert findings(files) == [HYDRA_HAZARD]
+    # with both selected (an experiment overrides it), which one runs is not decided
+    files[HYDRA + "/configs/experiment/tiny.yaml"] = "# @package _global_\ndefaults:\n  - override /model: tiny\n"
+    assert findings(files) == []
+    ((call, why),) = unresolved(files)
+    assert "the configs name 2 different classes (src.models.mnist_module.MNISTLitModule, src.models.tiny.TinyNet)" in why
+
+
 def test_hydra_target_in_a_python_dict():
     # the same config written as a dict literal (`OmegaConf.create({"model": {...}})`), no YAML
     files = {k: v for k, v in load(HYDRA).items() if not k.endswith("model/mnist.yaml")}
@@ -136,11 +151,16 @@ def test_d2_registry_get_by_the_configured_meta_architecture():
     assert findings(load(D2, D2_FIX)) == []
 
 
-def test_d2_each_configured_name_is_followed():
-    # a config that names RetinaNet: both classes the configs name are possible, each exactly
+def test_d2_configs_that_disagree_leave_the_lookup_unresolved():
+    # a YAML that names RetinaNet beside the defaults' GeneralizedRCNN: which config this
+    # build_model(cfg) loads is not known, so neither is followed (no union of candidates)
     files = load(D2, [('  META_ARCHITECTURE: "GeneralizedRCNN"', '  META_ARCHITECTURE: "RetinaNet"')])
-    assert findings(files) == [RCNN, RETINA]
-    files = load(D2, [('"GeneralizedRCNN"', '"RetinaNet"')])  # defaults and YAML
+    assert findings(files) == []
+    ((call, why),) = unresolved(files)
+    assert call == "model at tools/plain_train_net.py:14"
+    assert why.endswith("the configs give `MODEL.META_ARCHITECTURE` as 2 different classes "
+                        "(GeneralizedRCNN, RetinaNet): which one this call makes, no file decides")
+    files = load(D2, [('"GeneralizedRCNN"', '"RetinaNet"')])  # defaults and YAML agree
     assert findings(files) == [RETINA]
 
 
@@ -153,9 +173,11 @@ def test_d2_class_registered_by_another_package_is_not_run():
     assert findings(files) == [RCNN]
     moved = {k.replace("projects/TensorMask/tensormask/", "detectron2/modeling/meta_arch/tensormask/"): v
              for k, v in files.items()}
+    assert findings(load(D2, [('"GeneralizedRCNN"', '"TensorMask"')])) == []  # named everywhere: still not run
+    # the same class inside the detectron2 package is run
     moved = {k: v.replace("from detectron2.modeling import META_ARCH_REGISTRY", "from ..build import META_ARCH_REGISTRY")
-             for k, v in moved.items()}
-    assert ("detectron2/modeling/meta_arch/tensormask/arch.py", 18, "AMP110") in findings(moved)
+             .replace('"GeneralizedRCNN"', '"TensorMask"') for k, v in moved.items()}
+    assert findings(moved) == [("detectron2/modeling/meta_arch/tensormask/arch.py", 18, "AMP110")]
 
 
 def test_d2_registry_name_nothing_registers_is_unresolved():

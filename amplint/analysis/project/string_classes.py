@@ -13,9 +13,15 @@ Followed only where the string names a project class exactly:
   (also through a local, `name = cfg.MODEL.META_ARCHITECTURE`): the classes registered in
   that registry whose name a yacs default (`_C.MODEL.META_ARCHITECTURE = "GeneralizedRCNN"`)
   or a YAML (`MODEL: META_ARCHITECTURE: ...`) gives under the same key path.
+- a reflective lookup, `getattr(models, "Net")`, `getattr(models, args.arch)` and
+  `models.__dict__[args.arch]` with the literal `default=` of the argparse option (or a config
+  value of that key).
 A string is resolved as a module path of the project (`pkg.models.Net` -> the class `Net` of
-pkg/models.py, re-exports followed) and must end at a class. What cannot be decided holds an
-`("unnamed", call, why)` value: no class, and the reason, for --show-regions.
+pkg/models.py, re-exports followed) and must end at a class. The configs must decide: where
+they give several different classes for one call (a `model/` group with two options that
+Hydra defaults lists both select, YAMLs naming other META_ARCHITECTUREs than the yacs
+default), none is followed. What cannot be decided holds an `("unnamed", call, why)` value:
+no class, and the reason, for --show-regions.
 Text first: a YAML is read only when it holds `_target_` / `class_path` (or the key asked for).
 """
 
@@ -31,7 +37,6 @@ from amplint.analysis.project.flowindex import Hold, Things
 
 INSTANTIATE = frozenset({"hydra.utils.instantiate", "hydra.utils.call"})
 TARGET_KEYS = ("_target_", "class_path")
-MAX_NAMED = 8  # more candidate classes than this (every option of a config group): named, not followed
 _TARGET_TEXT = re.compile(r"\b(?:_target_|class_path)\b")
 _PY_TARGET = re.compile(r"""(?:["']_target_["']\s*:|\b_target_\s*=)\s*["']([\w.]+)["']""")
 _PY_KEY = re.compile(r"""["']?(\w+)["']?\s*[:=]\s*$""")
@@ -90,9 +95,9 @@ class StringConfigs:
                 outside.append(node.target)
                 continue
             out.setdefault(("inst", hit[0], hit[1]), Hold(f"{cite} ({where})"))
-        if len(out) > MAX_NAMED:
-            return {("unnamed", call, f"its config may name any of {len(out)} project classes "
-                     f"(more than {MAX_NAMED}): which one, no file of the project decides"): Hold(cite)}
+        targets = sorted({node.target for node in nodes})
+        if len(targets) > 1:
+            return {("unnamed", call, _several(targets, "the configs name")): Hold(cite)}
         for target in sorted(set(outside)):
             out.setdefault(("ext_inst", target), Hold(cite))
         return out
@@ -109,7 +114,20 @@ class StringConfigs:
         if not nodes:
             return {("unnamed", text, f"it is built by Hydra from `{'.'.join(parts)}`, but no YAML or "
                      f"dict of the project gives `{'.'.join(wanted)}` a `_target_`"): Hold(cite)}
+        selected = self._selected()
+        nodes = [node for node in nodes if not _group_file(node) or node.keys[0] not in selected
+                 or os.path.splitext(os.path.basename(node.path))[0] in selected[node.keys[0]]]
         return self._things(nodes, text, cite)
+
+    def _selected(self) -> Dict[str, set]:
+        """Hydra defaults lists: config group -> the options some YAML selects (`- model: mnist`)."""
+        if not hasattr(self, "_selection"):
+            self._selection: Dict[str, set] = {}
+            for path in self.p.files:
+                if path.endswith((".yaml", ".yml")) and "defaults" in self.p.files[path]:
+                    for group, option in _DEFAULTS_ITEM.findall(self.p.files[path]):
+                        self._selection.setdefault(group.rsplit("/", 1)[-1], set()).add(option)
+        return self._selection
 
     def init_binding(self, cpath: str, cls: str, param: str) -> Things:
         """What the config mappings that name class `cls` of `cpath` give for the `__init__`
@@ -189,15 +207,15 @@ class StringConfigs:
             if hit is not None:
                 where = f"{'.'.join(keys)} = {value} at {self.p.display(path)}:{line}"
                 out.setdefault(("class", hit[0], hit[1]), Hold(where))
+        if len(out) > 1:
+            names = sorted(thing[2] for thing in out)
+            return {("unnamed", text, _several(names, f"the configs give `{'.'.join(keys)}` as")): Hold(cite)}
         if not out:
             why = (f"it is looked up in a registry by `{'.'.join(keys)}`, which "
                    + ("no config of the project gives" if not values else
                       f"the configs give as {', '.join(sorted({v for v, _, _ in values})[:3])}, "
                       "no class registered there"))
             return {("unnamed", text, why): Hold(cite)}
-        if len(out) > MAX_NAMED:
-            return {("unnamed", text, f"the configs name {len(out)} registered classes for "
-                     f"`{'.'.join(keys)}` (more than {MAX_NAMED})"): Hold(cite)}
         return out
 
 
@@ -267,6 +285,9 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
         for thing in held:
             if thing[0] in ("class", "func"):
                 out.setdefault(thing, Hold(f"{'.'.join(keys)} = {value!r} at {strings.p.display(vpath)}:{line}" if line else ""))
+    if len(out) > 1:
+        names = sorted(thing[2] for thing in out)
+        return {("unnamed", text, _several(names, f"the configs give `{'.'.join(keys)}` as")): Hold("")}
     if not out and isinstance(name, str):  # `getattr(torch.nn, "ReLU")`: what the reference is
         return cv._ref(path, f"{base[1]}.{name}", depth)
     if not out:
@@ -276,6 +297,20 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
             else "which no `default=` or config of the project gives"))
         return {("unnamed", text, why): Hold("")}
     return out
+
+
+_DEFAULTS_ITEM = re.compile(r"^\s*-\s*(?:override\s+)?/?([\w/]+)\s*:\s*([\w.-]+)\s*(?:#.*)?$", re.M)
+
+
+def _several(names: List[str], what: str) -> str:
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return f"{what} {len(names)} different classes ({shown}): which one this call makes, no file decides"
+
+
+def _group_file(node: Node) -> bool:
+    """A mapping at the top of a file in a Hydra config-group folder (configs/model/mnist.yaml)."""
+    return node.path.endswith((".yaml", ".yml")) and len(node.keys) == 1 and (
+        node.keys[0] == os.path.basename(os.path.dirname(node.path)))
 
 
 def _package_root(project, path: str) -> str:
