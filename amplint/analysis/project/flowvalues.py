@@ -157,8 +157,9 @@ class ValueReader:
             if method in PREPARE and len(call.args) == 1 and call.args[0].star == "":
                 return self.val(call.args[0].value, frame, depth + 1)
         ref = self.s.names.resolve(dotted_name(func), frame) if dotted_name(func) else None
-        if ref == "importlib.import_module":
-            return self._import_module(call)
+        module = self._import_module(call) if ref == "importlib.import_module" else None
+        if module is not None:
+            return module
         if ref in CONTAINERS:
             return self._container(call, frame, depth)
         if ref == "functools.partial" and call.args and call.args[0].star == "":
