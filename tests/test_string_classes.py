@@ -204,6 +204,22 @@ def test_dict_lookup_by_the_argparse_default():
     assert findings(load(IMAGENET, [('default="resnet18"', 'default="vgg11"')])) == [VGG]
 
 
+def test_the_scripts_own_parser_decides():
+    # another script of the project (eval_linear.py-like) defaults `--arch` to vgg11: main.py's
+    # own parser decides main.py's `args.arch` (facebookresearch/dino: main_dino.py vs eval_linear.py)
+    files = load(IMAGENET)
+    files[IMAGENET + "/eval_linear.py"] = (
+        "import argparse\n\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--arch', default='vgg11', type=str)\n")
+    assert findings(files) == [RESNET]
+    # without a parser of its own, the project's parsers give two names: neither is followed
+    files[IMAGENET + "/main.py"] = files[IMAGENET + "/main.py"].replace(
+        'parser.add_argument("-a", "--arch", metavar="ARCH", default="resnet18",', 'parser.add_argument("-a", metavar="ARCH",')
+    files[IMAGENET + "/other_train.py"] = files[IMAGENET + "/eval_linear.py"].replace("vgg11", "resnet34")
+    assert findings(files) == []
+    assert "2 different classes (resnet34, vgg11)" in unresolved(files)[0][1]
+
+
 def test_getattr_with_a_literal_or_configured_name():
     assert findings(load(IMAGENET, [("models.__dict__[args.arch]()", 'getattr(models, "vgg11")()')])) == [VGG]
     assert findings(load(IMAGENET, [("models.__dict__[args.arch]()", "getattr(models, args.arch)()")])) == [RESNET]

@@ -268,7 +268,11 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
         keys, values = (name,), [(name, path, 0)]
     else:
         keys = attr_path(_val_text(name), function)
-        values = strings.defaults(keys[-1]) + strings.scalars(keys) if keys else []
+        defaults = strings.defaults(keys[-1]) if keys else []
+        # a script's own parser decides its `args.arch` (dino: main_dino.py's `vit_small`, not
+        # eval_linear.py's `vit_base`); a parser in another file only where the script has none
+        defaults = [d for d in defaults if d[1] == path] or defaults
+        values = defaults + strings.scalars(keys) if keys else []
     if not keys:
         return {("unnamed", text, "it is looked up by a name that is not a literal and that no "
                  "config key gives (`getattr(models, args.arch)` with a `default=` is followed)"): Hold("")}
