@@ -94,7 +94,8 @@ def test_hydra_target_in_a_python_dict():
     files[HYDRA + "/src/train.py"] = files[HYDRA + "/src/train.py"].replace(
         "def train(cfg: DictConfig, loader):\n    model = hydra.utils.instantiate(cfg.model)",
         "def train(cfg: DictConfig, loader):\n"
-        "    cfg = OmegaConf.create({\"model\": {\"_target_\": \"src.models.components.simple_dense_net.SimpleDenseNet\"}})\n"
+        "    cfg = OmegaConf.create({\"model\": {\"_target_\":"
+        " \"src.models.components.simple_dense_net.SimpleDenseNet\"}})\n"
         "    model = hydra.utils.instantiate(cfg.model)").replace(
         "from omegaconf import DictConfig", "from omegaconf import DictConfig, OmegaConf")
     assert findings(files) == [HYDRA_HAZARD]
@@ -200,7 +201,8 @@ def test_dict_lookup_by_the_argparse_default():
     # (re-exported by `from .resnet import *`); vgg11, which no default names, is not run
     files = load(IMAGENET)
     assert findings(files) == [RESNET]
-    assert findings(load(IMAGENET, [("x.masked_fill(~valid, -1e9)", "x.masked_fill(~valid, torch.finfo(x.dtype).min)")])) == []
+    fixed = [("x.masked_fill(~valid, -1e9)", "x.masked_fill(~valid, torch.finfo(x.dtype).min)")]
+    assert findings(load(IMAGENET, fixed)) == []
     assert findings(load(IMAGENET, [('default="resnet18"', 'default="vgg11"')])) == [VGG]
 
 
@@ -214,7 +216,8 @@ def test_the_scripts_own_parser_decides():
     assert findings(files) == [RESNET]
     # without a parser of its own, the project's parsers give two names: neither is followed
     files[IMAGENET + "/main.py"] = files[IMAGENET + "/main.py"].replace(
-        'parser.add_argument("-a", "--arch", metavar="ARCH", default="resnet18",', 'parser.add_argument("-a", metavar="ARCH",')
+        'parser.add_argument("-a", "--arch", metavar="ARCH", default="resnet18",',
+        'parser.add_argument("-a", metavar="ARCH",')
     files[IMAGENET + "/other_train.py"] = files[IMAGENET + "/eval_linear.py"].replace("vgg11", "resnet34")
     assert findings(files) == []
     assert "2 different classes (resnet34, vgg11)" in unresolved(files)[0][1]

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from typing import Dict, Optional
 
-from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things, callee_targets as _callee_targets, SiteTable as _SiteTable
-from amplint.analysis.project.string_classes import StringConfigs, lookup, string_call
+from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
+from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
+from amplint.analysis.project.reflective import lookup
+from amplint.analysis.project.string_classes import StringConfigs, string_call
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
 BUILD = frozenset({"build", "build_from_cfg"})

@@ -40,6 +40,7 @@ TARGET_KEYS = ("_target_", "class_path")
 _TARGET_TEXT = re.compile(r"\b(?:_target_|class_path)\b")
 _PY_TARGET = re.compile(r"""(?:["']_target_["']\s*:|\b_target_\s*=)\s*["']([\w.]+)["']""")
 _PY_KEY = re.compile(r"""["']?(\w+)["']?\s*[:=]\s*$""")
+_DEFAULTS_ITEM = re.compile(r"^\s*-\s*(?:override\s+)?/?([\w/]+)\s*:\s*([\w.-]+)\s*(?:#.*)?$", re.M)
 _FIRST_ARG = re.compile(r"\(\s*([A-Za-z_][\w.]*)\s*[,)]")
 
 
@@ -90,14 +91,14 @@ class StringConfigs:
         outside = []
         for node in nodes:
             hit = self._resolve(node)
-            where = f"{node.keys[-1] if node.keys else node.target}: {node.target} at {self.p.display(node.path)}:{node.line}"
+            where = f"{node.keys[-1]}: {node.target} at {self.p.display(node.path)}:{node.line}"
             if hit is None:
                 outside.append(node.target)
                 continue
             out.setdefault(("inst", hit[0], hit[1]), Hold(f"{cite} ({where})"))
         targets = sorted({node.target for node in nodes})
         if len(targets) > 1:
-            return {("unnamed", call, _several(targets, "the configs name")): Hold(cite)}
+            return {("unnamed", call, several(targets, "the configs name")): Hold(cite)}
         for target in sorted(set(outside)):
             out.setdefault(("ext_inst", target), Hold(cite))
         return out
@@ -150,7 +151,8 @@ class StringConfigs:
             hit = self._resolve(node) if node.path == path and node.keys[1:] == ("model",) else None
             if hit is not None and node.kind == "class_path":
                 site = f"{self.p.display(path)}:{node.line}"
-                runs.append((hit[0], hit[1], f"model: class_path: {node.target}", site, f"LightningCLI's `model:` at {site}"))
+                runs.append((hit[0], hit[1], f"model: class_path: {node.target}", site,
+                             f"LightningCLI's `model:` at {site}"))
         return runs
 
     # -- configured names (yacs defaults, YAML) ----------------------------------------------
@@ -182,7 +184,8 @@ class StringConfigs:
         """(value, file, line) of the literal `default=` of every argparse option whose
         destination is `dest` (`"-a", "--arch", default="resnet18"` for `args.arch`)."""
         option = dest.replace("_", "[-_]")
-        pattern = re.compile(r"add_argument\(\s*(?:['\"]-\w['\"]\s*,\s*)?['\"]--%s['\"][^)]*?\bdefault\s*=\s*['\"]([\w.-]+)['\"]" % option)
+        pattern = re.compile(r"add_argument\(\s*(?:['\"]-\w['\"]\s*,\s*)?['\"]--%s['\"]" % option
+                             + r"[^)]*?\bdefault\s*=\s*['\"]([\w.-]+)['\"]")
         found = []
         for path in self.p.python:
             text = self.p.files[path]
@@ -209,7 +212,7 @@ class StringConfigs:
                 out.setdefault(("class", hit[0], hit[1]), Hold(where))
         if len(out) > 1:
             names = sorted(thing[2] for thing in out)
-            return {("unnamed", text, _several(names, f"the configs give `{'.'.join(keys)}` as")): Hold(cite)}
+            return {("unnamed", text, several(names, f"the configs give `{'.'.join(keys)}` as")): Hold(cite)}
         if not out:
             why = (f"it is looked up in a registry by `{'.'.join(keys)}`, which "
                    + ("no config of the project gives" if not values else
@@ -255,105 +258,6 @@ def _registered(cv, where: str, registry: tuple, names) -> List[Tuple[str, str]]
             ):
                 found.append((path, cls))
     return found
-
-
-def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -> Things:
-    """("lookup", namespace, name, text, line) held in function `key` of `path`: the
-    namespace's attributes named by the literals the configs give for the name (an argparse
-    `default=`, a yacs/YAML value), each exactly; none: an `unnamed` value."""
-    _, base, name, text, _line = val
-    flow = cv._flow(path)
-    function = flow.functions.get(key) if flow is not None else None
-    if isinstance(name, str):  # a literal
-        keys, values = (name,), [(name, path, 0)]
-    else:
-        keys = attr_path(_val_text(name), function)
-        defaults = strings.defaults(keys[-1]) if keys else []
-        # a script's own parser decides its `args.arch` (dino: main_dino.py's `vit_small`, not
-        # eval_linear.py's `vit_base`); a parser in another file only where the script has none
-        defaults = [d for d in defaults if d[1] == path] or defaults
-        values = defaults + strings.scalars(keys) if keys else []
-    if not keys:
-        return {("unnamed", text, "it is looked up by a name that is not a literal and that no "
-                 "config key gives (`getattr(models, args.arch)` with a `default=` is followed)"): Hold("")}
-    out: Things = {}
-    for value, vpath, line in values:
-        if not value.isidentifier():
-            continue
-        if base[0] == "ref":
-            held = cv._ref(path, f"{base[1]}.{value}", depth)
-            if not any(thing[0] in ("class", "func") for thing in held):
-                held = _star_ref(cv, path, base[1], value, depth)
-        else:
-            held = cv._attr_of(cv.values(path, key, base, depth), value, depth)
-        for thing in held:
-            if thing[0] in ("class", "func"):
-                out.setdefault(thing, Hold(f"{'.'.join(keys)} = {value!r} at {strings.p.display(vpath)}:{line}" if line else ""))
-    if len(out) > 1:
-        names = sorted(thing[2] for thing in out)
-        return {("unnamed", text, _several(names, f"the configs give `{'.'.join(keys)}` as")): Hold("")}
-    if not out and isinstance(name, str):  # `getattr(torch.nn, "ReLU")`: what the reference is
-        return cv._ref(path, f"{base[1]}.{name}", depth)
-    if not out:
-        given = sorted({v for v, _, _ in values})
-        why = (f"it is looked up by `{'.'.join(keys)}`, " + (
-            f"whose given values ({', '.join(given[:3])}) name no project class or function there" if given
-            else "which no `default=` or config of the project gives"))
-        return {("unnamed", text, why): Hold("")}
-    return out
-
-
-_DEFAULTS_ITEM = re.compile(r"^\s*-\s*(?:override\s+)?/?([\w/]+)\s*:\s*([\w.-]+)\s*(?:#.*)?$", re.M)
-
-
-def _several(names: List[str], what: str) -> str:
-    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-    return f"{what} {len(names)} different classes ({shown}): which one this call makes, no file decides"
-
-
-def _group_file(node: Node) -> bool:
-    """A mapping at the top of a file in a Hydra config-group folder (configs/model/mnist.yaml)."""
-    return node.path.endswith((".yaml", ".yml")) and len(node.keys) == 1 and (
-        node.keys[0] == os.path.basename(os.path.dirname(node.path)))
-
-
-def _package_root(project, path: str) -> str:
-    """The folder of the outermost package holding `path` (its own folder outside a package)."""
-    folder = os.path.dirname(os.path.normpath(path))
-    while os.path.join(folder, "__init__.py") in project._norm and os.path.dirname(folder) != folder:
-        parent = os.path.dirname(folder)
-        if os.path.join(parent, "__init__.py") not in project._norm:
-            break
-        folder = parent
-    return folder
-
-
-_STAR = re.compile(r"^from\s+([.\w]+)\s+import\s+\*", re.M)
-
-
-def _star_ref(cv, path: str, module: str, name: str, depth: int) -> Things:
-    """`name` re-exported by `from .resnet import *` in the package `module` (the class
-    flow's resolver follows named re-exports only)."""
-    found = cv.p.resolve_ref(path, module)
-    if found is None or found[1]:
-        return {}
-    for source in _STAR.findall(cv.p.files[found[0]]):
-        held = cv._ref(found[0], f"{source}.{name}", depth)
-        if any(thing[0] in ("class", "func") for thing in held):
-            return held
-    return {}
-
-
-def _val_text(val) -> Optional[str]:
-    """`args.arch` for ("attr", ("local", "args"), "arch"); `arch` for ("local", "arch")."""
-    parts: List[str] = []
-    while val is not None and val[0] == "attr":
-        parts.append(val[2])
-        val = val[1]
-    if val is None or val[0] not in ("local", "self"):
-        return None
-    parts.append(val[1] if val[0] == "local" else f"self.{val[1]}")
-    return ".".join(reversed(parts))
 
 
 def attr_path(arg: Optional[str], function) -> Optional[Tuple[str, ...]]:
@@ -415,3 +319,25 @@ def _python_nodes(path: str, text: str) -> List[Node]:
             line = text.count("\n", 0, match.start()) + 1
             found.append(Node(path, line, (key.group(1),), match.group(1), "_target_"))
     return found
+
+
+def several(names: List[str], what: str) -> str:
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return f"{what} {len(names)} different classes ({shown}): which one this call makes, no file decides"
+
+
+def _group_file(node: Node) -> bool:
+    """A mapping at the top of a file in a Hydra config-group folder (configs/model/mnist.yaml)."""
+    return node.path.endswith((".yaml", ".yml")) and len(node.keys) == 1 and (
+        node.keys[0] == os.path.basename(os.path.dirname(node.path)))
+
+
+def _package_root(project, path: str) -> str:
+    """The folder of the outermost package holding `path` (its own folder outside a package)."""
+    folder = os.path.dirname(os.path.normpath(path))
+    while os.path.join(folder, "__init__.py") in project._norm and os.path.dirname(folder) != folder:
+        parent = os.path.dirname(folder)
+        if os.path.join(parent, "__init__.py") not in project._norm:
+            break
+        folder = parent
+    return folder
