@@ -80,6 +80,9 @@ class ClassFlow(ClassValues):
                         f"(more than {MAX_REGISTRY_BUILD})")
             return (f"it comes from a `{registry}` build that may make any of {count} registered "
                     f"classes (more than {MAX_REGISTRY_BUILD}): which one, the configs do not tie to this call")
+        unnamed = sorted(thing for thing in held if thing[0] == "unnamed")
+        if unnamed:  # a class named by a string that no config of the project decides
+            return f"`{unnamed[0][1]}` makes a class named by a string: {unnamed[0][2]}"
         external = sorted(thing[1] for thing in held if thing[0] in ("ext", "ext_inst"))
         if external:
             return f"it comes from `{external[0]}` outside the linted files"

@@ -17,9 +17,12 @@ class, submodules. Nothing is guessed: what cannot be resolved holds nothing.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Set
+from typing import Dict, Optional
 
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
+from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
+from amplint.analysis.project.reflective import lookup
+from amplint.analysis.project.string_classes import StringConfigs, string_call
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
 BUILD = frozenset({"build", "build_from_cfg"})
@@ -40,6 +43,7 @@ class ClassValues(FlowIndex):
         self._steps = 0
         self._site_tables: Dict[str, "_SiteTable"] = {}
         self.evaluations = 0  # values evaluated, not taken from the memo
+        self.strings = StringConfigs(project)
 
     def values(self, path: str, key: str, val, depth: int = 0) -> Things:
         """What `val`, written in function `key` of `path`, may hold."""
@@ -82,6 +86,8 @@ class ClassValues(FlowIndex):
             return self._call(path, key, val, depth)
         if kind == "model_name":
             return self._timm_build(path, key, val, depth)
+        if kind == "lookup":  # `getattr(models, args.arch)`: the names the configs give
+            return lookup(self.strings, self, path, key, val, depth)
         if kind == "attr":
             return self._attr(path, key, val, depth)
         if kind in ("sub", "item"):
@@ -122,7 +128,7 @@ class ClassValues(FlowIndex):
         where, attrs = found
         summary = self.p.summary(where)
         if summary is None or not attrs:
-            return {}
+            return {("module", ref, path): Hold("")} if summary is not None else {}
         head = attrs[0]
         if head in summary.classes:
             if len(attrs) == 1:
@@ -213,6 +219,8 @@ class ClassValues(FlowIndex):
                 for slot, value in args:
                     if slot == name or (positional is not None and slot == positional - offset):
                         merge_things(out, self.values(where, caller, value, depth))
+        if init:  # a config mapping that names the class and gives this argument (Hydra, jsonargparse)
+            merge_things(out, self.strings.init_binding(path, parts[0], name))
         return out
 
     def _binding_sites(self, name: str, target: tuple, init: bool, depth: int):
@@ -284,12 +292,17 @@ class ClassValues(FlowIndex):
         registries: list = []
         for thing, hold in self.values(path, key, callee, depth).items():
             kind = thing[0]
-            if kind == "torch":
+            named = string_call(self, path, key, thing, text, cite)  # Hydra, `REGISTRY.get(name)`
+            if named is not None:
+                merge_things(out, named)
+            elif kind == "torch":
                 out.setdefault(("torch_inst", thing[1]), Hold(cite))
             elif kind == "ext" and thing[1].rsplit(".", 1)[-1] not in BUILD:
                 out.setdefault(("ext_inst", thing[1]), Hold(cite))  # for unresolved_reason only
             elif kind in ("class", "ctor", "pclass"):
-                out.setdefault(("inst", thing[1], thing[2]), Hold(cite))
+                out.setdefault(("inst", thing[1], thing[2]), Hold(f"{cite} ({hold.cite})" if hold.cite else cite))
+            elif kind == "unnamed":
+                out.setdefault(thing, hold)
             elif kind in ("func", "bound", "cfunc", "pfunc"):
                 fpath, fkey = (thing[1], thing[2]) if kind != "bound" else (thing[3], thing[4])
                 flow = self._flow(fpath)
@@ -301,7 +314,7 @@ class ClassValues(FlowIndex):
                     for held, inner in self.values(fpath, fkey, value, depth).items():
                         if held[0] == "inst":
                             out.setdefault(held, Hold(cite, inner.half))
-                        elif held[0] == "tup":
+                        elif held[0] in ("tup", "unnamed"):
                             out.setdefault(held, inner)
             elif kind == "wide_build":
                 out.setdefault(thing, Hold(cite))
@@ -351,8 +364,12 @@ class ClassValues(FlowIndex):
             kind = thing[0]
             if kind in ("reg",) and name in BUILD:
                 out.setdefault(("build", thing), hold)
+            elif name == "get" and (kind == "reg" or kind == "ext" and thing[1].endswith("_REGISTRY")):
+                out.setdefault(("regget", thing if kind == "reg" else ("reg", thing[1])), hold)
             elif kind == "ext" and name in BUILD:
                 out.setdefault(("build", ("reg", thing[1])), hold)
+            elif kind == "module":  # `mod = importlib.import_module("pkg.models")`; `mod.Net`
+                merge_things(out, self._ref(thing[2], f"{thing[1]}.{name}", depth))
             elif kind == "class":
                 merge_things(out, self._class_attr(thing[1], thing[2], name))
             elif kind == "inst":
@@ -362,39 +379,3 @@ class ClassValues(FlowIndex):
                 else:
                     merge_things(out, self._stores(thing[1], thing[2], name, depth))
         return out
-
-
-def _callee_targets(held: Things):
-    """What a call of a value holding `held` runs: ({(file, key): (position, parameters left
-    out)}, [(position, file, class)] whose constructor it runs), positions in `held`'s order."""
-    direct: Dict[tuple, tuple] = {}
-    classes = []
-    for position, thing in enumerate(held):
-        kind = thing[0]
-        if kind == "func":
-            direct.setdefault((thing[1], thing[2]), (position, 0))
-        elif kind == "bound":
-            direct.setdefault((thing[3], thing[4]), (position, 1))
-        elif kind == "cfunc":
-            direct.setdefault((thing[1], thing[2]), (position, 1))
-        elif kind == "class":
-            classes.append((position, thing[1], thing[2]))
-    return direct, classes
-
-
-class _SiteTable:
-    """The call sites of one name, by the functions they call (those whose callee is final)."""
-
-    def __init__(self, count: int) -> None:
-        self.unsettled: Set[int] = set(range(count))
-        self.settled: Dict[int, tuple] = {}
-        self.by_target: Dict[tuple, list] = {}
-        self.with_classes: Set[int] = set()
-
-    def settle(self, number: int, found) -> None:
-        self.unsettled.discard(number)
-        self.settled[number] = found
-        for target in found[0]:
-            self.by_target.setdefault(target, []).append(number)
-        if found[1]:
-            self.with_classes.add(number)

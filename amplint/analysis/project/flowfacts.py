@@ -17,6 +17,11 @@ A value (`Val`) is one of:
     ("partial", inner)                    `functools.partial(Net, dim=8)`: calling it calls inner
     ("model_name", callee, name)          the callee of `create_model("vit_small", ...)`; name ""
                                           when not a literal
+    ("lookup", base, key, text, line)     `getattr(models, args.arch)`, `models.__dict__[name]`:
+                                          key (a "local" or "attr" value, or the literal str of
+                                          `getattr(models, "Net")` on a reference) names the attribute
+`getattr(obj, "net")` on any other value is ("attr", obj, "net");
+`importlib.import_module("pkg." + "models")` is ("ref", "pkg.models") when every part is a literal.
 Containers (`nn.Sequential(A(), B())`, `nn.ModuleList([...])`, a list filled by `.append`) are
 tuples; `for blk in self.blocks` binds `blk` to ("sub", container).
 Carriers that keep the module (`.cuda()`, `.eval()`, `DDP(m)`, `torch.compile(m)`,

@@ -245,3 +245,39 @@ def _config_pairs(text: str) -> List[Tuple[str, str]]:
         if key is not None:
             pairs.append((key.group(1), match.group(1)))
     return pairs
+
+
+def callee_targets(held: Things):
+    """What a call of a value holding `held` runs: ({(file, key): (position, parameters left
+    out)}, [(position, file, class)] whose constructor it runs), positions in `held`'s order."""
+    direct: Dict[tuple, tuple] = {}
+    classes = []
+    for position, thing in enumerate(held):
+        kind = thing[0]
+        if kind == "func":
+            direct.setdefault((thing[1], thing[2]), (position, 0))
+        elif kind == "bound":
+            direct.setdefault((thing[3], thing[4]), (position, 1))
+        elif kind == "cfunc":
+            direct.setdefault((thing[1], thing[2]), (position, 1))
+        elif kind == "class":
+            classes.append((position, thing[1], thing[2]))
+    return direct, classes
+
+
+class SiteTable:
+    """The call sites of one name, by the functions they call (those whose callee is final)."""
+
+    def __init__(self, count: int) -> None:
+        self.unsettled: Set[int] = set(range(count))
+        self.settled: Dict[int, tuple] = {}
+        self.by_target: Dict[tuple, list] = {}
+        self.with_classes: Set[int] = set()
+
+    def settle(self, number: int, found) -> None:
+        self.unsettled.discard(number)
+        self.settled[number] = found
+        for target in found[0]:
+            self.by_target.setdefault(target, []).append(number)
+        if found[1]:
+            self.with_classes.add(number)

@@ -73,6 +73,10 @@ class ValueReader:
         if isinstance(expr, cst.Call):
             return self._call(expr, frame, depth)
         if isinstance(expr, cst.Subscript):
+            if isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "__dict__" and len(expr.slice) == 1:
+                index = expr.slice[0].slice  # `models.__dict__[args.arch]`
+                if isinstance(index, cst.Index):
+                    return self._lookup(expr.value.value, index.value, expr, frame, depth)
             base = self.val(expr.value, frame, depth + 1)
             return ("sub", base) if base is not None else None
         if isinstance(expr, (cst.Tuple, cst.List)):
@@ -102,8 +106,46 @@ class ValueReader:
             scope = scope.parent
         return True
 
+    def _lookup(self, base_expr, name_expr, node, frame: Frame, depth: int) -> Optional[Val]:
+        """`getattr(obj, "net")` reads as `obj.net`; on a module or class, `getattr(models, "Net")`
+        is ("lookup", namespace, "Net", text, line), and with a name that is not a literal
+        ("lookup", namespace, name value, text, line): the configs decide it (string_classes.py)."""
+        base = self.val(base_expr, frame, depth + 1)
+        if base is None:
+            return None
+        if isinstance(name_expr, cst.SimpleString) and isinstance(name_expr.evaluated_value, str):
+            name = name_expr.evaluated_value
+            if not name.isidentifier():
+                return None
+            if base[0] != "ref":
+                return ("attr", base, name)
+            return ("lookup", base, name, short_text(self.module, node), self._mark(node))
+        key = self.val(name_expr, frame, depth + 1)
+        if key is None or key[0] not in ("local", "attr"):
+            return None
+        return ("lookup", base, key, short_text(self.module, node), self._mark(node))
+
+    def _import_module(self, call: cst.Call) -> Optional[Val]:
+        """`importlib.import_module("pkg.models." + "resnet")`: the module, when every part of
+        its name is a literal."""
+        arg = first_arg(call, "name", "name")
+        parts = []
+        while isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, cst.Add):
+            parts.append(arg.right)
+            arg = arg.left
+        parts.append(arg)
+        texts = [p.evaluated_value if isinstance(p, cst.SimpleString) else None for p in reversed(parts)]
+        if any(not isinstance(t, str) for t in texts) or len(call.args) != 1:
+            return None
+        name = "".join(texts)
+        return ("ref", name) if all(p.isidentifier() for p in name.split(".")) else None
+
     def _call(self, call: cst.Call, frame: Frame, depth: int) -> Optional[Val]:
         func = call.func
+        if isinstance(func, cst.Name) and func.value == "getattr" and len(call.args) in (2, 3) and not any(
+            a.star or a.keyword for a in call.args
+        ) and self.val(func, frame, depth + 1) is None:  # the builtin
+            return self._lookup(call.args[0].value, call.args[1].value, call, frame, depth)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             dtype = half_cast_dtype(call, frame)
@@ -115,6 +157,9 @@ class ValueReader:
             if method in PREPARE and len(call.args) == 1 and call.args[0].star == "":
                 return self.val(call.args[0].value, frame, depth + 1)
         ref = self.s.names.resolve(dotted_name(func), frame) if dotted_name(func) else None
+        module = self._import_module(call) if ref == "importlib.import_module" else None
+        if module is not None:
+            return module
         if ref in CONTAINERS:
             return self._container(call, frame, depth)
         if ref == "functools.partial" and call.args and call.args[0].star == "":

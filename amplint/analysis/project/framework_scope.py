@@ -37,6 +37,8 @@ def scoped_runs(project, setting, gaps: Optional[list] = None) -> Optional[List[
     """The project classes the setting's framework instance runs; None when unresolved.
     `gaps` receives (model at file:line, why) for a model argument that holds no project class
     while others do (accelerate's optimizers and loaders are not models: not gaps)."""
+    if setting.framework == "lightning" and setting.path.endswith((".yaml", ".yml")):
+        return project.flow.strings.cli_runs(setting.path) or None  # LightningCLI's `model: class_path:`
     summary = project.summaries.get(setting.path)
     flow = summary.flow if summary is not None else None
     if flow is None or setting.framework not in SCOPED:

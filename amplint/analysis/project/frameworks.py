@@ -320,12 +320,15 @@ def yaml_settings(path: str, text: str) -> List[Setting]:
     if not YAML_SETTING_TEXT.search(text):
         return []
     found: List[Setting] = []
-    for keys, value, line in yaml_keys(text):
+    keys_found = list(yaml_keys(text))
+    # `trainer: accelerator: gpu` beside the precision: Lightning's CUDA autocast
+    device = next((_DEVICES.get(v) for k, v, _ in keys_found if k[-2:] == ("trainer", "accelerator")), None)
+    for keys, value, line in keys_found:
         if keys[-3:] == ("SOLVER", "AMP", "ENABLED") and value.lower() == "true":
             found.append(Setting("detectron2", Enabled.TRUE, "cuda", "float16", "SOLVER.AMP.ENABLED: True", path, line))
         elif keys[-2:] == ("trainer", "precision") and value in _LIGHTNING_MIXED:
             found.append(Setting(
-                "lightning", Enabled.TRUE, None, _LIGHTNING_MIXED[value],
+                "lightning", Enabled.TRUE, device, _LIGHTNING_MIXED[value],
                 f"trainer.precision: {value}", path, line,
             ))
     return found

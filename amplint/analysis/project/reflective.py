@@ -1,0 +1,88 @@
+"""Reflective lookup for the class flow (issue 26): `getattr(models, "Net")`,
+`getattr(models, args.arch)`, `models.__dict__[args.arch]` (flowvalues' ("lookup", ...) value):
+the namespace's attribute each literal names, where the literal is the name itself, the
+`default=` of the script's own argparse option, or a config value of that key
+(string_classes.StringConfigs). One name must decide; otherwise an `unnamed` value says why."""
+
+from __future__ import annotations
+
+import re
+from typing import List, Optional
+
+from amplint.analysis.project.flowindex import Hold, Things
+from amplint.analysis.project.string_classes import StringConfigs, attr_path, several
+
+
+def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -> Things:
+    """("lookup", namespace, name, text, line) held in function `key` of `path`: the
+    namespace's attributes named by the literals the configs give for the name (an argparse
+    `default=`, a yacs/YAML value), each exactly; none: an `unnamed` value."""
+    _, base, name, text, _line = val
+    flow = cv._flow(path)
+    function = flow.functions.get(key) if flow is not None else None
+    if isinstance(name, str):  # a literal
+        keys, values = (name,), [(name, path, 0)]
+    else:
+        keys = attr_path(_val_text(name), function)
+        defaults = strings.defaults(keys[-1]) if keys else []
+        # a script's own parser decides its `args.arch` (dino: main_dino.py's `vit_small`, not
+        # eval_linear.py's `vit_base`); a parser in another file only where the script has none
+        defaults = [d for d in defaults if d[1] == path] or defaults
+        values = defaults + strings.scalars(keys) if keys else []
+    if not keys:
+        return {("unnamed", text, "it is looked up by a name that is not a literal and that no "
+                 "config key gives (`getattr(models, args.arch)` with a `default=` is followed)"): Hold("")}
+    out: Things = {}
+    for value, vpath, line in values:
+        if not value.isidentifier():
+            continue
+        if base[0] == "ref":
+            held = cv._ref(path, f"{base[1]}.{value}", depth)
+            if not any(thing[0] in ("class", "func") for thing in held):
+                held = _star_ref(cv, path, base[1], value, depth)
+        else:
+            held = cv._attr_of(cv.values(path, key, base, depth), value, depth)
+        for thing in held:
+            if thing[0] in ("class", "func"):
+                cite = f"{'.'.join(keys)} = {value!r} at {strings.p.display(vpath)}:{line}" if line else ""
+                out.setdefault(thing, Hold(cite))
+    if len(out) > 1:
+        names = sorted(thing[2] for thing in out)
+        return {("unnamed", text, several(names, f"the configs give `{'.'.join(keys)}` as")): Hold("")}
+    if not out and isinstance(name, str):  # `getattr(torch.nn, "ReLU")`: what the reference is
+        return cv._ref(path, f"{base[1]}.{name}", depth)
+    if not out:
+        given = sorted({v for v, _, _ in values})
+        why = (f"it is looked up by `{'.'.join(keys)}`, " + (
+            f"whose given values ({', '.join(given[:3])}) name no project class or function there" if given
+            else "which no `default=` or config of the project gives"))
+        return {("unnamed", text, why): Hold("")}
+    return out
+
+
+_STAR = re.compile(r"^from\s+([.\w]+)\s+import\s+\*", re.M)
+
+
+def _star_ref(cv, path: str, module: str, name: str, depth: int) -> Things:
+    """`name` re-exported by `from .resnet import *` in the package `module` (the class
+    flow's resolver follows named re-exports only)."""
+    found = cv.p.resolve_ref(path, module)
+    if found is None or found[1]:
+        return {}
+    for source in _STAR.findall(cv.p.files[found[0]]):
+        held = cv._ref(found[0], f"{source}.{name}", depth)
+        if any(thing[0] in ("class", "func") for thing in held):
+            return held
+    return {}
+
+
+def _val_text(val) -> Optional[str]:
+    """`args.arch` for ("attr", ("local", "args"), "arch"); `arch` for ("local", "arch")."""
+    parts: List[str] = []
+    while val is not None and val[0] == "attr":
+        parts.append(val[2])
+        val = val[1]
+    if val is None or val[0] not in ("local", "self"):
+        return None
+    parts.append(val[1] if val[0] == "local" else f"self.{val[1]}")
+    return ".".join(reversed(parts))

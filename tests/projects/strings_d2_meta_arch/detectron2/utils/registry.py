@@ -1,0 +1,3 @@
+from fvcore.common.registry import Registry  # noqa
+
+__all__ = ["Registry"]
