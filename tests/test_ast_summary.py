@@ -301,6 +301,32 @@ SNIPPETS = {
             BACKUP(out)
             return LOADED.predict(out)
     """,
+    "reflective lookups (pytorch/examples imagenet --arch, importlib)": """
+        import importlib
+        import models
+        from . import nets
+        from models import resnet as rn
+
+        def build(args, cfg):
+            net = getattr(models, args.arch)(num_classes=10)
+            other = getattr(models, "ResNet")
+            alt = models.__dict__[args.arch]
+            third = getattr(cfg, "model")
+            dyn = getattr(nets, cfg.name, None)
+            mod = importlib.import_module("models." + "resnet")
+            mod2 = importlib.import_module("models." + args.arch)
+            bad = getattr(models, "not-an-id")
+            wrapped = build2(models.__dict__[args.arch], getattr(rn, args.arch))
+            return net, other, alt, third, dyn, mod, mod2, bad, wrapped
+
+        class Trainer:
+            def setup(self):
+                self.model = getattr(models, self.cfg.arch)()
+                self.model2 = getattr(self, "model")
+                self.crit = (
+                    getattr(models, "Loss")
+                )
+    """,
 }
 
 
@@ -321,6 +347,13 @@ def test_the_comparison_sees_lines_and_values():
 
 
 REFUSED = {
+    "a lookup by subscript in a call spanning lines": """
+        import models
+        def build(args):
+            return build2(
+                models.__dict__[args.arch],
+            )
+    """,
     "detectron2 LazyConfig amp dict": """
         train = dict(output_dir="out", amp=dict(enabled=True))
     """,

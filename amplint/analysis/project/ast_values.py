@@ -95,6 +95,11 @@ class AstValueReader:
         if kind is ast.Call:
             return self._call(expr, frame, depth)
         if kind is ast.Subscript:
+            value = expr.value
+            if type(value) is ast.Attribute and value.attr == "__dict__":
+                elements = self.s.subscript_elements(expr)
+                if len(elements) == 1 and type(elements[0]) is not ast.Slice:  # `models.__dict__[args.arch]`
+                    return self._lookup(value.value, elements[0], expr, None, frame, depth)
             base = self.val(expr.value, frame, depth + 1)
             return ("sub", base) if base is not None else None
         if kind in (ast.Tuple, ast.List):
@@ -125,9 +130,59 @@ class AstValueReader:
             scope = scope.parent
         return True
 
+    def _lookup(self, base_expr, name_expr, node, args: Optional[Args], frame: Frame, depth: int) -> Optional[Val]:
+        """flowvalues.ValueReader._lookup: `getattr(obj, "net")`, `models.__dict__[name]`."""
+        base = self.val(base_expr, frame, depth + 1)
+        if base is None:
+            return None
+        if type(name_expr) is ast.Constant and type(name_expr.value) is str and self.s.one_string(name_expr):
+            name = name_expr.value
+            if not name.isidentifier():
+                return None
+            if base[0] != "ref":
+                return ("attr", base, name)
+            return ("lookup", base, name, self._text(node, args), self._line(node))
+        key = self.val(name_expr, frame, depth + 1)
+        if key is None or key[0] not in ("local", "attr"):
+            return None
+        return ("lookup", base, key, self._text(node, args), self._line(node))
+
+    def _text(self, node, args: Optional[Args]) -> str:
+        return short_text(node.func, args) if args is not None else short_text(node, None)
+
+    def _line(self, node) -> int:
+        if type(node) is ast.Call:
+            return self.s.line(node)
+        row = node.lineno - 1
+        opens = self.s._opens(row, self.s._col(row, node.col_offset))
+        if opens and opens[0] != row:
+            raise Refused("a subscript lookup after a parenthesis on an earlier line")
+        return node.lineno
+
+    def _import_module(self, args: Args) -> Optional[Val]:
+        """flowvalues.ValueReader._import_module: the module of an all-literal name."""
+        arg = first_arg(args, "name", "name")
+        parts = []
+        while type(arg) is ast.BinOp and type(arg.op) is ast.Add:
+            parts.append(arg.right)
+            arg = arg.left
+        parts.append(arg)
+        texts = [
+            p.value if type(p) is ast.Constant and type(p.value) is str and self.s.one_string(p) else None
+            for p in reversed(parts)
+        ]
+        if any(not isinstance(t, str) for t in texts) or len(args) != 1:
+            return None
+        name = "".join(texts)
+        return ("ref", name) if all(p.isidentifier() for p in name.split(".")) else None
+
     def _call(self, call: ast.Call, frame: Frame, depth: int) -> Optional[Val]:
         func = call.func
         args = call_args(call)
+        if type(func) is ast.Name and func.id == "getattr" and len(args) in (2, 3) and not any(
+            a[0] is not None or a[1] for a in args
+        ) and self.val(func, frame, depth + 1) is None:  # the builtin
+            return self._lookup(args[0][2], args[1][2], call, args, frame, depth)
         if type(func) is ast.Attribute:
             method = func.attr
             dtype = _half_cast_dtype(method, args, frame)
@@ -140,6 +195,9 @@ class AstValueReader:
                 return self.val(args[0][2], frame, depth + 1)
         name = dotted(func)
         ref = self.s.names.resolve(name, frame) if name else None
+        module = self._import_module(args) if ref == "importlib.import_module" else None
+        if module is not None:
+            return module
         if ref in CONTAINERS:
             return self._container(args, frame, depth)
         if ref == "functools.partial" and args and args[0][1] == "":

@@ -369,6 +369,8 @@ class FlowCollector(ValueReader):
                 return value
             if value[0] in ("call", "annot"):
                 return (value[0], fix(value[1]), value[2], lines.get(value[3], 0))
+            if value[0] == "lookup":  # ("lookup", base, key, text, line)
+                return ("lookup", fix(value[1]), fix(value[2]), value[3], lines.get(value[4], 0))
             return tuple(fix(v) if type(v) is tuple else v for v in value)
 
         for function in self.facts.functions.values():
