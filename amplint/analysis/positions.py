@@ -17,7 +17,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import libcst as cst
 from libcst._position import CodePosition, CodeRange
 
-from amplint.analysis.facts.syntax import code_children
+from amplint.analysis.facts.syntax import code_children, iter_nodes
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # LibCST's NEWLINE_RE
 
@@ -190,15 +190,13 @@ class _Plan:
         remaining = self.remaining
         hit = False
         count = 0
-        stack = list(roots)
-        while stack:
-            node = stack.pop()
-            count += 1
-            key = id(node)
-            if key in remaining:
-                remaining.discard(key)
-                hit = True
-            stack.extend(code_children(node))
+        for root in roots:
+            for node in iter_nodes(root):
+                count += 1
+                key = id(node)
+                if key in remaining:
+                    remaining.discard(key)
+                    hit = True
         self.read += count
         return hit, count
 
