@@ -189,3 +189,71 @@ def test_backward_root_check_walks_each_scope_once(sums, monkeypatch):
     ctx = FileContext("script.py", source, module, facts)
     assert list(all_rules()["AMP141"].check(ctx)) == []  # every sum is only a backward root
     assert len(built) == 1
+
+
+def _binding_operations(blocks: int, monkeypatch) -> tuple:
+    """Work of finding the functions whose parameters their call sites bind
+    (facts/dtype_params.Bindings): frames stepped over, nodes read, statements' names read."""
+    import types
+
+    from amplint.analysis.facts import dtype_params
+
+    source = "import torch\nimport torch.nn as nn\n\n\ndef outer(x):\n" + "".join(
+        f"    def _inner{i}(t):\n        return t.float()\n\n    y{i} = _inner{i}(x.half())\n"
+        for i in range(blocks)) + "".join(f'''
+
+class Base{i}(nn.Module):
+    def _body{i}(self, h):
+        return h * 2
+
+
+class Head{i}(Base{i}):
+    def _norm{i}(self, h):
+        return h.softmax(-1)
+
+    def forward(self, h):
+        return self._norm{i}(self._body{i}(h.half()))
+
+
+def _helper{i}(t, k=2):
+    return t.float() * k
+
+
+out{i} = _helper{i}(torch.ones(2).half())
+''' for i in range(blocks))
+    facts = FileFacts(parse(source))
+    count = _Counted.counter
+    count[0] = 0
+    facts.tree.frames = _Counted(facts.tree.frames)
+    read_nodes, read_names = dtype_params.iter_nodes, dtype_params.assigned_names
+    counts = {"nodes": 0, "names": 0}
+
+    def counted_nodes(root):
+        for node in read_nodes(root):
+            counts["nodes"] += 1
+            yield node
+
+    def counted_names(node):
+        names = read_names(node)
+        counts["names"] += len(names)
+        return names
+
+    monkeypatch.setattr(dtype_params, "iter_nodes", counted_nodes)
+    monkeypatch.setattr(dtype_params, "assigned_names", counted_names)
+    bindings = dtype_params.Bindings(types.SimpleNamespace(facts=facts))
+    monkeypatch.undo()
+    counts["frames"] = count[0]
+    return counts, len(bindings.expected)
+
+
+def test_finding_bindable_functions_does_linear_work(monkeypatch):
+    """Each nested function, private method and private module function of the file is found
+    with lookups in indexes built once per file: n classes deriving from local classes, n
+    nested functions of one function, n module functions (a scan of every frame per base
+    class, or of the enclosing body per nested function, was quadratic)."""
+    small, small_bound = _binding_operations(10, monkeypatch)
+    large, large_bound = _binding_operations(40, monkeypatch)
+    assert (small_bound, large_bound) == (40, 160)  # every function of the file is bound
+    grown = {name: (small[name], large[name]) for name in small
+             if large[name] > 4.5 * max(small[name], 1)}
+    assert not grown, f"work grows faster than the file (n vs 4n blocks): {grown}"

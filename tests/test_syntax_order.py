@@ -139,3 +139,33 @@ def test_positions_of_some_nodes_equal_the_whole_modules(path):
         last = positions_of(module, text, nodes[-1:])
         if len(module.body) > 4:  # only the last statement was generated
             assert len(last) < len(whole)
+
+
+def test_positions_of_generates_only_the_body_statements_holding_the_nodes():
+    """A node in one statement of one method: only that statement is generated (not its
+    class, nor the module), with the same ranges as the whole pass; a node in a header (a
+    decorator, a `with` item, the def itself) generates its whole statement."""
+    from amplint.analysis.facts.syntax import iter_nodes
+    from amplint.analysis.positions import node_positions, positions_of
+
+    methods = "".join(
+        f"    @staticmethod\n    def m{i}(x):\n        # note {i}\n        y = x + {i}\n"
+        f"        with ctx({i}):\n            z = y * {i}; w = z\n        return y\n\n"
+        for i in range(30))
+    text = "import torch\n\n\nclass Big:\n    '''doc'''\n\n" + methods + "\ndone = Big()\n"
+    for source in (text, text.replace("    ", "\t"), text.rstrip("\n")):
+        module = parse(source)
+        whole = node_positions(module)
+        nodes = list(iter_nodes(module))
+        integers = [n for n in nodes if isinstance(n, cst.Integer)]
+        for wanted, most in (
+            ([integers[40]], 30),  # in `y = x + 13`: that line (24 nodes) only
+            ([integers[41], integers[-1]], 100),  # statements of two methods
+            ([n for n in nodes if isinstance(n, cst.Decorator)][7:8], 100),  # one method (91)
+            ([n for n in nodes if isinstance(n, cst.FunctionDef)][3:4], 100),
+            ([n for n in nodes if isinstance(n, cst.WithItem)][5:6], 50),  # the whole `with`
+            ([nodes[-1]], 30),  # the file's last statement
+        ):
+            some = positions_of(module, source, wanted)
+            assert all(some[node] == whole[node] for node in wanted)
+            assert len(some) <= most < len(whole) // 10, (wanted, len(some))

@@ -17,7 +17,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import libcst as cst
 from libcst._position import CodePosition, CodeRange
 
-from amplint.analysis.facts.syntax import code_children
+from amplint.analysis.facts.syntax import code_children, iter_nodes
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # LibCST's NEWLINE_RE
 
@@ -132,65 +132,134 @@ def node_positions(module: cst.Module) -> Positions:
 
 
 def positions_of(module: cst.Module, source: str, wanted: Iterable[cst.CSTNode]) -> Positions:
-    """The ranges of at least the `wanted` nodes (and of every node of the top-level
-    statements that hold them), the same as `node_positions` gives them, for the cost of those
-    statements' code generation: each such statement is generated from its first line, found
-    with Python's `ast` and checked against the text (`source` is the text `module` was
-    parsed from). Anything unexpected (a node not found, a statement whose text is not where
-    `ast` puts it) falls back to the whole module."""
+    """The ranges of at least the `wanted` nodes (and of every node of the statements that
+    hold them), the same as `node_positions` gives them, for the cost of those statements'
+    code generation: a class, function, `with` or loop whose own header holds none of them
+    is not generated, only the statements of its body that hold them (issue 34: a large file
+    has findings in most functions, in few of their statements). Each statement is generated
+    from its first line, found with Python's `ast` and checked against the text (`source` is
+    the text `module` was parsed from). Anything unexpected (a node not found, a statement
+    whose text is not where `ast` puts it) falls back to the whole module."""
     wanted_ids = {id(node) for node in wanted}
+    plan = _Plan(wanted_ids, module.default_indent)
     body = module.body
+    holders = 0
+    for index, statement in enumerate(body):
+        if not plan.remaining:
+            break
+        if plan.add(statement, (index,), ()):
+            holders += 1
+    if plan.remaining:
+        return node_positions(module)
     # Python's parse costs about a quarter of the whole pass: worth it when at most half
-    # the statements hold findings
-    holders = _holders(body, wanted_ids, len(body) // 2)
-    if holders is None:
+    # the top-level statements hold the nodes, or when the statements to generate are at
+    # most half of those read
+    if holders > len(body) // 2 and 2 * plan.planned > plan.read:
         return node_positions(module)
     try:
-        found = _statement_spans(module, source, holders)
+        found = _statement_spans(module, source, plan.statements)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        found = None
+    if found is not None and any(key not in found for key in wanted_ids):
         found = None
     return node_positions(module) if found is None else Positions(found, module)
 
 
-def _holders(body, wanted_ids, most: int) -> Optional[List[int]]:
-    """Indexes of the top-level statements holding the wanted nodes; None if one is not
-    found, or if more than `most` statements hold them."""
-    remaining = set(wanted_ids)
-    holders: List[int] = []
-    for index, statement in enumerate(body):
-        if not remaining:
-            break
+# statements whose body alone may be generated: those with one indented body and no other
+# block (an `if` with `else`, a `try`, a loop with `else` are generated whole)
+_DESCEND = (cst.ClassDef, cst.FunctionDef, cst.With, cst.For, cst.While)
+_AST_KIND = {
+    cst.ClassDef: (ast.ClassDef,), cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
+    cst.With: (ast.With, ast.AsyncWith), cst.For: (ast.For, ast.AsyncFor), cst.While: (ast.While,),
+}
+
+
+class _Plan:
+    """The statements to generate: (path of body indexes from the module, statement, the
+    indentation tokens around it). Counts the nodes read and the nodes to generate."""
+
+    def __init__(self, wanted_ids: set, default_indent: str) -> None:
+        self.remaining = set(wanted_ids)
+        self.default_indent = default_indent
+        self.statements: List[Tuple[Tuple[int, ...], cst.CSTNode, Tuple[str, ...]]] = []
+        self.read = 0
+        self.planned = 0
+
+    def _holds(self, roots) -> Tuple[bool, int]:
+        """Whether the nodes under `roots` hold wanted ones (found ones leave `remaining`)."""
+        remaining = self.remaining
         hit = False
-        stack = [statement]
-        while stack:
-            node = stack.pop()
-            key = id(node)
-            if key in remaining:
-                remaining.discard(key)
-                hit = True
-            stack.extend(code_children(node))
-        if hit:
-            holders.append(index)
-            if len(holders) > most:
-                return None
-    return None if remaining else holders
+        count = 0
+        for root in roots:
+            for node in iter_nodes(root):
+                count += 1
+                key = id(node)
+                if key in remaining:
+                    remaining.discard(key)
+                    hit = True
+        self.read += count
+        return hit, count
+
+    def add(self, statement: cst.CSTNode, path: Tuple[int, ...], indents: Tuple[str, ...]) -> bool:
+        """Plan `statement` (its body's statements only, where it can); True if it holds a
+        wanted node."""
+        block = getattr(statement, "body", None)
+        own = False
+        if type(statement) in _DESCEND and type(block) is cst.IndentedBlock and getattr(
+                statement, "orelse", None) is None and block.body and id(
+                statement) not in self.remaining and id(block) not in self.remaining:
+            header = [child for child in code_children(statement) if child is not block]
+            header.extend(child for child in code_children(block)
+                          if not isinstance(child, cst.BaseStatement))
+            own = self._holds(header)[0]
+            if not own:
+                indent = self.default_indent if block.indent is None else block.indent
+                found = False
+                for index, child in enumerate(block.body):
+                    if not self.remaining:
+                        break
+                    if self.add(child, path + (index,), indents + (indent,)):
+                        found = True
+                return found
+        hit, count = self._holds([statement])
+        if hit or own:
+            self.statements.append((path, statement, indents))
+            self.planned += count
+        return hit or own
 
 
-def _statement_spans(module: cst.Module, source: str, holders: List[int]):
-    tree = ast.parse(source)
-    first: List[int] = []  # index of each LibCST statement's first `ast` statement
+def _first_ast(statements) -> List[int]:
+    """Index of each LibCST statement's first `ast` statement (a line `a; b` is two)."""
+    first: List[int] = []
     count = 0
-    for statement in module.body:
+    for statement in statements:
         first.append(count)
         count += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-    if count != len(tree.body):
-        return None
+    first.append(count)  # the total
+    return first
+
+
+def _statement_spans(module: cst.Module, source: str, planned):
+    tree = ast.parse(source)
+    firsts: Dict[int, List[int]] = {}  # id(LibCST body list) -> _first_ast of it
     starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]  # offset of each line
     spans: Dict[int, Span] = {}
     last = len(module.body) - 1
-    for index in holders:
-        statement = module.body[index]
-        anchor = tree.body[first[index]]
+    for path, statement, indents in planned:
+        statements, nodes = module.body, tree.body
+        anchor = None
+        for depth, index in enumerate(path):
+            first = firsts.get(id(statements))
+            if first is None:
+                first = firsts[id(statements)] = _first_ast(statements)
+            if first[-1] != len(nodes):
+                return None
+            anchor = nodes[first[index]]
+            if depth < len(path) - 1:
+                holder = statements[index]
+                if not isinstance(anchor, _AST_KIND.get(type(holder), ())):
+                    return None
+                statements, nodes = holder.body.body, anchor.body
         line = anchor.lineno
         lead = len(statement.leading_lines)
         decorators = getattr(statement, "decorators", ())
@@ -201,14 +270,16 @@ def _statement_spans(module: cst.Module, source: str, holders: List[int]):
         if line < 1 or line > len(starts):
             return None
         state = _State(module.default_indent, module.default_newline)
+        state.indent_tokens.extend(indents)
         state.line = line
         statement._codegen(state)  # type: ignore[arg-type]
         text = "".join(state.tokens)
         offset = starts[line - 1]
         if source[offset:offset + len(text)] != text:
             # the file's last line may have no newline (LibCST drops the token at the end)
-            if not (index == last and not module.footer and not module.has_trailing_newline
-                    and state.tokens and text[: -len(state.tokens[-1])] == source[offset:]):
+            if not (len(path) == 1 and path[0] == last and not module.footer
+                    and not module.has_trailing_newline and state.tokens
+                    and text[: -len(state.tokens[-1])] == source[offset:]):
                 return None
         spans.update(state.spans)
     return spans

@@ -45,43 +45,49 @@ class Bindings:
         self.expected: Dict[int, int] = {}  # id(function frame) -> its call sites in the file
         self.sites: Dict[int, Dict[int, Tuple[Optional[dict], object]]] = {}
         self.seeds: Dict[int, Dict[str, Dtype]] = {}
+        self._classes: Optional[Dict[str, List[Frame]]] = None  # class name -> its frames
         self._find()
 
     # -- which functions ------------------------------------------------------------------
     def _find(self) -> None:
         facts = self.dtypes.facts
-        module = facts.module
-        strings, names, attrs, funcs, attr_names = set(), {}, {}, set(), set()
-        for node in iter_nodes(module):
-            if isinstance(node, cst.SimpleString):
-                strings.add(node.value[1:-1] if len(node.value) >= 2 else node.value)
-            elif isinstance(node, cst.Call):
-                funcs.add(id(node.func))
-            elif isinstance(node, cst.Name) and id(node) not in attr_names:
-                names.setdefault(node.value, []).append(node)
-            elif isinstance(node, cst.Attribute):
-                attrs.setdefault(node.attr.value, []).append(node)
-                attr_names.add(id(node.attr))
+        frames = facts.tree.frames
         defined: Dict[str, int] = {}
-        for frame in facts.tree.frames:
+        for frame in frames:
             if frame.kind == "function":
                 defined[frame.node.name.value] = defined.get(frame.node.name.value, 0) + 1
-        module_counts: Dict[str, int] = {}
-        for name in assigned_names(module):
-            module_counts[name] = module_counts.get(name, 0) + 1
-        for frame in facts.tree.frames:
+        # the functions the rules below could accept, from the frames alone: the file's nodes
+        # are read only when there is one, and then once, for their names only (issue 34)
+        candidates: List[Tuple[Frame, Frame]] = []
+        for frame in frames:
             if frame.kind != "function" or not _plain(frame.node):
                 continue
             name = frame.node.name.value
-            if name in strings or defined.get(name) != 1:
-                continue
-            refs = [n for n in names.get(name, ()) if n is not frame.node.name]
             owner = frame.parent.scope if frame.parent is not None else None
-            if owner is None:
+            if owner is None or defined.get(name) != 1:
                 continue
             if owner.kind == "class":
-                if not _private(name) or name in MODULE_PRIVATE_METHODS or refs \
-                        or not self._module_class(owner, set()):
+                if not _private(name) or name in MODULE_PRIVATE_METHODS:
+                    continue
+            elif owner.kind == "module":
+                if not _private(name):
+                    continue
+            elif owner.kind != "function":
+                continue
+            candidates.append((frame, owner))
+        if not candidates:
+            return
+        wanted = {frame.node.name.value for frame, _ in candidates}
+        strings, funcs, names, attrs = _mentions(facts.module, wanted)
+        module_counts: Optional[Dict[str, int]] = None
+        body_counts: Dict[int, Dict[str, int]] = {}  # id(function frame) -> its names' bindings
+        for frame, owner in candidates:
+            name = frame.node.name.value
+            if name in strings:
+                continue
+            refs = [n for n in names.get(name, ()) if n is not frame.node.name]
+            if owner.kind == "class":
+                if refs or not self._module_class(owner, set()):
                     continue
                 sites = attrs.get(name, ())
                 if any(id(a) not in funcs or not _is_self(a.value) for a in sites):
@@ -92,10 +98,16 @@ class Bindings:
             if attrs.get(name):
                 continue
             if owner.kind == "module":
-                if not _private(name) or module_counts.get(name) != 1:
+                if module_counts is None:
+                    module_counts = _counts(assigned_names(facts.module))
+                if module_counts.get(name) != 1:
                     continue
-            elif owner.kind != "function" or assigned_names(owner.node.body).count(name) != 1:
-                continue
+            else:
+                counts = body_counts.get(id(owner))
+                if counts is None:
+                    counts = body_counts[id(owner)] = _counts(assigned_names(owner.node.body))
+                if counts.get(name) != 1:
+                    continue
             if any(id(n) not in funcs for n in refs):
                 continue  # passed on as a value: callers unseen
             self.by_name[name] = frame
@@ -120,8 +132,12 @@ class Bindings:
     def _local_class(self, expr: cst.BaseExpression, cls: Frame) -> Optional[Frame]:
         if not isinstance(expr, cst.Name):
             return None
-        found = [f for f in self.dtypes.facts.tree.frames
-                 if f.kind == "class" and f.node.name.value == expr.value]
+        if self._classes is None:
+            self._classes = {}
+            for frame in self.dtypes.facts.tree.frames:
+                if frame.kind == "class":
+                    self._classes.setdefault(frame.node.name.value, []).append(frame)
+        found = self._classes.get(expr.value, ())
         return found[0] if len(found) == 1 else None
 
     # -- during a reading -----------------------------------------------------------------
@@ -193,6 +209,43 @@ class Bindings:
             if known:
                 seeds[id(frame)] = known
         return seeds
+
+
+def _mentions(module: cst.Module, wanted: set):
+    """One pass over the file's nodes: the string texts that are one of the `wanted` names,
+    the ids of every call's callee, and the names and attributes `.name` among `wanted` (a
+    name that is an attribute's own `.attr` is not a name)."""
+    strings: set = set()
+    funcs: set = set()
+    names: Dict[str, List[cst.Name]] = {}
+    attrs: Dict[str, List[cst.Attribute]] = {}
+    attr_names: set = set()
+    string_class, call_class, name_class, attribute_class = (
+        cst.SimpleString, cst.Call, cst.Name, cst.Attribute)
+    for node in iter_nodes(module):
+        kind = type(node)
+        if kind is name_class:
+            if node.value in wanted and id(node) not in attr_names:
+                names.setdefault(node.value, []).append(node)
+        elif kind is call_class:
+            funcs.add(id(node.func))
+        elif kind is attribute_class:
+            attr = node.attr.value
+            if attr in wanted:
+                attrs.setdefault(attr, []).append(node)
+                attr_names.add(id(node.attr))
+        elif kind is string_class:
+            text = node.value[1:-1] if len(node.value) >= 2 else node.value
+            if text in wanted:
+                strings.add(text)
+    return strings, funcs, names, attrs
+
+
+def _counts(names: List[str]) -> Dict[str, int]:
+    counts: Dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 def _plain(node: cst.FunctionDef) -> bool:

@@ -127,7 +127,6 @@ def iter_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every code node under `root` (itself included), without LibCST's visitor machinery,
     which rebuilds each node it visits and costs several times more."""
     stack = [root]
-    node_class = cst.CSTNode
     known = _IS_NODE
     while stack:
         node = stack.pop()
@@ -136,7 +135,12 @@ def iter_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
             value = getattr(node, name)
             kind = type(value)
             if kind is list or kind is tuple:
-                stack.extend(reversed([v for v in value if isinstance(v, node_class)]))
+                for item in reversed(value):
+                    flag = known.get(type(item))
+                    if flag is None:
+                        flag = _is_node_type(type(item))
+                    if flag:
+                        stack.append(item)
             else:
                 flag = known.get(kind)
                 if flag is None:
