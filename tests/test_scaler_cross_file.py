@@ -399,3 +399,26 @@ def test_a_call_that_can_only_end_in_a_file_without_protocol_words_is_not_resolv
         ("pkg/steps.py", 3, "AMP121"),  # the step function alone, as before
         ("train.py", 7, "AMP121"),  # the update only after the loop, through the call
     ]
+
+
+def test_a_caller_file_over_the_parts_size_is_not_parsed_whole(tmp_path, monkeypatch):
+    """A generated or vendored file over `large_files.PARTS_ABOVE` is linted in parts; the
+    protocol pass must not parse it whole either (torch's own common_methods_invocations.py
+    holds a caller word: one whole tree of it took the run to ~800 MB)."""
+    from amplint.analysis import large_files
+    from amplint.run import scaler_inputs
+
+    body = "".join(f"def case_{i}(x):\n    return x * {i}\n\n\n" for i in range(40000))
+    text = "from torch.amp import GradScaler\nscaler = GradScaler()\n\n\n" + body
+    assert len(text) > large_files.PARTS_ABOVE
+    path = tmp_path / "cases.py"
+    path.write_text(text)
+    parsed = []
+    monkeypatch.setattr(scaler_inputs, "parse", lambda source: parsed.append(len(source)))
+    assert scaler_inputs.summarize_file((str(path), False)) is None
+    assert scaler_inputs.summarize_file((str(path), True)) is None
+    assert parsed == []
+    small = tmp_path / "loop.py"
+    small.write_text("from torch.amp import GradScaler\nscaler = GradScaler()\n")
+    scaler_inputs.summarize_file((str(small), False))
+    assert parsed == [len(small.read_text())]  # the guard is about size, not the words

@@ -135,6 +135,8 @@ def summarize_file(item):
             text = read_source(path).text
             if not force and not is_caller(text):
                 return None
+            if large_files.split(text) is not None:
+                return None  # linted in parts, read by no project pass (one whole tree: ~800 MB)
             module = parse(text)
             return summarize_scaler(path, module, FileFacts(module), force)
     except Exception:  # unreadable, unparsable or an analysis bug: no protocol to compose
