@@ -127,8 +127,13 @@ def timed(args, env=None):
     """(seconds, peak RSS in MB of the largest process the command started, stdout, CPU
     seconds of all its processes, user + system). A command that fails is an error, not a
     fast time."""
+    # from a neutral folder: `python -m amplint` puts the working directory first on sys.path,
+    # so a run from this checkout would import it whatever PYTHONPATH names (a --baseline
+    # row would time this checkout again)
+    if env is None:
+        env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.run([sys.executable, "-c", _WRAPPER, *args], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, env=env)
+                          stderr=subprocess.PIPE, text=True, env=env, cwd=tempfile.gettempdir())
     line = [row for row in proc.stderr.splitlines() if row.startswith("@@ ")][-1].split()
     if line[3] != "0":
         raise SystemExit(f"{' '.join(args[:3])} ... exited {line[3]}:\n{proc.stderr[-2000:]}")
@@ -165,7 +170,7 @@ def project_share(tree: str, jobs: int, extra, torchfix: bool, pair, only=(), ba
     (its folder goes on PYTHONPATH), timed the same way in the same run, a row under each."""
     trees = [(name, os.path.join(tree, name)) for name in sorted(os.listdir(tree))
              if os.path.isdir(os.path.join(tree, name)) and not name.startswith((".", "_"))]
-    trees += [tuple(item.split("=", 1)) for item in extra]
+    trees += [(name, os.path.abspath(folder)) for name, folder in (item.split("=", 1) for item in extra)]
     trees = [(name, folder) for name, folder in trees if not only or name in only]
     flake8 = ensure_torchfix() if torchfix else None
     print(f"project pass share of a cold run (--no-cache, {jobs} processes; "
@@ -252,6 +257,7 @@ def main() -> None:
                         help="with --project-share: the trees run side by side with TorchFix")
     global TORCHFIX_VENV
     opts = parser.parse_args()
+    opts.tree = os.path.abspath(opts.tree)
     TORCHFIX_VENV = opts.torchfix_venv or TORCHFIX_VENV
     jobs = opts.jobs or len(os.sched_getaffinity(0))
 
