@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 PROJECTS = os.path.join(os.path.dirname(__file__), "projects")
@@ -19,3 +20,25 @@ def load(name, replace=()):
                 text = text.replace(old, new)
             files[os.path.relpath(path, PROJECTS).replace(os.sep, "/")] = text
     return files
+
+
+def cli_diagnostics(root, *args):
+    """`amplint --output-format json ARGS .` run in `root` through the CLI: its diagnostics."""
+    from click.testing import CliRunner
+
+    from amplint.cli.main import cli
+
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(cli, ["--output-format", "json", *args, "."])
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def cli_findings(root, *args, codes=("AMP",)):
+    """Sorted (file, line, code) of the CLI's findings whose code starts with one of `codes`."""
+    return sorted((d["filename"], d["line"], d["code"]) for d in cli_diagnostics(root, *args)
+                  if d["code"].startswith(tuple(codes)))

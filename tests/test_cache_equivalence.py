@@ -6,17 +6,15 @@ project pass expands framework classes and follows the class flow across files."
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 
 import libcst
 import pytest
-from click.testing import CliRunner
 
 import amplint.run.parallel as parallel
-from amplint.cli.main import cli
+from project_files import cli_diagnostics
 
 PROJECTS = Path(__file__).parent / "projects"
 LAYOUTS = ["reach_registry", "lightning_seg", "mmdet_custom_loss", "d2_roi_heads"]
@@ -34,14 +32,7 @@ def tree(tmp_path):
 
 
 def lint(root: Path, *args):
-    old = os.getcwd()
-    os.chdir(root)
-    try:
-        result = CliRunner().invoke(cli, ["--output-format", "json", *args, "."])
-    finally:
-        os.chdir(old)
-    assert result.exit_code in (0, 1), result.output
-    return [(d["filename"], d["line"], d["code"], d["message"]) for d in json.loads(result.stdout)]
+    return [(d["filename"], d["line"], d["code"], d["message"]) for d in cli_diagnostics(root, *args)]
 
 
 def test_cache_and_pool_give_the_same_findings(tree, tmp_path, monkeypatch):

@@ -11,16 +11,14 @@ autocast in `Model.forward` (the AMP docs' fix), editing models/yolo.py only.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 
-from click.testing import CliRunner
 
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import lint_project
 
-from project_files import PROJECTS, load
+from project_files import PROJECTS, cli_findings, load
 
 SETTINGS = Settings.default()
 NAME = "dp_yolov5_bf16"
@@ -70,22 +68,12 @@ def test_a_model_class_outside_the_project_is_silent():
 
 
 def test_warm_run_after_editing_only_the_model_file(tmp_path):
-    from amplint.cli.main import cli
-
     root = tmp_path / NAME
     shutil.copytree(os.path.join(PROJECTS, NAME), root)
     cache = str(tmp_path / "cache")
 
     def run(*args):
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            result = CliRunner().invoke(cli, ["--output-format", "json", *args, "."])
-        finally:
-            os.chdir(old)
-        assert result.exit_code in (0, 1), result.output
-        return sorted((d["filename"], d["line"], d["code"]) for d in json.loads(result.stdout)
-                      if d["code"] == "AMP153")
+        return cli_findings(root, *args, codes=("AMP153",))
 
     expected = [("train.py", 26, "AMP153")]
     assert run("--cache-dir", cache) == expected

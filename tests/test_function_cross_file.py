@@ -18,18 +18,17 @@ defined in one module of the project, `.apply`'d (or called through a module-lev
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import lint_project
 
 from project_files import PROJECTS, load
+from project_files import cli_findings as shared_cli_findings
 
 SETTINGS = Settings.default()
 
@@ -123,17 +122,7 @@ def test_a_local_name_shadowing_the_import_is_not_the_function():
 
 # -- through the CLI and its cache -----------------------------------------------------------
 def cli_findings(root: Path, *args):
-    from amplint.cli.main import cli
-
-    old = os.getcwd()
-    os.chdir(root)
-    try:
-        result = CliRunner().invoke(cli, ["--output-format", "json", *args, "."])
-    finally:
-        os.chdir(old)
-    assert result.exit_code in (0, 1), result.output
-    return sorted((d["filename"], d["line"], d["code"]) for d in json.loads(result.stdout)
-                  if d["code"] == "AMP151")
+    return shared_cli_findings(root, *args, codes=("AMP151",))
 
 
 @pytest.mark.parametrize("name, defining, edits, finding", [

@@ -10,17 +10,15 @@ autocast (engine.py edited only); the half model passed only to `evaluate`, whic
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 
-from click.testing import CliRunner
 
 from amplint.analysis.diagnostics import Severity
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import lint_project
 
-from project_files import PROJECTS, load
+from project_files import PROJECTS, cli_findings, load
 
 SETTINGS = Settings.default()
 NAME = "half_deit_engine"
@@ -62,22 +60,12 @@ def test_a_local_function_of_the_same_name_is_not_the_import():
 
 
 def test_warm_run_after_editing_only_the_engine(tmp_path):
-    from amplint.cli.main import cli
-
     root = tmp_path / NAME
     shutil.copytree(os.path.join(PROJECTS, NAME), root)
     cache = str(tmp_path / "cache")
 
     def run(*args):
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            result = CliRunner().invoke(cli, ["--output-format", "json", *args, "."])
-        finally:
-            os.chdir(old)
-        assert result.exit_code in (0, 1), result.output
-        return sorted((d["filename"], d["line"], d["code"]) for d in json.loads(result.stdout)
-                      if d["code"] == "AMP103")
+        return cli_findings(root, *args, codes=("AMP103",))
 
     expected = [("main.py", 25, "AMP103")]
     assert run("--cache-dir", cache) == expected

@@ -12,16 +12,14 @@ shape of its bf16 forks. Twins: the scaler created disabled; one region of the e
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 
-from click.testing import CliRunner
 
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import lint_project
 
-from project_files import PROJECTS, load
+from project_files import PROJECTS, cli_findings, load
 
 SETTINGS = Settings.default()
 NAME = "scaler_mae_bf16"
@@ -79,22 +77,12 @@ def test_a_region_in_the_scalers_own_file_is_left_to_the_file_rule():
 
 
 def test_warm_run_after_editing_only_the_engine(tmp_path):
-    from amplint.cli.main import cli
-
     root = tmp_path / NAME
     shutil.copytree(os.path.join(PROJECTS, NAME), root)
     cache = str(tmp_path / "cache")
 
     def run(*args):
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            result = CliRunner().invoke(cli, ["--output-format", "json", *args, "."])
-        finally:
-            os.chdir(old)
-        assert result.exit_code in (0, 1), result.output
-        return sorted((d["filename"], d["line"], d["code"]) for d in json.loads(result.stdout)
-                      if d["code"] == "AMP124")
+        return cli_findings(root, *args, codes=("AMP124",))
 
     expected = [("main_finetune.py", 22, "AMP124")]
     assert run("--cache-dir", cache) == expected
