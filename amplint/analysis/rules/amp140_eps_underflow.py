@@ -32,7 +32,8 @@ class EpsUnderflow(Rule):
     or `self.eps` set from one) added to a float16 tensor outside autocast, in `x + eps`,
     `x.add(eps)`, `x.clamp(min=eps)`, `x.clamp_min(eps)` and `F.normalize(x, eps=...)`: in
     the methods of a module
-    class the file turns `.half()`, and on tensors the file itself casts to float16. Also
+    class the file turns `.half()` (or, linting a project, that another file makes float16),
+    and on tensors the file itself casts to float16. Also
     `torch.optim.Adam` (AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad) with its default or a
     tiny `eps=` over the `.parameters()` of a model the file casts to float16.
 
@@ -280,8 +281,8 @@ class EpsUnderflow(Rule):
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
         yield from self._autocast_values(ctx)
-        if not facts.fp16.model_casts:
-            return
+        if not facts.fp16.model_casts and not facts.fp16.float16_functions:
+            return  # no float16 cast here, nor a class of this file another file makes float16
         yield from self._optimizers(ctx)
         values = float16_values(facts)
         rule = self

@@ -33,8 +33,9 @@ class HalfReduction(Rule):
     not max-subtracted, and `sum/var/std/cumsum/prod` of a tensor the file itself casts to
     float16 (`h = x.half()`, `x.half().sum()`).
     "float16 outside autocast" is what the file shows: the methods of a module class the file
-    casts with `.half()` / `.to(torch.float16)` (and of its submodules) with no autocast region
-    active, and values cast to float16 in the same function.
+    casts with `.half()` / `.to(torch.float16)` (or, linting a project, that another file makes
+    float16; and of its submodules) with no autocast region active, and values cast to float16
+    in the same function.
 
     Under a float16 autocast region, the same squares, exponentials and softmax when the
     dtype fact (torch's autocast tables) shows the elementwise result float16: `(h * h).sum(-1)`
@@ -323,8 +324,8 @@ class HalfReduction(Rule):
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
         yield from self._autocast_values(ctx)
-        if not facts.fp16.model_casts:
-            return
+        if not facts.fp16.model_casts and not facts.fp16.float16_functions:
+            return  # no float16 cast here, nor a class of this file another file makes float16
         values = float16_values(facts)
         rule = self
         found: List[Tuple[cst.CSTNode, Frame, str]] = []
