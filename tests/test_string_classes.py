@@ -257,3 +257,52 @@ def test_show_regions_says_how_to_declare(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "unresolved: model at main.py:37: `models.__dict__[...]` makes a class named by a string" in result.output
     assert "autocast-modules" in result.output
+
+
+def _hydra_trainer_project(trainer_yaml):
+    """ashleve/lightning-hydra-template's shape: configs/trainer/gpu.yaml is the Trainer's own
+    Hydra config (`_target_: lightning.pytorch.trainer.Trainer`, `precision:` beside it), the
+    model config names the LightningModule and its criterion."""
+    return {
+        "proj/configs/train.yaml": "defaults:\n  - model: multilabel\n  - trainer: gpu\n",
+        "proj/configs/trainer/gpu.yaml": trainer_yaml,
+        "proj/configs/model/multilabel.yaml": (
+            "_target_: src.models.multilabel_module.MultiLabelLitModule\n"
+            "criterion:\n  _target_: src.models.losses.WeightedBCELoss\n"),
+        "proj/src/__init__.py": "",
+        "proj/src/models/__init__.py": "",
+        "proj/src/models/losses.py": (
+            "import torch\nfrom torch import nn\n\n\n"
+            "class WeightedBCELoss(nn.Module):\n"
+            "    def forward(self, logits, target):\n"
+            "        probs = torch.sigmoid(logits)\n"
+            "        return nn.functional.binary_cross_entropy(probs, target)\n"),
+        "proj/src/models/multilabel_module.py": (
+            "from lightning import LightningModule\n\n\n"
+            "class MultiLabelLitModule(LightningModule):\n"
+            "    def __init__(self, criterion):\n"
+            "        super().__init__()\n"
+            "        self.criterion = criterion\n\n"
+            "    def training_step(self, batch, batch_idx):\n"
+            "        x, y = batch\n"
+            "        return self.criterion(x, y)\n"),
+        "proj/src/train.py": (
+            "import hydra\n\n\n"
+            "def train(cfg):\n"
+            "    model = hydra.utils.instantiate(cfg.model)\n"
+            "    trainer = hydra.utils.instantiate(cfg.trainer)\n"
+            "    trainer.fit(model=model)\n"),
+    }
+
+
+def test_hydra_trainer_config_precision_opens_lightnings_region():
+    files = _hydra_trainer_project(
+        "_target_: lightning.pytorch.trainer.Trainer\naccelerator: gpu\nprecision: 16-mixed\n")
+    assert findings(files) == [("src/models/losses.py", 8, "AMP102")]
+    (message,) = messages(files, "AMP102")
+    assert "precision: 16-mixed (Hydra `_target_` Trainer) at configs/trainer/gpu.yaml:3" in message
+    # the twin: full precision; and a `precision:` of something that is not the Trainer
+    assert findings(_hydra_trainer_project(
+        "_target_: lightning.pytorch.trainer.Trainer\naccelerator: gpu\nprecision: 32\n")) == []
+    assert findings(_hydra_trainer_project(
+        "_target_: src.callbacks.Quantizer\nprecision: 16-mixed\n")) == []

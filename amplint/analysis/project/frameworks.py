@@ -76,6 +76,11 @@ MM_REGISTRIES = ("MODELS", "LOSSES", "HEADS", "BACKBONES", "NECKS", "DETECTORS",
 _LIGHTNING_MIXED = {"16-mixed": "float16", "16": "float16", "bf16-mixed": "bfloat16", "bf16": "bfloat16"}
 _ACCELERATE_MIXED = {"fp16": "float16", "bf16": "bfloat16"}
 _DEVICES = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda"}
+_LIGHTNING_TRAINERS = frozenset({
+    "lightning.pytorch.trainer.Trainer", "lightning.pytorch.Trainer", "lightning.Trainer",
+    "pytorch_lightning.Trainer", "pytorch_lightning.trainer.Trainer", "pytorch_lightning.trainer.trainer.Trainer",
+    "lightning.pytorch.trainer.trainer.Trainer",
+})
 
 DESCRIPTIONS = {
     "lightning": "Lightning's autocast",
@@ -323,7 +328,19 @@ def yaml_settings(path: str, text: str) -> List[Setting]:
     keys_found = list(yaml_keys(text))
     # `trainer: accelerator: gpu` beside the precision: Lightning's CUDA autocast
     device = next((_DEVICES.get(v) for k, v, _ in keys_found if k[-2:] == ("trainer", "accelerator")), None)
+    # a Hydra config of the Trainer itself (lightning-hydra-template's configs/trainer/*.yaml):
+    # `_target_: lightning.pytorch.trainer.Trainer` with `precision:` beside it at the top
+    hydra_trainer = any(k == ("_target_",) and v.strip("'\"") in _LIGHTNING_TRAINERS for k, v, _ in keys_found)
+    if hydra_trainer:
+        device = next((_DEVICES.get(v) for k, v, _ in keys_found if k == ("accelerator",)), device)
     for keys, value, line in keys_found:
+        if hydra_trainer and keys == ("precision",) and value.strip("'\"") in _LIGHTNING_MIXED:
+            value = value.strip("'\"")
+            found.append(Setting(
+                "lightning", Enabled.TRUE, device, _LIGHTNING_MIXED[value],
+                f"precision: {value} (Hydra `_target_` Trainer)", path, line,
+            ))
+            continue
         if keys[-3:] == ("SOLVER", "AMP", "ENABLED") and value.lower() == "true":
             found.append(Setting("detectron2", Enabled.TRUE, "cuda", "float16", "SOLVER.AMP.ENABLED: True", path, line))
         elif keys[-2:] == ("trainer", "precision") and value in _LIGHTNING_MIXED:
