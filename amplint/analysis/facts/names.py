@@ -89,3 +89,14 @@ def torch_name_free(frame: Frame) -> bool:
             return False
         scope = scope.parent
     return True
+
+
+def bound_locally(name: str, frame: Frame) -> bool:
+    """`name` is a variable, parameter, def or class where `frame` sees it, not a module-level
+    import (which the project pass resolves; relative imports are bound in no scope of the file)."""
+    for scope in visible_scopes(frame):
+        if name in scope.imports:
+            return False
+        if name in scope.bindings:
+            return True
+    return False

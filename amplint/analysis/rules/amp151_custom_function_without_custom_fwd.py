@@ -10,7 +10,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.custom_functions import EntryFunction, function_classes
 from amplint.analysis.facts.float32_arguments import ALWAYS, float32_arguments
-from amplint.analysis.facts.names import resolve, visible_scopes
+from amplint.analysis.facts.names import bound_locally, resolve
 from amplint.analysis.facts.syntax import holder_key
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.rules import Flag, Rule
@@ -405,28 +405,18 @@ class CustomFunctionWithoutCustomFwd(Rule):
         ):
             name = func.value.value
             if classes[name].where:  # another file's class, under the name this file imports
-                if not _locally_bound(name, site.frame):
+                if not bound_locally(name, site.frame):
                     return name
             elif resolve((name,), site.frame) is None:  # this file's, not shadowed by an import
                 return name
         if (isinstance(func, cst.Name) and func.value in remote_aliases
-                and not _locally_bound(func.value, site.frame)):
+                and not bound_locally(func.value, site.frame)):
             return func.value
         key = _alias_key(func, site.frame)
         if key is not None and key in aliases:
             return aliases[key]
         return None
 
-
-def _locally_bound(name: str, frame: Frame) -> bool:
-    """`name` is a variable, parameter, def or class where `frame` sees it, not the module-level
-    import the project pass resolved (relative imports are bound in no scope of the file)."""
-    for scope in visible_scopes(frame):
-        if name in scope.imports:
-            return False
-        if name in scope.bindings:
-            return True
-    return False
 
 
 def _inputs_float32(facts, site, region) -> bool:

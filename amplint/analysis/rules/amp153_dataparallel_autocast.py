@@ -9,7 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.callgraph import CallGraph
 from amplint.analysis.facts.module_autocast import EntryModule, forward_autocasts
-from amplint.analysis.facts.names import visible_scopes
+from amplint.analysis.facts.names import bound_locally, visible_scopes
 from amplint.analysis.facts.regions import Region
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, receiver_root
 from amplint.analysis.rules import Flag, Rule
@@ -265,18 +265,10 @@ def _remote_class(facts, expr: cst.BaseExpression, site: CallSite, remote) -> Op
     for value in values:
         root = receiver_root(value)
         if (isinstance(root, cst.Call) and isinstance(root.func, cst.Name)
-                and root.func.value in remote and not _locally_bound(root.func.value, site.frame)):
+                and root.func.value in remote and not bound_locally(root.func.value, site.frame)):
             return root.func.value
     return None
 
-
-def _locally_bound(name: str, frame: Frame) -> bool:
-    for scope in visible_scopes(frame):
-        if name in scope.imports:
-            return False
-        if name in scope.bindings:
-            return True
-    return False
 
 
 def _maybe_bfloat16(region: Region) -> bool:
