@@ -97,3 +97,27 @@ def test_a_file_in_a_broad_folder_without_a_project_marker_is_linted_alone(tmp_p
     root, extra = module.context_files([str(tmp_path / "losses.py")], [str(tmp_path / "losses.py")],
                                        Excludes([], str(tmp_path), True, True))
     assert (root, extra) == (None, [])
+
+
+def test_an_editor_file_without_a_marker_belongs_to_the_workspace(tmp_path):
+    """The language server: a file in a sub-folder of a workspace that has no pyproject.toml
+    with [tool.amplint] and no .git belongs to the workspace's project (what `amplint .` run
+    there sees), not to a project of its own folder; a marker below the workspace wins; a file
+    outside the workspace keeps its own root."""
+    from amplint.workspace.project_root import project_root_in
+
+    workspace = tmp_path / "ws"
+    deep = workspace / "models" / "ops"
+    deep.mkdir(parents=True)
+    (deep / "attn.py").write_text("x = 1\n")
+    path = str(deep / "attn.py")
+    assert project_root_in([path], None) == str(deep)
+    assert project_root_in([path], str(workspace)) == os.path.realpath(str(workspace))
+
+    (workspace / "models" / "pyproject.toml").write_text("[tool.amplint]\n")
+    assert project_root_in([path], str(workspace)) == str(workspace / "models")
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "a.py").write_text("x = 1\n")
+    assert project_root_in([str(outside / "a.py")], str(workspace)) == str(outside)

@@ -721,3 +721,41 @@ def test_a_mixin_edited_in_the_editor_changes_the_protocol_finding_of_its_user(t
         await session.stop()
 
     run(scenario())
+
+
+def test_a_function_decorated_in_the_editor_clears_its_users_amp151(tmp_path):
+    """AMP151 across files (tests/projects/fn_deformable_detr, Deformable-DETR's layout): the
+    Function is defined in models/ops/functions, applied in models/ops/modules under the
+    engine's region. Adding `custom_fwd`/`custom_bwd` in the defining file's unsaved buffer
+    changes no region or protocol summary, only what the project pass reads of the Function:
+    the user's finding goes, and comes back when the decorators are removed again."""
+    from project_files import PROJECTS
+    from test_function_cross_file import DETR, DETR_DECORATED, DETR_FUNCTIONS
+
+    shutil_copy = __import__("shutil").copytree
+    shutil_copy(os.path.join(PROJECTS, DETR), tmp_path, dirs_exist_ok=True)
+    user = "models/ops/modules/ms_deform_attn.py"
+    plain = (tmp_path / DETR_FUNCTIONS).read_text()
+    decorated = plain
+    for old, new in DETR_DECORATED:
+        decorated = decorated.replace(old, new)
+    assert decorated != plain
+
+    async def scenario():
+        session = Session(tmp_path)
+        await session.start()
+        session.open(user, (tmp_path / user).read_text())
+        found = await session.diagnostics(user)
+        while not any(d.code == "AMP151" for d in found):
+            found = await session.diagnostics(user, session.count(user))
+        session.open(DETR_FUNCTIONS, plain)
+        await session.diagnostics(DETR_FUNCTIONS)
+        before = session.count(user)
+        session.change(DETR_FUNCTIONS, decorated)
+        assert [d.code for d in await session.diagnostics(user, before)] == []
+        before = session.count(user)
+        session.change(DETR_FUNCTIONS, plain)
+        assert [d.code for d in await session.diagnostics(user, before)] == ["AMP151"]
+        await session.stop()
+
+    run(scenario())

@@ -45,6 +45,20 @@ def project_root(paths: Sequence[str]) -> str:
     return _git_work_tree(start) or start
 
 
+def project_root_in(paths: Sequence[str], workspace: Optional[str]) -> str:
+    """`project_root`, for an editor whose workspace folder holds `paths`: with no project
+    marker (a pyproject.toml with [tool.amplint], a .git) between them and the workspace, the
+    project is the workspace, as `amplint .` run there sees it, rather than the file's folder."""
+    root = project_root(paths)
+    if not workspace:
+        return root
+    top = os.path.realpath(workspace)
+    marked = find_pyproject(_start(paths)) is not None or _git_work_tree(_start(paths)) is not None
+    if marked or root == top or os.path.commonpath([root, top]) != top:
+        return root
+    return top
+
+
 def _too_broad(root: str) -> bool:
     """A folder that holds many unrelated things (the file system's root, the home folder,
     the temporary folder): with no project marker above a file there, the file is linted

@@ -139,12 +139,38 @@ def _defined_in(project, path: str) -> _Defined:
     text = project.files.get(path)
     if not text or "forward" not in text or not _DEFINES.search(text):
         return None
+    parsed = parsed_facts(project, path)
+    return None if parsed is None else _defined_in_module(*parsed)
+
+
+def defined_functions(text: str):
+    """What the project pass reads of a file as the module that defines Functions: per
+    dtype-sensitive, undecorated Function class, its line and what its `EntryFunction` carries,
+    and the module-level `fn = Cls.apply` aliases. For the language server, whose pass runs
+    again when an edit changes this (a `custom_fwd` added or removed). () when the file defines
+    none; None when it does not parse (being typed)."""
+    if not text or "forward" not in text or not _DEFINES.search(text):
+        return ()
+    from amplint.analysis.facts import FileFacts
+    from amplint.analysis.project import parse_or_none
+
+    module = parse_or_none(text)
+    if module is None:
+        return None
+    try:
+        defined = _defined_in_module(module, FileFacts(module))
+    except (RecursionError, MemoryError):
+        return None
+    if defined is None:
+        return ()
+    classes, aliases, lines = defined
+    return (tuple(sorted((name, lines.get(name, 0), c.has_fwd, c.has_bwd, c.reason, c.extension_only)
+                         for name, c in classes.items())), tuple(sorted(aliases.items())))
+
+
+def _defined_in_module(module, facts) -> _Defined:
     from amplint.analysis.project.lines import node_lines
 
-    parsed = parsed_facts(project, path)
-    if parsed is None:
-        return None
-    module, facts = parsed
     try:
         classes = function_classes(facts)
         if not classes:

@@ -26,6 +26,7 @@ from amplint.analysis.project import build, needs_summary
 from amplint.analysis.project.scaler_summaries import (
     is_caller, local_summaries, scaler_entries, text_may_hold,
 )
+from amplint.analysis.project.function_entries import defined_functions
 from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.summary import portable_summary
 from amplint.run.scaler_inputs import disk_may_hold, scaler_summaries_of, with_first_pass
@@ -256,7 +257,8 @@ class ProjectState:
         after = summary_of_text(spelled, text)
         if after is None and before is not None:
             return False  # it does not parse (being typed): the last good summary stands
-        return not _same(before, after) or self._protocol_changed(spelled, text)
+        return (not _same(before, after) or self._protocol_changed(spelled, text)
+                or self._functions_changed(spelled, text))
 
     def _protocol_changed(self, spelled: str, text: str) -> bool:
         """Whether the edit changes the file's GradScaler protocol summary (what other files'
@@ -271,6 +273,18 @@ class ProjectState:
         after = local_summaries({spelled: text}, [spelled], True)[spelled]
         if after is None:
             return False  # being typed: the last good summary stands
+        before, known[spelled] = known[spelled], after
+        return before != after
+
+    def _functions_changed(self, spelled: str, text: str) -> bool:
+        """Whether the edit changes the custom autograd Functions the file defines, as other
+        files' AMP151 entries read them (amplint.analysis.project.function_entries)."""
+        known = self.__dict__.setdefault("_functions", {})  # path -> last digest
+        if spelled not in known:
+            known[spelled] = defined_functions(_read(spelled))
+        after = defined_functions(text)
+        if after is None:
+            return False  # being typed: the last good digest stands
         before, known[spelled] = known[spelled], after
         return before != after
 

@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from amplint import __version__
-from amplint.workspace.project_root import project_root
+from amplint.workspace.project_root import project_root_in
 from amplint.cli.server import actions, convert
 from amplint.cli.server.analysis import Cancelled, ProjectState, norm
 from amplint.cli.server.options import ServerOptions, project_for
@@ -67,7 +67,8 @@ class AmplintServer(LanguageServer):
         folder = os.path.dirname(os.path.abspath(path))
         root = self.roots.get(folder)
         if root is None:
-            root = self.roots[folder] = project_root([os.path.realpath(path)])
+            root = self.roots[folder] = project_root_in([os.path.realpath(path)],
+                                                        self.options.workspace)
         return root
 
     async def project(self, path: str) -> ProjectState:
