@@ -122,3 +122,54 @@ def test_the_code_fingerprint_covers_every_layer_but_the_runtime(tmp_path, monke
     for untracked in (next((copy / "runtime").glob("*.py")), copy / "cli" / "server" / "app.py"):
         untracked.write_text(untracked.read_text() + "\n# edited\n")
         assert cache._code_fingerprint() == before, untracked
+
+
+def test_file_digests_persist_and_a_rewrite_that_keeps_size_and_mtime_is_seen(tmp_path, monkeypatch):
+    """The content digests are kept in the cache between runs: a second run reads no unchanged
+    file to key it (only its status). An edit that keeps the size and puts the modification
+    time back still changes the change time, so it is read again."""
+    import builtins
+
+    from amplint.workspace.cache import Cache
+
+    source = tmp_path / "train.py"
+    source.write_text("x = 1\n")
+    first = Cache(str(tmp_path / "cache"))
+    digest = first.content_digest(str(source))
+    first.save_digests()
+
+    opened = []
+    real_open = builtins.open
+
+    def counting_open(path, *args, **kwargs):
+        opened.append(os.path.abspath(str(path)))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    second = Cache(str(tmp_path / "cache"))
+    assert second.content_digest(str(source)) == digest
+    assert str(source) not in opened
+
+    stat = os.stat(source)
+    source.write_text("x = 2\n")  # same size
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    third = Cache(str(tmp_path / "cache"))
+    changed = third.content_digest(str(source))
+    assert str(source) in opened and changed != digest
+
+
+def test_a_warm_run_after_a_same_size_edit_reports_the_new_content(tree, tmp_path):
+    """Through the CLI: the hazard removed by an edit of the same size, modification time put
+    back, is no longer reported from the cache."""
+    cache = str(tmp_path / "cache")
+    train = tree / TRAIN
+    text = train.read_text()
+    before = lint(tree, "--cache-dir", cache)
+    assert any(f == "reach_registry/seg/models/net.py" for f, _, _, _ in before)
+    same_size = text.replace(REGION, "if True:".ljust(len(REGION)))
+    assert len(same_size) == len(text)
+    stat = os.stat(train)
+    train.write_text(same_size)
+    os.utime(train, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    after = lint(tree, "--cache-dir", cache)
+    assert not any(f.startswith("reach_registry/seg/") for f, _, _, _ in after)

@@ -45,6 +45,8 @@ def cached_map(cache, kind, items, jobs, meter, stats=None):
         done += 1
         if meter is not None:
             meter.update(done)
+    if cache is not None:
+        cache.save_digests()
     return results  # type: ignore[return-value]
 
 

@@ -18,6 +18,8 @@ from amplint import __version__
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix, Severity
 
 DEFAULT_DIR = ".amplint_cache"
+_DIGESTS = "digests.json"
+_MAX_DIGESTS = 200_000
 
 
 def _code_fingerprint(root: Optional[str] = None) -> str:
@@ -54,9 +56,12 @@ class Cache:
         self.root = directory
         self.directory = os.path.join(directory, fingerprint())
         self._ignored = False
-        # path -> (mtime_ns, size, sha256 of the content): a run keys each file more than once
-        # (its result, its summary, the project pass), reading and hashing it once
-        self._digests: dict = {}
+        # absolute path -> [mtime_ns, ctime_ns, size, inode, sha256 hex of the content]: a run
+        # keys each file more than once (its result, its summary, the project pass), reading
+        # and hashing it once; kept in the cache between runs (`save_digests`), so a warm run
+        # reads no unchanged file, only its status (any write changes its ctime)
+        self._digests: Optional[dict] = None
+        self._digests_changed = False
 
     def _ignore_in_git(self) -> None:
         """A `*` .gitignore inside the cache keeps it out of `git status`, as Ruff does."""
@@ -75,19 +80,48 @@ class Cache:
         return digest.hexdigest()
 
     def content_digest(self, path: str) -> Optional[bytes]:
-        """sha256 of the file's bytes (None: unreadable), read again whenever its modification
-        time or size is not what it was."""
+        """sha256 of the file's bytes (None: unreadable), read again whenever its status
+        (modification and change times, size, inode) is not what it was."""
+        digests = self._known_digests()
+        where = os.path.abspath(path)
         try:
-            stat = os.stat(path)
-            known = self._digests.get(path)
-            if known is not None and known[0] == stat.st_mtime_ns and known[1] == stat.st_size:
-                return known[2]
-            with open(path, "rb") as handle:
+            stat = os.stat(where)
+            status = [stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino]
+            known = digests.get(where)
+            if known is not None and known[:4] == status:
+                return bytes.fromhex(known[4])
+            with open(where, "rb") as handle:
                 digest = hashlib.sha256(handle.read()).digest()
-        except OSError:
+        except (OSError, ValueError, TypeError):
             return None
-        self._digests[path] = (stat.st_mtime_ns, stat.st_size, digest)
+        digests.pop(where, None)  # to the end: the newest are kept when the index is trimmed
+        digests[where] = status + [digest.hex()]
+        self._digests_changed = True
         return digest
+
+    def _known_digests(self) -> dict:
+        if self._digests is None:
+            self._digests = {}
+            try:
+                with open(os.path.join(self.directory, _DIGESTS), "r", encoding="utf-8") as handle:
+                    stored = json.load(handle)
+                if isinstance(stored, dict):
+                    self._digests = {path: entry for path, entry in stored.items()
+                                     if isinstance(entry, list) and len(entry) == 5}
+            except (OSError, ValueError):
+                pass  # none yet, or torn by a crash: every file is read once more
+        return self._digests
+
+    def save_digests(self) -> None:
+        """Keep the files' digests for the next run (atomic; a concurrent run's copy may win,
+        which only costs the other's files one more read)."""
+        if not self._digests_changed or self._digests is None:
+            return
+        self._digests_changed = False
+        if len(self._digests) > _MAX_DIGESTS:  # many projects share one cache: the newest stay
+            self._digests = dict(list(self._digests.items())[-_MAX_DIGESTS:])
+        self._write(os.path.join(self.directory, _DIGESTS),
+                    json.dumps(self._digests, separators=(",", ":")).encode("utf-8"))
 
     def file_key(self, path: str, settings_key: str) -> Optional[str]:
         """The key of something computed from the file's content alone (None: unreadable)."""
