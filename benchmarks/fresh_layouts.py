@@ -7,13 +7,15 @@ clean twin (the same files with the hazard fixed) that must stay silent.
     python benchmarks/fresh_layouts.py            # value-flow off and on, side by side
     python benchmarks/fresh_layouts.py -v         # also every finding
     python benchmarks/fresh_layouts.py -k nanogpt
+    python benchmarks/fresh_layouts.py --data benchmarks/fresh_layouts_b   # the second blind set
 
 Data: benchmarks/fresh_layouts/*.txt, our own code. Each file holds a header
 (`# imitates:`, `# construct:`, one or more `# fix: OLD => NEW` applied to make the twin), then the
 project's files, each after a `### relative/path` line. The hazard line carries `# HAZARD CODE`.
 Each project runs through the CLI (`amplint --no-cache --exit-zero --output-format json -j 1`),
 once as it is (value-flow off: the default) and once with a pyproject.toml saying
-`[tool.amplint] value-flow = true`; the twin likewise. Precision counts every finding: a finding
+`[tool.amplint] value-flow = true` (added to the project's own `[tool.amplint]` table when it ships a
+pyproject.toml with one, e.g. for `autocast-modules`); the twin likewise. Precision counts every finding: a finding
 other than the label, in the project or its twin, is a false positive (AMP130, the deprecated-API
 rule, is not counted: it is per-file text and true wherever it fires). CPU is the child's
 user+sys (getrusage), which includes the interpreter's start: compare the two columns, not the
@@ -87,8 +89,13 @@ def write(root: str, files: Dict[str, str], value_flow: bool) -> None:
         with open(full, "w") as handle:
             handle.write(text)
     if value_flow:
+        own = files.get("pyproject.toml", "")
+        if "[tool.amplint]\n" in own:
+            text = own.replace("[tool.amplint]\n", ON, 1)
+        else:
+            text = own + ("\n" if own else "") + ON
         with open(os.path.join(root, "pyproject.toml"), "w") as handle:
-            handle.write(ON)
+            handle.write(text)
 
 
 def lint(root: str) -> Tuple[Set[Label], float, List[str]]:
@@ -120,13 +127,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-k", default="", help="only projects whose name contains this")
     parser.add_argument("-v", action="store_true", help="print every finding")
+    parser.add_argument("--data", default=DATA, help="folder of project .txt files (default: %(default)s)")
     args = parser.parse_args()
-    names = sorted(n[:-4] for n in os.listdir(DATA) if n.endswith(".txt") and args.k in n)
+    data = args.data
+    names = sorted(n[:-4] for n in os.listdir(data) if n.endswith(".txt") and args.k in n)
     totals = {False: [0, 0, 0, 0.0], True: [0, 0, 0, 0.0]}  # true positives, false positives, labels, cpu
     print(f"{'project':24} {'construct':58} {'off':>5} {'on':>5}  {'cpu off':>7} {'cpu on':>7}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
-            with open(os.path.join(DATA, name + ".txt")) as handle:
+            with open(os.path.join(data, name + ".txt")) as handle:
                 meta, files = parse(handle.read())
             want = labels(files)
             assert len(want) == 1, f"{name}: {len(want)} labels"
