@@ -136,7 +136,7 @@ def test_file_digests_persist_and_a_rewrite_that_keeps_size_and_mtime_is_seen(tm
     source.write_text("x = 1\n")
     first = Cache(str(tmp_path / "cache"))
     digest = first.content_digest(str(source))
-    first.save_digests()
+    first.save_index()
 
     opened = []
     real_open = builtins.open
@@ -173,3 +173,26 @@ def test_a_warm_run_after_a_same_size_edit_reports_the_new_content(tree, tmp_pat
     os.utime(train, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     after = lint(tree, "--cache-dir", cache)
     assert not any(f.startswith("reach_registry/seg/") for f, _, _, _ in after)
+
+
+def test_small_entries_live_in_the_index_and_large_ones_in_files(tmp_path):
+    """Most files' results are small (no finding, no summary): they are kept in the cache's one
+    index file, so a warm run opens one file, not one per linted file. Values with a blob, or
+    too large, keep a file of their own."""
+    from amplint.workspace.cache import Cache
+
+    root = str(tmp_path / "cache")
+    cache = Cache(root)
+    cache.put("a" * 64, {"diagnostics": [], "errors": []})
+    cache.put("b" * 64, {"text": "x" * 5000})
+    cache.put("c" * 64, {"summarised": True}, blob={"summary": 1})
+    files = {name for _, _, names in os.walk(root) for name in names}
+    assert "a" * 64 + ".json" not in files
+    assert {"b" * 64 + ".json", "c" * 64 + ".json", "c" * 64 + ".pkl"} <= files
+    assert Cache(root).get("a" * 64) is None  # not saved yet: only recomputed, never wrong
+    cache.save_index()
+    again = Cache(root)
+    assert again.get("a" * 64) == {"diagnostics": [], "errors": []}
+    assert again.get("a" * 64, with_blob=True) == ({"diagnostics": [], "errors": []}, None)
+    assert again.get("b" * 64)["text"] == "x" * 5000
+    assert again.get("c" * 64, with_blob=True)[1] == {"summary": 1}

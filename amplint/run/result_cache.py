@@ -46,7 +46,7 @@ def cached_map(cache, kind, items, jobs, meter, stats=None):
         if meter is not None:
             meter.update(done)
     if cache is not None:
-        cache.save_digests()
+        cache.save_index()
     return results  # type: ignore[return-value]
 
 

@@ -143,6 +143,8 @@ def _run_files(paths, targets, settings, options: RunOptions, config: Config, pr
                        use_project)
     finally:
         meter.close()
+        if cache is not None:
+            cache.save_index()
 
 
 def _phases(paths, targets, files, per_file, settings, options, config, cache, meter,

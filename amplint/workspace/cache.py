@@ -18,8 +18,9 @@ from amplint import __version__
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix, Severity
 
 DEFAULT_DIR = ".amplint_cache"
-_DIGESTS = "digests.json"
-_MAX_DIGESTS = 200_000
+_INDEX = "index.json"
+_MAX_INDEXED = 200_000
+_SMALL = 400  # bytes of JSON: a value this small, with no blob, is kept in the index
 
 
 def _code_fingerprint(root: Optional[str] = None) -> str:
@@ -56,12 +57,15 @@ class Cache:
         self.root = directory
         self.directory = os.path.join(directory, fingerprint())
         self._ignored = False
-        # absolute path -> [mtime_ns, ctime_ns, size, inode, sha256 hex of the content]: a run
-        # keys each file more than once (its result, its summary, the project pass), reading
-        # and hashing it once; kept in the cache between runs (`save_digests`), so a warm run
-        # reads no unchanged file, only its status (any write changes its ctime)
-        self._digests: Optional[dict] = None
-        self._digests_changed = False
+        # One index file beside the entries, read once and written back when it changed
+        # (`save_index`): "digests", absolute path -> [mtime_ns, ctime_ns, size, inode, sha256
+        # hex of the content]: a run keys each file more than once (its result, its summary,
+        # the project pass), reading and hashing it once, and a warm run reads no unchanged
+        # file, only its status (any write changes its ctime); "small", key -> a small value
+        # without a blob (most files' results: no finding, no summary), so a warm run opens
+        # one file, not one per file
+        self._index: Optional[dict] = None
+        self._index_changed = False
 
     def _ignore_in_git(self) -> None:
         """A `*` .gitignore inside the cache keeps it out of `git status`, as Ruff does."""
@@ -82,7 +86,7 @@ class Cache:
     def content_digest(self, path: str) -> Optional[bytes]:
         """sha256 of the file's bytes (None: unreadable), read again whenever its status
         (modification and change times, size, inode) is not what it was."""
-        digests = self._known_digests()
+        digests = self._known()["digests"]
         where = os.path.abspath(path)
         try:
             stat = os.stat(where)
@@ -96,37 +100,38 @@ class Cache:
             return None
         digests.pop(where, None)  # to the end: the newest are kept when the index is trimmed
         digests[where] = status + [digest.hex()]
-        self._digests_changed = True
+        self._index_changed = True
         return digest
-
-    def _known_digests(self) -> dict:
-        if self._digests is None:
-            self._digests = {}
-            try:
-                with open(os.path.join(self.directory, _DIGESTS), "r", encoding="utf-8") as handle:
-                    stored = json.load(handle)
-                if isinstance(stored, dict):
-                    self._digests = {path: entry for path, entry in stored.items()
-                                     if isinstance(entry, list) and len(entry) == 5}
-            except (OSError, ValueError):
-                pass  # none yet, or torn by a crash: every file is read once more
-        return self._digests
-
-    def save_digests(self) -> None:
-        """Keep the files' digests for the next run (atomic; a concurrent run's copy may win,
-        which only costs the other's files one more read)."""
-        if not self._digests_changed or self._digests is None:
-            return
-        self._digests_changed = False
-        if len(self._digests) > _MAX_DIGESTS:  # many projects share one cache: the newest stay
-            self._digests = dict(list(self._digests.items())[-_MAX_DIGESTS:])
-        self._write(os.path.join(self.directory, _DIGESTS),
-                    json.dumps(self._digests, separators=(",", ":")).encode("utf-8"))
 
     def file_key(self, path: str, settings_key: str) -> Optional[str]:
         """The key of something computed from the file's content alone (None: unreadable)."""
         digest = self.content_digest(path)
         return None if digest is None else self.key(digest, settings_key)
+
+    def _known(self) -> dict:
+        if self._index is None:
+            self._index = {"digests": {}, "small": {}}
+            try:
+                with open(os.path.join(self.directory, _INDEX), "r", encoding="utf-8") as handle:
+                    stored = json.load(handle)
+                for part in ("digests", "small"):
+                    if isinstance(stored.get(part), dict):
+                        self._index[part] = stored[part]
+            except (OSError, ValueError, AttributeError):
+                pass  # none yet, or torn by a crash: every file is read once more
+        return self._index
+
+    def save_index(self) -> None:
+        """Keep the index for the next run (atomic; a concurrent run's copy may win, which
+        only costs the other's files one more read)."""
+        if not self._index_changed or self._index is None:
+            return
+        self._index_changed = False
+        for part in ("digests", "small"):  # many projects share one cache: the newest stay
+            if len(self._index[part]) > _MAX_INDEXED:
+                self._index[part] = dict(list(self._index[part].items())[-_MAX_INDEXED:])
+        self._write(os.path.join(self.directory, _INDEX),
+                    json.dumps(self._index, separators=(",", ":")).encode("utf-8"))
 
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key + ".json")
@@ -134,6 +139,9 @@ class Cache:
     def get(self, key: str, with_blob: bool = False):
         """The JSON value stored under `key` (None when absent); with `with_blob`, the pair
         (value, the pickled object stored with it or None)."""
+        small = self._known()["small"].get(key)
+        if small is not None:
+            return (small, None) if with_blob else small
         try:
             with open(self._path(key), "r", encoding="utf-8") as handle:
                 value = json.load(handle)
@@ -154,7 +162,14 @@ class Cache:
         if blob is not None:
             self._write(self._path(key)[:-5] + ".pkl", pickle.dumps(blob, protocol=4))
             value = dict(value, _blob=True)
-        self._write(self._path(key), json.dumps(value).encode("utf-8"))
+        data = json.dumps(value).encode("utf-8")
+        if blob is None and len(data) <= _SMALL:
+            small = self._known()["small"]
+            small.pop(key, None)
+            small[key] = value
+            self._index_changed = True
+            return
+        self._write(self._path(key), data)
 
     def _write(self, path: str, data: bytes) -> None:
         try:

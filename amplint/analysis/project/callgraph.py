@@ -99,4 +99,6 @@ def main(paths: Iterable[str], cache=None) -> Tuple[str, List[str]]:
     text = json.dumps(graph, indent=2, sort_keys=True) + "\n"
     if key is not None:
         cache.put(key, {"text": text, "errors": errors})
+    if cache is not None:
+        cache.save_index()
     return text, errors

@@ -194,6 +194,8 @@ class ProjectState:
         else:
             found = self._with_buffers(buffers, jobs)
         self.entries = {norm(p): tuple(e) for p, e in found.items()}
+        if self.cache is not None:
+            self.cache.save_index()
         return [p for p in set(old) | set(self.entries) if old.get(p) != self.entries.get(p)]
 
     def _with_buffers(self, buffers: Dict[str, str], jobs: Optional[int]) -> Dict[str, tuple]:
