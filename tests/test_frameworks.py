@@ -284,3 +284,18 @@ def test_backward_written_inside_the_users_region_still_reported():
     ).replace("from lightning.pytorch import Trainer\n", "import torch\nfrom lightning.pytorch import Trainer\n")
     assert [f for f in findings(lint_project(files, SETTINGS)) if f[2] == "AMP104"] == [
         ("pl/tests/test_manual.py", 9, "AMP104")]
+
+
+@pytest.mark.parametrize("flag", ["fp16=True", "bf16=True"])
+def test_trainer_setting_found_by_the_cli_whatever_the_dtype(tmp_path, flag):
+    """Through the CLI, whose first pass summarises only the files whose text may hold a
+    setting: `TrainingArguments(bf16=True)` is a setting as `fp16=True` is (the text test once
+    matched `fp16=` and `bp16=`, not `bf16=`, so the bf16 script was never summarised)."""
+    from project_files import cli_findings
+
+    for path, text in load("hf_multilabel", [("fp16=True", flag)]).items():
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    found = cli_findings(tmp_path / "hf_multilabel", "--no-cache")
+    assert ("modeling_tagger.py", 19, "AMP102") in found, found

@@ -53,7 +53,7 @@ class Setting:
 
 # Text tests: a file is parsed for settings only if one of these matches.
 SETTING_TEXT = re.compile(
-    r"precision\s*=|AmpOptimWrapper|AMPTrainer|AMP\.ENABLED|amp\.enabled|[bf]p16\s*="
+    r"precision\s*=|AmpOptimWrapper|AMPTrainer|AMP\.ENABLED|amp\.enabled|(?:fp|bf)16\s*="
 )
 YAML_SETTING_TEXT = re.compile(r"precision|AMP")
 
