@@ -124,6 +124,9 @@ class Float16Values:
     def in_scope(self, frame: Frame) -> bool:
         return in_float16_scope(self.facts, frame)
 
+    def forget_assignments(self) -> None:
+        self._flow.clear()
+
     def is_float16(self, expr: cst.BaseExpression, frame: Frame, explicit: bool = False) -> bool:
         """`expr` is a float16 tensor outside autocast. `explicit`: only on the evidence of a
         float16 cast (a cast expression or a local assigned from one), not of the scope."""
@@ -365,6 +368,9 @@ def walk_float16_code(facts, make_walker) -> None:
     """Walk only the code where float16 values can occur: the methods of float16 module
     classes, and the functions (or the module) holding a float16 cast of something that is not
     a module class of this file. `make_walker(start_frame)` builds the FrameWalker."""
+    # each walk starts from no assignment seen: a rule's answers must not depend on whether
+    # another rule walked the file before it (AMP141 alone and after AMP140 agree)
+    facts.half_values.forget_assignments()
     selected: Set[int] = set(float16_functions(facts))
     whole_module = False
     fp16 = facts.fp16
