@@ -166,3 +166,19 @@ def test_the_plain_word_tests_agree_with_the_regexes_on_torch():
                         CALLER_TEXT.search(text) or fw.SETTING_TEXT.search(text)), name
                     seen += 1
     assert seen > 100
+
+
+def test_warm_runs_follow_an_edit_of_another_file(tmp_path, monkeypatch):
+    """The evaluator's first-pass result (its summary from `ast`) comes from the cache; an
+    edit of the config alone turns the finding off and on again."""
+    root = _project(tmp_path)
+    cache = str(tmp_path / "cache")
+    assert cli_findings(root, "--cache-dir", cache, "--jobs", "1") == [RCNN]
+    config = root / "configs" / "mask_rcnn_amp.py"
+    text = config.read_text()
+    config.write_text(text.replace("enabled = True", "enabled = False"))
+    counts = _first_pass_parses(monkeypatch)
+    assert cli_findings(root, "--cache-dir", cache, "--jobs", "1") == []
+    assert counts.get(EVALUATOR, 0) == 0 and counts.get(config.read_text()) == 1
+    config.write_text(text)
+    assert cli_findings(root, "--cache-dir", cache, "--jobs", "1") == [RCNN]
