@@ -127,8 +127,8 @@ def _ast_first_pass(path: str, text: str, settings: Settings):
     """The first-pass summary of a file no rule could match, from Python's `ast`, when the
     file opens no region and holds no framework setting (amplint.analysis.project.
     first_pass_ast); None: summarise it from LibCST's parse as before."""
-    if len(text) > large_files.PARTS_ABOVE or not ast_first_pass(text):
-        return None
+    if not path.endswith(".py") or len(text) > large_files.PARTS_ABOVE or not ast_first_pass(text):
+        return None  # (stubs: the differential benchmark compares .py files only)
     if could_match(text, settings.rules()):
         return None  # linted: the parse is made anyway
     found = ast_summary(path, text)
