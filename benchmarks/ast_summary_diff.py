@@ -1,8 +1,10 @@
 """The `ast` summaries against LibCST's on whole trees: for every .py file the project pass
-would summarise on demand from `ast` (`needs_summary(text)` False), both summaries are made
-and compared. Prints files, refused %, unequal (must be 0) and the CPU seconds of each path.
+would summarise on demand from `ast` (`needs_summary(text)` False), and every first-pass file
+the first pass may summarise from `ast` (first_pass_ast: no region, no setting), both
+summaries are made and compared. Prints files, refused %, unequal (must be 0) and the CPU
+seconds of each path. `--first-pass-only`: only the first-pass files.
 
-    python benchmarks/ast_summary_diff.py DIR... [--show N] [--reasons]
+    python benchmarks/ast_summary_diff.py DIR... [--show N] [--first-pass-only]
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from amplint.analysis.facts import FileFacts
 from amplint.analysis.parsing import parse
 from amplint.analysis.project import needs_summary
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
+from amplint.analysis.project.first_pass_ast import ast_first_pass
 from amplint.analysis.project.summary import portable_summary
 from amplint.workspace.files import ReadError, read_source
 
@@ -42,7 +45,7 @@ def python_files(roots):
                     yield os.path.join(directory, name)
 
 
-def diff(paths, show: int = 5, out=sys.stdout):
+def diff(paths, show: int = 5, out=sys.stdout, first_pass_only: bool = False):
     counts = collections.Counter()
     reasons = collections.Counter()
     unequal = []
@@ -52,8 +55,15 @@ def diff(paths, show: int = 5, out=sys.stdout):
             text = read_source(path).text
         except ReadError:
             continue
-        if needs_summary(text) or large_files.split(text) is not None:
+        if large_files.split(text) is not None:
             counts["first pass (LibCST)"] += 1
+            continue
+        if needs_summary(text):
+            if not ast_first_pass(text):
+                counts["first pass (LibCST)"] += 1
+                continue
+            counts["first pass (ast)"] += 1
+        elif first_pass_only:
             continue
         counts["files"] += 1
         start = time.process_time()
@@ -68,7 +78,8 @@ def diff(paths, show: int = 5, out=sys.stdout):
         elif fast != slow:
             unequal.append(path)
     files = counts["files"] or 1
-    print(f"files summarised on demand: {counts['files']} (first-pass files skipped: "
+    print(f"files summarised from ast: {counts['files']} (of them first-pass files: "
+          f"{counts['first pass (ast)']}; first-pass files skipped: "
           f"{counts['first pass (LibCST)']})", file=out)
     print(f"refused: {counts['refused']} ({100 * counts['refused'] / files:.1f} %)", file=out)
     print(f"unequal: {len(unequal)}", file=out)
@@ -85,8 +96,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--show", type=int, default=10, help="unequal files to name")
+    parser.add_argument("--first-pass-only", action="store_true",
+                        help="compare only the first-pass files the first pass may summarise from ast")
     args = parser.parse_args(argv)
-    _, unequal, _ = diff(args.paths, args.show)
+    _, unequal, _ = diff(args.paths, args.show, first_pass_only=args.first_pass_only)
     return 1 if unequal else 0
 
 

@@ -14,6 +14,7 @@ from typing import List, Optional, Tuple
 
 from amplint.workspace.baseline import assign_fingerprints
 from amplint.report.diffs import unified_diff
+from amplint.analysis import large_files
 from amplint.analysis.engine import FileResult, Settings, internal_error_result
 from amplint.analysis.facts.regions import EntryRegion
 from amplint.analysis.prefilter import could_match
@@ -24,6 +25,8 @@ from amplint.run.parallel import cycles_collected_after
 from amplint.run.progress import naming_slow_file
 from amplint.run.scaler_inputs import first_pass_plan, first_pass_summary
 from amplint.analysis.project import needs_summary
+from amplint.analysis.project.ast_summary import Refusal, ast_summary
+from amplint.analysis.project.first_pass_ast import ast_first_pass
 from amplint.analysis.project.summary import portable_summary
 
 
@@ -91,6 +94,12 @@ def _process_python(
         if plan and not (wanted or entries or could_match(text, settings.rules())):
             plan = None  # not parsed here otherwise (nor its LibCST parse errors reported)
         protocol = plan is True
+        if wanted and not protocol and not entries and not (options.fix or options.diff):
+            summary = _ast_first_pass(path, text, settings)
+            if summary is not None:  # not parsed by LibCST: nothing to lint, no setting
+                result = blank_result(path)
+                result.summary, result.scaler = summary, plan
+                return result
         made: dict = {}
 
         def summaries(path, text, module, facts):
@@ -112,6 +121,18 @@ def _process_python(
         diag.cell = None  # type: ignore[attr-defined]
     assign_fingerprints(result.diagnostics, final.splitlines())
     return result
+
+
+def _ast_first_pass(path: str, text: str, settings: Settings):
+    """The first-pass summary of a file no rule could match, from Python's `ast`, when the
+    file opens no region and holds no framework setting (amplint.analysis.project.
+    first_pass_ast); None: summarise it from LibCST's parse as before."""
+    if not path.endswith(".py") or len(text) > large_files.PARTS_ABOVE or not ast_first_pass(text):
+        return None  # (stubs: the differential benchmark compares .py files only)
+    if could_match(text, settings.rules()):
+        return None  # linted: the parse is made anyway
+    found = ast_summary(path, text)
+    return None if isinstance(found, Refusal) else found
 
 
 def process_item(item) -> FileResult:

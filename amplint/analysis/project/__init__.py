@@ -41,7 +41,9 @@ from amplint.analysis.project.resolve import ProjectResolver
 from amplint.analysis.project.scaler_summaries import (
     local_summaries, scaler_entries, text_may_hold,
 )
-from amplint.analysis.project.summary import CALLER_TEXT, ModuleSummary, Setting, summarize
+from amplint.analysis.project.summary import (
+    CALLER_TEXT, CALLER_WORDS, ModuleSummary, Setting, summarize,
+)
 
 __all__ = ["ProjectFacts", "build", "lint_project", "declared_matches", "EXPLAIN"]
 
@@ -51,8 +53,13 @@ SummarizeMany = Callable[[List[str]], Mapping[str, Optional[ModuleSummary]]]
 
 
 def needs_summary(text: str) -> bool:
-    """The first pass's text test: can this file open a region or hold a framework setting?"""
-    return bool(CALLER_TEXT.search(text) or fw.SETTING_TEXT.search(text))
+    """The first pass's text test: can this file open a region or hold a framework setting?
+    Plain substring tests first (each pattern's literal part): a regex starting with a class
+    (`[bf]p16`) scans every position of every file, several times the cost (issue 34)."""
+    return bool(
+        (any(word in text for word in CALLER_WORDS) and CALLER_TEXT.search(text))
+        or (any(word in text for word in fw.SETTING_WORDS) and fw.SETTING_TEXT.search(text))
+    )
 
 
 def _is_python(path: str) -> bool:

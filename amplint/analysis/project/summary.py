@@ -32,6 +32,8 @@ from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, receiver_r
 # A file is summarised in the first pass only if its text can open a region or hold a
 # framework setting; other files are summarised on demand, when a region reaches them.
 CALLER_TEXT = re.compile(r"autocast|optim_context|auto_fp16")
+# its words: one of them is in every text CALLER_TEXT matches
+CALLER_WORDS = ("autocast", "optim_context", "auto_fp16")
 
 
 # -- the summary ------------------------------------------------------------------------------
