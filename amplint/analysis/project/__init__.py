@@ -55,7 +55,7 @@ SummarizeMany = Callable[[List[str]], Mapping[str, Optional[ModuleSummary]]]
 def needs_summary(text: str) -> bool:
     """The first pass's text test: can this file open a region or hold a framework setting?
     Plain substring tests first (each pattern's literal part): a regex starting with a class
-    (`[bf]p16`) scans every position of every file, several times the cost (issue 34)."""
+    (`(?:fp|bf)16`) scans every position of every file, several times the cost (issue 34)."""
     return bool(
         (any(word in text for word in CALLER_WORDS) and CALLER_TEXT.search(text))
         or (any(word in text for word in fw.SETTING_WORDS) and fw.SETTING_TEXT.search(text))

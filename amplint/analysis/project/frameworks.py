@@ -56,7 +56,7 @@ SETTING_TEXT = re.compile(
     r"precision\s*=|AmpOptimWrapper|AMPTrainer|AMP\.ENABLED|amp\.enabled|(?:fp|bf)16\s*="
 )
 # the literal part of each alternative: one of them is in every text SETTING_TEXT matches
-SETTING_WORDS = ("precision", "AmpOptimWrapper", "AMPTrainer", "AMP.ENABLED", "amp.enabled", "p16")
+SETTING_WORDS = ("precision", "AmpOptimWrapper", "AMPTrainer", "AMP.ENABLED", "amp.enabled", "fp16", "bf16")
 YAML_SETTING_TEXT = re.compile(r"precision|AMP")
 
 # Text tests for files that may define the classes a framework runs.
