@@ -13,7 +13,7 @@ from amplint.analysis.project.ast_values import (
     Args, AstValueReader, _unstar, first_arg, short_text, without_positional,
 )
 from amplint.analysis.project.flowfacts import FlowFacts, FlowFunction, frame_key
-from amplint.analysis.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val
+from amplint.analysis.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val, binds
 
 
 class AstFlowCollector(AstValueReader):
@@ -196,7 +196,7 @@ class AstFlowCollector(AstValueReader):
                 if star:
                     break
                 held = self.val(value, frame)
-                if held is not None and held[0] in ("local", "self", "call", "attr", "half", "sub"):
+                if binds(held):
                     found.append((keyword if keyword is not None else position, held))
             if found:
                 callee = self.val(bind_func, frame)

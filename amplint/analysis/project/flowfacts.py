@@ -37,7 +37,9 @@ import libcst as cst
 
 from amplint.analysis.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CALLS, TEST_CASE_HELPER
 from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes, own_statements
-from amplint.analysis.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val, ValueReader, first_arg, short_text, without_positional
+from amplint.analysis.project.flowvalues import (
+    CHAIN, PREPARE, UNWRAP, Val, ValueReader, binds, first_arg, short_text, without_positional,
+)
 
 
 @dataclass
@@ -269,7 +271,7 @@ class FlowCollector(ValueReader):
                 if arg.star:
                     break
                 value = self.val(arg.value, frame)
-                if value is not None and value[0] in ("local", "self", "call", "attr", "half", "sub"):
+                if binds(value):
                     args.append((arg.keyword.value if arg.keyword else position, value))
             if args:
                 callee = self.val(bind.func, frame)

@@ -35,6 +35,18 @@ UNWRAP = frozenset({"module", "_orig_mod"})
 
 
 _NOT_PROJECT = ("torch.", "typing.", "numpy.", "collections.", "?")
+_BOUND_KINDS = frozenset({"local", "self", "call", "attr", "half", "sub", "partial"})
+
+
+def binds(value: Optional[Val]) -> bool:
+    """Whether a call argument is recorded as binding the callee's parameter: a value that may
+    hold a project instance, or a project class or function passed as a value
+    (`ResNet(block=BottleneckBlock)`, `make_stage(block_class=...)`, `model.apply(init_fn)`)."""
+    if value is None:
+        return False
+    if value[0] == "ref":
+        return not value[1].startswith(_NOT_PROJECT)
+    return value[0] in _BOUND_KINDS
 
 
 class ValueReader:
