@@ -347,6 +347,17 @@ SNIPPETS = {
 
         def make_stage(block_class, num_blocks, norm):
             return [block_class(norm=norm) for _ in range(num_blocks)]
+
+        def convert(model, layer):
+            model.stage.apply(to_half)
+            model.head.to(torch.float16)
+            model.to(device="cuda", dtype=torch.bfloat16)
+            model.stage.type(torch.cuda.HalfTensor)
+            layer.weight.data = layer.weight.data.type(torch.half)
+            model.to("cuda")
+
+        def to_half(layer):
+            layer.weight.data = layer.weight.data.half()
     """,
 }
 

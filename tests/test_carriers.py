@@ -46,3 +46,58 @@ def test_detectron2_block_class_passed_to_make_stage():
     assert findings(lint_project(other, SETTINGS)) == []
     # without the cast nothing is half
     assert findings(lint_project(load("half_d2_block_class", [("self.predictor.model.half()", "pass")]), SETTINGS)) == []
+
+
+def test_guided_diffusion_apply_of_a_converter_from_another_module():
+    # openai/guided-diffusion: `UNetModel.convert_to_fp16` runs
+    # `self.input_blocks.apply(convert_module_to_f16)` with the converter in fp16_util.py
+    # (`layer.weight.data = layer.weight.data.half()`); scripts/image_sample.py calls it under
+    # `if args.use_fp16`. The blocks' attention then runs in float16.
+    results = lint_project(load("half_gd_apply"), SETTINGS)
+    assert findings(results) == [("guided_diffusion/unet.py", 89, "AMP110")]
+    held = half_classes(load("half_gd_apply"))
+    assert ("guided_diffusion/unet.py", "QKVAttention") in held and ("guided_diffusion/nn.py", "GroupNorm32") in held
+    assert ("guided_diffusion/unet.py", "UNetModel") not in held  # the torso only, not the model
+    clean = load("half_gd_apply", [("-1e9", "th.finfo(weight.dtype).min")])
+    assert findings(lint_project(clean, SETTINGS)) == []
+    # the float32 converter only: nothing is half
+    to_f32 = load("half_gd_apply", [(".apply(convert_module_to_f16)", ".apply(convert_module_to_f32)")])
+    assert half_classes(to_f32) == {} and findings(lint_project(to_f32, SETTINGS)) == []
+    # a converter that casts something else than the module it is given: not a half cast
+    other = load("half_gd_apply", [("layer.weight.data = layer.weight.data.half()", "print(th.zeros(1).half())"),
+                                   ("layer.bias.data = layer.bias.data.half()", "pass"),
+                                   ("import torch.nn as nn\n", "import torch as th\nimport torch.nn as nn\n")])
+    assert half_classes(other) == {}
+    # a converter outside the linted files is not guessed from its name
+    files = load("half_gd_apply")
+    del files["half_gd_apply/guided_diffusion/fp16_util.py"]
+    assert half_classes(files) == {} and findings(lint_project(files, SETTINGS)) == []
+
+
+LLAVA_CAST = "vision_tower.to(device=device_map, dtype=torch.float16)"
+
+
+def test_llava_statement_to_dtype_in_another_file():
+    # haotian-liu/LLaVA: llava/model/builder.py `load_pretrained_model` builds the vision tower
+    # (llava/model/multimodal_encoder/builder.py -> clip_encoder.CLIPVisionTower) and converts
+    # it with the statement `vision_tower.to(device=device_map, dtype=torch.float16)`; on main
+    # only `.half()` statements (and kept `.to(...)` values) were casts.
+    results = lint_project(load("half_llava_to_dtype"), SETTINGS)
+    assert findings(results) == [("llava/model/multimodal_encoder/clip_encoder.py", 13, "AMP110")]
+    held = half_classes(load("half_llava_to_dtype"))
+    assert held[("llava/model/multimodal_encoder/clip_encoder.py", "PatchScorer")].endswith(
+        "made float16 in model/builder.py, as a submodule of CLIPVisionTower")
+    clean = load("half_llava_to_dtype", [("-1e9", "torch.finfo(scores.dtype).min")])
+    assert findings(lint_project(clean, SETTINGS)) == []
+    for form in ("vision_tower.to(torch.float16)", "vision_tower.to(dtype=torch.half)",
+                 "vision_tower.type(torch.float16)", "vision_tower.type(torch.cuda.HalfTensor)"):
+        files = load("half_llava_to_dtype", [(LLAVA_CAST, form)])
+        assert findings(lint_project(files, SETTINGS)) == [
+            ("llava/model/multimodal_encoder/clip_encoder.py", 13, "AMP110")], form
+    bf16 = half_classes(load("half_llava_to_dtype", [(LLAVA_CAST, "vision_tower.to(dtype=torch.bfloat16)")]))
+    assert {dtype for dtype in bf16.values()} and all("made bfloat16" in cite for cite in bf16.values())
+    # not a half dtype, or no dtype at all: nothing is half
+    for form in ("vision_tower.to(device=device_map, dtype=torch.float32)", "vision_tower.to(device_map)",
+                 "vision_tower.type(torch.cuda.FloatTensor)"):
+        files = load("half_llava_to_dtype", [(LLAVA_CAST, form)])
+        assert half_classes(files) == {} and findings(lint_project(files, SETTINGS)) == [], form

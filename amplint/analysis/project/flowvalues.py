@@ -34,6 +34,8 @@ PREPARE = frozenset({"prepare", "setup", "prepare_model"})
 UNWRAP = frozenset({"module", "_orig_mod"})
 
 
+# `model.to(torch.float16)` / `.type(torch.half)` as a call of its own: recorded as `model.half()`
+STATEMENT_METHODS = {"float16": "half", "bfloat16": "bfloat16"}
 _NOT_PROJECT = ("torch.", "typing.", "numpy.", "collections.", "?")
 _BOUND_KINDS = frozenset({"local", "self", "call", "attr", "half", "sub", "partial"})
 
