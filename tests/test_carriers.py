@@ -101,3 +101,45 @@ def test_llava_statement_to_dtype_in_another_file():
                  "vision_tower.type(torch.cuda.FloatTensor)"):
         files = load("half_llava_to_dtype", [(LLAVA_CAST, form)])
         assert half_classes(files) == {} and findings(lint_project(files, SETTINGS)) == [], form
+
+
+def test_accelerate_dataclass_fields_carry_the_model_class_and_the_criterion():
+    # huggingface/accelerate examples/by_feature: the training settings are a dataclass
+    # (src/textcls/config.py) whose `model_cls: type = PooledClassifier` and
+    # `criterion: nn.Module = field(default_factory=SoftBCE)` are read as `cfg.model_cls(...)`
+    # and `cfg.criterion(...)` under float16 autocast in examples/by_feature/multilabel.py. On
+    # main a dataclass held nothing (no `__init__` stores), so neither forward was reached.
+    results = lint_project(load("carrier_accelerate_dataclass"), SETTINGS)
+    assert findings(results) == [("src/textcls/losses.py", 12, "AMP102"), ("src/textcls/models.py", 16, "AMP102")]
+    (message,) = [d.message for p, r in results.items() for d in r.diagnostics if p.endswith("losses.py")]
+    assert "field(default_factory=SoftBCE) at src/textcls/config.py:16" in message
+    clean = load("carrier_accelerate_dataclass", [
+        ("nn.functional.binary_cross_entropy(torch.sigmoid(logits), labels)",
+         "nn.functional.binary_cross_entropy_with_logits(logits, labels)"),
+        ("probs = torch.sigmoid(logits)\n", ""),
+        ("nn.functional.binary_cross_entropy(probs, labels)", "nn.functional.binary_cross_entropy_with_logits(logits, labels)"),
+    ])
+    assert findings(lint_project(clean, SETTINGS)) == []
+    # not a dataclass: `cfg.criterion` is the class attribute (a `Field`), nothing is built
+    plain = load("carrier_accelerate_dataclass", [("@dataclass\n", "")])
+    assert findings(lint_project(plain, SETTINGS)) == []
+
+
+def test_dataclass_field_given_at_the_construction_site_and_never_mixed():
+    # the default is torch's loss; the example passes the project's by keyword
+    by_keyword = load("carrier_accelerate_dataclass", [
+        ("field(default_factory=SoftBCE)", "field(default_factory=nn.BCEWithLogitsLoss)"),
+        ("TrainingConfig(mixed_precision=args.mixed_precision)",
+         "TrainingConfig(mixed_precision=args.mixed_precision, criterion=SoftBCE())"),
+        ("from textcls.config import TrainingConfig", "from textcls.config import TrainingConfig\nfrom textcls.losses import SoftBCE"),
+    ])
+    assert ("src/textcls/losses.py", 12, "AMP102") in findings(lint_project(by_keyword, SETTINGS))
+    # a second class of the file with a field of the same name: the flow facts keep class
+    # bodies' names together, so neither field is read (the eval loss is not taken for it)
+    shared = load("carrier_accelerate_dataclass", [(
+        "    criterion: nn.Module = field(default_factory=SoftBCE)\n",
+        "    criterion: nn.Module = field(default_factory=SoftBCE)\n\n\n"
+        "@dataclass\nclass EvalConfig:\n    criterion: nn.Module = field(default_factory=nn.BCEWithLogitsLoss)\n",
+    )])
+    assert ("src/textcls/losses.py", 12, "AMP102") not in findings(lint_project(shared, SETTINGS))
+    assert ("src/textcls/models.py", 16, "AMP102") in findings(lint_project(shared, SETTINGS))
