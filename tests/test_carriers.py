@@ -117,7 +117,8 @@ def test_accelerate_dataclass_fields_carry_the_model_class_and_the_criterion():
         ("nn.functional.binary_cross_entropy(torch.sigmoid(logits), labels)",
          "nn.functional.binary_cross_entropy_with_logits(logits, labels)"),
         ("probs = torch.sigmoid(logits)\n", ""),
-        ("nn.functional.binary_cross_entropy(probs, labels)", "nn.functional.binary_cross_entropy_with_logits(logits, labels)"),
+        ("nn.functional.binary_cross_entropy(probs, labels)",
+         "nn.functional.binary_cross_entropy_with_logits(logits, labels)"),
     ])
     assert findings(lint_project(clean, SETTINGS)) == []
     # not a dataclass: `cfg.criterion` is the class attribute (a `Field`), nothing is built
@@ -131,7 +132,8 @@ def test_dataclass_field_given_at_the_construction_site_and_never_mixed():
         ("field(default_factory=SoftBCE)", "field(default_factory=nn.BCEWithLogitsLoss)"),
         ("TrainingConfig(mixed_precision=args.mixed_precision)",
          "TrainingConfig(mixed_precision=args.mixed_precision, criterion=SoftBCE())"),
-        ("from textcls.config import TrainingConfig", "from textcls.config import TrainingConfig\nfrom textcls.losses import SoftBCE"),
+        ("from textcls.config import TrainingConfig",
+         "from textcls.config import TrainingConfig\nfrom textcls.losses import SoftBCE"),
     ])
     assert ("src/textcls/losses.py", 12, "AMP102") in findings(lint_project(by_keyword, SETTINGS))
     # a second class of the file with a field of the same name: the flow facts keep class
