@@ -327,6 +327,38 @@ SNIPPETS = {
                     getattr(models, "Loss")
                 )
     """,
+    "classes and functions passed as arguments (detectron2 make_stage, timm build_model_with_cfg)": """
+        import functools
+        import torch
+        from torch import nn
+        from .blocks import BottleneckBlock
+        from .helpers import build_model_with_cfg, init_weights
+
+        class Net(nn.Module):
+            def __init__(self, block=None):
+                super().__init__()
+                blocks = make_stage(block_class=BottleneckBlock, num_blocks=2, norm=nn.BatchNorm2d)
+                self.stage = nn.Sequential(*blocks)
+                self.apply(init_weights)
+                self.head = build_model_with_cfg(Head, functools.partial(BottleneckBlock, k=1), torch.float16)
+
+        class Head(nn.Module):
+            pass
+
+        def make_stage(block_class, num_blocks, norm):
+            return [block_class(norm=norm) for _ in range(num_blocks)]
+
+        def convert(model, layer):
+            model.stage.apply(to_half)
+            model.head.to(torch.float16)
+            model.to(device="cuda", dtype=torch.bfloat16)
+            model.stage.type(torch.cuda.HalfTensor)
+            layer.weight.data = layer.weight.data.type(torch.half)
+            model.to("cuda")
+
+        def to_half(layer):
+            layer.weight.data = layer.weight.data.half()
+    """,
 }
 
 

@@ -94,8 +94,8 @@ def test_detectron2_backbone_from_a_helper_with_stages_in_sequentials():
     # helper returning `build_resnet_backbone(cfg)`'s ResNet, whose stages are
     # `nn.Sequential(*blocks)` of the lists `ResNet.make_stage` fills by `.append`; the demo
     # turns the predictor's model half with the statement `self.predictor.model.half()`. The real
-    # make_stage is given `block_class=BottleneckBlock`: a class passed as an argument is not
-    # bound by the flow facts (issue 26 "classes as values"), so this fork's make_stage builds the blocks itself
+    # make_stage is given `block_class=BottleneckBlock` (tests/test_carriers.py); this fork's
+    # make_stage builds the blocks itself
     results = lint_project(load("half_d2_backbone"), SETTINGS)
     assert findings(results) == [("detectron2/modeling/backbone/resnet.py", 38, "AMP110")]
     (message,) = messages(results, "AMP110")

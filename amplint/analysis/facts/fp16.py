@@ -14,12 +14,18 @@ from amplint.analysis.facts.regions import DTYPES
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
 
 HALF = ("float16", "bfloat16")
+# `x.type(torch.cuda.HalfTensor)`: the tensor types `.type()` takes for a half dtype
+TENSOR_TYPES = {
+    "torch.HalfTensor": "float16", "torch.cuda.HalfTensor": "float16",
+    "torch.BFloat16Tensor": "bfloat16", "torch.cuda.BFloat16Tensor": "bfloat16",
+}
 _CONTAINERS = ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict")
 
 
 def half_cast_dtype(call: cst.Call, frame: Frame) -> Optional[str]:
     """"float16"/"bfloat16" when `call` is `x.half()`, `x.bfloat16()`, `x.to(torch.float16)`,
-    `x.to(device, dtype=torch.half)` or `x.type(torch.float16)`; else None."""
+    `x.to(device, dtype=torch.half)`, `x.type(torch.float16)` or `x.type(torch.cuda.HalfTensor)`;
+    else None."""
     func = call.func
     if not isinstance(func, cst.Attribute):
         return None
@@ -33,6 +39,8 @@ def half_cast_dtype(call: cst.Call, frame: Frame) -> Optional[str]:
             if arg.keyword is not None and arg.keyword.value != "dtype":
                 continue
             dtype = dtype_of(arg.value, frame)
+            if dtype is None and method == "type":
+                dtype = TENSOR_TYPES.get(resolve_expr(arg.value, frame) or "")
             if dtype in HALF:
                 return dtype
     return None

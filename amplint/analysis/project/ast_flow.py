@@ -10,10 +10,10 @@ from amplint.analysis.data.call_names import NOT_MODULE_CALLS, TEST_CASE_HELPER
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.project.ast_tree import Refused, call_args, dotted, own_statements
 from amplint.analysis.project.ast_values import (
-    Args, AstValueReader, _unstar, first_arg, short_text, without_positional,
+    Args, AstValueReader, _half_cast_dtype, _unstar, first_arg, short_text, without_positional,
 )
 from amplint.analysis.project.flowfacts import FlowFacts, FlowFunction, frame_key
-from amplint.analysis.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val
+from amplint.analysis.project.flowvalues import CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, binds
 
 
 class AstFlowCollector(AstValueReader):
@@ -190,13 +190,15 @@ class AstFlowCollector(AstValueReader):
         ):
             bind_name = dotted(args[0][2])
             bind_func, bind_args = args[0][2], without_positional(args, 1)
-        if bind_name is not None and bind_args and (bind_name[-1] not in CHAIN or len(bind_name) == 1):
+        if bind_name is not None and bind_args and (
+            bind_name[-1] not in CHAIN or len(bind_name) == 1 or bind_name[-1] == "apply"  # converters.py
+        ):
             found = []
             for position, (keyword, star, value) in enumerate(bind_args):
                 if star:
                     break
                 held = self.val(value, frame)
-                if held is not None and held[0] in ("local", "self", "call", "attr", "half", "sub"):
+                if binds(held):
                     found.append((keyword if keyword is not None else position, held))
             if found:
                 callee = self.val(bind_func, frame)
@@ -217,6 +219,8 @@ class AstFlowCollector(AstValueReader):
 
     def _dynamic(self, func, node: ast.Call, frame: Frame, key: str, via: str) -> None:
         receiver, attr = self._receiver(func, frame)
+        if attr in ("to", "type") and func is node.func:  # `model.to(torch.float16)`: `model.half()`
+            attr = STATEMENT_METHODS.get(_half_cast_dtype(attr, call_args(node), frame) or "", attr)
         if receiver is None or attr in CHAIN or attr in NOT_MODULE_CALLS:
             return
         if receiver[0] == "self" and not attr and TEST_CASE_HELPER.fullmatch(receiver[1]):

@@ -10,7 +10,7 @@ import re
 import tokenize
 from typing import List, Optional, Tuple
 
-from amplint.analysis.facts.fp16 import HALF
+from amplint.analysis.facts.fp16 import HALF, TENSOR_TYPES
 from amplint.analysis.facts.names import resolve
 from amplint.analysis.facts.regions import DTYPES
 from amplint.analysis.facts.tree import Frame
@@ -289,6 +289,8 @@ def _half_cast_dtype(method: str, args: Args, frame: Frame) -> Optional[str]:
                 continue
             qualified = resolve(dotted(value), frame)
             dtype = DTYPES.get(qualified) if qualified is not None else None
+            if dtype is None and method == "type":
+                dtype = TENSOR_TYPES.get(qualified or "")
             if dtype in HALF:
                 return dtype
     return None

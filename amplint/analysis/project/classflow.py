@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Tuple
 
-from amplint.analysis.project import halfspread
+from amplint.analysis.project import converters, halfspread
 from amplint.analysis.project.classvalues import MAX_REGISTRY_BUILD, ClassValues
 from amplint.analysis.project.flowindex import merge_things, thing_order
 
@@ -107,11 +107,15 @@ class ClassFlow(ClassValues):
                 flow = self._flow(path, optional=True)
                 if flow is None:
                     continue
-                for key, value, dtype in halfspread.casts(flow, statements):
+                applied = converters.applied(self, path, flow) if statements else ()  # `.apply(convert_module_to_f16)`
+                for key, value, dtype in (*halfspread.casts(flow, statements), *applied):
                     for thing, hold, _ in halfspread.modules_held(self, self.values(path, key, value)):
                         cite = f"{hold.cite} made {dtype} in {self.p.display(path)}"
                         out.setdefault((thing[1], thing[2]), (dtype, cite, path))
         return halfspread.spread(self, out)
 
 
-_HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
+_HALF_TEXT = re.compile(
+    r"\.(?:half|bfloat16)\(\)|\.(?:to|type)\([^)\n]*(?:float16|[Hh]alf|BFloat16)"
+    r"|\.apply\(\s*[A-Za-z_][\w.]*\s*\)"  # `.apply(convert_module_to_f16)`: converters.py
+)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional
 
+from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
 from amplint.analysis.project.reflective import lookup
@@ -278,6 +279,8 @@ class ClassValues(FlowIndex):
             for name, value in function.stores:
                 if name == attr:
                     merge_things(out, self.values(path, f"{cls}.{method}", value, depth))
+        if is_dataclass(self, path, cls):  # `criterion: nn.Module = field(default_factory=Loss)`
+            merge_things(out, field_values(self, path, cls, attr, depth))
         for base in summary.classes[cls].bases:
             found = self.p.resolve_ref(path, base)
             if found is not None and len(found[1]) == 1:

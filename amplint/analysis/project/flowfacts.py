@@ -36,8 +36,11 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CALLS, TEST_CASE_HELPER
+from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes, own_statements
-from amplint.analysis.project.flowvalues import CHAIN, PREPARE, UNWRAP, Val, ValueReader, first_arg, short_text, without_positional
+from amplint.analysis.project.flowvalues import (
+    CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, ValueReader, binds, first_arg, short_text, without_positional,
+)
 
 
 @dataclass
@@ -263,13 +266,15 @@ class FlowCollector(ValueReader):
             bind = without_positional(node, 1).with_changes(func=node.args[0].value)
         # a chain method (`model.train(False)`) binds nothing; a plain name does (`train(model, ...)`:
         # fairseq_cli/train.py's `train`, a project's `eval`)
-        if bind_name is not None and bind.args and (bind_name[-1] not in CHAIN or len(bind_name) == 1):
+        if bind_name is not None and bind.args and (
+            bind_name[-1] not in CHAIN or len(bind_name) == 1 or bind_name[-1] == "apply"  # converters.py
+        ):
             args = []
             for position, arg in enumerate(bind.args):
                 if arg.star:
                     break
                 value = self.val(arg.value, frame)
-                if value is not None and value[0] in ("local", "self", "call", "attr", "half", "sub"):
+                if binds(value):
                     args.append((arg.keyword.value if arg.keyword else position, value))
             if args:
                 callee = self.val(bind.func, frame)
@@ -286,6 +291,8 @@ class FlowCollector(ValueReader):
 
     def _dynamic(self, func, node: cst.Call, frame: Frame, key: str, root, via: str) -> None:
         receiver, attr = self._receiver(func, frame)
+        if attr in ("to", "type") and func is node.func:  # `model.to(torch.float16)`: `model.half()`
+            attr = STATEMENT_METHODS.get(half_cast_dtype(node, frame) or "", attr)
         if receiver is None or attr in CHAIN or attr in _NOT_MODULE_CALLS:
             return
         if receiver[0] == "self" and not attr and TEST_CASE_HELPER.fullmatch(receiver[1]):

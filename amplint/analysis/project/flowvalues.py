@@ -34,7 +34,21 @@ PREPARE = frozenset({"prepare", "setup", "prepare_model"})
 UNWRAP = frozenset({"module", "_orig_mod"})
 
 
+# `model.to(torch.float16)` / `.type(torch.half)` as a call of its own: recorded as `model.half()`
+STATEMENT_METHODS = {"float16": "half", "bfloat16": "bfloat16"}
 _NOT_PROJECT = ("torch.", "typing.", "numpy.", "collections.", "?")
+_BOUND_KINDS = frozenset({"local", "self", "call", "attr", "half", "sub", "partial"})
+
+
+def binds(value: Optional[Val]) -> bool:
+    """Whether a call argument is recorded as binding the callee's parameter: a value that may
+    hold a project instance, or a project class or function passed as a value
+    (`ResNet(block=BottleneckBlock)`, `make_stage(block_class=...)`, `model.apply(init_fn)`)."""
+    if value is None:
+        return False
+    if value[0] == "ref":
+        return not value[1].startswith(_NOT_PROJECT)
+    return value[0] in _BOUND_KINDS
 
 
 class ValueReader:

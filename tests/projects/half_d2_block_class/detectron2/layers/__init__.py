@@ -1,0 +1,1 @@
+from .wrappers import Conv2d

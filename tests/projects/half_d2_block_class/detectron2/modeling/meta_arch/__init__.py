@@ -1,0 +1,2 @@
+from .build import build_model
+from .rcnn import GeneralizedRCNN

@@ -1,0 +1,1 @@
+from .builder import load_pretrained_model

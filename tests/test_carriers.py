@@ -1,0 +1,147 @@
+"""Carriers of classes, casts and wrappers that the class flow did not follow (issue 26
+"Functions and classes as values", "Other carriers"): a class passed as an argument and
+instantiated by the callee, `.apply(fn)` with a converter defined in another module, casts
+written as statements through `.to(...)` / `.type(...)`, and fields of dataclasses. Each project
+is laid out like the public repository its test names and has a clean twin (the same files,
+the hazard fixed) that must stay silent; each hazard is missed on main (07ab81a)."""
+
+from __future__ import annotations
+
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import build, lint_project
+
+from project_files import load  # noqa: E402
+
+SETTINGS = Settings.default()
+
+
+def findings(results):
+    return sorted(
+        (path.split("/", 1)[1], d.line, d.code)
+        for path, result in results.items() for d in result.diagnostics
+    )
+
+
+def half_classes(files):
+    return {(path.split("/", 1)[1], cls): cite for (path, cls), (_, cite, _) in build(files).flow.half_instances().items()}
+
+
+def test_detectron2_block_class_passed_to_make_stage():
+    # facebookresearch/detectron2: `ResNet.make_stage(block_class=BottleneckBlock, ...)` in
+    # build_resnet_backbone; the static method builds `block_class(in_channels, ...)` into the
+    # lists that become the stages' `nn.Sequential(*blocks)`; the demo turns the predictor's
+    # model half with `self.predictor.model.half()` (demo/predictor.py). On main the class
+    # passed as an argument bound nothing, so the blocks stayed float32.
+    results = lint_project(load("half_d2_block_class"), SETTINGS)
+    assert findings(results) == [("detectron2/modeling/backbone/resnet.py", 38, "AMP110")]
+    held = half_classes(load("half_d2_block_class"))
+    assert held[("detectron2/modeling/backbone/resnet.py", "BottleneckBlock")] == (
+        "build_model(self.cfg) at detectron2/engine/defaults.py:9 made float16 in demo/predictor.py, "
+        "as a submodule of GeneralizedRCNN, in `self.stages` of ResNet")
+    clean = load("half_d2_block_class", [("-1e9", "torch.finfo(x.dtype).min")])
+    assert findings(lint_project(clean, SETTINGS)) == []
+    # the block class passed is another one (the stem): BottleneckBlock is built by nobody
+    other = load("half_d2_block_class", [("block_class=BottleneckBlock,", "block_class=BasicStem,")])
+    assert ("detectron2/modeling/backbone/resnet.py", "BottleneckBlock") not in half_classes(other)
+    assert findings(lint_project(other, SETTINGS)) == []
+    # without the cast nothing is half
+    assert findings(lint_project(load("half_d2_block_class", [("self.predictor.model.half()", "pass")]), SETTINGS)) == []
+
+
+def test_guided_diffusion_apply_of_a_converter_from_another_module():
+    # openai/guided-diffusion: `UNetModel.convert_to_fp16` runs
+    # `self.input_blocks.apply(convert_module_to_f16)` with the converter in fp16_util.py
+    # (`layer.weight.data = layer.weight.data.half()`); scripts/image_sample.py calls it under
+    # `if args.use_fp16`. The blocks' attention then runs in float16.
+    results = lint_project(load("half_gd_apply"), SETTINGS)
+    assert findings(results) == [("guided_diffusion/unet.py", 89, "AMP110")]
+    held = half_classes(load("half_gd_apply"))
+    assert ("guided_diffusion/unet.py", "QKVAttention") in held and ("guided_diffusion/nn.py", "GroupNorm32") in held
+    assert ("guided_diffusion/unet.py", "UNetModel") not in held  # the torso only, not the model
+    clean = load("half_gd_apply", [("-1e9", "th.finfo(weight.dtype).min")])
+    assert findings(lint_project(clean, SETTINGS)) == []
+    # the float32 converter only: nothing is half
+    to_f32 = load("half_gd_apply", [(".apply(convert_module_to_f16)", ".apply(convert_module_to_f32)")])
+    assert half_classes(to_f32) == {} and findings(lint_project(to_f32, SETTINGS)) == []
+    # a converter that casts something else than the module it is given: not a half cast
+    other = load("half_gd_apply", [("layer.weight.data = layer.weight.data.half()", "print(th.zeros(1).half())"),
+                                   ("layer.bias.data = layer.bias.data.half()", "pass"),
+                                   ("import torch.nn as nn\n", "import torch as th\nimport torch.nn as nn\n")])
+    assert half_classes(other) == {}
+    # a converter outside the linted files is not guessed from its name
+    files = load("half_gd_apply")
+    del files["half_gd_apply/guided_diffusion/fp16_util.py"]
+    assert half_classes(files) == {} and findings(lint_project(files, SETTINGS)) == []
+
+
+LLAVA_CAST = "vision_tower.to(device=device_map, dtype=torch.float16)"
+
+
+def test_llava_statement_to_dtype_in_another_file():
+    # haotian-liu/LLaVA: llava/model/builder.py `load_pretrained_model` builds the vision tower
+    # (llava/model/multimodal_encoder/builder.py -> clip_encoder.CLIPVisionTower) and converts
+    # it with the statement `vision_tower.to(device=device_map, dtype=torch.float16)`; on main
+    # only `.half()` statements (and kept `.to(...)` values) were casts.
+    results = lint_project(load("half_llava_to_dtype"), SETTINGS)
+    assert findings(results) == [("llava/model/multimodal_encoder/clip_encoder.py", 13, "AMP110")]
+    held = half_classes(load("half_llava_to_dtype"))
+    assert held[("llava/model/multimodal_encoder/clip_encoder.py", "PatchScorer")].endswith(
+        "made float16 in model/builder.py, as a submodule of CLIPVisionTower")
+    clean = load("half_llava_to_dtype", [("-1e9", "torch.finfo(scores.dtype).min")])
+    assert findings(lint_project(clean, SETTINGS)) == []
+    for form in ("vision_tower.to(torch.float16)", "vision_tower.to(dtype=torch.half)",
+                 "vision_tower.type(torch.float16)", "vision_tower.type(torch.cuda.HalfTensor)"):
+        files = load("half_llava_to_dtype", [(LLAVA_CAST, form)])
+        assert findings(lint_project(files, SETTINGS)) == [
+            ("llava/model/multimodal_encoder/clip_encoder.py", 13, "AMP110")], form
+    bf16 = half_classes(load("half_llava_to_dtype", [(LLAVA_CAST, "vision_tower.to(dtype=torch.bfloat16)")]))
+    assert {dtype for dtype in bf16.values()} and all("made bfloat16" in cite for cite in bf16.values())
+    # not a half dtype, or no dtype at all: nothing is half
+    for form in ("vision_tower.to(device=device_map, dtype=torch.float32)", "vision_tower.to(device_map)",
+                 "vision_tower.type(torch.cuda.FloatTensor)"):
+        files = load("half_llava_to_dtype", [(LLAVA_CAST, form)])
+        assert half_classes(files) == {} and findings(lint_project(files, SETTINGS)) == [], form
+
+
+def test_accelerate_dataclass_fields_carry_the_model_class_and_the_criterion():
+    # huggingface/accelerate examples/by_feature: the training settings are a dataclass
+    # (src/textcls/config.py) whose `model_cls: type = PooledClassifier` and
+    # `criterion: nn.Module = field(default_factory=SoftBCE)` are read as `cfg.model_cls(...)`
+    # and `cfg.criterion(...)` under float16 autocast in examples/by_feature/multilabel.py. On
+    # main a dataclass held nothing (no `__init__` stores), so neither forward was reached.
+    results = lint_project(load("carrier_accelerate_dataclass"), SETTINGS)
+    assert findings(results) == [("src/textcls/losses.py", 12, "AMP102"), ("src/textcls/models.py", 16, "AMP102")]
+    (message,) = [d.message for p, r in results.items() for d in r.diagnostics if p.endswith("losses.py")]
+    assert "field(default_factory=SoftBCE) at src/textcls/config.py:16" in message
+    clean = load("carrier_accelerate_dataclass", [
+        ("nn.functional.binary_cross_entropy(torch.sigmoid(logits), labels)",
+         "nn.functional.binary_cross_entropy_with_logits(logits, labels)"),
+        ("probs = torch.sigmoid(logits)\n", ""),
+        ("nn.functional.binary_cross_entropy(probs, labels)",
+         "nn.functional.binary_cross_entropy_with_logits(logits, labels)"),
+    ])
+    assert findings(lint_project(clean, SETTINGS)) == []
+    # not a dataclass: `cfg.criterion` is the class attribute (a `Field`), nothing is built
+    plain = load("carrier_accelerate_dataclass", [("@dataclass\n", "")])
+    assert findings(lint_project(plain, SETTINGS)) == []
+
+
+def test_dataclass_field_given_at_the_construction_site_and_never_mixed():
+    # the default is torch's loss; the example passes the project's by keyword
+    by_keyword = load("carrier_accelerate_dataclass", [
+        ("field(default_factory=SoftBCE)", "field(default_factory=nn.BCEWithLogitsLoss)"),
+        ("TrainingConfig(mixed_precision=args.mixed_precision)",
+         "TrainingConfig(mixed_precision=args.mixed_precision, criterion=SoftBCE())"),
+        ("from textcls.config import TrainingConfig",
+         "from textcls.config import TrainingConfig\nfrom textcls.losses import SoftBCE"),
+    ])
+    assert ("src/textcls/losses.py", 12, "AMP102") in findings(lint_project(by_keyword, SETTINGS))
+    # a second class of the file with a field of the same name: the flow facts keep class
+    # bodies' names together, so neither field is read (the eval loss is not taken for it)
+    shared = load("carrier_accelerate_dataclass", [(
+        "    criterion: nn.Module = field(default_factory=SoftBCE)\n",
+        "    criterion: nn.Module = field(default_factory=SoftBCE)\n\n\n"
+        "@dataclass\nclass EvalConfig:\n    criterion: nn.Module = field(default_factory=nn.BCEWithLogitsLoss)\n",
+    )])
+    assert ("src/textcls/losses.py", 12, "AMP102") not in findings(lint_project(shared, SETTINGS))
+    assert ("src/textcls/models.py", 16, "AMP102") in findings(lint_project(shared, SETTINGS))
