@@ -45,6 +45,7 @@ class ClassValues(FlowIndex):
         self._site_tables: Dict[str, "_SiteTable"] = {}
         self.evaluations = 0  # values evaluated, not taken from the memo (a reuse counts its own)
         self.computed = 0  # values actually evaluated
+        self._store_index: Dict[tuple, Dict[str, list]] = {}  # (file, class) -> attribute -> stores
         self._context = ContextMemo()  # values a cycle cut short, by context (classmemo.py)
         self.strings = StringConfigs(project)
 
@@ -309,13 +310,15 @@ class ClassValues(FlowIndex):
         if summary is None or flow is None or cls not in summary.classes or seen > 6:
             return {}
         out: Things = {}
-        for method in summary.classes[cls].methods:
-            function = flow.functions.get(f"{cls}.{method}")
-            if function is None:
-                continue
-            for name, value in function.stores:
-                if name == attr:
-                    merge_things(out, self.values(path, f"{cls}.{method}", value, depth))
+        index = self._store_index.get((path, cls))
+        if index is None:  # attribute -> its stores (method, value), in the methods' order
+            index = self._store_index[(path, cls)] = {}
+            for method in summary.classes[cls].methods:
+                function = flow.functions.get(f"{cls}.{method}")
+                for name, value in (function.stores if function is not None else ()):
+                    index.setdefault(name, []).append((f"{cls}.{method}", value))
+        for method, value in index.get(attr, ()):
+            merge_things(out, self.values(path, method, value, depth))
         for base in summary.classes[cls].bases:
             found = self.p.resolve_ref(path, base)
             if found is not None and len(found[1]) == 1:
