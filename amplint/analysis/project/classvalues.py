@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional
 
+from amplint.analysis.project.classmemo import ContextMemo, Frame
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
@@ -43,14 +44,23 @@ class ClassValues(FlowIndex):
         self._cuts = 0
         self._steps = 0
         self._site_tables: Dict[str, "_SiteTable"] = {}
-        self.evaluations = 0  # values evaluated, not taken from the memo
+        self.evaluations = 0  # values evaluated, not taken from the memo (a reuse counts its own)
+        self.computed = 0  # values actually evaluated
+        self._store_index: Dict[tuple, Dict[str, list]] = {}  # (file, class) -> attribute -> stores
+        self._context = ContextMemo()  # values a cycle cut short, by context (classmemo.py)
         self.strings = StringConfigs(project)
 
     def values(self, path: str, key: str, val, depth: int = 0) -> Things:
         """What `val`, written in function `key` of `path`, may hold."""
+        context = self._context
         if depth == 0:
             self._steps = 0
-        if val is None or depth > _MAX_DEPTH or self._steps > _BUDGET:
+            context.taint()  # a question asked inside another restarts the step budget
+        if val is None:
+            return {}
+        context.asked(depth)
+        if depth > _MAX_DEPTH or self._steps > _BUDGET:
+            context.taint()
             return {}
         memo_key = (path, key, val)
         found = self._memo.get(memo_key)
@@ -58,18 +68,44 @@ class ClassValues(FlowIndex):
             return found
         if memo_key in self._active:
             self._cuts += 1
+            context.cut_against(memo_key)
             return {}
+        registered = self._registered_set is not None
+        entry = context.find(memo_key, depth, self._active, _BUDGET - self._steps, registered, _MAX_DEPTH)
+        if entry is not None:  # what evaluating it again here would give, counts included
+            self._steps += entry.steps
+            self.evaluations += entry.steps
+            self._cuts += entry.cuts
+            return entry.found
         self._steps += 1
         self.evaluations += 1
         self._active.add(memo_key)
+        self.computed += 1
         cuts = self._cuts
+        frame = Frame(depth)
+        context.frames.append(frame)
         try:
             found = self._eval(path, key, val, depth + 1)
         finally:
             self._active.discard(memo_key)
-        if self._cuts == cuts and self._steps <= _BUDGET:
+            context.frames.pop()
+        settled = self._cuts == cuts and self._steps <= _BUDGET
+        if settled:
             self._memo[memo_key] = found
+            context.settled(memo_key)
+        else:
+            if self._steps > _BUDGET or registered != (self._registered_set is not None):
+                frame.tainted = True
+            context.keep(memo_key, frame, found, self._cuts - cuts, registered)
+        if context.frames:
+            context.frames[-1].absorb(frame, settled)
         return found
+
+    def _flow(self, path: str, optional: bool = False):
+        flow = super()._flow(path, optional)
+        if flow is None and optional and path not in self.p.summaries:
+            self._context.taint()  # the parse budget left it unread: read later, it may answer
+        return flow
 
     def _eval(self, path: str, key: str, val, depth: int) -> Things:
         kind = val[0]
@@ -230,7 +266,9 @@ class ClassValues(FlowIndex):
         site's callee holds is evaluated once it is final (memoised); until then (a cycle cut
         it short) it is evaluated again at each question, as any value is. `init`: the
         target is a constructor, which a call of the class runs."""
+        self._context.asked(depth)
         if depth > _MAX_DEPTH:
+            self._context.taint()
             return
         sites = self._call_sites(name)
         table = self._site_tables.get(name)
@@ -241,6 +279,7 @@ class ClassValues(FlowIndex):
             visit |= table.with_classes
         for number in sorted(visit):
             if self._steps > _BUDGET:
+                self._context.taint()
                 return  # every value is {} from here on: no site binds
             where, caller, callee, args, _line = sites[number]
             found = table.settled.get(number)
@@ -272,13 +311,15 @@ class ClassValues(FlowIndex):
         if summary is None or flow is None or cls not in summary.classes or seen > 6:
             return {}
         out: Things = {}
-        for method in summary.classes[cls].methods:
-            function = flow.functions.get(f"{cls}.{method}")
-            if function is None:
-                continue
-            for name, value in function.stores:
-                if name == attr:
-                    merge_things(out, self.values(path, f"{cls}.{method}", value, depth))
+        index = self._store_index.get((path, cls))
+        if index is None:  # attribute -> its stores (method, value), in the methods' order
+            index = self._store_index[(path, cls)] = {}
+            for method in summary.classes[cls].methods:
+                function = flow.functions.get(f"{cls}.{method}")
+                for name, value in (function.stores if function is not None else ()):
+                    index.setdefault(name, []).append((f"{cls}.{method}", value))
+        for method, value in index.get(attr, ()):
+            merge_things(out, self.values(path, method, value, depth))
         if is_dataclass(self, path, cls):  # `criterion: nn.Module = field(default_factory=Loss)`
             merge_things(out, field_values(self, path, cls, attr, depth))
         for base in summary.classes[cls].bases:
