@@ -38,6 +38,10 @@ class Candidate:
         """The same candidate, for a method run on an instance of `self_cls`."""
         return Candidate(self.enabled, self.device, self.dtype, self.desc, self.cite, self.site, self_cls)
 
+    def maybe(self) -> "Candidate":
+        """The same candidate, maybe enabled (the open world's guess of a parameter's class)."""
+        return Candidate(Enabled.MAYBE, self.device, self.dtype, self.desc, self.cite, self.site, self.self_cls)
+
     def reached(self, cite: str, site: str = "") -> "Candidate":
         """The same region, reaching further: cited by `cite`, through the call at `site`."""
         return Candidate(self.enabled, self.device, self.dtype, self.desc, cite, site)

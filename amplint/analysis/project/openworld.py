@@ -1,0 +1,404 @@
+"""The open world (issue 26): a call under a region on a parameter that no call site of the
+linted files binds (`def train_one_epoch(model, ...)` in a library whose caller lives elsewhere:
+a notebook, a CLI in another package). The parameter is taken as a MAYBE over the project
+classes that have every attribute the function uses on it (`model(x)` needs `forward` or
+`__call__`, `model.forward_features(x)` needs `forward_features`; `torch.nn.Module`'s own
+methods come with a torch base), when there are at most MAX_CANDIDATES of them; with more,
+none is taken and --show-regions says why.
+
+Precision first, each test a reason to say nothing:
+- unbound: the function's name appears in no other way than its own `def`, a plain
+  `from m import name` and `__all__` in the linted files (a call, an attribute `x.name`, a
+  string, an alias, a YAML mention: bound, or possibly bound);
+- the parameter is not assigned in the function; attributes read under `hasattr(p, "a")` or
+  `getattr(p, "a", default)` are optional, not required;
+- the classes: those whose own code (or a project base's) defines the rarest required attribute,
+  and their subclasses; a class with a base outside the tree may have what it does not show
+  (a "maybe" class): it counts toward the bound but is not taken.
+Not counted: a class that would get that rarest attribute only from a base outside the tree.
+`ast` only (the files the question reads), so it costs nothing where no such call exists."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
+
+from amplint.analysis.data.module_attrs import MODULE_ATTRS, PLAIN_BASES
+from amplint.analysis.project.flowvalues import UNWRAP
+
+MAX_CANDIDATES = 3
+MAX_DEFINING_FILES = 40  # files defining the rarest attribute read (summarised) for one question
+MAX_NAME_FILES = 24  # files mentioning the function's name read to tell that none binds it
+CALL = "()"  # the parameter itself is called: `forward` or `__call__`
+_CALLABLE = ("forward", "__call__")
+
+Cls = Tuple[str, str]
+
+
+class OpenAnswer(NamedTuple):
+    param: str
+    function: str
+    uses: Tuple[str, ...]  # sorted; CALL for a call of the parameter itself
+    taken: Tuple[Cls, ...]  # classes that have every attribute used
+    maybe: Tuple[Cls, ...]  # classes whose bases outside the tree may give the rest
+    why: Optional[str]  # why none is taken
+
+    def describe(self, project) -> str:
+        shown = ", ".join(f"{cls} in {project.display(path)}" for path, cls in self.taken + self.maybe)
+        uses = ", ".join("a call" if use == CALL else f"`.{use}`" for use in self.uses)
+        count = len(self.taken) + len(self.maybe)
+        classes = "class has" if count == 1 else "classes have"
+        return (f"open world: `{self.param}` of `{self.function}` is bound by no call site in the linted "
+                f"files; {count} project {classes} every attribute `{self.function}` uses on it "
+                f"({uses}): {shown}")
+
+
+class OpenWorld:
+    def __init__(self, project) -> None:
+        self.p = project
+        self._trees: Dict[str, Optional[ast.Module]] = {}
+        self._class_attrs: Dict[str, Dict[str, Tuple[FrozenSet[str], bool]]] = {}
+        self._unbound: Dict[Tuple[str, str], Optional[str]] = {}
+        self._answers: Dict[tuple, Optional[OpenAnswer]] = {}
+        self._pools: Dict[tuple, object] = {}
+
+    # -- the question -----------------------------------------------------------------------
+    def answer(self, path: str, key: str, receiver) -> Optional[OpenAnswer]:
+        """None when the receiver is not an unbound parameter of `key` (not an open-world call)."""
+        question = (path, key, receiver)
+        if question not in self._answers:
+            self._answers[question] = self._answer(path, key, receiver)
+        return self._answers[question]
+
+    def _answer(self, path: str, key: str, receiver) -> Optional[OpenAnswer]:
+        if not key or receiver is None or receiver[0] != "local":
+            return None
+        name = receiver[1]
+        summary = self.p.summary(path)
+        flow = summary.flow if summary is not None else None
+        function = flow.functions.get(key) if flow is not None else None
+        if function is None or name not in function.params or name in function.assigns:
+            return None
+        parts = key.split(".")
+        if len(parts) == 2 and parts[0] in summary.classes and function.params.index(name) == 0:
+            return None  # `self`
+        node = self._function(path, key)
+        if node is None:
+            return None
+        uses = _uses(node, name)
+        if uses is None:
+            return None
+        if self._bound(path, key) is not None:
+            return None
+        attrs, called = uses
+        used = tuple(sorted(attrs | ({CALL} if called else set())))
+        short = parts[-1]
+        taken, maybe, why = self._candidates(attrs, called)
+        if len(taken) + len(maybe) > MAX_CANDIDATES:
+            why = why or (f"{len(taken) + len(maybe)} project classes have every attribute `{short}` uses "
+                          f"on it: more than {MAX_CANDIDATES}, none taken")
+            taken, maybe = (), ()
+        elif not taken and why is None:
+            why = f"no project class has every attribute `{short}` uses on it"
+        return OpenAnswer(name, short, used, tuple(taken), tuple(maybe), None if taken else why)
+
+    # -- unbound ----------------------------------------------------------------------------
+    def _bound(self, path: str, key: str) -> Optional[str]:
+        """Where the function's name is written other than as its def, a plain import or in
+        `__all__` (None: nowhere, it is unbound)."""
+        memo = (path, key)
+        if memo not in self._unbound:
+            self._unbound[memo] = self._find_binding(path, key)
+        return self._unbound[memo]
+
+    def _find_binding(self, path: str, key: str) -> Optional[str]:
+        name = key.split(".")[-1]
+        method = "." in key
+        if name in _CALLABLE or (name.startswith("__") and name.endswith("__")):
+            return "called implicitly"
+        word = re.compile(r"\b%s\b" % re.escape(name))
+        hits = []
+        for other in self.p.files:
+            text = self.p.files[other]
+            if name in text and word.search(text):
+                if not other.endswith((".py", ".pyi")):
+                    return other
+                hits.append(other)
+        if len(hits) > MAX_NAME_FILES:
+            return f"{len(hits)} files"
+        for other in hits:
+            tree = self._tree(other)
+            if tree is None or _mentions(tree, name, method, own=other == path):
+                return other
+        return None
+
+    # -- candidates -------------------------------------------------------------------------
+    def _candidates(self, attrs: FrozenSet[str], called: bool):
+        wanted = sorted(a for a in attrs if a not in MODULE_ATTRS) + ([CALL] if called else [])
+        if not wanted:
+            return (), (), "it is used only through `torch.nn.Module`'s own methods"
+        counted = []
+        for attr in wanted:
+            counted.append((len(self._defining(attr)), attr))
+        count, rarest = min(counted)
+        if count > MAX_DEFINING_FILES:
+            what = "`forward` or `__call__`" if rarest == CALL else f"`{rarest}`"
+            return (), (), f"{count} files define {what}: too many classes to tell apart, none taken"
+        roots: List[Cls] = []
+        files = self._defining(rarest)
+        self.p.summarise(files)
+        for where in files:
+            summary = self.p.summaries.get(where)
+            for cls, (own, _) in sorted(self._attrs(where).items()):
+                if summary is not None and cls in summary.classes and (
+                    own & set(_CALLABLE) if rarest == CALL else rarest in own
+                ):
+                    roots.append((where, cls))
+        pool: List[Cls] = []
+        for root in roots:
+            for cls in [root] + list(self.p.dispatch.subclasses(*root)):
+                if cls not in pool:
+                    pool.append(cls)
+        taken, maybe = [], []
+        for cls in pool:
+            verdict = self._verdict(cls, attrs, called)
+            if verdict == "yes":
+                taken.append(cls)
+            elif verdict == "maybe":
+                maybe.append(cls)
+        return sorted(taken), sorted(maybe), None
+
+    def _defining(self, attr: str) -> List[str]:
+        memo = self._pools.get(attr)
+        if memo is None:
+            if attr == CALL:
+                pattern = re.compile(r"^[ \t]+def (?:forward|__call__)\(", re.M)
+                needles = ("def forward(", "def __call__(")
+            else:
+                a = re.escape(attr)
+                pattern = re.compile(r"^[ \t]+(?:def %s\(|%s\s*[:=])|\bself\.%s\s*(?::|=(?!=))" % (a, a, a), re.M)
+                needles = (attr,)
+            memo = [
+                path for path in self.p.python
+                if any(n in self.p.files[path] for n in needles) and pattern.search(self.p.files[path])
+            ]
+            self._pools[attr] = memo
+        return memo
+
+    def _verdict(self, cls: Cls, attrs: FrozenSet[str], called: bool) -> str:
+        own: Set[str] = set()
+        state = {"torch": False, "torch_callable": False, "unknown": False}
+        self._chain(cls, own, state, 0, set())
+        unknown = state["unknown"]
+        verdict = "yes"
+        for attr in sorted(attrs) + ([CALL] if called else []):
+            if attr == CALL:
+                has = bool(own & set(_CALLABLE)) or state["torch_callable"]
+            else:
+                has = attr in own or (attr in MODULE_ATTRS and (state["torch"] or (unknown and "forward" in own)))
+            if has:
+                continue
+            if not unknown:
+                return "no"
+            verdict = "maybe"
+        return verdict
+
+    def _chain(self, cls: Cls, own: Set[str], state: dict, depth: int, seen: Set[Cls]) -> None:
+        path, name = cls
+        summary = self.p.summary(path)
+        if summary is None or name not in summary.classes or depth > 8 or cls in seen:
+            state["unknown"] = True
+            return
+        seen.add(cls)
+        attrs, dynamic = self._attrs(path).get(name, (frozenset(), True))
+        own.update(attrs)
+        if dynamic:
+            state["unknown"] = True
+        for base in summary.classes[name].bases:
+            found = self.p.resolve_ref(path, base)
+            if found is not None and len(found[1]) == 1:
+                self._chain((found[0], found[1][0]), own, state, depth + 1, seen)
+            elif base.startswith("torch.nn."):
+                state["torch"] = True
+                if base not in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                    state["torch_callable"] = True  # nn.Linear, nn.Sequential: torch's forward
+            elif base not in PLAIN_BASES:
+                state["unknown"] = True
+
+    # -- files --------------------------------------------------------------------------------
+    def _tree(self, path: str) -> Optional[ast.Module]:
+        if path not in self._trees:
+            try:
+                self._trees[path] = ast.parse(self.p.files[path])
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    def _function(self, path: str, key: str):
+        tree = self._tree(path)
+        if tree is None:
+            return None
+        for qual, node in _functions(tree):
+            if qual == key:
+                return node
+        return None
+
+    def _attrs(self, path: str) -> Dict[str, Tuple[FrozenSet[str], bool]]:
+        """class -> (the attributes its own body defines: methods, class attributes, `self.x`
+        stores; whether it may have others: `__getattr__`, `setattr(self, name, ...)`)."""
+        found = self._class_attrs.get(path)
+        if found is None:
+            found = {}
+            tree = self._tree(path)
+            for node in (_module_classes(tree) if tree is not None else ()):
+                if node.name not in found:
+                    found[node.name] = _own_attrs(node)
+            self._class_attrs[path] = found
+        return found
+
+
+def _module_classes(tree: ast.Module):
+    stack = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            yield node
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            for child in reversed(list(ast.iter_child_nodes(node))):
+                if isinstance(child, (ast.stmt, ast.excepthandler)):
+                    stack.append(child)
+
+
+def _functions(tree: ast.Module):
+    """(key as flowfacts.frame_key writes it, node) for every function."""
+    stack: List[Tuple[ast.AST, str]] = [(child, "") for child in reversed(tree.body)]
+    while stack:
+        node, prefix = stack.pop()
+        inner = prefix
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner = f"{prefix}.{node.name}" if prefix else node.name
+            if not isinstance(node, ast.ClassDef):
+                yield inner, node
+        for child in reversed(list(ast.iter_child_nodes(node))):
+            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                stack.append((child, inner))
+
+
+def _own_attrs(node: ast.ClassDef) -> Tuple[FrozenSet[str], bool]:
+    attrs: Set[str] = set()
+    dynamic = False
+    for item in ast.walk(node):
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if item in node.body or _in_class_body(node, item):
+                attrs.add(item.name)
+                if item.name in ("__getattr__", "__getattribute__"):
+                    dynamic = True
+        elif isinstance(item, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+            for target in targets:
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == "self":
+                        attrs.add(leaf.attr)
+                    elif isinstance(leaf, ast.Name) and item in node.body:
+                        attrs.add(leaf.id)
+        elif isinstance(item, ast.Call):
+            func = item.func
+            named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if named in ("setattr", "register_buffer", "register_parameter", "add_module", "register_module"):
+                args = item.args[1:] if named == "setattr" else item.args
+                if named == "setattr" and not (item.args and isinstance(item.args[0], ast.Name)
+                                               and item.args[0].id == "self"):
+                    continue
+                first = args[0] if args else None
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    attrs.add(first.value)
+                else:
+                    dynamic = True
+    return frozenset(attrs), dynamic
+
+
+def _in_class_body(cls: ast.ClassDef, fn) -> bool:
+    stack = list(cls.body)
+    while stack:
+        node = stack.pop()
+        if node is fn:
+            return True
+        if isinstance(node, (ast.If, ast.Try)):
+            stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+    return False
+
+
+def _uses(fn, name: str) -> Optional[Tuple[FrozenSet[str], bool]]:
+    """The attributes `fn` reads on its parameter `name` (through `.module` / `._orig_mod`
+    too) and whether it calls it; None when the function assigns it (`model = model.module`)."""
+    attrs: Set[str] = set()
+    optional: Set[str] = set()
+    called = False
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return None
+        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn:
+            if name in {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}:
+                return None  # the name means something else in there: not read apart here
+        if isinstance(node, ast.Call):
+            if _is_param(node.func, name):
+                called = True
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in ("hasattr", "getattr") and len(node.args) >= 2:
+                if _is_param(node.args[0], name) and isinstance(node.args[1], ast.Constant):
+                    if func.id == "hasattr" or len(node.args) >= 3:
+                        optional.add(str(node.args[1].value))
+                    else:
+                        attrs.add(str(node.args[1].value))
+        if isinstance(node, ast.Attribute) and _is_param(node.value, name) and node.attr not in UNWRAP:
+            attrs.add(node.attr)
+    return frozenset(attrs - optional), called
+
+
+def _is_param(node, name: str) -> bool:
+    """`name`, or `name.module` / `name._orig_mod` (the wrapped model)."""
+    while isinstance(node, ast.Attribute) and node.attr in UNWRAP:
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _mentions(tree: ast.Module, name: str, method: bool, own: bool) -> bool:
+    """Does the file write `name` as anything but a def, a plain `from m import name` or an
+    `__all__` entry? (`own`: the function's own file, where a bare name is a call of it.)"""
+    local_def = not own and not method and any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in tree.body)
+    all_strings: Set[int] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                all_strings.update(id(leaf) for leaf in ast.walk(node.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == name:
+            return True
+        if isinstance(node, ast.Name) and node.id == name and not method and not local_def:
+            return True
+        if isinstance(node, ast.alias) and node.name.rsplit(".", 1)[-1] == name and node.asname:
+            return True
+        if isinstance(node, ast.Constant) and node.value == name and id(node) not in all_strings:
+            return True
+    return False
+
+
+def open_targets(project, path: str, key: str, receiver, attr: str):
+    """(answer, [((file, function key), (file, class))]) for a call under a region on
+    `receiver` that the class flow left unresolved; (None, []) when it is no open-world call."""
+    world = getattr(project, "open_world", None)
+    answer = world.answer(path, key, receiver) if world is not None else None
+    if answer is None:
+        return None, []
+    out = []
+    for cpath, cls in answer.taken:
+        if attr:
+            hit = project.method(cpath, cls, attr)
+        else:
+            hit = project.method(cpath, cls, "forward") or project.method(cpath, cls, "__call__")
+        if hit is not None:
+            out.append((hit, (cpath, cls)))
+    return answer, out
