@@ -45,13 +45,18 @@ class OpenAnswer(NamedTuple):
     why: Optional[str]  # why none is taken
 
     def describe(self, project) -> str:
-        shown = ", ".join(f"{cls} in {project.display(path)}" for path, cls in self.taken + self.maybe)
+        """The guess, as findings and --show-regions say it: "open world: `model` of `train` ..."."""
+        shown = ", ".join(f"{cls} in {project.display(path)}" for path, cls in self.taken)
         uses = ", ".join("a call" if use == CALL else f"`.{use}`" for use in self.uses)
-        count = len(self.taken) + len(self.maybe)
-        classes = "class has" if count == 1 else "classes have"
+        also = ""
+        if self.maybe:
+            also = " (also possible, with bases outside the tree: " + ", ".join(
+                f"{cls} in {project.display(path)}" for path, cls in self.maybe) + ")"
+        one = len(self.taken) == 1
         return (f"open world: `{self.param}` of `{self.function}` is bound by no call site in the linted "
-                f"files; {count} project {classes} every attribute `{self.function}` uses on it "
-                f"({uses}): {shown}")
+                f"files, taken as {'the' if one else 'one of the'} {len(self.taken)} project "
+                f"{'class that has' if one else 'classes that have'} every attribute `{self.function}` "
+                f"uses on it ({uses}): {shown}{also}")
 
 
 class OpenWorld:
@@ -95,13 +100,17 @@ class OpenWorld:
         used = tuple(sorted(attrs | ({CALL} if called else set())))
         short = parts[-1]
         taken, maybe, why = self._candidates(attrs, called)
+        uses = ", ".join("a call" if use == CALL else f"`.{use}`" for use in used)
         if len(taken) + len(maybe) > MAX_CANDIDATES:
-            why = why or (f"{len(taken) + len(maybe)} project classes have every attribute `{short}` uses "
-                          f"on it: more than {MAX_CANDIDATES}, none taken")
+            every = sorted(taken + maybe)
+            shown = ", ".join(f"{cls} in {self.p.display(where)}" for where, cls in every[:6])
+            more = f" and {len(every) - 6} more" if len(every) > 6 else ""
+            why = why or (f"{len(every)} project classes may hold it, having every attribute `{short}` uses "
+                          f"on it ({uses}): {shown}{more}; more than {MAX_CANDIDATES}, none taken")
             taken, maybe = (), ()
         elif not taken and why is None:
-            why = f"no project class has every attribute `{short}` uses on it"
-        return OpenAnswer(name, short, used, tuple(taken), tuple(maybe), None if taken else why)
+            why = f"no project class has every attribute `{short}` uses on it ({uses})"
+        return OpenAnswer(name, short, used, tuple(sorted(taken)), tuple(sorted(maybe)), None if taken else why)
 
     # -- unbound ----------------------------------------------------------------------------
     def _bound(self, path: str, key: str) -> Optional[str]:
@@ -137,14 +146,14 @@ class OpenWorld:
     def _candidates(self, attrs: FrozenSet[str], called: bool):
         wanted = sorted(a for a in attrs if a not in MODULE_ATTRS) + ([CALL] if called else [])
         if not wanted:
-            return (), (), "it is used only through `torch.nn.Module`'s own methods"
+            return [], [], "it is used only through `torch.nn.Module`'s own methods"
         counted = []
         for attr in wanted:
             counted.append((len(self._defining(attr)), attr))
         count, rarest = min(counted)
         if count > MAX_DEFINING_FILES:
             what = "`forward` or `__call__`" if rarest == CALL else f"`{rarest}`"
-            return (), (), f"{count} files define {what}: too many classes to tell apart, none taken"
+            return [], [], f"{count} files define {what}: too many classes to tell apart, none taken"
         roots: List[Cls] = []
         files = self._defining(rarest)
         self.p.summarise(files)
@@ -160,14 +169,15 @@ class OpenWorld:
             for cls in [root] + list(self.p.dispatch.subclasses(*root)):
                 if cls not in pool:
                     pool.append(cls)
-        taken, maybe = [], []
+        taken: List[Cls] = []
+        maybe: List[Cls] = []
         for cls in pool:
             verdict = self._verdict(cls, attrs, called)
             if verdict == "yes":
                 taken.append(cls)
             elif verdict == "maybe":
                 maybe.append(cls)
-        return sorted(taken), sorted(maybe), None
+        return taken, maybe, None
 
     def _defining(self, attr: str) -> List[str]:
         memo = self._pools.get(attr)

@@ -128,12 +128,9 @@ def _dynamic_targets(project, path: str, key: str, candidate: Candidate):
             continue
         answer, opened = open_targets(project, path, key, receiver, attr)
         for target, (cpath, cls) in opened:  # a parameter nothing in the tree binds (openworld.py)
-            via = f"{text} -> {cls} in {project.display(cpath)} ({answer.describe(project)})"
+            via = f"{text} -> {cls} in {project.display(cpath)}"
             cite = f"{via}; called at {site} in code that runs under {candidate.desc}"
-            reached = candidate.reached(cite, site).holding((cpath, cls))
-            if reached.enabled == Enabled.TRUE:
-                reached = reached.maybe()
-            out.append((target, reached))
+            out.append((target, candidate.reached(cite, site).holding((cpath, cls)).guessing(answer.describe(project))))
     return out
 
 

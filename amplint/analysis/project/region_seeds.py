@@ -60,13 +60,13 @@ def flow_seeds(project) -> List[Seed]:
             if why is not None and info.enabled != Enabled.FALSE:
                 answer, opened = open_targets(project, path, key, receiver, attr)
                 for target, (cpath, cls) in opened:
-                    via = f"{text} -> {cls} in {project.display(cpath)} ({answer.describe(project)})"
+                    via = f"{text} -> {cls} in {project.display(cpath)}"
                     cite = f"{via}; called at {project.display(path)}:{line} under {desc}"
-                    candidate = Candidate(Enabled.MAYBE if info.enabled == Enabled.TRUE else info.enabled,
-                                          info.device, info.dtype, desc, cite,
-                                          f"{project.display(path)}:{line}", (cpath, cls))
+                    guess = answer.describe(project)
+                    candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite,
+                                          f"{project.display(path)}:{line}", (cpath, cls)).guessing(guess)
                     seeds.append((target[0], target[1], candidate, frozenset({path, cpath})))
-                    project.reached.append((desc, where, f"{target[1]} in {project.display(target[0])} ({via})"))
+                    project.reached.append((desc, where, f"{target[1]} in {project.display(target[0])} ({via}; {guess})"))
                 if answer is not None and answer.why is not None:
                     why = f"{why}; open world: {answer.why}"
                 if not opened:
