@@ -203,3 +203,31 @@ def test_open_world_option_in_pyproject(tmp_path):
     path.write_text("[tool.amplint]\nopen-world = 'yes'\n")
     with pytest.raises(ConfigError, match="open-world"):
         load_config(str(path))
+
+
+def test_a_class_with_a_base_outside_the_tree_blocks_the_guess():
+    # MAE's models_vit.py beside the DeiT files: a VisionTransformer whose `forward` is timm's
+    # (outside the tree) may be the model or the criterion too, so nothing is taken (on MAE's own
+    # engine_finetune.py the guess would otherwise name MaskedAutoencoderViT, the wrong class)
+    files = load("open_deit_engine")
+    files["open_deit_engine/models_vit.py"] = (
+        "import timm.models.vision_transformer\n\n\n"
+        "class VisionTransformer(timm.models.vision_transformer.VisionTransformer):\n"
+        "    \"\"\" Vision Transformer with support for global average pooling\n    \"\"\"\n"
+        "    def forward_features(self, x):\n"
+        "        x = self.patch_embed(x)\n"
+        "        return self.fc_norm(x.mean(dim=1))\n")
+    assert findings(lint_project(files, SETTINGS, config=ON)) == []
+    project = build(files, config=ON)
+    (gap,) = [why for _, call, why in project.unresolved if call.startswith("criterion")]
+    assert ("open world: 2 project classes have every attribute `train_one_epoch` uses on it (a call), but "
+            "VisionTransformer in models_vit.py (with bases outside the tree) may too: none taken") in gap
+    # a plain class with `__call__` (MAE's NativeScalerWithGradNormCount) is no candidate for a call
+    files = load("open_deit_engine")
+    files["open_deit_engine/utils.py"] += (
+        "\n\nclass NativeScalerWithGradNormCount:\n"
+        "    state_dict_key = \"amp_scaler\"\n\n"
+        "    def __call__(self, loss, optimizer, clip_grad=None, parameters=None, create_graph=False):\n"
+        "        loss.backward(create_graph=create_graph)\n"
+        "        optimizer.step()\n")
+    assert findings(lint_project(files, SETTINGS, config=ON)) == [("losses.py", 46, "AMP102")]

@@ -14,26 +14,37 @@ Precision first, each test a reason to say nothing:
   `getattr(p, "a", default)` are optional, not required;
 - the classes: those whose own code (or a project base's) defines the rarest required attribute,
   and their subclasses; a class with a base outside the tree may have what it does not show
-  (a "maybe" class): it counts toward the bound but is not taken.
+  (a "maybe" class, found among all the project's classes from `ast`): while one exists, none
+  is taken (on MAE's engine_finetune.py, `model` is models_vit's VisionTransformer, whose
+  `forward` is timm's: MaskedAutoencoderViT alone has a `forward` in the tree);
+- a call of the parameter under a region runs model code: a candidate for it derives from
+  `torch.nn` (or defines `forward` under a base outside the tree). A plain class with
+  `__call__` (MAE's loss scaler `NativeScalerWithGradNormCount`, a transform) is not one: on
+  MAE's engine it was taken for `criterion` and gave a false AMP104.
 Not counted: a class that would get that rarest attribute only from a base outside the tree.
 `ast` only (the files the question reads), so it costs nothing where no such call exists."""
 
 from __future__ import annotations
 
 import ast
+import builtins
 import re
+import sys
 from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
 from amplint.analysis.data.module_attrs import MODULE_ATTRS, PLAIN_BASES
 from amplint.analysis.project.flowvalues import UNWRAP
+from amplint.analysis.project.light_index import light_file
 
 MAX_CANDIDATES = 3
 MAX_DEFINING_FILES = 40  # files defining the rarest attribute read (summarised) for one question
 MAX_NAME_FILES = 24  # files mentioning the function's name read to tell that none binds it
+MAX_CLASS_FILES = 400  # files with classes read (`ast`) to find those with bases outside the tree
 CALL = "()"  # the parameter itself is called: `forward` or `__call__`
 _CALLABLE = ("forward", "__call__")
 
 Cls = Tuple[str, str]
+_BUILTIN_BASES = frozenset(name for name in dir(builtins) if isinstance(getattr(builtins, name), type))
 
 
 class OpenAnswer(NamedTuple):
@@ -41,22 +52,18 @@ class OpenAnswer(NamedTuple):
     function: str
     uses: Tuple[str, ...]  # sorted; CALL for a call of the parameter itself
     taken: Tuple[Cls, ...]  # classes that have every attribute used
-    maybe: Tuple[Cls, ...]  # classes whose bases outside the tree may give the rest
+    maybe: Tuple[Cls, ...]  # classes whose bases outside the tree may give the rest: none is taken then
     why: Optional[str]  # why none is taken
 
     def describe(self, project) -> str:
         """The guess, as findings and --show-regions say it: "open world: `model` of `train` ..."."""
         shown = ", ".join(f"{cls} in {project.display(path)}" for path, cls in self.taken)
         uses = ", ".join("a call" if use == CALL else f"`.{use}`" for use in self.uses)
-        also = ""
-        if self.maybe:
-            also = " (also possible, with bases outside the tree: " + ", ".join(
-                f"{cls} in {project.display(path)}" for path, cls in self.maybe) + ")"
         one = len(self.taken) == 1
         return (f"open world: `{self.param}` of `{self.function}` is bound by no call site in the linted "
                 f"files, taken as {'the' if one else 'one of the'} {len(self.taken)} project "
                 f"{'class that has' if one else 'classes that have'} every attribute `{self.function}` "
-                f"uses on it ({uses}): {shown}{also}")
+                f"uses on it ({uses}): {shown}")
 
 
 class OpenWorld:
@@ -67,6 +74,8 @@ class OpenWorld:
         self._unbound: Dict[Tuple[str, str], Optional[str]] = {}
         self._answers: Dict[tuple, Optional[OpenAnswer]] = {}
         self._pools: Dict[tuple, object] = {}
+        self._outside_classes: Optional[List[Cls]] = None
+        self._outside_read = False
 
     # -- the question -----------------------------------------------------------------------
     def answer(self, path: str, key: str, receiver) -> Optional[OpenAnswer]:
@@ -108,6 +117,11 @@ class OpenWorld:
             why = why or (f"{len(every)} project classes may hold it, having every attribute `{short}` uses "
                           f"on it ({uses}): {shown}{more}; more than {MAX_CANDIDATES}, none taken")
             taken, maybe = (), ()
+        elif maybe and why is None:
+            shown = ", ".join(f"{cls} in {self.p.display(where)}" for where, cls in sorted(maybe)[:6])
+            why = (f"{len(taken)} project {'class has' if len(taken) == 1 else 'classes have'} every attribute "
+                   f"`{short}` uses on it ({uses}), but {shown} (with bases outside the tree) may too: none taken")
+            taken = ()
         elif not taken and why is None:
             why = f"no project class has every attribute `{short}` uses on it ({uses})"
         return OpenAnswer(name, short, used, tuple(sorted(taken)), tuple(sorted(maybe)), None if taken else why)
@@ -177,7 +191,64 @@ class OpenWorld:
                 taken.append(cls)
             elif verdict == "maybe":
                 maybe.append(cls)
+        if len(taken) + len(maybe) > MAX_CANDIDATES or not taken:
+            return taken, maybe, None
+        outside = self._outside()
+        if outside is None:
+            return [], [], (f"the tree has more than {MAX_CLASS_FILES} files with classes: too many to rule "
+                            f"out classes with bases outside it, none taken")
+        for cls in outside:  # a base outside the tree may give them what `pool` was found by
+            if cls not in pool and self.p.summary(cls[0]) is not None and self._verdict(cls, attrs, called) == "maybe":
+                maybe.append(cls)
         return taken, maybe, None
+
+    def _outside(self) -> Optional[List[Cls]]:
+        """The project's classes with a base outside the tree (not torch, not the standard
+        library; through project bases too, matched by name), from `ast` alone; None when the
+        tree has too many files with classes to read for this."""
+        if self._outside_classes is not None or self._outside_read:
+            return self._outside_classes
+        self._outside_read = True
+        files = [path for path in self.p.python if "class " in self.p.files[path]]
+        if len(files) > MAX_CLASS_FILES:
+            return None
+        heads: List[Tuple[str, str, List[str]]] = []  # (file, class, kinds of its bases)
+        for path in files:
+            info = light_file(path, self.p.files[path])
+            if info is None:
+                continue
+            for cls in info.classes:
+                heads.append((path, cls.name, [self._base_kind(path, info, base) for base in cls.bases]))
+        outside = {(path, name) for path, name, kinds in heads if "outside" in kinds}
+        names = {name for _, name in outside}
+        grew = True
+        while grew:  # `class A(B)` where B (a project class) has a base outside: A too
+            grew = False
+            for path, name, kinds in heads:
+                if (path, name) not in outside and any(k.startswith("project:") and k[8:] in names for k in kinds):
+                    outside.add((path, name))
+                    names.add(name)
+                    grew = True
+        self._outside_classes = sorted(outside)
+        return self._outside_classes
+
+    def _base_kind(self, path: str, info, base) -> str:
+        if base is None:
+            return "outside"
+        head, last = base[0], base[-1]
+        if head in info.local or head in info.relative:
+            return "project:" + last
+        targets = info.imports.get(head)
+        if not targets:
+            return "plain" if head in _BUILTIN_BASES else "outside"
+        for target in sorted(targets):
+            ref = ".".join((target,) + base[1:])
+            if any(True for _ in self.p._module_candidates(path, ref)):
+                return "project:" + last
+            top = ref.split(".")[0]
+            if top == "torch" or top in sys.stdlib_module_names:
+                return "plain"
+        return "outside"
 
     def _defining(self, attr: str) -> List[str]:
         memo = self._pools.get(attr)
@@ -203,8 +274,10 @@ class OpenWorld:
         unknown = state["unknown"]
         verdict = "yes"
         for attr in sorted(attrs) + ([CALL] if called else []):
-            if attr == CALL:
-                has = bool(own & set(_CALLABLE)) or state["torch_callable"]
+            if attr == CALL:  # a module's: a plain class with `__call__` (a loss scaler, a transform) is none
+                has = state["torch_callable"] or (bool(own & set(_CALLABLE)) and state["torch"])
+                if not has and own & set(_CALLABLE) and unknown and "forward" in own:
+                    has = True  # `forward` under a base outside the tree: a model
             else:
                 has = attr in own or (attr in MODULE_ATTRS and (state["torch"] or (unknown and "forward" in own)))
             if has:
@@ -233,7 +306,7 @@ class OpenWorld:
                 state["torch"] = True
                 if base not in ("torch.nn.Module", "torch.nn.modules.module.Module"):
                     state["torch_callable"] = True  # nn.Linear, nn.Sequential: torch's forward
-            elif base not in PLAIN_BASES:
+            elif base not in PLAIN_BASES and not _plain_module(base):
                 state["unknown"] = True
 
     # -- files --------------------------------------------------------------------------------
@@ -266,6 +339,12 @@ class OpenWorld:
                     found[node.name] = _own_attrs(node)
             self._class_attrs[path] = found
         return found
+
+
+def _plain_module(ref: str) -> bool:
+    """A reference into torch (outside `torch.nn`) or the standard library: no model code."""
+    top = ref.lstrip("?").split(".")[0]
+    return top == "torch" or (top in sys.stdlib_module_names and "." in ref) or ref.lstrip("?") in _BUILTIN_BASES
 
 
 def _module_classes(tree: ast.Module):
