@@ -83,10 +83,13 @@ def test_a_call_site_in_the_tree_binds_it():
         "        evaluate(data_loader_val, model, 'cuda')\n")
     assert findings(lint_project(files, SETTINGS, config=ON)) == []
     # named anywhere else (`engine.train_one_epoch`, a string) counts as possibly bound too
-    files["open_deit_engine/main.py"] = "import engine\nRUN = getattr(engine, 'train_one_epoch')\nengine.evaluate([], None, 'cuda')\n"
+    files["open_deit_engine/main.py"] = (
+        "import engine\nRUN = getattr(engine, 'train_one_epoch')\nengine.evaluate([], None, 'cuda')\n")
     assert findings(lint_project(files, SETTINGS, config=ON)) == []
     # a plain re-export and `__all__` do not bind it
-    files["open_deit_engine/main.py"] = "import engine\nfrom engine import train_one_epoch\n__all__ = ['train_one_epoch']\nengine.evaluate([], None, 'cuda')\n"
+    files["open_deit_engine/main.py"] = (
+        "import engine\nfrom engine import train_one_epoch\n__all__ = ['train_one_epoch']\n"
+        "engine.evaluate([], None, 'cuda')\n")
     assert findings(lint_project(files, SETTINGS, config=ON)) == [("losses.py", 46, "AMP102")]
 
 
@@ -114,7 +117,8 @@ def test_optional_attributes_are_not_required():
     assert "set_grad_checkpointing(False)" in files["open_timm_features/timm/utils/features.py"]
     assert findings(lint_project(files, SETTINGS, config=ON)) == [("timm/models/vision_transformer.py", 31, "AMP110")]
     # required (no hasattr), no class has it: nothing is taken
-    files = load("open_timm_features", [("    model.eval()\n", "    model.eval()\n    model.set_grad_checkpointing(False)\n")])
+    files = load("open_timm_features", [
+        ("    model.eval()\n", "    model.eval()\n    model.set_grad_checkpointing(False)\n")])
     assert findings(lint_project(files, SETTINGS, config=ON)) == []
     project = build(files, config=ON)
     (gap,) = [why for _, call, why in project.unresolved if call.startswith("model.forward_features")]

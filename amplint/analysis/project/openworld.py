@@ -27,14 +27,15 @@ Not counted: a class that would get that rarest attribute only from a base outsi
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 import sys
 from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
 from amplint.analysis.data.module_attrs import MODULE_ATTRS, PLAIN_BASES
-from amplint.analysis.project.flowvalues import UNWRAP
 from amplint.analysis.project.light_index import light_file
+from amplint.analysis.project.openworld_ast import (
+    BUILTIN_BASES, functions, mentions, module_classes, own_attrs, param_uses, plain_module,
+)
 
 MAX_CANDIDATES = 3
 MAX_DEFINING_FILES = 40  # files defining the rarest attribute read (summarised) for one question
@@ -44,7 +45,6 @@ CALL = "()"  # the parameter itself is called: `forward` or `__call__`
 _CALLABLE = ("forward", "__call__")
 
 Cls = Tuple[str, str]
-_BUILTIN_BASES = frozenset(name for name in dir(builtins) if isinstance(getattr(builtins, name), type))
 
 
 class OpenAnswer(NamedTuple):
@@ -100,7 +100,7 @@ class OpenWorld:
         node = self._function(path, key)
         if node is None:
             return None
-        uses = _uses(node, name)
+        uses = param_uses(node, name)
         if uses is None:
             return None
         if self._bound(path, key) is not None:
@@ -152,7 +152,7 @@ class OpenWorld:
             return f"{len(hits)} files"
         for other in hits:
             tree = self._tree(other)
-            if tree is None or _mentions(tree, name, method, own=other == path):
+            if tree is None or mentions(tree, name, method, own=other == path):
                 return other
         return None
 
@@ -240,7 +240,7 @@ class OpenWorld:
             return "project:" + last
         targets = info.imports.get(head)
         if not targets:
-            return "plain" if head in _BUILTIN_BASES else "outside"
+            return "plain" if head in BUILTIN_BASES else "outside"
         for target in sorted(targets):
             ref = ".".join((target,) + base[1:])
             if any(True for _ in self.p._module_candidates(path, ref)):
@@ -306,7 +306,7 @@ class OpenWorld:
                 state["torch"] = True
                 if base not in ("torch.nn.Module", "torch.nn.modules.module.Module"):
                     state["torch_callable"] = True  # nn.Linear, nn.Sequential: torch's forward
-            elif base not in PLAIN_BASES and not _plain_module(base):
+            elif base not in PLAIN_BASES and not plain_module(base):
                 state["unknown"] = True
 
     # -- files --------------------------------------------------------------------------------
@@ -322,7 +322,7 @@ class OpenWorld:
         tree = self._tree(path)
         if tree is None:
             return None
-        for qual, node in _functions(tree):
+        for qual, node in functions(tree):
             if qual == key:
                 return node
         return None
@@ -334,145 +334,11 @@ class OpenWorld:
         if found is None:
             found = {}
             tree = self._tree(path)
-            for node in (_module_classes(tree) if tree is not None else ()):
+            for node in (module_classes(tree) if tree is not None else ()):
                 if node.name not in found:
-                    found[node.name] = _own_attrs(node)
+                    found[node.name] = own_attrs(node)
             self._class_attrs[path] = found
         return found
-
-
-def _plain_module(ref: str) -> bool:
-    """A reference into torch (outside `torch.nn`) or the standard library: no model code."""
-    top = ref.lstrip("?").split(".")[0]
-    return top == "torch" or (top in sys.stdlib_module_names and "." in ref) or ref.lstrip("?") in _BUILTIN_BASES
-
-
-def _module_classes(tree: ast.Module):
-    stack = list(reversed(tree.body))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.ClassDef):
-            yield node
-        elif isinstance(node, (ast.If, ast.Try, ast.With)):
-            for child in reversed(list(ast.iter_child_nodes(node))):
-                if isinstance(child, (ast.stmt, ast.excepthandler)):
-                    stack.append(child)
-
-
-def _functions(tree: ast.Module):
-    """(key as flowfacts.frame_key writes it, node) for every function."""
-    stack: List[Tuple[ast.AST, str]] = [(child, "") for child in reversed(tree.body)]
-    while stack:
-        node, prefix = stack.pop()
-        inner = prefix
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            inner = f"{prefix}.{node.name}" if prefix else node.name
-            if not isinstance(node, ast.ClassDef):
-                yield inner, node
-        for child in reversed(list(ast.iter_child_nodes(node))):
-            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
-                stack.append((child, inner))
-
-
-def _own_attrs(node: ast.ClassDef) -> Tuple[FrozenSet[str], bool]:
-    attrs: Set[str] = set()
-    dynamic = False
-    for item in ast.walk(node):
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if item in node.body or _in_class_body(node, item):
-                attrs.add(item.name)
-                if item.name in ("__getattr__", "__getattribute__"):
-                    dynamic = True
-        elif isinstance(item, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = item.targets if isinstance(item, ast.Assign) else [item.target]
-            for target in targets:
-                for leaf in ast.walk(target):
-                    if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == "self":
-                        attrs.add(leaf.attr)
-                    elif isinstance(leaf, ast.Name) and item in node.body:
-                        attrs.add(leaf.id)
-        elif isinstance(item, ast.Call):
-            func = item.func
-            named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            if named in ("setattr", "register_buffer", "register_parameter", "add_module", "register_module"):
-                args = item.args[1:] if named == "setattr" else item.args
-                if named == "setattr" and not (item.args and isinstance(item.args[0], ast.Name)
-                                               and item.args[0].id == "self"):
-                    continue
-                first = args[0] if args else None
-                if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                    attrs.add(first.value)
-                else:
-                    dynamic = True
-    return frozenset(attrs), dynamic
-
-
-def _in_class_body(cls: ast.ClassDef, fn) -> bool:
-    stack = list(cls.body)
-    while stack:
-        node = stack.pop()
-        if node is fn:
-            return True
-        if isinstance(node, (ast.If, ast.Try)):
-            stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
-    return False
-
-
-def _uses(fn, name: str) -> Optional[Tuple[FrozenSet[str], bool]]:
-    """The attributes `fn` reads on its parameter `name` (through `.module` / `._orig_mod`
-    too) and whether it calls it; None when the function assigns it (`model = model.module`)."""
-    attrs: Set[str] = set()
-    optional: Set[str] = set()
-    called = False
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            return None
-        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn:
-            if name in {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}:
-                return None  # the name means something else in there: not read apart here
-        if isinstance(node, ast.Call):
-            if _is_param(node.func, name):
-                called = True
-            func = node.func
-            if isinstance(func, ast.Name) and func.id in ("hasattr", "getattr") and len(node.args) >= 2:
-                if _is_param(node.args[0], name) and isinstance(node.args[1], ast.Constant):
-                    if func.id == "hasattr" or len(node.args) >= 3:
-                        optional.add(str(node.args[1].value))
-                    else:
-                        attrs.add(str(node.args[1].value))
-        if isinstance(node, ast.Attribute) and _is_param(node.value, name) and node.attr not in UNWRAP:
-            attrs.add(node.attr)
-    return frozenset(attrs - optional), called
-
-
-def _is_param(node, name: str) -> bool:
-    """`name`, or `name.module` / `name._orig_mod` (the wrapped model)."""
-    while isinstance(node, ast.Attribute) and node.attr in UNWRAP:
-        node = node.value
-    return isinstance(node, ast.Name) and node.id == name
-
-
-def _mentions(tree: ast.Module, name: str, method: bool, own: bool) -> bool:
-    """Does the file write `name` as anything but a def, a plain `from m import name` or an
-    `__all__` entry? (`own`: the function's own file, where a bare name is a call of it.)"""
-    local_def = not own and not method and any(
-        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in tree.body)
-    all_strings: Set[int] = set()
-    for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-                all_strings.update(id(leaf) for leaf in ast.walk(node.value))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == name:
-            return True
-        if isinstance(node, ast.Name) and node.id == name and not method and not local_def:
-            return True
-        if isinstance(node, ast.alias) and node.name.rsplit(".", 1)[-1] == name and node.asname:
-            return True
-        if isinstance(node, ast.Constant) and node.value == name and id(node) not in all_strings:
-            return True
-    return False
 
 
 def open_targets(project, path: str, key: str, receiver, attr: str):
