@@ -18,7 +18,7 @@ from amplint.workspace.torch_requirement import target_from_setting
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "unsafe-fixes", "exclude", "extend-exclude",
-    "per-file-ignores", "respect-gitignore", "options", "value-flow",
+    "per-file-ignores", "respect-gitignore", "options", "value-flow", "open-world",
     "autocast-modules", "autocast-device", "autocast-dtype", "target-torch",
 }
 
@@ -41,6 +41,9 @@ class Config:
     # the points-to resolver answers the calls the class flow cannot (amplint.analysis.project.pointsto_reach);
     # off by default: it adds 10-20 % to a cold run of a large tree
     value_flow: bool = False
+    # a region's call on a parameter no call site binds: a MAYBE over the <= 3 project classes that fit
+    # (amplint.analysis.project.openworld)
+    open_world: bool = False
     # [tool.amplint.options.AMP110] key = value, checked against the rule's `options`
     rule_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     # Declared regions: code under these globs runs under autocast (see amplint.analysis.project).
@@ -108,6 +111,7 @@ def load(path: Optional[str]) -> Config:
     config.unsafe_fixes = _bool(table, "unsafe-fixes", False, path)
     config.respect_gitignore = _bool(table, "respect-gitignore", True, path)
     config.value_flow = _bool(table, "value-flow", False, path)
+    config.open_world = _bool(table, "open-world", False, path)
     config.rule_options = _rule_options(table.get("options", {}), path)
     config.autocast_modules = _strings(table, "autocast-modules", path)
     device = table.get("autocast-device", "cuda")

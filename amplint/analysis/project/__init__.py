@@ -33,6 +33,7 @@ from amplint.analysis.project.declared import declared_matches, declared_seeds
 from amplint.analysis.project.dispatch import Dispatch, dispatch_seeds
 from amplint.analysis.project.explain import EXPLAIN
 from amplint.analysis.project.framework_seeds import framework_seeds
+from amplint.analysis.project.openworld import OpenWorld
 from amplint.analysis.project.pointsto_reach import ValueFlow, scope as value_scope
 from amplint.analysis.project.propagate import propagate
 from amplint.analysis.project.value_seeds import value_seeds
@@ -46,6 +47,8 @@ from amplint.analysis.project.summary import (
 )
 
 __all__ = ["ProjectFacts", "build", "lint_project", "declared_matches", "EXPLAIN"]
+
+OPEN_WORLD_DEFAULT = False  # `open-world` in [tool.amplint]; see README "Whole-project analysis"
 
 
 # paths -> their summaries (None: the file could not be summarised)
@@ -78,6 +81,7 @@ class ProjectFacts(ProjectResolver):
         summaries: Optional[Mapping[str, Optional[ModuleSummary]]] = None,
         summarize_many: Optional[SummarizeMany] = None,
         value_flow: bool = False,
+        open_world: bool = False,
     ) -> None:
         """`summaries`: the first pass already done elsewhere (the runner's workers summarise
         the files they lint, from the same parse); `files` may then be a lazy mapping, read
@@ -113,6 +117,9 @@ class ProjectFacts(ProjectResolver):
         self.modules: Dict[str, object] = {}
         self.value_flow = value_flow
         self.values: Optional[ValueFlow] = None
+        # a region's call on a parameter nothing in the tree binds: a MAYBE over the classes
+        # that fit (openworld.py)
+        self.open_world: Optional[OpenWorld] = OpenWorld(self) if open_world else None
         self._compute()
 
     # -- public ---------------------------------------------------------------------------
@@ -223,13 +230,16 @@ def parse_or_none(source: str):
 def build(
     files: Mapping[str, str], settings=None, config=None, declared=None, keep_modules=False,
     summaries=None, summarize_many: Optional[SummarizeMany] = None, value_flow: Optional[bool] = None,
+    open_world: Optional[bool] = None,
 ) -> ProjectFacts:
     """The project facts for these files (path -> source text; YAML configuration files may be
     included for framework settings). `declared`: (globs, device, dtype, base folder) for
     code declared to run under autocast; by default read from `config.autocast_modules`,
     `config.autocast_device` ("cuda"), `config.autocast_dtype` ("float16"), relative to the
     folder of `config.path`. `value_flow`: let the points-to resolver answer the calls the class
-    flow cannot (pointsto_reach.py); by default `config.value_flow` (`value-flow`, false)."""
+    flow cannot (pointsto_reach.py); by default `config.value_flow` (`value-flow`, false).
+    `open_world`: a region's call on a parameter no call site binds runs the methods of the (at
+    most 3) project classes that fit its uses (openworld.py); by default `config.open_world`."""
     if declared is None and config is not None and getattr(config, "autocast_modules", None):
         path = getattr(config, "path", None)
         declared = (
@@ -239,7 +249,9 @@ def build(
             os.path.dirname(os.path.abspath(path)) if path else None,
         )
     value_flow = bool(getattr(config, "value_flow", False)) if value_flow is None else value_flow
-    return ProjectFacts(files, declared, keep_modules, summaries, summarize_many, value_flow)
+    if open_world is None:
+        open_world = bool(getattr(config, "open_world", OPEN_WORLD_DEFAULT))
+    return ProjectFacts(files, declared, keep_modules, summaries, summarize_many, value_flow, open_world)
 
 
 def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=None, declared=None):

@@ -3,7 +3,7 @@ the citation texts that say how it reaches."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
 from amplint.analysis.facts.regions import Enabled
@@ -29,26 +29,40 @@ class Candidate:
     site: str = ""  # the call that reaches it: "train.py:14"
     # the class of `self` when the class flow knows it: (file, class); None: any subclass
     self_cls: Optional[Tuple[str, str]] = None
+    # the open world's guess this reach rests on ("open world: `model` of `train` ..."), said in
+    # every finding it leads to (openworld.py)
+    guess: str = ""
 
     @property
     def key(self):
-        return hazard_rank(self.enabled, self.device, self.dtype) + (self.desc, self.cite, self.self_cls or ("", ""))
+        return hazard_rank(self.enabled, self.device, self.dtype) + (
+            self.desc, self.cite, self.self_cls or ("", ""), self.guess)
 
     def holding(self, self_cls: Optional[Tuple[str, str]]) -> "Candidate":
         """The same candidate, for a method run on an instance of `self_cls`."""
-        return Candidate(self.enabled, self.device, self.dtype, self.desc, self.cite, self.site, self_cls)
+        return replace(self, self_cls=self_cls)
+
+    def guessing(self, guess: str) -> "Candidate":
+        """The same candidate, resting on an open-world guess: maybe enabled at most."""
+        enabled = Enabled.MAYBE if self.enabled == Enabled.TRUE else self.enabled
+        return replace(self, enabled=enabled, guess=guess)
 
     def reached(self, cite: str, site: str = "") -> "Candidate":
         """The same region, reaching further: cited by `cite`, through the call at `site`."""
-        return Candidate(self.enabled, self.device, self.dtype, self.desc, cite, site)
+        return replace(self, cite=cite, site=site, self_cls=None)
+
+    @property
+    def said(self) -> str:
+        """The cite with the guess it rests on."""
+        return f"{self.cite}; {self.guess}" if self.guess else self.cite
 
 
 def cite_more(candidate: Candidate, more: int) -> str:
     """"called at train.py:14 and 2 more under ..." when other calls reach the function too."""
     head = f"called at {candidate.site} "
     if more < 1 or not candidate.site or not candidate.cite.startswith(head):
-        return candidate.cite
-    return f"called at {candidate.site} and {more} more " + candidate.cite[len(head):]
+        return candidate.said
+    return f"called at {candidate.site} and {more} more " + candidate.said[len(head):]
 
 
 def chain(text: str, source: Optional[str], held: str) -> str:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Set, Tuple
 
-from amplint.analysis.facts.regions import EntryHalf, EntryRegion
+from amplint.analysis.facts.regions import Enabled, EntryHalf, EntryRegion
 from amplint.analysis.project.candidates import Candidate, chain, cite_more
 from amplint.analysis.project.dispatch import dispatched
+from amplint.analysis.project.openworld import open_targets
 from amplint.analysis.project.region_seeds import Seed
 from amplint.analysis.project.region_spans import inside_region
 from amplint.analysis.project.value_seeds import how as _how
@@ -117,11 +118,19 @@ def _dynamic_targets(project, path: str, key: str, candidate: Candidate):
         return []
     out = []
     for receiver, attr, text, line in function.dynamic:
-        for target, held, source, instance in project.flow.call_targets(path, key, receiver, attr):
+        site = f"{project.display(path)}:{line}"
+        targets = project.flow.call_targets(path, key, receiver, attr)
+        for target, held, source, instance in targets:
             via = chain(text, source, held)
-            site = f"{project.display(path)}:{line}"
             cite = f"{via}; called at {site} in code that runs under {candidate.desc}"
             out.append((target, candidate.reached(cite, site).holding(instance)))
+        if targets or candidate.enabled == Enabled.FALSE:
+            continue
+        answer, opened = open_targets(project, path, key, receiver, attr)
+        for target, (cpath, cls) in opened:  # a parameter nothing in the tree binds (openworld.py)
+            via = f"{text} -> {cls} in {project.display(cpath)}"
+            cite = f"{via}; called at {site} in code that runs under {candidate.desc}"
+            out.append((target, candidate.reached(cite, site).holding((cpath, cls)).guessing(answer.describe(project))))
     return out
 
 

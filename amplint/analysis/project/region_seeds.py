@@ -8,6 +8,7 @@ from typing import FrozenSet, List, Tuple
 
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.candidates import Candidate, chain
+from amplint.analysis.project.openworld import open_targets
 
 Seed = Tuple[str, str, Candidate, FrozenSet[str]]  # (file, "Class.method", region, deciding files)
 
@@ -57,5 +58,17 @@ def flow_seeds(project) -> List[Seed]:
                 project.reached.append((desc, where, f"{target[1]} in {project.display(target[0])} ({via})"))
             why = project.flow.unresolved_reason(path, key, receiver) if not targets else None
             if why is not None and info.enabled != Enabled.FALSE:
-                project.unresolved.append((desc, where, why))
+                answer, opened = open_targets(project, path, key, receiver, attr)
+                for target, (cpath, cls) in opened:
+                    via = f"{text} -> {cls} in {project.display(cpath)}"
+                    cite = f"{via}; called at {project.display(path)}:{line} under {desc}"
+                    guess = answer.describe(project)
+                    candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite,
+                                          f"{project.display(path)}:{line}", (cpath, cls)).guessing(guess)
+                    seeds.append((target[0], target[1], candidate, frozenset({path, cpath})))
+                    project.reached.append((desc, where, f"{target[1]} in {project.display(target[0])} ({via}; {guess})"))
+                if answer is not None and answer.why is not None:
+                    why = f"{why}; open world: {answer.why}"
+                if not opened:
+                    project.unresolved.append((desc, where, why))
     return seeds

@@ -1,0 +1,1 @@
+from .features import extract_features
