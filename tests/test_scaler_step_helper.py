@@ -8,6 +8,7 @@ factory, `@timed("optimizer")` of utils/profiling.py, with functools.wraps). The
 once per call a scaler its caller passes: `update()` is the caller's, so nothing is reported
 there; the project pass composes the call through the decorator and sees the update after it.
 Twins: the caller without `scaler.update()` (reported at its call, through the helper); the
+helper stepping a GradScaler of its own module instead (reported there); the
 helper stepping in a loop of its own (the second step of one call raises: reported there, and
 at the call, whose update comes only after that loop).
 """
@@ -42,6 +43,14 @@ def test_twin_caller_without_update_is_reported_at_its_call():
     assert diag.message.startswith("`scaler.step(...)` (optimizer.py:16, through the call at line 32) "
                                    "without `scaler.update()`")
     assert diag.fix is None  # where the update belongs is the caller's loop: no edit
+
+
+def test_twin_helper_stepping_its_own_modules_scaler_is_reported():
+    # the scaler is not the caller's: a GradScaler of optimizer.py that nothing updates
+    files = load(NAME, (("@timed(\"optimizer\")\ndef optimizer_step(optimizer, scaler=None):\n",
+                         "scaler = torch.amp.GradScaler(\"cuda\")\n\n\n@timed(\"optimizer\")\n"
+                         "def optimizer_step(optimizer):\n"),))
+    assert findings(lint_project(files, SETTINGS)) == [(STEP[0], STEP[1] + 3, "AMP121")]
 
 
 def test_twin_helper_stepping_in_its_own_loop_is_reported():
