@@ -183,8 +183,7 @@ def test_a_step_function_reached_through_a_reexport_an_alias_and_a_module_attrib
     results = lint_project(dict(REEXPORTED), SETTINGS)
     assert scaler_findings(results) == [
         ("pkg/loops.py", 8, "AMP121"), ("pkg/loops.py", 13, "AMP121"), ("pkg/loops.py", 18, "AMP121"),
-        ("pkg/steps.py", 3, "AMP121"),  # the step function alone: its own finding, as before
-    ]
+    ]  # not the step function alone: its scaler is its caller's, one step per call (r5-blindfix)
     fixed = {  # the update moved into the step function (a second one after the loop would raise)
         **REEXPORTED, "pkg/steps.py": REEXPORTED["pkg/steps.py"] + "    scaler.update()\n",
         "pkg/loops.py": REEXPORTED["pkg/loops.py"].replace("    scaler.update()\n", ""),
@@ -385,7 +384,6 @@ def test_a_call_that_can_only_end_in_a_file_without_protocol_words_is_not_resolv
     assert "pkg/io_utils.py" in protocol_pass(False)[2]
     assert "pkg/io_utils.py" not in summarised
     assert scaler_findings(lint_project(dict(DEAD_ENDS), SETTINGS)) == [
-        ("pkg/steps.py", 3, "AMP121"),  # the step function alone, as before
         ("train.py", 7, "AMP121"),  # the update only after the loop, through the call
     ]
 

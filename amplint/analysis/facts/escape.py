@@ -95,6 +95,10 @@ class EscapeAnalysis(Float32Evidence):
     def read(self, name: cst.Name) -> Optional[Entry]:
         return self.reads.get(id(name))
 
+    def keep_root(self, expr: cst.BaseExpression, frame: Frame) -> cst.BaseExpression:
+        """`expr` with its dtype-keeping steps taken off (`torch.triu(mask, 1)` -> `mask`)."""
+        return self._root(expr, frame)
+
     # -- the walk -------------------------------------------------------------------------
     def _walk_scope(self, frame: Frame, body, state: Dict[str, Entry]) -> None:
         for stmt in body:

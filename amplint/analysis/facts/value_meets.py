@@ -7,6 +7,10 @@ augmented update (`mask += h`, `buf.add_(h)`), an index write (`buf[idx] = h`) o
 `torch.cat/stack` with it. Python numbers, reads through an explicit cast (`mask.float()`) and
 values the dtype fact knows are not half (float32, integer, bool) are not meetings.
 
+`cast_where_rebound` says a factory's local is rebound, before anything else reads it, to a
+cast of itself through dtype-keeping steps (meta-llama's `mask = torch.full(...)` then
+`mask = torch.triu(mask, diagonal=1).type_as(h)`): its float32 value meets nothing uncast.
+
 `half_origin` says why a value is half, from evidence only: the dtype fact (`x.half()`, a
 float16 factory), a submodule's output (`self.proj(x)`, `model(x)`), a matmul, a name bound
 to one of these in the function, or a dtype-keeping step of one (`h.view(n, -1)`).
@@ -21,6 +25,7 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.buffer_writes import CONCATS, _is_module_callee, half_under_autocast
 from amplint.analysis.facts.defuse import explicit_cast
+from amplint.analysis.facts.syntax import unparen
 from amplint.analysis.facts.tree import CallSite, iter_nodes
 
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
@@ -200,3 +205,92 @@ def first_meeting(facts, site: CallSite, name: Optional[str]) -> Optional[Meetin
     shown = [m._replace(origin=half_origin(facts, m.other, site.frame)) for m in meetings]
     with_origin = [m for m in shown if m.origin is not None]
     return (with_origin or shown)[0]
+
+
+def cast_where_rebound(facts, site: CallSite, name: Optional[str]) -> bool:
+    """The factory call at `site` is bound to the local `name` by a plain `name = <call>`, and
+    the next statement of the same block that mentions `name` is `name = <cast>` whose only read
+    of `name` is the receiver of the cast, reached through dtype-keeping steps (the shared dtype
+    tables, as the escape walk reads them): `mask = torch.triu(mask, diagonal=1).type_as(h)`.
+    The casts are `.type_as(x)`, `.to(...)`/`.type(...)` naming a dtype that is not float32 or
+    float64 (`x.dtype`, `dtype=d`, `torch.float16`), and `.half()`/`.bfloat16()`/integer or bool
+    casts. The statements in between are simple ones without `continue`/`break` that do not
+    mention `name`, so nothing else can read the float32 value."""
+    function = site.frame.function
+    stmt = site.line_stmt
+    if name is None or function is None or stmt is None:
+        return False
+    parents = _parents(function.node)
+    block = parents.get(id(stmt))
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)):
+        return False
+    for node in iter_nodes(function.node):
+        if isinstance(node, (cst.Global, cst.Nonlocal)) and any(
+                item.name.value == name for item in node.names):
+            return False
+    ancestor = block
+    while ancestor is not None and ancestor is not function.node:
+        if isinstance(ancestor, cst.Try) and any(
+                _mentions(part, name) for part in (*ancestor.handlers, ancestor.orelse,
+                                                   ancestor.finalbody) if part is not None):
+            return False  # an exception between the two bindings lets a handler read it
+        ancestor = parents.get(id(ancestor))
+    index = next((i for i, s in enumerate(body) if s is stmt), None)
+    if index is None:
+        return False
+    for later in body[index + 1:]:
+        if not isinstance(later, cst.SimpleStatementLine):
+            return False
+        if any(isinstance(small, (cst.Continue, cst.Break)) for small in later.body):
+            return False
+        if not _mentions(later, name):
+            continue
+        if len(later.body) != 1 or not isinstance(later.body[0], cst.Assign):
+            return False
+        assign = later.body[0]
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) \
+                or assign.targets[0].target.value != name:
+            return False
+        return _cast_of(facts, assign.value, name, site.frame)
+    return False
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(node))
+
+
+def _cast_of(facts, expr: cst.BaseExpression, name: str, frame) -> bool:
+    """`expr` casts the local `name` (its only read, through dtype-keeping steps) to a dtype
+    that is not float32 or float64."""
+    expr = unparen(expr)
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute):
+        return False
+    if sum(1 for n in iter_nodes(expr) if isinstance(n, cst.Name) and n.value == name) != 1:
+        return False
+    method = expr.func.attr.value
+    if method == "type_as":
+        cast = len(expr.args) == 1 and expr.args[0].keyword is None
+    elif method in _R.CAST_METHODS:
+        cast = not expr.args and _R.CAST_METHODS[method] not in ("float32", "float64")
+    elif method in ("to", "type"):
+        cast = _names_low_dtype(facts, expr, frame)
+    else:
+        return False
+    root = unparen(facts.escape.keep_root(expr.func.value, frame))
+    return cast and isinstance(root, cst.Name) and root.value == name
+
+
+def _names_low_dtype(facts, call: cst.Call, frame) -> bool:
+    """`.to(...)`/`.type(...)` names a dtype (`x.dtype`, `dtype=d`, `torch.float16`) that is
+    not float32 or float64."""
+    for arg in call.args:
+        value = arg.value
+        if arg.keyword is not None and arg.keyword.value != "dtype":
+            continue
+        dtype = _R.DTYPE_NAMES.get(facts.resolve(value, frame) or "")
+        if dtype is not None:
+            return dtype not in ("float32", "float64")
+        if arg.keyword is not None or (isinstance(value, cst.Attribute) and value.attr.value == "dtype"):
+            return True  # `dtype=d`, `.to(x.dtype)`: the dtype of the code it runs in
+    return False

@@ -12,7 +12,9 @@ from amplint.analysis.facts.buffer_writes import (
 )
 from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
 from amplint.analysis.facts.tree import CallSite, iter_nodes
-from amplint.analysis.facts.value_meets import first_meeting, half_origin, meets_only_float32
+from amplint.analysis.facts.value_meets import (
+    cast_where_rebound, first_meeting, half_origin, meets_only_float32,
+)
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import (
     argument, code_of, has_float_data, has_star_args, is_float_literal, keyword, kwarg,
@@ -59,7 +61,10 @@ class FactoryDefaultDtype(Rule):
     tensor they meet) are not reported. In fp16 code the value is followed too: a tensor with
     no elements (`torch.empty([0])` as a placeholder argument), one cast where it is made
     (`torch.zeros(s).float()`), and a local read only through explicit casts to float32, an
-    integer or bool (`filler.float()`, `.long()`, `.to(torch.float32)`), never read, or met only
+    integer or bool (`filler.float()`, `.long()`, `.to(torch.float32)`), rebound to a cast of
+    itself before anything else reads it (meta-llama's `mask = torch.full(...)` then
+    `mask = torch.triu(mask, diagonal=1).type_as(h)`: through dtype-keeping steps to
+    `.type_as(x)`, `.to(x.dtype)`, `.to(dtype=...)` or `.half()`), never read, or met only
     by values known to be float32 (`torch.cat([key_padding_mask.float(), filler])`: the result
     is float32 whatever the factory makes) do not meet half data as float32 and are not
     reported.
@@ -268,8 +273,50 @@ class FactoryDefaultDtype(Rule):
             "attn = Attn().half()\n",
             unsafe=True,
         ),
+        Flag(  # rebound through a dtype-keeping op but not cast: the float32 mask meets `h`
+            "import torch\n"
+            "class Transformer(torch.nn.Module):\n"
+            "    def forward(self, tokens, h):\n"
+            "        seqlen = tokens.shape[1]\n"
+            "        mask = torch.full((seqlen, seqlen), float('-inf'), device=tokens.device)\n"
+            "        mask = torch.triu(mask, diagonal=1)\n"
+            "        return h + mask\n"
+            "model = Transformer().half()\n",
+        ),
+        Flag(  # rebound to `.float()`: still float32, so it still upcasts `h`
+            "import torch\n"
+            "class Transformer(torch.nn.Module):\n"
+            "    def forward(self, tokens, h):\n"
+            "        seqlen = tokens.shape[1]\n"
+            "        mask = torch.full((seqlen, seqlen), float('-inf'), device=tokens.device)\n"
+            "        mask = torch.triu(mask, diagonal=1).float()\n"
+            "        return h + mask\n"
+            "model = Transformer().half()\n",
+        ),
     ]
     clean = [
+        # meta-llama's mask: rebound to a cast of itself (through `torch.triu`, which keeps
+        # the dtype) before anything reads it, so the float32 value meets nothing
+        "import torch\n"
+        "class Transformer(torch.nn.Module):\n"
+        "    def forward(self, tokens, h):\n"
+        "        seqlen = tokens.shape[1]\n"
+        "        mask = None\n"
+        "        if seqlen > 1:\n"
+        "            mask = torch.full((seqlen, seqlen), float('-inf'), device=tokens.device)\n"
+        "            mask = torch.triu(mask, diagonal=1).type_as(h)\n"
+        "        return h + mask\n"
+        "model = Transformer().half()\n",
+        "import torch\n"
+        "class Transformer(torch.nn.Module):\n"
+        "    def forward(self, tokens, h):\n"
+        "        n = tokens.shape[1]\n"
+        "        mask = torch.full((n, n), float('-inf'), device=tokens.device)\n"
+        "        mask = mask.masked_fill(tokens[0] > 0, 0.0)[None].to(h.dtype)\n"
+        "        bias = torch.zeros(n, device=tokens.device)\n"
+        "        bias = bias.half()\n"
+        "        return h + mask + bias\n"
+        "model = Transformer().half()\n",
         # the module's output is cast back to float32 before it is written: no dtype mismatch
         "import torch\n"
         "def pick(model, x, keep):\n"
@@ -573,7 +620,8 @@ def _never_half_data(ctx, qualified: str, site: CallSite) -> bool:
         return False
     function = site.frame.function
     return only_cast_reads(ctx.module, target.value, function.node if function else None) \
-        or meets_only_float32(ctx.facts, site, target.value)
+        or meets_only_float32(ctx.facts, site, target.value) \
+        or cast_where_rebound(ctx.facts, site, target.value)
 
 
 def _zero_size(size: cst.BaseExpression) -> bool:

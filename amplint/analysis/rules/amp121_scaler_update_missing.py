@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
+import libcst as cst
+
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import Event, Flow, exclusive, expr_line, insert_after, jumps_between
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans
+from amplint.analysis.facts.syntax import params
+from amplint.analysis.facts.tree import iter_nodes
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import method_call
 
@@ -27,7 +31,10 @@ class ScalerUpdateMissing(Rule):
     file shows the order: `fit()` stepping through `train_step()` in its batch loop and
     updating through `on_epoch_end()` after it is reported at the `train_step()` call (calls
     are composed within a file and, through the project pass, into functions and base-class
-    or mixin methods of other files; a framework's callbacks are not).
+    or mixin methods of other files; a framework's callbacks are not). A helper that steps, once
+    per call and outside any loop of its own, a scaler its caller passes in
+    (`def optimizer_step(optimizer, scaler=None)`) is not reported there: the update is the
+    caller's, and a caller the analysis composes is reported at its call when it never updates.
 
     ## Example
     ```python
@@ -141,8 +148,40 @@ class ScalerUpdateMissing(Rule):
             "                self.train_step(batch)\n"
             "            self.on_epoch_end()\n",
         ),
+        Flag(  # the caller's scaler, stepped in a loop of the function itself
+            "import torch\n"
+            "def train(model, loader, opt, scaler):\n"
+            "    for x in loader:\n"
+            "        scaler.scale(model(x)).backward()\n"
+            "        scaler.step(opt)\n",
+            fixed="import torch\n"
+            "def train(model, loader, opt, scaler):\n"
+            "    for x in loader:\n"
+            "        scaler.scale(model(x)).backward()\n"
+            "        scaler.step(opt)\n"
+            "        scaler.update()\n",
+        ),
+        Flag(  # a step helper passed the scaler, and a caller that never updates it
+            "import torch\n"
+            "def optimizer_step(optimizer, scaler):\n"
+            "    scaler.step(optimizer)\n"
+            "def fit(model, loader, opt):\n"
+            "    scaler = torch.amp.GradScaler('cuda')\n"
+            "    for x in loader:\n"
+            "        scaler.scale(model(x)).backward()\n"
+            "        optimizer_step(opt, scaler)\n",
+        ),
     ]
     clean = [
+        # Swin's step helper: one step per call of the scaler its caller passes; the caller
+        # (here, or in another file) updates after the call
+        "import torch\n"
+        "def optimizer_step(optimizer, scaler=None):\n"
+        "    if scaler is not None:\n"
+        "        scaler.step(optimizer)\n"
+        "    else:\n"
+        "        optimizer.step()\n"
+        "    optimizer.zero_grad()\n",
         # gradient accumulation: step and update together every k micro-batches
         "import torch\n"
         "scaler = torch.amp.GradScaler('cuda')\n"
@@ -218,15 +257,18 @@ class ScalerUpdateMissing(Rule):
         if not updates:
             if scalers.updated_anywhere(scaler):
                 return  # updated in another function: the order is not ours to see
-            if not spans(*steps):
-                return  # all through one call: the callee's own finding
+            if not spans(*steps) and not _passed_to(steps, scaler):
+                return  # all through one call, which reports for itself
+            if _callers_scaler(flow, scaler, steps):
+                return  # one step per call: its callers update it (their flows show whether)
             last = steps[-1]
             yield self.report(
                 last.node,
-                f"`{scaler}.step(...)` without `{scaler}.update()`: the next step raises "
-                "'RuntimeError: step() has already been called since the last update().'; "
-                f"call `{scaler}.update()` once per iteration after the last step",
+                f"`{scaler}.step(...)`{_through(last, 'step')} without `{scaler}.update()`: the "
+                "next step raises 'RuntimeError: step() has already been called since the last "
+                f"update().'; call `{scaler}.update()` once per iteration after the last step",
                 fix=self._fix(steps),
+                related=_lines(last, "step"),
             )
             return
         reported = set()
@@ -279,6 +321,32 @@ class ScalerUpdateMissing(Rule):
             Applicability.SAFE, f"Insert `{last.scaler}.update()` after the last step",
             insert_after(last.stmt, expr_line(call)),
         )
+
+
+def _callers_scaler(flow: Flow, scaler: str, steps: List[Event]) -> bool:
+    """The scaler is a parameter of the function stepping it, and no step is in a loop of that
+    function: each call steps once, and `update()` belongs to the caller, after the call (Swin's
+    `optimizer_step(optimizer, ..., scaler=None)` helper). Where a caller is composed (in its
+    file, or through the project pass) its own flow holds the step and is checked there; where
+    none is, a report here would be a guess about code amplint has not seen."""
+    name = str(scaler)  # a ScalerRef equals only a ScalerRef
+    if "." in name or not any(p.name.value == name for p in params(flow.node)):
+        return False
+    return all(step.loop is None for step in steps)
+
+
+def _passed_to(steps: List[Event], scaler: str) -> bool:
+    """The steps come through one call that is passed the caller's scaler and steps it outside
+    any loop of its own: the callee leaves the update to its caller (`_callers_scaler`), so the
+    caller's flow is where a missing update shows."""
+    call = steps[0].origin
+    if not isinstance(call, cst.Call) or not any(
+            isinstance(a.value, cst.Name) and a.value.value == str(scaler) for a in call.args):
+        return False
+    # the loops around the call are the caller's; any other loop of a step is the callee's
+    around = {id(loop.node) for loop in steps[0].loops
+              if any(node is call for node in iter_nodes(loop.node))}
+    return all(id(loop.node) in around for step in steps for loop in step.loops)
 
 
 def _through(event: Event, what: str) -> str:

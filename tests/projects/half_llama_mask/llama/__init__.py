@@ -1,0 +1,2 @@
+from .generation import Llama
+from .model import ModelArgs, Transformer
