@@ -271,6 +271,9 @@ class ClassValues(FlowIndex):
         if summary is None or flow is None or cls not in summary.classes or seen > 6:
             return {}
         out: Things = {}
+        for name, value in (flow.functions[cls].stores if cls in flow.functions else ()):
+            if name == attr:  # a class attribute (`StepRunner = StepRunner` in the class body)
+                merge_things(out, self.values(path, "", value, depth))
         for method in summary.classes[cls].methods:
             function = flow.functions.get(f"{cls}.{method}")
             if function is None:

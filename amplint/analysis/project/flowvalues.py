@@ -290,3 +290,16 @@ def _model_name(arg: Optional[cst.BaseExpression]) -> str:
 
 
 HUB_MODEL = "<hub>"
+
+
+def super_init_base(func, frame: Frame):
+    """The first base class expression of the method's class, for `super().__init__` (or
+    `super(Cls, self).__init__`) called in a method; None otherwise."""
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call)
+            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super"):
+        return None
+    cls = frame.class_frame
+    bases = cls.node.bases if cls is not None and isinstance(cls.node, cst.ClassDef) else ()
+    if not bases or dotted_name(bases[0].value) is None:
+        return None
+    return bases[0].value

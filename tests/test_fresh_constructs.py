@@ -1,0 +1,110 @@
+"""Value constructs found by the fresh-layout benchmark (issue 26, benchmarks/fresh_layouts.py),
+each in a multi-file project laid out like the public repository its test names, with a clean
+twin that must stay silent; each hazard is missed on main."""
+
+from __future__ import annotations
+
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import build, lint_project
+
+from project_files import load  # noqa: E402
+
+SETTINGS = Settings.default()
+
+
+def findings(files):
+    return sorted(
+        (path.split("/", 1)[1], d.line, d.code)
+        for path, result in lint_project(files, SETTINGS).items() for d in result.diagnostics
+        if d.code != "AMP130"
+    )
+
+
+def messages(files, code):
+    return [d.message for result in lint_project(files, SETTINGS).values() for d in result.diagnostics
+            if d.code == code]
+
+
+# -- detectron2 projects/: a trainer subclass, a registry filled by another package -------------
+
+D2 = "d2_project_registry"
+D2_HAZARD = ("projects/PointSup/point_sup/point_sup_rcnn.py", 19, "AMP110")
+D2_FIX = [("scores.masked_fill(~valid, -1e9)", "scores.masked_fill(~valid, torch.finfo(scores.dtype).min)")]
+PLAIN_TRAIN_NET = '''
+import torch
+
+from detectron2.engine import SimpleTrainer
+from detectron2.modeling import build_model
+
+
+def main(cfg):
+    model = build_model(cfg)
+    SimpleTrainer(model, [], torch.optim.SGD(model.parameters(), lr=0.02)).train(0, 10)
+'''
+
+
+def test_d2_project_registers_its_meta_arch_and_amp_trainer_binds_through_super():
+    # facebookresearch/detectron2 projects/PointSup: train_net.py imports point_sup (which
+    # registers PointSupRCNN in detectron2's META_ARCH_REGISTRY) and detectron2.modeling; the
+    # YAML names PointSupRCNN; `(AMPTrainer if ... else SimpleTrainer)(model, ...)` hands the
+    # model to SimpleTrainer.__init__ through AMPTrainer's `super().__init__(model, ...)`
+    files = load(D2)
+    assert findings(files) == [D2_HAZARD]
+    (message,) = messages(files, "AMP110")
+    assert "self.model <- build_model(cfg) at projects/PointSup/train_net.py:19 -> PointSupRCNN" in message
+    assert "the autocast region at detectron2/engine/train_loop.py:32" in message
+    assert findings(load(D2, D2_FIX)) == []
+
+
+def test_super_init_binds_the_base_constructor():
+    # the constructor called directly (renamed: detectron2's own `AMPTrainer(model)` is a
+    # framework setting of its own): only `super().__init__(model, ...)` binds SimpleTrainer's `model`
+    direct = [("(AMPTrainer if cfg.SOLVER.AMP.ENABLED else SimpleTrainer)(", "AMPTrainer("),
+              ("AMPTrainer", "MixedPrecisionTrainer")]
+    assert findings(load(D2, direct)) == [D2_HAZARD]
+    # a base constructor given something else: nothing reaches the model
+    other = load(D2, direct + [("super().__init__(model, data_loader, optimizer)",
+                                "super().__init__(torch.nn.Identity(), data_loader, optimizer)")])
+    assert findings(other) == []
+
+
+def test_conditional_class_call_binds_either_constructor():
+    # `(A if c else B)(model)` without the super() step: AMPTrainer stores the model itself
+    files = load(D2, [("super().__init__(model, data_loader, optimizer)",
+                       "self.model = model\n        self._data_loader_iter = iter(data_loader)\n"
+                       "        self.optimizer = optimizer")])
+    assert findings(files) == [D2_HAZARD]
+
+
+def test_registration_by_another_package_needs_every_script_to_import_it():
+    # tools/plain_train_net.py builds a model from detectron2 alone: PointSupRCNN is not
+    # registered when it runs, so which class build_model makes is no longer decided
+    files = load(D2)
+    files[D2 + "/tools/plain_train_net.py"] = PLAIN_TRAIN_NET
+    assert findings(files) == []
+    ((call, why),) = [(call, why) for _, call, why in build(files).unresolved]
+    assert "self.model at detectron2/engine/train_loop.py:33" == call
+    assert "no config of the project gives" in why or "no class registered there" in why
+
+
+# -- torchkeras: a class held in a class attribute -----------------------------------------------
+
+KERAS = "torchkeras_runner"
+KERAS_HAZARD = ("examples/text/model.py", 13, "AMP110")
+KERAS_FIX = [("scores.masked_fill(~mask, -1e9)", "scores.masked_fill(~mask, torch.finfo(scores.dtype).min)")]
+
+
+def test_class_attribute_holding_a_class_is_built_through_self():
+    # lyhue1991/torchkeras: `StepRunner = StepRunner` in KerasModel's body; fit() builds
+    # `self.StepRunner(net=self.net, ...)`, whose __call__ runs the net under autocast
+    files = load(KERAS)
+    assert findings(files) == [KERAS_HAZARD]
+    (message,) = messages(files, "AMP110")
+    assert "self.net <- MaskedMeanClassifier() at examples/text/train.py:9" in message
+    assert findings(load(KERAS, KERAS_FIX)) == []
+
+
+def test_class_attribute_is_read_from_its_own_class_only():
+    # the attribute names another class (a runner without a region): nothing is reached
+    files = load(KERAS, [("    StepRunner = StepRunner\n", "    StepRunner = EpochRunner\n")])
+    assert findings(files) == []
