@@ -108,3 +108,24 @@ def test_class_attribute_is_read_from_its_own_class_only():
     # the attribute names another class (a runner without a region): nothing is reached
     files = load(KERAS, [("    StepRunner = StepRunner\n", "    StepRunner = EpochRunner\n")])
     assert findings(files) == []
+
+
+# -- guided-diffusion: functools.partial of a bound method ---------------------------------------
+
+GD = "gd_partial_losses"
+GD_HAZARD = ("guided_diffusion/nn.py", 15, "AMP110")
+GD_FIX = [("-1e9)", "th.finfo(weight.dtype).min)")]
+
+
+def test_partial_of_a_bound_method_runs_the_method_with_its_bound_model():
+    # openai/guided-diffusion train_util.py: `functools.partial(self.diffusion.training_losses,
+    # self.ddp_model, ...)` called under the region runs GaussianDiffusion.training_losses,
+    # whose `model(x_t, t, **model_kwargs)` is the UNet the partial binds
+    files = load(GD)
+    assert findings(files) == [GD_HAZARD]
+    assert findings(load(GD, GD_FIX)) == []
+
+
+def test_partial_binding_another_model_reaches_nothing():
+    files = load(GD, [("                self.ddp_model,\n", "                th.nn.Identity(),\n")])
+    assert findings(files) == []

@@ -111,6 +111,8 @@ class ClassValues(FlowIndex):
             for thing, hold in self.values(path, key, val[1], depth).items():
                 if thing[0] in ("class", "func"):
                     out.setdefault(("p" + thing[0],) + thing[1:], hold)
+                elif thing[0] == "bound":  # `partial(self.diffusion.training_losses, model)`
+                    out.setdefault(thing, hold)
             return out
         if kind == "any":
             out = {}
