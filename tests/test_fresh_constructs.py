@@ -129,3 +129,23 @@ def test_partial_of_a_bound_method_runs_the_method_with_its_bound_model():
 def test_partial_binding_another_model_reaches_nothing():
     files = load(GD, [("                self.ddp_model,\n", "                th.nn.Identity(),\n")])
     assert findings(files) == []
+
+
+# -- an instance built and called in one expression ----------------------------------------------
+
+INLINE = "inline_instance_call"
+INLINE_HAZARD = ("models/perceiver.py", 8, "AMP110")
+
+
+def test_fresh_instance_called_at_once_runs_its_forward():
+    # `MaskedAttentionPool()(latents, tokens, mask)` under the file's own region
+    files = load(INLINE)
+    assert findings(files) == [INLINE_HAZARD]
+    assert findings(load(INLINE, [("-1e9)", "torch.finfo(scores.dtype).min)")])) == []
+
+
+def test_fresh_instance_of_a_shadowing_local_is_not_the_class():
+    # a local of the same name (a factory's result) is not the module's class
+    files = load(INLINE, [("        with torch.autocast(", "        MaskedAttentionPool = torch.nn.Identity\n"
+                           "        with torch.autocast(")])
+    assert findings(files) == []
