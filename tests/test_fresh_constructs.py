@@ -149,3 +149,25 @@ def test_fresh_instance_of_a_shadowing_local_is_not_the_class():
     files = load(INLINE, [("        with torch.autocast(", "        MaskedAttentionPool = torch.nn.Identity\n"
                            "        with torch.autocast(")])
     assert findings(files) == []
+
+
+# -- SlowFast: an optimizer helper over a model its caller halved ---------------------------------
+
+SLOWFAST = "slowfast_local_optimizer"
+SLOWFAST_HAZARD = ("tools/train_net.py", 18, "AMP140")
+
+
+def test_optimizer_helper_over_a_model_the_caller_halves():
+    # construct_optimizer sorts `m.parameters()` of `model.named_modules()` into param groups;
+    # train() passes the model after `model = model.half()`
+    files = load(SLOWFAST)
+    assert findings(files) == [SLOWFAST_HAZARD]
+    (message,) = messages(files, "AMP140")
+    assert "which the file casts to float16 (line 24)" in message
+    assert findings(load(SLOWFAST, [("eps=1e-8", "eps=1e-4")])) == []
+
+
+def test_optimizer_helper_over_a_float32_model_stays_silent():
+    # the half copy is another model (an EMA teacher): the helper's model stays float32
+    files = load(SLOWFAST, [("        model = model.half()\n", "        teacher = build_model(cfg).half()\n")])
+    assert findings(files) == []
