@@ -62,6 +62,9 @@ def test_super_init_binds_the_base_constructor():
     direct = [("(AMPTrainer if cfg.SOLVER.AMP.ENABLED else SimpleTrainer)(", "AMPTrainer("),
               ("AMPTrainer", "MixedPrecisionTrainer")]
     assert findings(load(D2, direct)) == [D2_HAZARD]
+    # the two-argument form naming the class itself is the same call
+    named = ("super().__init__(model", "super(MixedPrecisionTrainer, self).__init__(model")
+    assert findings(load(D2, direct + [named])) == [D2_HAZARD]
     # a base constructor given something else: nothing reaches the model
     other = load(D2, direct + [("super().__init__(model, data_loader, optimizer)",
                                 "super().__init__(torch.nn.Identity(), data_loader, optimizer)")])

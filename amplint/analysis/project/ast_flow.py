@@ -313,4 +313,7 @@ def _super_init_base(func, frame: Frame):
     bases = cls.node.bases if cls is not None and type(cls.node) is ast.ClassDef else ()
     if not bases or dotted(bases[0]) is None:
         return None
+    args = func.value.args
+    if args and not (type(args[0]) is ast.Name and args[0].id == cls.name):
+        return None
     return bases[0]

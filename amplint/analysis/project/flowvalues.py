@@ -302,4 +302,7 @@ def super_init_base(func, frame: Frame):
     bases = cls.node.bases if cls is not None and isinstance(cls.node, cst.ClassDef) else ()
     if not bases or dotted_name(bases[0].value) is None:
         return None
+    args = func.value.args  # `super(Cls, self)` names the class itself; another class skips part of the MRO
+    if args and not (isinstance(args[0].value, cst.Name) and args[0].value.value == cls.name):
+        return None
     return bases[0].value
