@@ -117,4 +117,20 @@ class CallGraph:
                     method = self.method(cls, func.attr.value)
                     if method is not None:
                         found.append(method)
+        elif isinstance(func, cst.Call):  # `Attn()(q, k, mask)`: a fresh instance called at once
+            cls = self.class_of_value(func)
+            if cls is not None and not _shadowed(frame, cls):
+                forward = self.method(cls, "forward") or self.method(cls, "__call__")
+                if forward is not None:
+                    found.append(forward)
         return found
+
+
+def _shadowed(frame: Frame, name: str) -> bool:
+    """Is `name` bound in a function scope around `frame` (not the module's class)?"""
+    scope: Optional[Frame] = frame.scope
+    while scope is not None and scope.kind != "module":
+        if scope.kind == "function" and (name in scope.bindings or name in scope.imports):
+            return True
+        scope = scope.parent
+    return False

@@ -146,6 +146,8 @@ class AstFlowCollector(AstValueReader):
             return
         if type(target) is ast.Name:
             function.assigns.setdefault(target.id, []).append(value)
+            if frame.kind == "class" and frame.parent is self.tree.module_frame:
+                self.function(frame.name).stores.append((target.id, value))
         elif (
             type(target) is ast.Attribute and type(target.value) is ast.Name
             and target.value.id == "self" and frame.class_frame is not None
@@ -190,6 +192,29 @@ class AstFlowCollector(AstValueReader):
         ):
             bind_name = dotted(args[0][2])
             bind_func, bind_args = args[0][2], without_positional(args, 1)
+        elif name is None:
+            base = _super_init_base(func, frame)
+            if base is not None:
+                bind_name, bind_func = dotted(base), base
+            elif type(func) is ast.IfExp and dotted(func.body) is not None and dotted(func.orelse) is not None:
+                for branch in (func.body, func.orelse):
+                    self._bind(dotted(branch), branch, args, frame, key, node)
+                bind_name = None
+        self._bind(bind_name, bind_func, bind_args, frame, key, node)
+        if not dynamic:
+            return
+        lambdas = self._lambdas(func)
+        if lambdas:
+            for body in lambdas:
+                calls = [n for n in ast.walk(body) if type(n) is ast.Call]
+                if len(calls) > 1:
+                    raise Refused("a called lambda with several calls (iter_nodes order)")
+                for call in calls:
+                    self._dynamic(call.func, node, frame, key, f" (in lambda {func.id})")
+            return
+        self._dynamic(func, node, frame, key, "")
+
+    def _bind(self, bind_name, bind_func, bind_args, frame: Frame, key: str, node: ast.Call) -> None:
         if bind_name is not None and bind_args and (
             bind_name[-1] not in CHAIN or len(bind_name) == 1 or bind_name[-1] == "apply"  # converters.py
         ):
@@ -204,18 +229,6 @@ class AstFlowCollector(AstValueReader):
                 callee = self.val(bind_func, frame)
                 if callee is not None:
                     self.function(key).calls.append((bind_name[-1], callee, tuple(found), self.s.line(node)))
-        if not dynamic:
-            return
-        lambdas = self._lambdas(func)
-        if lambdas:
-            for body in lambdas:
-                calls = [n for n in ast.walk(body) if type(n) is ast.Call]
-                if len(calls) > 1:
-                    raise Refused("a called lambda with several calls (iter_nodes order)")
-                for call in calls:
-                    self._dynamic(call.func, node, frame, key, f" (in lambda {func.id})")
-            return
-        self._dynamic(func, node, frame, key, "")
 
     def _dynamic(self, func, node: ast.Call, frame: Frame, key: str, via: str) -> None:
         receiver, attr = self._receiver(func, frame)
@@ -293,3 +306,18 @@ class AstFlowCollector(AstValueReader):
             return
         if cls and len(cls) == 1 and cls[0] in self.tree.classes and registry is not None:
             self.facts.registrations.append((registry, cls[0]))
+
+
+def _super_init_base(func, frame: Frame):
+    """flowfacts._super_init_base for `ast`."""
+    if not (type(func) is ast.Attribute and func.attr == "__init__" and type(func.value) is ast.Call
+            and type(func.value.func) is ast.Name and func.value.func.id == "super"):
+        return None
+    cls = frame.class_frame
+    bases = cls.node.bases if cls is not None and type(cls.node) is ast.ClassDef else ()
+    if not bases or dotted(bases[0]) is None:
+        return None
+    args = func.value.args
+    if args and not (type(args[0]) is ast.Name and args[0].id == cls.name):
+        return None
+    return bases[0]

@@ -57,6 +57,9 @@ class ClassFlow(ClassValues):
                     out.append((hit, f"{cls} in {self.p.display(cpath)}", hold.cite, (cpath, cls)))
             elif thing[0] in ("func", "pfunc") and not attr:
                 out.append(((thing[1], thing[2]), f"{thing[2]} in {self.p.display(thing[1])}", hold.cite, None))
+            elif thing[0] == "bound" and not attr:  # a method held as a value (`fn = obj.method`, a partial of it)
+                out.append(((thing[3], thing[4]), f"{thing[4]} in {self.p.display(thing[3])}", hold.cite,
+                            (thing[1], thing[2])))
         return out
 
     def _forward(self, path: str, cls: str):

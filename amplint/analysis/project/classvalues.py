@@ -148,6 +148,8 @@ class ClassValues(FlowIndex):
             for thing, hold in self.values(path, key, val[1], depth).items():
                 if thing[0] in ("class", "func"):
                     out.setdefault(("p" + thing[0],) + thing[1:], hold)
+                elif thing[0] == "bound":  # `partial(self.diffusion.training_losses, model)`
+                    out.setdefault(thing, hold)
             return out
         if kind == "any":
             out = {}
@@ -311,6 +313,9 @@ class ClassValues(FlowIndex):
         if summary is None or flow is None or cls not in summary.classes or seen > 6:
             return {}
         out: Things = {}
+        for name, value in (flow.functions[cls].stores if cls in flow.functions else ()):
+            if name == attr:  # a class attribute (`StepRunner = StepRunner` in the class body)
+                merge_things(out, self.values(path, "", value, depth))
         index = self._store_index.get((path, cls))
         if index is None:  # attribute -> its stores (method, value), in the methods' order
             index = self._store_index[(path, cls)] = {}

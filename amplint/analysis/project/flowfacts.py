@@ -39,7 +39,8 @@ from amplint.analysis.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CAL
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes, own_statements
 from amplint.analysis.project.flowvalues import (
-    CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, ValueReader, binds, first_arg, short_text, without_positional,
+    CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, ValueReader, binds, first_arg, short_text,
+    super_init_base, without_positional,
 )
 
 
@@ -213,6 +214,8 @@ class FlowCollector(ValueReader):
             return
         if isinstance(target, cst.Name):
             function.assigns.setdefault(target.value, []).append(value)
+            if frame.kind == "class" and frame.parent is self.tree.module_frame:  # `Runner = Runner` in a class body
+                self.function(frame.name).stores.append((target.value, value))
         elif (
             isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
             and target.value.value == "self" and frame.class_frame is not None
@@ -264,6 +267,27 @@ class FlowCollector(ValueReader):
         ):  # `partial(train, model=net)` binds like a call of `train`
             bind_name = dotted_name(node.args[0].value)
             bind = without_positional(node, 1).with_changes(func=node.args[0].value)
+        elif name is None:
+            base = super_init_base(func, frame)
+            if base is not None:  # `super().__init__(model)` binds like a call of the first base
+                bind_name, bind = dotted_name(base), node.with_changes(func=base)
+            elif isinstance(func, cst.IfExp) and all(  # `(AMPTrainer if amp else SimpleTrainer)(model)`
+                dotted_name(branch) is not None for branch in (func.body, func.orelse)
+            ):
+                for branch in (func.body, func.orelse):
+                    self._bind(dotted_name(branch), node.with_changes(func=branch), frame, key, node)
+                bind_name = None
+        self._bind(bind_name, bind, frame, key, node)
+        if not dynamic:
+            return
+        lambdas = self._lambdas(func)
+        if lambdas:  # `decode = lambda l: enc.decode(l)`: calling it runs the body's calls
+            for call in (n for body in lambdas for n in iter_nodes(body) if isinstance(n, cst.Call)):
+                self._dynamic(call.func, node, frame, key, root, f" (in lambda {func.value})")
+            return
+        self._dynamic(func, node, frame, key, root, "")
+
+    def _bind(self, bind_name, bind: cst.Call, frame: Frame, key: str, node: cst.Call) -> None:
         # a chain method (`model.train(False)`) binds nothing; a plain name does (`train(model, ...)`:
         # fairseq_cli/train.py's `train`, a project's `eval`)
         if bind_name is not None and bind.args and (
@@ -280,14 +304,6 @@ class FlowCollector(ValueReader):
                 callee = self.val(bind.func, frame)
                 if callee is not None:
                     self.function(key).calls.append((bind_name[-1], callee, tuple(args), self._mark(node)))
-        if not dynamic:
-            return
-        lambdas = self._lambdas(func)
-        if lambdas:  # `decode = lambda l: enc.decode(l)`: calling it runs the body's calls
-            for call in (n for body in lambdas for n in iter_nodes(body) if isinstance(n, cst.Call)):
-                self._dynamic(call.func, node, frame, key, root, f" (in lambda {func.value})")
-            return
-        self._dynamic(func, node, frame, key, root, "")
 
     def _dynamic(self, func, node: cst.Call, frame: Frame, key: str, root, via: str) -> None:
         receiver, attr = self._receiver(func, frame)

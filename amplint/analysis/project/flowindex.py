@@ -128,6 +128,9 @@ class FlowIndex:
         if found is None:
             plain = name in CHAIN  # `train(model, ...)`, not `model.train(False)`: see flowfacts
             found = [path for path in self._files_with(name) if _binding_call(name, self.p.files[path], plain)]
+            # `partial(obj.name, x)`, `super().__init__(x)` in a subclass of `name`, `(A if c else name)(x)`
+            found += [path for path in self.p.python if path not in found and name in self.p.files[path]
+                      and _binds_indirectly(name, self.p.files[path], plain)]
             defined = re.compile(r"^def %s\(" % re.escape(name), re.M)
             if plain and not any(defined.search(self.p.files[path]) for path in self._files_with(name)):
                 found = []  # no module-level `def eval(` in the project: `eval(...)` is the builtin
@@ -226,6 +229,24 @@ def _binding_call(word: str, text: str, plain: bool = False) -> bool:
             continue
         return True
     return False
+
+
+_SUPER_INIT = re.compile(r"\bsuper\s*\([^)]*\)\s*\.\s*__init__\s*\(\s*[^\s)]")
+
+
+def _binds_indirectly(word: str, text: str, plain: bool) -> bool:
+    """`partial(x.word, ...)`, and for a name that is not a chain method's,
+    `class C(word): ... super().__init__(x)` (binds word's `__init__`) or
+    `(A if c else word)(x)` (binds either)."""
+    name = r"(?:[\w.]+\.)?" + re.escape(word)
+    if "partial" in text and re.search(r"partial\s*\(\s*" + name + r"\s*,", text):
+        return True
+    if plain:
+        return False
+    if "super" in text and re.search(r"\bclass\s+\w+\s*\(\s*" + name + r"\s*[,)]", text) and _SUPER_INIT.search(text):
+        return True
+    return "else" in text and (re.search(r"\belse\s+" + name + r"\s*\)\s*\(\s*[^\s)]", text) is not None
+                               or re.search(r"\(\s*" + name + r"\s+if\b[^()]*\)\s*\(\s*[^\s)]", text) is not None)
 
 
 def thing_order(item) -> str:

@@ -304,3 +304,19 @@ def _model_name(arg: Optional[cst.BaseExpression]) -> str:
 
 
 HUB_MODEL = "<hub>"
+
+
+def super_init_base(func, frame: Frame):
+    """The first base class expression of the method's class, for `super().__init__` (or
+    `super(Cls, self).__init__`) called in a method; None otherwise."""
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call)
+            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super"):
+        return None
+    cls = frame.class_frame
+    bases = cls.node.bases if cls is not None and isinstance(cls.node, cst.ClassDef) else ()
+    if not bases or dotted_name(bases[0].value) is None:
+        return None
+    args = func.value.args  # `super(Cls, self)` names the class itself; another class skips part of the MRO
+    if args and not (isinstance(args[0].value, cst.Name) and args[0].value.value == cls.name):
+        return None
+    return bases[0].value

@@ -245,8 +245,9 @@ def _registered(cv, where: str, registry: tuple, names) -> List[Tuple[str, str]]
     class are read."""
     pattern = re.compile(r"^\s*class\s+(%s)\b" % "|".join(sorted(map(re.escape, names))), re.M)
     package = _package_root(cv.p, where)
-    files = [path for path in cv.p.python
-             if pattern.search(cv.p.files[path]) and _package_root(cv.p, path) == package]
+    files = [path for path in cv.p.python if pattern.search(cv.p.files[path])]
+    imported = _imported_beside(cv.p, package, {_package_root(cv.p, path) for path in files} - {package})
+    files = [path for path in files if _package_root(cv.p, path) in imported | {package}]
     cv.p.summarise(files)
     found = []
     for path in files:
@@ -258,6 +259,34 @@ def _registered(cv, where: str, registry: tuple, names) -> List[Tuple[str, str]]
             ):
                 found.append((path, cls))
     return found
+
+
+_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.M)
+
+
+def _imported_beside(project, package: str, others) -> set:
+    """The package folders among `others` that every file importing the package `package`
+    (outside it and outside `others`) imports too (detectron2's projects/X/train_net.py:
+    `from detectron2.modeling import build_model` and `import maskedattn`, which registers its
+    classes): a class registered there is registered wherever the lookup runs. One script
+    that imports `package` alone (tools/plain_train_net.py) keeps them out."""
+    others = set(others)
+    if not others:
+        return set()
+    memo = project.__dict__.setdefault("_import_roots", {})  # file -> the package folders it imports
+    found = None
+    for path in project.python:
+        roots = memo.get(path)
+        if roots is None:
+            roots = memo[path] = set()
+            for match in _IMPORT.finditer(project.files[path]):
+                module = match.group(1) or match.group(2)
+                hit = project.resolve_ref(path, module) if not module.startswith(".") else None
+                if hit is not None and not hit[1]:
+                    roots.add(_package_root(project, hit[0]))
+        if package in roots and _package_root(project, path) not in others | {package}:
+            found = roots & others if found is None else found & roots
+    return found or set()
 
 
 def attr_path(arg: Optional[str], function) -> Optional[Tuple[str, ...]]:

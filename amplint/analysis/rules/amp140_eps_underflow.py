@@ -11,6 +11,7 @@ from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.tree import Frame, dotted_name
 from amplint.analysis.facts.half_values import FrameWalker, float16_values, walk_float16_code
 from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._param_sources import call_arguments, is_parameter, parameter_owners
 from amplint.analysis.rules._eps_literals import local_literal as _local_literal, self_attr_literal as _self_attr_literal
 from amplint.analysis.rules._util import argument, code_of, data_chain, keyword, literal_float
 
@@ -196,8 +197,31 @@ class EpsUnderflow(Rule):
             "if use_fp16:\n"
             "    model.convert_to_fp16()\n",
         ),
+        Flag(  # an optimizer helper (SlowFast's construct_optimizer) over a model its caller halved
+            "import torch\n"
+            "def construct_optimizer(model, cfg):\n"
+            "    bn, rest = [], []\n"
+            "    for name, p in model.named_parameters():\n"
+            "        (bn if 'bn' in name else rest).append(p)\n"
+            "    groups = [{'params': bn, 'weight_decay': 0.0}, {'params': rest}]\n"
+            "    return torch.optim.AdamW(groups, lr=cfg.lr, eps=1e-8)\n"
+            "def train(cfg):\n"
+            "    model = build_model(cfg)\n"
+            "    if cfg.half:\n"
+            "        model = model.half()\n"
+            "    optimizer = construct_optimizer(model, cfg)\n",
+        ),
     ]
     clean = [
+        # the helper's caller passes a float32 model; another list's parameters
+        "import torch\n"
+        "def construct_optimizer(model, cfg, extra):\n"
+        "    params = [p for p in extra.parameters()]\n"
+        "    return torch.optim.AdamW(params, lr=cfg.lr, eps=1e-8)\n"
+        "def train(cfg):\n"
+        "    model = build_model(cfg)\n"
+        "    teacher = build_model(cfg).half()\n"
+        "    optimizer = construct_optimizer(teacher, cfg, model)\n",
         # under autocast: bfloat16 holds 1e-8; CUDA autocast's float32 ops (`exp`, `norm`,
         # `softmax`); F.normalize (its norm runs in float32); a project model's output (dtype
         # not shown); eps outside the region on a float32 value
@@ -449,7 +473,8 @@ class EpsUnderflow(Rule):
             params = argument(call, 0, "params")
             if params is None:
                 continue
-            model = _half_model_in(params.value, site.frame, half_models)
+            model = _half_model_in(params.value, site.frame, half_models) or _half_owner(
+                params.value, site.frame, facts.tree, half_models)
             if model is None:
                 continue
             if _is_wrapped(site, wrapped):
@@ -532,6 +557,21 @@ def _half_model_in(params: cst.BaseExpression, frame: Frame, half_models):
 
     params.visit(Finder())
     return found[0] if found else None
+
+
+def _half_owner(params: cst.BaseExpression, frame: Frame, tree, half_models):
+    """(model code, cast node) when `params` holds a half model's parameters through the
+    function's locals, or through its parameter that a call of the file passes a half model."""
+    for owner in parameter_owners(params, frame, tree):
+        key = _model_key(owner, frame)
+        if key is not None and key in half_models:
+            return ".".join(dotted_name(owner) or ("model",)), half_models[key]
+        if isinstance(owner, cst.Name) and is_parameter(frame.function, owner.value):
+            for arg, caller in call_arguments(frame.function, owner.value, tree):
+                key = _model_key(arg, caller)
+                if key is not None and key in half_models:
+                    return owner.value, half_models[key]
+    return None
 
 
 def _wrapped_names(facts) -> Set[str]:

@@ -1,0 +1,1 @@
+from .point_sup_rcnn import PointSupRCNN

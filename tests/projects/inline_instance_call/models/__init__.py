@@ -1,0 +1,1 @@
+from .perceiver import PerceiverPooler

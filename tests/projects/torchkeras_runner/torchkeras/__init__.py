@@ -1,0 +1,1 @@
+from .kerasmodel import KerasModel
