@@ -290,6 +290,8 @@ def lint_source(
         result.errors.append(f"{path}: cannot parse: {unreadable}")
         return result
     result.diagnostics = diags
+    if line_map is not None:
+        facts.release()  # a part of a large file: its tree is freed with its last finding's node
     return result
 
 

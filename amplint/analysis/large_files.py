@@ -250,7 +250,9 @@ def lint_in_parts(path: str, parts: List[Part], lint_part, fix: bool, summarize,
                 diag.strip()
                 found.append(diag)
         del sub
-        gc.collect()  # a part's facts hold cycles; amplint runs with the collector off
+        # what is left of the part in cycles (the engine releases its facts' own cycles, so
+        # that this pass does not go over its whole tree); amplint runs with the collector off
+        gc.collect()
     found.sort(key=lambda d: (d.line, d.column, d.code))
     result.diagnostics = found
     if fix:
