@@ -180,3 +180,24 @@ def test_each_parts_tree_is_freed_without_the_cyclic_collector(small_bound, monk
     # before: 10,187 for 5,945 nodes; now 1,188 (a rule's local class, `ast.literal_eval`'s
     # closures: a few hundred objects a part)
     assert sum(unreachable) < nodes // 3, (sum(unreachable), nodes)
+
+
+def test_each_part_is_placed_by_the_files_one_ast_parse(small_bound, monkeypatch):
+    """The positions of a part's findings are placed by the outline of its statements taken from
+    the file's own `ast` parse (the split's), not by parsing each part again (issue 34: ~1 s of
+    the 50,000-line file); a part holding a piece of a split literal has none (parsed as before)."""
+    from amplint.analysis.positions import outline
+
+    source = _source(12, rows=300)
+    parts = large_files.split(source)
+    assert [part.outline is None for part in parts] == ['("op_' in part.text for part in parts]
+    assert sum(part.outline is not None for part in parts) > 3
+    for part in parts:
+        if part.outline is not None:
+            assert part.outline == outline(ast.parse(part.text).body)
+    parsed = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda text, *a, **k: parsed.append(text) or real_parse(text, *a, **k))
+    result = lint_source("train.py", source, Settings.default())
+    assert result.diagnostics and len(result.warnings) == 1
+    assert not any(part.text in parsed for part in parts if part.outline is not None)
