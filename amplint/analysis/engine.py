@@ -83,10 +83,12 @@ def analyze(
     path: str, source: str, module: cst.Module, rules: Sequence[Rule],
     entries: Tuple[EntryRegion, ...] = (), facts: Optional[FileFacts] = None,
     torch: TorchTarget = TorchTarget(), line_map: Optional[Sequence[int]] = None,
+    outline: Optional[tuple] = None,
 ) -> List[Diagnostic]:
     """Run `rules` on a parsed module; diagnostics come back positioned, suppressions applied.
     `entries`: regions the project pass found around this file's functions. `line_map`: the
-    file's line of each line of `source` (a part of a large file), else lines are its own."""
+    file's line of each line of `source` (a part of a large file), else lines are its own;
+    `outline`: its statements' outlines, when known (amplint.analysis.positions.positions_of)."""
     facts = facts if facts is not None else FileFacts(module, entries)
     ctx = FileContext(path, source, module, facts, torch)
     found: List[Diagnostic] = []
@@ -97,7 +99,7 @@ def analyze(
             raise RuleCrash(rule.code, exc) from exc
     if not found:
         return found
-    positions = _positions_of(module, source, found)
+    positions = _positions_of(module, source, found, outline)
     lines = source.splitlines()
     kept: List[Diagnostic] = []
     seen: Set[Tuple[str, int, int]] = set()
@@ -134,7 +136,7 @@ def node_positions(module: cst.Module):
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
 
 
-def _positions_of(module: cst.Module, source: str, found: List[Diagnostic]):
+def _positions_of(module: cst.Module, source: str, found: List[Diagnostic], outline=None):
     """The positions the findings need (their nodes, related nodes and fix edits): only the
     top-level statements holding them are generated (issue 34)."""
     wanted: List[cst.CSTNode] = []
@@ -145,7 +147,7 @@ def _positions_of(module: cst.Module, source: str, found: List[Diagnostic]):
         if diag.fix is not None:
             wanted.extend(diag.fix.edits)
     try:
-        return positions_of(module, source, wanted)
+        return positions_of(module, source, wanted, outline)
     except AttributeError:  # another LibCST layout: its public way
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
 
@@ -204,7 +206,7 @@ def choose_fixes(diags: Iterable[Diagnostic], settings: Settings, skip: Set[Tupl
 def lint_source(
     path: str, source: str, settings: Settings, fix: bool = False,
     entries: Tuple[EntryRegion, ...] = (), summarize: Optional[Summarizer] = None,
-    line_map: Optional[Sequence[int]] = None,
+    line_map: Optional[Sequence[int]] = None, outline: Optional[tuple] = None,
 ) -> FileResult:
     """Lint one file's text; with `fix`, apply fixes to a fixpoint and report what is left.
     `entries` (from the project pass) are regions other files put around this file's
@@ -212,7 +214,8 @@ def lint_source(
     `summarize(path, source, module, facts)`: called with this file's one parse; its return
     value becomes `result.summary` (the project pass's summary, made in the same worker).
     A file over `large_files.PARTS_ABOVE` characters is linted in parts (report only, with a
-    warning); `line_map` is set for such a part (amplint.analysis.large_files)."""
+    warning); `line_map` is set for such a part (amplint.analysis.large_files), and `outline`
+    when its statements were outlined from the file's parse (amplint.analysis.positions)."""
     if mixed_newlines(source):
         # LibCST cannot read a file mixing CRLF and LF (Python can): lint it with one kind
         # of ending, then give every unchanged line its own ending back.
@@ -237,8 +240,10 @@ def lint_source(
         if summarize is not None:
             result.summary = None  # the project pass does not read it (said in the warning)
         if lint:
-            def lint_part(text: str, lines: Sequence[int]) -> FileResult:
-                return lint_source(path, text, settings, False, entries, line_map=lines)
+            def lint_part(text: str, lines: Sequence[int], outlined) -> FileResult:
+                return lint_source(
+                    path, text, settings, False, entries, line_map=lines, outline=outlined
+                )
 
             large_files.lint_in_parts(path, parts, lint_part, fix, summarize, result)
         elif summarize is not None:
@@ -264,7 +269,9 @@ def lint_source(
     if not lint:
         return result
     try:
-        diags = analyze(path, source, module, rules, entries, facts, settings.torch, line_map)
+        diags = analyze(
+            path, source, module, rules, entries, facts, settings.torch, line_map, outline
+        )
         if fix:
             result.found_before = len(diags)
             current, module, diags = _fix_loop(
@@ -290,6 +297,8 @@ def lint_source(
         result.errors.append(f"{path}: cannot parse: {unreadable}")
         return result
     result.diagnostics = diags
+    if line_map is not None:
+        facts.release()  # a part of a large file: its tree is freed with its last finding's node
     return result
 
 

@@ -23,8 +23,11 @@ import ast
 import gc
 import re
 import warnings
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
+
+from amplint.analysis.positions import outline
 
 PARTS_ABOVE = 640 * 1024  # characters: files above this are analysed in parts
 PART_SIZE = 256 * 1024  # characters of own statements per part (a statement is never split)
@@ -38,6 +41,9 @@ class Part:
     text: str
     lines: List[int]  # lines[i]: the file's line number of the part's line i + 1
     owned: List[Tuple[int, int]]  # the file's lines (first, last) whose findings this part reports
+    # its statements' outlines (amplint.analysis.positions.outline) in its own lines, from the
+    # file's one `ast` parse; None for a part holding a piece of a split literal
+    outline: Optional[tuple] = None
 
     def owns(self, line: int) -> bool:
         return any(lo <= line <= hi for lo, hi in self.owned)
@@ -75,11 +81,12 @@ def split(source: str) -> Optional[List[Part]]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     lines = _LINE.findall(source)
-    groups, kinds = _groups(tree, lines)
-    del tree
+    groups, kinds, pieces = _groups(tree, lines)
     if len(groups) < 2:
         return None
     _cover_gaps(groups, len(lines))
+    body = tree.body
+    body_lines = [stmt.lineno for stmt in body]
     parts: List[Part] = []
     context: List[Tuple[int, int]] = []  # earlier imports / one-line assignments
     context_size = 0
@@ -95,7 +102,10 @@ def split(source: str) -> Optional[List[Part]]:
                 owned[-1] = (owned[-1][0], hi)
             elif own:
                 owned.append((lo, hi))
-        parts.append(Part("".join(lines[n - 1] for n in numbers), numbers, owned))
+        part = Part("".join(lines[n - 1] for n in numbers), numbers, owned)
+        if id(group) not in pieces:
+            part.outline = _outline(body, body_lines, context, group, numbers)
+        parts.append(part)
         for lo, hi, own in group:
             kind = kinds.get(lo)
             if own and (kind == "import" or (kind == "assign" and context_size < CONTEXT_MAX)):
@@ -104,16 +114,26 @@ def split(source: str) -> Optional[List[Part]]:
     return parts
 
 
+def _outline(body, body_lines, context, group, numbers) -> tuple:
+    """The outlines of a part's statements (its context's, then its own), in the part's lines."""
+    statements = []
+    for lo, hi in context + [(lo, hi) for lo, hi, _ in group]:
+        statements.extend(body[bisect_left(body_lines, lo):bisect_right(body_lines, hi)])
+    return outline(statements, {number: index for index, number in enumerate(numbers, 1)})
+
+
 def _size(lines, lo: int, hi: int) -> int:
     return sum(len(lines[n - 1]) for n in range(lo, hi + 1))
 
 
-def _groups(tree: ast.Module, lines) -> Tuple[List[Group], dict]:
+def _groups(tree: ast.Module, lines) -> Tuple[List[Group], dict, set]:
     """Consecutive top-level statements grouped up to PART_SIZE characters; a statement too
     large for a part that is a splittable literal assignment becomes parts of its own.
-    Also: first line -> "import" / "assign" for the statements a later part takes as context."""
+    Also: first line -> "import" / "assign" for the statements a later part takes as context,
+    and the ids of the groups that hold a piece of such a statement."""
     groups: List[Group] = []
     kinds = {}
+    pieced = set()
     current: Group = []
     size = 0
     for first, last, stmt in _statement_spans(tree):
@@ -126,6 +146,7 @@ def _groups(tree: ast.Module, lines) -> Tuple[List[Group], dict]:
             if current:
                 groups.append(current)
             groups.extend(pieces)
+            pieced.update(id(piece) for piece in pieces)
             current, size = [], 0
             continue
         if current and size + length > PART_SIZE:
@@ -137,7 +158,7 @@ def _groups(tree: ast.Module, lines) -> Tuple[List[Group], dict]:
         size += length
     if current:
         groups.append(current)
-    return groups, kinds
+    return groups, kinds, pieced
 
 
 def _cover_gaps(groups: List[Group], line_count: int) -> None:
@@ -235,11 +256,12 @@ def _literal_pieces(stmt, first: int, last: int, lines) -> Optional[List[Group]]
 
 def lint_in_parts(path: str, parts: List[Part], lint_part, fix: bool, summarize, result) -> None:
     """Lint each part on its own into `result` (report only), positions mapped to the file's
-    lines; each part's tree is released before the next is parsed. `lint_part(text, lines)`:
-    the engine's lint of one part's text (a FileResult), its lines mapped by `lines`."""
+    lines; each part's tree is released before the next is parsed. `lint_part(text, lines,
+    outline)`: the engine's lint of one part's text (a FileResult), its lines mapped by `lines`,
+    its statements outlined (or None)."""
     found = []
     for part in parts:
-        sub = lint_part(part.text, part.lines)
+        sub = lint_part(part.text, part.lines, part.outline)
         for error in sub.errors:
             result.errors.append(_map_error(error, path, part))
         if sub.internal_error:
@@ -250,7 +272,9 @@ def lint_in_parts(path: str, parts: List[Part], lint_part, fix: bool, summarize,
                 diag.strip()
                 found.append(diag)
         del sub
-        gc.collect()  # a part's facts hold cycles; amplint runs with the collector off
+        # what is left of the part in cycles (the engine releases its facts' own cycles, so
+        # that this pass does not go over its whole tree); amplint runs with the collector off
+        gc.collect()
     found.sort(key=lambda d: (d.line, d.column, d.code))
     result.diagnostics = found
     if fix:

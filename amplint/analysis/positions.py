@@ -131,7 +131,8 @@ def node_positions(module: cst.Module) -> Positions:
     return Positions(state.spans, module)
 
 
-def positions_of(module: cst.Module, source: str, wanted: Iterable[cst.CSTNode]) -> Positions:
+def positions_of(module: cst.Module, source: str, wanted: Iterable[cst.CSTNode],
+                 outlined: Optional[Tuple[Outline, ...]] = None) -> Positions:
     """The ranges of at least the `wanted` nodes (and of every node of the statements that
     hold them), the same as `node_positions` gives them, for the cost of those statements'
     code generation: a class, function, `with` or loop whose own header holds none of them
@@ -139,7 +140,9 @@ def positions_of(module: cst.Module, source: str, wanted: Iterable[cst.CSTNode])
     has findings in most functions, in few of their statements). Each statement is generated
     from its first line, found with Python's `ast` and checked against the text (`source` is
     the text `module` was parsed from). Anything unexpected (a node not found, a statement
-    whose text is not where `ast` puts it) falls back to the whole module."""
+    whose text is not where `ast` puts it) falls back to the whole module. `outlined`: the
+    `outline` of the source's statements when known (a part of a large file: from the file's
+    one `ast` parse), else the source is parsed here."""
     wanted_ids = {id(node) for node in wanted}
     plan = _Plan(wanted_ids, module.default_indent)
     body = module.body
@@ -157,7 +160,7 @@ def positions_of(module: cst.Module, source: str, wanted: Iterable[cst.CSTNode])
     if holders > len(body) // 2 and 2 * plan.planned > plan.read:
         return node_positions(module)
     try:
-        found = _statement_spans(module, source, plan.statements)
+        found = _statement_spans(module, source, plan.statements, outlined)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         found = None
     if found is not None and any(key not in found for key in wanted_ids):
@@ -172,6 +175,27 @@ _AST_KIND = {
     cst.ClassDef: (ast.ClassDef,), cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
     cst.With: (ast.With, ast.AsyncWith), cst.For: (ast.For, ast.AsyncFor), cst.While: (ast.While,),
 }
+_AST_DESCEND = tuple(kind for kinds in _AST_KIND.values() for kind in kinds)
+
+# What placing a statement by its line needs of Python's `ast`: its kind, its line, its first
+# line (its decorators' when it has some) and, for a block positions_of may descend into, the
+# outlines of its body's statements (else None)
+Outline = Tuple[type, int, int, Optional[tuple]]
+
+
+def outline(statements: Iterable[ast.stmt], lines: Optional[Dict[int, int]] = None) -> Tuple[Outline, ...]:
+    """The outlines of `ast` statements; with `lines`, their line numbers mapped through it
+    (the file's line -> a part's line: a large file's parts are placed by its one parse)."""
+    result = []
+    for node in statements:
+        line = node.lineno
+        decorators = getattr(node, "decorator_list", None)
+        first = min([line] + [d.lineno for d in decorators]) if decorators else line
+        body = outline(node.body, lines) if isinstance(node, _AST_DESCEND) else None
+        if lines is not None:
+            line, first = lines[line], lines[first]
+        result.append((type(node), line, first, body))
+    return tuple(result)
 
 
 class _Plan:
@@ -239,15 +263,15 @@ def _first_ast(statements) -> List[int]:
     return first
 
 
-def _statement_spans(module: cst.Module, source: str, planned):
-    tree = ast.parse(source)
+def _statement_spans(module: cst.Module, source: str, planned, outlined=None):
+    top = outline(ast.parse(source).body) if outlined is None else outlined
     firsts: Dict[int, List[int]] = {}  # id(LibCST body list) -> _first_ast of it
     starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]  # offset of each line
     spans: Dict[int, Span] = {}
     last = len(module.body) - 1
     for path, statement, indents in planned:
-        statements, nodes = module.body, tree.body
-        anchor = None
+        statements, nodes = module.body, top
+        anchor: Outline = (ast.stmt, 0, 0, None)
         for depth, index in enumerate(path):
             first = firsts.get(id(statements))
             if first is None:
@@ -257,14 +281,14 @@ def _statement_spans(module: cst.Module, source: str, planned):
             anchor = nodes[first[index]]
             if depth < len(path) - 1:
                 holder = statements[index]
-                if not isinstance(anchor, _AST_KIND.get(type(holder), ())):
+                if anchor[0] not in _AST_KIND.get(type(holder), ()) or anchor[3] is None:
                     return None
-                statements, nodes = holder.body.body, anchor.body
-        line = anchor.lineno
+                statements, nodes = holder.body.body, anchor[3]
+        line = anchor[1]
         lead = len(statement.leading_lines)
         decorators = getattr(statement, "decorators", ())
         if decorators:
-            line = min([line] + [d.lineno for d in getattr(anchor, "decorator_list", ())])
+            line = anchor[2]
             lead += len(decorators[0].leading_lines)
         line -= lead
         if line < 1 or line > len(starts):

@@ -23,10 +23,11 @@ whether the events of a finding come through more than one call (or from the fun
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.framework_verbs import events_of
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.tree import CallSite, Frame
@@ -42,14 +43,16 @@ def spans(*events: Event) -> bool:
     return len(origins) > 1 or None in origins
 
 
-def composed_flows(analysis, only: Optional[Set[int]] = None) -> List[Flow]:
+def composed_flows(analysis, only: Optional[Set[int]] = None,
+                   skip: Set[int] = frozenset()) -> List[Flow]:
     """One composed Flow per function (and the module body) that has scaler events after
     composition, in the order of the file's frames. `only`: the ids of the frames that can
-    hold such events (the others are neither walked nor composed into a caller)."""
+    hold such events (the others are neither walked nor composed into a caller). `skip`: frames
+    not walked for themselves (`quiet_frames`' second set), still composed into a caller."""
     composer = _Composer(analysis, only)
     flows = []
     for frame in analysis.tree.frames:
-        if frame.kind not in ("function", "module"):
+        if frame.kind not in ("function", "module") or id(frame) in skip:
             continue
         if only is not None and id(frame) not in only:
             continue
@@ -57,6 +60,32 @@ def composed_flows(analysis, only: Optional[Set[int]] = None) -> List[Flow]:
         if any(e.scaler is not None for e in flow.events):
             flows.append(flow)
     return flows
+
+
+def quiet_frames(analysis) -> Tuple[Set[int], Set[int]]:
+    """The ids of the function and module frames whose own statements hold no call on a
+    scaler's text and no framework verb, so that their flow holds no scaler's event (issue 34:
+    most functions of a large file); and those of them that also call no function of the file
+    (nor, with the project's entries, of another): nothing composes into their flow, so it is
+    the same whenever it is walked, and a flow that holds no scaler's event after composition
+    either need not be walked for itself."""
+    texts = {str(ref) for ref in analysis.infos}
+    frameworks, module, graph = analysis.frameworks, analysis.module, analysis.callgraph
+    module_frame = analysis.tree.module_frame
+    loud: Set[int] = set()
+    calling: Set[int] = set()
+    for site in analysis.tree.calls:
+        key = id(site.frame.function or module_frame)
+        if key in loud:
+            continue
+        func = site.node.func
+        if (type(func) is cst.Attribute and key_text(func.value) in texts) or events_of(
+                site.node, frameworks, module):
+            loud.add(key)
+        elif key not in calling and graph is not None and graph.callees(site):
+            calling.add(key)
+    quiet = {id(f) for f in analysis.tree.frames if f.kind in ("function", "module")} - loud
+    return quiet, set() if analysis.remote else quiet - calling
 
 
 def function_flows(analysis) -> List[Flow]:

@@ -30,7 +30,7 @@ from amplint.analysis.facts.scaler_flow import (  # noqa: F401  (the event names
 from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported for the rules)
     arms, expr_line, gates, insert_after, insert_before, jumps_between, runs_whenever, signature,
 )
-from amplint.analysis.facts.scaler_protocol import composed_flows, spans  # noqa: F401
+from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans  # noqa: F401
 from amplint.analysis.facts.scaler_remote import scaler_entries
 from amplint.analysis.facts.syntax import holder_key
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
@@ -277,8 +277,9 @@ class ScalerAnalysis:
         if not self.infos:
             return []
         flows = []
+        quiet = self._quiet[0]
         for frame in self.tree.frames:
-            if frame.kind not in ("function", "module"):
+            if frame.kind not in ("function", "module") or id(frame) in quiet:
                 continue
             flow = Flow(frame.node, frame)
             walker = FlowWalker(self, flow)
@@ -294,7 +295,11 @@ class ScalerAnalysis:
     @cached_property
     def composed(self) -> List[Flow]:
         """The flows with same-file callees' events composed in (amplint.analysis.facts.scaler_protocol)."""
-        return composed_flows(self) if self.infos else []
+        return composed_flows(self, skip=self._quiet[1]) if self.infos else []
+
+    @cached_property
+    def _quiet(self) -> Tuple[Set[int], Set[int]]:
+        return quiet_frames(self)
 
     @cached_property
     def frameworks(self) -> Set[str]:
