@@ -48,29 +48,75 @@ def test_detectron2_block_class_passed_to_make_stage():
     assert findings(lint_project(load("half_d2_block_class", [("self.predictor.model.half()", "pass")]), SETTINGS)) == []
 
 
+# half_guided_diffusion with the torso converted as openai/guided-diffusion does it: through
+# `.apply` of converters that live in their own module (fp16_util.py)
+GD = "half_guided_diffusion"
+GD_CONVERTERS = f"{GD}/guided_diffusion/fp16_util.py"
+FP16_UTIL = '''\
+"""Helpers for 16-bit training (this fork keeps only the module converters)."""
+
+import torch.nn as nn
+
+
+def convert_module_to_f16(layer):
+    """Turn the weights of convolutions to float16."""
+    if isinstance(layer, (nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+        layer.weight.data = layer.weight.data.half()
+        if layer.bias is not None:
+            layer.bias.data = layer.bias.data.half()
+
+
+def convert_module_to_f32(layer):
+    """Undo convert_module_to_f16."""
+    if isinstance(layer, (nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+        layer.weight.data = layer.weight.data.float()
+        if layer.bias is not None:
+            layer.bias.data = layer.bias.data.float()
+'''
+GD_APPLY = (
+    ("from .nn import conv_nd,", "from .fp16_util import convert_module_to_f16, convert_module_to_f32\n"
+     "from .nn import conv_nd,"),
+    ("        self.input_blocks.half()\n        self.middle_block.half()\n",
+     "        self.input_blocks.apply(convert_module_to_f16)\n"
+     "        self.middle_block.apply(convert_module_to_f16)\n\n"
+     "    def convert_to_fp32(self):\n"
+     "        \"\"\"\n        Convert the torso of the model back to float32.\n        \"\"\"\n"
+     "        self.input_blocks.apply(convert_module_to_f32)\n"
+     "        self.middle_block.apply(convert_module_to_f32)\n"),
+)
+
+
+def gd_apply(replace=()):
+    files = load(GD, GD_APPLY)
+    files[GD_CONVERTERS] = FP16_UTIL
+    for old, new in replace:
+        files = {path: text.replace(old, new) for path, text in files.items()}
+    return files
+
+
 def test_guided_diffusion_apply_of_a_converter_from_another_module():
     # openai/guided-diffusion: `UNetModel.convert_to_fp16` runs
     # `self.input_blocks.apply(convert_module_to_f16)` with the converter in fp16_util.py
     # (`layer.weight.data = layer.weight.data.half()`); scripts/image_sample.py calls it under
     # `if args.use_fp16`. The blocks' attention then runs in float16.
-    results = lint_project(load("half_gd_apply"), SETTINGS)
+    results = lint_project(gd_apply(), SETTINGS)
     assert findings(results) == [("guided_diffusion/unet.py", 89, "AMP110")]
-    held = half_classes(load("half_gd_apply"))
+    held = half_classes(gd_apply())
     assert ("guided_diffusion/unet.py", "QKVAttention") in held and ("guided_diffusion/nn.py", "GroupNorm32") in held
     assert ("guided_diffusion/unet.py", "UNetModel") not in held  # the torso only, not the model
-    clean = load("half_gd_apply", [("-1e9", "th.finfo(weight.dtype).min")])
+    clean = gd_apply([("-1e9", "th.finfo(weight.dtype).min")])
     assert findings(lint_project(clean, SETTINGS)) == []
     # the float32 converter only: nothing is half
-    to_f32 = load("half_gd_apply", [(".apply(convert_module_to_f16)", ".apply(convert_module_to_f32)")])
+    to_f32 = gd_apply([(".apply(convert_module_to_f16)", ".apply(convert_module_to_f32)")])
     assert half_classes(to_f32) == {} and findings(lint_project(to_f32, SETTINGS)) == []
     # a converter that casts something else than the module it is given: not a half cast
-    other = load("half_gd_apply", [("layer.weight.data = layer.weight.data.half()", "print(th.zeros(1).half())"),
+    other = gd_apply([("layer.weight.data = layer.weight.data.half()", "print(th.zeros(1).half())"),
                                    ("layer.bias.data = layer.bias.data.half()", "pass"),
                                    ("import torch.nn as nn\n", "import torch as th\nimport torch.nn as nn\n")])
     assert half_classes(other) == {}
     # a converter outside the linted files is not guessed from its name
-    files = load("half_gd_apply")
-    del files["half_gd_apply/guided_diffusion/fp16_util.py"]
+    files = gd_apply()
+    del files[GD_CONVERTERS]
     assert half_classes(files) == {} and findings(lint_project(files, SETTINGS)) == []
 
 
