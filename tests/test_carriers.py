@@ -26,26 +26,38 @@ def half_classes(files):
     return {(path.split("/", 1)[1], cls): cite for (path, cls), (_, cite, _) in build(files).flow.half_instances().items()}
 
 
+# half_d2_backbone with detectron2's real spelling: the block class is an argument of make_stage
+D2_BLOCK_CLASS = (
+    ("def make_stage(num_blocks, *,", "def make_stage(block_class, num_blocks, *,"),
+    ("blocks.append(BottleneckBlock(in_channels,", "blocks.append(block_class(in_channels,"),
+    ("        blocks = ResNet.make_stage(\n", "        blocks = ResNet.make_stage(\n            block_class=BottleneckBlock,\n"),
+)
+
+
+def d2_block_class(replace=()):
+    return load("half_d2_backbone", D2_BLOCK_CLASS + tuple(replace))
+
+
 def test_detectron2_block_class_passed_to_make_stage():
     # facebookresearch/detectron2: `ResNet.make_stage(block_class=BottleneckBlock, ...)` in
     # build_resnet_backbone; the static method builds `block_class(in_channels, ...)` into the
     # lists that become the stages' `nn.Sequential(*blocks)`; the demo turns the predictor's
     # model half with `self.predictor.model.half()` (demo/predictor.py). On main the class
     # passed as an argument bound nothing, so the blocks stayed float32.
-    results = lint_project(load("half_d2_block_class"), SETTINGS)
+    results = lint_project(d2_block_class(), SETTINGS)
     assert findings(results) == [("detectron2/modeling/backbone/resnet.py", 38, "AMP110")]
-    held = half_classes(load("half_d2_block_class"))
+    held = half_classes(d2_block_class())
     assert held[("detectron2/modeling/backbone/resnet.py", "BottleneckBlock")] == (
         "build_model(self.cfg) at detectron2/engine/defaults.py:9 made float16 in demo/predictor.py, "
         "as a submodule of GeneralizedRCNN, in `self.stages` of ResNet")
-    clean = load("half_d2_block_class", [("-1e9", "torch.finfo(x.dtype).min")])
+    clean = d2_block_class([("-1e9", "torch.finfo(x.dtype).min")])
     assert findings(lint_project(clean, SETTINGS)) == []
     # the block class passed is another one (the stem): BottleneckBlock is built by nobody
-    other = load("half_d2_block_class", [("block_class=BottleneckBlock,", "block_class=BasicStem,")])
+    other = d2_block_class([("block_class=BottleneckBlock,", "block_class=BasicStem,")])
     assert ("detectron2/modeling/backbone/resnet.py", "BottleneckBlock") not in half_classes(other)
     assert findings(lint_project(other, SETTINGS)) == []
     # without the cast nothing is half
-    assert findings(lint_project(load("half_d2_block_class", [("self.predictor.model.half()", "pass")]), SETTINGS)) == []
+    assert findings(lint_project(d2_block_class([("self.predictor.model.half()", "pass")]), SETTINGS)) == []
 
 
 # half_guided_diffusion with the torso converted as openai/guided-diffusion does it: through

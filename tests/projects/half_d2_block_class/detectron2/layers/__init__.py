@@ -1,1 +1,0 @@
-from .wrappers import Conv2d

@@ -1,2 +1,0 @@
-from .build import build_model
-from .rcnn import GeneralizedRCNN
