@@ -42,3 +42,10 @@ def cli_findings(root, *args, codes=("AMP",)):
     """Sorted (file, line, code) of the CLI's findings whose code starts with one of `codes`."""
     return sorted((d["filename"], d["line"], d["code"]) for d in cli_diagnostics(root, *args)
                   if d["code"].startswith(tuple(codes)))
+
+
+def project_findings(results, skip=()):
+    """Sorted (path inside its project, line, code) of `lint_project`'s results, less the codes
+    in `skip`."""
+    return sorted((path.split("/", 1)[1], d.line, d.code) for path, result in results.items()
+                  for d in result.diagnostics if d.code not in skip)

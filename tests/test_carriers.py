@@ -10,16 +10,13 @@ from __future__ import annotations
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import build, lint_project
 
-from project_files import load  # noqa: E402
+from project_files import load, project_findings  # noqa: E402
 
 SETTINGS = Settings.default()
 
 
 def findings(results):
-    return sorted(
-        (path.split("/", 1)[1], d.line, d.code)
-        for path, result in results.items() for d in result.diagnostics
-    )
+    return project_findings(results)
 
 
 def half_classes(files):

@@ -16,7 +16,7 @@ from amplint.analysis.engine import Settings
 from amplint.analysis.project import build, lint_project
 from amplint.workspace.config import ConfigError, load as load_config
 
-from project_files import load
+from project_files import load, project_findings
 
 SETTINGS = Settings.default()
 ON = SimpleNamespace(open_world=True)
@@ -24,11 +24,7 @@ OFF = SimpleNamespace(open_world=False)
 
 
 def findings(results):
-    # AMP130 (deprecated `torch.cuda.amp.autocast`, DeiT's spelling) is per-file and not the question here
-    return sorted(
-        (path.split("/", 1)[1], d.line, d.code)
-        for path, result in results.items() for d in result.diagnostics if d.code != "AMP130"
-    )
+    return project_findings(results, skip=("AMP130",))
 
 
 def messages(results, code):

@@ -10,15 +10,14 @@ from __future__ import annotations
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import build, lint_project
 
-from project_files import load
+from project_files import load, project_findings
 
 SETTINGS = Settings.default()
 BCE = "F.binary_cross_entropy(torch.sigmoid(pred), target)"
 
 
 def findings(results):
-    return sorted((path.split("/", 1)[1], d.line, d.code)
-                  for path, result in results.items() for d in result.diagnostics)
+    return project_findings(results)
 
 
 def test_package_folder_resolves_its_own_absolute_imports():

@@ -13,7 +13,7 @@ from amplint.analysis.engine import Settings
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project import build, lint_project
 
-from project_files import PROJECTS, load  # noqa: E402,F401
+from project_files import PROJECTS, load, project_findings  # noqa: E402,F401
 SETTINGS = Settings.default()
 
 
@@ -29,10 +29,7 @@ def show_regions(*options):
 
 
 def findings(results):
-    return sorted(
-        (path.split("/", 1)[1], d.line, d.code)
-        for path, result in results.items() for d in result.diagnostics
-    )
+    return project_findings(results)
 
 
 def messages(results, code):

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import build, lint_project
 
-from project_files import load  # noqa: E402
+from project_files import load, project_findings  # noqa: E402
 
 load_project = load
 
@@ -20,10 +20,7 @@ ON = SimpleNamespace(value_flow=True)  # `value-flow = true` (off by default: it
 
 
 def findings(results):
-    return sorted(
-        (path.split("/", 1)[1], d.line, d.code)
-        for path, result in results.items() for d in result.diagnostics
-    )
+    return project_findings(results)
 
 
 def messages(results, code):
