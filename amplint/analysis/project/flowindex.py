@@ -49,6 +49,7 @@ class FlowIndex:
         self._calls: Dict[str, list] = {}
         self._registered: Optional[Dict[tuple, list]] = None
         self._text_hits: Dict[str, List[str]] = {}
+        self._binders: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}  # path -> indirect_binders
         self._parses = 0
         self._batched = getattr(project, "_summarize_many", None) is not None
         self._budget = _BATCHED_PARSES if self._batched else _ON_DEMAND_PARSES
@@ -120,6 +121,12 @@ class FlowIndex:
             self._text_hits[word] = found
         return found
 
+    def _indirect(self, path: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+        found = self._binders.get(path)
+        if found is None:
+            found = self._binders[path] = indirect_binders(self.p.files[path])
+        return found
+
     def _files_calling(self, name: str) -> List[str]:
         """The files whose text may hold a call that flowfacts records as a call site of
         `name`: one with arguments, not a `def name(` nor a `super().name(`."""
@@ -127,10 +134,12 @@ class FlowIndex:
         found = self._text_hits.get(key)
         if found is None:
             plain = name in CHAIN  # `train(model, ...)`, not `model.train(False)`: see flowfacts
-            found = [path for path in self._files_with(name) if _binding_call(name, self.p.files[path], plain)]
+            found = [path for path in self._files_with(name)
+                     if _binding_call(name, self.p.files[path], plain, self._indirect(path)[0])]
             # `partial(obj.name, x)`, `super().__init__(x)` in a subclass of `name`, `(A if c else name)(x)`
-            found += [path for path in self.p.python if path not in found and name in self.p.files[path]
-                      and _binds_indirectly(name, self.p.files[path], plain)]
+            known = set(found)
+            found += [path for path in self.p.python if path not in known
+                      and _binds_indirectly(name, self._indirect(path), plain)]
             defined = re.compile(r"^def %s\(" % re.escape(name), re.M)
             if plain and not any(defined.search(self.p.files[path]) for path in self._files_with(name)):
                 found = []  # no module-level `def eval(` in the project: `eval(...)` is the builtin
@@ -211,42 +220,77 @@ _NOT_A_SITE = re.compile(r"(?:\bdef\s+|\bsuper\s*\([^()]*\)\s*\.\s*)$")
 _BINDS_SUPER = re.compile(r"\bsuper\b\s*(?:=[^=]|:)|\b(?:as|import|def|class)\s+super\b")
 
 
-def _binding_call(word: str, text: str, plain: bool = False) -> bool:
+def _binding_call(word: str, text: str, plain: bool = False, partial=None) -> bool:
     """Does `text` hold `word(` with arguments, other than as `def word(` or `super().word(`?
     `partial(word, ...)` (or `partial(x.word, ...)`) binds like a call of `word`. `plain`: only a
-    call by the bare name counts (`x.word(...)` is a chain method's call, which binds nothing)."""
-    if "partial" in text and re.search(r"partial\s*\(\s*(?:[\w.]+\.)?" + re.escape(word) + r"\s*,", text):
+    call by the bare name counts (`x.word(...)` is a chain method's call, which binds nothing).
+    `partial`: the file's `indirect_binders(text)[0]`, when known. Plain substring search and
+    precompiled patterns: a pattern per word, compiled for each of thousands of words, cost more
+    than the search itself on a transformers-sized tree."""
+    if partial is None:
+        partial = indirect_binders(text)[0]
+    if word in partial:
         return True
-    super_is_builtin = _BINDS_SUPER.search(text) is None
-    for match in re.finditer(re.escape(word) + r"\s*\(\s*([^\s)])?", text):
-        start = match.start()
-        if start and (_WORD_CHAR.match(text, start - 1) or (plain and text[start - 1] == ".")):
+    super_is_builtin = None
+    start = text.find(word)
+    while start != -1:
+        tail = _CALL_TAIL.match(text, start + len(word))
+        if tail is None:
+            start = text.find(word, start + 1)
             continue
-        if match.group(1) is None:
-            continue  # `word()`: no argument to bind
+        after = tail.end()  # the next occurrence is looked for after this one, as finditer does
+        if (start and (_WORD_CHAR.match(text, start - 1) or (plain and text[start - 1] == "."))) \
+                or tail.group(1) is None:  # `word()`: no argument to bind
+            start = text.find(word, after)
+            continue
         before = _NOT_A_SITE.search(text[max(0, start - 80):start])
-        if before is not None and (before.group(0).startswith("def") or super_is_builtin):
-            continue
+        if before is not None:
+            if super_is_builtin is None:
+                super_is_builtin = _BINDS_SUPER.search(text) is None
+            if before.group(0).startswith("def") or super_is_builtin:
+                start = text.find(word, after)
+                continue
         return True
     return False
 
 
+_CALL_TAIL = re.compile(r"\s*\(\s*([^\s)])?")
 _SUPER_INIT = re.compile(r"\bsuper\s*\([^)]*\)\s*\.\s*__init__\s*\(\s*[^\s)]")
 
 
-def _binds_indirectly(word: str, text: str, plain: bool) -> bool:
+# the text of the calls that bind a name other than by calling it: `partial(x.name, ...)`,
+# `class C(name): ... super().__init__(x)`, `(A if c else name)(x)` and `(name if c else B)(x)`
+_PARTIAL_OF = re.compile(r"partial\s*\(\s*([\w.]+)\s*,")
+# literal first (a pattern that starts with \b is tried at every position of the file): the
+# word boundary before it is tested on each match
+_SUBCLASS_OF = re.compile(r"class\s+\w+\s*\(\s*([\w.]+)\s*[,)]")
+_ELSE_CALLED = re.compile(r"else\s+([\w.]+)\s*\)\s*\(\s*[^\s)]")
+_IF_CALLED = re.compile(r"\(\s*([\w.]+)\s+if\b[^()]*\)\s*\(\s*[^\s)]")
+
+
+def indirect_binders(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The last names of what a file's text binds indirectly: (those a `partial(x.name, ...)`
+    binds; those bound through a subclass's `super().__init__(x)` or a conditional class call).
+    One pass over the file for every name asked about, not a search per name."""
+    def last(matches, bounded=False):
+        return {m.group(1).rsplit(".", 1)[-1] for m in matches
+                if not bounded or not m.start() or not _WORD_CHAR.match(text, m.start() - 1)}
+
+    partial = last(_PARTIAL_OF.finditer(text)) if "partial" in text else set()
+    other: Set[str] = set()
+    if "super" in text and "class" in text and _SUPER_INIT.search(text):
+        other |= last(_SUBCLASS_OF.finditer(text), bounded=True)
+    if "else" in text:
+        other |= last(_ELSE_CALLED.finditer(text), bounded=True) | last(_IF_CALLED.finditer(text))
+    return frozenset(partial), frozenset(other)
+
+
+def _binds_indirectly(word: str, binders: Tuple[FrozenSet[str], FrozenSet[str]], plain: bool) -> bool:
     """`partial(x.word, ...)`, and for a name that is not a chain method's,
     `class C(word): ... super().__init__(x)` (binds word's `__init__`) or
-    `(A if c else word)(x)` (binds either)."""
-    name = r"(?:[\w.]+\.)?" + re.escape(word)
-    if "partial" in text and re.search(r"partial\s*\(\s*" + name + r"\s*,", text):
-        return True
-    if plain:
-        return False
-    if "super" in text and re.search(r"\bclass\s+\w+\s*\(\s*" + name + r"\s*[,)]", text) and _SUPER_INIT.search(text):
-        return True
-    return "else" in text and (re.search(r"\belse\s+" + name + r"\s*\)\s*\(\s*[^\s)]", text) is not None
-                               or re.search(r"\(\s*" + name + r"\s+if\b[^()]*\)\s*\(\s*[^\s)]", text) is not None)
+    `(A if c else word)(x)` (binds either). `binders`: the file's `indirect_binders`."""
+    partial, other = binders
+    return word in partial or (not plain and word in other)
 
 
 def thing_order(item) -> str:
