@@ -200,6 +200,8 @@ class ProjectFacts(ProjectResolver):
         seeds.extend(declared_seeds(self, self._declared))
         seeds.extend(dispatch_seeds(self))
         reach = propagate(self, seeds)
+        if self.value_flow:
+            self.flow.summarise_owed()  # the points-to scope reads every summary made
         if self.value_flow and (reach.entries or any(s is not None and s.regions for s in self.summaries.values())):
             # the points-to resolver over the files this pass touched answers the calls the
             # class flow could not (pointsto_reach.py); then the regions propagate again

@@ -43,7 +43,7 @@ class ClassValues(FlowIndex):
         self._active: set = set()
         self._cuts = 0
         self._steps = 0
-        self._site_tables: Dict[str, "_SiteTable"] = {}
+        self._site_tables: Dict[tuple, "_SiteTable"] = {}
         self.evaluations = 0  # values evaluated, not taken from the memo (a reuse counts its own)
         self.computed = 0  # values actually evaluated
         self._store_index: Dict[tuple, Dict[str, list]] = {}  # (file, class) -> attribute -> stores
@@ -272,10 +272,11 @@ class ClassValues(FlowIndex):
         if depth > _MAX_DEPTH:
             self._context.taint()
             return
-        sites = self._call_sites(name)
-        table = self._site_tables.get(name)
+        question = ("bind", target, init)
+        sites = self._call_sites(name, question)
+        table = self._site_tables.get((name, question))
         if table is None:
-            table = self._site_tables[name] = _SiteTable(len(sites))
+            table = self._site_tables[(name, question)] = _SiteTable(len(sites))
         visit = set(table.by_target.get(target, ())) | table.unsettled
         if init:
             visit |= table.with_classes

@@ -8,6 +8,7 @@ import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from amplint.analysis.project.flowvalues import CHAIN
+from amplint.analysis.project.site_files import SiteFiles
 
 
 _ON_DEMAND_PARSES = 16  # files the class flow may parse beyond those already summarised
@@ -54,6 +55,12 @@ class FlowIndex:
         self._batched = getattr(project, "_summarize_many", None) is not None
         self._budget = _BATCHED_PARSES if self._batched else _ON_DEMAND_PARSES
         self.skipped: set = set()  # files a text search found but the budget left unparsed
+        # files the budget counts as summarised (as the search that found them did before)
+        # but not summarised, since none of their call sites can reach the callee asked
+        # about (site_files.py); summarised when something reads them
+        self._owed: Set[str] = set()
+        self._accounted: Set[str] = set()  # names whose files the budget counted
+        self._site_files = None
         self._config_types: Optional[Dict[str, Set[str]]] = None
         self._registered_set: Optional[FrozenSet[tuple]] = None
         self._timm_models: Optional[Dict[str, List[Tuple[str, str]]]] = None
@@ -94,7 +101,7 @@ class FlowIndex:
         """The flow facts of a file. `optional`: a file found by a text search (call sites,
         registrations, half casts); parsed here only while the budget lasts, so that a
         common name cannot send most of a large tree to the parser."""
-        if optional and path not in self.p.summaries and path not in self.p.deferred:
+        if optional and not self._counted(path) and path not in self.p.deferred:
             if self._parses >= self._budget:
                 self.skipped.add(path)
                 return None
@@ -102,17 +109,44 @@ class FlowIndex:
         summary = self.p.summary(path)
         return summary.flow if summary is not None else None
 
-    def _prefetch(self, paths: List[str]) -> None:
-        """Summarise, in one batch, the files a text search found (as far as the budget goes)."""
+    def _counted(self, path: str) -> bool:
+        return path in self.p.summaries or path in self._owed
+
+    def _prefetch(self, paths: List[str], count_only: bool = False) -> None:
+        """Summarise, in one batch, the files a text search found (as far as the budget goes).
+        `count_only`: count them against the budget only (they become owed)."""
         if not self._batched:
+            if count_only:  # what `_flow(path, optional=True)` counts, file by file
+                for path in paths:
+                    if not self._counted(path) and path not in self.p.deferred:
+                        if self._parses >= self._budget:
+                            self.skipped.add(path)
+                            continue
+                        self._parses += 1
+                        self._owed.add(path)
             return
-        todo = [path for path in paths if path not in self.p.summaries]
+        todo = [path for path in paths if not self._counted(path)]
         free = [path for path in todo if path in self.p.deferred]  # not counted, as before
         todo = [path for path in todo if path not in self.p.deferred]
         todo = todo[: max(0, self._budget - self._parses)]
         self._parses += len(todo)
-        if todo or free:
-            self.p.summarise(free + todo)
+        if count_only:
+            self._owed.update(free + todo)
+            return
+        owed = [path for path in paths if path in self._owed and path not in self.p.summaries]
+        if todo or free or owed:
+            self.p.summarise(owed + free + todo)
+
+    def owes(self, path: str) -> bool:
+        return path in self._owed and path not in self.p.summaries
+
+    def summarise_owed(self) -> None:
+        """Summarise the files counted as summarised but not made: before a loop over every
+        summary of the project (framework seeds, the points-to scope), which then reads the
+        same summaries as when every file a search found was summarised."""
+        owed = sorted(path for path in self._owed if path not in self.p.summaries)
+        if owed:
+            self.p.summarise(owed)
 
     def _files_with(self, word: str) -> List[str]:
         found = self._text_hits.get(word)
@@ -146,15 +180,26 @@ class FlowIndex:
             self._text_hits[key] = found
         return found
 
-    def _call_sites(self, name: str) -> list:
+    def _call_sites(self, name: str, question: Optional[tuple] = None) -> list:
         """Every recorded call whose callee's last name is `name`: (file, function key,
         callee, args, line). flowfacts records no call of a chain method (`model.train(False)`),
-        only a plain name's (`train(model, loader)`)."""
-        found = self._calls.get(name)
+        only a plain name's (`train(model, loader)`). `question` (site_files.py): only the
+        files whose calls can reach that callee are summarised and read; the others are
+        counted against the budget as when they were."""
+        memo = name if question is None else (name, question)
+        found = self._calls.get(memo)
         if found is None:
             found = []
             # a chain method's name (`train`) is recorded only where it is called by its plain name
             files = self._files_calling(name)
+            if question is not None:
+                if name not in self._accounted:
+                    self._accounted.add(name)
+                    self._prefetch(files, count_only=True)
+                if self._site_files is None:
+                    self._site_files = SiteFiles(self, callee_targets)
+                plain = name in CHAIN
+                files = [path for path in files if self._site_files.may_reach(path, name, question, plain)]
             self._prefetch(files)
             for path in files:
                 flow = self._flow(path, optional=True)
@@ -164,7 +209,7 @@ class FlowIndex:
                     for last, callee, args, line in flow.functions[key].calls:
                         if last == name:
                             found.append((path, key, callee, args, line))
-            self._calls[name] = found
+            self._calls[memo] = found
         return found
 
     def timm_models(self) -> Dict[str, List[Tuple[str, str]]]:

@@ -49,6 +49,7 @@ def framework_seeds(project):
     active = {s.framework for s in project.settings}
     if not active:
         return []
+    project.flow.summarise_owed()  # the loops below read every summary made so far
     seeds = []
     # the files that may define the classes these frameworks run
     patterns = [fw.CLASS_TEXT[name] for name in sorted(active) if name in fw.CLASS_TEXT]

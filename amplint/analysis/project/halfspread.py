@@ -124,7 +124,7 @@ def _constructed_with(flow, path: str, cls: str) -> List[Tuple[str, str]]:
     sites in the linted files (`TimestepEmbedSequential(ResBlock(...), AttentionBlock(...))`;
     a starred argument is not recorded, so `TimestepEmbedSequential(*layers)` gives none)."""
     found: List[Tuple[str, str]] = []
-    for where, caller, callee, args, _line in flow._call_sites(cls):
+    for where, caller, callee, args, _line in flow._call_sites(cls, ("class", path, cls)):
         if ("class", path, cls) not in flow.values(where, caller, callee):
             continue
         for slot, value in args:

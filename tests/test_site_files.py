@@ -1,0 +1,167 @@
+"""The class flow's call-site search summarises only the files whose calls can reach the
+callee asked about (issue 34): counted (files summarised), not timed.
+
+A project laid out like ultralytics/yolov5: `val.py`'s `run(data, model=None)` runs the model
+under autocast, `train.py` calls `validate.run(data, model=model)` with its DetectionModel. The
+name `run` is also called in files that cannot call `val.run`: `detect.py` calls its own
+`run(...)`, `export.py` calls `subprocess.run(...)`, `utils/downloads.py` only mentions it in
+a docstring and a comment. Before, every one of them was summarised to look for call sites of
+`run`; now only `train.py` is, and the finding (AMP102 in the model, reached through the call
+in train.py) is the same. The clean twin (val without autocast) stays silent."""
+
+from __future__ import annotations
+
+import pytest
+
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import build, lint_project
+from amplint.analysis.project.site_text import CodeText, may_bind
+
+SETTINGS = Settings.default()
+
+YOLO = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class DetectionModel(nn.Module):
+    def forward(self, x):
+        return F.binary_cross_entropy(torch.sigmoid(x), x)
+"""
+VAL = """import torch
+
+
+@torch.no_grad()
+def run(data, model=None, half=True):
+    model.eval()
+    with torch.autocast("cuda"):
+        preds = model(data)
+    return preds
+"""
+VAL_CLEAN = VAL.replace('    with torch.autocast("cuda"):\n        preds = model(data)\n', "    preds = model(data)\n")
+TRAIN = """import torch
+
+import val as validate
+from models.yolo import DetectionModel
+
+
+def train(hyp, opt):
+    model = DetectionModel()
+    for epoch in range(hyp["epochs"]):
+        results = validate.run(opt.data, model=model)
+    return results
+"""
+DETECT = """import argparse
+
+import torch
+
+from models.yolo import DetectionModel
+
+
+def run(weights="yolov5s.pt", source="data/images", half=False):
+    model = DetectionModel()
+    return model(torch.load(source))
+
+
+def main(opt):
+    run(opt.weights, opt.source)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    main(parser.parse_args())
+"""
+EXPORT = """import subprocess
+
+import torch
+
+
+def export_onnx(model, im, f):
+    torch.onnx.export(model, im, f)
+    subprocess.run(["onnxsim", f, f], check=True)
+    return f
+"""
+DOWNLOADS = '''import os
+
+
+def attempt_download(file):
+    """Download `file` if missing, then run(data, weights=file) can load it."""
+    # run(cmd, shell=True) was used here before
+    os.system(f"curl -L {file} -o {file}")
+    return file
+'''
+
+
+def _files(val: str = VAL):
+    return {
+        "yolov5/val.py": val,
+        "yolov5/train.py": TRAIN,
+        "yolov5/detect.py": DETECT,
+        "yolov5/export.py": EXPORT,
+        "yolov5/utils/downloads.py": DOWNLOADS,
+        "yolov5/models/yolo.py": YOLO,
+    }
+
+
+def test_files_that_cannot_call_the_function_are_not_summarised():
+    found = lint_project(_files(), SETTINGS)
+    assert [d.code for d in found["yolov5/models/yolo.py"].diagnostics] == ["AMP102"]
+    project = build(_files())
+    assert "yolov5/train.py" in project.parsed  # the one call site of val.run
+    spared = {"yolov5/detect.py", "yolov5/export.py", "yolov5/utils/downloads.py"}
+    assert spared.isdisjoint(project.parsed), sorted(spared & set(project.parsed))
+
+
+def test_clean_twin_is_silent():
+    found = lint_project(_files(VAL_CLEAN), SETTINGS)
+    assert not [d.code for result in found.values() for d in result.diagnostics if d.code != "AMP130"]
+
+
+def test_a_local_or_an_attribute_callee_keeps_the_file():
+    """`run` reached through something the text cannot follow is summarised as before."""
+    files = _files()
+    files["yolov5/utils/callbacks.py"] = (
+        "class Callbacks:\n    def fire(self, hook, data):\n        return self.run(hook, data)\n"
+    )
+    files["yolov5/segment/train.py"] = (
+        "def fit(validate, data, model):\n    return validate.run(data, model=model)\n"
+    )
+    project = build(files)
+    assert {"yolov5/utils/callbacks.py", "yolov5/segment/train.py"} <= set(project.parsed)
+
+
+def test_code_text_blanks_comments_and_plain_strings_only():
+    view = CodeText('x = "run(a)"  # run(b)\ny = f"{run(c)}"\nz = \'\'\'\nrun(d)\n\'\'\'\n')
+    assert view.sure
+    assert len(view.mentions("run")) == 1  # the f-string's expression is code
+    assert view.code.count("\n") == 5  # lines are kept
+
+
+@pytest.mark.parametrize("text", [
+    'x = f"{d["k"]}" + run(y)\n',  # Python 3.12's nested quotes: where the string ends is unsure
+    'x = "unterminated\n',
+])
+def test_code_text_that_cannot_be_read_is_not_vouched_for(text):
+    assert not CodeText(text).sure
+
+
+@pytest.mark.parametrize("text, imports, unknown", [
+    ("import c.nn\n", [("c", True)], False),
+    ("import a.b as c\n", [("a.b", True)], False),
+    ("from .x import (\n    y as c,\n)\n", [(".x.y", True)], False),
+    ("try:\n    import c\nexcept ImportError:\n    c = None\n", [("c", False)], True),
+    ("import c\n\ndef f(c):\n    return c.x\n", [("c", True)], True),
+    ("import c\nfor c in range(3):\n    pass\n", [("c", True)], True),
+])
+def test_bindings_of_a_name(text, imports, unknown):
+    binding = CodeText(text).binding("c")
+    assert binding.imports == imports
+    assert binding.unknown is unknown
+
+
+@pytest.mark.parametrize("args, binds", [
+    ('""', False), ('"", device_map=""', False), ("1, None", False),  # strings come blanked
+    ("model", True), ("cfg.model", True), ("*args, model", False), ("name=model", True),
+])
+def test_which_arguments_can_bind(args, binds):
+    assert may_bind(args) is binds
