@@ -199,7 +199,11 @@ class FlowIndex:
                 if self._site_files is None:
                     self._site_files = SiteFiles(self, callee_targets)
                 plain = name in CHAIN
-                files = [path for path in files if self._site_files.may_reach(path, name, question, plain)]
+                # a file binding `name` through partial, a subclass's super().__init__ or a
+                # conditional class call (indirect_binders) is kept: its text calls no `name(`
+                files = [path for path in files
+                         if _binds_indirectly(name, self._indirect(path), plain)
+                         or self._site_files.may_reach(path, name, question, plain)]
             self._prefetch(files)
             for path in files:
                 flow = self._flow(path, optional=True)
