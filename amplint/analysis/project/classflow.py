@@ -103,7 +103,8 @@ class ClassFlow(ClassValues):
         class that the linted files turn half (`m.cuda().half()`, `.to(torch.bfloat16)`,
         `model.half()`), and every module it holds (halfspread.py)."""
         out: Dict[Tuple[str, str], Tuple[str, str, str]] = {}
-        casting = [path for path in self.p.python if _HALF_TEXT.search(self.p.files[path])]
+        casting = [path for path in self.p.python if _HALF_TEXT.search(self.p.files[path])
+                   or converters.may_apply_converter(self, self.p.files[path])]
         self._prefetch(casting)  # one batch across the pool, not a file at a time
         for statements in (False, True):
             for path in casting:
@@ -120,5 +121,4 @@ class ClassFlow(ClassValues):
 
 _HALF_TEXT = re.compile(
     r"\.(?:half|bfloat16)\(\)|\.(?:to|type)\([^)\n]*(?:float16|[Hh]alf|BFloat16)"
-    r"|\.apply\(\s*[A-Za-z_][\w.]*\s*\)"  # `.apply(convert_module_to_f16)`: converters.py
-)
+)  # and `.apply(convert_module_to_f16)`: converters.may_apply_converter

@@ -10,7 +10,8 @@ defined; one outside the linted files is not guessed from its name. Like the sta
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Tuple
+import re
+from typing import FrozenSet, Iterator, Optional, Tuple
 
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
 
@@ -48,3 +49,54 @@ def _root(value):
     while type(value) is tuple and value and value[0] in ("attr", "sub"):
         value = value[1]
     return value
+
+
+_APPLY = re.compile(r"\.apply\(\s*([A-Za-z_][\w.]*)\s*\)")
+_CAST_WORDS = ("half", "Half", "float16", "bfloat16")
+_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
+
+
+def may_apply_converter(flow, text: str) -> bool:
+    """Whether the file's text holds a `.apply(name)` whose `name` may be a converter: a name
+    no project function has (a local alias, an attribute set elsewhere: it is followed), or a
+    function with a cast word in its body's text. `self.apply(self._init_weights)` in a timm
+    model is not, and its file is then not summarised for it."""
+    if ".apply(" not in text:
+        return False
+    defined, casting = _function_names(flow)
+    for match in _APPLY.finditer(text):
+        name = match.group(1).rsplit(".", 1)[-1]
+        if name not in defined or name in casting:
+            return True
+    return False
+
+
+def _function_names(flow) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """(every project function's name; those whose body text holds a cast word), read once."""
+    memo = flow.__dict__.get("_converter_names")
+    if memo is None:
+        defined, casting = set(), set()
+        for path in flow.p.python:
+            text = flow.p.files[path]
+            if "def" not in text:
+                continue
+            matches = list(_DEF.finditer(text))
+            casts = any(word in text for word in _CAST_WORDS)
+            for index, match in enumerate(matches):
+                defined.add(match.group(2))
+                if casts and _body_casts(text, matches, index):
+                    casting.add(match.group(2))
+        memo = flow.__dict__["_converter_names"] = (frozenset(defined), frozenset(casting))
+    return memo
+
+
+def _body_casts(text: str, matches, index: int) -> bool:
+    """Whether the text from this `def` to the next `def` at its indentation or less holds a
+    cast word (nested functions' text included: a superset is safe)."""
+    indent = len(matches[index].group(1))
+    end = len(text)
+    for later in matches[index + 1:]:
+        if len(later.group(1)) <= indent:
+            end = later.start()
+            break
+    return any(word in text[matches[index].end():end] for word in _CAST_WORDS)
