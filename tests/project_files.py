@@ -49,3 +49,31 @@ def project_findings(results, skip=()):
     in `skip`."""
     return sorted((path.split("/", 1)[1], d.line, d.code) for path, result in results.items()
                   for d in result.diagnostics if d.code not in skip)
+
+
+def assert_warm_run_follows_an_edit(tmp_path, name, edited, edits, code, expected):
+    """Project `name` copied under `tmp_path`, linted through the CLI with a cache: `expected`
+    (sorted (file, line, code) of `code`) cold and warm; after `edits` ((old, new) pairs) to the
+    file `edited` only, no finding (the reporting file did not change); back again after the
+    edit is undone."""
+    import shutil
+
+    root = tmp_path / name
+    shutil.copytree(os.path.join(PROJECTS, name), root)
+    cache = str(tmp_path / "cache")
+
+    def run():
+        return cli_findings(root, "--cache-dir", cache, codes=(code,))
+
+    assert run() == expected
+    assert run() == expected
+    path = root / edited
+    text = path.read_text()
+    changed = text
+    for old, new in edits:
+        changed = changed.replace(old, new)
+    assert changed != text
+    path.write_text(changed)
+    assert run() == []
+    path.write_text(text)
+    assert run() == expected

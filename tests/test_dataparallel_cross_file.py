@@ -11,14 +11,12 @@ autocast in `Model.forward` (the AMP docs' fix), editing models/yolo.py only.
 
 from __future__ import annotations
 
-import os
-import shutil
 
 
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import lint_project
 
-from project_files import PROJECTS, cli_findings, load
+from project_files import assert_warm_run_follows_an_edit, load
 
 SETTINGS = Settings.default()
 NAME = "dp_yolov5_bf16"
@@ -68,19 +66,4 @@ def test_a_model_class_outside_the_project_is_silent():
 
 
 def test_warm_run_after_editing_only_the_model_file(tmp_path):
-    root = tmp_path / NAME
-    shutil.copytree(os.path.join(PROJECTS, NAME), root)
-    cache = str(tmp_path / "cache")
-
-    def run(*args):
-        return cli_findings(root, *args, codes=("AMP153",))
-
-    expected = [("train.py", 26, "AMP153")]
-    assert run("--cache-dir", cache) == expected
-    assert run("--cache-dir", cache) == expected
-    path = root / "models" / "yolo.py"
-    text = path.read_text()
-    path.write_text(text.replace(*FORWARD_AUTOCASTS))
-    assert run("--cache-dir", cache) == []  # train.py did not change
-    path.write_text(text)
-    assert run("--cache-dir", cache) == expected
+    assert_warm_run_follows_an_edit(tmp_path, NAME, "models/yolo.py", (FORWARD_AUTOCASTS,), "AMP153", [("train.py", 26, "AMP153")])

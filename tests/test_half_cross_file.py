@@ -10,15 +10,13 @@ autocast (engine.py edited only); the half model passed only to `evaluate`, whic
 
 from __future__ import annotations
 
-import os
-import shutil
 
 
 from amplint.analysis.diagnostics import Severity
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import lint_project
 
-from project_files import PROJECTS, cli_findings, load
+from project_files import assert_warm_run_follows_an_edit, load
 
 SETTINGS = Settings.default()
 NAME = "half_deit_engine"
@@ -60,19 +58,4 @@ def test_a_local_function_of_the_same_name_is_not_the_import():
 
 
 def test_warm_run_after_editing_only_the_engine(tmp_path):
-    root = tmp_path / NAME
-    shutil.copytree(os.path.join(PROJECTS, NAME), root)
-    cache = str(tmp_path / "cache")
-
-    def run(*args):
-        return cli_findings(root, *args, codes=("AMP103",))
-
-    expected = [("main.py", 25, "AMP103")]
-    assert run("--cache-dir", cache) == expected
-    assert run("--cache-dir", cache) == expected
-    path = root / "engine.py"
-    text = path.read_text()
-    path.write_text(text.replace(*NO_REGION))
-    assert run("--cache-dir", cache) == []  # main.py did not change
-    path.write_text(text)
-    assert run("--cache-dir", cache) == expected
+    assert_warm_run_follows_an_edit(tmp_path, NAME, "engine.py", (NO_REGION,), "AMP103", [("main.py", 25, "AMP103")])

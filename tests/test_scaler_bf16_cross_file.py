@@ -12,14 +12,12 @@ shape of its bf16 forks. Twins: the scaler created disabled; one region of the e
 
 from __future__ import annotations
 
-import os
-import shutil
 
 
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import lint_project
 
-from project_files import PROJECTS, cli_findings, load
+from project_files import assert_warm_run_follows_an_edit, load
 
 SETTINGS = Settings.default()
 NAME = "scaler_mae_bf16"
@@ -77,19 +75,4 @@ def test_a_region_in_the_scalers_own_file_is_left_to_the_file_rule():
 
 
 def test_warm_run_after_editing_only_the_engine(tmp_path):
-    root = tmp_path / NAME
-    shutil.copytree(os.path.join(PROJECTS, NAME), root)
-    cache = str(tmp_path / "cache")
-
-    def run(*args):
-        return cli_findings(root, *args, codes=("AMP124",))
-
-    expected = [("main_finetune.py", 22, "AMP124")]
-    assert run("--cache-dir", cache) == expected
-    assert run("--cache-dir", cache) == expected
-    path = root / "engine_finetune.py"
-    text = path.read_text()
-    path.write_text(text.replace(*ENGINE_FP16))
-    assert run("--cache-dir", cache) == []  # main_finetune.py did not change
-    path.write_text(text)
-    assert run("--cache-dir", cache) == expected
+    assert_warm_run_follows_an_edit(tmp_path, NAME, "engine_finetune.py", (ENGINE_FP16,), "AMP124", [("main_finetune.py", 22, "AMP124")])
