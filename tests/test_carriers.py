@@ -202,3 +202,69 @@ def test_dataclass_field_given_at_the_construction_site_and_never_mixed():
     )])
     assert ("src/textcls/losses.py", 12, "AMP102") not in findings(lint_project(shared, SETTINGS))
     assert ("src/textcls/models.py", 16, "AMP102") in findings(lint_project(shared, SETTINGS))
+
+
+# pytorch-image-models (timm): every model's `__init__` ends with `self.apply(self._init_weights)`
+# (or `named_apply(partial(_init_weights, ...), self)`), an initialiser that casts nothing. The
+# class flow reads a file for `.apply(fn)` only when `fn` may be a converter, so the number of
+# files it summarises does not grow with the number of such models.
+TIMM_MODEL = '''\
+"""{name}: a timm-style model whose weights are initialised through `self.apply`."""
+
+import torch.nn as nn
+
+
+class {name}(nn.Module):
+    def __init__(self, dim=64):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.norm = nn.LayerNorm(dim)
+        self.apply(self._init_weights)
+
+    def _init_weights(self, m):
+        if isinstance(m, nn.Linear):
+            nn.init.trunc_normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        return self.norm(self.proj(x))
+'''
+TIMM_CONVERT = '''\
+"""Export helper: cast a model's linear layers to half for inference."""
+
+import torch.nn as nn
+
+
+def cast_linear_to_half(m):
+    if isinstance(m, nn.Linear):
+        m.half()
+
+
+def export_half(model):
+    model.apply(cast_linear_to_half)
+    return model
+'''
+
+
+def timm_models(count):
+    files = {f"timm/models/net{i}.py": TIMM_MODEL.format(name=f"Net{i}") for i in range(count)}
+    files["timm/utils/export.py"] = TIMM_CONVERT
+    files["timm/__init__.py"] = ""
+    return files
+
+
+def test_timm_apply_of_an_initialiser_does_not_summarise_every_model():
+    for count in (2, 12):
+        project = build(timm_models(count))
+        project.flow.half_instances()
+        assert "timm/utils/export.py" in project.parsed  # `.apply(cast_linear_to_half)`: a converter
+        assert not [path for path in project.parsed if path.startswith("timm/models/")], count
+    # an initialiser that does cast (a cast word in its body) is read as a possible converter;
+    # the test is by name, so it is given a name of its own here
+    files = timm_models(3)
+    files["timm/models/net1.py"] = files["timm/models/net1.py"].replace(
+        "nn.init.zeros_(m.bias)", "m.bias.data = m.bias.data.half()").replace("_init_weights", "_init_half")
+    project = build(files)
+    project.flow.half_instances()
+    assert [path for path in project.parsed if path.startswith("timm/models/")] == ["timm/models/net1.py"]
