@@ -293,8 +293,39 @@ class FactoryDefaultDtype(Rule):
             "        return h + mask\n"
             "model = Transformer().half()\n",
         ),
+        Flag(  # the same builder called again from forward: it runs after the cast
+            "import torch\nfrom torch import nn\n"
+            "class TextTransformer(nn.Module):\n"
+            "    def __init__(self, n):\n"
+            "        super().__init__()\n"
+            "        self.n = n\n"
+            "        self.attn_mask = self.build_attention_mask()\n"
+            "    def build_attention_mask(self):\n"
+            "        mask = torch.empty(self.n, self.n)\n"
+            "        mask.fill_(float('-inf'))\n"
+            "        return mask\n"
+            "    def forward(self, x):\n"
+            "        return x + self.build_attention_mask()\n"
+            "model = TextTransformer(8).half()\n",
+        ),
     ]
     clean = [
+        # a method that only construction calls runs before the cast, like `__init__`
+        # (openai/CLIP's `attn_mask=self.build_attention_mask()`)
+        "import torch\nfrom torch import nn\n"
+        "class TextTransformer(nn.Module):\n"
+        "    def __init__(self, n):\n"
+        "        super().__init__()\n"
+        "        self.n = n\n"
+        "        self.attn_mask = self.build_attention_mask()\n"
+        "    def build_attention_mask(self):\n"
+        "        mask = torch.empty(self.n, self.n)\n"
+        "        mask.fill_(float('-inf'))\n"
+        "        mask.triu_(1)\n"
+        "        return mask\n"
+        "    def forward(self, x):\n"
+        "        return x + self.attn_mask.to(dtype=x.dtype, device=x.device)\n"
+        "model = TextTransformer(8).half()\n",
         # meta-llama's mask: rebound to a cast of itself (through `torch.triu`, which keeps
         # the dtype) before anything reads it, so the float32 value meets nothing
         "import torch\n"
@@ -631,11 +662,49 @@ def _zero_size(size: cst.BaseExpression) -> bool:
     return isinstance(size, cst.Integer) and size.evaluated_value == 0
 
 
+CONSTRUCTION = ("__init__", "reset_parameters", "_init_weights")
+
+
 def _built_before_the_cast(site: CallSite) -> bool:
     """`__init__` runs before `Net().half()` converts parameters and buffers: a factory there
-    (`nn.Parameter(torch.ones(n))`, `register_buffer(...)`) ends up half like the rest."""
+    (`nn.Parameter(torch.ones(n))`, `register_buffer(...)`) ends up half like the rest. So does
+    a method of the class that only construction calls (openai/CLIP's
+    `attn_mask=self.build_attention_mask()` in `__init__`)."""
     function = site.frame.function
-    return function is not None and function.name in ("__init__", "reset_parameters", "_init_weights")
+    if function is None:
+        return False
+    if function.name in CONSTRUCTION:
+        return True
+    owner = function.class_frame
+    return owner is not None and _called_only_at_construction(site.frame, owner, function.name)
+
+
+def _called_only_at_construction(frame, owner, name: str) -> bool:
+    """Whether every mention of `.name` in the file is a call `self.name(...)` in a
+    construction method of `owner` (at least one). A method mentioned anywhere else (another
+    method, another class, a bare `self.name` passed on) may run after the cast."""
+    module = frame
+    while module.parent is not None:
+        module = module.parent
+    method = owner.functions.get(name)
+    if method is None:
+        return False
+    allowed = {id(method.node.name)}  # the `def` itself
+    for constructor in [f for n, f in owner.functions.items() if n in CONSTRUCTION]:
+        for node in iter_nodes(constructor.node):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                    and node.func.attr.value == name and isinstance(node.func.value, cst.Name) \
+                    and node.func.value.value == "self":
+                allowed.update((id(node.func), id(node.func.attr)))
+    if len(allowed) == 1:
+        return False  # no call at construction
+    inside = allowed
+    for node in iter_nodes(module.node):
+        if isinstance(node, cst.Attribute) and node.attr.value == name and id(node) not in inside:
+            return False
+        if isinstance(node, cst.Name) and node.value == name and id(node) not in inside:
+            return False  # a bare name: another binding of the same name, or a reference
+    return True
 
 
 # a reference tensor with one of these names is likely integer or bool: never a `new_*` receiver
