@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Iterable
 
 import libcst as cst
@@ -680,31 +681,34 @@ def _built_before_the_cast(site: CallSite) -> bool:
 
 
 def _called_only_at_construction(frame, owner, name: str) -> bool:
-    """Whether every mention of `.name` in the file is a call `self.name(...)` in a
-    construction method of `owner` (at least one). A method mentioned anywhere else (another
-    method, another class, a bare `self.name` passed on) may run after the cast."""
-    module = frame
-    while module.parent is not None:
-        module = module.parent
+    """Whether every mention of the name in the file is the method's `def` or a call
+    `self.name(...)` in a construction method of `owner` (at least one). A method mentioned
+    anywhere else (another method, another class, a bare `self.name` passed on) may run after
+    the cast."""
     method = owner.functions.get(name)
     if method is None:
         return False
-    allowed = {id(method.node.name)}  # the `def` itself
+    calls = 0
     for constructor in [f for n, f in owner.functions.items() if n in CONSTRUCTION]:
         for node in iter_nodes(constructor.node):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                     and node.func.attr.value == name and isinstance(node.func.value, cst.Name) \
                     and node.func.value.value == "self":
-                allowed.update((id(node.func), id(node.func.attr)))
-    if len(allowed) == 1:
-        return False  # no call at construction
-    inside = allowed
-    for node in iter_nodes(module.node):
-        if isinstance(node, cst.Attribute) and node.attr.value == name and id(node) not in inside:
-            return False
-        if isinstance(node, cst.Name) and node.value == name and id(node) not in inside:
-            return False  # a bare name: another binding of the same name, or a reference
-    return True
+                calls += 1
+    return calls > 0 and _name_counts(frame)[name] == 1 + calls
+
+
+def _name_counts(frame) -> Counter:
+    """How often each name is written in the file (every `Name` node, attributes' included),
+    counted once per file."""
+    module = frame
+    while module.parent is not None:
+        module = module.parent
+    counts = module.__dict__.get("_name_counts")
+    if counts is None:
+        counts = module.__dict__["_name_counts"] = Counter(
+            node.value for node in iter_nodes(module.node) if isinstance(node, cst.Name))
+    return counts
 
 
 # a reference tensor with one of these names is likely integer or bool: never a `new_*` receiver
