@@ -243,3 +243,23 @@ def test_fixture_dtypes_match_execution(path):
     observed = record(source, str(path), {"__name__": "amplint_fixture"})
     _, _, failures = compare(source, observed, REGION_DTYPE)
     assert not failures, "\n".join(failures)
+
+
+def test_math_scaled_values_match_execution():
+    """Scores scaled by Python numbers `math` computes keep the matmul's dtype, as the fact says
+    (a fixed program, so the check does not hang on what hypothesis draws)."""
+    source = (
+        "import math\nimport torch\n"
+        "q = torch.randn(4, 4)\n"
+        f"with {REGION}:\n"
+        "    att = (q @ q.t()) * (1.0 / math.sqrt(q.size(-1)))\n"
+        "    att2 = (q @ q.t()) / math.sqrt(4) + math.pi\n"
+        "    att3 = att2 * (math.floor(2.5) ** 2)\n"
+        "plain = q * math.sqrt(2) - math.log(3) * q\n"
+    )
+    observed = record(source, "<math-program>", {})
+    checked, confirmed, failures = compare(source, observed, REGION_DTYPE)
+    assert not failures, "\n".join(failures)
+    # 12 on torch 2.13.0 CPU: every tensor expression, the scaled ones included (5 without
+    # the `math` values: the products and sums with them were unknown)
+    assert confirmed == checked >= 10, (checked, confirmed)
