@@ -47,3 +47,17 @@ def test_a_tensor_scale_is_not_a_python_number():
     # `k.new_tensor(...)` is a tensor: the walk stops there, as before (no guess)
     files = load(NAME, (("(1.0 / math.sqrt(k.size(-1)))", "k.new_tensor(1.0).rsqrt()"),))
     assert _amp111(files) == []
+
+
+def test_a_local_bound_to_a_python_number_is_followed():
+    files = load(NAME, (("        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))\n",
+                         "        scale = 1.0 / math.sqrt(k.size(-1))\n"
+                         "        att = (q @ k.transpose(-2, -1)) * scale\n"),))
+    assert _amp111(files) == [("mingpt/attention.py", 29, "AMP111")]
+
+
+def test_a_local_bound_to_a_tensor_is_not_a_python_number():
+    files = load(NAME, (("        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))\n",
+                         "        scale = k.new_tensor(1.0).rsqrt()\n"
+                         "        att = (q @ k.transpose(-2, -1)) * scale\n"),))
+    assert _amp111(files) == []

@@ -272,13 +272,14 @@ class EscapeAnalysis(Float32Evidence):
         return expr
 
     def _number(self, expr: cst.BaseExpression) -> bool:
-        """A Python number: a literal, or what the dtype fact values as one (`math.sqrt(d)`,
-        `x.size(-1) ** 0.5`); asked of the fact only past the literals."""
+        """A Python number: a literal, or what the dtype fact values as one at this read
+        (`math.sqrt(d)`, `scale` bound to `1.0 / math.sqrt(d)`); asked of the fact only past
+        the literals."""
         bare = _unparen(expr)  # a copy when parenthesised: the fact knows `expr` itself
         if isinstance(bare, (cst.Integer, cst.Float)):
             return True
-        if isinstance(bare, (cst.Name, cst.SimpleString)):
-            return False  # a name the walk binds is valued per read; leave those as before
+        if isinstance(bare, cst.SimpleString):
+            return False
         value = self.facts.dtypes.dtype(expr)
         return value is not None and bool(value.options) and value.options <= PYTHON
 
