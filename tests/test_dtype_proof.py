@@ -1,7 +1,7 @@
 """The dtype fact (amplint.analysis.facts.dtypes) proven by execution (issue 26).
 
 Hypothesis builds small straight-line torch programs (factories, casts, dtype-keeping methods,
-reductions, binary arithmetic with tensors and Python numbers, matmuls, functional ops, module
+reductions, binary arithmetic with tensors and Python numbers (`math.sqrt(4)` too), matmuls, functional ops, module
 calls, calls of the program's own functions, whose returns the fact reads per call and whose
 parameters it binds from every call site (private helpers, a nested function, a private method),
 `if` branches), partly inside `torch.autocast("cpu", dtype=torch.bfloat16)` (and
@@ -53,11 +53,13 @@ BINARY = [
     "{x} / 2", "{x} > {y}", "{x} == 0", "torch.bmm({x}[None], {y}[None])",
     "torch.einsum('ij,jk->ik', {x}, {y})", "torch.maximum({x}, {y})", "torch.add({x}, {y})",
     "{x}.mul({y})", "{x}.matmul({y})", "{x}.to({y}.dtype)", "h_two({x}, {y})",
+    "{x} / math.sqrt(4)", "math.pi * {x}", "{x} + math.floor(2.5)", "{x} * math.isfinite(1.0)",
 ]
 # calls of the program's own functions, drawn often enough that most programs bind parameters
 HELPERS = ["_p_head({x})", "_p_mix({x}, {y})", "heads({x})", "inner({x})", "_p_head({y})",
            "h_keep({x})", "h_two({x}, {y})"]
-PRELUDE = """import torch
+PRELUDE = """import math
+import torch
 import torch.nn.functional as F
 lin = torch.nn.Linear(4, 4)
 act = torch.nn.ReLU()
@@ -241,3 +243,23 @@ def test_fixture_dtypes_match_execution(path):
     observed = record(source, str(path), {"__name__": "amplint_fixture"})
     _, _, failures = compare(source, observed, REGION_DTYPE)
     assert not failures, "\n".join(failures)
+
+
+def test_math_scaled_values_match_execution():
+    """Scores scaled by Python numbers `math` computes keep the matmul's dtype, as the fact says
+    (a fixed program, so the check does not hang on what hypothesis draws)."""
+    source = (
+        "import math\nimport torch\n"
+        "q = torch.randn(4, 4)\n"
+        f"with {REGION}:\n"
+        "    att = (q @ q.t()) * (1.0 / math.sqrt(q.size(-1)))\n"
+        "    att2 = (q @ q.t()) / math.sqrt(4) + math.pi\n"
+        "    att3 = att2 * (math.floor(2.5) ** 2)\n"
+        "plain = q * math.sqrt(2) - math.log(3) * q\n"
+    )
+    observed = record(source, "<math-program>", {})
+    checked, confirmed, failures = compare(source, observed, REGION_DTYPE)
+    assert not failures, "\n".join(failures)
+    # 12 on torch 2.13.0 CPU: every tensor expression, the scaled ones included (5 without
+    # the `math` values: the products and sums with them were unknown)
+    assert confirmed == checked >= 10, (checked, confirmed)

@@ -138,3 +138,33 @@ def test_unlisted_ops_keep_dtype_under_cpu_autocast(op, dtype):
         except RuntimeError:
             pytest.skip(f"{op} has no {dtype} CPU kernel in this torch")
     assert out.dtype == x.dtype
+
+
+_MATH_ARGUMENTS = [(0.5,), (2.0,), (4,), (2.0, 3.0), (4, 2)]
+
+
+@pytest.mark.parametrize("name,kind", [(n, float) for n in sorted(R.MATH_FLOAT)]
+                         + [(n, int) for n in sorted(R.MATH_INT)]
+                         + [(n, bool) for n in sorted(R.MATH_BOOL)])
+def test_math_functions_return_python_numbers(name, kind):
+    """The fact values `math.<name>(...)` as a Python number of `kind`, whatever it is given: so
+    for one-element tensors of every floating dtype and for Python numbers alike."""
+    import math
+
+    function = getattr(math, name)
+    seen = set()
+    for numbers in _MATH_ARGUMENTS:
+        for make in (lambda v: v, lambda v: torch.tensor(v), lambda v: torch.tensor(v).half(),
+                     lambda v: torch.tensor(v).bfloat16()):
+            try:
+                result = function(*(make(v) for v in numbers))
+            except (TypeError, ValueError, OverflowError):
+                continue
+            seen.add(type(result))
+    assert seen == {kind}, (name, seen)
+
+
+def test_math_constants_are_python_floats():
+    import math
+
+    assert {type(getattr(math, name)) for name in R.MATH_CONSTANTS} == {float}

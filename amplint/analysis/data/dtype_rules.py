@@ -205,6 +205,13 @@ SIZE_METHODS = _ops("size dim numel nelement element_size ndimension")
 PYTHON_METHODS = SIZE_METHODS | _ops("item tolist")
 PYTHON_BUILTINS = _ops("float int len abs min max round sum pow")
 PYTHON_MODULES = ("math.", "numpy.", "np.", "random.")
+# Python's `math` module: its functions return Python numbers whatever they are given (a
+# one-element tensor is read through `__float__`/`__index__`); checked on Python 3.11
+MATH_FLOAT = _ops("sqrt exp expm1 log log1p log2 log10 pow sin cos tan asin acos atan atan2 sinh cosh "
+                  "tanh asinh acosh atanh erf erfc gamma lgamma fabs hypot degrees radians fmod copysign")
+MATH_INT = _ops("floor ceil isqrt factorial gcd comb perm")
+MATH_BOOL = _ops("isnan isinf isfinite isclose")
+MATH_CONSTANTS = _ops("pi e tau inf nan")
 # c10/core/ScalarType.h promoteTypes, for the floating dtypes
 FLOAT_ORDER = ("float16", "bfloat16", "float32", "float64")
 

@@ -10,7 +10,7 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.dtype_promote import literal_tensor, promote, size_dim
-from amplint.analysis.facts.dtype_value import ELIGIBLE, FLOATS, Dtype, ModuleValue, _dims, join, of
+from amplint.analysis.facts.dtype_value import ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, ModuleValue, _dims, join, of
 from amplint.analysis.facts.names import resolve_expr
 
 _ARITH = {
@@ -77,6 +77,9 @@ class Evaluator:
                 return base if expr.attr.value not in ("T", "H") else base
             if expr.attr.value in INT_ATTRS and isinstance(base, Dtype) and base.is_tensor:
                 return of("pyint")
+            if isinstance(expr.value, cst.Name) and expr.attr.value in R.MATH_CONSTANTS \
+                    and resolve_expr(expr, self.frame) == "math." + expr.attr.value:
+                return of("pyfloat")  # math.pi
             return self._self_module(expr)
         if isinstance(expr, cst.Subscript):
             base = self.value(expr.value)
@@ -160,7 +163,7 @@ class Evaluator:
         if a is None or b is None:
             return None
         if not (a.is_tensor or b.is_tensor):
-            return None  # Python numbers: not a tensor value
+            return _python_arith(a, b, op)  # Python numbers: a Python number
         plain = promote(a, b, op)
         return self._with_region(op if op != "div_floor" else "floor_divide", [a, b], plain,
                                  _dims([a, b]))
@@ -251,6 +254,8 @@ class Evaluator:
             if name in R.LIKE_FACTORIES and args:
                 first = args[0]
                 return first if isinstance(first, Dtype) and first.is_tensor else None
+        if qualified.startswith("math.") and qualified.count(".") == 1:
+            return _math(name)
         op = R.aten_op(qualified)
         if op is None:
             return None
@@ -370,3 +375,31 @@ def _result_dim(op, kind, tensors, call, rec) -> Optional[bool]:
             "masked_select", "narrow", "unflatten", "max", "min", "amax", "amin", "pad"):
         return _dims(known) if known else None
     return None
+
+
+def _math(name: str) -> Optional[Dtype]:
+    """`math.sqrt(d)`: a Python number, whatever `d` is (R.MATH_FLOAT/INT/BOOL)."""
+    if name in R.MATH_FLOAT:
+        return of("pyfloat")
+    if name in R.MATH_INT:
+        return of("pyint")
+    if name in R.MATH_BOOL:
+        return of("pybool")
+    return None
+
+
+def _python_arith(a: Dtype, b: Dtype, op: str) -> Optional[Dtype]:
+    """`1.0 / math.sqrt(d)`: Python's own rules (`bool` counts as `int`; `int ** int` is a
+    float for a negative exponent)."""
+    if not (a.options | b.options) <= PYTHON_KINDS:
+        return None
+    kinds = set()
+    for x in a.options:
+        for y in b.options:
+            if op == "div" or "pyfloat" in (x, y):
+                kinds.add("pyfloat")
+            elif op == "pow":
+                kinds.update(("pyint", "pyfloat"))
+            else:
+                kinds.add("pyint")
+    return Dtype(frozenset(kinds), False, None)

@@ -26,7 +26,7 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.data.dtype_rules import aten_op
-from amplint.analysis.facts.dtypes import region_policy
+from amplint.analysis.facts.dtypes import PYTHON, region_policy
 from amplint.analysis.facts.float32_evidence import Float32Evidence, device_only
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
@@ -260,16 +260,28 @@ class EscapeAnalysis(Float32Evidence):
             elif isinstance(expr, cst.BinaryOperation) and not isinstance(
                 expr.operator, cst.MatrixMultiply
             ):
-                # `feats * 0.5`: a Python number keeps the tensor's dtype
-                if isinstance(_unparen(expr.right), (cst.Integer, cst.Float)):
+                # `feats * 0.5`, `scores / math.sqrt(d)`: a Python number keeps the tensor's dtype
+                if self._number(expr.right):
                     expr = expr.left
-                elif isinstance(_unparen(expr.left), (cst.Integer, cst.Float)):
+                elif self._number(expr.left):
                     expr = expr.right
                 else:
                     return expr
             else:
                 return expr
         return expr
+
+    def _number(self, expr: cst.BaseExpression) -> bool:
+        """A Python number: a literal, or what the dtype fact values as one at this read
+        (`math.sqrt(d)`, `scale` bound to `1.0 / math.sqrt(d)`); asked of the fact only past
+        the literals."""
+        bare = _unparen(expr)  # a copy when parenthesised: the fact knows `expr` itself
+        if isinstance(bare, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(bare, cst.SimpleString):
+            return False
+        value = self.facts.dtypes.dtype(expr)
+        return value is not None and bool(value.options) and value.options <= PYTHON
 
     def _keeps(self, op: Optional[str], frame: Frame) -> bool:
         """`op` gives a floating value its input's dtype where `frame` runs (no autocast list

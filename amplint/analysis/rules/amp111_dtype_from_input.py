@@ -131,6 +131,20 @@ class DtypeFromInput(Rule):
             "    out.masked_fill_(pad, torch.finfo(out.dtype).min)\n"
             "    return out\n",
         ),
+        Flag(  # scaled by a Python number `math` computes: the scores keep the matmul's float16
+            "import math\n"
+            "import torch\n"
+            "def scores(q, k, mask):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        att = (q @ k.T) * (1.0 / math.sqrt(k.size(-1)))\n"
+            "        return att.masked_fill(mask, torch.finfo(q.dtype).min)\n",
+            fixed="import math\n"
+            "import torch\n"
+            "def scores(q, k, mask):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        att = (q @ k.T) * (1.0 / math.sqrt(k.size(-1)))\n"
+            "        return att.masked_fill(mask, torch.finfo(att.dtype).min)\n",
+        ),
         Flag(  # a private helper of the file: every call binds `mat` to the region's float16
             # matmul output and `ref` to a float32 tensor (the dtype fact's bound parameters)
             "import torch\n"
