@@ -45,6 +45,12 @@ class StepBypassesScaler(Rule):
     created with `enabled=False` on every path, and receivers that are not optimizers
     (`prof.step()`, `ema.step()`).
 
+    Through a call, a helper's arm that needs a parameter the call leaves at its `None`
+    default (`optimizer_step(optimizer)` of `def optimizer_step(optimizer, scaler=None): if
+    scaler is not None: scaler.step(optimizer) else: optimizer.step()`) never runs for that
+    call: the caller that scaled the loss is reported at the call (Swin-Transformer's
+    `@timed` step helper in another file).
+
     ## Example
     ```python
     scaler = torch.amp.GradScaler("cuda")
