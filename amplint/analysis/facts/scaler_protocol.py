@@ -156,7 +156,9 @@ class _ComposingWalker(FlowWalker):
         ):
             return False  # its own local scaler: a new one per call, a protocol of its own
         for event in events:
-            if unbound and _dead(((b.cond, b.positive) for b in event.branches()), unbound):
+            dead = _dead(((b.cond, b.positive) for b in event.branches()), unbound) if unbound else None
+            if dead is not None:
+                _note_left_none(self.analysis, call, dead)
                 continue
             scaler = event.scaler
             if scaler is not None:
@@ -179,7 +181,9 @@ class _ComposingWalker(FlowWalker):
         tokens: Dict[int, object] = {}
         unbound = rename.unbound(entry.none_defaults)
         for kind, scaler, arg, backward, framework, inner_ctx, line, text in entry.events:
-            if unbound and _dead(((i[3], i[4]) for i in inner_ctx if i[0] == "B"), unbound):
+            dead = _dead(((i[3], i[4]) for i in inner_ctx if i[0] == "B"), unbound) if unbound else None
+            if dead is not None:
+                _note_left_none(self.analysis, call, dead)
                 continue
             ref = None
             if scaler:
@@ -264,11 +268,21 @@ class _Rebound(cst.CSTVisitor):
         self._target(node.name)
 
 
-def _dead(branches, unbound: Set[str]) -> bool:
+def _dead(branches, unbound: Set[str]) -> Optional[str]:
     """An event in an arm that needs a parameter the call leaves at its `None` default to be
     set (`if scaler is not None:`, `if scaler:`): that arm never runs for this call."""
-    return any(cond is not None and positive and cond.endswith(" is not None")
-               and cond[:-len(" is not None")] in unbound for cond, positive in branches)
+    return next((cond[:-len(" is not None")] for cond, positive in branches
+                 if cond is not None and positive and cond.endswith(" is not None")
+                 and cond[:-len(" is not None")] in unbound), None)
+
+
+def left_none(analysis, call: Optional[cst.CSTNode]) -> Tuple[str, ...]:
+    """The parameters a composed call leaves at their `None` default whose arms it dropped."""
+    return tuple(sorted(analysis.__dict__.get("_left_none", {}).get(id(call), ())))
+
+
+def _note_left_none(analysis, call: cst.Call, name: str) -> None:
+    analysis.__dict__.setdefault("_left_none", {}).setdefault(id(call), set()).add(name)
 
 
 def _positional(call: cst.Call, callee: Frame) -> List[str]:
