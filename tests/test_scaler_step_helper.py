@@ -59,3 +59,28 @@ def test_twin_helper_stepping_in_its_own_loop_is_reported():
                          "            scaler.step(optimizer)\n"),))
     assert findings(lint_project(files, SETTINGS)) == [
         (f"{NAME}/main.py", 32, "AMP121"), (STEP[0], STEP[1] + 1, "AMP121")]
+
+
+def test_twin_call_leaving_the_scaler_at_its_none_default_is_reported_at_the_call():
+    # `optimizer_step(optimizer)`: the helper's `if scaler is not None:` arm never runs for
+    # this call, so its `else: optimizer.step()` steps gradients main.py scaled (AMP127). The
+    # arm is pruned for this call only (scaler_protocol.none_defaults): the fix is the call's.
+    results = lint_project(load(NAME, (("optimizer_step(optimizer, scaler=scaler)",
+                                        "optimizer_step(optimizer)"),)), SETTINGS)
+    assert findings(results) == [(f"{NAME}/main.py", 32, "AMP127")]
+    (diag,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP127"]
+    assert "optimizer.py:18, through this call, which leaves `scaler` at its default `None`" in diag.message
+    assert diag.fix is None
+
+
+def test_twin_helper_rebinding_its_none_default_is_silent():
+    # `scaler = scaler or ...`: the test no longer says what the call passed, nothing is pruned
+    files = load(NAME, (("optimizer_step(optimizer, scaler=scaler)", "optimizer_step(optimizer)"),
+                        ("    if scaler is not None:\n",
+                         "    scaler = scaler or DEFAULT_SCALER\n    if scaler is not None:\n")))
+    assert findings(lint_project(files, SETTINGS)) == []
+
+
+def test_twin_call_passing_the_scaler_positionally_is_silent():
+    files = load(NAME, (("optimizer_step(optimizer, scaler=scaler)", "optimizer_step(optimizer, scaler)"),))
+    assert findings(lint_project(files, SETTINGS)) == []

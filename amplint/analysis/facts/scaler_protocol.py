@@ -99,6 +99,7 @@ class _Composer:
         self.analysis = analysis
         self.only = only
         self.done: Dict[int, Flow] = {}
+        self.nones: Dict[int, Tuple[str, ...]] = {}  # a callee's `none_defaults`
 
     def flow(self, frame: Frame, stack) -> Flow:
         known = self.done.get(id(frame))
@@ -144,6 +145,10 @@ class _ComposingWalker(FlowWalker):
             return False
         rename = _Renamer(self.analysis, call, _positional(call, callee), _keywords(callee),
                           self.flow.frame)
+        nones = self.composer.nones.get(id(callee))
+        if nones is None:
+            nones = self.composer.nones[id(callee)] = none_defaults(callee.node)
+        unbound = rename.unbound(nones)
         if any(
             e.scaler is not None and e.scaler.scope == id(callee)
             and str(e.scaler).split(".", 1)[0] not in rename.params
@@ -151,6 +156,10 @@ class _ComposingWalker(FlowWalker):
         ):
             return False  # its own local scaler: a new one per call, a protocol of its own
         for event in events:
+            dead = _dead(((b.cond, b.positive) for b in event.branches()), unbound) if unbound else None
+            if dead is not None:
+                _note_left_none(self.analysis, call, dead)
+                continue
             scaler = event.scaler
             if scaler is not None:
                 scaler = rename.scaler(scaler)
@@ -170,7 +179,12 @@ class _ComposingWalker(FlowWalker):
         rename = _Renamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
         where = entry.callee.split(":", 1)[0]
         tokens: Dict[int, object] = {}
+        unbound = rename.unbound(entry.none_defaults)
         for kind, scaler, arg, backward, framework, inner_ctx, line, text in entry.events:
+            dead = _dead(((i[3], i[4]) for i in inner_ctx if i[0] == "B"), unbound) if unbound else None
+            if dead is not None:
+                _note_left_none(self.analysis, call, dead)
+                continue
             ref = None
             if scaler:
                 mapped = rename.text(scaler)
@@ -184,6 +198,91 @@ class _ComposingWalker(FlowWalker):
                 origin=call, framework=framework or None, remote=Remote(f"{where}:{line}", text),
             )
         return True
+
+
+def none_defaults(node) -> Tuple[str, ...]:
+    """The parameters of a `def` whose default is `None` (`def step(opt, scaler=None)`) and
+    that its body never binds again (`scaler = scaler or GradScaler()` would make a test of it
+    say nothing about the call)."""
+    params = node.params
+    found = tuple(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                  if isinstance(p.default, cst.Name) and p.default.value == "None")
+    if not found:
+        return ()
+    rebound = _Rebound(set(found))
+    node.body.visit(rebound)
+    return tuple(name for name in found if name not in rebound.names)
+
+
+class _Rebound(cst.CSTVisitor):
+    """The names among `wanted` that a body binds (assignments, loop and `with` targets,
+    `global`/`nonlocal`, `del`, nested `def`/`class` names)."""
+
+    def __init__(self, wanted: Set[str]) -> None:
+        self.wanted = wanted
+        self.names: Set[str] = set()
+
+    def _target(self, target) -> None:
+        if isinstance(target, cst.Name):
+            if target.value in self.wanted:
+                self.names.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._target(target.value)
+
+    def visit_AssignTarget(self, node) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node) -> None:
+        self._target(node.target)
+
+    def visit_NamedExpr(self, node) -> None:
+        self._target(node.target)
+
+    def visit_For(self, node) -> None:
+        self._target(node.target)
+
+    def visit_AsName(self, node) -> None:
+        self._target(node.name)
+
+    def visit_Del(self, node) -> None:
+        self._target(node.target)
+
+    def visit_Global(self, node) -> None:
+        for item in node.names:
+            self._target(item.name)
+
+    def visit_Nonlocal(self, node) -> None:
+        for item in node.names:
+            self._target(item.name)
+
+    def visit_FunctionDef(self, node) -> None:
+        self._target(node.name)
+
+    def visit_ClassDef(self, node) -> None:
+        self._target(node.name)
+
+
+def _dead(branches, unbound: Set[str]) -> Optional[str]:
+    """An event in an arm that needs a parameter the call leaves at its `None` default to be
+    set (`if scaler is not None:`, `if scaler:`): that arm never runs for this call."""
+    return next((cond[:-len(" is not None")] for cond, positive in branches
+                 if cond is not None and positive and cond.endswith(" is not None")
+                 and cond[:-len(" is not None")] in unbound), None)
+
+
+def left_none(analysis, call: Optional[cst.CSTNode]) -> Tuple[str, ...]:
+    """The parameters a composed call leaves at their `None` default whose arms it dropped."""
+    return tuple(sorted(analysis.__dict__.get("_left_none", {}).get(id(call), ())))
+
+
+def _note_left_none(analysis, call: cst.Call, name: str) -> None:
+    analysis.__dict__.setdefault("_left_none", {}).setdefault(id(call), set()).add(name)
 
 
 def _positional(call: cst.Call, callee: Frame) -> List[str]:
@@ -211,6 +310,7 @@ class _Renamer:
             and func.value.value == "self"
         )
         positional = list(positional)
+        self.starred = any(a.star for a in call.args)
         self.params: Set[str] = set(positional) | set(keywords)
         self.bound: Dict[str, Optional[str]] = {}
         for index, arg in enumerate(a for a in call.args if a.keyword is None and not a.star):
@@ -219,6 +319,13 @@ class _Renamer:
         for arg in call.args:
             if arg.keyword is not None:
                 self.bound[arg.keyword.value] = key_text(arg.value)
+
+    def unbound(self, none_defaults) -> Set[str]:
+        """Those of `none_defaults` the call leaves unbound (nothing when it passes `*args` or
+        `**kwargs`: they may bind any)."""
+        if self.starred:
+            return set()
+        return {name for name in none_defaults if name not in self.bound}
 
     def text(self, text: str) -> Optional[str]:
         root, _, rest = text.partition(".")

@@ -36,6 +36,7 @@ class EntryScaler:
     positional: Tuple[str, ...]  # the callee's positional parameters, `self` dropped
     keywords: Tuple[str, ...]  # its keyword-only parameters
     events: Tuple[RemoteEvent, ...]
+    none_defaults: Tuple[str, ...] = ()  # its parameters whose default is `None`
 
 
 @dataclass(frozen=True)

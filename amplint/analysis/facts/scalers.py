@@ -31,6 +31,7 @@ from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported fo
     arms, expr_line, gates, insert_after, insert_before, jumps_between, runs_whenever, signature,
 )
 from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans  # noqa: F401
+from amplint.analysis.facts.scaler_flags import flag_entries
 from amplint.analysis.facts.scaler_remote import scaler_entries
 from amplint.analysis.facts.syntax import holder_key
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
@@ -147,6 +148,8 @@ class ScalerAnalysis:
         self.callgraph = callgraph
         # callees in other files (the project pass's EntryScaler entries), by call
         self.remote = scaler_entries(entries) if entries else {}
+        # the flags callers in other files enable a scaler parameter by (scaler_flags.py)
+        self.flag_entries = flag_entries(entries) if entries else {}
         self.module: cst.Module = tree.module_frame.node  # type: ignore[assignment]
         self.scalers: Dict[ScalerKey, Scaler] = {}
         self.constructions: List[CallSite] = []
@@ -170,6 +173,14 @@ class ScalerAnalysis:
     @property
     def any(self) -> bool:
         return bool(self.constructions)
+
+    def enabled_arg(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The `enabled=` a construction of the file passes (None: none, or `*args`)."""
+        site = self.sites.get(id(call))
+        if site is None or any(a.star for a in call.args):
+            return None
+        positional = SCALER_APIS.get(resolve_expr(call.func, site.frame) or "")
+        return bound_arguments(call, positional).get("enabled") if positional is not None else None
 
     # -- which texts are scalers ----------------------------------------------------------
     @cached_property

@@ -27,9 +27,11 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.facts import FileFacts
-from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows
+from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows, none_defaults
 from amplint.analysis.facts.scaler_remote import EntryScaler, call_keys, function_key
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
+from amplint.analysis.facts.scaler_flags import EntryScalerFlag, binding_scope, scaler_flag, stored_in_texts
+from amplint.analysis.facts.scaler_flow import key_text
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.light_index import light_file
 from amplint.analysis.project.lines import node_lines
@@ -60,6 +62,10 @@ class ScalerSummary:
     # included, and each module-level class's bases ("@Local", a reference, "?unknown")
     imports: Dict[str, str] = field(default_factory=dict)
     bases: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # the calls of `calls` that pass a scaler enabled by a flag of an object they also pass
+    # (scaler_flags.py): (index in `calls`, the scaler's slot, the object's slot, the flag's
+    # attribute, the object's name here, the call's line); a slot is a position or a keyword
+    flags: Tuple[Tuple[int, object, object, str, str, int], ...] = ()
 
 
 def is_caller(text: str) -> bool:
@@ -84,6 +90,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
                 _base_ref(arg.value, names, facts.tree, module_frame)
                 for arg in frame.node.bases if arg.keyword is None
             )
+    flagged: List[Tuple[int, object]] = []
     for site in facts.tree.calls:
         key = keys.get(id(site.node))
         if key is None or len(summary.calls) >= _MAX_CALLS:
@@ -100,6 +107,12 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
                 summary.calls.append(key + ("name", f"{func.value.value}.{func.attr.value}", ""))
         elif isinstance(func, cst.Name) and func.value in imported:
             summary.calls.append(key + ("name", func.value, ""))
+        else:
+            continue
+        if passes_scaler(site.node):
+            flagged.append((len(summary.calls) - 1, site))
+    if flagged:
+        summary.flags = _flags(analysis, module, flagged)
     if not force and not summary.calls:
         summary.functions = None
         return summary
@@ -111,6 +124,43 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
         if entry is not None:
             summary.functions[function_key(flow.frame) or ""] = entry
     return summary
+
+
+def passes_scaler(call: cst.Call) -> bool:
+    """A call with a name argument whose text says scaler (cheap: the rest is `_flags`')."""
+    return any(
+        isinstance(a.value, (cst.Name, cst.Attribute)) and "caler" in (key_text(a.value) or "")
+        for a in call.args
+    ) and not any(a.star for a in call.args)
+
+
+def _flags(analysis, module: cst.Module, flagged) -> tuple:
+    """`ScalerSummary.flags` for the recorded calls that pass a scaler of this file created
+    with `enabled=<name>.<attr>` together with that very `<name>`."""
+    found = []
+    for index, site in flagged:
+        slots = {}
+        for position, arg in enumerate(a for a in site.node.args if a.keyword is None):
+            slots[id(arg)] = position
+        for arg in site.node.args:
+            if arg.keyword is not None:
+                slots[id(arg)] = arg.keyword.value
+        for arg in site.node.args:
+            flag = scaler_flag(analysis, analysis.ref(key_text(arg.value), site.frame))
+            if flag is None or flag.cite is not None:
+                continue
+            scope = binding_scope(site.frame, flag.root)
+            if scope is None or id(scope) != flag.scope:
+                continue
+            roots = [a for a in site.node.args
+                     if isinstance(a.value, cst.Name) and a.value.value == flag.root]
+            if len(roots) != 1:
+                continue
+            found.append((index, slots[id(arg)], slots[id(roots[0])], flag.attr, flag.root, site.node))
+    if not found:
+        return ()
+    lines = node_lines(module, [f[5] for f in found])
+    return tuple(f[:5] + (lines.get(id(f[5]), 0),) for f in found)
 
 
 def _base_ref(expr, names: Names, tree, frame) -> str:
@@ -147,7 +197,9 @@ def _function(flow, module: cst.Module, lines: Dict[int, int]):
             event.kind, scaler, event.arg or "", bool(event.backward), event.framework or "",
             _ctx(event.ctx, numbers, module), lines.get(id(node), 0), _text(node, module),
         ))
-    return (tuple(positional), keywords, tuple(events)) if events else None
+    if not events:
+        return None
+    return (tuple(positional), keywords, tuple(events), none_defaults(frame.node))
 
 
 def _ctx(ctx, numbers: Dict[int, int], module: cst.Module) -> tuple:
@@ -196,6 +248,7 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     known = {p: callers.get(p) for p in wanted if p in callers}
     known.update(summarize([p for p in wanted if known.get(p) is None], True))
     entries: Dict[str, List[EntryScaler]] = {}
+    stored: Dict[Tuple[str, ...], Tuple[str, ...]] = {}
     for (path, index), (where, key) in sorted(targets.items()):
         callee = known.get(where)
         name, text, ordinal = callers[path].calls[index][:3]
@@ -204,11 +257,37 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         function = callee.functions.get(key) if callee is not None and callee.functions else None
         if function is None:
             continue
-        positional, keywords, events = function
+        positional, keywords, events = function[:3]
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
+            function[3] if len(function) > 3 else (),
         ))
+        for flag in callers[path].flags:
+            if flag[0] == index:
+                made = _flag_entry(project, path, key, positional, keywords, flag, stored)
+                if made is not None:
+                    entries.setdefault(where, []).append(made)
     return {path: tuple(found) for path, found in entries.items()}
+
+
+def _flag_entry(project, path: str, key: str, positional, keywords, flag,
+                stored: Dict[Tuple[str, ...], Tuple[str, ...]]) -> Optional[EntryScalerFlag]:
+    """The callee's side of a call that passes a scaler enabled by a flag of an object it also
+    passes (scaler_flags.py): the two slots named by the callee's parameters."""
+    _, scaler_slot, root_slot, attr, root_name, line = flag
+    names = []
+    for slot in (scaler_slot, root_slot):
+        if isinstance(slot, int):
+            names.append(positional[slot] if slot < len(positional) else None)
+        else:
+            names.append(slot if slot in positional or slot in keywords else None)
+    param, root = names
+    if param is None or root is None:
+        return None
+    words = tuple(sorted({root_name, root}))
+    if words not in stored:
+        stored[words] = stored_in_texts((project.files[p] for p in project.python), words)
+    return EntryScalerFlag(key, param, root, attr, f"{project.display(path)}:{line}", stored[words])
 
 
 def text_may_hold(files: Mapping[str, str]) -> MayHold:

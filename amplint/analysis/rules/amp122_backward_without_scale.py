@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Tuple
 
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import Event, Flow, arms, exclusive
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans
+from amplint.analysis.facts.scaler_flags import other_flag, scaler_flag
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules.amp120_clip_before_unscale import ClipBeforeUnscale
 from amplint.analysis.rules._util import method_call
@@ -31,6 +32,14 @@ class BackwardWithoutScale(Rule):
     scale. Not reported: a separate non-AMP branch (`if use_amp: scaler.scale(loss).backward()
     else: loss.backward()`), a `backward` whose gradients a plain `optimizer.step()` consumes
     before the scaler's step (a GAN's fp32 half), and a scaler created with `enabled=False`.
+
+    The non-AMP branch is one only when it may be the scaler's own switch. A scaler created
+    with `enabled=args.amp` in an arm chosen by another flag of the same object (`if args.fp16:
+    scaler.scale(loss).backward() else: loss.backward()`) is on while the plain arm runs
+    (`--amp` without `--fp16`): that is reported, also when the scaler and the object reach
+    the function as parameters from another file (`train(args, ..., scaler)`: the project pass
+    delivers the caller's flag). Flags stored anywhere (`args.fp16 = args.amp`,
+    `setattr(args, ...)`) are not told apart.
 
     ## Example
     ```python
@@ -140,6 +149,20 @@ class BackwardWithoutScale(Rule):
             "    else:\n"
             "        optimizer.step()\n",
         ),
+        Flag(  # the scaler is on with --amp, the plain arm runs without --fp16: two flags
+            "import torch\n"
+            "def train(args, model, loader, optimizer):\n"
+            "    scaler = torch.amp.GradScaler('cuda', enabled=args.amp)\n"
+            "    for x, y in loader:\n"
+            "        with torch.autocast('cuda', enabled=args.amp):\n"
+            "            loss = model(x, y)\n"
+            "        if args.fp16:\n"
+            "            scaler.scale(loss).backward()\n"
+            "        else:\n"
+            "            loss.backward()\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n",
+        ),
         Flag(  # an auxiliary loss left unscaled next to a scaled one
             "import torch\n"
             "scaler = torch.amp.GradScaler('cuda')\n"
@@ -170,6 +193,29 @@ class BackwardWithoutScale(Rule):
         "    if scaler is None:\n"
         "        optimizer.step()\n"
         "    else:\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n",
+        # the arm is chosen by the scaler's own flag
+        "import torch\n"
+        "def train(args, model, loader, optimizer):\n"
+        "    scaler = torch.amp.GradScaler('cuda', enabled=args.amp)\n"
+        "    for x, y in loader:\n"
+        "        if args.amp:\n"
+        "            scaler.scale(model(x, y)).backward()\n"
+        "        else:\n"
+        "            model(x, y).backward()\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n",
+        # two flags, but one is set from the other: one value
+        "import torch\n"
+        "def train(args, model, loader, optimizer):\n"
+        "    args.fp16 = args.amp\n"
+        "    scaler = torch.amp.GradScaler('cuda', enabled=args.amp)\n"
+        "    for x, y in loader:\n"
+        "        if args.fp16:\n"
+        "            scaler.scale(model(x, y)).backward()\n"
+        "        else:\n"
+        "            model(x, y).backward()\n"
         "        scaler.step(optimizer)\n"
         "        scaler.update()\n",
         # the loss scaled into a name first; gradient penalty through autograd.grad
@@ -220,13 +266,14 @@ class BackwardWithoutScale(Rule):
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
         for flow, backward in scalers.walk("backward", composed=True):
-            step = self._hazard(scalers, flow, backward)
-            if step is None or not spans(backward, step):
+            found = self._hazard(scalers, flow, backward)
+            if found is None or not spans(backward, found[0]):
                 continue
+            step, why = found
             scaler = step.scaler
             message = (
                 f"backward of an unscaled loss, but `{scaler}.step` at line {{step_line}} "
-                "steps the optimizer: the first step raises 'AssertionError: Attempted step "
+                f"steps the optimizer{why}: the first step raises 'AssertionError: Attempted step "
                 "but _scale is None.', later ones divide these gradients by the loss scale; "
                 f"use `{scaler}.scale(loss).backward()`"
             )
@@ -236,14 +283,28 @@ class BackwardWithoutScale(Rule):
             )
 
     @staticmethod
-    def _hazard(scalers, flow: Flow, backward: Event) -> Optional[Event]:
+    def _hazard(scalers, flow: Flow, backward: Event) -> Optional[Tuple[Event, str]]:
         step = scalers.step_after(flow, backward)
         if step is None:
             return None
-        # a scaled backward in the other arm: this is the non-AMP branch
-        if any(exclusive(s, backward) for s in flow.of("scale", scaler=step.scaler)):
+        # a scaled backward in the other arm: this is the non-AMP branch, unless that arm is
+        # chosen by another flag than the one the scaler is enabled by (scaler_flags.py)
+        others = [s for s in flow.of("scale", scaler=step.scaler) if exclusive(s, backward)]
+        if not others:
+            return step, ""
+        flag = scaler_flag(scalers, step.scaler)
+        tests = {_deciding_test(s, backward) for s in others} if flag is not None else {None}
+        if None in tests or len(tests) != 1:
             return None
-        return step
+        tested = other_flag(scalers, flag, tests.pop(), flow.frame)
+        if tested is None:
+            return None
+        source = f" passed by the call at {flag.cite}" if flag.cite else ""
+        return step, (
+            f" (the scaler{source} is enabled by `{flag.text}`, but this arm is chosen by "
+            f"`{tested}`, another flag of the same object: with `{flag.text}` on, it runs with "
+            "the scaler enabled)"
+        )
 
     def _fix(self, scalers, flow: Flow, backward: Event, step: Event):
         if backward.origin is not None or step.origin is not None:
@@ -295,3 +356,17 @@ class BackwardWithoutScale(Rule):
             if branch.cond is not None and not _AMP_GATE.search(text) and step.scaler not in text:
                 extra.add(("cond", branch.cond, branch.positive))
         return extra
+
+
+def _deciding_test(a: Event, b: Event) -> Optional[cst.BaseExpression]:
+    """The test of the `if` whose arms hold `a` and `b` (None: another kind of branch, or
+    events composed through a call, whose branches are not this file's statements)."""
+    if a.origin is not None or b.origin is not None:
+        return None
+    for x in a.branches():
+        for y in b.branches():
+            if x.node is y.node and x.index != y.index:
+                return x.node.test if isinstance(x.node, cst.If) and x.index in (0, 1) else None
+            if x.cond is not None and x.cond == y.cond and x.positive != y.positive:
+                return x.node.test if isinstance(x.node, cst.If) else None
+    return None

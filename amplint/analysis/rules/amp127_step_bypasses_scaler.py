@@ -11,6 +11,7 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import (
     SCALER_TRIGGERS, Event, Flow, exclusive, expr_line, runs_whenever, spans,
 )
+from amplint.analysis.facts.scaler_protocol import left_none
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import method_call
 
@@ -44,6 +45,12 @@ class StepBypassesScaler(Rule):
     step whose gradients a `scaler.step` or another optimizer's step consumed first, a scaler
     created with `enabled=False` on every path, and receivers that are not optimizers
     (`prof.step()`, `ema.step()`).
+
+    Through a call, a helper's arm that needs a parameter the call leaves at its `None`
+    default (`optimizer_step(optimizer)` of `def optimizer_step(optimizer, scaler=None): if
+    scaler is not None: scaler.step(optimizer) else: optimizer.step()`) never runs for that
+    call: the caller that scaled the loss is reported at the call (Swin-Transformer's
+    `@timed` step helper in another file).
 
     ## Example
     ```python
@@ -301,6 +308,10 @@ class StepBypassesScaler(Rule):
             related["step_line"] = step.inner
         elif step.remote is not None:
             where = f" (at {step.remote.where}, through this call)"
+        left = left_none(scalers, step.origin) if step.origin is not None else ()
+        if left and where:
+            names = ", ".join(f"`{name}`" for name in left)
+            where = where[:-1] + f", which leaves {names} at its default `None`)"
         if backward.remote is not None:
             related["backward_call"] = backward.origin
             where_backward = f"{backward.remote.where}, through the call at line {{backward_call}}"
