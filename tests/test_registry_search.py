@@ -102,3 +102,16 @@ def test_what_it_leaves_to_the_summary():
     first_pass = registry + "\n\nwith torch.autocast('cuda'):\n    pass\n"  # the first pass parses it
     assert ast_registrations("h.py", first_pass) is None
     assert ast_registrations("h.py", "@HEADS.register_module(\nclass") is None  # not Python
+
+
+def test_function_bodies_left_out_only_where_no_class_is_nested():
+    # `tree.classes` keeps the first class of a name: here the one inside `f`, so the
+    # decorated module-level `Head` is not registered (as the summary says)
+    nested = ("from .builder import HEADS\n\n\ndef f():\n    class Head:\n        pass\n\n\n"
+              "@HEADS.register_module()\nclass Head:\n    pass\n")
+    plain = nested.replace("    class Head:\n        pass\n", "    return 1\n")
+    for text in (nested, plain):
+        summary = summarize("h.py", text, parse_or_none(text))
+        assert ast_registrations("h.py", text) == list(summary.flow.registrations)
+    assert ast_registrations("h.py", nested) == []
+    assert ast_registrations("h.py", plain) == [(("ref", ".builder.HEADS"), "Head")]

@@ -33,6 +33,8 @@ def ast_registrations(path: str, text: str) -> Optional[List[Registration]]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             module = ast.parse(text)
+        if not _indented_class(text):
+            _drop_function_bodies(module.body)
         flow = AstFlowCollector(_AstSummarizer(path, text, module))
         tree = flow.tree
         for name, frame in tree.classes.items():
@@ -51,6 +53,37 @@ def ast_registrations(path: str, text: str) -> Optional[List[Registration]]:
         return list(flow.facts.registrations)
     except Exception:  # noqa: BLE001  (a refusal or an analysis bug: the summary decides)
         return None
+
+
+def _indented_class(text: str) -> bool:
+    """Does a `class` statement start after indentation (inside a function, a class, a block)?
+    Told from the text: a class statement always starts its line."""
+    start = text.find("class")
+    while start != -1:
+        line = text.rfind("\n", 0, start) + 1
+        if line != start and text[line:start].isspace() and text[start + 5:start + 6].isspace():
+            return True
+        start = text.find("class", start + 5)
+    return False
+
+
+def _drop_function_bodies(body) -> None:
+    """Empty every function's body (methods' too): what the walk gathers for registrations
+    (the module's imports and bindings, its classes, the calls at module level and in class
+    bodies) lies outside them, except a class defined inside a function (`tree.classes` keeps
+    the first class of a name), which `_indented_class` rules out first. Decorators,
+    defaults and annotations stay (they run at the def)."""
+    for stmt in body:
+        kind = type(stmt)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            stmt.body = [ast.Pass()]
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if type(inner) is list:
+                _drop_function_bodies(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            _drop_function_bodies(handler.body)
 
 
 def _plain_registry(expr) -> bool:
