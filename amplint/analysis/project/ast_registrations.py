@@ -7,8 +7,11 @@ only the files whose classes something builds are read further.
 The same walk as ast_flow.AstFlowCollector's (the class decorators, then the module-level calls
 in the tree's order), over the same tree and names, so the list equals the summary's, value for
 value and in order. Where it could differ it answers None and the caller summarises the file:
-a text the `ast` summary refuses or the first pass parses with LibCST (`needs_summary`), a
-registry written as anything but a name or a dotted name, any error."""
+a text with `\r` or form feeds (line starts `ast` and this module's text tests count
+otherwise), a text the first pass parses with LibCST (`needs_summary`), a registry written as
+anything but a name or a dotted name, any error (a statement `ast_tree` refuses included).
+(The `amp=` text the `ast` summary also refuses is about a detectron2 setting, not about
+registrations: those files' LibCST summaries list the same registrations.)"""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from typing import List, Optional, Tuple
 
 from amplint.analysis.project.ast_flow import AstFlowCollector
 from amplint.analysis.project.ast_summary import _AstSummarizer
-from amplint.analysis.project.ast_tree import call_args, dotted, refusal
+from amplint.analysis.project.ast_tree import call_args, dotted
 
 Registration = Tuple[tuple, str]  # (the registry's value, the class's name)
 
@@ -27,8 +30,8 @@ def ast_registrations(path: str, text: str) -> Optional[List[Registration]]:
     """What the file's summary would list in `flow.registrations`; None: not known here."""
     from amplint.analysis.project import needs_summary  # the package's own test, not a cycle at import
 
-    if refusal(text) is not None or needs_summary(text):
-        return None
+    if "\r" in text or "\x0c" in text or needs_summary(text):
+        return None  # line endings `ast` counts otherwise (ast_tree.REFUSED_TEXT), first-pass texts
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
