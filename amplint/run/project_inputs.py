@@ -16,6 +16,7 @@ from amplint.analysis.facts import FileFacts
 from amplint.run.parallel import Workers, cycles_collected_after, is_huge
 from amplint.analysis.parsing import parse
 from amplint.analysis.project import build, needs_summary
+from amplint.analysis.project.ast_registrations import ast_registrations
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
 from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.scaler_summaries import scaler_entries
@@ -69,7 +70,8 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     view = _KeyedLazy(keys, _LazyTexts())
     with Workers(jobs) as workers:
         project = build(view, settings, config, summaries=summaries,
-                        summarize_many=lambda wanted: summaries_of(wanted, cache, workers))
+                        summarize_many=lambda wanted: summaries_of(wanted, cache, workers),
+                        registrations_many=lambda wanted: registrations_of(wanted, cache, workers))
         remote = scaler_entries(project, keys, with_first_pass(
             scalers or {}, lambda wanted, force: scaler_summaries_of(wanted, force, cache, workers)),
             may_hold=disk_may_hold())
@@ -169,6 +171,38 @@ def summaries_of(paths: List[str], cache: Optional[Cache], jobs=None) -> Dict[st
         if own:
             workers.close()
     return found
+
+
+def registrations_of(paths: List[str], cache: Optional[Cache], workers: Workers) -> Dict[str, Optional[list]]:
+    """path -> its summary's `flow.registrations` taken without the summary (None: summarise
+    it to know), cached by content: the registry search reads them from every file whose text
+    registers a class, and summarises only the files it then reads further."""
+    found: Dict[str, Optional[list]] = {}
+    keys = {path: cache.file_key(path, repr(("registrations", path))) if cache is not None else None
+            for path in paths}
+    pending: List[str] = []
+    for path in paths:
+        hit = cache.get(keys[path], with_blob=True) if keys[path] else None
+        if hit is not None:
+            found[path] = hit[1]
+        else:
+            pending.append(path)
+    for path, registrations in zip(pending, workers.imap(registrations_file, pending, isolate=is_huge)):
+        found[path] = registrations
+        if keys[path]:
+            cache.put(keys[path], {"registrations": registrations is not None}, blob=registrations)
+    return found
+
+
+def registrations_file(path: str) -> Optional[list]:
+    """The pool's unit of work for `registrations_of`."""
+    try:
+        text = read_source(path).text
+        if large_files.split(text) is not None:
+            return None  # the summary decides (it is None: linted in parts)
+        return ast_registrations(path, text)
+    except Exception:  # unreadable or an analysis bug: the summary decides
+        return None
 
 
 def summary_key(cache: Cache, path: str) -> Optional[str]:

@@ -53,6 +53,8 @@ OPEN_WORLD_DEFAULT = False  # `open-world` in [tool.amplint]; see README "Whole-
 
 # paths -> their summaries (None: the file could not be summarised)
 SummarizeMany = Callable[[List[str]], Mapping[str, Optional[ModuleSummary]]]
+# paths -> their summaries' `flow.registrations` (None: summarise the file to know)
+RegistrationsMany = Callable[[List[str]], Mapping[str, Optional[list]]]
 
 
 def needs_summary(text: str) -> bool:
@@ -82,13 +84,16 @@ class ProjectFacts(ProjectResolver):
         summarize_many: Optional[SummarizeMany] = None,
         value_flow: bool = False,
         open_world: bool = False,
+        registrations_many: Optional[RegistrationsMany] = None,
     ) -> None:
         """`summaries`: the first pass already done elsewhere (the runner's workers summarise
         the files they lint, from the same parse); `files` may then be a lazy mapping, read
         only for the files a region reaches. `summarize_many(paths)`: where the summaries this
         pass asks for later come from (the runner's pool and cache); by default they are made
-        here, one by one."""
+        here, one by one. `registrations_many(paths)`: where the registrations of files not
+        summarised come from (ast_registrations.py; the runner's pool and cache)."""
         self._summarize_many = summarize_many
+        self._registrations_many = registrations_many
         self.files = files if summaries is not None else dict(files)
         self._given = dict(summaries) if summaries is not None else None
         self._norm = {os.path.normpath(p): p for p in self.files}
@@ -165,6 +170,15 @@ class ProjectFacts(ProjectResolver):
                 self.modules[path] = module
         return self.summaries[path]
 
+    def registrations_of(self, paths: List[str]) -> Dict[str, Optional[list]]:
+        """path -> what its summary's `flow.registrations` holds, for files not summarised
+        (None: not known without the summary)."""
+        if self._registrations_many is not None:
+            return dict(self._registrations_many(paths))
+        from amplint.analysis.project.ast_registrations import ast_registrations
+
+        return {path: ast_registrations(path, self.files[path]) for path in paths}
+
     def display(self, path: str) -> str:
         """The path as messages cite it: relative to the folder that holds the whole project."""
         shown = self._shown.get(path)
@@ -232,7 +246,7 @@ def parse_or_none(source: str):
 def build(
     files: Mapping[str, str], settings=None, config=None, declared=None, keep_modules=False,
     summaries=None, summarize_many: Optional[SummarizeMany] = None, value_flow: Optional[bool] = None,
-    open_world: Optional[bool] = None,
+    open_world: Optional[bool] = None, registrations_many: Optional[RegistrationsMany] = None,
 ) -> ProjectFacts:
     """The project facts for these files (path -> source text; YAML configuration files may be
     included for framework settings). `declared`: (globs, device, dtype, base folder) for
@@ -253,7 +267,8 @@ def build(
     value_flow = bool(getattr(config, "value_flow", False)) if value_flow is None else value_flow
     if open_world is None:
         open_world = bool(getattr(config, "open_world", OPEN_WORLD_DEFAULT))
-    return ProjectFacts(files, declared, keep_modules, summaries, summarize_many, value_flow, open_world)
+    return ProjectFacts(files, declared, keep_modules, summaries, summarize_many, value_flow, open_world,
+                        registrations_many)
 
 
 def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=None, declared=None):

@@ -16,6 +16,8 @@ import os
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
+from amplint.analysis.project.class_words import files_defining
+
 _MODEL_START = re.compile(r"^model\b[\w.\[\]'\"]*\s*=", re.M)
 _MM_TYPE = re.compile(r"\btype\s*=\s*(?:['\"]([\w.:]+)['\"]|([A-Za-z_][\w.]*))")
 _LAZY_CALL = re.compile(r"\bL\(\s*([A-Za-z_][\w.]*)\s*\)")
@@ -102,8 +104,7 @@ def _statement(text: str, start: int) -> str:
 
 def named_classes(project, names: Set[str]) -> List[Tuple[str, str]]:
     """(file, class) for each project class whose name the config gives."""
-    pattern = re.compile(r"^\s*class\s+(" + "|".join(sorted(map(re.escape, names))) + r")\b", re.M)
-    files = [path for path in project.python if pattern.search(project.files[path])]
+    files = files_defining(project, names)
     project.summarise(files)
     found = []
     for path in files:

@@ -231,12 +231,16 @@ class FlowIndex:
     def _registrations(self) -> Dict[tuple, list]:
         if self._registered is None:
             self._registered = {}
-            self._prefetch(self._files_with("register_module") + self._files_with("register"))
-            for path in self._files_with("register_module") + self._files_with("register"):
-                flow = self._flow(path, optional=True)
-                if flow is None:
-                    continue
-                for registry, cls in flow.registrations:
+            files = self._files_with("register_module") + self._files_with("register")
+            light = self._unsummarised_registrations(files)
+            for path in files:
+                found = light.get(path)
+                if found is None:
+                    flow = self._flow(path, optional=True)
+                    if flow is None:
+                        continue
+                    found = flow.registrations
+                for registry, cls in found:
                     for thing in self.values(path, "", registry):
                         if thing[0] in ("reg", "ext"):
                             key = thing if thing[0] == "reg" else ("reg", thing[1])
@@ -246,6 +250,22 @@ class FlowIndex:
                                 bucket.append(entry)
             self._registered_set = frozenset(c for found in self._registered.values() for c in found)
         return self._registered
+
+    def _unsummarised_registrations(self, files: List[str]) -> Dict[str, list]:
+        """Prefetch the files of the registry search, as a text search's: counted against the
+        parse budget as before, but those not summarised yet are owed, not summarised (only the
+        files whose classes a build makes are read further): path -> their registrations, taken
+        without a summary (ast_registrations.py); a file missing here is read from its summary."""
+        if not self._batched:
+            self._prefetch(files)
+            return {}
+        self._prefetch(files, count_only=True)
+        free = [path for path in files if path in self.p.deferred and path not in self.p.summaries]
+        if free:  # the planned framework files: summarised here, as before
+            self.p.summarise(free)
+        owed = [path for path in dict.fromkeys(files) if self.owes(path)]
+        found = self.p.registrations_of(owed) if owed else {}
+        return {path: regs for path, regs in found.items() if regs is not None}
 
 
 def _calls(word: str, text: str) -> bool:

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from amplint.analysis.project.class_words import files_defining
 from amplint.analysis.project.frameworks import yaml_keys
 from amplint.analysis.project.flowindex import Hold, Things
 
@@ -243,9 +244,8 @@ def _registered(cv, where: str, registry: tuple, names) -> List[Tuple[str, str]]
     (importing that package registers them; detectron2's `projects/TensorMask` or a test
     registers its class only when its own code is imported). Only files defining such a
     class are read."""
-    pattern = re.compile(r"^\s*class\s+(%s)\b" % "|".join(sorted(map(re.escape, names))), re.M)
     package = _package_root(cv.p, where)
-    files = [path for path in cv.p.python if pattern.search(cv.p.files[path])]
+    files = files_defining(cv.p, names)
     imported = _imported_beside(cv.p, package, {_package_root(cv.p, path) for path in files} - {package})
     files = [path for path in files if _package_root(cv.p, path) in imported | {package}]
     cv.p.summarise(files)
