@@ -7,6 +7,9 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
+from amplint.analysis.project.call_words import (  # noqa: F401 (indirect_binders: re-exported)
+    CallWords, binds_indirectly as _binds_indirectly, indirect_binders, super_rebound,
+)
 from amplint.analysis.project.flowvalues import CHAIN
 from amplint.analysis.project.site_files import SiteFiles
 
@@ -50,7 +53,7 @@ class FlowIndex:
         self._calls: Dict[str, list] = {}
         self._registered: Optional[Dict[tuple, list]] = None
         self._text_hits: Dict[str, List[str]] = {}
-        self._binders: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}  # path -> indirect_binders
+        self._words: Optional[CallWords] = None  # the text questions, indexed (call_words.py)
         self._parses = 0
         self._batched = getattr(project, "_summarize_many", None) is not None
         self._budget = _BATCHED_PARSES if self._batched else _ON_DEMAND_PARSES
@@ -151,15 +154,17 @@ class FlowIndex:
     def _files_with(self, word: str) -> List[str]:
         found = self._text_hits.get(word)
         if found is None:
-            found = [path for path in self.p.python if _calls(word, self.p.files[path])]
-            self._text_hits[word] = found
+            found = self._text_hits[word] = self.call_words.files_calling(word)
         return found
 
+    @property
+    def call_words(self) -> CallWords:
+        if self._words is None:
+            self._words = CallWords(self.p.python, self.p.files)
+        return self._words
+
     def _indirect(self, path: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-        found = self._binders.get(path)
-        if found is None:
-            found = self._binders[path] = indirect_binders(self.p.files[path])
-        return found
+        return self.call_words.indirect(path)
 
     def _files_calling(self, name: str) -> List[str]:
         """The files whose text may hold a call that flowfacts records as a call site of
@@ -172,11 +177,13 @@ class FlowIndex:
                      if _binding_call(name, self.p.files[path], plain, self._indirect(path)[0])]
             # `partial(obj.name, x)`, `super().__init__(x)` in a subclass of `name`, `(A if c else name)(x)`
             known = set(found)
-            found += [path for path in self.p.python if path not in known
-                      and _binds_indirectly(name, self._indirect(path), plain)]
-            defined = re.compile(r"^def %s\(" % re.escape(name), re.M)
-            if plain and not any(defined.search(self.p.files[path]) for path in self._files_with(name)):
-                found = []  # no module-level `def eval(` in the project: `eval(...)` is the builtin
+            found += [path for path in self.call_words.binding_indirectly(name, plain) if path not in known]
+            if plain:
+                defined = re.compile(r"^def %s\(" % re.escape(name), re.M)
+                written = f"def {name}("
+                if not any(written in self.p.files[path] and defined.search(self.p.files[path])
+                           for path in self._files_with(name)):
+                    found = []  # no module-level `def eval(` in the project: `eval(...)` is the builtin
             self._text_hits[key] = found
         return found
 
@@ -268,25 +275,10 @@ class FlowIndex:
         return {path: regs for path, regs in found.items() if regs is not None}
 
 
-def _calls(word: str, text: str) -> bool:
-    """Does `text` match `\\bword\\s*\\(`? Searched without the leading `\\b`, which would keep
-    the regex engine from skipping ahead to the literal (60x slower on a large tree)."""
-    if word not in text:
-        return False
-    if not _WORD_CHAR.match(word):
-        return re.search(r"\b" + re.escape(word) + r"\s*\(", text) is not None
-    for match in re.finditer(re.escape(word) + r"\s*\(", text):
-        start = match.start()
-        if start == 0 or not _WORD_CHAR.match(text, start - 1):
-            return True
-    return False
-
-
 _WORD_CHAR = re.compile(r"\w")
 # what a recorded call site of `name` cannot be: a definition, a call of `super()`'s method
 # (flowfacts follows no value from `super()`), a call without arguments (it binds nothing)
 _NOT_A_SITE = re.compile(r"(?:\bdef\s+|\bsuper\s*\([^()]*\)\s*\.\s*)$")
-_BINDS_SUPER = re.compile(r"\bsuper\b\s*(?:=[^=]|:)|\b(?:as|import|def|class)\s+super\b")
 
 
 def _binding_call(word: str, text: str, plain: bool = False, partial=None) -> bool:
@@ -314,8 +306,8 @@ def _binding_call(word: str, text: str, plain: bool = False, partial=None) -> bo
             continue
         before = _NOT_A_SITE.search(text[max(0, start - 80):start])
         if before is not None:
-            if super_is_builtin is None:
-                super_is_builtin = _BINDS_SUPER.search(text) is None
+            if not before.group(0).startswith("def") and super_is_builtin is None:
+                super_is_builtin = not super_rebound(text)
             if before.group(0).startswith("def") or super_is_builtin:
                 start = text.find(word, after)
                 continue
@@ -324,42 +316,6 @@ def _binding_call(word: str, text: str, plain: bool = False, partial=None) -> bo
 
 
 _CALL_TAIL = re.compile(r"\s*\(\s*([^\s)])?")
-_SUPER_INIT = re.compile(r"\bsuper\s*\([^)]*\)\s*\.\s*__init__\s*\(\s*[^\s)]")
-
-
-# the text of the calls that bind a name other than by calling it: `partial(x.name, ...)`,
-# `class C(name): ... super().__init__(x)`, `(A if c else name)(x)` and `(name if c else B)(x)`
-_PARTIAL_OF = re.compile(r"partial\s*\(\s*([\w.]+)\s*,")
-# literal first (a pattern that starts with \b is tried at every position of the file): the
-# word boundary before it is tested on each match
-_SUBCLASS_OF = re.compile(r"class\s+\w+\s*\(\s*([\w.]+)\s*[,)]")
-_ELSE_CALLED = re.compile(r"else\s+([\w.]+)\s*\)\s*\(\s*[^\s)]")
-_IF_CALLED = re.compile(r"\(\s*([\w.]+)\s+if\b[^()]*\)\s*\(\s*[^\s)]")
-
-
-def indirect_binders(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-    """The last names of what a file's text binds indirectly: (those a `partial(x.name, ...)`
-    binds; those bound through a subclass's `super().__init__(x)` or a conditional class call).
-    One pass over the file for every name asked about, not a search per name."""
-    def last(matches, bounded=False):
-        return {m.group(1).rsplit(".", 1)[-1] for m in matches
-                if not bounded or not m.start() or not _WORD_CHAR.match(text, m.start() - 1)}
-
-    partial = last(_PARTIAL_OF.finditer(text)) if "partial" in text else set()
-    other: Set[str] = set()
-    if "super" in text and "class" in text and _SUPER_INIT.search(text):
-        other |= last(_SUBCLASS_OF.finditer(text), bounded=True)
-    if "else" in text:
-        other |= last(_ELSE_CALLED.finditer(text), bounded=True) | last(_IF_CALLED.finditer(text))
-    return frozenset(partial), frozenset(other)
-
-
-def _binds_indirectly(word: str, binders: Tuple[FrozenSet[str], FrozenSet[str]], plain: bool) -> bool:
-    """`partial(x.word, ...)`, and for a name that is not a chain method's,
-    `class C(word): ... super().__init__(x)` (binds word's `__init__`) or
-    `(A if c else word)(x)` (binds either). `binders`: the file's `indirect_binders`."""
-    partial, other = binders
-    return word in partial or (not plain and word in other)
 
 
 def thing_order(item) -> str:

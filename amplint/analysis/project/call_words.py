@@ -1,0 +1,185 @@
+"""The text questions of the class flow's call-site search (flowindex.py), answered from
+indexes built once per project pass: which files call a name (`name(` with the name as a whole
+word) and which bind it indirectly (`partial(x.name, ...)`, a subclass's `super().__init__(x)`,
+a conditional class call). A search per name read every file's text again for each of the
+hundreds of names a pass asks about (issue 34: fairseq's class flow asks ~300).
+
+The answers are those of the per-name searches they replace (tests/test_call_words.py)."""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Set, Tuple
+
+# names scanned for before the call index is built: the index costs about 20 scans (measured on
+# timm, fairseq and detectron2), so a pass that asks about a few names only (timm asks 10)
+# scans for those, and one that asks hundreds (fairseq ~300) pays at most twice the best
+_SCANS_BEFORE_INDEX = 20
+
+_WORD_CHAR = re.compile(r"\w")
+_WORD = re.compile(r"\w+")
+
+
+def calls(word: str, text: str) -> bool:
+    """Does `text` match `\\bword\\s*\\(`? Searched without the leading `\\b`, which would keep
+    the regex engine from skipping ahead to the literal (60x slower on a large tree)."""
+    if word not in text:
+        return False
+    if not _WORD_CHAR.match(word):
+        return re.search(r"\b" + re.escape(word) + r"\s*\(", text) is not None
+    for match in re.finditer(re.escape(word) + r"\s*\(", text):
+        start = match.start()
+        if start == 0 or not _WORD_CHAR.match(text, start - 1):
+            return True
+    return False
+
+
+def called_words(text: str) -> Set[str]:
+    """Every word `w` for which `calls(w, text)`: the maximal runs of word characters that
+    whitespace and `(` follow. Found by splitting the text at each `(` (a regex over the
+    whole text costs six times more); `str.isalnum() or "_"` is the regex's `\\w` and
+    `str.rstrip()` strips its `\\s`."""
+    out: Set[str] = set()
+    pieces = text.split("(")
+    pieces.pop()  # what follows the last `(`
+    for piece in pieces:
+        end = len(piece.rstrip())
+        start = end
+        while start and (piece[start - 1].isalnum() or piece[start - 1] == "_"):
+            start -= 1
+        if start < end:
+            out.add(piece[start:end])
+    return out
+
+
+class CallWords:
+    """`files_calling(word)`: the paths (in their given order) whose text `calls(word, ...)`;
+    `indirect(path)`: `indirect_binders` of a file; `binding_indirectly(word, plain)`: the
+    paths for which `binds_indirectly(word, indirect(path), plain)`."""
+
+    def __init__(self, paths: Iterable[str], texts: Mapping[str, str]) -> None:
+        self._paths = list(paths)
+        self._texts = texts
+        self._scans = 0
+        self._called: Dict[str, List[str]] = {}
+        self._indexed = False
+        self._binders: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
+        self._by_binder = None  # (partial: name -> paths, other: name -> paths)
+        self.texts_indexed = 0  # files the call index read (tests count the work)
+        self.scanned = 0  # files a per-name scan read
+
+    def files_calling(self, word: str) -> List[str]:
+        if not self._indexed and _WORD.fullmatch(word) is not None and self._scans >= _SCANS_BEFORE_INDEX:
+            self._index()
+        if self._indexed and _WORD.fullmatch(word) is not None:
+            return list(self._called.get(word, ()))
+        self._scans += 1
+        self.scanned += len(self._paths)
+        return [path for path in self._paths if calls(word, self._texts[path])]
+
+    def _index(self) -> None:
+        called: Dict[str, List[str]] = {}
+        for path in self._paths:
+            self.texts_indexed += 1
+            for word in called_words(self._texts[path]):
+                called.setdefault(word, []).append(path)
+        self._called = called
+        self._indexed = True
+
+    def indirect(self, path: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+        found = self._binders.get(path)
+        if found is None:
+            found = self._binders[path] = indirect_binders(self._texts[path])
+        return found
+
+    def binding_indirectly(self, word: str, plain: bool) -> List[str]:
+        if self._by_binder is None:
+            partial: Dict[str, List[str]] = {}
+            other: Dict[str, List[str]] = {}
+            for path in self._paths:
+                binds_partial, binds_other = self.indirect(path)
+                for name in binds_partial:
+                    partial.setdefault(name, []).append(path)
+                for name in binds_other:
+                    other.setdefault(name, []).append(path)
+            self._by_binder = (partial, other)
+        partial, other = self._by_binder
+        found = partial.get(word, [])
+        if plain or word not in other:
+            return list(found)
+        if not found:
+            return list(other[word])
+        both = set(found) | set(other[word])
+        return [path for path in self._paths if path in both]
+
+
+# the text of the calls that bind a name other than by calling it: `partial(x.name, ...)`,
+# `class C(name): ... super().__init__(x)`, `(A if c else name)(x)` and `(name if c else B)(x)`
+_PARTIAL_OF = re.compile(r"partial\s*\(\s*([\w.]+)\s*,")
+# literal first (a pattern that starts with \b is tried at every position of the file): the
+# word boundary before it is tested on each match
+_SUBCLASS_OF = re.compile(r"class\s+\w+\s*\(\s*([\w.]+)\s*[,)]")
+_ELSE_CALLED = re.compile(r"else\s+([\w.]+)\s*\)\s*\(\s*[^\s)]")
+_IF_CALLED = re.compile(r"\(\s*([\w.]+)\s+if\b[^()]*\)\s*\(\s*[^\s)]")
+# `\bsuper\s*\([^)]*\)\s*\.\s*__init__\s*\(\s*[^\s)]`, tried only where `super` starts a word
+_SUPER_INIT = re.compile(r"super\s*\([^)]*\)\s*\.\s*__init__\s*\(\s*[^\s)]")
+
+
+def indirect_binders(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The last names of what a file's text binds indirectly: (those a `partial(x.name, ...)`
+    binds; those bound through a subclass's `super().__init__(x)` or a conditional class call).
+    One pass over the file for every name asked about, not a search per name."""
+    def last(matches, bounded=False):
+        return {m.group(1).rsplit(".", 1)[-1] for m in matches
+                if not bounded or not m.start() or not _WORD_CHAR.match(text, m.start() - 1)}
+
+    partial = last(_PARTIAL_OF.finditer(text)) if "partial" in text else set()
+    other: Set[str] = set()
+    if "super" in text and "class" in text and _calls_super_init(text):
+        other |= last(_SUBCLASS_OF.finditer(text), bounded=True)
+    if "else" in text:
+        other |= last(_ELSE_CALLED.finditer(text), bounded=True) | last(_IF_CALLED.finditer(text))
+    return frozenset(partial), frozenset(other)
+
+
+def _calls_super_init(text: str) -> bool:
+    start = text.find("super")
+    while start != -1:
+        if (not start or not _WORD_CHAR.match(text, start - 1)) and _SUPER_INIT.match(text, start):
+            return True
+        start = text.find("super", start + 1)
+    return False
+
+
+def binds_indirectly(word: str, binders: Tuple[FrozenSet[str], FrozenSet[str]], plain: bool) -> bool:
+    """`partial(x.word, ...)`, and for a name that is not a chain method's,
+    `class C(word): ... super().__init__(x)` (binds word's `__init__`) or
+    `(A if c else word)(x)` (binds either). `binders`: the file's `indirect_binders`."""
+    partial, other = binders
+    return word in partial or (not plain and word in other)
+
+
+_AFTER_SUPER = re.compile(r"\s*(?:=[^=]|:)")
+_KEYWORDS_BEFORE_SUPER = ("as", "import", "def", "class")
+
+
+def super_rebound(text: str) -> bool:
+    """Does the text bind the name `super` (`super = ...`, `super: T`, `import x as super`,
+    `def super(`)? What `\\bsuper\\b\\s*(?:=[^=]|:)|\\b(?:as|import|def|class)\\s+super\\b`
+    finds, looked for only where `super` is written."""
+    start = text.find("super")
+    while start != -1:
+        end = start + 5
+        if not _WORD_CHAR.match(text, end):
+            if (not start or not _WORD_CHAR.match(text, start - 1)) and _AFTER_SUPER.match(text, end):
+                return True
+            before = start
+            while before and text[before - 1].isspace():
+                before -= 1
+            if before < start:
+                for keyword in _KEYWORDS_BEFORE_SUPER:
+                    at = before - len(keyword)
+                    if at >= 0 and text.startswith(keyword, at) and (not at or not _WORD_CHAR.match(text, at - 1)):
+                        return True
+        start = text.find("super", start + 1)
+    return False

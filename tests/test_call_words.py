@@ -1,0 +1,98 @@
+"""The class flow's text index (amplint.analysis.project.call_words): the same answers as the
+regexes it replaces, and the work it does does not grow with the names asked."""
+
+import random
+import re
+
+from amplint.analysis.project.call_words import (
+    _SCANS_BEFORE_INDEX, CallWords, called_words, calls, indirect_binders, super_rebound,
+)
+
+_ALPHABET = ["a", "b", "_", "1", "é", " ", "\t", "\n", "\u00a0", "(", ")", ".", "=", ":", ",", "ab", "ba", "(x"]
+
+
+def _texts(count, seed):
+    rng = random.Random(seed)
+    return ["".join(rng.choice(_ALPHABET) for _ in range(rng.randint(0, 40))) for _ in range(count)]
+
+
+def test_called_words_are_what_the_call_regex_finds():
+    for text in _texts(3000, 1) + ["ab(", "ab (x", "x.ab\n(", "é1(", "(ab)(", "ab", "1ab(", "a_b\u00a0(", "ab\t\n ("]:
+        words = called_words(text)
+        for word in ["a", "b", "ab", "ba", "a_b", "é1", "1ab", "_", "1", "bb", "aa"]:
+            expected = re.search(r"\b" + re.escape(word) + r"\s*\(", text) is not None
+            assert (word in words) is expected, (text, word)
+            assert calls(word, text) is expected, (text, word)
+
+
+def test_files_calling_from_the_index_and_from_scans_agree():
+    texts = {f"f{i}.py": text for i, text in enumerate(_texts(200, 2))}
+    paths = sorted(texts)
+    words = ["a", "b", "ab", "ba", "_", "é", "a.b", "x"]
+    scanned = CallWords(paths, texts)
+    by_scan = {word: scanned.files_calling(word) for word in words[:7]}
+    indexed = CallWords(paths, texts)
+    indexed._index()
+    for word in words[:7]:
+        assert indexed.files_calling(word) == by_scan[word]
+    assert indexed.files_calling("a.b") == [p for p in paths if calls("a.b", texts[p])]  # not a word: scanned
+
+
+def test_the_index_reads_each_file_once_whatever_the_names_asked():
+    texts = {f"pkg/m{i}.py": f"def f{i}(x):\n    return g{i % 7}(x) + h (x)\n" for i in range(60)}
+    words = CallWords(sorted(texts), texts)
+    for round_ in range(3):
+        for i in range(40):
+            found = words.files_calling(f"g{i % 7}")
+            assert found == [p for p in sorted(texts) if f"g{i % 7}(" in texts[p]]
+    assert words.files_calling("h") == sorted(texts)
+    # a few names are scanned for, then every file is indexed once: 121 questions read
+    # 20 * 60 files by scans and 60 files for the index, not 121 * 60
+    assert _SCANS_BEFORE_INDEX < 121
+    assert words.scanned == _SCANS_BEFORE_INDEX * 60
+    assert words.texts_indexed == 60
+
+
+def test_indirect_binders_and_the_files_binding_a_name():
+    texts = {
+        "a.py": "from functools import partial\nf = partial(model.run, x)\n",
+        "b.py": "class Sub(Base):\n    def __init__(self, x):\n        super().__init__(x)\n",
+        "c.py": "class Sub(Base):\n    def __init__(self, x):\n        mysuper().__init__(x)\n",
+        "d.py": "y = (A if c else Base)(x)\n",
+        "e.py": "class Sub(Base):\n    def __init__(self):\n        super().__init__()\n",
+    }
+    assert indirect_binders(texts["a.py"]) == (frozenset({"run"}), frozenset())
+    assert indirect_binders(texts["b.py"]) == (frozenset(), frozenset({"Base"}))
+    assert indirect_binders(texts["c.py"]) == (frozenset(), frozenset())  # `mysuper` is not `super`
+    assert indirect_binders(texts["e.py"]) == (frozenset(), frozenset())  # binds no argument
+    words = CallWords(sorted(texts), texts)
+    assert words.binding_indirectly("Base", plain=False) == ["b.py", "d.py"]
+    assert words.binding_indirectly("Base", plain=True) == []
+    assert words.binding_indirectly("A", plain=False) == ["d.py"]
+    assert words.binding_indirectly("run", plain=True) == ["a.py"]
+
+
+def test_super_rebound_is_the_regex_it_replaces():
+    regex = re.compile(r"\bsuper\b\s*(?:=[^=]|:)|\b(?:as|import|def|class)\s+super\b")
+    cases = [
+        "super = 1", "super == 1", "super: int", "x = super()", "import x as super", "from m import super",
+        "def super(x): pass", "class super: pass", "mysuper = 1", "super_ = 1", "classy super = 1",
+        "alias super", "as\n\tsuper", "super =", "super\n= 1", "ssuper:", "def  super2(): pass",
+    ]
+    rng = random.Random(3)
+    pieces = ["super", "as", "def", "class", "import", " ", "\n", "=", "==", ":", "x", "_", "("]
+    cases += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(3000)]
+    for text in cases:
+        assert super_rebound(text) is (regex.search(text) is not None), text
+
+
+def test_super_init_search_is_the_regex_it_replaces():
+    from amplint.analysis.project.call_words import _calls_super_init
+
+    regex = re.compile(r"\bsuper\s*\([^)]*\)\s*\.\s*__init__\s*\(\s*[^\s)]")
+    rng = random.Random(4)
+    pieces = ["super", "x", "(", ")", ".", "__init__", " ", "\n", "a", "_", ","]
+    cases = ["super().__init__(x)", "xsuper().__init__(x)", "super(A, self) . __init__ ( x )", "super().__init__()"]
+    cases += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(4000)]
+    for text in cases:
+        assert _calls_super_init(text) is (regex.search(text) is not None), text
