@@ -213,6 +213,10 @@ class ProjectFacts(ProjectResolver):
                 reach = propagate(self, seeds + value_seeds(self, seeds))
         self._entries = reach.entries
         self._deps = reach.deps
+        for path, calls in self.__dict__.get("nograd_calls", {}).items():  # nograd_entries.py
+            self._entries[path] = tuple(self._entries.get(path, ())) + tuple(
+                sorted(calls, key=lambda e: (e.scope, e.receiver, e.method, e.where)))
+            self._deps.setdefault(path, set()).update(self.__dict__["nograd_deps"][path])
         self.region_reach = reach.region_reach
         for summary in self.summaries.values():
             if summary is not None:

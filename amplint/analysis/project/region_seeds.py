@@ -8,6 +8,7 @@ from typing import FrozenSet, List, Tuple
 
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.candidates import Candidate, chain
+from amplint.analysis.project.nograd_entries import note_nograd_call
 from amplint.analysis.project.openworld import open_targets
 
 Seed = Tuple[str, str, Candidate, FrozenSet[str]]  # (file, "Class.method", region, deciding files)
@@ -50,6 +51,7 @@ def flow_seeds(project) -> List[Seed]:
             where = f"{text} at {project.display(path)}:{line}"
             targets = project.flow.call_targets(path, key, receiver, attr)
             for target, held, source, instance in targets:
+                note_nograd_call(project, path, key, receiver, attr, target)
                 via = chain(text, source, held)
                 cite = f"{via}; called at {project.display(path)}:{line} under {desc}"
                 candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite,
