@@ -213,10 +213,12 @@ class ProjectFacts(ProjectResolver):
                 reach = propagate(self, seeds + value_seeds(self, seeds))
         self._entries = reach.entries
         self._deps = reach.deps
-        for path, calls in self.__dict__.get("nograd_calls", {}).items():  # nograd_entries.py
-            self._entries[path] = tuple(self._entries.get(path, ())) + tuple(
-                sorted(calls, key=lambda e: (e.scope, e.receiver, e.method, e.where)))
-            self._deps.setdefault(path, set()).update(self.__dict__["nograd_deps"][path])
+        # calls the class flow resolved, with a fact the rule asks (nograd_entries.py,
+        # wrapper_entries.py)
+        for found, deps in (("nograd_calls", "nograd_deps"), ("wrapped_calls", "wrapped_deps")):
+            for path, calls in self.__dict__.get(found, {}).items():
+                self._entries[path] = tuple(self._entries.get(path, ())) + tuple(sorted(calls, key=repr))
+                self._deps.setdefault(path, set()).update(self.__dict__[deps][path])
         self.region_reach = reach.region_reach
         for summary in self.summaries.values():
             if summary is not None:
