@@ -30,6 +30,7 @@ from amplint.analysis.facts.regions import EntryRegion
 from amplint.analysis.project import frameworks as fw
 from amplint.analysis.project.classflow import ClassFlow
 from amplint.analysis.project.declared import declared_matches, declared_seeds
+from amplint.analysis.project.context_params import param_region_seeds
 from amplint.analysis.project.dispatch import Dispatch, dispatch_seeds
 from amplint.analysis.project.explain import EXPLAIN
 from amplint.analysis.project.framework_seeds import framework_seeds
@@ -199,6 +200,7 @@ class ProjectFacts(ProjectResolver):
         seeds.extend(framework_seeds(self))
         seeds.extend(declared_seeds(self, self._declared))
         seeds.extend(dispatch_seeds(self))
+        seeds.extend(param_region_seeds(self))
         reach = propagate(self, seeds)
         if self.value_flow:
             self.flow.summarise_owed()  # the points-to scope reads every summary made
