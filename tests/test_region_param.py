@@ -58,3 +58,19 @@ def test_a_value_the_flow_cannot_read_opens_nothing():
 
 def test_warm_run_follows_an_edit_of_the_script_only(tmp_path):
     assert_warm_run_follows_an_edit(tmp_path, NAME, "train.py", ((PARTIAL, ""),), "AMP102", [FINDING])
+
+
+BACKWARD_INSIDE = ("            loss = loss_fn(output, target)\n",
+                   "            loss = loss_fn(output, target)\n            loss.backward()\n")
+
+
+def test_the_opening_file_itself_sees_the_region():
+    """The rules of engine/train_loop.py read `with amp_autocast():` as the region too
+    (EntryParamRegion): a backward inside it is AMP104 there."""
+    results = lint_project(load(NAME, (BACKWARD_INSIDE,)), SETTINGS)
+    found = [f for f in project_findings(results) if f[2] == "AMP104"]
+    assert found == [("engine/train_loop.py", 17, "AMP104")]
+    (message,) = [d.message for r in results.values() for d in r.diagnostics if d.code == "AMP104"]
+    assert "amp_autocast() at engine/train_loop.py:14 (bound to `amp_autocast` at train.py:32)" in message
+    results = lint_project(load(NAME, (BACKWARD_INSIDE, (PARTIAL, ""))), SETTINGS)
+    assert [f for f in project_findings(results) if f[2] == "AMP104"] == []

@@ -216,8 +216,9 @@ class ProjectFacts(ProjectResolver):
         self._entries = reach.entries
         self._deps = reach.deps
         # calls the class flow resolved, with a fact the rule asks (nograd_entries.py,
-        # wrapper_entries.py)
-        for found, deps in (("nograd_calls", "nograd_deps"), ("wrapped_calls", "wrapped_deps")):
+        # wrapper_entries.py), and regions opened through a parameter (context_params.py)
+        for found, deps in (("nograd_calls", "nograd_deps"), ("wrapped_calls", "wrapped_deps"),
+                            ("param_regions", "param_deps")):
             for path, calls in self.__dict__.get(found, {}).items():
                 self._entries[path] = tuple(self._entries.get(path, ())) + tuple(sorted(calls, key=repr))
                 self._deps.setdefault(path, set()).update(self.__dict__[deps][path])

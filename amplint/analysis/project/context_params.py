@@ -24,7 +24,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.facts.regions import Enabled, EntryParamRegion
 from amplint.analysis.project.candidates import Candidate, chain
 
 _WITH_NAME = re.compile(r"\bwith\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?\s*:")
@@ -76,13 +76,20 @@ def param_region_seeds(project) -> list:
         text = project.files.get(path) if summary is not None and summary.flow is not None else None
         if not text or "with" not in text:
             continue
+        own = {info.origin.line for info in list(summary.regions) + list(summary.region_infos)}
         for key, param, line, span in param_withs(text):
+            if line in own:  # the file's own facts already read it as a region (a same-file alias)
+                continue
             bound = _binding(project, path, key, param)
             if bound is None:
                 continue
             info, desc, deciding = bound
             desc = f"{param}() at {project.display(path)}:{line} ({desc})"
             seeds.extend(_seeds_under(project, path, key, span, info, desc, deciding | {path}))
+            # the file's own rules see the region too (facts/regions.py)
+            project.__dict__.setdefault("param_regions", {}).setdefault(path, set()).add(
+                EntryParamRegion(key, param, *info, desc))
+            project.__dict__.setdefault("param_deps", {}).setdefault(path, set()).update(deciding)
     return seeds
 
 
