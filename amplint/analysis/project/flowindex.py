@@ -352,8 +352,10 @@ def thing_order(item) -> str:
 
 
 def merge_things(out: Things, more: Things) -> None:
-    for thing, hold in more.items():
-        keep(out, thing, hold)
+    for thing, hold in more.items():  # keep(), inlined: the class flow's most frequent step
+        found = out.setdefault(thing, hold)
+        if found is not hold and hold[2] is not None and found[2] is None:
+            out[thing] = hold
 
 
 def keep(out: Things, thing: tuple, hold: Hold) -> None:
@@ -361,7 +363,7 @@ def keep(out: Things, thing: tuple, hold: Hold) -> None:
     first wrapped hold replaces an unwrapped one (a factory returning `model.cuda()` on one
     branch and `nn.DataParallel(model)` on another may hand back the wrapper)."""
     found = out.setdefault(thing, hold)
-    if found is not hold and hold.wrap is not None and found.wrap is None:
+    if found is not hold and hold[2] is not None and found[2] is None:
         out[thing] = hold
 
 

@@ -24,6 +24,11 @@ def note_wrapped_call(project, path: str, key: str, receiver, attr: str, instanc
     name = receiver_name(receiver)
     if name is None:
         return
+    asked: Dict[tuple, bool] = project.__dict__.setdefault("_wrap_asked", {})
+    question = (path, key, receiver, tuple(instance))
+    if question in asked:  # propagation meets the same call once per better region
+        return
+    asked[question] = True
     hold = project.flow.values(path, key, receiver).get(("inst",) + tuple(instance))
     if hold is None or hold.wrap is None:
         return
