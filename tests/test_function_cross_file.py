@@ -6,9 +6,9 @@ defined in one module of the project, `.apply`'d (or called through a module-lev
 - tests/projects/fn_deformable_detr: fundamentalvision/Deformable-DETR layout (models/ops/
   functions/ms_deform_attn_func.py defines `MSDeformAttnFunction`, models/ops/modules/
   ms_deform_attn.py applies it in `MSDeformAttn.forward`, engine.py's `train_one_epoch` opens
-  `torch.cuda.amp.autocast()` around the model). The real repository imports its extension as
-  `import MultiScaleDeformableAttention as MSDA`, a name the rule does not take for an extension;
-  the project spells it `from .. import _C as MSDA` (the torchvision/detectron2 spelling).
+  `torch.cuda.amp.autocast()` around the model). The project spells the extension
+  `from .. import _C as MSDA` (the torchvision/detectron2 spelling); the tests at the end use the
+  real repository's `import MultiScaleDeformableAttention as MSDA`.
 - tests/projects/fn_mmcv_alias: open-mmlab/mmcv 1.x ops layout (`ext_loader.load_ext`,
   `deform_conv2d = DeformConv2dFunction.apply` in mmcv/ops/deform_conv.py, re-exported by
   mmcv/ops/__init__.py), called under `torch.autocast` in tools/benchmark_dcn.py (the shape of
@@ -146,3 +146,42 @@ def test_warm_run_after_editing_only_the_defining_file(tmp_path, name, defining,
     path.write_text(text)
     assert cli_findings(root, "--cache-dir", cache) == expected
     assert cli_findings(root, "--no-cache", "--jobs", "1") == expected
+
+
+# -- the real repository's spelling: a kernel module of any name ------------------------------
+REAL_SPELLING = (("from .. import _C as MSDA\n", "import MultiScaleDeformableAttention as MSDA\n"),)
+
+
+def test_deformable_detr_with_its_real_extension_import_is_reported():
+    """Deformable-DETR imports its compiled op as `import MultiScaleDeformableAttention as MSDA`
+    (built by models/ops/setup.py): a name no extension pattern knows. The Function's forward
+    calls `MSDA.ms_deform_attn_forward` and its backward `MSDA.ms_deform_attn_backward`: a
+    kernel binding pair, whatever the module's name."""
+    files = load(DETR, REAL_SPELLING)
+    assert "import MultiScaleDeformableAttention as MSDA\n" in files[f"{DETR}/{DETR_FUNCTIONS}"]
+    results = lint_project(files, SETTINGS)
+    assert findings(results) == [DETR_FINDING]
+    (message,) = messages(results)
+    assert "calls the compiled extension `MSDA`" in message
+
+
+def test_deformable_detr_real_spelling_decorated_twin_is_silent():
+    assert findings(lint_project(load(DETR, REAL_SPELLING + DETR_DECORATED), SETTINGS)) == []
+
+
+def test_a_python_helper_module_called_in_forward_only_is_not_an_extension():
+    """A plain module whose helper only forward calls (backward is elementwise): no binding
+    pair, no op autocast casts, nothing to report."""
+    files = load(DETR, REAL_SPELLING + (
+        ("            MSDA.ms_deform_attn_backward(", "            _unused_backward("),))
+    assert findings(lint_project(files, SETTINGS)) == []
+
+
+def test_the_class_imported_from_its_defining_module_itself_is_reported():
+    """`from ..functions.ms_deform_attn_func import MSDeformAttnFunction` (no package re-export):
+    the defining module never writes `.apply`; the importer does."""
+    files = load(DETR, REAL_SPELLING + (
+        ("from ..functions import MSDeformAttnFunction\n",
+         "from ..functions.ms_deform_attn_func import MSDeformAttnFunction\n"),))
+    assert ".apply" not in files[f"{DETR}/{DETR_FUNCTIONS}"]
+    assert findings(lint_project(files, SETTINGS)) == [DETR_FINDING]

@@ -83,7 +83,9 @@ def function_classes(facts) -> Dict[str, FunctionClass]:
             continue
         if extensions is None:
             extensions = _extension_names(facts)
-        reason, autocast_op = _dtype_sensitive((forward, backward), extensions)
+            imported = _plain_imports(facts)
+        reason, autocast_op = _dtype_sensitive(
+            (forward, backward), extensions | _binding_pairs(forward, backward, imported))
         if reason is None:
             continue
         found[name] = FunctionClass(frame, forward, backward, has_fwd, has_bwd, reason,
@@ -191,6 +193,54 @@ def _dtype_sensitive(methods, extensions: Set[str]) -> Tuple[Optional[str], bool
         reason = reason or visitor.reason
         autocast_op = autocast_op or visitor.autocast_op
     return reason, autocast_op
+
+
+# plain `import M` of modules that are Python, not kernel bindings
+_PYTHON_MODULES = frozenset({"torch", "numpy", "np", "math", "functools", "itertools", "os", "sys",
+                             "warnings", "logging", "typing", "collections", "copy", "operator"})
+
+
+def _plain_imports(facts) -> Set[str]:
+    """Names bound at module level by a plain `import M` / `import M as N` (no package path:
+    `import a.b` binds a package), M not a Python library listed above."""
+    names: Set[str] = set()
+    for stmt in facts.module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if not isinstance(small, cst.Import):
+                continue
+            for alias in small.names:
+                if not isinstance(alias.name, cst.Name) or alias.name.value in _PYTHON_MODULES:
+                    continue
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(bound, cst.Name):
+                    names.add(bound.value)
+    return names
+
+
+def _binding_pairs(forward: Frame, backward: Optional[Frame], imported: Set[str]) -> Set[str]:
+    """The imported modules whose `*forward*` function the Function's forward calls and whose
+    `*backward*` function its backward calls: a kernel binding whatever its name
+    (Deformable-DETR's `import MultiScaleDeformableAttention as MSDA`,
+    `MSDA.ms_deform_attn_forward` / `MSDA.ms_deform_attn_backward`)."""
+    if backward is None or not imported:
+        return set()
+    found = _module_calls(forward, imported, "forward")
+    return found & _module_calls(backward, imported, "backward") if found else set()
+
+
+def _module_calls(method: Frame, imported: Set[str], word: str) -> Set[str]:
+    found: Set[str] = set()
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            dotted = dotted_name(node.func)
+            if dotted and len(dotted) == 2 and dotted[0] in imported and word in dotted[1]:
+                found.add(dotted[0])
+
+    method.node.visit(_Calls())
+    return found
 
 
 def _extension_names(facts) -> Set[str]:

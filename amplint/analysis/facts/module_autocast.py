@@ -10,7 +10,7 @@ wrap it in `nn.DataParallel`, an `EntryModule` when that class has a `forward` t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Set
+from typing import List, Set, Tuple
 
 from amplint.analysis.facts.regions import Region
 from amplint.analysis.facts.tree import Frame
@@ -24,6 +24,21 @@ class EntryModule:
     target: str
     cls: str  # its name in its own file
     where: str  # "models/net.py:12", for messages
+
+
+@dataclass(frozen=True)
+class EntryWrappedCall:
+    """`receiver(...)` in function `scope` of this file ("" at module level) may call an
+    `nn.DataParallel` of `cls`, a module class of the project (defined at `where`) whose
+    `forward` opens no autocast: the class flow found the wrapper (`wrap`, e.g.
+    "torch.nn.DataParallel(model) at models/builder.py:15") on the way (`via`)."""
+
+    scope: str
+    receiver: Tuple[str, ...]  # ("model",), ("self", "model")
+    cls: str
+    where: str
+    wrap: str
+    via: str
 
 
 def forward_autocasts(facts, cls: str) -> bool:

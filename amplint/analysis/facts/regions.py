@@ -93,10 +93,25 @@ class EntryHalf:
     cite: str  # e.g. "model <- Net() at deploy/loader.py:7 made half"
 
 
+@dataclass(frozen=True)
+class EntryParamRegion:
+    """`with param():` (or `with param:`) in function `scope` of this file opens a region: the
+    project pass found the call sites binding `param` to an autocast (a partial of it), as
+    amplint.analysis.project.context_params describes."""
+
+    scope: str
+    param: str
+    enabled: Enabled
+    device: Optional[str]
+    dtype: Optional[str]
+    cite: str  # "amp_autocast() at engine.py:14 (bound to `amp_autocast` at main.py:38)"
+
+
 class RegionAnalysis:
     def __init__(self, tree: Collector, entries: Tuple["EntryRegion", ...] = ()) -> None:
         self.tree = tree
         self.entries = entries
+        self._params = {(e.scope, e.param): e for e in entries if isinstance(e, EntryParamRegion)}
         self._ctx_aliases: Dict[Tuple[str, str], Tuple[cst.BaseExpression, Frame]] = {}
         self._memo: Dict[int, Optional[Region]] = {}
         self._collect_aliases()
@@ -220,9 +235,13 @@ class RegionAnalysis:
                     if holder_key(expr.func) in self._sometimes_plain and partial.active:
                         partial.enabled = Enabled.MAYBE
                     return partial
-            return self._framework_region(expr)
+            param = self._param_region(expr.func, frame) if not expr.args else None
+            return param if param is not None else self._framework_region(expr)
         if call_it:
             return None
+        param = self._param_region(expr, frame)
+        if param is not None:
+            return param
         target = self._alias_target(expr, frame)
         if target is not None:
             value, value_frame = target
@@ -231,6 +250,17 @@ class RegionAnalysis:
                 region.enabled = Enabled.MAYBE
             return region
         return None
+
+    def _param_region(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Region]:
+        """A parameter the project pass found bound to an autocast (EntryParamRegion)."""
+        if not self._params or not isinstance(expr, cst.Name):
+            return None
+        from amplint.analysis.facts.nograd_methods import scope_key
+
+        entry = self._params.get((scope_key(frame), expr.value))
+        if entry is None:
+            return None
+        return Region(entry.enabled, entry.device, entry.dtype, expr, "with", external=entry.cite)
 
     def _alias_target(self, expr: cst.BaseExpression, frame: Frame):
         key = holder_key(expr)

@@ -30,6 +30,7 @@ from amplint.analysis.facts.regions import EntryRegion
 from amplint.analysis.project import frameworks as fw
 from amplint.analysis.project.classflow import ClassFlow
 from amplint.analysis.project.declared import declared_matches, declared_seeds
+from amplint.analysis.project.context_params import param_region_seeds
 from amplint.analysis.project.dispatch import Dispatch, dispatch_seeds
 from amplint.analysis.project.explain import EXPLAIN
 from amplint.analysis.project.framework_seeds import framework_seeds
@@ -213,6 +214,7 @@ class ProjectFacts(ProjectResolver):
         seeds.extend(framework_seeds(self))
         seeds.extend(declared_seeds(self, self._declared))
         seeds.extend(dispatch_seeds(self))
+        seeds.extend(param_region_seeds(self))
         reach = propagate(self, seeds)
         if self.value_flow:
             self.flow.summarise_owed()  # the points-to scope reads every summary made
@@ -227,6 +229,13 @@ class ProjectFacts(ProjectResolver):
                 reach = propagate(self, seeds + value_seeds(self, seeds))
         self._entries = reach.entries
         self._deps = reach.deps
+        # calls the class flow resolved, with a fact the rule asks (nograd_entries.py,
+        # wrapper_entries.py), and regions opened through a parameter (context_params.py)
+        for found, deps in (("nograd_calls", "nograd_deps"), ("wrapped_calls", "wrapped_deps"),
+                            ("param_regions", "param_deps")):
+            for path, calls in self.__dict__.get(found, {}).items():
+                self._entries[path] = tuple(self._entries.get(path, ())) + tuple(sorted(calls, key=repr))
+                self._deps.setdefault(path, set()).update(self.__dict__[deps][path])
         self.region_reach = reach.region_reach
         for summary in self.summaries.values():
             if summary is not None:

@@ -16,7 +16,7 @@ from amplint.analysis.facts.regions import DTYPES
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.project.ast_tree import Refused, call_args, dotted
 from amplint.analysis.project.flowvalues import (
-    CHAIN, CONTAINERS, HUB_MODEL, PREPARE, UNWRAP, WRAPPERS, Val, _NOT_PROJECT, _any,
+    CHAIN, CONTAINERS, DATA_PARALLEL, HUB_MODEL, PREPARE, UNWRAP, WRAPPERS, Val, _NOT_PROJECT, _any,
 )
 
 Args = List[Tuple[Optional[str], str, ast.expr]]  # (keyword, star, value), as call_args gives
@@ -211,7 +211,10 @@ class AstValueReader:
             return ("call", ("attr", base, "build"), short_text(func, args), self.s.line(call))
         if ref in WRAPPERS or (ref or "").endswith(".DistributedDataParallel"):
             arg = first_arg(args, "module", "model")
-            return self.val(arg, frame, depth + 1) if arg is not None else None
+            inner = self.val(arg, frame, depth + 1) if arg is not None else None
+            if ref in DATA_PARALLEL and inner is not None:
+                return ("wrap", inner, short_text(func, args), self.s.line(call))
+            return inner
         if ref is not None and ref.endswith("deepspeed.initialize"):
             arg = first_arg(args, "model", "model", keyword_only=True)
             return ("tuple", (self.val(arg, frame, depth + 1),)) if arg is not None else None

@@ -21,7 +21,7 @@ from typing import Dict, Optional
 
 from amplint.analysis.project.classmemo import ContextMemo, Frame
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
-from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
+from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, keep, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
 from amplint.analysis.project.reflective import lookup
 from amplint.analysis.project.string_classes import StringConfigs, string_call
@@ -141,7 +141,14 @@ class ClassValues(FlowIndex):
             return {("tup", path, key, val[1]): Hold("")}
         if kind == "half":
             return {
-                thing: Hold(hold.cite, val[2]) for thing, hold in self.values(path, key, val[1], depth).items()
+                thing: Hold(hold.cite, val[2], hold.wrap)
+                for thing, hold in self.values(path, key, val[1], depth).items()
+            }
+        if kind == "wrap":  # `nn.DataParallel(m)`: m's instances, marked wrapped
+            wrap = f"{val[2]} at {self.p.display(path)}:{val[3]}"
+            return {
+                thing: Hold(hold.cite, hold.half, wrap) if thing[0] == "inst" else hold
+                for thing, hold in self.values(path, key, val[1], depth).items()
             }
         if kind == "partial":  # called, it makes what its callee makes; it binds nothing
             out = {}
@@ -363,7 +370,7 @@ class ClassValues(FlowIndex):
                         continue
                     for held, inner in self.values(fpath, fkey, value, depth).items():
                         if held[0] == "inst":
-                            out.setdefault(held, Hold(cite, inner.half))
+                            keep(out, held, Hold(cite, inner.half, inner.wrap))
                         elif held[0] in ("tup", "unnamed"):
                             out.setdefault(held, inner)
             elif kind == "wide_build":

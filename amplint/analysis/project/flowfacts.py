@@ -15,6 +15,8 @@ A value (`Val`) is one of:
     ("half", inner, "float16")            `inner.half()`, `inner.to(torch.float16)`
     ("any", (vals...))                    `a if c else b`, `a or b`
     ("partial", inner)                    `functools.partial(Net, dim=8)`: calling it calls inner
+    ("wrap", inner, text, line)           `nn.DataParallel(inner)`: holds what inner holds, each
+                                          marked as wrapped (AMP153's replica threads)
     ("model_name", callee, name)          the callee of `create_model("vit_small", ...)`; name ""
                                           when not a literal
     ("lookup", base, key, text, line)     `getattr(models, args.arch)`, `models.__dict__[name]`:
@@ -25,7 +27,8 @@ A value (`Val`) is one of:
 Containers (`nn.Sequential(A(), B())`, `nn.ModuleList([...])`, a list filled by `.append`) are
 tuples; `for blk in self.blocks` binds `blk` to ("sub", container).
 Carriers that keep the module (`.cuda()`, `.eval()`, `DDP(m)`, `torch.compile(m)`,
-`copy.deepcopy(m)`, `accelerator.prepare(m)`, `.module`) are dropped: the value is `m`'s.
+`copy.deepcopy(m)`, `accelerator.prepare(m)`, `.module`) are dropped: the value is `m`'s
+(`nn.DataParallel(m)` is `m`'s too, marked: the "wrap" value).
 """
 
 from __future__ import annotations
@@ -390,7 +393,7 @@ class FlowCollector(ValueReader):
         def fix(value):
             if type(value) is not tuple or not value:
                 return value
-            if value[0] in ("call", "annot"):
+            if value[0] in ("call", "annot", "wrap"):
                 return (value[0], fix(value[1]), value[2], lines.get(value[3], 0))
             if value[0] == "lookup":  # ("lookup", base, key, text, line)
                 return ("lookup", fix(value[1]), fix(value[2]), value[3], lines.get(value[4], 0))

@@ -20,12 +20,17 @@ _BATCHED_PARSES = 256
 
 
 class Hold(tuple):
-    """(cite, half dtype or None): where the value came from."""
+    """(cite, half dtype or None, wrapper or None): where the value came from; `wrap` cites the
+    `nn.DataParallel(...)` around it on some path ("torch.nn.DataParallel(model) at b.py:15")."""
 
     __slots__ = ()
 
-    def __new__(cls, cite: str, half: Optional[str] = None):
-        return tuple.__new__(cls, (cite, half))
+    def __new__(cls, cite: str, half: Optional[str] = None, wrap: Optional[str] = None):
+        return tuple.__new__(cls, (cite, half, wrap))
+
+    @property
+    def wrap(self) -> Optional[str]:
+        return self[2]
 
     @property
     def cite(self) -> str:
@@ -323,8 +328,19 @@ def thing_order(item) -> str:
 
 
 def merge_things(out: Things, more: Things) -> None:
-    for thing, hold in more.items():
-        out.setdefault(thing, hold)
+    for thing, hold in more.items():  # keep(), inlined: the class flow's most frequent step
+        found = out.setdefault(thing, hold)
+        if found is not hold and hold[2] is not None and found[2] is None:
+            out[thing] = hold
+
+
+def keep(out: Things, thing: tuple, hold: Hold) -> None:
+    """`out.setdefault(thing, hold)`, except that a value wrapped on one path is wrapped: the
+    first wrapped hold replaces an unwrapped one (a factory returning `model.cuda()` on one
+    branch and `nn.DataParallel(model)` on another may hand back the wrapper)."""
+    found = out.setdefault(thing, hold)
+    if found is not hold and hold[2] is not None and found[2] is None:
+        out[thing] = hold
 
 
 def _config_pairs(text: str) -> List[Tuple[str, str]]:

@@ -28,6 +28,9 @@ WRAPPERS = frozenset({
     "mmcv.parallel.MMDistributedDataParallel",
 })
 CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+# wrappers whose replicas run forward in threads of their own (AMP153): kept as ("wrap", ...)
+DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                           "torch.nn.parallel.data_parallel.DataParallel"})
 # methods of framework objects that hand back what they are given: (a, b) in, (a, b) out
 PREPARE = frozenset({"prepare", "setup", "prepare_model"})
 # attributes that keep the wrapped module
@@ -37,7 +40,7 @@ UNWRAP = frozenset({"module", "_orig_mod"})
 # `model.to(torch.float16)` / `.type(torch.half)` as a call of its own: recorded as `model.half()`
 STATEMENT_METHODS = {"float16": "half", "bfloat16": "bfloat16"}
 _NOT_PROJECT = ("torch.", "typing.", "numpy.", "collections.", "?")
-_BOUND_KINDS = frozenset({"local", "self", "call", "attr", "half", "sub", "partial"})
+_BOUND_KINDS = frozenset({"local", "self", "call", "attr", "half", "sub", "partial", "wrap"})
 
 
 def binds(value: Optional[Val]) -> bool:
@@ -188,7 +191,10 @@ class ValueReader:
             return ("call", ("attr", base, "build"), short_text(self.module, call), self._mark(call))
         if ref in WRAPPERS or (ref or "").endswith(".DistributedDataParallel"):
             arg = first_arg(call, "module", "model")
-            return self.val(arg, frame, depth + 1) if arg is not None else None
+            inner = self.val(arg, frame, depth + 1) if arg is not None else None
+            if ref in DATA_PARALLEL and inner is not None:
+                return ("wrap", inner, short_text(self.module, call), self._mark(call))
+            return inner
         if ref is not None and ref.endswith("deepspeed.initialize"):
             arg = first_arg(call, "model", "model", keyword_only=True)
             return ("tuple", (self.val(arg, frame, depth + 1),)) if arg is not None else None

@@ -9,6 +9,8 @@ from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Set, Tuple
 from amplint.analysis.facts.regions import Enabled, EntryHalf, EntryRegion
 from amplint.analysis.project.candidates import Candidate, chain, cite_more
 from amplint.analysis.project.dispatch import dispatched
+from amplint.analysis.project.nograd_entries import note_nograd_call
+from amplint.analysis.project.wrapper_entries import note_wrapped_call
 from amplint.analysis.project.openworld import open_targets
 from amplint.analysis.project.region_seeds import Seed
 from amplint.analysis.project.region_spans import inside_region
@@ -121,6 +123,8 @@ def _dynamic_targets(project, path: str, key: str, candidate: Candidate):
         site = f"{project.display(path)}:{line}"
         targets = project.flow.call_targets(path, key, receiver, attr)
         for target, held, source, instance in targets:
+            note_nograd_call(project, path, key, receiver, attr, target)
+            note_wrapped_call(project, path, key, receiver, attr, instance)
             via = chain(text, source, held)
             cite = f"{via}; called at {site} in code that runs under {candidate.desc}"
             out.append((target, candidate.reached(cite, site).holding(instance)))

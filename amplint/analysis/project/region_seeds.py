@@ -8,6 +8,8 @@ from typing import FrozenSet, List, Tuple
 
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.candidates import Candidate, chain
+from amplint.analysis.project.nograd_entries import note_nograd_call
+from amplint.analysis.project.wrapper_entries import note_wrapped_call
 from amplint.analysis.project.openworld import open_targets
 
 Seed = Tuple[str, str, Candidate, FrozenSet[str]]  # (file, "Class.method", region, deciding files)
@@ -50,6 +52,8 @@ def flow_seeds(project) -> List[Seed]:
             where = f"{text} at {project.display(path)}:{line}"
             targets = project.flow.call_targets(path, key, receiver, attr)
             for target, held, source, instance in targets:
+                note_nograd_call(project, path, key, receiver, attr, target)
+                note_wrapped_call(project, path, key, receiver, attr, instance)
                 via = chain(text, source, held)
                 cite = f"{via}; called at {project.display(path)}:{line} under {desc}"
                 candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite,

@@ -10,15 +10,13 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.names import resolve, resolve_expr
+from amplint.analysis.facts.nograd_methods import NO_GRAD, EntryNoGradCall, nograd_forward, scope_key
 from amplint.analysis.facts.regions import AUTOCAST_APIS, Region, literal_bool
 from amplint.analysis.facts.syntax import calls_in
 from amplint.analysis.facts.tree import Frame, dotted_name
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import has_star_args, keyword, kwarg, region_note
 
-NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
-           "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode",
-           "torch.autograd.grad_mode.inference_mode")
 SET_GRAD = ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
             "torch.autograd.grad_mode.set_grad_enabled")
 ENABLE_GRAD = ("torch.enable_grad", "torch.autograd.enable_grad",
@@ -44,6 +42,7 @@ class _Call:
     grad: Optional[bool]  # False under no_grad, True with grad, None when unknown
     order: int
     path: Tuple[Tuple[int, int], ...]  # (id of If/Try, branch) on the way down
+    via: str = ""  # the no-grad method it runs forward through: "`GPT.generate` (defined at model.py:101)"
 
 
 CACHE_ENABLED = "torch.autocast(cache_enabled=)"  # a key of amplint.analysis.data.torch_versions
@@ -53,7 +52,11 @@ class NogradForwardInAutocast(Rule):
     Finds a module that runs forward under `torch.no_grad()` (or `torch.inference_mode()`) and
     then again with gradients inside the same autocast region: a target or reference pass, a
     `generate` call, a warm-up pass, then the training forward, all under one `with
-    torch.autocast(...)` (or in a function called from one).
+    torch.autocast(...)` (or in a function called from one). A call of a method decorated
+    `@torch.no_grad()` that calls `self(...)` or `self.forward(...)` (nanoGPT's
+    `model.generate(...)`) is a no-grad forward of its receiver, whatever the caller's grad
+    mode: the method is found in this file, or through the project's class flow in another
+    file (`model` holds the `GPT` of model.py), and the message names it.
 
     ## Why is this bad?
     Autocast caches the low-precision copy of every float32 weight it casts, for the rest of the
@@ -144,6 +147,38 @@ class NogradForwardInAutocast(Rule):
             "        with torch.cuda.amp.autocast(dtype=torch.bfloat16, cache_enabled=False):\n"
             "            logits = self.step(batch)\n",
         ),
+        Flag(  # nanoGPT: a @no_grad generate that calls self(...), then the grad forward
+            "import torch\n"
+            "from torch import nn\n"
+            "class GPT(nn.Module):\n"
+            "    def forward(self, idx):\n"
+            "        return self.lm_head(self.blocks(idx))\n"
+            "    @torch.no_grad()\n"
+            "    def generate(self, idx, n):\n"
+            "        for _ in range(n):\n"
+            "            logits = self(idx)\n"
+            "            idx = torch.cat((idx, logits.argmax(-1)[:, -1:]), dim=1)\n"
+            "        return idx\n"
+            "model = GPT()\n"
+            "with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "    samples = model.generate(prompts, 64)\n"
+            "    logits = model(samples)\n",
+            fixed="import torch\n"
+            "from torch import nn\n"
+            "class GPT(nn.Module):\n"
+            "    def forward(self, idx):\n"
+            "        return self.lm_head(self.blocks(idx))\n"
+            "    @torch.no_grad()\n"
+            "    def generate(self, idx, n):\n"
+            "        for _ in range(n):\n"
+            "            logits = self(idx)\n"
+            "            idx = torch.cat((idx, logits.argmax(-1)[:, -1:]), dim=1)\n"
+            "        return idx\n"
+            "model = GPT()\n"
+            "with torch.autocast('cuda', dtype=torch.bfloat16, cache_enabled=False):\n"
+            "    samples = model.generate(prompts, 64)\n"
+            "    logits = model(samples)\n",
+        ),
         Flag(  # a context bound to a name; an explicit cache_enabled=True
             "import torch\n"
             "amp_ctx = torch.autocast('cuda', dtype=torch.bfloat16, cache_enabled=True)\n"
@@ -217,6 +252,19 @@ class NogradForwardInAutocast(Rule):
         "    with torch.no_grad():\n"
         "        uncond = text_encoder(empty_ids)[0]\n"
         "    cond = text_encoder(ids)[0]\n",
+        # a @no_grad method that does not run the model's forward (a metric on its buffers)
+        "import torch\n"
+        "from torch import nn\n"
+        "class Net(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x)\n"
+        "    @torch.no_grad()\n"
+        "    def weight_norm(self):\n"
+        "        return self.fc.weight.norm()\n"
+        "net = Net()\n"
+        "with torch.autocast('cuda'):\n"
+        "    w = net.weight_norm()\n"
+        "    out = net(x)\n",
         # autocast disabled; a plain function that is not a model
         "import torch\n"
         "with torch.autocast('cuda', enabled=False):\n"
@@ -238,8 +286,10 @@ class NogradForwardInAutocast(Rule):
         }
         modules = _module_attrs(facts)
         frozen = _frozen(facts)
+        nograd = {(e.scope, e.receiver, e.method): f"`{e.cls}.{e.method}` (defined at {e.where})"
+                  for e in facts.entries if isinstance(e, EntryNoGradCall)}
         for frame, body, region in self._scopes(facts):
-            walker = _Walker(facts, frame, region_withs, modules)
+            walker = _Walker(facts, frame, region_withs, modules, nograd)
             walker.block(body, _outer_grad(frame, None), ())
             if walker.cleared:
                 continue
@@ -279,8 +329,9 @@ class NogradForwardInAutocast(Rule):
             note, related = region_note(region)
             related = dict(related, nograd_line=earlier.node)
             name = ".".join(call.key)
+            through = f", through {earlier.via}, a `@torch.no_grad()` method" if earlier.via else ""
             message = (
-                f"`{name}` runs under no_grad (line {{nograd_line}}) and then with grad in the "
+                f"`{name}` runs under no_grad (line {{nograd_line}}{through}) and then with grad in the "
                 f"same autocast region {note}: before torch 2.11 the autocast cache hands this "
                 "forward the weight casts made without grad, so its gradients are lost; pass "
                 "`cache_enabled=False` to the autocast"
@@ -416,8 +467,9 @@ class _Walker:
     """Walks one region body in order; records calls of module-like objects with their grad
     mode, the if/try branches they sit in, and whether the autocast cache is cleared."""
 
-    def __init__(self, facts, frame: Frame, region_withs, modules) -> None:
+    def __init__(self, facts, frame: Frame, region_withs, modules, nograd=None) -> None:
         self.facts = facts
+        self.nograd = nograd or {}  # (scope, receiver, method) -> the method, from the project pass
         self.frame = frame
         self.region_withs = region_withs
         self.modules = modules
@@ -478,9 +530,30 @@ class _Walker:
             if dotted and resolve(dotted, self.frame) in CLEAR_CACHE:
                 self.cleared = True
                 continue
+            via = self._nograd_method(call, dotted)
+            if via is not None:  # `model.generate(...)`: a @no_grad method calling self(...)
+                self.calls.append(_Call(call, dotted[:-1], False, self.order, path, via))
+                continue
             key = self._module_key(call)
             if key is not None:
                 self.calls.append(_Call(call, key, grad, self.order, path))
+
+    def _nograd_method(self, call: cst.Call, dotted) -> Optional[str]:
+        """`receiver.m(...)` where `m` is a method decorated no_grad that calls `self(...)`: of a
+        class of this file the receiver is an instance of, or as the project pass found it."""
+        if not dotted or len(dotted) < 2 or dotted[-1] == "forward":
+            return None
+        if self.nograd:
+            found = self.nograd.get((scope_key(self.frame), tuple(dotted[:-1]), dotted[-1]))
+            if found is not None:
+                return found
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        graph = self.facts.callgraph
+        cls = graph.class_of_instance(func.value, self.frame)
+        if cls is not None and nograd_forward(graph.method(cls, dotted[-1])):
+            return f"`{cls}.{dotted[-1]}`"
+        return None
 
     def _module_key(self, call: cst.Call) -> Optional[Tuple[str, ...]]:
         dotted = dotted_name(call.func)

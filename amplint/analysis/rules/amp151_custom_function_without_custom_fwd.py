@@ -32,7 +32,9 @@ class CustomFunctionWithoutCustomFwd(Rule):
     region, where `MyFunction` is a `torch.autograd.Function` whose `forward` is not decorated with `@torch.amp.custom_fwd` (or the deprecated `torch.cuda.amp.custom_fwd`), or
     whose `backward` lacks `@torch.amp.custom_bwd`, and whose `forward`/`backward` do something
     dtype-sensitive: an op autocast casts (`mm`, `matmul`, `@`, `linear`, `conv*`, `einsum`, ...)
-    or a call into a compiled extension.
+    or a call into a compiled extension (`_C`, `*_ext`, `*_cuda`, a loader's result, `torch.ops`, or
+    any module bound by a plain `import M as N` whose `*forward*` forward calls and whose
+    `*backward*` backward calls: `MSDA.ms_deform_attn_forward` / `MSDA.ms_deform_attn_backward`).
 
     The Function may be defined in another file of the project: imported by name and
     `.apply`'d here (Deformable-DETR's `MSDeformAttnFunction` in models/ops/functions, applied in
@@ -145,6 +147,20 @@ class CustomFunctionWithoutCustomFwd(Rule):
             "with torch.amp.autocast('cuda'):\n"
             "    y = layer(x, offset)\n",
         ),
+        Flag(  # a kernel module of any name: its *forward* in forward, its *backward* in backward
+            "import torch\n"
+            "import MultiScaleDeformableAttention as MSDA\n"
+            "class MSDeformAttnFunction(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, value, locations, weights):\n"
+            "        ctx.save_for_backward(value, locations, weights)\n"
+            "        return MSDA.ms_deform_attn_forward(value, locations, weights)\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad):\n"
+            "        return MSDA.ms_deform_attn_backward(*ctx.saved_tensors, grad)\n"
+            "with torch.autocast('cuda'):\n"
+            "    out = MSDeformAttnFunction.apply(value, locations, weights)\n",
+        ),
         Flag(  # custom_fwd on forward only: backward still runs without autocast
             "import torch\n"
             "class LinearFn(torch.autograd.Function):\n"
@@ -219,6 +235,18 @@ class CustomFunctionWithoutCustomFwd(Rule):
         ),
     ]
     clean = [
+        # a plain module's helper in forward only: not a kernel binding pair
+        "import torch\n"
+        "import geometry\n"
+        "class Scale(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        return geometry.forward_scale(x)\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad):\n"
+        "        return grad * 2\n"
+        "with torch.autocast('cuda'):\n"
+        "    out = Scale.apply(x)\n",
         # the documented form
         "import torch\n"
         "from torch.amp import custom_fwd, custom_bwd\n"

@@ -8,7 +8,8 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.callgraph import CallGraph
-from amplint.analysis.facts.module_autocast import EntryModule, forward_autocasts
+from amplint.analysis.facts.module_autocast import EntryModule, EntryWrappedCall, forward_autocasts
+from amplint.analysis.facts.nograd_methods import scope_key
 from amplint.analysis.facts.names import bound_locally, visible_scopes
 from amplint.analysis.facts.regions import Region
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, receiver_root
@@ -28,7 +29,11 @@ class DataparallelAutocast(Rule):
     The class may also be defined in another file of the project and imported here
     (`from models.yolo import Model`; `model = Model(...)`, then `nn.DataParallel(model)`, under
     an `if` or not): the project pass reads its `forward` in its own file, and the message says
-    where it is defined.
+    where it is defined. Nor need the wrapper be in this file: the project's class flow follows
+    the called value (a parameter bound at a call site, a trainer attribute, a factory's return)
+    and keeps an `nn.DataParallel(...)` met on the way, on any branch (pytorch/examples'
+    imagenet: a helper returns `torch.nn.DataParallel(model).cuda()` when there are several
+    GPUs); the message then cites the wrapper and the chain.
 
     ## Why is this bad?
     Autocast state is thread-local, and DataParallel runs each replica's forward in its own
@@ -158,6 +163,9 @@ class DataparallelAutocast(Rule):
         remote = {e.target: f"`{e.cls}`, defined at {e.where}" if e.cls != e.target else
                   f"defined at {e.where}" for e in facts.entries if isinstance(e, EntryModule)}
         wrapped = self._wrapped(facts, remote)
+        flowed = {(e.scope, e.receiver): e for e in facts.entries if isinstance(e, EntryWrappedCall)}
+        if flowed:
+            yield from self._flowed(facts, flowed, wrapped)
         if not wrapped:
             return
         covered: Dict[str, bool] = {}
@@ -185,6 +193,30 @@ class DataparallelAutocast(Rule):
                 "`enabled` passed on, so with several GPUs they compute in float16 (on old "
                 f"releases not autocast at all); apply autocast in `{cls}.forward` "
                 "(`@torch.autocast(\"cuda\", dtype=torch.bfloat16)`) or use DDP"
+            )
+            yield self.report(site.node, message, related=related)
+
+    def _flowed(self, facts, flowed, wrapped) -> Iterable[Diagnostic]:
+        """Calls whose receiver the project's class flow found wrapped in `nn.DataParallel`
+        elsewhere (a builder in another file, a parameter bound at a call site)."""
+        for site in facts.tree.calls:
+            if _binding(site.node.func, site.frame) in wrapped:
+                continue  # this file's own DataParallel: reported below
+            name = dotted_name(site.node.func)
+            entry = flowed.get((scope_key(site.frame), name)) if name else None
+            if entry is None:
+                continue
+            region = facts.active_region(site.frame)
+            if region is None or not region.may_be_cuda or not _maybe_bfloat16(region):
+                continue
+            note, related = region_note(region)
+            message = (
+                f"`{'.'.join(name)}` may be an `nn.DataParallel` of `{entry.cls}` ({entry.wrap}; "
+                f"{entry.via}; the class is defined at {entry.where}) called under bfloat16 autocast "
+                f"{note}: the replica threads re-enter autocast with only `enabled` passed on, so "
+                "with several GPUs they compute in float16 (on old releases not autocast at all); "
+                f"apply autocast in `{entry.cls}.forward` (`@torch.autocast(\"cuda\", "
+                "dtype=torch.bfloat16)`) or use DDP"
             )
             yield self.report(site.node, message, related=related)
 
