@@ -8,11 +8,11 @@ from typing import Dict, List, Optional
 
 from amplint.analysis.data.call_names import NOT_MODULE_CALLS, TEST_CASE_HELPER
 from amplint.analysis.facts.tree import Frame
-from amplint.analysis.project.ast_tree import Refused, call_args, dotted, own_statements
+from amplint.analysis.project.ast_tree import Refused, call_args, dotted, function_key, own_statements
 from amplint.analysis.project.ast_values import (
     Args, AstValueReader, _half_cast_dtype, _unstar, first_arg, short_text, without_positional,
 )
-from amplint.analysis.project.flowfacts import FlowFacts, FlowFunction, frame_key
+from amplint.analysis.project.flowfacts import FlowFacts, FlowFunction
 from amplint.analysis.project.flowvalues import CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, binds
 
 
@@ -23,18 +23,12 @@ class AstFlowCollector(AstValueReader):
         self.s = summarizer
         self.tree = summarizer.tree
         self.facts = FlowFacts()
-        self._keys: Dict[int, str] = {}
         self._lambda_names: Optional[Dict[str, list]] = None
         self._statements: Dict[int, list] = {}
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
-        if function is None:
-            return ""
-        found = self._keys.get(id(function))
-        if found is None:
-            found = self._keys[id(function)] = frame_key(function) or ""
-        return found
+        return function_key(function) if function is not None else ""
 
     def _own(self, frame: Frame) -> list:
         found = self._statements.get(id(frame))
@@ -177,11 +171,11 @@ class AstFlowCollector(AstValueReader):
         node = site.node
         frame = site.frame
         func = node.func
-        args = call_args(node)
+        args = site.args
         key = self.key_of(frame)
         if key == "" and type(func) in (ast.Call, ast.Attribute):
             self._call_registration(node, args, frame)
-        name = dotted(func)
+        name = site.dotted
         if name is not None and name[-1] in ("append", "extend") and key and (
             (len(name) == 2 and name[0] != "self") or (len(name) == 3 and name[0] == "self")
         ):

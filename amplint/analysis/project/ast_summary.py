@@ -16,11 +16,10 @@ from amplint.analysis.facts.regions import AUTOCAST_APIS, DTYPES
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.project.ast_flow import AstFlowCollector
 from amplint.analysis.project.ast_lines import SourcePositions
+from amplint.analysis.project.ast_names import ScopedNames
 from amplint.analysis.project.ast_tree import (
-    AstCollector, CallSite, Refused, call_args, dotted, import_bindings, refusal,
+    AstCollector, CallSite, Refused, call_args, dotted, function_key, import_bindings, refusal,
 )
-from amplint.analysis.project.flowfacts import frame_key
-from amplint.analysis.project.relative_names import Names
 from amplint.analysis.project.summary import _is_library
 from amplint.analysis.project.summary_types import ClassSummary, ExternalCall, FunctionSummary, ModuleSummary
 
@@ -99,7 +98,8 @@ class _AstSummarizer(SourcePositions):
         self.path = path
         self.lines = text.split("\n")
         self.tree = AstCollector(module)
-        self.names = Names(relative_imports(module))
+        self.sites = {id(site.node): site for site in self.tree.calls}
+        self.names = ScopedNames(relative_imports(module))
         self.summary = ModuleSummary(path)
         self.instances: Dict[str, str] = {}
         self.self_instances: Dict[Tuple[str, str], str] = {}
@@ -137,8 +137,8 @@ class _AstSummarizer(SourcePositions):
         self.fp32 = {id(f) for f in tree.frames if f.kind == "function" and self._fp32_decorated(f)}
         for frame in tree.frames:
             if frame.kind == "function":
-                key = frame_key(frame)
-                if key is not None:
+                key = function_key(frame)
+                if key:
                     summary.functions[key] = FunctionSummary(key, decided=id(frame) in self.fp32)
         flow = AstFlowCollector(self)
         flow.collect()
@@ -152,14 +152,14 @@ class _AstSummarizer(SourcePositions):
             function = site.frame.function
             if function is None or own:
                 continue
-            owner = summary.functions.get(frame_key(function) or "")
+            owner = summary.functions.get(function_key(function))
             if owner is None:
                 continue
             if external is not None:
                 owner.calls.append((external, site.node))  # type: ignore[arg-type]
             for callee in callees:
-                key = frame_key(callee)
-                if key is not None and key not in owner.local:
+                key = function_key(callee)
+                if key and key not in owner.local:
                     owner.local.append(key)
         lines: List[int] = []
         for function in summary.functions.values():
@@ -252,8 +252,8 @@ class _AstSummarizer(SourcePositions):
         if not (type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self"):
             return
         function = site.frame.function
-        key = frame_key(function) if function is not None else None
-        if key is None or key.count(".") != 1 or key.split(".")[0] not in self.summary.classes:
+        key = function_key(function) if function is not None else None
+        if not key or key.count(".") != 1 or key.split(".")[0] not in self.summary.classes:
             return
         owner = self.summary.functions.get(key)
         if owner is not None:
@@ -280,9 +280,8 @@ class _AstSummarizer(SourcePositions):
         return False
 
     def _in_fp32(self, frame: Frame) -> bool:
-        while frame is not None and frame.kind == "with":
-            frame = frame.parent
-        return frame is not None and frame.kind == "function" and id(frame) in self.fp32
+        scope = frame.scope
+        return scope.kind == "function" and id(scope) in self.fp32
 
     def _prepared(self) -> List[Tuple[str, str]]:
         """frameworks.find_settings' models a framework runs (its settings need text that

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
 from amplint.analysis.facts.tree import Frame
+from amplint.analysis.project.flowfacts import frame_key
 
 
 class Refused(Exception):
@@ -50,19 +50,56 @@ def refusal(text: str) -> Optional[str]:
     return None
 
 
-@dataclass(eq=False)
 class CallSite:
-    node: ast.Call
-    frame: Frame
-    dotted: Optional[Tuple[str, ...]]
-    parent: ast.AST
+    __slots__ = ("node", "frame", "dotted", "parent", "args", "line")
+
+    def __init__(self, node: ast.Call, frame: Frame, dotted_name, parent, args) -> None:
+        self.node = node
+        self.frame = frame
+        self.dotted: Optional[Tuple[str, ...]] = dotted_name
+        self.parent = parent
+        self.args: List[Tuple[Optional[str], str, ast.expr]] = args  # call_args(node)
+        self.line = 0  # SourcePositions.line, once asked
 
 
-@dataclass(eq=False)
 class AssignSite:
-    targets: Tuple[ast.expr, ...]
-    value: ast.expr
-    frame: Frame
+    __slots__ = ("targets", "value", "frame")
+
+    def __init__(self, targets: Tuple[ast.expr, ...], value: ast.expr, frame: Frame) -> None:
+        self.targets = targets
+        self.value = value
+        self.frame = frame
+
+
+class AstFrame(Frame):
+    """A Frame whose `scope`, `function` and `class_frame` are set once, when it is made (the
+    summary asks them for every call and name; Frame walks its parents each time). `key`:
+    frame_key of a function frame, once asked; `roots`: Names' resolution of a root name in
+    this scope (see ast_summary._ScopedNames)."""
+
+    scope = None  # type: ignore[assignment]  (plain attributes shadow Frame's properties)
+    function = None  # type: ignore[assignment]
+    class_frame = None  # type: ignore[assignment]
+
+
+def new_frame(kind: str, node, parent: Optional[AstFrame], name: str = "") -> AstFrame:
+    frame = AstFrame(kind, node, parent, name)
+    scope = frame if kind != "with" else parent.scope  # type: ignore[union-attr]
+    frame.scope = scope
+    frame.function = frame if kind == "function" else (parent.function if parent is not None else None)
+    up = scope.parent
+    frame.class_frame = up if scope.kind == "function" and up is not None and up.kind == "class" else None
+    frame.key = None
+    frame.roots = {}
+    return frame
+
+
+def function_key(frame) -> str:
+    """frame_key of an AstFrame, remembered on it ("" for none)."""
+    key = frame.key
+    if key is None:
+        key = frame.key = frame_key(frame) or ""
+    return key
 
 
 def dotted(expr) -> Optional[Tuple[str, ...]]:
@@ -135,11 +172,14 @@ _CHILDREN = {
 }
 
 
+_LEAVES = frozenset({ast.Name, ast.Constant})
+
+
 class AstCollector:
     """facts/tree.py's Collector over `ast` (see its docstrings for what each step means)."""
 
     def __init__(self, module: ast.Module) -> None:
-        self.module_frame = Frame("module", module, None)
+        self.module_frame = new_frame("module", module, None)
         self.frame = self.module_frame
         self.frames: List[Frame] = [self.module_frame]
         self.calls: List[CallSite] = []
@@ -219,19 +259,29 @@ class AstCollector:
 
     def expr(self, node, parent) -> None:
         """Pre-order, children in LibCST's field order; no frame for lambdas or comprehensions
-        (the LibCST walk has none either)."""
-        if node is None:
+        (the LibCST walk has none either). Names and constants hold no call: never pushed."""
+        if node is None or type(node) in _LEAVES:
             return
         stack = [(node, parent)]
+        calls, frame = self.calls, self.frame
+        pop, push = stack.pop, stack.append
         while stack:
-            current, parent = stack.pop()
+            current, parent = pop()
             kind = type(current)
             children: list
-            if kind is ast.Name or kind is ast.Constant:
+            if kind is ast.Attribute:  # a chain's links hold nothing: go to its base at once
+                value = current.value
+                while type(value) is ast.Attribute:
+                    current, value = value, value.value
+                if type(value) not in _LEAVES:
+                    push((value, current))
                 continue
             if kind is ast.Call:
-                self.calls.append(CallSite(current, self.frame, dotted(current.func), parent))
-                children = [current.func] + [v for _, _, v in call_args(current)]
+                args = call_args(current)
+                func = current.func
+                calls.append(CallSite(current, frame, dotted(func), parent, args))
+                children = [func]
+                children += [v for _, _, v in args]
             elif kind is ast.NamedExpr:
                 self._bind(current.target)
                 children = [current.target, current.value]
@@ -256,8 +306,8 @@ class AstCollector:
             else:
                 children = [c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr)]
             for child in reversed(children):
-                if child is not None:
-                    stack.append((child, current))
+                if child is not None and type(child) not in _LEAVES:
+                    push((child, current))
 
     @staticmethod
     def _generators(generators) -> list:
@@ -284,7 +334,7 @@ class AstCollector:
 
     # -- frames ---------------------------------------------------------------------------
     def _push(self, kind: str, node, name: str = "") -> Frame:
-        frame = Frame(kind, node, self.frame, name)
+        frame = new_frame(kind, node, self.frame, name)
         self.frames.append(frame)
         self.frame = frame
         return frame

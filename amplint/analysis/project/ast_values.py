@@ -81,17 +81,7 @@ class AstValueReader:
         if kind is ast.Attribute:
             if type(expr.value) is ast.Name and expr.value.id == "self":
                 return ("self", expr.attr)
-            name = dotted(expr)
-            if name is not None:
-                ref = self.s.names.resolve(name, frame)
-                if ref is not None:
-                    return ("ref", ref)
-            base = self.val(expr.value, frame, depth + 1)
-            if base is None:
-                return None
-            if expr.attr in UNWRAP:
-                return base
-            return ("attr", base, expr.attr)
+            return self._chain(expr, frame, depth)
         if kind is ast.Call:
             return self._call(expr, frame, depth)
         if kind is ast.Subscript:
@@ -121,6 +111,28 @@ class AstValueReader:
                 found = _any(found, self.val(value, frame, depth + 1))
             return found
         return None
+
+    def _chain(self, expr: ast.Attribute, frame: Frame, depth: int) -> Optional[Val]:
+        """`a.b.c` as the recursion through each link reads it, in one go: every link's dotted
+        name has the same root, so it resolves (or not) as the whole does; then the base's
+        value, wrapped link by link (each link one level deeper)."""
+        name = dotted(expr)
+        if name is not None:
+            ref = self.s.names.resolve(name, frame)
+            if ref is not None:
+                return ("ref", ref)
+        links = [expr.attr]
+        inner = expr.value
+        while type(inner) is ast.Attribute and not (type(inner.value) is ast.Name and inner.value.id == "self"):
+            links.append(inner.attr)
+            inner = inner.value
+        base = self.val(inner, frame, depth + len(links))  # None past the depth limit
+        for attr in reversed(links):
+            if base is None:
+                return None
+            if attr not in UNWRAP:
+                base = ("attr", base, attr)
+        return base
 
     def _module_level(self, name: str, frame: Frame) -> bool:
         scope: Optional[Frame] = frame.scope
@@ -178,7 +190,8 @@ class AstValueReader:
 
     def _call(self, call: ast.Call, frame: Frame, depth: int) -> Optional[Val]:
         func = call.func
-        args = call_args(call)
+        site = self.s.sites.get(id(call))
+        args = site.args if site is not None else call_args(call)
         if type(func) is ast.Name and func.id == "getattr" and len(args) in (2, 3) and not any(
             a[0] is not None or a[1] for a in args
         ) and self.val(func, frame, depth + 1) is None:  # the builtin
