@@ -36,6 +36,11 @@ class AstFlowCollector(AstValueReader):
             found = self._statements[id(frame)] = list(own_statements(frame.node.body, self.s.lines))
         return found
 
+    def _own_of(self, frame: Frame, found: list) -> list:
+        """Those of `found` (the walk's own statements of one kind) in own_statements' order:
+        one or none needs no walk."""
+        return found if len(found) < 2 else self._own(frame)
+
     def function(self, key: str) -> FlowFunction:
         found = self.facts.functions.get(key)
         if found is None:
@@ -50,8 +55,8 @@ class AstFlowCollector(AstValueReader):
         for site in tree.assigns:
             self._assign(site)
         for frame in tree.frames:
-            if frame.kind == "function":
-                for stmt in self._own(frame):
+            if frame.kind == "function" and frame.loops:
+                for stmt in self._own_of(frame, frame.loops):
                     if type(stmt) in (ast.For, ast.AsyncFor):
                         self._loop(stmt, frame)
         for name in tree.module_frame.bindings:
@@ -85,7 +90,7 @@ class AstFlowCollector(AstValueReader):
             name = dotted(dec)
             if name and name[-1] == "classmethod":
                 function.is_classmethod = True
-        for stmt in self._own(frame):
+        for stmt in self._own_of(frame, frame.returns):
             if type(stmt) is ast.Return and stmt.value is not None:
                 value = self.val(stmt.value, frame)
                 if value is not None:
@@ -216,8 +221,10 @@ class AstFlowCollector(AstValueReader):
             for position, (keyword, star, value) in enumerate(bind_args):
                 if star:
                     break
+                if type(value) is ast.Constant:  # holds nothing
+                    continue
                 held = self.val(value, frame)
-                if binds(held):
+                if held is not None and binds(held):
                     found.append((keyword if keyword is not None else position, held))
             if found:
                 callee = self.val(bind_func, frame)
@@ -227,7 +234,8 @@ class AstFlowCollector(AstValueReader):
     def _dynamic(self, func, node: ast.Call, frame: Frame, key: str, via: str) -> None:
         receiver, attr = self._receiver(func, frame)
         if attr in ("to", "type") and func is node.func:  # `model.to(torch.float16)`: `model.half()`
-            attr = STATEMENT_METHODS.get(_half_cast_dtype(attr, call_args(node), frame) or "", attr)
+            args = self.s.sites[id(node)].args if id(node) in self.s.sites else call_args(node)
+            attr = STATEMENT_METHODS.get(_half_cast_dtype(attr, args, frame) or "", attr)
         if receiver is None or attr in CHAIN or attr in NOT_MODULE_CALLS:
             return
         if receiver[0] == "self" and not attr and TEST_CASE_HELPER.fullmatch(receiver[1]):

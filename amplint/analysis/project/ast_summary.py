@@ -142,8 +142,10 @@ class _AstSummarizer(SourcePositions):
                     summary.functions[key] = FunctionSummary(key, decided=id(frame) in self.fp32)
         flow = AstFlowCollector(self)
         flow.collect()
+        fp32 = self.fp32
+        functions = summary.functions
         for site in tree.calls:
-            own = self._in_fp32(site.frame)  # the file's own (inactive) region: LibCST's own_region
+            own = bool(fp32) and self._in_fp32(site.frame)  # the file's own (inactive) region: LibCST's own_region
             if not own:
                 self._self_call(site)
             external = self._external(site)
@@ -152,7 +154,7 @@ class _AstSummarizer(SourcePositions):
             function = site.frame.function
             if function is None or own:
                 continue
-            owner = summary.functions.get(function_key(function))
+            owner = functions.get(function_key(function))
             if owner is None:
                 continue
             if external is not None:
@@ -248,9 +250,10 @@ class _AstSummarizer(SourcePositions):
 
     def _self_call(self, site: CallSite) -> None:
         """selfcalls.record_self_call for a file without regions."""
-        func = site.node.func
-        if not (type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self"):
+        name = site.dotted
+        if name is None or len(name) != 2 or name[0] != "self":
             return
+        func = site.node.func
         function = site.frame.function
         key = function_key(function) if function is not None else None
         if not key or key.count(".") != 1 or key.split(".")[0] not in self.summary.classes:

@@ -65,25 +65,22 @@ class AstValueReader:
         if depth > 8:
             return None
         kind = type(expr)
-        if kind is ast.Name:
-            if expr.id == "self":
-                return None
-            ref = self.s.names.resolve((expr.id,), frame)
-            if ref is not None:
-                return ("ref", ref)
-            if self._module_level(expr.id, frame):
-                module_frame = self.tree.module_frame
-                if expr.id in self.tree.classes or expr.id in module_frame.functions:
-                    return ("ref", "@" + expr.id)
-                if expr.id not in module_frame.bindings:
-                    return None
-            return ("local", expr.id)
+        if kind is ast.Name:  # what a name holds depends on its scope only: once per scope
+            held = frame.scope.held
+            name = expr.id
+            try:
+                return held[name]
+            except KeyError:
+                found = held[name] = self._name(name, frame)
+                return found
         if kind is ast.Attribute:
             if type(expr.value) is ast.Name and expr.value.id == "self":
                 return ("self", expr.attr)
             return self._chain(expr, frame, depth)
         if kind is ast.Call:
             return self._call(expr, frame, depth)
+        if kind is ast.Constant:
+            return None
         if kind is ast.Subscript:
             value = expr.value
             if type(value) is ast.Attribute and value.attr == "__dict__":
@@ -133,6 +130,20 @@ class AstValueReader:
             if attr not in UNWRAP:
                 base = ("attr", base, attr)
         return base
+
+    def _name(self, name: str, frame: Frame) -> Optional[Val]:
+        if name == "self":
+            return None
+        ref = self.s.names.resolve((name,), frame)
+        if ref is not None:
+            return ("ref", ref)
+        if self._module_level(name, frame):
+            module_frame = self.tree.module_frame
+            if name in self.tree.classes or name in module_frame.functions:
+                return ("ref", "@" + name)
+            if name not in module_frame.bindings:
+                return None
+        return ("local", name)
 
     def _module_level(self, name: str, frame: Frame) -> bool:
         scope: Optional[Frame] = frame.scope
@@ -198,7 +209,7 @@ class AstValueReader:
             return self._lookup(args[0][2], args[1][2], call, args, frame, depth)
         if type(func) is ast.Attribute:
             method = func.attr
-            dtype = _half_cast_dtype(method, args, frame)
+            dtype = _half_cast_dtype(method, args, frame) if method in _CASTS else None
             if dtype is not None:
                 inner = self.val(func.value, frame, depth + 1)
                 return ("half", inner, dtype) if inner is not None else None
@@ -206,7 +217,7 @@ class AstValueReader:
                 return self.val(func.value, frame, depth + 1)
             if method in PREPARE and len(args) == 1 and args[0][1] == "":
                 return self.val(args[0][2], frame, depth + 1)
-        name = dotted(func)
+        name = site.dotted if site is not None else dotted(func)
         ref = self.s.names.resolve(name, frame) if name else None
         module = self._import_module(args) if ref == "importlib.import_module" else None
         if module is not None:
@@ -228,7 +239,10 @@ class AstValueReader:
         if ref is not None and ref.endswith("deepspeed.initialize"):
             arg = first_arg(args, "model", "model", keyword_only=True)
             return ("tuple", (self.val(arg, frame, depth + 1),)) if arg is not None else None
-        callee = self.val(func, frame, depth + 1)
+        if ref is not None and depth < 8 and name[0] != "self":  # what val(func) would give
+            callee: Optional[Val] = ("ref", ref)
+        else:
+            callee = self.val(func, frame, depth + 1)
         if callee is None or callee[0] == "self":
             return None
         if name and name[-1] == "create_model":
@@ -284,6 +298,7 @@ class AstValueReader:
         return ""
 
 
+_CASTS = frozenset({"half", "bfloat16", "to", "type"})  # the methods _half_cast_dtype reads
 _ANNOTATION_TEXT = re.compile(r"[\w.\[\], |]*")
 
 
