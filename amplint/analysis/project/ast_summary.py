@@ -122,6 +122,8 @@ class _AstSummarizer(SourcePositions):
                 tuple(ref for ref in (self._decorator_ref(d, module_frame) for d in node.decorator_list) if ref),
             )
         for site in tree.assigns:
+            if type(site.value) is not ast.Call and type(receiver_root(site.value)) is not ast.Call:
+                continue  # no class for either reading below
             for cls, instances, selfs in (
                 (self.class_of_value(site.value, site.frame), self.instances, self.self_instances),
                 (self._local_class(site.value), self.local_instances, self.local_self_instances),
