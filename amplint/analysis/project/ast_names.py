@@ -39,7 +39,7 @@ class ScopedNames(Names):
                 if root in current.imports:
                     return False, current.imports[root]
                 if root in current.bindings:
-                    return None
+                    break  # not an absolute import: a relative one may still name it
             current = current.parent
         if root not in self.relative:
             return None
