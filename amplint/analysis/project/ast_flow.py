@@ -8,7 +8,8 @@ from typing import Dict, List, Optional
 
 from amplint.analysis.data.call_names import NOT_MODULE_CALLS, TEST_CASE_HELPER
 from amplint.analysis.facts.tree import Frame
-from amplint.analysis.project.ast_tree import Refused, call_args, dotted, function_key, own_statements
+from amplint.analysis.project.ast_frames import function_key
+from amplint.analysis.project.ast_tree import Refused, call_args, dotted, own_statements
 from amplint.analysis.project.ast_values import (
     Args, AstValueReader, _half_cast_dtype, _unstar, first_arg, short_text, without_positional,
 )

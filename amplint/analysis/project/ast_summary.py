@@ -15,10 +15,11 @@ from amplint.analysis.facts.names import resolve
 from amplint.analysis.facts.regions import AUTOCAST_APIS, DTYPES
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.project.ast_flow import AstFlowCollector
+from amplint.analysis.project.ast_frames import CallSite, function_key
 from amplint.analysis.project.ast_lines import SourcePositions
 from amplint.analysis.project.ast_names import ScopedNames
 from amplint.analysis.project.ast_tree import (
-    AstCollector, CallSite, Refused, call_args, dotted, function_key, import_bindings, refusal,
+    AstCollector, Refused, call_args, dotted, import_bindings, refusal,
 )
 from amplint.analysis.project.summary import _is_library
 from amplint.analysis.project.summary_types import ClassSummary, ExternalCall, FunctionSummary, ModuleSummary
