@@ -147,3 +147,27 @@ def test_two_returns_walk_the_function_once(monkeypatch):
     assert counts == {"walks": 1}
     assert fast == libcst_summary("pkg/make.py", text)
     assert len(fast.flow.functions["make"].returns) == 2
+
+
+def test_an_instance_built_and_called_at_once_runs_its_forward():
+    """detectron2 data/transforms/augmentation.py: `AugmentationList(augmentations)(self)`; the
+    LibCST call graph (facts.callgraph) finds the class's __call__, and so must the `ast` summary;
+    a local of the class's name shadows it."""
+    text = textwrap.dedent('''
+        from .transform import Transform
+
+        class AugmentationList(Transform):
+            def __call__(self, aug_input):
+                return aug_input
+
+        class AugInput:
+            def apply_augmentations(self, augmentations):
+                return AugmentationList(augmentations)(self)
+
+            def shadowed(self, AugmentationList):
+                return AugmentationList(self)(self)
+    ''')
+    fast = ast_summary("pkg/augmentation.py", text)
+    assert fast.functions["AugInput.apply_augmentations"].local == ["AugmentationList.__call__"]
+    assert fast.functions["AugInput.shadowed"].local == []
+    assert fast == libcst_summary("pkg/augmentation.py", text)

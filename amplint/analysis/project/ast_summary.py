@@ -363,4 +363,18 @@ class _AstSummarizer(SourcePositions):
                 method = self.method(cls, func.attr)
                 if method is not None:
                     return [method]
+        elif type(func) is ast.Call:  # `Attn()(q, k, mask)`: a fresh instance called at once
+            cls = self._local_class(func)
+            if cls is not None and not _shadowed(frame, cls):
+                return self._forward(cls)
         return []
+
+
+def _shadowed(frame: Frame, name: str) -> bool:
+    """facts.callgraph._shadowed: `name` bound in a function scope around `frame`."""
+    scope: Optional[Frame] = frame.scope
+    while scope is not None and scope.kind != "module":
+        if scope.kind == "function" and (name in scope.bindings or name in scope.imports):
+            return True
+        scope = scope.parent
+    return False
