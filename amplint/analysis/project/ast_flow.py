@@ -8,11 +8,12 @@ from typing import Dict, List, Optional
 
 from amplint.analysis.data.call_names import NOT_MODULE_CALLS, TEST_CASE_HELPER
 from amplint.analysis.facts.tree import Frame
+from amplint.analysis.project.ast_frames import function_key
 from amplint.analysis.project.ast_tree import Refused, call_args, dotted, own_statements
 from amplint.analysis.project.ast_values import (
     Args, AstValueReader, _half_cast_dtype, _unstar, first_arg, short_text, without_positional,
 )
-from amplint.analysis.project.flowfacts import FlowFacts, FlowFunction, frame_key
+from amplint.analysis.project.flowfacts import FlowFacts, FlowFunction
 from amplint.analysis.project.flowvalues import CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, binds
 
 
@@ -23,24 +24,23 @@ class AstFlowCollector(AstValueReader):
         self.s = summarizer
         self.tree = summarizer.tree
         self.facts = FlowFacts()
-        self._keys: Dict[int, str] = {}
         self._lambda_names: Optional[Dict[str, list]] = None
         self._statements: Dict[int, list] = {}
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
-        if function is None:
-            return ""
-        found = self._keys.get(id(function))
-        if found is None:
-            found = self._keys[id(function)] = frame_key(function) or ""
-        return found
+        return function_key(function) if function is not None else ""
 
     def _own(self, frame: Frame) -> list:
         found = self._statements.get(id(frame))
         if found is None:
             found = self._statements[id(frame)] = list(own_statements(frame.node.body, self.s.lines))
         return found
+
+    def _own_of(self, frame: Frame, found: list) -> list:
+        """Those of `found` (the walk's own statements of one kind) in own_statements' order:
+        one or none needs no walk."""
+        return found if len(found) < 2 else self._own(frame)
 
     def function(self, key: str) -> FlowFunction:
         found = self.facts.functions.get(key)
@@ -56,8 +56,8 @@ class AstFlowCollector(AstValueReader):
         for site in tree.assigns:
             self._assign(site)
         for frame in tree.frames:
-            if frame.kind == "function":
-                for stmt in self._own(frame):
+            if frame.kind == "function" and frame.loops:
+                for stmt in self._own_of(frame, frame.loops):
                     if type(stmt) in (ast.For, ast.AsyncFor):
                         self._loop(stmt, frame)
         for name in tree.module_frame.bindings:
@@ -91,7 +91,7 @@ class AstFlowCollector(AstValueReader):
             name = dotted(dec)
             if name and name[-1] == "classmethod":
                 function.is_classmethod = True
-        for stmt in self._own(frame):
+        for stmt in self._own_of(frame, frame.returns):
             if type(stmt) is ast.Return and stmt.value is not None:
                 value = self.val(stmt.value, frame)
                 if value is not None:
@@ -177,11 +177,11 @@ class AstFlowCollector(AstValueReader):
         node = site.node
         frame = site.frame
         func = node.func
-        args = call_args(node)
+        args = site.args
         key = self.key_of(frame)
         if key == "" and type(func) in (ast.Call, ast.Attribute):
             self._call_registration(node, args, frame)
-        name = dotted(func)
+        name = site.dotted
         if name is not None and name[-1] in ("append", "extend") and key and (
             (len(name) == 2 and name[0] != "self") or (len(name) == 3 and name[0] == "self")
         ):
@@ -222,8 +222,10 @@ class AstFlowCollector(AstValueReader):
             for position, (keyword, star, value) in enumerate(bind_args):
                 if star:
                     break
+                if type(value) is ast.Constant:  # holds nothing
+                    continue
                 held = self.val(value, frame)
-                if binds(held):
+                if held is not None and binds(held):
                     found.append((keyword if keyword is not None else position, held))
             if found:
                 callee = self.val(bind_func, frame)
@@ -233,7 +235,8 @@ class AstFlowCollector(AstValueReader):
     def _dynamic(self, func, node: ast.Call, frame: Frame, key: str, via: str) -> None:
         receiver, attr = self._receiver(func, frame)
         if attr in ("to", "type") and func is node.func:  # `model.to(torch.float16)`: `model.half()`
-            attr = STATEMENT_METHODS.get(_half_cast_dtype(attr, call_args(node), frame) or "", attr)
+            args = self.s.sites[id(node)].args if id(node) in self.s.sites else call_args(node)
+            attr = STATEMENT_METHODS.get(_half_cast_dtype(attr, args, frame) or "", attr)
         if receiver is None or attr in CHAIN or attr in NOT_MODULE_CALLS:
             return
         if receiver[0] == "self" and not attr and TEST_CASE_HELPER.fullmatch(receiver[1]):

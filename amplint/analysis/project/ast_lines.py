@@ -13,7 +13,8 @@ from amplint.analysis.project.ast_values import string_count
 
 
 class SourcePositions:
-    """Needs `self.lines` (the text's lines) and `self.tree` (the AstCollector)."""
+    """Needs `self.lines` (the text's lines), `self.tree` (the AstCollector) and `self.sites`
+    (id of a call node -> its CallSite)."""
 
     def _col(self, row: int, col: int) -> int:
         """A character column from `ast`'s UTF-8 byte offset (row: 0-based)."""
@@ -53,17 +54,28 @@ class SourcePositions:
 
     def line(self, node) -> int:
         """The line LibCST's code generation gives `node` (a call: its first own opening
-        parenthesis; a parameter: its name)."""
+        parenthesis; a parameter: its name). A call's is remembered on its CallSite."""
         if type(node) is ast.arg:
             return node.lineno
+        site = self.sites.get(id(node))
+        if site is not None and site.line:
+            return site.line
+        found = self._call_line(node, site)
+        if site is not None:
+            site.line = found
+        return found
+
+    def _call_line(self, node, site) -> int:
         row, col = node.lineno - 1, self._col(node.lineno - 1, node.col_offset)
-        name = dotted(node.func)
-        if name and not self.lines[row][col:].startswith(name[0]):
+        name = site.dotted if site is not None else dotted(node.func)
+        if name and not self.lines[row].startswith(name[0], col):
             raise Refused("a call's position does not point at its name (f-string)")
         opens = self._opens(row, col)
         if not opens or opens[0] == row:
             return node.lineno
-        parent = self._parent(node)
+        if site is None:
+            raise Refused("call not walked")
+        parent = site.parent
         if type(parent) in (ast.FormattedValue, ast.JoinedStr):
             raise Refused("a multi-line parenthesised call in an f-string")
         syntactic = 0
@@ -82,14 +94,6 @@ class SourcePositions:
         if own <= 0:
             return node.lineno
         return opens[len(opens) - own] + 1
-
-    def _parent(self, node):
-        parents = self.__dict__.get("_parents")
-        if parents is None:
-            parents = self.__dict__["_parents"] = {id(site.node): site.parent for site in self.tree.calls}
-        if id(node) not in parents:
-            raise Refused("call not walked")
-        return parents[id(node)]
 
     def _opens(self, row: int, col: int) -> List[int]:
         """The rows of the '(' directly before (row, col), left to right."""

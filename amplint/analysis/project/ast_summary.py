@@ -15,12 +15,12 @@ from amplint.analysis.facts.names import resolve
 from amplint.analysis.facts.regions import AUTOCAST_APIS, DTYPES
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.project.ast_flow import AstFlowCollector
+from amplint.analysis.project.ast_frames import CallSite, function_key
 from amplint.analysis.project.ast_lines import SourcePositions
+from amplint.analysis.project.ast_names import ScopedNames
 from amplint.analysis.project.ast_tree import (
-    AstCollector, CallSite, Refused, call_args, dotted, import_bindings, refusal,
+    AstCollector, Refused, call_args, dotted, import_bindings, refusal,
 )
-from amplint.analysis.project.flowfacts import frame_key
-from amplint.analysis.project.relative_names import Names
 from amplint.analysis.project.summary import _is_library
 from amplint.analysis.project.summary_types import ClassSummary, ExternalCall, FunctionSummary, ModuleSummary
 
@@ -99,7 +99,8 @@ class _AstSummarizer(SourcePositions):
         self.path = path
         self.lines = text.split("\n")
         self.tree = AstCollector(module)
-        self.names = Names(relative_imports(module))
+        self.sites = {id(site.node): site for site in self.tree.calls}
+        self.names = ScopedNames(relative_imports(module))
         self.summary = ModuleSummary(path)
         self.instances: Dict[str, str] = {}
         self.self_instances: Dict[Tuple[str, str], str] = {}
@@ -122,6 +123,8 @@ class _AstSummarizer(SourcePositions):
                 tuple(ref for ref in (self._decorator_ref(d, module_frame) for d in node.decorator_list) if ref),
             )
         for site in tree.assigns:
+            if type(site.value) is not ast.Call and type(receiver_root(site.value)) is not ast.Call:
+                continue  # no class for either reading below
             for cls, instances, selfs in (
                 (self.class_of_value(site.value, site.frame), self.instances, self.self_instances),
                 (self._local_class(site.value), self.local_instances, self.local_self_instances),
@@ -137,13 +140,15 @@ class _AstSummarizer(SourcePositions):
         self.fp32 = {id(f) for f in tree.frames if f.kind == "function" and self._fp32_decorated(f)}
         for frame in tree.frames:
             if frame.kind == "function":
-                key = frame_key(frame)
-                if key is not None:
+                key = function_key(frame)
+                if key:
                     summary.functions[key] = FunctionSummary(key, decided=id(frame) in self.fp32)
         flow = AstFlowCollector(self)
         flow.collect()
+        fp32 = self.fp32
+        functions = summary.functions
         for site in tree.calls:
-            own = self._in_fp32(site.frame)  # the file's own (inactive) region: LibCST's own_region
+            own = bool(fp32) and self._in_fp32(site.frame)  # the file's own (inactive) region: LibCST's own_region
             if not own:
                 self._self_call(site)
             external = self._external(site)
@@ -152,14 +157,14 @@ class _AstSummarizer(SourcePositions):
             function = site.frame.function
             if function is None or own:
                 continue
-            owner = summary.functions.get(frame_key(function) or "")
+            owner = functions.get(function_key(function))
             if owner is None:
                 continue
             if external is not None:
                 owner.calls.append((external, site.node))  # type: ignore[arg-type]
             for callee in callees:
-                key = frame_key(callee)
-                if key is not None and key not in owner.local:
+                key = function_key(callee)
+                if key and key not in owner.local:
                     owner.local.append(key)
         lines: List[int] = []
         for function in summary.functions.values():
@@ -248,12 +253,13 @@ class _AstSummarizer(SourcePositions):
 
     def _self_call(self, site: CallSite) -> None:
         """selfcalls.record_self_call for a file without regions."""
-        func = site.node.func
-        if not (type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self"):
+        name = site.dotted
+        if name is None or len(name) != 2 or name[0] != "self":
             return
+        func = site.node.func
         function = site.frame.function
-        key = frame_key(function) if function is not None else None
-        if key is None or key.count(".") != 1 or key.split(".")[0] not in self.summary.classes:
+        key = function_key(function) if function is not None else None
+        if not key or key.count(".") != 1 or key.split(".")[0] not in self.summary.classes:
             return
         owner = self.summary.functions.get(key)
         if owner is not None:
@@ -280,9 +286,8 @@ class _AstSummarizer(SourcePositions):
         return False
 
     def _in_fp32(self, frame: Frame) -> bool:
-        while frame is not None and frame.kind == "with":
-            frame = frame.parent
-        return frame is not None and frame.kind == "function" and id(frame) in self.fp32
+        scope = frame.scope
+        return scope.kind == "function" and id(scope) in self.fp32
 
     def _prepared(self) -> List[Tuple[str, str]]:
         """frameworks.find_settings' models a framework runs (its settings need text that
@@ -358,4 +363,18 @@ class _AstSummarizer(SourcePositions):
                 method = self.method(cls, func.attr)
                 if method is not None:
                     return [method]
+        elif type(func) is ast.Call:  # `Attn()(q, k, mask)`: a fresh instance called at once
+            cls = self._local_class(func)
+            if cls is not None and not _shadowed(frame, cls):
+                return self._forward(cls)
         return []
+
+
+def _shadowed(frame: Frame, name: str) -> bool:
+    """facts.callgraph._shadowed: `name` bound in a function scope around `frame`."""
+    scope: Optional[Frame] = frame.scope
+    while scope is not None and scope.kind != "module":
+        if scope.kind == "function" and (name in scope.bindings or name in scope.imports):
+            return True
+        scope = scope.parent
+    return False

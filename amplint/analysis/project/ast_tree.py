@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
 from amplint.analysis.facts.tree import Frame
+from amplint.analysis.project.ast_frames import AssignSite, CallSite, new_frame
 
 
 class Refused(Exception):
@@ -29,7 +29,9 @@ REFUSED_TEXT: Tuple[Tuple[str, str], ...] = (
     (r"\bamp\s*=", "detectron2 `amp=dict(enabled=...)` (frameworks._is_d2_amp_dict)"),
     (r"\r|\x0c", "line endings or form feeds"),
 )
-_REFUSED_TEXT = [(re.compile(pattern), why) for pattern, why in REFUSED_TEXT]
+# Words a pattern cannot match without (a plain `in` test first: much cheaper than a search)
+_NEEDLES = {r"\bamp\s*=": ("amp",), r"\r|\x0c": ("\r", "\x0c")}
+_REFUSED_TEXT = [(re.compile(pattern), why, _NEEDLES.get(pattern, ())) for pattern, why in REFUSED_TEXT]
 
 # Statements and expressions whose LibCST walk this one does not reproduce.
 _REFUSED_NODE_NAMES = {
@@ -44,25 +46,12 @@ REFUSED_NODES: Dict[type, str] = {
 
 def refusal(text: str) -> Optional[str]:
     """Why `text` is not summarised from `ast` (None: it may be)."""
-    for pattern, why in _REFUSED_TEXT:  # one search each: an alternation of them is slower
+    for pattern, why, needles in _REFUSED_TEXT:  # one search each: an alternation of them is slower
+        if needles and not any(needle in text for needle in needles):
+            continue
         if pattern.search(text):
             return why
     return None
-
-
-@dataclass(eq=False)
-class CallSite:
-    node: ast.Call
-    frame: Frame
-    dotted: Optional[Tuple[str, ...]]
-    parent: ast.AST
-
-
-@dataclass(eq=False)
-class AssignSite:
-    targets: Tuple[ast.expr, ...]
-    value: ast.expr
-    frame: Frame
 
 
 def dotted(expr) -> Optional[Tuple[str, ...]]:
@@ -135,11 +124,14 @@ _CHILDREN = {
 }
 
 
+_LEAVES = frozenset({ast.Name, ast.Constant})
+
+
 class AstCollector:
     """facts/tree.py's Collector over `ast` (see its docstrings for what each step means)."""
 
     def __init__(self, module: ast.Module) -> None:
-        self.module_frame = Frame("module", module, None)
+        self.module_frame = new_frame("module", module, None)
         self.frame = self.module_frame
         self.frames: List[Frame] = [self.module_frame]
         self.calls: List[CallSite] = []
@@ -183,6 +175,7 @@ class AstCollector:
             self.expr(node.target, node)
             self.expr(node.value, node)
         elif kind in (ast.For, ast.AsyncFor):
+            self.frame.scope.loops.append(node)
             self._bind(node.target)
             self.expr(node.target, node)
             self.expr(node.iter, node)
@@ -204,6 +197,8 @@ class AstCollector:
             self._body(node.body)
             self._pop(frame)
         elif kind in (ast.Expr, ast.Return):
+            if kind is ast.Return and node.value is not None:
+                self.frame.scope.returns.append(node)
             self.expr(node.value, node)
         elif kind is ast.Raise:
             self.expr(node.exc, node)
@@ -219,19 +214,29 @@ class AstCollector:
 
     def expr(self, node, parent) -> None:
         """Pre-order, children in LibCST's field order; no frame for lambdas or comprehensions
-        (the LibCST walk has none either)."""
-        if node is None:
+        (the LibCST walk has none either). Names and constants hold no call: never pushed."""
+        if node is None or type(node) in _LEAVES:
             return
         stack = [(node, parent)]
+        calls, frame = self.calls, self.frame
+        pop, push = stack.pop, stack.append
         while stack:
-            current, parent = stack.pop()
+            current, parent = pop()
             kind = type(current)
             children: list
-            if kind is ast.Name or kind is ast.Constant:
+            if kind is ast.Attribute:  # a chain's links hold nothing: go to its base at once
+                value = current.value
+                while type(value) is ast.Attribute:
+                    current, value = value, value.value
+                if type(value) not in _LEAVES:
+                    push((value, current))
                 continue
             if kind is ast.Call:
-                self.calls.append(CallSite(current, self.frame, dotted(current.func), parent))
-                children = [current.func] + [v for _, _, v in call_args(current)]
+                args = call_args(current)
+                func = current.func
+                calls.append(CallSite(current, frame, dotted(func), parent, args))
+                children = [func]
+                children += [v for _, _, v in args]
             elif kind is ast.NamedExpr:
                 self._bind(current.target)
                 children = [current.target, current.value]
@@ -256,8 +261,8 @@ class AstCollector:
             else:
                 children = [c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr)]
             for child in reversed(children):
-                if child is not None:
-                    stack.append((child, current))
+                if child is not None and type(child) not in _LEAVES:
+                    push((child, current))
 
     @staticmethod
     def _generators(generators) -> list:
@@ -284,7 +289,7 @@ class AstCollector:
 
     # -- frames ---------------------------------------------------------------------------
     def _push(self, kind: str, node, name: str = "") -> Frame:
-        frame = Frame(kind, node, self.frame, name)
+        frame = new_frame(kind, node, self.frame, name)
         self.frames.append(frame)
         self.frame = frame
         return frame

@@ -65,35 +65,22 @@ class AstValueReader:
         if depth > 8:
             return None
         kind = type(expr)
-        if kind is ast.Name:
-            if expr.id == "self":
-                return None
-            ref = self.s.names.resolve((expr.id,), frame)
-            if ref is not None:
-                return ("ref", ref)
-            if self._module_level(expr.id, frame):
-                module_frame = self.tree.module_frame
-                if expr.id in self.tree.classes or expr.id in module_frame.functions:
-                    return ("ref", "@" + expr.id)
-                if expr.id not in module_frame.bindings:
-                    return None
-            return ("local", expr.id)
+        if kind is ast.Name:  # what a name holds depends on its scope only: once per scope
+            held = frame.scope.held
+            name = expr.id
+            try:
+                return held[name]
+            except KeyError:
+                found = held[name] = self._name(name, frame)
+                return found
         if kind is ast.Attribute:
             if type(expr.value) is ast.Name and expr.value.id == "self":
                 return ("self", expr.attr)
-            name = dotted(expr)
-            if name is not None:
-                ref = self.s.names.resolve(name, frame)
-                if ref is not None:
-                    return ("ref", ref)
-            base = self.val(expr.value, frame, depth + 1)
-            if base is None:
-                return None
-            if expr.attr in UNWRAP:
-                return base
-            return ("attr", base, expr.attr)
+            return self._chain(expr, frame, depth)
         if kind is ast.Call:
             return self._call(expr, frame, depth)
+        if kind is ast.Constant:
+            return None
         if kind is ast.Subscript:
             value = expr.value
             if type(value) is ast.Attribute and value.attr == "__dict__":
@@ -121,6 +108,42 @@ class AstValueReader:
                 found = _any(found, self.val(value, frame, depth + 1))
             return found
         return None
+
+    def _chain(self, expr: ast.Attribute, frame: Frame, depth: int) -> Optional[Val]:
+        """`a.b.c` as the recursion through each link reads it, in one go: every link's dotted
+        name has the same root, so it resolves (or not) as the whole does; then the base's
+        value, wrapped link by link (each link one level deeper)."""
+        name = dotted(expr)
+        if name is not None:
+            ref = self.s.names.resolve(name, frame)
+            if ref is not None:
+                return ("ref", ref)
+        links = [expr.attr]
+        inner = expr.value
+        while type(inner) is ast.Attribute and not (type(inner.value) is ast.Name and inner.value.id == "self"):
+            links.append(inner.attr)
+            inner = inner.value
+        base = self.val(inner, frame, depth + len(links))  # None past the depth limit
+        for attr in reversed(links):
+            if base is None:
+                return None
+            if attr not in UNWRAP:
+                base = ("attr", base, attr)
+        return base
+
+    def _name(self, name: str, frame: Frame) -> Optional[Val]:
+        if name == "self":
+            return None
+        ref = self.s.names.resolve((name,), frame)
+        if ref is not None:
+            return ("ref", ref)
+        if self._module_level(name, frame):
+            module_frame = self.tree.module_frame
+            if name in self.tree.classes or name in module_frame.functions:
+                return ("ref", "@" + name)
+            if name not in module_frame.bindings:
+                return None
+        return ("local", name)
 
     def _module_level(self, name: str, frame: Frame) -> bool:
         scope: Optional[Frame] = frame.scope
@@ -178,14 +201,15 @@ class AstValueReader:
 
     def _call(self, call: ast.Call, frame: Frame, depth: int) -> Optional[Val]:
         func = call.func
-        args = call_args(call)
+        site = self.s.sites.get(id(call))
+        args = site.args if site is not None else call_args(call)
         if type(func) is ast.Name and func.id == "getattr" and len(args) in (2, 3) and not any(
             a[0] is not None or a[1] for a in args
         ) and self.val(func, frame, depth + 1) is None:  # the builtin
             return self._lookup(args[0][2], args[1][2], call, args, frame, depth)
         if type(func) is ast.Attribute:
             method = func.attr
-            dtype = _half_cast_dtype(method, args, frame)
+            dtype = _half_cast_dtype(method, args, frame) if method in _CASTS else None
             if dtype is not None:
                 inner = self.val(func.value, frame, depth + 1)
                 return ("half", inner, dtype) if inner is not None else None
@@ -193,7 +217,7 @@ class AstValueReader:
                 return self.val(func.value, frame, depth + 1)
             if method in PREPARE and len(args) == 1 and args[0][1] == "":
                 return self.val(args[0][2], frame, depth + 1)
-        name = dotted(func)
+        name = site.dotted if site is not None else dotted(func)
         ref = self.s.names.resolve(name, frame) if name else None
         module = self._import_module(args) if ref == "importlib.import_module" else None
         if module is not None:
@@ -218,7 +242,10 @@ class AstValueReader:
         if ref is not None and ref.endswith("deepspeed.initialize"):
             arg = first_arg(args, "model", "model", keyword_only=True)
             return ("tuple", (self.val(arg, frame, depth + 1),)) if arg is not None else None
-        callee = self.val(func, frame, depth + 1)
+        if ref is not None and depth < 8 and name[0] != "self":  # what val(func) would give
+            callee: Optional[Val] = ("ref", ref)
+        else:
+            callee = self.val(func, frame, depth + 1)
         if callee is None or callee[0] == "self":
             return None
         if name and name[-1] == "create_model":
@@ -274,6 +301,7 @@ class AstValueReader:
         return ""
 
 
+_CASTS = frozenset({"half", "bfloat16", "to", "type"})  # the methods _half_cast_dtype reads
 _ANNOTATION_TEXT = re.compile(r"[\w.\[\], |]*")
 
 
