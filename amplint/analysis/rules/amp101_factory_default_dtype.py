@@ -57,6 +57,10 @@ class FactoryDefaultDtype(Rule):
     values (`pe[:, 0::2] = torch.sin(position * div_term)`) and basic-slice writes
     (`buf[i, :n] = h`, which converts the dtype) are not reported.
 
+    In a module class made half, code that runs before the cast is not fp16 code: `__init__`,
+    `reset_parameters`, `_init_weights`, and a method only they call (openai/CLIP's
+    `self.attn_mask = self.build_attention_mask()` in `__init__`).
+
     Integer and bool factories (`dtype=torch.long`, `torch.full(s, 0)`), `*_like` and `new_*`
     calls, an explicit `dtype=`, and 0-d scalars (`torch.tensor(0.0)`, which never upcast a
     tensor they meet) are not reported. In fp16 code the value is followed too: a tensor with
