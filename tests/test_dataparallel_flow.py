@@ -65,3 +65,18 @@ def test_a_wrapped_library_model_is_silent():
 
 def test_warm_run_follows_an_edit_of_the_helper_file_only(tmp_path):
     assert_warm_run_follows_an_edit(tmp_path, NAME, "lib/setup.py", (BARE,), "AMP153", [FINDING])
+
+
+def test_the_unwrapped_module_is_not_the_wrapper():
+    """`model.module` (and `m.module if isinstance(m, DataParallel) else m`) is the module
+    itself, called in the caller's thread: no replicas, nothing to report (a reviewer's probes)."""
+    for stored in ("        self.model = model.module\n",
+                   "        self.model = model.module if isinstance(model, torch.nn.DataParallel) else model\n"):
+        found, _ = amp153(load(NAME, (("        self.model = model\n", stored),)))
+        assert found == [], stored
+
+
+def test_a_single_device_dataparallel_is_not_the_wrapper():
+    """`device_ids=[0]`: DataParallel calls the module itself on one device."""
+    files = load(NAME, (("torch.nn.DataParallel(model)", "torch.nn.DataParallel(model, device_ids=[0])"),))
+    assert amp153(files)[0] == []

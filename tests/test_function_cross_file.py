@@ -185,3 +185,38 @@ def test_the_class_imported_from_its_defining_module_itself_is_reported():
          "from ..functions.ms_deform_attn_func import MSDeformAttnFunction\n"),))
     assert ".apply" not in files[f"{DETR}/{DETR_FUNCTIONS}"]
     assert findings(lint_project(files, SETTINGS)) == [DETR_FINDING]
+
+
+def test_a_project_module_of_the_binding_pairs_name_is_python_not_an_extension():
+    """The same pair of calls into a module the project itself holds as Python source
+    (`MultiScaleDeformableAttention.py` beside the Function, a pure-torch fallback) is no
+    compiled kernel: nothing to report (a reviewer's probe, found on this round's merge)."""
+    files = load(DETR, REAL_SPELLING)
+    folder = DETR_FUNCTIONS.rsplit("/", 1)[0]
+    files[f"{DETR}/{folder}/MultiScaleDeformableAttention.py"] = (
+        "import torch\n\n\ndef ms_deform_attn_forward(value, *args):\n    return value * 2\n\n\n"
+        "def ms_deform_attn_backward(value, *args):\n    return value * 2\n")
+    assert findings(lint_project(files, SETTINGS)) == []
+
+
+def test_a_python_module_beside_a_single_file_function_is_not_an_extension(tmp_path):
+    """One file, linted alone through the CLI: `import swish_impl as S` finds swish_impl.py
+    beside it, so S is Python source, not a kernel (the rule looks next to the file)."""
+    from click.testing import CliRunner
+
+    from amplint.cli.main import cli
+
+    (tmp_path / "swish_impl.py").write_text(
+        "import torch\n\n\ndef swish_forward(x):\n    return x * torch.sigmoid(x)\n\n\n"
+        "def swish_backward(x, g):\n    s = torch.sigmoid(x)\n    return g * (s * (1 + x * (1 - s)))\n")
+    (tmp_path / "swish.py").write_text(
+        "import torch\nimport swish_impl as S\n\n\nclass SwishFn(torch.autograd.Function):\n"
+        "    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n"
+        "        return S.swish_forward(x)\n\n    @staticmethod\n    def backward(ctx, g):\n"
+        "        (x,) = ctx.saved_tensors\n        return S.swish_backward(x, g)\n\n\n"
+        "def run(x):\n    with torch.autocast('cuda'):\n        return SwishFn.apply(x)\n")
+    args = [str(tmp_path / "swish.py"), "--no-cache", "--isolated-files", "--select", "AMP151"]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    (tmp_path / "swish_impl.py").unlink()  # now only an extension can be `swish_impl`
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and "calls the compiled extension `S`" in result.output

@@ -74,3 +74,15 @@ def test_the_opening_file_itself_sees_the_region():
     assert "amp_autocast() at engine/train_loop.py:14 (bound to `amp_autocast` at train.py:32)" in message
     results = lint_project(load(NAME, (BACKWARD_INSIDE, (PARTIAL, ""))), SETTINGS)
     assert [f for f in project_findings(results) if f[2] == "AMP104"] == []
+
+
+def test_a_parameter_rebound_in_the_loop_opens_nothing():
+    """`amp_autocast = suppress` in the loop's own body (unconditionally or under an `if`): the
+    `with` may not hold what the call passed, so no region is guessed (a reviewer's probe)."""
+    for rebind in ("    amp_autocast = suppress\n", "    if args is None:\n        amp_autocast = suppress\n"):
+        files = load(NAME)
+        path = f"{NAME}/engine/train_loop.py"
+        text = files[path]
+        head, tail = text.split("    for ", 1)
+        files[path] = head + rebind + "    for " + tail
+        assert amp102(files)[0] == [], rebind

@@ -11,9 +11,10 @@ file an `EntryFunction` under the name it imports.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
-from typing import Dict, Optional, Set, Tuple
+from typing import Callable, Dict, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -62,8 +63,10 @@ class EntryFunction:
     extension_only: bool
 
 
-def function_classes(facts) -> Dict[str, FunctionClass]:
-    """The file's dtype-sensitive Function classes that lack `custom_fwd` or `custom_bwd`."""
+def function_classes(facts, python_module: Optional[Callable[[str], bool]] = None) -> Dict[str, FunctionClass]:
+    """The file's dtype-sensitive Function classes that lack `custom_fwd` or `custom_bwd`.
+    `python_module(M)`: whether a plain `import M` names Python source (a file of the project,
+    or one beside the file): such a module is never taken for a compiled kernel binding."""
     found: Dict[str, FunctionClass] = {}
     extensions = None
     for name, frame in facts.tree.classes.items():
@@ -83,7 +86,7 @@ def function_classes(facts) -> Dict[str, FunctionClass]:
             continue
         if extensions is None:
             extensions = _extension_names(facts)
-            imported = _plain_imports(facts)
+            imported = _plain_imports(facts, python_module)
         reason, autocast_op = _dtype_sensitive(
             (forward, backward), extensions | _binding_pairs(forward, backward, imported))
         if reason is None:
@@ -200,9 +203,9 @@ _PYTHON_MODULES = frozenset({"torch", "numpy", "np", "math", "functools", "itert
                              "warnings", "logging", "typing", "collections", "copy", "operator"})
 
 
-def _plain_imports(facts) -> Set[str]:
+def _plain_imports(facts, python_module: Optional[Callable[[str], bool]] = None) -> Set[str]:
     """Names bound at module level by a plain `import M` / `import M as N` (no package path:
-    `import a.b` binds a package), M not a Python library listed above."""
+    `import a.b` binds a package), M not a Python library listed above nor Python source."""
     names: Set[str] = set()
     for stmt in facts.module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
@@ -213,10 +216,32 @@ def _plain_imports(facts) -> Set[str]:
             for alias in small.names:
                 if not isinstance(alias.name, cst.Name) or alias.name.value in _PYTHON_MODULES:
                     continue
+                if python_module is not None and python_module(alias.name.value):
+                    continue
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 if isinstance(bound, cst.Name):
                     names.add(bound.value)
     return names
+
+
+def python_source_near(path: str) -> Callable[[str], bool]:
+    """`python_module` for a file on disk: `M.py` or `M/__init__.py` in the file's folder or
+    one of its parents (where `import M` finds it when the script or the project root runs)."""
+    start = os.path.dirname(os.path.abspath(path))
+
+    def test(name: str) -> bool:
+        folder = start
+        for _ in range(8):
+            if os.path.isfile(os.path.join(folder, name + ".py")) or \
+                    os.path.isfile(os.path.join(folder, name, "__init__.py")):
+                return True
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+        return False
+
+    return test
 
 
 def _binding_pairs(forward: Frame, backward: Optional[Frame], imported: Set[str]) -> Set[str]:

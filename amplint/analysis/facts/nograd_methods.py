@@ -16,7 +16,7 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.syntax import calls_in
+from amplint.analysis.facts.syntax import calls_in, iter_nodes
 from amplint.analysis.facts.tree import Frame
 
 NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
@@ -48,7 +48,11 @@ def nograd_forward(method: Optional[Frame]) -> bool:
                in NO_GRAD for d in node.decorators):
         return False
     me = node.params.params[0].name.value
+    nested = {id(call) for inner in iter_nodes(node.body) if inner is not node.body
+              and isinstance(inner, (cst.FunctionDef, cst.ClassDef)) for call in calls_in(inner)}
     for call in calls_in(node.body):
+        if id(call) in nested:
+            continue  # a nested def's `self(...)` runs when it is called, maybe after no_grad
         func = call.func
         if isinstance(func, cst.Name) and func.value == me:
             return True

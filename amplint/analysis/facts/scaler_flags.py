@@ -139,27 +139,32 @@ _ANY_STORE = (r"setattr\(\s*{n}\b"
 
 
 def stored_in_texts(texts: Iterable[str], names: Iterable[str]) -> Tuple[str, ...]:
-    """The attributes stored on objects written `name` in these texts: `args.amp = ...`,
-    `args.amp += ...`, `args.amp, x = ...`; "*" when one is set by name (`setattr(args, ...)`,
-    `vars(args).update(...)`, `args.__dict__[k] = v`). A text test: it may find more than the code stores, never
-    less of what is written this way."""
-    names = sorted(set(names))
-    if not names:
-        return ()
-    alternatives = "|".join(re.escape(n) for n in names)
-    store = re.compile(
-        rf"(?<![\w.])(?:{alternatives})\s*\.\s*(\w+)\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)"
-        rf"|(?<![\w.])(?:{alternatives})\s*\.\s*(\w+)\s*(?=,[^\n=]*=(?!=))")
-    anything = re.compile("|".join(_ANY_STORE.format(n=re.escape(n)) for n in names))
+    """The attributes these texts store on ANY object (`args.amp = ...`, `opts.fp16 = opts.fp16
+    or opts.amp` through another name for the same object, `x.amp += ...`, `x.amp, y = ...`) or
+    define as a function or property (`def fp16(self): return self.amp`); "*" when one is set by
+    name on an object other than `self`/`cls` (`setattr(args, ...)`, `vars(args).update(...)`,
+    `args.__dict__[k] = v`). The object is not told apart by its spelling: an alias of `args`
+    (a parameter of a helper it is passed to) stores on the same object. A text test: it may
+    find more than the code stores, never less of what is written this way. `names`: the
+    spellings the caller asks about (kept for callers; every object counts)."""
+    del names
     found = set()
     for text in texts:
-        if not any(n in text for n in names):
-            continue
-        if anything.search(text):
+        if _ANY_STORE_ANYWHERE.search(text):
             return ("*",)
-        for match in store.finditer(text):
-            found.add(match.group(1) or match.group(2))
+        for match in _STORE_ANYWHERE.finditer(text):
+            found.add(match.group(1) or match.group(2) or match.group(3))
     return tuple(sorted(found))
+
+
+_STORE_ANYWHERE = re.compile(
+    r"[\w)\]]\s*\.\s*(\w+)\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)"
+    r"|[\w)\]]\s*\.\s*(\w+)\s*(?=,[^\n=]*=(?!=))"
+    r"|\bdef\s+(\w+)\s*\(")
+_ANY_STORE_ANYWHERE = re.compile(
+    r"setattr\(\s*(?!(?:self|cls)\s*,)[\w.]+\s*,"
+    r"|(?:vars\(\s*(?!self\s*\))[\w.]+\s*\)|(?<![\w.])(?!self\.)\w+\.__dict__)"
+    r"\s*(?:\.\s*(?:update|setdefault)\b|\[[^\]\n]*\]\s*=(?!=))")
 
 
 def flag_entries(entries) -> Dict[Tuple[str, str], Tuple[EntryScalerFlag, ...]]:

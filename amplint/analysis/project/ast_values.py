@@ -100,7 +100,13 @@ class AstValueReader:
         if kind is ast.DictComp:
             return ("tuple", (self.val(expr.value, frame, depth + 1),))
         if kind is ast.IfExp:
-            return _any(self.val(expr.body, frame, depth + 1), self.val(expr.orelse, frame, depth + 1))
+            body, orelse = self.val(expr.body, frame, depth + 1), self.val(expr.orelse, frame, depth + 1)
+            test = expr.test
+            if (body is not None and body == ("unwrap", orelse) and type(test) is ast.Call
+                    and type(test.func) is ast.Name and test.func.id in ("isinstance", "hasattr")
+                    and test.args and self.val(test.args[0], frame, depth + 1) == orelse):
+                return body  # `m.module if isinstance(m, DataParallel) else m`: the unwrapped model
+            return _any(body, orelse)
         if kind is ast.BoolOp and type(expr.op) is ast.Or:
             # LibCST nests `a or b or c` to the left: ((a or b) or c)
             found = self.val(expr.values[0], frame, depth + 1)
@@ -127,8 +133,7 @@ class AstValueReader:
         for attr in reversed(links):
             if base is None:
                 return None
-            if attr not in UNWRAP:
-                base = ("attr", base, attr)
+            base = ("unwrap", base) if attr in UNWRAP else ("attr", base, attr)
         return base
 
     def _name(self, name: str, frame: Frame) -> Optional[Val]:
@@ -236,7 +241,7 @@ class AstValueReader:
         if ref in WRAPPERS or (ref or "").endswith(".DistributedDataParallel"):
             arg = first_arg(args, "module", "model")
             inner = self.val(arg, frame, depth + 1) if arg is not None else None
-            if ref in DATA_PARALLEL and inner is not None:
+            if ref in DATA_PARALLEL and inner is not None and not _single_device(args):
                 return ("wrap", inner, short_text(func, args), self.s.line(call))
             return inner
         if ref is not None and ref.endswith("deepspeed.initialize"):
@@ -333,3 +338,13 @@ def string_count(segment: str) -> int:
         return sum(1 for tok in tokenize.generate_tokens(io.StringIO(segment).readline) if tok.type == tokenize.STRING)
     except (tokenize.TokenError, SyntaxError):
         return 0
+
+
+def _single_device(args: Args) -> bool:
+    """`DataParallel(m, device_ids=[0])`: one device, the module runs in the caller's thread
+    (the `ast` reading of flowvalues._single_device)."""
+    ids = first_arg(args, "device_ids", "device_ids", keyword_only=True)
+    positional = [value for name, star, value in args if name is None and star == ""]
+    if ids is None and len(positional) > 1:
+        ids = positional[1]
+    return type(ids) in (ast.List, ast.Tuple) and len(ids.elts) == 1 and type(ids.elts[0]) is not ast.Starred

@@ -144,6 +144,11 @@ class ClassValues(FlowIndex):
                 thing: Hold(hold.cite, val[2], hold.wrap)
                 for thing, hold in self.values(path, key, val[1], depth).items()
             }
+        if kind == "unwrap":  # `model.module`: what the model holds, never its DataParallel
+            return {
+                thing: Hold(hold.cite, hold.half) if hold.wrap else hold
+                for thing, hold in self.values(path, key, val[1], depth).items()
+            }
         if kind == "wrap":  # `nn.DataParallel(m)`: m's instances, marked wrapped
             wrap = f"{val[2]} at {self.p.display(path)}:{val[3]}"
             return {

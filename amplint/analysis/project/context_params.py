@@ -50,7 +50,7 @@ def param_withs(text: str) -> List[ParamWith]:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 args = child.args
                 own = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-                visit(child, f"{key}.{child.name}" if key else child.name, own)
+                visit(child, f"{key}.{child.name}" if key else child.name, own - _rebound(child))
             elif isinstance(child, ast.ClassDef):
                 visit(child, f"{key}.{child.name}" if key else child.name, set())
             else:
@@ -66,6 +66,25 @@ def param_withs(text: str) -> List[ParamWith]:
 
     visit(tree, "", set())
     return found
+
+
+def _rebound(function) -> set:
+    """Names the function binds again in its body (`amp_autocast = suppress`, a loop target, a
+    `with ... as`, an import, a nested def): such a parameter may not hold what the call site
+    passed when the `with` runs, so it opens no region here (nothing is guessed)."""
+    names = set()
+    for node in ast.walk(function):
+        if node is function:
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+    return names
 
 
 def param_region_seeds(project) -> list:

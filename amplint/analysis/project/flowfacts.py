@@ -17,6 +17,8 @@ A value (`Val`) is one of:
     ("partial", inner)                    `functools.partial(Net, dim=8)`: calling it calls inner
     ("wrap", inner, text, line)           `nn.DataParallel(inner)`: holds what inner holds, each
                                           marked as wrapped (AMP153's replica threads)
+    ("unwrap", inner)                     `inner.module`, `inner._orig_mod`: what inner holds,
+                                          never marked wrapped
     ("model_name", callee, name)          the callee of `create_model("vit_small", ...)`; name ""
                                           when not a literal
     ("lookup", base, key, text, line)     `getattr(models, args.arch)`, `models.__dict__[name]`:

@@ -40,7 +40,7 @@ UNWRAP = frozenset({"module", "_orig_mod"})
 # `model.to(torch.float16)` / `.type(torch.half)` as a call of its own: recorded as `model.half()`
 STATEMENT_METHODS = {"float16": "half", "bfloat16": "bfloat16"}
 _NOT_PROJECT = ("torch.", "typing.", "numpy.", "collections.", "?")
-_BOUND_KINDS = frozenset({"local", "self", "call", "attr", "half", "sub", "partial", "wrap"})
+_BOUND_KINDS = frozenset({"local", "self", "call", "attr", "half", "sub", "partial", "wrap", "unwrap"})
 
 
 def binds(value: Optional[Val]) -> bool:
@@ -85,7 +85,7 @@ class ValueReader:
             if base is None:
                 return None
             if expr.attr.value in UNWRAP:
-                return base
+                return ("unwrap", base)
             return ("attr", base, expr.attr.value)
         if isinstance(expr, cst.Call):
             return self._call(expr, frame, depth)
@@ -110,7 +110,13 @@ class ValueReader:
         if isinstance(expr, cst.DictComp):
             return ("tuple", (self.val(expr.value, frame, depth + 1),))
         if isinstance(expr, cst.IfExp):
-            return _any(self.val(expr.body, frame, depth + 1), self.val(expr.orelse, frame, depth + 1))
+            body, orelse = self.val(expr.body, frame, depth + 1), self.val(expr.orelse, frame, depth + 1)
+            test = expr.test
+            if (body is not None and body == ("unwrap", orelse) and isinstance(test, cst.Call)
+                    and isinstance(test.func, cst.Name) and test.func.value in ("isinstance", "hasattr")
+                    and test.args and self.val(test.args[0].value, frame, depth + 1) == orelse):
+                return body  # `m.module if isinstance(m, DataParallel) else m`: the unwrapped model
+            return _any(body, orelse)
         if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
             return _any(self.val(expr.left, frame, depth + 1), self.val(expr.right, frame, depth + 1))
         return None
@@ -192,7 +198,7 @@ class ValueReader:
         if ref in WRAPPERS or (ref or "").endswith(".DistributedDataParallel"):
             arg = first_arg(call, "module", "model")
             inner = self.val(arg, frame, depth + 1) if arg is not None else None
-            if ref in DATA_PARALLEL and inner is not None:
+            if ref in DATA_PARALLEL and inner is not None and not _single_device(call):
                 return ("wrap", inner, short_text(self.module, call), self._mark(call))
             return inner
         if ref is not None and ref.endswith("deepspeed.initialize"):
@@ -326,3 +332,17 @@ def super_init_base(func, frame: Frame):
     if args and not (isinstance(args[0].value, cst.Name) and args[0].value.value == cls.name):
         return None
     return bases[0].value
+
+
+def _single_device(call: cst.Call) -> bool:
+    """`DataParallel(m, device_ids=[0])`: one device, the module runs in the caller's thread
+    (rules/amp153's single_device, on the summary's LibCST reading)."""
+    ids = None
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device_ids":
+            ids = arg.value
+    if ids is None and len(positional) > 1:
+        ids = positional[1].value
+    return isinstance(ids, (cst.List, cst.Tuple)) and len(ids.elements) == 1 \
+        and not isinstance(ids.elements[0], cst.StarredElement)

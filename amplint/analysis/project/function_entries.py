@@ -140,7 +140,7 @@ def _defined_in(project, path: str) -> _Defined:
     if not text or "forward" not in text or not _DEFINES.search(text):
         return None
     parsed = parsed_facts(project, path)
-    return None if parsed is None else _defined_in_module(*parsed)
+    return None if parsed is None else _defined_in_module(*parsed, python_module=lambda name: name in project._index)
 
 
 def defined_functions(text: str):
@@ -168,11 +168,11 @@ def defined_functions(text: str):
                          for name, c in classes.items())), tuple(sorted(aliases.items())))
 
 
-def _defined_in_module(module, facts) -> _Defined:
+def _defined_in_module(module, facts, python_module=None) -> _Defined:
     from amplint.analysis.project.lines import node_lines
 
     try:
-        classes = function_classes(facts)
+        classes = function_classes(facts, python_module)
         if not classes:
             return None
         aliases = apply_aliases(facts, classes)

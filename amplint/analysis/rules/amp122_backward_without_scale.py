@@ -173,6 +173,40 @@ class BackwardWithoutScale(Rule):
         ),
     ]
     clean = [
+        # the second flag is set from the first through another name for the same object
+        "import torch\n"
+        "def normalize(opts):\n"
+        "    opts.fp16 = opts.fp16 or opts.amp\n"
+        "def train(args, model, loader, optimizer):\n"
+        "    scaler = torch.amp.GradScaler('cuda', enabled=args.amp)\n"
+        "    for x, y in loader:\n"
+        "        with torch.autocast('cuda', enabled=args.amp):\n"
+        "            loss = model(x, y)\n"
+        "        if args.fp16:\n"
+        "            scaler.scale(loss).backward()\n"
+        "        else:\n"
+        "            loss.backward()\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n",
+        # the second flag is a property computed from the first
+        "import torch\nfrom dataclasses import dataclass\n"
+        "@dataclass\n"
+        "class Config:\n"
+        "    amp: bool = False\n"
+        "    @property\n"
+        "    def fp16(self):\n"
+        "        return self.amp\n"
+        "def train(cfg, model, loader, optimizer):\n"
+        "    scaler = torch.amp.GradScaler('cuda', enabled=cfg.amp)\n"
+        "    for x, y in loader:\n"
+        "        with torch.autocast('cuda', enabled=cfg.amp):\n"
+        "            loss = model(x, y)\n"
+        "        if cfg.fp16:\n"
+        "            scaler.scale(loss).backward()\n"
+        "        else:\n"
+        "            loss.backward()\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n",
         # the documented recipe
         "import torch\n"
         "scaler = torch.amp.GradScaler('cuda')\n"

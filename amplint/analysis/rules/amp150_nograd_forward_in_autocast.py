@@ -202,6 +202,20 @@ class NogradForwardInAutocast(Rule):
         ),
     ]
     clean = [
+        # `self(...)` in a function the no-grad method only builds: it runs when called, later
+        "import torch\nfrom torch import nn\n"
+        "class Net(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x * 2\n"
+        "    @torch.no_grad()\n"
+        "    def make_predictor(self):\n"
+        "        def predict(x):\n"
+        "            return self(x)\n"
+        "        return predict\n"
+        "model = Net()\n"
+        "with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "    predict = model.make_predictor()\n"
+        "    out = model(torch.randn(2, 8))\n",
         # the documented recipe: no no_grad pass inside the region
         "import torch\n"
         "for x, y in loader:\n"

@@ -115,6 +115,14 @@ class DataparallelAutocast(Rule):
         ),
     ]
     clean = [
+        # one device: DataParallel calls the module itself, in the caller's thread
+        "import torch\nimport torch.nn as nn\n"
+        "class Net(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x\n"
+        "model = nn.DataParallel(Net(), device_ids=[0]).cuda()\n"
+        "with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "    out = model(x)\n",
         # the docs' DataParallel example: float16 autocast reaches the replica threads
         "import torch\n"
         "from torch import nn\n"
@@ -235,7 +243,7 @@ class DataparallelAutocast(Rule):
             if site is None or len(assign.targets) != 1:
                 continue
             arg = argument(site.node, 0, "module")
-            if arg is None:
+            if arg is None or single_device(site.node):
                 continue
             cls = (graph.class_of_value(arg.value) or _class_of_name(facts, arg.value, site)
                    or _remote_class(facts, arg.value, site, remote))
@@ -257,6 +265,14 @@ class DataparallelAutocast(Rule):
             if index[id(site.node)] < index[id(construction.node)]:
                 return None
         return cls, construction
+
+
+def single_device(call: cst.Call) -> bool:
+    """`nn.DataParallel(m, device_ids=[0])`: one device, so DataParallel calls the module
+    itself in the caller's thread (no replicas, autocast state kept)."""
+    ids = argument(call, 1, "device_ids")
+    return ids is not None and isinstance(ids.value, (cst.List, cst.Tuple)) \
+        and len(ids.value.elements) == 1 and not isinstance(ids.value.elements[0], cst.StarredElement)
 
 
 def _binding(expr: cst.BaseExpression, frame: Frame) -> Optional[Tuple]:
