@@ -51,6 +51,16 @@ def project_findings(results, skip=()):
                   for d in result.diagnostics if d.code not in skip)
 
 
+def code_findings(files, code, settings=None):
+    """(the findings of one rule code in `files` linted as a project, as project_findings
+    gives them; the results)."""
+    from amplint.analysis.engine import Settings
+    from amplint.analysis.project import lint_project
+
+    results = lint_project(files, settings or Settings.default())
+    return [f for f in project_findings(results) if f[2] == code], results
+
+
 def assert_warm_run_follows_an_edit(tmp_path, name, edited, edits, code, expected):
     """Project `name` copied under `tmp_path`, linted through the CLI with a cache: `expected`
     (sorted (file, line, code) of `code`) cold and warm; after `edits` ((old, new) pairs) to the

@@ -14,9 +14,8 @@ placement: DDP with one GPU per process, `model.cuda(args.gpu)`, else
 from __future__ import annotations
 
 from amplint.analysis.engine import Settings
-from amplint.analysis.project import lint_project
 
-from project_files import assert_warm_run_follows_an_edit, load, project_findings
+from project_files import code_findings, assert_warm_run_follows_an_edit, load
 
 SETTINGS = Settings.default()
 NAME = "dp_imagenet_placement"
@@ -25,8 +24,7 @@ BARE = ("    return torch.nn.DataParallel(model).cuda()\n", "    return model.cu
 
 
 def amp153(files):
-    results = lint_project(files, SETTINGS)
-    return [f for f in project_findings(results) if f[2] == "AMP153"], results
+    return code_findings(files, "AMP153", SETTINGS)
 
 
 def test_a_wrapper_made_by_a_helper_of_another_file_reaches_the_trainers_region():

@@ -13,9 +13,8 @@ a parameter bound at the script's call site. The corrected twin passes `cache_en
 from __future__ import annotations
 
 from amplint.analysis.engine import Settings
-from amplint.analysis.project import lint_project
 
-from project_files import assert_warm_run_follows_an_edit, load, project_findings
+from project_files import code_findings, assert_warm_run_follows_an_edit, load
 
 SETTINGS = Settings.default()
 NAME = "nograd_nanogpt_distill"
@@ -24,8 +23,7 @@ DECORATOR = ("    @torch.no_grad()\n    def generate(", "    def generate(")
 
 
 def amp150(files):
-    results = lint_project(files, SETTINGS)
-    return [f for f in project_findings(results) if f[2] == "AMP150"], results
+    return code_findings(files, "AMP150", SETTINGS)
 
 
 def test_generate_then_grad_forward_in_one_region_is_reported_with_the_method():

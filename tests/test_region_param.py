@@ -14,7 +14,7 @@ from __future__ import annotations
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import lint_project
 
-from project_files import assert_warm_run_follows_an_edit, load, project_findings
+from project_files import code_findings, assert_warm_run_follows_an_edit, load, project_findings
 
 SETTINGS = Settings.default()
 NAME = "region_param_timm"
@@ -23,8 +23,7 @@ PARTIAL = "        amp_autocast = partial(torch.autocast, device_type=device.typ
 
 
 def amp102(files):
-    results = lint_project(files, SETTINGS)
-    return [f for f in project_findings(results) if f[2] == "AMP102"], results
+    return code_findings(files, "AMP102", SETTINGS)
 
 
 def test_a_partial_of_autocast_passed_to_the_loop_of_another_file_opens_its_region():

@@ -11,6 +11,7 @@ import ast
 import warnings
 from typing import Dict, List, Optional, Tuple
 
+from amplint.analysis.facts.callgraph import _shadowed
 from amplint.analysis.facts.names import resolve
 from amplint.analysis.facts.regions import AUTOCAST_APIS, DTYPES
 from amplint.analysis.facts.tree import Frame
@@ -370,11 +371,3 @@ class _AstSummarizer(SourcePositions):
         return []
 
 
-def _shadowed(frame: Frame, name: str) -> bool:
-    """facts.callgraph._shadowed: `name` bound in a function scope around `frame`."""
-    scope: Optional[Frame] = frame.scope
-    while scope is not None and scope.kind != "module":
-        if scope.kind == "function" and (name in scope.bindings or name in scope.imports):
-            return True
-        scope = scope.parent
-    return False
