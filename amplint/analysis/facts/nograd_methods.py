@@ -61,14 +61,3 @@ def nograd_forward(method: Optional[Frame]) -> bool:
             return True
     return False
 
-
-def scope_key(frame: Frame) -> str:
-    """The key of the function a frame is in, as the file's summary writes it: `Class.method`,
-    `outer.inner`, "" at module level."""
-    parts = []
-    current: Optional[Frame] = frame
-    while current is not None and current.kind != "module":
-        if current.kind in ("function", "class"):
-            parts.append(current.name)
-        current = current.parent
-    return ".".join(reversed(parts))

@@ -255,7 +255,7 @@ class RegionAnalysis:
         """A parameter the project pass found bound to an autocast (EntryParamRegion)."""
         if not self._params or not isinstance(expr, cst.Name):
             return None
-        from amplint.analysis.facts.nograd_methods import scope_key
+        from amplint.analysis.facts.tree import scope_key
 
         entry = self._params.get((scope_key(frame), expr.value))
         if entry is None:

@@ -107,6 +107,20 @@ def exclusive(a: Event, b: Event) -> bool:
     return False
 
 
+def deciding_test(a: Event, b: Event) -> Optional[cst.BaseExpression]:
+    """The test of the `if` whose arms hold `a` and `b` (None: another kind of branch, or
+    events composed through a call, whose branches are not this file's statements)."""
+    if a.origin is not None or b.origin is not None:
+        return None
+    for x in a.branches():
+        for y in b.branches():
+            if x.node is y.node and x.index != y.index:
+                return x.node.test if isinstance(x.node, cst.If) and x.index in (0, 1) else None
+            if x.cond is not None and x.cond == y.cond and x.positive != y.positive:
+                return x.node.test if isinstance(x.node, cst.If) else None
+    return None
+
+
 def more_conditional(a: Event, b: Event) -> bool:
     """True when `a` sits in a branch that `b` does not (a may run when b does not)."""
     return not set(a.branches()) <= set(b.branches())

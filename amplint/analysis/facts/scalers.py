@@ -25,7 +25,7 @@ from amplint.analysis.facts.names import resolve, resolve_expr, visible_scopes
 from amplint.analysis.facts.regions import Enabled, bound_arguments, literal_bool
 from amplint.analysis.facts.framework_verbs import events_of, imported
 from amplint.analysis.facts.scaler_flow import (  # noqa: F401  (the event names re-exported for the rules)
-    Branch, Ctx, Event, Flow, FlowWalker, Loop, exclusive, key_text, more_conditional,
+    Branch, Ctx, Event, Flow, FlowWalker, Loop, deciding_test, exclusive, key_text, more_conditional,
 )
 from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported for the rules)
     arms, expr_line, gates, insert_after, insert_before, jumps_between, runs_whenever, signature,

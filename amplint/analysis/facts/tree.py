@@ -283,6 +283,17 @@ class Collector:
         (function or self.module_frame).calls.append(site)
 
 
+def scope_key(frame: Frame) -> str:
+    """The key of the function a frame is in, as the file's summary writes it: `Class.method`,
+    `outer.inner`, "" at module level."""
+    parts = []
+    current: Optional[Frame] = frame
+    while current is not None and current.kind != "module":
+        if current.kind in ("function", "class"):
+            parts.append(current.name)
+        current = current.parent
+    return ".".join(reversed(parts))
+
 def _all_params(params: cst.Parameters):
     yield from params.posonly_params
     yield from params.params

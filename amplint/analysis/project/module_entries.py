@@ -45,7 +45,7 @@ def module_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryModule
             if defining is None or cls not in defining.classes or "forward" not in defining.classes[cls].methods:
                 continue
             if (where, cls) not in answers:
-                answers[(where, cls)] = _plain_forward(project, where, cls)
+                answers[(where, cls)] = plain_forward(project, where, cls)
             line = answers[(where, cls)]
             if line is not None:
                 entries.append(EntryModule(name, cls, f"{project.display(where)}:{line}"))
@@ -54,7 +54,7 @@ def module_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryModule
     return found
 
 
-def _plain_forward(project, path: str, cls: str) -> Optional[int]:
+def plain_forward(project, path: str, cls: str) -> Optional[int]:
     """The class's line when its `forward` opens no autocast, else None."""
     parsed = parsed_facts(project, path)
     if parsed is None:

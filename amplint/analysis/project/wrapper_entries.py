@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Dict, Optional, Set, Tuple
 
 from amplint.analysis.facts.module_autocast import EntryWrappedCall
+from amplint.analysis.project.module_entries import plain_forward
 from amplint.analysis.project.nograd_entries import receiver_name
 
 
@@ -32,11 +33,9 @@ def note_wrapped_call(project, path: str, key: str, receiver, attr: str, instanc
     hold = project.flow.values(path, key, receiver).get(("inst",) + tuple(instance))
     if hold is None or hold.wrap is None:
         return
-    from amplint.analysis.project.module_entries import _plain_forward
-
     memo: Dict[Tuple[str, str], Optional[int]] = project.__dict__.setdefault("_plain_forwards", {})
     if instance not in memo:
-        memo[instance] = _plain_forward(project, instance[0], instance[1])
+        memo[instance] = plain_forward(project, instance[0], instance[1])
     line = memo[instance]
     if line is None:
         return

@@ -8,7 +8,7 @@ from typing import Iterable, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
-from amplint.analysis.facts.scalers import Event, Flow, arms, exclusive
+from amplint.analysis.facts.scalers import Event, Flow, arms, deciding_test, exclusive
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans
 from amplint.analysis.facts.scaler_flags import other_flag, scaler_flag
 from amplint.analysis.rules import Flag, Rule
@@ -327,7 +327,7 @@ class BackwardWithoutScale(Rule):
         if not others:
             return step, ""
         flag = scaler_flag(scalers, step.scaler)
-        tests = {_deciding_test(s, backward) for s in others} if flag is not None else {None}
+        tests = {deciding_test(s, backward) for s in others} if flag is not None else {None}
         if None in tests or len(tests) != 1:
             return None
         tested = other_flag(scalers, flag, tests.pop(), flow.frame)
@@ -391,16 +391,3 @@ class BackwardWithoutScale(Rule):
                 extra.add(("cond", branch.cond, branch.positive))
         return extra
 
-
-def _deciding_test(a: Event, b: Event) -> Optional[cst.BaseExpression]:
-    """The test of the `if` whose arms hold `a` and `b` (None: another kind of branch, or
-    events composed through a call, whose branches are not this file's statements)."""
-    if a.origin is not None or b.origin is not None:
-        return None
-    for x in a.branches():
-        for y in b.branches():
-            if x.node is y.node and x.index != y.index:
-                return x.node.test if isinstance(x.node, cst.If) and x.index in (0, 1) else None
-            if x.cond is not None and x.cond == y.cond and x.positive != y.positive:
-                return x.node.test if isinstance(x.node, cst.If) else None
-    return None

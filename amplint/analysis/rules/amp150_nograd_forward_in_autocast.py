@@ -10,7 +10,8 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.names import resolve, resolve_expr
-from amplint.analysis.facts.nograd_methods import NO_GRAD, EntryNoGradCall, nograd_forward, scope_key
+from amplint.analysis.facts.nograd_methods import NO_GRAD, EntryNoGradCall, nograd_forward
+from amplint.analysis.facts.tree import scope_key
 from amplint.analysis.facts.regions import AUTOCAST_APIS, Region, literal_bool
 from amplint.analysis.facts.syntax import calls_in
 from amplint.analysis.facts.tree import Frame, dotted_name

@@ -9,7 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.callgraph import CallGraph
 from amplint.analysis.facts.module_autocast import EntryModule, EntryWrappedCall, forward_autocasts
-from amplint.analysis.facts.nograd_methods import scope_key
+from amplint.analysis.facts.tree import scope_key
 from amplint.analysis.facts.names import bound_locally, visible_scopes
 from amplint.analysis.facts.regions import Region
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, receiver_root
