@@ -1,0 +1,47 @@
+"""Work counts of the project pass's fixed costs outside the class flow's questions (issue 34):
+each test counts operations (not time) that grew with the size of a file or a tree before and
+checks the answers stay those of the slower reading."""
+
+import ast
+
+from amplint.analysis.project import context_params
+
+
+def _many_functions(count: int) -> str:
+    lines = ["import contextlib", ""]
+    for i in range(count):
+        lines += [f"def helper{i}(x, ctx=None):", f"    y = [v for v in range({i})]", "    return x", ""]
+    lines += ["def run(step, amp_autocast=contextlib.suppress):", "    with amp_autocast():",
+              "        return step()", ""]
+    lines += ["def other(lock):", "    lock = None", "    with lock:", "        pass", ""]
+    return "\n".join(lines)
+
+
+def test_param_withs_reads_rebound_names_only_of_functions_with_such_a_with(monkeypatch):
+    calls = []
+    walked = context_params._rebound
+    monkeypatch.setattr(context_params, "_rebound", lambda function: calls.append(function.name) or walked(function))
+    for count in (0, 10, 40):
+        calls.clear()
+        found = context_params.param_withs(_many_functions(count))
+        # `run`'s parameter opens the with; `other` binds `lock` again: nothing there
+        assert found == [("run", "amp_autocast", 4 * count + 4, (4 * count + 5, 4 * count + 5))]
+        assert sorted(calls) == ["other", "run"]  # not one walk per function of the file
+
+
+def test_param_withs_finds_withs_in_every_kind_of_statement():
+    text = (
+        "def f(a, b, c, d, e):\n"
+        "    try:\n        with a():\n            pass\n"
+        "    except ValueError:\n        with b:\n            pass\n"
+        "    else:\n        pass\n"
+        "    finally:\n        with c():\n            pass\n"
+        "    match d:\n        case 1:\n            with d():\n                pass\n"
+        "    for _ in range(2):\n        if e:\n            with e():\n                pass\n"
+        "    x = (lambda: 1)()\n"
+        "class K:\n    with_ = 1\n    def m(self, g):\n        async def inner(h):\n            async with h():\n                pass\n"
+        "        with g():\n            pass\n"
+    )
+    found = [(key, param) for key, param, _, _ in context_params.param_withs(text)]
+    assert found == [("f", "a"), ("f", "b"), ("f", "c"), ("f", "d"), ("f", "e"), ("K.m.inner", "h"), ("K.m", "g")]
+    ast.parse(text)
