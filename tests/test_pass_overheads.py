@@ -45,3 +45,36 @@ def test_param_withs_finds_withs_in_every_kind_of_statement():
     found = [(key, param) for key, param, _, _ in context_params.param_withs(text)]
     assert found == [("f", "a"), ("f", "b"), ("f", "c"), ("f", "d"), ("f", "e"), ("K.m.inner", "h"), ("K.m", "g")]
     ast.parse(text)
+
+
+def _d2_like(scripts: int) -> dict:
+    """detectron2's layout in small: the package, a project registering its own classes, and
+    scripts importing both."""
+    files = {
+        "detectron2/__init__.py": "",
+        "detectron2/modeling/__init__.py": "from .build import build_model\n",
+        "detectron2/modeling/build.py": "def build_model(cfg):\n    return cfg\n",
+        "projects/Mask/maskpkg/__init__.py": "from .arch import MaskArch\n",
+        "projects/Mask/maskpkg/arch.py": "class MaskArch:\n    pass\n",
+    }
+    for i in range(scripts):
+        files[f"projects/Mask/train_{i}.py"] = (
+            "import os\nimport torch.nn as nn\nfrom detectron2.modeling import build_model\n"
+            "import maskpkg\nfrom maskpkg.arch import MaskArch\nfrom .local import x\n")
+    return files
+
+
+def test_imported_beside_resolves_only_imports_that_are_not_project_modules(monkeypatch):
+    from amplint.analysis.project import build, string_classes
+
+    for scripts in (1, 8):
+        project = build(_d2_like(scripts))
+        asked = []
+        resolve = project.resolve_ref
+        monkeypatch.setattr(project, "resolve_ref", lambda path, ref, depth=0: asked.append(ref) or resolve(path, ref, depth),
+                            raising=False)
+        package = string_classes._package_root(project, "detectron2/modeling/build.py")
+        other = string_classes._package_root(project, "projects/Mask/maskpkg/arch.py")
+        assert string_classes._imported_beside(project, package, {other}) == {other}
+        # `os` and `torch.nn` are asked once per script; the project's modules are read from its index
+        assert sorted(set(asked)) == ["os", "torch.nn"] and len(asked) == 2 * scripts

@@ -281,7 +281,14 @@ def _imported_beside(project, package: str, others) -> set:
             roots = memo[path] = set()
             for match in _IMPORT.finditer(project.files[path]):
                 module = match.group(1) or match.group(2)
-                hit = project.resolve_ref(path, module) if not module.startswith(".") else None
+                if module.startswith("."):
+                    continue
+                # a module file of the project is what resolve_ref answers first, unread
+                files = project._index.get(module)
+                if files:
+                    roots.add(_package_root(project, files[0] if len(files) == 1 else project._closest(files, path)))
+                    continue
+                hit = project.resolve_ref(path, module)
                 if hit is not None and not hit[1]:
                     roots.add(_package_root(project, hit[0]))
         if package in roots and _package_root(project, path) not in others | {package}:
