@@ -78,3 +78,15 @@ def test_imported_beside_resolves_only_imports_that_are_not_project_modules(monk
         assert string_classes._imported_beside(project, package, {other}) == {other}
         # `os` and `torch.nn` are asked once per script; the project's modules are read from its index
         assert sorted(set(asked)) == ["os", "torch.nn"] and len(asked) == 2 * scripts
+
+
+def test_with_names_are_what_the_word_bounded_regex_finds():
+    import random
+    import re
+
+    regex = re.compile(r"\bwith\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?\s*:")
+    rng = random.Random(4)
+    alphabet = ["with", " ", "\n", "x", "_", "(", ")", ":", "é", "1", "\u3000", "wi", "th", "a"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25))) for _ in range(5000)]
+    for text in texts + ["xwith a:", "with with_a:", "_with b():", "éwith c:", "with  d ( ) :"]:
+        assert context_params.with_names(text) == set(regex.findall(text)), text

@@ -27,7 +27,24 @@ import libcst as cst
 from amplint.analysis.facts.regions import Enabled, EntryParamRegion
 from amplint.analysis.project.candidates import Candidate, chain
 
-_WITH_NAME = re.compile(r"\bwith\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?\s*:")
+# `\bwith\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?\s*:` with the literal first (a pattern that starts
+# with `\b` is tried at every position of the text): the word boundary is tested on each match
+_WITH_NAME = re.compile(r"with\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?\s*:")
+_WORD_CHAR = re.compile(r"\w")
+
+
+def with_names(text: str) -> set:
+    """The names `p` of the text's `with p():` / `with p:` (`with` starting a word)."""
+    names = set()
+    match = _WITH_NAME.search(text)
+    while match is not None:
+        start = match.start()
+        if start and _WORD_CHAR.match(text, start - 1):
+            match = _WITH_NAME.search(text, start + 1)
+            continue
+        names.add(match.group(1))
+        match = _WITH_NAME.search(text, match.end())
+    return names
 _PLAIN = frozenset({"contextlib.suppress", "contextlib.nullcontext"})
 
 # (function key, parameter, line of the with, (first, last) line of its body)
@@ -36,7 +53,7 @@ ParamWith = Tuple[str, str, int, Tuple[int, int]]
 
 def param_withs(text: str) -> List[ParamWith]:
     """The `with p():` / `with p:` of a file whose `p` is a parameter of the enclosing function."""
-    names = set(_WITH_NAME.findall(text))
+    names = with_names(text) if "with" in text else set()
     if not names:
         return []
     try:
