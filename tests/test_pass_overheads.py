@@ -90,3 +90,29 @@ def test_with_names_are_what_the_word_bounded_regex_finds():
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25))) for _ in range(5000)]
     for text in texts + ["xwith a:", "with with_a:", "_with b():", "éwith c:", "with  d ( ) :"]:
         assert context_params.with_names(text) == set(regex.findall(text)), text
+
+
+def test_config_keys_are_what_the_window_search_finds():
+    import random
+    import re
+
+    from amplint.analysis.project.flowindex import _CONFIG_DICT, _config_pairs
+
+    key = re.compile(r"(\w+)\s*=\s*\[?\s*$")
+
+    def searched(text):
+        found = []
+        for match in _CONFIG_DICT.finditer(text):
+            hit = key.search(text, max(0, match.start() - 200), match.start())
+            if hit is not None:
+                found.append((hit.group(1), match.group(1)))
+        return found
+
+    rng = random.Random(6)
+    alphabet = ["a", "_", " ", "\n", "=", "[", "==", "x1", "é", "\t", "dict(type='A')", "dict( k=1, type=\"B.C\")"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    # a key word longer than the 200 characters read before the dict: cut where the window starts
+    texts += ["x" * n + " = [\n  dict(type='Head')" for n in (1, 150, 196, 199, 200, 201, 260)]
+    texts += [" " * n + "loss_bbox=dict(type='L1Loss')" for n in (0, 190, 205)]
+    for text in texts:
+        assert _config_pairs(text) == searched(text), text
