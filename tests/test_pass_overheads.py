@@ -116,3 +116,41 @@ def test_config_keys_are_what_the_window_search_finds():
     texts += [" " * n + "loss_bbox=dict(type='L1Loss')" for n in (0, 190, 205)]
     for text in texts:
         assert _config_pairs(text) == searched(text), text
+
+
+def _converter_names_by_regex(texts):
+    """converters._function_names as it read the texts before: a line-anchored regex over each
+    text and a slice of the text per function body."""
+    import re
+
+    pattern = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
+    words = ("half", "Half", "float16", "bfloat16")
+    defined, casting = set(), set()
+    for text in texts:
+        matches = list(pattern.finditer(text))
+        casts = any(word in text for word in words)
+        for index, match in enumerate(matches):
+            defined.add(match.group(2))
+            end = len(text)
+            for later in matches[index + 1:]:
+                if len(later.group(1)) <= len(match.group(1)):
+                    end = later.start()
+                    break
+            if casts and any(word in text[match.end():end] for word in words):
+                casting.add(match.group(2))
+    return frozenset(defined), frozenset(casting)
+
+
+def test_converter_names_are_the_line_regex_ones():
+    import random
+    import types
+
+    from amplint.analysis.project import converters
+
+    rng = random.Random(7)
+    pieces = ["def f(", "def g (x):", "async def h(", "async\tdef k(", "asyncdef m(", "xdef n(", "def", "define(",
+              "\n", "\n    ", "\n\t", " ", "half", "hal", "f", "Half", "bfloat16", "float16", "halfloat16", "(", "\r"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    for text in texts:
+        flow = types.SimpleNamespace(p=types.SimpleNamespace(python=["m.py"], files={"m.py": text}))
+        assert converters._function_names(flow) == _converter_names_by_regex([text]), text
