@@ -154,3 +154,17 @@ def test_converter_names_are_the_line_regex_ones():
     for text in texts:
         flow = types.SimpleNamespace(p=types.SimpleNamespace(python=["m.py"], files={"m.py": text}))
         assert converters._function_names(flow) == _converter_names_by_regex([text]), text
+
+
+def test_python_target_matches_are_the_patterns():
+    import random
+
+    from amplint.analysis.project import string_classes
+
+    rng = random.Random(9)
+    pieces = ["_target_", "'", '"', ":", "=", " ", "\n", "pkg.Net", "x", "_", "{", "dict(", "é", "_target_target_"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 25))) for _ in range(20000)]
+    texts += ["{'_target_': 'a.B'}", "dict(_target_='a.B')", "x_target_='a'", "'_target_'='a'", "\"_target_\" : \"m.N\""]
+    for text in texts:
+        expected = [(m.span(), m.group(1)) for m in string_classes._PY_TARGET.finditer(text)]
+        assert [(m.span(), m.group(1)) for m in string_classes._py_targets(text)] == expected, text
