@@ -25,6 +25,33 @@ def test_called_words_are_what_the_call_regex_finds():
             assert calls(word, text) is expected, (text, word)
 
 
+_WIDE = _ALPHABET + ["\u2003", "\u3000", "\x1c", "\x0b", "\x0c", "\u0301", "\u00b2", "\u0663", "\u2160", "((", "a\n(", "x1", "ééé"]
+
+
+def _split_called_words(text):
+    """The index's words as the previous implementation read them (split at `(`, the trailing run
+    of `str.isalnum()`/`_` characters after `str.rstrip()`)."""
+    out = set()
+    pieces = text.split("(")
+    pieces.pop()
+    for piece in pieces:
+        end = len(piece.rstrip())
+        start = end
+        while start and (piece[start - 1].isalnum() or piece[start - 1] == "_"):
+            start -= 1
+        if start < end:
+            out.add(piece[start:end])
+    return out
+
+
+def test_called_words_are_the_previous_index_words_and_the_regex_words():
+    rng = random.Random(5)
+    texts = ["".join(rng.choice(_WIDE) for _ in range(rng.randint(0, 60))) for _ in range(4000)]
+    for text in texts + ["ab(", "(", "((a", "a\u0301 (", "\u00b2(", "x \u3000\x1c(", "é\n\n  (y)"]:
+        expected = {m.group(1) for m in re.finditer(r"\b(\w+)\s*\(", text)}
+        assert called_words(text) == expected == _split_called_words(text), text
+
+
 def test_files_calling_from_the_index_and_from_scans_agree():
     texts = {f"f{i}.py": text for i, text in enumerate(_texts(200, 2))}
     paths = sorted(texts)

@@ -36,20 +36,19 @@ def calls(word: str, text: str) -> bool:
 
 def called_words(text: str) -> Set[str]:
     """Every word `w` for which `calls(w, text)`: the maximal runs of word characters that
-    whitespace and `(` follow. Found by splitting the text at each `(` (a regex over the
-    whole text costs six times more); `str.isalnum() or "_"` is the regex's `\\w` and
-    `str.rstrip()` strips its `\\s`."""
-    out: Set[str] = set()
-    pieces = text.split("(")
-    pieces.pop()  # what follows the last `(`
-    for piece in pieces:
-        end = len(piece.rstrip())
-        start = end
-        while start and (piece[start - 1].isalnum() or piece[start - 1] == "_"):
-            start -= 1
-        if start < end:
-            out.add(piece[start:end])
-    return out
+    whitespace and `(` follow."""
+    return {word[::-1] for word in _reversed_called_words(text)}
+
+
+# `(\w+)\s*\(` read backwards: a pattern that starts with the literal `(` lets the engine skip
+# to each `(` (the forward pattern is tried at every position, 10x slower than this), and its
+# greedy `\w+` takes the whole run of word characters before `\s*(`, as the forward match does
+_REVERSED_CALL = re.compile(r"\(\s*(\w+)")
+
+
+def _reversed_called_words(text: str) -> Set[str]:
+    """`called_words(text)`, each word spelt backwards (the index keeps them so)."""
+    return set(_REVERSED_CALL.findall(text[::-1]))
 
 
 class CallWords:
@@ -72,17 +71,21 @@ class CallWords:
         if not self._indexed and _WORD.fullmatch(word) is not None and self._scans >= _SCANS_BEFORE_INDEX:
             self._index()
         if self._indexed and _WORD.fullmatch(word) is not None:
-            return list(self._called.get(word, ()))
+            return list(self._called.get(word[::-1], ()))
         self._scans += 1
         self.scanned += len(self._paths)
         return [path for path in self._paths if calls(word, self._texts[path])]
 
     def _index(self) -> None:
-        called: Dict[str, List[str]] = {}
+        called: Dict[str, List[str]] = {}  # word spelt backwards -> paths
         for path in self._paths:
             self.texts_indexed += 1
-            for word in called_words(self._texts[path]):
-                called.setdefault(word, []).append(path)
+            for word in _reversed_called_words(self._texts[path]):
+                found = called.get(word)
+                if found is None:
+                    called[word] = [path]
+                else:
+                    found.append(path)
         self._called = called
         self._indexed = True
 

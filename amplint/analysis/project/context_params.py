@@ -27,7 +27,24 @@ import libcst as cst
 from amplint.analysis.facts.regions import Enabled, EntryParamRegion
 from amplint.analysis.project.candidates import Candidate, chain
 
-_WITH_NAME = re.compile(r"\bwith\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?\s*:")
+# `\bwith\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?\s*:` with the literal first (a pattern that starts
+# with `\b` is tried at every position of the text): the word boundary is tested on each match
+_WITH_NAME = re.compile(r"with\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?\s*:")
+_WORD_CHAR = re.compile(r"\w")
+
+
+def with_names(text: str) -> set:
+    """The names `p` of the text's `with p():` / `with p:` (`with` starting a word)."""
+    names = set()
+    match = _WITH_NAME.search(text)
+    while match is not None:
+        start = match.start()
+        if start and _WORD_CHAR.match(text, start - 1):
+            match = _WITH_NAME.search(text, start + 1)
+            continue
+        names.add(match.group(1))
+        match = _WITH_NAME.search(text, match.end())
+    return names
 _PLAIN = frozenset({"contextlib.suppress", "contextlib.nullcontext"})
 
 # (function key, parameter, line of the with, (first, last) line of its body)
@@ -36,7 +53,7 @@ ParamWith = Tuple[str, str, int, Tuple[int, int]]
 
 def param_withs(text: str) -> List[ParamWith]:
     """The `with p():` / `with p:` of a file whose `p` is a parameter of the enclosing function."""
-    names = set(_WITH_NAME.findall(text))
+    names = with_names(text) if "with" in text else set()
     if not names:
         return []
     try:
@@ -45,27 +62,46 @@ def param_withs(text: str) -> List[ParamWith]:
         return []
     found: List[ParamWith] = []
 
-    def visit(node, key: str, params) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    # only statements hold a `with`, a def or a class: expressions are not walked. A function's
+    # rebound names (a walk of its whole body) are read only for a `with` of one of its parameters
+    def visit(node, key: str, function, params) -> None:
+        for child in _statements(node):
+            if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef):
                 args = child.args
                 own = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-                visit(child, f"{key}.{child.name}" if key else child.name, own - _rebound(child))
-            elif isinstance(child, ast.ClassDef):
-                visit(child, f"{key}.{child.name}" if key else child.name, set())
+                visit(child, f"{key}.{child.name}" if key else child.name, child, [own, None])
+            elif type(child) is ast.ClassDef:
+                visit(child, f"{key}.{child.name}" if key else child.name, None, None)
             else:
-                if isinstance(child, (ast.With, ast.AsyncWith)) and params:
+                if type(child) in (ast.With, ast.AsyncWith) and params is not None:
                     for item in child.items:
                         expr = item.context_expr
-                        if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
+                        if type(expr) is ast.Call and not expr.args and not expr.keywords:
                             expr = expr.func
-                        if isinstance(expr, ast.Name) and expr.id in params and expr.id in names:
-                            span = (child.body[0].lineno, child.end_lineno or child.lineno)
-                            found.append((key, expr.id, child.lineno, span))
-                visit(child, key, params)
+                        if type(expr) is ast.Name and expr.id in params[0] and expr.id in names:
+                            if params[1] is None:
+                                params[1] = _rebound(function)
+                            if expr.id not in params[1]:
+                                span = (child.body[0].lineno, child.end_lineno or child.lineno)
+                                found.append((key, expr.id, child.lineno, span))
+                visit(child, key, function, params)
 
-    visit(tree, "", set())
+    visit(tree, "", None, None)
     return found
+
+
+def _statements(node):
+    """The statements directly inside `node` (those of its except handlers and match cases
+    too), in `ast.iter_child_nodes` order."""
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is not list:
+            continue
+        for item in value:
+            if isinstance(item, ast.stmt):
+                yield item
+            elif isinstance(item, (ast.excepthandler, ast.match_case)):
+                yield from _statements(item)
 
 
 def _rebound(function) -> set:

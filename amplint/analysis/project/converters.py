@@ -10,6 +10,7 @@ defined; one outside the linted files is not guessed from its name. Like the sta
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import FrozenSet, Iterator, Optional, Tuple
 
@@ -53,7 +54,6 @@ def _root(value):
 
 _APPLY = re.compile(r"\.apply\(\s*([A-Za-z_][\w.]*)\s*\)")
 _CAST_WORDS = ("half", "Half", "float16", "bfloat16")
-_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 
 
 def may_apply_converter(flow, text: str) -> bool:
@@ -80,23 +80,62 @@ def _function_names(flow) -> Tuple[FrozenSet[str], FrozenSet[str]]:
             text = flow.p.files[path]
             if "def" not in text:
                 continue
-            matches = list(_DEF.finditer(text))
-            casts = any(word in text for word in _CAST_WORDS)
-            for index, match in enumerate(matches):
-                defined.add(match.group(2))
-                if casts and _body_casts(text, matches, index):
-                    casting.add(match.group(2))
+            defs = _defs(text)
+            casts = _cast_word_starts(text)
+            for index, (indent, name, _start, _end) in enumerate(defs):
+                defined.add(name)
+                if casts and _body_casts(text, defs, index, casts):
+                    casting.add(name)
         memo = flow.__dict__["_converter_names"] = (frozenset(defined), frozenset(casting))
     return memo
 
 
-def _body_casts(text: str, matches, index: int) -> bool:
+_DEF_TAIL = re.compile(r"def[ \t]+(\w+)[ \t]*\(")
+
+
+def _defs(text: str):
+    """(indentation, name, start, end) of each match of `_DEF` (`^([ \\t]*)(?:async[ \\t]+)?def...`,
+    re.M), looked for only where `def` is written: the line before it must be spaces and tabs,
+    then `async` and spaces or tabs, or nothing."""
+    found = []
+    at = text.find("def")
+    while at != -1:
+        tail = _DEF_TAIL.match(text, at)
+        if tail is not None:
+            line = text.rfind("\n", 0, at) + 1
+            prefix = text[line:at]
+            rest = prefix.lstrip(" \t")
+            if not rest or (rest.startswith("async") and len(rest) > 5 and not rest[5:].strip(" \t")):
+                found.append((len(prefix) - len(rest), tail.group(1), line, tail.end()))
+                at = text.find("def", tail.end())
+                continue
+        at = text.find("def", at + 3)
+    return found
+
+
+def _cast_word_starts(text: str):
+    """word -> the sorted positions where it is written (overlaps included), for the words there."""
+    found = {}
+    for word in _CAST_WORDS:
+        at = text.find(word)
+        while at != -1:
+            found.setdefault(word, []).append(at)
+            at = text.find(word, at + 1)
+    return found
+
+
+def _body_casts(text: str, defs, index: int, casts) -> bool:
     """Whether the text from this `def` to the next `def` at its indentation or less holds a
     cast word (nested functions' text included: a superset is safe)."""
-    indent = len(matches[index].group(1))
+    indent = defs[index][0]
     end = len(text)
-    for later in matches[index + 1:]:
-        if len(later.group(1)) <= indent:
-            end = later.start()
+    for later in defs[index + 1:]:
+        if later[0] <= indent:
+            end = later[2]
             break
-    return any(word in text[matches[index].end():end] for word in _CAST_WORDS)
+    begin = defs[index][3]
+    for word, starts in casts.items():
+        first = bisect.bisect_left(starts, begin)
+        if first < len(starts) and starts[first] + len(word) <= end:
+            return True
+    return False

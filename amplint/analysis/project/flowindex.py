@@ -48,7 +48,8 @@ Things = Dict[tuple, Hold]
 # `key=dict(..., type='Name')`, `key = [dict(type='Name'), ...]`: found from the `dict(` on,
 # then the key looked for just before it (a regex starting at every word is 40 times slower)
 _CONFIG_DICT = re.compile(r"dict\(\s*(?:\w+\s*=\s*[\w.'\"-]+\s*,\s*)*type\s*=\s*['\"]([\w.]+)['\"]")
-_CONFIG_KEY = re.compile(r"(\w+)\s*=\s*\[?\s*$")
+# `(\w+)\s*=\s*\[?\s*$` searched in the 200 characters before a match, read backwards
+_CONFIG_KEY_BACKWARDS = re.compile(r"\s*\[?\s*=\s*(\w+)")
 _FIRST_ARG = re.compile(r"^[\w.\[\]]+\((?:[\w]+\.)*(\w+)[,)]")
 
 
@@ -347,9 +348,10 @@ def _config_pairs(text: str) -> List[Tuple[str, str]]:
     """(key, type name) for each `key=dict(type='Name')` of a text."""
     pairs = []
     for match in _CONFIG_DICT.finditer(text):
-        key = _CONFIG_KEY.search(text, max(0, match.start() - 200), match.start())
+        start = match.start()
+        key = _CONFIG_KEY_BACKWARDS.match(text[max(0, start - 200):start][::-1])
         if key is not None:
-            pairs.append((key.group(1), match.group(1)))
+            pairs.append((key.group(1)[::-1], match.group(1)))
     return pairs
 
 

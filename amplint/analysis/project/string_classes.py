@@ -40,6 +40,7 @@ INSTANTIATE = frozenset({"hydra.utils.instantiate", "hydra.utils.call"})
 TARGET_KEYS = ("_target_", "class_path")
 _TARGET_TEXT = re.compile(r"\b(?:_target_|class_path)\b")
 _PY_TARGET = re.compile(r"""(?:["']_target_["']\s*:|\b_target_\s*=)\s*["']([\w.]+)["']""")
+_WORD_CHAR = re.compile(r"\w")
 _PY_KEY = re.compile(r"""["']?(\w+)["']?\s*[:=]\s*$""")
 _DEFAULTS_ITEM = re.compile(r"^\s*-\s*(?:override\s+)?/?([\w/]+)\s*:\s*([\w.-]+)\s*(?:#.*)?$", re.M)
 _FIRST_ARG = re.compile(r"\(\s*([A-Za-z_][\w.]*)\s*[,)]")
@@ -281,7 +282,14 @@ def _imported_beside(project, package: str, others) -> set:
             roots = memo[path] = set()
             for match in _IMPORT.finditer(project.files[path]):
                 module = match.group(1) or match.group(2)
-                hit = project.resolve_ref(path, module) if not module.startswith(".") else None
+                if module.startswith("."):
+                    continue
+                # a module file of the project is what resolve_ref answers first, unread
+                files = project._index.get(module)
+                if files:
+                    roots.add(_package_root(project, files[0] if len(files) == 1 else project._closest(files, path)))
+                    continue
+                hit = project.resolve_ref(path, module)
                 if hit is not None and not hit[1]:
                     roots.add(_package_root(project, hit[0]))
         if package in roots and _package_root(project, path) not in others | {package}:
@@ -340,13 +348,37 @@ def _yaml_nodes(path: str, text: str) -> List[Node]:
 def _python_nodes(path: str, text: str) -> List[Node]:
     """`"model": {"_target_": "pkg.Net"}`, `model = {"_target_": ...}`, `model=dict(_target_=...)`."""
     found = []
-    for match in _PY_TARGET.finditer(text):
+    for match in _py_targets(text):
         brace, call = text.rfind("{", 0, match.start()), text.rfind("dict(", 0, match.start())
         start = max(brace, call)
         key = _PY_KEY.search(text, max(0, start - 80), start) if start >= 0 else None
         if key is not None:
             line = text.count("\n", 0, match.start()) + 1
             found.append(Node(path, line, (key.group(1),), match.group(1), "_target_"))
+    return found
+
+
+# `_PY_TARGET`'s two forms, each matched where `_target_` is written (the pattern, whose second
+# form starts with `\b`, was tried at every position of every file holding the word)
+_PY_TARGET_QUOTED = re.compile(r"""["']_target_["']\s*:\s*["']([\w.]+)["']""")
+_PY_TARGET_KEYWORD = re.compile(r"""_target_\s*=\s*["']([\w.]+)["']""")
+
+
+def _py_targets(text: str):
+    """The matches `_PY_TARGET.finditer(text)` gives, in order."""
+    found = []
+    end = 0
+    at = text.find("_target_")
+    while at != -1:
+        match = None
+        if at - 1 >= end and at and text[at - 1] in "\"'":
+            match = _PY_TARGET_QUOTED.match(text, at - 1)
+        if match is None and at >= end and (not at or not _WORD_CHAR.match(text, at - 1)):
+            match = _PY_TARGET_KEYWORD.match(text, at)
+        if match is not None:
+            found.append(match)
+            end = match.end()
+        at = text.find("_target_", at + 1)
     return found
 
 
