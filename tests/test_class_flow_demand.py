@@ -17,6 +17,7 @@ import pytest
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import build, lint_project
 from amplint.analysis.project.site_files import SiteFiles
+from amplint.analysis.project.site_text import filled_slots
 
 SETTINGS = Settings.default()
 ROOT = "transformers/src/transformers"
@@ -165,3 +166,90 @@ class _Flow:
 ])
 def test_what_counts_as_a_store_of_an_attribute(text, stored):
     assert SiteFiles(_Flow([text]), None)._stored_anywhere("m") is stored
+
+
+# huggingface/transformers' modeling_utils.py: a setter whose `value` the class stores; each
+# model calls `self.loss_function(logits=logits, labels=labels, ...)` by keyword only, which
+# cannot fill the setter's `value` (position 1, or 0 past `self`)
+MODELING_UTILS = """import torch
+import torch.nn as nn
+
+
+class PreTrainedModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+
+    @property
+    def loss_function(self):
+        return self._loss_function
+
+    @loss_function.setter
+    def loss_function(self, value):
+        self._loss_function = value
+"""
+MODEL = """import torch
+import torch.nn as nn
+
+from ...modeling_utils import PreTrainedModel
+
+
+class {name}ForCausalLM(PreTrainedModel):
+    def forward(self, hidden, labels=None):
+        logits = hidden @ self.get_output_embeddings().weight.T
+        loss = self.loss_function(logits=logits, labels=labels, vocab_size=self.config.vocab_size)
+        return loss, logits
+"""
+QUANTIZE = """import torch
+
+from transformers.modeling_utils import PreTrainedModel
+
+
+def prepare_for_half(model: PreTrainedModel):
+    model.half()
+    return model
+"""
+
+
+def _models(count: int):
+    files = {
+        f"{ROOT}/__init__.py": "",
+        f"{ROOT}/models/__init__.py": "",
+        f"{ROOT}/modeling_utils.py": MODELING_UTILS,
+        f"{ROOT}/integrations/quantize.py": QUANTIZE,
+    }
+    for name in NAMES[:count]:
+        folder = f"{ROOT}/models/{name.lower()}"
+        files[f"{folder}/__init__.py"] = ""
+        files[f"{folder}/modeling_{name.lower()}.py"] = MODEL.format(name=name)
+    return files
+
+
+def test_sites_that_cannot_fill_the_parameter_are_not_summarised():
+    files = _models(6)
+    project = build(files)
+    assert {cls for (_, cls) in project.flow.half_instances()} == {"PreTrainedModel"}
+    models = sorted(p for p in files if "/modeling_" in p and "utils" not in p)
+    assert models and not set(models) & set(project.parsed)
+    assert len(build(_models(2)).parsed) == len(project.parsed)
+
+
+def test_a_site_that_fills_the_parameter_keeps_its_file():
+    files = _models(3)
+    files[f"{ROOT}/trainer.py"] = (
+        "from transformers.models.vit.modeling_vit import VitForCausalLM\n\n\n"
+        "def setup(model: VitForCausalLM, loss):\n    model.loss_function = loss\n"
+        "    model.loss_function(loss)\n    return model\n"
+    )
+    project = build(files)
+    project.flow.half_instances()
+    assert f"{ROOT}/trainer.py" in project.parsed
+
+
+@pytest.mark.parametrize("args, slots", [
+    ("x, y", {0, 1}), ("logits=logits, labels=labels", {"logits", "labels"}),
+    ("*args, value=v", set()), ("x, 0.5, None", {0}), ('"", x', {1}), ("a, **kw", {0}),
+    ("f(a, b), k=[1, 2]", {0}), ("x == y, z", {0, 1}), ("ü=a, b", {"ü", 1}), ("a, ü", {0, 1}),
+])
+def test_which_slots_a_call_fills(args, slots):
+    assert filled_slots(args) == slots

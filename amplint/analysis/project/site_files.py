@@ -1,12 +1,15 @@
 """Which of the files a call-site text search found can hold a call site that reaches the
 callee asked about (issue 34): the others are not summarised for it.
 
-A question is ("bind", (file, function key), init), what `classvalues._binding_sites` asks
-(the call sites that call that function, or that class's constructor when `init`), or
+A question is ("bind", (file, function key), init[, slots]), what `classvalues._binding_sites`
+asks (the call sites that call that function, or that class's constructor when `init`; with
+`slots`, only those that fill one of these positions or keywords: the parameter asked about), or
 ("class", file, class), what `halfspread._constructed_with` asks (the calls of that class).
 For each mention of the name in the file's code (site_text.CodeText: comments and plain
 strings left out) this decides what flowfacts would record:
-- nothing: not a call with an argument it can bind, not `partial`'s first argument, a callee
+- nothing: not a call with an argument it can bind, or (a question with slots) none in the
+  slots asked (`self.loss_function(logits=logits, labels=labels)` cannot bind a setter's
+  `value`), not `partial`'s first argument, a callee
   that is not a dotted name (`super().forward(x)`, `x[0].cat(y)`), a name nothing binds;
 - `self.m(x)` where no file of the project stores an attribute `m` (no store, class attribute
   or dataclass field of that name): its value is `_stores` of the caller's class, which is
@@ -26,7 +29,7 @@ import re
 from typing import Dict, Optional
 
 from amplint.analysis.facts.names import _CANONICAL
-from amplint.analysis.project.site_text import CodeText, may_bind
+from amplint.analysis.project.site_text import CodeText, filled_slots, may_bind
 
 
 class SiteFiles:
@@ -72,6 +75,10 @@ class SiteFiles:
         if args is None or not may_bind(args):
             if not view.partial_first(start):
                 return True  # not a call that binds an argument
+        elif len(question) > 3 and not view.partial_first(start):
+            filled = filled_slots(args)
+            if filled is not None and not filled & question[3]:
+                return True  # it fills none of the parameter's slots
         return self._callee_harmless(view, path, parts, question)
 
     def _callee_harmless(self, view: CodeText, path: str, parts, question: tuple) -> bool:
@@ -145,5 +152,5 @@ class SiteFiles:
     def _reaches(self, held: dict, question: tuple) -> bool:
         if question[0] == "class":
             return ("class", question[1], question[2]) in held
-        _, target, init = question
+        _, target, init = question[:3]
         return self.flow._offset(self._callee_targets(held), target, init) is not None
