@@ -120,8 +120,9 @@ def test_clean_twin_is_silent():
 def test_a_local_or_an_attribute_callee_keeps_the_file():
     """`run` reached through something the text cannot follow is summarised as before."""
     files = _files()
-    files["yolov5/utils/callbacks.py"] = (
-        "class Callbacks:\n    def fire(self, hook, data):\n        return self.run(hook, data)\n"
+    files["yolov5/utils/callbacks.py"] = (  # `self.run` holds what the class stores (`_stores`)
+        "class Callbacks:\n    def __init__(self, run):\n        self.run = run\n\n"
+        "    def fire(self, hook, data):\n        return self.run(hook, data)\n"
     )
     files["yolov5/segment/train.py"] = (
         "def fit(validate, data, model):\n    return validate.run(data, model=model)\n"

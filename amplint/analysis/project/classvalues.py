@@ -265,8 +265,11 @@ class ClassValues(FlowIndex):
         if is_method and parts[1] == "__init__":
             names = [parts[0]]
         init = is_method and key.endswith(".__init__")
+        # the slots a site must fill to bind `name`: its keyword, or its position less the
+        # parameters the call leaves out (`_offset`: 0, or 1 for `self` / a constructor)
+        slots = frozenset({name} if positional is None else {name, positional, positional - 1})
         for callee_name in names:
-            for where, caller, args, offset in self._binding_sites(callee_name, (path, key), init, depth):
+            for where, caller, args, offset in self._binding_sites(callee_name, (path, key), init, depth, slots):
                 for slot, value in args:
                     if slot == name or (positional is not None and slot == positional - offset):
                         merge_things(out, self.values(where, caller, value, depth))
@@ -274,17 +277,20 @@ class ClassValues(FlowIndex):
             merge_things(out, self.strings.init_binding(path, parts[0], name))
         return out
 
-    def _binding_sites(self, name: str, target: tuple, init: bool, depth: int):
+    def _binding_sites(self, name: str, target: tuple, init: bool, depth: int,
+                       slots: Optional[frozenset] = None):
         """The call sites of `name` that call `target` (file, function key), in the order of
         `_call_sites`, each as (file, caller, args, parameters the call leaves out). What a
         site's callee holds is evaluated once it is final (memoised); until then (a cycle cut
         it short) it is evaluated again at each question, as any value is. `init`: the
-        target is a constructor, which a call of the class runs."""
+        target is a constructor, which a call of the class runs. `slots`: only the sites that
+        fill one of these (an argument's position or keyword) are wanted; the others are not
+        evaluated, and a file whose text shows no such site is not summarised (site_files.py)."""
         self._context.asked(depth)
         if depth > _MAX_DEPTH:
             self._context.taint()
             return
-        question = ("bind", target, init)
+        question = ("bind", target, init) if slots is None else ("bind", target, init, slots)
         sites = self._call_sites(name, question)
         table = self._site_tables.get((name, question))
         if table is None:
@@ -297,6 +303,8 @@ class ClassValues(FlowIndex):
                 self._context.taint()
                 return  # every value is {} from here on: no site binds
             where, caller, callee, args, _line = sites[number]
+            if slots is not None and not any(slot in slots for slot, _ in args):
+                continue  # it binds none of the parameters asked about: its callee does not matter
             found = table.settled.get(number)
             if found is None:
                 held = self.values(where, caller, callee, depth)

@@ -217,6 +217,49 @@ class CodeText:
         return re.search(r"partial\s*\(\s*$", before) is not None
 
 
+def _pieces(args: str) -> List[str]:
+    depth = 0
+    current: List[str] = []
+    pieces = []
+    for char in args:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        if char == "," and depth == 0:
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    pieces.append("".join(current))
+    return pieces
+
+
+_ANY_IDENT = re.compile(r"[^\W\d]\w*")  # unicode names too (`_IDENT` is ASCII only)
+_KEYWORD_ARG = re.compile(r"([^\W\d]\w*)\s*=(?!=)")
+
+
+def filled_slots(args: str) -> Optional[set]:
+    """The slots (positions, keywords) of these call arguments that flowfacts may record:
+    every argument before the first starred one (it records none from there), by keyword or
+    by its position among all the arguments, except those holding literals only. None when
+    the text is not plainly a list of arguments (unbalanced brackets)."""
+    found: set = set()
+    pieces = _pieces(args)
+    if args.count("(") != args.count(")") or args.count("[") != args.count("]") \
+            or args.count("{") != args.count("}"):
+        return None
+    for position, piece in enumerate(pieces):
+        piece = piece.strip()
+        if piece.startswith("*"):
+            break
+        keyword = _KEYWORD_ARG.match(piece)
+        value = piece[keyword.end():] if keyword else piece
+        if any(word.group(0) not in _KEYWORDS for word in _ANY_IDENT.finditer(value)):
+            found.add(keyword.group(1) if keyword else position)
+    return found
+
+
 def may_bind(args: str) -> bool:
     """Can one of these call arguments give flowfacts a value it records (a name, an
     attribute, a call, a subscript)? Literals alone cannot. Conservative: any identifier
