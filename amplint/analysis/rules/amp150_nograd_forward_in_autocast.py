@@ -384,8 +384,8 @@ def _autocast_call(region: Region, facts=None) -> Optional[cst.Call]:
     origin = region.origin
     if isinstance(origin, cst.Decorator):
         origin = origin.decorator
-    if region.kind not in ("with", "decorator") or not isinstance(origin, cst.Call):
-        return None
+    if region.kind not in ("with", "decorator") or not isinstance(origin, cst.Call) or region.opener:
+        return None  # a context-manager function's call is not the autocast
     dotted = dotted_name(origin.func)
     if not dotted:
         return None
