@@ -32,12 +32,15 @@ A function of the same file needs none of this: its file's facts open the region
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.facts.regions import EntryContextRegion
 from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.context_params import _rebound, _seeds_under
+from amplint.analysis.project.summary import CALLER_WORDS
 
+_DECORATED = re.compile(r"@[\w.\s]*contextmanager")
 # name -> [(file, (enabled, device, dtype), what to cite)]
 Openers = Dict[str, List[Tuple[str, tuple, str]]]
 
@@ -85,7 +88,8 @@ def _openers(project) -> Openers:
     found: Openers = {}
     for path in project.first_pass:
         text = project.files.get(path)
-        if not text or "contextmanager" not in text or "yield" not in text or not _may_open(text):
+        if not text or "contextmanager" not in text or "yield" not in text \
+                or not _DECORATED.search(text) or not _may_open(text):
             continue
         parsed = parsed_facts(project, path)
         if parsed is None:
@@ -107,14 +111,18 @@ def _openers(project) -> Openers:
 
 
 def _may_open(text: str) -> bool:
-    """A module-level function decorated `...contextmanager` with a `yield` inside a `with`."""
+    """A module-level function decorated `...contextmanager` whose own text says `autocast` (or
+    another region word), with a `yield` inside a `with` (an alias of autocast bound outside the
+    function is not looked for: the file is parsed with LibCST only when this holds)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
+    lines = text.splitlines()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                _last(dec).endswith("contextmanager") for dec in node.decorator_list):
+                _last(dec).endswith("contextmanager") for dec in node.decorator_list) and any(
+                word in "\n".join(lines[node.lineno - 1:node.end_lineno]) for word in CALLER_WORDS):
             for inner in ast.walk(node):
                 if isinstance(inner, (ast.With, ast.AsyncWith)) and any(
                         isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(inner)):

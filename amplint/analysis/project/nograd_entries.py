@@ -93,7 +93,7 @@ def note_nograd_function(project, path: str, ref: str, target: Tuple[str, str]) 
 
 def _nograd_function(project, path: str, key: str):
     text = project.files.get(path) or ""
-    if not any(word in text for word in _WORDS):
+    if not any(word in text for word in _WORDS) or not _may_run_nograd(text, key):
         return None
     parsed = parsed_facts(project, path)
     if parsed is None:
@@ -106,3 +106,21 @@ def _nograd_function(project, path: str, key: str):
     from amplint.analysis.project.lines import node_lines
 
     return params, node_lines(module, [function.node.name]).get(id(function.node.name), 0)
+
+
+def _may_run_nograd(text: str, key: str) -> bool:
+    """The module-level `def key` (with its decorators) says no_grad / inference_mode: the
+    file is parsed with LibCST only then."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    lines = text.splitlines()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == key:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            segment = "\n".join(lines[start - 1:node.end_lineno])
+            return any(word in segment for word in _WORDS)
+    return False
