@@ -122,7 +122,7 @@ class EntryContextRegion:
     enabled: Enabled
     device: Optional[str]
     dtype: Optional[str]
-    cite: str  # "maybe_autocast() of olmo/torch_util.py:12, whose yield runs under the autocast at line 17"
+    cite: str  # "`maybe_autocast()` of olmo/torch_util.py:11 yields under the autocast region at olmo/torch_util.py:15"
 
 
 class RegionAnalysis:
