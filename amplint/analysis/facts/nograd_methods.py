@@ -16,7 +16,7 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.syntax import calls_in, iter_nodes
+from amplint.analysis.facts.syntax import calls_in, code_children, iter_nodes
 from amplint.analysis.facts.tree import Frame
 
 NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
@@ -61,3 +61,77 @@ def nograd_forward(method: Optional[Frame]) -> bool:
             return True
     return False
 
+
+
+@dataclass(frozen=True)
+class EntryNoGradFunction:
+    """A call of the function `ref` (qualified, as the calling file's imports resolve it) runs
+    the arguments bound to `params` ((position, name) of parameters) forward without grad:
+    the function, defined at `where` in another file, calls those parameters under no_grad
+    (FixMatch's `@torch.no_grad() def pseudo_label(model, inputs_u_w, ...)`)."""
+
+    ref: str
+    params: Tuple[Tuple[int, str], ...]
+    where: str  # "utils/ssl.py:5"
+
+
+def nograd_params(function: Optional[Frame]) -> Tuple[Tuple[int, str], ...]:
+    """(position, name) of the parameters a module-level function calls (`p(...)`,
+    `p.forward(...)`) under no_grad: it is decorated no_grad/inference_mode, or the call sits
+    in one of its own `with torch.no_grad():` blocks. A parameter it binds again is left out
+    (it may no longer hold the argument); so is a call in a nested def (it runs later)."""
+    if function is None or function.kind != "function" or function.parent is None \
+            or function.parent.kind != "module":
+        return ()
+    node = function.node
+    if not isinstance(node, cst.FunctionDef):
+        return ()
+    scope = function.parent
+    positional = list(node.params.posonly_params) + list(node.params.params)
+    names = {p.name.value: i for i, p in enumerate(positional)}
+    names.update({p.name.value: -1 for p in node.params.kwonly_params})
+    decorated = any(resolve_expr(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator, scope)
+                    in NO_GRAD for d in node.decorators)
+    found = {}
+    rebound = set()
+    stack = [(node.body, decorated)]
+    while stack:
+        current, off = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+                rebound.add(current.name.value)
+            continue
+        target = _TARGETS.get(type(current))
+        if target is not None:
+            rebound.update(_target_names(target(current)))
+        if isinstance(current, cst.With):
+            inner = off or any(resolve_expr(item.item.func if isinstance(item.item, cst.Call) else item.item,
+                                            function) in NO_GRAD for item in current.items)
+            stack.extend((item, off) for item in current.items)
+            stack.append((current.body, inner))
+            continue
+        if isinstance(current, cst.Call) and off:
+            func = current.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+                func = func.value
+            if isinstance(func, cst.Name) and func.value in names:
+                found[func.value] = names[func.value]
+        stack.extend((child, off) for child in code_children(current))
+    return tuple(sorted((index, name) for name, index in found.items() if name not in rebound))
+
+
+_TARGETS = {
+    cst.AssignTarget: lambda n: n.target, cst.AnnAssign: lambda n: n.target,
+    cst.AugAssign: lambda n: n.target, cst.For: lambda n: n.target,
+    cst.NamedExpr: lambda n: n.target, cst.WithItem: lambda n: n.asname.name if n.asname else None,
+}
+
+
+def _target_names(target) -> set:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_target_names(e.value) for e in target.elements)) if target.elements else set()
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()

@@ -16,11 +16,12 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 
+from amplint.analysis.facts.context_functions import function_region
 from amplint.analysis.facts.names import resolve, resolve_expr
 from amplint.analysis.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
     bound_arguments, dict_literal, holder_key, literal_bool, literal_str,
 )
-from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
+from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes, scope_key
 
 
 class Enabled(enum.Enum):
@@ -43,6 +44,9 @@ class Region:
     # e.g. "the autocast region at train.py:12" or "Trainer(precision='16-mixed') at main.py:30".
     external: Optional[str] = None
     enabled_expr: Optional[cst.BaseExpression] = None  # `enabled=` as written, if given
+    # a region a context-manager function opens (facts/context_functions.py): its name; the
+    # fixes that edit the autocast call or move code out of the `with` leave it alone
+    opener: Optional[str] = None
 
     @property
     def active(self) -> bool:
@@ -107,16 +111,39 @@ class EntryParamRegion:
     cite: str  # "amp_autocast() at engine.py:14 (bound to `amp_autocast` at main.py:38)"
 
 
+@dataclass(frozen=True)
+class EntryContextRegion:
+    """`with callee(...):` in function `scope` of this file opens a region: `callee` (as written
+    there, `maybe_autocast` or `torch_util.maybe_autocast`) is a context-manager function of
+    another file that yields under an autocast (amplint.analysis.project.context_openers)."""
+
+    scope: str
+    callee: str
+    enabled: Enabled
+    device: Optional[str]
+    dtype: Optional[str]
+    cite: str  # "`maybe_autocast()` of olmo/torch_util.py:11 yields under the autocast region at olmo/torch_util.py:15"
+
+
 class RegionAnalysis:
     def __init__(self, tree: Collector, entries: Tuple["EntryRegion", ...] = ()) -> None:
+        from amplint.analysis.facts.callgraph import CallGraph
+
         self.tree = tree
         self.entries = entries
         self._params = {(e.scope, e.param): e for e in entries if isinstance(e, EntryParamRegion)}
+        self._openers = {(e.scope, e.callee): e for e in entries if isinstance(e, EntryContextRegion)}
         self._ctx_aliases: Dict[Tuple[str, str], Tuple[cst.BaseExpression, Frame]] = {}
         self._memo: Dict[int, Optional[Region]] = {}
+        self.callgraph = CallGraph(tree)
+        self._with_frames = {id(node): frame for node, frame in tree.withs}
+        self._with_memo: Dict[int, Optional[Region]] = {}
+        self._opened: Dict[int, object] = {}  # context-manager functions (context_functions.py)
+        self._aliases_ready = False  # a context manager's own `with`s are read once they are known
         self._collect_aliases()
+        self._aliases_ready = True
         for with_node, body_frame in tree.withs:
-            body_frame.region = self._with_region(with_node, body_frame.parent)
+            body_frame.region = self.with_region(with_node, body_frame.parent)
         for frame in tree.frames:
             if frame.kind == "function":
                 frame.region = self._decorator_region(frame)
@@ -236,6 +263,8 @@ class RegionAnalysis:
                         partial.enabled = Enabled.MAYBE
                     return partial
             param = self._param_region(expr.func, frame) if not expr.args else None
+            if param is None and self._aliases_ready:
+                param = function_region(self, expr, frame, Region)
             return param if param is not None else self._framework_region(expr)
         if call_it:
             return None
@@ -255,8 +284,6 @@ class RegionAnalysis:
         """A parameter the project pass found bound to an autocast (EntryParamRegion)."""
         if not self._params or not isinstance(expr, cst.Name):
             return None
-        from amplint.analysis.facts.tree import scope_key
-
         entry = self._params.get((scope_key(frame), expr.value))
         if entry is None:
             return None
@@ -341,6 +368,15 @@ class RegionAnalysis:
             return Region(Enabled.MAYBE, None, None, call, "framework")
         return None
 
+    def with_region(self, node: cst.With, frame: Frame) -> Optional[Region]:
+        """The region `node` opens (computed once: a context-manager function's `with`s are
+        asked while the `with`s that call it are read)."""
+        key = id(node)
+        if key not in self._with_memo:
+            self._with_memo[key] = None
+            self._with_memo[key] = self._with_region(node, frame)
+        return self._with_memo[key]
+
     def _with_region(self, node: cst.With, frame: Frame) -> Optional[Region]:
         found: Optional[Region] = None
         for item in node.items:
@@ -389,10 +425,7 @@ class RegionAnalysis:
         return None
 
     def _propagate_calls(self) -> None:
-        from amplint.analysis.facts.callgraph import CallGraph
-
-        graph = CallGraph(self.tree)
-        self.callgraph = graph
+        graph = self.callgraph
         pending: List[CallSite] = [
             site for site in self.tree.calls if self._is_active(self._lookup(site.frame))
         ]

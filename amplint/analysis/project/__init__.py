@@ -30,6 +30,7 @@ from amplint.analysis.facts.regions import EntryRegion
 from amplint.analysis.project import frameworks as fw
 from amplint.analysis.project.classflow import ClassFlow
 from amplint.analysis.project.declared import declared_matches, declared_seeds
+from amplint.analysis.project.context_openers import opener_region_seeds
 from amplint.analysis.project.context_params import param_region_seeds
 from amplint.analysis.project.dispatch import Dispatch, dispatch_seeds
 from amplint.analysis.project.explain import EXPLAIN
@@ -215,6 +216,7 @@ class ProjectFacts(ProjectResolver):
         seeds.extend(declared_seeds(self, self._declared))
         seeds.extend(dispatch_seeds(self))
         seeds.extend(param_region_seeds(self))
+        seeds.extend(opener_region_seeds(self))
         reach = propagate(self, seeds)
         if self.value_flow:
             self.flow.summarise_owed()  # the points-to scope reads every summary made
@@ -230,9 +232,10 @@ class ProjectFacts(ProjectResolver):
         self._entries = reach.entries
         self._deps = reach.deps
         # calls the class flow resolved, with a fact the rule asks (nograd_entries.py,
-        # wrapper_entries.py), and regions opened through a parameter (context_params.py)
+        # wrapper_entries.py), and regions opened through a parameter (context_params.py) or a
+        # context-manager function of another file (context_openers.py)
         for found, deps in (("nograd_calls", "nograd_deps"), ("wrapped_calls", "wrapped_deps"),
-                            ("param_regions", "param_deps")):
+                            ("param_regions", "param_deps"), ("opener_regions", "opener_deps")):
             for path, calls in self.__dict__.get(found, {}).items():
                 self._entries[path] = tuple(self._entries.get(path, ())) + tuple(sorted(calls, key=repr))
                 self._deps.setdefault(path, set()).update(self.__dict__[deps][path])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Set, Tuple
 
-from amplint.analysis.facts.nograd_methods import EntryNoGradCall, nograd_forward
+from amplint.analysis.facts.nograd_methods import EntryNoGradCall, EntryNoGradFunction, nograd_forward, nograd_params
 from amplint.analysis.project.function_entries import parsed_facts
 
 _WORDS = ("no_grad", "inference_mode")
@@ -70,3 +70,57 @@ def _nograd_line(project, path: str, method_key: str) -> Optional[int]:
     from amplint.analysis.project.lines import node_lines
 
     return node_lines(module, [method.node.name]).get(id(method.node.name), 0)
+
+
+def note_nograd_function(project, path: str, ref: str, target: Tuple[str, str]) -> None:
+    """Record an EntryNoGradFunction for `path` when `target` (file, function), which a region's
+    call of the imported `ref` runs, calls some of its parameters under no_grad (FixMatch's
+    `pseudo_label(model, ...)` in utils/ssl.py)."""
+    where, key = target
+    if "." in key or where == path:
+        return
+    memo: Dict[Tuple[str, str], object] = project.__dict__.setdefault("_nograd_functions", {})
+    if target not in memo:
+        memo[target] = _nograd_function(project, where, key)
+    found = memo[target]
+    if found is None:
+        return
+    params, line = found
+    calls = project.__dict__.setdefault("nograd_calls", {})
+    calls.setdefault(path, set()).add(EntryNoGradFunction(ref, params, f"{project.display(where)}:{line}"))
+    project.__dict__.setdefault("nograd_deps", {}).setdefault(path, set()).add(where)
+
+
+def _nograd_function(project, path: str, key: str):
+    text = project.files.get(path) or ""
+    if not any(word in text for word in _WORDS) or not _may_run_nograd(text, key):
+        return None
+    parsed = parsed_facts(project, path)
+    if parsed is None:
+        return None
+    module, facts = parsed
+    function = facts.tree.module_frame.functions.get(key)
+    params = nograd_params(function)
+    if not params:
+        return None
+    from amplint.analysis.project.lines import node_lines
+
+    return params, node_lines(module, [function.node.name]).get(id(function.node.name), 0)
+
+
+def _may_run_nograd(text: str, key: str) -> bool:
+    """The module-level `def key` (with its decorators) says no_grad / inference_mode: the
+    file is parsed with LibCST only then."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    lines = text.splitlines()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == key:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            segment = "\n".join(lines[start - 1:node.end_lineno])
+            return any(word in segment for word in _WORDS)
+    return False

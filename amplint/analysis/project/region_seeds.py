@@ -8,7 +8,7 @@ from typing import FrozenSet, List, Tuple
 
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.candidates import Candidate, chain
-from amplint.analysis.project.nograd_entries import note_nograd_call
+from amplint.analysis.project.nograd_entries import note_nograd_call, note_nograd_function
 from amplint.analysis.project.wrapper_entries import note_wrapped_call
 from amplint.analysis.project.openworld import open_targets
 
@@ -33,6 +33,8 @@ def call_seeds(project) -> List[Seed]:
             candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite, site)
             known = project.instance_class(path, call)
             for target in project.targets(path, call):
+                if call.kind == "call":
+                    note_nograd_function(project, path, call.ref, target)
                 seeds.append((target[0], target[1], candidate.holding(known), frozenset({path})))
     return seeds
 

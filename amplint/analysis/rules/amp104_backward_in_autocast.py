@@ -198,8 +198,41 @@ class BackwardInAutocast(Rule):
             "        out = model(x)\n"
             "        model(x).sum().backward()\n",
         ),
+        Flag(  # a @contextmanager function that yields under autocast (OLMo): no edit of its `with`
+            "import contextlib\n"
+            "import torch\n"
+            "@contextlib.contextmanager\n"
+            "def maybe_autocast(dtype):\n"
+            "    if dtype == torch.float32:\n"
+            "        yield\n"
+            "    else:\n"
+            "        with torch.autocast('cuda', dtype=dtype):\n"
+            "            yield\n"
+            "def train_batch(model, batch, dtype):\n"
+            "    with maybe_autocast(dtype):\n"
+            "        loss = model(batch).mean()\n"
+            "        loss.backward()\n",
+        ),
     ]
     clean = [
+        # the same context manager with autocast disabled, and one without autocast
+        "from contextlib import contextmanager\n"
+        "import torch\n"
+        "@contextmanager\n"
+        "def maybe_autocast(dtype):\n"
+        "    with torch.autocast('cuda', dtype=dtype, enabled=False):\n"
+        "        yield\n"
+        "@contextmanager\n"
+        "def timed(name):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        pass\n"
+        "    yield\n"
+        "def train_batch(model, batch, dtype):\n"
+        "    with maybe_autocast(dtype):\n"
+        "        loss = model(batch).mean()\n"
+        "        loss.backward()\n"
+        "    with timed('step'):\n"
+        "        model(batch).mean().backward()\n",
         # Lightning manual optimization without mixed precision: no region at all
         "import torch\n"
         "class Lit(LightningModule):\n"
@@ -312,7 +345,8 @@ class BackwardInAutocast(Rule):
 
     def _fix(self, site: CallSite, region, backward_stmts):
         with_node = region.with_node
-        if region.kind != "with" or with_node is None:
+        # a context-manager function may do more than autocast on exit: its `with` is left as is
+        if region.kind != "with" or with_node is None or region.opener is not None:
             return None
         # the call must sit directly in this with's body, not in a nested with
         if site.frame.node is not with_node or site.top_stmt is None:

@@ -10,11 +10,12 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.names import resolve, resolve_expr
-from amplint.analysis.facts.nograd_methods import NO_GRAD, EntryNoGradCall, nograd_forward
-from amplint.analysis.facts.tree import scope_key
+from amplint.analysis.facts.nograd_methods import (
+    NO_GRAD, EntryNoGradCall, EntryNoGradFunction, nograd_forward, nograd_params,
+)
 from amplint.analysis.facts.regions import AUTOCAST_APIS, Region, literal_bool
 from amplint.analysis.facts.syntax import calls_in
-from amplint.analysis.facts.tree import Frame, dotted_name
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, scope_key
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import has_star_args, keyword, kwarg, region_note
 
@@ -43,9 +44,11 @@ class _Call:
     grad: Optional[bool]  # False under no_grad, True with grad, None when unknown
     order: int
     path: Tuple[Tuple[int, int], ...]  # (id of If/Try, branch) on the way down
-    via: str = ""  # the no-grad method it runs forward through: "`GPT.generate` (defined at model.py:101)"
+    # what runs it forward without grad: "`GPT.generate` (defined at model.py:101), a `@torch.no_grad()` method"
+    via: str = ""
 
 
+_METHOD = ", a `@torch.no_grad()` method"
 CACHE_ENABLED = "torch.autocast(cache_enabled=)"  # a key of amplint.analysis.data.torch_versions
 
 class NogradForwardInAutocast(Rule):
@@ -201,8 +204,38 @@ class NogradForwardInAutocast(Rule):
             "        ref = model(**inputs).logits\n"
             "    logits = model(**inputs).logits\n",
         ),
+        Flag(  # FixMatch: a @no_grad function runs its argument forward, then the grad forward
+            "import torch\n"
+            "@torch.no_grad()\n"
+            "def pseudo_label(model, weak, threshold):\n"
+            "    probs = torch.softmax(model(weak), dim=-1)\n"
+            "    return probs.max(-1)\n"
+            "with torch.autocast('cuda', dtype=torch.float16):\n"
+            "    targets, mask = pseudo_label(model, weak, 0.95)\n"
+            "    logits = model(strong)\n",
+            fixed="import torch\n"
+            "@torch.no_grad()\n"
+            "def pseudo_label(model, weak, threshold):\n"
+            "    probs = torch.softmax(model(weak), dim=-1)\n"
+            "    return probs.max(-1)\n"
+            "with torch.autocast('cuda', dtype=torch.float16, cache_enabled=False):\n"
+            "    targets, mask = pseudo_label(model, weak, 0.95)\n"
+            "    logits = model(strong)\n",
+        ),
     ]
     clean = [
+        # a @no_grad function that does not run its argument forward; one that runs another model
+        "import torch\n"
+        "@torch.no_grad()\n"
+        "def log_stats(model, x):\n"
+        "    return x.float().mean()\n"
+        "@torch.no_grad()\n"
+        "def ema_label(teacher, x):\n"
+        "    return teacher(x).argmax(-1)\n"
+        "with torch.autocast('cuda'):\n"
+        "    log_stats(model, x)\n"
+        "    labels = ema_label(ema_model, x)\n"
+        "    out = model(x)\n",
         # `self(...)` in a function the no-grad method only builds: it runs when called, later
         "import torch\nfrom torch import nn\n"
         "class Net(nn.Module):\n"
@@ -301,8 +334,10 @@ class NogradForwardInAutocast(Rule):
         }
         modules = _module_attrs(facts)
         frozen = _frozen(facts)
-        nograd = {(e.scope, e.receiver, e.method): f"`{e.cls}.{e.method}` (defined at {e.where})"
+        nograd = {(e.scope, e.receiver, e.method): f"`{e.cls}.{e.method}` (defined at {e.where}){_METHOD}"
                   for e in facts.entries if isinstance(e, EntryNoGradCall)}
+        nograd.update({e.ref: (e.params, f"(defined at {e.where})")
+                       for e in facts.entries if isinstance(e, EntryNoGradFunction)})
         for frame, body, region in self._scopes(facts):
             walker = _Walker(facts, frame, region_withs, modules, nograd)
             walker.block(body, _outer_grad(frame, None), ())
@@ -344,7 +379,7 @@ class NogradForwardInAutocast(Rule):
             note, related = region_note(region)
             related = dict(related, nograd_line=earlier.node)
             name = ".".join(call.key)
-            through = f", through {earlier.via}, a `@torch.no_grad()` method" if earlier.via else ""
+            through = f", through {earlier.via}" if earlier.via else ""
             message = (
                 f"`{name}` runs under no_grad (line {{nograd_line}}{through}) and then with grad in the "
                 f"same autocast region {note}: before torch 2.11 the autocast cache hands this "
@@ -385,8 +420,8 @@ def _autocast_call(region: Region, facts=None) -> Optional[cst.Call]:
     origin = region.origin
     if isinstance(origin, cst.Decorator):
         origin = origin.decorator
-    if region.kind not in ("with", "decorator") or not isinstance(origin, cst.Call):
-        return None
+    if region.kind not in ("with", "decorator") or not isinstance(origin, cst.Call) or region.opener:
+        return None  # a context-manager function's call is not the autocast
     dotted = dotted_name(origin.func)
     if not dotted:
         return None
@@ -545,6 +580,8 @@ class _Walker:
             if dotted and resolve(dotted, self.frame) in CLEAR_CACHE:
                 self.cleared = True
                 continue
+            for key, via in self._nograd_arguments(call, dotted):
+                self.calls.append(_Call(call, key, False, self.order, path, via))
             via = self._nograd_method(call, dotted)
             if via is not None:  # `model.generate(...)`: a @no_grad method calling self(...)
                 self.calls.append(_Call(call, dotted[:-1], False, self.order, path, via))
@@ -567,8 +604,36 @@ class _Walker:
         graph = self.facts.callgraph
         cls = graph.class_of_instance(func.value, self.frame)
         if cls is not None and nograd_forward(graph.method(cls, dotted[-1])):
-            return f"`{cls}.{dotted[-1]}`"
+            return f"`{cls}.{dotted[-1]}`{_METHOD}"
         return None
+
+    def _nograd_arguments(self, call: cst.Call, dotted):
+        """(receiver key, how) for the arguments `f(model, ...)` runs forward without grad: `f`
+        calls that parameter under no_grad, a function of this file or, as the project pass
+        found, of another (`@torch.no_grad() def pseudo_label(model, ...)` in utils/ssl.py)."""
+        if not dotted:
+            return []
+        params, where = (), ""
+        if len(dotted) == 1:
+            for callee in self.facts.callgraph.callees(CallSite(call, self.frame, None, None, None)):
+                params = nograd_params(callee)
+        if not params and self.nograd:
+            found = self.nograd.get(resolve(dotted, self.frame) or "")
+            if isinstance(found, tuple):
+                params, where = found
+        out = []
+        positional = [a for a in call.args if a.keyword is None]
+        if any(a.star for a in call.args):
+            return []
+        for index, name in params:
+            arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            if arg is None and 0 <= index < len(positional):
+                arg = positional[index]
+            key = dotted_name(arg.value) if arg is not None else None
+            if key:
+                where_text = f" {where}" if where else ""
+                out.append((tuple(key), f"`{'.'.join(dotted)}`{where_text}, which runs its `{name}` under no_grad"))
+        return out
 
     def _module_key(self, call: cst.Call) -> Optional[Tuple[str, ...]]:
         dotted = dotted_name(call.func)

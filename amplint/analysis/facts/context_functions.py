@@ -1,0 +1,113 @@
+"""Regions opened through a context-manager function (OLMo's and many trainers' idiom):
+
+    @contextlib.contextmanager
+    def maybe_autocast(dtype):
+        if dtype == torch.float32:
+            yield
+        else:
+            with torch.autocast("cuda", dtype=dtype):
+                yield
+
+    with maybe_autocast(cfg.autocast_precision):   # this body runs where the generator yields
+        loss = model(batch)
+
+The body of `with f(...):` runs where `f`'s generator yields. It runs under an autocast when a
+`yield` of `f` sits in an active autocast region of `f` (a `with` of `f` itself, as the region
+analysis reads it: aliases, partials, `enabled=` included). Enabled when every `yield` does and
+each such region is enabled; maybe enabled when some `yield` is outside any active region (the
+float32 branch above) or a region is only maybe enabled. No region when no `yield` is under an
+active one (`enabled=False`, or no autocast at all). Device and dtype: the region's own (a dtype
+passed as a parameter is unknown: the call's argument is not substituted).
+
+Only generator functions decorated `@contextmanager` / `@contextlib.contextmanager` (the
+`async` variants too) count; a class with `__enter__` or a function returning an autocast does
+not. The same file: RegionAnalysis resolves the `with` call through its call graph (a function
+of the file, `self.method`). Another file: the project pass (project/context_openers.py) gives
+the calling file an EntryContextRegion."""
+
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Tuple
+
+import libcst as cst
+
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.syntax import code_children
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, scope_key
+
+CONTEXTMANAGERS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
+
+_SKIPPED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def is_contextmanager(frame: Frame) -> bool:
+    node = frame.node
+    if not isinstance(node, cst.FunctionDef) or frame.parent is None:
+        return False
+    return any(resolve_expr(dec.decorator, frame.parent) in CONTEXTMANAGERS for dec in node.decorators)
+
+
+def yield_regions(function: cst.FunctionDef, with_region: Callable[[cst.With], object]) -> List[object]:
+    """The region (or None) each `yield` of the function's own body runs under: the innermost
+    `with` of the function whose `with_region(node)` is not None."""
+    found: List[object] = []
+    stack: List[Tuple[cst.CSTNode, object]] = [(function.body, None)]
+    while stack:
+        node, region = stack.pop()
+        if isinstance(node, cst.Yield):
+            found.append(region)
+        if isinstance(node, cst.With):
+            for item in node.items:
+                stack.append((item, region))
+            inner = with_region(node)
+            stack.append((node.body, inner if inner is not None else region))
+            continue
+        for child in code_children(node):
+            if not isinstance(child, _SKIPPED):
+                stack.append((child, region))
+    return found
+
+
+def opened(regions: List[object]) -> Optional[Tuple[object, object]]:
+    """(enabled, the region to take device and dtype from) for the yields' regions, or None."""
+    active = [r for r in regions if r is not None and r.active]  # type: ignore[attr-defined]
+    if not active:
+        return None
+    states = type(active[0].enabled)  # type: ignore[attr-defined]  (regions.Enabled)
+    every = len(active) == len(regions) and all(r.enabled is states.TRUE for r in active)  # type: ignore
+    best = min(active, key=lambda r: (r.enabled is not states.TRUE, r.device != "cuda",  # type: ignore
+                                      r.dtype != "float16"))  # type: ignore
+    return (states.TRUE if every else states.MAYBE), best
+
+
+def function_region(analysis, call: cst.Call, frame: Frame, Region):
+    """The Region `with call:` enters when `call` runs a context-manager function that opens
+    one: a function of this file (RegionAnalysis's call graph), or one of another file that the
+    project pass found (EntryContextRegion, by the callee as written in this scope). `Region`:
+    regions.Region (which imports this module)."""
+    if analysis._openers:
+        written = dotted_name(call.func)
+        entry = analysis._openers.get((scope_key(frame), ".".join(written))) if written else None
+        if entry is not None:
+            return Region(entry.enabled, entry.device, entry.dtype, call, "with", external=entry.cite,
+                          opener=entry.callee)
+    if not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return None
+    for callee in analysis.callgraph.callees(CallSite(call, frame, None, None, None)):
+        found = _opened_by(analysis, callee)
+        if found is not None:
+            enabled, inner = found
+            return Region(enabled, inner.device, inner.dtype, call, "with", opener=callee.name)
+    return None
+
+
+def _opened_by(analysis, callee: Frame):
+    memo = analysis._opened
+    key = id(callee)
+    if key not in memo:
+        memo[key] = None  # a context manager that enters itself opens nothing more
+        if is_contextmanager(callee):
+            withs = analysis._with_frames
+            memo[key] = opened(yield_regions(
+                callee.node, lambda node: analysis.with_region(node, withs[id(node)].parent)))
+    return memo[key]

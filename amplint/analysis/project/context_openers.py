@@ -1,0 +1,219 @@
+"""Regions opened through a context-manager function of another file (allenai/OLMo's idiom):
+
+    # olmo/torch_util.py
+    @contextmanager
+    def maybe_autocast(dtype):
+        ...
+        with torch.autocast("cuda", dtype=dtype):
+            yield
+
+    # olmo/train.py
+    from .torch_util import maybe_autocast
+    with maybe_autocast(self.cfg.autocast_precision):
+        loss = self.model_forward(batch)
+        loss.backward()
+
+The file that defines the function opens the region inside it (facts/context_functions.py reads
+whether, and how, its `yield`s run under autocast); the calling file sees only a call. This pass:
+1. the first-pass files (their text holds `autocast`) that define a module-level
+   `@contextmanager` / `@contextlib.contextmanager` function whose `yield` runs under an active
+   autocast region, read with the file's own region facts (enabled, maybe enabled when a `yield`
+   is outside it or its `enabled=` is not a literal, device, dtype);
+2. the files whose text calls such a name; in them the `with` items that call it, as a plain
+   name or a module attribute, resolved through the file's imports by the project resolver
+   (`from a import f`, `import a` + `a.f`, `import a as b`, relative imports, re-exports
+   through a package `__init__`). A name the function binds again is skipped;
+3. for each: an EntryContextRegion for the calling file's own rules (its RegionAnalysis opens
+   the region at that `with`), and seeds for the calls under the `with` (as a region of the file
+   would give: imported calls, class-flow receivers, and the calling file's own functions and
+   `self.` methods called there).
+A function of the same file needs none of this: its file's facts open the region themselves."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, List, Optional, Tuple
+
+from amplint.analysis.facts.regions import EntryContextRegion
+from amplint.analysis.project.candidates import Candidate
+from amplint.analysis.project.context_params import _rebound, _seeds_under
+from amplint.analysis.project.summary import CALLER_WORDS
+
+_DECORATED = re.compile(r"@[\w.\s]*contextmanager")
+# name -> [(file, (enabled, device, dtype), what to cite)]
+Openers = Dict[str, List[Tuple[str, tuple, str]]]
+
+
+def opener_region_seeds(project) -> list:
+    openers = _openers(project)
+    if not openers:
+        return []
+    seeds: list = []
+    for name in sorted(openers):
+        # the files whose text names it (an import `as` another name included)
+        for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
+            text = project.files.get(caller)
+            if "with" not in text:
+                continue
+            for key, written, line, span, node in _with_calls(text):
+                head, _, rest = written.partition(".")
+                if written.rsplit(".", 1)[-1] != name and rest:
+                    continue
+                summary = project.summary(caller)
+                if summary is None or summary.flow is None:
+                    break
+                target = summary.imports.get(head)
+                if target is None or (not rest and target.rsplit(".", 1)[-1] != name):
+                    continue  # defined in this file (its own facts), or not imported; or another name
+                found = project.resolve_ref(caller, ".".join(p for p in (target, rest) if p))
+                for path, info, cite in openers[name]:
+                    if found != (path, (name,)) or path == caller:
+                        continue
+                    desc = f"{written}() at {project.display(caller)}:{line} ({cite})"
+                    deciding = frozenset({caller, path})
+                    seeds.extend(_seeds_under(project, caller, key, span, info, desc, deciding))
+                    seeds.extend(_own_seeds(project, caller, key, node, info, desc, deciding))
+                    project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
+                        EntryContextRegion(key, written, *info, cite))
+                    project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
+    return seeds
+
+
+def _openers(project) -> Openers:
+    from amplint.analysis.facts.context_functions import _opened_by
+    from amplint.analysis.project.function_entries import parsed_facts
+    from amplint.analysis.project.lines import node_lines
+
+    found: Openers = {}
+    for path in project.first_pass:
+        text = project.files.get(path)
+        if not text or "contextmanager" not in text or "yield" not in text \
+                or not _DECORATED.search(text) or not _may_open(text):
+            continue
+        parsed = parsed_facts(project, path)
+        if parsed is None:
+            continue
+        module, facts = parsed
+        shown = project.display(path)
+        for name, frame in sorted(facts.tree.module_frame.functions.items()):
+            opened = _opened_by(facts.regions, frame)
+            if opened is None:
+                continue
+            enabled, inner = opened
+            node = inner.with_node.items[0].item if inner.with_node is not None else inner.origin
+            lines = node_lines(module, [frame.node.name, node])
+            maybe = "" if enabled.value == "enabled" else " on some paths"
+            cite = (f"`{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} yields under the autocast "
+                    f"region at {shown}:{lines.get(id(node), 0)}{maybe}")
+            found.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite))
+    return found
+
+
+def _may_open(text: str) -> bool:
+    """A module-level function decorated `...contextmanager` whose own text says `autocast` (or
+    another region word), with a `yield` inside a `with` (an alias of autocast bound outside the
+    function is not looked for: the file is parsed with LibCST only when this holds)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    lines = text.splitlines()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                _last(dec).endswith("contextmanager") for dec in node.decorator_list) and any(
+                word in "\n".join(lines[node.lineno - 1:node.end_lineno]) for word in CALLER_WORDS):
+            for inner in ast.walk(node):
+                if isinstance(inner, (ast.With, ast.AsyncWith)) and any(
+                        isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(inner)):
+                    return True
+    return False
+
+
+def _last(expr) -> str:
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return expr.id if isinstance(expr, ast.Name) else ""
+
+
+def _dotted(expr) -> Optional[str]:
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))
+
+
+def _with_calls(text: str) -> list:
+    """(function key, the callee as written, line of the `with`, (first, last) line of its body,
+    the `with` node) for each `with a.b(...):` item of the file whose `a` the function does not
+    bind itself."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    found: list = []
+
+    def visit(node, key: str, rebound) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, f"{key}.{child.name}" if key else child.name, _rebound(child) | {
+                    a.arg for a in child.args.posonlyargs + child.args.args + child.args.kwonlyargs})
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{key}.{child.name}" if key else child.name, set())
+            else:
+                if isinstance(child, (ast.With, ast.AsyncWith)):
+                    for item in child.items:
+                        expr = item.context_expr
+                        written = _dotted(expr.func) if isinstance(expr, ast.Call) else None
+                        if written is not None and written.split(".")[0] not in rebound:
+                            span = (child.body[0].lineno, child.end_lineno or child.lineno)
+                            found.append((key, written, child.lineno, span, child))
+                visit(child, key, rebound)
+
+    visit(tree, "", set())
+    return found
+
+
+def _own_seeds(project, caller: str, key: str, with_node, info, desc: str, deciding) -> list:
+    """The calling file's own functions (`f(...)`) and methods (`self.m(...)` of the enclosing
+    class) called in the `with` body: the region reaches what they call in other files."""
+    summary = project.summaries.get(caller)
+    if summary is None:
+        return []
+    owner = key.split(".")[0] if "." in key and key.split(".")[0] in summary.classes else None
+    enabled, device, dtype = info
+    shown = project.display(caller)
+    seeds = []
+    for stmt in with_node.body:
+        for node in _own_nodes(stmt):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            target = None
+            if isinstance(func, ast.Name) and func.id in summary.functions and func.id not in summary.imports:
+                target = func.id
+            elif (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                  and func.value.id == "self" and owner is not None
+                  and f"{owner}.{func.attr}" in summary.functions):
+                target = f"{owner}.{func.attr}"
+            if target is None or target == key:
+                continue
+            site = f"{shown}:{node.lineno}"
+            candidate = Candidate(enabled, device, dtype, desc, f"called at {site} under {desc}", site)
+            seeds.append((caller, target, candidate, deciding))
+    return seeds
+
+
+def _own_nodes(node):
+    """The nodes of a statement, without the bodies of functions, classes and lambdas in it."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)

@@ -1,0 +1,3 @@
+from .misc import AverageMeter, guess_labels
+
+__all__ = ["AverageMeter", "guess_labels"]
