@@ -9,7 +9,11 @@ lines it holds:
     method: the functions/methods whose own source names an asked name;
     class:  the module-level functions and whole module-level classes whose source names one.
 Also prints the CPU seconds of the whole summary of those files, split into ast.parse / tree
-walk / summary run (what a partial summary could save is the last two, on the lines left out).
+walk / summary run, and tries the class-granularity partial summary: the parsed tree with the
+bodies of the other module-level functions and of the other classes' methods cut to `...`
+(lines kept), summarised as usual. It prints that CPU against the full summary's, and the
+files where a unit's facts (flow and FunctionSummary, module-level fields) differ from the
+full summary's (a unit's facts may depend on code outside it: must be 0 for a sound design).
 
     python benchmarks/callsite_reads.py TREE
 """
@@ -153,6 +157,76 @@ def cost(paths):
     return spent
 
 
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _cut(function) -> None:
+    first = function.body[0]
+    stub = ast.Expr(ast.Constant(Ellipsis))
+    for node in (stub, stub.value):
+        node.lineno, node.col_offset = first.lineno, first.col_offset
+        node.end_lineno, node.end_col_offset = first.lineno, first.col_offset + 3
+    function.body = [stub]
+
+
+def pruned(module, lines, names):
+    """Cut the tree to the class-granularity units naming one of `names`; their names."""
+    kept = set()
+    for stmt in module.body:
+        if not isinstance(stmt, _DEFS + (ast.ClassDef,)):
+            continue
+        start = min([d.lineno for d in stmt.decorator_list] + [stmt.lineno])
+        if any(name in "\n".join(lines[start - 1:stmt.end_lineno]) for name in names):
+            kept.add(stmt.name)
+        elif isinstance(stmt, ast.ClassDef):
+            for method in stmt.body:
+                if isinstance(method, _DEFS):
+                    _cut(method)
+        else:
+            _cut(stmt)
+    return kept
+
+
+def partial_trial(texts, names):
+    from amplint.analysis.project.ast_summary import _AstSummarizer
+    from amplint.analysis.project.ast_tree import refusal
+
+    def calls(summary, function):
+        return (function.decided, function.local,
+                [(c.ref, c.kind, c.attr, summary.call_line(c)) for c in function.calls])
+
+    spent = collections.Counter()
+    unequal = []
+    for path, text in texts.items():
+        if refusal(text) is not None:
+            continue
+        start = time.process_time()
+        try:
+            full = _AstSummarizer(path, text, ast.parse(text)).run()
+        except Exception:  # noqa: BLE001  (refused: LibCST summarises it)
+            continue
+        middle = time.process_time()
+        module = ast.parse(text)
+        kept = pruned(module, text.split("\n"), names[path])
+        part = _AstSummarizer(path, text, module).run()
+        spent["full"] += middle - start
+        spent["partial"] += time.process_time() - middle
+
+        def unit(key):
+            return key == "" or key.split(".")[0] in kept
+        differs = [f for f in ("imports", "classes", "prepared") if getattr(full, f) != getattr(part, f)]
+        differs += [f for f in ("globals", "registrations", "timm_models")
+                    if getattr(full.flow, f) != getattr(part.flow, f)]
+        differs += ["flow " + key for key, found in full.flow.functions.items()
+                    if unit(key) and part.flow.functions.get(key) != found]
+        differs += ["functions " + key for key, found in full.functions.items()
+                    if unit(key) and (key not in part.functions
+                                      or calls(full, found) != calls(part, part.functions[key]))]
+        if differs:
+            unequal.append((path, differs[:3]))
+    return spent, unequal
+
+
 def main(tree: str) -> None:
     first, names, read = record(tree)
     print(f"{tree}: {len(first)} files summarised first by a call-site search")
@@ -186,8 +260,20 @@ def main(tree: str) -> None:
               f"files served by the partial {served}/{len(texts)}; lines in the partial "
               f"{kept}/{total} ({100 * kept / max(total, 1):.0f} %), of the served files "
               f"{kept_served}/{served_total} ({100 * kept_served / max(served_total, 1):.0f} %)")
-    spent = cost(list(texts))
-    print("  CPU of their whole ast summaries: " + ", ".join(f"{k} {v:.2f} s" for k, v in spent.items()))
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        spent = cost(list(texts))
+        print("  CPU of their whole ast summaries: " + ", ".join(f"{k} {v:.2f} s" for k, v in spent.items()))
+        trial, unequal = partial_trial(texts, names)
+    finally:
+        if enabled:
+            gc.enable()
+    print(f"  class-granularity partial (one parse, cut tree): CPU {trial['partial']:.2f} s vs full "
+          f"{trial['full']:.2f} s ({trial['partial'] / max(trial['full'], 1e-9):.2f}); files whose units "
+          f"differ from the full summary: {len(unequal)}")
+    for path, differs in unequal[:5]:
+        print(f"    {path}: {differs}")
 
 
 if __name__ == "__main__":
