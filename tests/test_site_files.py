@@ -166,3 +166,15 @@ def test_bindings_of_a_name(text, imports, unknown):
 ])
 def test_which_arguments_can_bind(args, binds):
     assert may_bind(args) is binds
+
+
+def test_a_self_method_callee_holds_nothing_in_the_class_flow():
+    """What site_files' `self.m(...)` rule (`_stored_anywhere`) relies on: the class flow reads
+    `self.m` from the stores of `m` only, so `self.m(...)` for a method `m` holds nothing. If the
+    class flow ever resolves methods there, that rule must go (this test then fails first)."""
+    from amplint.analysis.project import build
+
+    project = build({"pkg/a.py": "class A:\n    def helper(self, x):\n        return x\n\n"
+                                 "    def run(self, m):\n        return self.helper(m)\n"})
+    assert project.flow.values("pkg/a.py", "A.run", ("self", "helper")) == {}
+    assert project.flow.values("pkg/a.py", "A.run", ("self", "other")) == {}
