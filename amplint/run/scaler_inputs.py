@@ -170,9 +170,10 @@ def keys_file(path: str):
     if not _holds_words(path, _CALLEE_WORDS):
         return frozenset()  # `scaler_summaries_of(..., force=True)` makes no summary of it
     try:
-        text = read_source(path).text
-        if large_files.split(text) is not None:
-            return None  # `summarize_file` decides (it gives None)
-        return protocol_keys(text)
+        with cycles_collected_after():  # an `ast` tree has no cycles: freed as it is dropped
+            text = read_source(path).text
+            if large_files.split(text) is not None:
+                return None  # `summarize_file` decides (it gives None)
+            return protocol_keys(text)
     except Exception:  # unreadable or an analysis bug: the summary decides
         return None
