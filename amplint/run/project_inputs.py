@@ -21,7 +21,7 @@ from amplint.analysis.project.ast_summary import Refusal, ast_summary
 from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.scaler_summaries import scaler_entries
 from amplint.analysis.project.summary import portable_summary
-from amplint.run.scaler_inputs import disk_may_hold, scaler_summaries_of, with_first_pass
+from amplint.run.scaler_inputs import disk_may_hold, protocol_keys_of, scaler_summaries_of, with_first_pass
 
 PROJECT_CONFIG_SUFFIXES = (".yaml", ".yml")
 MAX_CONFIG_BYTES = 1 << 20
@@ -72,9 +72,10 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
         project = build(view, settings, config, summaries=summaries,
                         summarize_many=lambda wanted: summaries_of(wanted, cache, workers),
                         registrations_many=lambda wanted: registrations_of(wanted, cache, workers))
-        remote = scaler_entries(project, keys, with_first_pass(
-            scalers or {}, lambda wanted, force: scaler_summaries_of(wanted, force, cache, workers)),
-            may_hold=disk_may_hold())
+        with cycles_collected_after():  # its `ast` parses: no cycles, freed as they are dropped
+            remote = scaler_entries(project, keys, with_first_pass(
+                scalers or {}, lambda wanted, force: scaler_summaries_of(wanted, force, cache, workers)),
+                may_hold=disk_may_hold(), keys_of=lambda wanted: protocol_keys_of(wanted, cache, workers))
         functions = imported_entries(project, keys, remote)
     entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
     for more in (remote, functions):  # scaler callees, classes of other files

@@ -6,7 +6,9 @@ A caller file's summary is made by the first pass, from the parse that lints the
 FileResult (`scaler`) and in its cached result; `with_first_pass` hands those to the project
 pass. What the first pass did not make (a callee file without a caller word, a file over the
 large-file size, a file mixing line endings) is made in the process pool and cached by
-content like the region summaries (`scaler_summaries_of`)."""
+content like the region summaries (`scaler_summaries_of`). Before a callee file is summarised,
+`protocol_keys_of` tells from Python's `ast` which of its functions may hold events at all
+(amplint.analysis.project.scaler_quiet), also in the pool and cached by content."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from amplint.analysis import large_files
 from amplint.analysis.facts import FileFacts
 from amplint.analysis.fix_text import mixed_newlines
 from amplint.analysis.parsing import parse
+from amplint.analysis.project.scaler_quiet import protocol_keys
 from amplint.analysis.project.scaler_summaries import (
     CALLEE_WORDS, CALLER_WORDS, is_caller, summarize_scaler,
 )
@@ -140,4 +143,37 @@ def summarize_file(item):
             module = parse(text)
             return summarize_scaler(path, module, FileFacts(module), force)
     except Exception:  # unreadable, unparsable or an analysis bug: no protocol to compose
+        return None
+
+
+def protocol_keys_of(paths: List[str], cache: Optional[Cache], workers: Workers) -> Dict[str, object]:
+    """path -> `protocol_keys` of its text (None: any function may hold events), cached by
+    content."""
+    found: Dict[str, object] = {}
+    keys = {path: cache.file_key(path, repr(("scaler keys", path))) if cache else None for path in paths}
+    pending: List[str] = []
+    for path in paths:
+        hit = cache.get(keys[path], with_blob=True) if keys[path] else None
+        if hit is not None:
+            found[path] = hit[1]
+        else:
+            pending.append(path)
+    for path, made in zip(pending, workers.imap(keys_file, pending, isolate=is_huge)):
+        found[path] = made
+        if keys[path]:
+            cache.put(keys[path], {"scaler_keys": made is not None}, blob=made)
+    return found
+
+
+def keys_file(path: str):
+    """The pool's unit of `protocol_keys_of`."""
+    if not _holds_words(path, _CALLEE_WORDS):
+        return frozenset()  # `scaler_summaries_of(..., force=True)` makes no summary of it
+    try:
+        with cycles_collected_after():  # an `ast` tree has no cycles: freed as it is dropped
+            text = read_source(path).text
+            if large_files.split(text) is not None:
+                return None  # `summarize_file` decides (it gives None)
+            return protocol_keys(text)
+    except Exception:  # unreadable or an analysis bug: the summary decides
         return None

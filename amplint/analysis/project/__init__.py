@@ -42,7 +42,7 @@ from amplint.analysis.project.value_seeds import value_seeds
 from amplint.analysis.project.region_seeds import call_seeds, flow_seeds
 from amplint.analysis.project.resolve import ProjectResolver
 from amplint.analysis.project.scaler_summaries import (
-    local_summaries, scaler_entries, text_may_hold,
+    local_summaries, scaler_entries, text_keys_of, text_may_hold,
 )
 from amplint.analysis.project.summary import (
     CALLER_TEXT, CALLER_WORDS, ModuleSummary, Setting, summarize,
@@ -294,7 +294,7 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
     reuse = "module" in inspect.signature(lint_source).parameters
     project = build(files, settings, config, declared, keep_modules=reuse)
     remote = scaler_entries(project, sorted(files), lambda wanted, force: local_summaries(
-        files, wanted, force, project.modules), may_hold=text_may_hold(files))
+        files, wanted, force, project.modules), may_hold=text_may_hold(files), keys_of=text_keys_of(files))
     functions = imported_entries(project, sorted(files), remote)
     results = {}
     for path in sorted(files):

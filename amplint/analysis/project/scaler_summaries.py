@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -37,6 +37,7 @@ from amplint.analysis.project.light_index import light_file
 from amplint.analysis.project.lines import node_lines
 from amplint.analysis.facts.tree import dotted_name
 from amplint.analysis.project.relative_names import Names, relative_imports
+from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
 
 # Text a file whose functions can hold scaler events holds (the prefilter of the callers)
 CALLER_WORDS = SCALER_TRIGGERS + ("unscale_gradients", "clip_grad_norm_", "clip_grad_value_")
@@ -223,6 +224,8 @@ def _text(node, module: cst.Module) -> str:
 # -- the project side ------------------------------------------------------------------------
 # paths -> their scaler summaries (None: no summary); `force`: also files without the words
 SummarizeScaler = Callable[[List[str], bool], Mapping[str, Optional[ScalerSummary]]]
+# paths -> `scaler_quiet.protocol_keys` of each one's text (None: any function may have events)
+KeysOf = Callable[[List[str]], Mapping[str, Optional[FrozenSet[str]]]]
 # path -> whether `summarize([path], True)` may give a summary (False: it gives None, the
 # file holding none of the CALLEE_WORDS, as `summarize` tests it)
 MayHold = Callable[[str], bool]
@@ -230,12 +233,15 @@ MayHold = Callable[[str], bool]
 
 def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
                    resolved: Optional[Set[tuple]] = None,
-                   may_hold: Optional[MayHold] = None) -> Dict[str, Tuple[EntryScaler, ...]]:
+                   may_hold: Optional[MayHold] = None,
+                   keys_of: Optional[KeysOf] = None) -> Dict[str, Tuple[EntryScaler, ...]]:
     """path -> the EntryScalers of its calls into other files' functions with protocol events.
     `resolved` collects (path, function, call text, ordinal) of every call followed into
     another file, events or not (--show-regions lists the others). `may_hold`: calls to an
     imported name that can only end in files without a callee word are not resolved (their
-    region summaries not made): they could give neither an entry nor a `resolved` record."""
+    region summaries not made): they could give neither an entry nor a `resolved` record.
+    `keys_of`: callee files none of whose called functions may hold events (scaler_quiet.py)
+    are not summarised (without `resolved`, which records the calls into summarised files)."""
     python = [p for p in paths if p.endswith(".py")]
     callers = {p: s for p, s in summarize(python, False).items() if s is not None and s.calls}
     targets: Dict[Tuple[str, int], Tuple[str, str]] = {}
@@ -246,7 +252,15 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
                 targets[(path, index)] = found
     wanted = sorted({where for where, _ in targets.values()})
     known = {p: callers.get(p) for p in wanted if p in callers}
-    known.update(summarize([p for p in wanted if known.get(p) is None], True))
+    forced = [p for p in wanted if known.get(p) is None]
+    if keys_of is not None and resolved is None and forced:
+        asked: Dict[str, Set[str]] = {p: set() for p in forced}
+        for where, key in targets.values():
+            if where in asked:
+                asked[where].add(key)
+        quiet = quiet_files(asked, keys_of)
+        forced = [p for p in forced if p not in quiet]
+    known.update(summarize(forced, True))
     entries: Dict[str, List[EntryScaler]] = {}
     stored: Dict[Tuple[str, ...], Tuple[str, ...]] = {}
     for (path, index), (where, key) in sorted(targets.items()):
@@ -293,6 +307,13 @@ def _flag_entry(project, path: str, key: str, positional, keywords, flag,
 def text_may_hold(files: Mapping[str, str]) -> MayHold:
     """`may_hold` for `local_summaries` over these texts (its callee-word test)."""
     return lambda path: any(word in files[path] for word in CALLEE_WORDS)
+
+
+def text_keys_of(files: Mapping[str, str]) -> KeysOf:
+    """`keys_of` made here from the texts (`local_summaries` makes no summary of a text
+    without a callee word)."""
+    return lambda paths: {path: protocol_keys(files[path]) if any(
+        word in files[path] for word in CALLEE_WORDS) else frozenset() for path in paths}
 
 
 def local_summaries(files: Mapping[str, str], paths: Sequence[str], force: bool,

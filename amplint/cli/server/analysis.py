@@ -24,12 +24,12 @@ from amplint.analysis.parsing import parse
 from amplint.run.per_file import REPORT_ONLY
 from amplint.analysis.project import build, needs_summary
 from amplint.analysis.project.scaler_summaries import (
-    is_caller, local_summaries, scaler_entries, text_may_hold,
+    is_caller, local_summaries, scaler_entries, text_keys_of, text_may_hold,
 )
 from amplint.analysis.project.function_entries import defined_functions
 from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.summary import portable_summary
-from amplint.run.scaler_inputs import disk_may_hold, scaler_summaries_of, with_first_pass
+from amplint.run.scaler_inputs import disk_may_hold, protocol_keys_of, scaler_summaries_of, with_first_pass
 from amplint.run.project_inputs import (
     _config_files, _KeyedLazy, _LazyTexts, project_entries, summaries_of,
 )
@@ -235,7 +235,9 @@ class ProjectState:
                             summarize_many=more)
             on_disk = disk_may_hold()
             remote = scaler_entries(project, keys, scaler_more, may_hold=lambda path: (
-                text_may_hold(buffers)(path) if path in buffers else on_disk(path)))
+                text_may_hold(buffers)(path) if path in buffers else on_disk(path)),
+                keys_of=lambda wanted: {**protocol_keys_of([p for p in wanted if p not in buffers], self.cache, workers),
+                                        **text_keys_of(buffers)([p for p in wanted if p in buffers])})
             functions = imported_entries(project, keys, remote)
         found = {p: project.entries_for(p) for p in keys if project.entries_for(p)}
         for more_entries in (remote, functions):  # scaler callees, classes of other files

@@ -1,0 +1,160 @@
+"""Which functions of a file may hold GradScaler protocol events, told from Python's `ast`.
+
+The project pass composes a caller's call into another file's function with the callee's
+protocol summary (scaler_summaries.py), which LibCST makes for the whole callee file. Most such
+callees are helpers (`is_sagemaker_mp_enabled()`, `get_scheduler(...)` of transformers'
+Trainer) whose file holds a callee word somewhere but whose function has no event: the summary
+gives it none, and no entry. `protocol_keys(text)` gives a superset of the function keys that
+`summarize_scaler(...).functions` can hold, for about a tenth of LibCST's parse: a callee file
+none of whose asked-for functions is in it is not summarised (its summary could give no entry).
+
+A function's composed flow (scaler_protocol.function_flows, made without project entries) holds
+a protocol event only from a call in its body that the flow walker (scaler_flow.FlowWalker)
+turns into one, or from a call the file's call graph resolves to a function of the file whose
+flow holds one. So a function is kept when a call in its body (lambdas, nested defs and class
+bodies included: more than the walker reads) is one of:
+- a method call `X.m(...)` of a scaler (`scale`, `unscale_`, `step`, `update`, a scaled
+  `backward`), when the file may have a scaler at all (ScalerAnalysis.infos: a name or text
+  with "caler" in any case, or a call `.unscale_(...)` / `.scale(...)`);
+- an optimizer's `X.step()` without arguments; a tensor's `X.backward()` without positional
+  arguments; `torch.autograd.backward` (with a positional argument only when the text says
+  "autograd": the name resolves through an import);
+- a clipping call (`CLIP_NAMES` as the call's last name, or a name imported as one);
+- a framework verb with an unscale event (scaler_vocab), when its framework may be imported;
+- a call whose last name is the name of a function kept (the call graph resolves a call to a
+  function of the same name only: a plain function, a method through `self`, a base class or
+  an instance's class), until nothing is added.
+An instance call (`model(x)`, `Net()(x)`) reaches `forward`/`__call__` whatever its name: when
+one of those is kept, every function may be (None). None too when `ast` cannot parse the text.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+
+from amplint.analysis.data.scaler_vocab import VERBS
+from amplint.analysis.facts.scalers import CLIP_NAMES
+
+_SCALER_METHODS = frozenset({"scale", "unscale_", "step", "update", "backward"})
+_RISKY_TARGETS = frozenset(CLIP_NAMES) | {"backward"}
+_INSTANCE_CALLS = ("forward", "__call__")
+_UNSCALE_EVENTS = {"unscale", "unscale_all"}  # framework_verbs: the kinds giving a protocol event
+
+
+def protocol_keys(text: str) -> Optional[FrozenSet[str]]:
+    """The keys (`f`, `C.m`, `f.inner`) of the functions whose protocol summary may hold
+    events; None: any function may (or `ast` cannot tell)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+    defs, calls, imported, scaler_calls = _collect(tree)
+    scalers = scaler_calls or "caler" in text.lower()
+    autograd = "autograd" in text
+    verbs = {verb.method for verb in VERBS
+             if _UNSCALE_EVENTS & set(verb.events) and (verb.distinctive or verb.module in text)}
+    risky = {name for name, target in imported if target.rsplit(".", 1)[-1] in _RISKY_TARGETS}
+    kept: Set[int] = set()
+    called: List[Set[str]] = [set() for _ in defs]
+    for owner, name, is_attr, positional, any_args in calls:
+        called[owner].add(name)
+        if owner in kept:
+            continue
+        if is_attr:
+            hit = (name in CLIP_NAMES or name in verbs or (scalers and name in _SCALER_METHODS)
+                   or (name == "step" and not any_args)
+                   or (name == "backward" and (positional == 0 or autograd)))
+        else:
+            hit = name in CLIP_NAMES or name == "backward" or name in risky
+        if hit:
+            kept.add(owner)
+    names = {defs[i][1] for i in kept}
+    while True:
+        more = {i for i in range(len(defs)) if i not in kept and called[i] & names}
+        if not more:
+            break
+        kept |= more
+        names |= {defs[i][1] for i in more}
+    if names & set(_INSTANCE_CALLS):
+        return None
+    return frozenset(defs[i][0] for i in kept)
+
+
+def _collect(tree: ast.Module):
+    """(defs: [(key, name)], calls: [(def index, last name, attribute?, positional count,
+    any argument?)] of the calls whose innermost enclosing def is that one, imports:
+    [(bound name, qualified target)], whether some call is `.scale(...)`/`.unscale_(...)`)."""
+    defs: List[Tuple[str, str]] = []
+    calls: List[Tuple[int, str, bool, int, bool]] = []
+    imported: List[Tuple[str, str]] = []
+    scaler_calls = False
+    fields = _FIELDS
+    defining = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    # (node, index of the innermost enclosing def or -1, key prefix)
+    stack: List[Tuple[ast.AST, int, str]] = [(tree, -1, "")]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, owner, prefix = pop()
+        kind = type(node)
+        names = fields.get(kind)
+        if names is None:
+            names = fields[kind] = tuple(f for f in kind._fields if f not in _NOT_NODES)
+        if kind in defining:
+            key = prefix + node.name  # type: ignore[attr-defined]
+            inner = owner
+            if kind is not ast.ClassDef:
+                inner = len(defs)
+                defs.append((key, node.name))  # type: ignore[attr-defined]
+            for field in names:
+                value = getattr(node, field, None)
+                if field == "body":
+                    stack.extend((child, inner, key + ".") for child in value)
+                elif type(value) is list:
+                    stack.extend((c, owner, prefix) for c in value if isinstance(c, ast.AST))
+                elif isinstance(value, ast.AST):
+                    push((value, owner, prefix))
+            continue
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            is_attr = type(func) is ast.Attribute
+            name = func.attr if is_attr else func.id if type(func) is ast.Name else None
+            if name is not None:
+                if is_attr and (name == "scale" or name == "unscale_"):
+                    scaler_calls = True
+                if owner >= 0:
+                    args = node.args  # type: ignore[attr-defined]
+                    positional = sum(1 for a in args if type(a) is not ast.Starred)
+                    calls.append((owner, name, is_attr, positional,
+                                  bool(args or node.keywords)))  # type: ignore[attr-defined]
+        elif kind is ast.Import:
+            for alias in node.names:  # type: ignore[attr-defined]
+                imported.append((alias.asname or alias.name.split(".", 1)[0],
+                                 alias.name if alias.asname else alias.name.split(".", 1)[0]))
+        elif kind is ast.ImportFrom:
+            for alias in node.names:  # type: ignore[attr-defined]
+                imported.append((alias.asname or alias.name, f"{node.module or ''}.{alias.name}"))
+        for field in names:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        push((child, owner, prefix))
+            elif isinstance(value, ast.AST):
+                push((value, owner, prefix))
+    return defs, calls, imported, scaler_calls
+
+
+# fields that never hold a node with a call or a def below it
+_NOT_NODES = frozenset({"ctx", "op", "type_comment", "name", "asname", "module", "id", "attr",
+                        "arg", "level", "is_async", "conversion", "kind", "lineno", "col_offset",
+                        "end_lineno", "end_col_offset"})
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def quiet_files(wanted: Dict[str, Set[str]], keys_of) -> Set[str]:
+    """The files of `wanted` (path -> function keys asked of it) none of whose asked-for
+    functions may hold protocol events (`keys_of(paths)`: path -> `protocol_keys` of its text)."""
+    found = keys_of(sorted(wanted))
+    return {path for path, keys in wanted.items()
+            if found.get(path) is not None and not keys & found[path]}
