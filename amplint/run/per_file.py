@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 from amplint.workspace.baseline import assign_fingerprints
 from amplint.report.diffs import unified_diff
@@ -23,8 +23,8 @@ from amplint.run.fixing import add_noqa_directives, blank_result, lint_and_fix
 from amplint.run.notebook_results import process_notebook
 from amplint.run.parallel import cycles_collected_after
 from amplint.run.progress import naming_slow_file
-from amplint.run.scaler_inputs import first_pass_plan, first_pass_summary
-from amplint.analysis.project import needs_summary
+from amplint.run.first_pass import Need, need_of
+from amplint.run.scaler_inputs import first_pass_summary
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
 from amplint.analysis.project.first_pass_ast import ast_first_pass
 from amplint.analysis.project.summary import portable_summary
@@ -47,10 +47,11 @@ REPORT_ONLY = RunOptions()
 
 def process(
     path: str, settings: Settings, options: RunOptions, diffs: Optional[List[str]] = None,
-    entries: Tuple[EntryRegion, ...] = (), summarize: bool = False,
+    entries: Tuple[EntryRegion, ...] = (), summarize: Union[bool, Need] = False,
 ) -> FileResult:
     """Lint (and fix, diff or mark with noqa) one file. `diffs`, when given, also receives the
-    file's diff (kept for callers of the first version; `result.diff` has it too).
+    file's diff (kept for callers of the first version; `result.diff` has it too). `summarize`:
+    make what the project pass reads (True, or the runner's Need of the file).
     An unexpected exception becomes this file's internal error; it never ends the run."""
     try:
         if path.endswith(".ipynb"):
@@ -71,7 +72,7 @@ def process(
 
 def _process_python(
     path: str, settings: Settings, options: RunOptions, entries: Tuple[EntryRegion, ...] = (),
-    summarize: bool = False,
+    summarize: Union[bool, Need] = False,
 ) -> FileResult:
     try:
         source = read_source(path)
@@ -86,13 +87,13 @@ def _process_python(
     else:
         # only the files that can open a region or hold a framework setting: summarising every
         # file the rules parse, in case the project pass asks for it later, cost five times
-        # what it saved on a mixed-framework tree (163 summaries made, 9 asked for)
-        wanted = summarize and needs_summary(text)
-        # a caller of the GradScaler protocol: its protocol summary from the same parse, for
-        # the project pass (which parsed it a second time before)
-        plan = first_pass_plan(path, text, source.raw) if summarize and path.endswith(".py") else None
-        if plan and not (wanted or entries or could_match(text, settings.rules())):
-            plan = None  # not parsed here otherwise (nor its LibCST parse errors reported)
+        # what it saved on a mixed-framework tree (163 summaries made, 9 asked for); and a
+        # caller of the GradScaler protocol: its protocol summary from the same parse, for
+        # the project pass (which parsed it a second time before). The runner may have made
+        # the test already (amplint.run.first_pass).
+        need = summarize if isinstance(summarize, Need) else (
+            need_of(path, text, source.raw, settings, entries) if summarize else Need(False, None))
+        wanted, plan = need
         protocol = plan is True
         if wanted and not protocol and not entries and not (options.fix or options.diff):
             summary = _ast_first_pass(path, text, settings)

@@ -50,8 +50,16 @@ def cached_map(cache, kind, items, jobs, meter, stats=None):
     return results  # type: ignore[return-value]
 
 
+def cached_results(cache, kind, items) -> List[Optional[FileResult]]:
+    """What the cache holds for `items` (None where it holds nothing), nothing computed."""
+    if cache is None or any(item[2].fix or item[2].add_noqa for item in items):
+        return [None] * len(items)
+    return [_from_cache(cache, _cache_key(cache, kind, item)) for item in items]
+
+
 def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:
     path, settings, options, entries, summarize = item
+    summarize = bool(summarize)  # a Need (amplint.run.first_pass) asks what True asks
     described = repr((kind, _FORMAT, sorted(settings.select), settings.unsafe_fixes, settings.torch,
                       path, entries, summarize, options.fix, options.diff, options.add_noqa))
     return cache.file_key(path, described)

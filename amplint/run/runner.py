@@ -21,10 +21,10 @@ from amplint.workspace.files import Excludes, discover
 from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
 from amplint.run.progress import Progress
 from amplint.run.project_inputs import project_entries
-from amplint.run.scaler_inputs import first_pass_scalers
+from amplint.run.first_pass import need_on_disk
 from amplint.workspace.project_root import context_files
 from amplint.report import RunSummary
-from amplint.run.result_cache import cached_map
+from amplint.run.result_cache import cached_map, cached_results
 
 __all__ = ["RunOptions", "RunOutcome", "run", "process", "settings_for", "excludes_for"]
 
@@ -118,14 +118,17 @@ def run(
 
 # -- the project pass, the pool and the cache ----------------------------------------------------
 #
-# Every file is parsed once: phase 1 lints each file on its own (report only) in the pool, and
-# for the files that can open an autocast region or hold a framework setting the worker also
-# returns the project summary made from the same parse (and, for the callers of the GradScaler
-# protocol, their protocol summary). Phase 2 propagates regions over the summaries (main
-# process, no parsing but for files a region reaches that phase 1 did not summarise). Phase 3
-# processes again only the files that need more: those that got entries, and, with
-# --fix/--diff/--add-noqa, those with something to do. Phase 1 results and summaries are cached
-# by content; phase 3 results by content and entries (amplint.run.result_cache).
+# Every file is parsed once, unless the project pass gives it entries after it was linted.
+# Phase 1 lints on its own (report only), in the pool, only the files the project pass reads
+# from a lint: those that can open an autocast region or hold a framework setting (the worker
+# returns their project summary, made from the same parse) and the callers of the GradScaler
+# protocol (their protocol summary); the main process picks them by the worker's own text
+# tests (amplint.run.first_pass). Phase 2 propagates regions over the summaries (main process,
+# no parsing but for files it summarises on demand, in the pool). Phase 3 lints every other
+# file once, with its entries (none: the same work and cached result as a phase-1 lint), and
+# again the phase-1 files that need more: those that got entries, and, with --fix/--diff/
+# --add-noqa, those with something to do. Phase-1 results and summaries are cached by content;
+# results with entries by content and entries (amplint.run.result_cache).
 
 def _run_files(paths, targets, settings, options: RunOptions, config: Config, progress,
                context=()):
@@ -150,38 +153,99 @@ def _run_files(paths, targets, settings, options: RunOptions, config: Config, pr
 def _phases(paths, targets, files, per_file, settings, options, config, cache, meter,
             use_project):
     first_options = replace(REPORT_ONLY, name_slow_files=options.name_slow_files)
-    first = cached_map(
-        cache, "lint", [(p, per_file[p], first_options, (), use_project) for p in files],
-        options.jobs, meter,
-    )
+    if not use_project:
+        results = cached_map(
+            cache, "lint", [(p, per_file[p], first_options, (), False) for p in files],
+            options.jobs, meter,
+        )
+        return _final(results[: len(targets)], targets, per_file, options, {}, cache,
+                      (meter, len(files))), None
+    plain = [(p, per_file[p], first_options, (), True) for p in files]
+    results = cached_results(cache, "lint", plain)
+    needs = {p: need_on_disk(p, per_file[p]) for p, r in zip(files, results) if r is None}
+    first = [i for i, p in enumerate(files) if p in needs and (needs[p] is None or needs[p].first)]
+    # counted as done: what the cache had, and the project's other files that need no lint
+    counted = len(files) - len(needs) + sum(
+        p in needs and not (needs[p] is None or needs[p].first) for p in files[len(targets):])
+    if counted:
+        meter.update(counted)
+    found = cached_map(cache, "lint", [_asked(plain[i], needs) for i in first], options.jobs,
+                       _Counted(meter, counted, len(first), len(first)))
+    for index, result in zip(first, found):
+        results[index] = result
+    counted += len(first)
+    meter.set_stage("project pass")
+    summaries, scalers = {}, {}
+    for path, result in zip(files, results):
+        if result is not None:
+            if path.endswith((".py", ".pyi")) and result.summary is not False:
+                summaries[path] = result.summary
+            if result.scaler is not None:
+                scalers[path] = result.scaler
+        elif needs[path] is not None and needs[path].plan is not None:
+            scalers[path] = needs[path].plan  # False: not a caller, as its lint would say
     entries: dict = {}
     failure: Optional[FileResult] = None
-    if use_project:
-        meter.set_stage("project pass")
-        summaries = {p: r.summary for p, r in zip(files, first) if p.endswith((".py", ".pyi"))
-                     and r.summary is not False}
-        try:
-            entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs,
-                                      scalers=first_pass_scalers(files, first))
-        except Exception as exc:  # every file is still linted on its own
-            failure = internal_error_result("project pass", exc, traceback.format_exc())
-    for result in first:
+    try:
+        entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs,
+                                  scalers=scalers)
+    except Exception as exc:  # every file is still linted on its own
+        failure = internal_error_result("project pass", exc, traceback.format_exc())
+    for result in results:
+        if result is not None:
+            result.summary = result.scaler = None
+    results = results[: len(targets)]
+    meter.set_stage("")
+    rest = [i for i, (p, r) in enumerate(zip(targets, results)) if r is None and not entries.get(p)]
+    found = cached_map(cache, "lint", [_asked(plain[i], needs) for i in rest], options.jobs,
+                       _Counted(meter, counted, len(rest), len(rest)))
+    for index, result in zip(rest, found):
         result.summary = result.scaler = None
-    first = first[: len(targets)]
+        results[index] = result
+    return _final(results, targets, per_file, options, entries, cache,
+                  (meter, counted + len(rest))), failure
+
+
+def _asked(item, needs):
+    """A phase-1 item with its file's Need, known already, in place of True."""
+    need = needs.get(item[0])
+    return item if need is None else item[:4] + (need,)
+
+
+def _final(results, targets, per_file, options, entries, cache, counting):
+    """`results` (None: not linted yet) with the files that have entries or, with --fix/--diff/
+    --add-noqa, something to do linted with their entries and the run's options. `counting`:
+    (the meter, the files it counted) where some of them are linted here the first time."""
     redo = [
-        i for i, (path, result) in enumerate(zip(targets, first))
-        if entries.get(path) or _needs_action(result, per_file[path], options)
+        i for i, (path, result) in enumerate(zip(targets, results))
+        if entries.get(path) or (result is not None and _needs_action(result, per_file[path], options))
     ]
     if redo:
-        meter.set_stage(f"{len(redo)} files again")
+        fresh = sum(results[i] is None for i in redo)
+        meter = None
+        if counting is not None:
+            counting[0].set_stage(f"{len(redo)} files with entries or fixes")
+            if fresh:
+                meter = _Counted(counting[0], counting[1], len(redo), fresh)
         again = cached_map(
-            cache, "final", [(files[i], per_file[files[i]], options, entries.get(files[i], ()), False)
+            cache, "final", [(targets[i], per_file[targets[i]], options, entries.get(targets[i], ()), False)
                              for i in redo],
-            options.jobs, None,
+            options.jobs, meter,
         )
         for i, result in zip(redo, again):
-            first[i] = result
-    return first, failure
+            results[i] = result
+    return results
+
+
+class _Counted:
+    """The run's meter as one map sees it: `done` of its `items` finished, of which `fresh`
+    the meter has not counted yet (taken to finish last: the count never runs ahead)."""
+
+    def __init__(self, meter, before: int, items: int, fresh: int) -> None:
+        self.meter, self.before, self.items, self.fresh = meter, before, items, fresh
+
+    def update(self, done: int) -> None:
+        self.meter.update(self.before + max(0, done - (self.items - self.fresh)))
 
 
 def _needs_action(result: FileResult, settings: Settings, options: RunOptions) -> bool:

@@ -34,7 +34,8 @@ from amplint.run.project_inputs import (
     _config_files, _KeyedLazy, _LazyTexts, project_entries, summaries_of,
 )
 from amplint.workspace.project_root import _too_broad, shown
-from amplint.run.result_cache import cached_map
+from amplint.run.first_pass import need_on_disk
+from amplint.run.result_cache import cached_map, cached_results
 from amplint.run.runner import excludes_for, settings_for
 
 CHUNK = 400  # files per step of the first pass: progress is reported, cancellation checked
@@ -130,6 +131,7 @@ class ProjectState:
         # the first pass: files linted, how many came from the cache (the CLI's entries when
         # `amplint .` ran there before), whether the project pass did
         self.first_stats: Dict[str, object] = {}
+        self._needs: Dict[str, object] = {}  # path -> its first_pass.Need, for files not cached
 
     # -- the first pass --------------------------------------------------------------------
     def first_pass(self, overlays: Dict[str, str],
@@ -150,8 +152,12 @@ class ProjectState:
                 if cancelled():
                     raise Cancelled()
                 chunk = items[start:start + CHUNK]
-                for (path, *_), result in zip(chunk, cached_map(self.cache, "lint", chunk,
-                                                                self.jobs, None, self.first_stats)):
+                for (path, *_), result in zip(chunk, self._first_results(chunk)):
+                    if result is None:  # not linted: the project pass reads no lint of it
+                        need = self._needs[path]
+                        if need is not None and need.plan is not None:
+                            self.scalers[path] = need.plan
+                        continue
                     if result.summary is not False:
                         self.summaries[path] = result.summary
                     if result.scaler is not None:
@@ -161,6 +167,24 @@ class ProjectState:
                 raise Cancelled()
             self.refresh(overlays, self.jobs, self.first_stats)
         self.ready = True
+
+    def _first_results(self, chunk):
+        """The chunk's first-pass results (None: a file the project pass reads no lint of,
+        left unlinted, as the CLI does: amplint.run.first_pass)."""
+        results = cached_results(self.cache, "lint", chunk)
+        self.first_stats["hits"] = self.first_stats.get("hits", 0) + sum(r is not None for r in results)
+        for (path, settings, *_), result in zip(chunk, results):
+            if result is None:
+                self._needs[path] = need_on_disk(path, settings)
+        asked = [i for i, ((path, *_), r) in enumerate(zip(chunk, results)) if r is None
+                 and (self._needs[path] is None or self._needs[path].first)]
+        self.first_stats["read"] = self.first_stats.get("read", 0) + sum(r is None for r in results) - len(asked)
+        items = [chunk[i] if self._needs[chunk[i][0]] is None else chunk[i][:4] + (self._needs[chunk[i][0]],)
+                 for i in asked]
+        for index, result in zip(asked, cached_map(self.cache, "lint", items, self.jobs, None,
+                                                   self.first_stats)):
+            results[index] = result
+        return results
 
     def locate(self, cited: str) -> Optional[str]:
         """The absolute path of a file a message cites: relative to the project root, else

@@ -256,13 +256,15 @@ def first_pass_line(state: ProjectState, seconds: float) -> str:
     """What the first pass took from the cache: after `amplint .` in the same folder, all of
     it (a file computed again says the cache was not the CLI's: another amplint, other settings)."""
     stats = state.first_stats
-    hits, computed = stats.get("hits", 0), stats.get("computed", 0)
+    hits, computed, read = stats.get("hits", 0), stats.get("computed", 0), stats.get("read", 0)
     project = {True: "from the cache", False: "computed"}.get(stats.get("project_cached"),
                                                               "with the open buffers")
     if not state.use_project:
         project = "not run (files are linted on their own)"
-    return (f"amplint: first pass of {state.root}: {seconds:.2f} s; {hits + computed} files, "
-            f"{hits} from the cache, {computed} linted; project pass {project}")
+    # `read`: files whose lint the project pass does not read, only read for the text test
+    # (amplint.run.first_pass); the CLI lints them after its project pass
+    return (f"amplint: first pass of {state.root}: {seconds:.2f} s; {hits + computed + read} files, "
+            f"{hits} from the cache, {read} only read, {computed} linted; project pass {project}")
 
 
 server = AmplintServer()
