@@ -18,8 +18,8 @@ from amplint.workspace.files import discover
 from amplint.run.per_file import REPORT_ONLY
 from amplint.run.project_inputs import project_entries
 from amplint.workspace.project_root import _too_broad, project_root, shown
-from amplint.run.first_pass import need_on_disk
-from amplint.run.result_cache import cached_map, cached_results
+from amplint.run.phase_one import plan_first_pass
+from amplint.run.result_cache import cached_map
 from amplint.run.runner import excludes_for, settings_for
 
 
@@ -49,18 +49,11 @@ def _project_entries(root: str, config_path, codes, cache_dir) -> dict:
     items = [(f, settings_for(f, settings, config), REPORT_ONLY, (), True) for f in files]
     cache = Cache(cache_dir) if cache_dir else None
     # lint only the files the project pass reads a lint of (amplint.run.first_pass)
-    first = cached_results(cache, "lint", items)
-    needs = {f: need_on_disk(f, s) for (f, s, *_), r in zip(items, first) if r is None}
-    asked = [i for i, f in enumerate(files) if f in needs and (needs[f] is None or needs[f].first)]
-    for i, result in zip(asked, cached_map(cache, "lint", [
-            items[i] if needs[files[i]] is None else items[i][:4] + (needs[files[i]],) for i in asked], 1, None)):
-        first[i] = result
-    summaries = {f: r.summary for f, r in zip(files, first) if r is not None and r.summary is not False}
-    scalers = {}
-    for f, r in zip(files, first):
-        scaler = r.scaler if r is not None else (needs[f].plan if needs[f] is not None else None)
-        if scaler is not None:
-            scalers[f] = scaler
+    plan = plan_first_pass(cache, items)
+    for i, result in zip(plan.asked, cached_map(cache, "lint", [plan.item(items[i]) for i in plan.asked],
+                                                1, None)):
+        plan.results[i] = result
+    summaries, scalers = plan.inputs(files)
     entries = project_entries([shown(root)], files, settings, config, summaries, cache, 1,
                               scalers=scalers)
     return {os.path.normcase(os.path.abspath(f)): found for f, found in entries.items()}

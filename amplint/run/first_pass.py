@@ -51,3 +51,4 @@ def need_on_disk(path: str, settings: Settings) -> Optional[Need]:
     except ReadError:
         return None
     return need_of(path, source.text, source.raw, settings)
+

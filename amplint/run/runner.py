@@ -21,10 +21,10 @@ from amplint.workspace.files import Excludes, discover
 from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
 from amplint.run.progress import Progress
 from amplint.run.project_inputs import project_entries
-from amplint.run.first_pass import need_on_disk
+from amplint.run.phase_one import plan_first_pass
 from amplint.workspace.project_root import context_files
 from amplint.report import RunSummary
-from amplint.run.result_cache import cached_map, cached_results
+from amplint.run.result_cache import cached_map
 
 __all__ = ["RunOptions", "RunOutcome", "run", "process", "settings_for", "excludes_for"]
 
@@ -161,29 +161,20 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         return _final(results[: len(targets)], targets, per_file, options, {}, cache,
                       (meter, len(files))), None
     plain = [(p, per_file[p], first_options, (), True) for p in files]
-    results = cached_results(cache, "lint", plain)
-    needs = {p: need_on_disk(p, per_file[p]) for p, r in zip(files, results) if r is None}
-    first = [i for i, p in enumerate(files) if p in needs and (needs[p] is None or needs[p].first)]
+    plan = plan_first_pass(cache, plain)
+    results, needs, first = plan
     # counted as done: what the cache had, and the project's other files that need no lint
     counted = len(files) - len(needs) + sum(
         p in needs and not (needs[p] is None or needs[p].first) for p in files[len(targets):])
     if counted:
         meter.update(counted)
-    found = cached_map(cache, "lint", [_asked(plain[i], needs) for i in first], options.jobs,
+    found = cached_map(cache, "lint", [plan.item(plain[i]) for i in first], options.jobs,
                        _Counted(meter, counted, len(first), len(first)))
     for index, result in zip(first, found):
         results[index] = result
     counted += len(first)
     meter.set_stage("project pass")
-    summaries, scalers = {}, {}
-    for path, result in zip(files, results):
-        if result is not None:
-            if path.endswith((".py", ".pyi")) and result.summary is not False:
-                summaries[path] = result.summary
-            if result.scaler is not None:
-                scalers[path] = result.scaler
-        elif needs[path] is not None and needs[path].plan is not None:
-            scalers[path] = needs[path].plan  # False: not a caller, as its lint would say
+    summaries, scalers = plan.inputs(files)
     entries: dict = {}
     failure: Optional[FileResult] = None
     try:
@@ -197,19 +188,13 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
     results = results[: len(targets)]
     meter.set_stage("")
     rest = [i for i, (p, r) in enumerate(zip(targets, results)) if r is None and not entries.get(p)]
-    found = cached_map(cache, "lint", [_asked(plain[i], needs) for i in rest], options.jobs,
+    found = cached_map(cache, "lint", [plan.item(plain[i]) for i in rest], options.jobs,
                        _Counted(meter, counted, len(rest), len(rest)))
     for index, result in zip(rest, found):
         result.summary = result.scaler = None
         results[index] = result
     return _final(results, targets, per_file, options, entries, cache,
                   (meter, counted + len(rest))), failure
-
-
-def _asked(item, needs):
-    """A phase-1 item with its file's Need, known already, in place of True."""
-    need = needs.get(item[0])
-    return item if need is None else item[:4] + (need,)
 
 
 def _final(results, targets, per_file, options, entries, cache, counting):

@@ -34,8 +34,8 @@ from amplint.run.project_inputs import (
     _config_files, _KeyedLazy, _LazyTexts, project_entries, summaries_of,
 )
 from amplint.workspace.project_root import _too_broad, shown
-from amplint.run.first_pass import need_on_disk
-from amplint.run.result_cache import cached_map, cached_results
+from amplint.run.phase_one import plan_first_pass
+from amplint.run.result_cache import cached_map
 from amplint.run.runner import excludes_for, settings_for
 
 CHUNK = 400  # files per step of the first pass: progress is reported, cancellation checked
@@ -171,18 +171,14 @@ class ProjectState:
     def _first_results(self, chunk):
         """The chunk's first-pass results (None: a file the project pass reads no lint of,
         left unlinted, as the CLI does: amplint.run.first_pass)."""
-        results = cached_results(self.cache, "lint", chunk)
-        self.first_stats["hits"] = self.first_stats.get("hits", 0) + sum(r is not None for r in results)
-        for (path, settings, *_), result in zip(chunk, results):
-            if result is None:
-                self._needs[path] = need_on_disk(path, settings)
-        asked = [i for i, ((path, *_), r) in enumerate(zip(chunk, results)) if r is None
-                 and (self._needs[path] is None or self._needs[path].first)]
-        self.first_stats["read"] = self.first_stats.get("read", 0) + sum(r is None for r in results) - len(asked)
-        items = [chunk[i] if self._needs[chunk[i][0]] is None else chunk[i][:4] + (self._needs[chunk[i][0]],)
-                 for i in asked]
-        for index, result in zip(asked, cached_map(self.cache, "lint", items, self.jobs, None,
-                                                   self.first_stats)):
+        plan = plan_first_pass(self.cache, chunk)
+        results = plan.results
+        self._needs.update(plan.needs)
+        self.first_stats["hits"] = self.first_stats.get("hits", 0) + len(chunk) - len(plan.needs)
+        self.first_stats["read"] = self.first_stats.get("read", 0) + len(plan.needs) - len(plan.asked)
+        items = [plan.item(chunk[i]) for i in plan.asked]
+        for index, result in zip(plan.asked, cached_map(self.cache, "lint", items, self.jobs, None,
+                                                        self.first_stats)):
             results[index] = result
         return results
 

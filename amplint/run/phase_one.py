@@ -1,0 +1,51 @@
+"""Phase 1 of a project run, planned: which files are linted before the project pass (those
+whose lint it reads: amplint.run.first_pass), from the cache and their text. The CLI runner, the
+flake8 plugin's project context and the language server's first pass share it."""
+
+from __future__ import annotations
+
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from amplint.analysis.engine import FileResult
+from amplint.run.first_pass import Need, need_on_disk
+from amplint.run.result_cache import cached_results
+
+
+class FirstPass(NamedTuple):
+    """The first pass of a project, planned: `results[i]` is items[i]'s cached lint (None: not
+    cached), `needs` each uncached file's Need (None: unreadable), `asked` the indices to lint
+    now (the project pass reads their lint, or they are unreadable and the lint reports it)."""
+
+    results: List[Optional[FileResult]]
+    needs: Dict[str, Optional[Need]]
+    asked: List[int]
+
+    def item(self, item):
+        """An item to lint, with its file's Need, known already, in place of True."""
+        need = self.needs.get(item[0])
+        return item if need is None else item[:4] + (need,)
+
+    def inputs(self, paths: Sequence[str]) -> Tuple[Dict[str, object], Dict[str, object]]:
+        """(summaries, protocol plans or summaries) the project pass reads, from `results`
+        and, for files not linted, what their Need says (a lint would have said the same)."""
+        summaries: Dict[str, object] = {}
+        scalers: Dict[str, object] = {}
+        for path, result in zip(paths, self.results):
+            if result is not None:
+                if path.endswith((".py", ".pyi")) and result.summary is not False:
+                    summaries[path] = result.summary
+                if result.scaler is not None:
+                    scalers[path] = result.scaler
+            elif self.needs.get(path) is not None and self.needs[path].plan is not None:
+                scalers[path] = self.needs[path].plan  # False: not a caller
+        return summaries, scalers
+
+
+def plan_first_pass(cache, items) -> FirstPass:
+    """`items`: phase-1 lint items (path, settings, options, entries, True)."""
+    results = cached_results(cache, "lint", items)
+    needs = {item[0]: need_on_disk(item[0], item[1]) for item, result in zip(items, results)
+             if result is None}
+    asked = [i for i, item in enumerate(items) if item[0] in needs
+             and (needs[item[0]] is None or needs[item[0]].first)]
+    return FirstPass(results, needs, asked)
