@@ -250,6 +250,8 @@ def test_a_site_that_fills_the_parameter_keeps_its_file():
     ("x, y", {0, 1}), ("logits=logits, labels=labels", {"logits", "labels"}),
     ("*args, value=v", set()), ("x, 0.5, None", {0}), ('"", x', {1}), ("a, **kw", {0}),
     ("f(a, b), k=[1, 2]", {0}), ("x == y, z", {0, 1}), ("ü=a, b", {"ü", 1}), ("a, ü", {0, 1}),
+    # commas that do not separate arguments: an f-string's text (CodeText keeps it), a lambda's
+    ('f"{h}, {w}, {c}", 0, True, model', None), ("lambda a, b, c: a, 0, True, model", None),
 ])
 def test_which_slots_a_call_fills(args, slots):
     assert filled_slots(args) == slots

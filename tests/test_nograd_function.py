@@ -67,6 +67,14 @@ def test_a_with_no_grad_block_in_the_helper_counts_too():
     # the no_grad block ends before the forward
     (((DECORATED, "def guess_labels(model, weak, threshold):\n    with torch.no_grad():\n        pass\n"
                   "    probs = torch.softmax(model(weak).float(), dim=-1)\n"),)),
+    # grad back on around the forward inside the no_grad function
+    (((DECORATED, DECORATED.replace("    probs =", "    with torch.enable_grad():\n        probs =")),
+      ("    max_probs, targets = probs.max(dim=-1)\n    return", "        max_probs, targets = probs.max(dim=-1)\n        return"))),
+    (((DECORATED, DECORATED.replace("@torch.no_grad()", "@torch.inference_mode(False)")),)),
+    # the caller's own parameter of the helper's name
+    (((IMPORT, "from utils.misc import AverageMeter, guess_labels\n"),
+      ("def train(args, labeled, unlabeled, model, optimizer, scaler):",
+       "def train(args, labeled, unlabeled, model, optimizer, scaler, guess_labels=None):"))),
 ])
 def test_clean_twins_stay_silent(edits):
     assert amp150(*edits)[0] == []
@@ -88,6 +96,9 @@ def test_same_file_function():
     assert lines == [8]
     off = source.replace("@torch.inference_mode()\n", "")
     assert [d for d in lint_source("t.py", off, SETTINGS).diagnostics if d.code == "AMP150"] == []
+    for other in (source.replace("    return net.forward(x)\n", "    with torch.enable_grad():\n        return net.forward(x)\n"),
+                  source.replace("def step(model, x, y):", "def step(model, x, y, teacher_logits):")):
+        assert [d for d in lint_source("t.py", other, SETTINGS).diagnostics if d.code == "AMP150"] == []
 
 
 def test_warm_run_follows_an_edit_of_the_helper_only(tmp_path):

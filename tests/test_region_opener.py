@@ -92,6 +92,37 @@ def test_a_parameter_of_the_same_name_opens_nothing():
     assert findings("AMP104", BACKWARD_INSIDE, *edits)[0] == []
 
 
+def test_a_module_level_rebinding_of_the_imported_name_opens_nothing():
+    edits = ((IMPORT, IMPORT + "\nautocast_context = contextlib.nullcontext\n"),
+             ("from dataclasses import dataclass\n", "import contextlib\nfrom dataclasses import dataclass\n"))
+    assert findings("AMP104", BACKWARD_INSIDE, *edits)[0] == []
+
+
+def test_a_same_file_name_bound_again_in_the_function_opens_nothing():
+    """A parameter or a local of the context manager's name is not the file's function (the
+    call graph resolves a plain name to the def whatever else binds it)."""
+    source = (
+        "import contextlib\n"
+        "import torch\n"
+        "@contextlib.contextmanager\n"
+        "def amp():\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n"
+        "        yield\n"
+        "def by_param(model, x, amp):\n"
+        "    with amp():\n"
+        "        model(x).mean().backward()\n"
+        "def by_local(model, x):\n"
+        "    amp = contextlib.nullcontext\n"
+        "    with amp():\n"
+        "        model(x).mean().backward()\n"
+        "def own(model, x):\n"
+        "    with amp():\n"
+        "        model(x).mean().backward()\n"
+    )
+    lines = [d.line for d in lint_source("t.py", source, SETTINGS).diagnostics if d.code == "AMP104"]
+    assert lines == [16]
+
+
 def test_enabled_on_every_yield_is_enabled_not_maybe():
     edits = (('    if cfg.precision == "fp32":\n        yield\n    else:\n', "    if True:\n"),)
     found, results = findings("AMP102", *edits)

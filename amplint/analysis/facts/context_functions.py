@@ -93,6 +93,8 @@ def function_region(analysis, call: cst.Call, frame: Frame, Region):
                           opener=entry.callee)
     if not isinstance(call.func, (cst.Name, cst.Attribute)):
         return None
+    if isinstance(call.func, cst.Name) and bound_locally(frame, call.func.value):
+        return None  # a parameter or local of that name, not the file's function
     for callee in analysis.callgraph.callees(CallSite(call, frame, None, None, None)):
         found = _opened_by(analysis, callee)
         if found is not None:
@@ -111,3 +113,15 @@ def _opened_by(analysis, callee: Frame):
             memo[key] = opened(yield_regions(
                 callee.node, lambda node: analysis.with_region(node, withs[id(node)].parent)))
     return memo[key]
+
+
+def bound_locally(frame: Frame, name: str) -> bool:
+    """Is `name`, where `frame` reads it, bound by a function scope around it to something other
+    than a def of that scope (a parameter, an assignment, an import)? The call graph resolves a
+    plain name to a def of the nearest scope that has one, whatever else binds it."""
+    scope: Optional[Frame] = frame.scope
+    while scope is not None and scope.kind != "module":
+        if scope.kind == "function" and (name in scope.bindings or name in scope.imports):
+            return name not in scope.functions or name in scope.imports
+        scope = scope.parent
+    return False

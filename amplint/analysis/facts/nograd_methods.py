@@ -22,6 +22,27 @@ from amplint.analysis.facts.tree import Frame
 NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
            "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode",
            "torch.autograd.grad_mode.inference_mode")
+# grad back on inside a no_grad block (or maybe: `set_grad_enabled(flag)`)
+GRAD_ON = ("torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad",
+           "torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+           "torch.autograd.grad_mode.set_grad_enabled")
+
+
+def _mode(expr, scope) -> Optional[bool]:
+    """True: `expr` (a decorator or `with` item) turns grad off; False: it may turn it on;
+    None: neither. `inference_mode(False)` / `set_grad_enabled(...)` other than a literal False
+    may turn it on."""
+    func = expr.func if isinstance(expr, cst.Call) else expr
+    name = resolve_expr(func, scope)
+    args = list(expr.args) if isinstance(expr, cst.Call) else []
+    first = args[0].value if args else None
+    literal_false = isinstance(first, cst.Name) and first.value == "False"
+    if name in NO_GRAD:
+        return not (name.endswith("inference_mode") and first is not None and not (
+            isinstance(first, cst.Name) and first.value == "True"))
+    if name in GRAD_ON:
+        return bool(name.endswith("set_grad_enabled") and literal_false)
+    return None
 
 
 @dataclass(frozen=True)
@@ -90,8 +111,8 @@ def nograd_params(function: Optional[Frame]) -> Tuple[Tuple[int, str], ...]:
     positional = list(node.params.posonly_params) + list(node.params.params)
     names = {p.name.value: i for i, p in enumerate(positional)}
     names.update({p.name.value: -1 for p in node.params.kwonly_params})
-    decorated = any(resolve_expr(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator, scope)
-                    in NO_GRAD for d in node.decorators)
+    modes = [_mode(d.decorator, scope) for d in node.decorators]
+    decorated = True in modes and False not in modes
     found = {}
     rebound = set()
     stack = [(node.body, decorated)]
@@ -105,8 +126,8 @@ def nograd_params(function: Optional[Frame]) -> Tuple[Tuple[int, str], ...]:
         if target is not None:
             rebound.update(_target_names(target(current)))
         if isinstance(current, cst.With):
-            inner = off or any(resolve_expr(item.item.func if isinstance(item.item, cst.Call) else item.item,
-                                            function) in NO_GRAD for item in current.items)
+            modes = [_mode(item.item, function) for item in current.items]
+            inner = (off or True in modes) and False not in modes
             stack.extend((item, off) for item in current.items)
             stack.append((current.body, inner))
             continue

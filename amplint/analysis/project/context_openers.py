@@ -160,10 +160,10 @@ def _with_calls(text: str) -> list:
     def visit(node, key: str, rebound) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                visit(child, f"{key}.{child.name}" if key else child.name, _rebound(child) | {
+                visit(child, f"{key}.{child.name}" if key else child.name, rebound | _rebound(child) | {
                     a.arg for a in child.args.posonlyargs + child.args.args + child.args.kwonlyargs})
             elif isinstance(child, ast.ClassDef):
-                visit(child, f"{key}.{child.name}" if key else child.name, set())
+                visit(child, f"{key}.{child.name}" if key else child.name, rebound)
             else:
                 if isinstance(child, (ast.With, ast.AsyncWith)):
                     for item in child.items:
@@ -174,8 +174,25 @@ def _with_calls(text: str) -> list:
                             found.append((key, written, child.lineno, span, child))
                 visit(child, key, rebound)
 
-    visit(tree, "", set())
+    visit(tree, "", _module_stores(tree))
     return found
+
+
+def _module_stores(tree) -> set:
+    """Names the module binds other than by import (`maybe_autocast = nullcontext`, a def or
+    class of that name): a `with` of such a name may not call the imported function."""
+    names = set()
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        if not isinstance(node, ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+    return names
 
 
 def _own_seeds(project, caller: str, key: str, with_node, info, desc: str, deciding) -> list:

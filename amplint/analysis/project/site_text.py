@@ -236,6 +236,8 @@ def _pieces(args: str) -> List[str]:
 
 
 _ANY_IDENT = re.compile(r"[^\W\d]\w*")  # unicode names too (`_IDENT` is ASCII only)
+_QUOTE = re.compile(r"[\"']")
+_LAMBDA = re.compile(r"(?<!\w)lambda(?!\w)")
 _KEYWORD_ARG = re.compile(r"([^\W\d]\w*)\s*=(?!=)")
 
 
@@ -245,6 +247,8 @@ def filled_slots(args: str) -> Optional[set]:
     by its position among all the arguments, except those holding literals only. None when
     the text is not plainly a list of arguments (unbalanced brackets)."""
     found: set = set()
+    if _QUOTE.search(args.replace('""', "").replace("''", "")) or _LAMBDA.search(args):
+        return None  # commas of an f-string's text (kept by CodeText) or of a lambda's parameters
     pieces = _pieces(args)
     if args.count("(") != args.count(")") or args.count("[") != args.count("]") \
             or args.count("{") != args.count("}"):

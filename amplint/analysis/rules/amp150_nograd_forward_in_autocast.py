@@ -9,6 +9,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.context_functions import bound_locally
 from amplint.analysis.facts.names import resolve, resolve_expr
 from amplint.analysis.facts.nograd_methods import (
     NO_GRAD, EntryNoGradCall, EntryNoGradFunction, nograd_forward, nograd_params,
@@ -614,7 +615,7 @@ class _Walker:
         if not dotted:
             return []
         params, where = (), ""
-        if len(dotted) == 1:
+        if len(dotted) == 1 and not bound_locally(self.frame, dotted[0]):
             for callee in self.facts.callgraph.callees(CallSite(call, self.frame, None, None, None)):
                 params = nograd_params(callee)
         if not params and self.nograd:
