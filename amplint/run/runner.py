@@ -166,8 +166,7 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
     # counted as done: what the cache had, and the project's other files that need no lint
     counted = len(files) - len(needs) + sum(
         p in needs and not (needs[p] is None or needs[p].first) for p in files[len(targets):])
-    if counted:
-        meter.update(counted)
+    meter.done = counted  # shown with the first file linted: a run that lints none draws nothing
     found = cached_map(cache, "lint", [plan.item(plain[i]) for i in first], options.jobs,
                        _Counted(meter, counted, len(first), len(first)))
     for index, result in zip(first, found):
