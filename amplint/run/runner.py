@@ -7,6 +7,7 @@ that need more (entries, fixes) again -> one RunSummary for every report format.
 from __future__ import annotations
 
 import fnmatch
+import gc
 import os
 import traceback
 from collections import Counter
@@ -185,6 +186,10 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         if result is not None:
             result.summary = result.scaler = None
     results = results[: len(targets)]
+    summaries = scalers = None
+    # the pass's summaries and memos hold cycles: free them before the pool forks its workers,
+    # which would otherwise inherit that heap and walk it in every collection of their own
+    gc.collect()
     meter.set_stage("")
     rest = [i for i, (p, r) in enumerate(zip(targets, results)) if r is None and not entries.get(p)]
     found = cached_map(cache, "lint", [plan.item(plain[i]) for i in rest], options.jobs,
