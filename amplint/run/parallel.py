@@ -6,7 +6,7 @@ import contextlib
 import gc
 import os
 from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Iterator, List, Optional, Sequence, TypeVar
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -131,3 +131,25 @@ def _with_isolated(func, items, heavy, run_light) -> Iterator:
     results = iter(run_light([items[i] for i in light]))
     for index in range(len(items)):
         yield done[index] if index in done else next(results)
+
+
+def cached_imap(workers: Workers, func: Callable[[str], R], paths: Sequence[str], cache, kind: str,
+                described: Callable[[R], dict]) -> Dict[str, R]:
+    """path -> func(path), from `cache` (amplint.workspace.cache.Cache, or None) by the file's
+    content and (kind, path), else from `workers` (huge files each in a process of their
+    own); `described(result)`: the small record stored beside the result."""
+    found: Dict[str, R] = {}
+    keys = {path: cache.file_key(path, repr((kind, path))) if cache is not None else None
+            for path in paths}
+    pending: List[str] = []
+    for path in paths:
+        hit = cache.get(keys[path], with_blob=True) if keys[path] else None
+        if hit is not None:
+            found[path] = hit[1]
+        else:
+            pending.append(path)
+    for path, made in zip(pending, workers.imap(func, pending, isolate=is_huge)):
+        found[path] = made
+        if keys[path]:
+            cache.put(keys[path], described(made), blob=made)
+    return found

@@ -13,7 +13,7 @@ from amplint.analysis import large_files
 from amplint.analysis.engine import Settings
 from amplint.workspace.files import DEFAULT_EXCLUDES, ReadError, read_source
 from amplint.analysis.facts import FileFacts
-from amplint.run.parallel import Workers, cycles_collected_after, is_huge
+from amplint.run.parallel import Workers, cached_imap, cycles_collected_after, is_huge
 from amplint.analysis.parsing import parse
 from amplint.analysis.project import build, needs_summary
 from amplint.analysis.project.ast_registrations import ast_registrations
@@ -178,21 +178,8 @@ def registrations_of(paths: List[str], cache: Optional[Cache], workers: Workers)
     """path -> its summary's `flow.registrations` taken without the summary (None: summarise
     it to know), cached by content: the registry search reads them from every file whose text
     registers a class, and summarises only the files it then reads further."""
-    found: Dict[str, Optional[list]] = {}
-    keys = {path: cache.file_key(path, repr(("registrations", path))) if cache is not None else None
-            for path in paths}
-    pending: List[str] = []
-    for path in paths:
-        hit = cache.get(keys[path], with_blob=True) if keys[path] else None
-        if hit is not None:
-            found[path] = hit[1]
-        else:
-            pending.append(path)
-    for path, registrations in zip(pending, workers.imap(registrations_file, pending, isolate=is_huge)):
-        found[path] = registrations
-        if keys[path]:
-            cache.put(keys[path], {"registrations": registrations is not None}, blob=registrations)
-    return found
+    return cached_imap(workers, registrations_file, paths, cache, "registrations",
+                       lambda made: {"registrations": made is not None})
 
 
 def registrations_file(path: str) -> Optional[list]:

@@ -22,7 +22,7 @@ from amplint.analysis.project.scaler_quiet import protocol_keys
 from amplint.analysis.project.scaler_summaries import (
     CALLEE_WORDS, CALLER_WORDS, is_caller, summarize_scaler,
 )
-from amplint.run.parallel import Workers, cycles_collected_after, is_huge
+from amplint.run.parallel import Workers, cached_imap, cycles_collected_after, is_huge
 from amplint.workspace.cache import Cache
 from amplint.workspace.files import read_source
 
@@ -149,20 +149,8 @@ def summarize_file(item):
 def protocol_keys_of(paths: List[str], cache: Optional[Cache], workers: Workers) -> Dict[str, object]:
     """path -> `protocol_keys` of its text (None: any function may hold events), cached by
     content."""
-    found: Dict[str, object] = {}
-    keys = {path: cache.file_key(path, repr(("scaler keys", path))) if cache else None for path in paths}
-    pending: List[str] = []
-    for path in paths:
-        hit = cache.get(keys[path], with_blob=True) if keys[path] else None
-        if hit is not None:
-            found[path] = hit[1]
-        else:
-            pending.append(path)
-    for path, made in zip(pending, workers.imap(keys_file, pending, isolate=is_huge)):
-        found[path] = made
-        if keys[path]:
-            cache.put(keys[path], {"scaler_keys": made is not None}, blob=made)
-    return found
+    return cached_imap(workers, keys_file, paths, cache, "scaler keys",
+                       lambda made: {"scaler_keys": made is not None})
 
 
 def keys_file(path: str):

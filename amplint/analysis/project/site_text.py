@@ -268,21 +268,7 @@ def may_bind(args: str) -> bool:
     """Can one of these call arguments give flowfacts a value it records (a name, an
     attribute, a call, a subscript)? Literals alone cannot. Conservative: any identifier
     other than True/False/None counts, and a starred argument ends the ones read."""
-    depth = 0
-    current = []
-    pieces = []
-    for char in args:
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        if char == "," and depth == 0:
-            pieces.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    pieces.append("".join(current))
-    for piece in pieces:
+    for piece in _pieces(args):
         piece = piece.strip()
         if piece.startswith("*"):
             return False
