@@ -22,8 +22,9 @@ def load(name, replace=()):
     return files
 
 
-def cli_diagnostics(root, *args):
-    """`amplint --output-format json ARGS .` run in `root` through the CLI: its diagnostics."""
+def cli_output(root, *args) -> str:
+    """What `amplint --output-format json ARGS .` run in `root` through the CLI prints (the
+    JSON findings, or a diff with --diff)."""
     from click.testing import CliRunner
 
     from amplint.cli.main import cli
@@ -35,7 +36,12 @@ def cli_diagnostics(root, *args):
     finally:
         os.chdir(old)
     assert result.exit_code in (0, 1), result.output
-    return json.loads(result.stdout)
+    return result.stdout
+
+
+def cli_diagnostics(root, *args):
+    """`amplint --output-format json ARGS .` run in `root` through the CLI: its diagnostics."""
+    return json.loads(cli_output(root, *args))
 
 
 def cli_findings(root, *args, codes=("AMP",)):

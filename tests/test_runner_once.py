@@ -6,13 +6,12 @@ laid out like detectron2, fairseq, mmdetection and timm (tests/projects/)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
 
 import amplint.run.per_file as per_file
-from project_files import PROJECTS, cli_diagnostics
+from project_files import PROJECTS, cli_diagnostics, cli_output
 
 # files that get entries without the pass reading their lint (EntryRegion, EntryHalf, ...)
 ONCE = ["d2_roi_heads", "half_fairseq_vocoder", "crossfile_bce", "flow_mmdet_multi_apply"]
@@ -71,20 +70,6 @@ def test_a_warm_run_lints_nothing_and_reports_the_same(tmp_path, monkeypatch, na
     assert cold  # the projects have findings, some from the project pass's entries
 
 
-def _output(root, *args):
-    """What `amplint ARGS .` run in `root` prints (JSON findings, or the diff)."""
-    from click.testing import CliRunner
-
-    from amplint.cli.main import cli
-
-    old = os.getcwd()
-    os.chdir(root)
-    try:
-        result = CliRunner().invoke(cli, ["--output-format", "json", *args, "."])
-    finally:
-        os.chdir(old)
-    assert result.exit_code in (0, 1), result.output
-    return result.stdout
 
 
 def _everything_first(monkeypatch):
@@ -98,11 +83,11 @@ def _everything_first(monkeypatch):
 @pytest.mark.parametrize("args", [(), ("--diff", "--unsafe-fixes")])
 def test_the_report_is_the_one_of_linting_every_file_first(tmp_path, monkeypatch, name, args):
     root = _copy(tmp_path, name)
-    now = _output(root, "--no-cache", "--jobs", "1", *args)
+    now = cli_output(root, "--no-cache", "--jobs", "1", *args)
     with monkeypatch.context() as patch:
         _everything_first(patch)
         calls = _counting(patch)
-        before = _output(root, "--no-cache", "--jobs", "1", *args)
+        before = cli_output(root, "--no-cache", "--jobs", "1", *args)
     assert any(len(made) == 2 for made in calls.values())  # the old order did lint twice
     assert now == before
     if name != "flow_mmdet_multi_apply":  # (its entries change no default rule's finding)
