@@ -38,6 +38,7 @@ from typing import Dict, List, Optional, Tuple
 from amplint.analysis.facts.regions import EntryContextRegion
 from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.context_params import _rebound, _seeds_under
+from amplint.analysis.project.module_defs import module_functions
 from amplint.analysis.project.summary import CALLER_WORDS
 
 _DECORATED = re.compile(r"@[\w.\s]*contextmanager")
@@ -114,15 +115,9 @@ def _may_open(text: str) -> bool:
     """A module-level function decorated `...contextmanager` whose own text says `autocast` (or
     another region word), with a `yield` inside a `with` (an alias of autocast bound outside the
     function is not looked for: the file is parsed with LibCST only when this holds)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    lines = text.splitlines()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                _last(dec).endswith("contextmanager") for dec in node.decorator_list) and any(
-                word in "\n".join(lines[node.lineno - 1:node.end_lineno]) for word in CALLER_WORDS):
+    for node, segment in module_functions(text):
+        if any(_last(dec).endswith("contextmanager") for dec in node.decorator_list) and any(
+                word in segment for word in CALLER_WORDS):
             for inner in ast.walk(node):
                 if isinstance(inner, (ast.With, ast.AsyncWith)) and any(
                         isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(inner)):

@@ -14,6 +14,7 @@ from typing import Dict, Optional, Set, Tuple
 
 from amplint.analysis.facts.nograd_methods import EntryNoGradCall, EntryNoGradFunction, nograd_forward, nograd_params
 from amplint.analysis.project.function_entries import parsed_facts
+from amplint.analysis.project.module_defs import module_functions
 
 _WORDS = ("no_grad", "inference_mode")
 
@@ -111,16 +112,7 @@ def _nograd_function(project, path: str, key: str):
 def _may_run_nograd(text: str, key: str) -> bool:
     """The module-level `def key` (with its decorators) says no_grad / inference_mode: the
     file is parsed with LibCST only then."""
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    lines = text.splitlines()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == key:
-            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            segment = "\n".join(lines[start - 1:node.end_lineno])
+    for node, segment in module_functions(text):
+        if node.name == key:
             return any(word in segment for word in _WORDS)
     return False

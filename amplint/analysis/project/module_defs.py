@@ -1,0 +1,21 @@
+"""The module-level functions of a text, read with `ast`, each with its source text (decorators
+included): the cheap test the project pass makes before it parses a file with LibCST."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Tuple
+
+
+def module_functions(text: str) -> Iterator[Tuple[ast.AST, str]]:
+    """(def node, its text from the first decorator to its end) for each module-level def;
+    nothing when the text does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    lines = text.splitlines()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            yield node, "\n".join(lines[start - 1:node.end_lineno])
