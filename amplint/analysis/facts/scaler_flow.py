@@ -285,7 +285,7 @@ class FlowWalker:
                 method = func.attr.value
                 text = analysis.ref(key_text(func.value), self.flow.frame)
                 if text in analysis.infos:
-                    optimizer = _first_arg(call, "optimizer")
+                    optimizer = first_arg(call, "optimizer")
                     opt_text = module.code_for_node(optimizer).strip() if optimizer else None
                     if method == "scale" and call.args:
                         self.emit("scale", call, ctx, stmt, scaler=text, receiver=func.value,
@@ -322,7 +322,7 @@ class FlowWalker:
                     self.emit("opt_step", call, ctx, stmt, site=site, arg=str(text))
                     continue
             if site is not None and resolve_expr(func, site.frame) == "torch.autograd.backward":
-                first = _first_arg(call, "tensors")
+                first = first_arg(call, "tensors")
                 if first is not None and not self._is_scaled(first):
                     self.emit("backward", call, ctx, stmt, site=site)
                 continue
@@ -348,7 +348,7 @@ class FlowWalker:
         return False
 
 
-def _first_arg(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
+def first_arg(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == keyword:
             return arg.value

@@ -28,6 +28,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.framework_verbs import events_of
+from amplint.analysis.facts.loop_bindings import BoundNames
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.tree import CallSite, Frame
@@ -209,63 +210,9 @@ def none_defaults(node) -> Tuple[str, ...]:
                   if isinstance(p.default, cst.Name) and p.default.value == "None")
     if not found:
         return ()
-    rebound = _Rebound(set(found))
+    rebound = BoundNames(set(found))
     node.body.visit(rebound)
     return tuple(name for name in found if name not in rebound.names)
-
-
-class _Rebound(cst.CSTVisitor):
-    """The names among `wanted` that a body binds (assignments, loop and `with` targets,
-    `global`/`nonlocal`, `del`, nested `def`/`class` names)."""
-
-    def __init__(self, wanted: Set[str]) -> None:
-        self.wanted = wanted
-        self.names: Set[str] = set()
-
-    def _target(self, target) -> None:
-        if isinstance(target, cst.Name):
-            if target.value in self.wanted:
-                self.names.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._target(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._target(target.value)
-
-    def visit_AssignTarget(self, node) -> None:
-        self._target(node.target)
-
-    def visit_AugAssign(self, node) -> None:
-        self._target(node.target)
-
-    def visit_AnnAssign(self, node) -> None:
-        self._target(node.target)
-
-    def visit_NamedExpr(self, node) -> None:
-        self._target(node.target)
-
-    def visit_For(self, node) -> None:
-        self._target(node.target)
-
-    def visit_AsName(self, node) -> None:
-        self._target(node.name)
-
-    def visit_Del(self, node) -> None:
-        self._target(node.target)
-
-    def visit_Global(self, node) -> None:
-        for item in node.names:
-            self._target(item.name)
-
-    def visit_Nonlocal(self, node) -> None:
-        for item in node.names:
-            self._target(item.name)
-
-    def visit_FunctionDef(self, node) -> None:
-        self._target(node.name)
-
-    def visit_ClassDef(self, node) -> None:
-        self._target(node.name)
 
 
 def _dead(branches, unbound: Set[str]) -> Optional[str]:

@@ -29,7 +29,8 @@ class BackwardInAutocast(Rule):
     backward inside that region is Lightning's protocol, which the user cannot move, and is not
     reported. Nor is the backward inside a backward API's own body (a `manual_backward` or
     `backward` method, such as Lightning's, reached by a region only through its callers): the
-    calls of that API are what is reported.
+    calls of that API are what is reported, unless the method is one of the file's own whose
+    every backward runs under an autocast it disables itself.
 
     A framework call that runs backward counts too (amplint.analysis.data.scaler_vocab): mmengine's
     `optim_wrapper.update_params(loss)` (backward, step, zero_grad) inside
@@ -297,6 +298,17 @@ class BackwardInAutocast(Rule):
         "        loss = model(x).sum()\n"
         "        with pytest.raises(RuntimeError):\n"
         "            loss.backward()\n",
+        # ParlAI-style agent: `self.backward(loss)` calls a method of the class whose backward
+        # runs with autocast disabled
+        "import torch\n"
+        "class Agent:\n"
+        "    def backward(self, loss):\n"
+        "        with torch.autocast('cuda', enabled=False):\n"
+        "            self.scaler.scale(loss).backward()\n"
+        "    def train_step(self, batch):\n"
+        "        with torch.autocast('cuda', dtype=torch.float16):\n"
+        "            loss = self.model(batch).sum()\n"
+        "            self.backward(loss)\n",
         # a method named backward of something unrelated, outside any region
         "import torch\nlayer.backward(grad)\n",
     ]
@@ -316,7 +328,8 @@ class BackwardInAutocast(Rule):
                 if verb_of(site.node, frameworks, ("backward",)) is None:
                     continue  # not a framework call that runs backward (mmengine update_params)
             region = facts.active_region(site.frame)
-            if region is not None and not _expects_error(site) and not _framework_owned(site, region):
+            if region is not None and not _expects_error(site) and not _framework_owned(site, region) \
+                    and not self._callee_protects(facts, site):
                 found.append((site, region))
         # the statements of each with body that run backward: the fix starts at the first
         starts = {}
@@ -342,6 +355,25 @@ class BackwardInAutocast(Rule):
             and isinstance(func, cst.Attribute)
             and func.attr.value in ("backward", "manual_backward")
         )
+
+    def _callee_protects(self, facts, site: CallSite) -> bool:
+        """`self.backward(loss)` calling a method of this file whose every backward runs under
+        an autocast of its own that is disabled (ParlAI-style `TorchAgent.backward` with
+        `with torch.autocast("cuda", enabled=False):`): no backward runs under the caller's
+        region. A method without any backward call of its own is not taken to protect."""
+        callees = facts.callgraph.callees(site) if isinstance(site.node.func, cst.Attribute) else []
+        if not callees:
+            return False
+        for callee in callees:
+            inner = [s for q, s in facts.qualified_calls
+                     if s.frame.function is callee and s is not site and self._is_backward(q, s)]
+            if not inner:
+                return False
+            for inner_site in inner:
+                region = facts.region_of(inner_site.frame)
+                if region is None or region.kind != "with" or region.active:
+                    return False
+        return True
 
     def _fix(self, site: CallSite, region, backward_stmts):
         with_node = region.with_node

@@ -8,7 +8,9 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import Event, Flow, exclusive, expr_line, insert_after, jumps_between
+from amplint.analysis.facts.scaler_flow import first_arg
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans
+from amplint.analysis.facts.loop_bindings import varies_per_iteration
 from amplint.analysis.facts.syntax import params
 from amplint.analysis.facts.tree import iter_nodes
 from amplint.analysis.rules import Flag, Rule
@@ -27,10 +29,11 @@ class ScalerUpdateMissing(Rule):
     `RuntimeError: step() has already been called since the last update().` Without `update()`
     the loss scale also never adapts. Gradient accumulation (`step` and `update` together inside
     `if (i + 1) % k == 0:`), several optimizers stepped before one `update()`, and an `update`
-    in another method of the same class are fine and not reported, unless a function of the
-    file shows the order: `fit()` stepping through `train_step()` in its batch loop and
-    updating through `on_epoch_end()` after it is reported at the `train_step()` call (calls
-    are composed within a file and, through the project pass, into functions and base-class
+    in another method of the same class are fine and not reported (also when the optimizers
+    are stepped in a loop over them, `for opt in optimizers: scaler.step(opt)`), unless a
+    function of the file shows the order: `fit()` stepping through `train_step()` in its batch
+    loop and updating through `on_epoch_end()` after it is reported at the `train_step()` call
+    (calls are composed within a file and, through the project pass, into functions and base-class
     or mixin methods of other files; a framework's callbacks are not). A helper that steps, once
     per call and outside any loop of its own, a scaler its caller passes in
     (`def optimizer_step(optimizer, scaler=None)`) is not reported there: the update is the
@@ -171,8 +174,30 @@ class ScalerUpdateMissing(Rule):
             "        scaler.scale(model(x)).backward()\n"
             "        optimizer_step(opt, scaler)\n",
         ),
+        Flag(  # each optimizer of the list stepped once per batch, the update only after the epoch
+            "import torch\n"
+            "def fit(model, loader, optimizers, scaler):\n"
+            "    for x in loader:\n"
+            "        scaler.scale(model(x)).backward()\n"
+            "        for optimizer in optimizers:\n"
+            "            scaler.step(optimizer)\n"
+            "    scaler.update()\n",
+        ),
     ]
     clean = [
+        # several optimizers stepped in a loop over them, then one update (DLRM-style lists)
+        "import torch\n"
+        "def step_all(model, x, optimizers, scaler):\n"
+        "    scaler.scale(model(x)).backward()\n"
+        "    for optimizer in optimizers:\n"
+        "        scaler.step(optimizer)\n"
+        "    scaler.update()\n",
+        "import torch\n"
+        "def step_all(model, x, optimizers, scaler):\n"
+        "    scaler.scale(model(x)).backward()\n"
+        "    for i in range(len(optimizers)):\n"
+        "        scaler.step(optimizers[i])\n"
+        "    scaler.update()\n",
         # Swin's step helper: one step per call of the scaler its caller passes; the caller
         # (here, or in another file) updates after the call
         "import torch\n"
@@ -276,6 +301,9 @@ class ScalerUpdateMissing(Rule):
             loop = step.loop
             ours = [u for u in updates if not exclusive(u, step)]
             if loop is not None and ours and not any(u.inside(loop) for u in ours):
+                loop = _repeating_loop(step, ours)
+                if loop is None:
+                    continue  # each iteration steps another optimizer: several, one update
                 key = ("outside", id(loop.node))
                 outside = ours[0]
                 if key not in reported and spans(step, outside):
@@ -321,6 +349,22 @@ class ScalerUpdateMissing(Rule):
             Applicability.SAFE, f"Insert `{last.scaler}.update()` after the last step",
             insert_after(last.stmt, expr_line(call)),
         )
+
+
+def _repeating_loop(step: Event, updates: List[Event]):
+    """The innermost loop around `step`, without an update of the scaler inside, whose iterations
+    step the same optimizer again (None: every such loop may step another optimizer each time,
+    `for optimizer in optimizers: scaler.step(optimizer)`, which GradScaler allows before one
+    `update()`). A step composed through a call is taken to repeat: its optimizer is the
+    callee's."""
+    optimizer = first_arg(step.node, "optimizer") if isinstance(step.node, cst.Call) else None
+    inner = None
+    for loop in reversed(step.loops):
+        if not any(u.inside(loop) for u in updates) and (
+                step.origin is not None or not varies_per_iteration(loop.node, optimizer, inner)):
+            return loop
+        inner = loop.node
+    return None
 
 
 def _callers_scaler(flow: Flow, scaler: str, steps: List[Event]) -> bool:
