@@ -8,6 +8,8 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.escape import Entry
+from amplint.analysis.facts.property_dtypes import params_dtype_property
+from amplint.analysis.facts.regions import EntryHalf
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import argument, region_note
 
@@ -162,8 +164,78 @@ class DtypeFromInput(Rule):
             "        mat = q.float() @ k.float().T\n"
             "        return _fill(mat, k.float(), mask)\n",
         ),
+        Flag(  # `dtype` a property returning the parameters' dtype (transformers' ModuleUtilsMixin;
+            # a base class of another file is read by the project pass): float32 parameters
+            "import torch\n"
+            "from torch import nn\n"
+            "class Attention(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.q = nn.Linear(8, 8)\n"
+            "    @property\n"
+            "    def dtype(self):\n"
+            "        return next(self.parameters()).dtype\n"
+            "    def forward(self, x, mask):\n"
+            "        with torch.autocast('cuda'):\n"
+            "            s = self.q(x) @ x.transpose(-1, -2)\n"
+            "            return s.masked_fill(mask, torch.finfo(self.dtype).min)\n",
+            fixed="import torch\n"
+            "from torch import nn\n"
+            "class Attention(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.q = nn.Linear(8, 8)\n"
+            "    @property\n"
+            "    def dtype(self):\n"
+            "        return next(self.parameters()).dtype\n"
+            "    def forward(self, x, mask):\n"
+            "        with torch.autocast('cuda'):\n"
+            "            s = self.q(x) @ x.transpose(-1, -2)\n"
+            "            return s.masked_fill(mask, torch.finfo(s.dtype).min)\n",
+        ),
     ]
     clean = [
+        # `self.dtype` that is not the parameters' dtype: a property returning a stored dtype,
+        # an attribute the class stores; or a class whose module is made half (its parameters
+        # share the scores' float16)
+        "import torch\n"
+        "from torch import nn\n"
+        "class Attention(nn.Module):\n"
+        "    def __init__(self, dtype):\n"
+        "        super().__init__()\n"
+        "        self.q = nn.Linear(8, 8)\n"
+        "        self._dtype = dtype\n"
+        "    @property\n"
+        "    def dtype(self):\n"
+        "        return self._dtype\n"
+        "    def forward(self, x, mask):\n"
+        "        with torch.autocast('cuda'):\n"
+        "            s = self.q(x) @ x.transpose(-1, -2)\n"
+        "            return s.masked_fill(mask, torch.finfo(self.dtype).min)\n"
+        "class Stored(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.q = nn.Linear(8, 8)\n"
+        "        self.dtype = torch.float16\n"
+        "    def forward(self, x, mask):\n"
+        "        with torch.autocast('cuda'):\n"
+        "            s = self.q(x) @ x.transpose(-1, -2)\n"
+        "            return s.masked_fill(mask, torch.finfo(self.dtype).min)\n",
+        "import torch\n"
+        "from torch import nn\n"
+        "class Attention(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.q = nn.Linear(8, 8)\n"
+        "    @property\n"
+        "    def dtype(self):\n"
+        "        return next(self.parameters()).dtype\n"
+        "    def forward(self, x, mask):\n"
+        "        with torch.autocast('cuda'):\n"
+        "            s = self.q(x) @ x.transpose(-1, -2)\n"
+        "            return s.masked_fill(mask, torch.finfo(self.dtype).min)\n"
+        "def infer(x, mask):\n"
+        "    return Attention().half()(x, mask)\n",
         # the input is half where it comes from: every call of the private helper passes
         # float16 tensors, so finfo(embeddings.dtype) is float16's range
         "import torch\n"
@@ -243,6 +315,11 @@ class DtypeFromInput(Rule):
             if source is None:
                 continue
             finfo_call, dtype_arg, x, bound, direct = source
+            if isinstance(x, cst.Attribute):  # `self.dtype`, a property (facts/property_dtypes.py)
+                found = self._property_fill(ctx, finfo_call, x, bound, target, frame, escape, direct)
+                if found is not None:
+                    yield found
+                continue
             dtypes = facts.dtypes
             x_value = dtypes.dtype(x)
             if x_value is not None and not x_value.conditional \
@@ -305,6 +382,8 @@ class DtypeFromInput(Rule):
             if entry is None or entry.value is None:
                 return None
             arg, direct = entry.value, False
+        if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and arg.value.value == "self":
+            return call, arg, arg, expr.attr.value, direct  # `self.dtype`: a property, maybe
         if (
             isinstance(arg, cst.Attribute)
             and arg.attr.value == "dtype"
@@ -312,6 +391,47 @@ class DtypeFromInput(Rule):
         ):
             return call, arg, arg.value, expr.attr.value, direct
         return None
+
+    def _property_fill(self, ctx, finfo_call, attr, bound, target, frame, escape, direct):
+        """`torch.finfo(self.dtype).min` where `dtype` is a property of the method's class
+        returning its parameters' dtype, float32 where the module is not made half, and the
+        filled tensor is a region's float16 (or bfloat16) value."""
+        facts = ctx.facts
+        cls = frame.class_frame
+        if cls is None:
+            return None
+        cite = params_dtype_property(facts, cls, attr.attr.value)
+        if cite is None or facts.fp16.is_fp16(frame):
+            return None
+        if any(isinstance(e, EntryHalf) and e.target == cls.name for e in facts.entries):
+            return None
+        entry = escape.half_source(target, frame)
+        if entry is None:
+            region = facts.active_region(frame)
+            if region is None or facts.dtypes.exact(target) not in ("float16", "bfloat16"):
+                return None
+            entry = Entry("half", True, target, region)
+        region = entry.region
+        half = region.dtype or "half (float16 or bfloat16)"
+        note, related = region_note(region)
+        target_text = ctx.module.code_for_node(target).strip()
+        plain = _plain(target)
+        shown = f"`{target_text}`" if plain else "the filled tensor"
+        name = f"self.{attr.attr.value}"
+        message = (
+            f"`torch.finfo({name}).{bound}` takes the range of the module's parameters (float32 here: "
+            f"{cite} returns `next(self.parameters()).dtype`), but {shown} is {half} under autocast "
+            f"{note}: 'RuntimeError: value cannot be converted to type {_C10.get(half, 'c10::Half')} without "
+            f"overflow'; take the dtype from the filled tensor"
+        )
+        fix = None
+        if direct and plain:
+            fix = self.fix(
+                Applicability.SAFE,
+                f"Use `torch.finfo({target_text}.dtype)`",
+                {attr: cst.Attribute(value=target.deep_clone(), attr=cst.Name("dtype"))},
+            )
+        return self.report(attr, message, fix=fix, related=related)
 
     def _diagnostic(self, ctx, finfo_call, dtype_arg, x, bound, target, entry, direct, origin):
         region = entry.region
