@@ -22,9 +22,8 @@ class AutocastDeviceType(Rule):
     or assignments) that give no device type at all, or give a `torch.device` object where a
     device *type string* is required: `torch.device(...)` inline, or a name the file visibly
     binds to one (`device = torch.device("cuda" if ... else "cpu")`, a parameter annotated
-    `torch.device`, `self.device = torch.device(...)`), or a parameter that a call site, in this
-    file or another, binds to one (DETR's `train_one_epoch(..., device, ...)` called from
-    main.py with `device = torch.device(args.device)`; the project pass reads the call sites).
+    `torch.device`, `self.device = torch.device(...)`, a parameter a call site of any file
+    binds to one).
 
     ## Why is this bad?
     `device_type` is the first, required parameter of `torch.autocast` (only the deprecated
