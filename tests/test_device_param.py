@@ -69,3 +69,21 @@ def test_an_annotated_string_parameter_of_the_loop_is_not_followed():
 def test_warm_run_follows_an_edit_of_the_script_only(tmp_path):
     assert_warm_run_follows_an_edit(tmp_path, NAME, "main.py", ((DEVICE, "    device = args.device\n"),),
                                     "AMP131", [FINDING])
+
+
+def test_a_device_type_local_of_the_file_is_not_parsed_for(monkeypatch):
+    """transformers' `device_type = x.device.type ...; with torch.autocast(device_type=device_type)`:
+    the name is assigned in the file, so the file is not parsed to look for a parameter (16 such
+    files cost 0.33 s CPU of transformers' run before this text test)."""
+    import ast
+
+    from amplint.analysis.project import device_params
+
+    parses = []
+    monkeypatch.setattr(device_params.ast, "parse", lambda *a, **k: parses.append(1) or ast.Module([], []))
+    local = ("def forward(self, x):\n    device_type = x.device.type if x.device.type != 'mps' else 'cpu'\n"
+             "    with torch.autocast(device_type=device_type, enabled=False):\n        return x\n")
+    assert device_params.param_devices(local) == [] and parses == []
+    monkeypatch.undo()
+    param = "def run(model, device):\n    with torch.autocast(device_type=device):\n        return model()\n"
+    assert device_params.param_devices(param) == [("run", "device", 2)]

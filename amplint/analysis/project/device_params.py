@@ -31,6 +31,10 @@ def param_devices(text: str) -> List[ParamDevice]:
     """The autocast calls of a file whose device type is an unannotated parameter of the
     enclosing function that its body never binds again."""
     names = {m.group(1) for m in _DEVICE_ARG.finditer(text)} if "autocast(" in text else set()
+    # a name the file assigns as a statement (`device_type = x.device.type`, transformers' idiom)
+    # is rebound where that happens; only a name never assigned in the file is worth a parse (a
+    # parameter of one function assigned in another is missed, never guessed)
+    names = {n for n in names if not re.search(rf"^[ \t]*{n}[ \t]*(?::[^=\n]*)?=(?!=)", text, re.M)}
     if not names:
         return []
     try:
