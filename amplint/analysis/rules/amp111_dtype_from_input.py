@@ -9,6 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.escape import Entry
 from amplint.analysis.rules import Flag, Rule
+from amplint.analysis.rules._property_fill import C10 as _C10, property_fill
 from amplint.analysis.rules._util import argument, region_note
 
 # Tensor method -> (position, keyword) of the fill value
@@ -22,7 +23,6 @@ FUNCTIONS = {
     "torch.masked_fill": (2, "value", 0),
     "torch.full_like": (1, "fill_value", 0),
 }
-_C10 = {"float16": "c10::Half", "bfloat16": "c10::BFloat16"}
 
 
 class DtypeFromInput(Rule):
@@ -162,8 +162,78 @@ class DtypeFromInput(Rule):
             "        mat = q.float() @ k.float().T\n"
             "        return _fill(mat, k.float(), mask)\n",
         ),
+        Flag(  # `dtype` a property returning the parameters' dtype (transformers' ModuleUtilsMixin;
+            # a base class of another file is read by the project pass): float32 parameters
+            "import torch\n"
+            "from torch import nn\n"
+            "class Attention(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.q = nn.Linear(8, 8)\n"
+            "    @property\n"
+            "    def dtype(self):\n"
+            "        return next(self.parameters()).dtype\n"
+            "    def forward(self, x, mask):\n"
+            "        with torch.autocast('cuda'):\n"
+            "            s = self.q(x) @ x.transpose(-1, -2)\n"
+            "            return s.masked_fill(mask, torch.finfo(self.dtype).min)\n",
+            fixed="import torch\n"
+            "from torch import nn\n"
+            "class Attention(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.q = nn.Linear(8, 8)\n"
+            "    @property\n"
+            "    def dtype(self):\n"
+            "        return next(self.parameters()).dtype\n"
+            "    def forward(self, x, mask):\n"
+            "        with torch.autocast('cuda'):\n"
+            "            s = self.q(x) @ x.transpose(-1, -2)\n"
+            "            return s.masked_fill(mask, torch.finfo(s.dtype).min)\n",
+        ),
     ]
     clean = [
+        # `self.dtype` that is not the parameters' dtype: a property returning a stored dtype,
+        # an attribute the class stores; or a class whose module is made half (its parameters
+        # share the scores' float16)
+        "import torch\n"
+        "from torch import nn\n"
+        "class Attention(nn.Module):\n"
+        "    def __init__(self, dtype):\n"
+        "        super().__init__()\n"
+        "        self.q = nn.Linear(8, 8)\n"
+        "        self._dtype = dtype\n"
+        "    @property\n"
+        "    def dtype(self):\n"
+        "        return self._dtype\n"
+        "    def forward(self, x, mask):\n"
+        "        with torch.autocast('cuda'):\n"
+        "            s = self.q(x) @ x.transpose(-1, -2)\n"
+        "            return s.masked_fill(mask, torch.finfo(self.dtype).min)\n"
+        "class Stored(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.q = nn.Linear(8, 8)\n"
+        "        self.dtype = torch.float16\n"
+        "    def forward(self, x, mask):\n"
+        "        with torch.autocast('cuda'):\n"
+        "            s = self.q(x) @ x.transpose(-1, -2)\n"
+        "            return s.masked_fill(mask, torch.finfo(self.dtype).min)\n",
+        "import torch\n"
+        "from torch import nn\n"
+        "class Attention(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.q = nn.Linear(8, 8)\n"
+        "    @property\n"
+        "    def dtype(self):\n"
+        "        return next(self.parameters()).dtype\n"
+        "    def forward(self, x, mask):\n"
+        "        with torch.autocast('cuda'):\n"
+        "            s = self.q(x) @ x.transpose(-1, -2)\n"
+        "            return s.masked_fill(mask, torch.finfo(self.dtype).min)\n"
+        "def infer(x, mask):\n"
+        "    return Attention().half()(x, mask)\n",
         # the input is half where it comes from: every call of the private helper passes
         # float16 tensors, so finfo(embeddings.dtype) is float16's range
         "import torch\n"
@@ -243,6 +313,11 @@ class DtypeFromInput(Rule):
             if source is None:
                 continue
             finfo_call, dtype_arg, x, bound, direct = source
+            if isinstance(x, cst.Attribute):  # `self.dtype`, a property (facts/property_dtypes.py)
+                found = property_fill(self, ctx, x, bound, target, frame, escape, direct)
+                if found is not None:
+                    yield found
+                continue
             dtypes = facts.dtypes
             x_value = dtypes.dtype(x)
             if x_value is not None and not x_value.conditional \
@@ -305,6 +380,8 @@ class DtypeFromInput(Rule):
             if entry is None or entry.value is None:
                 return None
             arg, direct = entry.value, False
+        if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and arg.value.value == "self":
+            return call, arg, arg, expr.attr.value, direct  # `self.dtype`: a property, maybe
         if (
             isinstance(arg, cst.Attribute)
             and arg.attr.value == "dtype"

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Set
+from typing import Iterable, Set
 
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
-from amplint.analysis.facts.names import visible_scopes
+from amplint.analysis.facts.device_values import device_call, is_device_object, param_device_entry
 from amplint.analysis.facts.regions import literal_str
-from amplint.analysis.facts.tree import CallSite, Frame, self_attr
+from amplint.analysis.facts.tree import CallSite
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import argument, dotted_expr, has_star_args
 
 AUTOCAST = "torch.amp.autocast"  # also `torch.autocast` (names.py maps it here)
-DEVICE = "torch.device"
 
 
 class AutocastDeviceType(Rule):
@@ -23,7 +22,8 @@ class AutocastDeviceType(Rule):
     or assignments) that give no device type at all, or give a `torch.device` object where a
     device *type string* is required: `torch.device(...)` inline, or a name the file visibly
     binds to one (`device = torch.device("cuda" if ... else "cpu")`, a parameter annotated
-    `torch.device`, `self.device = torch.device(...)`).
+    `torch.device`, `self.device = torch.device(...)`, a parameter a call site of any file
+    binds to one).
 
     ## Why is this bad?
     `device_type` is the first, required parameter of `torch.autocast` (only the deprecated
@@ -205,74 +205,16 @@ class AutocastDeviceType(Rule):
                     f"'device_type''; pass it first, e.g. `\"{default}\"`",
                     fix=self._insert_fix(call, default),
                 )
-            elif self._is_device_object(ctx, arg.value, site.frame):
+            elif is_device_object(facts, arg.value, site.frame):
+                bound = param_device_entry(facts, arg.value, site.frame)
+                where = f" (the parameter `{bound.param}` gets {bound.cite} from a call)" if bound is not None else ""
                 yield self.report(
                     arg.value,
-                    "`autocast` takes a device *type* string, not a `torch.device`: this raises "
+                    "`autocast` takes a device *type* string, not a `torch.device`" + where + ": this raises "
                     "'ValueError: Expected `device_type` of type `str`'; pass "
                     "`torch.device(d).type`",
                     fix=self._type_fix(ctx, site, arg),
                 )
-
-    # -- what is a torch.device -----------------------------------------------------------
-    def _is_device_object(self, ctx, expr: cst.BaseExpression, frame: Frame) -> bool:
-        facts = ctx.facts
-        if self._device_call(facts, expr, frame):
-            return True
-        if isinstance(expr, cst.Name):
-            return self._name_is_device(ctx, expr.value, frame)
-        attr = self_attr(expr)
-        if attr is not None:
-            cls = frame.class_frame
-            if cls is None:
-                return False
-            values = facts.index.self_assigns(cls).get(attr, [])
-            return bool(values) and all(
-                self._device_call(facts, a.value, a.frame) for a in values
-            )
-        return False
-
-    @staticmethod
-    def _device_call(facts, expr: cst.BaseExpression, frame: Frame) -> bool:
-        """`torch.device(...)`, or a conditional choosing between two of them."""
-        if isinstance(expr, cst.IfExp):
-            return AutocastDeviceType._device_call(facts, expr.body, frame) and (
-                AutocastDeviceType._device_call(facts, expr.orelse, frame)
-            )
-        return isinstance(expr, cst.Call) and facts.resolve(expr.func, frame) == DEVICE
-
-    def _name_is_device(self, ctx, name: str, frame: Frame) -> bool:
-        facts = ctx.facts
-        scope = next((s for s in visible_scopes(frame) if name in s.imports or name in s.bindings), None)
-        if scope is None or name in scope.imports:
-            return False
-        assigns = [
-            a for a in facts.tree.assigns
-            if a.frame.scope is scope
-            and any(isinstance(t, cst.Name) and t.value == name for t in a.targets)
-        ]
-        annotated = self._annotated_param(facts, scope, name)
-        if not assigns and not annotated:
-            return False
-        if not all(
-            len(a.targets) == 1 and self._device_call(facts, a.value, a.frame) for a in assigns
-        ):
-            return False
-        # Only plain assignments bind it: no loop variable, `with ... as`, augmented assignment.
-        return _plain_bindings(scope.node, name) == len(assigns) + (1 if annotated else 0)
-
-    @staticmethod
-    def _annotated_param(facts, scope: Frame, name: str) -> bool:
-        node = scope.node
-        if scope.kind != "function" or not isinstance(node, cst.FunctionDef):
-            return False
-        for param in list(node.params.params) + list(node.params.kwonly_params) + list(
-            node.params.posonly_params
-        ):
-            if param.name.value == name and param.annotation is not None:
-                outer = scope.parent or scope
-                return facts.resolve(param.annotation.annotation, outer) == DEVICE
-        return False
 
     # -- fixes ----------------------------------------------------------------------------
     def _insert_fix(self, call: cst.Call, device: str):
@@ -283,7 +225,7 @@ class AutocastDeviceType(Rule):
 
     def _type_fix(self, ctx, site: CallSite, arg: cst.Arg):
         value = arg.value
-        if self._device_call(ctx.facts, value, site.frame) and isinstance(value, cst.Call):
+        if device_call(ctx.facts, value, site.frame) and isinstance(value, cst.Call):
             new_value: cst.BaseExpression = cst.Attribute(value=value, attr=cst.Name("type"))
             imports: tuple = ()
         else:
@@ -300,68 +242,3 @@ class AutocastDeviceType(Rule):
             Applicability.SAFE, "Pass the device's type: `torch.device(d).type`",
             {value: new_value}, imports,
         )
-
-
-class _Bindings(cst.CSTVisitor):
-    """Counts the statements that bind `name` in one scope (not in nested functions/classes)."""
-
-    def __init__(self, name: str, root: cst.CSTNode) -> None:
-        self.name = name
-        self.root = root
-        self.count = 0
-
-    def _target(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name) and target.value == self.name:
-            self.count += 1
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._target(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._target(target.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
-        if node is self.root:
-            for param in _params(node.params):
-                if param.name.value == self.name:
-                    self.count += 1
-            return True
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
-        return node is self.root
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._target(target.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._target(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._target(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._target(node.asname.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._target(node.target)
-
-
-def _params(params: cst.Parameters) -> List[cst.Param]:
-    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-    if isinstance(params.star_arg, cst.Param):
-        out.append(params.star_arg)
-    if params.star_kwarg is not None:
-        out.append(params.star_kwarg)
-    return out
-
-
-def _plain_bindings(root: cst.CSTNode, name: str) -> int:
-    visitor = _Bindings(name, root)
-    root.visit(visitor)
-    return visitor.count
