@@ -182,6 +182,7 @@ import amplint.analysis.engine as engine  # noqa: E402
 from amplint.analysis.data.triggers import ENTRY_BLIND, ENTRY_KINDS, ENTRY_NEEDS  # noqa: E402
 from amplint.analysis.facts.regions import Enabled, EntryHalf, EntryRegion  # noqa: E402
 from amplint.analysis.prefilter import could_match as prefilter_could_match  # noqa: E402
+from amplint.analysis.prefilter_entries import TINY_BELOW, CodeNames  # noqa: E402
 from project_files import PROJECTS, load  # noqa: E402
 
 REGION_ENTRY = (EntryRegion("f", Enabled.TRUE, "cuda", "float16", "called at train.py:3"),)
@@ -216,13 +217,15 @@ def _last(qualified):
     return qualified.rsplit(".", 1)[-1]
 
 
-def _needs(code, text):
-    return re.search(ENTRY_NEEDS[code], text) is not None
+def _needs(code, text, scope=None):
+    """Does `text`'s code meet the requirement of `code` (in the whole file)?"""
+    names = CodeNames.of(text).names
+    return bool(names.intersection(ENTRY_NEEDS[code][1]))
 
 
 def test_requirements_name_every_hazard_of_the_rules_tables():
     """Each requirement covers the names the rule's code looks for (a qualified name's last
-    part is in the text: the call or its import names it)."""
+    part is in the code: the call or its import names it)."""
     from amplint.analysis.data import overflow
     from amplint.analysis.data.scaler_vocab import BY_METHOD
     from amplint.analysis.facts import fp16
@@ -230,29 +233,38 @@ def test_requirements_name_every_hazard_of_the_rules_tables():
     from amplint.analysis.rules import amp101_factory_default_dtype as r101
     from amplint.analysis.rules import amp102_bce_under_autocast as r102
     from amplint.analysis.rules import amp104_backward_in_autocast as r104
+    from amplint.analysis.rules import amp140_eps_underflow as r140
     from amplint.analysis.rules import amp141_half_reduction as r141
     from amplint.analysis.rules import amp150_nograd_forward_in_autocast as r150
 
-    assert all(_needs("AMP101", _last(name)) for name in r101.FACTORIES)
-    assert all(_needs("AMP102", _last(name)) for name in r102.BCE_FUNCTIONS + (r102.BCE_CLASS,))
+    def call(qualified):
+        return f"import torch\nx = {qualified}(y)\n"
+
+    assert all(_needs("AMP101", call(name)) for name in r101.FACTORIES)
+    assert _needs("AMP101", "from torch import zeros as z\nx = z(3)\n")
+    assert all(_needs("AMP102", call(name)) for name in r102.BCE_FUNCTIONS + (r102.BCE_CLASS,))
     half_names = [n for n, d in fp16.DTYPES.items() if d in fp16.HALF] + list(fp16.TENSOR_TYPES)
     for code in ("AMP103", "AMP152"):
-        assert all(_needs(code, _last(name)) for name in half_names + ["x.half", "x.bfloat16"])
-        assert all(_needs(code, name) for name in ("convert_module_to_f16", "to_fp16", "to_bf16"))
+        assert all(_needs(code, f"m = m.to({name})\n") for name in half_names + ["m.half", "m.bfloat16"])
+    for name in ("convert_module_to_f16", "to_fp16", "to_bf16", "convert_to_half"):
+        assert _needs("AMP152", f"m.apply({name})\n") and not _needs("AMP103", f"m.apply({name})\n")
     verbs = [m for m, vs in BY_METHOD.items() if any("backward" in v.events for v in vs)]
-    for name in list(r104.BACKWARD_FUNCTIONS) + ["backward", "manual_backward"] + verbs:
-        assert _needs("AMP104", f"x = {_last(name)}(loss)\n")
-    assert not _needs("AMP104", "with torch.no_grad():\n    p.requires_grad_(False)\n")
+    for name in list(r104.BACKWARD_FUNCTIONS) + ["loss.backward", "self.manual_backward"] + verbs:
+        assert _needs("AMP104", call(name))
+    assert not _needs("AMP104", "with torch.no_grad():\n    p.requires_grad_(False)\n# backward\n")
     for name in list(overflow.FUNCTIONS) + list(overflow.METHODS):
-        assert _needs("AMP110", _last(name))
-    for target in ("x[m] = 1e9", "x[m]=v", "(x[m]) = v", "x[m]: float = v", "x[m] \\\n    = v",
-                   "(x[m]  # the masked\n ) = v", "x[i][j] = v"):
-        assert _needs("AMP110", f"def f(x, m):\n    {target}\n"), target
-    assert not _needs("AMP110", "def f(x, m):\n    return x[m] + 1\n")
+        assert _needs("AMP110", call(name))
+    for value in ("1e9", "-1e9", "2 ** 16", "float('1e9')", "-INF", "torch.finfo(torch.float32).min",
+                  "int(big)"):
+        store = f"INF = 10 ** 9\ndef f(x, m):\n    x[m] = {value}\n    y[m]: float = {value}\n"
+        assert _needs("AMP110", store), value
+    assert not _needs("AMP110", "def f(x, m, v):\n    x[m] = v\n    x[m] = y[m]\n    a = 1e9\n")
+    assert r140.THRESHOLD == TINY_BELOW
+    assert _needs("AMP140", "import torch\nopt = torch.optim.Adam(p)\n")
     for name in r141.SQUARE_SUMS + r141.OUTPUT_REDUCTIONS + ("cumsum",):
-        assert _needs("AMP141", name)
+        assert _needs("AMP141", call(f"x.{name}")) and _needs("AMP141", call(f"torch.{name}"))
     for name in NO_GRAD + r150.SET_GRAD:
-        assert _needs("AMP150", _last(name))
+        assert _needs("AMP150", f"with {name}():\n    pass\n")
 
 
 @pytest.mark.parametrize("value", [5.9e-8, 1e-8, 1e-12, 3e-45, 1e-300])
@@ -263,9 +275,40 @@ def test_every_spelling_of_a_tiny_eps_meets_amp140s_requirement(value):
     digits = plain[2:]
     spellings.add("0." + "_".join(digits[i:i + 3] for i in range(0, len(digits), 3)))
     for text in spellings:
-        assert 0 < float(text) < 6e-8
-        assert _needs("AMP140", f"y = x + {text}\n"), text
-    assert not _needs("AMP140", "y = x + 1.0\nz = x * 0.001\n")
+        assert 0 < float(text.replace("_", "")) < 6e-8
+        assert _needs("AMP140", f"def f(x, eps={text}):\n    return x\n"), text
+    assert not _needs("AMP140", "y = x + 1.0\nz = x * 0.001  # 1e-8\ns = '1e-8'\n")
+
+
+REACHING = (
+    "import torch\n\n\n"
+    "def helper(x):\n"
+    "    return torch.zeros(3) + x.sum()\n\n\n"
+    "def unreached(x):\n"
+    "    x.backward()\n"
+    "    return torch.zeros(4).sum()\n\n\n"
+    "class Head(torch.nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        return x.mean()\n\n"
+    "    def other(self, x):\n"
+    "        return x.std()\n\n\n"
+    "def entry(x):\n"
+    "    return {call}\n"
+)
+
+
+@pytest.mark.parametrize("call, reached", [
+    ("x + 1", set()),
+    ("helper(x)", {"zeros", "sum", "mean"}),  # any call may run a module's forward
+    ("Head()(x)", {"mean"}),
+    ("x.other", set()),
+])
+def test_the_code_an_entry_region_reaches(call, reached):
+    text = REACHING.format(call=call)
+    names = CodeNames.of(text).reached(("entry",))
+    hazards = {"zeros", "sum", "mean", "std", "backward"}
+    assert names & hazards == reached
+    assert CodeNames.of(text).names >= hazards  # the whole file names them all
 
 
 def _parse_forced(monkeypatch):

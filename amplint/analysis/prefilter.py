@@ -2,8 +2,8 @@
 whose only words are half-dtype names (amplint.analysis.data.triggers.HALF_WORDS), Python's own parser
 (a tenth of LibCST's cost) to see whether any of them names something in code.
 
-A file the project pass gave entries is tested against what each rule needs in its own text
-when the region or half class comes from elsewhere (data/triggers.ENTRY_NEEDS, issue 34).
+A file the project pass gave entries is tested against what each rule needs in its own code
+when the region or half class comes from elsewhere (amplint.analysis.prefilter_entries, issue 34).
 
 A file kept out gives no finding of the rules asked about (tests/test_prefilter.py)."""
 
@@ -16,43 +16,19 @@ import re
 import warnings
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from amplint.analysis.data.triggers import (
-    ALSO_NEEDS, ENTRY_BLIND, ENTRY_KINDS, ENTRY_NEEDS, HALF_CONVERTER, HALF_NAMES, HALF_WORDS,
-)
+from amplint.analysis.data.triggers import ALSO_NEEDS, HALF_CONVERTER, HALF_NAMES, HALF_WORDS
+from amplint.analysis.prefilter_entries import could_match_with
 from amplint.analysis.rules import Rule
 
 
 def could_match(source: str, rules: Sequence[Rule], entries: Sequence[object] = ()) -> bool:
     """Can any of these rules fire in this text at all, with these entries of the project pass?"""
     if entries:
-        return _could_match_with(source, tuple(rules), entries)
+        return could_match_with(source, rules, entries, could_match)
     words, strong = _trigger_tests(tuple(rules))
     if not words(source):
         return False
     return strong(source) or half_names_in_code(source)
-
-
-def _could_match_with(source: str, rules: Tuple[Rule, ...], entries: Sequence[object]) -> bool:
-    if any(type(entry).__name__ not in ENTRY_KINDS for entry in entries):
-        return True
-    needs, blind = _entry_tests(rules)
-    if needs is None:
-        return True
-    return needs(source) is not None or (bool(blind) and could_match(source, blind))
-
-
-@functools.lru_cache(maxsize=64)
-def _entry_tests(rules: Tuple[Rule, ...]):
-    """(search for any requirement of the rules that read entries, or None: one of them has no
-    requirement; the rules that read none)."""
-    blind = tuple(rule for rule in rules if rule.code in ENTRY_BLIND)
-    reading = [rule.code for rule in rules if rule.code not in ENTRY_BLIND]
-    if any(code not in ENTRY_NEEDS for code in reading):
-        return None, blind
-    if not reading:
-        return (lambda source: None), blind
-    pattern = "|".join(f"(?:{ENTRY_NEEDS[code]})" for code in sorted(set(reading)))
-    return re.compile(pattern).search, blind
 
 
 @functools.lru_cache(maxsize=64)

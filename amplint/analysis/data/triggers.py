@@ -58,47 +58,67 @@ ENTRY_BLIND: Tuple[str, ...] = (
     "AMP130", "AMP131", "AMP132", "AMP133",
 )
 
-# The text a half cast of the file names (facts.fp16.half_cast_dtype): `.half()`, `.bfloat16()`,
-# a dtype `torch.float16` / `torch.half` / `torch.bfloat16`, a type `torch.cuda.HalfTensor` /
-# `BFloat16Tensor` (through an import alias the import names it); or a method of the file that
-# casts submodules, with such a cast or `.apply` of a converter (`convert_module_to_f16`,
-# `to_fp16`, `to_bf16`: fp16._converter_dtype)
-_HALF_CAST = r"half|Half|float16|Float16|f16|fp16"
+# What ENTRY_NEEDS asks of a file's code (amplint.analysis.prefilter_entries reads it with Python's
+# `ast`, a tenth of LibCST's cost): identifiers, each a name, an attribute or a part of an imported
+# name in code (not in strings or comments; a name bound by `import ... as` counts as the name it
+# imports), or one of these marks:
+TINY_FLOAT = "<float literal in (0, 6e-8)>"  # AMP140's THRESHOLD
+CONSTANT_STORE = "<index store of a constant>"  # `x[m] = 1e9`, `x[m]: T = -INF` (facts/fills.py)
+HALF_CONVERTER_NAME = "<a converter's name>"  # HALF_CONVERTER below: `convert_module_to_f16`
+REGION_TEXT = "<a region word>"  # REGION_WORDS anywhere in the text
 
-# rule code -> a regular expression the file's own text matches whenever the rule can fire in a
-# file whose entries are all of ENTRY_KINDS (the hazard the rule flags; the region or half class
-# may come from the entries). Written from each rule's code: a qualified name's last part is
-# always in the text (the call or its import names it). A rule in neither table is parsed.
-ENTRY_NEEDS: Dict[str, str] = {
-    # a call of torch.zeros/ones/empty/full/tensor/rand/randn (FACTORIES)
-    "AMP101": r"zeros|ones|empty|full|tensor|rand",
-    # F.binary_cross_entropy / torch.binary_cross_entropy, nn.BCELoss (called or bound)
-    "AMP102": r"binary_cross_entropy|BCELoss",
-    # a half cast of the file (fp16.half_casts); another file's (EntryCallsParam) is not a kind above
-    "AMP103": _HALF_CAST,
-    # `.backward()` / `manual_backward`, torch.autograd.backward/grad, a framework verb that
-    # runs backward (scaler_vocab: `optim_wrapper.update_params`)
-    "AMP104": r"backward|\bgrad\b|update_params",
+# The names of a half cast (facts.fp16.half_cast_dtype): `.half()`, `.bfloat16()`, a dtype
+# `torch.float16` / `torch.half` / `torch.bfloat16`, a type `torch.cuda.HalfTensor` /
+# `BFloat16Tensor`
+HALF_CAST_NAMES: Tuple[str, ...] = ("half", "bfloat16", "float16", "HalfTensor", "BFloat16Tensor")
+
+# The scopes of a requirement: "file", the whole file's code; "reached", the functions an
+# EntryRegion can reach (its targets, then every function of the file named by a call in a
+# reached one, and every `forward`, `__call__` and `__init__` once a reached function calls
+# anything: a superset of facts.callgraph's callees), where the rule can fire only at a site
+# under an active region. "reached" is read only in a file whose entries are all EntryRegion
+# and whose code opens no region of its own and names no half cast (no REGION_WORDS in its text,
+# none of HALF_CAST_NAMES, no converter): elsewhere, the whole file.
+FILE, REACHED = "file", "reached"
+
+# rule code -> (scope, what one of which the code must hold for the rule to fire in a file whose
+# entries are all of ENTRY_KINDS): the hazard the rule flags, the region or half class possibly
+# coming from the entries. Written from each rule's code: the last part of a qualified name is
+# always in the code (the call or its import names it). A rule in neither table is parsed.
+ENTRY_NEEDS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
+    # a call of torch.zeros/ones/empty/full/tensor/rand/randn (FACTORIES) under a region (or in
+    # fp16 code: a half cast or an EntryHalf, which the scope rules out)
+    "AMP101": (REACHED, ("zeros", "ones", "empty", "full", "tensor", "rand", "randn")),
+    # F.binary_cross_entropy / torch.binary_cross_entropy, nn.BCELoss (called or bound: the
+    # instance may be made in `__init__`, outside the reached code)
+    "AMP102": (FILE, ("binary_cross_entropy", "BCELoss")),
+    # a half cast of the file (fp16.half_casts); another file's (EntryCallsParam) is no kind above
+    "AMP103": (FILE, HALF_CAST_NAMES),
+    # `.backward()` / `.manual_backward()`, torch.autograd.backward/grad, a framework verb that
+    # runs backward (scaler_vocab: `optim_wrapper.update_params`), under a region
+    "AMP104": (REACHED, ("backward", "manual_backward", "grad", "update_params")),
     # an active explicit region of the file (`with`): entry regions are inherited, not explicit
-    "AMP105": "|".join(REGION_WORDS),
-    # a fill (overflow.FUNCTIONS / METHODS: masked_fill, fill_, index_fill, full, new_full) or
-    # an index assignment `x[...] = <constant>` / `x[...]: T = ...` (the constant may be
-    # arithmetic, `2 ** 16`: not bounded by its text)
-    "AMP110": r"fill|full|\](?:[\s)\\]|#[^\n]*)*[=:]",
+    "AMP105": (FILE, (REGION_TEXT,)),
+    # a fill (overflow.FUNCTIONS / METHODS) or an index store of a constant (the constant may be
+    # arithmetic, `2 ** 16`, or a name bound to one); the tensor's dtype may be known elsewhere
+    "AMP110": (FILE, ("masked_fill", "masked_fill_", "fill_", "index_fill", "index_fill_",
+                      "full", "full_like", "new_full", CONSTANT_STORE)),
     # `torch.finfo(...).min/max`, written in the fill or in the local it reads
-    "AMP111": "finfo",
-    # an eps literal under 6e-8 (`1e-8`, `0.00000001`, `0.000_000_01`), in the expression, a
-    # local or `self.eps`; or a torch.optim optimizer of a half model (its default eps)
-    "AMP140": r"[eE]-|\.[0_]{7}|optim",
-    # a reduction: sum / mean (squares, exp), var, std, cumsum, prod, a softmax's `.sum`
-    "AMP141": r"sum|mean|var|std|prod",
-    # a grad-free pass: no_grad / inference_mode / set_grad_enabled (False); another file's
-    # no_grad methods (EntryNoGrad*) are not a kind above
-    "AMP150": r"no_grad|inference_mode|set_grad_enabled",
-    # `Fn.apply(...)` or an alias bound to `Fn.apply`; another file's (EntryFunction) is not a kind above
-    "AMP151": "apply",
-    # a float16 cast of a model in the file (fp16.model_casts)
-    "AMP152": _HALF_CAST,
-    # an nn.DataParallel of the file; another file's (EntryModule / EntryWrappedCall) is not a kind above
-    "AMP153": "DataParallel",
+    "AMP111": (FILE, ("finfo",)),
+    # an eps literal under 6e-8 (in the expression, a local or `self.eps` set in `__init__`);
+    # or a torch.optim optimizer of a half model (its default eps)
+    "AMP140": (FILE, (TINY_FLOAT, "optim")),
+    # a reduction (sum / mean of squares or exp, var, std, cumsum, prod; a softmax's `.sum`) of
+    # a value under a region (or of float16 code: a half cast or an EntryHalf, ruled out)
+    "AMP141": (REACHED, ("sum", "mean", "var", "std", "cumsum", "prod")),
+    # a grad-free pass: no_grad / inference_mode / set_grad_enabled; another file's no_grad
+    # methods (EntryNoGrad*) are no kind above
+    "AMP150": (FILE, ("no_grad", "inference_mode", "set_grad_enabled")),
+    # `Fn.apply(...)` or an alias bound to `Fn.apply`; another file's (EntryFunction) is no kind above
+    "AMP151": (FILE, ("apply",)),
+    # a float16 cast of a model in the file (fp16.model_casts: a half cast, or a method of the
+    # file casting submodules, by such a cast or by `.apply` of a converter, fp16._converter_dtype)
+    "AMP152": (FILE, HALF_CAST_NAMES + (HALF_CONVERTER_NAME,)),
+    # an nn.DataParallel of the file; another file's (EntryModule / EntryWrappedCall) is no kind above
+    "AMP153": (FILE, ("DataParallel",)),
 }

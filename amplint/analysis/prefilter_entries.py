@@ -1,0 +1,174 @@
+"""The prefilter of a file the project pass gave entries (issue 34): can a rule fire in it, given
+its code and regions or half classes that come from other files? Read with Python's `ast` (a
+tenth of LibCST's cost) against amplint.analysis.data.triggers.ENTRY_NEEDS.
+
+A file kept out gives no finding (tests/test_prefilter.py runs every test project both ways)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import warnings
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+
+from amplint.analysis.data.triggers import (
+    CONSTANT_STORE, ENTRY_BLIND, ENTRY_KINDS, ENTRY_NEEDS, FILE, HALF_CAST_NAMES, HALF_CONVERTER,
+    HALF_CONVERTER_NAME, REACHED, REGION_TEXT, REGION_WORDS, TINY_FLOAT,
+)
+
+TINY_BELOW = 6e-8  # AMP140's THRESHOLD (tests/test_prefilter.py checks they agree)
+# what a reached function may call without naming it: a module instance's forward, a class
+_UNNAMED_CALLEES = ("forward", "__call__", "__init__")
+_CONVERTER = re.compile(HALF_CONVERTER)
+_CONSTANT_DEPTH = 6  # facts/fills.py evaluates 4 levels deep
+
+
+def could_match_with(source: str, rules: Sequence, entries: Sequence[object], without) -> bool:
+    """Can any of `rules` fire in `source` with these entries? `without(source, rules)`: the
+    prefilter of a file without entries (for the rules such entries do not change)."""
+    if any(type(entry).__name__ not in ENTRY_KINDS for entry in entries):
+        return True
+    codes = {rule.code for rule in rules}
+    if any(code not in ENTRY_NEEDS and code not in ENTRY_BLIND for code in codes):
+        return True
+    blind = [rule for rule in rules if rule.code in ENTRY_BLIND]
+    if blind and without(source, blind):
+        return True
+    reading = sorted(codes & set(ENTRY_NEEDS))
+    if not reading:
+        return False
+    code = CodeNames.of(source)
+    if code is None:
+        return True  # not valid Python: LibCST's parse reports why, as before
+    targets = None
+    if all(type(entry).__name__ == "EntryRegion" for entry in entries) and code.without_own_half(source):
+        targets = tuple(sorted({entry.target for entry in entries}))  # type: ignore[attr-defined]
+    for rule_code in reading:
+        scope, needs = ENTRY_NEEDS[rule_code]
+        if REGION_TEXT in needs and any(word in source for word in REGION_WORDS):
+            return True
+        names = code.reached(targets) if scope == REACHED and targets is not None else code.names
+        if names.intersection(needs):
+            return True
+    return False
+
+
+class CodeNames:
+    """The identifiers (and marks) of a file's code, and of each function's."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        aliases: Dict[str, Set[str]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.asname:
+                        aliases.setdefault(alias.asname, set()).update(alias.name.split("."))
+        self._aliases = aliases
+        self._constants: Dict[str, List[ast.AST]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], ast.Name):
+                self._constants.setdefault(node.targets[0].id, []).append(node.value)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None \
+                    and isinstance(node.target, ast.Name):
+                self._constants.setdefault(node.target.id, []).append(node.value)
+        self.defs: Dict[str, List[ast.AST]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defs.setdefault(node.name, []).append(node)
+        self.names: FrozenSet[str] = self._names_in([tree])
+        self._reached: Dict[Tuple[str, ...], FrozenSet[str]] = {}
+
+    @staticmethod
+    @functools.lru_cache(maxsize=8)
+    def of(source: str) -> Optional["CodeNames"]:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        return CodeNames(tree)
+
+    def without_own_half(self, source: str) -> bool:
+        """No region of the file's own and no half cast: a rule that needs a region at its
+        site can fire only in the functions the entries reach."""
+        return not any(word in source for word in REGION_WORDS) \
+            and not self.names.intersection(HALF_CAST_NAMES + (HALF_CONVERTER_NAME,))
+
+    def reached(self, targets: Tuple[str, ...]) -> FrozenSet[str]:
+        found = self._reached.get(targets)
+        if found is None:
+            found = self._reached[targets] = self._names_in(self._reached_defs(targets))
+        return found
+
+    def _reached_defs(self, targets: Iterable[str]) -> List[ast.AST]:
+        """The functions an entry region can reach: a superset of facts.callgraph's callees
+        (by name, at any depth and in any class; `self.fc(x)` and `Net()(x)` by `forward`)."""
+        seen: Dict[int, ast.AST] = {}
+        pending = [name.rpartition(".")[2] for name in targets]
+        named: Set[str] = set()
+        while pending:
+            name = pending.pop()
+            if name in named:
+                continue
+            named.add(name)
+            for node in self.defs.get(name, ()):
+                if id(node) in seen:
+                    continue
+                seen[id(node)] = node
+                for call in ast.walk(node):
+                    if not isinstance(call, ast.Call):
+                        continue
+                    pending.extend(_UNNAMED_CALLEES)
+                    func = call.func
+                    if isinstance(func, ast.Name):
+                        pending.append(func.id)
+                    elif isinstance(func, ast.Attribute):
+                        pending.append(func.attr)
+        return list(seen.values())
+
+    def _names_in(self, roots: Iterable[ast.AST]) -> FrozenSet[str]:
+        names: Set[str] = set()
+        for root in roots:
+            for node in ast.walk(root):
+                if isinstance(node, ast.Name):
+                    names.add(node.id)
+                    names.update(self._aliases.get(node.id, ()))
+                elif isinstance(node, ast.Attribute):
+                    names.add(node.attr)
+                elif isinstance(node, ast.alias):
+                    names.update(node.name.split("."))
+                    if node.asname:
+                        names.add(node.asname)
+                elif isinstance(node, ast.Constant):
+                    value = node.value
+                    if type(value) is float and 0 < value < TINY_BELOW:
+                        names.add(TINY_FLOAT)
+                elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if len(targets) == 1 and isinstance(targets[0], ast.Subscript) \
+                            and node.value is not None and self._constant(node.value, 0):
+                        names.add(CONSTANT_STORE)
+        if any(_CONVERTER.search(name.lower()) for name in names):
+            names.add(HALF_CONVERTER_NAME)
+        return frozenset(names)
+
+    def _constant(self, node: ast.AST, depth: int) -> bool:
+        """Could facts/fills.py evaluate this to a number (a superset of its `_evaluate`)?"""
+        if depth > _CONSTANT_DEPTH:
+            return False
+        if isinstance(node, ast.Constant):
+            return type(node.value) in (int, float)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, (ast.USub, ast.UAdd)) and self._constant(node.operand, depth + 1)
+        if isinstance(node, ast.BinOp):
+            return self._constant(node.left, depth + 1) and self._constant(node.right, depth + 1)
+        if isinstance(node, ast.Call):
+            return isinstance(node.func, ast.Name) and node.func.id in ("float", "int")
+        if isinstance(node, ast.Attribute):
+            return node.attr in ("min", "max") and isinstance(node.value, ast.Call)
+        if isinstance(node, ast.Name):
+            return any(self._constant(value, depth + 1) for value in self._constants.get(node.id, ()))
+        return False
