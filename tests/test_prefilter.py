@@ -305,7 +305,7 @@ REACHING = (
 ])
 def test_the_code_an_entry_region_reaches(call, reached):
     text = REACHING.format(call=call)
-    names = CodeNames.of(text).reached(("entry",))
+    names = frozenset().union(*CodeNames.of(text).reached(("entry",)))
     hazards = {"zeros", "sum", "mean", "std", "backward"}
     assert names & hazards == reached
     assert CodeNames.of(text).names >= hazards  # the whole file names them all
@@ -440,3 +440,22 @@ def test_a_broken_file_with_entries_reports_as_before(monkeypatch, broken):
     _parse_forced(monkeypatch)
     before = engine.lint_source("bad.py", broken, settings, entries=REGION_ENTRY)
     assert now.errors and now.errors == before.errors
+
+
+@pytest.mark.parametrize("write, kept", [
+    ("    return buf + h\n", False),
+    ("    buf[idx] = h @ h\n    return buf\n", True),
+    ("    buf.index_put_((idx,), h)\n    return buf\n", True),
+    ("    torch.mm(h, h, out=buf)\n    return buf\n", True),
+    ("    return torch.cat([buf, h])\n", True),
+])
+def test_amp101_under_an_entry_region_needs_a_write_in_the_factorys_function(write, kept):
+    text = ("import torch\n\n\ndef pad(h, idx):\n    buf = torch.zeros(h.shape)\n" + write)
+    rules = [RULES["AMP101"]]
+    entries = (EntryRegion("pad", Enabled.TRUE, "cuda", "float16", "called at train.py:3"),)
+    assert could_match(text, rules, entries) is kept
+    assert could_match(text, rules, HALF_ENTRY)  # fp16 code: the whole file
+    if not kept:
+        assert analyze("pad.py", text, parse(text), rules, entries) == []
+    elif "idx] = h @ h" in write:
+        assert [d.code for d in analyze("pad.py", text, parse(text), rules, entries)] == ["AMP101"]

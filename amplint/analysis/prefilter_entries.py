@@ -13,8 +13,9 @@ import warnings
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from amplint.analysis.data.triggers import (
-    CONSTANT_STORE, ENTRY_BLIND, ENTRY_KINDS, ENTRY_NEEDS, FILE, HALF_CAST_NAMES, HALF_CONVERTER,
-    HALF_CONVERTER_NAME, REACHED, REGION_TEXT, REGION_WORDS, TINY_FLOAT,
+    CONSTANT_STORE, ENTRY_BLIND, ENTRY_KINDS, ENTRY_NEEDS, ENTRY_NEEDS_BESIDE, HALF_CAST_NAMES,
+    HALF_CONVERTER, HALF_CONVERTER_NAME, INDEX_STORE, OUT_KEYWORD, REACHED, REGION_TEXT,
+    REGION_WORDS, TINY_FLOAT,
 )
 
 TINY_BELOW = 6e-8  # AMP140's THRESHOLD (tests/test_prefilter.py checks they agree)
@@ -48,8 +49,12 @@ def could_match_with(source: str, rules: Sequence, entries: Sequence[object], wi
         scope, needs = ENTRY_NEEDS[rule_code]
         if REGION_TEXT in needs and any(word in source for word in REGION_WORDS):
             return True
-        names = code.reached(targets) if scope == REACHED and targets is not None else code.names
-        if names.intersection(needs):
+        if scope == REACHED and targets is not None:
+            beside = ENTRY_NEEDS_BESIDE.get(rule_code)
+            if any(names.intersection(needs) and (not beside or names.intersection(beside))
+                   for names in code.reached(targets)):
+                return True
+        elif code.names.intersection(needs):
             return True
     return False
 
@@ -78,7 +83,7 @@ class CodeNames:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.defs.setdefault(node.name, []).append(node)
         self.names: FrozenSet[str] = self._names_in([tree])
-        self._reached: Dict[Tuple[str, ...], FrozenSet[str]] = {}
+        self._reached: Dict[Tuple[str, ...], List[FrozenSet[str]]] = {}
 
     @staticmethod
     @functools.lru_cache(maxsize=8)
@@ -97,10 +102,13 @@ class CodeNames:
         return not any(word in source for word in REGION_WORDS) \
             and not self.names.intersection(HALF_CAST_NAMES + (HALF_CONVERTER_NAME,))
 
-    def reached(self, targets: Tuple[str, ...]) -> FrozenSet[str]:
+    def reached(self, targets: Tuple[str, ...]) -> List[FrozenSet[str]]:
+        """The names of each function the entries' regions can reach (with the functions
+        nested in it)."""
         found = self._reached.get(targets)
         if found is None:
-            found = self._reached[targets] = self._names_in(self._reached_defs(targets))
+            found = self._reached[targets] = [self._names_in([node])
+                                              for node in self._reached_defs(targets)]
         return found
 
     def _reached_defs(self, targets: Iterable[str]) -> List[ast.AST]:
@@ -148,9 +156,14 @@ class CodeNames:
                         names.add(TINY_FLOAT)
                 elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                           for t in targets):
+                        names.add(INDEX_STORE)
                     if len(targets) == 1 and isinstance(targets[0], ast.Subscript) \
                             and node.value is not None and self._constant(node.value, 0):
                         names.add(CONSTANT_STORE)
+                elif isinstance(node, ast.keyword) and node.arg == "out":
+                    names.add(OUT_KEYWORD)
         if any(_CONVERTER.search(name.lower()) for name in names):
             names.add(HALF_CONVERTER_NAME)
         return frozenset(names)

@@ -66,6 +66,8 @@ TINY_FLOAT = "<float literal in (0, 6e-8)>"  # AMP140's THRESHOLD
 CONSTANT_STORE = "<index store of a constant>"  # `x[m] = 1e9`, `x[m]: T = -INF` (facts/fills.py)
 HALF_CONVERTER_NAME = "<a converter's name>"  # HALF_CONVERTER below: `convert_module_to_f16`
 REGION_TEXT = "<a region word>"  # REGION_WORDS anywhere in the text
+INDEX_STORE = "<index store into a name>"  # `buf[idx] = ...` (facts/buffer_writes.py)
+OUT_KEYWORD = "<out= argument>"  # `torch.matmul(a, b, out=buf)`
 
 # The names of a half cast (facts.fp16.half_cast_dtype): `.half()`, `.bfloat16()`, a dtype
 # `torch.float16` / `torch.half` / `torch.bfloat16`, a type `torch.cuda.HalfTensor` /
@@ -121,4 +123,14 @@ ENTRY_NEEDS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "AMP152": (FILE, HALF_CAST_NAMES + (HALF_CONVERTER_NAME,)),
     # an nn.DataParallel of the file; another file's (EntryModule / EntryWrappedCall) is no kind above
     "AMP153": (FILE, ("DataParallel",)),
+}
+
+# rule code -> what the same reached function must also hold, where the "reached" scope is read:
+# AMP101 under a region reports a factory only with a hazardous write in its function
+# (facts/buffer_writes.hazardous_write: an index store into it, an in-place writer of
+# WRITTEN_ARGUMENT, `out=` of it, or a cat/stack of it)
+ENTRY_NEEDS_BESIDE: Dict[str, Tuple[str, ...]] = {
+    "AMP101": (INDEX_STORE, OUT_KEYWORD, "index_put_", "index_copy_", "index_add_", "scatter_",
+               "scatter_add_", "scatter_reduce_", "masked_scatter_", "put_",
+               "cat", "concat", "concatenate", "stack", "hstack", "vstack"),
 }
