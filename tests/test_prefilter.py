@@ -252,8 +252,13 @@ def test_requirements_name_every_hazard_of_the_rules_tables():
     for name in list(r104.BACKWARD_FUNCTIONS) + ["loss.backward", "self.manual_backward"] + verbs:
         assert _needs("AMP104", call(name))
     assert not _needs("AMP104", "with torch.no_grad():\n    p.requires_grad_(False)\n# backward\n")
-    for name in list(overflow.FUNCTIONS) + list(overflow.METHODS):
-        assert _needs("AMP110", call(name))
+    from amplint.analysis.data.triggers import FILL_NAMES
+
+    assert {_last(name) for name in overflow.FUNCTIONS} | set(overflow.METHODS) <= set(FILL_NAMES)
+    for name in list(overflow.FUNCTIONS) + ["x." + m for m in overflow.METHODS]:
+        assert _needs("AMP110", f"import torch\nx = {name}(m, -1e9)\n")
+        assert not _needs("AMP110", f"import torch\nx = {name}(m, v)\n")
+    assert _needs("AMP110", "from torch import full as F\nx = F((3,), fill_value=NEG)\nNEG = -2 ** 16\n")
     for value in ("1e9", "-1e9", "2 ** 16", "float('1e9')", "-INF", "torch.finfo(torch.float32).min",
                   "int(big)"):
         store = f"INF = 10 ** 9\ndef f(x, m):\n    x[m] = {value}\n    y[m]: float = {value}\n"
@@ -459,3 +464,20 @@ def test_amp101_under_an_entry_region_needs_a_write_in_the_factorys_function(wri
         assert analyze("pad.py", text, parse(text), rules, entries) == []
     elif "idx] = h @ h" in write:
         assert [d.code for d in analyze("pad.py", text, parse(text), rules, entries)] == ["AMP101"]
+
+
+@pytest.mark.parametrize("body, kept", [
+    ("    return h.sum(-1)\n", False),
+    ("    return (h * h).sum(-1)\n", True),
+    ("    return (h ** 2).mean()\n", True),
+    ("    return h.pow(2).sum()\n", True),
+    ("    e = h.exp()\n    return e / e.sum(-1, keepdim=True)\n", True),
+    ("    return (h * w).sum(-1)\n", False),
+])
+def test_amp141_under_an_entry_region_needs_a_square_or_exp_in_the_function(body, kept):
+    text = "import torch\n\n\ndef energy(x, w):\n    h = x @ w\n" + body
+    rules = [RULES["AMP141"]]
+    entries = (EntryRegion("energy", Enabled.TRUE, "cuda", "float16", "called at train.py:3"),)
+    assert could_match(text, rules, entries) is kept
+    if not kept:
+        assert analyze("energy.py", text, parse(text), rules, entries) == []

@@ -13,7 +13,7 @@ import warnings
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from amplint.analysis.data.triggers import (
-    CONSTANT_STORE, ENTRY_BLIND, ENTRY_KINDS, ENTRY_NEEDS, ENTRY_NEEDS_BESIDE, HALF_CAST_NAMES,
+    CONSTANT_FILL, CONSTANT_STORE, ENTRY_BLIND, FILL_NAMES, SQUARE, ENTRY_KINDS, ENTRY_NEEDS, ENTRY_NEEDS_BESIDE, HALF_CAST_NAMES,
     HALF_CONVERTER, HALF_CONVERTER_NAME, INDEX_STORE, OUT_KEYWORD, REACHED, REGION_TEXT,
     REGION_WORDS, TINY_FLOAT,
 )
@@ -164,9 +164,29 @@ class CodeNames:
                         names.add(CONSTANT_STORE)
                 elif isinstance(node, ast.keyword) and node.arg == "out":
                     names.add(OUT_KEYWORD)
+                elif isinstance(node, ast.Call):
+                    if self._callee_names(node.func).intersection(FILL_NAMES) and any(
+                        self._constant(value, 0)
+                        for value in node.args + [k.value for k in node.keywords]
+                    ):
+                        names.add(CONSTANT_FILL)
+                elif isinstance(node, ast.BinOp):
+                    right = node.right
+                    if isinstance(node.op, ast.Pow) and isinstance(right, ast.Constant) \
+                            and type(right.value) in (int, float) and right.value == 2 \
+                            or isinstance(node.op, ast.Mult) \
+                            and ast.dump(node.left) == ast.dump(right):
+                        names.add(SQUARE)
         if any(_CONVERTER.search(name.lower()) for name in names):
             names.add(HALF_CONVERTER_NAME)
         return frozenset(names)
+
+    def _callee_names(self, func: ast.AST) -> Set[str]:
+        if isinstance(func, ast.Name):
+            return {func.id} | self._aliases.get(func.id, set())
+        if isinstance(func, ast.Attribute):
+            return {func.attr}
+        return set()
 
     def _constant(self, node: ast.AST, depth: int) -> bool:
         """Could facts/fills.py evaluate this to a number (a superset of its `_evaluate`)?"""

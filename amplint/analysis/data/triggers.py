@@ -68,6 +68,12 @@ HALF_CONVERTER_NAME = "<a converter's name>"  # HALF_CONVERTER below: `convert_m
 REGION_TEXT = "<a region word>"  # REGION_WORDS anywhere in the text
 INDEX_STORE = "<index store into a name>"  # `buf[idx] = ...` (facts/buffer_writes.py)
 OUT_KEYWORD = "<out= argument>"  # `torch.matmul(a, b, out=buf)`
+CONSTANT_FILL = "<fill with a constant>"  # a call of FILL_NAMES with an argument as CONSTANT_STORE's
+SQUARE = "<square>"  # `x ** 2`, `x * x` (rules/_reduction_shapes._square_base)
+
+# the fills AMP110 reads (data/overflow.FUNCTIONS' last parts and METHODS)
+FILL_NAMES: Tuple[str, ...] = ("masked_fill", "masked_fill_", "fill_", "index_fill",
+                               "index_fill_", "full", "full_like", "new_full")
 
 # The names of a half cast (facts.fp16.half_cast_dtype): `.half()`, `.bfloat16()`, a dtype
 # `torch.float16` / `torch.half` / `torch.bfloat16`, a type `torch.cuda.HalfTensor` /
@@ -101,10 +107,9 @@ ENTRY_NEEDS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "AMP104": (REACHED, ("backward", "manual_backward", "grad", "update_params")),
     # an active explicit region of the file (`with`): entry regions are inherited, not explicit
     "AMP105": (FILE, (REGION_TEXT,)),
-    # a fill (overflow.FUNCTIONS / METHODS) or an index store of a constant (the constant may be
+    # a fill (overflow.FUNCTIONS / METHODS) or an index store, of a constant (it may be
     # arithmetic, `2 ** 16`, or a name bound to one); the tensor's dtype may be known elsewhere
-    "AMP110": (FILE, ("masked_fill", "masked_fill_", "fill_", "index_fill", "index_fill_",
-                      "full", "full_like", "new_full", CONSTANT_STORE)),
+    "AMP110": (FILE, (CONSTANT_FILL, CONSTANT_STORE)),
     # `torch.finfo(...).min/max`, written in the fill or in the local it reads
     "AMP111": (FILE, ("finfo",)),
     # an eps literal under 6e-8 (in the expression, a local or `self.eps` set in `__init__`);
@@ -133,4 +138,7 @@ ENTRY_NEEDS_BESIDE: Dict[str, Tuple[str, ...]] = {
     "AMP101": (INDEX_STORE, OUT_KEYWORD, "index_put_", "index_copy_", "index_add_", "scatter_",
                "scatter_add_", "scatter_reduce_", "masked_scatter_", "put_",
                "cat", "concat", "concatenate", "stack", "hstack", "vstack"),
+    # AMP141 under a region (its `_autocast_values`: the float16-code reductions need a half
+    # cast or an EntryHalf) flags a sum / mean of a square, a sum of `exp`, a softmax by hand
+    "AMP141": (SQUARE, "square", "pow", "exp"),
 }
