@@ -453,6 +453,8 @@ def test_a_broken_file_with_entries_reports_as_before(monkeypatch, broken):
     ("    buf.index_put_((idx,), h)\n    return buf\n", True),
     ("    torch.mm(h, h, out=buf)\n    return buf\n", True),
     ("    return torch.cat([buf, h])\n", True),
+    ("    return torch.cat(tensors=(h, buf))\n", True),
+    ("    other = h.clone()\n    other[idx] = h\n    return torch.cat([other, h]) + buf\n", False),
 ])
 def test_amp101_under_an_entry_region_needs_a_write_in_the_factorys_function(write, kept):
     text = ("import torch\n\n\ndef pad(h, idx):\n    buf = torch.zeros(h.shape)\n" + write)

@@ -14,8 +14,8 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 
 from amplint.analysis.data.triggers import (
     CONSTANT_FILL, CONSTANT_STORE, ENTRY_BLIND, FILL_NAMES, SQUARE, ENTRY_KINDS, ENTRY_NEEDS, ENTRY_NEEDS_BESIDE, HALF_CAST_NAMES,
-    HALF_CONVERTER, HALF_CONVERTER_NAME, INDEX_STORE, OUT_KEYWORD, REACHED, REGION_TEXT,
-    REGION_WORDS, TINY_FLOAT,
+    HALF_CONVERTER, HALF_CONVERTER_NAME, REACHED, REGION_TEXT, REGION_WORDS, TINY_FLOAT,
+    BUFFER_WRITERS, CONCAT_NAMES, FACTORY_NAMES, FACTORY_WRITE,
 )
 
 TINY_BELOW = 6e-8  # AMP140's THRESHOLD (tests/test_prefilter.py checks they agree)
@@ -139,6 +139,8 @@ class CodeNames:
 
     def _names_in(self, roots: Iterable[ast.AST]) -> FrozenSet[str]:
         names: Set[str] = set()
+        buffers: Set[str] = set()  # names bound to a factory's result
+        written: Set[str] = set()  # names a hazardous write may write into
         for root in roots:
             for node in ast.walk(root):
                 if isinstance(node, ast.Name):
@@ -156,15 +158,21 @@ class CodeNames:
                         names.add(TINY_FLOAT)
                 elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
-                           for t in targets):
-                        names.add(INDEX_STORE)
+                    for target in targets:
+                        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                            written.add(target.value.id)
+                    if isinstance(node, ast.Assign) and len(targets) == 1 \
+                            and isinstance(targets[0], ast.Name) and isinstance(node.value, ast.Call) \
+                            and self._callee_names(node.value.func).intersection(FACTORY_NAMES):
+                        buffers.add(targets[0].id)
                     if len(targets) == 1 and isinstance(targets[0], ast.Subscript) \
                             and node.value is not None and self._constant(node.value, 0):
                         names.add(CONSTANT_STORE)
                 elif isinstance(node, ast.keyword) and node.arg == "out":
-                    names.add(OUT_KEYWORD)
+                    if isinstance(node.value, ast.Name):
+                        written.add(node.value.id)
                 elif isinstance(node, ast.Call):
+                    written.update(self._written_by(node))
                     if self._callee_names(node.func).intersection(FILL_NAMES) and any(
                         self._constant(value, 0)
                         for value in node.args + [k.value for k in node.keywords]
@@ -177,9 +185,24 @@ class CodeNames:
                             or isinstance(node.op, ast.Mult) \
                             and ast.dump(node.left) == ast.dump(right):
                         names.add(SQUARE)
+        if buffers & written:
+            names.add(FACTORY_WRITE)
         if any(_CONVERTER.search(name.lower()) for name in names):
             names.add(HALF_CONVERTER_NAME)
         return frozenset(names)
+
+    def _written_by(self, call: ast.Call) -> Iterable[str]:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in BUFFER_WRITERS \
+                and isinstance(func.value, ast.Name):
+            yield func.value.id
+        # LibCST's first argument: the first positional one, else the first keyword one
+        first = call.args[0] if call.args else call.keywords[0].value if call.keywords else None
+        if isinstance(first, (ast.List, ast.Tuple)) \
+                and self._callee_names(func).intersection(CONCAT_NAMES):
+            for item in first.elts:
+                if isinstance(item, ast.Name):
+                    yield item.id
 
     def _callee_names(self, func: ast.AST) -> Set[str]:
         if isinstance(func, ast.Name):

@@ -66,8 +66,14 @@ TINY_FLOAT = "<float literal in (0, 6e-8)>"  # AMP140's THRESHOLD
 CONSTANT_STORE = "<index store of a constant>"  # `x[m] = 1e9`, `x[m]: T = -INF` (facts/fills.py)
 HALF_CONVERTER_NAME = "<a converter's name>"  # HALF_CONVERTER below: `convert_module_to_f16`
 REGION_TEXT = "<a region word>"  # REGION_WORDS anywhere in the text
-INDEX_STORE = "<index store into a name>"  # `buf[idx] = ...` (facts/buffer_writes.py)
-OUT_KEYWORD = "<out= argument>"  # `torch.matmul(a, b, out=buf)`
+# `buf = torch.zeros(...)` and, in the same function, `buf[idx] = ...`, `buf.index_put_(...)`
+# (BUFFER_WRITERS), `out=buf` or a cat/stack (CONCAT_NAMES) of a list or tuple holding `buf`
+# (facts/buffer_writes.hazardous_write, of the name `_assigned_name` gives)
+FACTORY_WRITE = "<a factory's buffer written>"
+FACTORY_NAMES: Tuple[str, ...] = ("zeros", "ones", "empty", "full", "tensor", "rand", "randn")
+BUFFER_WRITERS: Tuple[str, ...] = ("index_put_", "index_copy_", "index_add_", "scatter_",
+                                   "scatter_add_", "scatter_reduce_", "masked_scatter_", "put_")
+CONCAT_NAMES: Tuple[str, ...] = ("cat", "concat", "concatenate", "stack", "hstack", "vstack")
 CONSTANT_FILL = "<fill with a constant>"  # a call of FILL_NAMES with an argument as CONSTANT_STORE's
 SQUARE = "<square>"  # `x ** 2`, `x * x` (rules/_reduction_shapes._square_base)
 
@@ -96,7 +102,7 @@ FILE, REACHED = "file", "reached"
 ENTRY_NEEDS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     # a call of torch.zeros/ones/empty/full/tensor/rand/randn (FACTORIES) under a region (or in
     # fp16 code: a half cast or an EntryHalf, which the scope rules out)
-    "AMP101": (REACHED, ("zeros", "ones", "empty", "full", "tensor", "rand", "randn")),
+    "AMP101": (REACHED, FACTORY_NAMES),
     # F.binary_cross_entropy / torch.binary_cross_entropy, nn.BCELoss (called or bound: the
     # instance may be made in `__init__`, outside the reached code)
     "AMP102": (FILE, ("binary_cross_entropy", "BCELoss")),
@@ -132,12 +138,9 @@ ENTRY_NEEDS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
 
 # rule code -> what the same reached function must also hold, where the "reached" scope is read:
 # AMP101 under a region reports a factory only with a hazardous write in its function
-# (facts/buffer_writes.hazardous_write: an index store into it, an in-place writer of
-# WRITTEN_ARGUMENT, `out=` of it, or a cat/stack of it)
+# (facts/buffer_writes.hazardous_write: FACTORY_WRITE)
 ENTRY_NEEDS_BESIDE: Dict[str, Tuple[str, ...]] = {
-    "AMP101": (INDEX_STORE, OUT_KEYWORD, "index_put_", "index_copy_", "index_add_", "scatter_",
-               "scatter_add_", "scatter_reduce_", "masked_scatter_", "put_",
-               "cat", "concat", "concatenate", "stack", "hstack", "vstack"),
+    "AMP101": (FACTORY_WRITE,),
     # AMP141 under a region (its `_autocast_values`: the float16-code reductions need a half
     # cast or an EntryHalf) flags a sum / mean of a square, a sum of `exp`, a softmax by hand
     "AMP141": (SQUARE, "square", "pow", "exp"),
