@@ -194,6 +194,10 @@ def test_every_rule_is_classified_for_files_with_entries():
     assert set(ENTRY_NEEDS) | set(ENTRY_BLIND) == set(RULES)
     assert not set(ENTRY_NEEDS) & set(ENTRY_BLIND)
     assert set(ENTRY_KINDS) == {"EntryRegion", "EntryHalf"}
+    from amplint.analysis.prefilter_entries import _MARK_TEXT
+
+    marks = {need for _, needs in ENTRY_NEEDS.values() for need in needs if need.startswith("<")}
+    assert marks <= set(_MARK_TEXT)  # each mark has the text it needs, checked before `ast`
     # the whole default set can keep a quiet file with entries away from LibCST
     assert not could_match(QUIET, DEFAULT, REGION_ENTRY)
     assert not could_match(QUIET, DEFAULT, HALF_ENTRY)

@@ -36,8 +36,8 @@ def could_match_with(source: str, rules: Sequence, entries: Sequence[object], wi
     blind = [rule for rule in rules if rule.code in ENTRY_BLIND]
     if blind and without(source, blind):
         return True
-    reading = sorted(codes & set(ENTRY_NEEDS))
-    if not reading:
+    reading = tuple(sorted(codes & set(ENTRY_NEEDS)))
+    if not reading or not _signals(reading)(source):
         return False
     code = CodeNames.of(source)
     if code is None:
@@ -59,30 +59,31 @@ def could_match_with(source: str, rules: Sequence, entries: Sequence[object], wi
     return False
 
 
+# text every mark needs (a superset: checked before Python's parser is asked)
+_MARK_TEXT = {
+    TINY_FLOAT: r"[eE]-|\.[0_]{7}",
+    CONSTANT_STORE: r"\]",
+    CONSTANT_FILL: "|".join(FILL_NAMES),
+    REGION_TEXT: "|".join(REGION_WORDS),
+    HALF_CONVERTER_NAME: r"(?i:(to|convert\w*)_(f16|fp16|half|float16|bf16|bfloat16))",
+}
+
+
+@functools.lru_cache(maxsize=16)
+def _signals(codes: Tuple[str, ...]):
+    """A search for the text any of these rules' requirements needs (a name's, a mark's)."""
+    parts = {_MARK_TEXT.get(need) or re.escape(need) for code in codes for need in ENTRY_NEEDS[code][1]}
+    return re.compile("|".join(sorted(parts))).search
+
+
 class CodeNames:
     """The identifiers (and marks) of a file's code, and of each function's."""
 
     def __init__(self, tree: ast.AST) -> None:
-        aliases: Dict[str, Set[str]] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for alias in node.names:
-                    if alias.asname:
-                        aliases.setdefault(alias.asname, set()).update(alias.name.split("."))
-        self._aliases = aliases
+        self._aliases: Dict[str, Set[str]] = {}
         self._constants: Dict[str, List[ast.AST]] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], ast.Name):
-                self._constants.setdefault(node.targets[0].id, []).append(node.value)
-            elif isinstance(node, ast.AnnAssign) and node.value is not None \
-                    and isinstance(node.target, ast.Name):
-                self._constants.setdefault(node.target.id, []).append(node.value)
         self.defs: Dict[str, List[ast.AST]] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.defs.setdefault(node.name, []).append(node)
-        self.names: FrozenSet[str] = self._names_in([tree])
+        self.names: FrozenSet[str] = self._names_in([tree], whole=True)
         self._reached: Dict[Tuple[str, ...], List[FrozenSet[str]]] = {}
 
     @staticmethod
@@ -137,55 +138,75 @@ class CodeNames:
                         pending.append(func.attr)
         return list(seen.values())
 
-    def _names_in(self, roots: Iterable[ast.AST]) -> FrozenSet[str]:
+    def _names_in(self, roots: Iterable[ast.AST], whole: bool = False) -> FrozenSet[str]:
+        """One walk; `whole`: the module, whose imports, assignments and functions are
+        recorded on the way (what the marks are read with, after the walk)."""
         names: Set[str] = set()
-        buffers: Set[str] = set()  # names bound to a factory's result
+        stores: List[ast.AST] = []  # values stored by index
+        fills: List[ast.Call] = []  # every call
+        buffers: List[Tuple[str, ast.AST]] = []  # (name, callee) of `name = callee(...)`
         written: Set[str] = set()  # names a hazardous write may write into
         for root in roots:
             for node in ast.walk(root):
-                if isinstance(node, ast.Name):
+                kind = type(node)
+                if kind is ast.Name:
                     names.add(node.id)
-                    names.update(self._aliases.get(node.id, ()))
-                elif isinstance(node, ast.Attribute):
+                elif kind is ast.Attribute:
                     names.add(node.attr)
-                elif isinstance(node, ast.alias):
-                    names.update(node.name.split("."))
-                    if node.asname:
-                        names.add(node.asname)
-                elif isinstance(node, ast.Constant):
+                elif kind is ast.Call:
+                    fills.append(node)
+                elif kind is ast.Constant:
                     value = node.value
                     if type(value) is float and 0 < value < TINY_BELOW:
                         names.add(TINY_FLOAT)
-                elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                elif kind is ast.Assign or kind is ast.AnnAssign:
+                    targets = node.targets if kind is ast.Assign else [node.target]
                     for target in targets:
                         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                             written.add(target.value.id)
-                    if isinstance(node, ast.Assign) and len(targets) == 1 \
-                            and isinstance(targets[0], ast.Name) and isinstance(node.value, ast.Call) \
-                            and self._callee_names(node.value.func).intersection(FACTORY_NAMES):
-                        buffers.add(targets[0].id)
-                    if len(targets) == 1 and isinstance(targets[0], ast.Subscript) \
-                            and node.value is not None and self._constant(node.value, 0):
-                        names.add(CONSTANT_STORE)
-                elif isinstance(node, ast.keyword) and node.arg == "out":
-                    if isinstance(node.value, ast.Name):
+                    value = node.value
+                    if len(targets) == 1 and value is not None:
+                        target = targets[0]
+                        if isinstance(target, ast.Subscript):
+                            stores.append(value)
+                        elif isinstance(target, ast.Name):
+                            if whole:
+                                self._constants.setdefault(target.id, []).append(value)
+                            if kind is ast.Assign and isinstance(value, ast.Call):
+                                buffers.append((target.id, value.func))
+                elif kind is ast.keyword:
+                    if node.arg == "out" and isinstance(node.value, ast.Name):
                         written.add(node.value.id)
-                elif isinstance(node, ast.Call):
-                    written.update(self._written_by(node))
-                    if self._callee_names(node.func).intersection(FILL_NAMES) and any(
-                        self._constant(value, 0)
-                        for value in node.args + [k.value for k in node.keywords]
-                    ):
-                        names.add(CONSTANT_FILL)
-                elif isinstance(node, ast.BinOp):
+                elif kind is ast.BinOp:
                     right = node.right
                     if isinstance(node.op, ast.Pow) and isinstance(right, ast.Constant) \
                             and type(right.value) in (int, float) and right.value == 2 \
                             or isinstance(node.op, ast.Mult) \
                             and ast.dump(node.left) == ast.dump(right):
                         names.add(SQUARE)
-        if buffers & written:
+                elif kind is ast.alias:
+                    names.update(node.name.split("."))
+                    if node.asname:
+                        names.add(node.asname)
+                        if whole:
+                            self._aliases.setdefault(node.asname, set()).update(node.name.split("."))
+                elif whole and (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef):
+                    self.defs.setdefault(node.name, []).append(node)
+        for name in names.intersection(self._aliases):
+            names.update(self._aliases[name])
+        if any(self._constant(value, 0) for value in stores):
+            names.add(CONSTANT_STORE)
+        if names.intersection(FILL_NAMES) and any(
+            self._callee_names(call.func).intersection(FILL_NAMES)
+            and any(self._constant(v, 0) for v in call.args + [k.value for k in call.keywords])
+            for call in fills
+        ):
+            names.add(CONSTANT_FILL)
+        if buffers:  # (after the walk: the aliases of the whole module are known)
+            for call in fills:
+                written.update(self._written_by(call))
+        if written and any(name in written and self._callee_names(func).intersection(FACTORY_NAMES)
+                           for name, func in buffers):
             names.add(FACTORY_WRITE)
         if any(_CONVERTER.search(name.lower()) for name in names):
             names.add(HALF_CONVERTER_NAME)
