@@ -45,6 +45,7 @@ LAYER_OF = {
     "amplint.analysis.context": "analysis/rules",
     "amplint.analysis.engine": "analysis/engine",
     "amplint.analysis.prefilter": "analysis/engine",
+    "amplint.analysis.prefilter_entries": "analysis/engine",
     "amplint.analysis.fix_text": "analysis/engine",
     "amplint.analysis.large_files": "analysis/engine",
     "amplint.analysis.positions": "analysis/engine",

@@ -210,7 +210,8 @@ def lint_source(
 ) -> FileResult:
     """Lint one file's text; with `fix`, apply fixes to a fixpoint and report what is left.
     `entries` (from the project pass) are regions other files put around this file's
-    functions; a file with entries is analysed even if its text alone could not match.
+    functions; with them the prefilter asks what each rule needs of the text when the region
+    comes from elsewhere (amplint.analysis.data.triggers.ENTRY_NEEDS).
     `summarize(path, source, module, facts)`: called with this file's one parse; its return
     value becomes `result.summary` (the project pass's summary, made in the same worker).
     A file over `large_files.PARTS_ABOVE` characters is linted in parts (report only, with a
@@ -227,7 +228,9 @@ def lint_source(
         return result
     result = FileResult(path)
     rules = settings.rules()
-    lint = bool(entries) or could_match(source, rules)
+    lint = could_match(source, rules, entries)
+    if entries and not lint and len(source) > large_files.PARTS_ABOVE:
+        lint = True  # linted in parts, with the warning that says so, as before
     if not lint and not summarize:
         # Not worth a LibCST parse, but a broken file must not pass as clean: Python's own
         # parser checks it for a tenth of the cost.

@@ -2,6 +2,9 @@
 whose only words are half-dtype names (amplint.analysis.data.triggers.HALF_WORDS), Python's own parser
 (a tenth of LibCST's cost) to see whether any of them names something in code.
 
+A file the project pass gave entries is tested against what each rule needs in its own code
+when the region or half class comes from elsewhere (amplint.analysis.prefilter_entries, issue 34).
+
 A file kept out gives no finding of the rules asked about (tests/test_prefilter.py)."""
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ import warnings
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from amplint.analysis.data.triggers import ALSO_NEEDS, HALF_CONVERTER, HALF_NAMES, HALF_WORDS
+from amplint.analysis.prefilter_entries import could_match_with
 from amplint.analysis.rules import Rule
 
 
-def could_match(source: str, rules: Sequence[Rule]) -> bool:
-    """Can any of these rules fire in this text at all?"""
+def could_match(source: str, rules: Sequence[Rule], entries: Sequence[object] = ()) -> bool:
+    """Can any of these rules fire in this text at all, with these entries of the project pass?"""
+    if entries:
+        return could_match_with(source, rules, entries, could_match)
     words, strong = _trigger_tests(tuple(rules))
     if not words(source):
         return False

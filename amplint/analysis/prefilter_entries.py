@@ -1,0 +1,251 @@
+"""The prefilter of a file the project pass gave entries (issue 34): can a rule fire in it, given
+its code and regions or half classes that come from other files? Read with Python's `ast` (a
+tenth of LibCST's cost) against amplint.analysis.data.triggers.ENTRY_NEEDS.
+
+A file kept out gives no finding (tests/test_prefilter.py runs every test project both ways)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import warnings
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+
+from amplint.analysis.data.triggers import (
+    CONSTANT_FILL, CONSTANT_STORE, ENTRY_BLIND, FILL_NAMES, SQUARE, ENTRY_KINDS, ENTRY_NEEDS, ENTRY_NEEDS_BESIDE, HALF_CAST_NAMES,
+    HALF_CONVERTER, HALF_CONVERTER_NAME, REACHED, REGION_TEXT, REGION_WORDS, TINY_FLOAT,
+    BUFFER_WRITERS, CONCAT_NAMES, FACTORY_NAMES, FACTORY_WRITE,
+)
+
+TINY_BELOW = 6e-8  # AMP140's THRESHOLD (tests/test_prefilter.py checks they agree)
+# what a reached function may call without naming it: a module instance's forward, a class
+_UNNAMED_CALLEES = ("forward", "__call__", "__init__")
+_CONVERTER = re.compile(HALF_CONVERTER)
+_CONSTANT_DEPTH = 6  # facts/fills.py evaluates 4 levels deep
+
+
+def could_match_with(source: str, rules: Sequence, entries: Sequence[object], without) -> bool:
+    """Can any of `rules` fire in `source` with these entries? `without(source, rules)`: the
+    prefilter of a file without entries (for the rules such entries do not change)."""
+    if any(type(entry).__name__ not in ENTRY_KINDS for entry in entries):
+        return True
+    codes = {rule.code for rule in rules}
+    if any(code not in ENTRY_NEEDS and code not in ENTRY_BLIND for code in codes):
+        return True
+    blind = [rule for rule in rules if rule.code in ENTRY_BLIND]
+    if blind and without(source, blind):
+        return True
+    reading = tuple(sorted(codes & set(ENTRY_NEEDS)))
+    if not reading or not _signals(reading)(source):
+        return False
+    code = CodeNames.of(source)
+    if code is None:
+        return True  # not valid Python: LibCST's parse reports why, as before
+    targets = None
+    if all(type(entry).__name__ == "EntryRegion" for entry in entries) and code.without_own_half(source):
+        targets = tuple(sorted({entry.target for entry in entries}))  # type: ignore[attr-defined]
+    for rule_code in reading:
+        scope, needs = ENTRY_NEEDS[rule_code]
+        if REGION_TEXT in needs and any(word in source for word in REGION_WORDS):
+            return True
+        if scope == REACHED and targets is not None:
+            beside = ENTRY_NEEDS_BESIDE.get(rule_code)
+            if any(names.intersection(needs) and (not beside or names.intersection(beside))
+                   for names in code.reached(targets)):
+                return True
+        elif code.names.intersection(needs):
+            return True
+    return False
+
+
+# text every mark needs (a superset: checked before Python's parser is asked)
+_MARK_TEXT = {
+    TINY_FLOAT: r"[eE]-|\.[0_]{7}",
+    CONSTANT_STORE: r"\]",
+    CONSTANT_FILL: "|".join(FILL_NAMES),
+    REGION_TEXT: "|".join(REGION_WORDS),
+    HALF_CONVERTER_NAME: r"(?i:(to|convert\w*)_(f16|fp16|half|float16|bf16|bfloat16))",
+}
+
+
+@functools.lru_cache(maxsize=16)
+def _signals(codes: Tuple[str, ...]):
+    """A search for the text any of these rules' requirements needs (a name's, a mark's)."""
+    parts = {_MARK_TEXT.get(need) or re.escape(need) for code in codes for need in ENTRY_NEEDS[code][1]}
+    return re.compile("|".join(sorted(parts))).search
+
+
+class CodeNames:
+    """The identifiers (and marks) of a file's code, and of each function's."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        self._aliases: Dict[str, Set[str]] = {}
+        self._constants: Dict[str, List[ast.AST]] = {}
+        self.defs: Dict[str, List[ast.AST]] = {}
+        self.names: FrozenSet[str] = self._names_in([tree], whole=True)
+        self._reached: Dict[Tuple[str, ...], List[FrozenSet[str]]] = {}
+
+    @staticmethod
+    @functools.lru_cache(maxsize=8)
+    def of(source: str) -> Optional["CodeNames"]:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        return CodeNames(tree)
+
+    def without_own_half(self, source: str) -> bool:
+        """No region of the file's own and no half cast: a rule that needs a region at its
+        site can fire only in the functions the entries reach."""
+        return not any(word in source for word in REGION_WORDS) \
+            and not self.names.intersection(HALF_CAST_NAMES + (HALF_CONVERTER_NAME,))
+
+    def reached(self, targets: Tuple[str, ...]) -> List[FrozenSet[str]]:
+        """The names of each function the entries' regions can reach (with the functions
+        nested in it)."""
+        found = self._reached.get(targets)
+        if found is None:
+            found = self._reached[targets] = [self._names_in([node])
+                                              for node in self._reached_defs(targets)]
+        return found
+
+    def _reached_defs(self, targets: Iterable[str]) -> List[ast.AST]:
+        """The functions an entry region can reach: a superset of facts.callgraph's callees
+        (by name, at any depth and in any class; `self.fc(x)` and `Net()(x)` by `forward`)."""
+        seen: Dict[int, ast.AST] = {}
+        pending = [name.rpartition(".")[2] for name in targets]
+        named: Set[str] = set()
+        while pending:
+            name = pending.pop()
+            if name in named:
+                continue
+            named.add(name)
+            for node in self.defs.get(name, ()):
+                if id(node) in seen:
+                    continue
+                seen[id(node)] = node
+                for call in ast.walk(node):
+                    if not isinstance(call, ast.Call):
+                        continue
+                    pending.extend(_UNNAMED_CALLEES)
+                    func = call.func
+                    if isinstance(func, ast.Name):
+                        pending.append(func.id)
+                    elif isinstance(func, ast.Attribute):
+                        pending.append(func.attr)
+        return list(seen.values())
+
+    def _names_in(self, roots: Iterable[ast.AST], whole: bool = False) -> FrozenSet[str]:
+        """One walk; `whole`: the module, whose imports, assignments and functions are
+        recorded on the way (what the marks are read with, after the walk)."""
+        names: Set[str] = set()
+        stores: List[ast.AST] = []  # values stored by index
+        fills: List[ast.Call] = []  # every call
+        buffers: List[Tuple[str, ast.AST]] = []  # (name, callee) of `name = callee(...)`
+        written: Set[str] = set()  # names a hazardous write may write into
+        for root in roots:
+            for node in ast.walk(root):
+                kind = type(node)
+                if kind is ast.Name:
+                    names.add(node.id)
+                elif kind is ast.Attribute:
+                    names.add(node.attr)
+                elif kind is ast.Call:
+                    fills.append(node)
+                elif kind is ast.Constant:
+                    value = node.value
+                    if type(value) is float and 0 < value < TINY_BELOW:
+                        names.add(TINY_FLOAT)
+                elif kind is ast.Assign or kind is ast.AnnAssign:
+                    targets = node.targets if kind is ast.Assign else [node.target]
+                    for target in targets:
+                        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                            written.add(target.value.id)
+                    value = node.value
+                    if len(targets) == 1 and value is not None:
+                        target = targets[0]
+                        if isinstance(target, ast.Subscript):
+                            stores.append(value)
+                        elif isinstance(target, ast.Name):
+                            if whole:
+                                self._constants.setdefault(target.id, []).append(value)
+                            if kind is ast.Assign and isinstance(value, ast.Call):
+                                buffers.append((target.id, value.func))
+                elif kind is ast.keyword:
+                    if node.arg == "out" and isinstance(node.value, ast.Name):
+                        written.add(node.value.id)
+                elif kind is ast.BinOp:
+                    right = node.right
+                    if isinstance(node.op, ast.Pow) and isinstance(right, ast.Constant) \
+                            and type(right.value) in (int, float) and right.value == 2 \
+                            or isinstance(node.op, ast.Mult) \
+                            and ast.dump(node.left) == ast.dump(right):
+                        names.add(SQUARE)
+                elif kind is ast.alias:
+                    names.update(node.name.split("."))
+                    if node.asname:
+                        names.add(node.asname)
+                        if whole:
+                            self._aliases.setdefault(node.asname, set()).update(node.name.split("."))
+                elif whole and (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef):
+                    self.defs.setdefault(node.name, []).append(node)
+        for name in names.intersection(self._aliases):
+            names.update(self._aliases[name])
+        if any(self._constant(value, 0) for value in stores):
+            names.add(CONSTANT_STORE)
+        if names.intersection(FILL_NAMES) and any(
+            self._callee_names(call.func).intersection(FILL_NAMES)
+            and any(self._constant(v, 0) for v in call.args + [k.value for k in call.keywords])
+            for call in fills
+        ):
+            names.add(CONSTANT_FILL)
+        if buffers:  # (after the walk: the aliases of the whole module are known)
+            for call in fills:
+                written.update(self._written_by(call))
+        if written and any(name in written and self._callee_names(func).intersection(FACTORY_NAMES)
+                           for name, func in buffers):
+            names.add(FACTORY_WRITE)
+        if any(_CONVERTER.search(name.lower()) for name in names):
+            names.add(HALF_CONVERTER_NAME)
+        return frozenset(names)
+
+    def _written_by(self, call: ast.Call) -> Iterable[str]:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in BUFFER_WRITERS \
+                and isinstance(func.value, ast.Name):
+            yield func.value.id
+        # LibCST's first argument: the first positional one, else the first keyword one
+        first = call.args[0] if call.args else call.keywords[0].value if call.keywords else None
+        if isinstance(first, (ast.List, ast.Tuple)) \
+                and self._callee_names(func).intersection(CONCAT_NAMES):
+            for item in first.elts:
+                if isinstance(item, ast.Name):
+                    yield item.id
+
+    def _callee_names(self, func: ast.AST) -> Set[str]:
+        if isinstance(func, ast.Name):
+            return {func.id} | self._aliases.get(func.id, set())
+        if isinstance(func, ast.Attribute):
+            return {func.attr}
+        return set()
+
+    def _constant(self, node: ast.AST, depth: int) -> bool:
+        """Could facts/fills.py evaluate this to a number (a superset of its `_evaluate`)?"""
+        if depth > _CONSTANT_DEPTH:
+            return False
+        if isinstance(node, ast.Constant):
+            return type(node.value) in (int, float)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, (ast.USub, ast.UAdd)) and self._constant(node.operand, depth + 1)
+        if isinstance(node, ast.BinOp):
+            return self._constant(node.left, depth + 1) and self._constant(node.right, depth + 1)
+        if isinstance(node, ast.Call):
+            return isinstance(node.func, ast.Name) and node.func.id in ("float", "int")
+        if isinstance(node, ast.Attribute):
+            return node.attr in ("min", "max") and isinstance(node.value, ast.Call)
+        if isinstance(node, ast.Name):
+            return any(self._constant(value, depth + 1) for value in self._constants.get(node.id, ()))
+        return False
