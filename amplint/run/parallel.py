@@ -102,8 +102,8 @@ class Workers:
             for item in items:
                 yield func(item)
             return
-        if self._pool is None:  # workers collect as usual (the pass runs with no collection)
-            self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=gc.enable)
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs)
         chunk = max(1, min(16, len(items) // (self.jobs * 8)))
         yield from self._pool.map(func, items, chunksize=chunk)
 

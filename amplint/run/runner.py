@@ -20,7 +20,6 @@ from amplint.workspace.config import Config, expand
 from amplint.analysis.engine import FileResult, Settings, internal_error_result
 from amplint.workspace.files import Excludes, discover
 from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
-from amplint.run.parallel import cycles_collected_after
 from amplint.run.progress import Progress
 from amplint.run.project_inputs import project_entries
 from amplint.run.phase_one import plan_first_pass
@@ -178,12 +177,14 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
     summaries, scalers = plan.inputs(files)
     entries: dict = {}
     failure: Optional[FileResult] = None
+    gc.freeze()  # the first pass's results: the pass's collections need not walk them again
     try:
-        with cycles_collected_after():  # collected below, once: see the pass's own parses
-            entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs,
-                                      scalers=scalers)
+        entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs,
+                                  scalers=scalers)
     except Exception as exc:  # every file is still linted on its own
         failure = internal_error_result("project pass", exc, traceback.format_exc())
+    finally:
+        gc.unfreeze()  # (collected below with the pass's own cycles)
     for result in results:
         if result is not None:
             result.summary = result.scaler = None
