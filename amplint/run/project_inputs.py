@@ -185,10 +185,11 @@ def registrations_of(paths: List[str], cache: Optional[Cache], workers: Workers)
 def registrations_file(path: str) -> Optional[list]:
     """The pool's unit of work for `registrations_of`."""
     try:
-        text = read_source(path).text
-        if large_files.split(text) is not None:
-            return None  # the summary decides (it is None: linted in parts)
-        return ast_registrations(path, text)
+        with cycles_collected_after():  # an `ast` tree has no cycles: freed as it is dropped
+            text = read_source(path).text
+            if large_files.split(text) is not None:
+                return None  # the summary decides (it is None: linted in parts)
+            return ast_registrations(path, text)
     except Exception:  # unreadable or an analysis bug: the summary decides
         return None
 

@@ -177,11 +177,14 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
     summaries, scalers = plan.inputs(files)
     entries: dict = {}
     failure: Optional[FileResult] = None
+    gc.freeze()  # the first pass's results: the pass's collections need not walk them again
     try:
         entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs,
                                   scalers=scalers)
     except Exception as exc:  # every file is still linted on its own
         failure = internal_error_result("project pass", exc, traceback.format_exc())
+    finally:
+        gc.unfreeze()  # (collected below with the pass's own cycles)
     for result in results:
         if result is not None:
             result.summary = result.scaler = None

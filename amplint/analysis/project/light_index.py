@@ -13,6 +13,7 @@ ones a summary of every file gives."""
 from __future__ import annotations
 
 import ast
+import gc
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, Iterable, Optional, Sequence, Set, Tuple
 
@@ -51,12 +52,17 @@ def light_file(path: str, text: str) -> Optional[LightFile]:
     key = (path, hash(text))
     if key in _MEMO:
         return _MEMO[key]
+    collecting = gc.isenabled()
+    gc.disable()  # an `ast` tree has no cycles: no collection walks its young nodes
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         found = None
     else:
         found = _index(tree)
+    finally:
+        if collecting:
+            gc.enable()
     if len(_MEMO) >= _MEMO_MAX:
         _MEMO.clear()
     _MEMO[key] = found

@@ -74,7 +74,7 @@ def node_lines(module: cst.Module, nodes, source: Optional[str] = None,
         found = _anchored_lines(module, nodes, wanted, source, anchors)
         if found is not None:
             return found
-    return _generated_lines(module, module, wanted)
+    return _generated_lines(module, module, wanted, stop=True)  # nothing to note after the last
 
 
 def _anchored_lines(module, nodes, wanted, source: str, anchors) -> Optional[Dict[int, int]]:
