@@ -40,6 +40,7 @@ class SiteFiles:
         self.p = flow.p
         self._code: Dict[str, CodeText] = {}
         self._stored: Dict[str, bool] = {}  # attribute -> may some file store it
+        self._named: Dict[tuple, bool] = {}  # (file, class) -> may a value hold it (class_named)
         # what each mention's text says, per (file, name, plain): the same for every question,
         # so each parameter of a function (one question each) does not read the text again
         self._mentions: Dict[tuple, Tuple[List[Optional[tuple]], List[int]]] = {}
@@ -157,6 +158,37 @@ class SiteFiles:
                     break
             self._stored[attr] = found
         return found
+
+    def class_named(self, path: str, key: str) -> bool:
+        """For function `key` of `path`: unless it is a method `C.m` of a module-level class C
+        that only its own `class C` statement names (no other mention in any file of the
+        project, comments, strings and configs included) and that no `@X.register...` decorator
+        may register (no `.register` in its file), True. False means that no value of the class
+        flow holds the class C, an instance of C or of a subclass (each comes from a text that
+        names C: a reference, an import, a base, an annotation, a config's string, a
+        registration call; or from a `@X.register_module()` decorator), so nothing holds the
+        method (`func`, `bound` and `cfunc` of it come from those): no call site reaches it."""
+        parts = key.split(".")
+        if len(parts) != 2:
+            return True
+        cls = parts[0]
+        found = self._named.get((path, cls))
+        if found is None:
+            found = self._named[(path, cls)] = self._class_named(path, cls)
+        return found
+
+    def _class_named(self, path: str, cls: str) -> bool:
+        own = self.p.files.get(path, "")
+        word = re.compile(r"(?<!\w)" + re.escape(cls) + r"(?!\w)")
+        mentions = [match.start() for match in word.finditer(own)]
+        statements = [match.end() - len(cls) for match in
+                      re.finditer(r"^class[ \t]+" + re.escape(cls) + r"(?!\w)", own, re.M)]
+        if mentions != statements or len(statements) != 1 or ".register" in own:
+            return True
+        for other, text in self.p.files.items():
+            if other != path and cls in text and word.search(text):
+                return True
+        return False
 
     def _import_harmless(self, path: str, imports, rest, question: tuple) -> bool:
         refs = []
