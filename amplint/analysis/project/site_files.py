@@ -162,8 +162,8 @@ class SiteFiles:
     def class_named(self, path: str, key: str) -> bool:
         """For function `key` of `path`: unless it is a method `C.m` of a module-level class C
         that only its own `class C` statement names (no other mention in any file of the
-        project, comments, strings and configs included) and that no `@X.register...` decorator
-        may register (no `.register` in its file), True. False means that no value of the class
+        project, comments, strings, configs and longer words included) and that no
+        `@X.register...` decorator may register (no `.register` in its file), True. False means that no value of the class
         flow holds the class C, an instance of C or of a subclass (each comes from a text that
         names C: a reference, an import, a base, an annotation, a config's string, a
         registration call; or from a `@X.register_module()` decorator), so nothing holds the
@@ -178,17 +178,14 @@ class SiteFiles:
         return found
 
     def _class_named(self, path: str, cls: str) -> bool:
+        # substrings, not whole words: a superset of the mentions (`FooBar` counts for `Foo`)
         own = self.p.files.get(path, "")
-        word = re.compile(r"(?<!\w)" + re.escape(cls) + r"(?!\w)")
-        mentions = [match.start() for match in word.finditer(own)]
-        statements = [match.end() - len(cls) for match in
-                      re.finditer(r"^class[ \t]+" + re.escape(cls) + r"(?!\w)", own, re.M)]
-        if mentions != statements or len(statements) != 1 or ".register" in own:
+        if own.count(cls) != 1 or ".register" in own:
             return True
-        for other, text in self.p.files.items():
-            if other != path and cls in text and word.search(text):
-                return True
-        return False
+        statement = re.search(r"^class[ \t]+" + re.escape(cls) + r"(?!\w)", own, re.M)
+        if statement is None or own.find(cls) != statement.end() - len(cls):
+            return True
+        return any(cls in text for other, text in self.p.files.items() if other != path)
 
     def _import_harmless(self, path: str, imports, rest, question: tuple) -> bool:
         refs = []
