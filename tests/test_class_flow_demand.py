@@ -92,7 +92,9 @@ def _files(processors: int, finfo: bool = False):
         f"{ROOT}/__init__.py": "",
         f"{ROOT}/models/__init__.py": "",
         f"{ROOT}/image_processing_utils.py": BASE,
-        f"{ROOT}/models/llama4/__init__.py": "",
+        # named outside its class statement (transformers' auto mappings name it too), or no
+        # value could hold one and its method's sites would not be asked at all (class_named)
+        f"{ROOT}/models/llama4/__init__.py": "from .image_processing_llama4 import Llama4ImageProcessor\n",
         f"{ROOT}/models/llama4/image_processing_llama4.py": LLAMA4_PROCESSOR,
         f"{ROOT}/models/llama4/modeling_llama4.py":
             MODELING.replace("-1e9", "torch.finfo(scores.dtype).min") if finfo else MODELING,

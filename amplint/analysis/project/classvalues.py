@@ -266,8 +266,16 @@ class ClassValues(FlowIndex):
             names = [parts[0]]
         init = is_method and key.endswith(".__init__")
         # the slots a site must fill to bind `name`: its keyword, or its position less the
-        # parameters the call leaves out (`_offset`: 0, or 1 for `self` / a constructor)
-        slots = frozenset({name} if positional is None else {name, positional, positional - 1})
+        # parameters the call leaves out (`_offset`: 0, or 1 for `self` / a constructor). A
+        # classmethod is held only as `cfunc` (a class's attribute) or `bound` (an instance's),
+        # both leaving `cls` out: never 0 (`func` is held for module-level functions and for
+        # methods that are not classmethods), so `cls` itself is bound by keyword only
+        if positional is None:
+            slots = frozenset({name})
+        elif is_method and function.is_classmethod:
+            slots = frozenset({name, positional - 1})
+        else:
+            slots = frozenset({name, positional, positional - 1})
         for callee_name in names:
             for where, caller, args, offset in self._binding_sites(callee_name, (path, key), init, depth, slots):
                 for slot, value in args:
@@ -289,6 +297,11 @@ class ClassValues(FlowIndex):
         self._context.asked(depth)
         if depth > _MAX_DEPTH:
             self._context.taint()
+            return
+        if not init and not self.site_files.class_named(*target):
+            # a method of a class no text names: no value holds the class, an instance of it or
+            # of a subclass, so no site calls the method (site_files.class_named)
+            self.account(name)
             return
         question = ("bind", target, init) if slots is None else ("bind", target, init, slots)
         sites = self._call_sites(name, question)

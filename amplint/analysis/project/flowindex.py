@@ -206,17 +206,13 @@ class FlowIndex:
             # a chain method's name (`train`) is recorded only where it is called by its plain name
             files = self._files_calling(name)
             if question is not None:
-                if name not in self._accounted:
-                    self._accounted.add(name)
-                    self._prefetch(files, count_only=True)
-                if self._site_files is None:
-                    self._site_files = SiteFiles(self, callee_targets)
+                self.account(name)
                 plain = name in CHAIN
                 # a file binding `name` through partial, a subclass's super().__init__ or a
                 # conditional class call (indirect_binders) is kept: its text calls no `name(`
                 files = [path for path in files
                          if _binds_indirectly(name, self._indirect(path), plain)
-                         or self._site_files.may_reach(path, name, question, plain)]
+                         or self.site_files.may_reach(path, name, question, plain)]
             self._prefetch(files)
             for path in files:
                 flow = self._flow(path, optional=True)
@@ -228,6 +224,19 @@ class FlowIndex:
                             found.append((path, key, callee, args, line))
             self._calls[memo] = found
         return found
+
+    @property
+    def site_files(self) -> SiteFiles:
+        if self._site_files is None:
+            self._site_files = SiteFiles(self, callee_targets)
+        return self._site_files
+
+    def account(self, name: str) -> None:
+        """Count the files a call-site search of `name` finds against the parse budget, once
+        per name, whatever the question (they become owed): as the first search did."""
+        if name not in self._accounted:
+            self._accounted.add(name)
+            self._prefetch(self._files_calling(name), count_only=True)
 
     def timm_models(self) -> Dict[str, List[Tuple[str, str]]]:
         """timm registry name -> (file, function) of the project's `@register_model` functions."""

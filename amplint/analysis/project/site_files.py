@@ -26,7 +26,7 @@ keeps the file, which is then summarised as before."""
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.facts.names import _CANONICAL
 from amplint.analysis.project.site_text import CodeText, filled_slots, may_bind
@@ -40,7 +40,17 @@ class SiteFiles:
         self.p = flow.p
         self._code: Dict[str, CodeText] = {}
         self._stored: Dict[str, bool] = {}  # attribute -> may some file store it
+        self._named: Dict[tuple, bool] = {}  # (file, class) -> may a value hold it (class_named)
+        # what each mention's text says, per (file, name, plain): the same for every question,
+        # so each parameter of a function (one question each) does not read the text again
+        self._mentions: Dict[tuple, Tuple[List[Optional[tuple]], List[int]]] = {}
+        # (file, callee, question without its slots) -> `_callee_harmless`: a function of these
+        # only (resolutions and summaries, which never change once made), its side effects
+        # (summaries made) done by its first call
+        self._callees: Dict[tuple, bool] = {}
         self.spared = 0  # (file, question) pairs answered without the file's summary
+        self.mentions_read = 0  # mentions whose text was analysed (operation counts for tests)
+        self.callees_checked = 0  # `_callee_harmless` evaluations
 
     def _view(self, path: str) -> CodeText:
         found = self._code.get(path)
@@ -56,30 +66,58 @@ class SiteFiles:
         view = self._view(path)
         if not view.sure:
             return True
-        for position in view.mentions(name):
-            if not self._harmless(view, path, position, name, question, plain):
+        slots = question[3] if len(question) > 3 else None
+        for fact in self._mention_facts(view, path, name, plain):
+            if fact is None:
+                continue  # harmless whatever the question
+            parts, filled = fact
+            if parts is None:
+                return True
+            if slots is not None and filled is not None and not filled & slots:
+                continue  # it fills none of the parameter's slots
+            key = (path, parts, question[:3])
+            harmless = self._callees.get(key)
+            if harmless is None:
+                self.callees_checked += 1
+                harmless = self._callees[key] = self._callee_harmless(view, path, parts, question)
+            if not harmless:
                 return True
         self.spared += 1
         return False
 
-    def _harmless(self, view: CodeText, path: str, position: int, name: str, question: tuple,
-                  plain: bool) -> bool:
+    def _mention_facts(self, view: CodeText, path: str, name: str, plain: bool):
+        """The facts of the mentions of `name` in the file, in order; read as far as asked
+        (a question stops at the first mention that keeps the file), each once."""
+        key = (path, name, plain)
+        known = self._mentions.get(key)
+        if known is None:
+            known = self._mentions[key] = ([], view.mentions(name))
+        facts, positions = known
+        for index in range(len(positions)):
+            if index == len(facts):
+                facts.append(self._fact(view, positions[index], name, plain))
+            yield facts[index]
+
+    def _fact(self, view: CodeText, position: int, name: str, plain: bool) -> Optional[tuple]:
+        """What the text says of one mention, for any question: None when it is harmless
+        (no recorded call site can be there), else (its dotted callee as a tuple, or None when
+        the text cannot tell; the slots its arguments fill, or None when they may fill any)."""
+        self.mentions_read += 1
         if view._in_import(position) or view.defines(position):
-            return True  # an import or a definition: no call
+            return None  # an import or a definition: no call
         parts, start = view.chain(position, name)
         if parts is None:
-            return False
+            return (None, None)
         if not parts or (plain and len(parts) > 1):
-            return True  # no dotted callee; a chain method's call is not recorded
+            return None  # no dotted callee; a chain method's call is not recorded
         args = view.call_args(position, name)
         if args is None or not may_bind(args):
             if not view.partial_first(start):
-                return True  # not a call that binds an argument
-        elif len(question) > 3 and not view.partial_first(start):
-            filled = filled_slots(args)
-            if filled is not None and not filled & question[3]:
-                return True  # it fills none of the parameter's slots
-        return self._callee_harmless(view, path, parts, question)
+                return None  # not a call that binds an argument
+            return (tuple(parts), None)
+        if view.partial_first(start):
+            return (tuple(parts), None)  # partial shifts the positions
+        return (tuple(parts), filled_slots(args))
 
     def _callee_harmless(self, view: CodeText, path: str, parts, question: tuple) -> bool:
         root = parts[0]
@@ -120,6 +158,34 @@ class SiteFiles:
                     break
             self._stored[attr] = found
         return found
+
+    def class_named(self, path: str, key: str) -> bool:
+        """For function `key` of `path`: unless it is a method `C.m` of a module-level class C
+        that only its own `class C` statement names (no other mention in any file of the
+        project, comments, strings, configs and longer words included) and that no
+        `@X.register...` decorator may register (no `.register` in its file), True. False means that no value of the class
+        flow holds the class C, an instance of C or of a subclass (each comes from a text that
+        names C: a reference, an import, a base, an annotation, a config's string, a
+        registration call; or from a `@X.register_module()` decorator), so nothing holds the
+        method (`func`, `bound` and `cfunc` of it come from those): no call site reaches it."""
+        parts = key.split(".")
+        if len(parts) != 2:
+            return True
+        cls = parts[0]
+        found = self._named.get((path, cls))
+        if found is None:
+            found = self._named[(path, cls)] = self._class_named(path, cls)
+        return found
+
+    def _class_named(self, path: str, cls: str) -> bool:
+        # substrings, not whole words: a superset of the mentions (`FooBar` counts for `Foo`)
+        own = self.p.files.get(path, "")
+        if own.count(cls) != 1 or ".register" in own:
+            return True
+        statement = re.search(r"^class[ \t]+" + re.escape(cls) + r"(?!\w)", own, re.M)
+        if statement is None or own.find(cls) != statement.end() - len(cls):
+            return True
+        return any(cls in text for other, text in self.p.files.items() if other != path)
 
     def _import_harmless(self, path: str, imports, rest, question: tuple) -> bool:
         refs = []
