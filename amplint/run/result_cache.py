@@ -11,17 +11,18 @@ from typing import List, Optional
 
 from amplint.workspace.cache import Cache, diagnostic_from_dict
 from amplint.analysis.engine import FileResult
-from amplint.run.parallel import imap, is_huge
+from amplint.run.parallel import Workers, imap, is_huge
 from amplint.run.per_file import blank_result, process_item
 
 
 def cached_map(cache, kind, items, jobs, meter, stats=None):
-    """Results of `process_item` for `items`, from the cache where it has them. `stats`: a
+    """Results of `process_item` for `items`, from the cache where it has them; `jobs`: a
+    number of processes, or the Workers whose pool computes the others. `stats`: a
     dict whose "hits" and "computed" counts are raised by this call's."""
     results: List[Optional[FileResult]] = [None] * len(items)
     keys: List[Optional[str]] = [None] * len(items)
     pending: List[int] = []
-    writes = any(item[2].fix or item[2].add_noqa for item in items)
+    writes = _writes(items)
     for index, item in enumerate(items):
         if cache is not None and not writes:
             keys[index] = _cache_key(cache, kind, item)
@@ -37,8 +38,11 @@ def cached_map(cache, kind, items, jobs, meter, stats=None):
     # largest first: the pool's last chunks are then small files, and no process is left
     # parsing a big model file while the other waits
     pending.sort(key=lambda index: -_size(items[index][0]))
-    for index, result in zip(pending, imap(process_item, [items[i] for i in pending], jobs,
-                                                  isolate=lambda item: is_huge(item[0]))):
+    todo = [items[i] for i in pending]
+    made = (jobs.imap(process_item, todo, isolate=lambda item: is_huge(item[0]))
+            if isinstance(jobs, Workers) else
+            imap(process_item, todo, jobs, isolate=lambda item: is_huge(item[0])))
+    for index, result in zip(pending, made):
         results[index] = result
         if keys[index] is not None:
             _to_cache(cache, keys[index], result)
@@ -50,9 +54,33 @@ def cached_map(cache, kind, items, jobs, meter, stats=None):
     return results  # type: ignore[return-value]
 
 
+class LintAhead:
+    """`items[i]` for i in `indices` (none of them in the cache) linted in `workers`' pool while
+    the main process does other work (the project pass), largest first, at most `ahead` at a
+    time. `results()` yields (i, result) as they are collected, each stored in the cache as
+    cached_map would: a lint the caller then makes again with entries is still this kind's."""
+
+    def __init__(self, cache, kind, items, indices, workers: Workers, ahead: int) -> None:
+        self.cache, self.kind, self.items = cache, kind, items
+        self.order = sorted(indices, key=lambda index: -_size(items[index][0]))
+        self.started = workers.start(process_item, [items[i] for i in self.order], ahead)
+
+    def results(self):
+        for index, result in zip(self.order, self.started.results()):
+            if self.cache is not None and not _writes([self.items[index]]):
+                _to_cache(self.cache, _cache_key(self.cache, self.kind, self.items[index]), result)
+            yield index, result
+        if self.cache is not None:
+            self.cache.save_index()
+
+
+def _writes(items) -> bool:
+    return any(item[2].fix or item[2].add_noqa for item in items)
+
+
 def cached_results(cache, kind, items) -> List[Optional[FileResult]]:
     """What the cache holds for `items` (None where it holds nothing), nothing computed."""
-    if cache is None or any(item[2].fix or item[2].add_noqa for item in items):
+    if cache is None or _writes(items):
         return [None] * len(items)
     return [_from_cache(cache, _cache_key(cache, kind, item)) for item in items]
 
