@@ -16,8 +16,7 @@ from amplint.run.per_file import blank_result, process_item
 
 
 def cached_map(cache, kind, items, jobs, meter, stats=None):
-    """Results of `process_item` for `items`, from the cache where it has them; `jobs`: a
-    number of processes, or the Workers whose pool computes the others. `stats`: a
+    """Results of `process_item` for `items`, from the cache where it has them. `stats`: a
     dict whose "hits" and "computed" counts are raised by this call's."""
     results: List[Optional[FileResult]] = [None] * len(items)
     keys: List[Optional[str]] = [None] * len(items)
@@ -38,11 +37,8 @@ def cached_map(cache, kind, items, jobs, meter, stats=None):
     # largest first: the pool's last chunks are then small files, and no process is left
     # parsing a big model file while the other waits
     pending.sort(key=lambda index: -_size(items[index][0]))
-    todo = [items[i] for i in pending]
-    made = (jobs.imap(process_item, todo, isolate=lambda item: is_huge(item[0]))
-            if isinstance(jobs, Workers) else
-            imap(process_item, todo, jobs, isolate=lambda item: is_huge(item[0])))
-    for index, result in zip(pending, made):
+    for index, result in zip(pending, imap(process_item, [items[i] for i in pending], jobs,
+                                                  isolate=lambda item: is_huge(item[0]))):
         results[index] = result
         if keys[index] is not None:
             _to_cache(cache, keys[index], result)

@@ -130,8 +130,9 @@ def run(
 # file once, with its entries (none: the same work and cached result as a phase-1 lint; with
 # a pool, those files are linted without entries while phase 2 runs, and those that then get
 # entries linted again: _lint_ahead), and again the phase-1 files that need more: those that
-# got entries, and, with --fix/--diff/--add-noqa, those with something to do. Phase-1 results and summaries are cached by content;
-# results with entries by content and entries (amplint.run.result_cache).
+# got entries, and, with --fix/--diff/--add-noqa, those with something to do. Phase-1 results
+# and summaries are cached by content; results with entries by content and entries
+# (amplint.run.result_cache).
 
 def _run_files(paths, targets, settings, options: RunOptions, config: Config, progress,
                context=()):
@@ -170,13 +171,12 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
     counted = len(files) - len(needs) + sum(
         p in needs and not (needs[p] is None or needs[p].first) for p in files[len(targets):])
     meter.done = counted  # shown with the first file linted: a run that lints none draws nothing
-    with Workers(options.jobs) as workers:
-        pool = options.jobs
-        found = cached_map(cache, "lint", [plan.item(plain[i]) for i in first], pool,
-                           _Counted(meter, counted, len(first), len(first)))
-        for index, result in zip(first, found):
-            results[index] = result
-        counted += len(first)
+    found = cached_map(cache, "lint", [plan.item(plain[i]) for i in first], options.jobs,
+                       _Counted(meter, counted, len(first), len(first)))
+    for index, result in zip(first, found):
+        results[index] = result
+    counted += len(first)
+    with Workers(options.jobs) as workers:  # the pass's, forked before its heap grows
         ahead = _lint_ahead(cache, [plan.item(plain[i]) for i in range(len(targets))], results,
                             workers)
         meter.set_stage("project pass")
@@ -188,32 +188,29 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
                                       scalers=scalers)
         except Exception as exc:  # every file is still linted on its own
             failure = internal_error_result("project pass", exc, traceback.format_exc())
-        for result in results:
-            if result is not None:
-                result.summary = result.scaler = None
-        results = results[: len(targets)]
-        summaries = scalers = None
-        # the pass's summaries and memos hold cycles: free them before a pool forks its
-        # workers (the one for huge files, phase 3's), which would otherwise inherit that
-        # heap and walk it in every collection of their own
-        gc.collect()
         meter.set_stage("")
-        if ahead is not None:
-            for index, result in ahead.results():
-                if not entries.get(targets[index]):  # else linted again below, with them
-                    result.summary = result.scaler = None
-                    results[index] = result
-                    counted += 1
-                    meter.update(counted)
-        rest = [i for i, (p, r) in enumerate(zip(targets, results))
-                if r is None and not entries.get(p)]
-        found = cached_map(cache, "lint", [plan.item(plain[i]) for i in rest], pool,
-                           _Counted(meter, counted, len(rest), len(rest)))
-        for index, result in zip(rest, found):
+        for index, result in ahead.results() if ahead is not None else ():
+            if not entries.get(targets[index]):  # else linted again below, with them
+                results[index] = result
+                counted += 1
+                meter.update(counted)
+    for result in results:
+        if result is not None:
             result.summary = result.scaler = None
-            results[index] = result
-        return _final(results, targets, per_file, options, entries, cache,
-                      (meter, counted + len(rest)), pool), failure
+    results = results[: len(targets)]
+    summaries = scalers = None
+    # the pass's summaries and memos hold cycles: free them before a pool forks its workers
+    # (phase 3's), which would otherwise inherit that heap and walk it in every collection of
+    # their own
+    gc.collect()
+    rest = [i for i, (p, r) in enumerate(zip(targets, results)) if r is None and not entries.get(p)]
+    found = cached_map(cache, "lint", [plan.item(plain[i]) for i in rest], options.jobs,
+                       _Counted(meter, counted, len(rest), len(rest)))
+    for index, result in zip(rest, found):
+        result.summary = result.scaler = None
+        results[index] = result
+    return _final(results, targets, per_file, options, entries, cache,
+                  (meter, counted + len(rest))), failure
 
 
 def _lint_ahead(cache, items, results, workers: Workers) -> Optional[LintAhead]:
@@ -231,7 +228,7 @@ def _lint_ahead(cache, items, results, workers: Workers) -> Optional[LintAhead]:
     return LintAhead(cache, "lint", items, ready, workers, workers.jobs - 1)
 
 
-def _final(results, targets, per_file, options, entries, cache, counting, pool=None):
+def _final(results, targets, per_file, options, entries, cache, counting):
     """`results` (None: not linted yet) with the files that have entries or, with --fix/--diff/
     --add-noqa, something to do linted with their entries and the run's options. `counting`:
     (the meter, the files it counted) where some of them are linted here the first time."""
@@ -249,7 +246,7 @@ def _final(results, targets, per_file, options, entries, cache, counting, pool=N
         again = cached_map(
             cache, "final", [(targets[i], per_file[targets[i]], options, entries.get(targets[i], ()), False)
                              for i in redo],
-            options.jobs if pool is None else pool, meter,
+            options.jobs, meter,
         )
         for i, result in zip(redo, again):
             results[i] = result
