@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import shutil
 import threading
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import process as futures_process
 
@@ -138,3 +139,33 @@ def test_fix_paths_report_what_one_process_does(tmp_path, args):
     one = cli_output(_tree(tmp_path / "one"), "--no-cache", "--jobs", "1", *args)
     many = cli_output(_tree(tmp_path / "many"), "--no-cache", "--jobs", "2", *args)
     assert many.replace("/many/", "/one/") == one
+
+
+def _mark(path, seconds=0.05):
+    with open(path, "a") as handle:
+        handle.write("x")
+    time.sleep(seconds)
+    return path
+
+
+def test_closing_the_workers_stops_what_runs_ahead(tmp_path):
+    """Ctrl-C or an error during the pass leaves the `with Workers`: what was not yet handed
+    to the pool is not run (at most `ahead` items are in it at a time)."""
+    from amplint.run.parallel import Workers
+
+    log = str(tmp_path / "log")
+    workers = Workers(2)
+    started = workers.start(_mark, [log] * 200, ahead=1)
+    assert next(started.results()) == log
+    workers.close()
+    assert 1 <= len(open(log).read()) < 100  # 200 would be every one (10 s of work)
+
+
+def test_with_one_job_nothing_runs_ahead(tmp_path):
+    from amplint.run.parallel import Workers
+
+    log = str(tmp_path / "log")
+    with Workers(1) as workers:
+        started = workers.start(_mark, [log] * 3, ahead=1)
+        assert not (tmp_path / "log").exists()  # made when asked for, in this process
+        assert list(started.results()) == [log] * 3
