@@ -34,9 +34,11 @@ def _tree(tmp_path):
 
 
 def _lints(fn, args):
-    """The lint items of one submission (the pool's map submits chunks of them)."""
+    """The lint items of one submission (a pool's map, and Ahead, submit chunks of them)."""
     if isinstance(fn, functools.partial) and fn.func is futures_process._process_chunk:
         fn, items = fn.args[0], [arguments[0] for arguments in args[0]]
+    elif getattr(fn, "__name__", "") == "_each":  # parallel.Ahead's chunks: (func, items)
+        fn, items = args[0], list(args[1])
     else:
         items = list(args[:1])
     return items if getattr(fn, "__name__", "") == "process_item" else []

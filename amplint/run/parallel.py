@@ -115,7 +115,8 @@ class Workers:
         Ahead); the pool's processes are forked here, in the calling thread."""
         if self.jobs > 1 and items and self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.jobs)
-        started = Ahead(self._pool if self.jobs > 1 else None, func, items, ahead)
+        chunk = max(1, min(16, len(items) // (self.jobs * 8)))  # as imap's: one message a file
+        started = Ahead(self._pool if self.jobs > 1 else None, func, items, ahead, chunk)
         self._ahead.append(started)
         return started
 
@@ -137,30 +138,33 @@ class Workers:
 class Ahead:
     """`func` over `items` in a pool while the caller does other work: the first is submitted
     here (the pool forks its processes in the caller's thread), the others by a thread of
-    their own, at most `ahead` of them queued or running at a time, so that a batch the caller
+    their own, at most `ahead` chunks of them queued or running at a time, so that a batch the caller
     asks of the same pool meanwhile (Workers.imap) waits behind those few only. `results()`
     gives them in order; without a pool they are made there, in this process, one by one."""
 
     def __init__(self, pool: Optional[ProcessPoolExecutor], func: Callable[[T], R],
-                 items: Sequence[T], ahead: int) -> None:
+                 items: Sequence[T], ahead: int, chunk: int = 1) -> None:
         self._func, self._items = func, list(items)
+        # submitted `chunk` items at a time: each submission costs the main process (pickling,
+        # a future, a wake-up of this thread) what a map's chunk costs
+        self._chunks = [self._items[i:i + chunk] for i in range(0, len(self._items), chunk)]
         self._futures: "queue.Queue[Future]" = queue.Queue()
         self._stopped = threading.Event()
         self._room = threading.Semaphore(max(1, ahead))
         self._thread: Optional[threading.Thread] = None
         self.pooled = pool is not None and bool(self._items)
         if self.pooled:
-            self._submit(pool, self._items[0])
+            self._submit(pool, self._chunks[0])
             self._thread = threading.Thread(target=self._feed, args=(pool,), daemon=True,
                                             name="amplint-ahead")
             self._thread.start()
 
-    def _submit(self, pool: ProcessPoolExecutor, item) -> bool:
+    def _submit(self, pool: ProcessPoolExecutor, chunk) -> bool:
         self._room.acquire()
         if self._stopped.is_set():
             return False
         try:
-            future = pool.submit(self._func, item)
+            future = pool.submit(_each, self._func, chunk)
         except Exception as exc:  # a broken or closed pool: results() raises it
             future = Future()
             future.set_exception(exc)
@@ -171,8 +175,8 @@ class Ahead:
         return True
 
     def _feed(self, pool: ProcessPoolExecutor) -> None:
-        for item in self._items[1:]:
-            if not self._submit(pool, item):
+        for chunk in self._chunks[1:]:
+            if not self._submit(pool, chunk):
                 return
 
     def results(self) -> Iterator:
@@ -180,8 +184,8 @@ class Ahead:
             for item in self._items:
                 yield self._func(item)
             return
-        for _ in self._items:
-            yield self._futures.get().result()
+        for _ in self._chunks:
+            yield from self._futures.get().result()
 
     def stop(self) -> None:
         """Submit no more; what is queued and not yet running is cancelled."""
@@ -191,6 +195,10 @@ class Ahead:
             self._thread.join()
         while not self._futures.empty():
             self._futures.get_nowait().cancel()
+
+
+def _each(func, chunk) -> list:
+    return [func(item) for item in chunk]
 
 
 def _with_isolated(func, items, heavy, run_light) -> Iterator:
