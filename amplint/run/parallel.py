@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from concurrent.futures import ProcessPoolExecutor
+import queue
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -90,6 +92,7 @@ class Workers:
     def __init__(self, jobs: Optional[int] = None) -> None:
         self.jobs = default_jobs() if not jobs or jobs < 1 else jobs
         self._pool: Optional[ProcessPoolExecutor] = None
+        self._ahead: List["Ahead"] = []
 
     def imap(self, func: Callable[[T], R], items: Sequence[T],
              isolate: Optional[Callable[[T], bool]] = None) -> Iterator[R]:
@@ -107,7 +110,20 @@ class Workers:
         chunk = max(1, min(16, len(items) // (self.jobs * 8)))
         yield from self._pool.map(func, items, chunksize=chunk)
 
+    def start(self, func: Callable[[T], R], items: Sequence[T], ahead: int) -> "Ahead":
+        """`func` over `items` in this pool while the caller goes on with other work (see
+        Ahead); the pool's processes are forked here, in the calling thread."""
+        if self.jobs > 1 and items and self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+        chunk = max(1, min(16, len(items) // (self.jobs * 8)))  # as imap's: one message a file
+        started = Ahead(self._pool if self.jobs > 1 else None, func, items, ahead, chunk)
+        self._ahead.append(started)
+        return started
+
     def close(self) -> None:
+        for started in self._ahead:
+            started.stop()
+        self._ahead = []
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
@@ -117,6 +133,72 @@ class Workers:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class Ahead:
+    """`func` over `items` in a pool while the caller does other work: the first is submitted
+    here (the pool forks its processes in the caller's thread), the others by a thread of
+    their own, at most `ahead` chunks of them queued or running at a time, so that a batch the caller
+    asks of the same pool meanwhile (Workers.imap) waits behind those few only. `results()`
+    gives them in order; without a pool they are made there, in this process, one by one."""
+
+    def __init__(self, pool: Optional[ProcessPoolExecutor], func: Callable[[T], R],
+                 items: Sequence[T], ahead: int, chunk: int = 1) -> None:
+        self._func, self._items = func, list(items)
+        # submitted `chunk` items at a time: each submission costs the main process (pickling,
+        # a future, a wake-up of this thread) what a map's chunk costs
+        self._chunks = [self._items[i:i + chunk] for i in range(0, len(self._items), chunk)]
+        self._futures: "queue.Queue[Future]" = queue.Queue()
+        self._stopped = threading.Event()
+        self._room = threading.Semaphore(max(1, ahead))
+        self._thread: Optional[threading.Thread] = None
+        self.pooled = pool is not None and bool(self._items)
+        if self.pooled:
+            self._submit(pool, self._chunks[0])
+            self._thread = threading.Thread(target=self._feed, args=(pool,), daemon=True,
+                                            name="amplint-ahead")
+            self._thread.start()
+
+    def _submit(self, pool: ProcessPoolExecutor, chunk) -> bool:
+        self._room.acquire()
+        if self._stopped.is_set():
+            return False
+        try:
+            future = pool.submit(_each, self._func, chunk)
+        except Exception as exc:  # a broken or closed pool: results() raises it
+            future = Future()
+            future.set_exception(exc)
+            self._futures.put(future)
+            return False
+        future.add_done_callback(lambda _: self._room.release())
+        self._futures.put(future)
+        return True
+
+    def _feed(self, pool: ProcessPoolExecutor) -> None:
+        for chunk in self._chunks[1:]:
+            if not self._submit(pool, chunk):
+                return
+
+    def results(self) -> Iterator:
+        if not self.pooled:
+            for item in self._items:
+                yield self._func(item)
+            return
+        for _ in self._chunks:
+            yield from self._futures.get().result()
+
+    def stop(self) -> None:
+        """Submit no more; what is queued and not yet running is cancelled."""
+        self._stopped.set()
+        self._room.release()
+        if self._thread is not None:
+            self._thread.join()
+        while not self._futures.empty():
+            self._futures.get_nowait().cancel()
+
+
+def _each(func, chunk) -> list:
+    return [func(item) for item in chunk]
 
 
 def _with_isolated(func, items, heavy, run_light) -> Iterator:

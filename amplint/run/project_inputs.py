@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Mapping
@@ -54,7 +55,8 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     file it may read: any edit, anywhere, makes it run again. `stats`: a dict told whether
     the pass came from the cache ("project_cached"). `scalers`: path -> the GradScaler
     protocol summary the first pass made (amplint.run.scaler_inputs.first_pass_scalers); the
-    pass makes the others it needs."""
+    pass makes the others it needs. `jobs`: a number of processes, or Workers the caller
+    keeps (and closes)."""
     keys = [f for f in files if f.endswith((".py", ".pyi"))] + _config_files(paths)
     key = _project_key(cache, keys, settings, config) if cache is not None else None
     if key is not None:
@@ -68,7 +70,8 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     if callable(summaries):
         summaries = summaries()
     view = _KeyedLazy(keys, _LazyTexts())
-    with Workers(jobs) as workers:
+    own = not isinstance(jobs, Workers)
+    with Workers(jobs) if own else contextlib.nullcontext(jobs) as workers:
         project = build(view, settings, config, summaries=summaries,
                         summarize_many=lambda wanted: summaries_of(wanted, cache, workers),
                         registrations_many=lambda wanted: registrations_of(wanted, cache, workers))

@@ -11,7 +11,7 @@ from typing import List, Optional
 
 from amplint.workspace.cache import Cache, diagnostic_from_dict
 from amplint.analysis.engine import FileResult
-from amplint.run.parallel import imap, is_huge
+from amplint.run.parallel import Workers, imap, is_huge
 from amplint.run.per_file import blank_result, process_item
 
 
@@ -21,7 +21,7 @@ def cached_map(cache, kind, items, jobs, meter, stats=None):
     results: List[Optional[FileResult]] = [None] * len(items)
     keys: List[Optional[str]] = [None] * len(items)
     pending: List[int] = []
-    writes = any(item[2].fix or item[2].add_noqa for item in items)
+    writes = _writes(items)
     for index, item in enumerate(items):
         if cache is not None and not writes:
             keys[index] = _cache_key(cache, kind, item)
@@ -50,9 +50,33 @@ def cached_map(cache, kind, items, jobs, meter, stats=None):
     return results  # type: ignore[return-value]
 
 
+class LintAhead:
+    """`items[i]` for i in `indices` (none of them in the cache) linted in `workers`' pool while
+    the main process does other work (the project pass), largest first, at most `ahead` at a
+    time. `results()` yields (i, result) as they are collected, each stored in the cache as
+    cached_map would: a lint the caller then makes again with entries is still this kind's."""
+
+    def __init__(self, cache, kind, items, indices, workers: Workers, ahead: int) -> None:
+        self.cache, self.kind, self.items = cache, kind, items
+        self.order = sorted(indices, key=lambda index: -_size(items[index][0]))
+        self.started = workers.start(process_item, [items[i] for i in self.order], ahead)
+
+    def results(self):
+        for index, result in zip(self.order, self.started.results()):
+            if self.cache is not None and not _writes([self.items[index]]):
+                _to_cache(self.cache, _cache_key(self.cache, self.kind, self.items[index]), result)
+            yield index, result
+        if self.cache is not None:
+            self.cache.save_index()
+
+
+def _writes(items) -> bool:
+    return any(item[2].fix or item[2].add_noqa for item in items)
+
+
 def cached_results(cache, kind, items) -> List[Optional[FileResult]]:
     """What the cache holds for `items` (None where it holds nothing), nothing computed."""
-    if cache is None or any(item[2].fix or item[2].add_noqa for item in items):
+    if cache is None or _writes(items):
         return [None] * len(items)
     return [_from_cache(cache, _cache_key(cache, kind, item)) for item in items]
 

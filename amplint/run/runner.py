@@ -25,7 +25,8 @@ from amplint.run.project_inputs import project_entries
 from amplint.run.phase_one import plan_first_pass
 from amplint.workspace.project_root import context_files
 from amplint.report import RunSummary
-from amplint.run.result_cache import cached_map
+from amplint.run.parallel import MIN_FILES_PER_WORKER, Workers, is_huge
+from amplint.run.result_cache import LintAhead, cached_map
 
 __all__ = ["RunOptions", "RunOutcome", "run", "process", "settings_for", "excludes_for"]
 
@@ -126,10 +127,12 @@ def run(
 # protocol (their protocol summary); the main process picks them by the worker's own text
 # tests (amplint.run.first_pass). Phase 2 propagates regions over the summaries (main process,
 # no parsing but for files it summarises on demand, in the pool). Phase 3 lints every other
-# file once, with its entries (none: the same work and cached result as a phase-1 lint), and
-# again the phase-1 files that need more: those that got entries, and, with --fix/--diff/
-# --add-noqa, those with something to do. Phase-1 results and summaries are cached by content;
-# results with entries by content and entries (amplint.run.result_cache).
+# file once, with its entries (none: the same work and cached result as a phase-1 lint; with
+# a pool, those files are linted without entries while phase 2 runs, and those that then get
+# entries linted again: _lint_ahead), and again the phase-1 files that need more: those that
+# got entries, and, with --fix/--diff/--add-noqa, those with something to do. Phase-1 results
+# and summaries are cached by content; results with entries by content and entries
+# (amplint.run.result_cache).
 
 def _run_files(paths, targets, settings, options: RunOptions, config: Config, progress,
                context=()):
@@ -173,27 +176,36 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
     for index, result in zip(first, found):
         results[index] = result
     counted += len(first)
-    meter.set_stage("project pass")
-    summaries, scalers = plan.inputs(files)
-    entries: dict = {}
-    failure: Optional[FileResult] = None
-    gc.freeze()  # the first pass's results: the pass's collections need not walk them again
-    try:
-        entries = project_entries(paths, files, settings, config, summaries, cache, options.jobs,
-                                  scalers=scalers)
-    except Exception as exc:  # every file is still linted on its own
-        failure = internal_error_result("project pass", exc, traceback.format_exc())
-    finally:
-        gc.unfreeze()  # (collected below with the pass's own cycles)
+    with Workers(options.jobs) as workers:  # the pass's, forked before its heap grows
+        ahead = _lint_ahead(cache, [plan.item(plain[i]) for i in range(len(targets))], results,
+                            workers)
+        meter.set_stage("project pass")
+        summaries, scalers = plan.inputs(files)
+        entries: dict = {}
+        failure: Optional[FileResult] = None
+        gc.freeze()  # the first pass's results: the pass's collections need not walk them again
+        try:
+            entries = project_entries(paths, files, settings, config, summaries, cache, workers,
+                                      scalers=scalers)
+        except Exception as exc:  # every file is still linted on its own
+            failure = internal_error_result("project pass", exc, traceback.format_exc())
+        finally:
+            gc.unfreeze()  # (collected below with the pass's own cycles)
+        meter.set_stage("")
+        for index, result in ahead.results() if ahead is not None else ():
+            if not entries.get(targets[index]):  # else linted again below, with them
+                results[index] = result
+                counted += 1
+                meter.update(counted)
     for result in results:
         if result is not None:
             result.summary = result.scaler = None
     results = results[: len(targets)]
     summaries = scalers = None
-    # the pass's summaries and memos hold cycles: free them before the pool forks its workers,
-    # which would otherwise inherit that heap and walk it in every collection of their own
+    # the pass's summaries and memos hold cycles: free them before a pool forks its workers
+    # (phase 3's), which would otherwise inherit that heap and walk it in every collection of
+    # their own
     gc.collect()
-    meter.set_stage("")
     rest = [i for i, (p, r) in enumerate(zip(targets, results)) if r is None and not entries.get(p)]
     found = cached_map(cache, "lint", [plan.item(plain[i]) for i in rest], options.jobs,
                        _Counted(meter, counted, len(rest), len(rest)))
@@ -202,6 +214,21 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         results[index] = result
     return _final(results, targets, per_file, options, entries, cache,
                   (meter, counted + len(rest))), failure
+
+
+def _lint_ahead(cache, items, results, workers: Workers) -> Optional[LintAhead]:
+    """The files linted after the project pass whatever it finds (it reads no lint of theirs:
+    `results[i]` is None), linted in the pool while the main process runs the pass, which
+    left the pool idle but for the pass's own summaries. A thread keeps at most one file per
+    worker but one in the pool: the main process is busy with the pass, and the summaries the
+    pass asks for wait behind a few files only. A file the pass then gives entries is linted
+    again with them, as before (this lint, without them, is dropped). With one job, or too few
+    files to pay for the pool, they wait for the pass, as before; so do huge files (each is
+    linted in a process of its own)."""
+    ready = [i for i, item in enumerate(items) if results[i] is None and not is_huge(item[0])]
+    if workers.jobs <= 1 or len(ready) < 2 * MIN_FILES_PER_WORKER:
+        return None
+    return LintAhead(cache, "lint", items, ready, workers, workers.jobs - 1)
 
 
 def _final(results, targets, per_file, options, entries, cache, counting):
