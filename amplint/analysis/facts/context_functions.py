@@ -19,9 +19,15 @@ float32 branch above) or a region is only maybe enabled. No region when no `yiel
 active one (`enabled=False`, or no autocast at all). Device and dtype: the region's own (a dtype
 passed as a parameter is unknown: the call's argument is not substituted).
 
-Only generator functions decorated `@contextmanager` / `@contextlib.contextmanager` (the
-`async` variants too) count; a class with `__enter__` or a function returning an autocast does
-not. The same file: RegionAnalysis resolves the `with` call through its call graph (a function
+Generator functions decorated `@contextmanager` / `@contextlib.contextmanager` (the `async`
+variants too) count, and so do functions that RETURN the context (Lightning's
+`autocast_context_manager()`, nanoGPT-style `return nullcontext() if cpu else torch.autocast(...)`):
+each own `return` gives the region its value opens (read as `with <value>:` in the function),
+none for `nullcontext()` / `suppress()` or a value not known to open one; the same rule as for
+the yields then gives enabled / maybe enabled / nothing. A `self.m()` whose method a subclass
+of the file overrides is maybe enabled unless every override opens an enabled region too (the
+runtime class may be the subclass); an override in another file is not seen. A class with
+`__enter__` does not count. The same file: RegionAnalysis resolves the `with` call through its call graph (a function
 of the file, `self.method`). Another file: the project pass (project/context_openers.py) gives
 the calling file an EntryContextRegion."""
 
@@ -69,10 +75,14 @@ def yield_regions(function: cst.FunctionDef, with_region: Callable[[cst.With], o
 
 
 def opened(regions: List[object]) -> Optional[Tuple[object, object]]:
-    """(enabled, the region to take device and dtype from) for the yields' regions, or None."""
+    """(enabled, the region to take device and dtype from) for the yields' regions, or None.
+    Disabled when no region is active and some is disabled (`autocast(enabled=False)`: inside
+    an outer region it turns autocast off; with a path that opens nothing at all this says
+    disabled too, the side that reports less)."""
     active = [r for r in regions if r is not None and r.active]  # type: ignore[attr-defined]
     if not active:
-        return None
+        off = [r for r in regions if r is not None]
+        return (off[0].enabled, off[0]) if off else None  # type: ignore[attr-defined]
     states = type(active[0].enabled)  # type: ignore[attr-defined]  (regions.Enabled)
     every = len(active) == len(regions) and all(r.enabled is states.TRUE for r in active)  # type: ignore
     best = min(active, key=lambda r: (r.enabled is not states.TRUE, r.device != "cuda",  # type: ignore
@@ -99,6 +109,9 @@ def function_region(analysis, call: cst.Call, frame: Frame, Region):
         found = _opened_by(analysis, callee)
         if found is not None:
             enabled, inner = found
+            others = [_opened_by(analysis, other) for other in overrides(analysis, call, frame, callee)]
+            if any(o is None or o[0] is not type(enabled).TRUE for o in others):
+                enabled = type(enabled).MAYBE  # an override opens less (or nothing)
             return Region(enabled, inner.device, inner.dtype, call, "with", opener=callee.name)
     return None
 
@@ -108,11 +121,66 @@ def _opened_by(analysis, callee: Frame):
     key = id(callee)
     if key not in memo:
         memo[key] = None  # a context manager that enters itself opens nothing more
+        withs = analysis._with_frames
         if is_contextmanager(callee):
-            withs = analysis._with_frames
             memo[key] = opened(yield_regions(
                 callee.node, lambda node: analysis.with_region(node, withs[id(node)].parent)))
+        elif isinstance(callee.node, cst.FunctionDef):
+            values = returned_values(callee.node)
+            if values:
+                memo[key] = opened([analysis._region_of_expr(value, callee, call_it=False)
+                                    for value in values])
     return memo[key]
+
+
+def returned_values(function: cst.FunctionDef) -> List[cst.BaseExpression]:
+    """The values of the function's own `return`s; none when a `return` has no value or the
+    function is a generator (its call returns a generator, not what it returns)."""
+    values: List[cst.BaseExpression] = []
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Yield, cst.Await)):
+            return []
+        if isinstance(node, cst.Return):
+            if node.value is None:
+                return []
+            values.append(node.value)
+        for child in code_children(node):
+            if not isinstance(child, _SKIPPED):
+                stack.append(child)
+    return values
+
+
+def overrides(analysis, call: cst.Call, frame: Frame, callee: Frame) -> List[Frame]:
+    """For `self.m(...)`: the defs of `m` in classes of this file derived from the caller's
+    class (other than `callee`): at run time `self` may be one of them."""
+    func = call.func
+    owner = frame.class_frame
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == "self" and owner is not None):
+        return []
+    classes = analysis.tree.classes
+    derived = {owner.name}
+    changed = True
+    while changed:
+        changed = False
+        for name, cls in classes.items():
+            if name in derived or not isinstance(cls.node, cst.ClassDef):
+                continue
+            for base in cls.node.bases:
+                written = dotted_name(base.value)
+                if written and written[-1] in derived:
+                    derived.add(name)
+                    changed = True
+                    break
+    derived.discard(owner.name)
+    found = []
+    for name in sorted(derived):
+        method = classes[name].functions.get(func.attr.value)
+        if method is not None and method is not callee:
+            found.append(method)
+    return found
 
 
 def bound_locally(frame: Frame, name: str) -> bool:

@@ -42,6 +42,9 @@ from amplint.analysis.project.module_defs import module_functions
 from amplint.analysis.project.summary import CALLER_WORDS
 
 _DECORATED = re.compile(r"@[\w.\s]*contextmanager")
+# a `return` whose line names a region word (`return torch.autocast(...)`, `return nullcontext()
+# if cpu else torch.amp.autocast(...)`); `return ctx` of a name bound earlier is not looked for
+_RETURNS = re.compile(r"return[ \t][^\n]*(?:%s)" % "|".join(CALLER_WORDS))
 # name -> [(file, (enabled, device, dtype), what to cite)]
 Openers = Dict[str, List[Tuple[str, tuple, str]]]
 
@@ -73,8 +76,9 @@ def opener_region_seeds(project) -> list:
                         continue
                     desc = f"{written}() at {project.display(caller)}:{line} ({cite})"
                     deciding = frozenset({caller, path})
-                    seeds.extend(_seeds_under(project, caller, key, span, info, desc, deciding))
-                    seeds.extend(_own_seeds(project, caller, key, node, info, desc, deciding))
+                    if info[0].value != "disabled":  # a disabled one only turns an outer region off there
+                        seeds.extend(_seeds_under(project, caller, key, span, info, desc, deciding))
+                        seeds.extend(_own_seeds(project, caller, key, node, info, desc, deciding))
                     project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
                         EntryContextRegion(key, written, *info, cite))
                     project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
@@ -82,15 +86,14 @@ def opener_region_seeds(project) -> list:
 
 
 def _openers(project) -> Openers:
-    from amplint.analysis.facts.context_functions import _opened_by
+    from amplint.analysis.facts.context_functions import _opened_by, is_contextmanager
     from amplint.analysis.project.function_entries import parsed_facts
     from amplint.analysis.project.lines import node_lines
 
     found: Openers = {}
     for path in project.first_pass:
         text = project.files.get(path)
-        if not text or "contextmanager" not in text or "yield" not in text \
-                or not _DECORATED.search(text) or not _may_open(text):
+        if not text or not _may_open(text):
             continue
         parsed = parsed_facts(project, path)
         if parsed is None:
@@ -104,25 +107,41 @@ def _openers(project) -> Openers:
             enabled, inner = opened
             node = inner.with_node.items[0].item if inner.with_node is not None else inner.origin
             lines = node_lines(module, [frame.node.name, node])
-            maybe = "" if enabled.value == "enabled" else " on some paths"
-            cite = (f"`{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} yields under the autocast "
-                    f"region at {shown}:{lines.get(id(node), 0)}{maybe}")
+            maybe = {"enabled": "", "disabled": " (disabled)"}.get(enabled.value, " on some paths")
+            how = "yields under the autocast region" if is_contextmanager(frame) else "returns the autocast"
+            cite = (f"`{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} {how} "
+                    f"at {shown}:{lines.get(id(node), 0)}{maybe}")
             found.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite))
     return found
 
 
 def _may_open(text: str) -> bool:
-    """A module-level function decorated `...contextmanager` whose own text says `autocast` (or
-    another region word), with a `yield` inside a `with` (an alias of autocast bound outside the
-    function is not looked for: the file is parsed with LibCST only when this holds)."""
+    """A module-level function whose own text says `autocast` (or another region word) and
+    that either is decorated `...contextmanager` with a `yield` inside a `with`, or returns a
+    call or a conditional expression (an alias of autocast bound outside
+    the function is not looked for: the file is parsed with LibCST only when this holds)."""
+    managers = "yield" in text and "contextmanager" in text and _DECORATED.search(text) is not None
+    returns = _RETURNS.search(text) is not None
+    if not (managers or returns):
+        return False
     for node, segment in module_functions(text):
-        if any(_last(dec).endswith("contextmanager") for dec in node.decorator_list) and any(
-                word in segment for word in CALLER_WORDS):
+        if not any(word in segment for word in CALLER_WORDS):
+            continue
+        if managers and any(_last(dec).endswith("contextmanager") for dec in node.decorator_list):
             for inner in ast.walk(node):
                 if isinstance(inner, (ast.With, ast.AsyncWith)) and any(
                         isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(inner)):
                     return True
+        elif returns and _returns_a_context(node):
+            return True
     return False
+
+
+def _returns_a_context(function) -> bool:
+    """Does the function return a call, a name, an attribute or a conditional expression?
+    (A generator is told apart by the LibCST read.)"""
+    return any(isinstance(node, ast.Return) and isinstance(
+        node.value, (ast.Call, ast.IfExp, ast.Name, ast.Attribute)) for node in ast.walk(function))
 
 
 def _last(expr) -> str:
@@ -175,8 +194,16 @@ def _with_calls(text: str) -> list:
 
 def _module_stores(tree) -> set:
     """Names the module binds other than by import (`maybe_autocast = nullcontext`, a def or
-    class of that name): a `with` of such a name may not call the imported function."""
-    names = set()
+    class of that name), or imports twice (`from .amp import ctx` then `from contextlib import
+    nullcontext as ctx`, or a `try`/`except ImportError` pair): a `with` of such a name may not
+    call the imported function."""
+    imported: Dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                imported[bound] = imported.get(bound, 0) + 1
+    names = {name for name, count in imported.items() if count > 1}
     stack = list(tree.body)
     while stack:
         node = stack.pop()
