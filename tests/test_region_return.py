@@ -230,3 +230,51 @@ def test_a_returned_disabled_autocast_turns_an_outer_region_off():
     )
     lines = [d.line for d in lint_source("t.py", source, SETTINGS).diagnostics if d.code == "AMP102"]
     assert lines == [17]
+
+
+MAYBE_AUTOCAST = (
+    "from contextlib import nullcontext\n"
+    "def maybe_autocast(device_type, dtype=None, enabled=True, cache_enabled=None):\n"
+    "    import torch\n"
+    "    if device_type == 'meta':\n"
+    "        return nullcontext()\n"
+    "    if torch.is_autocast_enabled(device_type) or enabled:\n"
+    "        return torch.autocast(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)\n"
+    "    else:\n"
+    "        return nullcontext()\n"
+)
+ROTARY = (
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "from ...utils.generic import maybe_autocast\n"
+    "def rotary(x, t, device_type):\n"
+    "    with maybe_autocast(device_type=device_type, enabled=False):\n"
+    "        a = F.binary_cross_entropy(torch.sigmoid(x), t)\n"
+    "    with maybe_autocast(device_type, None, False):\n"
+    "        b = F.binary_cross_entropy(torch.sigmoid(x), t)\n"
+    "    with maybe_autocast('cuda'):\n"
+    "        c = F.binary_cross_entropy(torch.sigmoid(x), t)\n"
+    "    with maybe_autocast('cuda', enabled=True):\n"
+    "        d = F.binary_cross_entropy(torch.sigmoid(x), t)\n"
+    "    return a, b, c, d\n"
+)
+
+
+@pytest.mark.parametrize("same_file", [True, False])
+def test_an_enabled_parameter_passed_false_opens_it_disabled(same_file):
+    """transformers' utils/generic.py `maybe_autocast(device_type, dtype=None, enabled=True)`
+    returns `torch.autocast(..., enabled=enabled)` (or a null context): its rotary embeddings'
+    `with maybe_autocast(device_type=..., enabled=False):` force float32 there. The call's
+    literal `False` for that parameter opens the region disabled (silent), by keyword or
+    position; the default and `enabled=True` stay maybe enabled."""
+    if same_file:
+        files = {"t/models/llama/modeling_llama.py": MAYBE_AUTOCAST + ROTARY.replace(
+            "from ...utils.generic import maybe_autocast\n", "")}
+        offset = MAYBE_AUTOCAST.count("\n") - 1
+    else:
+        files = {"t/__init__.py": "", "t/utils/__init__.py": "", "t/models/__init__.py": "",
+                 "t/models/llama/__init__.py": "", "t/utils/generic.py": MAYBE_AUTOCAST,
+                 "t/models/llama/modeling_llama.py": ROTARY}
+        offset = 0
+    found, _ = code_findings(files, "AMP102", SETTINGS)
+    assert [line - offset for _, line, _ in found] == [10, 12]

@@ -38,7 +38,7 @@ from typing import Callable, List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.syntax import code_children
+from amplint.analysis.facts.syntax import code_children, literal_bool
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, scope_key
 
 CONTEXTMANAGERS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
@@ -99,7 +99,8 @@ def function_region(analysis, call: cst.Call, frame: Frame, Region):
         written = dotted_name(call.func)
         entry = analysis._openers.get((scope_key(frame), ".".join(written))) if written else None
         if entry is not None:
-            return Region(entry.enabled, entry.device, entry.dtype, call, "with", external=entry.cite,
+            enabled = type(entry.enabled).FALSE if passes_false(call, entry.enabled_param) else entry.enabled
+            return Region(enabled, entry.device, entry.dtype, call, "with", external=entry.cite,
                           opener=entry.callee)
     if not isinstance(call.func, (cst.Name, cst.Attribute)):
         return None
@@ -108,7 +109,9 @@ def function_region(analysis, call: cst.Call, frame: Frame, Region):
     for callee in analysis.callgraph.callees(CallSite(call, frame, None, None, None)):
         found = _opened_by(analysis, callee)
         if found is not None:
-            enabled, inner = found
+            enabled, inner, param = found
+            if passes_false(call, param):
+                return Region(type(enabled).FALSE, inner.device, inner.dtype, call, "with", opener=callee.name)
             others = [_opened_by(analysis, other) for other in overrides(analysis, call, frame, callee)]
             if any(o is None or o[0] is not type(enabled).TRUE for o in others):
                 enabled = type(enabled).MAYBE  # an override opens less (or nothing)
@@ -122,15 +125,76 @@ def _opened_by(analysis, callee: Frame):
     if key not in memo:
         memo[key] = None  # a context manager that enters itself opens nothing more
         withs = analysis._with_frames
+        regions: List[object] = []
         if is_contextmanager(callee):
-            memo[key] = opened(yield_regions(
-                callee.node, lambda node: analysis.with_region(node, withs[id(node)].parent)))
+            regions = yield_regions(
+                callee.node, lambda node: analysis.with_region(node, withs[id(node)].parent))
         elif isinstance(callee.node, cst.FunctionDef):
-            values = returned_values(callee.node)
-            if values:
-                memo[key] = opened([analysis._region_of_expr(value, callee, call_it=False)
-                                    for value in values])
+            regions = [analysis._region_of_expr(value, callee, call_it=False)
+                       for value in returned_values(callee.node)]
+        found = opened(regions) if regions else None
+        if found is not None:
+            memo[key] = (found[0], found[1], enabled_param(callee, regions))
     return memo[key]
+
+
+def enabled_param(callee: Frame, regions: List[object]) -> Optional[Tuple[int, str]]:
+    """(position the call fills it at, -1 for keyword-only; name) of the parameter that every
+    active region's `enabled=` is written as (transformers' `maybe_autocast(device_type,
+    dtype=None, enabled=True)`), when the function does not bind it again; else None."""
+    active = [r for r in regions if r is not None and r.active]  # type: ignore[attr-defined]
+    written = {r.enabled_expr.value if isinstance(r.enabled_expr, cst.Name) else None  # type: ignore
+               for r in active}
+    node = callee.node
+    if len(written) != 1 or None in written or not isinstance(node, cst.FunctionDef):
+        return None
+    (name,) = written
+    positional = [p.name.value for p in list(node.params.posonly_params) + list(node.params.params)]
+    if callee.parent is not None and callee.parent.kind == "class":
+        if any(resolve_expr(d.decorator, callee.parent) == "staticmethod" for d in node.decorators):
+            return None
+        positional = positional[1:]  # called through the instance or the class's `self.`
+    if name in positional:
+        found = (positional.index(name), name)
+    elif name in [p.name.value for p in node.params.kwonly_params]:
+        found = (-1, name)
+    else:
+        return None
+    return None if _assigns(node.body, name) else found
+
+
+def _assigns(node: cst.CSTNode, name: str) -> bool:
+    for child in code_children(node):
+        if isinstance(child, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr,
+                              cst.For, cst.WithItem, cst.AsName)):
+            target = getattr(child, "target", None) or getattr(child, "name", None) \
+                or getattr(child, "asname", None)
+            if isinstance(target, cst.AsName):
+                target = target.name
+            if isinstance(target, cst.Name) and target.value == name:
+                return True
+        if _assigns(child, name):
+            return True
+    return False
+
+
+def passes_false(call: cst.Call, param: Optional[Tuple[int, str]]) -> bool:
+    """Does the call pass a literal `False` for the `enabled` parameter `param`?"""
+    if param is None:
+        return False
+    index, name = param
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return False  # `*args` / `**kw` may fill it
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return literal_bool(arg.value) is False
+        else:
+            if position == index:
+                return literal_bool(arg.value) is False
+            position += 1
+    return False
 
 
 def returned_values(function: cst.FunctionDef) -> List[cst.BaseExpression]:

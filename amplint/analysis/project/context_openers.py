@@ -45,8 +45,8 @@ _DECORATED = re.compile(r"@[\w.\s]*contextmanager")
 # a `return` whose line names a region word (`return torch.autocast(...)`, `return nullcontext()
 # if cpu else torch.amp.autocast(...)`); `return ctx` of a name bound earlier is not looked for
 _RETURNS = re.compile(r"return[ \t][^\n]*(?:%s)" % "|".join(CALLER_WORDS))
-# name -> [(file, (enabled, device, dtype), what to cite)]
-Openers = Dict[str, List[Tuple[str, tuple, str]]]
+# name -> [(file, (enabled, device, dtype), what to cite, its `enabled` parameter or None)]
+Openers = Dict[str, List[Tuple[str, tuple, str, Optional[Tuple[int, str]]]]]
 
 
 def opener_region_seeds(project) -> list:
@@ -71,16 +71,17 @@ def opener_region_seeds(project) -> list:
                 if target is None or (not rest and target.rsplit(".", 1)[-1] != name):
                     continue  # defined in this file (its own facts), or not imported; or another name
                 found = project.resolve_ref(caller, ".".join(p for p in (target, rest) if p))
-                for path, info, cite in openers[name]:
+                for path, info, cite, param in openers[name]:
                     if found != (path, (name,)) or path == caller:
                         continue
                     desc = f"{written}() at {project.display(caller)}:{line} ({cite})"
                     deciding = frozenset({caller, path})
-                    if info[0].value != "disabled":  # a disabled one only turns an outer region off there
+                    # a disabled one (or one the call passes `enabled=False`) only turns an outer region off
+                    if info[0].value != "disabled" and not _passes_false(node, written, param):
                         seeds.extend(_seeds_under(project, caller, key, span, info, desc, deciding))
                         seeds.extend(_own_seeds(project, caller, key, node, info, desc, deciding))
                     project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
-                        EntryContextRegion(key, written, *info, cite))
+                        EntryContextRegion(key, written, *info, cite, param))
                     project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
     return seeds
 
@@ -104,14 +105,14 @@ def _openers(project) -> Openers:
             opened = _opened_by(facts.regions, frame)
             if opened is None:
                 continue
-            enabled, inner = opened
+            enabled, inner, param = opened
             node = inner.with_node.items[0].item if inner.with_node is not None else inner.origin
             lines = node_lines(module, [frame.node.name, node])
             maybe = {"enabled": "", "disabled": " (disabled)"}.get(enabled.value, " on some paths")
             how = "yields under the autocast region" if is_contextmanager(frame) else "returns the autocast"
             cite = (f"`{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} {how} "
                     f"at {shown}:{lines.get(id(node), 0)}{maybe}")
-            found.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite))
+            found.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param))
     return found
 
 
@@ -142,6 +143,29 @@ def _returns_a_context(function) -> bool:
     (A generator is told apart by the LibCST read.)"""
     return any(isinstance(node, ast.Return) and isinstance(
         node.value, (ast.Call, ast.IfExp, ast.Name, ast.Attribute)) for node in ast.walk(function))
+
+
+def _passes_false(with_node, written: str, param) -> bool:
+    """Does an item `written(...)` of the `with` pass a literal `False` for `param`, the
+    opener's `enabled` parameter (context_functions.passes_false read from `ast`)?"""
+    if param is None:
+        return False
+    index, name = param
+    for item in with_node.items:
+        call = item.context_expr
+        if not (isinstance(call, ast.Call) and _dotted(call.func) == written):
+            continue
+        value = None
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            continue
+        if 0 <= index < len(call.args):
+            value = call.args[index]
+        for keyword in call.keywords:
+            if keyword.arg == name:
+                value = keyword.value
+        if isinstance(value, ast.Constant) and value.value is False:
+            return True
+    return False
 
 
 def _last(expr) -> str:
