@@ -38,7 +38,7 @@ from typing import Callable, List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.syntax import code_children, literal_bool
+from amplint.analysis.facts.syntax import code_children, literal_bool, self_attr
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, scope_key
 
 CONTEXTMANAGERS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
@@ -106,7 +106,9 @@ def function_region(analysis, call: cst.Call, frame: Frame, Region):
         return None
     if isinstance(call.func, cst.Name) and bound_locally(frame, call.func.value):
         return None  # a parameter or local of that name, not the file's function
-    for callee in analysis.callgraph.callees(CallSite(call, frame, None, None, None)):
+    cls = class_called(analysis, call, frame)
+    callees = [cls] if cls is not None else analysis.callgraph.callees(CallSite(call, frame, None, None, None))
+    for callee in callees:
         found = _opened_by(analysis, callee)
         if found is not None:
             enabled, inner, param = found
@@ -126,7 +128,9 @@ def _opened_by(analysis, callee: Frame):
         memo[key] = None  # a context manager that enters itself opens nothing more
         withs = analysis._with_frames
         regions: List[object] = []
-        if is_contextmanager(callee):
+        if callee.kind == "class":
+            regions = entered_regions(analysis, callee)
+        elif is_contextmanager(callee):
             regions = yield_regions(
                 callee.node, lambda node: analysis.with_region(node, withs[id(node)].parent))
         elif isinstance(callee.node, cst.FunctionDef):
@@ -195,6 +199,65 @@ def passes_false(call: cst.Call, param: Optional[Tuple[int, str]]) -> bool:
                 return literal_bool(arg.value) is False
             position += 1
     return False
+
+
+def entered_regions(analysis, cls: Frame) -> List[object]:
+    """A context-manager class (its own `__enter__` and `__exit__`): the regions its `__enter__`
+    enters, `X.__enter__()` or `stack.enter_context(X)` with `X` read as `with X:` in it (a
+    `self._ctx` bound to an autocast in `__init__` included). One entered under an `if`, a loop
+    or a `try` of `__enter__` (or not entered at all) counts as a path without it."""
+    enter, leave = cls.functions.get("__enter__"), cls.functions.get("__exit__")
+    if enter is None or leave is None or not isinstance(enter.node, cst.FunctionDef):
+        return []
+    found: List[object] = []
+    stack: List[Tuple[cst.CSTNode, bool]] = [(enter.node.body, False)]
+    while stack:
+        node, conditional = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            entered = None
+            if node.func.attr.value == "__enter__" and not node.args:
+                entered = node.func.value
+            elif node.func.attr.value == "enter_context" and len(node.args) == 1:
+                entered = node.args[0].value
+            if entered is not None:
+                regions = _held(analysis, cls, entered, enter)
+                found.extend(regions + [None] if conditional else regions)
+        inner = conditional or isinstance(node, (cst.If, cst.For, cst.While, cst.Try, cst.Match,
+                                                 cst.IfExp, cst.BooleanOperation))
+        for child in code_children(node):
+            if not isinstance(child, _SKIPPED):
+                stack.append((child, inner))
+    return found if any(r is not None for r in found) else []
+
+
+def _held(analysis, cls: Frame, entered: cst.BaseExpression, enter: Frame) -> List[object]:
+    """The region(s) `with entered:` opens in `__enter__`: for `self.attr`, what this class's
+    own methods assign to it (each assignment a path; the alias table of the file is keyed
+    by attribute name only, so another class's `self.attr` is not read here)."""
+    attr = self_attr(entered)
+    if attr is None:
+        return [analysis._region_of_expr(entered, enter, call_it=False)]
+    values = [site for site in analysis.tree.assigns if len(site.targets) == 1
+              and self_attr(site.targets[0]) == attr and site.frame.class_frame is cls]
+    return [analysis._region_of_expr(site.value, site.frame, call_it=False) for site in values] or [None]
+
+
+def class_called(analysis, call: cst.Call, frame: Frame) -> Optional[Frame]:
+    """The class of this file that `Name(...)` instantiates (a module-level class the name is
+    not bound to otherwise where it is read)."""
+    func = call.func
+    if not isinstance(func, cst.Name):
+        return None
+    module = analysis.tree.module_frame
+    cls = analysis.tree.classes.get(func.value)
+    if cls is None or cls.parent is not module or func.value in module.imports:
+        return None
+    scope: Optional[Frame] = frame.scope
+    while scope is not None and scope is not module:
+        if func.value in scope.bindings or func.value in scope.imports or func.value in scope.functions:
+            return None
+        scope = scope.parent
+    return cls
 
 
 def returned_values(function: cst.FunctionDef) -> List[cst.BaseExpression]:

@@ -101,7 +101,9 @@ def _openers(project) -> Openers:
             continue
         module, facts = parsed
         shown = project.display(path)
-        for name, frame in sorted(facts.tree.module_frame.functions.items()):
+        module_frame = facts.tree.module_frame
+        classes = {name: frame for name, frame in facts.tree.classes.items() if frame.parent is module_frame}
+        for name, frame in sorted({**classes, **module_frame.functions}.items()):
             opened = _opened_by(facts.regions, frame)
             if opened is None:
                 continue
@@ -109,7 +111,8 @@ def _openers(project) -> Openers:
             node = inner.with_node.items[0].item if inner.with_node is not None else inner.origin
             lines = node_lines(module, [frame.node.name, node])
             maybe = {"enabled": "", "disabled": " (disabled)"}.get(enabled.value, " on some paths")
-            how = "yields under the autocast region" if is_contextmanager(frame) else "returns the autocast"
+            how = ("enters the autocast" if frame.kind == "class" else "yields under the autocast region"
+                   if is_contextmanager(frame) else "returns the autocast")
             cite = (f"`{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} {how} "
                     f"at {shown}:{lines.get(id(node), 0)}{maybe}")
             found.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param))
@@ -123,6 +126,8 @@ def _may_open(text: str) -> bool:
     the function is not looked for: the file is parsed with LibCST only when this holds)."""
     managers = "yield" in text and "contextmanager" in text and _DECORATED.search(text) is not None
     returns = _RETURNS.search(text) is not None
+    if "__enter__" in text and _enters(text):
+        return True
     if not (managers or returns):
         return False
     for node, segment in module_functions(text):
@@ -134,6 +139,16 @@ def _may_open(text: str) -> bool:
                         isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(inner)):
                     return True
         elif returns and _returns_a_context(node):
+            return True
+    return False
+
+
+def _enters(text: str) -> bool:
+    """A module-level class whose text says `autocast` (or another region word) and that
+    defines `__enter__` and `__exit__`."""
+    for node, segment in module_functions(text, (ast.ClassDef,)):
+        own = {child.name for child in node.body if isinstance(child, ast.FunctionDef)}
+        if {"__enter__", "__exit__"} <= own and any(word in segment for word in CALLER_WORDS):
             return True
     return False
 
