@@ -121,15 +121,17 @@ def _openers(project) -> Openers:
 
 def _may_open(text: str) -> bool:
     """A module-level function whose own text says `autocast` (or another region word) and
-    that either is decorated `...contextmanager` with a `yield` inside a `with`, or returns a
-    call or a conditional expression (an alias of autocast bound outside
-    the function is not looked for: the file is parsed with LibCST only when this holds)."""
+    that either is decorated `...contextmanager` with a `yield` inside a `with`, or has a
+    `return` naming a region word; or a module-level context-manager class naming one (an
+    alias of autocast bound outside the function, or `return ctx` of a name bound earlier, is
+    not looked for: the file is parsed with LibCST only when this holds)."""
     managers = "yield" in text and "contextmanager" in text and _DECORATED.search(text) is not None
     returns = _RETURNS.search(text) is not None
     if "__enter__" in text and _enters(text):
         return True
     if not (managers or returns):
         return False
+    lines = text.splitlines()
     for node, segment in module_functions(text):
         if not any(word in segment for word in CALLER_WORDS):
             continue
@@ -138,7 +140,7 @@ def _may_open(text: str) -> bool:
                 if isinstance(inner, (ast.With, ast.AsyncWith)) and any(
                         isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(inner)):
                     return True
-        elif returns and _returns_a_context(node):
+        elif returns and _returns_a_context(node, lines):
             return True
     return False
 
@@ -153,11 +155,17 @@ def _enters(text: str) -> bool:
     return False
 
 
-def _returns_a_context(function) -> bool:
-    """Does the function return a call, a name, an attribute or a conditional expression?
-    (A generator is told apart by the LibCST read.)"""
-    return any(isinstance(node, ast.Return) and isinstance(
-        node.value, (ast.Call, ast.IfExp, ast.Name, ast.Attribute)) for node in ast.walk(function))
+def _returns_a_context(function, lines) -> bool:
+    """Does the function have a `return` whose own text names a region word (`return
+    torch.autocast(...)`, `return nullcontext() if cpu else torch.amp.autocast(...)`, `return
+    self.autocast_context_manager()`)? `lines`: the file's lines. (A generator is told apart by
+    the LibCST read.)"""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            segment = "\n".join(lines[node.lineno - 1:node.end_lineno])
+            if any(word in segment for word in CALLER_WORDS):
+                return True
+    return False
 
 
 def _passes_false(with_node, written: str, param) -> bool:
