@@ -278,3 +278,25 @@ def test_an_enabled_parameter_passed_false_opens_it_disabled(same_file):
         offset = 0
     found, _ = code_findings(files, "AMP102", SETTINGS)
     assert [line - offset for _, line, _ in found] == [10, 12]
+
+
+def test_a_file_whose_every_call_passes_enabled_false_is_not_parsed(monkeypatch):
+    """Cost (counts, not time): a calling file whose every `maybe_autocast(...)` passes a literal
+    `enabled=False` only ever gets disabled regions; the project pass does not `ast`-parse it
+    for its `with` items (transformers: 24 modeling files). A file with an enabled call is."""
+    from amplint.analysis.project import context_openers
+
+    parsed = []
+    original = context_openers._with_calls
+    monkeypatch.setattr(context_openers, "_with_calls", lambda text: parsed.append(text) or original(text))
+    rotary = ROTARY + "# the cost probe's copy\n"  # texts no earlier test linted (content caches)
+    only_off = ROTARY.split("    with maybe_autocast(device_type, None, False):\n")[0] + "    return a\n"
+    files = {"t/__init__.py": "", "t/utils/__init__.py": "", "t/models/__init__.py": "",
+             "t/models/llama/__init__.py": "", "t/utils/generic.py": MAYBE_AUTOCAST,
+             "t/models/llama/modeling_llama.py": rotary, "t/models/llama/rotary_off.py": only_off}
+    code_findings(files, "AMP102", SETTINGS)
+    assert rotary in parsed and only_off not in parsed
+    assert context_openers._all_disabled(only_off, "maybe_autocast", {(2, "enabled")})
+    assert not context_openers._all_disabled(ROTARY, "maybe_autocast", {(2, "enabled")})
+    assert not context_openers._all_disabled(only_off + "import x.maybe_autocast as m\n", "maybe_autocast",
+                                             {(2, "enabled")})

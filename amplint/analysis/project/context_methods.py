@@ -41,9 +41,7 @@ import ast
 from typing import Dict, Optional, Tuple
 
 from amplint.analysis.facts.regions import Enabled, EntryContextRegion
-from amplint.analysis.project.context_openers import (
-    CALLER_WORDS, _DECORATED, _RETURNS, _own_seeds, _passes_false, _returns_a_context,
-)
+from amplint.analysis.project.context_openers import CALLER_WORDS, _own_seeds, _passes_false, _returns_a_context
 from amplint.analysis.project.context_params import _seeds_under
 from amplint.analysis.project.module_defs import module_functions
 
@@ -123,10 +121,7 @@ def _methods(project) -> Methods:
     from amplint.analysis.project.lines import node_lines
 
     found: Methods = {}
-    for path in project.first_pass:
-        text = project.files.get(path)
-        if not text or not _may_open_method(text):
-            continue
+    for path in project.__dict__.get("_context_method_files", ()):  # context_openers._openers's test
         parsed = parsed_facts(project, path)
         if parsed is None:
             continue
@@ -150,15 +145,12 @@ def _methods(project) -> Methods:
     return found
 
 
-def _may_open_method(text: str) -> bool:
+def may_open_method(text: str, tree, managers: bool, returns: bool) -> bool:
     """A module-level class with a method whose own text says a region word and that yields
-    inside a `with` (decorated `...contextmanager`) or has a `return` naming a region word."""
-    managers = "yield" in text and "contextmanager" in text and _DECORATED.search(text) is not None
-    returns = _RETURNS.search(text) is not None
-    if not (managers or returns):
-        return False
+    inside a `with` (decorated `...contextmanager`, when `managers`: the text says so) or has a
+    `return` naming a region word (when `returns`). `tree`: the text's `ast`."""
     lines = text.splitlines()
-    for cls, _segment in module_functions(text, (ast.ClassDef,)):
+    for cls, _segment in module_functions(text, (ast.ClassDef,), tree):
         for node in cls.body:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue

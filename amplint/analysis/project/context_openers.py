@@ -38,7 +38,7 @@ from typing import Dict, List, Optional, Tuple
 from amplint.analysis.facts.regions import EntryContextRegion
 from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.context_params import _rebound, _seeds_under
-from amplint.analysis.project.module_defs import module_functions
+from amplint.analysis.project.module_defs import module_functions, parse_or_none
 from amplint.analysis.project.summary import CALLER_WORDS
 
 _DECORATED = re.compile(r"@[\w.\s]*contextmanager")
@@ -58,7 +58,7 @@ def opener_region_seeds(project) -> list:
         # the files whose text names it (an import `as` another name included)
         for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
             text = project.files.get(caller)
-            if "with" not in text:
+            if "with" not in text or _all_disabled(text, name, {o[3] for o in openers[name]}):
                 continue
             for key, written, line, span, node in _with_calls(text):
                 head, _, rest = written.partition(".")
@@ -91,10 +91,25 @@ def _openers(project) -> Openers:
     from amplint.analysis.project.function_entries import parsed_facts
     from amplint.analysis.project.lines import node_lines
 
+    from amplint.analysis.project.context_methods import may_open_method
+
     found: Openers = {}
+    methods = project.__dict__.setdefault("_context_method_files", [])  # context_methods.py reads them
     for path in project.first_pass:
         text = project.files.get(path)
-        if not text or not _may_open(text):
+        if not text:
+            continue
+        managers = "yield" in text and "contextmanager" in text and _DECORATED.search(text) is not None
+        returns = _RETURNS.search(text) is not None
+        enters = "__enter__" in text
+        if not (managers or returns or enters):
+            continue
+        tree = parse_or_none(text)  # one `ast` for both tests
+        if tree is None:
+            continue
+        if (managers or returns) and may_open_method(text, tree, managers, returns):
+            methods.append(path)
+        if not _may_open(text, tree, managers, returns, enters):
             continue
         parsed = parsed_facts(project, path)
         if parsed is None:
@@ -119,20 +134,18 @@ def _openers(project) -> Openers:
     return found
 
 
-def _may_open(text: str) -> bool:
+def _may_open(text: str, tree, managers: bool, returns: bool, enters: bool) -> bool:
     """A module-level function whose own text says `autocast` (or another region word) and
     that either is decorated `...contextmanager` with a `yield` inside a `with`, or has a
     `return` naming a region word; or a module-level context-manager class naming one (an
     alias of autocast bound outside the function, or `return ctx` of a name bound earlier, is
     not looked for: the file is parsed with LibCST only when this holds)."""
-    managers = "yield" in text and "contextmanager" in text and _DECORATED.search(text) is not None
-    returns = _RETURNS.search(text) is not None
-    if "__enter__" in text and _enters(text):
+    if enters and _enters(text, tree):
         return True
     if not (managers or returns):
         return False
     lines = text.splitlines()
-    for node, segment in module_functions(text):
+    for node, segment in module_functions(text, tree=tree):
         if not any(word in segment for word in CALLER_WORDS):
             continue
         if managers and any(_last(dec).endswith("contextmanager") for dec in node.decorator_list):
@@ -145,10 +158,10 @@ def _may_open(text: str) -> bool:
     return False
 
 
-def _enters(text: str) -> bool:
+def _enters(text: str, tree) -> bool:
     """A module-level class whose text says `autocast` (or another region word) and that
     defines `__enter__` and `__exit__`."""
-    for node, segment in module_functions(text, (ast.ClassDef,)):
+    for node, segment in module_functions(text, (ast.ClassDef,), tree):
         own = {child.name for child in node.body if isinstance(child, ast.FunctionDef)}
         if {"__enter__", "__exit__"} <= own and any(word in segment for word in CALLER_WORDS):
             return True
@@ -166,6 +179,29 @@ def _returns_a_context(function, lines) -> bool:
             if any(word in segment for word in CALLER_WORDS):
                 return True
     return False
+
+
+def _all_disabled(text: str, name: str, params: set) -> bool:
+    """Does every call `name(...)` of the text pass a literal `False` for the opener's
+    `enabled` parameter, by keyword (transformers' 24 modeling files with `with
+    maybe_autocast(device_type=..., enabled=False):`)? Such a file would only get disabled
+    regions: it is not parsed (as before these openers were read; a disabled region only turns an
+    outer one off). Not when the name is imported `as` another."""
+    if len(params) != 1 or None in params or re.search(r"\b%s\s+as\b" % re.escape(name), text):
+        return False
+    (_, param), = params
+    found = False
+    for match in re.finditer(r"\b%s\s*\(" % re.escape(name), text):
+        if text[max(0, match.start() - 4):match.start()] == "def ":
+            continue
+        depth, end = 1, match.end()
+        while depth and end < len(text) and end - match.end() < 2000:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        if not re.search(r"\b%s\s*=\s*False\b" % re.escape(param), text[match.end():end]):
+            return False
+        found = True
+    return found
 
 
 def _passes_false(with_node, written: str, param) -> bool:
