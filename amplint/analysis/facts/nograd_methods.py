@@ -83,7 +83,6 @@ def nograd_forward(method: Optional[Frame]) -> bool:
     return False
 
 
-
 @dataclass(frozen=True)
 class EntryNoGradFunction:
     """A call of the function `ref` (qualified, as the calling file's imports resolve it) runs

@@ -41,9 +41,8 @@ import ast
 from typing import Dict, Optional, Tuple
 
 from amplint.analysis.facts.regions import Enabled, EntryContextRegion
-from amplint.analysis.project.context_openers import CALLER_WORDS, _own_seeds, _passes_false, _returns_a_context
+from amplint.analysis.project.context_openers import _own_seeds, _passes_false
 from amplint.analysis.project.context_params import _seeds_under
-from amplint.analysis.project.module_defs import module_functions
 
 # (file, "Class.method") -> ((enabled, device, dtype), what to cite, its `enabled` parameter)
 Methods = Dict[Tuple[str, str], Tuple[tuple, str, Optional[Tuple[int, str]]]]
@@ -143,35 +142,6 @@ def _methods(project) -> Methods:
                         f"at {shown}:{lines.get(id(node), 0)}{maybe}")
                 found[(path, f"{cls_name}.{name}")] = ((enabled, inner.device, inner.dtype), cite, param)
     return found
-
-
-def may_open_method(text: str, tree, managers: bool, returns: bool) -> bool:
-    """A module-level class with a method whose own text says a region word and that yields
-    inside a `with` (decorated `...contextmanager`, when `managers`: the text says so) or has a
-    `return` naming a region word (when `returns`). `tree`: the text's `ast`."""
-    lines = text.splitlines()
-    for cls, _segment in module_functions(text, (ast.ClassDef,), tree):
-        for node in cls.body:
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            segment = "\n".join(lines[start - 1:node.end_lineno])
-            if not any(word in segment for word in CALLER_WORDS):
-                continue
-            decorated = any(_name(d).endswith("contextmanager") for d in node.decorator_list)
-            if managers and decorated and any(
-                    isinstance(w, (ast.With, ast.AsyncWith)) and any(
-                        isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(w)) for w in ast.walk(node)):
-                return True
-            if returns and not decorated and _returns_a_context(node, lines):
-                return True
-    return False
-
-
-def _name(expr) -> str:
-    if isinstance(expr, ast.Attribute):
-        return expr.attr
-    return expr.id if isinstance(expr, ast.Name) else ""
 
 
 def _with_method_calls(text: str, names) -> list:

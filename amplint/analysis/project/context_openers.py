@@ -38,13 +38,9 @@ from typing import Dict, List, Optional, Tuple
 from amplint.analysis.facts.regions import EntryContextRegion
 from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.context_params import _rebound, _seeds_under
-from amplint.analysis.project.module_defs import module_functions, parse_or_none
-from amplint.analysis.project.summary import CALLER_WORDS
+from amplint.analysis.project.context_prefilters import _DECORATED, _RETURNS, may_open, may_open_method
+from amplint.analysis.project.module_defs import parse_or_none
 
-_DECORATED = re.compile(r"@[\w.\s]*contextmanager")
-# a `return` whose line names a region word (`return torch.autocast(...)`, `return nullcontext()
-# if cpu else torch.amp.autocast(...)`); `return ctx` of a name bound earlier is not looked for
-_RETURNS = re.compile(r"return[ \t][^\n]*(?:%s)" % "|".join(CALLER_WORDS))
 # name -> [(file, (enabled, device, dtype), what to cite, its `enabled` parameter or None)]
 Openers = Dict[str, List[Tuple[str, tuple, str, Optional[Tuple[int, str]]]]]
 
@@ -91,8 +87,6 @@ def _openers(project) -> Openers:
     from amplint.analysis.project.function_entries import parsed_facts
     from amplint.analysis.project.lines import node_lines
 
-    from amplint.analysis.project.context_methods import may_open_method
-
     found: Openers = {}
     methods = project.__dict__.setdefault("_context_method_files", [])  # context_methods.py reads them
     for path in project.first_pass:
@@ -109,7 +103,7 @@ def _openers(project) -> Openers:
             continue
         if (managers or returns) and may_open_method(text, tree, managers, returns):
             methods.append(path)
-        if not _may_open(text, tree, managers, returns, enters):
+        if not may_open(text, tree, managers, returns, enters):
             continue
         parsed = parsed_facts(project, path)
         if parsed is None:
@@ -132,53 +126,6 @@ def _openers(project) -> Openers:
                     f"at {shown}:{lines.get(id(node), 0)}{maybe}")
             found.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param))
     return found
-
-
-def _may_open(text: str, tree, managers: bool, returns: bool, enters: bool) -> bool:
-    """A module-level function whose own text says `autocast` (or another region word) and
-    that either is decorated `...contextmanager` with a `yield` inside a `with`, or has a
-    `return` naming a region word; or a module-level context-manager class naming one (an
-    alias of autocast bound outside the function, or `return ctx` of a name bound earlier, is
-    not looked for: the file is parsed with LibCST only when this holds)."""
-    if enters and _enters(text, tree):
-        return True
-    if not (managers or returns):
-        return False
-    lines = text.splitlines()
-    for node, segment in module_functions(text, tree=tree):
-        if not any(word in segment for word in CALLER_WORDS):
-            continue
-        if managers and any(_last(dec).endswith("contextmanager") for dec in node.decorator_list):
-            for inner in ast.walk(node):
-                if isinstance(inner, (ast.With, ast.AsyncWith)) and any(
-                        isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(inner)):
-                    return True
-        elif returns and _returns_a_context(node, lines):
-            return True
-    return False
-
-
-def _enters(text: str, tree) -> bool:
-    """A module-level class whose text says `autocast` (or another region word) and that
-    defines `__enter__` and `__exit__`."""
-    for node, segment in module_functions(text, (ast.ClassDef,), tree):
-        own = {child.name for child in node.body if isinstance(child, ast.FunctionDef)}
-        if {"__enter__", "__exit__"} <= own and any(word in segment for word in CALLER_WORDS):
-            return True
-    return False
-
-
-def _returns_a_context(function, lines) -> bool:
-    """Does the function have a `return` whose own text names a region word (`return
-    torch.autocast(...)`, `return nullcontext() if cpu else torch.amp.autocast(...)`, `return
-    self.autocast_context_manager()`)? `lines`: the file's lines. (A generator is told apart by
-    the LibCST read.)"""
-    for node in ast.walk(function):
-        if isinstance(node, ast.Return) and node.value is not None:
-            segment = "\n".join(lines[node.lineno - 1:node.end_lineno])
-            if any(word in segment for word in CALLER_WORDS):
-                return True
-    return False
 
 
 def _all_disabled(text: str, name: str, params: set) -> bool:
@@ -225,12 +172,6 @@ def _passes_false(with_node, written: str, param) -> bool:
         if isinstance(value, ast.Constant) and value.value is False:
             return True
     return False
-
-
-def _last(expr) -> str:
-    if isinstance(expr, ast.Attribute):
-        return expr.attr
-    return expr.id if isinstance(expr, ast.Name) else ""
 
 
 def _dotted(expr) -> Optional[str]:
