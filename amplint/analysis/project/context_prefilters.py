@@ -13,7 +13,11 @@ from amplint.analysis.project.summary import CALLER_WORDS
 _DECORATED = re.compile(r"@[\w.\s]*contextmanager")
 # a `return` whose line names a region word (`return torch.autocast(...)`, `return nullcontext()
 # if cpu else torch.amp.autocast(...)`); `return ctx` of a name bound earlier is not looked for
-_RETURNS = re.compile(r"return[ \t][^\n]*(?:%s)" % "|".join(CALLER_WORDS))
+# (a call of a name ending in the word, or in `autocast_context...` / `autocast_ctx...`: not
+# `torch.get_autocast_dtype(...)` nor `torch.amp.autocast_mode._cast(...)`, which transformers returns)
+_CALL = r"(?:autocast|autocast_context\w*|autocast_ctx\w*|optim_context)\s*\("
+_RETURNS = re.compile(r"return[ \t][^\n]*" + _CALL)
+_RETURNED_CALL = re.compile(_CALL)
 
 
 def may_open(text: str, tree, managers: bool, returns: bool, enters: bool) -> bool:
@@ -51,14 +55,13 @@ def _enters(text: str, tree) -> bool:
 
 
 def returns_a_context(function, lines) -> bool:
-    """Does the function have a `return` whose own text names a region word (`return
+    """Does the function have a `return` whose own text calls an autocast-like name (`return
     torch.autocast(...)`, `return nullcontext() if cpu else torch.amp.autocast(...)`, `return
     self.autocast_context_manager()`)? `lines`: the file's lines. (A generator is told apart by
     the LibCST read.)"""
     for node in ast.walk(function):
         if isinstance(node, ast.Return) and node.value is not None:
-            segment = "\n".join(lines[node.lineno - 1:node.end_lineno])
-            if any(word in segment for word in CALLER_WORDS):
+            if _RETURNED_CALL.search("\n".join(lines[node.lineno - 1:node.end_lineno])):
                 return True
     return False
 
