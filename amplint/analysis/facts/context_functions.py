@@ -19,9 +19,15 @@ float32 branch above) or a region is only maybe enabled. No region when no `yiel
 active one (`enabled=False`, or no autocast at all). Device and dtype: the region's own (a dtype
 passed as a parameter is unknown: the call's argument is not substituted).
 
-Only generator functions decorated `@contextmanager` / `@contextlib.contextmanager` (the
-`async` variants too) count; a class with `__enter__` or a function returning an autocast does
-not. The same file: RegionAnalysis resolves the `with` call through its call graph (a function
+Generator functions decorated `@contextmanager` / `@contextlib.contextmanager` (the `async`
+variants too) count, and so do functions that RETURN the context (Lightning's
+`autocast_context_manager()`, nanoGPT-style `return nullcontext() if cpu else torch.autocast(...)`):
+each own `return` gives the region its value opens (read as `with <value>:` in the function),
+none for `nullcontext()` / `suppress()` or a value not known to open one; the same rule as for
+the yields then gives enabled / maybe enabled / nothing. A `self.m()` whose method a subclass
+of the file overrides is maybe enabled unless every override opens an enabled region too (the
+runtime class may be the subclass); an override in another file is not seen. A class with
+`__enter__` does not count. The same file: RegionAnalysis resolves the `with` call through its call graph (a function
 of the file, `self.method`). Another file: the project pass (project/context_openers.py) gives
 the calling file an EntryContextRegion."""
 
@@ -32,7 +38,7 @@ from typing import Callable, List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.syntax import code_children
+from amplint.analysis.facts.syntax import code_children, literal_bool, self_attr
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, scope_key
 
 CONTEXTMANAGERS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
@@ -69,10 +75,14 @@ def yield_regions(function: cst.FunctionDef, with_region: Callable[[cst.With], o
 
 
 def opened(regions: List[object]) -> Optional[Tuple[object, object]]:
-    """(enabled, the region to take device and dtype from) for the yields' regions, or None."""
+    """(enabled, the region to take device and dtype from) for the yields' regions, or None.
+    Disabled when no region is active and some is disabled (`autocast(enabled=False)`: inside
+    an outer region it turns autocast off; with a path that opens nothing at all this says
+    disabled too, the side that reports less)."""
     active = [r for r in regions if r is not None and r.active]  # type: ignore[attr-defined]
     if not active:
-        return None
+        off = [r for r in regions if r is not None]
+        return (off[0].enabled, off[0]) if off else None  # type: ignore[attr-defined]
     states = type(active[0].enabled)  # type: ignore[attr-defined]  (regions.Enabled)
     every = len(active) == len(regions) and all(r.enabled is states.TRUE for r in active)  # type: ignore
     best = min(active, key=lambda r: (r.enabled is not states.TRUE, r.device != "cuda",  # type: ignore
@@ -89,16 +99,24 @@ def function_region(analysis, call: cst.Call, frame: Frame, Region):
         written = dotted_name(call.func)
         entry = analysis._openers.get((scope_key(frame), ".".join(written))) if written else None
         if entry is not None:
-            return Region(entry.enabled, entry.device, entry.dtype, call, "with", external=entry.cite,
+            enabled = type(entry.enabled).FALSE if passes_false(call, entry.enabled_param) else entry.enabled
+            return Region(enabled, entry.device, entry.dtype, call, "with", external=entry.cite,
                           opener=entry.callee)
     if not isinstance(call.func, (cst.Name, cst.Attribute)):
         return None
     if isinstance(call.func, cst.Name) and bound_locally(frame, call.func.value):
         return None  # a parameter or local of that name, not the file's function
-    for callee in analysis.callgraph.callees(CallSite(call, frame, None, None, None)):
+    cls = class_called(analysis, call, frame)
+    callees = [cls] if cls is not None else analysis.callgraph.callees(CallSite(call, frame, None, None, None))
+    for callee in callees:
         found = _opened_by(analysis, callee)
         if found is not None:
-            enabled, inner = found
+            enabled, inner, param = found
+            if passes_false(call, param):
+                return Region(type(enabled).FALSE, inner.device, inner.dtype, call, "with", opener=callee.name)
+            others = [_opened_by(analysis, other) for other in overrides(analysis, call, frame, callee)]
+            if any(o is None or o[0] is not type(enabled).TRUE for o in others):
+                enabled = type(enabled).MAYBE  # an override opens less (or nothing)
             return Region(enabled, inner.device, inner.dtype, call, "with", opener=callee.name)
     return None
 
@@ -108,11 +126,188 @@ def _opened_by(analysis, callee: Frame):
     key = id(callee)
     if key not in memo:
         memo[key] = None  # a context manager that enters itself opens nothing more
-        if is_contextmanager(callee):
-            withs = analysis._with_frames
-            memo[key] = opened(yield_regions(
-                callee.node, lambda node: analysis.with_region(node, withs[id(node)].parent)))
+        withs = analysis._with_frames
+        regions: List[object] = []
+        if callee.kind == "class":
+            regions = entered_regions(analysis, callee)
+        elif is_contextmanager(callee):
+            regions = yield_regions(
+                callee.node, lambda node: analysis.with_region(node, withs[id(node)].parent))
+        elif isinstance(callee.node, cst.FunctionDef):
+            regions = [analysis._region_of_expr(value, callee, call_it=False)
+                       for value in returned_values(callee.node)]
+        found = opened(regions) if regions else None
+        if found is not None:
+            memo[key] = (found[0], found[1], enabled_param(callee, regions))
     return memo[key]
+
+
+def enabled_param(callee: Frame, regions: List[object]) -> Optional[Tuple[int, str]]:
+    """(position the call fills it at, -1 for keyword-only; name) of the parameter that every
+    active region's `enabled=` is written as (transformers' `maybe_autocast(device_type,
+    dtype=None, enabled=True)`), when the function does not bind it again; else None."""
+    active = [r for r in regions if r is not None and r.active]  # type: ignore[attr-defined]
+    written = {r.enabled_expr.value if isinstance(r.enabled_expr, cst.Name) else None  # type: ignore
+               for r in active}
+    node = callee.node
+    if len(written) != 1 or None in written or not isinstance(node, cst.FunctionDef):
+        return None
+    (name,) = written
+    positional = [p.name.value for p in list(node.params.posonly_params) + list(node.params.params)]
+    if callee.parent is not None and callee.parent.kind == "class":
+        if any(resolve_expr(d.decorator, callee.parent) == "staticmethod" for d in node.decorators):
+            return None
+        positional = positional[1:]  # called through the instance or the class's `self.`
+    if name in positional:
+        found = (positional.index(name), name)
+    elif name in [p.name.value for p in node.params.kwonly_params]:
+        found = (-1, name)
+    else:
+        return None
+    return None if _assigns(node.body, name) else found
+
+
+def _assigns(node: cst.CSTNode, name: str) -> bool:
+    for child in code_children(node):
+        if isinstance(child, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr,
+                              cst.For, cst.WithItem, cst.AsName)):
+            target = getattr(child, "target", None) or getattr(child, "name", None) \
+                or getattr(child, "asname", None)
+            if isinstance(target, cst.AsName):
+                target = target.name
+            if isinstance(target, cst.Name) and target.value == name:
+                return True
+        if _assigns(child, name):
+            return True
+    return False
+
+
+def passes_false(call: cst.Call, param: Optional[Tuple[int, str]]) -> bool:
+    """Does the call pass a literal `False` for the `enabled` parameter `param`?"""
+    if param is None:
+        return False
+    index, name = param
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return False  # `*args` / `**kw` may fill it
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return literal_bool(arg.value) is False
+        else:
+            if position == index:
+                return literal_bool(arg.value) is False
+            position += 1
+    return False
+
+
+def entered_regions(analysis, cls: Frame) -> List[object]:
+    """A context-manager class (its own `__enter__` and `__exit__`): the regions its `__enter__`
+    enters, `X.__enter__()` or `stack.enter_context(X)` with `X` read as `with X:` in it (a
+    `self._ctx` bound to an autocast in `__init__` included). One entered under an `if`, a loop
+    or a `try` of `__enter__` (or not entered at all) counts as a path without it."""
+    enter, leave = cls.functions.get("__enter__"), cls.functions.get("__exit__")
+    if enter is None or leave is None or not isinstance(enter.node, cst.FunctionDef):
+        return []
+    found: List[object] = []
+    stack: List[Tuple[cst.CSTNode, bool]] = [(enter.node.body, False)]
+    while stack:
+        node, conditional = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            entered = None
+            if node.func.attr.value == "__enter__" and not node.args:
+                entered = node.func.value
+            elif node.func.attr.value == "enter_context" and len(node.args) == 1:
+                entered = node.args[0].value
+            if entered is not None:
+                regions = _held(analysis, cls, entered, enter)
+                found.extend(regions + [None] if conditional else regions)
+        inner = conditional or isinstance(node, (cst.If, cst.For, cst.While, cst.Try, cst.Match,
+                                                 cst.IfExp, cst.BooleanOperation))
+        for child in code_children(node):
+            if not isinstance(child, _SKIPPED):
+                stack.append((child, inner))
+    return found if any(r is not None for r in found) else []
+
+
+def _held(analysis, cls: Frame, entered: cst.BaseExpression, enter: Frame) -> List[object]:
+    """The region(s) `with entered:` opens in `__enter__`: for `self.attr`, what this class's
+    own methods assign to it (each assignment a path; the alias table of the file is keyed
+    by attribute name only, so another class's `self.attr` is not read here)."""
+    attr = self_attr(entered)
+    if attr is None:
+        return [analysis._region_of_expr(entered, enter, call_it=False)]
+    values = [site for site in analysis.tree.assigns if len(site.targets) == 1
+              and self_attr(site.targets[0]) == attr and site.frame.class_frame is cls]
+    return [analysis._region_of_expr(site.value, site.frame, call_it=False) for site in values] or [None]
+
+
+def class_called(analysis, call: cst.Call, frame: Frame) -> Optional[Frame]:
+    """The class of this file that `Name(...)` instantiates (a module-level class the name is
+    not bound to otherwise where it is read)."""
+    func = call.func
+    if not isinstance(func, cst.Name):
+        return None
+    module = analysis.tree.module_frame
+    cls = analysis.tree.classes.get(func.value)
+    if cls is None or cls.parent is not module or func.value in module.imports:
+        return None
+    scope: Optional[Frame] = frame.scope
+    while scope is not None and scope is not module:
+        if func.value in scope.bindings or func.value in scope.imports or func.value in scope.functions:
+            return None
+        scope = scope.parent
+    return cls
+
+
+def returned_values(function: cst.FunctionDef) -> List[cst.BaseExpression]:
+    """The values of the function's own `return`s; none when a `return` has no value or the
+    function is a generator (its call returns a generator, not what it returns)."""
+    values: List[cst.BaseExpression] = []
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Yield, cst.Await)):
+            return []
+        if isinstance(node, cst.Return):
+            if node.value is None:
+                return []
+            values.append(node.value)
+        for child in code_children(node):
+            if not isinstance(child, _SKIPPED):
+                stack.append(child)
+    return values
+
+
+def overrides(analysis, call: cst.Call, frame: Frame, callee: Frame) -> List[Frame]:
+    """For `self.m(...)`: the defs of `m` in classes of this file derived from the caller's
+    class (other than `callee`): at run time `self` may be one of them."""
+    func = call.func
+    owner = frame.class_frame
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == "self" and owner is not None):
+        return []
+    classes = analysis.tree.classes
+    derived = {owner.name}
+    changed = True
+    while changed:
+        changed = False
+        for name, cls in classes.items():
+            if name in derived or not isinstance(cls.node, cst.ClassDef):
+                continue
+            for base in cls.node.bases:
+                written = dotted_name(base.value)
+                if written and written[-1] in derived:
+                    derived.add(name)
+                    changed = True
+                    break
+    derived.discard(owner.name)
+    found = []
+    for name in sorted(derived):
+        method = classes[name].functions.get(func.attr.value)
+        if method is not None and method is not callee:
+            found.append(method)
+    return found
 
 
 def bound_locally(frame: Frame, name: str) -> bool:

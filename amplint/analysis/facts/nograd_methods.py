@@ -83,7 +83,6 @@ def nograd_forward(method: Optional[Frame]) -> bool:
     return False
 
 
-
 @dataclass(frozen=True)
 class EntryNoGradFunction:
     """A call of the function `ref` (qualified, as the calling file's imports resolve it) runs
@@ -96,19 +95,41 @@ class EntryNoGradFunction:
     where: str  # "utils/ssl.py:5"
 
 
+@dataclass(frozen=True)
+class EntryNoGradArgs:
+    """`receiver.method(...)` in function `scope` of this file runs the arguments bound to
+    `params` forward without grad: `method` of `cls` (defined at `where`, another file) calls
+    those parameters under no_grad (a semi-supervised trainer's `self.ssl.pseudo_label(model,
+    weak)`)."""
+
+    scope: str
+    receiver: Tuple[str, ...]
+    method: str
+    params: Tuple[Tuple[int, str], ...]
+    cls: str
+    where: str
+
+
 def nograd_params(function: Optional[Frame]) -> Tuple[Tuple[int, str], ...]:
-    """(position, name) of the parameters a module-level function calls (`p(...)`,
-    `p.forward(...)`) under no_grad: it is decorated no_grad/inference_mode, or the call sits
-    in one of its own `with torch.no_grad():` blocks. A parameter it binds again is left out
-    (it may no longer hold the argument); so is a call in a nested def (it runs later)."""
+    """(position, name) of the parameters a module-level function, or a method, calls
+    (`p(...)`, `p.forward(...)`) under no_grad: it is decorated no_grad/inference_mode, or the
+    call sits in one of its own `with torch.no_grad():` blocks. A parameter it binds again is
+    left out (it may no longer hold the argument); so is a call in a nested def (it runs
+    later). A method's positions count from the parameter after `self` / `cls` (as the call
+    `obj.m(model, x)` fills them); a staticmethod's from the first."""
     if function is None or function.kind != "function" or function.parent is None \
-            or function.parent.kind != "module":
+            or function.parent.kind not in ("module", "class"):
         return ()
     node = function.node
     if not isinstance(node, cst.FunctionDef):
         return ()
     scope = function.parent
     positional = list(node.params.posonly_params) + list(node.params.params)
+    if scope.kind == "class":
+        if not any(resolve_expr(d.decorator, scope) == "staticmethod" for d in node.decorators):
+            if not positional:
+                return ()
+            positional = positional[1:]
     names = {p.name.value: i for i, p in enumerate(positional)}
     names.update({p.name.value: -1 for p in node.params.kwonly_params})
     modes = [_mode(d.decorator, scope) for d in node.decorators]

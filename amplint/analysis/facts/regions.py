@@ -123,6 +123,8 @@ class EntryContextRegion:
     device: Optional[str]
     dtype: Optional[str]
     cite: str  # "`maybe_autocast()` of olmo/torch_util.py:11 yields under the autocast region at olmo/torch_util.py:15"
+    # (position, name) of the parameter its autocast's `enabled=` is: a call passing `False` opens it disabled
+    enabled_param: Optional[Tuple[int, str]] = None
 
 
 class RegionAnalysis:

@@ -30,6 +30,7 @@ from amplint.analysis.facts.regions import EntryRegion
 from amplint.analysis.project import frameworks as fw
 from amplint.analysis.project.classflow import ClassFlow
 from amplint.analysis.project.declared import declared_matches, declared_seeds
+from amplint.analysis.project.context_methods import method_region_seeds
 from amplint.analysis.project.context_openers import opener_region_seeds
 from amplint.analysis.project.context_params import param_region_seeds
 from amplint.analysis.project.device_params import param_device_entries
@@ -219,6 +220,7 @@ class ProjectFacts(ProjectResolver):
         seeds.extend(dispatch_seeds(self))
         seeds.extend(param_region_seeds(self))
         seeds.extend(opener_region_seeds(self))
+        seeds.extend(method_region_seeds(self))
         reach = propagate(self, seeds)
         if self.value_flow:
             self.flow.summarise_owed()  # the points-to scope reads every summary made

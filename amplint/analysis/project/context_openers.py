@@ -38,12 +38,11 @@ from typing import Dict, List, Optional, Tuple
 from amplint.analysis.facts.regions import EntryContextRegion
 from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.context_params import _rebound, _seeds_under
-from amplint.analysis.project.module_defs import module_functions
-from amplint.analysis.project.summary import CALLER_WORDS
+from amplint.analysis.project.context_prefilters import _DECORATED, _RETURNS, may_open, may_open_method
+from amplint.analysis.project.module_defs import parse_or_none
 
-_DECORATED = re.compile(r"@[\w.\s]*contextmanager")
-# name -> [(file, (enabled, device, dtype), what to cite)]
-Openers = Dict[str, List[Tuple[str, tuple, str]]]
+# name -> [(file, (enabled, device, dtype), what to cite, its `enabled` parameter or None)]
+Openers = Dict[str, List[Tuple[str, tuple, str, Optional[Tuple[int, str]]]]]
 
 
 def opener_region_seeds(project) -> list:
@@ -55,7 +54,7 @@ def opener_region_seeds(project) -> list:
         # the files whose text names it (an import `as` another name included)
         for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
             text = project.files.get(caller)
-            if "with" not in text:
+            if "with" not in text or _all_disabled(text, name, {o[3] for o in openers[name]}):
                 continue
             for key, written, line, span, node in _with_calls(text):
                 head, _, rest = written.partition(".")
@@ -68,67 +67,111 @@ def opener_region_seeds(project) -> list:
                 if target is None or (not rest and target.rsplit(".", 1)[-1] != name):
                     continue  # defined in this file (its own facts), or not imported; or another name
                 found = project.resolve_ref(caller, ".".join(p for p in (target, rest) if p))
-                for path, info, cite in openers[name]:
+                for path, info, cite, param in openers[name]:
                     if found != (path, (name,)) or path == caller:
                         continue
                     desc = f"{written}() at {project.display(caller)}:{line} ({cite})"
                     deciding = frozenset({caller, path})
-                    seeds.extend(_seeds_under(project, caller, key, span, info, desc, deciding))
-                    seeds.extend(_own_seeds(project, caller, key, node, info, desc, deciding))
+                    # a disabled one (or one the call passes `enabled=False`) only turns an outer region off
+                    if info[0].value != "disabled" and not _passes_false(node, written, param):
+                        seeds.extend(_seeds_under(project, caller, key, span, info, desc, deciding))
+                        seeds.extend(_own_seeds(project, caller, key, node, info, desc, deciding))
                     project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
-                        EntryContextRegion(key, written, *info, cite))
+                        EntryContextRegion(key, written, *info, cite, param))
                     project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
     return seeds
 
 
 def _openers(project) -> Openers:
-    from amplint.analysis.facts.context_functions import _opened_by
+    from amplint.analysis.facts.context_functions import _opened_by, is_contextmanager
     from amplint.analysis.project.function_entries import parsed_facts
     from amplint.analysis.project.lines import node_lines
 
     found: Openers = {}
+    methods = project.__dict__.setdefault("_context_method_files", [])  # context_methods.py reads them
     for path in project.first_pass:
         text = project.files.get(path)
-        if not text or "contextmanager" not in text or "yield" not in text \
-                or not _DECORATED.search(text) or not _may_open(text):
+        if not text:
+            continue
+        managers = "yield" in text and "contextmanager" in text and _DECORATED.search(text) is not None
+        returns = _RETURNS.search(text) is not None
+        enters = "__enter__" in text
+        if not (managers or returns or enters):
+            continue
+        tree = parse_or_none(text)  # one `ast` for both tests
+        if tree is None:
+            continue
+        if (managers or returns) and may_open_method(text, tree, managers, returns):
+            methods.append(path)
+        if not may_open(text, tree, managers, returns, enters):
             continue
         parsed = parsed_facts(project, path)
         if parsed is None:
             continue
         module, facts = parsed
         shown = project.display(path)
-        for name, frame in sorted(facts.tree.module_frame.functions.items()):
+        module_frame = facts.tree.module_frame
+        classes = {name: frame for name, frame in facts.tree.classes.items() if frame.parent is module_frame}
+        for name, frame in sorted({**classes, **module_frame.functions}.items()):
             opened = _opened_by(facts.regions, frame)
             if opened is None:
                 continue
-            enabled, inner = opened
+            enabled, inner, param = opened
             node = inner.with_node.items[0].item if inner.with_node is not None else inner.origin
             lines = node_lines(module, [frame.node.name, node])
-            maybe = "" if enabled.value == "enabled" else " on some paths"
-            cite = (f"`{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} yields under the autocast "
-                    f"region at {shown}:{lines.get(id(node), 0)}{maybe}")
-            found.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite))
+            maybe = {"enabled": "", "disabled": " (disabled)"}.get(enabled.value, " on some paths")
+            how = ("enters the autocast" if frame.kind == "class" else "yields under the autocast region"
+                   if is_contextmanager(frame) else "returns the autocast")
+            cite = (f"`{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} {how} "
+                    f"at {shown}:{lines.get(id(node), 0)}{maybe}")
+            found.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param))
     return found
 
 
-def _may_open(text: str) -> bool:
-    """A module-level function decorated `...contextmanager` whose own text says `autocast` (or
-    another region word), with a `yield` inside a `with` (an alias of autocast bound outside the
-    function is not looked for: the file is parsed with LibCST only when this holds)."""
-    for node, segment in module_functions(text):
-        if any(_last(dec).endswith("contextmanager") for dec in node.decorator_list) and any(
-                word in segment for word in CALLER_WORDS):
-            for inner in ast.walk(node):
-                if isinstance(inner, (ast.With, ast.AsyncWith)) and any(
-                        isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(inner)):
-                    return True
+def _all_disabled(text: str, name: str, params: set) -> bool:
+    """Does every call `name(...)` of the text pass a literal `False` for the opener's
+    `enabled` parameter, by keyword (transformers' 24 modeling files with `with
+    maybe_autocast(device_type=..., enabled=False):`)? Such a file would only get disabled
+    regions: it is not parsed (as before these openers were read; a disabled region only turns an
+    outer one off). Not when the name is imported `as` another."""
+    if len(params) != 1 or None in params or re.search(r"\b%s\s+as\b" % re.escape(name), text):
+        return False
+    (_, param), = params
+    found = False
+    for match in re.finditer(r"\b%s\s*\(" % re.escape(name), text):
+        if text[max(0, match.start() - 4):match.start()] == "def ":
+            continue
+        depth, end = 1, match.end()
+        while depth and end < len(text) and end - match.end() < 2000:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        if not re.search(r"\b%s\s*=\s*False\b" % re.escape(param), text[match.end():end]):
+            return False
+        found = True
+    return found
+
+
+def _passes_false(with_node, written: str, param) -> bool:
+    """Does an item `written(...)` of the `with` pass a literal `False` for `param`, the
+    opener's `enabled` parameter (context_functions.passes_false read from `ast`)?"""
+    if param is None:
+        return False
+    index, name = param
+    for item in with_node.items:
+        call = item.context_expr
+        if not (isinstance(call, ast.Call) and _dotted(call.func) == written):
+            continue
+        value = None
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            continue
+        if 0 <= index < len(call.args):
+            value = call.args[index]
+        for keyword in call.keywords:
+            if keyword.arg == name:
+                value = keyword.value
+        if isinstance(value, ast.Constant) and value.value is False:
+            return True
     return False
-
-
-def _last(expr) -> str:
-    if isinstance(expr, ast.Attribute):
-        return expr.attr
-    return expr.id if isinstance(expr, ast.Name) else ""
 
 
 def _dotted(expr) -> Optional[str]:
@@ -175,8 +218,16 @@ def _with_calls(text: str) -> list:
 
 def _module_stores(tree) -> set:
     """Names the module binds other than by import (`maybe_autocast = nullcontext`, a def or
-    class of that name): a `with` of such a name may not call the imported function."""
-    names = set()
+    class of that name), or imports twice (`from .amp import ctx` then `from contextlib import
+    nullcontext as ctx`, or a `try`/`except ImportError` pair): a `with` of such a name may not
+    call the imported function."""
+    imported: Dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                imported[bound] = imported.get(bound, 0) + 1
+    names = {name for name, count in imported.items() if count > 1}
     stack = list(tree.body)
     while stack:
         node = stack.pop()

@@ -7,15 +7,22 @@ import ast
 from typing import Iterator, Tuple
 
 
-def module_functions(text: str) -> Iterator[Tuple[ast.AST, str]]:
-    """(def node, its text from the first decorator to its end) for each module-level def;
-    nothing when the text does not parse."""
+def parse_or_none(text: str):
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def module_functions(text: str, kinds=(ast.FunctionDef, ast.AsyncFunctionDef), tree=None) -> Iterator[Tuple[ast.AST, str]]:
+    """(def node, its text from the first decorator to its end) for each module-level def (or
+    other statement of `kinds`: `ast.ClassDef`); nothing when the text does not parse. `tree`:
+    the text's `ast` when the caller has it already."""
+    tree = tree if tree is not None else parse_or_none(text)
+    if tree is None:
         return
     lines = text.splitlines()
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(node, kinds):
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             yield node, "\n".join(lines[start - 1:node.end_lineno])

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Set, Tuple
 
-from amplint.analysis.facts.nograd_methods import EntryNoGradCall, EntryNoGradFunction, nograd_forward, nograd_params
+from amplint.analysis.facts.nograd_methods import (
+    EntryNoGradArgs, EntryNoGradCall, EntryNoGradFunction, nograd_forward, nograd_params,
+)
 from amplint.analysis.project.function_entries import parsed_facts
 from amplint.analysis.project.module_defs import module_functions
 
@@ -46,6 +48,15 @@ def note_nograd_call(project, path: str, key: str, receiver, attr: str, target: 
     if target not in memo:
         memo[target] = _nograd_line(project, where, method_key)
     line = memo[target]
+    if isinstance(line, tuple):  # it runs some of its arguments under no_grad
+        if {t[0] for t in project.flow.call_targets(path, key, receiver, attr)} != {target}:
+            return  # the receiver may hold another class too: which method runs is not known
+        params, line = line
+        found_args = project.__dict__.setdefault("nograd_calls", {})
+        found_args.setdefault(path, set()).add(EntryNoGradArgs(
+            key or "", name, attr, params, method_key.split(".")[0], f"{project.display(where)}:{line}"))
+        project.__dict__.setdefault("nograd_deps", {}).setdefault(path, set()).add(where)
+        return
     if line is None:
         return
     cls = method_key.split(".")[0]
@@ -66,10 +77,13 @@ def _nograd_line(project, path: str, method_key: str) -> Optional[int]:
     cls, name = method_key.split(".")
     frame = facts.tree.classes.get(cls)
     method = frame.functions.get(name) if frame is not None else None
-    if not nograd_forward(method):
-        return None
     from amplint.analysis.project.lines import node_lines
 
+    if not nograd_forward(method):
+        params = nograd_params(method)
+        if not params:
+            return None
+        return params, node_lines(module, [method.node.name]).get(id(method.node.name), 0)
     return node_lines(module, [method.node.name]).get(id(method.node.name), 0)
 
 

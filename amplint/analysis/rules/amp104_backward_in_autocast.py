@@ -214,8 +214,30 @@ class BackwardInAutocast(Rule):
             "        loss = model(batch).mean()\n"
             "        loss.backward()\n",
         ),
+        Flag(  # a method that returns the autocast context (Lightning's autocast_context_manager)
+            "import torch\n"
+            "class Trainer:\n"
+            "    def autocast_ctx(self):\n"
+            "        return torch.autocast('cuda', dtype=torch.float16)\n"
+            "    def step(self, model, batch):\n"
+            "        with self.autocast_ctx():\n"
+            "            loss = model(batch).mean()\n"
+            "            loss.backward()\n",
+        ),
     ]
     clean = [
+        # functions returning a null context, a disabled autocast, or nothing known
+        "from contextlib import nullcontext\n"
+        "import torch\n"
+        "def get_ctx(device):\n"
+        "    return nullcontext()\n"
+        "def off():\n"
+        "    return torch.autocast('cuda', enabled=False)\n"
+        "def step(model, batch):\n"
+        "    with get_ctx('cuda'):\n"
+        "        model(batch).mean().backward()\n"
+        "    with off():\n"
+        "        model(batch).mean().backward()\n",
         # the same context manager with autocast disabled, and one without autocast
         "from contextlib import contextmanager\n"
         "import torch\n"

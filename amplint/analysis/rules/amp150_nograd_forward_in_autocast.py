@@ -9,10 +9,10 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
-from amplint.analysis.facts.context_functions import bound_locally
+from amplint.analysis.facts.context_functions import bound_locally, overrides
 from amplint.analysis.facts.names import resolve, resolve_expr
 from amplint.analysis.facts.nograd_methods import (
-    NO_GRAD, EntryNoGradCall, EntryNoGradFunction, nograd_forward, nograd_params,
+    NO_GRAD, EntryNoGradArgs, EntryNoGradCall, EntryNoGradFunction, nograd_forward, nograd_params,
 )
 from amplint.analysis.facts.regions import AUTOCAST_APIS, Region, literal_bool
 from amplint.analysis.facts.syntax import calls_in
@@ -223,6 +223,26 @@ class NogradForwardInAutocast(Rule):
             "    targets, mask = pseudo_label(model, weak, 0.95)\n"
             "    logits = model(strong)\n",
         ),
+        Flag(  # the same helper as a method of the trainer, called through `self`
+            "import torch\n"
+            "class FixMatch:\n"
+            "    @torch.no_grad()\n"
+            "    def pseudo_label(self, model, weak):\n"
+            "        return model(weak).argmax(-1)\n"
+            "    def step(self, model, weak, strong):\n"
+            "        with torch.autocast('cuda', dtype=torch.float16):\n"
+            "            targets = self.pseudo_label(model, weak)\n"
+            "            return model(strong), targets\n",
+            fixed="import torch\n"
+            "class FixMatch:\n"
+            "    @torch.no_grad()\n"
+            "    def pseudo_label(self, model, weak):\n"
+            "        return model(weak).argmax(-1)\n"
+            "    def step(self, model, weak, strong):\n"
+            "        with torch.autocast('cuda', dtype=torch.float16, cache_enabled=False):\n"
+            "            targets = self.pseudo_label(model, weak)\n"
+            "            return model(strong), targets\n",
+        ),
     ]
     clean = [
         # a @no_grad function that does not run its argument forward; one that runs another model
@@ -339,6 +359,8 @@ class NogradForwardInAutocast(Rule):
                   for e in facts.entries if isinstance(e, EntryNoGradCall)}
         nograd.update({e.ref: (e.params, f"(defined at {e.where})")
                        for e in facts.entries if isinstance(e, EntryNoGradFunction)})
+        nograd.update({("args", e.scope, e.receiver, e.method): (e.params, f"(`{e.cls}.{e.method}`, defined at {e.where})")
+                       for e in facts.entries if isinstance(e, EntryNoGradArgs)})
         for frame, body, region in self._scopes(facts):
             walker = _Walker(facts, frame, region_withs, modules, nograd)
             walker.block(body, _outer_grad(frame, None), ())
@@ -615,9 +637,16 @@ class _Walker:
         if not dotted:
             return []
         params, where = (), ""
-        if len(dotted) == 1 and not bound_locally(self.frame, dotted[0]):
+        if len(dotted) > 1 or not bound_locally(self.frame, dotted[0]):
             for callee in self.facts.callgraph.callees(CallSite(call, self.frame, None, None, None)):
                 params = nograd_params(callee)
+                if params and any(nograd_params(other) != params
+                                  for other in overrides(self.facts.regions, call, self.frame, callee)):
+                    params = ()  # a subclass of this file overrides it: which one runs is not known
+        if not params and self.nograd and len(dotted) > 1:
+            found = self.nograd.get(("args", scope_key(self.frame), tuple(dotted[:-1]), dotted[-1]))
+            if found is not None:
+                params, where = found
         if not params and self.nograd:
             found = self.nograd.get(resolve(dotted, self.frame) or "")
             if isinstance(found, tuple):

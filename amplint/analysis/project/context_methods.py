@@ -1,0 +1,186 @@
+"""Regions opened through a context-manager METHOD of another file, on an instance the class
+flow follows (Lightning's precision plugins, trainers holding an AMP helper):
+
+    # pkg/precision.py
+    class MixedPrecision:
+        def autocast_context_manager(self):
+            return torch.autocast(self.device, dtype=torch.float16)
+
+        @contextlib.contextmanager
+        def forward_context(self):
+            with self.autocast_context_manager():
+                yield
+
+    # pkg/strategy.py
+    class Strategy:
+        def __init__(self):
+            self.precision_plugin = MixedPrecision()
+
+        def training_step(self, model, batch):
+            with self.precision_plugin.forward_context():
+                loss = model(batch)
+
+The method's own file reads whether, and how, it opens a region (facts/context_functions.py:
+a `@contextmanager` method yielding under one, a method returning one). This pass:
+1. the first-pass files whose `ast` shows a module-level class with a method whose own text
+   says `autocast` (or another region word) and either yields inside a `with` (decorated
+   `...contextmanager`) or has a `return` whose text names a region word: only those are
+   parsed with LibCST and read;
+2. the files whose text has `with <receiver>.<method>(`; in them the `with` items calling such a
+   method name on a receiver other than `self` itself (`self.plugin.m()`, `plugin.m()`);
+3. what the receiver holds, from the class flow (`call_targets`): the region is enabled only
+   when every value it holds is an instance whose method opens an enabled region; maybe when
+   some value is something else (an external object, a class whose method opens nothing);
+   nothing when none opens one. Device and dtype when the methods agree.
+The calling file gets an EntryContextRegion (its own rules see the region at that `with`) and
+seeds for the calls under it, as context_openers.py does for a function."""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Optional, Tuple
+
+from amplint.analysis.facts.regions import Enabled, EntryContextRegion
+from amplint.analysis.project.context_openers import _own_seeds, _passes_false
+from amplint.analysis.project.context_params import _seeds_under
+
+# (file, "Class.method") -> ((enabled, device, dtype), what to cite, its `enabled` parameter)
+Methods = Dict[Tuple[str, str], Tuple[tuple, str, Optional[Tuple[int, str]]]]
+
+
+def method_region_seeds(project) -> list:
+    methods = _methods(project)
+    if not methods:
+        return []
+    names = {key.rsplit(".", 1)[1] for _, key in methods}
+    seeds: list = []
+    for caller in project.python:
+        text = project.files.get(caller) or ""
+        if "with" not in text or not any(f".{name}(" in text for name in names):
+            continue
+        calls = _with_method_calls(text, names)
+        summary = project.summary(caller) if calls else None
+        if summary is None or summary.flow is None:
+            continue
+        for key, written, line, span, node in calls:
+            function = summary.flow.functions.get(key)
+            attr = written.rsplit(".", 1)[1]
+            receivers = [r for r, a, _t, at in (function.dynamic if function is not None else ())
+                         if a == attr and at == line]
+            if len(receivers) != 1:
+                continue
+            found = _region(project, methods, caller, key, receivers[0], attr)
+            if found is None:
+                continue
+            info, cite, param, paths = found
+            desc = f"{written}() at {project.display(caller)}:{line} ({cite})"
+            deciding = frozenset({caller, *paths})
+            if info[0] is not Enabled.FALSE and not _passes_false(node, written, param):
+                seeds.extend(_seeds_under(project, caller, key, span, info, desc, deciding))
+                seeds.extend(_own_seeds(project, caller, key, node, info, desc, deciding))
+            project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
+                EntryContextRegion(key, written, *info, cite, param))
+            project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).update(paths)
+    return seeds
+
+
+def _region(project, methods: Methods, caller: str, key: str, receiver, attr: str):
+    """((enabled, device, dtype), cite, enabled parameter, files) for `with receiver.attr():`,
+    or None when no value the receiver holds opens a region."""
+    held = [thing for thing in dict(project.flow.values(caller, key, receiver)) if thing[0] != "torch_inst"]
+    targets = project.flow.call_targets(caller, key, receiver, attr)
+    opened = [methods.get(target) for target, *_ in targets]
+    active = [o for o in opened if o is not None]
+    if not active:
+        return None
+    every = len(active) == len(opened) == len(held)
+    states = {o[0][0] for o in active}
+    if states == {Enabled.FALSE}:
+        if not every:
+            return None  # disabled on some values, nothing known on others: no claim
+        enabled = Enabled.FALSE
+    elif every and states == {Enabled.TRUE}:
+        enabled = Enabled.TRUE
+    else:
+        enabled = Enabled.MAYBE
+    devices = {o[0][1] for o in active}
+    dtypes = {o[0][2] for o in active}
+    params = {o[2] for o in active}
+    cite = active[0][1] + ("" if len(active) == 1 else f" (and {len(active) - 1} more)")
+    if enabled is Enabled.MAYBE and "on some paths" not in cite:
+        cite += " on some paths"
+    info = (enabled, devices.pop() if len(devices) == 1 else None, dtypes.pop() if len(dtypes) == 1 else None)
+    paths = {target[0] for target, *_ in targets}
+    return info, cite, (params.pop() if len(params) == 1 else None), paths
+
+
+def _methods(project) -> Methods:
+    from amplint.analysis.facts.context_functions import _opened_by, is_contextmanager
+    from amplint.analysis.project.function_entries import parsed_facts
+    from amplint.analysis.project.lines import node_lines
+
+    found: Methods = {}
+    for path in project.__dict__.get("_context_method_files", ()):  # context_openers._openers's test
+        parsed = parsed_facts(project, path)
+        if parsed is None:
+            continue
+        module, facts = parsed
+        shown = project.display(path)
+        for cls_name, cls in sorted(facts.tree.classes.items()):
+            if cls.parent is not facts.tree.module_frame:
+                continue
+            for name, frame in sorted(cls.functions.items()):
+                opened = _opened_by(facts.regions, frame)
+                if opened is None:
+                    continue
+                enabled, inner, param = opened
+                node = inner.with_node.items[0].item if inner.with_node is not None else inner.origin
+                lines = node_lines(module, [frame.node.name, node])
+                maybe = {"enabled": "", "disabled": " (disabled)"}.get(enabled.value, " on some paths")
+                how = "yields under the autocast region" if is_contextmanager(frame) else "returns the autocast"
+                cite = (f"`{cls_name}.{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} {how} "
+                        f"at {shown}:{lines.get(id(node), 0)}{maybe}")
+                found[(path, f"{cls_name}.{name}")] = ((enabled, inner.device, inner.dtype), cite, param)
+    return found
+
+
+def _with_method_calls(text: str, names) -> list:
+    """(function key, the callee as written, line of the `with`, (first, last) line of its body,
+    the `with` node) for each `with a.b.m(...):` item whose `m` is in `names` and whose receiver
+    is not `self` itself (`self.m()` is the file's own, or an inherited, method)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    found: list = []
+
+    def visit(node, key: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                visit(child, f"{key}.{child.name}" if key else child.name)
+                continue
+            if isinstance(child, (ast.With, ast.AsyncWith)) and key:
+                for item in child.items:
+                    expr = item.context_expr
+                    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+                            and expr.func.attr in names):
+                        continue
+                    written = _dotted(expr.func)
+                    if written is not None and written.rsplit(".", 1)[0] != "self":
+                        found.append((key, written, child.lineno, (child.body[0].lineno, child.end_lineno
+                                                                   or child.lineno), child))
+            visit(child, key)
+
+    visit(tree, "")
+    return found
+
+
+def _dotted(expr) -> Optional[str]:
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))

@@ -1,0 +1,1 @@
+from .mask_loss import mask_rcnn_loss

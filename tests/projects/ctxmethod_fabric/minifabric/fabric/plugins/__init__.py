@@ -1,0 +1,2 @@
+from .precision.amp import MixedPrecision
+from .precision.precision import Precision

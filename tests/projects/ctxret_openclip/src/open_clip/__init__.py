@@ -1,0 +1,2 @@
+from .loss import siglip_loss
+from .model import CLIP

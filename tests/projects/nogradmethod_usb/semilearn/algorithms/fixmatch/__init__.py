@@ -1,0 +1,1 @@
+from .fixmatch import FixMatch

@@ -1,0 +1,1 @@
+from .algorithmbase import AlgorithmBase

@@ -1,0 +1,1 @@
+from .pseudo_label import PseudoLabelingHook
