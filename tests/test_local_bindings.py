@@ -1,0 +1,64 @@
+"""Python's plain binding rules in the per-file facts (issue 26): a name bound once, straight in
+its scope's body, to an import's attribute (or a `partial` of one) means that function at its
+calls; anything else about the name is unknown."""
+
+import libcst as cst
+import pytest
+
+from amplint.analysis.facts import FileFacts
+from amplint.analysis.facts.names import through_partial
+
+
+def _resolved(source: str, name: str = "f"):
+    """What the last call `name(...)` of `source` resolves to, and whether through a partial."""
+    facts = FileFacts(cst.parse_module(source))
+    sites = [(q, s) for q, s in facts.qualified_calls if s.dotted == (name,)]
+    qualified, site = sites[-1]
+    return qualified, through_partial(site.dotted, site.frame)
+
+
+BCE = "torch.nn.functional.binary_cross_entropy"
+HEAD = "import functools\nimport torch\nimport torch.nn.functional as F\n"
+
+
+@pytest.mark.parametrize("body", [
+    "def g(x):\n    f = F.binary_cross_entropy\n    return f(x)\n",
+    "f = F.binary_cross_entropy\ndef g(x):\n    return f(x)\n",
+    "f = F.binary_cross_entropy\nh = f\ndef g(x):\n    return h(x)\nf(x)\n",
+])
+def test_bound_once_resolves(body):
+    assert _resolved(HEAD + body) == (BCE, False)
+
+
+def test_partial_with_plain_keywords_resolves_and_is_marked():
+    src = HEAD + "def g(p):\n    f = functools.partial(torch.nn.utils.clip_grad_norm_, max_norm=1.0)\n    f(p)\n"
+    assert _resolved(src) == ("torch.nn.utils.clip_grad_norm_", True)
+
+
+@pytest.mark.parametrize("body", [
+    # bound twice / in a branch / in a loop / in a try
+    "def g(x):\n    f = F.binary_cross_entropy\n    f = F.mse_loss\n    return f(x)\n",
+    "def g(x, c):\n    if c:\n        f = F.binary_cross_entropy\n    return f(x)\n",
+    "def g(x, fs):\n    for _ in fs:\n        f = F.binary_cross_entropy\n    return f(x)\n",
+    "def g(x):\n    try:\n        f = F.binary_cross_entropy\n    except Exception:\n        pass\n    return f(x)\n",
+    # a parameter of the same name, rebound by `global`, an augmented assignment, a walrus
+    "def g(f=F.mse_loss):\n    f = F.binary_cross_entropy\n    return f(x)\n",
+    "f = F.binary_cross_entropy\ndef h():\n    global f\n    f = F.mse_loss\ndef g(x):\n    return f(x)\n",
+    "f = F.binary_cross_entropy\nf += 1\nf(x)\n",
+    "f = F.binary_cross_entropy\n(f := F.mse_loss)\nf(x)\n",
+    # shadowed by a comprehension or lambda name anywhere in the file
+    "f = F.binary_cross_entropy\nys = [f(x) for f in fs]\nf(x)\n",
+    "f = F.binary_cross_entropy\nk = lambda f: f(x)\nf(x)\n",
+    # with a body (may be skipped by an exception the manager swallows) and del
+    "def g(x):\n    with ctx:\n        f = F.binary_cross_entropy\n    return f(x)\n",
+    "f = F.binary_cross_entropy\ndel f\nf(x)\n",
+    # a partial holding keywords rules read, of a keyword reader, or positional arguments
+    "f = functools.partial(torch.zeros, dtype=torch.float16)\nf(3)\n",
+    "f = functools.partial(torch.autocast, device_type='cuda')\nf()\n",
+    "f = functools.partial(torch.nn.functional.binary_cross_entropy, p)\nf(y)\n",
+    # not a partial: a call's result is not the function
+    "f = F.binary_cross_entropy(a, b)\nf(x)\n",
+])
+def test_unknown_stays_unknown(body):
+    qualified, _ = _resolved(HEAD + body)
+    assert qualified is None
