@@ -62,3 +62,37 @@ def test_partial_with_plain_keywords_resolves_and_is_marked():
 def test_unknown_stays_unknown(body):
     qualified, _ = _resolved(HEAD + body)
     assert qualified is None
+
+
+def _default(source: str, param: str = "v"):
+    """The default ParamDefaults gives for `param` of the function `f` of `source` (as code)."""
+    module = cst.parse_module(source)
+    facts = FileFacts(module)
+    frame = next(fr for fr in facts.tree.frames if fr.kind == "function" and fr.name == "f")
+    value = facts.param_defaults.default(param, frame)
+    return None if value is None else module.code_for_node(value)
+
+
+@pytest.mark.parametrize("calls", [
+    "f(1)\n",
+    "f(1)\nf(2, w=3)\n",
+    "def g():\n    return f(a=1)\n",
+])
+def test_default_where_no_call_passes_it(calls):
+    assert _default("def f(a, v=-1e7, *, w=0):\n    return v\n" + calls) == "-1e7"
+
+
+@pytest.mark.parametrize("source", [
+    "def f(a, v=-1e7):\n    return v\nf(1, 2)\n",  # by position
+    "def f(a, v=-1e7):\n    return v\nf(1, v=2)\n",  # by keyword
+    "def f(a, v=-1e7):\n    return v\nf(*xs)\n",  # a star argument may hold it
+    "def f(a, v=-1e7):\n    return v\nf(1, **kw)\n",
+    "def f(a, v=-1e7):\n    return v\n",  # no call in the file: callers are elsewhere
+    "def f(a, v=-1e7):\n    return v\nf(1)\nhooks.append(f)\n",  # passed on as a value
+    "def f(a, v=-1e7):\n    v = v * 2\n    return v\nf(1)\n",  # rebound in the body
+    "@wrap\ndef f(a, v=-1e7):\n    return v\nf(1)\n",  # a decorator may call it otherwise
+    "def f(a, v=-1e7):\n    return v\ndef f(a, v=0):\n    return v\nf(1)\n",  # defined twice
+    "class C:\n    def f(self, v=-1e7):\n        return v\nC().f()\n",  # a method: calls unknown
+])
+def test_default_unknown(source):
+    assert _default(source) is None

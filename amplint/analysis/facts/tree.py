@@ -303,6 +303,14 @@ class Collector:
     def _del(self, node: cst.Del) -> None:
         self._unaliasable.update(_target_names(node.target))
 
+    def bound_once(self, scope: Frame, name: str) -> bool:
+        """`name` has exactly one binding in `scope` (a parameter, def, assignment...), and no
+        global/nonlocal/del/walrus/comprehension/lambda/match binding of it in the file."""
+        return (
+            self._counts.get((id(scope), name)) == 1 and name not in self._unaliasable
+            and name not in self.walrus_names and name not in scope.imports
+        )
+
     def _keep_aliases(self) -> None:
         for frame, name, value in self._alias_sites:
             if (
