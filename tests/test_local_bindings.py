@@ -1,12 +1,18 @@
 """Python's plain binding rules in the per-file facts (issue 26): a name bound once, straight in
 its scope's body, to an import's attribute (or a `partial` of one) means that function at its
-calls; anything else about the name is unknown."""
+calls; anything else about the name is unknown. A parameter's default is its value where every
+call of the file leaves it out; a helper given the scaler composes its unscale into the caller."""
+
 
 import libcst as cst
 import pytest
 
 from amplint.analysis.facts import FileFacts
+from amplint.analysis.engine import Settings
 from amplint.analysis.facts.names import through_partial
+from amplint.analysis.project import lint_project
+
+from project_files import load, project_findings  # noqa: E402
 
 
 def _resolved(source: str, name: str = "f"):
@@ -96,3 +102,36 @@ def test_default_where_no_call_passes_it(calls):
 ])
 def test_default_unknown(source):
     assert _default(source) is None
+
+
+# -- the same constructs in projects laid out like the repositories of blind set D ------------------
+
+
+def _findings(files):
+    return project_findings(lint_project(files, Settings.default()), skip=("AMP130",))
+
+
+def test_allennlp_default_fill_value():
+    # allenai/allennlp: an encoder's `masked_max(..., min_val=-1e7)` called without min_val under
+    # the trainer's region. nn/util.py's copy is called only from another file: unknown, silent.
+    name = "local_allennlp_masked_max"
+    assert _findings(load(name)) == [
+        ("allennlp/modules/seq2vec_encoders/max_pool_encoder.py", 5, "AMP110")]
+    assert _findings(load(name, [("-1e7)", "-1e4)")])) == []
+    # a call that passes the value: the default is not what runs
+    assert _findings(load(name, [("dim=1)", "dim=1, min_val=-1e4)")])) == []
+
+
+def test_mingpt_second_unscale_in_a_helper_given_the_scaler():
+    # karpathy/minGPT trainer.py: the gradient-clip helper receives the scaler and unscales again
+    name = "local_mingpt_unscale_helper"
+    assert _findings(load(name)) == [("mingpt/trainer.py", 23, "AMP123")]
+    assert _findings(load(name, [("            self.scaler.unscale_(self.optimizer)\n", "")])) == []
+
+
+def test_tacotron2_clip_through_a_partial():
+    # NVIDIA/tacotron2 train.py: the clip is a partial of clip_grad_norm_ bound once
+    name = "local_tacotron2_clip_partial"
+    assert _findings(load(name)) == [("train.py", 20, "AMP120")]
+    fixed = [("        grad_norm = clip_grad", "        scaler.unscale_(optimizer)\n        grad_norm = clip_grad")]
+    assert _findings(load(name, fixed)) == []
