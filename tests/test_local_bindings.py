@@ -135,3 +135,16 @@ def test_tacotron2_clip_through_a_partial():
     assert _findings(load(name)) == [("train.py", 20, "AMP120")]
     fixed = [("        grad_norm = clip_grad", "        scaler.unscale_(optimizer)\n        grad_norm = clip_grad")]
     assert _findings(load(name, fixed)) == []
+
+
+def test_default_unknown_where_another_file_calls_under_a_region():
+    # nn/util.py calls its masked_max without min_val, but the encoder (another file) calls it
+    # under the trainer's region with a value float16 holds: that call's argument wins
+    name = "local_allennlp_masked_max"
+    files = load(name, [
+        ("from allennlp.modules.seq2vec_encoders.max_pool_encoder import MaxPoolEncoder",
+         "from allennlp.modules.seq2vec_encoders.cnn_encoder import CnnEncoder as MaxPoolEncoder"),
+        ("MaxPoolEncoder(embedding_dim)", "MaxPoolEncoder(embedding_dim, embedding_dim)"),
+        ("mask.unsqueeze(1), dim=2)", "mask.unsqueeze(1), dim=2, min_val=-1e4)"),
+    ])
+    assert _findings(files) == []

@@ -5,7 +5,9 @@ out (issue 26: allennlp's `def masked_max(vector, mask, dim, min_val=-1e7)` call
 Never guessed: the function must be a plain def (no decorator) bound once in a module or
 function body, named in the file only as the callee of direct calls (not passed on, not stored),
 called at least once, and no call may pass the parameter (by position or keyword) or use
-`*args`/`**kwargs`; the parameter must be bound once (nothing in the body rebinds it).
+`*args`/`**kwargs`; the parameter must be bound once (nothing in the body rebinds it). A function
+another file calls under a region (a project entry names it) is left unknown: that call's
+arguments are not seen here.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from amplint.analysis.facts.syntax import iter_nodes
-from amplint.analysis.facts.tree import Frame
+from amplint.analysis.facts.tree import Frame, scope_key
 
 
 class ParamDefaults:
@@ -38,6 +40,10 @@ class ParamDefaults:
             return None
         if not tree.bound_once(function, name) or not tree.bound_once(parent.scope, node.name.value):
             return None
+        if self.facts.entries:
+            key = scope_key(function)
+            if any(getattr(entry, "target", None) == key for entry in self.facts.entries):
+                return None
         params = node.params
         positional = list(params.posonly_params) + list(params.params)
         position = next((i for i, p in enumerate(positional) if p.name.value == name), None)

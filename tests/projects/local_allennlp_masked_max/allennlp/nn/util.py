@@ -9,3 +9,7 @@ def masked_max(vector, mask, dim, keepdim=False, min_val=-1e7):
 
 def get_text_field_mask(tokens):
     return tokens != 0
+
+
+def max_pool(vector, mask, dim):
+    return masked_max(vector, mask, dim)
