@@ -43,11 +43,13 @@ _READ_KEYWORDS = frozenset({
 })
 
 
-def resolve(dotted: Optional[Dotted], frame: Frame, depth: int = 0) -> Optional[str]:
+def resolve(dotted: Optional[Dotted], frame: Frame, depth: int = 0,
+            aliases: bool = True) -> Optional[str]:
     """The qualified name `dotted` refers to in `frame`, or None when its root is not an import
     (a local variable, a parameter, or a name that shadows the import). A root bound once to
     an import's attribute (`loss_func = F.binary_cross_entropy`, `clip = partial(
-    torch.nn.utils.clip_grad_norm_, max_norm=1.0)`; `Frame.aliases`) means what that names."""
+    torch.nn.utils.clip_grad_norm_, max_norm=1.0)`; `Frame.aliases`) means what that names,
+    unless `aliases` is False (what the text spells: AMP130 reports the alias's own line)."""
     if not dotted:
         return None
     root, rest = dotted[0], dotted[1:]
@@ -56,7 +58,7 @@ def resolve(dotted: Optional[Dotted], frame: Frame, depth: int = 0) -> Optional[
             full = ".".join((scope.imports[root],) + rest)
             return _CANONICAL.get(full, full)
         if root in scope.bindings:
-            value = scope.aliases.get(root)
+            value = scope.aliases.get(root) if aliases else None
             if value is None or depth > 4:
                 return None
             target = _alias_target(value, scope, depth + 1)
