@@ -48,6 +48,14 @@ class FileFacts:
         self.__dict__.clear()
 
     @cached_property
+    def param_defaults(self):
+        """A parameter's default where every call of the file leaves it out
+        (amplint.analysis.facts.param_defaults)."""
+        from amplint.analysis.facts.param_defaults import ParamDefaults
+
+        return ParamDefaults(self)
+
+    @cached_property
     def index(self):
         """Assignments by name, statement order, self-attributes and calls by class, each
         built once (amplint.analysis.facts.index): what a question per statement looks up."""

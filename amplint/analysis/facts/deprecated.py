@@ -164,7 +164,7 @@ class DeprecatedRefs:
             root = root.value
         assert isinstance(root, cst.Name)
         self.mentions.setdefault(root.value, []).append(root)
-        qualified = resolve(dotted, self.frame)
+        qualified = resolve(dotted, self.frame, aliases=False)
         if qualified is None:
             return
         api = canonical(qualified)
@@ -296,7 +296,7 @@ class _Modern(cst.CSTVisitor):
         dotted = dotted_name(node)
         if dotted is None:
             return True
-        qualified = resolve(dotted, self.frame) or ""
+        qualified = resolve(dotted, self.frame, aliases=False) or ""
         if qualified.startswith("torch.amp") or qualified == "torch.GradScaler":
             self.found = True
         return False

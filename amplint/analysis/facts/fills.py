@@ -118,6 +118,9 @@ class FillValues:
     def _named_constant(self, name: str, frame: Frame, depth: int) -> Optional[Const]:
         if self.facts.resolve((cst.Name(name)), frame) is not None:
             return None
+        default = self.facts.param_defaults.default(name, frame)
+        if default is not None:
+            return self._evaluate(default, frame.scope.parent, depth + 1)
         assigns = self.facts.index.assigns_to(name)
         if len(assigns) != 1 or len(assigns[0].targets) != 1:
             return None

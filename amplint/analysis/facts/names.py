@@ -31,9 +31,25 @@ def visible_scopes(frame: Frame) -> Iterator[Frame]:
         scope = scope.parent
 
 
-def resolve(dotted: Optional[Dotted], frame: Frame) -> Optional[str]:
+# What `partial(f, kw=...)` may not stand for at its calls: rules read these functions' and these
+# keywords' values (device, dtype, enabled), which the partial holds and the call does not show.
+_KEYWORD_READERS = frozenset({
+    "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+    "torch.amp.GradScaler", "torch.cuda.amp.GradScaler",
+})
+_READ_KEYWORDS = frozenset({
+    "dtype", "device", "device_type", "enabled", "cache_enabled", "out", "init_scale",
+    "growth_interval", "layout",
+})
+
+
+def resolve(dotted: Optional[Dotted], frame: Frame, depth: int = 0,
+            aliases: bool = True) -> Optional[str]:
     """The qualified name `dotted` refers to in `frame`, or None when its root is not an import
-    (a local variable, a parameter, or a name that shadows the import)."""
+    (a local variable, a parameter, or a name that shadows the import). A root bound once to
+    an import's attribute (`loss_func = F.binary_cross_entropy`, `clip = partial(
+    torch.nn.utils.clip_grad_norm_, max_norm=1.0)`; `Frame.aliases`) means what that names,
+    unless `aliases` is False (what the text spells: AMP130 reports the alias's own line)."""
     if not dotted:
         return None
     root, rest = dotted[0], dotted[1:]
@@ -42,8 +58,48 @@ def resolve(dotted: Optional[Dotted], frame: Frame) -> Optional[str]:
             full = ".".join((scope.imports[root],) + rest)
             return _CANONICAL.get(full, full)
         if root in scope.bindings:
-            return None
+            value = scope.aliases.get(root) if aliases else None
+            if value is None or depth > 4:
+                return None
+            target = _alias_target(value, scope, depth + 1)
+            if target is None:
+                return None
+            full = ".".join((target,) + rest)
+            return _CANONICAL.get(full, full)
     return None
+
+
+def _alias_target(value: cst.BaseExpression, scope: Frame, depth: int) -> Optional[str]:
+    if not isinstance(value, cst.Call):
+        return resolve(dotted_name(value), scope, depth)
+    if resolve(dotted_name(value.func), scope, depth) != "functools.partial":
+        return None
+    if any(arg.keyword.value in _READ_KEYWORDS for arg in value.args[1:]):
+        return None
+    target = resolve(dotted_name(value.args[0].value), scope, depth)
+    return None if target in _KEYWORD_READERS else target
+
+
+def through_partial(dotted: Optional[Dotted], frame: Frame) -> bool:
+    """`dotted` resolves through a `partial(...)` alias: its calls hold arguments the call does
+    not show, so a fix that rewrites the call must not apply."""
+    for _ in range(5):
+        if not dotted:
+            return False
+        for scope in visible_scopes(frame):
+            if dotted[0] in scope.imports:
+                return False
+            if dotted[0] in scope.bindings:
+                value = scope.aliases.get(dotted[0])
+                if value is None:
+                    return False
+                if isinstance(value, cst.Call):
+                    return True
+                dotted, frame = dotted_name(value), scope
+                break
+        else:
+            return False
+    return False
 
 
 def alternatives(dotted: Optional[Dotted], frame: Frame) -> List[str]:

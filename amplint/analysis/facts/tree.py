@@ -32,6 +32,10 @@ class Frame:
     bindings: Set[str] = field(default_factory=set)  # names bound here other than by import
     functions: Dict[str, "Frame"] = field(default_factory=dict)  # defs directly in this scope
     calls: List["CallSite"] = field(default_factory=list)  # calls whose scope is this function
+    # names this scope binds exactly once, by `name = <dotted name>` or `name = partial(<dotted
+    # name>, kw=...)` straight in its body (no branch), never declared global/nonlocal or
+    # shadowed by a comprehension/lambda/match name of the file: name -> the value's node
+    aliases: Dict[str, cst.BaseExpression] = field(default_factory=dict)
     # Filled in after the walk by the region analysis:
     region: object = None  # Region of a `with` frame / decorator region of a function frame
     inherited: object = None  # Region a function inherits from its callers
@@ -95,6 +99,9 @@ class Collector:
         self._fallback: List[Set[str]] = []  # names a `try` body imported, per enclosing handler
         self._top: Dict[int, Optional[cst.BaseStatement]] = {id(self.module_frame): None}
         self._depth: Dict[int, int] = {id(self.module_frame): 0}
+        self._counts: Dict[Tuple[int, str], int] = {}  # (id(scope), name) -> bindings seen
+        self._alias_sites: List[Tuple[Frame, str, cst.BaseExpression]] = []
+        self._unaliasable: Set[str] = set()  # global/nonlocal, comprehension, lambda, match names
         self._enter = {
             cst.SimpleStatementLine: self._simple_line,
             cst.If: self._statement, cst.While: self._statement, cst.Try: self._try,
@@ -110,8 +117,13 @@ class Collector:
             cst.AugAssign: self._aug_assign,
             cst.NamedExpr: self._named_expr,
             cst.Call: self._call,
+            cst.Global: self._global, cst.Nonlocal: self._global,
+            cst.CompFor: self._comp_for, cst.Lambda: self._lambda,
+            cst.MatchAs: self._match_name, cst.MatchStar: self._match_name,
+            cst.Del: self._del,
         }
         self.walk(module)
+        self._keep_aliases()
 
     # -- traversal ------------------------------------------------------------------------
     def walk(self, node: cst.CSTNode) -> None:
@@ -207,7 +219,7 @@ class Collector:
             self.walk(dec)
         for arg in node.bases:
             self.walk(arg)
-        self.frame.scope.bindings.add(node.name.value)
+        self._bind_name(self.frame.scope, node.name.value)
         frame = self._push("class", node, node.name.value)
         self.classes.setdefault(node.name.value, frame)
         self.walk(node.body)
@@ -221,11 +233,11 @@ class Collector:
             self.walk(dec)
         self.walk(node.params)
         scope = self.frame.scope
-        scope.bindings.add(node.name.value)
+        self._bind_name(scope, node.name.value)
         frame = self._push("function", node, node.name.value)
         scope.functions.setdefault(node.name.value, frame)
         for param in _all_params(node.params):
-            frame.bindings.add(param.name.value)
+            self._bind_name(frame, param.name.value)
         self.walk(node.body)
         self._pop()
         self._leave_stmt()
@@ -246,9 +258,14 @@ class Collector:
                 scope.imports[bound] = target
         return False
 
+    def _bind_name(self, scope: Frame, name: str) -> None:
+        scope.bindings.add(name)
+        key = (id(scope), name)
+        self._counts[key] = self._counts.get(key, 0) + 1
+
     def _bind_target(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
-            self.frame.scope.bindings.add(target.value)
+            self._bind_name(self.frame.scope, target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._bind_target(element.value)
@@ -260,6 +277,49 @@ class Collector:
         for target in targets:
             self._bind_target(target)
         self.assigns.append(AssignSite(targets, node.value, self.frame, self._line_stmt))
+        frame = self.frame
+        if (
+            len(targets) == 1 and isinstance(targets[0], cst.Name)
+            and frame.kind in ("module", "function") and self._depth[id(frame)] == 1
+            and _alias_value(node.value)
+        ):
+            self._alias_sites.append((frame, targets[0].value, node.value))
+
+    def _global(self, node) -> None:
+        for item in node.names:
+            self._unaliasable.add(item.name.value)
+
+    def _comp_for(self, node: cst.CompFor) -> None:
+        self._unaliasable.update(_target_names(node.target))
+
+    def _lambda(self, node: cst.Lambda) -> None:
+        for param in _all_params(node.params):
+            self._unaliasable.add(param.name.value)
+
+    def _match_name(self, node) -> None:
+        if node.name is not None:
+            self._unaliasable.add(node.name.value)
+
+    def _del(self, node: cst.Del) -> None:
+        self._unaliasable.update(_target_names(node.target))
+
+    def bound_once(self, scope: Frame, name: str) -> bool:
+        """`name` has exactly one binding in `scope` (a parameter, def, assignment...), and no
+        global/nonlocal/del/walrus/comprehension/lambda/match binding of it in the file."""
+        return (
+            self._counts.get((id(scope), name)) == 1 and name not in self._unaliasable
+            and name not in self.walrus_names and name not in scope.imports
+        )
+
+    def _keep_aliases(self) -> None:
+        for frame, name, value in self._alias_sites:
+            if (
+                self._counts.get((id(frame), name)) == 1 and name not in self._unaliasable
+                and name not in self.walrus_names and name not in frame.imports
+                and name not in frame.alternatives
+            ):
+                frame.aliases[name] = value
+        self._alias_sites = []
 
     def _ann_assign(self, node: cst.AnnAssign) -> None:
         self._bind_target(node.target)
@@ -293,6 +353,27 @@ def scope_key(frame: Frame) -> str:
             parts.append(current.name)
         current = current.parent
     return ".".join(reversed(parts))
+
+def _alias_value(value: cst.BaseExpression) -> bool:
+    """`value` may name a function object: a dotted name, or `partial(<dotted>, kw=...)`
+    (what `partial` is gets resolved at the use: here imports may still follow)."""
+    if dotted_name(value):
+        return True
+    if not isinstance(value, cst.Call) or not value.args:
+        return False
+    first, rest = value.args[0], value.args[1:]
+    return (
+        dotted_name(value.func) is not None and not first.keyword and not first.star
+        and dotted_name(first.value) is not None
+        and all(arg.keyword is not None and not arg.star for arg in rest)
+    )
+
+
+def _target_names(target: cst.CSTNode) -> Iterator[str]:
+    for node in iter_nodes(target):
+        if isinstance(node, cst.Name):
+            yield node.value
+
 
 def _all_params(params: cst.Parameters):
     yield from params.posonly_params

@@ -13,6 +13,7 @@ from amplint.analysis.facts.syntax import holder_key
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.facts.defuse import is_duplicable
+from amplint.analysis.facts.names import through_partial
 from amplint.analysis.rules._util import (
     argument, dotted_expr, has_star_args, kwarg, method_call, positional, region_note,
 )
@@ -151,8 +152,52 @@ class BceUnderAutocast(Rule):
             "with ctx:\n"
             "    loss = criterion(model(x), y)\n",
         ),
+        Flag(  # a local bound once to the function (DeepCTR-Torch's `loss_func`)
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "def fit(model, x, y):\n"
+            "    loss_func = F.binary_cross_entropy\n"
+            "    with torch.autocast('cuda'):\n"
+            "        p = model(x)\n"
+            "        loss = loss_func(p, y, reduction='sum')\n"
+            "    return loss\n",
+            fixed="import torch\n"
+            "import torch.nn.functional as F\n"
+            "def fit(model, x, y):\n"
+            "    loss_func = F.binary_cross_entropy\n"
+            "    with torch.autocast('cuda'):\n"
+            "        p = model(x)\n"
+            "        with torch.autocast(\"cuda\", enabled=False):\n"
+            "            loss = loss_func(p.float(), y.float(), reduction='sum')\n"
+            "    return loss\n",
+        ),
+        Flag(  # a module-level partial: flagged, no fix (the partial holds `weight=`)
+            "import functools\n"
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "bce = functools.partial(F.binary_cross_entropy, weight=None)\n"
+            "def fit(model, x, y):\n"
+            "    with torch.autocast('cuda'):\n"
+            "        return bce(torch.sigmoid(model(x)), y)\n",
+        ),
     ]
     clean = [
+        # a name bound twice (or in a branch) is unknown: never guessed
+        "import torch\nimport torch.nn.functional as F\n"
+        "def fit(model, x, y, probs):\n"
+        "    loss_func = F.binary_cross_entropy_with_logits\n"
+        "    if probs:\n"
+        "        loss_func = F.binary_cross_entropy\n"
+        "    with torch.autocast('cuda'):\n"
+        "        return loss_func(model(x), y)\n",
+        "import torch\nimport torch.nn.functional as F\n"
+        "def fit(model, x, y, probs):\n"
+        "    if probs:\n"
+        "        loss_func = F.binary_cross_entropy\n"
+        "    else:\n"
+        "        loss_func = F.binary_cross_entropy_with_logits\n"
+        "    with torch.autocast('cuda'):\n"
+        "        return loss_func(model(x), y)\n",
         # the with-logits forms are autocast-safe
         "import torch\nimport torch.nn.functional as F\n"
         "with torch.autocast('cuda'):\n"
@@ -218,11 +263,13 @@ class BceUnderAutocast(Rule):
                 "autocast'; use the with-logits form or an fp32 island"
             )
             fix = None
-            if key is None:
+            if through_partial(site.dotted, site.frame):
+                pass  # `partial(F.binary_cross_entropy, weight=w)`: the call shows only some arguments
+            elif key is None:
                 fix = self._logits_fix_function(ctx, site, qualifieds.get(id(site)))
             else:
                 fix = self._logits_fix_instance(ctx, instances[key], by_instance.get(key, []))
-            if fix is None:
+            if fix is None and not through_partial(site.dotted, site.frame):
                 fix = self._island_fix(ctx, site, region)
             if isinstance(fix, str):  # the island needs a torch the project does not target
                 message, fix = f"{message}; {fix}", None

@@ -63,7 +63,9 @@ class Fp16OverflowConstant(Rule):
     result only feeds `softmax`/`log_softmax`/`max`/`min` (directly, or through a name whose
     every later read does): there any large negative fill gives the same result. Otherwise it
     is **unsafe**: the value that flows on changes. When `X` is not a plain name or attribute
-    (it would be evaluated twice) there is no fix.
+    (it would be evaluated twice) there is no fix. Nor when the constant is a parameter's default
+    (`def masked_max(v, mask, min_val=-1e7)`, every call of the file leaving it out): callers
+    in other files may pass another value.
     """
 
     code = "AMP110"
@@ -148,8 +150,44 @@ class Fp16OverflowConstant(Rule):
             "with torch.autocast('cuda', dtype=torch.float16):\n"
             "    attn = (q @ k.transpose(-2, -1)).masked_fill(mask, float(-2**32))\n",
         ),
+        Flag(  # allennlp's masked_max: the fill is a default no call of the file passes; no fix
+            "import torch\n"
+            "def masked_max(vector, mask, dim, min_val=-1e7):\n"
+            "    return vector.masked_fill(~mask, min_val).max(dim=dim)[0]\n"
+            "class Enc(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.conv = torch.nn.Conv1d(8, 8, 3)\n"
+            "    def forward(self, x, mask):\n"
+            "        return masked_max(self.conv(x), mask, dim=2)\n"
+            "def train(x, mask):\n"
+            "    enc = Enc()\n"
+            "    with torch.autocast('cuda'):\n"
+            "        return enc(x, mask)\n",
+        ),
     ]
     clean = [
+        # a call of the file passes the parameter (by keyword, by position): the default is not
+        # its value; a function passed on as a value may be called with anything
+        "import torch\n"
+        "def masked_max(vector, mask, dim, min_val=-1e7):\n"
+        "    return vector.masked_fill(~mask, min_val).max(dim=dim)[0]\n"
+        "def train(x, mask):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        a = masked_max(x, mask, dim=2)\n"
+        "        return masked_max(x, mask, dim=2, min_val=-1e4)\n",
+        "import torch\n"
+        "def masked_max(vector, mask, dim, min_val=-1e7):\n"
+        "    return vector.masked_fill(~mask, min_val).max(dim=dim)[0]\n"
+        "def train(x, mask):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        return masked_max(x, mask, 2, -1e4)\n",
+        "import torch\n"
+        "def masked_max(vector, mask, dim, min_val=-1e7):\n"
+        "    return vector.masked_fill(~mask, min_val).max(dim=dim)[0]\n"
+        "def train(x, mask, reduce=masked_max):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        return masked_max(x, mask, dim=2) + reduce(x, mask, 2, -1e4)\n",
         # an index assignment of a constant named infinity stores one (mmdet's CenterNet head)
         "import torch\n"
         "INF = 1000000000\n"
@@ -278,6 +316,8 @@ class Fp16OverflowConstant(Rule):
 
     def _fix(self, ctx, state: "FillValues", value, const: Const, target, dtype_expr, known,
              frame: Frame, call, method: str, stmt):
+        if isinstance(value, cst.Name) and ctx.facts.param_defaults.default(value.value, frame) is not None:
+            return None
         try:
             torch_name, needs = ctx.facts.torch_name(frame)
         except LookupError:

@@ -165,8 +165,56 @@ class ClipBeforeUnscale(Rule):
             "        self.scaler.step(self.optimizer)\n"
             "        self.scaler.update()\n",
         ),
+        Flag(  # tacotron2-style: the clip is a partial bound once
+            "from functools import partial\n"
+            "import torch\n"
+            "def train(model, x, opt):\n"
+            "    clip_grad = partial(torch.nn.utils.clip_grad_norm_, max_norm=1.0)\n"
+            "    scaler = torch.amp.GradScaler('cuda')\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = model(x)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    clip_grad(model.parameters())\n"
+            "    scaler.step(opt)\n"
+            "    scaler.update()\n",
+            fixed="from functools import partial\n"
+            "import torch\n"
+            "def train(model, x, opt):\n"
+            "    clip_grad = partial(torch.nn.utils.clip_grad_norm_, max_norm=1.0)\n"
+            "    scaler = torch.amp.GradScaler('cuda')\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = model(x)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(opt)\n"
+            "    clip_grad(model.parameters())\n"
+            "    scaler.step(opt)\n"
+            "    scaler.update()\n",
+        ),
     ]
     clean = [
+        # the partial bound in a branch (or twice) is unknown: never guessed
+        "from functools import partial\n"
+        "import torch\n"
+        "def train(model, x, opt, cfg):\n"
+        "    if cfg.clip:\n"
+        "        clip_grad = partial(torch.nn.utils.clip_grad_norm_, max_norm=1.0)\n"
+        "    else:\n"
+        "        clip_grad = print\n"
+        "    scaler = torch.amp.GradScaler('cuda')\n"
+        "    scaler.scale(loss).backward()\n"
+        "    clip_grad(model.parameters())\n"
+        "    scaler.step(opt)\n"
+        "    scaler.update()\n",
+        # the partial after unscale_
+        "from functools import partial\n"
+        "import torch\n"
+        "clip_grad = partial(torch.nn.utils.clip_grad_norm_, max_norm=1.0)\n"
+        "def train(model, loss, opt, scaler):\n"
+        "    scaler.scale(loss).backward()\n"
+        "    scaler.unscale_(opt)\n"
+        "    clip_grad(model.parameters())\n"
+        "    scaler.step(opt)\n"
+        "    scaler.update()\n",
         # the documented recipe
         "import torch\n"
         "scaler = torch.amp.GradScaler('cuda')\n"

@@ -6,7 +6,7 @@ from typing import Iterable, Optional
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.scalers import (
-    Event, Flow, exclusive,
+    Event, Flow, exclusive, spans,
 )
 from amplint.analysis.rules._unscale_paths import less_often, skipped as skipped_update
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
@@ -163,8 +163,43 @@ class UnscaleTwice(Rule):
             "        accelerator.clip_grad_value_(model.parameters(), 1.0)\n"
             "        optimizer.step()\n",
         ),
+        Flag(  # minGPT-style: a helper given the scaler unscales a second time
+            "import torch\n"
+            "def grad_norm_callback(scaler, optimizer):\n"
+            "    scaler.unscale_(optimizer)\n"
+            "def run(model, x, optimizer):\n"
+            "    scaler = torch.amp.GradScaler('cuda')\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = model(x)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    grad_norm_callback(scaler, optimizer)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n",
+        ),
     ]
     clean = [
+        # the helper is the only unscale; or it gets another optimizer
+        "import torch\n"
+        "def grad_norm_callback(scaler, optimizer):\n"
+        "    scaler.unscale_(optimizer)\n"
+        "def run(model, x, opt_a, opt_b):\n"
+        "    scaler = torch.amp.GradScaler('cuda')\n"
+        "    scaler.scale(model(x)).backward()\n"
+        "    scaler.unscale_(opt_a)\n"
+        "    grad_norm_callback(scaler, opt_b)\n"
+        "    scaler.step(opt_a)\n"
+        "    scaler.step(opt_b)\n"
+        "    scaler.update()\n",
+        "import torch\n"
+        "def grad_norm_callback(scaler, optimizer):\n"
+        "    scaler.unscale_(optimizer)\n"
+        "def run(model, x, optimizer):\n"
+        "    scaler = torch.amp.GradScaler('cuda')\n"
+        "    scaler.scale(model(x)).backward()\n"
+        "    grad_norm_callback(scaler, optimizer)\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n",
         # accelerate's documented loop: clip_grad_norm_ unscales once per step
         "from accelerate import Accelerator\n"
         "accelerator = Accelerator(mixed_precision='fp16')\n"
@@ -352,6 +387,38 @@ class UnscaleTwice(Rule):
                     "condition",
                     related={"update_line": update.node, **({"jump_line": jump} if jump else {})},
                 )
+        yield from self._through_calls(scalers)
+
+    def _through_calls(self, scalers) -> Iterable[Diagnostic]:
+        """A second unscale that comes through a call of a same-file helper given the scaler
+        (`cb(scaler, optimizer)` whose body unscales): the composed flows (scaler_protocol)."""
+        for flow, unscale in scalers.walk("unscale", composed=True):
+            earlier = self._earlier(flow, unscale)
+            if earlier is None or (earlier.origin is None and unscale.origin is None):
+                continue
+            if not spans(earlier, unscale):
+                continue  # both inside one callee: reported there
+            what = "unscale_" if earlier.kind == "unscale" else "step"
+            error = (
+                "unscale_() has already been called on this optimizer since the last "
+                "update()." if what == "unscale_" else "unscale_() is being called after step()."
+            )
+            through = " (line {inner_line}, through this call)" if unscale.inner is not None else ""
+            first = "at line {first_line}" + (
+                ", through the call at line {call_line}," if earlier.origin is not None else ""
+            )
+            related = {"first_line": earlier.inner or earlier.node}
+            if earlier.origin is not None:
+                related["call_line"] = earlier.node
+            if unscale.inner is not None:
+                related["inner_line"] = unscale.inner
+            yield self.report(
+                unscale.node,
+                f"second unscale of `{unscale.arg}`{through}: `{unscale.scaler}.{what}` {first} "
+                f"already ran with no `update()` between; raises 'RuntimeError: {error}'; "
+                "unscale once per step",
+                related=related,
+            )
 
     @staticmethod
     def _earlier(flow: Flow, unscale: Event) -> Optional[Event]:

@@ -91,6 +91,18 @@ class DeprecatedAmpApi(Rule):
     triggers = ("cuda.amp", "cpu.amp", "torch.cuda import", "torch.cpu import")
 
     flag = [
+        Flag(  # names bound once to the deprecated classes: reported where they are spelled,
+            # not again at each call through the name (no fix rewrites `autocast()`)
+            "import torch\n"
+            "autocast = torch.cuda.amp.autocast\n"
+            "scaler_cls = torch.cuda.amp.GradScaler\n"
+            "def train(model, x):\n"
+            "    scaler = scaler_cls()\n"
+            "    with autocast():\n"
+            "        loss = model(x)\n"
+            "    scaler.scale(loss).backward()\n",
+            count=2,
+        ),
         Flag(  # positional enabled becomes a keyword; imports updated, `import torch` added
             "from torch.cuda.amp import GradScaler, autocast\n"
             "scaler = GradScaler(2.0**14, enabled=use_amp)\n"
