@@ -251,23 +251,31 @@ class AstCollector:
         stack = [(node, parent)]
         calls, frame = self.calls, self.frame
         pop, push = stack.pop, stack.append
+        attribute, call, leaves, children_of = ast.Attribute, ast.Call, _LEAVES, _CHILDREN
         while stack:
             current, parent = pop()
             kind = type(current)
             children: list
-            if kind is ast.Attribute:  # a chain's links hold nothing: go to its base at once
+            if kind is attribute:  # a chain's links hold nothing: go to its base at once
                 value = current.value
-                while type(value) is ast.Attribute:
+                while type(value) is attribute:
                     current, value = value, value.value
-                if type(value) not in _LEAVES:
+                if type(value) not in leaves:
                     push((value, current))
                 continue
-            if kind is ast.Call:
+            if kind is call:  # (pushed last to first: the walk takes func, then the arguments)
                 args = call_args(current)
                 func = current.func
                 calls.append(CallSite(current, frame, dotted(func), parent, args))
-                children = [func]
-                children += [v for _, _, v in args]
+                for _, _, value in reversed(args):
+                    if type(value) not in leaves:
+                        push((value, current))
+                if type(func) not in leaves:
+                    push((func, current))
+                continue
+            read = children_of.get(kind)
+            if read is not None:
+                children = read(current)
             elif kind is ast.NamedExpr:
                 self._bind(current.target)
                 children = [current.target, current.value]
@@ -287,8 +295,6 @@ class AstCollector:
                 children = [v for v in current.values if type(v) is ast.FormattedValue]
             elif kind is ast.FormattedValue:
                 children = [current.value] + ([current.format_spec] if current.format_spec else [])
-            elif kind in _CHILDREN:
-                children = _CHILDREN[kind](current)
             else:
                 children = [c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr)]
             for child in reversed(children):
