@@ -171,3 +171,48 @@ def test_an_instance_built_and_called_at_once_runs_its_forward():
     assert fast.functions["AugInput.apply_augmentations"].local == ["AugmentationList.__call__"]
     assert fast.functions["AugInput.shadowed"].local == []
     assert fast == libcst_summary("pkg/augmentation.py", text)
+
+
+def _method_calls(uses: int) -> str:
+    body = "\n".join(f"    m.body.step{i}(x)" for i in range(uses))
+    return f"from .nets import Net\n\ndef run(m, x):\n{body}\n    return Net()\n"
+
+
+def _flow_dotted(monkeypatch, uses: int) -> int:
+    counts: dict = {}
+    _counted(monkeypatch, ast_flow, "dotted", counts, "dotted")
+    summary = ast_summary("pkg/run.py", _method_calls(uses))
+    monkeypatch.undo()
+    assert not isinstance(summary, Refusal)
+    assert len(summary.flow.functions["run"].dynamic) == uses  # every call was read
+    return counts.get("dotted", 0)
+
+
+def test_a_method_call_on_a_value_reads_its_dotted_name_once(monkeypatch):
+    """`m.body.step(x)` on a parameter (a dynamic call the class flow follows): the flow's
+    receiver reads the call's dotted name once per call (it used to read it twice)."""
+    few, many = _flow_dotted(monkeypatch, 5), _flow_dotted(monkeypatch, 45)
+    assert many - few == 40
+    text = _method_calls(5)
+    assert ast_summary("pkg/run.py", text) == libcst_summary("pkg/run.py", text)
+
+
+AMP_TEXTS = [
+    "amp=1", "x.amp =2", "clamp=3", "_amp=1", "\u00e9amp=1", "a amp  = 1", "f(amp\n=1)", "amp==1",
+    "train = dict(amp=dict(enabled=True))", "ampx=1", "clamp=1; amp = 2", "# amp", "\u00b7amp=1", "1amp=2",
+    "clamp=1\nclamp=2\nsample = 3\n(amp)=4", "",
+]
+
+
+def test_the_amp_gate_refuses_exactly_what_its_pattern_finds():
+    """ast_tree.refusal searches `\\bamp\\s*=` by its literal prefix, then checks the boundary:
+    the same texts are refused as by the pattern itself (unicode word characters included)."""
+    import re
+
+    from amplint.analysis.project.ast_tree import REFUSED_TEXT, refusal
+
+    pattern, why = REFUSED_TEXT[0]
+    assert pattern == r"\bamp\s*="
+    for text in AMP_TEXTS:
+        assert (refusal(text) == why) == bool(re.search(pattern, text)), repr(text)
+    assert sum(refusal(t) == why for t in AMP_TEXTS) == 8  # (\u00b7 is no word character)

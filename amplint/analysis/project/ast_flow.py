@@ -285,7 +285,8 @@ class AstFlowCollector(AstValueReader):
         if kind is ast.Attribute:
             if type(func.value) is ast.Name and func.value.id == "self":
                 return ("self", func.attr), ""
-            if dotted(func) is not None and self.s.names.resolve(dotted(func), frame):
+            name = dotted(func)
+            if name is not None and self.s.names.resolve(name, frame):
                 return None, ""
             base = self.val(func.value, frame)
             if base is not None and base[0] in ("local", "self", "attr"):

@@ -26,6 +26,9 @@ from amplint.analysis.project.summary import _is_library
 from amplint.analysis.project.summary_types import ClassSummary, ExternalCall, FunctionSummary, ModuleSummary
 
 
+_PREPARE_METHODS = frozenset({"prepare", "prepare_model", "setup", "setup_module"})
+
+
 class Refusal:
     """Not summarised from `ast`; `reason` says why (the benchmark counts them)."""
 
@@ -297,7 +300,7 @@ class _AstSummarizer(SourcePositions):
         for site in self.tree.calls:
             call, frame = site.node, site.frame
             func = call.func
-            if type(func) is ast.Attribute and func.attr in ("prepare", "prepare_model", "setup", "setup_module"):
+            if type(func) is ast.Attribute and func.attr in _PREPARE_METHODS:
                 receiver = dotted(func.value)
                 if receiver and not (self.names.resolve(receiver, frame) or "").startswith("torch"):
                     framework = "accelerate" if func.attr.startswith("prepare") else "fabric"
@@ -306,6 +309,8 @@ class _AstSummarizer(SourcePositions):
                             cls = self.instance_ref(value, frame) or self.class_of_value(value, frame)
                             if cls is not None:
                                 prepared.append((framework, cls))
+            if len(call.keywords) < 2:  # `model=` and `args=` below: two keywords at least
+                continue
             keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
             if "model" in keywords and "args" in keywords:
                 last = (self.names.resolve(site.dotted, frame) or "").rsplit(".", 1)[-1]

@@ -31,7 +31,33 @@ REFUSED_TEXT: Tuple[Tuple[str, str], ...] = (
 )
 # Words a pattern cannot match without (a plain `in` test first: much cheaper than a search)
 _NEEDLES = {r"\bamp\s*=": ("amp",), r"\r|\x0c": ("\r", "\x0c")}
-_REFUSED_TEXT = [(re.compile(pattern), why, _NEEDLES.get(pattern, ())) for pattern, why in REFUSED_TEXT]
+_WORD = re.compile(r"\w")
+
+
+class _Bounded:
+    """`\\bword...` searched as `word...` (a literal prefix: re scans for it quickly; a leading
+    `\\b` defeats that) with the boundary checked at each match: the word starts with a word
+    character, so `\\b` there means "no word character before it". Matches of the rest cannot
+    overlap (it ends at a non-word character), so checking each one finds the same first match."""
+
+    def __init__(self, pattern: str) -> None:
+        self._rest = re.compile(pattern[2:])
+
+    def search(self, text: str):
+        for match in self._rest.finditer(text):
+            start = match.start()
+            if start == 0 or _WORD.match(text, start - 1) is None:
+                return match
+        return None
+
+
+def _compiled(pattern: str):
+    if pattern.startswith(r"\b") and re.match(r"\w+\\s\*=$", pattern[2:]):
+        return _Bounded(pattern)
+    return re.compile(pattern)
+
+
+_REFUSED_TEXT = [(_compiled(pattern), why, _NEEDLES.get(pattern, ())) for pattern, why in REFUSED_TEXT]
 
 # Statements and expressions whose LibCST walk this one does not reproduce.
 _REFUSED_NODE_NAMES = {
@@ -55,6 +81,11 @@ def refusal(text: str) -> Optional[str]:
 
 
 def dotted(expr) -> Optional[Tuple[str, ...]]:
+    kind = type(expr)
+    if kind is ast.Name:  # most calls: a bare name
+        return (expr.id,)
+    if kind is not ast.Attribute and kind is not ast.Constant:
+        return None
     parts: List[str] = []
     while type(expr) is ast.Attribute:
         parts.append(expr.attr)
@@ -220,23 +251,31 @@ class AstCollector:
         stack = [(node, parent)]
         calls, frame = self.calls, self.frame
         pop, push = stack.pop, stack.append
+        attribute, call, leaves, children_of = ast.Attribute, ast.Call, _LEAVES, _CHILDREN
         while stack:
             current, parent = pop()
             kind = type(current)
             children: list
-            if kind is ast.Attribute:  # a chain's links hold nothing: go to its base at once
+            if kind is attribute:  # a chain's links hold nothing: go to its base at once
                 value = current.value
-                while type(value) is ast.Attribute:
+                while type(value) is attribute:
                     current, value = value, value.value
-                if type(value) not in _LEAVES:
+                if type(value) not in leaves:
                     push((value, current))
                 continue
-            if kind is ast.Call:
+            if kind is call:  # (pushed last to first: the walk takes func, then the arguments)
                 args = call_args(current)
                 func = current.func
                 calls.append(CallSite(current, frame, dotted(func), parent, args))
-                children = [func]
-                children += [v for _, _, v in args]
+                for _, _, value in reversed(args):
+                    if type(value) not in leaves:
+                        push((value, current))
+                if type(func) not in leaves:
+                    push((func, current))
+                continue
+            read = children_of.get(kind)
+            if read is not None:
+                children = read(current)
             elif kind is ast.NamedExpr:
                 self._bind(current.target)
                 children = [current.target, current.value]
@@ -256,8 +295,6 @@ class AstCollector:
                 children = [v for v in current.values if type(v) is ast.FormattedValue]
             elif kind is ast.FormattedValue:
                 children = [current.value] + ([current.format_spec] if current.format_spec else [])
-            elif kind in _CHILDREN:
-                children = _CHILDREN[kind](current)
             else:
                 children = [c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr)]
             for child in reversed(children):
