@@ -19,8 +19,8 @@ def _many_functions(count: int) -> str:
 
 def test_param_withs_reads_rebound_names_only_of_functions_with_such_a_with(monkeypatch):
     calls = []
-    walked = context_params._rebound
-    monkeypatch.setattr(context_params, "_rebound", lambda function: calls.append(function.name) or walked(function))
+    walked = context_params.rebound_names
+    monkeypatch.setattr(context_params, "rebound_names", lambda function: calls.append(function.name) or walked(function))
     for count in (0, 10, 40):
         calls.clear()
         found = context_params.param_withs(_many_functions(count))

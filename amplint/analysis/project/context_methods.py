@@ -41,8 +41,8 @@ import ast
 from typing import Dict, Optional, Tuple
 
 from amplint.analysis.facts.regions import Enabled, EntryContextRegion
-from amplint.analysis.project.context_openers import _own_seeds, _passes_false
-from amplint.analysis.project.context_params import _seeds_under
+from amplint.analysis.project.context_openers import dotted_text, own_seeds, passes_false
+from amplint.analysis.project.context_params import seeds_under
 
 # (file, "Class.method") -> ((enabled, device, dtype), what to cite, its `enabled` parameter)
 Methods = Dict[Tuple[str, str], Tuple[tuple, str, Optional[Tuple[int, str]]]]
@@ -75,9 +75,9 @@ def method_region_seeds(project) -> list:
             info, cite, param, paths = found
             desc = f"{written}() at {project.display(caller)}:{line} ({cite})"
             deciding = frozenset({caller, *paths})
-            if info[0] is not Enabled.FALSE and not _passes_false(node, written, param):
-                seeds.extend(_seeds_under(project, caller, key, span, info, desc, deciding))
-                seeds.extend(_own_seeds(project, caller, key, node, info, desc, deciding))
+            if info[0] is not Enabled.FALSE and not passes_false(node, written, param):
+                seeds.extend(seeds_under(project, caller, key, span, info, desc, deciding))
+                seeds.extend(own_seeds(project, caller, key, node, info, desc, deciding))
             project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
                 EntryContextRegion(key, written, *info, cite, param))
             project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).update(paths)
@@ -165,7 +165,7 @@ def _with_method_calls(text: str, names) -> list:
                     if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
                             and expr.func.attr in names):
                         continue
-                    written = _dotted(expr.func)
+                    written = dotted_text(expr.func)
                     if written is not None and written.rsplit(".", 1)[0] != "self":
                         found.append((key, written, child.lineno, (child.body[0].lineno, child.end_lineno
                                                                    or child.lineno), child))
@@ -173,14 +173,3 @@ def _with_method_calls(text: str, names) -> list:
 
     visit(tree, "")
     return found
-
-
-def _dotted(expr) -> Optional[str]:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))

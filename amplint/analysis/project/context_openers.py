@@ -37,7 +37,7 @@ from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.facts.regions import EntryContextRegion
 from amplint.analysis.project.candidates import Candidate
-from amplint.analysis.project.context_params import _rebound, _seeds_under
+from amplint.analysis.project.context_params import rebound_names, seeds_under
 from amplint.analysis.project.context_prefilters import _DECORATED, _RETURNS, may_open, may_open_method
 from amplint.analysis.project.module_defs import parse_or_none
 
@@ -73,9 +73,9 @@ def opener_region_seeds(project) -> list:
                     desc = f"{written}() at {project.display(caller)}:{line} ({cite})"
                     deciding = frozenset({caller, path})
                     # a disabled one (or one the call passes `enabled=False`) only turns an outer region off
-                    if info[0].value != "disabled" and not _passes_false(node, written, param):
-                        seeds.extend(_seeds_under(project, caller, key, span, info, desc, deciding))
-                        seeds.extend(_own_seeds(project, caller, key, node, info, desc, deciding))
+                    if info[0].value != "disabled" and not passes_false(node, written, param):
+                        seeds.extend(seeds_under(project, caller, key, span, info, desc, deciding))
+                        seeds.extend(own_seeds(project, caller, key, node, info, desc, deciding))
                     project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
                         EntryContextRegion(key, written, *info, cite, param))
                     project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
@@ -151,7 +151,7 @@ def _all_disabled(text: str, name: str, params: set) -> bool:
     return found
 
 
-def _passes_false(with_node, written: str, param) -> bool:
+def passes_false(with_node, written: str, param) -> bool:
     """Does an item `written(...)` of the `with` pass a literal `False` for `param`, the
     opener's `enabled` parameter (context_functions.passes_false read from `ast`)?"""
     if param is None:
@@ -159,7 +159,7 @@ def _passes_false(with_node, written: str, param) -> bool:
     index, name = param
     for item in with_node.items:
         call = item.context_expr
-        if not (isinstance(call, ast.Call) and _dotted(call.func) == written):
+        if not (isinstance(call, ast.Call) and dotted_text(call.func) == written):
             continue
         value = None
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
@@ -174,7 +174,7 @@ def _passes_false(with_node, written: str, param) -> bool:
     return False
 
 
-def _dotted(expr) -> Optional[str]:
+def dotted_text(expr) -> Optional[str]:
     parts = []
     while isinstance(expr, ast.Attribute):
         parts.append(expr.attr)
@@ -198,7 +198,7 @@ def _with_calls(text: str) -> list:
     def visit(node, key: str, rebound) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                visit(child, f"{key}.{child.name}" if key else child.name, rebound | _rebound(child) | {
+                visit(child, f"{key}.{child.name}" if key else child.name, rebound | rebound_names(child) | {
                     a.arg for a in child.args.posonlyargs + child.args.args + child.args.kwonlyargs})
             elif isinstance(child, ast.ClassDef):
                 visit(child, f"{key}.{child.name}" if key else child.name, rebound)
@@ -206,7 +206,7 @@ def _with_calls(text: str) -> list:
                 if isinstance(child, (ast.With, ast.AsyncWith)):
                     for item in child.items:
                         expr = item.context_expr
-                        written = _dotted(expr.func) if isinstance(expr, ast.Call) else None
+                        written = dotted_text(expr.func) if isinstance(expr, ast.Call) else None
                         if written is not None and written.split(".")[0] not in rebound:
                             span = (child.body[0].lineno, child.end_lineno or child.lineno)
                             found.append((key, written, child.lineno, span, child))
@@ -241,7 +241,7 @@ def _module_stores(tree) -> set:
     return names
 
 
-def _own_seeds(project, caller: str, key: str, with_node, info, desc: str, deciding) -> list:
+def own_seeds(project, caller: str, key: str, with_node, info, desc: str, deciding) -> list:
     """The calling file's own functions (`f(...)`) and methods (`self.m(...)` of the enclosing
     class) called in the `with` body: the region reaches what they call in other files."""
     summary = project.summaries.get(caller)

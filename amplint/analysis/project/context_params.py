@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -65,7 +65,7 @@ def param_withs(text: str) -> List[ParamWith]:
     # only statements hold a `with`, a def or a class: expressions are not walked. A function's
     # rebound names (a walk of its whole body) are read only for a `with` of one of its parameters
     def visit(node, key: str, function, params) -> None:
-        for child in _statements(node):
+        for child in statements(node):
             if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef):
                 args = child.args
                 own = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
@@ -80,7 +80,7 @@ def param_withs(text: str) -> List[ParamWith]:
                             expr = expr.func
                         if type(expr) is ast.Name and expr.id in params[0] and expr.id in names:
                             if params[1] is None:
-                                params[1] = _rebound(function)
+                                params[1] = rebound_names(function)
                             if expr.id not in params[1]:
                                 span = (child.body[0].lineno, child.end_lineno or child.lineno)
                                 found.append((key, expr.id, child.lineno, span))
@@ -90,7 +90,7 @@ def param_withs(text: str) -> List[ParamWith]:
     return found
 
 
-def _statements(node):
+def statements(node):
     """The statements directly inside `node` (those of its except handlers and match cases
     too), in `ast.iter_child_nodes` order."""
     for field in node._fields:
@@ -101,10 +101,10 @@ def _statements(node):
             if isinstance(item, ast.stmt):
                 yield item
             elif isinstance(item, (ast.excepthandler, ast.match_case)):
-                yield from _statements(item)
+                yield from statements(item)
 
 
-def _rebound(function) -> set:
+def rebound_names(function) -> set:
     """Names the function binds again in its body (`amp_autocast = suppress`, a loop target, a
     `with ... as`, an import, a nested def): such a parameter may not hold what the call site
     passed when the `with` runs, so it opens no region here (nothing is guessed)."""
@@ -140,7 +140,7 @@ def param_region_seeds(project) -> list:
                 continue
             info, desc, deciding = bound
             desc = f"{param}() at {project.display(path)}:{line} ({desc})"
-            seeds.extend(_seeds_under(project, path, key, span, info, desc, deciding | {path}))
+            seeds.extend(seeds_under(project, path, key, span, info, desc, deciding | {path}))
             # the file's own rules see the region too (facts/regions.py)
             project.__dict__.setdefault("param_regions", {}).setdefault(path, set()).add(
                 EntryParamRegion(key, param, *info, desc))
@@ -212,7 +212,7 @@ def _kind(project, where: str, caller: str, value):
     if parsed is None:
         return None
     module, facts = parsed
-    frame = _frame_of(facts, caller)
+    frame = frame_of(facts, caller)
     if frame is None:
         return None
     name = value[1]
@@ -235,7 +235,7 @@ def _plain_binding(facts, frame, name: str):
     return None
 
 
-def _frame_of(facts, key: str):
+def frame_of(facts, key: str):
     if not key:
         return facts.tree.module_frame
     from amplint.analysis.project.flowfacts import frame_key
@@ -259,7 +259,7 @@ def _line(module, facts, frame, name: str) -> int:
     return node_lines(module, nodes[-1:]).get(id(nodes[-1]), 0)
 
 
-def _seeds_under(project, path: str, key: str, span, info, desc: str, deciding) -> list:
+def seeds_under(project, path: str, key: str, span, info, desc: str, deciding) -> list:
     enabled, device, dtype = info
     summary = project.summaries[path]
     shown = project.display(path)

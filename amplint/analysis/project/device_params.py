@@ -18,7 +18,7 @@ import re
 from typing import List, Optional, Tuple
 
 from amplint.analysis.facts.device_values import EntryParamDevice, device_call, name_is_device
-from amplint.analysis.project.context_params import _frame_of, _rebound, _statements
+from amplint.analysis.project.context_params import frame_of, rebound_names, statements
 
 # `autocast(name` / `autocast(device_type=name` with `name` a plain word: the text test
 _DEVICE_ARG = re.compile(r"autocast\(\s*(?:device_type\s*=\s*)?([A-Za-z_]\w*)\s*[,)]")
@@ -44,7 +44,7 @@ def param_devices(text: str) -> List[ParamDevice]:
     found: List[ParamDevice] = []
 
     def visit(node, key: str) -> None:
-        for child in _statements(node):
+        for child in statements(node):
             if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef):
                 inner = f"{key}.{child.name}" if key else child.name
                 _function(child, inner, names, found)
@@ -71,7 +71,7 @@ def _function(function, key: str, names: set, found: List[ParamDevice]) -> None:
         if type(arg) is not ast.Name or arg.id not in wanted:
             continue
         if rebound is None:
-            rebound = _rebound(function)
+            rebound = rebound_names(function)
         if arg.id not in rebound:
             found.append((key, arg.id, node.lineno))
 
@@ -154,7 +154,7 @@ def _device_line(project, where: str, caller: str, value) -> Optional[int]:
     if parsed is None:
         return None
     module, facts = parsed
-    frame = _frame_of(facts, caller)
+    frame = frame_of(facts, caller)
     name = value[1]
     if frame is None or not name_is_device(facts, name, frame):
         return None
