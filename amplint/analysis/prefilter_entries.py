@@ -192,6 +192,16 @@ class CodeNames:
                             self._aliases.setdefault(node.asname, set()).update(node.name.split("."))
                 elif whole and (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef):
                     self.defs.setdefault(node.name, []).append(node)
+                    # a parameter's default is its value where the file's calls leave it out
+                    # (facts/tree.py's parameter defaults)
+                    args = node.args
+                    positional = args.posonlyargs + args.args
+                    for arg, default in zip(positional[len(positional) - len(args.defaults):],
+                                            args.defaults):
+                        self._constants.setdefault(arg.arg, []).append(default)
+                    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+                        if default is not None:
+                            self._constants.setdefault(arg.arg, []).append(default)
         for name in names.intersection(self._aliases):
             names.update(self._aliases[name])
         if any(self._constant(value, 0) for value in stores):

@@ -93,8 +93,8 @@ def through_partial(dotted: Optional[Dotted], frame: Frame) -> bool:
                 value = scope.aliases.get(dotted[0])
                 if value is None:
                     return False
-                if isinstance(value, cst.Call):
-                    return True
+                if isinstance(value, cst.Call):  # `partial(f, kw=...)`, or a call of another kind
+                    return resolve(dotted_name(value.func), scope, 0) == "functools.partial"
                 dotted, frame = dotted_name(value), scope
                 break
         else:
