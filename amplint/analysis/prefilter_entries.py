@@ -123,6 +123,7 @@ class CodeNames:
             if name in named:
                 continue
             named.add(name)
+            pending.extend(self._aliases.get(name, ()))  # `bw = _backward; bw(loss)`
             for node in self.defs.get(name, ()):
                 if id(node) in seen:
                     continue
