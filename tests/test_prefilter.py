@@ -487,3 +487,46 @@ def test_amp141_under_an_entry_region_needs_a_square_or_exp_in_the_function(body
     assert could_match(text, rules, entries) is kept
     if not kept:
         assert analyze("energy.py", text, parse(text), rules, entries) == []
+
+
+HELPERS_BY_ALIAS = (
+    "import torch\n"
+    "from functools import partial as bind\n\n"
+    "bwd = torch.autograd.backward\n"
+    "make = bind(torch.zeros, requires_grad=False)\n"
+    "total = torch.sum\n\n\n"
+    "def run_backward(loss):\n"
+    "    bwd(loss)\n\n\n"
+    "def make_buf(x):\n"
+    "    buf = make(4)\n"
+    "    buf[0] = x.max()\n"
+    "    return buf\n\n\n"
+    "def masked_max(x, mask, min_val=-1e7):\n"
+    "    return x.masked_fill(mask, min_val).max()\n\n\n"
+    "def pool(x, mask):\n"
+    "    return masked_max(x, mask) + total(x * x)\n"
+)
+TRAIN_BY_ALIAS = (
+    "import torch\n"
+    "from helpers import run_backward, make_buf, pool\n\n\n"
+    "def train(model, x, mask):\n"
+    "    with torch.autocast('cuda'):\n"
+    "        loss = model(x)\n"
+    "        run_backward(loss)\n"
+    "        return make_buf(x), pool(loss, mask)\n"
+)
+
+
+def test_names_bound_once_and_parameter_defaults_keep_a_file_with_entries(monkeypatch):
+    """A file whose hazards come through a name bound once to a function (`bwd =
+    torch.autograd.backward`) or a parameter's default (`min_val=-1e7`), with regions from
+    another file only: the prefilter must read these bindings as facts/tree.py and
+    facts/param_defaults.py do, else the findings a parse gives are lost."""
+    files = {"helpers.py": HELPERS_BY_ALIAS, "train.py": TRAIN_BY_ALIAS}
+    _parse_forced(monkeypatch)
+    forced = lint_project(files, Settings.default())
+    monkeypatch.undo()
+    codes = {d.code for d in forced["helpers.py"].diagnostics}
+    assert {"AMP104", "AMP110"} <= codes, codes
+    results = lint_project(files, Settings.default())
+    assert {p: _outcome(r) for p, r in results.items()} == {p: _outcome(r) for p, r in forced.items()}

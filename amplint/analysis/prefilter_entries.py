@@ -123,6 +123,7 @@ class CodeNames:
             if name in named:
                 continue
             named.add(name)
+            pending.extend(self._aliases.get(name, ()))  # `bw = _backward; bw(loss)`
             for node in self.defs.get(name, ()):
                 if id(node) in seen:
                     continue
@@ -172,6 +173,10 @@ class CodeNames:
                         elif isinstance(target, ast.Name):
                             if whole:
                                 self._constants.setdefault(target.id, []).append(value)
+                                if kind is ast.Assign:  # a name bound to a function (facts/tree.py)
+                                    bound = _bound_function_names(value, self._aliases)
+                                    if bound:
+                                        self._aliases.setdefault(target.id, set()).update(bound)
                             if kind is ast.Assign and isinstance(value, ast.Call):
                                 buffers.append((target.id, value.func))
                 elif kind is ast.keyword:
@@ -192,18 +197,20 @@ class CodeNames:
                             self._aliases.setdefault(node.asname, set()).update(node.name.split("."))
                 elif whole and (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef):
                     self.defs.setdefault(node.name, []).append(node)
-                    # a parameter's default is its value where the file's calls leave it out
-                    # (facts/tree.py's parameter defaults)
+                    # a parameter's default is its value where no call passes it (facts/param_defaults.py)
                     args = node.args
                     positional = args.posonlyargs + args.args
-                    for arg, default in zip(positional[len(positional) - len(args.defaults):],
-                                            args.defaults):
+                    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
                         self._constants.setdefault(arg.arg, []).append(default)
                     for arg, default in zip(args.kwonlyargs, args.kw_defaults):
                         if default is not None:
                             self._constants.setdefault(arg.arg, []).append(default)
-        for name in names.intersection(self._aliases):
-            names.update(self._aliases[name])
+        pending = list(names.intersection(self._aliases))
+        while pending:  # an alias of an alias (facts/names.resolve follows up to 5)
+            for name in self._aliases[pending.pop()] - names:
+                names.add(name)
+                if name in self._aliases:
+                    pending.append(name)
         if any(self._constant(value, 0) for value in stores):
             names.add(CONSTANT_STORE)
         if names.intersection(FILL_NAMES) and any(
@@ -237,7 +244,12 @@ class CodeNames:
 
     def _callee_names(self, func: ast.AST) -> Set[str]:
         if isinstance(func, ast.Name):
-            return {func.id} | self._aliases.get(func.id, set())
+            found, pending = {func.id}, [func.id]
+            while pending:
+                for name in self._aliases.get(pending.pop(), set()) - found:
+                    found.add(name)
+                    pending.append(name)
+            return found
         if isinstance(func, ast.Attribute):
             return {func.attr}
         return set()
@@ -259,3 +271,30 @@ class CodeNames:
         if isinstance(node, ast.Name):
             return any(self._constant(value, depth + 1) for value in self._constants.get(node.id, ()))
         return False
+
+
+def _dotted_names(node: ast.AST) -> Optional[List[str]]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return parts
+
+
+def _bound_function_names(value: ast.AST, imported: Dict[str, Set[str]]) -> List[str]:
+    """The names a `name = <dotted>` or `name = partial(<dotted>, ...)` binding may make the name
+    mean (a superset of facts/tree._alias_value's): its calls then call that function.
+    `imported`: what each `import ... as` name imports (`from functools import partial as P`)."""
+    dotted = _dotted_names(value)
+    if dotted is not None:
+        return dotted
+    if isinstance(value, ast.Call) and value.args:
+        func, first = _dotted_names(value.func), _dotted_names(value.args[0])
+        if func is not None and first is not None \
+                and (func[0] == "partial" or "partial" in imported.get(func[0], ())):
+            return first
+    return []
+

@@ -8,6 +8,8 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.loop_bindings import varies_per_iteration
+from amplint.analysis.facts.scaler_flow import first_arg
 from amplint.analysis.facts.scalers import (
     Event, Flow, arms, exclusive, gates, jumps_between, runs_whenever,
 )
@@ -74,6 +76,17 @@ def less_often(flow: Flow, unscale: Event) -> Optional[Event]:
     if not updates or loop is None:
         return None
     inside = [u for u in updates if u.inside(loop)]
+    loops, inner = list(unscale.loops), None
+    optimizer = first_arg(unscale.node, "optimizer") \
+        if unscale.origin is None and isinstance(unscale.node, cst.Call) else None
+    while not inside and varies_per_iteration(loop.node, optimizer, inner):
+        # `for opt in optimizers: scaler.unscale_(opt)`: each optimizer once (as AMP121's
+        # _repeating_loop); the question moves to the loop around it
+        loops.pop()
+        if not loops:
+            return None
+        inner, loop = loop.node, loops[-1]
+        inside = [u for u in updates if u.inside(loop)]
     if not inside:
         # updates only outside the unscale's loop (an inner micro-step loop)
         after = [u for u in updates if u.order > unscale.order]

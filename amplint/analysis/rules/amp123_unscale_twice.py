@@ -109,6 +109,16 @@ class UnscaleTwice(Rule):
             "    scaler.step(optimizer)\n"
             "    scaler.update()\n",
         ),
+        Flag(  # each optimizer unscaled on every batch, the update only after the epoch
+            "import torch\n"
+            "def fit(model, loader, optimizers, scaler):\n"
+            "    for x in loader:\n"
+            "        scaler.scale(model(x)).backward()\n"
+            "        for optimizer in optimizers:\n"
+            "            scaler.unscale_(optimizer)\n"
+            "            scaler.step(optimizer)\n"
+            "    scaler.update()\n",
+        ),
         Flag(  # accumulation by `continue`: the unscale runs before it
             "import torch\n"
             "def train(model, loader, opt, scaler, k):\n"
@@ -179,6 +189,15 @@ class UnscaleTwice(Rule):
         ),
     ]
     clean = [
+        # several optimizers unscaled in a loop over them, then one update (each once)
+        "import torch\n"
+        "def step_all(model, x, optimizers, scaler):\n"
+        "    scaler.scale(model(x)).backward()\n"
+        "    for optimizer in optimizers:\n"
+        "        scaler.unscale_(optimizer)\n"
+        "    for optimizer in optimizers:\n"
+        "        scaler.step(optimizer)\n"
+        "    scaler.update()\n",
         # the helper is the only unscale; or it gets another optimizer
         "import torch\n"
         "def grad_norm_callback(scaler, optimizer):\n"
