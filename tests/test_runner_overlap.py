@@ -171,3 +171,42 @@ def test_with_one_job_nothing_runs_ahead(tmp_path):
         started = workers.start(_mark, [log] * 3, ahead=1)
         assert not (tmp_path / "log").exists()  # made when asked for, in this process
         assert list(started.results()) == [log] * 3
+
+
+class _HeldPool:
+    """A pool whose submissions run only when the test says so (their futures stay pending)."""
+
+    def __init__(self):
+        self.futures = []
+
+    def submit(self, fn, *args):
+        future = Future()
+        self.futures.append(future)
+        return future
+
+
+def _settled(count, expected):
+    """The feeding thread's submissions once it has had time to make them (it blocks when
+    it has no room); polled, not timed."""
+    deadline = time.monotonic() + 5
+    while count() < expected and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)
+    return count()
+
+
+def test_once_the_pass_is_done_every_worker_takes_what_runs_ahead():
+    """During the pass one chunk is in the pool at a time; after it (`widen`) as many as the
+    caller allows, so the rest of the files are not left to one worker (timm: a -j 2 run took
+    the wall time of -j 1)."""
+    from amplint.run.parallel import Ahead
+
+    pool = _HeldPool()
+    started = Ahead(pool, str, list(range(10)), ahead=1)
+    count = lambda: len(pool.futures)  # noqa: E731
+    assert _settled(count, 1) == 1
+    started.widen(4)
+    assert _settled(count, 4) == 4
+    pool.futures[0].set_result(["0"])
+    assert _settled(count, 5) == 5
+    started.stop()

@@ -150,7 +150,8 @@ class Ahead:
         self._chunks = [self._items[i:i + chunk] for i in range(0, len(self._items), chunk)]
         self._futures: "queue.Queue[Future]" = queue.Queue()
         self._stopped = threading.Event()
-        self._room = threading.Semaphore(max(1, ahead))
+        self._ahead = max(1, ahead)
+        self._room = threading.Semaphore(self._ahead)
         self._thread: Optional[threading.Thread] = None
         self.pooled = pool is not None and bool(self._items)
         if self.pooled:
@@ -186,6 +187,13 @@ class Ahead:
             return
         for _ in self._chunks:
             yield from self._futures.get().result()
+
+    def widen(self, ahead: int) -> None:
+        """At most `ahead` chunks in flight from now on (the caller's other work is done: the
+        pool's every worker may take them)."""
+        for _ in range(ahead - self._ahead):
+            self._room.release()
+        self._ahead = max(self._ahead, ahead)
 
     def stop(self) -> None:
         """Submit no more; what is queued and not yet running is cancelled."""

@@ -61,6 +61,9 @@ class LintAhead:
         self.order = sorted(indices, key=lambda index: -_size(items[index][0]))
         self.started = workers.start(process_item, [items[i] for i in self.order], ahead)
 
+    def widen(self, ahead: int) -> None:
+        self.started.widen(ahead)
+
     def results(self):
         for index, result in zip(self.order, self.started.results()):
             if self.cache is not None and not _writes([self.items[index]]):

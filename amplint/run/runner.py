@@ -192,6 +192,8 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         finally:
             gc.unfreeze()  # (collected below with the pass's own cycles)
         meter.set_stage("")
+        if ahead is not None:  # the pass is done: every worker may lint what is left
+            ahead.widen(2 * workers.jobs)
         for index, result in ahead.results() if ahead is not None else ():
             if not entries.get(targets[index]):  # else linted again below, with them
                 results[index] = result
