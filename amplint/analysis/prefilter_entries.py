@@ -13,7 +13,7 @@ import warnings
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from amplint.analysis.data.triggers import (
-    CONSTANT_FILL, CONSTANT_STORE, ENTRY_BLIND, FILL_NAMES, SQUARE, ENTRY_KINDS, ENTRY_NEEDS, ENTRY_NEEDS_BESIDE, HALF_CAST_NAMES,
+    CONSTANT_FILL, CONSTANT_STORE, ENTRY_BLIND, FILL_NAMES, HALF_BLIND, SQUARE, ENTRY_KINDS, ENTRY_NEEDS, ENTRY_NEEDS_BESIDE, HALF_CAST_NAMES,
     HALF_CONVERTER, HALF_CONVERTER_NAME, REACHED, REGION_TEXT, REGION_WORDS, TINY_FLOAT,
     BUFFER_WRITERS, CONCAT_NAMES, FACTORY_NAMES, FACTORY_WRITE,
 )
@@ -33,10 +33,13 @@ def could_match_with(source: str, rules: Sequence, entries: Sequence[object], wi
     codes = {rule.code for rule in rules}
     if any(code not in ENTRY_NEEDS and code not in ENTRY_BLIND for code in codes):
         return True
-    blind = [rule for rule in rules if rule.code in ENTRY_BLIND]
+    blind_codes = set(ENTRY_BLIND)
+    if all(type(entry).__name__ == "EntryHalf" for entry in entries):
+        blind_codes.update(HALF_BLIND)  # they read no half class: as without entries
+    blind = [rule for rule in rules if rule.code in blind_codes]
     if blind and without(source, blind):
         return True
-    reading = tuple(sorted(codes & set(ENTRY_NEEDS)))
+    reading = tuple(sorted(codes & set(ENTRY_NEEDS) - blind_codes))
     if not reading or not _signals(reading)(source):
         return False
     code = CodeNames.of(source)

@@ -58,6 +58,16 @@ ENTRY_BLIND: Tuple[str, ...] = (
     "AMP130", "AMP131", "AMP132", "AMP133",
 )
 
+# Rules whose result a file's EntryHalf entries do not change (issue 34): they read no half
+# class (Fp16Analysis' half_classes / why / functions / float16_functions, `note`, `is_fp16`,
+# half_values, float32_evidence, _property_fill) and no other fact an EntryHalf changes
+# (RegionAnalysis seeds only EntryRegion; the scalers, callgraph, defuse, custom Functions and
+# no_grad methods read no EntryHalf; param_defaults, which reads every entry's target, serves
+# none of them). AMP103 and AMP152 read only the file's own casts (`half_casts`,
+# `method_cast_calls`, `model_casts`: made from the file's code alone). In a file whose entries
+# are all EntryHalf they are prefiltered as in a file without entries.
+HALF_BLIND: Tuple[str, ...] = ("AMP102", "AMP103", "AMP104", "AMP150", "AMP151", "AMP152", "AMP153")
+
 # What ENTRY_NEEDS asks of a file's code (amplint.analysis.prefilter_entries reads it with Python's
 # `ast`, a tenth of LibCST's cost): identifiers, each a name, an attribute or a part of an imported
 # name in code (not in strings or comments; a name bound by `import ... as` counts as the name it
