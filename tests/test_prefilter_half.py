@@ -162,3 +162,93 @@ def test_a_region_entry_beside_keeps_the_whole_file_requirements():
 @pytest.mark.parametrize("code", HALF_BLIND)
 def test_half_blind_rules_are_rules_with_entry_requirements(code):
     assert code in ENTRY_NEEDS and code not in ENTRY_BLIND
+
+
+# -- the code a half class makes fp16 code (AMP101, AMP141: data/triggers REACHED) -------------
+# fairseq/distributed/legacy_distributed_data_parallel.py's shape: the half wrapper names no
+# reduction; a module-level helper of the file sums gradients' norms.
+LEGACY = (
+    "import torch\n"
+    "from torch import nn\n\n\n"
+    "def grad_norm(params):\n"
+    "    total = torch.zeros(1)\n"
+    "    for p in params:\n"
+    "        total = total + (p.grad * p.grad).sum()\n"
+    "    return total.sqrt()\n\n\n"
+    "class LegacyDistributedDataParallel(nn.Module):\n"
+    "    def __init__(self, module, buffer_size=2 ** 28):\n"
+    "        super().__init__()\n"
+    "        self.module = module\n"
+    "        self.buffer_size = buffer_size\n\n"
+    "    def forward(self, *inputs, **kwargs):\n"
+    "        return self.module(*inputs, **kwargs)\n"
+)
+WRAP = (
+    "from fairseq.distributed.legacy_distributed_data_parallel import LegacyDistributedDataParallel\n\n\n"
+    "def build(model):\n"
+    "    return LegacyDistributedDataParallel(model).half()\n"
+)
+LEGACY_PATH = "fairseq/distributed/legacy_distributed_data_parallel.py"
+# a hand-written softmax in a method (AMP141's first must-flag example, in fp16 code)
+SOFTMAX_METHOD = (
+    "    def attend(self, q, k):\n"
+    "        scores = q @ k.transpose(-1, -2)\n"
+    "        return scores.exp() / scores.exp().sum(-1, keepdim=True)\n"
+)
+# a factory in fp16 code (AMP101's second must-flag example)
+MASK_METHOD = (
+    "    def masked(self, x):\n"
+    "        mask = torch.ones(x.shape[0], device=x.device, requires_grad=False)\n"
+    "        return x * mask\n"
+)
+
+
+def _legacy(text):
+    return {"fairseq/__init__.py": "", "fairseq/distributed/__init__.py": "", LEGACY_PATH: text,
+            "fairseq_cli/train.py": WRAP}
+
+
+def test_a_reduction_and_a_factory_outside_the_half_classes_keep_no_file_for_libcst():
+    """`sum` and `zeros` sit only in `grad_norm`, outside the half class: main parses the file
+    (1 parse), AMP101/AMP141 cannot fire there (fp16 code is the half classes' methods)."""
+    results, kinds, parses = _lint(_legacy(LEGACY))
+    assert kinds[LEGACY_PATH] == ["EntryHalf"]
+    assert parses.get(LEGACY_PATH, 0) == 0, parses
+    assert results[LEGACY_PATH].diagnostics == []
+
+
+@pytest.mark.parametrize("method,code", [(SOFTMAX_METHOD, "AMP141"), (MASK_METHOD, "AMP101")])
+def test_a_hazard_in_a_half_class_method_is_parsed_and_found(method, code):
+    results, kinds, parses = _lint(_legacy(LEGACY + "\n" + method))
+    assert kinds[LEGACY_PATH] == ["EntryHalf"]
+    assert parses.get(LEGACY_PATH, 0) >= 1
+    assert code in [d.code for d in results[LEGACY_PATH].diagnostics]
+
+
+@pytest.mark.parametrize("method,code", [(SOFTMAX_METHOD, "AMP141"), (MASK_METHOD, "AMP101")])
+def test_a_hazard_in_a_submodule_class_the_half_class_builds_is_parsed_and_found(method, code):
+    """`self.bucket = GradBucket(...)` in the half class: `.half()` converts it too (Fp16Analysis
+    `_add_submodules`), so GradBucket's methods are fp16 code."""
+    sub = "class GradBucket(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n" + method
+    text = LEGACY.replace("class Legacy", sub + "\n\nclass Legacy").replace(
+        "        self.buffer_size = buffer_size\n",
+        "        self.buffer_size = buffer_size\n        self.bucket = GradBucket()\n")
+    results, kinds, parses = _lint(_legacy(text))
+    assert kinds[LEGACY_PATH] == ["EntryHalf"]
+    assert parses.get(LEGACY_PATH, 0) >= 1
+    assert code in [d.code for d in results[LEGACY_PATH].diagnostics]
+
+
+def test_the_half_classes_reach_the_classes_their_bodies_name():
+    from amplint.analysis.prefilter_entries import CodeNames
+
+    text = (
+        "class A:\n    def f(self):\n        self.b = B()\n\n"
+        "class B:\n    def g(self, x):\n        return x.sum()\n\n"
+        "class C:\n    def h(self, x):\n        return x.mean()\n\n"
+        "def free(x):\n    return x.var()\n"
+    )
+    code = CodeNames.of(text)
+    assert {"sum"} <= code.half_reached(("A",)) and "mean" not in code.half_reached(("A",))
+    assert "var" not in code.half_reached(("A", "C")) and "mean" in code.half_reached(("A", "C"))
+    assert code.half_reached(("Missing",)) == frozenset()

@@ -46,14 +46,19 @@ def could_match_with(source: str, rules: Sequence, entries: Sequence[object], wi
     code = CodeNames.of(source)
     if code is None:
         return True  # not valid Python: LibCST's parse reports why, as before
-    targets = None
+    targets = halves = None
     if all(type(entry).__name__ == "EntryRegion" for entry in entries) and code.without_own_half(source):
         targets = tuple(sorted({entry.target for entry in entries}))  # type: ignore[attr-defined]
+    elif all(type(entry).__name__ == "EntryHalf" for entry in entries) and code.without_own_half(source):
+        halves = tuple(sorted({entry.target for entry in entries}))  # type: ignore[attr-defined]
     for rule_code in reading:
         scope, needs = ENTRY_NEEDS[rule_code]
         if REGION_TEXT in needs and any(word in source for word in REGION_WORDS):
             return True
-        if scope == REACHED and targets is not None:
+        if scope == REACHED and halves is not None:
+            if code.half_reached(halves).intersection(needs):  # fp16 code: no region, no BESIDE
+                return True
+        elif scope == REACHED and targets is not None:
             beside = ENTRY_NEEDS_BESIDE.get(rule_code)
             if any(names.intersection(needs) and (not beside or names.intersection(beside))
                    for names in code.reached(targets)):
@@ -87,6 +92,8 @@ class CodeNames:
         self._aliases: Dict[str, Set[str]] = {}
         self._constants: Dict[str, List[ast.AST]] = {}
         self.defs: Dict[str, List[ast.AST]] = {}
+        self.classes: Dict[str, List[ast.AST]] = {}
+        self._half: Dict[Tuple[str, ...], FrozenSet[str]] = {}
         self.names: FrozenSet[str] = self._names_in([tree], whole=True)
         self._reached: Dict[Tuple[str, ...], List[FrozenSet[str]]] = {}
 
@@ -114,6 +121,31 @@ class CodeNames:
         if found is None:
             found = self._reached[targets] = [self._names_in([node])
                                               for node in self._reached_defs(targets)]
+        return found
+
+    def half_reached(self, classes: Tuple[str, ...]) -> FrozenSet[str]:
+        """The names of the code a file's half classes make fp16 code, where no region and no
+        half cast of its own exists: the bodies of the classes named so (Fp16Analysis'
+        `functions`, their methods; `float16_functions` and walk_float16_code, the same with
+        nested functions), and of the classes a reached body names (`self.x = Sub(...)`:
+        `_add_submodules` follows CallGraph.self_instances, a call of a class of the file by
+        its plain name in the owner's body). A superset: every class of that name, whole."""
+        key = ("<half>",) + classes
+        found = self._half.get(key)
+        if found is None:
+            nodes: List[ast.AST] = []
+            named: Set[str] = set()
+            pending = list(classes)
+            while pending:
+                name = pending.pop()
+                if name in named:
+                    continue
+                named.add(name)
+                for node in self.classes.get(name, ()):
+                    nodes.append(node)
+                    pending.extend(inner.id for inner in ast.walk(node)
+                                   if type(inner) is ast.Name and inner.id in self.classes)
+            found = self._half[key] = self._names_in(nodes)
         return found
 
     def _reached_defs(self, targets: Iterable[str]) -> List[ast.AST]:
@@ -199,6 +231,8 @@ class CodeNames:
                         names.add(node.asname)
                         if whole:
                             self._aliases.setdefault(node.asname, set()).update(node.name.split("."))
+                elif whole and kind is ast.ClassDef:
+                    self.classes.setdefault(node.name, []).append(node)
                 elif whole and (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef):
                     self.defs.setdefault(node.name, []).append(node)
                     # a parameter's default is its value where no call passes it (facts/param_defaults.py)

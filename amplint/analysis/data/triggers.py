@@ -102,7 +102,12 @@ HALF_CAST_NAMES: Tuple[str, ...] = ("half", "bfloat16", "float16", "HalfTensor",
 # anything: a superset of facts.callgraph's callees), where the rule can fire only at a site
 # under an active region. "reached" is read only in a file whose entries are all EntryRegion
 # and whose code opens no region of its own and names no half cast (no REGION_WORDS in its text,
-# none of HALF_CAST_NAMES, no converter): elsewhere, the whole file.
+# none of HALF_CAST_NAMES, no converter): elsewhere, the whole file. In a file whose entries
+# are all EntryHalf, with the same conditions, no region exists and the fp16 code is the
+# methods of the half classes and of the submodule classes they build (Fp16Analysis'
+# `functions` / `float16_functions`): "reached" is then the bodies of those classes
+# (prefilter_entries.CodeNames.half_reached), and ENTRY_NEEDS_BESIDE (the region paths') is
+# not asked.
 FILE, REACHED = "file", "reached"
 
 # rule code -> (scope, what one of which the code must hold for the rule to fire in a file whose
