@@ -252,3 +252,60 @@ def test_the_half_classes_reach_the_classes_their_bodies_name():
     assert {"sum"} <= code.half_reached(("A",)) and "mean" not in code.half_reached(("A",))
     assert "var" not in code.half_reached(("A", "C")) and "mean" in code.half_reached(("A", "C"))
     assert code.half_reached(("Missing",)) == frozenset()
+
+
+# -- AMP110 (data/triggers HALF_OR_BLIND): fairseq/models/xmod/transformer_layer_xmod.py's shape --
+XMOD = (
+    "import torch\n"
+    "from torch import nn\n\n\n"
+    "def pad_scores(scores, mask):\n"
+    "    return scores.masked_fill(mask, -1e8)\n\n\n"
+    "class XMODTransformerEncoderLayerBase(nn.Module):\n"
+    "    def __init__(self, dim):\n"
+    "        super().__init__()\n"
+    "        self.fc = nn.Linear(dim, dim)\n\n"
+    "    def forward(self, x, mask):\n"
+    "        return self.fc(x)\n"
+)
+XMOD_PATH = "fairseq/models/xmod/transformer_layer_xmod.py"
+XMOD_TRAIN = (
+    "from fairseq.models.xmod.transformer_layer_xmod import XMODTransformerEncoderLayerBase\n\n\n"
+    "def build(dim):\n"
+    "    return XMODTransformerEncoderLayerBase(dim).half()\n"
+)
+
+
+def _xmod(text):
+    return {"fairseq/__init__.py": "", "fairseq/models/__init__.py": "", "fairseq/models/xmod/__init__.py": "",
+            XMOD_PATH: text, "fairseq_cli/train.py": XMOD_TRAIN}
+
+
+def test_a_constant_fill_outside_the_half_classes_keeps_no_file_for_libcst():
+    """`masked_fill(mask, -1e8)` only in a module-level helper: AMP110 fires there only with a
+    region or a half cast of the file (none). Main parses the file (1 parse)."""
+    results, kinds, parses = _lint(_xmod(XMOD))
+    assert kinds[XMOD_PATH] == ["EntryHalf"]
+    assert parses.get(XMOD_PATH, 0) == 0, parses
+    assert results[XMOD_PATH].diagnostics == []
+
+
+def test_a_constant_fill_in_a_half_class_method_is_parsed_and_found():
+    text = XMOD.replace("        return self.fc(x)\n", "        return self.fc(x).masked_fill(mask, -1e8)\n")
+    results, kinds, parses = _lint(_xmod(text))
+    assert parses.get(XMOD_PATH, 0) >= 1
+    assert [d.code for d in results[XMOD_PATH].diagnostics] == ["AMP110"]
+
+
+def test_a_function_named_like_the_half_class_keeps_the_whole_file_requirement():
+    """param_defaults drops the defaults of a function whose scope key is an entry's target:
+    there the narrower test is not used."""
+    from amplint.analysis.facts.regions import EntryHalf
+    from amplint.analysis.prefilter import could_match
+
+    rules = [all_rules()["AMP110"]]
+    half = (EntryHalf("XMODTransformerEncoderLayerBase", "float16", "made half"),)
+    assert not could_match(XMOD, rules, half)
+    named = XMOD + "\n\ndef XMODTransformerEncoderLayerBase_():\n    pass\n"
+    assert not could_match(named, rules, half)
+    named = XMOD.replace("def pad_scores", "def XMODTransformerEncoderLayerBase")
+    assert could_match(named, rules, half)

@@ -13,7 +13,7 @@ import warnings
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from amplint.analysis.data.triggers import (
-    CONSTANT_FILL, CONSTANT_STORE, ENTRY_BLIND, FILL_NAMES, HALF_BLIND, SQUARE, ENTRY_KINDS, ENTRY_NEEDS,
+    CONSTANT_FILL, CONSTANT_STORE, ENTRY_BLIND, FILL_NAMES, HALF_BLIND, HALF_OR_BLIND, SQUARE, ENTRY_KINDS, ENTRY_NEEDS,
     ENTRY_NEEDS_BESIDE, HALF_CAST_NAMES,
     HALF_CONVERTER, HALF_CONVERTER_NAME, REACHED, REGION_TEXT, REGION_WORDS, TINY_FLOAT,
     BUFFER_WRITERS, CONCAT_NAMES, FACTORY_NAMES, FACTORY_WRITE,
@@ -57,6 +57,11 @@ def could_match_with(source: str, rules: Sequence, entries: Sequence[object], wi
             return True
         if scope == REACHED and halves is not None:
             if code.half_reached(halves).intersection(needs):  # fp16 code: no region, no BESIDE
+                return True
+        elif rule_code in HALF_OR_BLIND and halves is not None and not code.defs.keys() & set(halves):
+            # its finding is one it makes without entries, or sits in fp16 code
+            if without(source, [rule for rule in rules if rule.code == rule_code]) \
+                    or code.half_reached(halves).intersection(needs):
                 return True
         elif scope == REACHED and targets is not None:
             beside = ENTRY_NEEDS_BESIDE.get(rule_code)

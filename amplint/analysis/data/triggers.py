@@ -68,6 +68,16 @@ ENTRY_BLIND: Tuple[str, ...] = (
 # are all EntryHalf they are prefiltered as in a file without entries.
 HALF_BLIND: Tuple[str, ...] = ("AMP102", "AMP103", "AMP104", "AMP150", "AMP151", "AMP152", "AMP153")
 
+# Rules whose result with EntryHalf-only entries differs from their result without entries only
+# in the fp16 code: AMP110 reads half classes only through `fp16.is_fp16` (then `half_casts` and
+# `note`) at the fill's frame; its dtype (facts.fills, facts.dtypes: regions, the file's code,
+# `fp16.float32_params` from decorators) and constants read no EntryHalf, and param_defaults,
+# which drops the defaults of a function whose scope key is an entry's target, cannot meet one
+# where no function is named like a target (checked). Where the file has no region and no half
+# cast of its own (the "reached" conditions), such a rule needs its trigger words (the prefilter
+# without entries) or its ENTRY_NEEDS in the half classes' bodies.
+HALF_OR_BLIND: Tuple[str, ...] = ("AMP110",)
+
 # What ENTRY_NEEDS asks of a file's code (amplint.analysis.prefilter_entries reads it with Python's
 # `ast`, a tenth of LibCST's cost): identifiers, each a name, an attribute or a part of an imported
 # name in code (not in strings or comments; a name bound by `import ... as` counts as the name it
