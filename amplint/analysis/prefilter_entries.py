@@ -13,7 +13,8 @@ import warnings
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from amplint.analysis.data.triggers import (
-    CONSTANT_FILL, CONSTANT_STORE, ENTRY_BLIND, FILL_NAMES, SQUARE, ENTRY_KINDS, ENTRY_NEEDS, ENTRY_NEEDS_BESIDE, HALF_CAST_NAMES,
+    CONSTANT_FILL, CONSTANT_STORE, ENTRY_BLIND, FILL_NAMES, HALF_BLIND, HALF_OR_BLIND, SQUARE, ENTRY_KINDS, ENTRY_NEEDS,
+    ENTRY_NEEDS_BESIDE, HALF_CAST_NAMES,
     HALF_CONVERTER, HALF_CONVERTER_NAME, REACHED, REGION_TEXT, REGION_WORDS, TINY_FLOAT,
     BUFFER_WRITERS, CONCAT_NAMES, FACTORY_NAMES, FACTORY_WRITE,
 )
@@ -33,23 +34,36 @@ def could_match_with(source: str, rules: Sequence, entries: Sequence[object], wi
     codes = {rule.code for rule in rules}
     if any(code not in ENTRY_NEEDS and code not in ENTRY_BLIND for code in codes):
         return True
-    blind = [rule for rule in rules if rule.code in ENTRY_BLIND]
+    blind_codes = set(ENTRY_BLIND)
+    if all(type(entry).__name__ == "EntryHalf" for entry in entries):
+        blind_codes.update(HALF_BLIND)  # they read no half class: as without entries
+    blind = [rule for rule in rules if rule.code in blind_codes]
     if blind and without(source, blind):
         return True
-    reading = tuple(sorted(codes & set(ENTRY_NEEDS)))
+    reading = tuple(sorted(codes & set(ENTRY_NEEDS) - blind_codes))
     if not reading or not _signals(reading)(source):
         return False
     code = CodeNames.of(source)
     if code is None:
         return True  # not valid Python: LibCST's parse reports why, as before
-    targets = None
+    targets = halves = None
     if all(type(entry).__name__ == "EntryRegion" for entry in entries) and code.without_own_half(source):
         targets = tuple(sorted({entry.target for entry in entries}))  # type: ignore[attr-defined]
+    elif all(type(entry).__name__ == "EntryHalf" for entry in entries) and code.without_own_half(source):
+        halves = tuple(sorted({entry.target for entry in entries}))  # type: ignore[attr-defined]
     for rule_code in reading:
         scope, needs = ENTRY_NEEDS[rule_code]
         if REGION_TEXT in needs and any(word in source for word in REGION_WORDS):
             return True
-        if scope == REACHED and targets is not None:
+        if scope == REACHED and halves is not None:
+            if code.half_reached(halves).intersection(needs):  # fp16 code: no region, no BESIDE
+                return True
+        elif rule_code in HALF_OR_BLIND and halves is not None and not code.defs.keys() & set(halves):
+            # its finding is one it makes without entries, or sits in fp16 code
+            if without(source, [rule for rule in rules if rule.code == rule_code]) \
+                    or code.half_reached(halves).intersection(needs):
+                return True
+        elif scope == REACHED and targets is not None:
             beside = ENTRY_NEEDS_BESIDE.get(rule_code)
             if any(names.intersection(needs) and (not beside or names.intersection(beside))
                    for names in code.reached(targets)):
@@ -83,6 +97,8 @@ class CodeNames:
         self._aliases: Dict[str, Set[str]] = {}
         self._constants: Dict[str, List[ast.AST]] = {}
         self.defs: Dict[str, List[ast.AST]] = {}
+        self.classes: Dict[str, List[ast.AST]] = {}
+        self._half: Dict[Tuple[str, ...], FrozenSet[str]] = {}
         self.names: FrozenSet[str] = self._names_in([tree], whole=True)
         self._reached: Dict[Tuple[str, ...], List[FrozenSet[str]]] = {}
 
@@ -110,6 +126,31 @@ class CodeNames:
         if found is None:
             found = self._reached[targets] = [self._names_in([node])
                                               for node in self._reached_defs(targets)]
+        return found
+
+    def half_reached(self, classes: Tuple[str, ...]) -> FrozenSet[str]:
+        """The names of the code a file's half classes make fp16 code, where no region and no
+        half cast of its own exists: the bodies of the classes named so (Fp16Analysis'
+        `functions`, their methods; `float16_functions` and walk_float16_code, the same with
+        nested functions), and of the classes a reached body names (`self.x = Sub(...)`:
+        `_add_submodules` follows CallGraph.self_instances, a call of a class of the file by
+        its plain name in the owner's body). A superset: every class of that name, whole."""
+        key = ("<half>",) + classes
+        found = self._half.get(key)
+        if found is None:
+            nodes: List[ast.AST] = []
+            named: Set[str] = set()
+            pending = list(classes)
+            while pending:
+                name = pending.pop()
+                if name in named:
+                    continue
+                named.add(name)
+                for node in self.classes.get(name, ()):
+                    nodes.append(node)
+                    pending.extend(inner.id for inner in ast.walk(node)
+                                   if type(inner) is ast.Name and inner.id in self.classes)
+            found = self._half[key] = self._names_in(nodes)
         return found
 
     def _reached_defs(self, targets: Iterable[str]) -> List[ast.AST]:
@@ -195,6 +236,8 @@ class CodeNames:
                         names.add(node.asname)
                         if whole:
                             self._aliases.setdefault(node.asname, set()).update(node.name.split("."))
+                elif whole and kind is ast.ClassDef:
+                    self.classes.setdefault(node.name, []).append(node)
                 elif whole and (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef):
                     self.defs.setdefault(node.name, []).append(node)
                     # a parameter's default is its value where no call passes it (facts/param_defaults.py)

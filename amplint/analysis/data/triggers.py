@@ -58,6 +58,26 @@ ENTRY_BLIND: Tuple[str, ...] = (
     "AMP130", "AMP131", "AMP132", "AMP133",
 )
 
+# Rules whose result a file's EntryHalf entries do not change (issue 34): they read no half
+# class (Fp16Analysis' half_classes / why / functions / float16_functions, `note`, `is_fp16`,
+# half_values, float32_evidence, _property_fill) and no other fact an EntryHalf changes
+# (RegionAnalysis seeds only EntryRegion; the scalers, callgraph, defuse, custom Functions and
+# no_grad methods read no EntryHalf; param_defaults, which reads every entry's target, serves
+# none of them). AMP103 and AMP152 read only the file's own casts (`half_casts`,
+# `method_cast_calls`, `model_casts`: made from the file's code alone). In a file whose entries
+# are all EntryHalf they are prefiltered as in a file without entries.
+HALF_BLIND: Tuple[str, ...] = ("AMP102", "AMP103", "AMP104", "AMP150", "AMP151", "AMP152", "AMP153")
+
+# Rules whose result with EntryHalf-only entries differs from their result without entries only
+# in the fp16 code: AMP110 reads half classes only through `fp16.is_fp16` (then `half_casts` and
+# `note`) at the fill's frame; its dtype (facts.fills, facts.dtypes: regions, the file's code,
+# `fp16.float32_params` from decorators) and constants read no EntryHalf, and param_defaults,
+# which drops the defaults of a function whose scope key is an entry's target, cannot meet one
+# where no function is named like a target (checked). Where the file has no region and no half
+# cast of its own (the "reached" conditions), such a rule needs its trigger words (the prefilter
+# without entries) or its ENTRY_NEEDS in the half classes' bodies.
+HALF_OR_BLIND: Tuple[str, ...] = ("AMP110",)
+
 # What ENTRY_NEEDS asks of a file's code (amplint.analysis.prefilter_entries reads it with Python's
 # `ast`, a tenth of LibCST's cost): identifiers, each a name, an attribute or a part of an imported
 # name in code (not in strings or comments; a name bound by `import ... as` counts as the name it
@@ -92,7 +112,12 @@ HALF_CAST_NAMES: Tuple[str, ...] = ("half", "bfloat16", "float16", "HalfTensor",
 # anything: a superset of facts.callgraph's callees), where the rule can fire only at a site
 # under an active region. "reached" is read only in a file whose entries are all EntryRegion
 # and whose code opens no region of its own and names no half cast (no REGION_WORDS in its text,
-# none of HALF_CAST_NAMES, no converter): elsewhere, the whole file.
+# none of HALF_CAST_NAMES, no converter): elsewhere, the whole file. In a file whose entries
+# are all EntryHalf, with the same conditions, no region exists and the fp16 code is the
+# methods of the half classes and of the submodule classes they build (Fp16Analysis'
+# `functions` / `float16_functions`): "reached" is then the bodies of those classes
+# (prefilter_entries.CodeNames.half_reached), and ENTRY_NEEDS_BESIDE (the region paths') is
+# not asked.
 FILE, REACHED = "file", "reached"
 
 # rule code -> (scope, what one of which the code must hold for the rule to fire in a file whose
