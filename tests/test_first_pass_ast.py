@@ -279,8 +279,12 @@ def test_the_ast_summary_misses_the_alias_that_the_gate_refuses():
     module = parse(STRATEGY)
     assert ast_summary("m.py", STRATEGY) == portable_summary("m.py", STRATEGY, module, FileFacts(module))
     for text in ("import torch.nn.functional as F\nloss = F.binary_cross_entropy\n",
+                 "import torch\ntry:\n    pass\nfinally:\n    def f():\n        g = torch.gather\n",
                  "from functools import partial as P\nimport torch\nclip = P(torch.nn.utils.clip_grad_norm_, max_norm=1)\n",
-                 "class A:\n    try:\n        import torch\n    except ImportError:\n        pass\n    else:\n        g = torch.gather\n"):
+                 "class A:\n    def f(self):\n        import torch\n        g = torch.gather\n"):
         assert import_alias(__import__("ast").parse(text)) is not None, text
-    for text in ("import logging\nlog = logging.getLogger(__name__)\n", "x = y.z\n", "from m import *\nf = g\n"):
+    # not where facts looks for an alias: a call, no import, a class body, a branch, an attribute
+    for text in ("import logging\nlog = logging.getLogger(__name__)\n", "x = y.z\n", "from m import *\nf = g\n",
+                 "import torch\nclass A:\n    g = torch.gather\n", "import torch\nif c:\n    g = torch.gather\n",
+                 "import torch\nclass A:\n    def f(self):\n        self.dtype = torch.float16\n"):
         assert import_alias(__import__("ast").parse(text)) is None, text

@@ -67,30 +67,34 @@ def import_alias(module: ast.Module) -> Optional[str]:
     """Why the `ast` summary may differ from LibCST's: a name assigned an imported name's
     attribute (`loss = F.binary_cross_entropy`, `original = torch.gather` in a function) or a
     `partial(...)` of one. LibCST's facts resolve such a name bound once to what it names at
-    its calls (facts.tree `Frame.aliases`, facts.names.resolve); the `ast` summary's names do
-    not, so such a file's first-pass summary comes from LibCST. Every assignment of any scope
-    counts (a superset of the names bound once): a refusal costs only the `ast` parse."""
+    its calls (facts.tree `Frame.aliases`: `name = value` straight in a module's or a
+    function's body), the `ast` summary's names do not, so such a file's first-pass summary
+    comes from LibCST. Every such assignment counts, bound once or not (a superset): a
+    refusal costs only the `ast` parse."""
     imported = {}
-    assigned = []
+    bodies = [module.body]  # where facts looks for alias sites: module and function bodies
     todo = list(module.body)
     while todo:
         stmt = todo.pop()
         kind = type(stmt)
         if kind is ast.Import or kind is ast.ImportFrom:
             imported.update(import_bindings(stmt))
-        elif kind is ast.Assign or kind is ast.AnnAssign:
-            if stmt.value is not None:
-                assigned.append(stmt.value)
-        else:
-            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-                inner = getattr(stmt, field, None)
-                if type(inner) is list:
-                    todo.extend(inner)
-    for value in assigned:
-        call = type(value) is ast.Call
-        name = dotted(value.func if call else value)
-        if not name or name[0] not in imported:
             continue
-        if not call or ".".join((imported[name[0]],) + name[1:]).endswith("partial"):
-            return "a name bound to an import's attribute"
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            bodies.append(stmt.body)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(stmt, field, None)
+            if type(inner) is list:
+                todo.extend(inner)
+    for body in bodies:
+        for stmt in body:
+            if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
+                continue
+            value = stmt.value
+            call = type(value) is ast.Call
+            name = dotted(value.func if call else value)
+            if not name or name[0] not in imported:
+                continue
+            if not call or ".".join((imported[name[0]],) + name[1:]).endswith("partial"):
+                return "a name bound to an import's attribute"
     return None
