@@ -33,7 +33,7 @@ _ALWAYS = ("AmpOptimWrapper", "AMPTrainer")
 # A keyword argument (`bound_arguments` reads keywords only, never `**kwargs`) is its name
 # as a whole word, then `=` after blanks, or a comment or a line continuation in between
 # (a file of Lightning's strategies says `enabled` in `no_backward_sync(enabled)` and `bf16`
-# in a string: the plain words sent ten such files to LibCST for a summary without settings)
+# in a string: the plain words sent 9 files of Lightning to LibCST for a summary without settings)
 _KEYWORD = r"\s*[=#\\]"
 _PRECISION = re.compile(r"\bprecision" + _KEYWORD)  # Trainer / Fabric(precision=...)
 _MIXED_PRECISION = re.compile(r"\bmixed_precision" + _KEYWORD)  # Accelerator(mixed_precision=...)
