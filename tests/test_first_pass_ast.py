@@ -288,3 +288,16 @@ def test_the_ast_summary_misses_the_alias_that_the_gate_refuses():
                  "import torch\nclass A:\n    g = torch.gather\n", "import torch\nif c:\n    g = torch.gather\n",
                  "import torch\nclass A:\n    def f(self):\n        self.dtype = torch.float16\n"):
         assert import_alias(__import__("ast").parse(text)) is None, text
+
+
+@pytest.mark.parametrize("text", [
+    "from m import Accelerator\nclass S:\n    def __init__(self, mixed_precision):\n        self.mixed_precision = mixed_precision\n",
+    "from m import Trainer\nclass S:\n    def f(self):\n        self.precision = 'bf16-mixed'\n",
+    "from m import Fabric\nMODES = {'bf16': 16, 'fp16': 16}\n",
+])
+def test_no_keyword_no_libcst(text):
+    """An attribute or a string named like a keyword holds no setting: the gate lets the
+    summary come from `ast`, which equals LibCST's."""
+    module = parse(text)
+    summary = portable_summary("m.py", text, module, FileFacts(module))
+    assert not summary.settings and ast_first_pass(text)

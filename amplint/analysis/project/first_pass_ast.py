@@ -33,11 +33,12 @@ _ALWAYS = ("AmpOptimWrapper", "AMPTrainer")
 # A keyword argument (`bound_arguments` reads keywords only, never `**kwargs`) is its name
 # as a whole word, then `=` after blanks, or a comment or a line continuation in between
 # (a file of Lightning's strategies says `enabled` in `no_backward_sync(enabled)` and `bf16`
-# in a string: the plain words sent 9 files of Lightning to LibCST for a summary without settings)
+# in a string: the plain words sent 10 files of Lightning to LibCST for a summary without settings),
+# never right after a `.`: `self.mixed_precision = mixed_precision` in Lightning's FSDP strategy)
 _KEYWORD = r"\s*[=#\\]"
-_PRECISION = re.compile(r"\bprecision" + _KEYWORD)  # Trainer / Fabric(precision=...)
-_MIXED_PRECISION = re.compile(r"\bmixed_precision" + _KEYWORD)  # Accelerator(mixed_precision=...)
-_HALF_FLAG = re.compile(r"\b(?:fp|bf)16" + _KEYWORD)  # TrainingArguments(fp16=...)
+_PRECISION = re.compile(r"(?<!\.)\bprecision" + _KEYWORD)  # Trainer / Fabric(precision=...)
+_MIXED_PRECISION = re.compile(r"(?<!\.)\bmixed_precision" + _KEYWORD)  # Accelerator(mixed_precision=...)
+_HALF_FLAG = re.compile(r"(?<!\.)\b(?:fp|bf)16" + _KEYWORD)  # TrainingArguments(fp16=...)
 # detectron2: `train.amp.enabled = ...` and `train = dict(..., amp=dict(enabled=...))` name
 # all three words; `cfg.SOLVER.AMP.ENABLED = ...` these three
 _LOWER_AMP = (re.compile(r"\benabled\b"), re.compile(r"\bamp\b"), re.compile(r"\btrain\b"))
