@@ -19,6 +19,7 @@ from amplint.analysis.prefilter import could_match
 from amplint.analysis.project import needs_summary
 from amplint.analysis.project import frameworks as fw
 from amplint.analysis.project.first_pass_ast import ast_first_pass
+from amplint.analysis.project.ast_summary import Refusal
 from amplint.analysis.project.summary import CALLER_TEXT, portable_summary
 from amplint.run.per_file import RunOptions, process_item
 from tests.project_files import PROJECTS, cli_findings
@@ -127,6 +128,10 @@ SETTINGS = [
     "from detectron2.engine import AMPTrainer\nclass Trainer(AMPTrainer):\n    pass\n",
     "cfg.SOLVER.AMP.ENABLED = True\n",
     "train.amp.enabled = True\n",
+    "train = dict(output_dir='out', amp=dict(enabled=True))\n",
+    "import lightning as L\ntrainer = L.Trainer(\n    precision  # mixed\n    ='16-mixed')\n",
+    "from transformers import TrainingArguments\nargs = TrainingArguments('o', bf16 \\\n    =flag)\n",
+    "from accelerate import Accelerator\nacc = Accelerator(mixed_precision =\n    'bf16')\n",
 ]
 
 
@@ -182,3 +187,117 @@ def test_warm_runs_follow_an_edit_of_another_file(tmp_path, monkeypatch):
     assert counts.get(EVALUATOR, 0) == 0 and counts.get(config.read_text()) == 1
     config.write_text(text)
     assert cli_findings(root, "--cache-dir", cache, "--jobs", "1") == [RCNN]
+
+
+# lightning/fabric/strategies/ddp.py's shape: `precision=` passed on to a base class, a
+# parameter called `enabled`, `bf16` in strings, Lightning's own `Accelerator`: the first
+# pass's plain-word gate sent it (and ten files like it on Lightning) to LibCST for a summary
+# without a setting
+STRATEGY = '''"""Strategy for multi-process single-device training (lightning/fabric/strategies/ddp.py)."""
+from contextlib import nullcontext
+
+from torch.nn import Module
+from torch.nn.parallel.distributed import DistributedDataParallel
+
+from maskx.accelerators import Accelerator
+from maskx.strategies.parallel import ParallelStrategy
+
+_PRECISIONS = ("bf16-true", "bf16-mixed", "32-true")
+
+
+class DDPStrategy(ParallelStrategy):
+    def __init__(self, accelerator: Accelerator = None, precision=None, **kwargs):
+        super().__init__(accelerator=accelerator, precision=precision)
+        self._ddp_kwargs = kwargs
+
+    def setup_module(self, module: Module) -> DistributedDataParallel:
+        return DistributedDataParallel(module=module, **self._ddp_kwargs)
+
+    def no_backward_sync(self, module: Module, enabled: bool):
+        if not enabled:
+            return nullcontext()
+        return module.no_sync()
+'''
+# the same with a name bound to an import's attribute in a function (transformers'
+# utils/import_utils.py patches `torch.gather` so): LibCST's facts resolve it at its calls,
+# the `ast` summary's names do not, so its summary stays LibCST's
+ALIASED = STRATEGY + '''
+
+def patch_gather():
+    import torch
+
+    original_gather = torch.gather
+
+    def patched_gather(input, dim, index):
+        return original_gather(input, dim, index)
+
+    torch.gather = patched_gather
+'''
+
+
+def _strategy_project(tmp_path, text):
+    root = _project(tmp_path)
+    (root / "maskx" / "strategies").mkdir()
+    (root / "maskx" / "strategies" / "__init__.py").write_text("")
+    (root / "maskx" / "strategies" / "ddp.py").write_text(text)
+    return root, str(root / "maskx" / "strategies" / "ddp.py")
+
+
+def test_the_words_alone_no_longer_send_a_settingless_strategy_to_libcst():
+    for text in (STRATEGY, ALIASED):
+        assert needs_summary(text) and ast_first_pass(text)
+        assert not could_match(text, Settings.default().rules())
+        # what the gate tested before: `enabled`, `bf16`, `precision` beside `Accelerator`
+        assert "enabled" in text and "bf16" in text and "Accelerator" in text
+
+
+@pytest.mark.parametrize("text, parses", [(STRATEGY, 0), (ALIASED, 1)])
+def test_the_first_pass_parses_the_strategy_with_libcst_only_for_an_alias(tmp_path, monkeypatch,
+                                                                         text, parses):
+    """Cold `-j 1` run: the project's finding stays; the strategy's text is parsed by LibCST
+    0 times in the first pass (main: 1), the one with an alias once (its summary from
+    LibCST), and the first pass's summary equals LibCST's in both."""
+    root, path = _strategy_project(tmp_path, text)
+    counts = _first_pass_parses(monkeypatch)
+    assert cli_findings(root, "--no-cache", "--jobs", "1") == [RCNN]
+    assert counts.get(text, 0) == parses
+    result = process_item((path, Settings.default(), RunOptions(), (), True))
+    module = parse(text)
+    assert result.summary == portable_summary(path, text, module, FileFacts(module))
+    assert result.summary.classes and not result.diagnostics
+
+
+def test_the_ast_summary_misses_the_alias_that_the_gate_refuses():
+    """Why the alias is refused: the `ast` summary's call names `original_gather` a local,
+    LibCST's facts name `torch.gather`."""
+    from amplint.analysis.project.ast_summary import ast_summary
+    from amplint.analysis.project.first_pass_ast import import_alias
+
+    module = parse(ALIASED)
+    assert ast_summary("m.py", ALIASED) != portable_summary("m.py", ALIASED, module, FileFacts(module))
+    assert isinstance(ast_summary("m.py", ALIASED, refuse=import_alias), Refusal)
+    module = parse(STRATEGY)
+    assert ast_summary("m.py", STRATEGY) == portable_summary("m.py", STRATEGY, module, FileFacts(module))
+    for text in ("import torch.nn.functional as F\nloss = F.binary_cross_entropy\n",
+                 "import torch\ntry:\n    pass\nfinally:\n    def f():\n        g = torch.gather\n",
+                 "from functools import partial as P\nimport torch\nclip = P(torch.nn.utils.clip_grad_norm_, max_norm=1)\n",
+                 "class A:\n    def f(self):\n        import torch\n        g = torch.gather\n"):
+        assert import_alias(__import__("ast").parse(text)) is not None, text
+    # not where facts looks for an alias: a call, no import, a class body, a branch, an attribute
+    for text in ("import logging\nlog = logging.getLogger(__name__)\n", "x = y.z\n", "from m import *\nf = g\n",
+                 "import torch\nclass A:\n    g = torch.gather\n", "import torch\nif c:\n    g = torch.gather\n",
+                 "import torch\nclass A:\n    def f(self):\n        self.dtype = torch.float16\n"):
+        assert import_alias(__import__("ast").parse(text)) is None, text
+
+
+@pytest.mark.parametrize("text", [
+    "from m import Accelerator\nclass S:\n    def __init__(self, mixed_precision):\n        self.mixed_precision = mixed_precision\n",
+    "from m import Trainer\nclass S:\n    def f(self):\n        self.precision = 'bf16-mixed'\n",
+    "from m import Fabric\nMODES = {'bf16': 16, 'fp16': 16}\n",
+])
+def test_no_keyword_no_libcst(text):
+    """An attribute or a string named like a keyword holds no setting: the gate lets the
+    summary come from `ast`, which equals LibCST's."""
+    module = parse(text)
+    summary = portable_summary("m.py", text, module, FileFacts(module))
+    assert not summary.settings and ast_first_pass(text)

@@ -39,8 +39,9 @@ class Refusal:
         return f"Refusal({self.reason!r})"
 
 
-def ast_summary(path: str, text: str):
-    """The file's portable summary, or a Refusal."""
+def ast_summary(path: str, text: str, refuse=None):
+    """The file's portable summary, or a Refusal. `refuse(module)`: a further reason (or None)
+    to refuse, asked of the parsed module."""
     why = refusal(text)
     if why is not None:
         return Refusal(why)
@@ -48,6 +49,9 @@ def ast_summary(path: str, text: str):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             module = ast.parse(text)
+        why = refuse(module) if refuse is not None else None
+        if why is not None:
+            return Refusal(why)
         return _AstSummarizer(path, text, module).run()
     except Refused as refused:
         return Refusal(str(refused))

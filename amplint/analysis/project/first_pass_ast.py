@@ -9,24 +9,93 @@ opens no region and `frameworks.find_settings` can find no setting in it, from w
 setting it finds needs in the text:
 
 - Lightning's `Trainer`/`Fabric(precision=...)`, accelerate's `Accelerator(mixed_precision=)`:
-  `precision` and the class's name (the last part of a resolved reference is a name written in
-  the file, at the call or in its import);
+  the keyword (`precision` / `mixed_precision` as a word, then `=`) and the class's name (the
+  last part of a resolved reference is a name written in the file, at the call or in its import);
 - `TrainingArguments`/trl configs: the keyword `fp16` or `bf16`;
 - mmengine: `AmpOptimWrapper`; detectron2: `AMPTrainer` (a call or a base), the assignments
-  `...SOLVER.AMP.ENABLED` / `train.amp.enabled` and `amp=dict(enabled=...)`: `ENABLED`/`enabled`.
+  `...SOLVER.AMP.ENABLED` (`SOLVER`, `AMP`, `ENABLED`) / `train.amp.enabled` and
+  `train = dict(amp=dict(enabled=...))` (the words `train`, `amp`, `enabled`).
+
+A name bound to an imported name's attribute (`import_alias`) also keeps a file on LibCST:
+LibCST's facts resolve it at its calls, the `ast` summary does not.
 """
 
 from __future__ import annotations
 
+import ast
+import re
+from typing import Optional
+
+from amplint.analysis.project.ast_tree import dotted, import_bindings
 from amplint.analysis.project.summary import CALLER_WORDS
 
-_ALWAYS = ("fp16", "bf16", "AmpOptimWrapper", "AMPTrainer", "enabled", "ENABLED")
-_WITH_PRECISION = ("Trainer", "Fabric", "Accelerator")
+_ALWAYS = ("AmpOptimWrapper", "AMPTrainer")
+# A keyword argument (`bound_arguments` reads keywords only, never `**kwargs`) is its name
+# as a whole word, then `=` after blanks, or a comment or a line continuation in between
+# (a file of Lightning's strategies says `enabled` in `no_backward_sync(enabled)` and `bf16`
+# in a string: the plain words sent 10 files of Lightning to LibCST for a summary without settings),
+# never right after a `.`: `self.mixed_precision = mixed_precision` in Lightning's FSDP strategy)
+_KEYWORD = r"\s*[=#\\]"
+_PRECISION = re.compile(r"(?<!\.)\bprecision" + _KEYWORD)  # Trainer / Fabric(precision=...)
+_MIXED_PRECISION = re.compile(r"(?<!\.)\bmixed_precision" + _KEYWORD)  # Accelerator(mixed_precision=...)
+_HALF_FLAG = re.compile(r"(?<!\.)\b(?:fp|bf)16" + _KEYWORD)  # TrainingArguments(fp16=...)
+# detectron2: `train.amp.enabled = ...` and `train = dict(..., amp=dict(enabled=...))` name
+# all three words; `cfg.SOLVER.AMP.ENABLED = ...` these three
+_LOWER_AMP = (re.compile(r"\benabled\b"), re.compile(r"\bamp\b"), re.compile(r"\btrain\b"))
+_UPPER_AMP = ("ENABLED", "AMP", "SOLVER")
 
 
 def ast_first_pass(text: str) -> bool:
     """True: no region opens in `text` and no framework setting can be found in it, so its
-    first-pass summary may come from `ast` (which may still refuse it)."""
+    first-pass summary may come from `ast` (which may still refuse it). Each test is a word or
+    pattern every setting `frameworks.find_settings` finds has in the text (the last part of
+    a resolved reference is a name written in the file, at the call or in its import)."""
     if any(word in text for word in CALLER_WORDS) or any(word in text for word in _ALWAYS):
         return False
-    return "precision" not in text or not any(word in text for word in _WITH_PRECISION)
+    if "precision" in text and (
+        (("Trainer" in text or "Fabric" in text) and _PRECISION.search(text))
+        or ("Accelerator" in text and _MIXED_PRECISION.search(text))
+    ):
+        return False
+    if ("fp16" in text or "bf16" in text) and _HALF_FLAG.search(text):
+        return False
+    if "enabled" in text and all(word.search(text) for word in _LOWER_AMP):
+        return False
+    return not all(word in text for word in _UPPER_AMP)
+
+
+def import_alias(module: ast.Module) -> Optional[str]:
+    """Why the `ast` summary may differ from LibCST's: a name assigned an imported name's
+    attribute (`loss = F.binary_cross_entropy`, `original = torch.gather` in a function) or a
+    `partial(...)` of one. LibCST's facts resolve such a name bound once to what it names at
+    its calls (facts.tree `Frame.aliases`: `name = value` straight in a module's or a
+    function's body), the `ast` summary's names do not, so such a file's first-pass summary
+    comes from LibCST. Every such assignment counts, bound once or not (a superset): a
+    refusal costs only the `ast` parse."""
+    imported = {}
+    bodies = [module.body]  # where facts looks for alias sites: module and function bodies
+    todo = list(module.body)
+    while todo:
+        stmt = todo.pop()
+        kind = type(stmt)
+        if kind is ast.Import or kind is ast.ImportFrom:
+            imported.update(import_bindings(stmt))
+            continue
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            bodies.append(stmt.body)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(stmt, field, None)
+            if type(inner) is list:
+                todo.extend(inner)
+    for body in bodies:
+        for stmt in body:
+            if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
+                continue
+            value = stmt.value
+            call = type(value) is ast.Call
+            name = dotted(value.func if call else value)
+            if not name or name[0] not in imported:
+                continue
+            if not call or ".".join((imported[name[0]],) + name[1:]).endswith("partial"):
+                return "a name bound to an import's attribute"
+    return None
