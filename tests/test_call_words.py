@@ -144,7 +144,8 @@ def test_conditional_calls_are_searched_only_where_a_group_is_called(monkeypatch
     counted = {name: _Counting(getattr(call_words, name)) for name in ("_IF_CALLED", "_ELSE_CALLED")}
     for name, counting in counted.items():
         monkeypatch.setattr(call_words, name, counting)
-    plain = "def forward(self, x):\n    if self.training:\n        x = self.drop(x)\n    else:\n        x = x * 2\n    return self.proj(x)\n"
+    plain = ("def forward(self, x):\n    if self.training:\n        x = self.drop(x)\n"
+             "    else:\n        x = x * 2\n    return self.proj(x)\n")
     assert indirect_binders(plain) == (frozenset(), frozenset())
     assert [c.searched for c in counted.values()] == [0, 0]
     grouped = "layer = (Linear if bias else NoBiasLinear)(dim, dim)\n"
