@@ -123,3 +123,48 @@ def test_super_init_search_is_the_regex_it_replaces():
     cases += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(4000)]
     for text in cases:
         assert _calls_super_init(text) is (regex.search(text) is not None), text
+
+
+class _Counting:
+    """A compiled pattern that counts its searches."""
+
+    def __init__(self, pattern):
+        self.pattern, self.searched = pattern, 0
+
+    def finditer(self, text):
+        self.searched += 1
+        return self.pattern.finditer(text)
+
+
+def test_conditional_calls_are_searched_only_where_a_group_is_called(monkeypatch):
+    # transformers-like modeling code: `else` everywhere, no `)(`: the two `(`-led searches are
+    # not made; `(A if c else B)(x)` still binds both names
+    import amplint.analysis.project.call_words as call_words
+
+    counted = {name: _Counting(getattr(call_words, name)) for name in ("_IF_CALLED", "_ELSE_CALLED")}
+    for name, counting in counted.items():
+        monkeypatch.setattr(call_words, name, counting)
+    plain = ("def forward(self, x):\n    if self.training:\n        x = self.drop(x)\n"
+             "    else:\n        x = x * 2\n    return self.proj(x)\n")
+    assert indirect_binders(plain) == (frozenset(), frozenset())
+    assert [c.searched for c in counted.values()] == [0, 0]
+    grouped = "layer = (Linear if bias else NoBiasLinear)(dim, dim)\n"
+    assert indirect_binders(grouped) == (frozenset(), frozenset({"Linear", "NoBiasLinear"}))
+    assert [c.searched for c in counted.values()] == [1, 1]
+
+
+def test_indirect_binders_of_random_texts_are_the_ungated_search():
+    import amplint.analysis.project.call_words as call_words
+
+    alphabet = _ALPHABET + ["if ", " else ", "else", ")(", ") (", "A", "(A if c else B)(x)"]
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        other = set()
+        if "else" in text:
+            other = {m.group(1).rsplit(".", 1)[-1] for m in call_words._ELSE_CALLED.finditer(text)
+                     if not m.start() or not re.match(r"\w", text[m.start() - 1])}
+            other |= {m.group(1).rsplit(".", 1)[-1] for m in call_words._IF_CALLED.finditer(text)}
+        assert other <= indirect_binders(text)[1] or "super" in text
+        if "super" not in text and "partial" not in text:
+            assert indirect_binders(text)[1] == frozenset(other), text

@@ -146,6 +146,34 @@ def test_code_text_that_cannot_be_read_is_not_vouched_for(text):
     assert not CodeText(text).sure
 
 
+# a string body's reference reading: one alternation per character (the patterns site_text
+# unrolled for speed must end every body exactly where these do, and fail where they fail)
+_BODY_REFERENCE = {
+    '"""': r'(?:[^"\\]|\\[\s\S]|"(?!""))*"""',
+    "'''": r"(?:[^'\\]|\\[\s\S]|'(?!''))*'''",
+    '"': r'(?:[^"\\\n]|\\[\s\S])*"',
+    "'": r"(?:[^'\\\n]|\\[\s\S])*'",
+}
+
+
+def test_string_bodies_end_where_the_per_character_reading_ends():
+    import itertools
+    import re
+
+    from amplint.analysis.project import site_text
+
+    pieces = ['"', "'", "\\", "\n", "a", "é"]
+    texts = ["".join(p) for n in range(7) for p in itertools.product(pieces, repeat=n)]
+    texts += ['a\\"""b"""', 'x""""', "\\\\\\'''", 'doc \\"\\"\\" still """ end', "it\\'s ''' '"]
+    for quote, reference in _BODY_REFERENCE.items():
+        reference = re.compile(reference)
+        for text in texts:
+            for start in range(len(text) + 1):
+                want = reference.match(text, start)
+                got = site_text._BODY[quote].match(text, start)
+                assert (want and want.end()) == (got and got.end()), (quote, text, start)
+
+
 @pytest.mark.parametrize("text, imports, unknown", [
     ("import c.nn\n", [("c", True)], False),
     ("import a.b as c\n", [("a.b", True)], False),

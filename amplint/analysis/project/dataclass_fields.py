@@ -44,7 +44,10 @@ def field_values(flow, path: str, cls: str, attr: str, depth: int) -> Things:
         merge_things(out, _default(flow, path, module, value, depth))
     # by position only when no base class may add fields before these
     position = fields.index(attr) if not flow.p.summary(path).classes[cls].bases else None
-    for where, caller, callee, args, _line in flow._call_sites(cls):
+    # asked as halfspread's `_constructed_with` asks (site_files.py): a file whose text shows no
+    # call that may hold this class (its own class of the same name, a library's) holds no site
+    # this loop reads, and is not summarised for it
+    for where, caller, callee, args, _line in flow._call_sites(cls, ("class", path, cls)):
         if ("class", path, cls) not in flow.values(where, caller, callee, depth):
             continue
         for slot, value in args:
