@@ -104,3 +104,13 @@ def test_the_default_is_what_a_call_leaving_the_parameter_out_gives():
     # no default and not given
     files = load(SWAV, [('_swav_model("resnet50", pretrained, **kwargs)', "_swav_model(pretrained=pretrained, **kwargs)")])
     assert findings(files) == []
+
+
+def test_getattr_on_the_module_by_the_parameter():
+    files = load(SWAV, [("resnet_models.__dict__[arch](normalize=True, **kwargs)",
+                         "getattr(resnet_models, arch)(normalize=True, **kwargs)")])
+    assert findings(files) == [HAZARD]
+    # a parameter the helper assigns again before the lookup: not what its callers give
+    files = load(SWAV, [("    model = resnet_models.__dict__[arch](normalize=True, **kwargs)",
+                         "    arch = arch.lower()\n    model = resnet_models.__dict__[arch](normalize=True, **kwargs)")])
+    assert findings(files) == []
