@@ -1,8 +1,9 @@
 """Reflective lookup for the class flow (issue 26): `getattr(models, "Net")`,
 `getattr(models, args.arch)`, `models.__dict__[args.arch]` (flowvalues' ("lookup", ...) value):
 the namespace's attribute each literal names, where the literal is the name itself, the
-`default=` of the script's own argparse option, or a config value of that key
-(string_classes.StringConfigs). One name must decide; otherwise an `unnamed` value says why."""
+`default=` of the script's own argparse option, a config value of that key
+(string_classes.StringConfigs), or, for a parameter of a module-level function, the literals
+every call site gives it (string_params.py). One name must decide; otherwise an `unnamed` value says why."""
 
 from __future__ import annotations
 
@@ -20,8 +21,11 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
     _, base, name, text, _line = val
     flow = cv._flow(path)
     function = flow.functions.get(key) if flow is not None else None
+    given = _given(strings, path, key, function, name)
     if isinstance(name, str):  # a literal
         keys, values = (name,), [(name, path, 0)]
+    elif given is not None:  # a parameter every call site gives a literal (string_params.py)
+        keys, values = (name[1],), given
     else:
         keys = attr_path(_val_text(name), function)
         defaults = strings.defaults(keys[-1]) if keys else []
@@ -46,7 +50,7 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
             if thing[0] in ("class", "func"):
                 cite = f"{'.'.join(keys)} = {value!r} at {strings.p.display(vpath)}:{line}" if line else ""
                 out.setdefault(thing, Hold(cite))
-    if len(out) > 1:
+    if len(out) > 1 and given is None:  # the configs must decide; every call site's literal runs
         names = sorted(thing[2] for thing in out)
         return {("unnamed", text, several(names, f"the configs give `{'.'.join(keys)}` as")): Hold("")}
     if not out and isinstance(name, str):  # `getattr(torch.nn, "ReLU")`: what the reference is
@@ -58,6 +62,16 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
             else "which no `default=` or config of the project gives"))
         return {("unnamed", text, why): Hold("")}
     return out
+
+
+def _given(strings: "StringConfigs", path: str, key: str, function, name):
+    """The literals the call sites of module-level function `key` give its parameter `name`
+    (("local", param) value); None where it is no such parameter or they are not all literals."""
+    if (isinstance(name, str) or name is None or name[0] != "local" or function is None
+            or name[1] not in function.params or name[1] in function.assigns):
+        return None
+    found = strings.params.literals(path, key, name[1])
+    return found or None
 
 
 _STAR = re.compile(r"^from\s+([.\w]+)\s+import\s+\*", re.M)

@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Tuple
 from amplint.analysis.project.class_words import files_defining
 from amplint.analysis.project.frameworks import yaml_keys
 from amplint.analysis.project.flowindex import Hold, Things
+from amplint.analysis.project.string_params import StringParams
 
 INSTANTIATE = frozenset({"hydra.utils.instantiate", "hydra.utils.call"})
 TARGET_KEYS = ("_target_", "class_path")
@@ -63,6 +64,7 @@ class StringConfigs:
         self.p = project
         self._nodes: Optional[List[Node]] = None
         self._scalars: Dict[Tuple[str, ...], List[Tuple[str, str, int]]] = {}
+        self.params = StringParams(project)
 
     # -- the mappings that name a class ----------------------------------------------------
     def nodes(self) -> List[Node]:
