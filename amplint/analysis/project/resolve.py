@@ -39,11 +39,8 @@ class ProjectResolver:
     def _module_index(self) -> Dict[str, List[str]]:
         index: Dict[str, List[str]] = {}
         prefix = self.package_prefix()
-        # the folder holding the whole project, without an `__init__.py`, may be a namespace
-        # package (`amplint .` on a checkout whose `parlai/` has none; the project's folder is
-        # the deepest one holding every file): `parlai.core.agent` names <...>/parlai/core/agent.py
-        # exactly, as the shorter suffixes below name it (up to 3 folders above the project's)
         above = [] if prefix else self._namespace_folders()
+        extra: Dict[str, List[str]] = {}
         for path in self.python:
             relative = self.display(path)
             parts = prefix + relative[: relative.rfind(".")].split("/")
@@ -53,7 +50,13 @@ class ProjectResolver:
                 index.setdefault(".".join(parts[start:]), []).append(path)
             if parts and parts[0] != "..":
                 for start in range(len(above)):
-                    index.setdefault(".".join(above[start:] + parts), []).append(path)
+                    extra.setdefault(".".join(above[start:] + parts), []).append(path)
+        # the folder holding the whole project (the deepest one holding every file), without an
+        # `__init__.py`, may be a namespace package, as the folders inside it are taken to be
+        # (`amplint .` on a checkout whose `parlai/` has none): `parlai.core.agent` names
+        # <...>/parlai/core/agent.py exactly. Only names absent from the index above are added
+        for name, paths in extra.items():
+            index.setdefault(name, paths)
         return index
 
     def _namespace_folders(self) -> List[str]:
