@@ -30,6 +30,7 @@ from amplint.analysis.facts.regions import EntryRegion
 from amplint.analysis.project import frameworks as fw
 from amplint.analysis.project.classflow import ClassFlow
 from amplint.analysis.project.declared import declared_matches, declared_seeds
+from amplint.analysis.project.context_attrs import attr_region_seeds
 from amplint.analysis.project.context_methods import method_region_seeds
 from amplint.analysis.project.context_openers import opener_region_seeds
 from amplint.analysis.project.context_params import param_region_seeds
@@ -222,6 +223,7 @@ class ProjectFacts(ProjectResolver):
         seeds.extend(param_region_seeds(self))
         seeds.extend(opener_region_seeds(self))
         seeds.extend(method_region_seeds(self))
+        seeds.extend(attr_region_seeds(self))
         reach = propagate(self, seeds)
         if self.value_flow:
             self.flow.summarise_owed()  # the points-to scope reads every summary made
@@ -247,7 +249,7 @@ class ProjectFacts(ProjectResolver):
         for found, deps in (("nograd_calls", "nograd_deps"), ("wrapped_calls", "wrapped_deps"),
                             ("param_regions", "param_deps"), ("opener_regions", "opener_deps"),
                             ("device_params", "device_deps"), ("property_dtypes", "property_deps"),
-                            ("backward_calls", "backward_deps")):
+                            ("backward_calls", "backward_deps"), ("attr_regions", "attr_deps")):
             for path, calls in self.__dict__.get(found, {}).items():
                 self._entries[path] = tuple(self._entries.get(path, ())) + tuple(sorted(calls, key=repr))
                 self._deps.setdefault(path, set()).update(self.__dict__[deps][path])
