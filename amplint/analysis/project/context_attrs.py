@@ -27,6 +27,7 @@ import libcst as cst
 from amplint.analysis.facts.property_dtypes import PLAIN_BASES
 from amplint.analysis.facts.regions import Enabled, EntryAttrRegion
 from amplint.analysis.project.context_params import frame_of, seeds_under, statements
+from amplint.analysis.project.summary import CALLER_WORDS
 
 _WITH_SELF = re.compile(r"with\s+self\.(\w+)\s*:")
 _MAX_DEPTH = 8
@@ -39,16 +40,20 @@ def attr_region_seeds(project) -> list:
     """Seeds (file, function, Candidate, deciding files) for the calls under such `with`s."""
     seeds: list = []
     parsed: Dict[str, Optional[ast.Module]] = {}
+    stores: Dict[str, Optional[str]] = {}
     for path in project.first_pass:
         summary = project.summaries.get(path)
         text = project.files.get(path) if summary is not None and summary.flow is not None else None
         if not text or "with self." not in text or not _WITH_SELF.search(text):
             continue
+        wanted = {attr for attr in _WITH_SELF.findall(text) if _store_file(project, attr, stores) not in (None, path)}
+        if not wanted:
+            continue  # no attribute read here is stored, only by `self.`, in one other file with a region word
         own = {info.origin.line for info in list(summary.regions) + list(summary.region_infos)}
         for cls, key, attr, line, span in _attr_withs(_parse(project, path, parsed)):
-            if line in own or cls not in summary.classes:
+            if attr not in wanted or line in own or cls not in summary.classes:
                 continue
-            found = _stored_by(project, path, cls, attr, parsed)
+            found = _stored_by(project, path, cls, attr, parsed, stores[attr])
             if found is None:
                 continue
             where, (method, stored), deciding = found
@@ -100,35 +105,50 @@ def _withs_in(node, cls: str, key: str, found: List[AttrWith]) -> None:
         _withs_in(child, cls, key, found)
 
 
-def _stored_by(project, path: str, cls: str, attr: str, parsed):
+def _stored_by(project, path: str, cls: str, attr: str, parsed, where: str):
     """(file, (method key, line of the store), deciding files) of the one class of C's hierarchy (its project
-    bases, C, its project subclasses) whose methods store `self.<attr>`, in another file; None
-    when C stores it, none or several do, a base is not known, or another file writes `.attr =`."""
+    bases, C, its project subclasses) whose methods store `self.<attr>`, in `where` (the one file
+    that writes `.<attr> =`, _store_file); None when C stores it, none or several do, or a base
+    is not known."""
     deciding: Set[str] = {path}
     chain: List[Tuple[str, str]] = []
     if not _bases(project, path, cls, deciding, chain, 0):
         return None
     chain.extend(project.dispatch.subclasses(path, cls))
     storing = []
-    for where, name in chain:
-        deciding.add(where)
-        method = _store_method(_parse(project, where, parsed), name, attr)
+    for held, name in chain:
+        deciding.add(held)
+        method = _store_method(_parse(project, held, parsed), name, attr)
         if method == "?":  # the class is not read exactly
             return None
         if method is not None:
-            storing.append((where, name, method))
-    if len(storing) != 1 or storing[0][0] == path:
+            storing.append((held, name, method))
+    if len(storing) != 1 or storing[0][0] != where:
         return None
-    where, _owner, method = storing[0]
-    written = re.compile(r"(\w*)\s*\.\s*" + re.escape(attr) + r"\s*(?:=[^=]|:[^\n=]*=[^=])")
-    for other in project.python:
-        text = project.files.get(other) or ""
-        if attr not in text:
-            continue
-        for match in written.finditer(text):
-            if other != where or match.group(1) != "self":
-                return None  # stored elsewhere, or on something else than the instance itself
-    return where, method, frozenset(deciding)
+    return where, storing[0][2], frozenset(deciding)
+
+
+def _store_file(project, attr: str, stores: Dict[str, Optional[str]]) -> Optional[str]:
+    """The one file of the project that writes `.<attr> =`, when it does so only as `self.<attr>`
+    and its text has a region word (CALLER_WORDS); None otherwise. A text test over the
+    project's files, once per attribute, before anything is parsed or summarised."""
+    if attr not in stores:
+        written = re.compile(r"(\w*)\s*\.\s*" + re.escape(attr) + r"\s*(?:=[^=]|:[^\n=]*=[^=])")
+        found: Optional[str] = None
+        for other in project.python:
+            text = project.files.get(other) or ""
+            if attr not in text:
+                continue
+            matches = [m.group(1) for m in written.finditer(text)]
+            if not matches:
+                continue
+            if found is not None or any(word != "self" for word in matches) \
+                    or not any(word in text for word in CALLER_WORDS):
+                found = None
+                break
+            found = other
+        stores[attr] = found
+    return stores[attr]
 
 
 def _bases(project, path: str, cls: str, deciding: Set[str], chain: List[Tuple[str, str]], depth: int) -> bool:
