@@ -45,9 +45,8 @@ def test_the_recipe_file_sees_the_region_too():
 
 
 def test_the_loss_after_the_block_is_clean():
-    after = ("            loss = bce_loss(torch.sigmoid(logits), batch[\"same\"].to(self.device))\n"
-             "        self.scaler", "        loss = bce_loss(torch.sigmoid(logits.float()), batch[\"same\"].to(self.device))\n"
-             "        self.scaler")
+    moved = LOSS.replace("            loss", "        loss").replace("(logits)", "(logits.float())")
+    after = (LOSS + "        self.scaler", moved + "        self.scaler")
     assert findings("AMP102", after)[0] == []
 
 
