@@ -19,7 +19,7 @@ from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.context_functions import function_region
 from amplint.analysis.facts.names import resolve, resolve_expr
 from amplint.analysis.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
-    bound_arguments, dict_literal, holder_key, literal_bool, literal_str,
+    bound_arguments, dict_literal, holder_key, literal_bool, literal_str, self_attr,
 )
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes, scope_key
 
@@ -127,6 +127,19 @@ class EntryContextRegion:
     enabled_param: Optional[Tuple[int, str]] = None
 
 
+@dataclass(frozen=True)
+class EntryAttrRegion:
+    """`with self.<attr>:` in method `scope` of this file opens a region: a base class of another
+    file stores an autocast context in `self.<attr>` (amplint.analysis.project.context_attrs)."""
+
+    scope: str
+    attr: str
+    enabled: Enabled
+    device: Optional[str]
+    dtype: Optional[str]
+    cite: str  # "`self.autocast` at solvers/musicgen.py:40, stored by `StandardSolver.__init__` at solvers/base.py:9"
+
+
 class RegionAnalysis:
     def __init__(self, tree: Collector, entries: Tuple["EntryRegion", ...] = ()) -> None:
         from amplint.analysis.facts.callgraph import CallGraph
@@ -135,6 +148,7 @@ class RegionAnalysis:
         self.entries = entries
         self._params = {(e.scope, e.param): e for e in entries if isinstance(e, EntryParamRegion)}
         self._openers = {(e.scope, e.callee): e for e in entries if isinstance(e, EntryContextRegion)}
+        self._attrs = {(e.scope, e.attr): e for e in entries if isinstance(e, EntryAttrRegion)}
         self._ctx_aliases: Dict[Tuple[str, str], Tuple[cst.BaseExpression, Frame]] = {}
         self._memo: Dict[int, Optional[Region]] = {}
         self.callgraph = CallGraph(tree)
@@ -283,7 +297,14 @@ class RegionAnalysis:
         return None
 
     def _param_region(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Region]:
-        """A parameter the project pass found bound to an autocast (EntryParamRegion)."""
+        """A parameter the project pass found bound to an autocast (EntryParamRegion), or a
+        `self.<attr>` a base class of another file stores one in (EntryAttrRegion)."""
+        if self._attrs and isinstance(expr, cst.Attribute):
+            attr = self_attr(expr)
+            entry = self._attrs.get((scope_key(frame), attr)) if attr is not None else None
+            if entry is None or ("self", attr) in self._ctx_aliases:
+                return None
+            return Region(entry.enabled, entry.device, entry.dtype, expr, "with", external=entry.cite)
         if not self._params or not isinstance(expr, cst.Name):
             return None
         entry = self._params.get((scope_key(frame), expr.value))

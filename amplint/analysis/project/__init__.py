@@ -30,11 +30,13 @@ from amplint.analysis.facts.regions import EntryRegion
 from amplint.analysis.project import frameworks as fw
 from amplint.analysis.project.classflow import ClassFlow
 from amplint.analysis.project.declared import declared_matches, declared_seeds
+from amplint.analysis.project.context_attrs import attr_region_seeds
 from amplint.analysis.project.context_methods import method_region_seeds
 from amplint.analysis.project.context_openers import opener_region_seeds
 from amplint.analysis.project.context_params import param_region_seeds
 from amplint.analysis.project.device_params import param_device_entries
 from amplint.analysis.project.property_entries import params_dtype_entries
+from amplint.analysis.project.backward_entries import backward_method_entries
 from amplint.analysis.project.dispatch import Dispatch, dispatch_seeds
 from amplint.analysis.project.explain import EXPLAIN
 from amplint.analysis.project.framework_seeds import framework_seeds
@@ -221,6 +223,7 @@ class ProjectFacts(ProjectResolver):
         seeds.extend(param_region_seeds(self))
         seeds.extend(opener_region_seeds(self))
         seeds.extend(method_region_seeds(self))
+        seeds.extend(attr_region_seeds(self))
         reach = propagate(self, seeds)
         if self.value_flow:
             self.flow.summarise_owed()  # the points-to scope reads every summary made
@@ -237,6 +240,7 @@ class ProjectFacts(ProjectResolver):
         self._deps = reach.deps
         param_device_entries(self)
         params_dtype_entries(self, set(self._entries) | set(self.first_pass))
+        backward_method_entries(self)
         # calls the class flow resolved, with a fact the rule asks (nograd_entries.py,
         # wrapper_entries.py), and regions opened through a parameter (context_params.py) or a
         # context-manager function of another file (context_openers.py), and parameters that
@@ -244,7 +248,8 @@ class ProjectFacts(ProjectResolver):
         # properties a class inherits from another file (property_entries.py)
         for found, deps in (("nograd_calls", "nograd_deps"), ("wrapped_calls", "wrapped_deps"),
                             ("param_regions", "param_deps"), ("opener_regions", "opener_deps"),
-                            ("device_params", "device_deps"), ("property_dtypes", "property_deps")):
+                            ("device_params", "device_deps"), ("property_dtypes", "property_deps"),
+                            ("backward_calls", "backward_deps"), ("attr_regions", "attr_deps")):
             for path, calls in self.__dict__.get(found, {}).items():
                 self._entries[path] = tuple(self._entries.get(path, ())) + tuple(sorted(calls, key=repr))
                 self._deps.setdefault(path, set()).update(self.__dict__[deps][path])

@@ -39,6 +39,8 @@ class ProjectResolver:
     def _module_index(self) -> Dict[str, List[str]]:
         index: Dict[str, List[str]] = {}
         prefix = self.package_prefix()
+        above = [] if prefix else self._namespace_folders()
+        extra: Dict[str, List[str]] = {}
         for path in self.python:
             relative = self.display(path)
             parts = prefix + relative[: relative.rfind(".")].split("/")
@@ -46,7 +48,32 @@ class ProjectResolver:
                 parts = parts[:-1]
             for start in range(len(parts)):
                 index.setdefault(".".join(parts[start:]), []).append(path)
+            if parts and parts[0] != "..":
+                for start in range(len(above)):
+                    extra.setdefault(".".join(above[start:] + parts), []).append(path)
+        # the folder holding the whole project (the deepest one holding every file), without an
+        # `__init__.py`, may be a namespace package, as the folders inside it are taken to be
+        # (`amplint .` on a checkout whose `parlai/` has none): `parlai.core.agent` names
+        # <...>/parlai/core/agent.py exactly. Only names absent from the index above are added
+        for name, paths in extra.items():
+            index.setdefault(name, paths)
         return index
+
+    def _namespace_folders(self) -> List[str]:
+        """The names of the folders (innermost last, at most 3) that hold the project's folder,
+        when none of them has an `__init__.py` (else `package_prefix` spoke) and each is a name."""
+        folders: List[str] = []
+        folder = self.root
+        while len(folders) < 3:
+            name = os.path.basename(folder)
+            if not name.isidentifier() or os.path.isfile(os.path.join(folder, "__init__.py")):
+                break
+            folders.insert(0, name)
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+        return folders
 
     def _closest(self, candidates: List[str], importer: str) -> str:
         here = os.path.dirname(os.path.abspath(importer))

@@ -11,9 +11,10 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.fp16 import dtype_of
 from amplint.analysis.facts.half_callees import calls_param_entries
 from amplint.analysis.facts.names import visible_scopes
+from amplint.analysis.facts.syntax import literal_str, self_attr
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, iter_nodes, receiver_root
 from amplint.analysis.rules import Flag, Rule
-from amplint.analysis.rules._util import argument, with_args
+from amplint.analysis.rules._util import argument, region_note, with_args
 
 _MODEL_NAME = re.compile(r"(model|net|module|encoder|decoder|backbone|classifier|generator|discriminator)", re.I)
 
@@ -23,6 +24,11 @@ class HalfWithAutocast(Rule):
     Finds `.half()`, `.bfloat16()` and `.to(torch.float16)` (also `.to(device, dtype=torch.half)`)
     on a model or its inputs in code that also uses autocast: inside an autocast `with`, or on a
     name that the same function then uses inside its autocast region.
+
+    A wrapper that halves the module it is given in its `__init__` and stores it
+    (`self.add_module("module", module.half())`, Megatron's `Float16Module`) counts when a method
+    of the wrapper that reads the stored module runs under autocast (in the file, or reached by a
+    region of another file).
 
     Also across files: a model cast to half (`model.half()`, `model = build(...).half()`) and then
     passed to a function of another file that calls that parameter inside an autocast region of
@@ -108,8 +114,39 @@ class HalfWithAutocast(Rule):
             "    out = model(images.to(device))\n",
             unsafe=True,
         ),
+        Flag(  # a wrapper halves the module it holds in __init__ (Megatron's Float16Module)
+            "import torch\n"
+            "class Float16Module(torch.nn.Module):\n"
+            "    def __init__(self, module):\n"
+            "        super().__init__()\n"
+            "        self.add_module('module', module.half())\n"
+            "    def forward(self, x):\n"
+            "        return self.module(x)\n"
+            "def train(net, x):\n"
+            "    model = Float16Module(net)\n"
+            "    with torch.autocast('cuda'):\n"
+            "        return model(x)\n",
+        ),
     ]
     clean = [
+        # the same wrapper run only outside autocast (pure half inference), and one whose
+        # region-run method never reads the half module
+        "import torch\n"
+        "class Float16Module(torch.nn.Module):\n"
+        "    def __init__(self, module):\n"
+        "        super().__init__()\n"
+        "        self.module = module.half()\n"
+        "        self.head = torch.nn.Linear(8, 2)\n"
+        "    def forward(self, x):\n"
+        "        return self.module(x)\n"
+        "    def score(self, x):\n"
+        "        return self.head(x)\n"
+        "def infer(net, x):\n"
+        "    model = Float16Module(net)\n"
+        "    with torch.no_grad():\n"
+        "        out = model(x.half())\n"
+        "    with torch.autocast('cuda'):\n"
+        "        return model.score(out.float())\n",
         # pure half inference, no autocast anywhere
         "import torch\n"
         "model = Net().cuda().half().eval()\n"
@@ -153,7 +190,12 @@ class HalfWithAutocast(Rule):
             passed = None
             if not self._mixed_with_autocast(facts, site, readers):
                 passed = _passed_to_region(facts, site, index, remote) if remote else None
-                if passed is None or not self._is_model(facts, site):
+                if passed is None:
+                    stored = _stored_submodule(facts, site)
+                    if stored is not None and self._is_model(facts, site):
+                        yield self._wrapper_report(site, stored, severity, facts)
+                    continue
+                if not self._is_model(facts, site):
                     continue
             model = self._is_model(facts, site)
             what = _model_words(site) if model else ""
@@ -188,6 +230,23 @@ class HalfWithAutocast(Rule):
                 )
             fix = None if model else self._fix(site)
             yield self.report(site.node, message, fix=fix, severity=severity)
+
+    def _wrapper_report(self, site: CallSite, stored, severity, facts) -> Diagnostic:
+        cls, attr, method, region = stored
+        note, related = region_note(region)
+        scaler = (" (with a GradScaler, `unscale_` raises 'ValueError: Attempting to unscale FP16 "
+                  "gradients.')") if facts.scalers.any else ""
+        receiver = _strip_conversions(site.node.func.value)  # type: ignore[union-attr]
+        if self_attr(receiver) == attr:  # `self.module.half()`: halved in place
+            what = f"half cast of the module `self.{attr}` mixed with autocast: `{cls}.__init__` halves it"
+        else:
+            what = (f"half cast of {_model_words(site)} mixed with autocast: `{cls}.__init__` stores it "
+                    f"as `self.{attr}`")
+        message = (
+            f"{what}, and `{cls}.{method}` runs it under autocast {note}; its weights train "
+            f"without an fp32 master copy{scaler}; keep the model fp32"
+        )
+        return self.report(site.node, message, severity=severity, related=related)
 
     @staticmethod
     def _explicit_region(facts, frame: Frame):
@@ -273,6 +332,45 @@ _CONVERSIONS = {
     "cuda", "cpu", "to", "half", "float", "bfloat16", "double", "eval", "train", "type",
     "requires_grad_", "contiguous", "detach", "clone", "share_memory",
 }
+
+
+def _stored_submodule(facts, site: CallSite):
+    """(class, attribute, method, region) when the cast sits straight in a class's `__init__`
+    and its value is stored in the instance (`self.module = module.half()`,
+    `self.add_module("module", module.half())`, Megatron's Float16Module) or it halves one the
+    instance holds in place (`self.module.half()`, DeepSpeed's engine), and a method of the
+    class that reads that attribute runs under an active region (one of the file, or one the
+    project pass found reaching it)."""
+    function = site.frame.function
+    cls = function.parent if function is not None else None
+    if function is None or function.name != "__init__" or cls is None or cls.kind != "class" \
+            or site.frame.scope is not function:
+        return None
+    stmt = site.line_stmt
+    if stmt is None or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    attr = None
+    if isinstance(small, cst.Assign) and small.value is site.node and len(small.targets) == 1:
+        attr = self_attr(small.targets[0].target)
+    elif isinstance(small, cst.Expr) and small.value is site.node:  # `self.module.half()` in place
+        attr = self_attr(_strip_conversions(site.node.func.value))  # type: ignore[union-attr]
+    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        if self_attr(call.func) == "add_module" and len(call.args) == 2 and call.args[1].value is site.node \
+                and isinstance(call.args[0].value, cst.SimpleString) and call.args[0].keyword is None:
+            attr = literal_str(call.args[0].value)
+    if not attr:
+        return None
+    for name, method in cls.functions.items():
+        if name == "__init__":
+            continue
+        region = facts.active_region(method)
+        if region is None:
+            continue
+        if any(self_attr(node) == attr for node in iter_nodes(method.node) if isinstance(node, cst.Attribute)):
+            return cls.name, attr, name, region
+    return None
 
 
 def _strip_conversions(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -8,9 +8,10 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.data.scaler_vocab import METHODS as VERB_METHODS
+from amplint.analysis.facts.backward_methods import EntryBackwardMethod
 from amplint.analysis.facts.framework_verbs import imported, verb_of
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.tree import CallSite
+from amplint.analysis.facts.tree import CallSite, scope_key
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._post_forward import post_forward
 from amplint.analysis.rules._util import region_note
@@ -382,7 +383,13 @@ class BackwardInAutocast(Rule):
         """`self.backward(loss)` calling a method of this file whose every backward runs under
         an autocast of its own that is disabled (ParlAI-style `TorchAgent.backward` with
         `with torch.autocast("cuda", enabled=False):`): no backward runs under the caller's
-        region. A method without any backward call of its own is not taken to protect."""
+        region. A method without any backward call of its own is not taken to protect.
+        Inherited from a class of another file, the project pass answers the same question
+        (project/backward_entries.py, EntryBackwardMethod)."""
+        func = site.node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                and (scope_key(site.frame), func.attr.value) in _inherited_protectors(facts):
+            return True
         callees = facts.callgraph.callees(site) if isinstance(site.node.func, cst.Attribute) else []
         if not callees:
             return False
@@ -438,6 +445,10 @@ class BackwardInAutocast(Rule):
             Applicability.SAFE, "Move the backward and what follows it out of the autocast block",
             {with_node: replacement},
         )
+
+
+def _inherited_protectors(facts):
+    return {(e.scope, e.method) for e in facts.entries if isinstance(e, EntryBackwardMethod)}
 
 
 _RAISES = ("pytest.raises",)

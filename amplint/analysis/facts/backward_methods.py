@@ -1,0 +1,18 @@
+"""What the project pass says about `self.backward(...)` / `self.manual_backward(...)` calls
+whose method another file defines (project/backward_entries.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EntryBackwardMethod:
+    """`self.<method>(...)` in method `scope` of this file runs, for this class and every
+    project subclass, a project method defined in another file (`where`) whose every backward
+    runs under an autocast it disables itself (ParlAI's `TorchAgent.backward` with
+    `with torch.autocast("cuda", enabled=False):`): no backward runs under the caller's region."""
+
+    scope: str  # "TorchGeneratorAgent.train_step"
+    method: str  # "backward"
+    where: str  # "parlai/core/torch_agent.py:43"

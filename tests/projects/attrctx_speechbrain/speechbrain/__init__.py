@@ -1,0 +1,1 @@
+from speechbrain.core import Brain  # noqa: F401

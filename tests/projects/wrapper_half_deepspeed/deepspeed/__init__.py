@@ -1,0 +1,1 @@
+from deepspeed.runtime.engine import DeepSpeedEngine  # noqa: F401
