@@ -73,7 +73,17 @@ def _alias_target(value: cst.BaseExpression, scope: Frame, depth: int) -> Option
     if not isinstance(value, cst.Call):
         return resolve(dotted_name(value), scope, depth)
     if resolve(dotted_name(value.func), scope, depth) != "functools.partial":
-        return None
+        # a call of a project function of another file that returns a function value
+        # (facts/returned_values.py): what that value stands for
+        top = scope
+        while top.parent is not None:
+            top = top.parent
+        entry = top.returned.get(id(value)) if top.returned else None
+        return getattr(entry, "target", None) or None
+    if not value.args or value.args[0].keyword is not None or value.args[0].star or any(
+        arg.keyword is None or arg.star for arg in value.args[1:]
+    ):
+        return None  # `partial(f, x)`: positional arguments bound, not `f` at its calls
     if any(arg.keyword.value in _READ_KEYWORDS for arg in value.args[1:]):
         return None
     target = resolve(dotted_name(value.args[0].value), scope, depth)
@@ -94,7 +104,10 @@ def through_partial(dotted: Optional[Dotted], frame: Frame) -> bool:
                 if value is None:
                     return False
                 if isinstance(value, cst.Call):  # `partial(f, kw=...)`, or a call of another kind
-                    return resolve(dotted_name(value.func), scope, 0) == "functools.partial"
+                    if resolve(dotted_name(value.func), scope, 0) == "functools.partial":
+                        return True
+                    return _alias_target(value, scope, 1) is not None  # another file's return
+                                                                      # (it may be a partial)
                 dotted, frame = dotted_name(value), scope
                 break
         else:
