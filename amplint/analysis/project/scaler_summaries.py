@@ -98,7 +98,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
             )
     flagged: List[Tuple[int, object]] = []
     wanted: List[int] = []
-    uses: Dict[int, Dict[int, str]] = {}
+    uses: Dict[int, Dict[int, str]] = {}  # id(scope) -> id(call bound to a local) -> the local
     for site in facts.tree.calls:
         key = keys.get(id(site.node))
         if key is None or len(summary.calls) >= _MAX_CALLS:
@@ -144,17 +144,23 @@ def _value_used(site, uses: Dict[int, Dict[int, str]]) -> bool:
     """The call's value is bound once to a local of its function (`Frame.aliases`) that the
     function calls (`clip_grad(...)`) or loops over (`for opt in optimizers`)."""
     scope = site.frame.scope
-    if scope.kind != "function":
+    if scope.kind != "function" or not scope.aliases:
         return False
-    found = uses.get(id(scope))
-    if found is None:
-        names = {id(value): name for name, value in scope.aliases.items()
-                 if isinstance(value, cst.Call)}
-        used = {c.dotted[0] for c in scope.calls if c.dotted and len(c.dotted) == 1}
-        used |= {n.iter.value for n in iter_nodes(scope.node)
-                 if isinstance(n, cst.For) and isinstance(n.iter, cst.Name)}
-        found = uses[id(scope)] = {key: name for key, name in names.items() if name in used}
-    return id(site.node) in found
+    names = uses.get(id(scope))
+    if names is None:
+        names = uses[id(scope)] = {id(value): name for name, value in scope.aliases.items()
+                                   if isinstance(value, cst.Call)}
+    name = names.get(id(site.node))
+    if name is None:
+        return False
+    if any(c.dotted == (name,) for c in scope.calls):
+        return True
+    # a function with a call bound to a local: its loops' iterables, walked once
+    iterated = uses.get(-id(scope))
+    if iterated is None:
+        iterated = uses[-id(scope)] = {id(n): n.iter.value for n in iter_nodes(scope.node)
+                                       if isinstance(n, cst.For) and isinstance(n.iter, cst.Name)}
+    return name in iterated.values()
 
 
 def passes_scaler(call: cst.Call) -> bool:
