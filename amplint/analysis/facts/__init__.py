@@ -30,7 +30,7 @@ class FileFacts:
         self.entries = entries
         self.tree = Collector(module)
         if entries:
-            self.tree.module_frame.returned.update(returned_by_call(entries, self.tree))
+            self.tree.module_frame.returned = returned_by_call(entries, self.tree) or None
         self.regions = RegionAnalysis(self.tree, entries)
         self.callgraph = self.regions.callgraph
 

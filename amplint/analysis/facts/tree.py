@@ -38,7 +38,7 @@ class Frame:
     aliases: Dict[str, cst.BaseExpression] = field(default_factory=dict)
     # the module frame only: id(call node) -> what a project function of another file returns
     # to that call (facts/returned_values.py EntryReturn, set by FileFacts from the entries)
-    returned: Dict[int, object] = field(default_factory=dict)
+    returned: Optional[Dict[int, object]] = None
     # Filled in after the walk by the region analysis:
     region: object = None  # Region of a `with` frame / decorator region of a function frame
     inherited: object = None  # Region a function inherits from its callers
