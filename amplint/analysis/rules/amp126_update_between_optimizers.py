@@ -17,8 +17,10 @@ from amplint.analysis.rules import Flag, Rule
 class UpdateBetweenOptimizers(Rule):
     """## What it does
     Finds `scaler.update()` between the `scaler.step` calls of two optimizers whose gradients
-    came from the same scaled backward, and two GradScalers that both scale losses before
-    either steps (one scaler per optimizer, interleaved in one iteration).
+    came from the same scaled backward, `scaler.update()` inside a loop that steps each optimizer
+    of a list or tuple of at least two (a display of distinct names, or one a project function
+    of another file returns), and two GradScalers that both scale losses before either steps
+    (one scaler per optimizer, interleaved in one iteration).
 
     ## Why is this bad?
     `update()` may change the scale (halve it after an inf, double it after `growth_interval`
