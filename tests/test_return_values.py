@@ -114,3 +114,22 @@ def test_function_returns_answers_only_what_every_path_returns():
         "c": ("", 2), "d": None, "e": None, "f": None, "g": None, "h": None, "i": None,
         "j": ("torch.nn.utils.clip_grad_norm_", 0),
     }
+
+
+def test_returns_are_read_only_for_calls_whose_value_is_called_or_looped_over(monkeypatch):
+    from amplint.analysis.project import scaler_summaries
+
+    asked = []
+    real = scaler_summaries.function_returns
+
+    def counting(path, text, key):
+        asked.append((path.rsplit("/", 1)[-1], key))
+        return real(path, text, key)
+
+    monkeypatch.setattr(scaler_summaries, "function_returns", counting)
+    code_findings(load(HIFIGAN), "AMP120")
+    assert asked == [("utils.py", "grad_clipper")]
+    asked.clear()
+    files = load(HIFIGAN, [("            clip(generator.parameters())\n", "")])
+    assert code_findings(files, "AMP120")[0] == []
+    assert asked == []  # `clip` is never called: its value is not asked for
