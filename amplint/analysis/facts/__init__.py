@@ -15,6 +15,7 @@ import libcst as cst
 from amplint.analysis.facts.fp16 import Fp16Analysis
 from amplint.analysis.facts.names import resolve, resolve_expr, torch_alias, torch_name_free
 from amplint.analysis.facts.regions import Enabled, EntryHalf, EntryRegion, Region, RegionAnalysis
+from amplint.analysis.facts.returned_values import returned_by_call
 from amplint.analysis.facts.scalers import ScalerAnalysis
 from amplint.analysis.facts.tree import CallSite, Collector, Frame
 
@@ -28,6 +29,8 @@ class FileFacts:
         self.module = module
         self.entries = entries
         self.tree = Collector(module)
+        if entries:
+            self.tree.module_frame.returned = returned_by_call(entries, self.tree) or None
         self.regions = RegionAnalysis(self.tree, entries)
         self.callgraph = self.regions.callgraph
 

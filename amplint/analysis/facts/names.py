@@ -72,12 +72,28 @@ def resolve(dotted: Optional[Dotted], frame: Frame, depth: int = 0,
 def _alias_target(value: cst.BaseExpression, scope: Frame, depth: int) -> Optional[str]:
     if not isinstance(value, cst.Call):
         return resolve(dotted_name(value), scope, depth)
-    if resolve(dotted_name(value.func), scope, depth) != "functools.partial":
-        return None
+    if not value.args or value.args[0].keyword is not None or value.args[0].star or any(
+        arg.keyword is None or arg.star for arg in value.args[1:]
+    ) or resolve(dotted_name(value.func), scope, depth) != "functools.partial":
+        # not `partial(f, kw=...)` (positional arguments bound are not `f` at its calls): what
+        # a project function of another file returns to this call, if the project knows it
+        return _returned_target(value, scope)
     if any(arg.keyword.value in _READ_KEYWORDS for arg in value.args[1:]):
         return None
     target = resolve(dotted_name(value.args[0].value), scope, depth)
     return None if target in _KEYWORD_READERS else target
+
+
+def _returned_target(call: cst.Call, scope: Frame) -> Optional[str]:
+    """The outside function a project function of another file returns to `call`
+    (facts/returned_values.py EntryReturn.target), or None."""
+    top = scope
+    while top.parent is not None:
+        top = top.parent
+    if not top.returned:
+        return None
+    entry = top.returned.get(id(call))
+    return getattr(entry, "target", None) or None
 
 
 def through_partial(dotted: Optional[Dotted], frame: Frame) -> bool:
@@ -94,7 +110,10 @@ def through_partial(dotted: Optional[Dotted], frame: Frame) -> bool:
                 if value is None:
                     return False
                 if isinstance(value, cst.Call):  # `partial(f, kw=...)`, or a call of another kind
-                    return resolve(dotted_name(value.func), scope, 0) == "functools.partial"
+                    if resolve(dotted_name(value.func), scope, 0) == "functools.partial":
+                        return True
+                    return _alias_target(value, scope, 1) is not None  # another file's return
+                                                                      # (it may be a partial)
                 dotted, frame = dotted_name(value), scope
                 break
         else:

@@ -36,6 +36,9 @@ class Frame:
     # name>, kw=...)` straight in its body (no branch), never declared global/nonlocal or
     # shadowed by a comprehension/lambda/match name of the file: name -> the value's node
     aliases: Dict[str, cst.BaseExpression] = field(default_factory=dict)
+    # the module frame only: id(call node) -> what a project function of another file returns
+    # to that call (facts/returned_values.py EntryReturn, set by FileFacts from the entries)
+    returned: Optional[Dict[int, object]] = None
     # Filled in after the walk by the region analysis:
     region: object = None  # Region of a `with` frame / decorator region of a function frame
     inherited: object = None  # Region a function inherits from its callers
@@ -355,18 +358,13 @@ def scope_key(frame: Frame) -> str:
     return ".".join(reversed(parts))
 
 def _alias_value(value: cst.BaseExpression) -> bool:
-    """`value` may name a function object: a dotted name, or `partial(<dotted>, kw=...)`
-    (what `partial` is gets resolved at the use: here imports may still follow)."""
+    """`value` may name a function object: a dotted name, `partial(<dotted>, kw=...)`, or the
+    call of a named function, which may return one (a project function of another file:
+    facts/returned_values.py). What the call is gets resolved at the use (`names.resolve`):
+    here imports may still follow."""
     if dotted_name(value):
         return True
-    if not isinstance(value, cst.Call) or not value.args:
-        return False
-    first, rest = value.args[0], value.args[1:]
-    return (
-        dotted_name(value.func) is not None and not first.keyword and not first.star
-        and dotted_name(first.value) is not None
-        and all(arg.keyword is not None and not arg.star for arg in rest)
-    )
+    return isinstance(value, cst.Call) and dotted_name(value.func) is not None
 
 
 def _target_names(target: cst.CSTNode) -> Iterator[str]:

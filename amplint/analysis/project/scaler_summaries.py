@@ -35,8 +35,10 @@ from amplint.analysis.facts.scaler_flow import key_text
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.light_index import light_file
 from amplint.analysis.project.lines import node_lines
-from amplint.analysis.facts.tree import dotted_name
+from amplint.analysis.facts.returned_values import EntryReturn
+from amplint.analysis.facts.tree import dotted_name, iter_nodes
 from amplint.analysis.project.relative_names import Names, relative_imports
+from amplint.analysis.project.return_values import function_returns
 from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
 
 # Text a file whose functions can hold scaler events holds (the prefilter of the callers)
@@ -67,6 +69,9 @@ class ScalerSummary:
     # (scaler_flags.py): (index in `calls`, the scaler's slot, the object's slot, the flag's
     # attribute, the object's name here, the call's line); a slot is a position or a keyword
     flags: Tuple[Tuple[int, object, object, str, str, int], ...] = ()
+    # the calls of `calls` whose value matters (return_values.py): bound once to a local that
+    # the function then calls, or iterates over
+    wanted: Tuple[int, ...] = ()
 
 
 def is_caller(text: str) -> bool:
@@ -92,6 +97,8 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
                 for arg in frame.node.bases if arg.keyword is None
             )
     flagged: List[Tuple[int, object]] = []
+    wanted: List[int] = []
+    uses: Dict[int, Dict[int, str]] = {}  # id(scope) -> id(call bound to a local) -> the local
     for site in facts.tree.calls:
         key = keys.get(id(site.node))
         if key is None or len(summary.calls) >= _MAX_CALLS:
@@ -108,12 +115,18 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
                 summary.calls.append(key + ("name", f"{func.value.value}.{func.attr.value}", ""))
         elif isinstance(func, cst.Name) and func.value in imported:
             summary.calls.append(key + ("name", func.value, ""))
+        elif (site.dotted and len(site.dotted) > 2 and site.dotted[0] in imported
+              and _value_used(site, uses)):  # `moco.optimizer.build(...)` of `import moco.optimizer`
+            summary.calls.append(key + ("name", ".".join(site.dotted), ""))
         else:
             continue
         if passes_scaler(site.node):
             flagged.append((len(summary.calls) - 1, site))
+        if _value_used(site, uses):
+            wanted.append(len(summary.calls) - 1)
     if flagged:
         summary.flags = _flags(analysis, module, flagged)
+    summary.wanted = tuple(wanted)
     if not force and not summary.calls:
         summary.functions = None
         return summary
@@ -125,6 +138,29 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
         if entry is not None:
             summary.functions[function_key(flow.frame) or ""] = entry
     return summary
+
+
+def _value_used(site, uses: Dict[int, Dict[int, str]]) -> bool:
+    """The call's value is bound once to a local of its function (`Frame.aliases`) that the
+    function calls (`clip_grad(...)`) or loops over (`for opt in optimizers`)."""
+    scope = site.frame.scope
+    if scope.kind != "function" or not scope.aliases:
+        return False
+    names = uses.get(id(scope))
+    if names is None:
+        names = uses[id(scope)] = {id(value): name for name, value in scope.aliases.items()
+                                   if isinstance(value, cst.Call)}
+    name = names.get(id(site.node))
+    if name is None:
+        return False
+    if any(c.dotted == (name,) for c in scope.calls):
+        return True
+    # a function with a call bound to a local: its loops' iterables, walked once
+    iterated = uses.get(-id(scope))
+    if iterated is None:
+        iterated = uses[-id(scope)] = {id(n): n.iter.value for n in iter_nodes(scope.node)
+                                       if isinstance(n, cst.For) and isinstance(n.iter, cst.Name)}
+    return name in iterated.values()
 
 
 def passes_scaler(call: cst.Call) -> bool:
@@ -281,7 +317,29 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
                 made = _flag_entry(project, path, key, positional, keywords, flag, stored)
                 if made is not None:
                     entries.setdefault(where, []).append(made)
+    for path, summary in sorted(callers.items()):
+        for index in summary.wanted:
+            entry = _returned(project, path, summary, index, targets.get((path, index)))
+            if entry is not None:
+                entries.setdefault(path, []).append(entry)  # type: ignore[arg-type]
     return {path: tuple(found) for path, found in entries.items()}
+
+
+def _returned(project, path: str, summary: ScalerSummary, index: int,
+              target: Optional[Tuple[str, str]]) -> Optional[EntryReturn]:
+    """The EntryReturn of a wanted call (return_values.py), resolved here when the protocol's
+    own resolution left it out (its callee file holds no protocol word)."""
+    call = summary.calls[index]
+    if target is None:
+        target = _resolve(project, path, summary, call)
+        if target is None or target[0] == path:
+            return None
+    where, key = target
+    found = function_returns(where, project.files[where], key)
+    if found is None:
+        return None
+    name, text, ordinal = call[:3]
+    return EntryReturn(name, text, ordinal, f"{project.display(where)}: {key}", found[0], found[1])
 
 
 def _flag_entry(project, path: str, key: str, positional, keywords, flag,

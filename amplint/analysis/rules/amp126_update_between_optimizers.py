@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Tuple
 
+import libcst as cst
+
 from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.returned_values import known_length, loop_source
+from amplint.analysis.facts.scaler_flow import key_text
 from amplint.analysis.facts.scalers import Event, Flow, exclusive
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.rules import Flag, Rule
@@ -13,8 +17,10 @@ from amplint.analysis.rules import Flag, Rule
 class UpdateBetweenOptimizers(Rule):
     """## What it does
     Finds `scaler.update()` between the `scaler.step` calls of two optimizers whose gradients
-    came from the same scaled backward, and two GradScalers that both scale losses before
-    either steps (one scaler per optimizer, interleaved in one iteration).
+    came from the same scaled backward, `scaler.update()` inside a loop that steps each optimizer
+    of a list or tuple of at least two (a display of distinct names, or one a project function
+    of another file returns), and two GradScalers that both scale losses before either steps
+    (one scaler per optimizer, interleaved in one iteration).
 
     ## Why is this bad?
     `update()` may change the scale (halve it after an inf, double it after `growth_interval`
@@ -83,8 +89,59 @@ class UpdateBetweenOptimizers(Rule):
             "        self.scaler_a.update()\n"
             "        self.scaler_b.update()\n",
         ),
+        Flag(  # a loop over a list of two optimizers, the update inside it
+            "import torch\n"
+            "def train(model, x, opt_dense, opt_sparse):\n"
+            "    optimizers = [opt_dense, opt_sparse]\n"
+            "    scaler = torch.amp.GradScaler('cuda')\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = model(x)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    for optimizer in optimizers:\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n",
+        ),
     ]
     clean = [
+        # the same loop, one update after it
+        "import torch\n"
+        "def train(model, x, opt_dense, opt_sparse):\n"
+        "    optimizers = [opt_dense, opt_sparse]\n"
+        "    scaler = torch.amp.GradScaler('cuda')\n"
+        "    scaler.scale(model(x)).backward()\n"
+        "    for optimizer in optimizers:\n"
+        "        scaler.step(optimizer)\n"
+        "    scaler.update()\n",
+        # a list of unknown length (a parameter: one optimizer is fine), never guessed
+        "import torch\n"
+        "def train(model, x, optimizers, scaler):\n"
+        "    scaler.scale(model(x)).backward()\n"
+        "    for optimizer in optimizers:\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n",
+        # the list may shrink before the loop
+        "import torch\n"
+        "def train(model, x, opt_a, opt_b, scaler, frozen):\n"
+        "    optimizers = [opt_a, opt_b]\n"
+        "    if frozen:\n"
+        "        optimizers.pop()\n"
+        "    scaler.scale(model(x)).backward()\n"
+        "    for optimizer in optimizers:\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n",
+        # each optimizer's own loss scaled inside the loop (the scale is consistent)
+        "import torch\n"
+        "def train(model, x, opt_a, opt_b, scaler):\n"
+        "    for optimizer, head in [(opt_a, model.a), (opt_b, model.b)]:\n"
+        "        scaler.scale(head(x)).backward()\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n",
+        "import torch\n"
+        "def train(model, x, opt_a, opt_b, scaler):\n"
+        "    for optimizer in (opt_a, opt_b):\n"
+        "        scaler.scale(model(x)).backward()\n"
+        "        scaler.step(optimizer)\n"
+        "        scaler.update()\n",
         # the multiple-optimizers recipe: one update after all steps
         "import torch\n"
         "scaler = torch.amp.GradScaler('cuda')\n"
@@ -144,8 +201,46 @@ class UpdateBetweenOptimizers(Rule):
                     "after the last step",
                     related={"first_line": first.node, "second_line": second.node},
                 )
+        for flow, scaler in scalers.stepping():
+            for step, update, loop, count in self._loop_updates(ctx, flow, scaler):
+                source = loop_source(loop.node.iter, flow.frame)
+                yield self.report(
+                    update.node,
+                    f"`{scaler}.update()` inside the loop that steps each of the {count} "
+                    f"optimizers of `{key_text(loop.node.iter)}`{source} (`{scaler}.step` at line "
+                    "{step_line}): from the second one on, an optimizer is unscaled with a scale "
+                    "its gradients were not scaled by; update once, after the loop",
+                    related={"step_line": step.node},
+                )
         for flow in scalers.flows:
             yield from self._interleaved(scalers, flow)
+
+    @staticmethod
+    def _loop_updates(ctx, flow: Flow, scaler):
+        """`for opt in opts: scaler.step(opt); scaler.update()` over a container of at least two
+        optimizers written differently (facts/returned_values.py `known_length`: a display, a
+        local bound once to one, or a project function's returned display), no scale, jump or
+        condition around the step and update inside the loop."""
+        for step in flow.of("step", scaler=scaler):
+            loop = step.loop
+            if step.origin is not None or loop is None or not isinstance(loop.node, cst.For):
+                continue
+            target = loop.node.target
+            if not isinstance(target, cst.Name) or step.arg != target.value or step.conditional(loop):
+                continue
+            inside = [e for e in flow.events if e.inside(loop) and e is not step]
+            if any(e.kind in ("break", "continue", "return", "raise") for e in inside):
+                continue
+            if any(e.kind == "scale" and e.scaler == scaler for e in inside):
+                continue
+            updates = [u for u in inside if u.kind == "update" and u.scaler == scaler
+                       and u.order > step.order and u.loop == loop and not u.conditional(loop)
+                       and u.origin is None]
+            if not updates:
+                continue
+            count = known_length(loop.node.iter, flow.frame, ctx.facts.tree)
+            if count >= 2:
+                yield step, updates[0], loop, count
 
     @staticmethod
     def _update_between(flow: Flow, scaler) -> Optional[Tuple[Event, Event, Event]]:
