@@ -10,6 +10,7 @@ clean twin (the same files with the hazard fixed) that must stay silent.
     python benchmarks/fresh_layouts.py --data benchmarks/fresh_layouts_b   # the second blind set
     python benchmarks/fresh_layouts.py --data benchmarks/fresh_layouts_c   # the third blind set (round 6)
     python benchmarks/fresh_layouts.py --data benchmarks/fresh_layouts_d   # the fourth blind set (round 8)
+    python benchmarks/fresh_layouts.py --data benchmarks/fresh_layouts_e   # the fifth blind set (round 9)
 
 Data: benchmarks/fresh_layouts/*.txt, our own code. Each file holds a header
 (`# imitates:`, `# construct:`, one or more `# fix: OLD => NEW` applied to make the twin), then the
