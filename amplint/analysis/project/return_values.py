@@ -15,6 +15,7 @@ import sys
 from typing import Dict, Optional, Tuple
 
 from amplint.analysis.facts.names import _CANONICAL, _KEYWORD_READERS, _READ_KEYWORDS
+from amplint.analysis.project.context_openers import dotted_text
 
 # the targets a returned function value may have: outside the project for sure
 _LIBRARIES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy"}
@@ -116,7 +117,7 @@ def _own_nodes(function: ast.FunctionDef):
 
 def _value(node: Optional[ast.expr], imports: Dict[str, str], local) -> Optional[Returned]:
     if isinstance(node, (ast.List, ast.Tuple)):
-        texts = [_dotted(e) for e in node.elts]
+        texts = [dotted_text(e) for e in node.elts]
         if len(texts) < 2 or None in texts or len(set(texts)) != len(texts):
             return None
         return ("", len(texts))
@@ -133,21 +134,11 @@ def _value(node: Optional[ast.expr], imports: Dict[str, str], local) -> Optional
     return (target, 0) if target is not None else None
 
 
-def _dotted(node: ast.expr) -> Optional[str]:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
 
 def _qualified(node: ast.expr, imports: Dict[str, str], local) -> Optional[str]:
     """The outside name `node` spells through the module's imports (None: a local, a name of
     the project, anything not a dotted name)."""
-    text = _dotted(node)
+    text = dotted_text(node)
     if text is None:
         return None
     root, _, rest = text.partition(".")
