@@ -149,8 +149,9 @@ def test_llava_statement_to_dtype_in_another_file():
         files = load("half_llava_to_dtype", [(LLAVA_CAST, form)])
         assert findings(lint_project(files, SETTINGS)) == [
             ("llava/model/multimodal_encoder/clip_encoder.py", 13, "AMP110")], form
-    bf16 = half_classes(load("half_llava_to_dtype", [(LLAVA_CAST, "vision_tower.to(dtype=torch.bfloat16)")]))
-    assert {dtype for dtype in bf16.values()} and all("made bfloat16" in cite for cite in bf16.values())
+    for form in ("vision_tower.to(dtype=torch.bfloat16)", "vision_tower.type(torch.cuda.BFloat16Tensor)"):
+        bf16 = half_classes(load("half_llava_to_dtype", [(LLAVA_CAST, form)]))
+        assert bf16 and all("made bfloat16" in cite for cite in bf16.values()), form
     # not a half dtype, or no dtype at all: nothing is half
     for form in ("vision_tower.to(device=device_map, dtype=torch.float32)", "vision_tower.to(device_map)",
                  "vision_tower.type(torch.cuda.FloatTensor)"):
