@@ -97,8 +97,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
                 _base_ref(arg.value, names, facts.tree, module_frame)
                 for arg in frame.node.bases if arg.keyword is None
             )
-    flows = [f for f in function_flows(analysis) if any(e.kind in PROTOCOL for e in f.events)]
-    protocol = {id(f.frame) for f in flows}  # functions with protocol events of their own
+    flows: Optional[list] = None  # the functions with protocol events, made when first needed
     flagged: List[Tuple[int, object]] = []
     wanted: List[int] = []
     uses: Dict[int, Dict[int, str]] = {}  # id(scope) -> id(call bound to a local) -> the local
@@ -118,9 +117,12 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
                 summary.calls.append(key + ("name", f"{func.value.value}.{func.attr.value}", ""))
         elif isinstance(func, cst.Name) and func.value in imported:
             summary.calls.append(key + ("name", func.value, ""))
-        elif (isinstance(func, cst.Name) and function is not None and id(function) in protocol
-              and func.value in function.bindings):  # `clipper(params)`: a value the class flow follows
-            summary.calls.append(key + ("value", func.value, ""))
+        elif isinstance(func, cst.Name) and function is not None and func.value in function.bindings:
+            if flows is None:
+                flows = _protocol_flows(analysis)
+            if not any(flow.frame is function for flow in flows):
+                continue
+            summary.calls.append(key + ("value", func.value, ""))  # `clipper(params)`: the class flow's value
         elif (site.dotted and len(site.dotted) > 2 and site.dotted[0] in imported
               and _value_used(site, uses)):  # `moco.optimizer.build(...)` of `import moco.optimizer`
             summary.calls.append(key + ("name", ".".join(site.dotted), ""))
@@ -136,6 +138,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
     if not force and not summary.calls:
         summary.functions = None
         return summary
+    flows = _protocol_flows(analysis) if flows is None else flows
     nodes = [e.inner or e.node for f in flows for e in f.events]
     lines = node_lines(module, nodes) if nodes else {}
     for flow in flows:
@@ -143,6 +146,10 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
         if entry is not None:
             summary.functions[function_key(flow.frame) or ""] = entry
     return summary
+
+
+def _protocol_flows(analysis) -> list:
+    return [f for f in function_flows(analysis) if any(e.kind in PROTOCOL for e in f.events)]
 
 
 def _value_used(site, uses: Dict[int, Dict[int, str]]) -> bool:
