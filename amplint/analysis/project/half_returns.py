@@ -18,7 +18,6 @@ parsed or summarised here beyond what the region pass read; the caller's file is
 from __future__ import annotations
 
 import ast
-import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryReturnsHalf
@@ -26,7 +25,6 @@ from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
 
 _MAX_CHAIN = 3  # functions from the caller's call to the one that casts
-_HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.(?:to|type)\([^)\n]*(?:float16|[Hh]alf|bfloat16)")
 _CALLABLE = ("func", "cfunc", "bound")
 
 Cast = Tuple[str, str, Tuple[str, ...], Tuple[str, ...]]  # (file, function, names, the functions on the way)
@@ -111,17 +109,16 @@ def _returns_half(project, target: Tuple[str, str], memo, depth: int) -> Optiona
     function = flow.functions.get(key) if flow is not None else None
     if function is None:
         return None
-    casts_here = bool(_HALF_TEXT.search(project.files.get(path) or ""))
     names: List[str] = []
     for value in function.returns:
-        if casts_here and _is_half(value):
+        if _is_half(value):
             names.append("")  # `return model.half()`
         elif value[0] == "local" and value[1] not in function.params:
             name = value[1]
             assigned = function.assigns.get(name, ())
-            if casts_here and (any(_is_half(v) for v in assigned) or any(
+            if any(_is_half(v) for v in assigned) or any(
                     receiver == ("local", name) and attr in STATEMENT_CASTS
-                    for receiver, attr, _text, _line in function.dynamic)):
+                    for receiver, attr, _text, _line in function.dynamic):
                 names.append(name)
                 continue
             for inner in assigned:
