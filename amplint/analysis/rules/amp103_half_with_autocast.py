@@ -34,7 +34,11 @@ class HalfWithAutocast(Rule):
     Also across files: a model cast to half (`model.half()`, `model = build(...).half()`) and then
     passed to a function of another file that calls that parameter inside an autocast region of
     its own (`train_one_epoch(model, ...)` in engine.py running `model(samples)` under
-    `torch.cuda.amp.autocast()`). The message names the call and the region.
+    `torch.cuda.amp.autocast()`). The message names the call and the region. And the other
+    way: a factory of another file (a function, classmethod or staticmethod, or a short chain
+    of them) returns the model it casts (`model.half(); return model`), and the caller runs the
+    returned value under an autocast region of its own; a cast under `if flag:` counts only
+    where that call leaves the flag on (`load_model(..., fp16=False)` halves nothing).
 
     ## Why is this bad?
     Autocast expects float32 weights and inputs and casts per operation. A model cast to half

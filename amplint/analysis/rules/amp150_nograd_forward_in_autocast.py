@@ -61,7 +61,10 @@ class NogradForwardInAutocast(Rule):
     `@torch.no_grad()` that calls `self(...)` or `self.forward(...)` (nanoGPT's
     `model.generate(...)`) is a no-grad forward of its receiver, whatever the caller's grad
     mode: the method is found in this file, or through the project's class flow in another
-    file (`model` holds the `GPT` of model.py), and the message names it.
+    file (`model` holds the `GPT` of model.py), and the message names it. So is calling an
+    object of another file that stores the module it is built with and runs it under no_grad in
+    its `__call__` (`guesser = LabelGuesser(model)`, then `guesser(x)`), when the class flow
+    ties the stored module to the name the region later trains.
 
     ## Why is this bad?
     Autocast caches the low-precision copy of every float32 weight it casts, for the rest of the
