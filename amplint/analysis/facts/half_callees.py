@@ -10,7 +10,7 @@ parameters the function calls under an active region of its own file.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -20,6 +20,29 @@ class EntryCallsParam:
     target: str  # the function's name as this file imports it
     params: Tuple[Tuple[int, str], ...]  # (position, name) of each parameter it calls under autocast
     where: str  # "engine.py:17": the region, for messages
+
+
+@dataclass(frozen=True)
+class EntryReturnsHalf:
+    """Function `function` of this file returns a value it casts to half, and a caller runs
+    that value under an autocast region of its own (amplint.analysis.project.half_returns)."""
+
+    function: str  # its key: "load_model", "Transformer.from_folder"
+    names: Tuple[str, ...]  # the returned locals it casts; "" for a cast written in a `return`
+    call: str  # "whisper.load_model(args.model, device=device) at train.py:13"
+    region: str  # "train.py:21"
+    scaler: bool  # the caller's file makes a GradScaler
+    # (position or keyword, literal or "?") of each argument of that call; None when the call
+    # does not reach this function directly (a chain of factories)
+    passed: Optional[Tuple[Tuple[object, object], ...]]
+
+
+def returns_half_entries(entries) -> Dict[str, List[EntryReturnsHalf]]:
+    found: Dict[str, List[EntryReturnsHalf]] = {}
+    for entry in entries:
+        if isinstance(entry, EntryReturnsHalf):
+            found.setdefault(entry.function, []).append(entry)
+    return found
 
 
 def calls_param_entries(entries) -> Dict[str, EntryCallsParam]:

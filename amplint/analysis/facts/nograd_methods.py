@@ -110,6 +110,21 @@ class EntryNoGradArgs:
     where: str
 
 
+@dataclass(frozen=True)
+class EntryNoGradHeld:
+    """`receiver(...)` in function `scope` of this file runs, without grad, the module this
+    function also holds as `held`: the receiver's class (`cls`, its `method` defined at `where`
+    in another file) stores the module it is built with and calls it under no_grad (MixMatch's
+    label guesser built with the model the loop then trains)."""
+
+    scope: str
+    receiver: Tuple[str, ...]
+    held: Tuple[str, ...]
+    cls: str
+    method: str
+    where: str
+
+
 def nograd_params(function: Optional[Frame]) -> Tuple[Tuple[int, str], ...]:
     """(position, name) of the parameters a module-level function, or a method, calls
     (`p(...)`, `p.forward(...)`) under no_grad: it is decorated no_grad/inference_mode, or the
@@ -132,9 +147,36 @@ def nograd_params(function: Optional[Frame]) -> Tuple[Tuple[int, str], ...]:
             positional = positional[1:]
     names = {p.name.value: i for i, p in enumerate(positional)}
     names.update({p.name.value: -1 for p in node.params.kwonly_params})
+    called, rebound = _nograd_calls(function)
+    found = {}
+    for func in called:
+        if isinstance(func, cst.Name) and func.value in names:
+            found[func.value] = names[func.value]
+    return tuple(sorted((index, name) for name, index in found.items() if name not in rebound))
+
+
+def nograd_self_attrs(function: Optional[Frame]) -> Tuple[str, ...]:
+    """The attributes `x` a method calls as `self.x(...)` / `self.x.forward(...)` under no_grad
+    (decorated, or in one of its own `with torch.no_grad():` blocks): a callable object holding
+    a model it runs without grad (MixMatch-style label guessing in `__call__`)."""
+    if function is None or function.kind != "function" or function.parent is None \
+            or function.parent.kind != "class" or not isinstance(function.node, cst.FunctionDef):
+        return ()
+    called, rebound = _nograd_calls(function)
+    if "self" in rebound:
+        return ()
+    return tuple(sorted({func.attr.value for func in called if isinstance(func, cst.Attribute)
+                         and isinstance(func.value, cst.Name) and func.value.value == "self"}))
+
+
+def _nograd_calls(function: Frame):
+    """(the callees, `.forward` dropped, of the calls a function makes under no_grad; the names
+    it binds again)."""
+    node = function.node
+    scope = function.parent
     modes = [_mode(d.decorator, scope) for d in node.decorators]
     decorated = True in modes and False not in modes
-    found = {}
+    called = []
     rebound = set()
     stack = [(node.body, decorated)]
     while stack:
@@ -156,10 +198,9 @@ def nograd_params(function: Optional[Frame]) -> Tuple[Tuple[int, str], ...]:
             func = current.func
             if isinstance(func, cst.Attribute) and func.attr.value == "forward":
                 func = func.value
-            if isinstance(func, cst.Name) and func.value in names:
-                found[func.value] = names[func.value]
+            called.append(func)
         stack.extend((child, off) for child in code_children(current))
-    return tuple(sorted((index, name) for name, index in found.items() if name not in rebound))
+    return called, rebound
 
 
 _TARGETS = {

@@ -17,6 +17,7 @@ from amplint.analysis.facts.nograd_methods import (
 )
 from amplint.analysis.project.function_entries import parsed_facts
 from amplint.analysis.project.module_defs import module_functions
+from amplint.analysis.project.nograd_held import note_nograd_held
 
 _WORDS = ("no_grad", "inference_mode")
 
@@ -39,6 +40,7 @@ def note_nograd_call(project, path: str, key: str, receiver, attr: str, target: 
     """Record an EntryNoGradCall for `path` when `target` (file, "Class.method"), which the call
     `receiver.attr(...)` in function `key` runs, is a no-grad forward method."""
     where, method_key = target
+    note_nograd_held(project, path, key, receiver, attr, target)  # `guesser(x)` running its model
     if not attr or attr == "forward" or method_key.count(".") != 1 or method_key.split(".")[1] != attr:
         return
     name = receiver_name(receiver)

@@ -6,7 +6,8 @@ A helper in `utils.py` calls `accelerator.unscale_gradients(optimizer)` and the 
 `clip_gradients()`, called through `self.` between `scaler.scale(loss).backward()` and
 `scaler.step(opt)`. Each file whose text holds a scaler or framework-verb word (`CALLER_WORDS`)
 is summarised (`summarize_scaler`): the calls of its functions that the file's call graph
-leaves unresolved (`self.m()` of a class with bases, a bare name imported from elsewhere),
+leaves unresolved (`self.m()` of a class with bases, a bare name imported from elsewhere, a
+local or parameter called in a function with protocol events: the class flow's value),
 and the composed protocol events of each of its functions. The project resolves those calls
 (methods through base classes and mixins, imported names through re-exports: the resolver the
 region pass uses), summarises the callee's file on demand, and hands the caller's file one
@@ -96,6 +97,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
                 _base_ref(arg.value, names, facts.tree, module_frame)
                 for arg in frame.node.bases if arg.keyword is None
             )
+    flows: Optional[list] = None  # the functions with protocol events, made when first needed
     flagged: List[Tuple[int, object]] = []
     wanted: List[int] = []
     uses: Dict[int, Dict[int, str]] = {}  # id(scope) -> id(call bound to a local) -> the local
@@ -115,6 +117,12 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
                 summary.calls.append(key + ("name", f"{func.value.value}.{func.attr.value}", ""))
         elif isinstance(func, cst.Name) and func.value in imported:
             summary.calls.append(key + ("name", func.value, ""))
+        elif isinstance(func, cst.Name) and function is not None and func.value in function.bindings:
+            if flows is None:
+                flows = _protocol_flows(analysis)
+            if not any(flow.frame is function for flow in flows):
+                continue
+            summary.calls.append(key + ("value", func.value, ""))  # `clipper(params)`: the class flow's value
         elif (site.dotted and len(site.dotted) > 2 and site.dotted[0] in imported
               and _value_used(site, uses)):  # `moco.optimizer.build(...)` of `import moco.optimizer`
             summary.calls.append(key + ("name", ".".join(site.dotted), ""))
@@ -130,7 +138,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
     if not force and not summary.calls:
         summary.functions = None
         return summary
-    flows = [f for f in function_flows(analysis) if any(e.kind in PROTOCOL for e in f.events)]
+    flows = _protocol_flows(analysis) if flows is None else flows
     nodes = [e.inner or e.node for f in flows for e in f.events]
     lines = node_lines(module, nodes) if nodes else {}
     for flow in flows:
@@ -138,6 +146,10 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
         if entry is not None:
             summary.functions[function_key(flow.frame) or ""] = entry
     return summary
+
+
+def _protocol_flows(analysis) -> list:
+    return [f for f in function_flows(analysis) if any(e.kind in PROTOCOL for e in f.events)]
 
 
 def _value_used(site, uses: Dict[int, Dict[int, str]]) -> bool:
@@ -399,6 +411,8 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
     _, _, _, kind, name, cls = call
     if kind == "self":
         return _method(project, path, summary, cls, name, 0)
+    if kind == "value":
+        return _value_target(project, path, call[0], name)
     head, _, attr = name.partition(".")
     ref = summary.imports.get(head)
     if ref is None:
@@ -414,6 +428,20 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
     if target is None or key not in target.functions or "." in key:
         return None
     return where, key
+
+
+def _value_target(project, path: str, key: str, name: str) -> Optional[Tuple[str, str]]:
+    """What calling local or parameter `name` of function `key` runs, when the class flow
+    knows exactly one: the `__call__` of the one project class it holds (torchvision's
+    references with a grad-norm clipping object), or the one function."""
+    if project.summary(path) is None:
+        return None
+    found = {target for target, _held, _source, _instance in project.flow.call_targets(path, key, ("local", name), "")}
+    if len(found) != 1:
+        return None
+    where, target = found.pop()
+    summary = project.summary(where)
+    return (where, target) if summary is not None and target in summary.functions else None
 
 
 def _dead_end(project, importer: str, ref: str, may_hold: MayHold) -> bool:

@@ -9,12 +9,13 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.fp16 import dtype_of
-from amplint.analysis.facts.half_callees import calls_param_entries
+from amplint.analysis.facts.half_callees import calls_param_entries, returns_half_entries
 from amplint.analysis.facts.names import visible_scopes
 from amplint.analysis.facts.syntax import literal_str, self_attr
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, iter_nodes, receiver_root
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import argument, region_note, with_args
+from amplint.analysis.rules._returned_half import returned_to_region
 
 _MODEL_NAME = re.compile(r"(model|net|module|encoder|decoder|backbone|classifier|generator|discriminator)", re.I)
 
@@ -33,7 +34,11 @@ class HalfWithAutocast(Rule):
     Also across files: a model cast to half (`model.half()`, `model = build(...).half()`) and then
     passed to a function of another file that calls that parameter inside an autocast region of
     its own (`train_one_epoch(model, ...)` in engine.py running `model(samples)` under
-    `torch.cuda.amp.autocast()`). The message names the call and the region.
+    `torch.cuda.amp.autocast()`). The message names the call and the region. And the other
+    way: a factory of another file (a function, classmethod or staticmethod, or a short chain
+    of them) returns the model it casts (`model.half(); return model`), and the caller runs the
+    returned value under an autocast region of its own; a cast under `if flag:` counts only
+    where that call leaves the flag on (`load_model(..., fp16=False)` halves nothing).
 
     ## Why is this bad?
     Autocast expects float32 weights and inputs and casts per operation. A model cast to half
@@ -184,12 +189,18 @@ class HalfWithAutocast(Rule):
         severity = Severity.ERROR if facts.scalers.any else Severity.WARNING
         readers: dict = {}  # name -> scopes of the active regions reading it
         remote = calls_param_entries(facts.entries)
+        returned = returns_half_entries(facts.entries)
         for index, site in enumerate(facts.tree.calls):
             if id(site.node) not in casts:
                 continue
             passed = None
             if not self._mixed_with_autocast(facts, site, readers):
                 passed = _passed_to_region(facts, site, index, remote) if remote else None
+                entry = returned_to_region(site, returned, _cast_target(site)) if returned and passed is None else None
+                if entry is not None:
+                    if self._is_model(facts, site):
+                        yield self._returned_report(site, entry, severity)
+                    continue
                 if passed is None:
                     stored = _stored_submodule(facts, site)
                     if stored is not None and self._is_model(facts, site):
@@ -230,6 +241,19 @@ class HalfWithAutocast(Rule):
                 )
             fix = None if model else self._fix(site)
             yield self.report(site.node, message, fix=fix, severity=severity)
+
+    def _returned_report(self, site: CallSite, entry, severity) -> Diagnostic:
+        if entry.scaler:
+            severity = Severity.ERROR
+        what = _model_words(site)
+        scaler = (" (with the GradScaler there, `unscale_` raises 'ValueError: Attempting to unscale FP16 "
+                  "gradients.')") if entry.scaler else ""
+        message = (
+            f"half cast of {what} mixed with autocast in another file: `{entry.function}` returns it "
+            f"to `{entry.call}`, which runs it under the autocast region at {entry.region}; its "
+            f"weights train without an fp32 master copy{scaler}; keep the model fp32"
+        )
+        return self.report(site.node, message, severity=severity)
 
     def _wrapper_report(self, site: CallSite, stored, severity, facts) -> Diagnostic:
         cls, attr, method, region = stored

@@ -12,7 +12,7 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.context_functions import bound_locally, overrides
 from amplint.analysis.facts.names import resolve, resolve_expr
 from amplint.analysis.facts.nograd_methods import (
-    NO_GRAD, EntryNoGradArgs, EntryNoGradCall, EntryNoGradFunction, nograd_forward, nograd_params,
+    NO_GRAD, EntryNoGradArgs, EntryNoGradCall, EntryNoGradFunction, EntryNoGradHeld, nograd_forward, nograd_params,
 )
 from amplint.analysis.facts.regions import AUTOCAST_APIS, Region, literal_bool
 from amplint.analysis.facts.syntax import calls_in
@@ -61,7 +61,10 @@ class NogradForwardInAutocast(Rule):
     `@torch.no_grad()` that calls `self(...)` or `self.forward(...)` (nanoGPT's
     `model.generate(...)`) is a no-grad forward of its receiver, whatever the caller's grad
     mode: the method is found in this file, or through the project's class flow in another
-    file (`model` holds the `GPT` of model.py), and the message names it.
+    file (`model` holds the `GPT` of model.py), and the message names it. So is calling an
+    object of another file that stores the module it is built with and runs it under no_grad in
+    its `__call__` (`guesser = LabelGuesser(model)`, then `guesser(x)`), when the class flow
+    ties the stored module to the name the region later trains.
 
     ## Why is this bad?
     Autocast caches the low-precision copy of every float32 weight it casts, for the rest of the
@@ -361,6 +364,11 @@ class NogradForwardInAutocast(Rule):
                        for e in facts.entries if isinstance(e, EntryNoGradFunction)})
         nograd.update({("args", e.scope, e.receiver, e.method): (e.params, f"(`{e.cls}.{e.method}`, defined at {e.where})")
                        for e in facts.entries if isinstance(e, EntryNoGradArgs)})
+        for e in facts.entries:  # `guesser(x)`: a no-grad forward of the module it was built with
+            if isinstance(e, EntryNoGradHeld):
+                nograd.setdefault(("held", e.scope, e.receiver), []).append(
+                    (e.held, f"`{'.'.join(e.receiver)}` (`{e.cls}.{e.method}`, defined at {e.where}, "
+                             f"runs the `{'.'.join(e.held)}` it was built with under no_grad)"))
         for frame, body, region in self._scopes(facts):
             walker = _Walker(facts, frame, region_withs, modules, nograd)
             walker.block(body, _outer_grad(frame, None), ())
@@ -604,6 +612,8 @@ class _Walker:
                 self.cleared = True
                 continue
             for key, via in self._nograd_arguments(call, dotted):
+                self.calls.append(_Call(call, key, False, self.order, path, via))
+            for key, via in (self.nograd.get(("held", scope_key(self.frame), tuple(dotted))) or ()) if dotted else ():
                 self.calls.append(_Call(call, key, False, self.order, path, via))
             via = self._nograd_method(call, dotted)
             if via is not None:  # `model.generate(...)`: a @no_grad method calling self(...)

@@ -1,0 +1,166 @@
+"""For AMP103 across files, the other way round from half_callees.py: a factory that casts the
+model it returns (whisper's `load_model` halving it under `if fp16:`, a classmethod
+`from_pretrained`-like constructor ending in `return model.half()`), whose caller runs the
+returned value under an autocast region of its own.
+
+Driven by the regions, not by the factories: for each call the class flow records under a
+first-pass file's own active region on a local (`model(x)`) or on `self.x` (`self.model(x)`),
+the values bound to that name (`model = whisper.load_model(...)`, `self.model = load(...)` in
+a method of the same class) that are calls of exactly one project function, classmethod or
+staticmethod. A function returns a half value when a `return` gives a cast (`return
+m.half()`) or a local the function casts (`m.half()` as a statement, `m = m.to(torch.float16)`);
+a `return` of another such call is followed, up to `_MAX_CHAIN` functions. The answer travels
+as an EntryReturnsHalf of the file holding the cast, with the literal arguments the caller
+passes (the rule stays silent when the caller turns off a flag guarding the cast). Nothing is
+parsed or summarised here beyond what the region pass read; the caller's file is read with
+`ast` only when a chain was found, for its arguments."""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from amplint.analysis.facts.half_callees import EntryReturnsHalf
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project.halfspread import STATEMENT_CASTS
+
+_MAX_CHAIN = 3  # functions from the caller's call to the one that casts
+_CALLABLE = ("func", "cfunc", "bound")
+
+Cast = Tuple[str, str, Tuple[str, ...], Tuple[str, ...]]  # (file, function, names, the functions on the way)
+
+
+def half_return_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturnsHalf, ...]]:
+    found: Dict[str, List[EntryReturnsHalf]] = {}
+    memo: Dict[Tuple[str, str], Optional[Cast]] = {}
+    for path in project.first_pass:
+        summary = project.summaries.get(path)
+        if summary is None or summary.flow is None:
+            continue
+        seen = set()
+        for key, receiver, attr, _text, line, index in summary.flow.roots:
+            info = summary.region_infos[index]
+            if attr not in ("", "forward") or info.enabled == Enabled.FALSE or receiver[0] not in ("local", "self"):
+                continue
+            for where, caller, value in _bound_values(project, path, key, receiver):
+                cast = _factory_cast(project, where, caller, value, memo)
+                if cast is None or (value, cast) in seen:
+                    continue
+                seen.add((value, cast))
+                cpath, ckey, names, chain = cast
+                region = f"{project.display(info.origin.path)}:{info.origin.line}"
+                call = f"{value[2]} at {project.display(where)}:{value[3]}"
+                passed = _literal_args(project.files.get(where) or "", value[3], chain[0])
+                scaler = "GradScaler" in (project.files.get(path) or "")
+                found.setdefault(cpath, []).append(EntryReturnsHalf(
+                    ckey, names, call, region, scaler, passed if len(chain) == 1 else None))
+    return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
+
+
+def _bound_values(project, path: str, key: str, receiver):
+    """(file, function, value) of each call bound to the receiver: a local of the function
+    (never a parameter), or `self.x` stored in a method of the same class in this file."""
+    flow = project.summaries[path].flow
+    if receiver[0] == "local":
+        function = flow.functions.get(key)
+        if function is None or receiver[1] in function.params:
+            return
+        for value in function.assigns.get(receiver[1], ()):
+            if value[0] == "call":
+                yield path, key, value
+        return
+    if key.count(".") != 1:
+        return
+    cls = key.split(".")[0]
+    for other, function in flow.functions.items():
+        if other.split(".")[0] != cls or other.count(".") != 1:
+            continue
+        for attr, value in function.stores:
+            if attr == receiver[1] and value[0] == "call":
+                yield path, other, value
+
+
+def _factory_cast(project, path: str, key: str, value, memo, depth: int = 0) -> Optional[Cast]:
+    """The cast that makes the value of call `value` (in function `key` of `path`) half: in the
+    one project function it calls, or in one that function's return calls in turn."""
+    if depth >= _MAX_CHAIN:
+        return None
+    target = _one_target(project, path, key, value[1])
+    if target is None:
+        return None
+    if target not in memo:
+        memo[target] = None  # a recursive factory answers nothing
+        memo[target] = _returns_half(project, target, memo, depth)
+    return memo[target]
+
+
+def _one_target(project, path: str, key: str, callee) -> Optional[Tuple[str, str]]:
+    held = project.flow.values(path, key, callee)
+    targets = {(t[3], t[4]) if t[0] == "bound" else (t[1], t[2]) for t in held if t[0] in _CALLABLE}
+    if len(targets) != 1 or len(held) != 1:
+        return None  # anything else it may be: not known exactly
+    return targets.pop()
+
+
+def _returns_half(project, target: Tuple[str, str], memo, depth: int) -> Optional[Cast]:
+    path, key = target
+    summary = project.summaries.get(path)
+    flow = summary.flow if summary is not None else None
+    function = flow.functions.get(key) if flow is not None else None
+    if function is None:
+        return None
+    names: List[str] = []
+    for value in function.returns:
+        if _is_half(value):
+            names.append("")  # `return model.half()`
+        elif value[0] == "local" and value[1] not in function.params:
+            name = value[1]
+            assigned = function.assigns.get(name, ())
+            if any(_is_half(v) for v in assigned) or any(
+                    receiver == ("local", name) and attr in STATEMENT_CASTS
+                    for receiver, attr, _text, _line in function.dynamic):
+                names.append(name)
+                continue
+            for inner in assigned:
+                if inner[0] == "call":
+                    found = _factory_cast(project, path, key, inner, memo, depth + 1)
+                    if found is not None:
+                        return found[:3] + ((key,) + found[3],)
+        elif value[0] == "call":
+            found = _factory_cast(project, path, key, value, memo, depth + 1)
+            if found is not None:
+                return found[:3] + ((key,) + found[3],)
+    if not names:
+        return None
+    return path, key, tuple(sorted(set(names))), (key,)
+
+
+def _is_half(value) -> bool:
+    if value[0] == "half":
+        return True
+    return value[0] == "any" and any(item is not None and _is_half(item) for item in value[1])
+
+
+def _literal_args(text: str, line: int, function: str) -> Optional[Tuple[Tuple[object, object], ...]]:
+    """(position or keyword, the literal or None) of each argument of the call of `function`
+    (its last name) at `line` of the caller's text; None when no such call is found."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    name = function.split(".")[-1]
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or node.lineno != line:
+            continue
+        func = node.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if last != name or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            continue
+        out = [(i, _literal(a)) for i, a in enumerate(node.args)]
+        out += [(k.arg, _literal(k.value)) for k in node.keywords]
+        return tuple(out)
+    return None
+
+
+def _literal(node: ast.expr):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, type(None))) else "?"
