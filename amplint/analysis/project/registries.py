@@ -40,6 +40,8 @@ class Registries:
         the order of the registry search's files and of their registrations."""
         found = self._made.get(key)
         if found is None:
+            # asked again while it is read (a registry made by a build): nothing yet, no cycle
+            self._made[key] = []
             wanted = self.words.for_registry(key, self._search())
             owed = [path for path in dict.fromkeys(wanted) if self.f.owes(path) and path not in self._light]
             if owed:  # read without summarising them: only the files of built classes are read further
@@ -59,6 +61,7 @@ class Registries:
         if classes is None:
             if self._text_files is None:
                 self._text_files = frozenset(self._text_search())
+            self._registered[path] = frozenset()  # while it is read (no cycle)
             classes = frozenset(
                 name for registry, name in (self._of(path) if path in self._text_files else ())
                 if self.keys(path, registry)
@@ -72,6 +75,7 @@ class Registries:
         memo = (path, value)
         found = self._keys.get(memo)
         if found is None:
+            self._keys[memo] = ()  # while it is evaluated: its own evaluation sees no registry
             flow = self.f
             saved = flow._steps, flow._active, flow._cuts, flow._context.frames
             flow._active, flow._context.frames = set(), []
