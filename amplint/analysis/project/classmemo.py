@@ -7,11 +7,11 @@ questions (each call under a region, each half cast) re-walked the same flow: 8,
 evaluations of 1,660 values on fairseq.
 
 What such an evaluation gives depends only on its context: which of the values it evaluates
-are being evaluated above it (those it is cut against), how deep it starts (the depth bound),
-how many steps the question has left (the step budget), and whether the registrations are
-known yet (`narrow_by_config`). Kept with those, it is reused exactly where evaluating it again
-would give the same: the same values active among those it evaluated, none of them memoised
-since, room for its depth and its steps. A reuse replays its counts (steps, evaluations, cuts),
+are being evaluated above it (those it is cut against), how deep it starts (the depth bound)
+and how many steps the question has left (the step budget). Registrations are read as questions
+of their own (registries.py), whatever is being evaluated. Kept with those, it is reused
+exactly where evaluating it again would give the same: the same values active among those it
+evaluated, none of them memoised since, room for its depth and its steps. A reuse replays its counts (steps, evaluations, cuts),
 so every later decision (the budget, what the first memo keeps, `call_targets`' memo) is the
 one a second evaluation would have made. An evaluation that met anything else that depends on
 the order of the questions (the depth bound, the step budget, a file the parse budget left
@@ -24,10 +24,10 @@ from typing import Dict, FrozenSet, List, Optional, Set
 
 
 class Entry:
-    __slots__ = ("found", "visited", "cut", "height", "steps", "cuts", "registered", "stale")
+    __slots__ = ("found", "visited", "cut", "height", "steps", "cuts", "stale")
 
     def __init__(self, found: dict, visited: FrozenSet[tuple], cut: FrozenSet[tuple], height: int,
-                 steps: int, cuts: int, registered: bool) -> None:
+                 steps: int, cuts: int) -> None:
         self.found = found
         self.visited = visited  # the values it evaluated and that were not memoised
         self.cut = cut  # the values above it that it was cut against
@@ -36,7 +36,6 @@ class Entry:
         # of the values under it that were not memoised
         self.steps = steps
         self.cuts = cuts  # cuts evaluating it again would make
-        self.registered = registered  # whether the registrations were known
         self.stale = False  # one of `visited` was memoised since: evaluating it again would differ
 
 
@@ -86,11 +85,9 @@ class ContextMemo:
         for entry in self.containing.pop(key, ()):
             entry.stale = True
 
-    def find(self, key: tuple, depth: int, active: set, steps_left: int, registered: bool,
-             bound: int) -> Optional[Entry]:
+    def find(self, key: tuple, depth: int, active: set, steps_left: int, bound: int) -> Optional[Entry]:
         for entry in self.entries.get(key, ()):
-            if (not entry.stale and entry.registered == registered
-                    and depth + entry.height <= bound and entry.steps <= steps_left
+            if (not entry.stale and depth + entry.height <= bound and entry.steps <= steps_left
                     and entry.cut <= active and all(a not in entry.visited for a in active)):
                 self.reused += 1
                 if self.frames:
@@ -102,11 +99,11 @@ class ContextMemo:
                 return entry
         return None
 
-    def keep(self, key: tuple, frame: Frame, found: dict, cuts: int, registered: bool) -> None:
+    def keep(self, key: tuple, frame: Frame, found: dict, cuts: int) -> None:
         frame.visited.add(key)
         if not frame.tainted:
             entry = Entry(found, frozenset(frame.visited), frozenset(frame.cut - frame.visited),
-                          frame.deepest - frame.depth, frame.steps, cuts, registered)
+                          frame.deepest - frame.depth, frame.steps, cuts)
             self.entries.setdefault(key, []).append(entry)
             for value in entry.visited:
                 self.containing.setdefault(value, []).append(entry)

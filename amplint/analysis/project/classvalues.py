@@ -70,8 +70,7 @@ class ClassValues(FlowIndex):
             self._cuts += 1
             context.cut_against(memo_key)
             return {}
-        registered = self._registered_set is not None
-        entry = context.find(memo_key, depth, self._active, _BUDGET - self._steps, registered, _MAX_DEPTH)
+        entry = context.find(memo_key, depth, self._active, _BUDGET - self._steps, _MAX_DEPTH)
         if entry is not None:  # what evaluating it again here would give, counts included
             self._steps += entry.steps
             self.evaluations += entry.steps
@@ -94,9 +93,9 @@ class ClassValues(FlowIndex):
             self._memo[memo_key] = found
             context.settled(memo_key)
         else:
-            if self._steps > _BUDGET or registered != (self._registered_set is not None):
+            if self._steps > _BUDGET:
                 frame.tainted = True
-            context.keep(memo_key, frame, found, self._cuts - cuts, registered)
+            context.keep(memo_key, frame, found, self._cuts - cuts)
         if context.frames:
             context.frames[-1].absorb(frame, settled)
         return found
@@ -402,7 +401,7 @@ class ClassValues(FlowIndex):
             elif kind == "wide_build":
                 out.setdefault(thing, Hold(cite))
             elif kind == "build":
-                for cpath, cls in self._registrations().get(thing[1], ()):
+                for cpath, cls in self.registries.made_by(thing[1]):
                     out.setdefault(("inst", cpath, cls), Hold(cite))
                     built.add(("inst", cpath, cls))
                 registries.append(thing[1])

@@ -11,6 +11,7 @@ from amplint.analysis.project.call_words import (  # noqa: F401 (indirect_binder
     CallWords, binds_indirectly as _binds_indirectly, indirect_binders, super_rebound,
 )
 from amplint.analysis.project.flowvalues import CHAIN
+from amplint.analysis.project.registries import Registries
 from amplint.analysis.project.site_files import SiteFiles
 
 
@@ -57,7 +58,6 @@ class FlowIndex:
     def __init__(self, project) -> None:
         self.p = project
         self._calls: Dict[str, list] = {}
-        self._registered: Optional[Dict[tuple, list]] = None
         self._text_hits: Dict[str, List[str]] = {}
         self._words: Optional[CallWords] = None  # the text questions, indexed (call_words.py)
         self._parses = 0
@@ -71,7 +71,7 @@ class FlowIndex:
         self._accounted: Set[str] = set()  # names whose files the budget counted
         self._site_files = None
         self._config_types: Optional[Dict[str, Set[str]]] = None
-        self._registered_set: Optional[FrozenSet[tuple]] = None
+        self.registries = Registries(self)  # what a registry's build makes (registries.py)
         self._timm_models: Optional[Dict[str, List[Tuple[str, str]]]] = None
 
     def config_types(self) -> Dict[str, Set[str]]:
@@ -91,9 +91,8 @@ class FlowIndex:
         when they name one of them: a registry build makes only what a config names. A
         factory's parameter (`def build_head(cfg): return HEADS.build(cfg)`) is decided by the
         factory's call sites, not by its own name."""
-        registered = self._registered_set
-        if registered is None or not any(thing[0] == "inst" for thing in out):
-            return out  # no registry built anything yet
+        if not any(thing[0] == "inst" for thing in out):
+            return out
         match = _FIRST_ARG.match(text)
         name = match.group(1) if match else None
         flow = self._flow(path) if name and "." not in key else None
@@ -101,9 +100,12 @@ class FlowIndex:
         if not name or (function is not None and name in function.params):
             return out
         types = self.config_types().get(name, ())
-        held = [thing for thing in out if thing[0] == "inst" and (thing[1], thing[2]) in registered]
-        if not any(thing[2] in types for thing in held):
+        if not any(thing[0] == "inst" and thing[2] in types for thing in out):
             return out  # the configs' `name=dict(type=...)` are about something else
+        registered = self.registries.is_registered  # read from the class's own file
+        held = [thing for thing in out if thing[0] == "inst" and registered(thing[1], thing[2])]
+        if not any(thing[2] in types for thing in held):
+            return out
         return {thing: hold for thing, hold in out.items() if thing not in held or thing[2] in types}
 
     def _flow(self, path: str, optional: bool = False):
@@ -249,45 +251,6 @@ class FlowIndex:
                 for name in (flow.timm_models if flow is not None else ()):
                     self._timm_models.setdefault(name, []).append((path, name))
         return self._timm_models
-
-    def _registrations(self) -> Dict[tuple, list]:
-        if self._registered is None:
-            self._registered = {}
-            files = self._files_with("register_module") + self._files_with("register")
-            light = self._unsummarised_registrations(files)
-            for path in files:
-                found = light.get(path)
-                if found is None:
-                    flow = self._flow(path, optional=True)
-                    if flow is None:
-                        continue
-                    found = flow.registrations
-                for registry, cls in found:
-                    for thing in self.values(path, "", registry):
-                        if thing[0] in ("reg", "ext"):
-                            key = thing if thing[0] == "reg" else ("reg", thing[1])
-                            entry = (path, cls)
-                            bucket = self._registered.setdefault(key, [])
-                            if entry not in bucket:
-                                bucket.append(entry)
-            self._registered_set = frozenset(c for found in self._registered.values() for c in found)
-        return self._registered
-
-    def _unsummarised_registrations(self, files: List[str]) -> Dict[str, list]:
-        """Prefetch the files of the registry search, as a text search's: counted against the
-        parse budget as before, but those not summarised yet are owed, not summarised (only the
-        files whose classes a build makes are read further): path -> their registrations, taken
-        without a summary (ast_registrations.py); a file missing here is read from its summary."""
-        if not self._batched:
-            self._prefetch(files)
-            return {}
-        self._prefetch(files, count_only=True)
-        free = [path for path in files if path in self.p.deferred and path not in self.p.summaries]
-        if free:  # the planned framework files: summarised here, as before
-            self.p.summarise(free)
-        owed = [path for path in dict.fromkeys(files) if self.owes(path)]
-        found = self.p.registrations_of(owed) if owed else {}
-        return {path: regs for path, regs in found.items() if regs is not None}
 
 
 _WORD_CHAR = re.compile(r"\w")

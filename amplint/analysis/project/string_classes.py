@@ -256,10 +256,7 @@ def _registered(cv, where: str, registry: tuple, names) -> List[Tuple[str, str]]
     for path in files:
         flow = cv._flow(path)
         for value, cls in (flow.registrations if flow is not None else ()):
-            if cls in names and any(
-                (t if t[0] == "reg" else ("reg", t[1])) == registry
-                for t in cv.values(path, "", value) if t[0] in ("reg", "ext")
-            ):
+            if cls in names and registry in cv.registries.keys(path, value):
                 found.append((path, cls))
     return found
 
