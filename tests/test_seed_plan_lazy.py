@@ -202,3 +202,43 @@ def test_whether_a_file_is_planned_is_answered_without_the_plan(monkeypatch):
     assert "point_rend/point_sup/deep_cascade.py" in plan
     assert "point_rend/point_sup/lookalikes.py" not in plan
     assert "point_rend/point_sup/lookalikes.py" in lazy.outline()
+
+
+FUSED = """import torch
+
+
+def run_fused(model, x):
+    with torch.autocast("cuda"):
+        return model(x)
+"""
+
+# two classes of one name: the index cannot vouch for the names, so the plan summarises it
+HALF_EXPORT = """from detectron2.modeling import build_model
+from point_sup.fused import run_fused
+
+
+class Exporter:
+    pass
+
+
+class Exporter:
+    def export(self, cfg, x):
+        model = build_model(cfg)
+        model.half()
+        return run_fused(model, x)
+"""
+
+
+def _half_files(enabled: bool = True):
+    files = _files(enabled)
+    files["point_rend/point_sup/fused.py"] = FUSED
+    files["point_rend/point_sup/half_export.py"] = HALF_EXPORT
+    return files
+
+
+def test_a_planned_file_the_index_cannot_read_is_read_as_when_the_plan_summarised_it(monkeypatch):
+    files = _half_files()
+    lazy = findings(lint_project(files, SETTINGS))
+    _eager(monkeypatch)
+    assert findings(lint_project(files, SETTINGS)) == lazy
+    assert ("point_rend/point_sup/half_export.py", 12, "AMP103") in lazy

@@ -183,6 +183,13 @@ class ProjectFacts(ProjectResolver):
         or one the framework seeds planned)?"""
         return path in self.deferred or (self.seed_plan is not None and self.seed_plan.holds(path))
 
+    def planned_summary(self, path: str) -> Optional[ModuleSummary]:
+        """The file's summary if it is made, or if the framework seeds' plan makes it when
+        worked out (seed_files.py); else None."""
+        if path not in self.summaries and self.seed_plan is not None and self.seed_plan.summarises(path):
+            self.summarise([path])
+        return self.summaries.get(path)
+
     def registrations_of(self, paths: List[str]) -> Dict[str, Optional[list]]:
         """path -> what its summary's `flow.registrations` holds, for files not summarised
         (None: not known without the summary)."""

@@ -74,6 +74,15 @@ class SeedFiles:
             found = self._held[path] = self._derived(path, set())
         return found
 
+    def summarises(self, path: str) -> bool:
+        """Does working the plan out summarise this file (a planned one whose class names the
+        index cannot give)? Such a file was summarised when the plan was made; a reader that
+        takes every summary made (half_callees.py) reads it as it did."""
+        if path in self.p.summaries or not self.holds(path):
+            return False
+        info = light_file(path, self.p.files[path])
+        return info is None or not info.exact
+
     def _derived(self, path: str, seen: Set[str]) -> bool:
         """Does a wave of the plan reach `path` (in the outline, not chosen, not summarised
         when the plan was asked for)? A search back through the files defining its bases."""
