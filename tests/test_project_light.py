@@ -99,7 +99,7 @@ UNIT = "d2_roi_heads/d2_custom/tests/test_soft_mask.py"
 def test_harmless_files_stay_unparsed_and_the_seeds_do_not_change(monkeypatch):
     files = _files()
     project = build(files, SETTINGS)
-    assert UNIT not in project.summaries and UNIT in project.deferred
+    assert UNIT not in project.summaries and project.is_deferred(UNIT)
     # found through MaskBlock's name, which only the index gave (blocks.py, planned unparsed)
     assert project.summaries["d2_roi_heads/d2_custom/extra_heads.py"] is not None
     found = findings(lint_project(files, SETTINGS))
@@ -127,7 +127,7 @@ def test_a_config_that_names_the_model_reads_no_planned_file(monkeypatch):
         "d2_roi_heads/configs/mask_rcnn_custom.yaml"].replace("ENABLED: False", "ENABLED: True")
     project = build(files, SETTINGS)
     for path in (UNIT, "d2_roi_heads/d2_custom/blocks.py", "d2_roi_heads/d2_custom/extra_heads.py"):
-        assert path not in project.summaries and path in project.deferred
+        assert path not in project.summaries and project.is_deferred(path)
     found = findings(lint_project(files, SETTINGS))
     assert found == [("d2_roi_heads/d2_custom/roi_heads.py", 8, "AMP102")]
     _summarise_up_front(monkeypatch)

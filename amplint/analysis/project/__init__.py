@@ -113,6 +113,7 @@ class ProjectFacts(ProjectResolver):
         # files a framework's text test chose but that define no class, left unparsed until
         # something asks for them; the class flow's parse budget counts them as summarised
         self.deferred: Set[str] = set()
+        self.seed_plan = None  # the framework seeds' planned files (seed_files.py), worked out lazily
         self._index = self._module_index()
         self._entries: Dict[str, Tuple[EntryRegion, ...]] = {}
         self.flow = ClassFlow(self)
@@ -177,6 +178,18 @@ class ProjectFacts(ProjectResolver):
                 self.modules[path] = module
         return self.summaries[path]
 
+    def is_deferred(self, path: str) -> bool:
+        """Does the class flow's parse budget count this file as summarised (a deferred file,
+        or one the framework seeds planned)?"""
+        return path in self.deferred or (self.seed_plan is not None and self.seed_plan.holds(path))
+
+    def planned_summary(self, path: str) -> Optional[ModuleSummary]:
+        """The file's summary if it is made, or if the framework seeds' plan makes it when
+        worked out (seed_files.py); else None."""
+        if path not in self.summaries and self.seed_plan is not None and self.seed_plan.summarises(path):
+            self.summarise([path])
+        return self.summaries.get(path)
+
     def registrations_of(self, paths: List[str]) -> Dict[str, Optional[list]]:
         """path -> what its summary's `flow.registrations` holds, for files not summarised
         (None: not known without the summary)."""
@@ -226,6 +239,8 @@ class ProjectFacts(ProjectResolver):
         seeds.extend(attr_region_seeds(self))
         reach = propagate(self, seeds)
         if self.value_flow:
+            if self.seed_plan is not None:
+                self.seed_plan.files  # the plan summarises what its index cannot read, as it did
             self.flow.summarise_owed()  # the points-to scope reads every summary made
         if self.value_flow and (reach.entries or any(s is not None and s.regions for s in self.summaries.values())):
             # the points-to resolver over the files this pass touched answers the calls the

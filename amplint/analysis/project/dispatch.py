@@ -48,6 +48,10 @@ class BaseIndex:
         self._order: Dict[str, int] = {}
         self.examined = 0
 
+    def words(self, path: str) -> FrozenSet[str]:
+        """The words the file's `class X(...)` bases write."""
+        return base_words(self.p.files, path, self._words)
+
     def files(self, names: Set[str]) -> List[str]:
         """The files whose class bases write one of `names` (`base_words(...) & names`)."""
         if self._files is None:

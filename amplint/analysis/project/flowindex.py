@@ -112,7 +112,7 @@ class FlowIndex:
         """The flow facts of a file. `optional`: a file found by a text search (call sites,
         registrations, half casts); parsed here only while the budget lasts, so that a
         common name cannot send most of a large tree to the parser."""
-        if optional and not self._counted(path) and path not in self.p.deferred:
+        if optional and not self._counted(path) and not self.p.is_deferred(path):
             if self._parses >= self._budget:
                 self.skipped.add(path)
                 return None
@@ -129,7 +129,7 @@ class FlowIndex:
         if not self._batched:
             if count_only:  # what `_flow(path, optional=True)` counts, file by file
                 for path in paths:
-                    if not self._counted(path) and path not in self.p.deferred:
+                    if not self._counted(path) and not self.p.is_deferred(path):
                         if self._parses >= self._budget:
                             self.skipped.add(path)
                             continue
@@ -137,8 +137,8 @@ class FlowIndex:
                         self._owed.add(path)
             return
         todo = [path for path in paths if not self._counted(path)]
-        free = [path for path in todo if path in self.p.deferred]  # not counted, as before
-        todo = [path for path in todo if path not in self.p.deferred]
+        free = [path for path in todo if self.p.is_deferred(path)]  # not counted, as before
+        todo = [path for path in todo if not self.p.is_deferred(path)]
         todo = todo[: max(0, self._budget - self._parses)]
         self._parses += len(todo)
         if count_only:

@@ -64,7 +64,7 @@ def framework_seeds(project):
             project.deferred.update(path for path in chosen if not _DEFINES_CLASS.search(project.files[path]))
             chosen = [path for path in chosen if path not in project.deferred]
         # with their subclasses, summarised when a loop below reads every summary
-        plan = SeedFiles(project, chosen)
+        plan = project.seed_plan = SeedFiles(project, chosen)
     for framework in sorted(active):
         settings = [s for s in project.settings if s.framework == framework]
         unscoped = []

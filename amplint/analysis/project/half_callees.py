@@ -27,8 +27,11 @@ def half_callee_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryC
         if not path.endswith(".py"):
             continue
         summary = project.summaries.get(path)
-        if summary is None and project.flow.owes(path) and _HALF_TEXT.search(project.files.get(path) or ""):
-            summary = project.summary(path)  # counted as summarised by a call-site search
+        if summary is None and _HALF_TEXT.search(project.files.get(path) or ""):
+            if project.flow.owes(path):
+                summary = project.summary(path)  # counted as summarised by a call-site search
+            else:
+                summary = project.planned_summary(path)
         if summary is None or not summary.imports:
             continue
         text = project.files.get(path)
@@ -61,7 +64,7 @@ def _defining(project, importer: str, ref: str) -> Optional[Tuple[str, str]]:
     for path, attrs in project._module_candidates(importer, ref):
         if len(attrs) != 1 or path == importer:
             return None
-        summary = project.summaries.get(path)
+        summary = project.planned_summary(path)
         if summary is not None and summary.regions and attrs[0] in summary.functions:
             return path, attrs[0]
         if summary is not None:

@@ -105,7 +105,7 @@ class Registries:
         if self._files is None:
             files = self._text_search()
             self.f._prefetch(files, count_only=True)
-            free = [path for path in files if path in self.f.p.deferred and path not in self.f.p.summaries]
+            free = [path for path in files if path not in self.f.p.summaries and self.f.p.is_deferred(path)]
             if free:
                 self.f.p.summarise(free)
             self._files = files
