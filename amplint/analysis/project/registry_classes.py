@@ -123,7 +123,10 @@ def _registrations(node):
             if _register_call(dec) and len(dec.args) == 1:
                 yield dec, ast.Name(id=node.name, ctx=ast.Load())
     elif type(node) is ast.Expr and _register_call(node.value) and len(node.value.args) >= 2:
-        yield node.value, node.value.args[1]
+        yield node.value, node.value.args[1]  # `Registry.register("linear", LinearAttention)`
+    elif (type(node) is ast.Expr and type(node.value) is ast.Call and _register_call(node.value.func)
+          and len(node.value.func.args) == 1 and len(node.value.args) == 1 and not node.value.keywords):
+        yield node.value.func, node.value.args[0]  # `Model.register("name")(Net)`
 
 
 def _register_call(node) -> bool:

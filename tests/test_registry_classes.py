@@ -1,0 +1,113 @@
+"""Registry classes keyed by strings (issue 26, amplint/analysis/project/registry_classes.py and
+string_sources.py): a class whose classmethods `register(name)` and `by_name(name)` store and
+find subclasses by name, as allenai/allennlp's `Registrable`. The test project is laid out like
+allennlp-models' SimpleTagger with a registrable Seq2SeqEncoder: train.py builds the encoder by
+`Seq2SeqEncoder.by_name(params.pop("type"))` from a dict-literal config, SimpleTagger holds it,
+and the trainer (another file) runs the model under autocast. Only the class registered under
+the configured name is followed, only when every name reaching the lookup is a literal of the
+project; otherwise the call is unresolved and --show-regions says why. Missed on main."""
+
+from __future__ import annotations
+
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import build, lint_project
+
+from project_files import load, project_findings  # noqa: E402
+
+SETTINGS = Settings.default()
+TAGGER = "strings_allennlp_registrable"
+HAZARD = ("tagger/modules/self_attention_encoder.py", 23, "AMP110")
+FIX = [("-1e9", "torch.finfo(scores.dtype).min")]
+DECORATOR = '@Seq2SeqEncoder.register("self_attention")\n'
+ENCODER = TAGGER + "/tagger/modules/self_attention_encoder.py"
+
+
+def findings(files):
+    return project_findings(lint_project(files, SETTINGS), skip=("AMP130",))
+
+
+def unresolved(files):
+    return [(call, why) for _, call, why in build(files).unresolved]
+
+
+# a region that calls the looked-up encoder directly: --show-regions names its calls
+PROBE = """
+
+def encode(tokens, mask):
+    params = dict(CONFIG["model"]["encoder"])
+    encoder = Seq2SeqEncoder.by_name(params.pop("type"))(**params)
+    with torch.autocast("cuda"):
+        return encoder(tokens, mask)
+"""
+
+
+def probe_why(files):
+    files[TAGGER + "/train.py"] += PROBE
+    return [why for call, why in unresolved(files) if call.startswith("encoder at train.py")]
+
+
+def test_the_class_registered_under_the_configured_name_is_followed():
+    files = load(TAGGER)
+    assert findings(files) == [HAZARD]
+    (message,) = [d.message for r in lint_project(files, SETTINGS).values() for d in r.diagnostics]
+    assert "Seq2SeqEncoder.by_name('self_attention') at train.py:12" in message
+    assert findings(load(TAGGER, FIX)) == []
+    assert probe_why(load(TAGGER)) == []
+
+
+def test_another_registered_name_runs_another_class():
+    # the config names the pass-through encoder: the self-attention one is registered but not built
+    files = load(TAGGER, [('"type": "self_attention"', '"type": "pass_through"')])
+    assert findings(files) == []
+    assert unresolved(files) == []
+
+
+def test_registration_by_a_call():
+    # `Seq2SeqEncoder.register("self_attention")(SelfAttentionEncoder)` after the class
+    files = load(TAGGER, [(DECORATOR, "")])
+    files[ENCODER] += '\n\nSeq2SeqEncoder.register("self_attention")(SelfAttentionEncoder)\n'
+    assert findings(files) == [(HAZARD[0], HAZARD[1] - 1, HAZARD[2])]
+
+
+def test_the_name_as_a_parameter_every_call_site_gives_a_literal():
+    files = load(TAGGER, [
+        ("def build_model(vocab_size, num_tags):", "def build_model(vocab_size, num_tags, encoder_type):"),
+        ('Seq2SeqEncoder.by_name(encoder_params.pop("type"))', "Seq2SeqEncoder.by_name(encoder_type)"),
+        ("build_model(30000, 17)", 'build_model(30000, 17, "self_attention")'),
+    ])
+    assert findings(files) == [HAZARD]
+    files = load(TAGGER, [
+        ("def build_model(vocab_size, num_tags):", "def build_model(vocab_size, num_tags, encoder_type):"),
+        ('Seq2SeqEncoder.by_name(encoder_params.pop("type"))', "Seq2SeqEncoder.by_name(encoder_type)"),
+        ("build_model(30000, 17)", "build_model(30000, 17, input())"),
+    ])
+    assert findings(files) == []
+
+
+def test_a_name_not_known_exactly_is_unresolved():
+    # the config's name is overwritten from the environment: which class runs, no file decides
+    files = load(TAGGER, [("    model = build_model(", '    CONFIG["model"]["encoder"]["type"] = os.environ["ENC"]\n'
+                           "    model = build_model(")])
+    assert findings(files) == []
+    (why,) = probe_why(files)
+    assert "by a name whose values are not all literals of the project" in why
+
+
+def test_a_name_nothing_registers_is_unresolved():
+    files = load(TAGGER, [('"type": "self_attention"', '"type": "lstm"')])
+    assert findings(files) == []
+    (why,) = probe_why(files)
+    assert "the names lstm given to `Seq2SeqEncoder.by_name` have no class registered" in why
+
+
+def test_only_a_registry_shaped_class_is_read_as_one():
+    # a `by_name` that does not return what `register` stored is an ordinary classmethod
+    files = load(TAGGER, [("return Registrable._registry[cls][name]", "return cls.list_available()")])
+    assert findings(files) == []
+    # a registration through another registry class with the same method names does not count
+    files = load(TAGGER, [(DECORATOR, '@OtherEncoder.register("self_attention")\n')])
+    files[ENCODER] = files[ENCODER].replace(
+        "from tagger.modules.seq2seq_encoder import Seq2SeqEncoder\n",
+        "from tagger.modules.seq2seq_encoder import Seq2SeqEncoder\n\n\n"
+        "class OtherEncoder(Seq2SeqEncoder):\n    pass\n")
+    assert findings(files) == []
