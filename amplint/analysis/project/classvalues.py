@@ -377,8 +377,8 @@ class ClassValues(FlowIndex):
         for thing, hold in self.values(path, key, callee, depth).items():
             kind = thing[0]
             named = string_call(self, path, key, thing, text, cite)  # Hydra, `REGISTRY.get(name)`
-            if named is None and kind == "cfunc":
-                named = registry_lookup(self, path, key, thing, cite)  # `Model.by_name(name)`
+            if named is None and kind in ("cfunc", "func"):
+                named = registry_lookup(self, path, key, thing, cite)  # `Model.by_name(name)`, `get_model(name)`
             if named is not None:
                 merge_things(out, named)
             elif kind == "torch":

@@ -29,25 +29,34 @@ MAX_NAMED = 4
 
 
 def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optional[Things]:
-    """What a call of `thing` (a classmethod held as ("cfunc", file, "Base.by_name", file, Cls))
-    in function `key` of `path` makes when it is a registry class's lookup; else None."""
-    if thing[0] != "cfunc":
-        return None
-    fpath, fkey, cpath, cls = thing[1], thing[2], thing[3], thing[4]
+    """What a call of `thing` in function `key` of `path` makes when it is a registry's lookup
+    by name: a registry class's classmethod (("cfunc", file, "Base.by_name", file, Cls)) or a
+    module-level getter function (("func", file, "get_model")); else None."""
     params = cv.strings.params
-    owner, _, method = fkey.rpartition(".")
-    if not owner or "." in owner or not _is_registry(params._tree(fpath), owner, method):
+    if thing[0] == "cfunc":
+        fpath, fkey, cpath, cls = thing[1], thing[2], thing[3], thing[4]
+        owner, _, method = fkey.rpartition(".")
+        if not owner or "." in owner or not _class_registry(params._tree(fpath), owner, method):
+            return None
+        registry, shown, how = ("class", cpath, cls), f"{cls}.{method}", f"`{cls}.register`"
+    elif thing[0] == "func" and "." not in thing[2]:
+        fpath, method = thing[1], thing[2]
+        registers = _function_registry(params._tree(fpath), method)
+        if not registers:
+            return None
+        registry, shown, how = ("func", fpath, registers), method, f"`{registers[0]}`"
+    else:
         return None
-    text = f"{cls}.{method}(...)"
+    text = f"{shown}(...)"
     tree = params._tree(path)
     call = call_in(function_node(tree, key), method) if tree is not None else None
     if call is None or len(call.args) != 1 or call.keywords:
-        return {("unnamed", text, f"`{cls}.{method}` is a registry lookup whose call could not be read"): Hold(cite)}
-    names = string_values(cv.p, params, path, key, call.args[0])
+        return {("unnamed", text, f"`{shown}` is a registry lookup whose call could not be read"): Hold(cite)}
+    names = string_values(cv.strings, path, key, call.args[0])
     if names is None:
-        return {("unnamed", text, f"it is looked up in the registry of `{cls}` by a name whose values "
+        return {("unnamed", text, f"it is looked up in the registry of `{shown}` by a name whose values "
                  "are not all literals of the project"): Hold(cite)}
-    registered = _registered(cv, cpath, cls)
+    registered = _registered(cv, registry)
     out: Things = {}
     missing = []
     for value, vpath, line in names:
@@ -55,16 +64,16 @@ def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optiona
         if hit is None:
             missing.append(value)
             continue
-        out.setdefault(("class", hit[0], hit[1]), Hold(f"{cls}.{method}({value!r}) at {cv.p.display(vpath)}:{line}"))
+        out.setdefault(("class", hit[0], hit[1]), Hold(f"{shown}({value!r}) at {cv.p.display(vpath)}:{line}"))
     if missing or not out or len(out) > MAX_NAMED:
-        why = (f"the names {', '.join(sorted(set(missing))[:3])} given to `{cls}.{method}` have no class "
-               f"registered with `{cls}.register`" if missing or not out else
-               f"{len(out)} registered classes reach `{cls}.{method}`")
+        why = (f"the names {', '.join(sorted(set(missing))[:3])} given to `{shown}` have no class "
+               f"registered with {how}" if missing or not out else
+               f"{len(out)} registered classes reach `{shown}`")
         return {("unnamed", text, why): Hold(cite)}
     return out
 
 
-def _is_registry(tree: Optional[ast.Module], owner: str, method: str) -> bool:
+def _class_registry(tree: Optional[ast.Module], owner: str, method: str) -> bool:
     """Class `owner` defines classmethods `register` (storing `X[name] = ...`, in its body or a
     function nested in it) and `method` (returning `X...[param]`)."""
     found = [node for node in (tree.body if tree is not None else ()) if type(node) is ast.ClassDef and node.name == owner]
@@ -74,12 +83,39 @@ def _is_registry(tree: Optional[ast.Module], owner: str, method: str) -> bool:
     register, lookup = methods.get("register"), methods.get(method)
     if register is None or lookup is None or len(register.args.args) < 2 or len(lookup.args.args) != 2:
         return False
-    name = register.args.args[1].arg
-    stores = any(type(target) is ast.Subscript and _keyed_by(target, name)
-                 for node in ast.walk(register) if type(node) is ast.Assign for target in node.targets)
-    param = lookup.args.args[1].arg
-    returns = [node.value for node in ast.walk(lookup) if type(node) is ast.Return and node.value is not None]
-    return stores and bool(returns) and all(type(value) is ast.Subscript and _keyed_by(value, param) for value in returns)
+    return _stores(register, register.args.args[1].arg, None) and _returns(lookup, lookup.args.args[1].arg, None)
+
+
+def _function_registry(tree: Optional[ast.Module], getter: str) -> Tuple[str, ...]:
+    """The module-level functions that register into the dict the module-level function
+    `getter(name)` returns `D[name]` of (`D` a module-level name; a register function takes
+    the name first and stores `D[name] = ...`, in its body or a function nested in it)."""
+    defs = {node.name: node for node in (tree.body if tree is not None else ())
+            if type(node) is ast.FunctionDef}
+    lookup = defs.get(getter)
+    if lookup is None or len(lookup.args.args) != 1 or lookup.args.vararg or lookup.args.kwarg:
+        return ()
+    returned = [node.value.value for node in ast.walk(lookup) if type(node) is ast.Return
+                and type(node.value) is ast.Subscript and type(node.value.value) is ast.Name]
+    names = {node.id for node in returned}
+    if len(names) != 1 or not _returns(lookup, lookup.args.args[0].arg, names):
+        return ()
+    return tuple(sorted(name for name, node in defs.items() if name != getter and node.args.args
+                        and _stores(node, node.args.args[0].arg, names)))
+
+
+def _stores(function, key: str, containers) -> bool:
+    return any(type(target) is ast.Subscript and _keyed_by(target, key)
+               and (containers is None or type(target.value) is ast.Name and target.value.id in containers)
+               for node in ast.walk(function) if type(node) is ast.Assign for target in node.targets)
+
+
+def _returns(function, key: str, containers) -> bool:
+    returns = [node.value for node in ast.walk(function) if type(node) is ast.Return]
+    return bool(returns) and all(
+        type(value) is ast.Subscript and _keyed_by(value, key)
+        and (containers is None or type(value.value) is ast.Name and value.value.id in containers)
+        for value in returns)
 
 
 def _classmethod(node: ast.FunctionDef) -> bool:
@@ -90,52 +126,70 @@ def _keyed_by(node: ast.Subscript, name: str) -> bool:
     return type(node.slice) is ast.Name and node.slice.id == name
 
 
-def _registered(cv, cpath: str, cls: str) -> Dict[str, Tuple[str, str]]:
-    """name -> (file, class) of every `@Cls.register("name")` on a module-level class and every
-    module-level `Cls.register("name", Other, ...)` of the project, where `Cls` resolves to the
-    class `cls` of `cpath`. A name registered twice (to two classes) is left out."""
+def _registered(cv, registry: tuple) -> Dict[str, Tuple[str, str]]:
+    """name -> (file, class) of every registration into `registry` of the project: for a
+    registry class `Cls`, `@Cls.register("name")` on a module-level class and the module-level
+    `Cls.register("name", Other, ...)` / `Cls.register("name")(Other)`; for register functions,
+    `@register_model("name")` (or `name="name"`) and the same calls. A name registered to two
+    classes is left out. Only the files whose text calls `Cls.register(` / `register_model(`
+    are parsed."""
     memo = cv.__dict__.setdefault("_registry_classes", {})
-    if (cpath, cls) in memo:
-        return memo[(cpath, cls)]
+    if registry in memo:
+        return memo[registry]
     found: Dict[str, List[Tuple[str, str]]] = {}
-    word = f"{cls}.register("
+    words = [f"{registry[2]}.register("] if registry[0] == "class" else [f"{name}(" for name in registry[2]]
     for path in cv.p.python:
-        if word not in cv.p.files[path]:
+        text = cv.p.files[path]
+        if not any(word in text for word in words):
             continue
         tree = cv.strings.params._tree(path)
         for node in (tree.body if tree is not None else ()):
-            for call, registered in _registrations(node):
-                name = call.args[0].value
-                if _ref(cv.p, path, call.func.value) == (cpath, cls):
+            for call, name, registered in _registrations(node):
+                if _into(cv.p, path, call.func, registry):
                     target = _ref(cv.p, path, registered)
                     if target is not None:
                         found.setdefault(name, []).append(target)
     out = {name: targets[0] for name, targets in found.items() if len(set(targets)) == 1}
-    memo[(cpath, cls)] = out
+    memo[registry] = out
     return out
 
 
+def _into(project, path: str, func, registry: tuple) -> bool:
+    if registry[0] == "class":
+        return type(func) is ast.Attribute and func.attr == "register" and _ref(project, path, func.value) == registry[1:]
+    name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+    return name in registry[2] and _ref(project, path, func, "functions") == (registry[1], name)
+
+
 def _registrations(node):
-    """(the `X.register("name", ...)` call, the class expression it registers) in one
-    module-level statement."""
+    """(the register call, the name, the class expression it registers) in one module-level
+    statement: a class decorator, `R("name", Cls)`, `R("name")(Cls)`."""
     if type(node) is ast.ClassDef:
         for dec in node.decorator_list:
-            if _register_call(dec) and len(dec.args) == 1:
-                yield dec, ast.Name(id=node.name, ctx=ast.Load())
-    elif type(node) is ast.Expr and _register_call(node.value) and len(node.value.args) >= 2:
-        yield node.value, node.value.args[1]  # `Registry.register("linear", LinearAttention)`
-    elif (type(node) is ast.Expr and type(node.value) is ast.Call and _register_call(node.value.func)
-          and len(node.value.func.args) == 1 and len(node.value.args) == 1 and not node.value.keywords):
-        yield node.value.func, node.value.args[0]  # `Model.register("name")(Net)`
+            name = _register_call(dec)
+            if name is not None and len(dec.args) <= 1:
+                yield dec, name, ast.Name(id=node.name, ctx=ast.Load())
+    elif type(node) is ast.Expr and type(node.value) is ast.Call:
+        call = node.value
+        name = _register_call(call)
+        if name is not None and len(call.args) >= 2 and type(call.args[0]) is ast.Constant:
+            yield call, name, call.args[1]  # `Registry.register("linear", LinearAttention)`
+        inner = _register_call(call.func)
+        if inner is not None and len(call.func.args) <= 1 and len(call.args) == 1 and not call.keywords:
+            yield call.func, inner, call.args[0]  # `Model.register("name")(Net)`
 
 
-def _register_call(node) -> bool:
-    return (type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "register"
-            and bool(node.args) and type(node.args[0]) is ast.Constant and type(node.args[0].value) is str)
+def _register_call(node) -> Optional[str]:
+    """The literal name a call `f("name")` / `f(name="name")` gives, or None."""
+    if type(node) is not ast.Call or type(node.func) not in (ast.Attribute, ast.Name):
+        return None
+    first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+    return first.value if type(first) is ast.Constant and type(first.value) is str else None
 
 
-def _ref(project, path: str, expr) -> Optional[Tuple[str, str]]:
-    """(file, class) a (dotted) name of `path` resolves to, or None."""
+def _ref(project, path: str, expr, kind: str = "classes") -> Optional[Tuple[str, str]]:
+    """(file, class) a (dotted) name of `path` resolves to (a function for kind "functions"),
+    or None."""
     parts: List[str] = []
     while type(expr) is ast.Attribute:
         parts.append(expr.attr)
@@ -148,11 +202,11 @@ def _ref(project, path: str, expr) -> Optional[Tuple[str, str]]:
         return None
     if dotted[0] in summary.imports:
         found = project.resolve_ref(path, ".".join([summary.imports[dotted[0]]] + dotted[1:]))
-    elif len(dotted) == 1 and dotted[0] in summary.classes:
+    elif len(dotted) == 1 and dotted[0] in getattr(summary, kind):
         found = (path, (dotted[0],))
     else:
         return None
     if found is None or len(found[1]) != 1:
         return None
     target = project.summary(found[0])
-    return (found[0], found[1][0]) if target is not None and found[1][0] in target.classes else None
+    return (found[0], found[1][0]) if target is not None and found[1][0] in getattr(target, kind) else None

@@ -6,7 +6,12 @@
   `params.get("type")` with `params = dict(CONFIG["model"])` (also `X.copy()`,
   `copy.deepcopy(X)`), `CONFIG` a module-level dict literal;
 - a name bound once (in the function, else at module level) to one of these;
-- a parameter of a module-level function every call site gives a literal (string_params.py).
+- a parameter of a module-level function every call site gives a literal (string_params.py);
+- a configured value: `args.arch` (the argparse option `--arch` of the project: its `choices=`,
+  else its literal `default=`, the script's own parser first), `cfg.MODEL.NAME` and
+  `config["model"]["name"]` with `config = yaml.safe_load(...)` (every literal the project's
+  YAMLs and yacs / ml_collections assignments give under that key path of two keys or more,
+  string_classes.StringConfigs.scalars).
 
 Exact or nothing: None where a step is anything else, where a name is bound more than once,
 where a dict the key is read from is written to (`d["type"] = ...`, `d.update(...)`,
@@ -36,26 +41,35 @@ def function_node(tree: ast.Module, key: str):
 
 
 def call_in(scope, method: str) -> Optional[ast.Call]:
-    """The one call `X.method(...)` in `scope` (a def, or the module without its defs)."""
+    """The one call `X.method(...)` or `method(...)` in `scope` (a def, or the module without
+    its defs)."""
     if scope is None:
         return None
-    found = [node for node in _walk(scope) if type(node) is ast.Call and type(node.func) is ast.Attribute
-             and node.func.attr == method]
+    found = [node for node in _walk(scope) if type(node) is ast.Call and (
+        type(node.func) is ast.Attribute and node.func.attr == method
+        or type(node.func) is ast.Name and node.func.id == method)]
     return found[0] if len(found) == 1 else None
 
 
-def string_values(project, params, path: str, key: str, expr) -> Optional[List[Literal]]:
-    """(value, file, line) of every literal that can reach `expr` (in function `key` of `path`)."""
-    tree = params._tree(path)
+def string_values(strings, path: str, key: str, expr) -> Optional[List[Literal]]:
+    """(value, file, line) of every literal that can reach `expr` (in function `key` of `path`);
+    `strings`: the class flow's string_classes.StringConfigs."""
+    tree = strings.params._tree(path)
     scope = function_node(tree, key) if tree is not None else None
     if scope is None:
         return None
-    return _Reader(params, path, key, tree, scope).strings(expr, 0)
+    found = _Reader(strings, path, key, tree, scope).strings(expr, 0)
+    return found or None
+
+
+_LOADERS = frozenset({("yaml", "safe_load"), ("yaml", "load"), ("yaml", "full_load"), ("json", "load"),
+                      ("OmegaConf", "load")})
 
 
 class _Reader:
-    def __init__(self, params, path: str, key: str, tree: ast.Module, scope) -> None:
-        self.params, self.path, self.key, self.tree, self.scope = params, path, key, tree, scope
+    def __init__(self, strings, path: str, key: str, tree: ast.Module, scope) -> None:
+        self.strings_, self.params = strings, strings.params
+        self.path, self.key, self.tree, self.scope = path, key, tree, scope
 
     def strings(self, expr, steps: int) -> Optional[List[Literal]]:
         if steps > _MAX_STEPS:
@@ -72,9 +86,45 @@ class _Reader:
         item = _item(expr)
         if item is not None:
             mapping = self.mapping(item[0], steps + 1)
-            value = _value_of(mapping, item[1]) if mapping is not None else None
+            if mapping is None:
+                return self._configured(expr)
+            value = _value_of(mapping, item[1])
             return self.strings(value, steps + 1) if value is not None else None
+        if type(expr) is ast.Attribute:
+            return self._configured(expr)
         return None
+
+    def _configured(self, expr) -> Optional[List[Literal]]:
+        """`args.arch` (argparse), `cfg.MODEL.NAME`, `config["model"]["name"]` of a loaded YAML."""
+        keys: List[str] = []
+        loaded = False
+        while True:
+            item = _item(expr)
+            if item is not None:
+                keys.append(item[1])
+                expr = item[0]
+            elif type(expr) is ast.Attribute:
+                keys.append(expr.attr)
+                expr = expr.value
+            else:
+                break
+        if type(expr) is not ast.Name:
+            return None
+        bound = self._bound(expr.id)
+        if bound is not None and bound != "param":
+            func = bound[0].func if type(bound[0]) is ast.Call else None
+            loaded = (type(func) is ast.Attribute and type(func.value) is ast.Name
+                      and (func.value.id, func.attr) in _LOADERS)
+            if not loaded and not _parsed(bound[0]):
+                return None  # a dict literal or another value: not a config the project's files give
+        keys.reverse()
+        if len(keys) == 1 and not loaded:
+            if bound is None and expr.id in _imported(self.tree):
+                return None  # an attribute of a module
+            return argparse_values(self.strings_.p, self.params, self.path, keys[0])
+        if len(keys) < 2:
+            return None
+        return list(self.strings_.scalars(tuple(keys))) or None
 
     def mapping(self, expr, steps: int) -> Optional[ast.Dict]:
         """The dict literal `expr` holds (a copy of it, or a key of it holding one)."""
@@ -115,6 +165,67 @@ class _Reader:
                 return (found[0], self.scope) if len(found) == 1 and found[0] is not None else None
         found = _bindings(self.tree, name)
         return (found[0], self.tree) if len(found) == 1 and found[0] is not None else None
+
+
+def argparse_values(project, params, path: str, dest: str) -> Optional[List[Literal]]:
+    """The values an argparse option with destination `dest` takes: its literal `choices=`,
+    else its literal `default=` (the option of the script's own parser, else of any parser of
+    the project); None where an option gives neither."""
+    flag = "--" + dest
+    found = []
+    for where in [path] + [p for p in project.python if p != path]:
+        text = project.files[where]
+        if "add_argument" not in text or not ("--" + dest.replace("_", "-") in text or flag in text):
+            continue
+        tree = params._tree(where)
+        for node in (ast.walk(tree) if tree is not None else ()):
+            if (type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "add_argument"
+                    and _option_dest(node) == dest):
+                values = _option_values(node, where)
+                if values is None:
+                    return None
+                found.extend(values)
+        if found and where == path:
+            break
+    return found or None
+
+
+def _option_dest(call: ast.Call) -> Optional[str]:
+    for keyword in call.keywords:
+        if keyword.arg == "dest":
+            return keyword.value.value if type(keyword.value) is ast.Constant else None
+    for arg in call.args:
+        if type(arg) is ast.Constant and type(arg.value) is str and arg.value.startswith("--"):
+            return arg.value[2:].replace("-", "_")
+    return None
+
+
+def _option_values(call: ast.Call, path: str) -> Optional[List[Literal]]:
+    given = {keyword.arg: keyword.value for keyword in call.keywords}
+    choices = given.get("choices")
+    if choices is not None:
+        if type(choices) not in (ast.List, ast.Tuple, ast.Set) or not all(
+                type(e) is ast.Constant and type(e.value) is str for e in choices.elts):
+            return None
+        return [(e.value, path, e.lineno) for e in choices.elts]
+    default = given.get("default")
+    if type(default) is ast.Constant and type(default.value) is str and given.get("nargs") is None:
+        return [(default.value, path, default.lineno)]
+    return None
+
+
+def _parsed(value) -> bool:
+    """`parser.parse_args()` (its attributes are the options)."""
+    return (type(value) is ast.Call and type(value.func) is ast.Attribute
+            and value.func.attr in ("parse_args", "parse_known_args"))
+
+
+def _imported(tree: ast.Module) -> set:
+    names = set()
+    for node in tree.body:
+        if type(node) in (ast.Import, ast.ImportFrom):
+            names.update((a.asname or a.name.split(".")[0]) for a in node.names)
+    return names
 
 
 def _item(expr):
