@@ -111,3 +111,44 @@ def test_only_a_registry_shaped_class_is_read_as_one():
         "from tagger.modules.seq2seq_encoder import Seq2SeqEncoder\n\n\n"
         "class OtherEncoder(Seq2SeqEncoder):\n    pass\n")
     assert findings(files) == []
+
+
+# -- a register/get function pair (yang-song/score_sde_pytorch's models/utils.py) ----------------
+# models/utils.py: `@register_model(name=...)` files a class in the module-level `_MODELS`,
+# `get_model(name)` returns `_MODELS[name]`; create_model reads the name from the
+# ml_collections config (`config.model.name = "ncsnpp"` in configs/default_config.py); the
+# region is in losses.py, the model built in run_lib.py
+
+SDE = "strings_score_sde_registry"
+SDE_HAZARD = ("models/ncsnpp.py", 17, "AMP110")
+SDE_FIX = [("-1e9", "torch.finfo(w_.dtype).min")]
+SDE_CONFIG = SDE + "/configs/default_config.py"
+
+
+def test_a_register_function_and_its_getter_follow_the_configured_name():
+    assert findings(load(SDE)) == [SDE_HAZARD]
+    assert findings(load(SDE, SDE_FIX)) == []
+    # the config names the other registered model
+    assert findings(load(SDE, [('config.model.name = "ncsnpp"', 'config.model.name = "ddpm"')])) == []
+    # registered by a call after the class, the name given by position
+    files = load(SDE, [('@utils.register_model(name="ncsnpp")\n', "")])
+    files[SDE + "/models/ncsnpp.py"] += '\n\nutils.register_model("ncsnpp")(NCSNpp)\n'
+    assert findings(files) == [SDE_HAZARD]
+
+
+def test_configs_naming_several_registered_models_decide_nothing():
+    files = load(SDE)
+    files[SDE + "/configs/ddpm_config.py"] = files[SDE_CONFIG].replace('"ncsnpp"', '"ddpm"')
+    assert findings(files) == []
+    ((call, why),) = unresolved(files)
+    assert call == "model at losses.py:8"
+    assert "the configs give `get_model` names of 2 different classes (DDPM, NCSNpp)" in why
+    files = load(SDE, [('config.model.name = "ncsnpp"', 'config.model.name = "ncsnpp_deep"')])
+    ((call, why),) = unresolved(files)
+    assert "the names ncsnpp_deep given to `get_model` have no class registered with `register_model`" in why
+
+
+def test_a_getter_that_is_not_the_registry_is_not_followed():
+    # a getter returning another dict than the one the decorator fills
+    files = load(SDE, [("    return _MODELS[name]", "    return _DEFAULTS[name]"), ("_MODELS = {}", "_MODELS = {}\n_DEFAULTS = {}")])
+    assert findings(files) == []

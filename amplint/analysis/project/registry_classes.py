@@ -20,9 +20,11 @@ are parsed for registrations."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.project.flowindex import Hold, Things
+from amplint.analysis.project.string_classes import several
 from amplint.analysis.project.string_sources import call_in, function_node, string_values
 
 MAX_NAMED = 4
@@ -33,18 +35,20 @@ def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optiona
     by name: a registry class's classmethod (("cfunc", file, "Base.by_name", file, Cls)) or a
     module-level getter function (("func", file, "get_model")); else None."""
     params = cv.strings.params
+    if thing[0] not in ("cfunc", "func") or not _may_register(cv.p.files.get(thing[1], "")):
+        return None  # text first: a registry's file defines its register function or classmethod
+    shapes = cv.__dict__.setdefault("_registry_shapes", {})  # (file, function key) -> its shape
+    if (thing[1], thing[2]) not in shapes:
+        shapes[(thing[1], thing[2])] = _shape(params._tree(thing[1]), thing[2])
+    shape = shapes[(thing[1], thing[2])]
+    if shape is None:
+        return None
     if thing[0] == "cfunc":
-        fpath, fkey, cpath, cls = thing[1], thing[2], thing[3], thing[4]
-        owner, _, method = fkey.rpartition(".")
-        if not owner or "." in owner or not _class_registry(params._tree(fpath), owner, method):
-            return None
+        method, cpath, cls = thing[2].rpartition(".")[2], thing[3], thing[4]
         registry, shown, how = ("class", cpath, cls), f"{cls}.{method}", f"`{cls}.register`"
-    elif thing[0] == "func" and "." not in thing[2]:
-        fpath, method = thing[1], thing[2]
-        registers = _function_registry(params._tree(fpath), method)
-        if not registers:
-            return None
-        registry, shown, how = ("func", fpath, registers), method, f"`{registers[0]}`"
+    elif thing[0] == "func" and shape:
+        method, registers = thing[2], shape
+        registry, shown, how = ("func", thing[1], registers), method, f"`{registers[0]}`"
     else:
         return None
     text = f"{shown}(...)"
@@ -52,10 +56,11 @@ def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optiona
     call = call_in(function_node(tree, key), method) if tree is not None else None
     if call is None or len(call.args) != 1 or call.keywords:
         return {("unnamed", text, f"`{shown}` is a registry lookup whose call could not be read"): Hold(cite)}
-    names = string_values(cv.strings, path, key, call.args[0])
-    if names is None:
+    found = string_values(cv.strings, path, key, call.args[0])
+    if found is None:
         return {("unnamed", text, f"it is looked up in the registry of `{shown}` by a name whose values "
                  "are not all literals of the project"): Hold(cite)}
+    names, configured = found
     registered = _registered(cv, registry)
     out: Things = {}
     missing = []
@@ -65,18 +70,38 @@ def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optiona
             missing.append(value)
             continue
         out.setdefault(("class", hit[0], hit[1]), Hold(f"{shown}({value!r}) at {cv.p.display(vpath)}:{line}"))
-    if missing or not out or len(out) > MAX_NAMED:
+    if missing or not out:
         why = (f"the names {', '.join(sorted(set(missing))[:3])} given to `{shown}` have no class "
-               f"registered with {how}" if missing or not out else
-               f"{len(out)} registered classes reach `{shown}`")
+               f"registered with {how}")
         return {("unnamed", text, why): Hold(cite)}
+    if len(out) > MAX_NAMED or configured and len(out) > 1:
+        # every literal of the code runs; of several configured names, which one does, no file decides
+        return {("unnamed", text, several(sorted(thing[2] for thing in out),
+                                          f"the configs give `{shown}` names of")): Hold(cite)}
     return out
+
+
+_REGISTER_DEF = re.compile(r"\bdef\s+\w*register\w*\s*\(")
+
+
+def _shape(tree, fkey: str):
+    """A class registry's lookup classmethod: (); a getter of register functions: their names;
+    else None."""
+    owner, _, method = fkey.rpartition(".")
+    if owner:
+        return () if "." not in owner and _class_registry(tree, owner, method) else None
+    return _function_registry(tree, method) or None
+
+
+def _may_register(text: str) -> bool:
+    return "register" in text and _REGISTER_DEF.search(text) is not None
 
 
 def _class_registry(tree: Optional[ast.Module], owner: str, method: str) -> bool:
     """Class `owner` defines classmethods `register` (storing `X[name] = ...`, in its body or a
     function nested in it) and `method` (returning `X...[param]`)."""
-    found = [node for node in (tree.body if tree is not None else ()) if type(node) is ast.ClassDef and node.name == owner]
+    found = [node for node in (tree.body if tree is not None else ())
+             if type(node) is ast.ClassDef and node.name == owner]
     if len(found) != 1 or method == "register":
         return False
     methods = {node.name: node for node in found[0].body if type(node) is ast.FunctionDef and _classmethod(node)}
@@ -89,7 +114,8 @@ def _class_registry(tree: Optional[ast.Module], owner: str, method: str) -> bool
 def _function_registry(tree: Optional[ast.Module], getter: str) -> Tuple[str, ...]:
     """The module-level functions that register into the dict the module-level function
     `getter(name)` returns `D[name]` of (`D` a module-level name; a register function takes
-    the name first and stores `D[name] = ...`, in its body or a function nested in it)."""
+    the name first and stores `D[name] = ...`, in its body or a function nested in it, and is
+    called `register...` / `..._register...`)."""
     defs = {node.name: node for node in (tree.body if tree is not None else ())
             if type(node) is ast.FunctionDef}
     lookup = defs.get(getter)
@@ -100,8 +126,8 @@ def _function_registry(tree: Optional[ast.Module], getter: str) -> Tuple[str, ..
     names = {node.id for node in returned}
     if len(names) != 1 or not _returns(lookup, lookup.args.args[0].arg, names):
         return ()
-    return tuple(sorted(name for name, node in defs.items() if name != getter and node.args.args
-                        and _stores(node, node.args.args[0].arg, names)))
+    return tuple(sorted(name for name, node in defs.items() if name != getter and "register" in name
+                        and node.args.args and _stores(node, node.args.args[0].arg, names)))
 
 
 def _stores(function, key: str, containers) -> bool:
@@ -156,7 +182,8 @@ def _registered(cv, registry: tuple) -> Dict[str, Tuple[str, str]]:
 
 def _into(project, path: str, func, registry: tuple) -> bool:
     if registry[0] == "class":
-        return type(func) is ast.Attribute and func.attr == "register" and _ref(project, path, func.value) == registry[1:]
+        return (type(func) is ast.Attribute and func.attr == "register"
+                and _ref(project, path, func.value) == registry[1:])
     name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
     return name in registry[2] and _ref(project, path, func, "functions") == (registry[1], name)
 

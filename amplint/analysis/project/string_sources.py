@@ -20,7 +20,7 @@ where a dict the key is read from is written to (`d["type"] = ...`, `d.update(..
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 Literal = tuple  # (value, file, line)
 _COPIES = frozenset({"dict", "copy", "deepcopy"})
@@ -32,8 +32,8 @@ def function_node(tree: ast.Module, key: str):
     """The def of function key `key` ("main", "Cls.method"; "" is the module)."""
     node = tree
     for part in key.split(".") if key else ():
-        found = [n for n in getattr(node, "body", ()) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-                 and n.name == part]
+        found = [n for n in getattr(node, "body", ())
+                 if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) and n.name == part]
         if len(found) != 1:
             return None
         node = found[0]
@@ -51,15 +51,17 @@ def call_in(scope, method: str) -> Optional[ast.Call]:
     return found[0] if len(found) == 1 else None
 
 
-def string_values(strings, path: str, key: str, expr) -> Optional[List[Literal]]:
-    """(value, file, line) of every literal that can reach `expr` (in function `key` of `path`);
+def string_values(strings, path: str, key: str, expr) -> Optional[Tuple[List[Literal], bool]]:
+    """(value, file, line) of every literal that can reach `expr` (in function `key` of `path`),
+    and whether some come from a configuration (which of several runs, no file decides);
     `strings`: the class flow's string_classes.StringConfigs."""
     tree = strings.params._tree(path)
     scope = function_node(tree, key) if tree is not None else None
     if scope is None:
         return None
-    found = _Reader(strings, path, key, tree, scope).strings(expr, 0)
-    return found or None
+    reader = _Reader(strings, path, key, tree, scope)
+    found = reader.strings(expr, 0)
+    return (found, reader.configured) if found else None
 
 
 _LOADERS = frozenset({("yaml", "safe_load"), ("yaml", "load"), ("yaml", "full_load"), ("json", "load"),
@@ -70,6 +72,7 @@ class _Reader:
     def __init__(self, strings, path: str, key: str, tree: ast.Module, scope) -> None:
         self.strings_, self.params = strings, strings.params
         self.path, self.key, self.tree, self.scope = path, key, tree, scope
+        self.configured = False
 
     def strings(self, expr, steps: int) -> Optional[List[Literal]]:
         if steps > _MAX_STEPS:
@@ -118,6 +121,7 @@ class _Reader:
             if not loaded and not _parsed(bound[0]):
                 return None  # a dict literal or another value: not a config the project's files give
         keys.reverse()
+        self.configured = True
         if len(keys) == 1 and not loaded:
             if bound is None and expr.id in _imported(self.tree):
                 return None  # an attribute of a module
