@@ -150,5 +150,6 @@ def test_configs_naming_several_registered_models_decide_nothing():
 
 def test_a_getter_that_is_not_the_registry_is_not_followed():
     # a getter returning another dict than the one the decorator fills
-    files = load(SDE, [("    return _MODELS[name]", "    return _DEFAULTS[name]"), ("_MODELS = {}", "_MODELS = {}\n_DEFAULTS = {}")])
+    files = load(SDE, [("    return _MODELS[name]", "    return _DEFAULTS[name]"),
+                       ("_MODELS = {}", "_MODELS = {}\n_DEFAULTS = {}")])
     assert findings(files) == []
