@@ -153,3 +153,38 @@ def test_a_getter_that_is_not_the_registry_is_not_followed():
     files = load(SDE, [("    return _MODELS[name]", "    return _DEFAULTS[name]"),
                        ("_MODELS = {}", "_MODELS = {}\n_DEFAULTS = {}")])
     assert findings(files) == []
+
+
+# -- globals()[name] / vars(module)[name] (a kuangliu/pytorch-cifar fork: main.py picks the net
+# by `--model` among the names `from models import *` brings) ---------------------------------
+
+CIFAR = "strings_cifar_globals"
+CIFAR_HAZARD = ("models/resnet.py", 33, "AMP110")
+CIFAR_FIX = [("-1e9", "torch.finfo(scores.dtype).min")]
+
+
+def test_globals_of_the_script_by_the_argparse_default():
+    assert findings(load(CIFAR)) == [CIFAR_HAZARD]
+    assert findings(load(CIFAR, CIFAR_FIX)) == []
+    # the default names the other net
+    assert findings(load(CIFAR, [('default="ResNet18"', 'default="VGG11"')])) == []
+    # imported by name rather than by a star
+    assert findings(load(CIFAR, [("from models import *", "from models import ResNet18, VGG11")])) == [CIFAR_HAZARD]
+
+
+def test_vars_of_a_module_by_the_argparse_default():
+    files = load(CIFAR, [("from models import *", "import models"),
+                         ("globals()[args.model]", "vars(models)[args.model]")])
+    assert findings(files) == [CIFAR_HAZARD]
+
+
+def test_globals_by_a_name_nothing_gives_is_unresolved():
+    files = load(CIFAR, [('parser.add_argument("--model", default="ResNet18", type=str)',
+                          'parser.add_argument("--model", type=str)')])
+    assert findings(files) == []
+    ((call, why),) = unresolved(files)
+    assert call == "net at main.py:26"
+    assert "which no `default=` or config of the project gives" in why
+    # a `globals` of the script's own is not the builtin
+    files = load(CIFAR, [("device = \"cuda\"\n", "device = \"cuda\"\nglobals = dict\n")])
+    assert findings(files) == []

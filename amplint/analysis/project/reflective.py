@@ -85,7 +85,11 @@ def _global(cv, path: str, name: str, depth: int) -> Things:
     there, one imported by name, or one a `from models import *` brings."""
     summary = cv.p.summary(path)
     if summary is not None and name in summary.imports:
-        return cv._ref(path, summary.imports[name], depth)
+        ref = summary.imports[name]
+        held = cv._ref(path, ref, depth)
+        if not any(thing[0] in ("class", "func") for thing in held) and "." in ref:
+            held = _star_ref(cv, path, ref.rsplit(".", 1)[0], ref.rsplit(".", 1)[1], depth) or held
+        return held
     held = cv._ref(path, "@" + name, depth)
     if any(thing[0] in ("class", "func") for thing in held):
         return held
