@@ -188,3 +188,20 @@ def test_globals_by_a_name_nothing_gives_is_unresolved():
     # a `globals` of the script's own is not the builtin
     files = load(CIFAR, [("device = \"cuda\"\n", "device = \"cuda\"\nglobals = dict\n")])
     assert findings(files) == []
+
+
+def test_only_a_registry_shaped_text_is_parsed(monkeypatch):
+    # issue 34: the lookups by name parse a file only where its text defines a register
+    # function and returns an item (`return _MODELS[name]`); the score_sde project with a getter
+    # that returns something else parses no file for them
+    from amplint.analysis.project import registry_classes
+
+    shapes = []
+    real = registry_classes._shape
+    monkeypatch.setattr(registry_classes, "_shape", lambda tree, key: shapes.append(key) or real(tree, key))
+    findings(load(SDE))
+    assert shapes == ["get_model"]
+    shapes.clear()
+    files = load(SDE, [("    return _MODELS[name]", "    return _MODELS.get(name)")])
+    assert findings(files) == []
+    assert shapes == []

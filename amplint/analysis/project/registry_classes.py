@@ -36,7 +36,7 @@ def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optiona
     module-level getter function (("func", file, "get_model")); else None."""
     params = cv.strings.params
     if thing[0] not in ("cfunc", "func") or not _may_register(cv.p.files.get(thing[1], "")):
-        return None  # text first: a registry's file defines its register function or classmethod
+        return None  # text first: a registry's file defines a register function and the lookup
     shapes = cv.__dict__.setdefault("_registry_shapes", {})  # (file, function key) -> its shape
     if (thing[1], thing[2]) not in shapes:
         shapes[(thing[1], thing[2])] = _shape(params._tree(thing[1]), thing[2])
@@ -93,8 +93,13 @@ def _shape(tree, fkey: str):
     return _function_registry(tree, method) or None
 
 
+# the lookup's `return REGISTRY[name]` / `return Registrable._registry[cls][name]`
+_RETURN_ITEM = re.compile(r"^[ \t]*return[ \t]+[\w.]+(?:\[[\w.]+\])*\[\w+\][ \t]*(?:#.*)?$", re.M)
+
+
 def _may_register(text: str) -> bool:
-    return "register" in text and _REGISTER_DEF.search(text) is not None
+    return ("register" in text and _REGISTER_DEF.search(text) is not None
+            and _RETURN_ITEM.search(text) is not None)
 
 
 def _class_registry(tree: Optional[ast.Module], owner: str, method: str) -> bool:
