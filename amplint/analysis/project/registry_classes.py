@@ -35,11 +35,13 @@ def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optiona
     by name: a registry class's classmethod (("cfunc", file, "Base.by_name", file, Cls)) or a
     module-level getter function (("func", file, "get_model")); else None."""
     params = cv.strings.params
-    if thing[0] not in ("cfunc", "func") or not _may_register(cv.p.files.get(thing[1], "")):
-        return None  # text first: a registry's file defines a register function and the lookup
+    if thing[0] not in ("cfunc", "func"):
+        return None
     shapes = cv.__dict__.setdefault("_registry_shapes", {})  # (file, function key) -> its shape
     if (thing[1], thing[2]) not in shapes:
-        shapes[(thing[1], thing[2])] = _shape(params._tree(thing[1]), thing[2])
+        # text first: a registry's file defines a register function and returns the lookup's item
+        registry_text = _may_register(cv.p.files.get(thing[1], ""))
+        shapes[(thing[1], thing[2])] = _shape(params._tree(thing[1]), thing[2]) if registry_text else None
     shape = shapes[(thing[1], thing[2])]
     if shape is None:
         return None
