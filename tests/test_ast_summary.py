@@ -317,7 +317,14 @@ SNIPPETS = {
             mod2 = importlib.import_module("models." + args.arch)
             bad = getattr(models, "not-an-id")
             wrapped = build2(models.__dict__[args.arch], getattr(rn, args.arch))
-            return net, other, alt, third, dyn, mod, mod2, bad, wrapped
+            own = globals()[args.arch](num_classes=10)
+            listed = vars(models)[cfg.name]
+            named = globals()["Trainer"]
+            return net, other, alt, third, dyn, mod, mod2, bad, wrapped, own, listed, named
+
+        def shadowed(args):
+            globals = dict
+            return globals()[args.arch]
 
         class Trainer:
             def setup(self):

@@ -87,6 +87,11 @@ class AstValueReader:
                 elements = self.s.subscript_elements(expr)
                 if len(elements) == 1 and type(elements[0]) is not ast.Slice:  # `models.__dict__[args.arch]`
                     return self._lookup(value.value, elements[0], expr, None, frame, depth)
+            namespace = self._namespace_call(value, frame, depth)
+            if namespace is not None:
+                elements = self.s.subscript_elements(expr)
+                if len(elements) == 1 and type(elements[0]) is not ast.Slice:  # `globals()[name]`
+                    return self._lookup(namespace, elements[0], expr, None, frame, depth)
             base = self.val(expr.value, frame, depth + 1)
             return ("sub", base) if base is not None else None
         if kind in (ast.Tuple, ast.List):
@@ -158,9 +163,21 @@ class AstValueReader:
             scope = scope.parent
         return True
 
+    def _namespace_call(self, expr, frame: Frame, depth: int):
+        """flowvalues.ValueReader._namespace_call: `globals()`, `vars(models)`."""
+        if type(expr) is not ast.Call or type(expr.func) is not ast.Name or expr.keywords or any(
+                type(a) is ast.Starred for a in expr.args):
+            return None
+        name = expr.func.id
+        if name not in ("globals", "vars") or self.val(expr.func, frame, depth + 1) is not None:
+            return None
+        if name == "globals" and not expr.args:
+            return ("ref", "@")
+        return expr.args[0] if name == "vars" and len(expr.args) == 1 else None
+
     def _lookup(self, base_expr, name_expr, node, args: Optional[Args], frame: Frame, depth: int) -> Optional[Val]:
         """flowvalues.ValueReader._lookup: `getattr(obj, "net")`, `models.__dict__[name]`."""
-        base = self.val(base_expr, frame, depth + 1)
+        base = base_expr if type(base_expr) is tuple else self.val(base_expr, frame, depth + 1)
         if base is None:
             return None
         if type(name_expr) is ast.Constant and type(name_expr.value) is str and self.s.one_string(name_expr):

@@ -24,6 +24,7 @@ from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, keep, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
 from amplint.analysis.project.reflective import lookup
+from amplint.analysis.project.registry_classes import registry_lookup
 from amplint.analysis.project.string_classes import StringConfigs, string_call
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
@@ -375,6 +376,8 @@ class ClassValues(FlowIndex):
         for thing, hold in self.values(path, key, callee, depth).items():
             kind = thing[0]
             named = string_call(self, path, key, thing, text, cite)  # Hydra, `REGISTRY.get(name)`
+            if named is None and kind in ("cfunc", "func"):
+                named = registry_lookup(self, path, key, thing, cite)  # `Model.by_name(name)`, `get_model(name)`
             if named is not None:
                 merge_things(out, named)
             elif kind == "torch":

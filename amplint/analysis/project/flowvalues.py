@@ -94,6 +94,10 @@ class ValueReader:
                 index = expr.slice[0].slice  # `models.__dict__[args.arch]`
                 if isinstance(index, cst.Index):
                     return self._lookup(expr.value.value, index.value, expr, frame, depth)
+            namespace = self._namespace_call(expr.value, frame, depth)
+            if namespace is not None and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+                # `globals()[name]`, `vars(models)[name]`
+                return self._lookup(namespace, expr.slice[0].slice.value, expr, frame, depth)
             base = self.val(expr.value, frame, depth + 1)
             return ("sub", base) if base is not None else None
         if isinstance(expr, (cst.Tuple, cst.List)):
@@ -129,11 +133,25 @@ class ValueReader:
             scope = scope.parent
         return True
 
+    def _namespace_call(self, expr, frame: Frame, depth: int):
+        """The namespace `globals()` (this module: ("ref", "@")) or `vars(models)` (the value of
+        `models`) reads, with the builtins not rebound; else None."""
+        if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name) or any(
+                a.star or a.keyword for a in expr.args):
+            return None
+        name = expr.func.value
+        if name not in ("globals", "vars") or self.val(expr.func, frame, depth + 1) is not None:
+            return None
+        if name == "globals" and not expr.args:
+            return ("ref", "@")
+        return expr.args[0].value if name == "vars" and len(expr.args) == 1 else None
+
     def _lookup(self, base_expr, name_expr, node, frame: Frame, depth: int) -> Optional[Val]:
         """`getattr(obj, "net")` reads as `obj.net`; on a module or class, `getattr(models, "Net")`
         is ("lookup", namespace, "Net", text, line), and with a name that is not a literal
-        ("lookup", namespace, name value, text, line): the configs decide it (string_classes.py)."""
-        base = self.val(base_expr, frame, depth + 1)
+        ("lookup", namespace, name value, text, line): the configs decide it (string_classes.py).
+        `base_expr` may be a value already (`globals()`: ("ref", "@"))."""
+        base = base_expr if type(base_expr) is tuple else self.val(base_expr, frame, depth + 1)
         if base is None:
             return None
         if isinstance(name_expr, cst.SimpleString) and isinstance(name_expr.evaluated_value, str):

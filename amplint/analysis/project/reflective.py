@@ -1,5 +1,6 @@
 """Reflective lookup for the class flow (issue 26): `getattr(models, "Net")`,
-`getattr(models, args.arch)`, `models.__dict__[args.arch]` (flowvalues' ("lookup", ...) value):
+`getattr(models, args.arch)`, `models.__dict__[args.arch]`, `globals()[args.arch]`,
+`vars(models)[args.arch]` (flowvalues' ("lookup", ...) value):
 the namespace's attribute each literal names, where the literal is the name itself, the
 `default=` of the script's own argparse option, a config value of that key
 (string_classes.StringConfigs), or, for a parameter of a module-level function, the literals
@@ -40,7 +41,9 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
     for value, vpath, line in values:
         if not value.isidentifier():
             continue
-        if base[0] == "ref":
+        if base == ("ref", "@"):  # `globals()[name]`: this module's own names
+            held = _global(cv, path, value, depth)
+        elif base[0] == "ref":
             held = cv._ref(path, f"{base[1]}.{value}", depth)
             if not any(thing[0] in ("class", "func") for thing in held):
                 held = _star_ref(cv, path, base[1], value, depth)
@@ -54,7 +57,7 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
         names = sorted(thing[2] for thing in out)
         return {("unnamed", text, several(names, f"the configs give `{'.'.join(keys)}` as")): Hold("")}
     if not out and isinstance(name, str):  # `getattr(torch.nn, "ReLU")`: what the reference is
-        return cv._ref(path, f"{base[1]}.{name}", depth)
+        return _global(cv, path, name, depth) if base == ("ref", "@") else cv._ref(path, f"{base[1]}.{name}", depth)
     if not out:
         given = sorted({v for v, _, _ in values})
         why = (f"it is looked up by `{'.'.join(keys)}`, " + (
@@ -75,6 +78,28 @@ def _given(strings: "StringConfigs", path: str, key: str, function, name):
 
 
 _STAR = re.compile(r"^from\s+([.\w]+)\s+import\s+\*", re.M)
+
+
+def _global(cv, path: str, name: str, depth: int) -> Things:
+    """The module-level name `name` of `path` (`globals()[name]`): a class or function defined
+    there, one imported by name, or one a `from models import *` brings."""
+    summary = cv.p.summary(path)
+    if summary is not None and name in summary.imports:
+        ref = summary.imports[name]
+        held = cv._ref(path, ref, depth)
+        if not any(thing[0] in ("class", "func") for thing in held) and "." in ref:
+            held = _star_ref(cv, path, ref.rsplit(".", 1)[0], ref.rsplit(".", 1)[1], depth) or held
+        return held
+    held = cv._ref(path, "@" + name, depth)
+    if any(thing[0] in ("class", "func") for thing in held):
+        return held
+    for source in _STAR.findall(cv.p.files[path]):
+        found = cv._ref(path, f"{source}.{name}", depth)
+        if not any(thing[0] in ("class", "func") for thing in found):
+            found = _star_ref(cv, path, source, name, depth)  # `models/__init__.py`'s own star
+        if any(thing[0] in ("class", "func") for thing in found):
+            return found
+    return held
 
 
 def _star_ref(cv, path: str, module: str, name: str, depth: int) -> Things:

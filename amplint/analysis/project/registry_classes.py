@@ -1,0 +1,246 @@
+"""Registry classes keyed by strings (issue 26), for the class flow (classvalues.py): a project
+class whose classmethod `register(name)` stores a class under `name` and whose lookup classmethod
+(`by_name(name)`, `get(name)`, any name) returns what is stored under its argument, as allenai/
+allennlp's `Registrable`:
+
+    @Model.register("basic_classifier")          # or Model.register("basic_classifier", Cls)
+    class BasicClassifier(Model): ...
+    model_class = Model.by_name(params.pop("type"))
+
+The lookup makes the classes registered through that same class under the names that reach its
+argument, and only where every such name is known exactly (string_sources.py): a literal, a key
+of a dict literal the argument is read from (`params = dict(CONFIG["model"])`), a module-level
+function's parameter every call site gives a literal. Otherwise, or where a name has no
+registration, the call holds an `("unnamed", call, why)` value for --show-regions.
+
+Shape first, text next: the class must define both methods (`register` storing `X[name] = ...`,
+the lookup returning `X[...][param]`), and only the files whose text holds `<Class>.register(`
+are parsed for registrations."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, List, Optional, Tuple
+
+from amplint.analysis.project.flowindex import Hold, Things
+from amplint.analysis.project.string_classes import several
+from amplint.analysis.project.string_sources import call_in, function_node, string_values
+
+MAX_NAMED = 4
+
+
+def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optional[Things]:
+    """What a call of `thing` in function `key` of `path` makes when it is a registry's lookup
+    by name: a registry class's classmethod (("cfunc", file, "Base.by_name", file, Cls)) or a
+    module-level getter function (("func", file, "get_model")); else None."""
+    params = cv.strings.params
+    if thing[0] not in ("cfunc", "func"):
+        return None
+    shapes = cv.__dict__.setdefault("_registry_shapes", {})  # (file, function key) -> its shape
+    if (thing[1], thing[2]) not in shapes:
+        # text first: a registry's file defines a register function and returns the lookup's item
+        registry_text = _may_register(cv.p.files.get(thing[1], ""))
+        shapes[(thing[1], thing[2])] = _shape(params._tree(thing[1]), thing[2]) if registry_text else None
+    shape = shapes[(thing[1], thing[2])]
+    if shape is None:
+        return None
+    if thing[0] == "cfunc":
+        method, cpath, cls = thing[2].rpartition(".")[2], thing[3], thing[4]
+        registry, shown, how = ("class", cpath, cls), f"{cls}.{method}", f"`{cls}.register`"
+    elif thing[0] == "func" and shape:
+        method, registers = thing[2], shape
+        registry, shown, how = ("func", thing[1], registers), method, f"`{registers[0]}`"
+    else:
+        return None
+    text = f"{shown}(...)"
+    tree = params._tree(path)
+    call = call_in(function_node(tree, key), method) if tree is not None else None
+    if call is None or len(call.args) != 1 or call.keywords:
+        return {("unnamed", text, f"`{shown}` is a registry lookup whose call could not be read"): Hold(cite)}
+    found = string_values(cv.strings, path, key, call.args[0])
+    if found is None:
+        return {("unnamed", text, f"it is looked up in the registry of `{shown}` by a name whose values "
+                 "are not all literals of the project"): Hold(cite)}
+    names, configured = found
+    registered = _registered(cv, registry)
+    out: Things = {}
+    missing = []
+    for value, vpath, line in names:
+        hit = registered.get(value)
+        if hit is None:
+            missing.append(value)
+            continue
+        out.setdefault(("class", hit[0], hit[1]), Hold(f"{shown}({value!r}) at {cv.p.display(vpath)}:{line}"))
+    if missing or not out:
+        why = (f"the names {', '.join(sorted(set(missing))[:3])} given to `{shown}` have no class "
+               f"registered with {how}")
+        return {("unnamed", text, why): Hold(cite)}
+    if len(out) > MAX_NAMED or configured and len(out) > 1:
+        # every literal of the code runs; of several configured names, which one does, no file decides
+        return {("unnamed", text, several(sorted(thing[2] for thing in out),
+                                          f"the configs give `{shown}` names of")): Hold(cite)}
+    return out
+
+
+_REGISTER_DEF = re.compile(r"\bdef\s+\w*register\w*\s*\(")
+
+
+def _shape(tree, fkey: str):
+    """A class registry's lookup classmethod: (); a getter of register functions: their names;
+    else None."""
+    owner, _, method = fkey.rpartition(".")
+    if owner:
+        return () if "." not in owner and _class_registry(tree, owner, method) else None
+    return _function_registry(tree, method) or None
+
+
+# the lookup's `return REGISTRY[name]` / `return Registrable._registry[cls][name]`
+_RETURN_ITEM = re.compile(r"^[ \t]*return[ \t]+[\w.]+(?:\[[\w.]+\])*\[\w+\][ \t]*(?:#.*)?$", re.M)
+
+
+def _may_register(text: str) -> bool:
+    return ("register" in text and _REGISTER_DEF.search(text) is not None
+            and _RETURN_ITEM.search(text) is not None)
+
+
+def _class_registry(tree: Optional[ast.Module], owner: str, method: str) -> bool:
+    """Class `owner` defines classmethods `register` (storing `X[name] = ...`, in its body or a
+    function nested in it) and `method` (returning `X...[param]`)."""
+    found = [node for node in (tree.body if tree is not None else ())
+             if type(node) is ast.ClassDef and node.name == owner]
+    if len(found) != 1 or method == "register":
+        return False
+    methods = {node.name: node for node in found[0].body if type(node) is ast.FunctionDef and _classmethod(node)}
+    register, lookup = methods.get("register"), methods.get(method)
+    if register is None or lookup is None or len(register.args.args) < 2 or len(lookup.args.args) != 2:
+        return False
+    return _stores(register, register.args.args[1].arg, None) and _returns(lookup, lookup.args.args[1].arg, None)
+
+
+def _function_registry(tree: Optional[ast.Module], getter: str) -> Tuple[str, ...]:
+    """The module-level functions that register into the dict the module-level function
+    `getter(name)` returns `D[name]` of (`D` a module-level name; a register function takes
+    the name first and stores `D[name] = ...`, in its body or a function nested in it, and is
+    called `register...` / `..._register...`)."""
+    defs = {node.name: node for node in (tree.body if tree is not None else ())
+            if type(node) is ast.FunctionDef}
+    lookup = defs.get(getter)
+    if lookup is None or len(lookup.args.args) != 1 or lookup.args.vararg or lookup.args.kwarg:
+        return ()
+    returned = [node.value.value for node in ast.walk(lookup) if type(node) is ast.Return
+                and type(node.value) is ast.Subscript and type(node.value.value) is ast.Name]
+    names = {node.id for node in returned}
+    if len(names) != 1 or not _returns(lookup, lookup.args.args[0].arg, names):
+        return ()
+    return tuple(sorted(name for name, node in defs.items() if name != getter and "register" in name
+                        and node.args.args and _stores(node, node.args.args[0].arg, names)))
+
+
+def _stores(function, key: str, containers) -> bool:
+    return any(type(target) is ast.Subscript and _keyed_by(target, key)
+               and (containers is None or type(target.value) is ast.Name and target.value.id in containers)
+               for node in ast.walk(function) if type(node) is ast.Assign for target in node.targets)
+
+
+def _returns(function, key: str, containers) -> bool:
+    returns = [node.value for node in ast.walk(function) if type(node) is ast.Return]
+    return bool(returns) and all(
+        type(value) is ast.Subscript and _keyed_by(value, key)
+        and (containers is None or type(value.value) is ast.Name and value.value.id in containers)
+        for value in returns)
+
+
+def _classmethod(node: ast.FunctionDef) -> bool:
+    return any(type(dec) is ast.Name and dec.id == "classmethod" for dec in node.decorator_list)
+
+
+def _keyed_by(node: ast.Subscript, name: str) -> bool:
+    return type(node.slice) is ast.Name and node.slice.id == name
+
+
+def _registered(cv, registry: tuple) -> Dict[str, Tuple[str, str]]:
+    """name -> (file, class) of every registration into `registry` of the project: for a
+    registry class `Cls`, `@Cls.register("name")` on a module-level class and the module-level
+    `Cls.register("name", Other, ...)` / `Cls.register("name")(Other)`; for register functions,
+    `@register_model("name")` (or `name="name"`) and the same calls. A name registered to two
+    classes is left out. Only the files whose text calls `Cls.register(` / `register_model(`
+    are parsed."""
+    memo = cv.__dict__.setdefault("_registry_classes", {})
+    if registry in memo:
+        return memo[registry]
+    found: Dict[str, List[Tuple[str, str]]] = {}
+    words = [f"{registry[2]}.register("] if registry[0] == "class" else [f"{name}(" for name in registry[2]]
+    for path in cv.p.python:
+        text = cv.p.files[path]
+        if not any(word in text for word in words):
+            continue
+        tree = cv.strings.params._tree(path)
+        for node in (tree.body if tree is not None else ()):
+            for call, name, registered in _registrations(node):
+                if _into(cv.p, path, call.func, registry):
+                    target = _ref(cv.p, path, registered)
+                    if target is not None:
+                        found.setdefault(name, []).append(target)
+    out = {name: targets[0] for name, targets in found.items() if len(set(targets)) == 1}
+    memo[registry] = out
+    return out
+
+
+def _into(project, path: str, func, registry: tuple) -> bool:
+    if registry[0] == "class":
+        return (type(func) is ast.Attribute and func.attr == "register"
+                and _ref(project, path, func.value) == registry[1:])
+    name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+    return name in registry[2] and _ref(project, path, func, "functions") == (registry[1], name)
+
+
+def _registrations(node):
+    """(the register call, the name, the class expression it registers) in one module-level
+    statement: a class decorator, `R("name", Cls)`, `R("name")(Cls)`."""
+    if type(node) is ast.ClassDef:
+        for dec in node.decorator_list:
+            name = _register_call(dec)
+            if name is not None and len(dec.args) <= 1:
+                yield dec, name, ast.Name(id=node.name, ctx=ast.Load())
+    elif type(node) is ast.Expr and type(node.value) is ast.Call:
+        call = node.value
+        name = _register_call(call)
+        if name is not None and len(call.args) >= 2 and type(call.args[0]) is ast.Constant:
+            yield call, name, call.args[1]  # `Registry.register("linear", LinearAttention)`
+        inner = _register_call(call.func)
+        if inner is not None and len(call.func.args) <= 1 and len(call.args) == 1 and not call.keywords:
+            yield call.func, inner, call.args[0]  # `Model.register("name")(Net)`
+
+
+def _register_call(node) -> Optional[str]:
+    """The literal name a call `f("name")` / `f(name="name")` gives, or None."""
+    if type(node) is not ast.Call or type(node.func) not in (ast.Attribute, ast.Name):
+        return None
+    first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+    return first.value if type(first) is ast.Constant and type(first.value) is str else None
+
+
+def _ref(project, path: str, expr, kind: str = "classes") -> Optional[Tuple[str, str]]:
+    """(file, class) a (dotted) name of `path` resolves to (a function for kind "functions"),
+    or None."""
+    parts: List[str] = []
+    while type(expr) is ast.Attribute:
+        parts.append(expr.attr)
+        expr = expr.value
+    if type(expr) is not ast.Name:
+        return None
+    dotted = [expr.id] + list(reversed(parts))
+    summary = project.summary(path)
+    if summary is None:
+        return None
+    if dotted[0] in summary.imports:
+        found = project.resolve_ref(path, ".".join([summary.imports[dotted[0]]] + dotted[1:]))
+    elif len(dotted) == 1 and dotted[0] in getattr(summary, kind):
+        found = (path, (dotted[0],))
+    else:
+        return None
+    if found is None or len(found[1]) != 1:
+        return None
+    target = project.summary(found[0])
+    return (found[0], found[1][0]) if target is not None and found[1][0] in getattr(target, kind) else None
