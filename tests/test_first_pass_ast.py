@@ -219,8 +219,8 @@ class DDPStrategy(ParallelStrategy):
         return module.no_sync()
 '''
 # the same with a name bound to an import's attribute in a function (transformers'
-# utils/import_utils.py patches `torch.gather` so): LibCST's facts resolve it at its calls,
-# the `ast` summary's names do not, so its summary stays LibCST's
+# utils/import_utils.py patches `torch.gather` so): LibCST's facts resolve it at its calls, and
+# so does the `ast` summary (ast_aliases.py); it stayed on LibCST for that before
 ALIASED = STRATEGY + '''
 
 def patch_gather():
@@ -251,43 +251,38 @@ def test_the_words_alone_no_longer_send_a_settingless_strategy_to_libcst():
         assert "enabled" in text and "bf16" in text and "Accelerator" in text
 
 
-@pytest.mark.parametrize("text, parses", [(STRATEGY, 0), (ALIASED, 1)])
-def test_the_first_pass_parses_the_strategy_with_libcst_only_for_an_alias(tmp_path, monkeypatch,
-                                                                         text, parses):
+@pytest.mark.parametrize("text", [STRATEGY, ALIASED])
+def test_the_first_pass_parses_no_settingless_strategy_with_libcst(tmp_path, monkeypatch, text):
     """Cold `-j 1` run: the project's finding stays; the strategy's text is parsed by LibCST
-    0 times in the first pass (main: 1), the one with an alias once (its summary from
-    LibCST), and the first pass's summary equals LibCST's in both."""
+    0 times in the first pass, the one with an alias too (main: 1, its summary from LibCST),
+    and the first pass's summary equals LibCST's in both."""
     root, path = _strategy_project(tmp_path, text)
     counts = _first_pass_parses(monkeypatch)
     assert cli_findings(root, "--no-cache", "--jobs", "1") == [RCNN]
-    assert counts.get(text, 0) == parses
+    assert counts.get(text, 0) == 0
     result = process_item((path, Settings.default(), RunOptions(), (), True))
     module = parse(text)
     assert result.summary == portable_summary(path, text, module, FileFacts(module))
     assert result.summary.classes and not result.diagnostics
 
 
-def test_the_ast_summary_misses_the_alias_that_the_gate_refuses():
-    """Why the alias is refused: the `ast` summary's call names `original_gather` a local,
-    LibCST's facts name `torch.gather`."""
+@pytest.mark.parametrize("text", [
+    ALIASED,
+    "import torch.nn.functional as F\nloss = F.binary_cross_entropy\ndef f(x):\n    return loss(x)\n",
+    "import torch\ntry:\n    pass\nfinally:\n    def f(x):\n        g = torch.gather\n        return g(x)\n",
+    "from functools import partial as P\nimport torch\nclip = P(torch.nn.utils.clip_grad_norm_, max_norm=1)\n"
+    "def step(m):\n    clip(m.parameters())\n",
+    "class A:\n    def f(self, x):\n        import torch\n        g = torch.gather\n        return g(x)\n",
+])
+def test_the_ast_summary_resolves_the_alias_as_libcst_does(text):
+    """The `ast` summary names what an alias names (`torch.gather`, not a local
+    `original_gather`), as LibCST's facts do: main's on-demand summaries named a local."""
     from amplint.analysis.project.ast_summary import ast_summary
-    from amplint.analysis.project.first_pass_ast import import_alias
 
-    module = parse(ALIASED)
-    assert ast_summary("m.py", ALIASED) != portable_summary("m.py", ALIASED, module, FileFacts(module))
-    assert isinstance(ast_summary("m.py", ALIASED, refuse=import_alias), Refusal)
-    module = parse(STRATEGY)
-    assert ast_summary("m.py", STRATEGY) == portable_summary("m.py", STRATEGY, module, FileFacts(module))
-    for text in ("import torch.nn.functional as F\nloss = F.binary_cross_entropy\n",
-                 "import torch\ntry:\n    pass\nfinally:\n    def f():\n        g = torch.gather\n",
-                 "from functools import partial as P\nimport torch\nclip = P(torch.nn.utils.clip_grad_norm_, max_norm=1)\n",
-                 "class A:\n    def f(self):\n        import torch\n        g = torch.gather\n"):
-        assert import_alias(__import__("ast").parse(text)) is not None, text
-    # not where facts looks for an alias: a call, no import, a class body, a branch, an attribute
-    for text in ("import logging\nlog = logging.getLogger(__name__)\n", "x = y.z\n", "from m import *\nf = g\n",
-                 "import torch\nclass A:\n    g = torch.gather\n", "import torch\nif c:\n    g = torch.gather\n",
-                 "import torch\nclass A:\n    def f(self):\n        self.dtype = torch.float16\n"):
-        assert import_alias(__import__("ast").parse(text)) is None, text
+    module = parse(text)
+    fast = ast_summary("m.py", text)
+    assert not isinstance(fast, Refusal)
+    assert fast == portable_summary("m.py", text, module, FileFacts(module))
 
 
 @pytest.mark.parametrize("text", [

@@ -12,9 +12,9 @@ import warnings
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.facts.callgraph import _shadowed
-from amplint.analysis.facts.names import resolve
 from amplint.analysis.facts.regions import AUTOCAST_APIS, DTYPES
 from amplint.analysis.facts.tree import Frame
+from amplint.analysis.project.ast_aliases import absolute, keep_aliases
 from amplint.analysis.project.ast_flow import AstFlowCollector
 from amplint.analysis.project.ast_frames import CallSite, function_key
 from amplint.analysis.project.ast_lines import SourcePositions
@@ -107,6 +107,7 @@ class _AstSummarizer(SourcePositions):
         self.path = path
         self.lines = text.split("\n")
         self.tree = AstCollector(module)
+        keep_aliases(self.tree)
         self.sites = {id(site.node): site for site in self.tree.calls}
         self.names = ScopedNames(relative_imports(module))
         self.summary = ModuleSummary(path)
@@ -280,7 +281,7 @@ class _AstSummarizer(SourcePositions):
         for dec in frame.node.decorator_list:
             call = dec if type(dec) is ast.Call else None
             func = call.func if call is not None else dec
-            qualified = resolve(dotted(func), frame.parent) or ""
+            qualified = absolute(dotted(func), frame.parent) or ""
             last = qualified.rsplit(".", 1)[-1] or (dotted(func) or ("",))[-1]
             if call is not None and qualified in AUTOCAST_APIS or last == "auto_fp16":
                 raise Refused("an autocast decorator")

@@ -16,17 +16,14 @@ setting it finds needs in the text:
   `...SOLVER.AMP.ENABLED` (`SOLVER`, `AMP`, `ENABLED`) / `train.amp.enabled` and
   `train = dict(amp=dict(enabled=...))` (the words `train`, `amp`, `enabled`).
 
-A name bound to an imported name's attribute (`import_alias`) also keeps a file on LibCST:
-LibCST's facts resolve it at its calls, the `ast` summary does not.
+A name bound to an imported name's attribute (`loss = F.binary_cross_entropy`) is resolved at
+its calls by both summaries (ast_aliases.py), so it no longer keeps a file on LibCST.
 """
 
 from __future__ import annotations
 
-import ast
 import re
-from typing import Optional
 
-from amplint.analysis.project.ast_tree import dotted, import_bindings
 from amplint.analysis.project.summary import CALLER_WORDS
 
 _ALWAYS = ("AmpOptimWrapper", "AMPTrainer")
@@ -62,40 +59,3 @@ def ast_first_pass(text: str) -> bool:
     if "enabled" in text and all(word.search(text) for word in _LOWER_AMP):
         return False
     return not all(word in text for word in _UPPER_AMP)
-
-
-def import_alias(module: ast.Module) -> Optional[str]:
-    """Why the `ast` summary may differ from LibCST's: a name assigned an imported name's
-    attribute (`loss = F.binary_cross_entropy`, `original = torch.gather` in a function) or a
-    `partial(...)` of one. LibCST's facts resolve such a name bound once to what it names at
-    its calls (facts.tree `Frame.aliases`: `name = value` straight in a module's or a
-    function's body), the `ast` summary's names do not, so such a file's first-pass summary
-    comes from LibCST. Every such assignment counts, bound once or not (a superset): a
-    refusal costs only the `ast` parse."""
-    imported = {}
-    bodies = [module.body]  # where facts looks for alias sites: module and function bodies
-    todo = list(module.body)
-    while todo:
-        stmt = todo.pop()
-        kind = type(stmt)
-        if kind is ast.Import or kind is ast.ImportFrom:
-            imported.update(import_bindings(stmt))
-            continue
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            bodies.append(stmt.body)
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            inner = getattr(stmt, field, None)
-            if type(inner) is list:
-                todo.extend(inner)
-    for body in bodies:
-        for stmt in body:
-            if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
-                continue
-            value = stmt.value
-            call = type(value) is ast.Call
-            name = dotted(value.func if call else value)
-            if not name or name[0] not in imported:
-                continue
-            if not call or ".".join((imported[name[0]],) + name[1:]).endswith("partial"):
-                return "a name bound to an import's attribute"
-    return None
