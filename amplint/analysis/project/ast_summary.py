@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Tuple
 from amplint.analysis.facts.callgraph import _shadowed
 from amplint.analysis.facts.regions import AUTOCAST_APIS, DTYPES
 from amplint.analysis.facts.tree import Frame
+from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.ast_aliases import absolute, keep_aliases
 from amplint.analysis.project.ast_flow import AstFlowCollector
 from amplint.analysis.project.ast_frames import CallSite, function_key
@@ -48,7 +49,7 @@ def ast_summary(path: str, text: str, refuse=None):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            module = ast.parse(text)
+            module = python_tree(text)
         why = refuse(module) if refuse is not None else None
         if why is not None:
             return Refusal(why)
