@@ -18,8 +18,8 @@ from amplint.analysis.parsing import parse
 from amplint.analysis.prefilter import could_match
 from amplint.analysis.project import needs_summary
 from amplint.analysis.project import frameworks as fw
-from amplint.analysis.project.first_pass_ast import ast_first_pass
-from amplint.analysis.project.ast_summary import Refusal
+from amplint.analysis.project.first_pass_ast import ast_first_pass, framework_call
+from amplint.analysis.project.ast_summary import Refusal, ast_summary
 from amplint.analysis.project.summary import CALLER_TEXT, portable_summary
 from amplint.run.per_file import RunOptions, process_item
 from tests.project_files import PROJECTS, cli_findings
@@ -141,7 +141,9 @@ def test_every_setting_the_libcst_summary_finds_keeps_the_file_on_libcst(text):
     there."""
     module = parse(text)
     assert portable_summary("m.py", text, module, FileFacts(module)).settings
-    assert not ast_first_pass(text)  # (`bf16=` alone is not in SETTING_TEXT: not summarised)
+    # the text gate, or the calls' check after the `ast` walk (`bf16=` alone is not in
+    # SETTING_TEXT: not summarised)
+    assert not ast_first_pass(text) or isinstance(ast_summary("m.py", text, check=framework_call), Refusal)
 
 
 @pytest.mark.parametrize("text", [
@@ -249,6 +251,46 @@ def test_the_words_alone_no_longer_send_a_settingless_strategy_to_libcst():
         assert not could_match(text, Settings.default().rules())
         # what the gate tested before: `enabled`, `bf16`, `precision` beside `Accelerator`
         assert "enabled" in text and "bf16" in text and "Accelerator" in text
+
+
+# the strategy calling its own helper with `precision=` in a file that says `Trainer`
+# (lightning/pytorch/strategies/deepspeed.py: `_format_precision_config(..., precision=...)`)
+HELPER = STRATEGY + '''
+
+def _format_precision_config(config, precision):
+    """The config for the engine's `precision` (see `pl.Trainer`)."""
+    if precision in ("16-mixed", "bf16-mixed"):
+        config["mode"] = precision
+    return config
+
+
+def setup_config(config, plugin):
+    return _format_precision_config(config, precision=plugin.precision)
+'''
+# the same file holding a setting find_settings finds: it stays on LibCST
+SETTING = HELPER + '''
+
+def make_trainer():
+    from lightning.pytorch import Trainer as PLTrainer
+
+    return PLTrainer(precision="16-mixed")
+'''
+
+
+@pytest.mark.parametrize("text, parses", [(HELPER, 0), (SETTING, 1)])
+def test_a_helper_called_with_precision_is_summarised_from_ast(tmp_path, monkeypatch, text, parses):
+    """Cold `-j 1` run: the project's finding stays; the strategy calling its own helper with
+    `precision=` is parsed by LibCST 0 times in the first pass (main: 1, for the words
+    `Trainer` and `precision=`), the one that makes a Trainer with a precision once; the
+    first pass's summary equals LibCST's in both (the setting's included)."""
+    root, path = _strategy_project(tmp_path, text)
+    counts = _first_pass_parses(monkeypatch)
+    assert cli_findings(root, "--no-cache", "--jobs", "1") == [RCNN]
+    assert counts.get(text, 0) == parses
+    result = process_item((path, Settings.default(), RunOptions(), (), True))
+    module = parse(text)
+    assert result.summary == portable_summary(path, text, module, FileFacts(module))
+    assert bool(result.summary.settings) == bool(parses)
 
 
 @pytest.mark.parametrize("text", [STRATEGY, ALIASED])

@@ -40,9 +40,9 @@ class Refusal:
         return f"Refusal({self.reason!r})"
 
 
-def ast_summary(path: str, text: str, refuse=None):
+def ast_summary(path: str, text: str, refuse=None, check=None):
     """The file's portable summary, or a Refusal. `refuse(module)`: a further reason (or None)
-    to refuse, asked of the parsed module."""
+    to refuse, asked of the parsed module; `check(summarizer)`: one asked after the walk."""
     why = refusal(text)
     if why is not None:
         return Refusal(why)
@@ -53,7 +53,10 @@ def ast_summary(path: str, text: str, refuse=None):
         why = refuse(module) if refuse is not None else None
         if why is not None:
             return Refusal(why)
-        return _AstSummarizer(path, text, module).run()
+        summarizer = _AstSummarizer(path, text, module)
+        summary = summarizer.run()
+        why = check(summarizer) if check is not None else None
+        return Refusal(why) if why is not None else summary
     except Refused as refused:
         return Refusal(str(refused))
     except Exception as error:  # noqa: BLE001  (anything unexpected: the LibCST path decides)
