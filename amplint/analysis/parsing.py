@@ -93,12 +93,13 @@ def valid_python(source: str) -> bool:
 # Python's own tree of a text, shared by the readers that parse the same file one after another
 # (issue 34): the lint's prefilter and the summary's statement starts, the protocol reader and the
 # `ast` summary, the region seeds of the project pass. Lightning's full `-j 1` run made 153 `ast`
-# parses of its 98 texts (119 with this). The readers only read the tree: one that changes it
-# (ast_registrations) parses its own. A few recent trees are kept, bounded by their texts' size
-# (kept longer, a tree costs the collector's passes more than its parse saves).
+# parses of its 98 texts (132 with this). The readers only read the tree: one that changes it
+# (ast_registrations) parses its own. The last few trees are kept, bounded by their texts' size:
+# kept longer, trees cost the collector's passes more than their parses save (fairseq, 16
+# trees: 119 parses on Lightning, but CPU up ~0.3 s on fairseq; 4 trees: down).
 _TREES: "collections.OrderedDict[str, ast.Module]" = collections.OrderedDict()
 _TREES_LOCK = threading.Lock()
-_MAX_TREES = 16
+_MAX_TREES = 4
 _MAX_TREE_CHARS = 1 << 20  # the texts of the trees kept, together (a tree: ~10-20x its text)
 _kept_chars = 0
 
