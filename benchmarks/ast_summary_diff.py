@@ -20,7 +20,7 @@ from amplint.analysis.facts import FileFacts
 from amplint.analysis.parsing import parse
 from amplint.analysis.project import needs_summary
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
-from amplint.analysis.project.first_pass_ast import ast_first_pass, import_alias
+from amplint.analysis.project.first_pass_ast import ast_first_pass, framework_call
 from amplint.analysis.project.summary import portable_summary
 from amplint.workspace.files import ReadError, read_source
 
@@ -68,7 +68,7 @@ def diff(paths, show: int = 5, out=sys.stdout, first_pass_only: bool = False):
             continue
         counts["files"] += 1
         start = time.process_time()
-        fast = ast_summary(path, text, refuse=import_alias if first else None)  # as per_file does
+        fast = ast_summary(path, text, check=framework_call if first else None)  # as per_file does
         cpu["ast"] += time.process_time() - start
         start = time.process_time()
         slow = libcst_summary(path, text)

@@ -366,6 +366,73 @@ SNIPPETS = {
         def to_half(layer):
             layer.weight.data = layer.weight.data.half()
     """,
+    # Lightning's fabric/utilities/warnings.py, fabric/utilities/distributed.py and
+    # pytorch/loops/fit_loop.py: names bound once to an import's attribute (facts.tree
+    # `Frame.aliases`), which LibCST's summary resolves at their calls and values; then every
+    # shape that is not an alias (bound twice, under `if`, in a class body, global, deleted,
+    # a lambda's or a comprehension's name, walrus) and partials facts reads or does not
+    "import aliases (Lightning warnings, distributed, fit_loop)": """
+        import warnings
+        import torch
+        import torch.nn.functional as F
+        from functools import partial
+        from lightning.pytorch.trainer.states import RunningStage, TrainerFn
+        from lightning.pytorch.trainer.connectors.data_connector import _process_dataloader
+        from .helpers import checkpoint
+        from . import helpers
+
+        _default_format_warning = warnings.formatwarning
+        bce = F.binary_cross_entropy
+        bce_again = bce
+        clip = partial(torch.nn.utils.clip_grad_norm_, max_norm=1.0)
+        scaler = partial(torch.cuda.amp.GradScaler, growth_factor=2.0)
+        cast = partial(torch.Tensor.to, dtype=torch.float16)
+        relative = helpers.build
+        twice = F.relu
+        twice = F.gelu
+        if torch.cuda.is_available():
+            branch = F.silu
+        dropped = F.dropout
+        del dropped
+        shadowed = F.softmax
+        lam = lambda shadowed: shadowed
+        comp = F.tanh
+        squares = [comp for comp in range(3)]
+        glob = F.elu
+        walrus = F.sigmoid
+        half = torch.float16
+        hop1 = F.relu
+        hop2 = hop1
+        hop3 = hop2
+        hop4 = hop3
+        hop5 = hop4
+        hop6 = hop5
+        hop7 = hop6
+
+        def _custom_format_warning(message, category, filename, lineno, line=None):
+            walrus(message), hop5(message), hop6(message), hop7(message)
+            return _default_format_warning(message, category, filename, lineno, line)
+
+        def _get_default_process_group_backend_for_device(device):
+            device_backend_map = torch.distributed.Backend.default_device_backend_map
+            return device_backend_map[device.type]
+
+        class FitLoop:
+            gather = torch.gather
+
+            def setup_data(self, trainer, loader):
+                global glob
+                trainer_fn = TrainerFn.FITTING
+                stage = RunningStage.TRAINING
+                fn = bce_again
+                dl = _process_dataloader(trainer, trainer_fn, stage, loader)
+                self.model.to(dtype=half)
+                if (walrus := None) is None:
+                    pass
+                return (fn(dl), clip(self.model.parameters()), scaler(), cast(dl), relative(dl),
+                        twice(dl), branch(dl), shadowed(dl), comp(dl), glob(dl), self.gather(dl),
+                        checkpoint(dl), glob, trainer_fn)
+    """,
 }
 
 

@@ -18,8 +18,8 @@ from amplint.analysis.parsing import parse
 from amplint.analysis.prefilter import could_match
 from amplint.analysis.project import needs_summary
 from amplint.analysis.project import frameworks as fw
-from amplint.analysis.project.first_pass_ast import ast_first_pass
-from amplint.analysis.project.ast_summary import Refusal
+from amplint.analysis.project.first_pass_ast import ast_first_pass, framework_call
+from amplint.analysis.project.ast_summary import Refusal, ast_summary
 from amplint.analysis.project.summary import CALLER_TEXT, portable_summary
 from amplint.run.per_file import RunOptions, process_item
 from tests.project_files import PROJECTS, cli_findings
@@ -141,7 +141,9 @@ def test_every_setting_the_libcst_summary_finds_keeps_the_file_on_libcst(text):
     there."""
     module = parse(text)
     assert portable_summary("m.py", text, module, FileFacts(module)).settings
-    assert not ast_first_pass(text)  # (`bf16=` alone is not in SETTING_TEXT: not summarised)
+    # the text gate, or the calls' check after the `ast` walk (`bf16=` alone is not in
+    # SETTING_TEXT: not summarised)
+    assert not ast_first_pass(text) or isinstance(ast_summary("m.py", text, check=framework_call), Refusal)
 
 
 @pytest.mark.parametrize("text", [
@@ -219,8 +221,8 @@ class DDPStrategy(ParallelStrategy):
         return module.no_sync()
 '''
 # the same with a name bound to an import's attribute in a function (transformers'
-# utils/import_utils.py patches `torch.gather` so): LibCST's facts resolve it at its calls,
-# the `ast` summary's names do not, so its summary stays LibCST's
+# utils/import_utils.py patches `torch.gather` so): LibCST's facts resolve it at its calls, and
+# so does the `ast` summary (ast_aliases.py); it stayed on LibCST for that before
 ALIASED = STRATEGY + '''
 
 def patch_gather():
@@ -251,12 +253,36 @@ def test_the_words_alone_no_longer_send_a_settingless_strategy_to_libcst():
         assert "enabled" in text and "bf16" in text and "Accelerator" in text
 
 
-@pytest.mark.parametrize("text, parses", [(STRATEGY, 0), (ALIASED, 1)])
-def test_the_first_pass_parses_the_strategy_with_libcst_only_for_an_alias(tmp_path, monkeypatch,
-                                                                         text, parses):
-    """Cold `-j 1` run: the project's finding stays; the strategy's text is parsed by LibCST
-    0 times in the first pass (main: 1), the one with an alias once (its summary from
-    LibCST), and the first pass's summary equals LibCST's in both."""
+# the strategy calling its own helper with `precision=` in a file that says `Trainer`
+# (lightning/pytorch/strategies/deepspeed.py: `_format_precision_config(..., precision=...)`)
+HELPER = STRATEGY + '''
+
+def _format_precision_config(config, precision):
+    """The config for the engine's `precision` (see `pl.Trainer`)."""
+    if precision in ("16-mixed", "bf16-mixed"):
+        config["mode"] = precision
+    return config
+
+
+def setup_config(config, plugin):
+    return _format_precision_config(config, precision=plugin.precision)
+'''
+# the same file holding a setting find_settings finds: it stays on LibCST
+SETTING = HELPER + '''
+
+def make_trainer():
+    from lightning.pytorch import Trainer as PLTrainer
+
+    return PLTrainer(precision="16-mixed")
+'''
+
+
+@pytest.mark.parametrize("text, parses", [(HELPER, 0), (SETTING, 1)])
+def test_a_helper_called_with_precision_is_summarised_from_ast(tmp_path, monkeypatch, text, parses):
+    """Cold `-j 1` run: the project's finding stays; the strategy calling its own helper with
+    `precision=` is parsed by LibCST 0 times in the first pass (main: 1, for the words
+    `Trainer` and `precision=`), the one that makes a Trainer with a precision once; the
+    first pass's summary equals LibCST's in both (the setting's included)."""
     root, path = _strategy_project(tmp_path, text)
     counts = _first_pass_parses(monkeypatch)
     assert cli_findings(root, "--no-cache", "--jobs", "1") == [RCNN]
@@ -264,30 +290,41 @@ def test_the_first_pass_parses_the_strategy_with_libcst_only_for_an_alias(tmp_pa
     result = process_item((path, Settings.default(), RunOptions(), (), True))
     module = parse(text)
     assert result.summary == portable_summary(path, text, module, FileFacts(module))
+    assert bool(result.summary.settings) == bool(parses)
+
+
+@pytest.mark.parametrize("text", [STRATEGY, ALIASED])
+def test_the_first_pass_parses_no_settingless_strategy_with_libcst(tmp_path, monkeypatch, text):
+    """Cold `-j 1` run: the project's finding stays; the strategy's text is parsed by LibCST
+    0 times in the first pass, the one with an alias too (main: 1, its summary from LibCST),
+    and the first pass's summary equals LibCST's in both."""
+    root, path = _strategy_project(tmp_path, text)
+    counts = _first_pass_parses(monkeypatch)
+    assert cli_findings(root, "--no-cache", "--jobs", "1") == [RCNN]
+    assert counts.get(text, 0) == 0
+    result = process_item((path, Settings.default(), RunOptions(), (), True))
+    module = parse(text)
+    assert result.summary == portable_summary(path, text, module, FileFacts(module))
     assert result.summary.classes and not result.diagnostics
 
 
-def test_the_ast_summary_misses_the_alias_that_the_gate_refuses():
-    """Why the alias is refused: the `ast` summary's call names `original_gather` a local,
-    LibCST's facts name `torch.gather`."""
+@pytest.mark.parametrize("text", [
+    ALIASED,
+    "import torch.nn.functional as F\nloss = F.binary_cross_entropy\ndef f(x):\n    return loss(x)\n",
+    "import torch\ntry:\n    pass\nfinally:\n    def f(x):\n        g = torch.gather\n        return g(x)\n",
+    "from functools import partial as P\nimport torch\nclip = P(torch.nn.utils.clip_grad_norm_, max_norm=1)\n"
+    "def step(m):\n    clip(m.parameters())\n",
+    "class A:\n    def f(self, x):\n        import torch\n        g = torch.gather\n        return g(x)\n",
+])
+def test_the_ast_summary_resolves_the_alias_as_libcst_does(text):
+    """The `ast` summary names what an alias names (`torch.gather`, not a local
+    `original_gather`), as LibCST's facts do: main's on-demand summaries named a local."""
     from amplint.analysis.project.ast_summary import ast_summary
-    from amplint.analysis.project.first_pass_ast import import_alias
 
-    module = parse(ALIASED)
-    assert ast_summary("m.py", ALIASED) != portable_summary("m.py", ALIASED, module, FileFacts(module))
-    assert isinstance(ast_summary("m.py", ALIASED, refuse=import_alias), Refusal)
-    module = parse(STRATEGY)
-    assert ast_summary("m.py", STRATEGY) == portable_summary("m.py", STRATEGY, module, FileFacts(module))
-    for text in ("import torch.nn.functional as F\nloss = F.binary_cross_entropy\n",
-                 "import torch\ntry:\n    pass\nfinally:\n    def f():\n        g = torch.gather\n",
-                 "from functools import partial as P\nimport torch\nclip = P(torch.nn.utils.clip_grad_norm_, max_norm=1)\n",
-                 "class A:\n    def f(self):\n        import torch\n        g = torch.gather\n"):
-        assert import_alias(__import__("ast").parse(text)) is not None, text
-    # not where facts looks for an alias: a call, no import, a class body, a branch, an attribute
-    for text in ("import logging\nlog = logging.getLogger(__name__)\n", "x = y.z\n", "from m import *\nf = g\n",
-                 "import torch\nclass A:\n    g = torch.gather\n", "import torch\nif c:\n    g = torch.gather\n",
-                 "import torch\nclass A:\n    def f(self):\n        self.dtype = torch.float16\n"):
-        assert import_alias(__import__("ast").parse(text)) is None, text
+    module = parse(text)
+    fast = ast_summary("m.py", text)
+    assert not isinstance(fast, Refusal)
+    assert fast == portable_summary("m.py", text, module, FileFacts(module))
 
 
 @pytest.mark.parametrize("text", [

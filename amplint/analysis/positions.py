@@ -18,6 +18,7 @@ import libcst as cst
 from libcst._position import CodePosition, CodeRange
 
 from amplint.analysis.facts.syntax import code_children, iter_nodes
+from amplint.analysis.parsing import python_tree
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # LibCST's NEWLINE_RE
 
@@ -264,7 +265,7 @@ def _first_ast(statements) -> List[int]:
 
 
 def _statement_spans(module: cst.Module, source: str, planned, outlined=None):
-    top = outline(ast.parse(source).body) if outlined is None else outlined
+    top = outline(python_tree(source).body) if outlined is None else outlined
     firsts: Dict[int, List[int]] = {}  # id(LibCST body list) -> _first_ast of it
     starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]  # offset of each line
     spans: Dict[int, Span] = {}

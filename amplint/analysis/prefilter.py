@@ -17,6 +17,7 @@ import warnings
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from amplint.analysis.data.triggers import ALSO_NEEDS, HALF_CONVERTER, HALF_NAMES, HALF_WORDS
+from amplint.analysis.parsing import python_tree
 from amplint.analysis.prefilter_entries import could_match_with
 from amplint.analysis.rules import Rule
 
@@ -76,7 +77,7 @@ def half_names_in_code(source: str) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(source)
+            tree = python_tree(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
     lines = _word_lines(source)

@@ -18,6 +18,7 @@ from amplint.analysis.data.triggers import (
     HALF_CONVERTER, HALF_CONVERTER_NAME, REACHED, REGION_TEXT, REGION_WORDS, TINY_FLOAT,
     BUFFER_WRITERS, CONCAT_NAMES, FACTORY_NAMES, FACTORY_WRITE,
 )
+from amplint.analysis.parsing import python_tree
 
 TINY_BELOW = 6e-8  # AMP140's THRESHOLD (tests/test_prefilter.py checks they agree)
 # what a reached function may call without naming it: a module instance's forward, a class
@@ -108,7 +109,7 @@ class CodeNames:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                tree = ast.parse(source)
+                tree = python_tree(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         return CodeNames(tree)

@@ -26,7 +26,7 @@ from amplint.run.progress import naming_slow_file
 from amplint.run.first_pass import Need, need_of
 from amplint.run.scaler_inputs import first_pass_summary
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
-from amplint.analysis.project.first_pass_ast import ast_first_pass, import_alias
+from amplint.analysis.project.first_pass_ast import ast_first_pass, framework_call
 from amplint.analysis.project.summary import portable_summary
 
 
@@ -132,7 +132,7 @@ def _ast_first_pass(path: str, text: str, settings: Settings):
         return None  # (stubs: the differential benchmark compares .py files only)
     if could_match(text, settings.rules()):
         return None  # linted: the parse is made anyway
-    found = ast_summary(path, text, refuse=import_alias)
+    found = ast_summary(path, text, check=framework_call)
     return None if isinstance(found, Refusal) else found
 
 

@@ -55,6 +55,7 @@ def new_frame(kind: str, node, parent: Optional[AstFrame], name: str = "") -> As
     frame.held = {}  # ast_values: what a name holds in this scope
     frame.returns = []  # its own `return value` statements, in walk order
     frame.loops = []  # its own `for` statements, in walk order
+    frame.ast_aliases = {}  # Frame.aliases with `ast` values (ast_aliases.keep_aliases)
     return frame
 
 

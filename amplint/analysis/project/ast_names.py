@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 from amplint.analysis.facts.names import _CANONICAL
+from amplint.analysis.project.ast_aliases import alias_target
 from amplint.analysis.project.relative_names import Names
 
 # a root's meaning in a scope: None (not an import), or (relative, target)
@@ -39,6 +40,9 @@ class ScopedNames(Names):
                 if root in current.imports:
                     return False, current.imports[root]
                 if root in current.bindings:
+                    target = alias_target(current, root)
+                    if target is not None:
+                        return False, target
                     break  # not an absolute import: a relative one may still name it
             current = current.parent
         if root not in self.relative:

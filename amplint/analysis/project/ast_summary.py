@@ -12,9 +12,10 @@ import warnings
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.facts.callgraph import _shadowed
-from amplint.analysis.facts.names import resolve
 from amplint.analysis.facts.regions import AUTOCAST_APIS, DTYPES
 from amplint.analysis.facts.tree import Frame
+from amplint.analysis.parsing import python_tree
+from amplint.analysis.project.ast_aliases import absolute, keep_aliases
 from amplint.analysis.project.ast_flow import AstFlowCollector
 from amplint.analysis.project.ast_frames import CallSite, function_key
 from amplint.analysis.project.ast_lines import SourcePositions
@@ -39,20 +40,23 @@ class Refusal:
         return f"Refusal({self.reason!r})"
 
 
-def ast_summary(path: str, text: str, refuse=None):
+def ast_summary(path: str, text: str, refuse=None, check=None):
     """The file's portable summary, or a Refusal. `refuse(module)`: a further reason (or None)
-    to refuse, asked of the parsed module."""
+    to refuse, asked of the parsed module; `check(summarizer)`: one asked after the walk."""
     why = refusal(text)
     if why is not None:
         return Refusal(why)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            module = ast.parse(text)
+            module = python_tree(text)
         why = refuse(module) if refuse is not None else None
         if why is not None:
             return Refusal(why)
-        return _AstSummarizer(path, text, module).run()
+        summarizer = _AstSummarizer(path, text, module)
+        summary = summarizer.run()
+        why = check(summarizer) if check is not None else None
+        return Refusal(why) if why is not None else summary
     except Refused as refused:
         return Refusal(str(refused))
     except Exception as error:  # noqa: BLE001  (anything unexpected: the LibCST path decides)
@@ -107,6 +111,7 @@ class _AstSummarizer(SourcePositions):
         self.path = path
         self.lines = text.split("\n")
         self.tree = AstCollector(module)
+        keep_aliases(self.tree)
         self.sites = {id(site.node): site for site in self.tree.calls}
         self.names = ScopedNames(relative_imports(module))
         self.summary = ModuleSummary(path)
@@ -280,7 +285,7 @@ class _AstSummarizer(SourcePositions):
         for dec in frame.node.decorator_list:
             call = dec if type(dec) is ast.Call else None
             func = call.func if call is not None else dec
-            qualified = resolve(dotted(func), frame.parent) or ""
+            qualified = absolute(dotted(func), frame.parent) or ""
             last = qualified.rsplit(".", 1)[-1] or (dotted(func) or ("",))[-1]
             if call is not None and qualified in AUTOCAST_APIS or last == "auto_fp16":
                 raise Refused("an autocast decorator")

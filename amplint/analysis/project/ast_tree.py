@@ -170,6 +170,10 @@ class AstCollector:
         self.classes: Dict[str, Frame] = {}
         self._fallback: List[Set[str]] = []
         self._parent: ast.AST = module
+        # what facts.tree's Collector counts for `Frame.aliases` (ast_aliases.keep_aliases)
+        self.counts: Dict[Tuple[int, str], int] = {}  # (id(scope), name) -> bindings seen
+        self.unaliasable: Set[str] = set()  # global/nonlocal, comprehension, lambda, del names
+        self.walrus_names: Set[str] = set()
         self._body(module.body)
 
     # -- traversal ------------------------------------------------------------------------
@@ -239,8 +243,11 @@ class AstCollector:
             self.expr(node.msg, node)
         elif kind is ast.Delete:
             for target in node.targets:
+                self.unaliasable.update(code_names(target))
                 self.expr(target, node)
-        elif kind not in (ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal):
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            self.unaliasable.update(node.names)
+        elif kind not in (ast.Pass, ast.Break, ast.Continue):
             raise Refused(f"statement {kind.__name__}")
 
     def expr(self, node, parent) -> None:
@@ -278,6 +285,7 @@ class AstCollector:
                 children = read(current)
             elif kind is ast.NamedExpr:
                 self._bind(current.target)
+                self.walrus_names.add(current.target.id)
                 children = [current.target, current.value]
             elif kind is ast.Dict:
                 children = []
@@ -286,6 +294,7 @@ class AstCollector:
                         children.append(key)
                     children.append(value)
             elif kind is ast.Lambda:
+                self.unaliasable.update(arg.arg for arg in all_params(current.args))
                 children = self._param_children(current.args) + [current.body]
             elif kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
                 children = [current.elt] + self._generators(current.generators)
@@ -301,10 +310,10 @@ class AstCollector:
                 if child is not None and type(child) not in _LEAVES:
                     push((child, current))
 
-    @staticmethod
-    def _generators(generators) -> list:
+    def _generators(self, generators) -> list:
         out: list = []
         for comp in generators:
+            self.unaliasable.update(code_names(comp.target))
             out += [comp.target, comp.iter] + list(comp.ifs)
         return out
 
@@ -342,7 +351,7 @@ class AstCollector:
         for handler in node.handlers:
             self._fallback.append(imported)
             if handler.name is not None:
-                self.frame.scope.bindings.add(handler.name)
+                self._bind_name(self.frame.scope, handler.name)
             self._body(handler.body)
             self.expr(handler.type, handler)  # LibCST's fields: body, then type
             self._fallback.pop()
@@ -356,7 +365,7 @@ class AstCollector:
             if type(base) is ast.Starred:
                 raise Refused("starred class base")
             self.expr(base, node)
-        self.frame.scope.bindings.add(node.name)
+        self._bind_name(self.frame.scope, node.name)
         frame = self._push("class", node, node.name)
         self.classes.setdefault(node.name, frame)
         self._body(node.body)
@@ -368,11 +377,11 @@ class AstCollector:
         for child in self._param_children(node.args):
             self.expr(child, node.args)
         scope = self.frame.scope
-        scope.bindings.add(node.name)
+        self._bind_name(scope, node.name)
         frame = self._push("function", node, node.name)
         scope.functions.setdefault(node.name, frame)
         for arg in all_params(node.args):
-            frame.bindings.add(arg.arg)
+            self._bind_name(frame, arg.arg)
         self._body(node.body)
         self._pop(frame)
 
@@ -389,15 +398,35 @@ class AstCollector:
                     continue
                 scope.imports[bound] = target
 
+    def _bind_name(self, scope: Frame, name: str) -> None:
+        scope.bindings.add(name)
+        key = (id(scope), name)
+        self.counts[key] = self.counts.get(key, 0) + 1
+
     def _bind(self, target) -> None:
         kind = type(target)
         if kind is ast.Name:
-            self.frame.scope.bindings.add(target.id)
+            self._bind_name(self.frame.scope, target.id)
         elif kind in (ast.Tuple, ast.List):
             for element in target.elts:
                 self._bind(element)
         elif kind is ast.Starred:
             self._bind(target.value)
+
+
+def code_names(node):
+    """The names facts.tree's `_target_names` sees in an expression: LibCST holds an
+    attribute's, a keyword's and a parameter's name as a Name node too."""
+    for child in ast.walk(node):
+        kind = type(child)
+        if kind is ast.Name:
+            yield child.id
+        elif kind is ast.Attribute:
+            yield child.attr
+        elif kind is ast.keyword and child.arg is not None:
+            yield child.arg
+        elif kind is ast.arg:
+            yield child.arg
 
 
 def all_params(args: ast.arguments):

@@ -11,9 +11,9 @@ import tokenize
 from typing import List, Optional, Tuple
 
 from amplint.analysis.facts.fp16 import HALF, TENSOR_TYPES
-from amplint.analysis.facts.names import resolve
 from amplint.analysis.facts.regions import DTYPES
 from amplint.analysis.facts.tree import Frame
+from amplint.analysis.project.ast_aliases import absolute
 from amplint.analysis.project.ast_tree import Refused, call_args, dotted
 from amplint.analysis.project.flowvalues import (
     CHAIN, CONTAINERS, DATA_PARALLEL, HUB_MODEL, PREPARE, UNWRAP, WRAPPERS, Val, _NOT_PROJECT, _any,
@@ -340,7 +340,7 @@ def _half_cast_dtype(method: str, args: Args, frame: Frame) -> Optional[str]:
         for keyword, _, value in args:
             if keyword is not None and keyword != "dtype":
                 continue
-            qualified = resolve(dotted(value), frame)
+            qualified = absolute(dotted(value), frame)
             dtype = DTYPES.get(qualified) if qualified is not None else None
             if dtype is None and method == "type":
                 dtype = TENSOR_TYPES.get(qualified or "")

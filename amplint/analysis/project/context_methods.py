@@ -41,6 +41,7 @@ import ast
 from typing import Dict, Optional, Tuple
 
 from amplint.analysis.facts.regions import Enabled, EntryContextRegion
+from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.context_openers import dotted_text, own_seeds, passes_false
 from amplint.analysis.project.context_params import seeds_under
 
@@ -149,7 +150,7 @@ def _with_method_calls(text: str, names) -> list:
     the `with` node) for each `with a.b.m(...):` item whose `m` is in `names` and whose receiver
     is not `self` itself (`self.m()` is the file's own, or an inherited, method)."""
     try:
-        tree = ast.parse(text)
+        tree = python_tree(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found: list = []

@@ -36,6 +36,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.facts.regions import EntryContextRegion
+from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.context_params import rebound_names, seeds_under
 from amplint.analysis.project.context_prefilters import _DECORATED, _RETURNS, may_open, may_open_method
@@ -190,7 +191,7 @@ def _with_calls(text: str) -> list:
     the `with` node) for each `with a.b(...):` item of the file whose `a` the function does not
     bind itself."""
     try:
-        tree = ast.parse(text)
+        tree = python_tree(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found: list = []

@@ -25,6 +25,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.regions import Enabled, EntryParamRegion
+from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.candidates import Candidate, chain
 
 # `\bwith\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?\s*:` with the literal first (a pattern that starts
@@ -57,7 +58,7 @@ def param_withs(text: str) -> List[ParamWith]:
     if not names:
         return []
     try:
-        tree = ast.parse(text)
+        tree = python_tree(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found: List[ParamWith] = []

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
+from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.flowindex import Things, merge_things
 
 _FIELD = "dataclasses.field"
@@ -84,7 +85,7 @@ def _fields(flow, path: str) -> Dict[str, List[str]]:
 
 def _read_fields(text: str) -> Dict[str, List[str]]:
     try:
-        tree = ast.parse(text)
+        tree = python_tree(text)
     except (SyntaxError, ValueError):
         return {}
     seen: Dict[str, int] = {}

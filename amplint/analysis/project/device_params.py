@@ -18,6 +18,7 @@ import re
 from typing import List, Optional, Tuple
 
 from amplint.analysis.facts.device_values import EntryParamDevice, device_call, name_is_device
+from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.context_params import frame_of, rebound_names, statements
 
 # `autocast(name` / `autocast(device_type=name` with `name` a plain word: the text test
@@ -38,7 +39,7 @@ def param_devices(text: str) -> List[ParamDevice]:
     if not names:
         return []
     try:
-        tree = ast.parse(text)
+        tree = python_tree(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found: List[ParamDevice] = []

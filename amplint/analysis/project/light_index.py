@@ -17,6 +17,8 @@ import gc
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, Iterable, Optional, Sequence, Set, Tuple
 
+from amplint.analysis.parsing import python_tree
+
 Dotted = Tuple[str, ...]
 
 # kept as amplint.analysis.facts.names spells them (a resolved reference is canonicalised)
@@ -55,7 +57,7 @@ def light_file(path: str, text: str) -> Optional[LightFile]:
     collecting = gc.isenabled()
     gc.disable()  # an `ast` tree has no cycles: no collection walks its young nodes
     try:
-        tree = ast.parse(text)
+        tree = python_tree(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         found = None
     else:

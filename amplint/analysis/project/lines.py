@@ -19,6 +19,8 @@ from typing import Dict, List, Mapping, Optional, Tuple
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from amplint.analysis.parsing import python_tree
+
 
 class _Done(Exception):
     """Every wanted node of a code generation has its line: stop generating."""
@@ -139,7 +141,7 @@ def statement_starts(module: cst.Module, source: str) -> Optional[Dict[int, Tupl
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(source)
+            tree = python_tree(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
     starts: Dict[int, Tuple[int, int]] = {}

@@ -6,10 +6,12 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Tuple
 
+from amplint.analysis.parsing import python_tree
+
 
 def parse_or_none(text: str):
     try:
-        return ast.parse(text)
+        return python_tree(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

@@ -35,6 +35,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from amplint.analysis.data.scaler_vocab import VERBS
 from amplint.analysis.facts.scalers import CLIP_NAMES
+from amplint.analysis.parsing import python_tree
 
 _SCALER_METHODS = frozenset({"scale", "unscale_", "step", "update", "backward"})
 _RISKY_TARGETS = frozenset(CLIP_NAMES) | {"backward"}
@@ -46,7 +47,7 @@ def protocol_keys(text: str) -> Optional[FrozenSet[str]]:
     """The keys (`f`, `C.m`, `f.inner`) of the functions whose protocol summary may hold
     events; None: any function may (or `ast` cannot tell)."""
     try:
-        tree = ast.parse(text)
+        tree = python_tree(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
     defs, calls, imported, scaler_calls = _collect(tree)
