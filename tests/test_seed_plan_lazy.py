@@ -13,9 +13,8 @@ only look like those names."""
 
 from __future__ import annotations
 
-import ast
-
 from amplint.analysis.engine import Settings
+from amplint.analysis.parsing import python_tree
 from amplint.analysis.project import build, lint_project
 from amplint.analysis.project import frameworks as fw
 from amplint.analysis.project import light_index
@@ -125,23 +124,20 @@ def _files(enabled: bool = True):
     }
 
 
-class _CountingAst:
-    """`ast` for light_index.py, recording the texts it parses."""
+class _CountingTrees:
+    """light_index.py's `python_tree`, recording the texts it is asked to read."""
 
     def __init__(self) -> None:
         self.parsed = []
 
-    def __getattr__(self, name):
-        return getattr(ast, name)
-
-    def parse(self, text, *args, **kwargs):
+    def __call__(self, text):
         self.parsed.append(text)
-        return ast.parse(text, *args, **kwargs)
+        return python_tree(text)
 
 
-def _counting(monkeypatch) -> _CountingAst:
-    counter = _CountingAst()
-    monkeypatch.setattr(light_index, "ast", counter)
+def _counting(monkeypatch) -> _CountingTrees:
+    counter = _CountingTrees()
+    monkeypatch.setattr(light_index, "python_tree", counter)
     monkeypatch.setattr(light_index, "_MEMO", {})
     return counter
 
