@@ -15,6 +15,9 @@ _CARRIES = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter", "
 # torch's module containers hold the modules they are given; a Sequential calls each in turn
 _MODULE_CONTAINERS = (".ModuleList", ".Sequential")
 _PAIRS = {"enumerate", "zip", "itertools.product"}  # their elements are tuples: a box per call
+# the factories of a defaultdict whose missing keys get an empty container the resolver models
+_DEFAULT_FACTORIES = {"list": "L:", "set": "L:", "collections.deque": "L:", "deque": "L:", "dict": "D:",
+                      "collections.OrderedDict": "D:", "OrderedDict": "D:"}
 
 
 def outside(value: str, suffix: str) -> str:
@@ -106,6 +109,15 @@ def call_outside(solver, value: str, args: List[Optional[str]], kwargs: Dict[str
         return {"C:" + v[2:] for v in arg_sets[0] if v.startswith("I:")}
     if name in ("staticmethod", "classmethod", "property", "functools.wraps", "functools.lru_cache") and arg_sets:
         return set(arg_sets[0]) if name != "functools.wraps" else {outside(value, "()")}
+    if name in ("collections.defaultdict", "defaultdict"):
+        # a dict whose subscript of a missing key files an empty container under it
+        # (Containers.default_box); kept only when the factory is one container type
+        box = "D:%s~defaultdict" % site
+        kinds = {_DEFAULT_FACTORIES.get(_name(v)) if v.startswith("E:") else None for v in arg_sets[0]} \
+            if arg_sets and arg_sets[0] else {None}
+        if len(kinds) == 1 and None not in kinds:
+            solver.dict_defaults[box] = kinds.pop()
+        return {box}
     if name == "dict":
         box = "D:%s~dict" % site
         for k, values in kw_sets.items():

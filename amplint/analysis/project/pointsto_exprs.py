@@ -196,11 +196,16 @@ def _bind_comprehension_target(ex, target, scope) -> None:
             scope.bound.add(node.id)
 
 
+_KEYED_METHODS = ("get", "setdefault", "pop")  # a dict's methods whose first argument is a key
+
+
 def call(ex, node: ast.Call, scope) -> str:
     caller = ex.scope_of(scope)
     if isinstance(node.func, ast.Name) and node.func.id == "super" and ex.load_name(scope, "super").startswith("T:"):
         return _super(ex, node, scope)
     fn = expr(ex, node.func, scope)
+    if isinstance(node.func, ast.Attribute) and node.func.attr in _KEYED_METHODS and node.args:
+        ex.mark_key(node.args[0], scope)
     args: List[Optional[str]] = []
     star: Optional[str] = None
     for arg in node.args:
