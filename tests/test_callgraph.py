@@ -834,3 +834,31 @@ def test_dataclass_field_default_factory(tmp_path):
         """,
     })
     assert g["train.training_function"] == ["multilabel.losses.AsymmetricBCE.__call__", "multilabel.losses.sharpen"]
+
+
+def test_defaultdict_of_lists_keeps_each_key_apart(tmp_path):
+    # minGPT's Trainer: callbacks filed by event string in a defaultdict(list), called by event
+    g = one(tmp_path, """
+        from collections import defaultdict
+        def on_loss(t): pass
+        def on_end(t): pass
+        class Trainer:
+            def __init__(self):
+                self.callbacks = defaultdict(list)
+            def add_callback(self, onevent, callback):
+                self.callbacks[onevent].append(callback)
+            def trigger_callbacks(self, onevent):
+                for callback in self.callbacks.get(onevent, []):
+                    callback(self)
+            def fire_end(self):
+                for callback in self.callbacks["end"]:
+                    callback(self)
+        t = Trainer()
+        t.add_callback("loss", on_loss)
+        t.add_callback("end", on_end)
+        t.trigger_callbacks("loss")
+        t.fire_end()
+    """)
+    assert g["app.Trainer.trigger_callbacks"] == ["app.on_loss"]
+    assert g["app.Trainer.fire_end"] == ["app.on_end"]
+

@@ -13,8 +13,9 @@ from typing import List, Optional, Set
 
 class Containers:
     # -- containers and iteration --------------------------------------------------------------
-    def keys(self, key: Optional[str], key_node: Optional[str]) -> Optional[List[str]]:
-        """The literal keys an index may use; None for any key; [] to wait (first round)."""
+    def keys(self, key: Optional[str], key_node: Optional[str], store: bool = False) -> Optional[List[str]]:
+        """The literal keys an index may use; None for any key; [] to wait (first round) or for
+        none (a key of a body that does not run as itself)."""
         if key is not None:
             return [key]
         values = self.get(key_node) if key_node else set()
@@ -23,17 +24,19 @@ class Containers:
         if not values and key_node and not self.final:
             self.waiting.add(self._cur)
             return []
-        if not values and key_node and self.uncalled_key(key_node):
+        if not values and key_node and self.uncalled_key(key_node, store):
             return []
         return None
 
-    def uncalled_key(self, key_node: str) -> bool:
-        """The key is a parameter of a function every call of which went to a copy of its own
-        (pointsto_copies.keyed_literal): the original body runs nowhere, its key is no key."""
+    def uncalled_key(self, key_node: str, store: bool = False) -> bool:
+        """The key is a parameter of a function no call runs as itself: every call went to a copy
+        of its own (pointsto_copies.keyed_literal), or (for a store) none was seen. Its key is no
+        key: a store under it would file its box under every key, for every copy to read. (A
+        read in a function nothing calls still reads every key, as PyCG does.)"""
         func, _, param = key_node[2:].rpartition("#") if key_node.startswith("V:") else ("", "", "")
         info = self.funcs.get(func)
-        return (info is not None and param in info.get("keyed", ()) and func in self._copies
-                and func not in self.invoked)
+        return (info is not None and param in info.get("keyed", ()) and func not in self.invoked
+                and (store or func in self._copies))
 
     def nth(self, value: str, key: str) -> Set[str]:
         if value.startswith("L:") and value.endswith("!") and key.isdigit():
@@ -139,7 +142,7 @@ class Containers:
 
     def _setindex(self, base: str, key: Optional[str], src: str, key_node: Optional[str]) -> None:
         values = self.get(src)
-        keys = self.keys(key, key_node)
+        keys = self.keys(key, key_node, store=True)
         if keys == []:
             return
         for value in sorted(self.get(base)):
