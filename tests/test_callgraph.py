@@ -862,3 +862,45 @@ def test_defaultdict_of_lists_keeps_each_key_apart(tmp_path):
     assert g["app.Trainer.trigger_callbacks"] == ["app.on_loss"]
     assert g["app.Trainer.fire_end"] == ["app.on_end"]
 
+
+
+def test_getattr_of_a_formatted_name_over_literal_names(tmp_path):
+    # OpenPCDet's Detector3DTemplate.build_networks: `getattr(self, "build_%s" % name)()` over
+    # `self.module_topology`, a list of literal names; an f-string and `+` are read the same way
+    g = one(tmp_path, """
+        class Detector:
+            def __init__(self):
+                self.module_topology = ["vfe", "dense_head"]
+                for module_name in self.module_topology:
+                    getattr(self, "build_%s" % module_name)()
+            def build_vfe(self): pass
+            def build_dense_head(self): pass
+            def vfe(self): pass
+            def dense_head(self): pass
+            def forward(self, mode):
+                getattr(self, f"forward_{mode}")()
+                getattr(self, "loss_" + mode + "_term")()
+            def forward_train(self): pass
+            def forward_test(self): pass
+            def loss_train_term(self): pass
+        Detector().forward("train")
+    """)
+    assert g["app.Detector.__init__"] == ["app.Detector.build_dense_head", "app.Detector.build_vfe"]
+    assert g["app.Detector.forward"] == ["app.Detector.forward_train", "app.Detector.loss_train_term"]
+
+
+def test_a_formatted_name_with_an_unknown_part_names_nothing(tmp_path):
+    # a part that holds no literal (a number computed at run time) or a conversion other than
+    # %s/%d: no string, no attribute (the part's own strings are not the name)
+    g = one(tmp_path, """
+        import sys
+        class Net:
+            def run(self, name):
+                getattr(self, "build_%s" % name)()
+                getattr(self, "%5s" % "vfe")()
+            def vfe(self): pass
+            def build_(self): pass
+        Net().run("vfe")
+        Net().run(sys.argv[1])
+    """)
+    assert g["app.Net.run"] == []

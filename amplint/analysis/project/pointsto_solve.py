@@ -26,6 +26,7 @@ MAX_DATA = 16  # containers, literals, outside values: they matter less and mult
 _DATA = frozenset("LDWSNE")
 _EMPTY: frozenset = frozenset()
 _CLONE = re.compile(r"@[dsg]\d+")
+_MAX_STRINGS, _MAX_STRING = 16, 64  # the strings one format may make, and their length
 _INSTANCE_CALL = ("__call__", "forward")
 
 
@@ -342,6 +343,22 @@ class Solver(Classes, Containers, Copies, Imports):
 
     def _const(self, dst: str, value: str) -> None:
         self.add(dst, (value,))
+
+    def _format(self, dst: str, parts: List[str]) -> None:
+        """`"build_%s" % name`: the strings the parts' literal values make (pointsto_exprs.text),
+        when every part holds strings or small ints only, and not too many."""
+        made = [""]
+        for part in parts:
+            choices = [part[2:]] if part.startswith("S:") else None  # literal text; else a node
+            if choices is None:
+                values = self.get(part)
+                if not values or any(v[:2] not in ("S:", "N:") for v in values):
+                    return
+                choices = sorted(v[2:] for v in values)
+            made = [a + b for a in made for b in choices]
+            if len(made) > _MAX_STRINGS:
+                return
+        self.add(dst, {"S:" + m for m in made if len(m) <= _MAX_STRING})
 
     def _copy(self, dst: str, src: str) -> None:
         self.add(dst, self.get(src))
