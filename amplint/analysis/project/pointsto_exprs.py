@@ -91,7 +91,7 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
             kind = "copy" if isinstance(node, ast.Yield) else "elem"
             ex.cons.append((kind, "V:%s#<yield>" % scope.fqn, value))
         return None
-    if isinstance(node, (ast.JoinedStr, ast.BinOp)) and string_parts(node) is not None:
+    if isinstance(node, (ast.JoinedStr, ast.BinOp)) and _name_like(string_parts(node)):
         return text(ex, node, scope)
     if isinstance(node, _UNION):
         parts: List[ast.expr]
@@ -126,6 +126,7 @@ def display(ex, node: ast.expr, scope) -> Optional[str]:
         # a literal list or tuple is index-sensitive ("!"): element i also goes to field [i]
         indexed = not isinstance(node, ast.Set)
         box = "L:" + ex.site(node) + ("!" if indexed else "")
+        names = _names(node)  # a few literal names keep their strings (not a long table of them)
         for i, elt in enumerate(node.elts):
             if isinstance(elt, ast.Starred):
                 indexed = False
@@ -133,7 +134,7 @@ def display(ex, node: ast.expr, scope) -> Optional[str]:
                 if inner:
                     ex.cons.append(("elem", box + "#*", inner))
             else:
-                value = literal(ex, elt, scope) if _short_string(elt) else expr(ex, elt, scope)
+                value = literal(ex, elt, scope) if names else expr(ex, elt, scope)
                 if value:
                     ex.cons.append(("copy", box + "#*", value))
                     if indexed:
@@ -203,6 +204,12 @@ def string_parts(node: ast.expr) -> Optional[List[object]]:
                 out.append(side.value if _short_string(side) else side)
         return out
     return None
+
+
+def _name_like(parts: Optional[List[object]]) -> bool:
+    """Parts that may make a name or a key: a few, their text short (not a log message)."""
+    return (parts is not None and len(parts) <= 8
+            and sum(len(p) for p in parts if isinstance(p, str)) <= 32)
 
 
 def text(ex, node: ast.expr, scope) -> Optional[str]:
