@@ -904,3 +904,25 @@ def test_a_formatted_name_with_an_unknown_part_names_nothing(tmp_path):
         Net().run(sys.argv[1])
     """)
     assert g["app.Net.run"] == []
+
+
+def test_setdefault_registry_keeps_each_event_apart(tmp_path):
+    # an event bus as in fairseq's / ignite's handler tables: `setdefault(event, []).append(fn)`
+    # by a method given the event string; each event's dispatch reaches that event's handlers
+    g = one(tmp_path, """
+        def on_start(engine): pass
+        def on_end(engine): pass
+        class Engine:
+            def __init__(self):
+                self._handlers = {}
+            def add_event_handler(self, event, handler):
+                self._handlers.setdefault(event, []).append(handler)
+            def fire_event(self, event):
+                for handler in self._handlers.get(event, ()):
+                    handler(self)
+        engine = Engine()
+        engine.add_event_handler("started", on_start)
+        engine.add_event_handler("completed", on_end)
+        engine.fire_event("started")
+    """)
+    assert g["app.Engine.fire_event"] == ["app.on_start"]

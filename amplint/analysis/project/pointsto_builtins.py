@@ -134,6 +134,15 @@ def call_outside(solver, value: str, args: List[Optional[str]], kwargs: Dict[str
     return {outside(value, "()")}
 
 
+def _per_key(solver, value: str, key: str) -> str:
+    if value[:2] not in ("L:", "D:") or "~[" in value:
+        return value
+    box = "%s~[%r]" % (value, key)
+    for field in ("*", "+", "[*]", "[**]"):
+        solver.add("%s#%s" % (box, field), solver.get("%s#%s" % (value, field)))
+    return box
+
+
 def container_method(solver, name: str, args: List[Set[str]], kwargs: Dict[str, Set[str]]) -> Set[str]:
     box, method = name.rsplit("|", 1)
     if box.startswith("L:"):
@@ -163,8 +172,16 @@ def container_method(solver, name: str, args: List[Set[str]], kwargs: Dict[str, 
                 solver.add(box + "#[**]", values)
             return set()
         if method == "setdefault" and len(args) > 1:
-            solver.add(box + "#[*]", args[1])
-            solver.add(box + "#[**]", args[1])
+            # filed under its key when the key is known (literals only), else under any key
+            # (no key value yet, or none ever: a body no call runs as itself, files nothing)
+            known = [v[2:] for v in args[0]] if all(v[:2] == "S:" for v in args[0]) else ["*"]
+            for key in known:
+                field = "%s#[%s]" % (box, key if key == "*" else repr(key))
+                # the default's container is one per key (`setdefault(event, []).append(fn)` in a
+                # method: its `[]` is one box for every key the method is given)
+                defaults = {_per_key(solver, v, key) for v in args[1]} if key != "*" else args[1]
+                solver.add(field, defaults)
+                solver.add(box + "#[**]", defaults)
         if method in ("items", "values"):
             out = "L:%s~%s" % (box, method)
             if method == "items":
