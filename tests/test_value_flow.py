@@ -198,3 +198,13 @@ def test_mingpt_set_callback_replaces_by_event():
     files = load("flow_mingpt_callbacks", [('trainer.add_callback("on_batch_loss"',
                                             'trainer.set_callback("on_batch_loss"')])
     assert findings(lint_project(files, SETTINGS, config=ON)) == [("projects/adder/adder.py", 11, "AMP102")]
+
+
+def test_mingpt_callbacks_triggered_under_an_fp32_island_are_its_business():
+    # the trainer triggers its callbacks under `autocast(enabled=False)` inside the region
+    files = load("flow_mingpt_callbacks", [(
+        "        for callback in self.callbacks.get(onevent, []):\n            callback(self)\n",
+        "        with torch.autocast(\"cuda\", enabled=False):\n"
+        "            for callback in self.callbacks.get(onevent, []):\n                callback(self)\n")])
+    assert "enabled=False" in files["flow_mingpt_callbacks/mingpt/trainer.py"]
+    assert findings(lint_project(files, SETTINGS, config=ON)) == []

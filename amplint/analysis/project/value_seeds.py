@@ -34,8 +34,8 @@ def value_seeds(project, existing: List[Seed]) -> List[Seed]:
                 continue
             desc = _region_desc(project, info)
             for target, line, what, via in _answers(project, path, summary, span):
-                if (target[0], target[1], desc) in have or inside_region(project, path, line, span):
-                    continue
+                if (target[0], target[1], desc) in have or inside_region(project, path, line, None if via else span):
+                    continue  # (a call of a function followed: under any opener of the file, its own)
                 site = f"{shown}:{line}"
                 if site in answered:
                     continue
