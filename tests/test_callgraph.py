@@ -863,7 +863,6 @@ def test_defaultdict_of_lists_keeps_each_key_apart(tmp_path):
     assert g["app.Trainer.fire_end"] == ["app.on_end"]
 
 
-
 def test_getattr_of_a_formatted_name_over_literal_names(tmp_path):
     # OpenPCDet's Detector3DTemplate.build_networks: `getattr(self, "build_%s" % name)()` over
     # `self.module_topology`, a list of literal names; an f-string and `+` are read the same way

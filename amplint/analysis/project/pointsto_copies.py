@@ -2,7 +2,8 @@
 
 Copies: the resolver is context-insensitive, except that a decorator which defines a wrapper is
 copied per function it decorates, and a small function that returns (part of) an argument, or
-that uses a parameter as a dict key and is given a literal for it, is copied per call site; a copy's nodes carry a tag ("@d<n>", "@s<n>") that the call graph drops.
+that uses a parameter as a dict key and is given a literal for it, is copied per call site; a
+copy's nodes carry a tag ("@d<n>", "@s<n>") that the call graph drops.
 Imports: `import`, `from ... import` (a package's own binding wins over a same-named submodule)
 and star imports (`__all__`, else public names, through chains of star imports)."""
 
