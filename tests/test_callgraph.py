@@ -834,3 +834,94 @@ def test_dataclass_field_default_factory(tmp_path):
         """,
     })
     assert g["train.training_function"] == ["multilabel.losses.AsymmetricBCE.__call__", "multilabel.losses.sharpen"]
+
+
+def test_defaultdict_of_lists_keeps_each_key_apart(tmp_path):
+    # minGPT's Trainer: callbacks filed by event string in a defaultdict(list), called by event
+    g = one(tmp_path, """
+        from collections import defaultdict
+        def on_loss(t): pass
+        def on_end(t): pass
+        class Trainer:
+            def __init__(self):
+                self.callbacks = defaultdict(list)
+            def add_callback(self, onevent, callback):
+                self.callbacks[onevent].append(callback)
+            def trigger_callbacks(self, onevent):
+                for callback in self.callbacks.get(onevent, []):
+                    callback(self)
+            def fire_end(self):
+                for callback in self.callbacks["end"]:
+                    callback(self)
+        t = Trainer()
+        t.add_callback("loss", on_loss)
+        t.add_callback("end", on_end)
+        t.trigger_callbacks("loss")
+        t.fire_end()
+    """)
+    assert g["app.Trainer.trigger_callbacks"] == ["app.on_loss"]
+    assert g["app.Trainer.fire_end"] == ["app.on_end"]
+
+
+def test_getattr_of_a_formatted_name_over_literal_names(tmp_path):
+    # OpenPCDet's Detector3DTemplate.build_networks: `getattr(self, "build_%s" % name)()` over
+    # `self.module_topology`, a list of literal names; an f-string and `+` are read the same way
+    g = one(tmp_path, """
+        class Detector:
+            def __init__(self):
+                self.module_topology = ["vfe", "dense_head"]
+                for module_name in self.module_topology:
+                    getattr(self, "build_%s" % module_name)()
+            def build_vfe(self): pass
+            def build_dense_head(self): pass
+            def vfe(self): pass
+            def dense_head(self): pass
+            def forward(self, mode):
+                getattr(self, f"forward_{mode}")()
+                getattr(self, "loss_" + mode + "_term")()
+            def forward_train(self): pass
+            def forward_test(self): pass
+            def loss_train_term(self): pass
+        Detector().forward("train")
+    """)
+    assert g["app.Detector.__init__"] == ["app.Detector.build_dense_head", "app.Detector.build_vfe"]
+    assert g["app.Detector.forward"] == ["app.Detector.forward_train", "app.Detector.loss_train_term"]
+
+
+def test_a_formatted_name_with_an_unknown_part_names_nothing(tmp_path):
+    # a part that holds no literal (a number computed at run time) or a conversion other than
+    # %s/%d: no string, no attribute (the part's own strings are not the name)
+    g = one(tmp_path, """
+        import sys
+        class Net:
+            def run(self, name):
+                getattr(self, "build_%s" % name)()
+                getattr(self, "%5s" % "vfe")()
+            def vfe(self): pass
+            def build_(self): pass
+        Net().run("vfe")
+        Net().run(sys.argv[1])
+    """)
+    assert g["app.Net.run"] == []
+
+
+def test_setdefault_registry_keeps_each_event_apart(tmp_path):
+    # an event bus as in fairseq's / ignite's handler tables: `setdefault(event, []).append(fn)`
+    # by a method given the event string; each event's dispatch reaches that event's handlers
+    g = one(tmp_path, """
+        def on_start(engine): pass
+        def on_end(engine): pass
+        class Engine:
+            def __init__(self):
+                self._handlers = {}
+            def add_event_handler(self, event, handler):
+                self._handlers.setdefault(event, []).append(handler)
+            def fire_event(self, event):
+                for handler in self._handlers.get(event, ()):
+                    handler(self)
+        engine = Engine()
+        engine.add_event_handler("started", on_start)
+        engine.add_event_handler("completed", on_end)
+        engine.fire_event("started")
+    """)
+    assert g["app.Engine.fire_event"] == ["app.on_start"]

@@ -166,3 +166,45 @@ def test_fastai_loss_func_bound_by_a_script_importing_the_region_file():
         twin = load("flow_fastai_loss_func", [("loss_func=soft_bce_flat", "loss_func=mse_flat"),
                                               ("import soft_bce_flat", "import mse_flat")])
         assert findings(lint_project(twin, SETTINGS, config=config)) == []
+
+
+MINGPT_FIX = [("carry = torch.sigmoid(trainer.logits[:, -1, 0])\n", "carry = trainer.logits[:, -1, 0]\n"),
+              ("F.binary_cross_entropy(carry,", "F.binary_cross_entropy_with_logits(carry,")]
+
+
+def test_mingpt_callback_filed_by_event_runs_under_the_region():
+    # karpathy/minGPT mingpt/trainer.py: `add_callback(onevent, callback)` files the callback in a
+    # defaultdict(list) by its event string; `trigger_callbacks("on_batch_loss")` under the
+    # trainer's autocast calls each callback of that event (projects/adder/adder.py's)
+    results = lint_project(load("flow_mingpt_callbacks"), SETTINGS, config=ON)
+    assert findings(results) == [("projects/adder/adder.py", 11, "AMP102")]
+    (message,) = messages(results, "AMP102")
+    assert "called at mingpt/trainer.py:26 (carry_loss_callback in projects/adder/adder.py" in message
+    assert "in Trainer.trigger_callbacks, called at mingpt/trainer.py:33" in message
+    # the twin; and eval_callback, filed under an event the region never triggers, stays silent
+    assert findings(lint_project(load("flow_mingpt_callbacks", MINGPT_FIX), SETTINGS, config=ON)) == []
+    assert findings(lint_project(load("flow_mingpt_callbacks"), SETTINGS)) == []  # value-flow off
+
+
+def test_mingpt_callbacks_of_another_event_are_not_reached():
+    # the region triggers the event eval_callback is filed under: that one is reached instead
+    files = load("flow_mingpt_callbacks", [('self.trigger_callbacks("on_batch_loss")',
+                                            'self.trigger_callbacks("on_epoch_end")')])
+    assert findings(lint_project(files, SETTINGS, config=ON)) == [("projects/adder/adder.py", 17, "AMP102")]
+
+
+def test_mingpt_set_callback_replaces_by_event():
+    # `set_callback(onevent, callback)`: `self.callbacks[onevent] = [callback]`, read the same way
+    files = load("flow_mingpt_callbacks", [('trainer.add_callback("on_batch_loss"',
+                                            'trainer.set_callback("on_batch_loss"')])
+    assert findings(lint_project(files, SETTINGS, config=ON)) == [("projects/adder/adder.py", 11, "AMP102")]
+
+
+def test_mingpt_callbacks_triggered_under_an_fp32_island_are_its_business():
+    # the trainer triggers its callbacks under `autocast(enabled=False)` inside the region
+    files = load("flow_mingpt_callbacks", [(
+        "        for callback in self.callbacks.get(onevent, []):\n            callback(self)\n",
+        "        with torch.autocast(\"cuda\", enabled=False):\n"
+        "            for callback in self.callbacks.get(onevent, []):\n                callback(self)\n")])
+    assert "enabled=False" in files["flow_mingpt_callbacks/mingpt/trainer.py"]
+    assert findings(lint_project(files, SETTINGS, config=ON)) == []

@@ -75,4 +75,14 @@ class Assignments:
     def index_key(self, node: ast.expr, scope: Scope) -> Tuple[Optional[str], Optional[str]]:
         """The key as a literal, else the node that holds its values (strings, small ints)."""
         key = literal_key(node)
+        if key is None:
+            self.mark_key(node, scope)
         return (key, None) if key is not None else (None, self.expr(node, scope))
+
+    def mark_key(self, node: ast.expr, scope: Scope) -> None:
+        """A parameter used as a key (`d[event]`, `d.get(event)`): "keyed", so that a call giving it
+        a literal gets a copy of its own (pointsto_copies.keyed_literal)."""
+        info = self.funcs.get(scope.fqn) if scope.kind == "function" else None
+        if info is not None and isinstance(node, ast.Name) and node.id in info["params"] + info["kwonly"]:
+            if node.id not in info.setdefault("keyed", []):
+                info["keyed"].append(node.id)

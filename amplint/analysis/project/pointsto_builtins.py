@@ -15,6 +15,9 @@ _CARRIES = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter", "
 # torch's module containers hold the modules they are given; a Sequential calls each in turn
 _MODULE_CONTAINERS = (".ModuleList", ".Sequential")
 _PAIRS = {"enumerate", "zip", "itertools.product"}  # their elements are tuples: a box per call
+# the factories of a defaultdict whose missing keys get an empty container the resolver models
+_DEFAULT_FACTORIES = {"list": "L:", "set": "L:", "collections.deque": "L:", "deque": "L:", "dict": "D:",
+                      "collections.OrderedDict": "D:", "OrderedDict": "D:"}
 
 
 def outside(value: str, suffix: str) -> str:
@@ -106,6 +109,15 @@ def call_outside(solver, value: str, args: List[Optional[str]], kwargs: Dict[str
         return {"C:" + v[2:] for v in arg_sets[0] if v.startswith("I:")}
     if name in ("staticmethod", "classmethod", "property", "functools.wraps", "functools.lru_cache") and arg_sets:
         return set(arg_sets[0]) if name != "functools.wraps" else {outside(value, "()")}
+    if name in ("collections.defaultdict", "defaultdict"):
+        # a dict whose subscript of a missing key files an empty container under it
+        # (Containers.default_box); kept only when the factory is one container type
+        box = "D:%s~defaultdict" % site
+        kinds = {_DEFAULT_FACTORIES.get(_name(v)) if v.startswith("E:") else None for v in arg_sets[0]} \
+            if arg_sets and arg_sets[0] else {None}
+        if len(kinds) == 1 and None not in kinds:
+            solver.dict_defaults[box] = kinds.pop()
+        return {box}
     if name == "dict":
         box = "D:%s~dict" % site
         for k, values in kw_sets.items():
@@ -120,6 +132,15 @@ def call_outside(solver, value: str, args: List[Optional[str]], kwargs: Dict[str
     if name == "importlib.import_module" and arg_sets:
         return {"M:" + v[2:] for v in arg_sets[0] if v.startswith("S:") and v[2:] in solver.modules}
     return {outside(value, "()")}
+
+
+def _per_key(solver, value: str, key: str) -> str:
+    if value[:2] not in ("L:", "D:") or "~[" in value:
+        return value
+    box = "%s~[%r]" % (value, key)
+    for field in ("*", "+", "[*]", "[**]"):
+        solver.add("%s#%s" % (box, field), solver.get("%s#%s" % (value, field)))
+    return box
 
 
 def container_method(solver, name: str, args: List[Set[str]], kwargs: Dict[str, Set[str]]) -> Set[str]:
@@ -151,8 +172,16 @@ def container_method(solver, name: str, args: List[Set[str]], kwargs: Dict[str, 
                 solver.add(box + "#[**]", values)
             return set()
         if method == "setdefault" and len(args) > 1:
-            solver.add(box + "#[*]", args[1])
-            solver.add(box + "#[**]", args[1])
+            # filed under its key when the key is known (literals only), else under any key
+            # (no key value yet, or none ever: a body no call runs as itself, files nothing)
+            known = [v[2:] for v in args[0]] if all(v[:2] == "S:" for v in args[0]) else ["*"]
+            for key in known:
+                field = "%s#[%s]" % (box, key if key == "*" else repr(key))
+                # the default's container is one per key (`setdefault(event, []).append(fn)` in a
+                # method: its `[]` is one box for every key the method is given)
+                defaults = {_per_key(solver, v, key) for v in args[1]} if key != "*" else args[1]
+                solver.add(field, defaults)
+                solver.add(box + "#[**]", defaults)
         if method in ("items", "values"):
             out = "L:%s~%s" % (box, method)
             if method == "items":

@@ -2,7 +2,8 @@
 
 Lists, tuples and sets are collapsed to their elements (field "*"); a literal list or tuple
 ("L:<site>!") also keeps field [i] per position, and "+" for what is added later. Dicts keep a
-field per literal key ("[k]"), "[*]" for stores under an unknown key and "[**]" for everything.
+field per literal key ("[k]"), "[*]" for stores under an unknown key and "[**]" for everything; a
+defaultdict's subscript files its factory's empty container under the key.
 Iterating an instance follows __iter__/__next__; a generator yields its function's "<yield>"."""
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import List, Optional, Set
 
 class Containers:
     # -- containers and iteration --------------------------------------------------------------
-    def keys(self, key: Optional[str], key_node: Optional[str]) -> Optional[List[str]]:
-        """The literal keys an index may use; None for any key; [] to wait (first round)."""
+    def keys(self, key: Optional[str], key_node: Optional[str], store: bool = False) -> Optional[List[str]]:
+        """The literal keys an index may use; None for any key; [] to wait (first round) or for
+        none (a key of a body that does not run as itself)."""
         if key is not None:
             return [key]
         values = self.get(key_node) if key_node else set()
@@ -22,7 +24,19 @@ class Containers:
         if not values and key_node and not self.final:
             self.waiting.add(self._cur)
             return []
+        if not values and key_node and self.uncalled_key(key_node, store):
+            return []
         return None
+
+    def uncalled_key(self, key_node: str, store: bool = False) -> bool:
+        """The key is a parameter of a function no call runs as itself: every call went to a copy
+        of its own (pointsto_copies.keyed_literal), or (for a store) none was seen. Its key is no
+        key: a store under it would file its box under every key, for every copy to read. (A
+        read in a function nothing calls still reads every key, as PyCG does.)"""
+        func, _, param = key_node[2:].rpartition("#") if key_node.startswith("V:") else ("", "", "")
+        info = self.funcs.get(func)
+        return (info is not None and param in info.get("keyed", ()) and func not in self.invoked
+                and (store or func in self._copies))
 
     def nth(self, value: str, key: str) -> Set[str]:
         if value.startswith("L:") and value.endswith("!") and key.isdigit():
@@ -52,6 +66,8 @@ class Containers:
                 self.add(new, {value})
                 continue
             box = "%s~u%d" % (value, self._cur)
+            if value in self.dict_defaults:
+                self.dict_defaults[box] = self.dict_defaults[value]
             for known in sorted(self.get(value + "#keys")):
                 field = "%s#[%s]" % (box, known[2:])
                 if known[2:] != key:
@@ -101,6 +117,8 @@ class Containers:
             return
         for value in sorted(self.get(base)):
             if value.startswith("D:"):
+                if value in self.dict_defaults:
+                    self.default_box(value, keys)
                 fields = ["[%s]" % k for k in keys] + ["[*]"] if keys is not None else ["[**]"]
                 for field in fields:
                     self.add(dst, self.get("%s#%s" % (value, field)))
@@ -112,9 +130,19 @@ class Containers:
             else:
                 self.add(dst, self.elements(value))
 
+    def default_box(self, value: str, keys: Optional[List[str]]) -> None:
+        """`d[k]` of a defaultdict files the factory's empty container under k (one box per key,
+        so that `d[k].append(f)` reaches `d[k]` and `d.get(k)` alone); under an unknown key, a
+        box every read sees ("[*]")."""
+        kind = self.dict_defaults[value]
+        for k in keys if keys is not None else ["*"]:
+            box = "%s%s~default[%s]" % (kind, value[2:], k)
+            self.add("%s#[%s]" % (value, k), {box})
+            self.add(value + "#[**]", {box})
+
     def _setindex(self, base: str, key: Optional[str], src: str, key_node: Optional[str]) -> None:
         values = self.get(src)
-        keys = self.keys(key, key_node)
+        keys = self.keys(key, key_node, store=True)
         if keys == []:
             return
         for value in sorted(self.get(base)):

@@ -1,8 +1,9 @@
 """Function copies and imports for the points-to solver (mixins of pointsto_solve.Solver).
 
 Copies: the resolver is context-insensitive, except that a decorator which defines a wrapper is
-copied per function it decorates, and a small function that returns (part of) an argument is
-copied per call site; a copy's nodes carry a tag ("@d<n>", "@s<n>") that the call graph drops.
+copied per function it decorates, and a small function that returns (part of) an argument, or
+that uses a parameter as a dict key and is given a literal for it, is copied per call site; a
+copy's nodes carry a tag ("@d<n>", "@s<n>") that the call graph drops.
 Imports: `import`, `from ... import` (a package's own binding wins over a same-named submodule)
 and star imports (`__all__`, else public names, through chains of star imports)."""
 
@@ -54,6 +55,18 @@ class Copies:
             return None
         (receiver,) = args[0]
         return receiver if receiver[:2] in ("I:", "C:") else None
+
+    @staticmethod
+    def keyed_literal(info: dict, args: list, kwargs: dict) -> bool:
+        """A call that gives a parameter the function uses as a key (`self.callbacks[event]`)
+        literal strings or small ints only: a copy per call site keeps each key's values apart."""
+        params = info["params"]
+        for param in info.get("keyed", ()):
+            i = params.index(param) if param in params else -1
+            values = args[i] if 0 <= i < len(args) else kwargs.get(param)
+            if values and all(v[:2] in ("S:", "N:") for v in values):
+                return True
+        return False
 
     def known_tag(self, known: Dict[str, object]) -> str:
         key = tuple(sorted(known.items()))

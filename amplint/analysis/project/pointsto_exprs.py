@@ -6,6 +6,7 @@ cannot hold a project function, class, instance, module or container (numbers, f
 from __future__ import annotations
 
 import ast
+import re
 from typing import List, Optional
 
 _UNION = (ast.BoolOp, ast.IfExp, ast.BinOp)
@@ -29,7 +30,7 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
         scope.lambdas += 1
         return ex.function(node, scope, lambda_name="<lambda%d>" % scope.lambdas)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and inert(node) and (
-            node.keys if isinstance(node, ast.Dict) else node.elts):
+            node.keys if isinstance(node, ast.Dict) else node.elts) and not _names(node):
         return None  # plain data (configs, shapes): no value worth a box
     if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
         return display(ex, node, scope)
@@ -90,6 +91,8 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
             kind = "copy" if isinstance(node, ast.Yield) else "elem"
             ex.cons.append((kind, "V:%s#<yield>" % scope.fqn, value))
         return None
+    if isinstance(node, (ast.JoinedStr, ast.BinOp)) and _name_like(string_parts(node)):
+        return text(ex, node, scope)
     if isinstance(node, _UNION):
         parts: List[ast.expr]
         if isinstance(node, ast.BoolOp):
@@ -123,6 +126,7 @@ def display(ex, node: ast.expr, scope) -> Optional[str]:
         # a literal list or tuple is index-sensitive ("!"): element i also goes to field [i]
         indexed = not isinstance(node, ast.Set)
         box = "L:" + ex.site(node) + ("!" if indexed else "")
+        names = _names(node)  # a few literal names keep their strings (not a long table of them)
         for i, elt in enumerate(node.elts):
             if isinstance(elt, ast.Starred):
                 indexed = False
@@ -130,7 +134,7 @@ def display(ex, node: ast.expr, scope) -> Optional[str]:
                 if inner:
                     ex.cons.append(("elem", box + "#*", inner))
             else:
-                value = expr(ex, elt, scope)
+                value = literal(ex, elt, scope) if names else expr(ex, elt, scope)
                 if value:
                     ex.cons.append(("copy", box + "#*", value))
                     if indexed:
@@ -150,6 +154,79 @@ def display(ex, node: ast.expr, scope) -> Optional[str]:
                 ex.cons.append(("copy", box + "#[**]", v))
         return ex.const(box)
     return None
+
+
+def _names(node: ast.expr) -> bool:
+    """A list or tuple of a few short strings (OpenPCDet's `module_topology`): names a loop may
+    format into attribute names or keys, so its box keeps them."""
+    return (isinstance(node, (ast.List, ast.Tuple)) and 0 < len(node.elts) <= 16
+            and all(_short_string(e) for e in node.elts))
+
+
+def _short_string(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) <= 64
+
+
+def string_parts(node: ast.expr) -> Optional[List[object]]:
+    """A string built of literal text and values (`"build_%s" % name`, `f"build_{name}"`,
+    `"build_" + name`), as its parts: text, or the expression of a `%s`/`{}` without a format
+    spec; None for any other expression (`a + b` of two names: a list's concatenation too)."""
+    if isinstance(node, ast.JoinedStr):
+        parts: List[object] = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue) and value.format_spec is None and value.conversion in (-1, 115):
+                parts.append(value.value)
+            else:
+                return None
+        return parts
+    if not isinstance(node, ast.BinOp):
+        return None
+    if isinstance(node.op, ast.Mod) and _short_string(node.left):
+        values = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+        pieces = re.split(r"(%[sd%])", node.left.value)
+        if "%" in "".join(pieces[::2]) or sum(p in ("%s", "%d") for p in pieces) != len(values):
+            return None  # another conversion (`%5.2f`, `%(name)s`), or a count that does not fit
+        parts, rest = [], list(values)
+        for piece in pieces:
+            parts.append("%" if piece == "%%" else rest.pop(0) if piece in ("%s", "%d") else piece)
+        return parts
+    if isinstance(node.op, ast.Add):
+        sides = [string_parts(n) if isinstance(n, (ast.JoinedStr, ast.BinOp)) else n for n in (node.left, node.right)]
+        if not any(_short_string(n) or isinstance(n, ast.JoinedStr) for n in (node.left, node.right)) or None in sides:
+            return None  # no literal side: maybe a list's concatenation (the union stays)
+        out: List[object] = []
+        for side in sides:
+            if isinstance(side, list):
+                out.extend(side)
+            else:
+                out.append(side.value if _short_string(side) else side)
+        return out
+    return None
+
+
+def _name_like(parts: Optional[List[object]]) -> bool:
+    """Parts that may make a name or a key: a few, their text short (not a log message)."""
+    return (parts is not None and len(parts) <= 8
+            and sum(len(p) for p in parts if isinstance(p, str)) <= 32)
+
+
+def text(ex, node: ast.expr, scope) -> Optional[str]:
+    """A string of known parts: a "format" constraint makes each string its values' strings
+    give (strings and small ints only; a part of any other value gives no string)."""
+    parts = []
+    for part in string_parts(node) or ():
+        if isinstance(part, str):
+            parts.append("S:" + part)
+            continue
+        value = literal(ex, part, scope)
+        if value is None:
+            return None
+        parts.append(value)
+    t = ex.temp()
+    ex.cons.append(("format", t, parts))
+    return t
 
 
 def inert(node: Optional[ast.expr]) -> bool:
@@ -196,11 +273,16 @@ def _bind_comprehension_target(ex, target, scope) -> None:
             scope.bound.add(node.id)
 
 
+_KEYED_METHODS = ("get", "setdefault", "pop")  # a dict's methods whose first argument is a key
+
+
 def call(ex, node: ast.Call, scope) -> str:
     caller = ex.scope_of(scope)
     if isinstance(node.func, ast.Name) and node.func.id == "super" and ex.load_name(scope, "super").startswith("T:"):
         return _super(ex, node, scope)
     fn = expr(ex, node.func, scope)
+    if isinstance(node.func, ast.Attribute) and node.func.attr in _KEYED_METHODS and node.args:
+        ex.mark_key(node.args[0], scope)
     args: List[Optional[str]] = []
     star: Optional[str] = None
     for arg in node.args:

@@ -26,6 +26,7 @@ MAX_DATA = 16  # containers, literals, outside values: they matter less and mult
 _DATA = frozenset("LDWSNE")
 _EMPTY: frozenset = frozenset()
 _CLONE = re.compile(r"@[dsg]\d+")
+_MAX_STRINGS, _MAX_STRING = 16, 64  # the strings one format may make, and their length
 _INSTANCE_CALL = ("__call__", "forward")
 
 
@@ -54,8 +55,10 @@ class Solver(Classes, Containers, Copies, Imports):
         self.site_nodes: Dict[Tuple[str, str], Tuple[str, Tuple[str, ...]]] = {}
         self.full: Set[str] = set()  # nodes that dropped a value at their bound
         self.partials: Dict[str, tuple] = {}
+        self.dict_defaults: Dict[str, str] = {}  # a defaultdict's box -> "L:"/"D:", its factory's kind
         self._partials_open: Set[str] = set()
         self._copies: Dict[str, int] = {}
+        self.invoked: Set[str] = set()  # the functions (and copies) some call ran
         self._known_tags: Dict[tuple, int] = {}  # parameters known None -> the copies' tag
         self._nested: Dict[str, List[str]] = {}
         for func in self.funcs:
@@ -205,7 +208,10 @@ class Solver(Classes, Containers, Copies, Imports):
         if site and caller and (caller, site) not in self.site_nodes:
             nodes = tuple(a for a in args if a) + tuple(kwargs.values()) + tuple(n for n in (star, kwstar) if n)
             self.site_nodes[(caller, site)] = (fn, nodes)
+        dead_key = bool(args and args[0] and not arg_sets[0] and self.uncalled_key(args[0]))
         for value in sorted(self.get(fn)):
+            if dead_key and value.startswith("W:D:"):
+                continue  # `d.get(key)` in a body that runs only as its copies (keys())
             if value.startswith("E:") and site:
                 self.add(dst, lib.call_outside(self, value, args, kwargs, caller, site, star))
                 continue
@@ -236,15 +242,18 @@ class Solver(Classes, Containers, Copies, Imports):
                 # precise as one per call site
                 known = dict(known or {}, **{"<self>": receiver})
                 name = self.copy_function(name, self.known_tag(known), known) or name
-            elif info.get("through") and site and caller and "@" not in caller and info["span"][1] - info["span"][0] <= 120:
-                # a function that returns (part of) an argument: a copy per call site, so that it
-                # does not hand every caller's argument to every other caller
+            elif ((info.get("through") or self.keyed_literal(info, args, kwargs)) and site and caller
+                  and "@" not in caller and info["span"][1] - info["span"][0] <= 120):
+                # a function that returns (part of) an argument, or that files its arguments under
+                # a key the call names: a copy per call site, so that it does not hand every
+                # caller's argument (or key) to every other caller
                 name = self.copy_function(name, "@s%d" % self._cur, known) or name
             elif known:
                 # it tests `if p is None` on a parameter this call leaves to None: the copy
                 # without the branch that cannot run (one per set of such parameters)
                 name = self.copy_function(name, self.known_tag(known), known) or name
             self.edge(caller, name, site)
+            self.invoked.add(name)
             self.bind_params(name, args, kwargs, extra)
             if self.funcs[name]["gen"]:
                 return {"G:" + name}
@@ -334,6 +343,22 @@ class Solver(Classes, Containers, Copies, Imports):
 
     def _const(self, dst: str, value: str) -> None:
         self.add(dst, (value,))
+
+    def _format(self, dst: str, parts: List[str]) -> None:
+        """`"build_%s" % name`: the strings the parts' literal values make (pointsto_exprs.text),
+        when every part holds strings or small ints only, and not too many."""
+        made = [""]
+        for part in parts:
+            choices = [part[2:]] if part.startswith("S:") else None  # literal text; else a node
+            if choices is None:
+                values = self.get(part)
+                if not values or any(v[:2] not in ("S:", "N:") for v in values):
+                    return
+                choices = sorted(v[2:] for v in values)
+            made = [a + b for a in made for b in choices]
+            if len(made) > _MAX_STRINGS:
+                return
+        self.add(dst, {"S:" + m for m in made if len(m) <= _MAX_STRING})
 
     def _copy(self, dst: str, src: str) -> None:
         self.add(dst, self.get(src))
