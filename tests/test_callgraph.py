@@ -925,3 +925,23 @@ def test_setdefault_registry_keeps_each_event_apart(tmp_path):
         engine.fire_event("started")
     """)
     assert g["app.Engine.fire_event"] == ["app.on_start"]
+
+
+def test_a_property_object_is_not_its_getter(tmp_path):
+    # detectron2's engine/defaults.py: `setattr(DefaultTrainer, _attr, property(lambda self, x=_attr:
+    # getattr(self._trainer, x), ...))` over a literal list of names; `trainer.model(inputs)` then
+    # calls what the getter returns, never the getter (reading the property runs it)
+    g = one(tmp_path, """
+        class Model:
+            def __call__(self, x):
+                return x
+        class Trainer:
+            def __init__(self):
+                self._model = Model()
+        for _attr in ["model"]:
+            setattr(Trainer, _attr, property(lambda self, x=_attr: getattr(self, "_" + x)))
+        def run(trainer):
+            return trainer.model(1)
+        run(Trainer())
+    """)
+    assert not any("lambda" in callee for callee in g.get("app.run", [])), g.get("app.run")

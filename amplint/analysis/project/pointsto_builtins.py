@@ -107,7 +107,12 @@ def call_outside(solver, value: str, args: List[Optional[str]], kwargs: Dict[str
         return out
     if name == "type" and len(arg_sets) == 1:
         return {"C:" + v[2:] for v in arg_sets[0] if v.startswith("I:")}
-    if name in ("staticmethod", "classmethod", "property", "functools.wraps", "functools.lru_cache") and arg_sets:
+    if name == "property":
+        # a property object: reading it through an instance runs the getter, it is not the
+        # getter (`setattr(Trainer, name, property(lambda self: ...))` in detectron2); a
+        # `@property` def is read as one (`kind` "property"), a call of `property(...)` as nothing
+        return set()
+    if name in ("staticmethod", "classmethod", "functools.wraps", "functools.lru_cache") and arg_sets:
         return set(arg_sets[0]) if name != "functools.wraps" else {outside(value, "()")}
     if name in ("collections.defaultdict", "defaultdict"):
         # a dict whose subscript of a missing key files an empty container under it
