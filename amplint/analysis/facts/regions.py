@@ -16,7 +16,7 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 
-from amplint.analysis.facts.context_functions import function_region
+from amplint.analysis.facts.context_functions import bound_locally, factory_opened, function_region
 from amplint.analysis.facts.names import resolve, resolve_expr
 from amplint.analysis.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
     bound_arguments, dict_literal, holder_key, literal_bool, literal_str, self_attr,
@@ -125,6 +125,9 @@ class EntryContextRegion:
     cite: str  # "`maybe_autocast()` of olmo/torch_util.py:11 yields under the autocast region at olmo/torch_util.py:15"
     # (position, name) of the parameter its autocast's `enabled=` is: a call passing `False` opens it disabled
     enabled_param: Optional[Tuple[int, str]] = None
+    # the call returns an opener factory (`partial(torch.amp.autocast, ...)`): `with` of the
+    # call's value opens nothing, `x = callee(...)` then `with x():` opens the region
+    factory: bool = False
 
 
 @dataclass(frozen=True)
@@ -147,9 +150,15 @@ class RegionAnalysis:
         self.tree = tree
         self.entries = entries
         self._params = {(e.scope, e.param): e for e in entries if isinstance(e, EntryParamRegion)}
-        self._openers = {(e.scope, e.callee): e for e in entries if isinstance(e, EntryContextRegion)}
+        self._openers = {(e.scope, e.callee): e for e in entries if isinstance(e, EntryContextRegion)
+                         and not e.factory}
+        self._factories = {(e.scope, e.callee): e for e in entries if isinstance(e, EntryContextRegion)
+                           and e.factory}
         self._attrs = {(e.scope, e.attr): e for e in entries if isinstance(e, EntryAttrRegion)}
         self._ctx_aliases: Dict[Tuple[str, str], Tuple[cst.BaseExpression, Frame]] = {}
+        self._factory_memo: Dict[int, object] = {}  # opener factories of this file (context_functions.py)
+        self._imports_functools = any(target.split(".")[0] == "functools"
+                                      for target in tree.module_frame.imports.values())
         self._memo: Dict[int, Optional[Region]] = {}
         self.callgraph = CallGraph(tree)
         self._with_frames = {id(node): frame for node, frame in tree.withs}
@@ -231,6 +240,7 @@ class RegionAnalysis:
                 if (
                     self._region_of_expr(site.value, site.frame, call_it=False) is not None
                     or self._is_autocast_partial(site.value, site.frame)
+                    or self._factory_opens(site.value, site.frame) is not None
                 ):
                     found[key] = (site.value, site.frame)
                 else:
@@ -274,6 +284,8 @@ class RegionAnalysis:
             if target is not None:
                 value, value_frame = target
                 partial = self._partial_region(value, value_frame, expr)
+                if partial is None:
+                    partial = self._factory_region(value, value_frame, expr)
                 if partial is not None:
                     if holder_key(expr.func) in self._sometimes_plain and partial.active:
                         partial.enabled = Enabled.MAYBE
@@ -319,6 +331,50 @@ class RegionAnalysis:
         if key[0] == "name" and resolve((key[1],), frame) is not None:
             return None  # an imported name, not an alias variable
         return self._ctx_aliases.get(key)
+
+    def _factory_opens(self, value: cst.BaseExpression, frame: Frame):
+        """(enabled, device, dtype, how to cite it or None, the factory's name) when `value` is a
+        call of an opener factory, a function whose every return is a partial of autocast (or a
+        plain context): one of another file (the project's EntryContextRegion.factory,
+        `get_autocast(args.precision)`) or of this file (context_functions.factory_opened)."""
+        if not isinstance(value, cst.Call):
+            return None
+        written = dotted_name(value.func)
+        entry = self._factories.get((scope_key(frame), ".".join(written))) if written else None
+        if entry is not None:
+            return entry.enabled, entry.device, entry.dtype, entry.cite, entry.callee
+        if not self._imports_functools or not isinstance(value.func, (cst.Name, cst.Attribute)) or (
+                isinstance(value.func, cst.Name) and bound_locally(frame, value.func.value)):
+            return None  # no partial to return without functools
+        for callee in self.callgraph.callees(CallSite(value, frame, None, None, None)):
+            key = id(callee)
+            if key not in self._factory_memo:
+                self._factory_memo[key] = factory_opened(self, callee)
+            found = self._factory_memo[key]
+            if found is not None:
+                return found[0], found[1].device, found[1].dtype, None, callee.name
+        return None
+
+    def _factory_region(self, value: cst.BaseExpression, frame: Frame, call: cst.Call) -> Optional[Region]:
+        """`with x():` where `x = factory(...)`: the region the factory's partial opens. A call
+        that passes arguments may override its `enabled=` or dtype: no answer."""
+        found = self._factory_opens(value, frame) if not call.args else None
+        if found is None:
+            return None
+        enabled, device, dtype, cite, opener = found
+        return Region(enabled, device, dtype, call, "with", external=cite, opener=opener)
+
+    def partial_opens(self, value: cst.BaseExpression, frame: Frame) -> Optional[Region]:
+        """The region a call without arguments of `value`, a `partial(torch.amp.autocast, ...)`,
+        opens (origin: the partial)."""
+        if not (isinstance(value, cst.Call) and value.args and not value.args[0].star):
+            return None
+        if resolve_expr(value.func, frame) != "functools.partial":
+            return None
+        inner = resolve_expr(value.args[0].value, frame)
+        if inner not in AUTOCAST_APIS:
+            return None
+        return self._from_autocast_call(inner, cst.Call(func=value.args[0].value, args=tuple(value.args[1:])), value)
 
     def _partial_region(
         self, value: cst.BaseExpression, frame: Frame, call: cst.Call

@@ -46,10 +46,12 @@ Openers = Dict[str, List[Tuple[str, tuple, str, Optional[Tuple[int, str]]]]]
 
 
 def opener_region_seeds(project) -> list:
-    openers = _openers(project)
+    from amplint.analysis.project.context_factories import factory_region_seeds
+
+    openers, factories = _openers(project)
+    seeds: list = factory_region_seeds(project, factories) if factories else []
     if not openers:
-        return []
-    seeds: list = []
+        return seeds
     for name in sorted(openers):
         # the files whose text names it (an import `as` another name included)
         for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
@@ -63,10 +65,7 @@ def opener_region_seeds(project) -> list:
                 summary = project.summary(caller)
                 if summary is None or summary.flow is None:
                     break
-                target = summary.imports.get(head)
-                if target is None or (not rest and target.rsplit(".", 1)[-1] != name):
-                    continue  # defined in this file (its own facts), or not imported; or another name
-                found = project.resolve_ref(caller, ".".join(p for p in (target, rest) if p))
+                found = resolved_opener(project, caller, written, name)
                 for path, info, cite, param in openers[name]:
                     if found != (path, (name,)) or path == caller:
                         continue
@@ -82,12 +81,26 @@ def opener_region_seeds(project) -> list:
     return seeds
 
 
-def _openers(project) -> Openers:
-    from amplint.analysis.facts.context_functions import _opened_by, is_contextmanager
+def resolved_opener(project, caller: str, written: str, name: str):
+    """(file, (name,)) the callee `written` in `caller` names through its imports, or None:
+    defined in the caller (its own facts read it), not imported, or imported as another name."""
+    head, _, rest = written.partition(".")
+    target = project.summary(caller).imports.get(head)
+    if target is None or (not rest and target.rsplit(".", 1)[-1] != name):
+        return None
+    return project.resolve_ref(caller, ".".join(p for p in (target, rest) if p))
+
+
+def _openers(project) -> Tuple[Openers, Openers]:
+    """The module-level openers of the first-pass files by name: context managers (functions that
+    yield under or return an autocast, classes that enter one), and opener factories (functions
+    that return a partial of autocast, context_factories.py)."""
+    from amplint.analysis.facts.context_functions import _opened_by, factory_opened, is_contextmanager
     from amplint.analysis.project.function_entries import parsed_facts
     from amplint.analysis.project.lines import node_lines
 
     found: Openers = {}
+    factories: Openers = {}
     methods = project.__dict__.setdefault("_context_method_files", [])  # context_methods.py reads them
     for path in project.first_pass:
         text = project.files.get(path)
@@ -114,6 +127,9 @@ def _openers(project) -> Openers:
         classes = {name: frame for name, frame in facts.tree.classes.items() if frame.parent is module_frame}
         for name, frame in sorted({**classes, **module_frame.functions}.items()):
             opened = _opened_by(facts.regions, frame)
+            table = found
+            if opened is None:
+                opened, table = factory_opened(facts.regions, frame), factories
             if opened is None:
                 continue
             enabled, inner, param = opened
@@ -121,11 +137,12 @@ def _openers(project) -> Openers:
             lines = node_lines(module, [frame.node.name, node])
             maybe = {"enabled": "", "disabled": " (disabled)"}.get(enabled.value, " on some paths")
             how = ("enters the autocast" if frame.kind == "class" else "yields under the autocast region"
-                   if is_contextmanager(frame) else "returns the autocast")
+                   if is_contextmanager(frame) else "returns a partial of the autocast" if table is factories
+                   else "returns the autocast")
             cite = (f"`{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} {how} "
                     f"at {shown}:{lines.get(id(node), 0)}{maybe}")
-            found.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param))
-    return found
+            table.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param))
+    return found, factories
 
 
 def _all_disabled(text: str, name: str, params: set) -> bool:
