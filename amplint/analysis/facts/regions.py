@@ -47,6 +47,10 @@ class Region:
     # a region a context-manager function opens (facts/context_functions.py): its name; the
     # fixes that edit the autocast call or move code out of the `with` leave it alone
     opener: Optional[str] = None
+    # the names an opener's parameters reach it by: `torch.autocast(*args, **kwargs)` forwards
+    # `kwargs`; `torch.autocast(...) if enabled else None` is gated by `enabled`
+    forwards: Optional[str] = None
+    gate: Optional[str] = None
 
     @property
     def active(self) -> bool:
@@ -125,6 +129,8 @@ class EntryContextRegion:
     cite: str  # "`maybe_autocast()` of olmo/torch_util.py:11 yields under the autocast region at olmo/torch_util.py:15"
     # (position, name) of the parameter its autocast's `enabled=` is: a call passing `False` opens it disabled
     enabled_param: Optional[Tuple[int, str]] = None
+    # the opener passes its `**kwargs` on to the autocast: the call's `dtype=`/`device_type=` count
+    forwarded: bool = False
     # the call returns an opener factory (`partial(torch.amp.autocast, ...)`): `with` of the
     # call's value opens nothing, `x = callee(...)` then `with x():` opens the region
     factory: bool = False
@@ -273,6 +279,8 @@ class RegionAnalysis:
                 region = self._region_of_expr(branch, frame, call_it, depth + 1)
                 if region is not None and region.active:
                     region.enabled = Enabled.MAYBE
+                    if branch is expr.body and isinstance(expr.test, cst.Name):
+                        region.gate = expr.test.value  # `autocast(...) if enabled else None`
                     return region
             return None
         if isinstance(expr, cst.Call) and not call_it:
@@ -291,8 +299,8 @@ class RegionAnalysis:
                         partial.enabled = Enabled.MAYBE
                     return partial
             param = self._param_region(expr.func, frame) if not expr.args else None
-            if param is None and self._aliases_ready:
-                param = function_region(self, expr, frame, Region)
+            if param is None and (self._aliases_ready or self._openers):
+                param = function_region(self, expr, frame, Region, entries_only=not self._aliases_ready)
             return param if param is not None else self._framework_region(expr)
         if call_it:
             return None
@@ -392,10 +400,13 @@ class RegionAnalysis:
     def _from_autocast_call(self, qualified: str, call: cst.Call, origin: cst.CSTNode) -> Region:
         fixed_device, default_dtype, positional = AUTOCAST_APIS[qualified]
         args = bound_arguments(call, positional)
+        forwards = None
         for arg in call.args:
             if arg.star == "**":  # `autocast(**get_autocast_args(args))`, `**{"dtype": ...}`
                 for key, value in self._star_kwargs(arg.value).items():
                     args.setdefault(key, value)
+                if isinstance(arg.value, cst.Name):
+                    forwards = arg.value.value
         enabled_expr = args.get("enabled")
         flag = True if enabled_expr is None else literal_bool(enabled_expr)
         enabled = Enabled.MAYBE if flag is None else (Enabled.TRUE if flag else Enabled.FALSE)
@@ -410,7 +421,7 @@ class RegionAnalysis:
             dtype = DTYPES.get(".".join(name)) if name and name[0] == "torch" else None
         kind = "with"
         return Region(enabled, device, dtype, origin, kind, device_expr=device_expr,
-                      enabled_expr=enabled_expr)
+                      enabled_expr=enabled_expr, forwards=forwards)
 
     def _star_kwargs(self, expr: cst.BaseExpression) -> Dict[str, cst.BaseExpression]:
         """The keywords `**expr` passes, when the file shows them: a dict literal, or a call of a

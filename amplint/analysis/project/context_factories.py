@@ -53,7 +53,7 @@ def factory_region_seeds(project, factories) -> list:
                 if "." in written and written.rsplit(".", 1)[-1] != name:
                     continue  # a plain name may be imported `as` another (resolved_opener reads it)
                 found = resolved_opener(project, caller, written, name)
-                for path, info, cite, _param in factories[name]:
+                for path, info, cite, _param, _forwards in factories[name]:
                     if found != (path, (name,)) or path == caller:
                         continue
                     desc = f"{local}() at {project.display(caller)}:{line} ({local} <- {written}(...); {cite})"
@@ -61,7 +61,7 @@ def factory_region_seeds(project, factories) -> list:
                     if info[0].value != "disabled":
                         seeds.extend(seeds_under(project, caller, key, span, info, desc, deciding))
                     project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
-                        EntryContextRegion(key, written, *info, desc, None, True))
+                        EntryContextRegion(key, written, *info, desc, None, False, True))
                     project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
     return seeds
 

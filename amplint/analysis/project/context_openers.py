@@ -41,17 +41,20 @@ from amplint.analysis.project.context_params import rebound_names, seeds_under
 from amplint.analysis.project.context_prefilters import _DECORATED, _RETURNS, may_open, may_open_method
 from amplint.analysis.project.module_defs import parse_or_none
 
-# name -> [(file, (enabled, device, dtype), what to cite, its `enabled` parameter or None)]
-Openers = Dict[str, List[Tuple[str, tuple, str, Optional[Tuple[int, str]]]]]
+# name -> [(file, (enabled, device, dtype), what to cite, its `enabled` parameter or None,
+#           whether it passes its `**kwargs` on to the autocast)]
+Openers = Dict[str, List[Tuple[str, tuple, str, Optional[Tuple[int, str]], bool]]]
 
 
 def opener_region_seeds(project) -> list:
     from amplint.analysis.project.context_factories import factory_region_seeds
+    from amplint.analysis.project.context_holders import holder_region_seeds
 
     openers, factories = _openers(project)
     seeds: list = factory_region_seeds(project, factories) if factories else []
     if not openers:
         return seeds
+    seeds.extend(holder_region_seeds(project, openers, passes_false))
     for name in sorted(openers):
         # the files whose text names it (an import `as` another name included)
         for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
@@ -66,7 +69,7 @@ def opener_region_seeds(project) -> list:
                 if summary is None or summary.flow is None:
                     break
                 found = resolved_opener(project, caller, written, name)
-                for path, info, cite, param in openers[name]:
+                for path, info, cite, param, forwards in openers[name]:
                     if found != (path, (name,)) or path == caller:
                         continue
                     desc = f"{written}() at {project.display(caller)}:{line} ({cite})"
@@ -76,7 +79,7 @@ def opener_region_seeds(project) -> list:
                         seeds.extend(seeds_under(project, caller, key, span, info, desc, deciding))
                         seeds.extend(own_seeds(project, caller, key, node, info, desc, deciding))
                     project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
-                        EntryContextRegion(key, written, *info, cite, param))
+                        EntryContextRegion(key, written, *info, cite, param, forwards))
                     project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
     return seeds
 
@@ -141,8 +144,21 @@ def _openers(project) -> Tuple[Openers, Openers]:
                    else "returns the autocast")
             cite = (f"`{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} {how} "
                     f"at {shown}:{lines.get(id(node), 0)}{maybe}")
-            table.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param))
+            forwards = inner.forwards is not None and inner.forwards == _kwargs_name(frame)
+            table.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param, forwards))
     return found, factories
+
+
+def _kwargs_name(frame) -> Optional[str]:
+    """The `**kwargs` parameter of a function, or of a class's `__init__`."""
+    import libcst as cst
+
+    if frame.kind == "class":
+        frame = frame.functions.get("__init__")
+    node = frame.node if frame is not None else None
+    if not isinstance(node, cst.FunctionDef) or not isinstance(node.params.star_kwarg, cst.Param):
+        return None
+    return node.params.star_kwarg.name.value
 
 
 def _all_disabled(text: str, name: str, params: set) -> bool:
