@@ -17,6 +17,7 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as _R
 
 from amplint.analysis.facts.context_functions import bound_locally, factory_opened, function_region
+from amplint.analysis.facts.context_properties import property_opened
 from amplint.analysis.facts.names import resolve, resolve_expr
 from amplint.analysis.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
     bound_arguments, dict_literal, holder_key, literal_bool, literal_str, self_attr,
@@ -314,6 +315,11 @@ class RegionAnalysis:
             if region is not None and region.active and holder_key(expr) in self._sometimes_plain:
                 region.enabled = Enabled.MAYBE
             return region
+        attr = self_attr(expr) if self._aliases_ready else None
+        found = property_opened(self, frame, attr) if attr is not None else None
+        if found is not None:  # `with self.training_ctx:` of a property returning an autocast
+            enabled, inner, _param = found
+            return Region(enabled, inner.device, inner.dtype, expr, "with", opener=attr)
         return None
 
     def _param_region(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Region]:
