@@ -25,12 +25,14 @@ and the calls under the `with` seed the propagation."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, List, Tuple
 
 from amplint.analysis.facts.regions import EntryContextRegion
 from amplint.analysis.project.context_params import seeds_under
 
 # (function key, the factory as written, the local, line of the `with`, (first, last) line of its body)
+_WITH_CALLED = re.compile(r"\bwith\s+\w+\(\s*\)\s*:")
 FactoryWith = Tuple[str, str, str, int, Tuple[int, int]]
 
 
@@ -42,8 +44,8 @@ def factory_region_seeds(project, factories) -> list:
     for name in sorted(factories):
         for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
             text = project.files.get(caller) or ""
-            if "with" not in text:
-                continue
+            if "with" not in text or not _WITH_CALLED.search(text) or not bound_call(text, name):
+                continue  # no `with local():`, or no `local = ...name(` (text tests before `ast`)
             summary = project.summary(caller)
             if summary is None or summary.flow is None:
                 continue
@@ -64,6 +66,13 @@ def factory_region_seeds(project, factories) -> list:
                         EntryContextRegion(key, written, *info, desc, None, False, True))
                     project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
     return seeds
+
+
+def bound_call(text: str, name: str) -> bool:
+    """Does the text bind a call of `name` (`x = name(`, `x = pkg.name(`, or of the name it is
+    imported `as`)?"""
+    names = [name] + re.findall(r"\b%s\s+as\s+(\w+)" % re.escape(name), text)
+    return re.search(r"=\s*[\w.]*\b(?:%s)\s*\(" % "|".join(map(re.escape, names)), text) is not None
 
 
 def _factory_withs(text: str, dotted_text) -> List[FactoryWith]:

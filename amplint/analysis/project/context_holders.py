@@ -24,16 +24,18 @@ EntryContextRegion of the call (its RegionAnalysis reads the holder as an alias 
 from __future__ import annotations
 
 import ast
+import re
 from types import SimpleNamespace
 from typing import Dict, List, Tuple
 
 from amplint.analysis.facts.regions import EntryContextRegion
-from amplint.analysis.project.context_factories import _own_nodes
+from amplint.analysis.project.context_factories import _own_nodes, bound_call
 from amplint.analysis.project.context_params import seeds_under
 
 # (key of the function that binds it, the opener as written, the holder as written ("ctx",
 # "self.autocast"), line of the binding, [(key of the function entering it, line of the `with`,
 # (first, last) line of its body)], the call node)
+_WITH_HOLDER = re.compile(r"\bwith\s+(?:self\.)?\w+\s*:")
 HeldOpener = Tuple[str, str, str, int, List[Tuple[str, int, Tuple[int, int]]], ast.Call]
 
 
@@ -45,8 +47,8 @@ def holder_region_seeds(project, openers, passes_false) -> list:
     for name in sorted(openers):
         for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
             text = project.files.get(caller) or ""
-            if "with" not in text:
-                continue
+            if "with" not in text or not _WITH_HOLDER.search(text) or not bound_call(text, name):
+                continue  # no `with holder:`, or no `holder = ...name(` (text tests before `ast`)
             summary = project.summary(caller)
             if summary is None or summary.flow is None:
                 continue
