@@ -86,8 +86,8 @@ def _property_seeds(project, parsed, stores) -> list:
     seeds: list = []
     for path in project.first_pass:
         text = project.files.get(path) or ""
-        if "@property" not in text:
-            continue
+        if "@property" not in text or not _property_returns(text):
+            continue  # text test before `ast`
         for cls, prop in _region_properties(text, _parse(project, path, parsed)):
             for sub_path, sub_cls in project.dispatch.subclasses(path, cls):
                 sub_text = project.files.get(sub_path) or ""
@@ -104,6 +104,21 @@ def _property_seeds(project, parsed, stores) -> list:
                     if with_cls == sub_cls and attr == prop:
                         seeds.extend(_seed_with(project, sub_path, sub_cls, key, attr, line, span, parsed, ""))
     return seeds
+
+
+def _property_returns(text: str) -> bool:
+    """Is some `return` naming a region word's call (context_prefilters._RETURNS) in a def right
+    after a `@property` line?"""
+    from amplint.analysis.project.context_prefilters import _RETURNS
+
+    for match in _RETURNS.finditer(text):
+        head = text[:match.start()]
+        found = head.rfind("def ")
+        start = head.rfind("\n", 0, found)
+        before = head[:start].rstrip().rsplit("\n", 1)[-1].strip() if start > 0 else ""
+        if found >= 0 and before == "@property":
+            return True
+    return False
 
 
 def _region_properties(text: str, module: Optional[ast.Module]) -> List[Tuple[str, str]]:
