@@ -1,4 +1,4 @@
-"""A region opened through an opener FACTORY (facts/context_functions.factory_opened,
+"""A region opened through an opener FACTORY (facts/opener_factories.py,
 project/context_factories.py): a function whose every `return` is `partial(torch.amp.autocast,
 ...)` (or `suppress`, a path without a region), bound to a local that the caller then calls:
 `autocast = get_autocast(...)`, `with autocast():`. In the factory's own file or in another.

@@ -144,38 +144,6 @@ def _opened_by(analysis, callee: Frame):
     return memo[key]
 
 
-# context managers that open nothing: a path of an opener factory returning one has no region
-_PLAIN_CONTEXTS = frozenset({"contextlib.suppress", "contextlib.nullcontext"})
-
-
-def factory_opened(analysis, callee: Frame):
-    """(enabled, region, None) for a function whose every `return` hands back an opener
-    *factory*, a value whose call opens a region: `partial(torch.amp.autocast, ...)` (open_clip's
-    `get_autocast(precision)`), or `suppress` / `nullcontext` (a path without a region, so maybe
-    enabled); None when some `return` is anything else or none is a partial of autocast."""
-    node = callee.node
-    if not isinstance(node, cst.FunctionDef) or callee.kind != "function" or is_contextmanager(callee):
-        return None
-    regions: List[object] = []
-    for value in returned_values(node):
-        if resolve_expr(value, callee) in _PLAIN_CONTEXTS:
-            regions.append(None)
-            continue
-        region = analysis.partial_opens(value, callee)
-        if region is None:
-            return None
-        regions.append(region)
-    found = opened(regions) if any(r is not None for r in regions) else None
-    if found is None:
-        return None
-    enabled, best = found
-    # the returns disagree on the device or dtype (open_clip's "amp" and "amp_bf16"): unknown
-    for field in ("device", "dtype"):
-        if len({getattr(r, field) for r in regions if r is not None and r.active}) > 1:  # type: ignore
-            setattr(best, field, None)
-    return enabled, best, None
-
-
 def enabled_param(callee: Frame, regions: List[object]) -> Optional[Tuple[int, str]]:
     """(position the call fills it at, -1 for keyword-only; name) of the parameter that every
     active region's `enabled=` is written as (transformers' `maybe_autocast(device_type,

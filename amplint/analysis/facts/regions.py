@@ -16,7 +16,8 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 
-from amplint.analysis.facts.context_functions import bound_locally, factory_opened, function_region
+from amplint.analysis.facts.context_functions import function_region
+from amplint.analysis.facts.opener_factories import factory_call
 from amplint.analysis.facts.context_properties import property_opened
 from amplint.analysis.facts.names import resolve, resolve_expr
 from amplint.analysis.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
@@ -163,7 +164,7 @@ class RegionAnalysis:
                            and e.factory}
         self._attrs = {(e.scope, e.attr): e for e in entries if isinstance(e, EntryAttrRegion)}
         self._ctx_aliases: Dict[Tuple[str, str], Tuple[cst.BaseExpression, Frame]] = {}
-        self._factory_memo: Dict[int, object] = {}  # opener factories of this file (context_functions.py)
+        self._factory_memo: Dict[int, object] = {}  # opener factories of this file (opener_factories.py)
         self._imports_functools = any(target.split(".")[0] == "functools"
                                       for target in tree.module_frame.imports.values())
         self._memo: Dict[int, Optional[Region]] = {}
@@ -247,7 +248,7 @@ class RegionAnalysis:
                 if (
                     self._region_of_expr(site.value, site.frame, call_it=False) is not None
                     or self._is_autocast_partial(site.value, site.frame)
-                    or self._factory_opens(site.value, site.frame) is not None
+                    or factory_call(self, site.value, site.frame) is not None
                 ):
                     found[key] = (site.value, site.frame)
                 else:
@@ -346,33 +347,10 @@ class RegionAnalysis:
             return None  # an imported name, not an alias variable
         return self._ctx_aliases.get(key)
 
-    def _factory_opens(self, value: cst.BaseExpression, frame: Frame):
-        """(enabled, device, dtype, how to cite it or None, the factory's name) when `value` is a
-        call of an opener factory, a function whose every return is a partial of autocast (or a
-        plain context): one of another file (the project's EntryContextRegion.factory,
-        `get_autocast(args.precision)`) or of this file (context_functions.factory_opened)."""
-        if not isinstance(value, cst.Call):
-            return None
-        written = dotted_name(value.func)
-        entry = self._factories.get((scope_key(frame), ".".join(written))) if written else None
-        if entry is not None:
-            return entry.enabled, entry.device, entry.dtype, entry.cite, entry.callee
-        if not self._imports_functools or not isinstance(value.func, (cst.Name, cst.Attribute)) or (
-                isinstance(value.func, cst.Name) and bound_locally(frame, value.func.value)):
-            return None  # no partial to return without functools
-        for callee in self.callgraph.callees(CallSite(value, frame, None, None, None)):
-            key = id(callee)
-            if key not in self._factory_memo:
-                self._factory_memo[key] = factory_opened(self, callee)
-            found = self._factory_memo[key]
-            if found is not None:
-                return found[0], found[1].device, found[1].dtype, None, callee.name
-        return None
-
     def _factory_region(self, value: cst.BaseExpression, frame: Frame, call: cst.Call) -> Optional[Region]:
-        """`with x():` where `x = factory(...)`: the region the factory's partial opens. A call
-        that passes arguments may override its `enabled=` or dtype: no answer."""
-        found = self._factory_opens(value, frame) if not call.args else None
+        """`with x():` where `x = factory(...)` (facts/opener_factories.py). A call that passes
+        arguments may override the partial's `enabled=` or dtype: no answer."""
+        found = factory_call(self, value, frame) if not call.args else None
         if found is None:
             return None
         enabled, device, dtype, cite, opener = found

@@ -15,7 +15,7 @@
 The function's value is not a context but a callable whose call is one. context_openers.py finds
 the module-level functions whose every `return` is a `partial` of an autocast API or a plain
 context (`suppress`, `nullcontext`: a path without a region, so maybe enabled), read by the
-defining file's facts (facts/context_functions.factory_opened). Here, in the files that name
+defining file's facts (facts/opener_factories.factory_opened). Here, in the files that name
 such a function: a local bound exactly once in a function, to a call of it that the caller's
 imports resolve to that function, then `with local():` (no arguments: they could override
 `enabled=` or the dtype) in that same function. The calling file gets an EntryContextRegion

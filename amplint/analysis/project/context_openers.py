@@ -98,7 +98,8 @@ def _openers(project) -> Tuple[Openers, Openers]:
     """The module-level openers of the first-pass files by name: context managers (functions that
     yield under or return an autocast, classes that enter one), and opener factories (functions
     that return a partial of autocast, context_factories.py)."""
-    from amplint.analysis.facts.context_functions import _opened_by, factory_opened, is_contextmanager
+    from amplint.analysis.facts.context_functions import _opened_by, is_contextmanager
+    from amplint.analysis.facts.opener_factories import factory_opened
     from amplint.analysis.project.function_entries import parsed_facts
     from amplint.analysis.project.lines import node_lines
 
