@@ -192,7 +192,7 @@ def forwarded(call: cst.Call, entry) -> Tuple[Optional[str], Optional[str]]:
     """(device, dtype) of an opener that passes its `**kwargs` on to the autocast (audiocraft's
     `TorchAutocast(enabled, *args, **kwargs)`): the call's literal `device_type=` / `dtype=`
     keywords; unknown where the call writes anything else (a `**` of its own, a name)."""
-    from amplint.analysis.facts.regions import DTYPES
+    from amplint.analysis.data import dtype_rules as _R
 
     device, dtype = entry.device, entry.dtype
     for arg in call.args:
@@ -204,7 +204,8 @@ def forwarded(call: cst.Call, entry) -> Tuple[Optional[str], Optional[str]]:
             device = text.split(":")[0] if text is not None else None
         elif keyword == "dtype":
             name = dotted_name(arg.value)
-            dtype = DTYPES.get(".".join(name)) if name and name[0] == "torch" else None
+            found = _R.DTYPE_NAMES.get(".".join(name)) if name and name[0] == "torch" else None
+            dtype = found if found in _R.FLOAT_ORDER else None
     return device, dtype
 
 

@@ -30,6 +30,7 @@ from typing import Dict, List, Tuple
 
 from amplint.analysis.facts.regions import EntryContextRegion
 from amplint.analysis.project.context_params import seeds_under
+from amplint.analysis.project.opener_names import dotted_text, resolved_opener
 
 # (function key, the factory as written, the local, line of the `with`, (first, last) line of its body)
 _WITH_CALLED = re.compile(r"\bwith\s+\w+\(\s*\)\s*:")
@@ -37,8 +38,6 @@ FactoryWith = Tuple[str, str, str, int, Tuple[int, int]]
 
 
 def factory_region_seeds(project, factories) -> list:
-    from amplint.analysis.project.context_openers import dotted_text, resolved_opener
-
     seeds: list = []
     withs: Dict[str, List[FactoryWith]] = {}
     for name in sorted(factories):

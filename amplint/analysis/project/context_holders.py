@@ -31,6 +31,7 @@ from typing import Dict, List, Tuple
 from amplint.analysis.facts.regions import EntryContextRegion
 from amplint.analysis.project.context_factories import _own_nodes, bound_call
 from amplint.analysis.project.context_params import seeds_under
+from amplint.analysis.project.opener_names import dotted_text, passes_false, resolved_opener
 
 # (key of the function that binds it, the opener as written, the holder as written ("ctx",
 # "self.autocast"), line of the binding, [(key of the function entering it, line of the `with`,
@@ -39,9 +40,7 @@ _WITH_HOLDER = re.compile(r"\bwith\s+(?:self\.)?\w+\s*:")
 HeldOpener = Tuple[str, str, str, int, List[Tuple[str, int, Tuple[int, int]]], ast.Call]
 
 
-def holder_region_seeds(project, openers, passes_false) -> list:
-    from amplint.analysis.project.context_openers import dotted_text, resolved_opener
-
+def holder_region_seeds(project, openers) -> list:
     seeds: list = []
     held: Dict[str, List[HeldOpener]] = {}
     for name in sorted(openers):

@@ -40,6 +40,7 @@ from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.context_params import rebound_names, seeds_under
 from amplint.analysis.project.context_prefilters import _DECORATED, _RETURNS, may_open, may_open_method
 from amplint.analysis.project.module_defs import parse_or_none
+from amplint.analysis.project.opener_names import dotted_text, passes_false, resolved_opener  # noqa: F401  (re-exported)
 
 # name -> [(file, (enabled, device, dtype), what to cite, its `enabled` parameter or None,
 #           whether it passes its `**kwargs` on to the autocast)]
@@ -54,7 +55,7 @@ def opener_region_seeds(project) -> list:
     seeds: list = factory_region_seeds(project, factories) if factories else []
     if not openers:
         return seeds
-    seeds.extend(holder_region_seeds(project, openers, passes_false))
+    seeds.extend(holder_region_seeds(project, openers))
     for name in sorted(openers):
         # the files whose text names it (an import `as` another name included)
         for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
@@ -82,16 +83,6 @@ def opener_region_seeds(project) -> list:
                         EntryContextRegion(key, written, *info, cite, param, forwards))
                     project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
     return seeds
-
-
-def resolved_opener(project, caller: str, written: str, name: str):
-    """(file, (name,)) the callee `written` in `caller` names through its imports, or None:
-    defined in the caller (its own facts read it), not imported, or imported as another name."""
-    head, _, rest = written.partition(".")
-    target = project.summary(caller).imports.get(head)
-    if target is None or (not rest and target.rsplit(".", 1)[-1] != name):
-        return None
-    return project.resolve_ref(caller, ".".join(p for p in (target, rest) if p))
 
 
 def _openers(project) -> Tuple[Openers, Openers]:
@@ -183,40 +174,6 @@ def _all_disabled(text: str, name: str, params: set) -> bool:
             return False
         found = True
     return found
-
-
-def passes_false(with_node, written: str, param) -> bool:
-    """Does an item `written(...)` of the `with` pass a literal `False` for `param`, the
-    opener's `enabled` parameter (context_functions.passes_false read from `ast`)?"""
-    if param is None:
-        return False
-    index, name = param
-    for item in with_node.items:
-        call = item.context_expr
-        if not (isinstance(call, ast.Call) and dotted_text(call.func) == written):
-            continue
-        value = None
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            continue
-        if 0 <= index < len(call.args):
-            value = call.args[index]
-        for keyword in call.keywords:
-            if keyword.arg == name:
-                value = keyword.value
-        if isinstance(value, ast.Constant) and value.value is False:
-            return True
-    return False
-
-
-def dotted_text(expr) -> Optional[str]:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))
 
 
 def _with_calls(text: str) -> list:
