@@ -38,7 +38,7 @@ from typing import Callable, List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.syntax import code_children, literal_bool, self_attr
+from amplint.analysis.facts.syntax import code_children, literal_bool, literal_str, self_attr
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, scope_key
 
 CONTEXTMANAGERS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
@@ -90,19 +90,21 @@ def opened(regions: List[object]) -> Optional[Tuple[object, object]]:
     return (states.TRUE if every else states.MAYBE), best
 
 
-def function_region(analysis, call: cst.Call, frame: Frame, Region):
+def function_region(analysis, call: cst.Call, frame: Frame, Region, entries_only: bool = False):
     """The Region `with call:` enters when `call` runs a context-manager function that opens
     one: a function of this file (RegionAnalysis's call graph), or one of another file that the
     project pass found (EntryContextRegion, by the callee as written in this scope). `Region`:
-    regions.Region (which imports this module)."""
+    regions.Region (which imports this module). `entries_only`: the latter only (while the
+    file's aliases are being read: `self.autocast = TorchAutocast(...)` of another file)."""
     if analysis._openers:
         written = dotted_name(call.func)
         entry = analysis._openers.get((scope_key(frame), ".".join(written))) if written else None
         if entry is not None:
             enabled = type(entry.enabled).FALSE if passes_false(call, entry.enabled_param) else entry.enabled
-            return Region(enabled, entry.device, entry.dtype, call, "with", external=entry.cite,
+            device, dtype = forwarded(call, entry) if entry.forwarded else (entry.device, entry.dtype)
+            return Region(enabled, device, dtype, call, "with", external=entry.cite,
                           opener=entry.callee)
-    if not isinstance(call.func, (cst.Name, cst.Attribute)):
+    if entries_only or not isinstance(call.func, (cst.Name, cst.Attribute)):
         return None
     if isinstance(call.func, cst.Name) and bound_locally(frame, call.func.value):
         return None  # a parameter or local of that name, not the file's function
@@ -147,8 +149,12 @@ def enabled_param(callee: Frame, regions: List[object]) -> Optional[Tuple[int, s
     active region's `enabled=` is written as (transformers' `maybe_autocast(device_type,
     dtype=None, enabled=True)`), when the function does not bind it again; else None."""
     active = [r for r in regions if r is not None and r.active]  # type: ignore[attr-defined]
-    written = {r.enabled_expr.value if isinstance(r.enabled_expr, cst.Name) else None  # type: ignore
-               for r in active}
+    written = {r.enabled_expr.value if isinstance(r.enabled_expr, cst.Name) else  # type: ignore
+               r.gate if r.enabled_expr is None else None for r in active}  # type: ignore
+    if callee.kind == "class":  # a context-manager class: the parameter of its `__init__`
+        callee = callee.functions.get("__init__")  # type: ignore[assignment]
+        if callee is None:
+            return None
     node = callee.node
     if len(written) != 1 or None in written or not isinstance(node, cst.FunctionDef):
         return None
@@ -180,6 +186,27 @@ def _assigns(node: cst.CSTNode, name: str) -> bool:
         if _assigns(child, name):
             return True
     return False
+
+
+def forwarded(call: cst.Call, entry) -> Tuple[Optional[str], Optional[str]]:
+    """(device, dtype) of an opener that passes its `**kwargs` on to the autocast (audiocraft's
+    `TorchAutocast(enabled, *args, **kwargs)`): the call's literal `device_type=` / `dtype=`
+    keywords; unknown where the call writes anything else (a `**` of its own, a name)."""
+    from amplint.analysis.data import dtype_rules as _R
+
+    device, dtype = entry.device, entry.dtype
+    for arg in call.args:
+        if arg.star == "**":
+            return None, None
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword == "device_type":
+            text = literal_str(arg.value)
+            device = text.split(":")[0] if text is not None else None
+        elif keyword == "dtype":
+            name = dotted_name(arg.value)
+            found = _R.DTYPE_NAMES.get(".".join(name)) if name and name[0] == "torch" else None
+            dtype = found if found in _R.FLOAT_ORDER else None
+    return device, dtype
 
 
 def passes_false(call: cst.Call, param: Optional[Tuple[int, str]]) -> bool:

@@ -17,6 +17,8 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as _R
 
 from amplint.analysis.facts.context_functions import function_region
+from amplint.analysis.facts.opener_factories import factory_call
+from amplint.analysis.facts.context_properties import property_opened
 from amplint.analysis.facts.names import resolve, resolve_expr
 from amplint.analysis.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
     bound_arguments, dict_literal, holder_key, literal_bool, literal_str, self_attr,
@@ -47,6 +49,10 @@ class Region:
     # a region a context-manager function opens (facts/context_functions.py): its name; the
     # fixes that edit the autocast call or move code out of the `with` leave it alone
     opener: Optional[str] = None
+    # the names an opener's parameters reach it by: `torch.autocast(*args, **kwargs)` forwards
+    # `kwargs`; `torch.autocast(...) if enabled else None` is gated by `enabled`
+    forwards: Optional[str] = None
+    gate: Optional[str] = None
 
     @property
     def active(self) -> bool:
@@ -125,6 +131,11 @@ class EntryContextRegion:
     cite: str  # "`maybe_autocast()` of olmo/torch_util.py:11 yields under the autocast region at olmo/torch_util.py:15"
     # (position, name) of the parameter its autocast's `enabled=` is: a call passing `False` opens it disabled
     enabled_param: Optional[Tuple[int, str]] = None
+    # the opener passes its `**kwargs` on to the autocast: the call's `dtype=`/`device_type=` count
+    forwarded: bool = False
+    # the call returns an opener factory (`partial(torch.amp.autocast, ...)`): `with` of the
+    # call's value opens nothing, `x = callee(...)` then `with x():` opens the region
+    factory: bool = False
 
 
 @dataclass(frozen=True)
@@ -147,9 +158,15 @@ class RegionAnalysis:
         self.tree = tree
         self.entries = entries
         self._params = {(e.scope, e.param): e for e in entries if isinstance(e, EntryParamRegion)}
-        self._openers = {(e.scope, e.callee): e for e in entries if isinstance(e, EntryContextRegion)}
+        self._openers = {(e.scope, e.callee): e for e in entries if isinstance(e, EntryContextRegion)
+                         and not e.factory}
+        self._factories = {(e.scope, e.callee): e for e in entries if isinstance(e, EntryContextRegion)
+                           and e.factory}
         self._attrs = {(e.scope, e.attr): e for e in entries if isinstance(e, EntryAttrRegion)}
         self._ctx_aliases: Dict[Tuple[str, str], Tuple[cst.BaseExpression, Frame]] = {}
+        self._factory_memo: Dict[int, object] = {}  # opener factories of this file (opener_factories.py)
+        self._imports_functools = any(target.split(".")[0] == "functools"
+                                      for target in tree.module_frame.imports.values())
         self._memo: Dict[int, Optional[Region]] = {}
         self.callgraph = CallGraph(tree)
         self._with_frames = {id(node): frame for node, frame in tree.withs}
@@ -231,6 +248,7 @@ class RegionAnalysis:
                 if (
                     self._region_of_expr(site.value, site.frame, call_it=False) is not None
                     or self._is_autocast_partial(site.value, site.frame)
+                    or factory_call(self, site.value, site.frame) is not None
                 ):
                     found[key] = (site.value, site.frame)
                 else:
@@ -263,6 +281,8 @@ class RegionAnalysis:
                 region = self._region_of_expr(branch, frame, call_it, depth + 1)
                 if region is not None and region.active:
                     region.enabled = Enabled.MAYBE
+                    if branch is expr.body and isinstance(expr.test, cst.Name):
+                        region.gate = expr.test.value  # `autocast(...) if enabled else None`
                     return region
             return None
         if isinstance(expr, cst.Call) and not call_it:
@@ -274,13 +294,15 @@ class RegionAnalysis:
             if target is not None:
                 value, value_frame = target
                 partial = self._partial_region(value, value_frame, expr)
+                if partial is None:
+                    partial = self._factory_region(value, value_frame, expr)
                 if partial is not None:
                     if holder_key(expr.func) in self._sometimes_plain and partial.active:
                         partial.enabled = Enabled.MAYBE
                     return partial
             param = self._param_region(expr.func, frame) if not expr.args else None
-            if param is None and self._aliases_ready:
-                param = function_region(self, expr, frame, Region)
+            if param is None and (self._aliases_ready or self._openers):
+                param = function_region(self, expr, frame, Region, entries_only=not self._aliases_ready)
             return param if param is not None else self._framework_region(expr)
         if call_it:
             return None
@@ -294,6 +316,11 @@ class RegionAnalysis:
             if region is not None and region.active and holder_key(expr) in self._sometimes_plain:
                 region.enabled = Enabled.MAYBE
             return region
+        attr = self_attr(expr) if self._aliases_ready else None
+        found = property_opened(self, frame, attr) if attr is not None else None
+        if found is not None:  # `with self.training_ctx:` of a property returning an autocast
+            enabled, inner, _param = found
+            return Region(enabled, inner.device, inner.dtype, expr, "with", opener=attr)
         return None
 
     def _param_region(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Region]:
@@ -320,6 +347,27 @@ class RegionAnalysis:
             return None  # an imported name, not an alias variable
         return self._ctx_aliases.get(key)
 
+    def _factory_region(self, value: cst.BaseExpression, frame: Frame, call: cst.Call) -> Optional[Region]:
+        """`with x():` where `x = factory(...)` (facts/opener_factories.py). A call that passes
+        arguments may override the partial's `enabled=` or dtype: no answer."""
+        found = factory_call(self, value, frame) if not call.args else None
+        if found is None:
+            return None
+        enabled, device, dtype, cite, opener = found
+        return Region(enabled, device, dtype, call, "with", external=cite, opener=opener)
+
+    def partial_opens(self, value: cst.BaseExpression, frame: Frame) -> Optional[Region]:
+        """The region a call without arguments of `value`, a `partial(torch.amp.autocast, ...)`,
+        opens (origin: the partial)."""
+        if not (isinstance(value, cst.Call) and value.args and not value.args[0].star):
+            return None
+        if resolve_expr(value.func, frame) != "functools.partial":
+            return None
+        inner = resolve_expr(value.args[0].value, frame)
+        if inner not in AUTOCAST_APIS:
+            return None
+        return self._from_autocast_call(inner, cst.Call(func=value.args[0].value, args=tuple(value.args[1:])), value)
+
     def _partial_region(
         self, value: cst.BaseExpression, frame: Frame, call: cst.Call
     ) -> Optional[Region]:
@@ -336,10 +384,13 @@ class RegionAnalysis:
     def _from_autocast_call(self, qualified: str, call: cst.Call, origin: cst.CSTNode) -> Region:
         fixed_device, default_dtype, positional = AUTOCAST_APIS[qualified]
         args = bound_arguments(call, positional)
+        forwards = None
         for arg in call.args:
             if arg.star == "**":  # `autocast(**get_autocast_args(args))`, `**{"dtype": ...}`
                 for key, value in self._star_kwargs(arg.value).items():
                     args.setdefault(key, value)
+                if isinstance(arg.value, cst.Name):
+                    forwards = arg.value.value
         enabled_expr = args.get("enabled")
         flag = True if enabled_expr is None else literal_bool(enabled_expr)
         enabled = Enabled.MAYBE if flag is None else (Enabled.TRUE if flag else Enabled.FALSE)
@@ -354,7 +405,7 @@ class RegionAnalysis:
             dtype = DTYPES.get(".".join(name)) if name and name[0] == "torch" else None
         kind = "with"
         return Region(enabled, device, dtype, origin, kind, device_expr=device_expr,
-                      enabled_expr=enabled_expr)
+                      enabled_expr=enabled_expr, forwards=forwards)
 
     def _star_kwargs(self, expr: cst.BaseExpression) -> Dict[str, cst.BaseExpression]:
         """The keywords `**expr` passes, when the file shows them: a dict literal, or a call of a

@@ -46,29 +46,102 @@ def attr_region_seeds(project) -> list:
         text = project.files.get(path) if summary is not None and summary.flow is not None else None
         if not text or "with self." not in text or not _WITH_SELF.search(text):
             continue
+        # stored in one other file, or nowhere (a property of a base class: _stored_by finds its
+        # one definition in the hierarchy)
         wanted = {attr for attr in _WITH_SELF.findall(text) if _store_file(project, attr, stores) not in (None, path)}
         if not wanted:
             continue  # no attribute read here is stored, only by `self.`, in one other file with a region word
         own = {info.origin.line for info in list(summary.regions) + list(summary.region_infos)}
         for cls, key, attr, line, span in _attr_withs(_parse(project, path, parsed)):
-            if attr not in wanted or line in own or cls not in summary.classes:
-                continue
-            found = _stored_by(project, path, cls, attr, parsed, stores[attr])
-            if found is None:
-                continue
-            where, (method, stored), deciding = found
-            region = _region(project, where, method, attr)
-            if region is None:
-                continue
-            info = (region.enabled, region.device, region.dtype)
-            desc = f"`self.{attr}` at {project.display(path)}:{line}, stored by `{method}` at " \
-                   f"{project.display(where)}:{stored}"
-            if region.enabled != Enabled.FALSE:
-                seeds.extend(seeds_under(project, path, key, span, info, desc, deciding | {path}))
-            project.__dict__.setdefault("attr_regions", {}).setdefault(path, set()).add(
-                EntryAttrRegion(key, attr, *info, desc))
-            project.__dict__.setdefault("attr_deps", {}).setdefault(path, set()).update(deciding)
+            if attr in wanted and line not in own and cls in summary.classes:
+                seeds.extend(_seed_with(project, path, cls, key, attr, line, span, parsed, stores[attr]))
+    seeds.extend(_property_seeds(project, parsed, stores))
     return seeds
+
+
+def _seed_with(project, path: str, cls: str, key: str, attr: str, line: int, span, parsed, where) -> list:
+    found = _stored_by(project, path, cls, attr, parsed, where)
+    if found is None:
+        return []
+    where, (method, stored), deciding = found
+    region = _region(project, where, method, attr)
+    if region is None:
+        return []
+    info = (region.enabled, region.device, region.dtype)
+    how = "the property" if _is_property(_parse(project, where, parsed), method) else "stored by"
+    desc = f"`self.{attr}` at {project.display(path)}:{line}, {how} `{method}` at " \
+           f"{project.display(where)}:{stored}"
+    project.__dict__.setdefault("attr_regions", {}).setdefault(path, set()).add(
+        EntryAttrRegion(key, attr, *info, desc))
+    project.__dict__.setdefault("attr_deps", {}).setdefault(path, set()).update(deciding)
+    if region.enabled == Enabled.FALSE:
+        return []
+    return seeds_under(project, path, key, span, info, desc, deciding | {path})
+
+
+def _property_seeds(project, parsed, stores) -> list:
+    """`with self.<prop>:` in the project subclasses (files without a region word, outside the
+    first pass: speechbrain's recipes/*/train.py `ASR(Brain)`) of a first-pass class whose
+    `@property <prop>` returns a region word's call (`Brain.training_ctx`)."""
+    seeds: list = []
+    for path in project.first_pass:
+        text = project.files.get(path) or ""
+        if "@property" not in text or not _property_returns(text):
+            continue  # text test before `ast`
+        for cls, prop in _region_properties(text, _parse(project, path, parsed)):
+            for sub_path, sub_cls in project.dispatch.subclasses(path, cls):
+                sub_text = project.files.get(sub_path) or ""
+                if sub_path == path or sub_path in project.first_pass or f"self.{prop}" not in sub_text:
+                    continue  # a first-pass file: attr_region_seeds read its withs
+                summary = project.summary(sub_path)
+                if summary is None or summary.flow is None:
+                    continue
+                if prop not in stores:
+                    _store_file(project, prop, stores)
+                if stores[prop] != "":
+                    continue  # some file stores it
+                for with_cls, key, attr, line, span in _attr_withs(_parse(project, sub_path, parsed)):
+                    if with_cls == sub_cls and attr == prop:
+                        seeds.extend(_seed_with(project, sub_path, sub_cls, key, attr, line, span, parsed, ""))
+    return seeds
+
+
+def _property_returns(text: str) -> bool:
+    """Is some `return` naming a region word's call (context_prefilters._RETURNS) in a def right
+    after a `@property` line?"""
+    from amplint.analysis.project.context_prefilters import _RETURNS
+
+    for match in _RETURNS.finditer(text):
+        head = text[:match.start()]
+        found = head.rfind("def ")
+        start = head.rfind("\n", 0, found)
+        before = head[:start].rstrip().rsplit("\n", 1)[-1].strip() if start > 0 else ""
+        if found >= 0 and before == "@property":
+            return True
+    return False
+
+
+def _region_properties(text: str, module: Optional[ast.Module]) -> List[Tuple[str, str]]:
+    """(class, property) of the module-level classes' `@property` methods that return a call
+    of a region word (context_prefilters.returns_a_context)."""
+    from amplint.analysis.project.context_prefilters import returns_a_context
+
+    lines = text.splitlines()
+    return [(node.name, method.name) for node in (module.body if module is not None else ())
+            if isinstance(node, ast.ClassDef) for method in node.body
+            if isinstance(method, ast.FunctionDef) and _decorated_property(method)
+            and returns_a_context(method, lines)]
+
+
+def _decorated_property(method) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "property" for d in method.decorator_list)
+
+
+def _is_property(module: Optional[ast.Module], key: str) -> bool:
+    cls, _, name = key.partition(".")
+    return any(isinstance(node, ast.ClassDef) and node.name == cls and any(
+        isinstance(m, ast.FunctionDef) and m.name == name and _decorated_property(m) for m in node.body)
+        for node in (module.body if module is not None else ()))
 
 
 def _parse(project, path: str, parsed) -> Optional[ast.Module]:
@@ -123,8 +196,9 @@ def _stored_by(project, path: str, cls: str, attr: str, parsed, where: str):
             return None
         if method is not None:
             storing.append((held, name, method))
-    if len(storing) != 1 or storing[0][0] != where:
-        return None
+    if len(storing) != 1 or storing[0][0] != (where or storing[0][0]) or storing[0][0] == path:
+        return None  # `where` "": no file stores it, a property of another file defines it
+    where = storing[0][0]
     return where, storing[0][2], frozenset(deciding)
 
 
@@ -134,7 +208,7 @@ def _store_file(project, attr: str, stores: Dict[str, Optional[str]]) -> Optiona
     project's files, once per attribute, before anything is parsed or summarised."""
     if attr not in stores:
         written = re.compile(r"(\w*)\s*\.\s*" + re.escape(attr) + r"\s*(?:=[^=]|:[^\n=]*=[^=])")
-        found: Optional[str] = None
+        found: Optional[str] = ""  # no file writes it
         for other in project.python:
             text = project.files.get(other) or ""
             if attr not in text:
@@ -142,7 +216,7 @@ def _store_file(project, attr: str, stores: Dict[str, Optional[str]]) -> Optiona
             matches = [m.group(1) for m in written.finditer(text)]
             if not matches:
                 continue
-            if found is not None or any(word != "self" for word in matches) \
+            if found or any(word != "self" for word in matches) \
                     or not any(word in text for word in CALLER_WORDS):
                 found = None
                 break
@@ -176,11 +250,18 @@ def _bases(project, path: str, cls: str, deciding: Set[str], chain: List[Tuple[s
 
 def _store_method(module: Optional[ast.Module], cls: str, attr: str):
     """(key, line) of the first method of module-level class `cls` that stores `self.<attr>`
-    (assignment, annotated or augmented); "?" when the class body is not found exactly once."""
+    (assignment, annotated or augmented), or that is the property `<attr>`; "?" when the class
+    body is not found exactly once, or defines `<attr>` otherwise (a method, a class attribute)."""
     classes = [n for n in (module.body if module is not None else ()) if isinstance(n, ast.ClassDef) and n.name == cls]
     if len(classes) != 1:
         return "?"
     for method in classes[0].body:
+        if isinstance(method, ast.FunctionDef) and method.name == attr:
+            if _decorated_property(method):
+                return f"{cls}.{method.name}", method.lineno
+            return "?"
+        if any(isinstance(t, ast.Name) and t.id == attr for t in getattr(method, "targets", ())):
+            return "?"  # a class attribute
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for node in ast.walk(method):

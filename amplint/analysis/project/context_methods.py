@@ -42,7 +42,8 @@ from typing import Dict, Optional, Tuple
 
 from amplint.analysis.facts.regions import Enabled, EntryContextRegion
 from amplint.analysis.parsing import python_tree
-from amplint.analysis.project.context_openers import dotted_text, own_seeds, passes_false
+from amplint.analysis.project.context_openers import own_seeds
+from amplint.analysis.project.opener_names import dotted_text, passes_false
 from amplint.analysis.project.context_params import seeds_under
 
 # (file, "Class.method") -> ((enabled, device, dtype), what to cite, its `enabled` parameter)

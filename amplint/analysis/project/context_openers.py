@@ -41,16 +41,22 @@ from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.context_params import rebound_names, seeds_under
 from amplint.analysis.project.context_prefilters import _DECORATED, _RETURNS, may_open, may_open_method
 from amplint.analysis.project.module_defs import parse_or_none
+from amplint.analysis.project.opener_names import dotted_text, passes_false, resolved_opener  # noqa: F401  (re-exported)
 
-# name -> [(file, (enabled, device, dtype), what to cite, its `enabled` parameter or None)]
-Openers = Dict[str, List[Tuple[str, tuple, str, Optional[Tuple[int, str]]]]]
+# name -> [(file, (enabled, device, dtype), what to cite, its `enabled` parameter or None,
+#           whether it passes its `**kwargs` on to the autocast)]
+Openers = Dict[str, List[Tuple[str, tuple, str, Optional[Tuple[int, str]], bool]]]
 
 
 def opener_region_seeds(project) -> list:
-    openers = _openers(project)
+    from amplint.analysis.project.context_factories import factory_region_seeds
+    from amplint.analysis.project.context_holders import holder_region_seeds
+
+    openers, factories = _openers(project)
+    seeds: list = factory_region_seeds(project, factories) if factories else []
     if not openers:
-        return []
-    seeds: list = []
+        return seeds
+    seeds.extend(holder_region_seeds(project, openers))
     for name in sorted(openers):
         # the files whose text names it (an import `as` another name included)
         for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
@@ -64,11 +70,8 @@ def opener_region_seeds(project) -> list:
                 summary = project.summary(caller)
                 if summary is None or summary.flow is None:
                     break
-                target = summary.imports.get(head)
-                if target is None or (not rest and target.rsplit(".", 1)[-1] != name):
-                    continue  # defined in this file (its own facts), or not imported; or another name
-                found = project.resolve_ref(caller, ".".join(p for p in (target, rest) if p))
-                for path, info, cite, param in openers[name]:
+                found = resolved_opener(project, caller, written, name)
+                for path, info, cite, param, forwards in openers[name]:
                     if found != (path, (name,)) or path == caller:
                         continue
                     desc = f"{written}() at {project.display(caller)}:{line} ({cite})"
@@ -78,17 +81,22 @@ def opener_region_seeds(project) -> list:
                         seeds.extend(seeds_under(project, caller, key, span, info, desc, deciding))
                         seeds.extend(own_seeds(project, caller, key, node, info, desc, deciding))
                     project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
-                        EntryContextRegion(key, written, *info, cite, param))
+                        EntryContextRegion(key, written, *info, cite, param, forwards))
                     project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
     return seeds
 
 
-def _openers(project) -> Openers:
+def _openers(project) -> Tuple[Openers, Openers]:
+    """The module-level openers of the first-pass files by name: context managers (functions that
+    yield under or return an autocast, classes that enter one), and opener factories (functions
+    that return a partial of autocast, context_factories.py)."""
     from amplint.analysis.facts.context_functions import _opened_by, is_contextmanager
+    from amplint.analysis.facts.opener_factories import factory_opened
     from amplint.analysis.project.function_entries import parsed_facts
     from amplint.analysis.project.lines import node_lines
 
     found: Openers = {}
+    factories: Openers = {}
     methods = project.__dict__.setdefault("_context_method_files", [])  # context_methods.py reads them
     for path in project.first_pass:
         text = project.files.get(path)
@@ -115,6 +123,9 @@ def _openers(project) -> Openers:
         classes = {name: frame for name, frame in facts.tree.classes.items() if frame.parent is module_frame}
         for name, frame in sorted({**classes, **module_frame.functions}.items()):
             opened = _opened_by(facts.regions, frame)
+            table = found
+            if opened is None:
+                opened, table = factory_opened(facts.regions, frame), factories
             if opened is None:
                 continue
             enabled, inner, param = opened
@@ -122,11 +133,25 @@ def _openers(project) -> Openers:
             lines = node_lines(module, [frame.node.name, node])
             maybe = {"enabled": "", "disabled": " (disabled)"}.get(enabled.value, " on some paths")
             how = ("enters the autocast" if frame.kind == "class" else "yields under the autocast region"
-                   if is_contextmanager(frame) else "returns the autocast")
+                   if is_contextmanager(frame) else "returns a partial of the autocast" if table is factories
+                   else "returns the autocast")
             cite = (f"`{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} {how} "
                     f"at {shown}:{lines.get(id(node), 0)}{maybe}")
-            found.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param))
-    return found
+            forwards = inner.forwards is not None and inner.forwards == _kwargs_name(frame)
+            table.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param, forwards))
+    return found, factories
+
+
+def _kwargs_name(frame) -> Optional[str]:
+    """The `**kwargs` parameter of a function, or of a class's `__init__`."""
+    import libcst as cst
+
+    if frame.kind == "class":
+        frame = frame.functions.get("__init__")
+    node = frame.node if frame is not None else None
+    if not isinstance(node, cst.FunctionDef) or not isinstance(node.params.star_kwarg, cst.Param):
+        return None
+    return node.params.star_kwarg.name.value
 
 
 def _all_disabled(text: str, name: str, params: set) -> bool:
@@ -150,40 +175,6 @@ def _all_disabled(text: str, name: str, params: set) -> bool:
             return False
         found = True
     return found
-
-
-def passes_false(with_node, written: str, param) -> bool:
-    """Does an item `written(...)` of the `with` pass a literal `False` for `param`, the
-    opener's `enabled` parameter (context_functions.passes_false read from `ast`)?"""
-    if param is None:
-        return False
-    index, name = param
-    for item in with_node.items:
-        call = item.context_expr
-        if not (isinstance(call, ast.Call) and dotted_text(call.func) == written):
-            continue
-        value = None
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            continue
-        if 0 <= index < len(call.args):
-            value = call.args[index]
-        for keyword in call.keywords:
-            if keyword.arg == name:
-                value = keyword.value
-        if isinstance(value, ast.Constant) and value.value is False:
-            return True
-    return False
-
-
-def dotted_text(expr) -> Optional[str]:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))
 
 
 def _with_calls(text: str) -> list:

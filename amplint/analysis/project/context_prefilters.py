@@ -15,7 +15,8 @@ _DECORATED = re.compile(r"@[\w.\s]*contextmanager")
 # if cpu else torch.amp.autocast(...)`); `return ctx` of a name bound earlier is not looked for
 # (a call of a name ending in the word, or in `autocast_context...` / `autocast_ctx...`: not
 # `torch.get_autocast_dtype(...)` nor `torch.amp.autocast_mode._cast(...)`, which transformers returns)
-_CALL = r"(?:autocast|autocast_context\w*|autocast_ctx\w*|optim_context)\s*\("
+# or a partial of autocast (an opener factory: open_clip's `return partial(torch.amp.autocast, ...)`)
+_CALL = r"(?:(?:autocast|autocast_context\w*|autocast_ctx\w*|optim_context)\s*\(|partial\(\s*[\w.]*autocast\b)"
 _RETURNS = re.compile(r"return[ \t][^\n]*" + _CALL)
 _RETURNED_CALL = re.compile(_CALL)
 

@@ -15,7 +15,7 @@ import sys
 from typing import Dict, Optional, Tuple
 
 from amplint.analysis.facts.names import _CANONICAL, _KEYWORD_READERS, _READ_KEYWORDS
-from amplint.analysis.project.context_openers import dotted_text
+from amplint.analysis.project.opener_names import dotted_text
 
 # the targets a returned function value may have: outside the project for sure
 _LIBRARIES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy"}

@@ -1,0 +1,51 @@
+"""How a file names an opener of another file, read from Python's `ast` (shared by
+context_openers.py, context_factories.py, context_holders.py, context_methods.py)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+
+def resolved_opener(project, caller: str, written: str, name: str):
+    """(file, (name,)) the callee `written` in `caller` names through its imports, or None:
+    defined in the caller (its own facts read it), not imported, or imported as another name."""
+    head, _, rest = written.partition(".")
+    target = project.summary(caller).imports.get(head)
+    if target is None or (not rest and target.rsplit(".", 1)[-1] != name):
+        return None
+    return project.resolve_ref(caller, ".".join(p for p in (target, rest) if p))
+
+
+def passes_false(with_node, written: str, param) -> bool:
+    """Does an item `written(...)` of the `with` pass a literal `False` for `param`, the
+    opener's `enabled` parameter (context_functions.passes_false read from `ast`)?"""
+    if param is None:
+        return False
+    index, name = param
+    for item in with_node.items:
+        call = item.context_expr
+        if not (isinstance(call, ast.Call) and dotted_text(call.func) == written):
+            continue
+        value = None
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            continue
+        if 0 <= index < len(call.args):
+            value = call.args[index]
+        for keyword in call.keywords:
+            if keyword.arg == name:
+                value = keyword.value
+        if isinstance(value, ast.Constant) and value.value is False:
+            return True
+    return False
+
+
+def dotted_text(expr) -> Optional[str]:
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))

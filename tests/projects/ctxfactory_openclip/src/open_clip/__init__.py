@@ -1,0 +1,2 @@
+from .loss import distill_loss
+from .model import CLIP
