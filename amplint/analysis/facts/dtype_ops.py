@@ -10,7 +10,9 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.dtype_promote import literal_tensor, promote, size_dim
-from amplint.analysis.facts.dtype_value import ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, ModuleValue, _dims, join, module_moved, of
+from amplint.analysis.facts.dtype_value import (
+    ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, ModuleValue, _dims, join, module_moved, of,
+)
 from amplint.analysis.facts.names import resolve_expr
 
 _ARITH = {

@@ -69,19 +69,24 @@ def module_moved(call: cst.Call, frame) -> bool:
         return False
     if func.attr.value in MODULE_KEEPS:
         return True
-    if func.attr.value != "to" or not call.args:
+    return func.attr.value == "to" and device_only(call, frame)
+
+
+def device_only(call: cst.Call, frame) -> bool:
+    """`x.to(device)`, `x.to("cuda", non_blocking=True)`: a move, not a cast."""
+    if not call.args:
         return False
     for arg in call.args:
         if arg.keyword is not None:
-            if arg.keyword.value not in R.CAST_KEYWORDS:
-                return False
-            continue
+            if arg.keyword.value in ("non_blocking", "copy", "device"):
+                continue
+            return False
         value = arg.value
-        last = value.attr.value if isinstance(value, cst.Attribute) else (
-            value.value if isinstance(value, cst.Name) else "")
-        if isinstance(value, cst.SimpleString) or "device" in last:
+        if isinstance(value, cst.SimpleString):
             continue
-        if isinstance(value, cst.Call) and resolve_expr(value.func, frame) == "torch.device":
+        if isinstance(value, cst.Attribute) and value.attr.value == "device":
+            continue
+        if isinstance(value, cst.Name) and "device" in value.value and resolve_expr(value, frame) is None:
             continue
         return False
     return True

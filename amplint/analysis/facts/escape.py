@@ -27,7 +27,8 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import PYTHON, region_policy
-from amplint.analysis.facts.float32_evidence import Float32Evidence, device_only
+from amplint.analysis.facts.dtype_value import device_only
+from amplint.analysis.facts.float32_evidence import Float32Evidence
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
 from amplint.analysis.facts.half_values import frames_by_body
