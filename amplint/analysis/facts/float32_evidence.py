@@ -76,6 +76,8 @@ class Float32Evidence:
             return False
         if is_float32_cast(expr, frame) and not _dtype_float64(expr, frame):
             return True
+        if self.float32_module(expr.func, frame) and self.facts.active_region(frame) is None:
+            return True  # a float32 Linear-like module outside autocast: float32, or it raises
         qualified = resolve_expr(expr.func, frame)
         if qualified in PARAMETER and expr.args:
             return self._float32(expr.args[0].value, frame, depth + 1)
