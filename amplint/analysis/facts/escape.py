@@ -67,6 +67,9 @@ class EscapeAnalysis(Float32Evidence):
         self._class_attrs: Dict[int, Dict[str, str]] = {}
         # id(function node) -> the entries of its `return <value>` statements, read so far
         self.returns: Dict[int, List[Entry]] = {}
+        self._definer_counts: Optional[Dict[str, int]] = None
+        self._sites: Optional[Dict[Tuple[int, str], list]] = None
+        self._generators: Dict[int, bool] = {}
         self._walk_scope(facts.tree.module_frame, facts.module.body, {})
         for frame in facts.tree.frames:
             if frame.kind == "function":
@@ -340,15 +343,63 @@ class EscapeAnalysis(Float32Evidence):
         value = _unparen(value)
         if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
             return None
-        method = method_callee(self.facts, value.func, frame)
+        method = self._method_callee(value.func, frame)
         entries = self.returns.get(id(method.node)) if method is not None else None
-        if not entries or any(isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(method.node)):
+        if not entries or self._generator(method):
             return None
         if all(e.kind == "half" and e.escaped is not None for e in entries):
             return entries[0]
         if all(e.kind == "f32" for e in entries):
             return entries[0]
         return None
+
+    def _method_callee(self, func: cst.Attribute, frame: Frame) -> Optional[Frame]:
+        """The method `inst.name` / `self.name` runs: `inst` a local bound once in this scope
+        to an instance of a class of this file (`M()`, `M().cuda()`), or `self` where no other
+        class of the file defines `name` (a subclass could override it); no decorator."""
+        graph = self.facts.callgraph
+        name, receiver = func.attr.value, func.value
+        if not isinstance(receiver, cst.Name):
+            return None
+        cls: Optional[str] = None
+        if receiver.value == "self":
+            owner = frame.class_frame
+            if owner is not None and self._definers().get(name) == 1:
+                cls = owner.name
+        elif frame.scope.kind == "function" and self.facts.tree.bound_once(frame.scope, receiver.value):
+            sites = self._local_sites().get((id(frame.scope), receiver.value), [])
+            if len(sites) == 1:
+                cls = graph.class_of_value(sites[0].value)
+        method = graph.method(cls, name) if cls is not None else None
+        if method is None or method.node.decorators or method.node.asynchronous is not None:
+            return None
+        return method
+
+    def _definers(self) -> Dict[str, int]:
+        """Method name -> how many classes of the file define it."""
+        if self._definer_counts is None:
+            self._definer_counts = {}
+            for cls in self.facts.tree.classes.values():
+                for name in cls.functions:
+                    self._definer_counts[name] = self._definer_counts.get(name, 0) + 1
+        return self._definer_counts
+
+    def _local_sites(self) -> Dict[Tuple[int, str], list]:
+        """(id(scope), name) -> the plain `name = value` assignments of that scope."""
+        if self._sites is None:
+            self._sites = {}
+            for site in self.facts.tree.assigns:
+                if len(site.targets) == 1 and isinstance(site.targets[0], cst.Name):
+                    key = (id(site.frame.scope), site.targets[0].value)
+                    self._sites.setdefault(key, []).append(site)
+        return self._sites
+
+    def _generator(self, method: Frame) -> bool:
+        found = self._generators.get(id(method.node))
+        if found is None:
+            found = self._generators[id(method.node)] = any(
+                isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(method.node))
+        return found
 
     def _is_module_class(self, name: str, depth: int = 0) -> bool:
         cls = self.facts.tree.classes.get(name)
@@ -374,28 +425,3 @@ def _names(target: cst.BaseExpression) -> List[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [n for e in target.elements for n in _names(e.value)]
     return []
-
-
-def method_callee(facts, func: cst.Attribute, frame: Frame) -> Optional[Frame]:
-    """The method `inst.name` / `self.name` runs: `inst` a local bound once in this scope to an
-    instance of a class of this file (`M()`, `M().cuda()`), or `self` where no other class of
-    the file defines `name` (a subclass could override it); a plain `def`, no decorator."""
-    graph = facts.callgraph
-    name = func.attr.value
-    receiver = func.value
-    cls: Optional[str] = None
-    if isinstance(receiver, cst.Name) and receiver.value == "self":
-        owner = frame.class_frame
-        defining = [c for c in facts.tree.classes.values() if name in c.functions]
-        if owner is not None and len(defining) == 1:
-            cls = owner.name
-    elif isinstance(receiver, cst.Name) and frame.scope.kind == "function" \
-            and facts.tree.bound_once(frame.scope, receiver.value):
-        sites = [a for a in facts.tree.assigns if a.frame.scope is frame.scope and len(a.targets) == 1
-                 and isinstance(a.targets[0], cst.Name) and a.targets[0].value == receiver.value]
-        if len(sites) == 1:
-            cls = graph.class_of_value(sites[0].value)
-    method = graph.method(cls, name) if cls is not None else None
-    if method is None or method.node.decorators or method.node.asynchronous is not None:
-        return None
-    return method
