@@ -10,7 +10,9 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.dtype_promote import literal_tensor, promote, size_dim
-from amplint.analysis.facts.dtype_value import ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, ModuleValue, _dims, join, of
+from amplint.analysis.facts.dtype_value import (
+    ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, ModuleValue, _dims, join, module_moved, of,
+)
 from amplint.analysis.facts.names import resolve_expr
 
 _ARITH = {
@@ -266,6 +268,8 @@ class Evaluator:
         rec = receiver if isinstance(receiver, Dtype) and receiver.is_tensor else None
         if isinstance(receiver, ModuleValue) and name == "forward":
             return self._module(receiver, args)
+        if isinstance(receiver, ModuleValue) and module_moved(call, self.frame):
+            return receiver
         if name in SIZE_METHODS:
             return of("pyint") if rec is not None and (name != "size" or call.args) else None
         if name in R.CAST_METHODS and not call.args:

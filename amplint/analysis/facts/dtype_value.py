@@ -9,6 +9,7 @@ from typing import FrozenSet, Iterable, List, Optional
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
+from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.syntax import bound_names
 
 FLOATS = frozenset(R.FLOAT_ORDER) | {"autocast"}
@@ -54,6 +55,41 @@ def _dims(values: Iterable[Dtype]) -> Optional[bool]:
     if any(d is False for d in dims):
         return False
     return True if dims and all(d is True for d in dims) else None
+
+
+# Module methods that return the module itself and leave its parameters' dtype alone.
+MODULE_KEEPS = frozenset({"cuda", "cpu", "train", "eval", "requires_grad_", "share_memory"})
+
+
+def module_moved(call: cst.Call, frame) -> bool:
+    """`module.cuda()`, `.train()`, `.to(device)`: the same module, its dtype kept. A `.to(...)`
+    argument that may be a dtype (a variable that does not say it is a device) is not."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return False
+    if func.attr.value in MODULE_KEEPS:
+        return True
+    return func.attr.value == "to" and device_only(call, frame)
+
+
+def device_only(call: cst.Call, frame) -> bool:
+    """`x.to(device)`, `x.to("cuda", non_blocking=True)`: a move, not a cast."""
+    if not call.args:
+        return False
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value in ("non_blocking", "copy", "device"):
+                continue
+            return False
+        value = arg.value
+        if isinstance(value, cst.SimpleString):
+            continue
+        if isinstance(value, cst.Attribute) and value.attr.value == "device":
+            continue
+        if isinstance(value, cst.Name) and "device" in value.value and resolve_expr(value, frame) is None:
+            continue
+        return False
+    return True
 
 
 class ModuleValue:

@@ -25,7 +25,7 @@ from amplint.analysis.facts.frame_walk import frames_by_body
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.regions import Enabled, Region
 from amplint.analysis.facts.dtype_value import (  # noqa: F401 (the value API, re-exported)
-    ELIGIBLE, FLOATS, PYTHON, Dtype, ModuleValue, assigned_names, join, of,
+    ELIGIBLE, FLOATS, PYTHON, Dtype, ModuleValue, assigned_names, join, module_moved, of,
 )
 from amplint.analysis.facts.tree import Frame
 
@@ -162,6 +162,11 @@ class DtypeFacts:
         return found
 
     def module_ctor(self, call: cst.Call, frame: Frame) -> Optional[ModuleValue]:
+        """`torch.nn.<Module>(...)`, also moved before it is bound (`nn.Conv2d(3, 8, 3).cuda()`,
+        `.to(device)`, `.train()`): those return the module itself with its dtype unchanged."""
+        while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call) \
+                and module_moved(call, frame):
+            call = call.func.value
         qualified = resolve_expr(call.func, frame)
         op = R.MODULE_OPS.get(qualified or "")
         if op is None or any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):

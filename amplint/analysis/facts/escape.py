@@ -27,14 +27,15 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import PYTHON, region_policy
-from amplint.analysis.facts.float32_evidence import Float32Evidence, device_only
+from amplint.analysis.facts.dtype_value import device_only
+from amplint.analysis.facts.float32_evidence import Float32Evidence
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
 from amplint.analysis.facts.half_values import frames_by_body
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.regions import Region
 from amplint.analysis.facts.syntax import code_children
-from amplint.analysis.facts.tree import Frame, child_fields
+from amplint.analysis.facts.tree import Frame, child_fields, iter_nodes
 
 HALF_REGION = (None, "float16", "bfloat16")
 # which ops keep a value half and which make one half come from the one dtype table
@@ -64,6 +65,11 @@ class EscapeAnalysis(Float32Evidence):
         self.matmuls: List[Tuple[cst.BinaryOperation, Frame]] = []  # `a @ b` with its frame
         self._bodies = frames_by_body(facts)
         self._class_attrs: Dict[int, Dict[str, str]] = {}
+        # id(function node) -> the entries of its `return <value>` statements, read so far
+        self.returns: Dict[int, List[Entry]] = {}
+        self._definer_counts: Optional[Dict[str, int]] = None
+        self._sites: Optional[Dict[Tuple[int, str], list]] = None
+        self._generators: Dict[int, bool] = {}
         self._walk_scope(facts.tree.module_frame, facts.module.body, {})
         for frame in facts.tree.frames:
             if frame.kind == "function":
@@ -127,6 +133,10 @@ class EscapeAnalysis(Float32Evidence):
                 for name, entry in list(state.items()):
                     if entry.kind == "half" and entry.region is region and entry.escaped is None:
                         state[name] = replace(entry, escaped=stmt)
+                returns = self.returns.get(id(frame.function.node)) if frame.function else None
+                for i, entry in enumerate(returns or ()):  # returned from inside the region
+                    if entry.kind == "half" and entry.region is region and entry.escaped is None:
+                        returns[i] = replace(entry, escaped=stmt)
             return
         if isinstance(stmt, cst.For):
             self._reads(stmt.iter, frame, state)
@@ -178,6 +188,9 @@ class EscapeAnalysis(Float32Evidence):
                 state.pop(target, None)
             return
         self._reads(small, frame, state)
+        if isinstance(small, cst.Return) and frame.function is not None:
+            entry = self._value_entry(small.value, frame) if small.value is not None else Entry("other")
+            self.returns.setdefault(id(frame.function.node), []).append(entry)
 
     def _bind(self, target, entry: Optional[Entry], frame: Frame, state) -> None:
         if isinstance(target, cst.Name):
@@ -228,6 +241,9 @@ class EscapeAnalysis(Float32Evidence):
                 return replace(entry, value=value)
         if region is not None and self._produces_half(root, frame):
             return Entry("half", True, root, region, value=value)
+        returned = self._method_return(value, frame) if region is None else None
+        if returned is not None:
+            return replace(returned, in_region=False, value=value)
         if isinstance(value, cst.Call) and half_cast_dtype(value, frame) is not None:
             return Entry("halfcast", region is not None, value=value)
         if self._module32_ctor(value, frame):
@@ -319,6 +335,71 @@ class EscapeAnalysis(Float32Evidence):
             owner = graph.self_attr_owner(func, frame)
             cls = graph.self_instances.get(owner) if owner is not None else None
         return cls is not None and self._is_module_class(cls)
+
+    def _method_return(self, value: cst.BaseExpression, frame: Frame) -> Optional[Entry]:
+        """`inst.method(...)` / `self.method(...)` of a class of this file read before this
+        call, every `return` of which gives an escaped half value (or every one a float32
+        value): the call's value is that, wherever the method's region ended."""
+        value = _unparen(value)
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+            return None
+        method = self._method_callee(value.func, frame)
+        entries = self.returns.get(id(method.node)) if method is not None else None
+        if not entries or self._generator(method):
+            return None
+        if all(e.kind == "half" and e.escaped is not None for e in entries):
+            return entries[0]
+        if all(e.kind == "f32" for e in entries):
+            return entries[0]
+        return None
+
+    def _method_callee(self, func: cst.Attribute, frame: Frame) -> Optional[Frame]:
+        """The method `inst.name` / `self.name` runs: `inst` a local bound once in this scope
+        to an instance of a class of this file (`M()`, `M().cuda()`), or `self` where no other
+        class of the file defines `name` (a subclass could override it); no decorator."""
+        graph = self.facts.callgraph
+        name, receiver = func.attr.value, func.value
+        if not isinstance(receiver, cst.Name):
+            return None
+        cls: Optional[str] = None
+        if receiver.value == "self":
+            owner = frame.class_frame
+            if owner is not None and self._definers().get(name) == 1:
+                cls = owner.name
+        elif frame.scope.kind == "function" and self.facts.tree.bound_once(frame.scope, receiver.value):
+            sites = self._local_sites().get((id(frame.scope), receiver.value), [])
+            if len(sites) == 1:
+                cls = graph.class_of_value(sites[0].value)
+        method = graph.method(cls, name) if cls is not None else None
+        if method is None or method.node.decorators or method.node.asynchronous is not None:
+            return None
+        return method
+
+    def _definers(self) -> Dict[str, int]:
+        """Method name -> how many classes of the file define it."""
+        if self._definer_counts is None:
+            self._definer_counts = {}
+            for cls in self.facts.tree.classes.values():
+                for name in cls.functions:
+                    self._definer_counts[name] = self._definer_counts.get(name, 0) + 1
+        return self._definer_counts
+
+    def _local_sites(self) -> Dict[Tuple[int, str], list]:
+        """(id(scope), name) -> the plain `name = value` assignments of that scope."""
+        if self._sites is None:
+            self._sites = {}
+            for site in self.facts.tree.assigns:
+                if len(site.targets) == 1 and isinstance(site.targets[0], cst.Name):
+                    key = (id(site.frame.scope), site.targets[0].value)
+                    self._sites.setdefault(key, []).append(site)
+        return self._sites
+
+    def _generator(self, method: Frame) -> bool:
+        found = self._generators.get(id(method.node))
+        if found is None:
+            found = self._generators[id(method.node)] = any(
+                isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(method.node))
+        return found
 
     def _is_module_class(self, name: str, depth: int = 0) -> bool:
         cls = self.facts.tree.classes.get(name)

@@ -10,6 +10,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
+from amplint.analysis.facts.dtype_value import device_only
 from amplint.analysis.facts.half_values import is_float32_cast
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.regions import DTYPES
@@ -75,6 +76,8 @@ class Float32Evidence:
             return False
         if is_float32_cast(expr, frame) and not _dtype_float64(expr, frame):
             return True
+        if self.float32_module(expr.func, frame) and self.facts.active_region(frame) is None:
+            return True  # a float32 Linear-like module outside autocast: float32, or it raises
         qualified = resolve_expr(expr.func, frame)
         if qualified in PARAMETER and expr.args:
             return self._float32(expr.args[0].value, frame, depth + 1)
@@ -119,26 +122,6 @@ class Float32Evidence:
                 kind = "f32" if self._float32(site.node.args[1].value, site.frame, 1) else "other"
                 kinds.setdefault(str(name), set()).add(kind)
         return {name: found.pop() for name, found in kinds.items() if len(found) == 1}
-
-
-def device_only(call: cst.Call, frame: Frame) -> bool:
-    """`x.to(device)`, `x.to("cuda", non_blocking=True)`: a move, not a cast."""
-    if not call.args:
-        return False
-    for arg in call.args:
-        if arg.keyword is not None:
-            if arg.keyword.value in ("non_blocking", "copy", "device"):
-                continue
-            return False
-        value = arg.value
-        if isinstance(value, cst.SimpleString):
-            continue
-        if isinstance(value, cst.Attribute) and value.attr.value == "device":
-            continue
-        if isinstance(value, cst.Name) and "device" in value.value and resolve_expr(value, frame) is None:
-            continue
-        return False
-    return True
 
 
 def _dtype_float64(call: cst.Call, frame: Frame) -> bool:

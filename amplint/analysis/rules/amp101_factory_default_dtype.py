@@ -313,6 +313,17 @@ class FactoryDefaultDtype(Rule):
             "        return x + self.build_attention_mask()\n"
             "model = TextTransformer(8).half()\n",
         ),
+        Flag(  # a Linear moved to the GPU when bound: under float16 autocast it outputs float16,
+            # written through a list of row indices into a float32 buffer
+            "import torch\nimport torch.nn as nn\n"
+            "def route(x, langs):\n"
+            "    router = nn.Linear(16, 16).cuda()\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        rows = [i for i, lang in enumerate(langs) if lang == 'en']\n"
+            "        out = torch.zeros(x.shape[0], 16, device=x.device)\n"
+            "        out[rows] = router(x[rows])\n"
+            "        return out\n",
+        ),
     ]
     clean = [
         # a method that only construction calls runs before the cast, like `__init__`
@@ -473,6 +484,14 @@ class FactoryDefaultDtype(Rule):
         "        filler = torch.zeros(bsz, n, device=query.device)\n"
         "        return torch.cat([key_padding_mask.float(), filler], dim=1)\n"
         "attn = Attn().half()\n",
+        # the same routing outside autocast: the moved Linear outputs float32
+        "import torch\nimport torch.nn as nn\n"
+        "def route(x, langs, device):\n"
+        "    router = nn.Linear(16, 16).to(device=device)\n"
+        "    rows = [i for i, lang in enumerate(langs) if lang == 'en']\n"
+        "    out = torch.zeros(x.shape[0], 16, device=x.device)\n"
+        "    out[rows] = router(x[rows])\n"
+        "    return out\n",
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:

@@ -153,6 +153,43 @@ class AutocastOutputEscape(Rule):
             "    h = proj(x)\n"
             "logits = head(h)\n",
         ),
+        Flag(  # a method returns a value of its region (BLIP-style retrieval in LAVIS); the
+            # caller meets it with another method's float32 Linear output
+            "import torch\n"
+            "from torch import nn\n"
+            "class Retrieval(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.vision_proj = nn.Linear(32, 16)\n"
+            "        self.text_proj = nn.Linear(24, 16)\n"
+            "    def image_embed(self, pixels):\n"
+            "        with torch.autocast('cuda', dtype=torch.float16):\n"
+            "            return self.vision_proj(pixels)\n"
+            "    def text_embed(self, tokens):\n"
+            "        return self.text_proj(tokens)\n"
+            "def score(pixels, tokens):\n"
+            "    model = Retrieval().cuda()\n"
+            "    img = model.image_embed(pixels)\n"
+            "    txt = model.text_embed(tokens)\n"
+            "    return img @ txt.t()\n",
+        ),
+        Flag(  # the same through `self`, the half value bound after the region ended
+            "import torch\n"
+            "from torch import nn\n"
+            "class Retrieval(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.vision_proj = nn.Linear(32, 16)\n"
+            "        self.text_proj = nn.Linear(24, 16)\n"
+            "    def image_embed(self, pixels):\n"
+            "        with torch.autocast('cuda', dtype=torch.float16):\n"
+            "            feats = self.vision_proj(pixels)\n"
+            "        return feats\n"
+            "    def forward(self, pixels, tokens):\n"
+            "        img = self.image_embed(pixels)\n"
+            "        txt = self.text_proj(tokens)\n"
+            "        return torch.mm(img, txt.t())\n",
+        ),
     ]
     clean = [
         # promoting ops and losses only
@@ -216,6 +253,44 @@ class AutocastOutputEscape(Rule):
         "            y = self.a(x)\n"
         "        return self.b(y)\n"
         "m = M().cuda().half()\n",
+        # the method casts its region's value back before returning it
+        "import torch\n"
+        "from torch import nn\n"
+        "class Retrieval(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.vision_proj = nn.Linear(32, 16)\n"
+        "        self.text_proj = nn.Linear(24, 16)\n"
+        "    def image_embed(self, pixels):\n"
+        "        with torch.autocast('cuda', dtype=torch.float16):\n"
+        "            return self.vision_proj(pixels).float()\n"
+        "    def text_embed(self, tokens):\n"
+        "        return self.text_proj(tokens)\n"
+        "def score(pixels, tokens):\n"
+        "    model = Retrieval().cuda()\n"
+        "    return model.image_embed(pixels) @ model.text_embed(tokens).t()\n",
+        # the model is turned half: the text side is half too; an instance bound twice is
+        # not known
+        "import torch\n"
+        "from torch import nn\n"
+        "class Retrieval(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.vision_proj = nn.Linear(32, 16)\n"
+        "        self.text_proj = nn.Linear(24, 16)\n"
+        "    def image_embed(self, pixels):\n"
+        "        with torch.autocast('cuda', dtype=torch.float16):\n"
+        "            return self.vision_proj(pixels)\n"
+        "    def text_embed(self, tokens):\n"
+        "        return self.text_proj(tokens)\n"
+        "def score(pixels, tokens, other):\n"
+        "    half = Retrieval().cuda().half()\n"
+        "    a = half.image_embed(pixels) @ half.text_embed(tokens).t()\n"
+        "    model = Retrieval()\n"
+        "    if other is not None:\n"
+        "        model = other\n"
+        "    b = model.image_embed(pixels) @ torch.zeros(16, 4)\n"
+        "    return a, b\n",
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:

@@ -211,6 +211,15 @@ class EpsUnderflow(Rule):
             "        model = model.half()\n"
             "    optimizer = construct_optimizer(model, cfg)\n",
         ),
+        Flag(  # a module moved to the GPU before it is bound is the same module: its output
+            # under float16 autocast is float16, squared and averaged in float16 (a pixel norm)
+            "import torch\nimport torch.nn as nn\n"
+            "def pixel_norm(x):\n"
+            "    proj = nn.Conv2d(3, 16, 1).cuda()\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        h = proj(x)\n"
+            "        return h / torch.sqrt((h * h).mean(dim=1, keepdim=True) + 1e-8)\n",
+        ),
     ]
     clean = [
         # the helper's caller passes a float32 model; another list's parameters
@@ -300,6 +309,12 @@ class EpsUnderflow(Rule):
         "    teacher.half()\n"
         "    opt = torch.optim.Adam(model.parameters())\n"
         "    return x / (x.sum() + 1e-8)\n",
+        # the same norm outside autocast: the moved module computes in float32
+        "import torch\nimport torch.nn as nn\n"
+        "def pixel_norm(x, device):\n"
+        "    proj = nn.Conv2d(3, 16, 1).to(device).train()\n"
+        "    h = proj(x)\n"
+        "    return h / torch.sqrt((h * h).mean(dim=1, keepdim=True) + 1e-8)\n",
     ]
 
     def check(self, ctx) -> Iterable[Diagnostic]:
