@@ -128,6 +128,29 @@ def test_the_names_that_may_denote_a_registry():
     assert registration_heads("x = (a.  # why\n     register_module)\n") is None
 
 
+
+def test_a_registry_named_in_a_large_module_block_stops_the_search():
+    # a script whose `if __name__ == "__main__":` block mentions the registry binds every name
+    # of the block, each of them named again in other files, which bind more: the closure would
+    # search every text once per name of the tree (it did, linting amplint's own repository).
+    # Past MAX_ALIASES names no file is told apart: every registering file is read, as before.
+    from amplint.analysis.project.registry_files import MAX_ALIASES, RegistryFiles
+
+    main = "from .builder import HEADS\n\nif __name__ == '__main__':\n    head = HEADS\n" + "".join(
+        f"    step{i} = {i}\n" for i in range(3 * MAX_ALIASES))
+    texts = {"tools/train.py": main}
+    for k in range(20):
+        texts[f"pkg/m{k}.py"] = "".join(f"alias{k}_{i} = step{i}\n" for i in range(3 * MAX_ALIASES))
+    texts["pkg/head.py"] = "@HEADS.register_module()\nclass Head:\n    pass\n"
+    texts["pkg/loss.py"] = "@LOSSES.register_module()\nclass Loss:\n    pass\n"
+    files = RegistryFiles(sorted(texts), texts)
+    key = ("reg", ("pkg/builder.py", "HEADS"))
+    assert files.for_registry(key, ["pkg/head.py", "pkg/loss.py"]) == ["pkg/head.py", "pkg/loss.py"]
+    assert files.texts_searched <= (MAX_ALIASES + 1) * len(texts)
+    # a registry named only where registries are: its files are told apart
+    quiet = {path: text for path, text in texts.items() if path != "tools/train.py"}
+    assert RegistryFiles(sorted(quiet), quiet).for_registry(key, ["pkg/head.py", "pkg/loss.py"]) == ["pkg/head.py"]
+
 # The config narrowing (flowindex.narrow_by_config): `loss_type(loss_cls)` holds FocalLoss or
 # CrossEntropyLoss, both registered losses; the head's default `loss_cls=dict(type=...)` names
 # CrossEntropyLoss, so only it is made. On the base, this held only after some build had read

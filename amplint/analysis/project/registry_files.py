@@ -32,6 +32,9 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 _AS_AFTER = re.compile(r"\s+as\s+([A-Za-z_]\w*)")
 _STATEMENT_START = re.compile(r"^[^\s)\]}#]", re.M)  # a line starting in the first column
 _UNKNOWN = None  # a registration not written through a name: read for every registry
+# names that may denote one registry before the search stops telling files apart (on mmdetection
+# 2.28 each registry built has at most 2: its own name and `__all__`)
+MAX_ALIASES = 32
 
 
 def registration_heads(text: str) -> Optional[FrozenSet[str]]:
@@ -134,7 +137,7 @@ class RegistryFiles:
         self._python = list(python)
         self._texts = texts
         self._heads: Dict[str, Optional[FrozenSet[str]]] = {}
-        self._aliases: Dict[str, FrozenSet[str]] = {}
+        self._aliases: Dict[str, Optional[FrozenSet[str]]] = {}
         self.texts_searched = 0  # texts searched for a name's bindings (counted by the tests)
 
     def heads(self, path: str) -> Optional[FrozenSet[str]]:
@@ -142,28 +145,37 @@ class RegistryFiles:
             self._heads[path] = registration_heads(self._texts[path])
         return self._heads[path]
 
-    def names(self, name: str) -> FrozenSet[str]:
-        """The names that may denote a registry whose own name is `name`."""
-        found = self._aliases.get(name)
-        if found is None:
-            names, todo = {name}, [name]
-            while todo:
-                word = todo.pop()
-                for path in self._python:
-                    text = self._texts[path]
-                    if word not in text:
-                        continue
-                    self.texts_searched += 1
-                    for bound in names_bound_from(text, word) - names:
-                        names.add(bound)
-                        todo.append(bound)
-            found = self._aliases[name] = frozenset(names)
+    def names(self, name: str) -> Optional[FrozenSet[str]]:
+        """The names that may denote a registry whose own name is `name`; None when they pass
+        MAX_ALIASES: a registry named inside a large module-level block (`if __name__ ==
+        "__main__":`, a `try:` around half a module) may stand for every name the block binds,
+        and each of those for more, so that the search would read every text once per word of
+        the tree. Then no file is told apart for that registry (all are read, as before)."""
+        if name in self._aliases:
+            return self._aliases[name]
+        names, todo = {name}, [name]
+        while todo:
+            word = todo.pop()
+            for path in self._python:
+                text = self._texts[path]
+                if word not in text:
+                    continue
+                self.texts_searched += 1
+                for bound in names_bound_from(text, word) - names:
+                    names.add(bound)
+                    todo.append(bound)
+                if len(names) > MAX_ALIASES:
+                    self._aliases[name] = None
+                    return None
+        found = self._aliases[name] = frozenset(names)
         return found
 
     def for_registry(self, key: tuple, paths: List[str]) -> List[str]:
         """Those of `paths` (in their order) that may register into the registry `key` (a
-        class flow "reg" value)."""
+        class flow "reg" value): all of them when the registry's names are too many to tell."""
         names = self.names(registry_name(key))
+        if names is None:
+            return list(paths)
         out = []
         for path in paths:
             heads = self.heads(path)
