@@ -462,6 +462,8 @@ def _autocast_call(region: Region, facts=None) -> Optional[cst.Call]:
 
 
 def _cache_disabled(region: Region) -> bool:
+    if region.root.cache_off:  # an opener's autocast (of another file) says so
+        return True
     call = _autocast_call(region.root)
     arg = keyword(call, "cache_enabled") if call is not None else None
     return arg is not None and literal_bool(arg.value) is False
