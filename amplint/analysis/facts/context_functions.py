@@ -33,6 +33,7 @@ the calling file an EntryContextRegion."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, List, Optional, Tuple
 
 import libcst as cst
@@ -87,6 +88,8 @@ def opened(regions: List[object]) -> Optional[Tuple[object, object]]:
     every = len(active) == len(regions) and all(r.enabled is states.TRUE for r in active)  # type: ignore
     best = min(active, key=lambda r: (r.enabled is not states.TRUE, r.device != "cuda",  # type: ignore
                                       r.dtype != "float16"))  # type: ignore
+    if best.cache_off and not all(r.cache_off for r in active):  # type: ignore[attr-defined]
+        best = replace(best, cache_off=False)  # type: ignore[type-var]
     return (states.TRUE if every else states.MAYBE), best
 
 
@@ -103,7 +106,7 @@ def function_region(analysis, call: cst.Call, frame: Frame, Region, entries_only
             enabled = type(entry.enabled).FALSE if passes_false(call, entry.enabled_param) else entry.enabled
             device, dtype = forwarded(call, entry) if entry.forwarded else (entry.device, entry.dtype)
             return Region(enabled, device, dtype, call, "with", external=entry.cite,
-                          opener=entry.callee)
+                          opener=entry.callee, cache_off=entry.cache_off)
     if entries_only or not isinstance(call.func, (cst.Name, cst.Attribute)):
         return None
     if isinstance(call.func, cst.Name) and bound_locally(frame, call.func.value):
@@ -115,11 +118,13 @@ def function_region(analysis, call: cst.Call, frame: Frame, Region, entries_only
         if found is not None:
             enabled, inner, param = found
             if passes_false(call, param):
-                return Region(type(enabled).FALSE, inner.device, inner.dtype, call, "with", opener=callee.name)
+                return Region(type(enabled).FALSE, inner.device, inner.dtype, call, "with", opener=callee.name,
+                              cache_off=inner.cache_off)
             others = [_opened_by(analysis, other) for other in overrides(analysis, call, frame, callee)]
             if any(o is None or o[0] is not type(enabled).TRUE for o in others):
                 enabled = type(enabled).MAYBE  # an override opens less (or nothing)
-            return Region(enabled, inner.device, inner.dtype, call, "with", opener=callee.name)
+            return Region(enabled, inner.device, inner.dtype, call, "with", opener=callee.name,
+                          cache_off=inner.cache_off and all(o is not None and o[1].cache_off for o in others))
     return None
 
 

@@ -140,6 +140,22 @@ def alternatives(dotted: Optional[Dotted], frame: Frame) -> List[str]:
     return []
 
 
+def relative_ref(dotted: Optional[Dotted], frame: Frame) -> Optional[str]:
+    """What `dotted` names through a relative import of the file, as the import writes it
+    (`from .utils import sample` -> `.utils.sample` for `sample`), the way the project pass keys
+    the facts it finds in another file; None for any other name, or one the scope binds too."""
+    if not dotted:
+        return None
+    root = dotted[0]
+    for scope in visible_scopes(frame):
+        if root in scope.imports or root in scope.bindings:
+            return None
+        if root in scope.relative:
+            target = scope.relative[root]
+            return ".".join((target,) + tuple(dotted[1:])) if target is not None else None
+    return None
+
+
 def resolve_expr(expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
     return resolve(dotted_name(expr), frame)
 

@@ -53,6 +53,9 @@ class Region:
     # `kwargs`; `torch.autocast(...) if enabled else None` is gated by `enabled`
     forwards: Optional[str] = None
     gate: Optional[str] = None
+    # the autocast passes `cache_enabled=False` (an opener's region: every autocast it may
+    # open does), so it keeps no cast of a weight for a later forward
+    cache_off: bool = False
 
     @property
     def active(self) -> bool:
@@ -136,6 +139,8 @@ class EntryContextRegion:
     # the call returns an opener factory (`partial(torch.amp.autocast, ...)`): `with` of the
     # call's value opens nothing, `x = callee(...)` then `with x():` opens the region
     factory: bool = False
+    # every autocast the opener may open passes `cache_enabled=False`
+    cache_off: bool = False
 
 
 @dataclass(frozen=True)
@@ -405,7 +410,8 @@ class RegionAnalysis:
             dtype = DTYPES.get(".".join(name)) if name and name[0] == "torch" else None
         kind = "with"
         return Region(enabled, device, dtype, origin, kind, device_expr=device_expr,
-                      enabled_expr=enabled_expr, forwards=forwards)
+                      enabled_expr=enabled_expr, forwards=forwards,
+                      cache_off=literal_bool(args["cache_enabled"]) is False if "cache_enabled" in args else False)
 
     def _star_kwargs(self, expr: cst.BaseExpression) -> Dict[str, cst.BaseExpression]:
         """The keywords `**expr` passes, when the file shows them: a dict literal, or a call of a

@@ -30,6 +30,9 @@ class Frame:
     # `if`): bound name -> what they import
     alternatives: Dict[str, List[str]] = field(default_factory=dict)
     bindings: Set[str] = field(default_factory=set)  # names bound here other than by import
+    # relative imports, which `imports` leaves to the project pass: bound name -> what it
+    # imports as written (`.utils.sample`), None when the scope imports that name twice
+    relative: Dict[str, Optional[str]] = field(default_factory=dict)
     functions: Dict[str, "Frame"] = field(default_factory=dict)  # defs directly in this scope
     calls: List["CallSite"] = field(default_factory=list)  # calls whose scope is this function
     # names this scope binds exactly once, by `name = <dotted name>` or `name = partial(<dotted
@@ -251,7 +254,10 @@ class Collector:
         scope = self.frame.scope
         fallback = self._fallback[-1] if self._fallback else ()
         for bound, target, _ in import_bindings(node):
-            if not target.startswith("."):  # relative imports: the project pass resolves them
+            if target.startswith("."):  # relative imports: the project pass resolves them
+                known = scope.relative.get(bound, target)
+                scope.relative[bound] = target if known == target else None
+            else:
                 if scope.imports.get(bound, target) != target:
                     scope.alternatives.setdefault(bound, []).append(
                         target if bound in fallback else scope.imports[bound]

@@ -70,7 +70,8 @@ def holder_region_seeds(project, openers) -> list:
                             where = f"`with {holder}:` at {shown}:{with_line}, {desc}"
                             seeds.extend(seeds_under(project, caller, with_key, span, info, where, deciding))
                     project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
-                        EntryContextRegion(key, written, *info, desc, param, forwards))
+                        EntryContextRegion(key, written, *info, desc, param, forwards,
+                                           cache_off=cite in project.__dict__.get("_cache_off_openers", ())))
                     project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
     return seeds
 

@@ -81,7 +81,8 @@ def opener_region_seeds(project) -> list:
                         seeds.extend(seeds_under(project, caller, key, span, info, desc, deciding))
                         seeds.extend(own_seeds(project, caller, key, node, info, desc, deciding))
                     project.__dict__.setdefault("opener_regions", {}).setdefault(caller, set()).add(
-                        EntryContextRegion(key, written, *info, cite, param, forwards))
+                        EntryContextRegion(key, written, *info, cite, param, forwards,
+                                           cache_off=cite in project.__dict__.get("_cache_off_openers", ())))
                     project.__dict__.setdefault("opener_deps", {}).setdefault(caller, set()).add(path)
     return seeds
 
@@ -139,6 +140,8 @@ def _openers(project) -> Tuple[Openers, Openers]:
                     f"at {shown}:{lines.get(id(node), 0)}{maybe}")
             forwards = inner.forwards is not None and inner.forwards == _kwargs_name(frame)
             table.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param, forwards))
+            if inner.cache_off:  # the EntryContextRegions of its calls say so (AMP150 reads it)
+                project.__dict__.setdefault("_cache_off_openers", set()).add(cite)
     return found, factories
 
 

@@ -27,6 +27,7 @@ import libcst as cst
 from amplint.analysis.facts.regions import Enabled, EntryParamRegion
 from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.candidates import Candidate, chain
+from amplint.analysis.project.nograd_entries import note_nograd_call, note_nograd_function
 
 # `\bwith\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?\s*:` with the literal first (a pattern that starts
 # with `\b` is tried at every position of the text): the word boundary is tested on each match
@@ -274,6 +275,8 @@ def seeds_under(project, path: str, key: str, span, info, desc: str, deciding) -
         candidate = Candidate(enabled, device, dtype, desc, f"called at {site} under {desc}", site)
         known = project.instance_class(path, call)
         for target in project.targets(path, call):
+            if call.kind == "call":  # `sample(model, ...)` of another file runs `model` without grad
+                note_nograd_function(project, path, call.ref, target)
             seeds.append((target[0], target[1], candidate.holding(known), deciding))
     flow = summary.flow.functions.get(key)
     for receiver, attr, text, line in (flow.dynamic if flow is not None else ()):
@@ -282,6 +285,7 @@ def seeds_under(project, path: str, key: str, span, info, desc: str, deciding) -
         site = f"{shown}:{line}"
         where = f"{text} at {site}"
         for target, held, source, instance in project.flow.call_targets(path, key, receiver, attr):
+            note_nograd_call(project, path, key, receiver, attr, target)  # `model.generate(...)`
             via = chain(text, source, held)
             candidate = Candidate(enabled, device, dtype, desc, f"{via}; called at {site} under {desc}",
                                   site, instance)

@@ -10,7 +10,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.context_functions import bound_locally, overrides
-from amplint.analysis.facts.names import resolve, resolve_expr
+from amplint.analysis.facts.names import relative_ref, resolve, resolve_expr
 from amplint.analysis.facts.nograd_methods import (
     NO_GRAD, EntryNoGradArgs, EntryNoGradCall, EntryNoGradFunction, EntryNoGradHeld, nograd_forward, nograd_params,
 )
@@ -462,6 +462,8 @@ def _autocast_call(region: Region, facts=None) -> Optional[cst.Call]:
 
 
 def _cache_disabled(region: Region) -> bool:
+    if region.root.cache_off:  # an opener's autocast (of another file) says so
+        return True
     call = _autocast_call(region.root)
     arg = keyword(call, "cache_enabled") if call is not None else None
     return arg is not None and literal_bool(arg.value) is False
@@ -658,7 +660,7 @@ class _Walker:
             if found is not None:
                 params, where = found
         if not params and self.nograd:
-            found = self.nograd.get(resolve(dotted, self.frame) or "")
+            found = self.nograd.get(resolve(dotted, self.frame) or relative_ref(dotted, self.frame) or "")
             if isinstance(found, tuple):
                 params, where = found
         out = []
