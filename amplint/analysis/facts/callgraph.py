@@ -7,6 +7,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.returned_closures import ReturnedClosures
 from amplint.analysis.facts.stored_functions import Stored, stored_functions
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, receiver_root, self_attr
 
@@ -19,6 +20,7 @@ class CallGraph:
         self.self_instances: Dict[Tuple[str, str], str] = {}
         self._collect_instances()
         self._stored: Optional[Stored] = None
+        self.closures = ReturnedClosures(tree)
 
     @property
     def stored(self) -> Stored:
@@ -104,6 +106,10 @@ class CallGraph:
                 forward = self.method(cls, "forward") or self.method(cls, "__call__")
                 if forward is not None:
                     found.append(forward)
+            if not found and cls is None:
+                made = self.closures.of_call(site)
+                if made is not None:
+                    found.append(made.closure)
         elif isinstance(func, cst.Attribute):
             owner_cls = frame.class_frame
             if (
