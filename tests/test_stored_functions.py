@@ -96,3 +96,55 @@ def test_the_parameter_rebound_in_the_constructor_is_unknown():
         "        mask_func = mask_func or safe_mask\n        self.mask_func = mask_func\n",
     ) + RUN.format(ctor="SelfAttention(64, gpt2_mask)")
     assert [d.code for d in lint_source("t.py", source, SETTINGS).diagnostics] == []
+
+
+# Stability-AI/generative-models (sgm): the discriminator loss picks its function by name in
+# `__init__` and stores it, `self.disc_loss = hinge_d_loss`, then calls `self.disc_loss(...)`.
+SGM = """import torch
+import torch.nn.functional as F
+
+def vanilla_d_loss(logits_real, logits_fake):
+    probs = torch.sigmoid(torch.cat([logits_real, logits_fake]))
+    targets = torch.cat([torch.ones_like(logits_real), torch.zeros_like(logits_fake)])
+    return F.binary_cross_entropy(probs, targets)
+
+def logits_d_loss(logits_real, logits_fake):
+    logits = torch.cat([logits_real, logits_fake])
+    targets = torch.cat([torch.ones_like(logits_real), torch.zeros_like(logits_fake)])
+    return F.binary_cross_entropy_with_logits(logits, targets)
+
+class GeneralLPIPSWithDiscriminator(torch.nn.Module):
+    def __init__(self, disc_loss="vanilla"):
+        super().__init__()
+        self.discriminator = torch.nn.Linear(4, 1)
+{store}
+    def forward(self, real, fake):
+        return self.disc_loss(self.discriminator(real), self.discriminator(fake))
+
+def train_step(real, fake):
+    loss_fn = GeneralLPIPSWithDiscriminator()
+    with torch.autocast("cuda"):
+        return loss_fn(real, fake)
+"""
+
+
+def sgm_codes(store: str) -> list:
+    result = lint_source("losses.py", SGM.format(store=store), Settings(frozenset({"AMP102"})))
+    assert not result.errors
+    return [(d.code, d.line) for d in result.diagnostics]
+
+
+def test_module_function_stored_on_self_is_called_under_autocast():
+    assert sgm_codes("        self.disc_loss = vanilla_d_loss") == [("AMP102", 7)]
+
+
+@pytest.mark.parametrize("store", [
+    "        self.disc_loss = logits_d_loss",  # the clean twin: the with-logits form
+    # two stores: which one runs is not known here
+    "        if disc_loss == 'vanilla':\n            self.disc_loss = vanilla_d_loss\n"
+    "        else:\n            self.disc_loss = logits_d_loss",
+    # a local of the constructor of the same name
+    "        vanilla_d_loss = logits_d_loss\n        self.disc_loss = vanilla_d_loss",
+])
+def test_other_or_unknown_module_function_stays_silent(store):
+    assert sgm_codes(store) == []

@@ -1,7 +1,8 @@
 """Functions a class holds on `self` from its constructor: `self.mask_func = mask_func` in
 `__init__`, where every construction of the class in this file passes the same module-level
 function of the file (`Attn(mask_func)`), so `self.mask_func(s, mask)` calls that function
-(gpt-neox keeps its attention-mask function this way).
+(gpt-neox keeps its attention-mask function this way); or `self.disc_loss = vanilla_d_loss`,
+the module's def itself (sgm's discriminator loss).
 
 Exact or nothing: the attribute is written once in the whole file and read only as
 `self.attr(...)` in the class's own methods; the parameter is never rebound; the class is
@@ -37,15 +38,19 @@ def stored_functions(tree: Collector) -> Stored:
         constructions = [site for site in tree.calls if _called_name(site.node) == cls]
         if not constructions or counts.get(("name", cls)) != 1 + len(constructions):
             continue  # subclassed, aliased or passed on as a value
-        passed = [_passed(tree, site, index, param) for site in constructions]
+        if isinstance(param, Frame):  # `self.disc_loss = vanilla_d_loss`: the module's def
+            passed = [param]
+        else:
+            passed = [_passed(tree, site, index, param) for site in constructions]
         first = passed[0]
         if first is not None and all(f is first for f in passed):
             found[(cls, attr)] = first
     return found
 
 
-def _candidates(tree: Collector) -> List[Tuple[str, str, int, cst.Param]]:
-    """(class, attribute, positional index without self, parameter) for `self.attr = param`."""
+def _candidates(tree: Collector) -> List[Tuple[str, str, int, object]]:
+    """(class, attribute, positional index without self, parameter) for `self.attr = param`;
+    (class, attribute, -1, the def) for `self.attr = module_def`."""
     out = []
     module = tree.module_frame
     for name, cls in tree.classes.items():
@@ -60,7 +65,14 @@ def _candidates(tree: Collector) -> List[Tuple[str, str, int, cst.Param]]:
                 continue
             attr = self_attr(site.targets[0])
             value = site.value
-            if attr is None or not isinstance(value, cst.Name) or not tree.bound_once(init, value.value):
+            if attr is None or not isinstance(value, cst.Name):
+                continue
+            if value.value not in init.bindings and value.value not in init.imports:
+                function = _module_def(tree, value.value)
+                if function is not None:
+                    out.append((name, attr, -1, function))
+                continue
+            if not tree.bound_once(init, value.value):
                 continue
             for index, param in enumerate(plain):
                 if param.name.value == value.value and index > 0:
@@ -105,10 +117,14 @@ def _passed(tree: Collector, site, index: int, param: cst.Param) -> Optional[Fra
         if value.value in scope.bindings or value.value in scope.imports:
             return None  # a local or a parameter: not known here
         scope = scope.parent
+    return _module_def(tree, value.value) if scope is not None else None
+
+
+def _module_def(tree: Collector, name: str) -> Optional[Frame]:
     module = tree.module_frame
-    if scope is None or not tree.bound_once(module, value.value):
+    if name in module.imports or not tree.bound_once(module, name):
         return None
-    return module.functions.get(value.value)
+    return module.functions.get(name)
 
 
 def _called_name(call: cst.Call) -> Optional[str]:
