@@ -7,6 +7,8 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.returned_closures import ReturnedClosures
+from amplint.analysis.facts.stored_functions import Stored, stored_functions
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, receiver_root, self_attr
 
 
@@ -17,6 +19,15 @@ class CallGraph:
         self.instances: Dict[str, str] = {}
         self.self_instances: Dict[Tuple[str, str], str] = {}
         self._collect_instances()
+        self._stored: Optional[Stored] = None
+        self.closures = ReturnedClosures(tree)
+
+    @property
+    def stored(self) -> Stored:
+        """(class, attr) -> the function `self.attr` holds (stored_functions.py)."""
+        if self._stored is None:
+            self._stored = stored_functions(self.tree)
+        return self._stored
 
     def class_of_value(self, value: cst.BaseExpression) -> Optional[str]:
         """`Net(...)`, `Net(...).cuda().half()` -> "Net" when Net is a class of this file."""
@@ -95,6 +106,10 @@ class CallGraph:
                 forward = self.method(cls, "forward") or self.method(cls, "__call__")
                 if forward is not None:
                     found.append(forward)
+            if not found and cls is None:
+                made = self.closures.of_call(site)
+                if made is not None:
+                    found.append(made.closure)
         elif isinstance(func, cst.Attribute):
             owner_cls = frame.class_frame
             if (
@@ -111,6 +126,8 @@ class CallGraph:
                         forward = self.method(cls, "forward") or self.method(cls, "__call__")
                         if forward is not None:
                             found.append(forward)
+                    elif (owner_cls.name, func.attr.value) in self.stored:
+                        found.append(self.stored[(owner_cls.name, func.attr.value)])
             else:
                 cls = self.class_of_instance(func.value, frame)
                 if cls is not None:

@@ -146,6 +146,11 @@ class _ComposingWalker(FlowWalker):
             return False
         rename = _Renamer(self.analysis, call, _positional(call, callee), _keywords(callee),
                           self.flow.frame)
+        made = graph.closures.of_call(site)
+        if made is not None and made.closure is callee:  # `step()` made by `make_step(opt, scaler)`
+            rename.outer = _Renamer(self.analysis, made.call, _positional(made.call, made.factory),
+                                    _keywords(made.factory), made.caller)
+            rename.factory = made.factory
         nones = self.composer.nones.get(id(callee))
         if nones is None:
             nones = self.composer.nones[id(callee)] = none_defaults(callee.node)
@@ -266,6 +271,8 @@ class _Renamer:
         for arg in call.args:
             if arg.keyword is not None:
                 self.bound[arg.keyword.value] = key_text(arg.value)
+        self.outer: Optional["_Renamer"] = None  # a closure's: its factory call's names
+        self.factory: Optional[Frame] = None
 
     def unbound(self, none_defaults) -> Set[str]:
         """Those of `none_defaults` the call leaves unbound (nothing when it passes `*args` or
@@ -279,6 +286,13 @@ class _Renamer:
         if root in self.params:
             mapped = self.bound.get(root)
             return None if mapped is None else mapped + ("." + rest if rest else "")
+        if self.outer is not None:
+            # a free name of the closure: the factory's parameter, never rebound there, is what
+            # the factory call passed; anything else the factory or the closure holds is theirs
+            tree = self.analysis.tree
+            if root in self.outer.params and tree.bound_once(self.factory, root):
+                return self.outer.text(text)
+            return None
         if root == "self" and not self.via_self:
             return None  # another object's attribute
         return text
