@@ -114,6 +114,11 @@ class ProjectFacts(ProjectResolver):
         # something asks for them; the class flow's parse budget counts them as summarised
         self.deferred: Set[str] = set()
         self.seed_plan = None  # the framework seeds' planned files (seed_files.py), worked out lazily
+        # past the last loop over every summary made (framework seeds, the points-to scope):
+        # resolve.py may then read a package's `__init__.py` for a re-export without a summary
+        # (reexports.py); those files, which the summaries' readers take as summarised
+        self.summaries_looped = False
+        self.reexport_read: Set[str] = set()
         self._index = self._module_index()
         self._entries: Dict[str, Tuple[EntryRegion, ...]] = {}
         self.flow = ClassFlow(self)
@@ -178,6 +183,13 @@ class ProjectFacts(ProjectResolver):
                 self.modules[path] = module
         return self.summaries[path]
 
+    def made_summary(self, path: str) -> Optional[ModuleSummary]:
+        """The file's summary if it is made, or if resolve.py read its re-exports in its place
+        (made now: a reader of the summaries made so far sees those it saw before); else None."""
+        if path in self.reexport_read:
+            return self.summary(path)
+        return self.summaries.get(path)
+
     def is_deferred(self, path: str) -> bool:
         """Does the class flow's parse budget count this file as summarised (a deferred file,
         or one the framework seeds planned)?"""
@@ -231,6 +243,7 @@ class ProjectFacts(ProjectResolver):
         seeds = call_seeds(self)
         seeds.extend(flow_seeds(self))
         seeds.extend(framework_seeds(self))
+        self.summaries_looped = not self.value_flow
         seeds.extend(declared_seeds(self, self._declared))
         seeds.extend(dispatch_seeds(self))
         seeds.extend(param_region_seeds(self))
@@ -246,11 +259,14 @@ class ProjectFacts(ProjectResolver):
             # the points-to resolver over the files this pass touched answers the calls the
             # class flow could not (pointsto_reach.py); then the regions propagate again
             try:
-                self.values = ValueFlow(self, value_scope(self, reach.entries))
+                scope = value_scope(self, reach.entries)
+                self.summaries_looped = True
+                self.values = ValueFlow(self, scope)
             except (RecursionError, MemoryError):  # the resolver's limits: the class flow's answer stands
                 self.values = None
             else:
                 reach = propagate(self, seeds + value_seeds(self, seeds))
+        self.summaries_looped = True
         self._entries = reach.entries
         self._deps = reach.deps
         param_device_entries(self)

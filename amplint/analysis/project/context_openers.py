@@ -239,7 +239,7 @@ def _module_stores(tree) -> set:
 def own_seeds(project, caller: str, key: str, with_node, info, desc: str, deciding) -> list:
     """The calling file's own functions (`f(...)`) and methods (`self.m(...)` of the enclosing
     class) called in the `with` body: the region reaches what they call in other files."""
-    summary = project.summaries.get(caller)
+    summary = project.made_summary(caller)
     if summary is None:
         return []
     owner = key.split(".")[0] if "." in key and key.split(".")[0] in summary.classes else None

@@ -121,7 +121,7 @@ class FlowIndex:
         return summary.flow if summary is not None else None
 
     def _counted(self, path: str) -> bool:
-        return path in self.p.summaries or path in self._owed
+        return path in self.p.summaries or path in self._owed or path in self.p.reexport_read
 
     def _prefetch(self, paths: List[str], count_only: bool = False) -> None:
         """Summarise, in one batch, the files a text search found (as far as the budget goes).

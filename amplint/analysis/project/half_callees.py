@@ -26,16 +26,16 @@ def half_callee_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryC
     for path in paths:
         if not path.endswith(".py"):
             continue
-        summary = project.summaries.get(path)
-        if summary is None and _HALF_TEXT.search(project.files.get(path) or ""):
+        text = project.files.get(path)
+        if not text or not _HALF_TEXT.search(text):
+            continue  # (before the summary: one a re-export read stood in for is not made)
+        summary = project.made_summary(path)
+        if summary is None:
             if project.flow.owes(path):
                 summary = project.summary(path)  # counted as summarised by a call-site search
             else:
                 summary = project.planned_summary(path)
         if summary is None or not summary.imports:
-            continue
-        text = project.files.get(path)
-        if not text or not _HALF_TEXT.search(text):
             continue
         entries: List[EntryCallsParam] = []
         called = set(CALLED.findall(text))

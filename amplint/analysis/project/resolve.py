@@ -3,14 +3,15 @@ re-exports through `__init__.py`), a class's methods through its bases, the non-
 it derives from, and the functions a call reaches.
 
 ProjectResolver is mixed into ProjectFacts, which supplies `python` (the Python files),
-`display(path)`, `_norm` (normalised path -> path), `_index` (set from `_module_index()`)
-and `summary(path)`."""
+`display(path)`, `_norm` (normalised path -> path), `_index` (set from `_module_index()`),
+`summary(path)`, `summaries`, `summaries_looped` and `reexport_read`."""
 
 from __future__ import annotations
 
 import os
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from amplint.analysis.project.reexports import reexport
 from amplint.analysis.project.summary import ExternalCall
 
 
@@ -127,6 +128,11 @@ class ProjectResolver:
         for path, attrs in self._module_candidates(importer, ref):
             if not attrs:
                 return path, ()
+            light = self._reexport(path, attrs[0])
+            if light is not None:
+                if light[0] == "import":
+                    return self.resolve_ref(path, ".".join((light[1],) + attrs[1:]), depth + 1)
+                continue
             summary = self.summary(path)
             if summary is None:
                 continue
@@ -140,6 +146,17 @@ class ProjectResolver:
                 target = summary.imports[head]
                 return self.resolve_ref(path, ".".join((target,) + attrs[1:]), depth + 1)
         return None
+
+    def _reexport(self, path: str, name: str) -> Optional[Tuple[str, str]]:
+        """What the summary of a package's unsummarised `__init__.py` would say of `name`, from
+        its imports alone (reexports.py), once no loop over every summary made is ahead (a
+        summary made here would be read by it); None: ask the summary."""
+        if not self.summaries_looped or path in self.summaries or not path.endswith("__init__.py"):
+            return None
+        found = reexport(path, self.files[path], name)
+        if found is not None:
+            self.reexport_read.add(path)
+        return found
 
     def method(self, path: str, cls: str, name: str, depth: int = 0, seen=None) -> Optional[Tuple[str, str]]:
         if depth or seen is not None:

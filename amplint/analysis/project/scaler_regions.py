@@ -33,7 +33,7 @@ def scaler_region_entries(project, remote: Mapping[str, Tuple[object, ...]]) -> 
             if not shown:
                 shown.update((project.display(p), p) for p in project.python)
             callee = shown.get(where)
-            summary = project.summaries.get(callee) if callee is not None else None
+            summary = project.made_summary(callee) if callee is not None else None
             if summary is None or not summary.regions:
                 continue
             found_regions = _own_regions(project, callee, entry.callee.split(": ", 1)[1])

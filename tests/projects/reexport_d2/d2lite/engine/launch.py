@@ -1,0 +1,2 @@
+def launch(main_func, *args):
+    return main_func(*args)

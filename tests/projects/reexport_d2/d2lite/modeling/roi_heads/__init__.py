@@ -1,0 +1,1 @@
+from .mask_head import mask_rcnn_loss, MaskRCNNHead
