@@ -47,6 +47,11 @@ class Bindings:
         self.seeds: Dict[int, Dict[str, Dtype]] = {}
         self._classes: Optional[Dict[str, List[Frame]]] = None  # class name -> its frames
         self._find()
+        from amplint.analysis.facts.dtype_forwards import find_forwards
+
+        # module instances' `forward` (amplint.analysis.facts.dtype_forwards)
+        self.by_attr, self.by_class, expected = find_forwards(self)
+        self.expected.update(expected)
 
     # -- which functions ------------------------------------------------------------------
     def _find(self) -> None:
@@ -155,15 +160,40 @@ class Bindings:
                 return self.methods.get((id(cls), func.attr.value))
         return None
 
+    def forward(self, call: cst.Call, frame: Frame) -> Optional[Frame]:
+        """The `forward` a call of a module instance of the file reaches: `self.<attr>(...)`,
+        `Cls(...)(...)`."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and _is_self(func.value):
+            cls = frame.class_frame
+            if cls is not None:
+                return self.by_attr.get((id(cls), func.attr.value))
+        elif isinstance(func, cst.Call) and isinstance(func.func, cst.Name):
+            target = self.by_class.get(func.func.value)
+            if target is not None and self._unshadowed(func.func.value, frame):
+                return target
+        return None
+
+    @staticmethod
+    def _unshadowed(name: str, frame: Frame) -> bool:
+        scope: Optional[Frame] = frame.scope
+        while scope is not None and scope.kind != "module":
+            if scope.kind == "function" and name in scope.bindings:
+                return False
+            scope = scope.parent.scope if scope.parent is not None else None
+        return True
+
     def record(self, call: cst.Call, frame: Frame, args: List[object]) -> None:
         if self.dtypes.calling:
             return  # a scratch reading of a callee's body for one call's return
         target = self.callee(call, frame)
+        method = isinstance(call.func, cst.Attribute)
+        if target is None:
+            target, method = self.forward(call, frame), True
         if target is None:
             return
         from amplint.analysis.facts.dtype_calls import bind
 
-        method = isinstance(call.func, cst.Attribute)
         bound = bind(target.node, call, args, skip_first=method)
         region = self.dtypes.facts.active_region(frame)
         key = None if region is None else (region.device, region.dtype)
@@ -184,6 +214,7 @@ class Bindings:
         facts = self.dtypes.facts
         seeds: Dict[int, Dict[str, Dtype]] = {}
         frames = list(self.by_name.values()) + list(self.methods.values())
+        frames += list(self.by_attr.values()) + list(self.by_class.values())
         for frame in frames:
             sites = self.sites.get(id(frame), {})
             if not sites or len(sites) != self.expected.get(id(frame)):
