@@ -130,3 +130,78 @@ def run(h):
     # a private name bound twice in the module is not bound
     twice = source.replace("a = _head(h.float())", "a = _head(h.float()); _head = _head")
     assert value_of(twice, "x @ x") is None
+
+
+# a StyleGAN-style generator (rosinality/stylegan2-pytorch): a pixel-norm module called by the
+# module that holds it, under the autocast it opens
+PIXEL = '''import torch
+from torch import nn
+
+
+class PixelNorm(nn.Module):
+    def forward(self, x):
+        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.norm = PixelNorm()
+
+    def forward(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            return self.norm(self.conv(x))
+'''
+MEAN = "(x * x).mean(dim=1, keepdim=True)"
+
+
+def test_module_forward_parameter_bound_from_its_instances_calls():
+    assert value_of(PIXEL, MEAN) == {"float16"}
+    # a second call outside the region passes float32: both
+    other = PIXEL + "\n    def other(self, y):\n        return self.norm(y.float())\n"
+    assert value_of(other, MEAN) == {"float16", "float32"}
+    # `Cls(...)(...)`: the instance is called where it is made
+    direct = PIXEL.replace("self.norm(self.conv(x))", "PixelNorm()(self.conv(x))").replace(
+        "        self.norm = PixelNorm()\n", "")
+    assert value_of(direct, MEAN) == {"float16"}
+
+
+def test_one_unknown_call_of_the_module_leaves_forward_unknown():
+    other = PIXEL + "\n    def other(self, y):\n        return self.norm(y)\n"
+    assert value_of(other, MEAN) is None
+    # a second instance called with an unknown value
+    second = PIXEL.replace("        self.norm = PixelNorm()\n",
+                           "        self.norm = PixelNorm()\n        self.out = PixelNorm()\n")
+    second += "\n    def head(self, y):\n        return self.out(y)\n"
+    assert value_of(second, MEAN) is None
+
+
+def test_a_module_reached_some_other_way_is_not_bound():
+    # the instance passed on (torch calls it), hooked, read by name, or its forward called
+    for changed in (
+        PIXEL + "\n    def seq(self):\n        return nn.Sequential(self.norm)\n",
+        PIXEL + "\n    def hook(self, f):\n        self.norm.register_forward_pre_hook(f)\n",
+        PIXEL + "\n    def named(self, y):\n        return getattr(self, 'norm')(y)\n",
+        PIXEL.replace("self.norm(self.conv(x))", "self.norm.forward(self.conv(x))"),
+        PIXEL + "\n\nextra = PixelNorm()\n",
+        PIXEL + "\n\nclass Wide(PixelNorm):\n    pass\n",
+        PIXEL + '\n\n__all__ = ["PixelNorm"]\n',
+        PIXEL.replace("class PixelNorm(nn.Module):", "class PixelNorm(nn.LayerNorm):"),
+        PIXEL + "\n\nclass Wrapper(nn.Module):\n    def __call__(self, *a):\n        return a\n",
+        PIXEL.replace("    def forward(self, x):\n        return x *",
+                      "    def forward(self, x, *rest):\n        return x *"),
+    ):
+        assert value_of(changed, MEAN) is None, changed
+    # the attribute assigned twice
+    twice = PIXEL.replace("        self.norm = PixelNorm()\n",
+                          "        self.norm = PixelNorm()\n        self.norm = PixelNorm()\n")
+    assert value_of(twice, MEAN) is None
+
+
+def test_module_called_where_no_region_is_open_keeps_its_plain_dtype():
+    # no region around the call: the conv's float32 output, not float16
+    plain = PIXEL.replace('        with torch.autocast("cuda", dtype=torch.float16):\n    ', "")
+    assert value_of(plain, MEAN) is None or value_of(plain, MEAN) == {"float32"}
+    halved = plain.replace("self.conv(x)", "self.conv(x).half()")
+    assert value_of(halved, MEAN) == {"float16"}
