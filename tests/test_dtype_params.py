@@ -205,3 +205,19 @@ def test_module_called_where_no_region_is_open_keeps_its_plain_dtype():
     assert value_of(plain, MEAN) is None or value_of(plain, MEAN) == {"float32"}
     halved = plain.replace("self.conv(x)", "self.conv(x).half()")
     assert value_of(halved, MEAN) == {"float16"}
+
+
+def test_a_file_that_never_makes_its_modules_is_not_read_for_them(monkeypatch):
+    """The forward binding reads the file's nodes only where the file instantiates one of its
+    module classes (issue 34: most model files define classes others make)."""
+    from amplint.analysis.facts import dtype_forwards
+
+    reads = []
+    real = dtype_forwards.iter_nodes
+    monkeypatch.setattr(dtype_forwards, "iter_nodes", lambda node: reads.append(node) or real(node))
+    library = PIXEL.replace("        self.norm = PixelNorm()\n", "").replace(
+        "self.norm(self.conv(x))", "self.conv(x)")
+    assert value_of(library, "self.conv(x)") == {"float16"}
+    assert reads == []
+    value_of(PIXEL, MEAN)
+    assert len(reads) == 1

@@ -45,8 +45,14 @@ def find_forwards(bindings) -> Forwards:
                 return {}, {}, {}
             if name == "forward":
                 forwards.setdefault(id(frame.parent.scope), []).append(frame)
+    # only a class the file instantiates can be bound: the collector's calls say which, before
+    # the file's nodes are read (issue 34)
+    made = {site.dotted[0] for site in facts.tree.calls
+            if site.dotted is not None and len(site.dotted) == 1 and site.dotted[0] in classes}
     candidates: Dict[str, Frame] = {}
     for name, cls in classes.items():
+        if name not in made:
+            continue
         methods = forwards.get(id(cls), ())
         if len(methods) == 1 and _plain(methods[0].node) and bindings._module_class(cls, set()):
             candidates[name] = methods[0]
