@@ -23,15 +23,20 @@ from typing import Dict, List, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.dtype_value import assigned_names
+from amplint.analysis.facts.dtype_value import assigned_names, module_moved
 from amplint.analysis.facts.tree import Frame, iter_nodes
 
-Forwards = Tuple[Dict[Tuple[int, str], Frame], Dict[str, Frame], Dict[int, int]]
+# reads of a module-level instance that never call its forward
+SAFE_READS = frozenset({"parameters", "named_parameters", "buffers", "state_dict",
+                        "load_state_dict", "zero_grad", "train", "eval", "cuda", "cpu", "to",
+                        "requires_grad_"})
+Forwards = Tuple[Dict[Tuple[int, str], Frame], Dict[str, Frame], Dict[str, Frame], Dict[int, int]]
 
 
 def find_forwards(bindings) -> Forwards:
     """(id(owner class), attr) -> the forward its `self.<attr>(...)` calls reach; class name ->
-    the forward `Cls(...)(...)` reaches; id(forward frame) -> its call sites in the file."""
+    the forward `Cls(...)(...)` reaches; module-level instance name -> the forward `net(...)`
+    reaches; id(forward frame) -> its call sites in the file."""
     facts = bindings.dtypes.facts
     module_frame = facts.tree.module_frame
     classes: Dict[str, Frame] = {}
@@ -42,7 +47,7 @@ def find_forwards(bindings) -> Forwards:
         elif frame.kind == "function" and frame.parent is not None and frame.parent.scope.kind == "class":
             name = frame.node.name.value
             if name == "__call__":
-                return {}, {}, {}
+                return {}, {}, {}, {}
             if name == "forward":
                 forwards.setdefault(id(frame.parent.scope), []).append(frame)
     # only a class the file instantiates can be bound: the collector's calls say which, before
@@ -57,7 +62,7 @@ def find_forwards(bindings) -> Forwards:
         if len(methods) == 1 and _plain(methods[0].node) and bindings._module_class(cls, set()):
             candidates[name] = methods[0]
     if not candidates:
-        return {}, {}, {}
+        return {}, {}, {}, {}
     counts: Dict[str, int] = {}
     for bound in assigned_names(facts.module):
         counts[bound] = counts.get(bound, 0) + 1
@@ -65,7 +70,7 @@ def find_forwards(bindings) -> Forwards:
     candidates = {name: forward for name, forward in candidates.items()
                   if counts.get(name) == 1 and name not in entered}
     if not candidates:
-        return {}, {}, {}
+        return {}, {}, {}, {}
 
     # the attributes bound to an instance: `self.<attr> = Cls(...)`, once in its class
     instance_of: Dict[Tuple[int, str], str] = {}  # (id(owner), attr) -> class name
@@ -77,8 +82,27 @@ def find_forwards(bindings) -> Forwards:
                     and value.func.value in candidates and len(sites[0].targets) == 1:
                 instance_of[(id(cls), attr)] = value.func.value
                 ctor_calls[id(value.func)] = (id(cls), attr)
+    # module-level instances: `net = Net().cuda()`, bound once in the module
+    global_of: Dict[str, str] = {}  # name -> class name
+    for site in facts.tree.assigns:
+        if site.frame is not module_frame or len(site.targets) != 1 \
+                or not isinstance(site.targets[0], cst.Name) or not isinstance(site.value, cst.Call):
+            continue
+        call = site.value
+        while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call) \
+                and module_moved(call, module_frame):
+            call = call.func.value
+        name = site.targets[0].value
+        if isinstance(call.func, cst.Name) and call.func.value in candidates \
+                and counts.get(name) == 1 and name not in candidates:
+            global_of[name] = call.func.value
+            ctor_calls[id(call.func)] = (0, name)
     attrs = {attr for _, attr in instance_of}
-    wanted = set(candidates) | attrs
+    wanted = set(candidates) | attrs | set(global_of)
+    global_sites: Dict[str, int] = {}
+    global_reads: set = set()  # id(name node) read as `net.parameters()` and such
+    global_targets = {id(site.targets[0]) for site in facts.tree.assigns
+                      if site.frame is module_frame and len(site.targets) == 1}
 
     bad: set = set()  # class names and attributes used some other way
     direct_sites: Dict[str, int] = {}
@@ -97,12 +121,17 @@ def find_forwards(bindings) -> Forwards:
                     and inner.func.value in candidates:
                 inner_funcs.add(id(inner.func))
         elif kind is cst.Name:
-            if node.value in candidates:
+            if node.value in candidates or node.value in global_of:
                 names.append(node)
         elif kind is cst.Attribute:
             if node.attr.value in attrs:
                 attributes.append(node)
                 attr_names.add(id(node.attr))
+            if isinstance(node.value, cst.Name) and node.value.value in global_of \
+                    and node.attr.value in SAFE_READS:
+                global_reads.add(id(node.value))
+        elif kind is cst.Global or kind is cst.Nonlocal:
+            bad.update(item.name.value for item in node.names)
         elif kind is cst.SimpleString:
             text = node.value[1:-1] if len(node.value) >= 2 else node.value
             if text in wanted:
@@ -110,6 +139,12 @@ def find_forwards(bindings) -> Forwards:
     definitions = {id(classes[name].node.name) for name in candidates}
     for name in names:
         if id(name) in definitions or id(name) in attr_names:
+            continue
+        if name.value in global_of:
+            if id(name) in call_funcs:
+                global_sites[name.value] = global_sites.get(name.value, 0) + 1
+            elif id(name) not in global_reads and id(name) not in global_targets:
+                bad.add(name.value)
             continue
         if id(name) in inner_funcs:
             direct_sites[name.value] = direct_sites.get(name.value, 0) + 1
@@ -136,8 +171,14 @@ def find_forwards(bindings) -> Forwards:
         owners[attr] = owners.get(attr, 0) + 1
     excluded = set(bad)
     for (owner, attr), name in instance_of.items():
-        if attr in bad or owners[attr] != 1:
-            excluded.add(name)  # an instance whose calls cannot all be counted
+        if attr in bad or owners[attr] != 1 or not attr_sites.get(attr):
+            # an instance whose calls cannot all be counted, or that the file never calls
+            # (another file does)
+            excluded.add(name)
+    for instance, name in global_of.items():
+        if instance in bad or not global_sites.get(instance):
+            excluded.add(name)
+    by_name: Dict[str, Frame] = {}
     for (owner, attr), name in instance_of.items():
         if name in excluded:
             continue
@@ -149,7 +190,13 @@ def find_forwards(bindings) -> Forwards:
             continue
         by_class[name] = candidates[name]
         expected[id(candidates[name])] = expected.get(id(candidates[name]), 0) + count
-    return by_attr, by_class, {key: value for key, value in expected.items() if value}
+    for instance, name in global_of.items():
+        if name in excluded:
+            continue
+        by_name[instance] = candidates[name]
+        forward = candidates[name]
+        expected[id(forward)] = expected.get(id(forward), 0) + global_sites.get(instance, 0)
+    return by_attr, by_class, by_name, {key: value for key, value in expected.items() if value}
 
 
 def _plain(node: cst.FunctionDef) -> bool:

@@ -50,7 +50,7 @@ class Bindings:
         from amplint.analysis.facts.dtype_forwards import find_forwards
 
         # module instances' `forward` (amplint.analysis.facts.dtype_forwards)
-        self.by_attr, self.by_class, expected = find_forwards(self)
+        self.by_attr, self.by_class, self.by_instance, expected = find_forwards(self)
         self.expected.update(expected)
 
     # -- which functions ------------------------------------------------------------------
@@ -168,10 +168,13 @@ class Bindings:
             cls = frame.class_frame
             if cls is not None:
                 return self.by_attr.get((id(cls), func.attr.value))
-        elif isinstance(func, cst.Call) and isinstance(func.func, cst.Name):
-            target = self.by_class.get(func.func.value)
-            if target is not None and self._unshadowed(func.func.value, frame):
-                return target
+        elif isinstance(func, (cst.Call, cst.Name)):
+            inner = func.func if isinstance(func, cst.Call) else func
+            table = self.by_class if isinstance(func, cst.Call) else self.by_instance
+            if isinstance(inner, cst.Name):
+                target = table.get(inner.value)
+                if target is not None and self._unshadowed(inner.value, frame):
+                    return target
         return None
 
     @staticmethod
@@ -214,7 +217,8 @@ class Bindings:
         facts = self.dtypes.facts
         seeds: Dict[int, Dict[str, Dtype]] = {}
         frames = list(self.by_name.values()) + list(self.methods.values())
-        frames += list(self.by_attr.values()) + list(self.by_class.values())
+        frames += list(self.by_attr.values()) + list(self.by_class.values()) + list(
+            self.by_instance.values())
         for frame in frames:
             sites = self.sites.get(id(frame), {})
             if not sites or len(sites) != self.expected.get(id(frame)):
