@@ -221,3 +221,33 @@ def test_a_file_that_never_makes_its_modules_is_not_read_for_them(monkeypatch):
     assert reads == []
     value_of(PIXEL, MEAN)
     assert len(reads) == 1
+
+
+# the same pixel norm behind a network only ever called inside the region (p_ddpm140b)
+BEHIND = PIXEL.replace('''        with torch.autocast("cuda", dtype=torch.float16):
+            return self.norm(self.conv(x))
+''', '''        return self.norm(self.conv(x))
+
+
+net = Net().cuda()
+
+
+def train(x):
+    with torch.autocast("cuda", dtype=torch.float16):
+        return net(x).mean()
+''').replace("Generator", "Net")
+
+
+def test_a_module_called_only_under_the_region_surely_runs_under_it():
+    assert value_of(BEHIND, "self.conv(x)") == {"float16"}
+    assert value_of(BEHIND, MEAN) == {"float16"}
+    # a call outside the region: the region is only inherited, the conv's output unknown
+    outside = BEHIND + "\n\ndef evaluate(x):\n    return net(x)\n"
+    assert value_of(outside, "self.conv(x)") is None
+    assert value_of(outside, MEAN) is None
+    # the instance handed to another API: its calls are not all seen
+    wrapped = BEHIND + "\n\nddp = torch.nn.parallel.DistributedDataParallel(net)\n"
+    assert value_of(wrapped, "self.conv(x)") is None
+    # a region that may be off
+    maybe = BEHIND.replace('dtype=torch.float16)', 'dtype=torch.float16, enabled=amp)')
+    assert value_of(maybe, "self.conv(x)") is None

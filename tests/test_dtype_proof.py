@@ -309,3 +309,41 @@ def test_module_forward_parameters_match_execution():
            if span[0] == span[2] and span[0] in (5, 9)}
     assert ran.get("(x * x).mean(dim=1, keepdim=True)") == {REGION_DTYPE, "float32"}, ran
     assert ran.get("t.sum(-1)") == {"float32"}, ran
+
+
+def test_module_called_only_under_the_region_matches_execution():
+    """A module-level instance called only inside the region (the p_ddpm140b shape): its
+    forward surely runs under autocast, so the conv's output is the region's dtype, and so is
+    the parameter of the pixel norm it feeds."""
+    source = (
+        "import torch\nfrom torch import nn\n"
+        "class PixelNorm(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 8, 3)\n"
+        "        self.norm = PixelNorm()\n"
+        "    def forward(self, x):\n"
+        "        h = self.conv(x)\n"
+        "        return self.norm(h)\n"
+        "net = Net()\n"
+        "def train(x):\n"
+        f"    with {REGION}:\n"
+        "        return net(x).mean()\n"
+        "loss = train(torch.randn(2, 3, 8, 8))\n"
+    )
+    if DEVICE != "cpu":
+        source = source.replace("net = Net()", "net = Net().cuda()").replace(
+            "torch.randn(2, 3, 8, 8)", f'torch.randn(2, 3, 8, 8, device="{DEVICE}")')
+    observed = record(source, "<module-region-program>", {})
+    checked, confirmed, failures = compare(source, observed, REGION_DTYPE)
+    assert not failures, "\n".join(failures)
+    lines = source.splitlines()
+    predicted = {lines[span[0] - 1][span[1]:span[3]]: value.options
+                 for span, value in predictions(source).items() if span[0] == span[2]}
+    ran = {lines[span[0] - 1][span[1]:span[3]]: dtypes
+           for span, dtypes in observed.items() if span[0] == span[2]}
+    for text in ("self.conv(x)", "(x * x).mean(dim=1, keepdim=True)"):
+        assert predicted.get(text) == {REGION_DTYPE} == ran.get(text), (text, predicted, ran)

@@ -22,13 +22,14 @@ Each reading is sound given the previous one's values, so the last one is."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from amplint.analysis.data.dtype_rules import MODULE_PRIVATE_METHODS
 from amplint.analysis.facts.dtype_value import Dtype, assigned_names, join
 from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.tree import Frame, iter_nodes
 
 MAX_ROUNDS = 3
@@ -45,6 +46,12 @@ class Bindings:
         self.expected: Dict[int, int] = {}  # id(function frame) -> its call sites in the file
         self.sites: Dict[int, Dict[int, Tuple[Optional[dict], object]]] = {}
         self.seeds: Dict[int, Dict[str, Dtype]] = {}
+        # id(function frame) -> id(call) -> whether that call surely runs under its region
+        self.sure: Dict[int, Dict[int, bool]] = {}
+        # functions every call of which surely runs under the region they inherit: code there
+        # surely runs under it too (DtypeFacts.region_state), as of the last reading
+        self.certain: Set[int] = set()
+        self.next_certain: Set[int] = set()
         self._classes: Optional[Dict[str, List[Frame]]] = None  # class name -> its frames
         self._find()
         from amplint.analysis.facts.dtype_forwards import find_forwards
@@ -211,11 +218,15 @@ class Bindings:
                          if isinstance(value, Dtype) and isinstance(before.get(name), Dtype)
                          else None for name, value in bound.items()}
         sites[id(call)] = (bound, key)
+        sure = self.sure.setdefault(id(target), {})
+        certain = region is not None and self.dtypes.region_state(frame)[1]
+        sure[id(call)] = certain and sure.get(id(call), True)
 
     # -- after a reading ------------------------------------------------------------------
     def next_seeds(self) -> Dict[int, Dict[str, Dtype]]:
         facts = self.dtypes.facts
         seeds: Dict[int, Dict[str, Dtype]] = {}
+        self.next_certain = set()
         frames = list(self.by_name.values()) + list(self.methods.values())
         frames += list(self.by_attr.values()) + list(self.by_class.values()) + list(
             self.by_instance.values())
@@ -232,6 +243,9 @@ class Bindings:
             if region is not None and (region.kind != "call" or not keys <= {
                     None, (region.device, region.dtype)}):
                 continue
+            if region is not None and region.enabled is Enabled.TRUE and keys == {
+                    (region.device, region.dtype)} and all(self.sure.get(id(frame), {}).values()):
+                self.next_certain.add(id(frame))
             values: Dict[str, Optional[Dtype]] = {}
             for bound, _ in sites.values():
                 if bound is None:
@@ -320,9 +334,9 @@ def read_with_bindings(dtypes, walk) -> None:
         return
     for _ in range(MAX_ROUNDS - 1):
         seeds = bindings.next_seeds()
-        if seeds == bindings.seeds:
+        if seeds == bindings.seeds and bindings.next_certain == bindings.certain:
             return
-        bindings.seeds = seeds
-        bindings.sites = {}
+        bindings.seeds, bindings.certain = seeds, bindings.next_certain
+        bindings.sites, bindings.sure = {}, {}
         dtypes.values, dtypes.region_nodes = {}, []
         walk(dtypes)

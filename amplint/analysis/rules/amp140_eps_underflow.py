@@ -235,8 +235,44 @@ class EpsUnderflow(Rule):
             "        with torch.autocast('cuda', dtype=torch.float16):\n"
             "            return self.norm(self.conv(x))\n",
         ),
+        Flag(  # the pixel norm behind a network that is only ever called under the autocast:
+            # the network's forward surely runs under it, so the conv feeds it float16
+            "import torch\nimport torch.nn as nn\n"
+            "class PixelNorm(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.conv = nn.Conv2d(3, 8, 3)\n"
+            "        self.norm = PixelNorm()\n"
+            "    def forward(self, x):\n"
+            "        return self.norm(self.conv(x))\n"
+            "net = Net().cuda()\n"
+            "def train(x):\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        return net(x).mean()\n",
+        ),
     ]
     clean = [
+        # the same network also evaluated outside the autocast: float32 there
+        "import torch\nimport torch.nn as nn\n"
+        "class PixelNorm(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 8, 3)\n"
+        "        self.norm = PixelNorm()\n"
+        "    def forward(self, x):\n"
+        "        return self.norm(self.conv(x))\n"
+        "net = Net().cuda()\n"
+        "def train(x):\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n"
+        "        return net(x).mean()\n"
+        "def evaluate(x):\n"
+        "    return net(x).mean()\n",
         # the same pixel norm also called with a value of unknown dtype: its `x` is unknown
         "import torch\nimport torch.nn as nn\n"
         "class PixelNorm(nn.Module):\n"
