@@ -7,7 +7,10 @@ call passes. Only where every way the file reaches `forward` is one of these cal
   classes of the file), bound once, with one plain `forward` (no decorator, no `*args`/
   `**kwargs`, not async); no class of the file defines `__call__`;
 - every mention of the class name is `self.<attr> = Cls(...)` (the attribute's only assignment
-  in its class, in a class of the file) or `Cls(...)(...)`;
+  in its class, in a class of the file), `net = Cls(...)` (moved: `.cuda()`, `.to(device)`;
+  bound once, at module level) or `Cls(...)(...)`;
+- every mention of a module-level `net` is that assignment, a call `net(...)` or a read that
+  calls nothing (`net.parameters()`); each instance is called somewhere in the file;
 - every mention of such an `<attr>` in the file is that assignment or a call `self.<attr>(...)`:
   passed on (`nn.Sequential(self.norm)`, `checkpoint(self.norm, x)`), hooked, or read as
   `self.norm.forward`, it leaves `forward` unbound; so does a string naming the class or the
@@ -26,10 +29,10 @@ import libcst as cst
 from amplint.analysis.facts.dtype_value import assigned_names, module_moved
 from amplint.analysis.facts.tree import Frame, iter_nodes
 
-# reads of a module-level instance that never call its forward
+# reads of a module-level instance that never call its forward (not `.cuda()`, `.train()`:
+# they return the module, which may then be called unseen)
 SAFE_READS = frozenset({"parameters", "named_parameters", "buffers", "state_dict",
-                        "load_state_dict", "zero_grad", "train", "eval", "cuda", "cpu", "to",
-                        "requires_grad_"})
+                        "load_state_dict", "zero_grad"})
 Forwards = Tuple[Dict[Tuple[int, str], Frame], Dict[str, Frame], Dict[str, Frame], Dict[int, int]]
 
 

@@ -9,6 +9,13 @@ site is visible in the file:
   such classes of the file, called only as `self._head(...)` in that class's own methods, not one
   of `nn.Module`'s own private methods (torch calls those) nor defined by another class here.
 
+- a module's `forward`, called through the file's instances of its class
+  (amplint.analysis.facts.dtype_forwards).
+
+A function every call of which surely runs under the region it inherits (each inside a literal
+enabled `with`, or in such a function) surely runs under it too: `self.conv(x)` there is the
+region's dtype, not that or float32 (DtypeFacts.region_state).
+
 No decorator, no `*args`/`**kwargs`, not async. Every other mention of the name (a value passed
 on, a string such as `__all__` or `getattr(m, "_head")`, a local of the same name anywhere in the
 file) leaves the parameters unknown. A function run under a region only some of its callers
