@@ -251,3 +251,28 @@ def test_a_module_called_only_under_the_region_surely_runs_under_it():
     # a region that may be off
     maybe = BEHIND.replace('dtype=torch.float16)', 'dtype=torch.float16, enabled=amp)')
     assert value_of(maybe, "self.conv(x)") is None
+
+
+def test_a_module_another_file_reaches_is_not_bound():
+    """The project pass says another file calls into the class (any kind of entry): its
+    callers are not all here. (Set C's blip_dtype_property gave an entry with no `target`.)"""
+    from amplint.analysis.facts.property_dtypes import EntryParamsDtype
+    from amplint.analysis.facts.regions import Enabled, EntryRegion
+
+    def with_entries(entries):
+        module = cst.parse_module(PIXEL)
+        facts = FileFacts(module, tuple(entries))
+        found = [n for n in _walk(module) if isinstance(n, cst.Call)
+                 and module.code_for_node(n) == MEAN]
+        value = facts.dtypes.dtype(found[0])
+        return set(value.options) if value is not None else None
+
+    assert with_entries([EntryParamsDtype("Generator", "dtype", "a property of a base")]) == {"float16"}
+    assert with_entries([EntryRegion("PixelNorm.forward", Enabled.TRUE, "cuda", "float16",
+                                     "called at train.py:3")]) is None
+
+
+def _walk(node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)

@@ -22,6 +22,7 @@ Another file that imports the class and calls an instance outside any region is 
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Tuple
 
 import libcst as cst
@@ -69,7 +70,7 @@ def find_forwards(bindings) -> Forwards:
     counts: Dict[str, int] = {}
     for bound in assigned_names(facts.module):
         counts[bound] = counts.get(bound, 0) + 1
-    entered = {entry.target.split(".", 1)[0] for entry in facts.entries}
+    entered = _entered(facts.entries)
     candidates = {name: forward for name, forward in candidates.items()
                   if counts.get(name) == 1 and name not in entered}
     if not candidates:
@@ -200,6 +201,18 @@ def find_forwards(bindings) -> Forwards:
         forward = candidates[name]
         expected[id(forward)] = expected.get(id(forward), 0) + global_sites.get(instance, 0)
     return by_attr, by_class, by_name, {key: value for key, value in expected.items() if value}
+
+
+def _entered(entries) -> set:
+    """Every name an entry of the project pass mentions (a region or value another file gives
+    a function or class here: some caller is elsewhere)."""
+    found: set = set()
+    for entry in entries:
+        for value in vars(entry).values() if hasattr(entry, "__dict__") else ():
+            for text in (value if isinstance(value, (tuple, list)) else (value,)):
+                if isinstance(text, str):
+                    found.update(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text))
+    return found
 
 
 def _plain(node: cst.FunctionDef) -> bool:
