@@ -130,3 +130,149 @@ def run(h):
     # a private name bound twice in the module is not bound
     twice = source.replace("a = _head(h.float())", "a = _head(h.float()); _head = _head")
     assert value_of(twice, "x @ x") is None
+
+
+# a StyleGAN-style generator (rosinality/stylegan2-pytorch): a pixel-norm module called by the
+# module that holds it, under the autocast it opens
+PIXEL = '''import torch
+from torch import nn
+
+
+class PixelNorm(nn.Module):
+    def forward(self, x):
+        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.norm = PixelNorm()
+
+    def forward(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            return self.norm(self.conv(x))
+'''
+MEAN = "(x * x).mean(dim=1, keepdim=True)"
+
+
+def test_module_forward_parameter_bound_from_its_instances_calls():
+    assert value_of(PIXEL, MEAN) == {"float16"}
+    # a second call outside the region passes float32: both
+    other = PIXEL + "\n    def other(self, y):\n        return self.norm(y.float())\n"
+    assert value_of(other, MEAN) == {"float16", "float32"}
+    # `Cls(...)(...)`: the instance is called where it is made
+    direct = PIXEL.replace("self.norm(self.conv(x))", "PixelNorm()(self.conv(x))").replace(
+        "        self.norm = PixelNorm()\n", "")
+    assert value_of(direct, MEAN) == {"float16"}
+
+
+def test_one_unknown_call_of_the_module_leaves_forward_unknown():
+    other = PIXEL + "\n    def other(self, y):\n        return self.norm(y)\n"
+    assert value_of(other, MEAN) is None
+    # a second instance called with an unknown value
+    second = PIXEL.replace("        self.norm = PixelNorm()\n",
+                           "        self.norm = PixelNorm()\n        self.out = PixelNorm()\n")
+    second += "\n    def head(self, y):\n        return self.out(y)\n"
+    assert value_of(second, MEAN) is None
+
+
+def test_a_module_reached_some_other_way_is_not_bound():
+    # the instance passed on (torch calls it), hooked, read by name, or its forward called
+    for changed in (
+        PIXEL + "\n    def seq(self):\n        return nn.Sequential(self.norm)\n",
+        PIXEL + "\n    def hook(self, f):\n        self.norm.register_forward_pre_hook(f)\n",
+        PIXEL + "\n    def named(self, y):\n        return getattr(self, 'norm')(y)\n",
+        PIXEL.replace("self.norm(self.conv(x))", "self.norm.forward(self.conv(x))"),
+        PIXEL + "\n\nextra = PixelNorm()\n",
+        PIXEL + "\n\nclass Wide(PixelNorm):\n    pass\n",
+        PIXEL + '\n\n__all__ = ["PixelNorm"]\n',
+        PIXEL.replace("class PixelNorm(nn.Module):", "class PixelNorm(nn.LayerNorm):"),
+        PIXEL + "\n\nclass Wrapper(nn.Module):\n    def __call__(self, *a):\n        return a\n",
+        PIXEL.replace("    def forward(self, x):\n        return x *",
+                      "    def forward(self, x, *rest):\n        return x *"),
+    ):
+        assert value_of(changed, MEAN) is None, changed
+    # the attribute assigned twice
+    twice = PIXEL.replace("        self.norm = PixelNorm()\n",
+                          "        self.norm = PixelNorm()\n        self.norm = PixelNorm()\n")
+    assert value_of(twice, MEAN) is None
+
+
+def test_module_called_where_no_region_is_open_keeps_its_plain_dtype():
+    # no region around the call: the conv's float32 output, not float16
+    plain = PIXEL.replace('        with torch.autocast("cuda", dtype=torch.float16):\n    ', "")
+    assert value_of(plain, MEAN) is None or value_of(plain, MEAN) == {"float32"}
+    halved = plain.replace("self.conv(x)", "self.conv(x).half()")
+    assert value_of(halved, MEAN) == {"float16"}
+
+
+def test_a_file_that_never_makes_its_modules_is_not_read_for_them(monkeypatch):
+    """The forward binding reads the file's nodes only where the file instantiates one of its
+    module classes (issue 34: most model files define classes others make)."""
+    from amplint.analysis.facts import dtype_forwards
+
+    reads = []
+    real = dtype_forwards.iter_nodes
+    monkeypatch.setattr(dtype_forwards, "iter_nodes", lambda node: reads.append(node) or real(node))
+    library = PIXEL.replace("        self.norm = PixelNorm()\n", "").replace(
+        "self.norm(self.conv(x))", "self.conv(x)")
+    assert value_of(library, "self.conv(x)") == {"float16"}
+    assert reads == []
+    value_of(PIXEL, MEAN)
+    assert len(reads) == 1
+
+
+# the same pixel norm behind a network only ever called inside the region (p_ddpm140b)
+BEHIND = PIXEL.replace('''        with torch.autocast("cuda", dtype=torch.float16):
+            return self.norm(self.conv(x))
+''', '''        return self.norm(self.conv(x))
+
+
+net = Net().cuda()
+
+
+def train(x):
+    with torch.autocast("cuda", dtype=torch.float16):
+        return net(x).mean()
+''').replace("Generator", "Net")
+
+
+def test_a_module_called_only_under_the_region_surely_runs_under_it():
+    assert value_of(BEHIND, "self.conv(x)") == {"float16"}
+    assert value_of(BEHIND, MEAN) == {"float16"}
+    # a call outside the region: the region is only inherited, the conv's output unknown
+    outside = BEHIND + "\n\ndef evaluate(x):\n    return net(x)\n"
+    assert value_of(outside, "self.conv(x)") is None
+    assert value_of(outside, MEAN) is None
+    # the instance handed to another API: its calls are not all seen
+    wrapped = BEHIND + "\n\nddp = torch.nn.parallel.DistributedDataParallel(net)\n"
+    assert value_of(wrapped, "self.conv(x)") is None
+    # a region that may be off
+    maybe = BEHIND.replace('dtype=torch.float16)', 'dtype=torch.float16, enabled=amp)')
+    assert value_of(maybe, "self.conv(x)") is None
+
+
+def test_a_module_another_file_reaches_is_not_bound():
+    """The project pass says another file calls into the class (any kind of entry): its
+    callers are not all here. (Set C's blip_dtype_property gave an entry with no `target`.)"""
+    from amplint.analysis.facts.property_dtypes import EntryParamsDtype
+    from amplint.analysis.facts.regions import Enabled, EntryRegion
+
+    def with_entries(entries):
+        module = cst.parse_module(PIXEL)
+        facts = FileFacts(module, tuple(entries))
+        found = [n for n in _walk(module) if isinstance(n, cst.Call)
+                 and module.code_for_node(n) == MEAN]
+        value = facts.dtypes.dtype(found[0])
+        return set(value.options) if value is not None else None
+
+    assert with_entries([EntryParamsDtype("Generator", "dtype", "a property of a base")]) == {"float16"}
+    assert with_entries([EntryRegion("PixelNorm.forward", Enabled.TRUE, "cuda", "float16",
+                                     "called at train.py:3")]) is None
+
+
+def _walk(node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)

@@ -263,3 +263,87 @@ def test_math_scaled_values_match_execution():
     # 12 on torch 2.13.0 CPU: every tensor expression, the scaled ones included (5 without
     # the `math` values: the products and sums with them were unknown)
     assert confirmed == checked >= 10, (checked, confirmed)
+
+
+def test_module_forward_parameters_match_execution():
+    """A module's `forward` whose parameter the fact binds from every call of its instances in
+    the file (a StyleGAN-style pixel norm held by a generator, and one called where it is made):
+    what the forward computes must be what the fact says, and it names a dtype there."""
+    source = (
+        "import torch\nfrom torch import nn\n"
+        "class PixelNorm(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        s = (x * x).mean(dim=1, keepdim=True)\n"
+        "        return x * torch.rsqrt(s + 1e-8)\n"
+        "class Scale(nn.Module):\n"
+        "    def forward(self, t, k=2):\n"
+        "        u = t.sum(-1)\n"
+        "        return u * k\n"
+        "class Generator(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 8, 3)\n"
+        "        self.norm = PixelNorm()\n"
+        "    def forward(self, x):\n"
+        f"        with {REGION}:\n"
+        "            h = self.norm(self.conv(x))\n"
+        "            return Scale()(h.float()) + self.norm(x.float()).sum()\n"
+        "g = Generator()\n"
+        "out = g(torch.randn(2, 3, 8, 8))\n"
+    )
+    if DEVICE != "cpu":
+        source = source.replace("g = Generator()", "g = Generator().cuda()").replace(
+            "torch.randn(2, 3, 8, 8)", f'torch.randn(2, 3, 8, 8, device="{DEVICE}")')
+    observed = record(source, "<module-forward-program>", {})
+    checked, confirmed, failures = compare(source, observed, REGION_DTYPE)
+    assert not failures, "\n".join(failures)
+    predicted = predictions(source)
+    lines = source.splitlines()
+    inside = {lines[span[0] - 1][span[1]:span[3]]: value.options for span, value in predicted.items()
+              if span[0] == span[2] and span[0] in (5, 9, 10)}
+    # the pixel norm runs on the conv's bfloat16 output and on float32: both; Scale on float32
+    assert inside.get("(x * x).mean(dim=1, keepdim=True)") == {REGION_DTYPE, "float32"}, inside
+    assert inside.get("t.sum(-1)") == {"float32"}, inside
+    assert inside.get("u * k") == {"float32"}, inside
+    ran = {lines[span[0] - 1][span[1]:span[3]]: dtypes for span, dtypes in observed.items()
+           if span[0] == span[2] and span[0] in (5, 9)}
+    assert ran.get("(x * x).mean(dim=1, keepdim=True)") == {REGION_DTYPE, "float32"}, ran
+    assert ran.get("t.sum(-1)") == {"float32"}, ran
+
+
+def test_module_called_only_under_the_region_matches_execution():
+    """A module-level instance called only inside the region (the p_ddpm140b shape): its
+    forward surely runs under autocast, so the conv's output is the region's dtype, and so is
+    the parameter of the pixel norm it feeds."""
+    source = (
+        "import torch\nfrom torch import nn\n"
+        "class PixelNorm(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 8, 3)\n"
+        "        self.norm = PixelNorm()\n"
+        "    def forward(self, x):\n"
+        "        h = self.conv(x)\n"
+        "        return self.norm(h)\n"
+        "net = Net()\n"
+        "def train(x):\n"
+        f"    with {REGION}:\n"
+        "        return net(x).mean()\n"
+        "loss = train(torch.randn(2, 3, 8, 8))\n"
+    )
+    if DEVICE != "cpu":
+        source = source.replace("net = Net()", "net = Net().cuda()").replace(
+            "torch.randn(2, 3, 8, 8)", f'torch.randn(2, 3, 8, 8, device="{DEVICE}")')
+    observed = record(source, "<module-region-program>", {})
+    checked, confirmed, failures = compare(source, observed, REGION_DTYPE)
+    assert not failures, "\n".join(failures)
+    lines = source.splitlines()
+    predicted = {lines[span[0] - 1][span[1]:span[3]]: value.options
+                 for span, value in predictions(source).items() if span[0] == span[2]}
+    ran = {lines[span[0] - 1][span[1]:span[3]]: dtypes
+           for span, dtypes in observed.items() if span[0] == span[2]}
+    for text in ("self.conv(x)", "(x * x).mean(dim=1, keepdim=True)"):
+        assert predicted.get(text) == {REGION_DTYPE} == ran.get(text), (text, predicted, ran)

@@ -9,6 +9,13 @@ site is visible in the file:
   such classes of the file, called only as `self._head(...)` in that class's own methods, not one
   of `nn.Module`'s own private methods (torch calls those) nor defined by another class here.
 
+- a module's `forward`, called through the file's instances of its class
+  (amplint.analysis.facts.dtype_forwards).
+
+A function every call of which surely runs under the region it inherits (each inside a literal
+enabled `with`, or in such a function) surely runs under it too: `self.conv(x)` there is the
+region's dtype, not that or float32 (DtypeFacts.region_state).
+
 No decorator, no `*args`/`**kwargs`, not async. Every other mention of the name (a value passed
 on, a string such as `__all__` or `getattr(m, "_head")`, a local of the same name anywhere in the
 file) leaves the parameters unknown. A function run under a region only some of its callers
@@ -22,13 +29,14 @@ Each reading is sound given the previous one's values, so the last one is."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from amplint.analysis.data.dtype_rules import MODULE_PRIVATE_METHODS
 from amplint.analysis.facts.dtype_value import Dtype, assigned_names, join
 from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.tree import Frame, iter_nodes
 
 MAX_ROUNDS = 3
@@ -45,8 +53,19 @@ class Bindings:
         self.expected: Dict[int, int] = {}  # id(function frame) -> its call sites in the file
         self.sites: Dict[int, Dict[int, Tuple[Optional[dict], object]]] = {}
         self.seeds: Dict[int, Dict[str, Dtype]] = {}
+        # id(function frame) -> id(call) -> whether that call surely runs under its region
+        self.sure: Dict[int, Dict[int, bool]] = {}
+        # functions every call of which surely runs under the region they inherit: code there
+        # surely runs under it too (DtypeFacts.region_state), as of the last reading
+        self.certain: Set[int] = set()
+        self.next_certain: Set[int] = set()
         self._classes: Optional[Dict[str, List[Frame]]] = None  # class name -> its frames
         self._find()
+        from amplint.analysis.facts.dtype_forwards import find_forwards
+
+        # module instances' `forward` (amplint.analysis.facts.dtype_forwards)
+        self.by_attr, self.by_class, self.by_instance, expected = find_forwards(self)
+        self.expected.update(expected)
 
     # -- which functions ------------------------------------------------------------------
     def _find(self) -> None:
@@ -155,15 +174,43 @@ class Bindings:
                 return self.methods.get((id(cls), func.attr.value))
         return None
 
+    def forward(self, call: cst.Call, frame: Frame) -> Optional[Frame]:
+        """The `forward` a call of a module instance of the file reaches: `self.<attr>(...)`,
+        `Cls(...)(...)`."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and _is_self(func.value):
+            cls = frame.class_frame
+            if cls is not None:
+                return self.by_attr.get((id(cls), func.attr.value))
+        elif isinstance(func, (cst.Call, cst.Name)):
+            inner = func.func if isinstance(func, cst.Call) else func
+            table = self.by_class if isinstance(func, cst.Call) else self.by_instance
+            if isinstance(inner, cst.Name):
+                target = table.get(inner.value)
+                if target is not None and self._unshadowed(inner.value, frame):
+                    return target
+        return None
+
+    @staticmethod
+    def _unshadowed(name: str, frame: Frame) -> bool:
+        scope: Optional[Frame] = frame.scope
+        while scope is not None and scope.kind != "module":
+            if scope.kind == "function" and name in scope.bindings:
+                return False
+            scope = scope.parent.scope if scope.parent is not None else None
+        return True
+
     def record(self, call: cst.Call, frame: Frame, args: List[object]) -> None:
         if self.dtypes.calling:
             return  # a scratch reading of a callee's body for one call's return
         target = self.callee(call, frame)
+        method = isinstance(call.func, cst.Attribute)
+        if target is None:
+            target, method = self.forward(call, frame), True
         if target is None:
             return
         from amplint.analysis.facts.dtype_calls import bind
 
-        method = isinstance(call.func, cst.Attribute)
         bound = bind(target.node, call, args, skip_first=method)
         region = self.dtypes.facts.active_region(frame)
         key = None if region is None else (region.device, region.dtype)
@@ -178,12 +225,18 @@ class Bindings:
                          if isinstance(value, Dtype) and isinstance(before.get(name), Dtype)
                          else None for name, value in bound.items()}
         sites[id(call)] = (bound, key)
+        sure = self.sure.setdefault(id(target), {})
+        certain = region is not None and self.dtypes.region_state(frame)[1]
+        sure[id(call)] = certain and sure.get(id(call), True)
 
     # -- after a reading ------------------------------------------------------------------
     def next_seeds(self) -> Dict[int, Dict[str, Dtype]]:
         facts = self.dtypes.facts
         seeds: Dict[int, Dict[str, Dtype]] = {}
+        self.next_certain = set()
         frames = list(self.by_name.values()) + list(self.methods.values())
+        frames += list(self.by_attr.values()) + list(self.by_class.values()) + list(
+            self.by_instance.values())
         for frame in frames:
             sites = self.sites.get(id(frame), {})
             if not sites or len(sites) != self.expected.get(id(frame)):
@@ -197,6 +250,9 @@ class Bindings:
             if region is not None and (region.kind != "call" or not keys <= {
                     None, (region.device, region.dtype)}):
                 continue
+            if region is not None and region.enabled is Enabled.TRUE and keys == {
+                    (region.device, region.dtype)} and all(self.sure.get(id(frame), {}).values()):
+                self.next_certain.add(id(frame))
             values: Dict[str, Optional[Dtype]] = {}
             for bound, _ in sites.values():
                 if bound is None:
@@ -285,9 +341,9 @@ def read_with_bindings(dtypes, walk) -> None:
         return
     for _ in range(MAX_ROUNDS - 1):
         seeds = bindings.next_seeds()
-        if seeds == bindings.seeds:
+        if seeds == bindings.seeds and bindings.next_certain == bindings.certain:
             return
-        bindings.seeds = seeds
-        bindings.sites = {}
+        bindings.seeds, bindings.certain = seeds, bindings.next_certain
+        bindings.sites, bindings.sure = {}, {}
         dtypes.values, dtypes.region_nodes = {}, []
         walk(dtypes)

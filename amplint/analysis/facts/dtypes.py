@@ -99,6 +99,12 @@ class DtypeFacts:
         if region is None:
             return None, True
         certain = region.enabled is Enabled.TRUE and region.kind in ("with", "decorator")
+        if not certain and region.kind == "call" and self.bindings is not None:
+            # every call of the function in the file surely runs under this region
+            # (amplint.analysis.facts.dtype_params)
+            function = frame.function
+            certain = function is not None and function.inherited is region \
+                and id(function) in self.bindings.certain and frame.function is frame.scope
         return region, certain
 
     def declared_region(self, frame: Frame) -> Optional[Region]:

@@ -220,8 +220,87 @@ class EpsUnderflow(Rule):
             "        h = proj(x)\n"
             "        return h / torch.sqrt((h * h).mean(dim=1, keepdim=True) + 1e-8)\n",
         ),
+        Flag(  # a pixel-norm module whose every call passes the float16 conv output of the
+            # autocast its holder opens: its forward's `x` is float16
+            "import torch\nimport torch.nn as nn\n"
+            "class PixelNorm(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)\n"
+            "class Generator(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.conv = nn.Conv2d(3, 8, 3)\n"
+            "        self.norm = PixelNorm()\n"
+            "    def forward(self, x):\n"
+            "        with torch.autocast('cuda', dtype=torch.float16):\n"
+            "            return self.norm(self.conv(x))\n",
+        ),
+        Flag(  # the pixel norm behind a network that is only ever called under the autocast:
+            # the network's forward surely runs under it, so the conv feeds it float16
+            "import torch\nimport torch.nn as nn\n"
+            "class PixelNorm(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.conv = nn.Conv2d(3, 8, 3)\n"
+            "        self.norm = PixelNorm()\n"
+            "    def forward(self, x):\n"
+            "        return self.norm(self.conv(x))\n"
+            "net = Net().cuda()\n"
+            "def train(x):\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        return net(x).mean()\n",
+        ),
     ]
     clean = [
+        # the same network also evaluated outside the autocast: float32 there
+        "import torch\nimport torch.nn as nn\n"
+        "class PixelNorm(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 8, 3)\n"
+        "        self.norm = PixelNorm()\n"
+        "    def forward(self, x):\n"
+        "        return self.norm(self.conv(x))\n"
+        "net = Net().cuda()\n"
+        "def train(x):\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n"
+        "        return net(x).mean()\n"
+        "def evaluate(x):\n"
+        "    return net(x).mean()\n",
+        # the same pixel norm also called with a value of unknown dtype: its `x` is unknown
+        "import torch\nimport torch.nn as nn\n"
+        "class PixelNorm(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)\n"
+        "class Generator(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 8, 3)\n"
+        "        self.norm = PixelNorm()\n"
+        "    def forward(self, x):\n"
+        "        with torch.autocast('cuda', dtype=torch.float16):\n"
+        "            return self.norm(self.conv(x))\n"
+        "    def style(self, w):\n"
+        "        return self.norm(w)\n",
+        # called with bfloat16 (CPU autocast): 1e-8 is held
+        "import torch\nimport torch.nn as nn\n"
+        "class PixelNorm(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)\n"
+        "class Generator(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 8, 3)\n"
+        "        self.norm = PixelNorm()\n"
+        "    def forward(self, x):\n"
+        "        with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "            return self.norm(self.conv(x))\n",
         # the helper's caller passes a float32 model; another list's parameters
         "import torch\n"
         "def construct_optimizer(model, cfg, extra):\n"
