@@ -90,7 +90,10 @@ class CallGraph:
                     return found
         return None
 
-    def callees(self, site: CallSite) -> List[Frame]:
+    def callees(self, site: CallSite, values: bool = True) -> List[Frame]:
+        """The functions of this file `site` may call. `values`: also through functions held as
+        values (a closure a factory returned, a function stored on `self`); the project
+        summaries ask without them, as their `ast` twin (project/ast_summary.py) reads no values."""
         func = site.node.func
         frame = site.frame
         found: List[Frame] = []
@@ -106,7 +109,7 @@ class CallGraph:
                 forward = self.method(cls, "forward") or self.method(cls, "__call__")
                 if forward is not None:
                     found.append(forward)
-            if not found and cls is None:
+            if not found and cls is None and values:
                 made = self.closures.of_call(site)
                 if made is not None:
                     found.append(made.closure)
@@ -126,7 +129,7 @@ class CallGraph:
                         forward = self.method(cls, "forward") or self.method(cls, "__call__")
                         if forward is not None:
                             found.append(forward)
-                    elif (owner_cls.name, func.attr.value) in self.stored:
+                    elif values and (owner_cls.name, func.attr.value) in self.stored:
                         found.append(self.stored[(owner_cls.name, func.attr.value)])
             else:
                 cls = self.class_of_instance(func.value, frame)

@@ -126,7 +126,7 @@ class _Summarizer:
         for site in tree.calls:
             record_self_call(self, site)
             external = self._external(site)
-            dynamic = (external is None or external.kind != "call") and not graph.callees(site)
+            dynamic = (external is None or external.kind != "call") and not graph.callees(site, values=False)
             root = None
             if id(site) in region_calls:
                 region = self.facts.regions.region_of(site.frame)
@@ -148,7 +148,7 @@ class _Summarizer:
                 continue
             if external is not None:
                 owner.calls.append((external, site.node))  # type: ignore[arg-type]
-            for callee in graph.callees(site):
+            for callee in graph.callees(site, values=False):
                 key = frame_key(callee)
                 if key is not None and key not in owner.local:
                     owner.local.append(key)
