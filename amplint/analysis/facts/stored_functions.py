@@ -27,15 +27,24 @@ def stored_functions(tree: Collector) -> Stored:
     if not candidates or any(_called_name(site.node) == "setattr" for site in tree.calls):
         return {}
     counts = _mentions(tree, candidates)
+    # the file's calls read once, by (class frame, `self.attr`) and by called name: a query per
+    # candidate over every call grew with the square of a file of many classes (test_scale_ops)
+    self_calls: Dict[Tuple[int, str], int] = {}
+    by_name: Dict[str, list] = {}
+    for site in tree.calls:
+        attr = self_attr(site.node.func)
+        if attr is not None and site.frame.class_frame is not None:
+            key = (id(site.frame.class_frame), attr)
+            self_calls[key] = self_calls.get(key, 0) + 1
+        name = _called_name(site.node)
+        if name is not None:
+            by_name.setdefault(name, []).append(site)
     found: Stored = {}
     for cls, attr, index, param in candidates:
-        stores_and_calls = 1 + sum(
-            1 for site in tree.calls
-            if self_attr(site.node.func) == attr and site.frame.class_frame is tree.classes[cls]
-        )
+        stores_and_calls = 1 + self_calls.get((id(tree.classes[cls]), attr), 0)
         if counts.get(("attr", attr)) != stores_and_calls:
             continue  # written or read elsewhere: `m.mask_func = other`, `f = self.mask_func`
-        constructions = [site for site in tree.calls if _called_name(site.node) == cls]
+        constructions = by_name.get(cls, [])
         if not constructions or counts.get(("name", cls)) != 1 + len(constructions):
             continue  # subclassed, aliased or passed on as a value
         if isinstance(param, Frame):  # `self.disc_loss = vanilla_d_loss`: the module's def
@@ -53,6 +62,9 @@ def _candidates(tree: Collector) -> List[Tuple[str, str, int, object]]:
     (class, attribute, -1, the def) for `self.attr = module_def`."""
     out = []
     module = tree.module_frame
+    by_scope: Dict[int, list] = {}
+    for site in tree.assigns:
+        by_scope.setdefault(id(site.frame.scope), []).append(site)
     for name, cls in tree.classes.items():
         init = cls.functions.get("__init__")
         if init is None or cls.parent is not module or not tree.bound_once(module, name):
@@ -60,8 +72,8 @@ def _candidates(tree: Collector) -> List[Tuple[str, str, int, object]]:
         node = init.node
         assert isinstance(node, cst.FunctionDef)
         plain = list(node.params.posonly_params) + list(node.params.params)
-        for site in tree.assigns:
-            if site.frame.scope is not init or len(site.targets) != 1:
+        for site in by_scope.get(id(init), ()):
+            if len(site.targets) != 1:
                 continue
             attr = self_attr(site.targets[0])
             value = site.value
