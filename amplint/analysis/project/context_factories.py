@@ -30,7 +30,7 @@ from typing import Dict, List, Tuple
 
 from amplint.analysis.facts.regions import EntryContextRegion
 from amplint.analysis.project.context_params import seeds_under
-from amplint.analysis.project.opener_names import dotted_text, resolved_opener
+from amplint.analysis.project.opener_names import dotted_text, resolved_opener, scopes
 
 # (function key, the factory as written, the local, line of the `with`, (first, last) line of its body)
 _WITH_CALLED = re.compile(r"\bwith\s+\w+\(\s*\)\s*:")
@@ -80,16 +80,9 @@ def _factory_withs(text: str, dotted_text) -> List[FactoryWith]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found: List[FactoryWith] = []
-    stack: List[Tuple[ast.AST, str]] = [(tree, "")]
-    while stack:
-        node, key = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                inner = f"{key}.{child.name}" if key else child.name
-                found.extend(_in_function(child, inner, dotted_text))
-                stack.append((child, inner))
-            elif isinstance(child, ast.ClassDef):
-                stack.append((child, f"{key}.{child.name}" if key else child.name))
+    for _parent, node, key in scopes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.extend(_in_function(node, key, dotted_text))
     return found
 
 

@@ -31,7 +31,7 @@ from typing import Dict, List, Tuple
 from amplint.analysis.facts.regions import EntryContextRegion
 from amplint.analysis.project.context_factories import _own_nodes, bound_call
 from amplint.analysis.project.context_params import seeds_under
-from amplint.analysis.project.opener_names import dotted_text, passes_false, resolved_opener
+from amplint.analysis.project.opener_names import dotted_text, passes_false, resolved_opener, scopes
 
 # (key of the function that binds it, the opener as written, the holder as written ("ctx",
 # "self.autocast"), line of the binding, [(key of the function entering it, line of the `with`,
@@ -86,18 +86,11 @@ def _held_openers(text: str, dotted_text) -> List[HeldOpener]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
             attr_stores[node.attr] = attr_stores.get(node.attr, 0) + 1
-    stack: List[Tuple[ast.AST, str]] = [(tree, "")]
-    while stack:
-        node, key = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                inner = f"{key}.{child.name}" if key else child.name
-                found.extend(_local_holders(child, inner, dotted_text))
-                stack.append((child, inner))
-            elif isinstance(child, ast.ClassDef):
-                if node is tree:
-                    found.extend(_attr_holders(child, attr_stores, dotted_text))
-                stack.append((child, f"{key}.{child.name}" if key else child.name))
+    for parent, node, key in scopes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.extend(_local_holders(node, key, dotted_text))
+        elif parent is tree:
+            found.extend(_attr_holders(node, attr_stores, dotted_text))
     return found
 
 

@@ -4,7 +4,7 @@ context_openers.py, context_factories.py, context_holders.py, context_methods.py
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Iterator, List, Optional, Tuple
 
 
 def resolved_opener(project, caller: str, written: str, name: str):
@@ -49,3 +49,16 @@ def dotted_text(expr) -> Optional[str]:
         return None
     parts.append(expr.id)
     return ".".join(reversed(parts))
+
+
+def scopes(tree: ast.Module) -> Iterator[Tuple[ast.AST, ast.AST, str]]:
+    """(parent, node, dotted key) for every def and class of the module, nested ones too
+    ("Trainer.fit", "main.step"), depth first."""
+    stack: List[Tuple[ast.AST, str]] = [(tree, "")]
+    while stack:
+        node, key = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = f"{key}.{child.name}" if key else child.name
+                yield node, child, inner
+                stack.append((child, inner))
