@@ -26,7 +26,6 @@ def stored_functions(tree: Collector) -> Stored:
     candidates = _candidates(tree)
     if not candidates or any(_called_name(site.node) == "setattr" for site in tree.calls):
         return {}
-    counts = _mentions(tree, candidates)
     # the file's calls read once, by (class frame, `self.attr`) and by called name: a query per
     # candidate over every call grew with the square of a file of many classes (test_scale_ops)
     self_calls: Dict[Tuple[int, str], int] = {}
@@ -39,6 +38,12 @@ def stored_functions(tree: Collector) -> Stored:
         name = _called_name(site.node)
         if name is not None:
             by_name.setdefault(name, []).append(site)
+    # only an attribute the class calls is asked for (CallGraph.callees): `self.config = config`
+    # is not, and the walk over every node (_mentions) is skipped for a file with none called
+    candidates = [c for c in candidates if self_calls.get((id(tree.classes[c[0]]), c[1]))]
+    if not candidates:
+        return {}
+    counts = _mentions(tree, candidates)
     found: Stored = {}
     for cls, attr, index, param in candidates:
         stores_and_calls = 1 + self_calls.get((id(tree.classes[cls]), attr), 0)
