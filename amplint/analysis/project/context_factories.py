@@ -92,19 +92,9 @@ def _in_function(function, key: str, dotted_text) -> List[FactoryWith]:
     stores: Dict[str, int] = {}
     calls: Dict[str, str] = {}
     withs: List[Tuple[str, int, Tuple[int, int]]] = []
-    args = function.args
-    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-        if arg is not None:
-            stores[arg.arg] = 2
+    count_parameters(function, stores)
     for node in _own_nodes(function):
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                stores[name] = 2
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                stores[(alias.asname or alias.name).split(".")[0]] = 2
+        count_binding(node, stores)
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and isinstance(node.value, ast.Call):
             written = dotted_text(node.value.func)
@@ -130,3 +120,24 @@ def _own_nodes(function):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
                                  ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             stack.extend(ast.iter_child_nodes(node))
+
+
+def count_parameters(function, stores: Dict[str, int]) -> None:
+    """A parameter counts as bound twice: its value comes from every caller."""
+    args = function.args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None:
+            stores[arg.arg] = 2
+
+
+def count_binding(node, stores: Dict[str, int]) -> None:
+    """Count the bindings `node` makes in `stores` (name -> count; 2 for "not bound once"):
+    a store or `del` of a name adds one, `global`/`nonlocal` and imports rule the name out."""
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        for name in node.names:
+            stores[name] = 2
+    elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        stores[node.id] = stores.get(node.id, 0) + 1
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            stores[(alias.asname or alias.name).split(".")[0]] = 2

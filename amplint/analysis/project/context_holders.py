@@ -29,7 +29,7 @@ from types import SimpleNamespace
 from typing import Dict, List, Tuple
 
 from amplint.analysis.facts.regions import EntryContextRegion
-from amplint.analysis.project.context_factories import _own_nodes, bound_call
+from amplint.analysis.project.context_factories import _own_nodes, bound_call, count_binding, count_parameters
 from amplint.analysis.project.context_params import seeds_under
 from amplint.analysis.project.opener_names import dotted_text, passes_false, resolved_opener, scopes
 
@@ -112,20 +112,10 @@ def _withs_of(function, key: str, test) -> List[Tuple[str, int, Tuple[int, int]]
 def _local_holders(function, key: str, dotted_text) -> List[HeldOpener]:
     """A local bound once in the function to a call, entered as `with local:` there."""
     stores: Dict[str, int] = {}
-    args = function.args
-    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-        if arg is not None:
-            stores[arg.arg] = 2
+    count_parameters(function, stores)
     bound = {}
     for node in _own_nodes(function):
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                stores[name] = 2
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                stores[(alias.asname or alias.name).split(".")[0]] = 2
+        count_binding(node, stores)
         found = _bound_call(node, dotted_text)
         if found is not None and isinstance(found[0], ast.Name):
             bound[found[0].id] = (node.lineno, found[1], found[2])
