@@ -9,14 +9,20 @@ the results are the same."""
 
 from __future__ import annotations
 
+import ast
+import symtable
 from typing import Dict, List
 
 import pytest
 
 import amplint.analysis.engine as engine
-from amplint.analysis.engine import Settings
+from amplint.analysis.engine import Settings, could_match
+from amplint.analysis.facts.regions import Enabled, EntryRegion
 from amplint.analysis.prefilter_entries import CodeNames
 from amplint.analysis.project import lint_project
+from amplint.analysis.rules import all_rules
+
+DEFAULT = Settings.default().rules()
 
 # detectron2/data/detection_utils.py: keypoints clipped with small constants
 KEYPOINTS = (
@@ -200,3 +206,59 @@ def test_a_store_counts_only_with_a_constant_beyond_float16s_range(value, overfl
             f"    x[m] = {value}\n")
     marks = CodeNames.of(text).names
     assert ("<index store of a constant>" in marks) is overflows
+
+
+# detectron2/modeling/box_regression.py: sums and no square, no factory write, no backward
+BOX_REGRESSION = (
+    "import torch\n\n\n"
+    "def smooth_l1(pred, target, beta):\n"
+    "    diff = (pred - target).abs()\n"
+    "    loss = torch.where(diff < beta, 0.5 * diff / beta, diff - 0.5 * beta)\n"
+    "    return loss.sum() / max(1, target.numel())\n\n\n"
+    "def apply_deltas(deltas, boxes):\n"
+    "    widths = boxes[:, 2] - boxes[:, 0]\n"
+    "    return deltas * widths[:, None] + smooth_l1(deltas, boxes, 0.1).mean()\n"
+)
+BOX_ENTRY = (EntryRegion("apply_deltas", Enabled.TRUE, "cuda", "float16", "called at train.py:3"),)
+
+
+def test_a_file_whose_code_misses_a_reached_rules_needs_walks_no_reached_function(monkeypatch):
+    """The file's names hold every reached function's: where they miss what AMP101/AMP141 need
+    beside their calls (a written buffer, a square), no reached function is walked."""
+    walks = []
+    real = CodeNames._reached_defs
+    monkeypatch.setattr(CodeNames, "_reached_defs",
+                        lambda self, targets: walks.append(targets) or real(self, targets))
+    assert not could_match(BOX_REGRESSION, DEFAULT, BOX_ENTRY)
+    assert walks == []
+    squared = BOX_REGRESSION.replace("(pred - target).abs()", "(pred - target) ** 2")
+    assert could_match(squared, DEFAULT, BOX_ENTRY)  # AMP141: a sum of a square, reached
+    assert walks == [("apply_deltas",)]
+
+
+@pytest.mark.parametrize("code,index,text", [
+    pytest.param(code, index, flag.code, id=f"{code}-{index}")
+    for code, rule in sorted(all_rules().items()) for index, flag in enumerate(rule.flag)
+])
+def test_a_reached_functions_names_are_the_files_names(code, index, text):
+    names = CodeNames.of(text)
+    if names is None:
+        return
+    every = tuple(sorted(names.defs))
+    assert all(found <= names.names for found in names.reached(every))
+
+
+def test_a_file_with_entries_kept_out_is_checked_with_the_tree_the_prefilter_made(monkeypatch):
+    """Python parses a file with entries once: the prefilter's tree (python_tree) also says
+    the text has no syntax error, where the engine asked Python's parser again (symtable)."""
+    text = BOX_REGRESSION.replace("0.1", "0.125")  # a text no other test parsed
+    parses = []
+    real_parse, real_table = ast.parse, symtable.symtable
+    monkeypatch.setattr(ast, "parse", lambda *a, **k: parses.append("ast") or real_parse(*a, **k))
+    monkeypatch.setattr(symtable, "symtable", lambda *a, **k: parses.append("symtable") or real_table(*a, **k))
+    result = engine.lint_source("box_regression.py", text, Settings.default(), entries=BOX_ENTRY)
+    assert result.diagnostics == [] and result.errors == []
+    assert parses == ["ast"]
+    broken = text + "def f(:\n"  # a broken file still reports as before
+    result = engine.lint_source("box_regression.py", broken, Settings.default(), entries=BOX_ENTRY)
+    assert result.errors and "syntax error" in result.errors[0]

@@ -69,12 +69,17 @@ def could_match_with(source: str, rules: Sequence, entries: Sequence[object], wi
                 return True
         elif scope == REACHED and targets is not None:
             beside = ENTRY_NEEDS_BESIDE.get(rule_code)
-            if any(names.intersection(needs) and (not beside or names.intersection(beside))
-                   for names in code.reached(targets)):
+            # the file's names hold every reached function's: a file without them reaches none
+            if _meets(code.names, needs, beside) \
+                    and any(_meets(names, needs, beside) for names in code.reached(targets)):
                 return True
         elif code.names.intersection(needs):
             return True
     return False
+
+
+def _meets(names: FrozenSet[str], needs: Tuple[str, ...], beside: Optional[Tuple[str, ...]]) -> bool:
+    return bool(names.intersection(needs)) and (not beside or bool(names.intersection(beside)))
 
 
 # text every mark needs (a superset: checked before Python's parser is asked)
