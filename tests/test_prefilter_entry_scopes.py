@@ -262,3 +262,11 @@ def test_a_file_with_entries_kept_out_is_checked_with_the_tree_the_prefilter_mad
     broken = text + "def f(:\n"  # a broken file still reports as before
     result = engine.lint_source("box_regression.py", broken, Settings.default(), entries=BOX_ENTRY)
     assert result.errors and "syntax error" in result.errors[0]
+
+
+def test_names_bound_to_each_other_are_read_once_each():
+    """`x = x + x` bound many times: every binding of every name is followed (a superset of
+    fills.py, which reads a name bound once), each node once per depth."""
+    text = "x = 1.0\n" + "x = x + x\n" * 40 + "\n\ndef f(y, m):\n    y[m] = x\n"
+    assert "<index store of a constant>" not in CodeNames.of(text).names  # small sums only
+    assert "<index store of a constant>" in CodeNames.of(text.replace("1.0", "1e5")).names

@@ -108,6 +108,7 @@ class CodeNames:
         self.defs: Dict[str, List[ast.AST]] = {}
         self.classes: Dict[str, List[ast.AST]] = {}
         self._half: Dict[Tuple[str, ...], FrozenSet[str]] = {}
+        self._numbers: Dict[Tuple[int, int], Optional[FrozenSet[float]]] = {}
         self.names: FrozenSet[str] = self._names_in([tree], whole=True)
         self._reached: Dict[Tuple[str, ...], List[FrozenSet[str]]] = {}
 
@@ -316,7 +317,14 @@ class CodeNames:
 
     def _values(self, node: ast.AST, depth: int) -> Optional[FrozenSet[float]]:
         """The numbers facts/fills.py's `_evaluate` can make of this expression (a superset:
-        every binding of a name); None: any number (a `finfo`, too many values)."""
+        every binding of a name); None: any number (a `finfo`, too many values). Kept per
+        node and depth: names bound to each other (`x = x + x`) are read once each."""
+        key = (id(node), depth)
+        if key not in self._numbers:
+            self._numbers[key] = self._evaluate(node, depth)
+        return self._numbers[key]
+
+    def _evaluate(self, node: ast.AST, depth: int) -> Optional[FrozenSet[float]]:
         if depth > _CONSTANT_DEPTH:
             return frozenset()
         kind = type(node)
