@@ -265,7 +265,7 @@ def test_requirements_name_every_hazard_of_the_rules_tables():
     assert _needs("AMP110", "from torch import full as F\nx = F((3,), fill_value=NEG)\nNEG = -2 ** 16\n")
     for value in ("1e9", "-1e9", "2 ** 16", "float('1e9')", "-INF", "torch.finfo(torch.float32).min",
                   "int(big)"):
-        store = f"INF = 10 ** 9\ndef f(x, m):\n    x[m] = {value}\n    y[m]: float = {value}\n"
+        store = f"INF = 10 ** 9\nbig = 2 ** 20\ndef f(x, m):\n    x[m] = {value}\n    y[m]: float = {value}\n"
         assert _needs("AMP110", store), value
     assert not _needs("AMP110", "def f(x, m, v):\n    x[m] = v\n    x[m] = y[m]\n    a = 1e9\n")
     assert r140.THRESHOLD == TINY_BELOW

@@ -58,6 +58,9 @@ def _no_validation(self) -> None:
 
 def syntax_error(source: str) -> Optional[str]:
     """`line:col: syntax error: message` as Python reports it, or None when it parses."""
+    with _TREES_LOCK:
+        if source in _TREES:  # python_tree's `ast.parse` took it: the same parser, no error
+            return None
     try:
         # Python's parser without turning its tree into Python objects (a third cheaper); a
         # symbol table needs the tree, so whatever it accepts parses. Anything it rejects (its

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import math
 import re
 import warnings
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
@@ -18,6 +19,7 @@ from amplint.analysis.data.triggers import (
     HALF_CONVERTER, HALF_CONVERTER_NAME, REACHED, REGION_TEXT, REGION_WORDS, TINY_FLOAT,
     BUFFER_WRITERS, CONCAT_NAMES, FACTORY_NAMES, FACTORY_WRITE,
 )
+from amplint.analysis.data.overflow import FP16_MAX
 from amplint.analysis.parsing import python_tree
 
 TINY_BELOW = 6e-8  # AMP140's THRESHOLD (tests/test_prefilter.py checks they agree)
@@ -25,6 +27,7 @@ TINY_BELOW = 6e-8  # AMP140's THRESHOLD (tests/test_prefilter.py checks they agr
 _UNNAMED_CALLEES = ("forward", "__call__", "__init__")
 _CONVERTER = re.compile(HALF_CONVERTER)
 _CONSTANT_DEPTH = 6  # facts/fills.py evaluates 4 levels deep
+_MOST_VALUES = 64  # the numbers a constant is followed with; more: any
 
 
 def could_match_with(source: str, rules: Sequence, entries: Sequence[object], without) -> bool:
@@ -66,12 +69,17 @@ def could_match_with(source: str, rules: Sequence, entries: Sequence[object], wi
                 return True
         elif scope == REACHED and targets is not None:
             beside = ENTRY_NEEDS_BESIDE.get(rule_code)
-            if any(names.intersection(needs) and (not beside or names.intersection(beside))
-                   for names in code.reached(targets)):
+            # the file's names hold every reached function's: a file without them reaches none
+            if _meets(code.names, needs, beside) \
+                    and any(_meets(names, needs, beside) for names in code.reached(targets)):
                 return True
         elif code.names.intersection(needs):
             return True
     return False
+
+
+def _meets(names: FrozenSet[str], needs: Tuple[str, ...], beside: Optional[Tuple[str, ...]]) -> bool:
+    return bool(names.intersection(needs)) and (not beside or bool(names.intersection(beside)))
 
 
 # text every mark needs (a superset: checked before Python's parser is asked)
@@ -100,6 +108,7 @@ class CodeNames:
         self.defs: Dict[str, List[ast.AST]] = {}
         self.classes: Dict[str, List[ast.AST]] = {}
         self._half: Dict[Tuple[str, ...], FrozenSet[str]] = {}
+        self._numbers: Dict[Tuple[int, int], Optional[FrozenSet[float]]] = {}
         self.names: FrozenSet[str] = self._names_in([tree], whole=True)
         self._reached: Dict[Tuple[str, ...], List[FrozenSet[str]]] = {}
 
@@ -208,6 +217,8 @@ class CodeNames:
                         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                             written.add(target.value.id)
                     value = node.value
+                    if whole and type(value) is ast.Attribute and value.attr == "apply":
+                        _apply_aliases(targets, self._aliases)
                     if len(targets) == 1 and value is not None:
                         target = targets[0]
                         if isinstance(target, ast.Subscript):
@@ -299,22 +310,93 @@ class CodeNames:
         return set()
 
     def _constant(self, node: ast.AST, depth: int) -> bool:
-        """Could facts/fills.py evaluate this to a number (a superset of its `_evaluate`)?"""
+        """Could facts/fills.py's `constant` find a number here, one beyond float16's range
+        (finite)? (AMP110 reads no other: `x[m] = 0`, `fill_(1.0)` overflow nothing.)"""
+        values = self._values(node, depth)
+        return values is None or any(math.isfinite(v) and abs(v) > FP16_MAX for v in values)
+
+    def _values(self, node: ast.AST, depth: int) -> Optional[FrozenSet[float]]:
+        """The numbers facts/fills.py's `_evaluate` can make of this expression (a superset:
+        every binding of a name); None: any number (a `finfo`, too many values). Kept per
+        node and depth: names bound to each other (`x = x + x`) are read once each."""
+        key = (id(node), depth)
+        if key not in self._numbers:
+            self._numbers[key] = self._evaluate(node, depth)
+        return self._numbers[key]
+
+    def _evaluate(self, node: ast.AST, depth: int) -> Optional[FrozenSet[float]]:
         if depth > _CONSTANT_DEPTH:
-            return False
-        if isinstance(node, ast.Constant):
-            return type(node.value) in (int, float)
-        if isinstance(node, ast.UnaryOp):
-            return isinstance(node.op, (ast.USub, ast.UAdd)) and self._constant(node.operand, depth + 1)
-        if isinstance(node, ast.BinOp):
-            return self._constant(node.left, depth + 1) and self._constant(node.right, depth + 1)
-        if isinstance(node, ast.Call):
-            return isinstance(node.func, ast.Name) and node.func.id in ("float", "int")
-        if isinstance(node, ast.Attribute):
-            return node.attr in ("min", "max") and isinstance(node.value, ast.Call)
-        if isinstance(node, ast.Name):
-            return any(self._constant(value, depth + 1) for value in self._constants.get(node.id, ()))
-        return False
+            return frozenset()
+        kind = type(node)
+        if kind is ast.Constant:
+            if type(node.value) not in (int, float):
+                return frozenset()
+            try:
+                return frozenset((float(node.value),))
+            except OverflowError:  # an int too large for a float: fills.py makes none
+                return frozenset()
+        if kind is ast.UnaryOp:
+            if not isinstance(node.op, (ast.USub, ast.UAdd)):
+                return frozenset()
+            inner = self._values(node.operand, depth + 1)
+            if inner is None or isinstance(node.op, ast.UAdd):
+                return inner
+            return frozenset(-v for v in inner)
+        if kind is ast.BinOp:
+            return self._combined(node, depth)
+        if kind is ast.Call:
+            func, args = node.func, node.args
+            if not (isinstance(func, ast.Name) and func.id in ("float", "int")):
+                return frozenset()
+            if len(args) != 1 or node.keywords or isinstance(args[0], ast.Starred):
+                return None if args or node.keywords else frozenset()
+            arg = args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, (str, bytes)):
+                try:
+                    return frozenset((float(arg.value),))
+                except (ValueError, TypeError):
+                    return frozenset()
+            return self._values(arg, depth + 1)
+        if kind is ast.Attribute:  # `torch.finfo(...).min`: float32's, float64's
+            return None if node.attr in ("min", "max") and isinstance(node.value, ast.Call) else frozenset()
+        if kind is ast.Name:
+            found: Set[float] = set()
+            for value in self._constants.get(node.id, ()):
+                values = self._values(value, depth + 1)
+                if values is None:
+                    return None
+                found.update(values)
+            return frozenset(found) if len(found) <= _MOST_VALUES else None
+        return frozenset()
+
+    def _combined(self, node: ast.BinOp, depth: int) -> Optional[FrozenSet[float]]:
+        """The numbers of `left op right` (fills.py: `**`, `*`, `+`, `-`; any other, none)."""
+        op = type(node.op)
+        if op not in (ast.Pow, ast.Mult, ast.Add, ast.Sub):
+            return frozenset()
+        left = self._values(node.left, depth + 1)
+        right = self._values(node.right, depth + 1)
+        if left is not None and right is not None and not (left and right):
+            return frozenset()  # a side that is no number: no number
+        if left is None or right is None or len(left) * len(right) > _MOST_VALUES:
+            return None
+        found: Set[float] = set()
+        for a in left:
+            for b in right:
+                try:
+                    if op is ast.Pow:
+                        if abs(b) > 400:
+                            continue
+                        found.add(float(a ** b))
+                    elif op is ast.Mult:
+                        found.add(a * b)
+                    elif op is ast.Add:
+                        found.add(a + b)
+                    else:
+                        found.add(a - b)
+                except (OverflowError, ZeroDivisionError, TypeError):
+                    continue
+        return frozenset(found)
 
 
 def _dotted_names(node: ast.AST) -> Optional[List[str]]:
@@ -342,3 +424,12 @@ def _bound_function_names(value: ast.AST, imported: Dict[str, Set[str]]) -> List
             return first
     return []
 
+
+def _apply_aliases(targets: Iterable[ast.AST], aliases: Dict[str, Set[str]]) -> None:
+    """`fn = Fn.apply`, `self.fn = Fn.apply`: a call of `fn` / `self.fn` applies a Function
+    (AMP151's `_apply_aliases`, which reads a `self.x` target too)."""
+    for target in targets:
+        if isinstance(target, ast.Name):
+            aliases.setdefault(target.id, set()).add("apply")
+        elif isinstance(target, ast.Attribute):
+            aliases.setdefault(target.attr, set()).add("apply")

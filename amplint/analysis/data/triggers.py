@@ -150,10 +150,14 @@ ENTRY_NEEDS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     # a value under a region (or of float16 code: a half cast or an EntryHalf, ruled out)
     "AMP141": (REACHED, ("sum", "mean", "var", "std", "cumsum", "prod")),
     # a grad-free pass: no_grad / inference_mode / set_grad_enabled; another file's no_grad
-    # methods (EntryNoGrad*) are no kind above
-    "AMP150": (FILE, ("no_grad", "inference_mode", "set_grad_enabled")),
-    # `Fn.apply(...)` or an alias bound to `Fn.apply`; another file's (EntryFunction) is no kind above
-    "AMP151": (FILE, ("apply",)),
+    # methods (EntryNoGrad*) are no kind above. Its pairs sit in one region body: a function
+    # the region reaches, its grad-free calls in a `with` / decorator there or in a callee of
+    # the file (`nograd_params`, `nograd_forward`: reached too, decorators included)
+    "AMP150": (REACHED, ("no_grad", "inference_mode", "set_grad_enabled")),
+    # `Fn.apply(...)` or an alias bound to `Fn.apply` (`fn`, `self.fn`: the prefilter reads the
+    # alias as naming `apply`), called where a region is active: in a reached function; another
+    # file's (EntryFunction) is no kind above
+    "AMP151": (REACHED, ("apply",)),
     # a float16 cast of a model in the file (fp16.model_casts: a half cast, or a method of the
     # file casting submodules, by such a cast or by `.apply` of a converter, fp16._converter_dtype)
     "AMP152": (FILE, HALF_CAST_NAMES + (HALF_CONVERTER_NAME,)),
