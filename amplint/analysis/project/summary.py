@@ -21,7 +21,7 @@ from amplint.analysis.facts.regions import Region
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.flowfacts import FlowCollector, frame_key
 from amplint.analysis.project.frameworks import Setting, find_settings  # noqa: F401  (Setting re-exported)
-from amplint.analysis.project.lines import node_lines
+from amplint.analysis.project.lines import call_anchors, node_lines
 from amplint.analysis.project.relative_names import Names, relative_imports
 from amplint.analysis.project.selfcalls import record_self_call
 from amplint.analysis.project.summary_types import (  # noqa: F401  (re-exported: the summary's data types)
@@ -260,14 +260,7 @@ class _Summarizer:
         function."""
         if self.source is None:
             return None
-        anchors: Dict[int, cst.CSTNode] = {}
-        for site in self.tree.calls:
-            if site.line_stmt is not None:
-                anchors[id(site.node)] = site.line_stmt
-            elif site.top_stmt is not None and type(site.top_stmt) is not cst.SimpleStatementLine:
-                anchors[id(site.node)] = site.top_stmt
-            elif isinstance(site.frame.node, cst.BaseCompoundStatement):  # `def f(): return g()`
-                anchors[id(site.node)] = site.frame.node
+        anchors = call_anchors(self.tree.calls)
         if any(type(node) is cst.Param for node in wanted):
             for frame in self.tree.frames:
                 node = frame.node
