@@ -261,6 +261,19 @@ class _Summarizer:
         if self.source is None:
             return None
         anchors = call_anchors(self.tree.calls)
+        for site in self.tree.assigns:  # a value the value flow cites (flowvalues._mark)
+            if site.line_stmt is not None:
+                anchors.setdefault(id(site.value), site.line_stmt)
+        for frame in self.tree.frames:  # a region's cited node: in its `with`'s or def's header
+            region = frame.region
+            if region is not None and frame.kind in ("with", "function"):
+                node = _cite_node(region)
+                holder = frame.node
+                if id(node) not in anchors and (
+                    (region.with_node is holder and region.kind == "with")
+                    or any(dec.decorator is node for dec in getattr(holder, "decorators", ()))
+                ):
+                    anchors[id(node)] = holder
         if any(type(node) is cst.Param for node in wanted):
             for frame in self.tree.frames:
                 node = frame.node
