@@ -160,3 +160,17 @@ def test_a_protocol_summary_does_not_generate_the_module(monkeypatch):
     assert "Module" in roots
     assert fast.functions == slow.functions and fast.functions
     assert fast.flags == slow.flags
+
+
+def test_a_file_pairs_its_statements_once_for_both_summaries(monkeypatch):
+    """The first pass makes a file's portable summary and its protocol summary from one parse:
+    Python's statements are paired with LibCST's once for both."""
+    pairings = []
+    original = lines_module._pair_statements
+    monkeypatch.setattr(lines_module, "_pair_statements",
+                        lambda module, source: pairings.append(1) or original(module, source))
+    module = parse(PLUGIN)
+    facts = FileFacts(module)
+    summarize("amp.py", PLUGIN, module, facts, portable=True)
+    summarize_scaler("amp.py", module, facts, True, PLUGIN)
+    assert len(pairings) == 1

@@ -193,9 +193,23 @@ def statement_starts(module: cst.Module, source: str) -> Optional[Dict[int, Tupl
     return None if paired is None else paired[0]
 
 
+_last_paired: tuple = (None, None, None)  # (module, source, its pairing): a file's summary and
+# its protocol summary ask one after the other
+
+
 def _paired_statements(module: cst.Module, source: str):
     """(`statement_starts`, id(compound statement) -> its `ast` twin, the source's lines), or
     None."""
+    global _last_paired
+    last = _last_paired
+    if last[0] is module and last[1] is source:
+        return last[2]
+    paired = _pair_statements(module, source)
+    _last_paired = (module, source, paired)
+    return paired
+
+
+def _pair_statements(module: cst.Module, source: str):
     if source.count("\r") != source.count("\r\n"):
         return None  # a lone CR: Python counts a line where the code generation does not
     try:
