@@ -192,7 +192,7 @@ def test_summary_lines_do_not_generate_the_whole_module(monkeypatch):
     fast = summarize("m.py", MODULE, portable=True)
     assert generated and all(not isinstance(root, cst.Module) for root in generated)
     monkeypatch.setattr(lines_module, "_generated_lines", original)
-    monkeypatch.setattr(lines_module, "statement_starts", lambda module, source: None)
+    monkeypatch.setattr(lines_module, "_paired_statements", lambda module, source: None)
     slow = summarize("m.py", MODULE, portable=True)  # the old way: the whole module generated
     for name, function in fast.functions.items():
         assert [c.line for c in function.calls] == [c.line for c in slow.functions[name].calls]

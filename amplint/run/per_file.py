@@ -105,7 +105,7 @@ def _process_python(
 
         def summaries(path, text, module, facts):
             if protocol:
-                made["scaler"] = first_pass_summary(path, module, facts)
+                made["scaler"] = first_pass_summary(path, module, facts, text)
             return portable_summary(path, text, module, facts) if wanted else False
 
         result, final = lint_and_fix(

@@ -40,12 +40,12 @@ def first_pass_plan(path: str, text: str, raw: bytes) -> Optional[bool]:
     return True
 
 
-def first_pass_summary(path: str, module, facts) -> object:
+def first_pass_summary(path: str, module, facts, text: Optional[str] = None) -> object:
     """The summary `scaler_summaries_of(..., force=True)` would make, from the first pass's
     parse and FileFacts (made without entries, as there): a ScalerSummary, or False (none:
     an analysis bug, as there)."""
     try:
-        return summarize_scaler(path, module, facts, True)
+        return summarize_scaler(path, module, facts, True, text)
     except Exception:  # an analysis bug: no protocol to compose
         return False
 
@@ -141,7 +141,7 @@ def summarize_file(item):
             if large_files.split(text) is not None:
                 return None  # linted in parts, read by no project pass (one whole tree: ~800 MB)
             module = parse(text)
-            return summarize_scaler(path, module, FileFacts(module), force)
+            return summarize_scaler(path, module, FileFacts(module), force, text)
     except Exception:  # unreadable, unparsable or an analysis bug: no protocol to compose
         return None
 

@@ -119,7 +119,7 @@ def _region(project, methods: Methods, caller: str, key: str, receiver, attr: st
 def _methods(project) -> Methods:
     from amplint.analysis.facts.context_functions import _opened_by, is_contextmanager
     from amplint.analysis.project.function_entries import parsed_facts
-    from amplint.analysis.project.lines import node_lines
+    from amplint.analysis.project.lines import call_anchors, node_lines
 
     found: Methods = {}
     for path in project.__dict__.get("_context_method_files", ()):  # context_openers._openers's test
@@ -127,6 +127,8 @@ def _methods(project) -> Methods:
         if parsed is None:
             continue
         module, facts = parsed
+        source = project.files.get(path)  # the text parsed_facts parsed
+        anchors = call_anchors(facts.tree.calls)
         shown = project.display(path)
         for cls_name, cls in sorted(facts.tree.classes.items()):
             if cls.parent is not facts.tree.module_frame:
@@ -137,7 +139,8 @@ def _methods(project) -> Methods:
                     continue
                 enabled, inner, param = opened
                 node = inner.with_node.items[0].item if inner.with_node is not None else inner.origin
-                lines = node_lines(module, [frame.node.name, node])
+                anchors[id(frame.node.name)] = frame.node
+                lines = node_lines(module, [frame.node.name, node], source, anchors)
                 maybe = {"enabled": "", "disabled": " (disabled)"}.get(enabled.value, " on some paths")
                 how = "yields under the autocast region" if is_contextmanager(frame) else "returns the autocast"
                 cite = (f"`{cls_name}.{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} {how} "

@@ -35,7 +35,7 @@ from amplint.analysis.facts.scaler_flags import EntryScalerFlag, binding_scope, 
 from amplint.analysis.facts.scaler_flow import key_text
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.light_index import light_file
-from amplint.analysis.project.lines import node_lines
+from amplint.analysis.project.lines import call_anchors, node_lines
 from amplint.analysis.facts.returned_values import EntryReturn
 from amplint.analysis.facts.tree import dotted_name, iter_nodes
 from amplint.analysis.project.relative_names import Names, relative_imports
@@ -79,9 +79,11 @@ def is_caller(text: str) -> bool:
     return any(word in text for word in CALLER_WORDS)
 
 
-def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -> ScalerSummary:
+def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
+                     source: Optional[str] = None) -> ScalerSummary:
     """One file's protocol summary, from its FileFacts (made without project entries). Without
-    `force`, a file with no call to follow gets no `functions` (None: not computed)."""
+    `force`, a file with no call to follow gets no `functions` (None: not computed). `source`:
+    the text `module` was parsed from (lines without generating the module's code)."""
     summary = ScalerSummary(path)
     analysis = facts.scalers
     graph = facts.callgraph
@@ -133,19 +135,30 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
         if _value_used(site, uses):
             wanted.append(len(summary.calls) - 1)
     if flagged:
-        summary.flags = _flags(analysis, module, flagged)
+        summary.flags = _flags(analysis, module, flagged, source)
     summary.wanted = tuple(wanted)
     if not force and not summary.calls:
         summary.functions = None
         return summary
     flows = _protocol_flows(analysis) if flows is None else flows
     nodes = [e.inner or e.node for f in flows for e in f.events]
-    lines = node_lines(module, nodes) if nodes else {}
+    lines = node_lines(module, nodes, source, _anchors(facts, flows) if source else None) if nodes else {}
     for flow in flows:
         entry = _function(flow, module, lines)
         if entry is not None:
             summary.functions[function_key(flow.frame) or ""] = entry
     return summary
+
+
+def _anchors(facts, flows) -> dict:
+    """`node_lines`' anchors of the events' nodes: the call sites', and each event's own
+    statement line (a composed event's inner node is its callee's event's node)."""
+    anchors = call_anchors(facts.tree.calls)
+    for flow in flows:
+        for event in flow.events:
+            if event.stmt is not None and event.inner is None:
+                anchors[id(event.node)] = event.stmt
+    return anchors
 
 
 def _protocol_flows(analysis) -> list:
@@ -183,7 +196,7 @@ def passes_scaler(call: cst.Call) -> bool:
     ) and not any(a.star for a in call.args)
 
 
-def _flags(analysis, module: cst.Module, flagged) -> tuple:
+def _flags(analysis, module: cst.Module, flagged, source: Optional[str] = None) -> tuple:
     """`ScalerSummary.flags` for the recorded calls that pass a scaler of this file created
     with `enabled=<name>.<attr>` together with that very `<name>`."""
     found = []
@@ -208,7 +221,8 @@ def _flags(analysis, module: cst.Module, flagged) -> tuple:
             found.append((index, slots[id(arg)], slots[id(roots[0])], flag.attr, flag.root, site.node))
     if not found:
         return ()
-    lines = node_lines(module, [f[5] for f in found])
+    anchors = call_anchors(site for _, site in flagged) if source else None
+    lines = node_lines(module, [f[5] for f in found], source, anchors)
     return tuple(f[:5] + (lines.get(id(f[5]), 0),) for f in found)
 
 
@@ -396,8 +410,10 @@ def local_summaries(files: Mapping[str, str], paths: Sequence[str], force: bool,
             found[path] = None
             continue
         try:
-            module = (modules or {}).get(path) or parse(text)
-            found[path] = summarize_scaler(path, module, FileFacts(module), force)
+            module = (modules or {}).get(path)
+            source = None if module else text  # a tree given: its text is not known here
+            module = module or parse(text)
+            found[path] = summarize_scaler(path, module, FileFacts(module), force, source)
         except Exception:  # unparsable or an analysis bug: no protocol to compose
             found[path] = None
     return found

@@ -21,7 +21,7 @@ from amplint.analysis.facts.regions import Region
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.flowfacts import FlowCollector, frame_key
 from amplint.analysis.project.frameworks import Setting, find_settings  # noqa: F401  (Setting re-exported)
-from amplint.analysis.project.lines import node_lines
+from amplint.analysis.project.lines import call_anchors, node_lines
 from amplint.analysis.project.relative_names import Names, relative_imports
 from amplint.analysis.project.selfcalls import record_self_call
 from amplint.analysis.project.summary_types import (  # noqa: F401  (re-exported: the summary's data types)
@@ -260,14 +260,20 @@ class _Summarizer:
         function."""
         if self.source is None:
             return None
-        anchors: Dict[int, cst.CSTNode] = {}
-        for site in self.tree.calls:
+        anchors = call_anchors(self.tree.calls)
+        for site in self.tree.assigns:  # a value the value flow cites (flowvalues._mark)
             if site.line_stmt is not None:
-                anchors[id(site.node)] = site.line_stmt
-            elif site.top_stmt is not None and type(site.top_stmt) is not cst.SimpleStatementLine:
-                anchors[id(site.node)] = site.top_stmt
-            elif isinstance(site.frame.node, cst.BaseCompoundStatement):  # `def f(): return g()`
-                anchors[id(site.node)] = site.frame.node
+                anchors.setdefault(id(site.value), site.line_stmt)
+        for frame in self.tree.frames:  # a region's cited node: in its `with`'s or def's header
+            region = frame.region
+            if region is not None and frame.kind in ("with", "function"):
+                node = _cite_node(region)
+                holder = frame.node
+                if id(node) not in anchors and (
+                    (region.with_node is holder and region.kind == "with")
+                    or any(dec.decorator is node for dec in getattr(holder, "decorators", ()))
+                ):
+                    anchors[id(node)] = holder
         if any(type(node) is cst.Param for node in wanted):
             for frame in self.tree.frames:
                 node = frame.node
