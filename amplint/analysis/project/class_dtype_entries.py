@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, Optional, Set
 
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.class_dtypes import EntryClassDtype

@@ -54,6 +54,7 @@ class _Call:
 _METHOD = ", a `@torch.no_grad()` method"
 CACHE_ENABLED = "torch.autocast(cache_enabled=)"  # a key of amplint.analysis.data.torch_versions
 
+
 class NogradForwardInAutocast(Rule):
     """## What it does
     Finds a module that runs forward under `torch.no_grad()` (or `torch.inference_mode()`) and
@@ -417,9 +418,10 @@ class NogradForwardInAutocast(Rule):
                 related["grad_call_line"] = call.site
             name = ".".join(call.key)
             through = f", through {earlier.via}" if earlier.via else ""
+            helper = f" (through {call.via})" if call.via else ""
             message = (
-                f"`{name}` runs under no_grad (line {{nograd_line}}{through}) and then with grad"
-                f"{' (through ' + call.via + ')' if call.via else ''} in the same autocast region {note}: before torch 2.11 the autocast cache hands this "
+                f"`{name}` runs under no_grad (line {{nograd_line}}{through}) and then with grad{helper} in "
+                f"the same autocast region {note}: before torch 2.11 the autocast cache hands this "
                 "forward the weight casts made without grad, so its gradients are lost; pass "
                 "`cache_enabled=False` to the autocast"
             )
@@ -714,7 +716,8 @@ class _Walker:
                 arg = positional[index]
             key = dotted_name(arg.value) if arg is not None else None
             if key:
-                out.append((tuple(key), node, f"`{'.'.join(dotted)}(...)` at line {{grad_call_line}}, which runs its `{name}` forward"))
+                how = f"`{'.'.join(dotted)}(...)` at line {{grad_call_line}}, which runs its `{name}` forward"
+                out.append((tuple(key), node, how))
         return out
 
     def _module_key(self, call: cst.Call) -> Optional[Tuple[str, ...]]:
