@@ -32,6 +32,13 @@ class ScalerWithBf16(Rule):
     functions opens autocast itself and every region it opens runs in bfloat16. The message
     names those functions and their regions.
 
+    A region whose dtype is a class attribute (`torch.autocast("cuda", dtype=self.autocast_dtype)`)
+    runs in the dtype of whichever class is `self`: the class and its project subclasses, each
+    reading the first class-body binding along its bases (sd-scripts' `SdxlNetworkTrainer`
+    overriding `autocast_dtype = torch.bfloat16` in another file). Where they disagree, the
+    scaler is reported for the classes under which every region of the file runs in bfloat16,
+    named in the message, without a fix (the other classes need the scaler).
+
     ## Why is this bad?
     Loss scaling exists for float16's narrow range (gradients below 6e-8 flush to zero).
     bfloat16 has float32's exponent range, so the scaler has nothing to protect and only costs:

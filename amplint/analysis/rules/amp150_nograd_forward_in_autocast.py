@@ -67,7 +67,10 @@ class NogradForwardInAutocast(Rule):
     file (`model` holds the `GPT` of model.py), and the message names it. So is calling an
     object of another file that stores the module it is built with and runs it under no_grad in
     its `__call__` (`guesser = LabelGuesser(model)`, then `guesser(x)`), when the class flow
-    ties the stored module to the name the region later trains.
+    ties the stored module to the name the region later trains. A call of a helper of the file
+    that runs its parameter forward straight in its body (`self._forward(model, ...)` with
+    `output = model(ids)`) is a forward of the argument in the caller's grad mode; with grad it
+    is reported at the helper's forward.
 
     ## Why is this bad?
     Autocast caches the low-precision copy of every float32 weight it casts, for the rest of the
