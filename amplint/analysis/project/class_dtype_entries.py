@@ -23,7 +23,7 @@ from amplint.analysis.facts.class_dtypes import EntryClassDtype
 from amplint.analysis.facts.property_dtypes import PLAIN_BASES
 from amplint.analysis.project.property_entries import class_node
 
-_SELF_DTYPE = re.compile(r"\bdtype\s*=\s*self\.(\w+)")
+_SELF_DTYPE = re.compile(r"\bdtype\s*=\s*self\.(\w+)\s*[,)]")
 _MAX_DEPTH = 8
 _FLOATS = {name: dtype for name, dtype in R.DTYPE_NAMES.items() if dtype in R.FLOAT_ORDER}
 _UNKNOWN = "?"
@@ -44,11 +44,13 @@ def class_dtype_entries(project, paths) -> None:
             continue
         for cls in sorted(summary.classes):
             for attr in sorted(attrs):
+                deciding = {path}
+                if _class_value(project, path, cls, attr, parsed, deciding, 0) in (None, _UNKNOWN):
+                    continue  # the class itself does not read a dtype: its subclasses are not asked
                 if attr not in stored:
                     stored[attr] = _stored_elsewhere(project, attr)
                 if stored[attr]:
                     continue
-                deciding = {path}
                 options = []
                 for where, name in [(path, cls)] + list(project.dispatch.subclasses(path, cls)):
                     dtype = _class_value(project, where, name, attr, parsed, deciding, 0)
