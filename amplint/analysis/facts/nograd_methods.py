@@ -155,6 +155,43 @@ def nograd_params(function: Optional[Frame]) -> Tuple[Tuple[int, str], ...]:
     return tuple(sorted((index, name) for name, index in found.items() if name not in rebound))
 
 
+def grad_params(function: Optional[Frame]) -> Tuple[Tuple[int, str, cst.Call], ...]:
+    """(position, name, the call) of the parameters a module-level function, or a method, runs
+    forward (`p(...)`, `p.forward(...)`) in the grad mode of its caller: the call is in a
+    statement straight in its body (no branch, loop, `with` or nested def on the way), the
+    function has no decorator but `staticmethod`, and binds the parameter nowhere again.
+    Positions count as nograd_params counts them."""
+    if function is None or function.kind != "function" or function.parent is None \
+            or function.parent.kind not in ("module", "class"):
+        return ()
+    node = function.node
+    if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
+        return ()
+    scope = function.parent
+    if any(resolve_expr(d.decorator, scope) != "staticmethod" for d in node.decorators):
+        return ()
+    positional = list(node.params.posonly_params) + list(node.params.params)
+    if scope.kind == "class" and not node.decorators:
+        if not positional:
+            return ()
+        positional = positional[1:]
+    names = {p.name.value: i for i, p in enumerate(positional)}
+    names.update({p.name.value: -1 for p in node.params.kwonly_params})
+    _called, rebound = _nograd_calls(function)
+    found = {}
+    for stmt in node.body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine) or any(
+                isinstance(n, (cst.IfExp, cst.BooleanOperation)) for n in iter_nodes(stmt)):
+            continue  # a call in one branch of an expression may not run
+        for call in calls_in(stmt):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+                func = func.value
+            if isinstance(func, cst.Name) and func.value in names and func.value not in rebound:
+                found.setdefault(func.value, call)
+    return tuple(sorted(((names[name], name, call) for name, call in found.items()), key=lambda t: t[:2]))
+
+
 def nograd_self_attrs(function: Optional[Frame]) -> Tuple[str, ...]:
     """The attributes `x` a method calls as `self.x(...)` / `self.x.forward(...)` under no_grad
     (decorated, or in one of its own `with torch.no_grad():` blocks): a callable object holding

@@ -16,6 +16,7 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 
+from amplint.analysis.facts.class_dtypes import self_dtypes
 from amplint.analysis.facts.context_functions import function_region
 from amplint.analysis.facts.opener_factories import factory_call
 from amplint.analysis.facts.context_properties import property_opened
@@ -56,6 +57,9 @@ class Region:
     # the autocast passes `cache_enabled=False` (an opener's region: every autocast it may
     # open does), so it keeps no cast of a weight for a later forward
     cache_off: bool = False
+    # `dtype=self.<attr>` read through the classes that can be self (facts/class_dtypes.py)
+    # when they disagree: (class, dtype) for each, `dtype` then None
+    dtype_by_class: Optional[Tuple[Tuple[str, str], ...]] = None
 
     @property
     def active(self) -> bool:
@@ -293,7 +297,7 @@ class RegionAnalysis:
         if isinstance(expr, cst.Call) and not call_it:
             qualified = resolve_expr(expr.func, frame)
             if qualified in AUTOCAST_APIS:
-                return self._from_autocast_call(qualified, expr, expr)
+                return self._from_autocast_call(qualified, expr, expr, frame)
             # Calling an alias: `with self.amp_autocast():` where it is a partial(autocast, ...)
             target = self._alias_target(expr.func, frame)
             if target is not None:
@@ -386,7 +390,8 @@ class RegionAnalysis:
         merged = cst.Call(func=value.args[0].value, args=tuple(value.args[1:]) + tuple(call.args))
         return self._from_autocast_call(inner, merged, call)
 
-    def _from_autocast_call(self, qualified: str, call: cst.Call, origin: cst.CSTNode) -> Region:
+    def _from_autocast_call(self, qualified: str, call: cst.Call, origin: cst.CSTNode,
+                            frame: Optional[Frame] = None) -> Region:
         fixed_device, default_dtype, positional = AUTOCAST_APIS[qualified]
         args = bound_arguments(call, positional)
         forwards = None
@@ -405,11 +410,17 @@ class RegionAnalysis:
             device = device.split(":")[0]
         dtype_expr = args.get("dtype")
         dtype = default_dtype or _DEFAULT_DTYPE.get(device or "")
+        by_class = None
         if dtype_expr is not None:
             name = dotted_name(dtype_expr)
             dtype = DTYPES.get(".".join(name)) if name and name[0] == "torch" else None
+            attr = self_attr(dtype_expr) if frame is not None else None
+            options = self_dtypes(self.entries, frame, attr) if attr is not None else None
+            if options:
+                found = {d for _, d in options}
+                dtype, by_class = (found.pop(), None) if len(found) == 1 else (None, options)
         kind = "with"
-        return Region(enabled, device, dtype, origin, kind, device_expr=device_expr,
+        return Region(enabled, device, dtype, origin, kind, device_expr=device_expr, dtype_by_class=by_class,
                       enabled_expr=enabled_expr, forwards=forwards,
                       cache_off=literal_bool(args["cache_enabled"]) is False if "cache_enabled" in args else False)
 

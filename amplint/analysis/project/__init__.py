@@ -36,6 +36,7 @@ from amplint.analysis.project.context_openers import opener_region_seeds
 from amplint.analysis.project.context_params import param_region_seeds
 from amplint.analysis.project.device_params import param_device_entries
 from amplint.analysis.project.property_entries import params_dtype_entries
+from amplint.analysis.project.class_dtype_entries import class_dtype_entries
 from amplint.analysis.project.backward_entries import backward_method_entries
 from amplint.analysis.project.dispatch import Dispatch, dispatch_seeds
 from amplint.analysis.project.explain import EXPLAIN
@@ -271,15 +272,18 @@ class ProjectFacts(ProjectResolver):
         self._deps = reach.deps
         param_device_entries(self)
         params_dtype_entries(self, set(self._entries) | set(self.first_pass))
+        class_dtype_entries(self, set(self._entries) | set(self.first_pass))
         backward_method_entries(self)
         # calls the class flow resolved, with a fact the rule asks (nograd_entries.py,
         # wrapper_entries.py), and regions opened through a parameter (context_params.py) or a
         # context-manager function of another file (context_openers.py), and parameters that
         # callers bind to a torch.device used as an autocast's device type (device_params.py),
-        # properties a class inherits from another file (property_entries.py)
+        # properties a class inherits from another file (property_entries.py), class attributes
+        # read as a dtype through the classes that can be self (class_dtype_entries.py)
         for found, deps in (("nograd_calls", "nograd_deps"), ("wrapped_calls", "wrapped_deps"),
                             ("param_regions", "param_deps"), ("opener_regions", "opener_deps"),
                             ("device_params", "device_deps"), ("property_dtypes", "property_deps"),
+                            ("class_dtypes", "class_dtype_deps"),
                             ("backward_calls", "backward_deps"), ("attr_regions", "attr_deps")):
             for path, calls in self.__dict__.get(found, {}).items():
                 self._entries[path] = tuple(self._entries.get(path, ())) + tuple(sorted(calls, key=repr))

@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, Optional, Tuple
 
+from amplint.analysis.facts.property_dtypes import PLAIN_BASES
 from amplint.analysis.facts.regions import Enabled, EntryContextRegion
 from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.context_openers import own_seeds
@@ -47,6 +48,7 @@ from amplint.analysis.project.opener_names import dotted_text, passes_false
 from amplint.analysis.project.context_params import seeds_under
 
 # (file, "Class.method") -> ((enabled, device, dtype), what to cite, its `enabled` parameter)
+_MAX_DEPTH = 8
 Methods = Dict[Tuple[str, str], Tuple[tuple, str, Optional[Tuple[int, str]]]]
 
 
@@ -67,11 +69,12 @@ def method_region_seeds(project) -> list:
         for key, written, line, span, node in calls:
             function = summary.flow.functions.get(key)
             attr = written.rsplit(".", 1)[1]
-            receivers = [r for r, a, _t, at in (function.dynamic if function is not None else ())
-                         if a == attr and at == line]
-            if len(receivers) != 1:
-                continue
-            found = _region(project, methods, caller, key, receivers[0], attr)
+            if written == f"self.{attr}":  # an inherited method: the same opener as a local one
+                found = _inherited_region(project, methods, caller, key, attr)
+            else:
+                receivers = [r for r, a, _t, at in (function.dynamic if function is not None else ())
+                             if a == attr and at == line]
+                found = _region(project, methods, caller, key, receivers[0], attr) if len(receivers) == 1 else None
             if found is None:
                 continue
             info, cite, param, paths = found
@@ -116,6 +119,53 @@ def _region(project, methods: Methods, caller: str, key: str, receiver, attr: st
     return info, cite, (params.pop() if len(params) == 1 else None), paths
 
 
+def _inherited_region(project, methods: Methods, caller: str, key: str, attr: str):
+    """`with self.attr():` in method `key` ("C.f") of `caller`, where `attr` is not C's own: the
+    method C's bases give (walked through the project: a base outside it other than
+    `nn.Module`/`object` may define it first, then no answer), in another file, and the same
+    method for every project subclass of C that runs `f` (one that overrides `attr` itself
+    gives no answer). As `_region` answers it."""
+    parts = key.split(".")
+    if len(parts) != 2:
+        return None
+    cls, method = parts
+    deciding = {caller}
+    hit = _defining(project, caller, cls, attr, deciding, 0)
+    if hit is None or hit[0] == caller or hit not in methods:
+        return None
+    for sub_path, sub in project.dispatch.subclasses(caller, cls):
+        if project.method(sub_path, sub, method) != (caller, key):
+            continue  # it overrides the calling method: it does not run this `with`
+        if _defining(project, sub_path, sub, attr, deciding, 0) != hit:
+            return None
+    info, cite, param = methods[hit]
+    return info, cite, param, deciding | {hit[0]}
+
+
+def _defining(project, path: str, cls: str, attr: str, deciding: set, depth: int):
+    """(file, "Class.attr") of the method `attr` class `cls` of `path` runs, or None where its
+    bases cannot all be read (or it has none)."""
+    summary = project.summary(path)
+    info = summary.classes.get(cls) if summary is not None else None
+    if info is None or depth > _MAX_DEPTH:
+        return None
+    deciding.add(path)
+    if attr in info.methods:
+        return path, f"{cls}.{attr}"
+    for base in info.bases:
+        if base in PLAIN_BASES:
+            continue
+        found = project.resolve_ref(path, base)
+        if found is None or len(found[1]) != 1:
+            return None  # outside the project: it may define the method
+        hit = _defining(project, found[0], found[1][0], attr, deciding, depth + 1)
+        if hit is not None:
+            return hit
+        if project.method(found[0], found[1][0], attr) is not None or project.external_bases(found[0], found[1][0], set()):
+            return None  # the walk below stopped on a base it could not read
+    return None
+
+
 def _methods(project) -> Methods:
     from amplint.analysis.facts.context_functions import _opened_by, is_contextmanager
     from amplint.analysis.project.function_entries import parsed_facts
@@ -151,8 +201,8 @@ def _methods(project) -> Methods:
 
 def _with_method_calls(text: str, names) -> list:
     """(function key, the callee as written, line of the `with`, (first, last) line of its body,
-    the `with` node) for each `with a.b.m(...):` item whose `m` is in `names` and whose receiver
-    is not `self` itself (`self.m()` is the file's own, or an inherited, method)."""
+    the `with` node) for each `with a.b.m(...):` item whose `m` is in `names` (`self.m()`: the
+    file's own method, or an inherited one)."""
     try:
         tree = python_tree(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -171,7 +221,7 @@ def _with_method_calls(text: str, names) -> list:
                             and expr.func.attr in names):
                         continue
                     written = dotted_text(expr.func)
-                    if written is not None and written.rsplit(".", 1)[0] != "self":
+                    if written is not None:
                         found.append((key, written, child.lineno, (child.body[0].lineno, child.end_lineno
                                                                    or child.lineno), child))
             visit(child, key)

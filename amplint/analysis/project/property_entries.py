@@ -96,7 +96,7 @@ def _defines_anywhere(project, path: str, bases, attr: str, parsed, depth: int) 
     return False
 
 
-def _class_node(project, path: str, cls: str, parsed) -> Optional[ast.ClassDef]:
+def class_node(project, path: str, cls: str, parsed) -> Optional[ast.ClassDef]:
     if path not in parsed:
         try:
             parsed[path] = ast.parse(project.files.get(path) or "")
@@ -109,7 +109,7 @@ def _class_node(project, path: str, cls: str, parsed) -> Optional[ast.ClassDef]:
 
 
 def _property_line(project, path: str, cls: str, attr: str, parsed) -> int:
-    node = _class_node(project, path, cls, parsed)
+    node = class_node(project, path, cls, parsed)
     if node is None:
         return 0
     defs = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == attr]
@@ -122,7 +122,7 @@ def _property_line(project, path: str, cls: str, attr: str, parsed) -> int:
 
 def _class_binds(project, path: str, cls: str, attr: str, parsed) -> bool:
     """A class-level binding of `attr` the summary's methods do not show (`dtype = torch.float16`)."""
-    node = _class_node(project, path, cls, parsed)
+    node = class_node(project, path, cls, parsed)
     if node is None:
         return True
     for stmt in node.body:

@@ -32,6 +32,13 @@ class ScalerWithBf16(Rule):
     functions opens autocast itself and every region it opens runs in bfloat16. The message
     names those functions and their regions.
 
+    A region whose dtype is a class attribute (`torch.autocast("cuda", dtype=self.autocast_dtype)`)
+    runs in the dtype of whichever class is `self`: the class and its project subclasses, each
+    reading the first class-body binding along its bases (sd-scripts' `SdxlNetworkTrainer`
+    overriding `autocast_dtype = torch.bfloat16` in another file). Where they disagree, the
+    scaler is reported for the classes under which every region of the file runs in bfloat16,
+    named in the message, without a fix (the other classes need the scaler).
+
     ## Why is this bad?
     Loss scaling exists for float16's narrow range (gradients below 6e-8 flush to zero).
     bfloat16 has float32's exponent range, so the scaler has nothing to protect and only costs:
@@ -208,9 +215,20 @@ class ScalerWithBf16(Rule):
             return
         regions = self._regions(facts)
         local = bool(regions) and all(r.dtype == "bfloat16" for r in regions)
+        classes = _bf16_classes(regions) if regions and not local else []
+        local = local or bool(classes)
         remote = callee_regions(facts.entries) if not regions else {}
         if not local and not remote:
             return
+        # several classes can be `self` where a region reads its dtype from a class attribute:
+        # the hazard holds for those whose every region of the file is bfloat16
+        every = "every autocast region of this file runs in bfloat16" if not classes else (
+            "every autocast region of this file runs in bfloat16 when `self` is "
+            + " or ".join(classes) + " (a class attribute read as the dtype: "
+            + "; ".join(f"{name}: {dtype}" for name, dtype in _options(regions)) + ")")
+        advice = ("create it with `enabled=False`, or gate it: `enabled=(amp_dtype == torch.float16)`"
+                  if not classes else "gate it on the dtype the region reads: "
+                  "`enabled=(<that dtype> == torch.float16)`")
         for ref, info in scalers.infos.items():
             if info.maybe_none:
                 continue
@@ -228,11 +246,11 @@ class ScalerWithBf16(Rule):
             for call in info.constructions:
                 yield self.report(
                     call,
-                    f"GradScaler {when} every autocast region of this file runs in "
-                    "bfloat16 (line {region_line}): bf16 needs no loss scaling, the scaler only "
-                    "adds a host sync per step and skipped steps; create it with "
-                    "`enabled=False`, or gate it: `enabled=(amp_dtype == torch.float16)`",
-                    fix=self._fix(facts, call),
+                    f"GradScaler {when} {every} "
+                    "(line {region_line}): bf16 needs no loss scaling, the scaler only "
+                    f"adds a host sync per step and skipped steps; {advice}",
+                    # disabling it would break the classes that run float16: no fix
+                    fix=self._fix(facts, call) if not classes else None,
                     related={"region_line": regions[0].origin},
                 )
 
@@ -330,6 +348,20 @@ class ScalerWithBf16(Rule):
             new = with_args(call, [*args, kwarg("enabled", cst.Name("False"))])
         return self.fix(Applicability.UNSAFE, "Create the scaler disabled (`enabled=False`)",
                         {call: new})
+
+
+def _bf16_classes(regions: List[Region]) -> List[str]:
+    """The classes that, as `self`, make every region bfloat16: the regions that read their
+    dtype through the classes (Region.dtype_by_class) all read the same options, and every
+    other region is bfloat16."""
+    options = {r.dtype_by_class for r in regions if r.dtype_by_class is not None}
+    if len(options) != 1 or any(r.dtype != "bfloat16" for r in regions if r.dtype_by_class is None):
+        return []
+    return [name for name, dtype in next(iter(options)) if dtype == "bfloat16"]
+
+
+def _options(regions: List[Region]):
+    return next(r.dtype_by_class for r in regions if r.dtype_by_class is not None)
 
 
 def _code(node: Optional[cst.CSTNode]) -> str:

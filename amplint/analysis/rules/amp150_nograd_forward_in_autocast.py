@@ -12,7 +12,8 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.context_functions import bound_locally, overrides
 from amplint.analysis.facts.names import relative_ref, resolve, resolve_expr
 from amplint.analysis.facts.nograd_methods import (
-    NO_GRAD, EntryNoGradArgs, EntryNoGradCall, EntryNoGradFunction, EntryNoGradHeld, nograd_forward, nograd_params,
+    NO_GRAD, EntryNoGradArgs, EntryNoGradCall, EntryNoGradFunction, EntryNoGradHeld, grad_params, nograd_forward,
+    nograd_params,
 )
 from amplint.analysis.facts.regions import AUTOCAST_APIS, Region, literal_bool
 from amplint.analysis.facts.syntax import calls_in
@@ -47,10 +48,12 @@ class _Call:
     path: Tuple[Tuple[int, int], ...]  # (id of If/Try, branch) on the way down
     # what runs it forward without grad: "`GPT.generate` (defined at model.py:101), a `@torch.no_grad()` method"
     via: str = ""
+    site: Optional[cst.Call] = None  # a helper's forward: the call of the helper in the region
 
 
 _METHOD = ", a `@torch.no_grad()` method"
 CACHE_ENABLED = "torch.autocast(cache_enabled=)"  # a key of amplint.analysis.data.torch_versions
+
 
 class NogradForwardInAutocast(Rule):
     """## What it does
@@ -64,7 +67,10 @@ class NogradForwardInAutocast(Rule):
     file (`model` holds the `GPT` of model.py), and the message names it. So is calling an
     object of another file that stores the module it is built with and runs it under no_grad in
     its `__call__` (`guesser = LabelGuesser(model)`, then `guesser(x)`), when the class flow
-    ties the stored module to the name the region later trains.
+    ties the stored module to the name the region later trains. A call of a helper of the file
+    that runs its parameter forward straight in its body (`self._forward(model, ...)` with
+    `output = model(ids)`) is a forward of the argument in the caller's grad mode; with grad it
+    is reported at the helper's forward.
 
     ## Why is this bad?
     Autocast caches the low-precision copy of every float32 weight it casts, for the rest of the
@@ -369,13 +375,14 @@ class NogradForwardInAutocast(Rule):
                 nograd.setdefault(("held", e.scope, e.receiver), []).append(
                     (e.held, f"`{'.'.join(e.receiver)}` (`{e.cls}.{e.method}`, defined at {e.where}, "
                              f"runs the `{'.'.join(e.held)}` it was built with under no_grad)"))
+        reported: Set[int] = set()  # a helper's forward reached from several regions: once
         for frame, body, region in self._scopes(facts):
             walker = _Walker(facts, frame, region_withs, modules, nograd)
             walker.block(body, _outer_grad(frame, None), ())
             if walker.cleared:
                 continue
             calls = [call for call in walker.calls if call.key not in frozen]
-            yield from self._pairs(ctx, calls, region)
+            yield from self._pairs(ctx, calls, region, reported)
 
     def _scopes(self, facts):
         """(frame, statements, region) for every body that runs under one active region."""
@@ -392,7 +399,7 @@ class NogradForwardInAutocast(Rule):
                 if isinstance(node.body, cst.IndentedBlock):
                     yield frame, node.body.body, region
 
-    def _pairs(self, ctx, calls: List[_Call], region: Region):
+    def _pairs(self, ctx, calls: List[_Call], region: Region, done: Set[int]):
         if _cache_disabled(region):
             return
         first_nograd: Dict[Tuple[str, ...], _Call] = {}
@@ -401,19 +408,23 @@ class NogradForwardInAutocast(Rule):
             if call.grad is False:
                 first_nograd.setdefault(call.key, call)
                 continue
-            if call.grad is not True or call.key in reported:
+            if call.grad is not True or call.key in reported or id(call.node) in done:
                 continue
             earlier = first_nograd.get(call.key)
             if earlier is None or _exclusive(earlier.path, call.path):
                 continue
             reported.add(call.key)
+            done.add(id(call.node))
             note, related = region_note(region)
             related = dict(related, nograd_line=earlier.node)
+            if call.site is not None:
+                related["grad_call_line"] = call.site
             name = ".".join(call.key)
             through = f", through {earlier.via}" if earlier.via else ""
+            helper = f" (through {call.via})" if call.via else ""
             message = (
-                f"`{name}` runs under no_grad (line {{nograd_line}}{through}) and then with grad in the "
-                f"same autocast region {note}: before torch 2.11 the autocast cache hands this "
+                f"`{name}` runs under no_grad (line {{nograd_line}}{through}) and then with grad{helper} in "
+                f"the same autocast region {note}: before torch 2.11 the autocast cache hands this "
                 "forward the weight casts made without grad, so its gradients are lost; pass "
                 "`cache_enabled=False` to the autocast"
             )
@@ -615,6 +626,14 @@ class _Walker:
                 continue
             for key, via in self._nograd_arguments(call, dotted):
                 self.calls.append(_Call(call, key, False, self.order, path, via))
+            for key, node, via in self._forwarded_arguments(call, dotted) if grad is not None else ():
+                # `self._forward(model, ...)`: a helper of this file runs its `model` forward in
+                # the caller's grad mode; with grad it is reported at the helper's forward
+                if grad:
+                    self.calls.append(_Call(node, key, True, self.order, path, via, call))
+                else:  # the helper's own call is the no-grad forward to cite
+                    self.calls.append(_Call(call, key, False, self.order, path,
+                                            via.replace(" at line {grad_call_line}", "")))
             for key, via in (self.nograd.get(("held", scope_key(self.frame), tuple(dotted))) or ()) if dotted else ():
                 self.calls.append(_Call(call, key, False, self.order, path, via))
             via = self._nograd_method(call, dotted)
@@ -675,6 +694,33 @@ class _Walker:
             if key:
                 where_text = f" {where}" if where else ""
                 out.append((tuple(key), f"`{'.'.join(dotted)}`{where_text}, which runs its `{name}` under no_grad"))
+        return out
+
+    def _forwarded_arguments(self, call: cst.Call, dotted):
+        """(receiver key, the helper's forward, how) for the arguments a function of this file
+        called here runs forward in the caller's grad mode (nograd_methods.grad_params): every
+        function the call may run (a subclass of this file overriding a method included) does
+        it alike."""
+        if not dotted or any(a.star for a in call.args) or (len(dotted) == 1 and bound_locally(self.frame, dotted[0])):
+            return []
+        callees = self.facts.callgraph.callees(CallSite(call, self.frame, None, None, None))
+        if len(callees) != 1 or callees[0] is self.frame.function:
+            return []
+        callee = callees[0]
+        params = grad_params(callee)
+        others = overrides(self.facts.regions, call, self.frame, callee) if params else ()
+        if any([p[:2] for p in grad_params(other)] != [p[:2] for p in params] for other in others):
+            return []
+        positional = [a for a in call.args if a.keyword is None]
+        out = []
+        for index, name, node in params:
+            arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            if arg is None and 0 <= index < len(positional):
+                arg = positional[index]
+            key = dotted_name(arg.value) if arg is not None else None
+            if key:
+                how = f"`{'.'.join(dotted)}(...)` at line {{grad_call_line}}, which runs its `{name}` forward"
+                out.append((tuple(key), node, how))
         return out
 
     def _module_key(self, call: cst.Call) -> Optional[Tuple[str, ...]]:

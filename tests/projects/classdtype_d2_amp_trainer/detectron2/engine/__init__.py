@@ -1,0 +1,3 @@
+from .train_loop import AMPTrainer, SimpleTrainer
+
+__all__ = ["AMPTrainer", "SimpleTrainer"]

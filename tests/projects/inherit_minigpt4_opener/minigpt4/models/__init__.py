@@ -1,0 +1,3 @@
+from minigpt4.models.minigpt_v2 import MiniGPTv2
+
+__all__ = ["MiniGPTv2"]
