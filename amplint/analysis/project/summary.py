@@ -51,6 +51,18 @@ def own_region(site: CallSite) -> Optional[Region]:
     return None
 
 
+def inherited_region(site: CallSite) -> Optional[Region]:
+    """The active region a same-file caller puts around the call's function (facts/regions.py's
+    `inherited`, kind "call"), when the file puts none around the call itself."""
+    if own_region(site) is not None:
+        return None
+    function = site.frame.function
+    region = function.inherited if function is not None else None
+    if region is None or region.kind != "call" or not region.active:
+        return None
+    return region
+
+
 _WHAT = {
     "with": "the autocast region",
     "decorator": "the autocast decorator",
@@ -131,6 +143,13 @@ class _Summarizer:
             if id(site) in region_calls:
                 region = self.facts.regions.region_of(site.frame)
                 if dynamic and region is not None and region.active:
+                    root = self.region_index(region.root)
+            elif dynamic:
+                # a same-file callee of the region runs under it (its `decided` function is not
+                # propagated from): its call through a value only the class flow resolves
+                # (`model(x)`, `model` a parameter its caller binds) is one of the region's too
+                region = inherited_region(site)
+                if region is not None:
                     root = self.region_index(region.root)
             own = own_region(site) is not None and root is None
             flow.call(site, dynamic and not own and (root is not None or id(site) not in region_calls), root)
