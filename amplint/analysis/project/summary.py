@@ -27,7 +27,7 @@ from amplint.analysis.project.selfcalls import record_self_call
 from amplint.analysis.project.summary_types import (  # noqa: F401  (re-exported: the summary's data types)
     ClassSummary, ExternalCall, FunctionSummary, ModuleSummary, Origin, RegionInfo, top_level_functions,
 )
-from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, receiver_root
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, iter_nodes, receiver_root
 
 # A file is summarised in the first pass only if its text can open a region or hold a
 # framework setting; other files are summarised on demand, when a region reaches them.
@@ -58,9 +58,19 @@ def inherited_region(site: CallSite) -> Optional[Region]:
         return None
     function = site.frame.function
     region = function.inherited if function is not None else None
-    if region is None or region.kind != "call" or not region.active:
+    if region is None or region.kind != "call" or not region.active or _in_lambda(site):
         return None
     return region
+
+
+def _in_lambda(site: CallSite) -> bool:
+    """A call in a lambda's body runs where the lambda is called (flowfacts' `_lambdas` records
+    it at that call), not where it is written."""
+    stmt = site.line_stmt if site.line_stmt is not None else site.top_stmt
+    for node in iter_nodes(stmt) if stmt is not None else ():
+        if isinstance(node, cst.Lambda) and any(inner is site.node for inner in iter_nodes(node.body)):
+            return True
+    return False
 
 
 _WHAT = {
