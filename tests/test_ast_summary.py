@@ -433,6 +433,38 @@ SNIPPETS = {
                         twice(dl), branch(dl), shadowed(dl), comp(dl), glob(dl), self.gather(dl),
                         checkpoint(dl), glob, trainer_fn)
     """,
+    # litgpt's config property and ModuleDict(dict(...)) (classvalues' property reads, the
+    # builtin dict's values); a shadowed `dict` and a `**` are not the builtin display
+    "properties_and_dict_calls": """
+        import functools
+        import torch.nn as nn
+        from .norms import RMSNorm
+
+        class Config:
+            @property
+            def norm_class(self):
+                return functools.partial(RMSNorm, eps=1e-6)
+
+            @functools.cached_property
+            def head(self):
+                return nn.Linear(4, 4)
+
+            @norm_class.setter
+            def norm_class(self, value):
+                self._norm = value
+
+        class GPT(nn.Module):
+            def __init__(self, config, extra):
+                super().__init__()
+                self.transformer = nn.ModuleDict(dict(h=nn.ModuleList(RMSNorm(4) for _ in range(2)), ln_f=config.norm_class(4)))
+                self.more = nn.ModuleDict(dict(extra, ln=RMSNorm(4)))
+                self.rest = nn.ModuleDict(dict(**extra))
+
+        def local_dict():
+            def dict(**parts):
+                return parts
+            return dict(a=RMSNorm(4))
+    """,
 }
 
 

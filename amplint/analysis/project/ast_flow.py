@@ -13,7 +13,7 @@ from amplint.analysis.project.ast_tree import Refused, call_args, dotted, own_st
 from amplint.analysis.project.ast_values import (
     Args, AstValueReader, _half_cast_dtype, _unstar, first_arg, short_text, without_positional,
 )
-from amplint.analysis.project.flowfacts import FlowFacts, FlowFunction
+from amplint.analysis.project.flowfacts import PROPERTIES, FlowFacts, FlowFunction
 from amplint.analysis.project.flowvalues import CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, binds
 
 
@@ -91,6 +91,8 @@ class AstFlowCollector(AstValueReader):
             name = dotted(dec)
             if name and name[-1] == "classmethod":
                 function.is_classmethod = True
+            elif name and name[-1] in PROPERTIES:
+                function.is_property = True
         for stmt in self._own_of(frame, frame.returns):
             if type(stmt) is ast.Return and stmt.value is not None:
                 value = self.val(stmt.value, frame)

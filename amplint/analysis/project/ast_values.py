@@ -229,6 +229,10 @@ class AstValueReader:
             a[0] is not None or a[1] for a in args
         ) and self.val(func, frame, depth + 1) is None:  # the builtin
             return self._lookup(args[0][2], args[1][2], call, args, frame, depth)
+        if type(func) is ast.Name and func.id == "dict" and args and all(
+            a[0] is not None and not a[1] for a in args
+        ) and self.val(func, frame, depth + 1) is None:  # the builtin: `dict(h=..., ln_f=...)` is `{...}`
+            return ("tuple", tuple(self.val(a[2], frame, depth + 1) for a in args))
         if type(func) is ast.Attribute:
             method = func.attr
             dtype = _half_cast_dtype(method, args, frame) if method in _CASTS else None

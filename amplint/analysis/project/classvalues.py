@@ -440,6 +440,18 @@ class ClassValues(FlowIndex):
                     out.setdefault(("func", fpath, name), hold)
         return out
 
+    def _is_property(self, method) -> bool:
+        flow = self._flow(method[0])
+        function = flow.functions.get(method[1]) if flow is not None else None
+        return function is not None and function.is_property
+
+    def _property(self, method, depth: int) -> Things:
+        fpath, fkey = method
+        out: Things = {}
+        for value in self._flow(fpath).functions[fkey].returns:
+            merge_things(out, self.values(fpath, fkey, value, depth + 1))
+        return out
+
     def _attr(self, path: str, key: str, val, depth: int) -> Things:
         return self._attr_of(self.values(path, key, val[1], depth), val[2], depth)
 
@@ -459,7 +471,11 @@ class ClassValues(FlowIndex):
                 merge_things(out, self._class_attr(thing[1], thing[2], name))
             elif kind == "inst":
                 method = self.p.method(thing[1], thing[2], name)
-                if method is not None:
+                if method is not None and self._is_property(method):
+                    # `config.norm_class` reads what the property returns (litgpt's
+                    # `partial(RMSNorm, ...)`), every return it has
+                    merge_things(out, self._property(method, depth))
+                elif method is not None:
                     out.setdefault(("bound", thing[1], thing[2], method[0], method[1]), hold)
                 else:
                     merge_things(out, self._stores(thing[1], thing[2], name, depth))

@@ -48,6 +48,8 @@ from amplint.analysis.project.flowvalues import (
     super_init_base, without_positional,
 )
 
+PROPERTIES = frozenset({"property", "cached_property"})  # decorators whose method is read as a value
+
 
 @dataclass
 class FlowFunction:
@@ -65,6 +67,7 @@ class FlowFunction:
     # attr "": the receiver itself is called (its forward)
     dynamic: List[Tuple[Val, str, str, int]] = field(default_factory=list)
     is_classmethod: bool = False
+    is_property: bool = False  # `@property` / `@functools.cached_property`: read, not called
 
 
 @dataclass
@@ -159,6 +162,8 @@ class FlowCollector(ValueReader):
             name = dotted_name(dec.decorator)
             if name and name[-1] == "classmethod":
                 function.is_classmethod = True
+            elif name and name[-1] in PROPERTIES:
+                function.is_property = True
         for stmt in _returns(node.body):
             if stmt.value is not None:
                 value = self.val(stmt.value, frame)

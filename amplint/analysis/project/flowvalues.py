@@ -187,6 +187,10 @@ class ValueReader:
             a.star or a.keyword for a in call.args
         ) and self.val(func, frame, depth + 1) is None:  # the builtin
             return self._lookup(call.args[0].value, call.args[1].value, call, frame, depth)
+        if isinstance(func, cst.Name) and func.value == "dict" and call.args and all(
+            a.keyword is not None and not a.star for a in call.args
+        ) and self.val(func, frame, depth + 1) is None:  # the builtin: `dict(h=..., ln_f=...)` is `{...}`
+            return ("tuple", tuple(self.val(a.value, frame, depth + 1) for a in call.args))
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             dtype = half_cast_dtype(call, frame)

@@ -27,7 +27,7 @@ from amplint.analysis.project.selfcalls import record_self_call
 from amplint.analysis.project.summary_types import (  # noqa: F401  (re-exported: the summary's data types)
     ClassSummary, ExternalCall, FunctionSummary, ModuleSummary, Origin, RegionInfo, top_level_functions,
 )
-from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, receiver_root
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, iter_nodes, receiver_root
 
 # A file is summarised in the first pass only if its text can open a region or hold a
 # framework setting; other files are summarised on demand, when a region reaches them.
@@ -49,6 +49,28 @@ def own_region(site: CallSite) -> Optional[Region]:
     if frame is not None and frame.kind == "function" and frame.region is not None:
         return frame.region  # type: ignore[return-value]
     return None
+
+
+def inherited_region(site: CallSite) -> Optional[Region]:
+    """The active region a same-file caller puts around the call's function (facts/regions.py's
+    `inherited`, kind "call"), when the file puts none around the call itself."""
+    if own_region(site) is not None:
+        return None
+    function = site.frame.function
+    region = function.inherited if function is not None else None
+    if region is None or region.kind != "call" or not region.active or _in_lambda(site):
+        return None
+    return region
+
+
+def _in_lambda(site: CallSite) -> bool:
+    """A call in a lambda's body runs where the lambda is called (flowfacts' `_lambdas` records
+    it at that call), not where it is written."""
+    stmt = site.line_stmt if site.line_stmt is not None else site.top_stmt
+    for node in iter_nodes(stmt) if stmt is not None else ():
+        if isinstance(node, cst.Lambda) and any(inner is site.node for inner in iter_nodes(node.body)):
+            return True
+    return False
 
 
 _WHAT = {
@@ -131,6 +153,13 @@ class _Summarizer:
             if id(site) in region_calls:
                 region = self.facts.regions.region_of(site.frame)
                 if dynamic and region is not None and region.active:
+                    root = self.region_index(region.root)
+            elif dynamic:
+                # a same-file callee of the region runs under it (its `decided` function is not
+                # propagated from): its call through a value only the class flow resolves
+                # (`model(x)`, `model` a parameter its caller binds) is one of the region's too
+                region = inherited_region(site)
+                if region is not None:
                     root = self.region_index(region.root)
             own = own_region(site) is not None and root is None
             flow.call(site, dynamic and not own and (root is not None or id(site) not in region_calls), root)

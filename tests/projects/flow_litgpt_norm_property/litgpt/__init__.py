@@ -1,0 +1,2 @@
+from litgpt.config import Config
+from litgpt.model import GPT

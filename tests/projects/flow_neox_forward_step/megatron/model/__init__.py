@@ -1,0 +1,1 @@
+from megatron.model.gpt_model import GPTModel
