@@ -132,8 +132,15 @@ class _Summarizer:
                 region = self.facts.regions.region_of(site.frame)
                 if dynamic and region is not None and region.active:
                     root = self.region_index(region.root)
+            reached = None
+            if dynamic and id(site) not in region_calls:
+                region = self.facts.regions.region_of(site.frame)
+                # a same-file function a region of the file calls (its region is decided here)
+                if region is not None and region.active and region.kind == "call":
+                    reached = self.region_index(region.root)
             own = own_region(site) is not None and root is None
-            flow.call(site, dynamic and not own and (root is not None or id(site) not in region_calls), root)
+            flow.call(site, dynamic and not own and (root is not None or id(site) not in region_calls), root,
+                      reached)
             if id(site) in region_calls:
                 if external is not None:
                     region = self.facts.regions.region_of(site.frame)
