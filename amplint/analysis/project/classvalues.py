@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Dict, Optional
 
 from amplint.analysis.project.classmemo import ContextMemo, Frame
+from amplint.analysis.project.config_targets import config_target_call
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, keep, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
@@ -378,6 +379,8 @@ class ClassValues(FlowIndex):
             named = string_call(self, path, key, thing, text, cite)  # Hydra, `REGISTRY.get(name)`
             if named is None and kind in ("cfunc", "func"):
                 named = registry_lookup(self, path, key, thing, cite)  # `Model.by_name(name)`, `get_model(name)`
+            if named is None and kind == "func":  # `instantiate_from_config(lossconfig)`
+                named = config_target_call(self, path, key, thing, text, cite)
             if named is not None:
                 merge_things(out, named)
             elif kind == "torch":

@@ -80,6 +80,10 @@ class FlowFacts:
     # calls under this file's own active regions that the same-file analysis cannot resolve:
     # (function key or "", receiver, attr, text, line, index into ModuleSummary.region_infos)
     roots: List[Tuple[str, Val, str, str, int, int]] = field(default_factory=list)
+    # the same, in a same-file function that such a region calls (`self.shared_step(batch)` under
+    # the region, whose body calls `self.loss(...)`): the file's analysis decides that function's
+    # region, so the project pass does not propagate from it; seeded from here instead
+    helper_roots: List[Tuple[str, Val, str, str, int, int]] = field(default_factory=list)
     globals: Set[str] = field(default_factory=set)
 
 
@@ -256,9 +260,10 @@ class FlowCollector(ValueReader):
                     self.facts.timm_models.append(name)
 
     # -- calls ----------------------------------------------------------------------------
-    def call(self, site, dynamic: bool, root: Optional[int]) -> None:
+    def call(self, site, dynamic: bool, root: Optional[int], reached: Optional[int] = None) -> None:
         """Record a call: the arguments it binds, and (`dynamic`) what it calls when the
-        same-file analysis cannot tell; `root`: the region index when under this file's region."""
+        same-file analysis cannot tell; `root`: the region index when under this file's region;
+        `reached`: that index when in a same-file function such a region calls."""
         node = site.node
         frame = site.frame
         func = node.func
@@ -293,9 +298,9 @@ class FlowCollector(ValueReader):
         lambdas = self._lambdas(func)
         if lambdas:  # `decode = lambda l: enc.decode(l)`: calling it runs the body's calls
             for call in (n for body in lambdas for n in iter_nodes(body) if isinstance(n, cst.Call)):
-                self._dynamic(call.func, node, frame, key, root, f" (in lambda {func.value})")
+                self._dynamic(call.func, node, frame, key, root, f" (in lambda {func.value})", reached)
             return
-        self._dynamic(func, node, frame, key, root, "")
+        self._dynamic(func, node, frame, key, root, "", reached)
 
     def _bind(self, bind_name, bind: cst.Call, frame: Frame, key: str, node: cst.Call) -> None:
         # a chain method (`model.train(False)`) binds nothing; a plain name does (`train(model, ...)`:
@@ -315,7 +320,8 @@ class FlowCollector(ValueReader):
                 if callee is not None:
                     self.function(key).calls.append((bind_name[-1], callee, tuple(args), self._mark(node)))
 
-    def _dynamic(self, func, node: cst.Call, frame: Frame, key: str, root, via: str) -> None:
+    def _dynamic(self, func, node: cst.Call, frame: Frame, key: str, root, via: str,
+                 reached: Optional[int] = None) -> None:
         receiver, attr = self._receiver(func, frame)
         if attr in ("to", "type") and func is node.func:  # `model.to(torch.float16)`: `model.half()`
             attr = STATEMENT_METHODS.get(half_cast_dtype(node, frame) or "", attr)
@@ -328,6 +334,8 @@ class FlowCollector(ValueReader):
             self.facts.roots.append((key, receiver, attr, text, self._mark(node), root))
         elif key:
             self.function(key).dynamic.append((receiver, attr, text, self._mark(node)))
+            if reached is not None:
+                self.facts.helper_roots.append((key, receiver, attr, text, self._mark(node), reached))
 
     def _lambdas(self, func) -> List[cst.BaseExpression]:
         """The bodies of the lambdas a called name is bound to, when it is bound to nothing
@@ -420,6 +428,9 @@ class FlowCollector(ValueReader):
         self.facts.registrations = [(fix(r), c) for r, c in self.facts.registrations]
         self.facts.roots = [
             (k, fix(r), a, t, lines.get(line, 0), i) for k, r, a, t, line, i in self.facts.roots
+        ]
+        self.facts.helper_roots = [
+            (k, fix(r), a, t, lines.get(line, 0), i) for k, r, a, t, line, i in self.facts.helper_roots
         ]
 
 

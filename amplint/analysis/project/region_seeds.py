@@ -48,16 +48,17 @@ def flow_seeds(project) -> List[Seed]:
         summary = project.summaries.get(path)
         if summary is None or summary.flow is None:
             continue
-        for key, receiver, attr, text, line, index in summary.flow.roots:
+        helpers = [(root, f" in {root[0]}") for root in summary.flow.helper_roots]
+        for (key, receiver, attr, text, line, index), within in [(root, "") for root in summary.flow.roots] + helpers:
             info = summary.region_infos[index]
             desc = _region_desc(project, info)
-            where = f"{text} at {project.display(path)}:{line}"
+            where = f"{text} at {project.display(path)}:{line}{within}"
             targets = project.flow.call_targets(path, key, receiver, attr)
             for target, held, source, instance in targets:
                 note_nograd_call(project, path, key, receiver, attr, target)
                 note_wrapped_call(project, path, key, receiver, attr, instance)
                 via = chain(text, source, held)
-                cite = f"{via}; called at {project.display(path)}:{line} under {desc}"
+                cite = f"{via}; called at {project.display(path)}:{line}{within} under {desc}"
                 candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite,
                                       f"{project.display(path)}:{line}", instance)
                 seeds.append((target[0], target[1], candidate, frozenset({path})))

@@ -51,18 +51,6 @@ def own_region(site: CallSite) -> Optional[Region]:
     return None
 
 
-def inherited_region(site: CallSite) -> Optional[Region]:
-    """The active region a same-file caller puts around the call's function (facts/regions.py's
-    `inherited`, kind "call"), when the file puts none around the call itself."""
-    if own_region(site) is not None:
-        return None
-    function = site.frame.function
-    region = function.inherited if function is not None else None
-    if region is None or region.kind != "call" or not region.active or _in_lambda(site):
-        return None
-    return region
-
-
 def _in_lambda(site: CallSite) -> bool:
     """A call in a lambda's body runs where the lambda is called (flowfacts' `_lambdas` records
     it at that call), not where it is written."""
@@ -154,15 +142,16 @@ class _Summarizer:
                 region = self.facts.regions.region_of(site.frame)
                 if dynamic and region is not None and region.active:
                     root = self.region_index(region.root)
-            elif dynamic:
-                # a same-file callee of the region runs under it (its `decided` function is not
-                # propagated from): its call through a value only the class flow resolves
-                # (`model(x)`, `model` a parameter its caller binds) is one of the region's too
-                region = inherited_region(site)
-                if region is not None:
-                    root = self.region_index(region.root)
+            reached = None
+            if dynamic and id(site) not in region_calls and not _in_lambda(site):
+                region = self.facts.regions.region_of(site.frame)
+                # a same-file function a region of the file calls (its region is decided here);
+                # a call in a lambda's body is the lambda's call site's (flowfacts' `_lambdas`)
+                if region is not None and region.active and region.kind == "call":
+                    reached = self.region_index(region.root)
             own = own_region(site) is not None and root is None
-            flow.call(site, dynamic and not own and (root is not None or id(site) not in region_calls), root)
+            flow.call(site, dynamic and not own and (root is not None or id(site) not in region_calls), root,
+                      reached)
             if id(site) in region_calls:
                 if external is not None:
                     region = self.facts.regions.region_of(site.frame)

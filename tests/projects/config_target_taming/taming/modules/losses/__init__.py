@@ -1,0 +1,1 @@
+from taming.modules.losses.vqperceptual import DummyLoss

@@ -1,0 +1,17 @@
+from torch import nn
+
+
+class SimpleDenseNet(nn.Module):
+    def __init__(self, input_size=784, lin1_size=256, output_size=10):
+        super().__init__()
+        self.model = nn.Sequential(
+            nn.Linear(input_size, lin1_size),
+            nn.BatchNorm1d(lin1_size),
+            nn.ReLU(),
+            nn.Linear(lin1_size, output_size),
+        )
+
+    def forward(self, x):
+        batch_size, channels, width, height = x.size()
+        x = x.view(batch_size, -1)
+        return self.model(x)
