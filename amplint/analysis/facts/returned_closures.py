@@ -134,6 +134,13 @@ class ReturnedClosures:
             return None
         return module.functions.get(name)
 
+    def closure_of(self, factory: Frame) -> Optional[Frame]:
+        """The nested def a module-level factory of this file returns, or None."""
+        module = self.tree.module_frame
+        if factory.parent is not module or not self.tree.bound_once(module, factory.name):
+            return None
+        return self._closure(factory)
+
     def _closure(self, factory: Frame) -> Optional[Frame]:
         key = id(factory)
         if key not in self._returned:

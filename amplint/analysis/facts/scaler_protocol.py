@@ -184,6 +184,14 @@ class _ComposingWalker(FlowWalker):
         if entry is None or len(self.flow.events) + len(entry.events) > _MAX_EVENTS:
             return False
         rename = _Renamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
+        if entry.factory:  # a closure: its free names through the factory call that made it
+            made = self.analysis.callgraph.closures.factory_call(site)
+            if made is None:
+                return False
+            positional, keywords, fixed = entry.factory
+            rename.outer = _Renamer(self.analysis, made[0], positional, keywords, made[1])
+            rename.outer.elsewhere = made[1] is not self.flow.frame
+            rename.outer_names = set(fixed)
         where = entry.callee.split(":", 1)[0]
         tokens: Dict[int, object] = {}
         unbound = rename.unbound(entry.none_defaults)

@@ -73,6 +73,11 @@ class ScalerSummary:
     # the calls of `calls` whose value matters (return_values.py): bound once to a local that
     # the function then calls, or iterates over
     wanted: Tuple[int, ...] = ()
+    # module function key -> the closure it returns (`make_step` -> "make_step.step", a key of
+    # `functions`), the factory's positional and keyword-only parameters, and those of them it
+    # never binds again (the closure's free names that stand for the factory call's arguments)
+    closures: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]] = field(
+        default_factory=dict)
 
 
 def is_caller(text: str) -> bool:
@@ -109,6 +114,10 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
             continue
         func = site.node.func
         function = site.frame.function
+        factory = _imported_factory(graph, site, imported)
+        if factory is not None:  # `self.step()` of `self.step = training.make_step(...)`
+            summary.calls.append(key + ("closure", factory, ""))
+            continue
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             cls = function.class_frame if function is not None else None
             if func.value.value == "self" and cls is not None and cls.node.bases:
@@ -142,10 +151,48 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
     nodes = [e.inner or e.node for f in flows for e in f.events]
     lines = node_lines(module, nodes) if nodes else {}
     for flow in flows:
-        entry = _function(flow, module, lines)
+        outer = _factory_of(facts, flow.frame)
+        entry = _function(flow, module, lines, outer[3] if outer else ())
         if entry is not None:
             summary.functions[function_key(flow.frame) or ""] = entry
+            if outer is not None:
+                summary.closures[outer[0]] = (function_key(flow.frame) or "",) + outer[1:]
     return summary
+
+
+def _imported_factory(graph, site, imported) -> Optional[str]:
+    """`training.make_step` for a call of the value `training.make_step(...)` returned, bound
+    once to the called local or `self.` attribute (returned_closures.factory_call), when the
+    factory's name is a module-level import of the file that its scope does not shadow."""
+    if graph is None:
+        return None
+    made = graph.closures.factory_call(site)
+    if made is None:
+        return None
+    dotted = dotted_name(made[0].func)
+    if not dotted or dotted[0] not in imported or len(dotted) > 2:
+        return None
+    scope = made[1]
+    while scope is not None and scope.kind != "module":
+        if dotted[0] in scope.bindings or dotted[0] in scope.imports:
+            return None
+        scope = scope.parent
+    return ".".join(dotted)
+
+
+def _factory_of(facts, frame) -> Optional[Tuple[str, Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]]:
+    """For the closure a module function returns (returned_closures.py): the factory's key,
+    its positional and keyword-only parameters, and those it never binds again."""
+    factory = frame.parent
+    if factory is None or factory.kind != "function" or factory.parent is not facts.tree.module_frame:
+        return None
+    if facts.callgraph is None or facts.callgraph.closures.closure_of(factory) is not frame:
+        return None
+    params = factory.node.params
+    positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
+    keywords = tuple(p.name.value for p in params.kwonly_params)
+    fixed = tuple(n for n in positional + keywords if facts.tree.bound_once(factory, n))
+    return factory.name, positional, keywords, fixed
 
 
 def _protocol_flows(analysis) -> list:
@@ -220,7 +267,7 @@ def _base_ref(expr, names: Names, tree, frame) -> str:
     return names.resolve(name, frame) or "?" + ".".join(name or ())
 
 
-def _function(flow, module: cst.Module, lines: Dict[int, int]):
+def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, ...] = ()):
     frame = flow.frame
     params = frame.node.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
@@ -231,7 +278,7 @@ def _function(flow, module: cst.Module, lines: Dict[int, int]):
     if frame.class_frame is not None and positional and not static:
         positional = positional[1:]
     keywords = tuple(p.name.value for p in params.kwonly_params)
-    names = set(positional) | set(keywords)
+    names = set(positional) | set(keywords) | set(free)
     numbers: Dict[int, int] = {}
     events = []
     for event in flow.events:
@@ -303,9 +350,9 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     forced = [p for p in wanted if known.get(p) is None]
     if keys_of is not None and resolved is None and forced:
         asked: Dict[str, Set[str]] = {p: set() for p in forced}
-        for where, key in targets.values():
-            if where in asked:
-                asked[where].add(key)
+        for (path, index), (where, key) in targets.items():
+            if where in asked:  # "make_step.": the closure a factory returns, any nested key
+                asked[where].add(key + "." if callers[path].calls[index][3] == "closure" else key)
         quiet = quiet_files(asked, keys_of)
         forced = [p for p in forced if p not in quiet]
     known.update(summarize(forced, True))
@@ -316,13 +363,19 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         name, text, ordinal = callers[path].calls[index][:3]
         if callee is not None and resolved is not None:
             resolved.add((path, name, text, ordinal))
+        factory: tuple = ()
+        if callers[path].calls[index][3] == "closure":  # the closure the factory `key` returns
+            closure = callee.closures.get(key) if callee is not None else None
+            if closure is None:
+                continue
+            key, factory = closure[0], closure[1:]
         function = callee.functions.get(key) if callee is not None and callee.functions else None
         if function is None:
             continue
         positional, keywords, events = function[:3]
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
-            function[3] if len(function) > 3 else (),
+            function[3] if len(function) > 3 else (), factory,
         ))
         for flag in callers[path].flags:
             if flag[0] == index:
@@ -413,6 +466,7 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
         return _method(project, path, summary, cls, name, 0)
     if kind == "value":
         return _value_target(project, path, call[0], name)
+    # "name" and "closure": the imported function called, or the factory whose closure is
     head, _, attr = name.partition(".")
     ref = summary.imports.get(head)
     if ref is None:
