@@ -12,6 +12,7 @@ factory is a module-level def bound once, whose every `return` returns the same 
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
@@ -29,6 +30,8 @@ class FactoryCall:
     caller: Frame  # the scope the factory call is written in
 
 
+# imports that never lead to a project factory
+_LIBRARIES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy"}
 FactorySite = Tuple[cst.Call, Frame]  # the factory call, the scope it is written in
 
 
@@ -93,7 +96,7 @@ class ReturnedClosures:
             cls = function.class_frame if function is not None else None
             if attr is not None and cls is not None and function is site.frame.scope:
                 stores.setdefault(attr, []).append((cls, site.value, site.frame.scope))
-        stores = {a: s for a, s in stores.items() if len(s) == 1
+        stores = {a: s for a, s in stores.items() if len(s) == 1 and self._factory_like(s[0][1])
                   and a not in s[0][0].functions and a not in s[0][0].bindings}
         if not stores:
             return {}
@@ -133,6 +136,23 @@ class ReturnedClosures:
         if not self.tree.bound_once(module, name):
             return None
         return module.functions.get(name)
+
+    def _factory_like(self, call: cst.Call) -> bool:
+        """A call that may be a factory's: of a module-level def of this file, or of a name
+        the module imports from outside torch and the standard library (`self.proj =
+        nn.Linear(...)`, a module that `self.proj(x)` calls, is no closure and walks nothing)."""
+        func = call.func
+        while isinstance(func, cst.Attribute):
+            func = func.value
+        if not isinstance(func, cst.Name):
+            return False
+        module = self.tree.module_frame
+        if func is call.func and func.value in module.functions:
+            return True
+        if module.relative and func.value in module.relative:
+            return True
+        ref = module.imports.get(func.value)
+        return ref is not None and ref.split(".", 1)[0] not in _LIBRARIES
 
     def closure_of(self, factory: Frame) -> Optional[Frame]:
         """The nested def a module-level factory of this file returns, or None."""
