@@ -40,6 +40,7 @@ from amplint.analysis.facts.returned_values import EntryReturn
 from amplint.analysis.facts.tree import dotted_name, iter_nodes
 from amplint.analysis.project.relative_names import Names, relative_imports
 from amplint.analysis.project.return_values import function_returns
+from amplint.analysis.project.scaler_closures import factory_of, imported_factory
 from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
 
 # Text a file whose functions can hold scaler events holds (the prefilter of the callers)
@@ -114,7 +115,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
             continue
         func = site.node.func
         function = site.frame.function
-        factory = _imported_factory(graph, site, imported)
+        factory = imported_factory(graph, site, imported)
         if factory is not None:  # `self.step()` of `self.step = training.make_step(...)`
             summary.calls.append(key + ("closure", factory, ""))
             continue
@@ -151,48 +152,13 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True) -
     nodes = [e.inner or e.node for f in flows for e in f.events]
     lines = node_lines(module, nodes) if nodes else {}
     for flow in flows:
-        outer = _factory_of(facts, flow.frame)
+        outer = factory_of(facts, flow.frame)
         entry = _function(flow, module, lines, outer[3] if outer else ())
         if entry is not None:
             summary.functions[function_key(flow.frame) or ""] = entry
             if outer is not None:
                 summary.closures[outer[0]] = (function_key(flow.frame) or "",) + outer[1:]
     return summary
-
-
-def _imported_factory(graph, site, imported) -> Optional[str]:
-    """`training.make_step` for a call of the value `training.make_step(...)` returned, bound
-    once to the called local or `self.` attribute (returned_closures.factory_call), when the
-    factory's name is a module-level import of the file that its scope does not shadow."""
-    if graph is None:
-        return None
-    made = graph.closures.factory_call(site)
-    if made is None:
-        return None
-    dotted = dotted_name(made[0].func)
-    if not dotted or dotted[0] not in imported or len(dotted) > 2:
-        return None
-    scope = made[1]
-    while scope is not None and scope.kind != "module":
-        if dotted[0] in scope.bindings or dotted[0] in scope.imports:
-            return None
-        scope = scope.parent
-    return ".".join(dotted)
-
-
-def _factory_of(facts, frame) -> Optional[Tuple[str, Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]]:
-    """For the closure a module function returns (returned_closures.py): the factory's key,
-    its positional and keyword-only parameters, and those it never binds again."""
-    factory = frame.parent
-    if factory is None or factory.kind != "function" or factory.parent is not facts.tree.module_frame:
-        return None
-    if facts.callgraph is None or facts.callgraph.closures.closure_of(factory) is not frame:
-        return None
-    params = factory.node.params
-    positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
-    keywords = tuple(p.name.value for p in params.kwonly_params)
-    fixed = tuple(n for n in positional + keywords if facts.tree.bound_once(factory, n))
-    return factory.name, positional, keywords, fixed
 
 
 def _protocol_flows(analysis) -> list:
