@@ -81,3 +81,41 @@ def test_unknown_or_other_closure_stays_silent(factory, args):
 def test_the_called_name_bound_twice_is_unknown():
     recipe = RECIPE.replace("    for batch", "    if other is None:\n        step_fn = lambda: None\n    for batch")
     assert codes(FACTORY + recipe.format(args="optimizer, scaler, model.parameters()")) == []
+
+
+HELD = """
+class Recipe:
+    def setup(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.step_fn = make_optimizer_step({args})
+
+    def train(self, loader):
+        for batch in loader:
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = self.model(batch).mean()
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.optimizer)
+            self.step_fn()
+"""
+
+
+def test_a_closure_held_on_self_by_another_method():
+    held = HELD.format(args="self.optimizer, self.scaler, self.model.parameters()")
+    assert codes(FACTORY + held) == [("AMP123", 24)]
+
+
+@pytest.mark.parametrize("args,edit", [
+    # `optimizer` is a local of `setup`: in `train` it names nothing
+    ("optimizer, self.scaler, model.parameters()", ("", "")),
+    # the attribute is written again elsewhere: which closure runs is not known
+    ("self.optimizer, self.scaler, self.model.parameters()",
+     ("    def train(self, loader):\n", "    def reset(self):\n        self.step_fn = print\n\n"
+                                         "    def train(self, loader):\n")),
+    # the attribute is handed on as a value: another holder may call it or replace it
+    ("self.optimizer, self.scaler, self.model.parameters()",
+     ("    def train(self, loader):\n", "    def hooks(self):\n        return [self.step_fn]\n\n"
+                                         "    def train(self, loader):\n")),
+])
+def test_a_held_closure_not_known_exactly_stays_silent(args, edit):
+    assert codes(FACTORY + HELD.format(args=args).replace(*edit)) == []

@@ -131,6 +131,10 @@ class CallGraph:
                             found.append(forward)
                     elif values and (owner_cls.name, func.attr.value) in self.stored:
                         found.append(self.stored[(owner_cls.name, func.attr.value)])
+                    elif values:
+                        made = self.closures.of_call(site)  # `self.step = make_step(...)`
+                        if made is not None:
+                            found.append(made.closure)
             else:
                 cls = self.class_of_instance(func.value, frame)
                 if cls is not None:

@@ -150,6 +150,7 @@ class _ComposingWalker(FlowWalker):
         if made is not None and made.closure is callee:  # `step()` made by `make_step(opt, scaler)`
             rename.outer = _Renamer(self.analysis, made.call, _positional(made.call, made.factory),
                                     _keywords(made.factory), made.caller)
+            rename.outer.elsewhere = made.caller is not self.flow.frame
             rename.factory = made.factory
         nones = self.composer.nones.get(id(callee))
         if nones is None:
@@ -183,6 +184,14 @@ class _ComposingWalker(FlowWalker):
         if entry is None or len(self.flow.events) + len(entry.events) > _MAX_EVENTS:
             return False
         rename = _Renamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
+        if entry.factory:  # a closure: its free names through the factory call that made it
+            made = self.analysis.callgraph.closures.factory_call(site)
+            if made is None:
+                return False
+            positional, keywords, fixed = entry.factory
+            rename.outer = _Renamer(self.analysis, made[0], positional, keywords, made[1])
+            rename.outer.elsewhere = made[1] is not self.flow.frame
+            rename.outer_names = set(fixed)
         where = entry.callee.split(":", 1)[0]
         tokens: Dict[int, object] = {}
         unbound = rename.unbound(entry.none_defaults)
@@ -273,6 +282,10 @@ class _Renamer:
                 self.bound[arg.keyword.value] = key_text(arg.value)
         self.outer: Optional["_Renamer"] = None  # a closure's: its factory call's names
         self.factory: Optional[Frame] = None
+        # the outer call is written in another method (`self.step = make_step(self.opt, ...)`
+        # in `setup`): only its `self.` arguments name the same objects here
+        self.elsewhere = False
+        self.outer_names: Optional[Set[str]] = None  # a remote factory's never-rebound parameters
 
     def unbound(self, none_defaults) -> Set[str]:
         """Those of `none_defaults` the call leaves unbound (nothing when it passes `*args` or
@@ -289,10 +302,16 @@ class _Renamer:
         if self.outer is not None:
             # a free name of the closure: the factory's parameter, never rebound there, is what
             # the factory call passed; anything else the factory or the closure holds is theirs
-            tree = self.analysis.tree
-            if root in self.outer.params and tree.bound_once(self.factory, root):
-                return self.outer.text(text)
-            return None
+            if root not in self.outer.params:
+                return None
+            if self.factory is not None and not self.analysis.tree.bound_once(self.factory, root):
+                return None
+            if self.outer_names is not None and root not in self.outer_names:
+                return None
+            mapped = self.outer.text(text)
+            if mapped is not None and self.outer.elsewhere and mapped.split(".", 1)[0] != "self":
+                return None
+            return mapped
         if root == "self" and not self.via_self:
             return None  # another object's attribute
         return text

@@ -37,6 +37,10 @@ class EntryScaler:
     keywords: Tuple[str, ...]  # its keyword-only parameters
     events: Tuple[RemoteEvent, ...]
     none_defaults: Tuple[str, ...] = ()  # its parameters whose default is `None`
+    # a closure's (`self.step()` of `self.step = make_step(opt, scaler)`): the factory's
+    # positional and keyword-only parameters and those it never binds again, which the
+    # closure's free names stand for as the factory call passed them
+    factory: Tuple[Tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -154,8 +154,10 @@ _FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
 def quiet_files(wanted: Dict[str, Set[str]], keys_of) -> Set[str]:
-    """The files of `wanted` (path -> function keys asked of it) none of whose asked-for
-    functions may hold protocol events (`keys_of(paths)`: path -> `protocol_keys` of its text)."""
+    """The files of `wanted` (path -> function keys asked of it; a key ending in "." asks for
+    any function nested in that one) none of whose asked-for functions may hold protocol events
+    (`keys_of(paths)`: path -> `protocol_keys` of its text)."""
     found = keys_of(sorted(wanted))
     return {path for path, keys in wanted.items()
-            if found.get(path) is not None and not keys & found[path]}
+            if found.get(path) is not None and not keys & found[path]
+            and not any(k.endswith(".") and any(f.startswith(k) for f in found[path]) for k in keys)}

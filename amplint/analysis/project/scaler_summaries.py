@@ -40,6 +40,7 @@ from amplint.analysis.facts.returned_values import EntryReturn
 from amplint.analysis.facts.tree import dotted_name, iter_nodes
 from amplint.analysis.project.relative_names import Names, relative_imports
 from amplint.analysis.project.return_values import function_returns
+from amplint.analysis.project.scaler_closures import factory_of, imported_factory
 from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
 
 # Text a file whose functions can hold scaler events holds (the prefilter of the callers)
@@ -73,6 +74,11 @@ class ScalerSummary:
     # the calls of `calls` whose value matters (return_values.py): bound once to a local that
     # the function then calls, or iterates over
     wanted: Tuple[int, ...] = ()
+    # module function key -> the closure it returns (`make_step` -> "make_step.step", a key of
+    # `functions`), the factory's positional and keyword-only parameters, and those of them it
+    # never binds again (the closure's free names that stand for the factory call's arguments)
+    closures: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]] = field(
+        default_factory=dict)
 
 
 def is_caller(text: str) -> bool:
@@ -111,6 +117,10 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             continue
         func = site.node.func
         function = site.frame.function
+        factory = imported_factory(graph, site, imported)
+        if factory is not None:  # `self.step()` of `self.step = training.make_step(...)`
+            summary.calls.append(key + ("closure", factory, ""))
+            continue
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             cls = function.class_frame if function is not None else None
             if func.value.value == "self" and cls is not None and cls.node.bases:
@@ -144,9 +154,12 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
     nodes = [e.inner or e.node for f in flows for e in f.events]
     lines = node_lines(module, nodes, source, _anchors(facts, flows) if source else None) if nodes else {}
     for flow in flows:
-        entry = _function(flow, module, lines)
+        outer = factory_of(facts, flow.frame)
+        entry = _function(flow, module, lines, outer[3] if outer else ())
         if entry is not None:
             summary.functions[function_key(flow.frame) or ""] = entry
+            if outer is not None:
+                summary.closures[outer[0]] = (function_key(flow.frame) or "",) + outer[1:]
     return summary
 
 
@@ -234,7 +247,7 @@ def _base_ref(expr, names: Names, tree, frame) -> str:
     return names.resolve(name, frame) or "?" + ".".join(name or ())
 
 
-def _function(flow, module: cst.Module, lines: Dict[int, int]):
+def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, ...] = ()):
     frame = flow.frame
     params = frame.node.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
@@ -245,7 +258,7 @@ def _function(flow, module: cst.Module, lines: Dict[int, int]):
     if frame.class_frame is not None and positional and not static:
         positional = positional[1:]
     keywords = tuple(p.name.value for p in params.kwonly_params)
-    names = set(positional) | set(keywords)
+    names = set(positional) | set(keywords) | set(free)
     numbers: Dict[int, int] = {}
     events = []
     for event in flow.events:
@@ -317,9 +330,9 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     forced = [p for p in wanted if known.get(p) is None]
     if keys_of is not None and resolved is None and forced:
         asked: Dict[str, Set[str]] = {p: set() for p in forced}
-        for where, key in targets.values():
-            if where in asked:
-                asked[where].add(key)
+        for (path, index), (where, key) in targets.items():
+            if where in asked:  # "make_step.": the closure a factory returns, any nested key
+                asked[where].add(key + "." if callers[path].calls[index][3] == "closure" else key)
         quiet = quiet_files(asked, keys_of)
         forced = [p for p in forced if p not in quiet]
     known.update(summarize(forced, True))
@@ -330,13 +343,19 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         name, text, ordinal = callers[path].calls[index][:3]
         if callee is not None and resolved is not None:
             resolved.add((path, name, text, ordinal))
+        factory: tuple = ()
+        if callers[path].calls[index][3] == "closure":  # the closure the factory `key` returns
+            closure = callee.closures.get(key) if callee is not None else None
+            if closure is None:
+                continue
+            key, factory = closure[0], closure[1:]
         function = callee.functions.get(key) if callee is not None and callee.functions else None
         if function is None:
             continue
         positional, keywords, events = function[:3]
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
-            function[3] if len(function) > 3 else (),
+            function[3] if len(function) > 3 else (), factory,
         ))
         for flag in callers[path].flags:
             if flag[0] == index:
@@ -429,6 +448,7 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
         return _method(project, path, summary, cls, name, 0)
     if kind == "value":
         return _value_target(project, path, call[0], name)
+    # "name" and "closure": the imported function called, or the factory whose closure is
     head, _, attr = name.partition(".")
     ref = summary.imports.get(head)
     if ref is None:

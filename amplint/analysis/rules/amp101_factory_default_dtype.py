@@ -18,7 +18,7 @@ from amplint.analysis.facts.value_meets import (
 )
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import (
-    argument, code_of, has_float_data, has_star_args, is_float_literal, keyword, kwarg,
+    argument, code_of, has_float_data, is_float_literal, keyword, kwarg,
     method_call, region_note, with_args,
 )
 
@@ -498,7 +498,7 @@ class FactoryDefaultDtype(Rule):
         facts = ctx.facts
         for qualified, site in facts.calls_to(*FACTORIES):
             call = site.node
-            if keyword(call, "dtype") or keyword(call, "out") or has_star_args(call):
+            if keyword(call, "dtype") or keyword(call, "out") or _may_pass_dtype(qualified, call):
                 continue
             if not self._is_float_factory(qualified, call):
                 continue
@@ -646,6 +646,14 @@ def _half_value(ctx, write, site: CallSite):
     if value is None:
         return "half values", None, None
     return _code(ctx, value), value, half_origin(facts, value, site.frame)
+
+
+def _may_pass_dtype(qualified: str, call: cst.Call) -> bool:
+    """`**kwargs` may pass `dtype=`; `*args` only where a positional decides the dtype
+    (`torch.tensor`'s data, `torch.full`'s fill value): the other factories take sizes only
+    positionally (`torch.zeros(*x.shape[:-1], n)`, peft's LoRA buffer), `dtype` by keyword."""
+    return any(a.star == "**" or (a.star and qualified in ("torch.tensor", "torch.full"))
+               for a in call.args)
 
 
 def _never_half_data(ctx, qualified: str, site: CallSite) -> bool:

@@ -1,0 +1,3 @@
+from .layer import LoraLinear
+
+__all__ = ["LoraLinear"]
