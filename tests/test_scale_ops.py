@@ -194,9 +194,9 @@ def test_backward_root_check_walks_each_scope_once(sums, monkeypatch):
 def _binding_operations(blocks: int, monkeypatch) -> tuple:
     """Work of finding the functions whose parameters their call sites bind
     (facts/dtype_params.Bindings): frames stepped over, nodes read, statements' names read."""
-    import types
 
     from amplint.analysis.facts import dtype_params
+    from amplint.analysis.facts import dtypes as dtypes_fact
 
     source = "import torch\nimport torch.nn as nn\n\n\ndef outer(x):\n" + "".join(
         f"    def _inner{i}(t):\n        return t.float()\n\n    y{i} = _inner{i}(x.half())\n"
@@ -240,7 +240,10 @@ out{i} = _helper{i}(torch.ones(2).half())
 
     monkeypatch.setattr(dtype_params, "iter_nodes", counted_nodes)
     monkeypatch.setattr(dtype_params, "assigned_names", counted_names)
-    bindings = dtype_params.Bindings(types.SimpleNamespace(facts=facts))
+    monkeypatch.setattr(dtypes_fact, "assigned_names", counted_names)
+    stub = dtypes_fact.DtypeFacts.__new__(dtypes_fact.DtypeFacts)  # the fact before its reading
+    stub.facts, stub._module_counts = facts, None
+    bindings = dtype_params.Bindings(stub)
     monkeypatch.undo()
     counts["frames"] = count[0]
     return counts, len(bindings.expected)

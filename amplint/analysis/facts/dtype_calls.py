@@ -16,7 +16,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from amplint.analysis.facts.dtype_value import Dtype, assigned_names, join, of
+from amplint.analysis.facts.dtype_value import Dtype, join, of
 from amplint.analysis.facts.tree import Frame, iter_nodes
 
 MAX_DEPTH = 2
@@ -29,7 +29,7 @@ def returned(dtypes, name: str, call: cst.Call, args: List[object], frame: Frame
     callee = method if method is not None else _callee(dtypes, name, frame)
     if callee is None or len(dtypes.calling) >= MAX_DEPTH or name in dtypes.calling:
         return None
-    if method is not None and not _returns_value(method.node):
+    if method is not None and not _returns_value(dtypes, method.node):
         return None
     facts = dtypes.facts
     if facts.active_region(frame) is not None and facts.active_region(callee) is None:
@@ -69,11 +69,19 @@ def _callee(dtypes, name: str, frame: Frame) -> Optional[Frame]:
         return None
     if isinstance(node.params.star_arg, cst.Param) or node.params.star_kwarg is not None:
         return None
-    return callee if _returns_value(node) else None
+    return callee if _returns_value(dtypes, node) else None
 
 
-def _returns_value(node: cst.FunctionDef) -> bool:
-    """It ends in `return <value>` (it cannot fall off its end) and yields nothing."""
+def _returns_value(dtypes, node: cst.FunctionDef) -> bool:
+    """It ends in `return <value>` (it cannot fall off its end) and yields nothing. Read once
+    per function of the file: every call of it, in every reading, asks again (issue 34)."""
+    known = dtypes.returns_value.get(id(node))
+    if known is None:
+        known = dtypes.returns_value[id(node)] = _ends_in_return(node)
+    return known
+
+
+def _ends_in_return(node: cst.FunctionDef) -> bool:
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     last = body[-1] if body else None
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
@@ -83,18 +91,7 @@ def _returns_value(node: cst.FunctionDef) -> bool:
 
 
 def _bound_more_than_once(dtypes, name: str) -> bool:
-    counts: Optional[Dict[str, int]] = getattr(dtypes, "_module_counts", None)
-    if counts is None:
-        counts = {}
-        module = dtypes.facts.module
-        for bound in assigned_names(module):
-            counts[bound] = counts.get(bound, 0) + 1
-        for node in iter_nodes(module):
-            if isinstance(node, (cst.Global, cst.Nonlocal)):
-                for item in node.names:
-                    counts[item.name.value] = 2
-        dtypes._module_counts = counts
-    return counts.get(name, 0) != 1
+    return not dtypes.bound_once(name)
 
 
 def bind(node: cst.FunctionDef, call: cst.Call, args: List[object],

@@ -27,7 +27,7 @@ from typing import Dict, List, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.dtype_value import assigned_names, module_moved
+from amplint.analysis.facts.dtype_value import module_moved
 from amplint.analysis.facts.tree import Frame, iter_nodes
 
 # reads of a module-level instance that never call its forward (not `.cuda()`, `.train()`:
@@ -67,9 +67,7 @@ def find_forwards(bindings) -> Forwards:
             candidates[name] = methods[0]
     if not candidates:
         return {}, {}, {}, {}
-    counts: Dict[str, int] = {}
-    for bound in assigned_names(facts.module):
-        counts[bound] = counts.get(bound, 0) + 1
+    counts = bindings.dtypes.module_counts()
     entered = _entered(facts.entries)
     candidates = {name: forward for name, forward in candidates.items()
                   if counts.get(name) == 1 and name not in entered}

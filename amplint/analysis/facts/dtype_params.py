@@ -98,7 +98,6 @@ class Bindings:
             return
         wanted = {frame.node.name.value for frame, _ in candidates}
         strings, funcs, names, attrs = _mentions(facts.module, wanted)
-        module_counts: Optional[Dict[str, int]] = None
         body_counts: Dict[int, Dict[str, int]] = {}  # id(function frame) -> its names' bindings
         for frame, owner in candidates:
             name = frame.node.name.value
@@ -117,9 +116,7 @@ class Bindings:
             if attrs.get(name):
                 continue
             if owner.kind == "module":
-                if module_counts is None:
-                    module_counts = _counts(assigned_names(facts.module))
-                if module_counts.get(name) != 1:
+                if self.dtypes.module_counts().get(name) != 1:
                     continue
             else:
                 counts = body_counts.get(id(owner))

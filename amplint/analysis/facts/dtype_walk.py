@@ -10,7 +10,7 @@ import libcst as cst
 from amplint.analysis.facts.dtype_ops import Evaluator
 from amplint.analysis.facts.dtype_value import ModuleValue, assigned_names, join
 from amplint.analysis.facts.syntax import bound_names
-from amplint.analysis.facts.tree import Frame, iter_nodes
+from amplint.analysis.facts.tree import Frame
 
 Env = Dict[str, object]  # name -> Dtype | ModuleValue | None (unknown)
 _CONDITIONAL = (cst.For, cst.While, cst.Try, cst.Match) if hasattr(cst, "Match") else (
@@ -53,14 +53,8 @@ def _global_modules(dtypes, module: cst.Module) -> Env:
                     found[name] = module_value
     if not found:
         return found
-    counts: Dict[str, int] = {}
-    for name in assigned_names(module):
-        counts[name] = counts.get(name, 0) + 1
-    for child in iter_nodes(module):  # `global name` in a function may rebind it
-        if isinstance(child, (cst.Global, cst.Nonlocal)):
-            for item in child.names:
-                counts[item.name.value] = 2
-    return {name: value for name, value in found.items() if counts.get(name) == 1}
+    # `global name` in a function may rebind it
+    return {name: value for name, value in found.items() if dtypes.bound_once(name)}
 
 
 def _declared(body) -> set:

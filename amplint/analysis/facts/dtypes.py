@@ -55,10 +55,27 @@ class DtypeFacts:
         self.global_env: dict = {}  # module-level torch.nn modules the functions see
         self.calling: List[str] = []  # the file's functions being read for a call's return
         self.bindings = None  # parameters bound at call sites (amplint.analysis.facts.dtype_params)
+        self._module_counts: Optional[Dict[str, int]] = None
+        self.returns_value: Dict[int, bool] = {}  # id(def) -> dtype_calls' answer, per file
         from amplint.analysis.facts.dtype_params import read_with_bindings
         from amplint.analysis.facts.dtype_walk import walk_module
 
         read_with_bindings(self, walk_module)
+
+    def module_counts(self) -> Dict[str, int]:
+        """How many times the module's statements bind each name (`assigned_names`), read once
+        per file: the walk's module-level modules (each reading), the bindable functions, the
+        module forwards and the callees of calls all ask (issue 34)."""
+        if self._module_counts is None:
+            counts: Dict[str, int] = {}
+            for name in assigned_names(self.facts.module):
+                counts[name] = counts.get(name, 0) + 1
+            self._module_counts = counts
+        return self._module_counts
+
+    def bound_once(self, name: str) -> bool:
+        """The module binds `name` once and no `global`/`nonlocal` statement may rebind it."""
+        return self.module_counts().get(name) == 1 and name not in self.facts.tree.declared_names
 
     # -- the query API --------------------------------------------------------------------
     def dtype(self, expr: cst.BaseExpression) -> Optional[Dtype]:

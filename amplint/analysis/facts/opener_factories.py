@@ -28,6 +28,8 @@ def factory_opened(analysis, callee: Frame):
     node = callee.node
     if not isinstance(node, cst.FunctionDef) or callee.kind != "function" or is_contextmanager(callee):
         return None
+    if not any(_partial_call(site.node, callee) for site in callee.calls):
+        return None  # no `partial(...)` to return: its body need not be read (issue 34)
     regions: List[object] = []
     for value in returned_values(node):
         if resolve_expr(value, callee) in _PLAIN_CONTEXTS:
@@ -46,6 +48,12 @@ def factory_opened(analysis, callee: Frame):
         if len({getattr(r, field) for r in regions if r is not None and r.active}) > 1:  # type: ignore
             setattr(best, field, None)
     return enabled, best, None
+
+
+def _partial_call(call: cst.Call, callee: Frame) -> bool:
+    """`call` may be a `partial(torch.amp.autocast, ...)` as RegionAnalysis.partial_opens reads
+    it in `callee`: every call straight in a function's body is among its frame's `calls`."""
+    return bool(call.args) and resolve_expr(call.func, callee) == "functools.partial"
 
 
 def factory_call(analysis, value: cst.BaseExpression, frame: Frame):

@@ -108,6 +108,9 @@ class Collector:
         self._counts: Dict[Tuple[int, str], int] = {}  # (id(scope), name) -> bindings seen
         self._alias_sites: List[Tuple[Frame, str, cst.BaseExpression]] = []
         self._unaliasable: Set[str] = set()  # global/nonlocal, comprehension, lambda, match names
+        # names a `global`/`nonlocal` statement anywhere declares: a function may rebind them
+        # (the dtype fact's module-level counts read this instead of walking the file again)
+        self.declared_names: Set[str] = set()
         self._enter = {
             cst.SimpleStatementLine: self._simple_line,
             cst.If: self._statement, cst.While: self._statement, cst.Try: self._try,
@@ -297,6 +300,7 @@ class Collector:
     def _global(self, node) -> None:
         for item in node.names:
             self._unaliasable.add(item.name.value)
+            self.declared_names.add(item.name.value)
 
     def _comp_for(self, node: cst.CompFor) -> None:
         self._unaliasable.update(_target_names(node.target))
