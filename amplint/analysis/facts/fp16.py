@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.callgraph import CallGraph
+from amplint.analysis.facts.dtype_value import module_moved
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.regions import DTYPES
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
@@ -106,9 +107,19 @@ class Fp16Analysis:
         func = site.node.func
         assert isinstance(func, cst.Attribute)
         receiver = func.value
-        return self.graph.class_of_value(receiver) or self.graph.class_of_instance(
+        moves: List[str] = []
+        # `model.to(device).half()`, `model.cuda().eval().half()`: nn.Module's moves return the
+        # module itself, unless the class defines its own method of that name
+        while isinstance(receiver, cst.Call) and module_moved(receiver, site.frame):
+            assert isinstance(receiver.func, cst.Attribute)
+            moves.append(receiver.func.attr.value)
+            receiver = receiver.func.value
+        cls = self.graph.class_of_value(receiver) or self.graph.class_of_instance(
             receiver, site.frame
         )
+        if cls is None or any(self.graph.method(cls, name) is not None for name in moves):
+            return None
+        return cls
 
     # -- half through a method of the project: `model.convert_to_fp16()` --------------------
     def _method_casts(self) -> List[Tuple[str, str]]:
