@@ -115,8 +115,11 @@ class Fp16Analysis:
             assert isinstance(receiver.func, cst.Attribute)
             moves.append(receiver.func.attr.value)
             receiver = receiver.func.value
-        cls = self.graph.class_of_value(receiver) or self.graph.class_of_instance(
-            receiver, site.frame
+        cls = (
+            self.graph.class_of_value(receiver)
+            or self.graph.class_of_instance(receiver, site.frame)
+            or self.graph.factory_class(receiver)
+            or self.graph.built_instance(receiver, site.frame)
         )
         if cls is None or any(self.graph.method(cls, name) is not None for name in moves):
             return None
