@@ -7,9 +7,12 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.dtype_value import MODULE_KEEPS
 from amplint.analysis.facts.returned_closures import ReturnedClosures
 from amplint.analysis.facts.stored_functions import Stored, stored_functions
-from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, receiver_root, self_attr
+from amplint.analysis.facts.tree import (
+    CallSite, Collector, Frame, dotted_name, iter_nodes, receiver_root, self_attr,
+)
 
 
 class CallGraph:
@@ -20,6 +23,8 @@ class CallGraph:
         self.self_instances: Dict[Tuple[str, str], str] = {}
         self._collect_instances()
         self._stored: Optional[Stored] = None
+        self._factories: Dict[str, Optional[str]] = {}  # function name -> the class it returns
+        self._built: Optional[Dict[Tuple[int, str], Optional[str]]] = None
         self.closures = ReturnedClosures(tree)
 
     @property
@@ -39,6 +44,81 @@ class CallGraph:
         ):
             return root.func.value
         return None
+
+    # -- instances a factory function of this file builds: `model = build(); model.half()` ------
+    def factory_class(self, value: cst.BaseExpression) -> Optional[str]:
+        """`build()` -> "Net" when `build` is a module-level function of this file every `return`
+        of which gives a new `Net(...)` (maybe moved: `.to(device)`, `.eval()`), directly or
+        through a local of the function bound only so. Kept out of `instances`: the project
+        summaries' `ast` twin reads no factories, and both must reach the same callees."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+            return None
+        name = value.func.value
+        function = self.tree.module_frame.functions.get(name)
+        if function is None:
+            return None
+        if name not in self._factories:
+            self._factories[name] = None  # a factory returning its own call is no factory
+            self._factories[name] = self._returned_class(function)
+        return self._factories[name]
+
+    def built_instance(self, expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        """The class of a local `model` its scope binds only to one factory's calls
+        (`model = build()`), per `factory_class`; None for any other name."""
+        if not isinstance(expr, cst.Name):
+            return None
+        if self._built is None:
+            built: Dict[Tuple[int, str], Optional[str]] = {}
+            for site in self.tree.assigns:
+                for target in site.targets:
+                    if isinstance(target, cst.Name):
+                        key = (id(site.frame.scope), target.value)
+                        cls = self.factory_class(site.value)
+                        built[key] = cls if built.get(key, cls) == cls else None
+            self._built = built
+        return self._built.get((id(frame.scope), expr.value))
+
+    def _returned_class(self, function: Frame) -> Optional[str]:
+        node = function.node
+        assert isinstance(node, cst.FunctionDef)
+        if node.asynchronous is not None or node.decorators:
+            return None
+        found: Optional[str] = None
+        for ret in _own_returns(node.body):
+            cls = self._new_instance(ret.value, function) if ret.value is not None else None
+            if cls is None or found not in (None, cls):
+                return None
+            found = cls
+        return found
+
+    def _new_instance(self, value: cst.BaseExpression, function: Frame) -> Optional[str]:
+        while (
+            isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in MODULE_KEEPS | {"to"}
+        ):
+            value = value.func.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            cls = value.func.value
+            if cls in self.tree.classes and not any(
+                self.method(cls, move) is not None for move in MODULE_KEEPS | {"to"}
+            ):
+                return cls
+            return None
+        if not isinstance(value, cst.Name):
+            return None
+        found: Optional[str] = None
+        for site in self.tree.assigns:
+            if site.frame.scope is not function:
+                continue
+            for target in site.targets:
+                if isinstance(target, cst.Name) and target.value == value.value:
+                    cls = self._new_instance(site.value, function) if not isinstance(site.value, cst.Name) else None
+                    if cls is None or found not in (None, cls):
+                        return None
+                    found = cls
+        if found is None or not _bound_only_by_assignment(function.node, value.value):
+            return None
+        return found
 
     def _collect_instances(self) -> None:
         self.record_instances(
@@ -158,3 +238,47 @@ def _shadowed(frame: Frame, name: str) -> bool:
             return True
         scope = scope.parent
     return False
+
+
+def _own_returns(body: cst.CSTNode) -> List[cst.Return]:
+    """The `return` statements of a function body, not those of functions or classes in it."""
+    found: List[cst.Return] = []
+    pending: List[cst.CSTNode] = [body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Return):
+            found.append(node)
+            continue
+        for child in node.children:
+            if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
+                pending.append(child)
+    return found
+
+
+def _bound_only_by_assignment(function: cst.FunctionDef, name: str) -> bool:
+    """No parameter, loop, `with ... as`, augmented assignment, walrus or global binds `name`."""
+    params = function.params
+    every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    if any(p.name.value == name for p in every):
+        return False
+    pending: List[cst.CSTNode] = [function.body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (cst.For, cst.CompFor)) and _names_in(node.target, name):
+            return False
+        if isinstance(node, cst.AsName) and _names_in(node.name, name):
+            return False
+        if isinstance(node, cst.AugAssign) and _names_in(node.target, name):
+            return False
+        if isinstance(node, cst.NamedExpr) and _names_in(node.target, name):
+            return False
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            if any(n.name.value == name for n in node.names):
+                return False
+        pending.extend(node.children)
+    return True
+
+
+def _names_in(target: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(target))

@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.callgraph import CallGraph
+from amplint.analysis.facts.dtype_value import module_moved
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.regions import DTYPES
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
@@ -82,6 +83,7 @@ class Fp16Analysis:
         # id(call) -> dtype for calls of a method of this file that casts the receiver's
         # submodules (`model.convert_to_fp16()`); `model_casts` adds them to the half casts
         self.method_cast_calls: Dict[int, str] = {}
+        self._held: Optional[Dict[str, List[str]]] = None
         for cls, dtype in self._method_casts():
             self.half_classes.add(cls)
             self.why.setdefault(cls, (f"a method of this file makes `{cls}` half", None))
@@ -106,9 +108,22 @@ class Fp16Analysis:
         func = site.node.func
         assert isinstance(func, cst.Attribute)
         receiver = func.value
-        return self.graph.class_of_value(receiver) or self.graph.class_of_instance(
-            receiver, site.frame
+        moves: List[str] = []
+        # `model.to(device).half()`, `model.cuda().eval().half()`: nn.Module's moves return the
+        # module itself, unless the class defines its own method of that name
+        while isinstance(receiver, cst.Call) and module_moved(receiver, site.frame):
+            assert isinstance(receiver.func, cst.Attribute)
+            moves.append(receiver.func.attr.value)
+            receiver = receiver.func.value
+        cls = (
+            self.graph.class_of_value(receiver)
+            or self.graph.class_of_instance(receiver, site.frame)
+            or self.graph.factory_class(receiver)
+            or self.graph.built_instance(receiver, site.frame)
         )
+        if cls is None or any(self.graph.method(cls, name) is not None for name in moves):
+            return None
+        return cls
 
     # -- half through a method of the project: `model.convert_to_fp16()` --------------------
     def _method_casts(self) -> List[Tuple[str, str]]:
@@ -228,13 +243,40 @@ class Fp16Analysis:
             )
         return False
 
+    def _submodule_classes(self) -> Dict[str, List[str]]:
+        """class -> the classes of this file its `self.x` holds: constructed there, or inside a
+        torch container (`self.heads = nn.ModuleDict({"vision": Normalize()})`), whose
+        children `.half()` converts too."""
+        if self._held is not None:
+            return self._held
+        held: Dict[str, List[str]] = {}
+        for (owner, _attr), cls in self.graph.self_instances.items():
+            held.setdefault(owner, []).append(cls)
+        for site in self.tree.assigns:
+            key = self.graph.self_attr_owner(site.targets[0], site.frame)
+            value = site.value
+            if key is None or not (isinstance(value, cst.Call) and self._container(value, site.frame)):
+                continue
+            classes = held.setdefault(key[0], [])
+            for node in iter_nodes(value):
+                if (
+                    isinstance(node, cst.Call)
+                    and isinstance(node.func, cst.Name)
+                    and node.func.value in self.tree.classes
+                    and node.func.value not in classes
+                ):
+                    classes.append(node.func.value)
+        self._held = held
+        return held
+
     def _add_submodules(self, classes: Set[str]) -> None:
         """`.half()` converts submodules too: the classes of `self.x = Sub(...)` join."""
         pending = list(classes)
+        held = self._submodule_classes()
         while pending:
             name = pending.pop()
-            for (owner, _attr), cls in self.graph.self_instances.items():
-                if owner == name and cls not in classes:
+            for cls in held.get(name, ()):
+                if cls not in classes:
                     classes.add(cls)
                     pending.append(cls)
                     if cls not in self.why and name in self.why:
