@@ -11,7 +11,7 @@ function, receiver and method (amplint.analysis.project.nograd_entries)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
@@ -139,20 +139,30 @@ def nograd_params(function: Optional[Frame]) -> Tuple[Tuple[int, str], ...]:
     if not isinstance(node, cst.FunctionDef):
         return ()
     scope = function.parent
-    positional = list(node.params.posonly_params) + list(node.params.params)
-    if scope.kind == "class":
-        if not any(resolve_expr(d.decorator, scope) == "staticmethod" for d in node.decorators):
-            if not positional:
-                return ()
-            positional = positional[1:]
-    names = {p.name.value: i for i, p in enumerate(positional)}
-    names.update({p.name.value: -1 for p in node.params.kwonly_params})
+    bound = scope.kind == "class" and not any(
+        resolve_expr(d.decorator, scope) == "staticmethod" for d in node.decorators)
+    names = _positions(node, bound)
+    if names is None:
+        return ()
     called, rebound = _nograd_calls(function)
     found = {}
     for func in called:
         if isinstance(func, cst.Name) and func.value in names:
             found[func.value] = names[func.value]
     return tuple(sorted((index, name) for name, index in found.items() if name not in rebound))
+
+
+def _positions(node: cst.FunctionDef, bound: bool) -> Optional[Dict[str, int]]:
+    """Each parameter's position among the call's positional arguments (-1: keyword-only);
+    `bound`: a method's first parameter is its instance, not an argument (None: it has none)."""
+    positional = list(node.params.posonly_params) + list(node.params.params)
+    if bound:
+        if not positional:
+            return None
+        positional = positional[1:]
+    names = {p.name.value: i for i, p in enumerate(positional)}
+    names.update({p.name.value: -1 for p in node.params.kwonly_params})
+    return names
 
 
 def grad_params(function: Optional[Frame]) -> Tuple[Tuple[int, str, cst.Call], ...]:
@@ -170,13 +180,9 @@ def grad_params(function: Optional[Frame]) -> Tuple[Tuple[int, str, cst.Call], .
     scope = function.parent
     if any(resolve_expr(d.decorator, scope) != "staticmethod" for d in node.decorators):
         return ()
-    positional = list(node.params.posonly_params) + list(node.params.params)
-    if scope.kind == "class" and not node.decorators:
-        if not positional:
-            return ()
-        positional = positional[1:]
-    names = {p.name.value: i for i, p in enumerate(positional)}
-    names.update({p.name.value: -1 for p in node.params.kwonly_params})
+    names = _positions(node, scope.kind == "class" and not node.decorators)
+    if names is None:
+        return ()
     _called, rebound = _nograd_calls(function)
     found = {}
     for stmt in node.body.body:
