@@ -82,3 +82,27 @@ def test_the_module_dict_of_a_model_left_float32_is_silent():
     assert _held_dtype(source) == torch.float32
     assert _half_classes(source) == set()
     assert lint_source("model.py", source, Settings(frozenset({"AMP141"}))).diagnostics == []
+
+
+def test_a_module_passed_through_an_unknown_call_is_not_claimed_held():
+    # `pick(...)` may keep nothing of what it is given: here it drops the Normalize, so the
+    # ModuleDict holds a float32-free Identity and nothing of this file is made half through it
+    source = _source("nn.ModuleDict({'vision': pick(Normalize(dim=-1))})").replace(
+        "class ImageBindModel", "def pick(module):\n    return nn.Identity()\nclass ImageBindModel")
+    scope = {}
+    exec(compile(source, "model.py", "exec"), scope)
+    assert isinstance(scope["model"].post["vision"], torch.nn.Identity)
+    assert "Normalize" not in _half_classes(source)
+
+
+def test_a_dict_the_module_defines_is_not_the_builtin():
+    source = _source("nn.ModuleDict(dict(vision=Normalize(dim=-1)))").replace(
+        "class ImageBindModel", "def dict(**parts):\n    return {'vision': nn.Identity()}\nclass ImageBindModel")
+    assert isinstance(_exec_post(source), torch.nn.Identity)
+    assert "Normalize" not in _half_classes(source)
+
+
+def _exec_post(source: str):
+    scope = {}
+    exec(compile(source, "model.py", "exec"), scope)
+    return scope["model"].post["vision"]

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from amplint.analysis.facts.callgraph import CallGraph
 from amplint.analysis.facts.dtype_value import module_moved
-from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.names import bound_locally, resolve_expr
 from amplint.analysis.facts.regions import DTYPES
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
 
@@ -258,16 +258,38 @@ class Fp16Analysis:
             if key is None or not (isinstance(value, cst.Call) and self._container(value, site.frame)):
                 continue
             classes = held.setdefault(key[0], [])
-            for node in iter_nodes(value):
-                if (
-                    isinstance(node, cst.Call)
-                    and isinstance(node.func, cst.Name)
-                    and node.func.value in self.tree.classes
-                    and node.func.value not in classes
-                ):
-                    classes.append(node.func.value)
+            for name in self._contained(value, site.frame):
+                if name not in classes:
+                    classes.append(name)
         self._held = held
         return held
+
+    def _contained(self, expr: cst.BaseExpression, frame: Frame) -> Iterator[str]:
+        """The classes of this file constructed as elements of `expr`: through torch containers,
+        displays, comprehensions and the builtin `dict`/`list`/`tuple`, never through a call
+        whose result is not known to hold its arguments (`wrap(Norm())` may keep nothing)."""
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            container = self._container(expr, frame)
+            if isinstance(func, cst.Name) and func.value in self.tree.classes:
+                yield func.value
+                if not container:
+                    return
+            builtin = isinstance(func, cst.Name) and func.value in ("dict", "list", "tuple") \
+                and not bound_locally(func.value, frame)
+            if builtin or container:
+                for arg in expr.args:
+                    yield from self._contained(arg.value, frame)
+        elif isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+            for element in expr.elements:
+                yield from self._contained(element.value, frame)
+        elif isinstance(expr, cst.Dict):
+            for element in expr.elements:
+                yield from self._contained(element.value, frame)
+        elif isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            yield from self._contained(expr.elt, frame)
+        elif isinstance(expr, cst.DictComp):
+            yield from self._contained(expr.value, frame)
 
     def _add_submodules(self, classes: Set[str]) -> None:
         """`.half()` converts submodules too: the classes of `self.x = Sub(...)` join."""
