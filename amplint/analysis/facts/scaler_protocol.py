@@ -29,11 +29,13 @@ import libcst as cst
 
 from amplint.analysis.facts.framework_verbs import events_of
 from amplint.analysis.facts.loop_bindings import BoundNames
+from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.tree import CallSite, Frame
 
 PROTOCOL = ("scale", "backward", "unscale", "clip", "step", "update", "opt_step")
+_METHODS = ("scale", "unscale_", "step", "update", "backward")  # FlowWalker.expr's
 _DEPTH = 6
 _MAX_EVENTS = 200  # inlining copies events: a call graph that explodes is left uncomposed
 
@@ -90,9 +92,50 @@ def quiet_frames(analysis) -> Tuple[Set[int], Set[int]]:
 
 
 def function_flows(analysis) -> List[Flow]:
-    """Every function's composed flow, events or not (the project's protocol summaries)."""
-    composer = _Composer(analysis)
-    return [composer.flow(f, ()) for f in analysis.tree.frames if f.kind == "function"]
+    """The composed flows, events or not, of the functions that can hold a protocol event
+    (the project's protocol summaries keep those that do): the others' flows hold none."""
+    only = protocol_frames(analysis)
+    composer = _Composer(analysis, only)
+    return [composer.flow(f, ()) for f in analysis.tree.frames
+            if f.kind == "function" and (only is None or id(f) in only)]
+
+
+def protocol_frames(analysis) -> Optional[Set[int]]:
+    """The ids of the frames whose composed flow can hold a protocol event (None: any, with the
+    project's entries). The walker emits one only at a call of the frame's own statements that
+    names a method `scale`, `unscale_`, `step`, `update` or `backward`, resolves to
+    `torch.autograd.backward`, is a framework verb or a clip (`clip_call`; its look into a
+    same-file callee makes that callee a holder), or inlines a callee that holds one: so the
+    holders of such calls and, transitively, the frames that call a function among them. A
+    frame outside never walks one inside, so those inside are walked as they were with all."""
+    if analysis.remote:
+        return None
+    tree, graph = analysis.tree, analysis.callgraph
+    frameworks, module, module_frame = analysis.frameworks, analysis.module, tree.module_frame
+    found: Set[int] = set()
+    callers: Dict[int, Set[int]] = {}  # id(callee) -> ids of the frames that call it
+    for site in tree.calls:
+        key = id(site.frame.function or module_frame)
+        if graph is not None:
+            for callee in graph.callees(site):
+                callers.setdefault(id(callee), set()).add(key)
+        if key in found:
+            continue
+        func = site.node.func
+        if (
+            (type(func) is cst.Attribute and func.attr.value in _METHODS)
+            or resolve_expr(func, site.frame) == "torch.autograd.backward"
+            or events_of(site.node, frameworks, module)
+            or analysis.clip_call(site.node, site, 1)
+        ):
+            found.add(key)
+    todo = list(found)
+    while todo:
+        for caller in callers.get(todo.pop(), ()):
+            if caller not in found:
+                found.add(caller)
+                todo.append(caller)
+    return found
 
 
 class _Composer:
