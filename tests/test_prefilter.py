@@ -180,7 +180,8 @@ import re  # noqa: E402
 
 import amplint.analysis.engine as engine  # noqa: E402
 from amplint.analysis.data.triggers import ENTRY_BLIND, ENTRY_KINDS, ENTRY_NEEDS  # noqa: E402
-from amplint.analysis.facts.regions import Enabled, EntryHalf, EntryRegion  # noqa: E402
+from amplint.analysis.facts.region_entries import EntryHalf, EntryRegion  # noqa: E402
+from amplint.analysis.facts.regions import Enabled  # noqa: E402
 from amplint.analysis.prefilter import could_match as prefilter_could_match  # noqa: E402
 from amplint.analysis.prefilter_entries import TINY_BELOW, CodeNames  # noqa: E402
 from project_files import PROJECTS, load  # noqa: E402
@@ -211,7 +212,7 @@ def test_every_flag_example_meets_its_requirement_with_entries(code, index, text
 
 
 def test_another_entry_kind_is_always_parsed():
-    from amplint.analysis.facts.regions import EntryParamRegion
+    from amplint.analysis.facts.region_entries import EntryParamRegion
 
     param = EntryParamRegion("f", "ctx", Enabled.TRUE, "cuda", "float16", "ctx() at a.py:1")
     assert could_match(QUIET, DEFAULT, REGION_ENTRY + (param,))

@@ -8,7 +8,6 @@ A function of the same file called from an active region inherits it (transitive
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -19,18 +18,15 @@ from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.class_dtypes import self_dtypes
 from amplint.analysis.facts.context_functions import function_region
 from amplint.analysis.facts.opener_factories import factory_call
+from amplint.analysis.facts.region_entries import (
+    Enabled, EntryAttrRegion, EntryContextRegion, EntryParamRegion, EntryRegion,
+)
 from amplint.analysis.facts.context_properties import property_opened
 from amplint.analysis.facts.names import resolve, resolve_expr
 from amplint.analysis.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
     bound_arguments, dict_literal, holder_key, literal_bool, literal_str, self_attr,
 )
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes, scope_key
-
-
-class Enabled(enum.Enum):
-    TRUE = "enabled"
-    FALSE = "disabled"
-    MAYBE = "maybe enabled"
 
 
 @dataclass(eq=False)
@@ -85,79 +81,6 @@ AUTOCAST_APIS = {
 }
 _DEFAULT_DTYPE = _R.DEFAULT_REGION_DTYPE
 DTYPES = {name: dtype for name, dtype in _R.DTYPE_NAMES.items() if dtype in _R.FLOAT_ORDER}
-
-
-@dataclass(frozen=True)
-class EntryRegion:
-    """A region another file (or a framework setting) puts around a function of this file.
-    `target` names it as written in this file: "focal_loss", "FocalLoss.forward"."""
-
-    target: str
-    enabled: Enabled
-    device: Optional[str]
-    dtype: Optional[str]
-    cite: str  # e.g. "called at train.py:14 under the autocast region at train.py:12"
-
-
-@dataclass(frozen=True)
-class EntryHalf:
-    """A module class of this file whose instances another part of the project turns half
-    (`load()` returning `Net().cuda().half()`): its methods are fp16 code, with its submodules'.
-    `target` is the class name."""
-
-    target: str
-    dtype: str  # "float16" | "bfloat16"
-    cite: str  # e.g. "model <- Net() at deploy/loader.py:7 made half"
-
-
-@dataclass(frozen=True)
-class EntryParamRegion:
-    """`with param():` (or `with param:`) in function `scope` of this file opens a region: the
-    project pass found the call sites binding `param` to an autocast (a partial of it), as
-    amplint.analysis.project.context_params describes."""
-
-    scope: str
-    param: str
-    enabled: Enabled
-    device: Optional[str]
-    dtype: Optional[str]
-    cite: str  # "amp_autocast() at engine.py:14 (bound to `amp_autocast` at main.py:38)"
-
-
-@dataclass(frozen=True)
-class EntryContextRegion:
-    """`with callee(...):` in function `scope` of this file opens a region: `callee` (as written
-    there, `maybe_autocast` or `torch_util.maybe_autocast`) is a context-manager function of
-    another file that yields under an autocast (amplint.analysis.project.context_openers)."""
-
-    scope: str
-    callee: str
-    enabled: Enabled
-    device: Optional[str]
-    dtype: Optional[str]
-    cite: str  # "`maybe_autocast()` of olmo/torch_util.py:11 yields under the autocast region at olmo/torch_util.py:15"
-    # (position, name) of the parameter its autocast's `enabled=` is: a call passing `False` opens it disabled
-    enabled_param: Optional[Tuple[int, str]] = None
-    # the opener passes its `**kwargs` on to the autocast: the call's `dtype=`/`device_type=` count
-    forwarded: bool = False
-    # the call returns an opener factory (`partial(torch.amp.autocast, ...)`): `with` of the
-    # call's value opens nothing, `x = callee(...)` then `with x():` opens the region
-    factory: bool = False
-    # every autocast the opener may open passes `cache_enabled=False`
-    cache_off: bool = False
-
-
-@dataclass(frozen=True)
-class EntryAttrRegion:
-    """`with self.<attr>:` in method `scope` of this file opens a region: a base class of another
-    file stores an autocast context in `self.<attr>` (amplint.analysis.project.context_attrs)."""
-
-    scope: str
-    attr: str
-    enabled: Enabled
-    device: Optional[str]
-    dtype: Optional[str]
-    cite: str  # "`self.autocast` at solvers/musicgen.py:40, stored by `StandardSolver.__init__` at solvers/base.py:9"
 
 
 class RegionAnalysis:
