@@ -11,7 +11,7 @@ from amplint.analysis.facts.grad_forwards import (
     ForwardCall, RegionWalker, exclusive, frozen_modules, module_attrs, nograd_index, outer_grad,
 )
 from amplint.analysis.facts.names import resolve
-from amplint.analysis.facts.regions import AUTOCAST_APIS, Region
+from amplint.analysis.facts.autocast_calls import AUTOCAST_APIS, Region
 from amplint.analysis.facts.syntax import literal_bool
 from amplint.analysis.facts.tree import dotted_name
 from amplint.analysis.rules import Flag, Rule
