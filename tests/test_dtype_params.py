@@ -257,7 +257,8 @@ def test_a_module_another_file_reaches_is_not_bound():
     """The project pass says another file calls into the class (any kind of entry): its
     callers are not all here. (Set C's blip_dtype_property gave an entry with no `target`.)"""
     from amplint.analysis.facts.property_dtypes import EntryParamsDtype
-    from amplint.analysis.facts.regions import Enabled, EntryRegion
+    from amplint.analysis.facts.region_entries import EntryRegion
+    from amplint.analysis.facts.regions import Enabled
 
     def with_entries(entries):
         module = cst.parse_module(PIXEL)

@@ -204,7 +204,8 @@ def declared_program(draw):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(declared_program())
 def test_declared_function_parameters_match_execution(source):
-    from amplint.analysis.facts.regions import Enabled, EntryRegion
+    from amplint.analysis.facts.region_entries import EntryRegion
+    from amplint.analysis.facts.regions import Enabled
 
     entries = (EntryRegion("run", Enabled.TRUE, DEVICE, REGION_DTYPE,
                            'declared to run under autocast by autocast-modules = ["prog.py"]'),)

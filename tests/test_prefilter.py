@@ -180,7 +180,8 @@ import re  # noqa: E402
 
 import amplint.analysis.engine as engine  # noqa: E402
 from amplint.analysis.data.triggers import ENTRY_BLIND, ENTRY_KINDS, ENTRY_NEEDS  # noqa: E402
-from amplint.analysis.facts.regions import Enabled, EntryHalf, EntryRegion  # noqa: E402
+from amplint.analysis.facts.region_entries import EntryHalf, EntryRegion  # noqa: E402
+from amplint.analysis.facts.regions import Enabled  # noqa: E402
 from amplint.analysis.prefilter import could_match as prefilter_could_match  # noqa: E402
 from amplint.analysis.prefilter_entries import TINY_BELOW, CodeNames  # noqa: E402
 from project_files import PROJECTS, load  # noqa: E402
@@ -211,7 +212,7 @@ def test_every_flag_example_meets_its_requirement_with_entries(code, index, text
 
 
 def test_another_entry_kind_is_always_parsed():
-    from amplint.analysis.facts.regions import EntryParamRegion
+    from amplint.analysis.facts.region_entries import EntryParamRegion
 
     param = EntryParamRegion("f", "ctx", Enabled.TRUE, "cuda", "float16", "ctx() at a.py:1")
     assert could_match(QUIET, DEFAULT, REGION_ENTRY + (param,))
@@ -233,13 +234,13 @@ def test_requirements_name_every_hazard_of_the_rules_tables():
     from amplint.analysis.data import overflow
     from amplint.analysis.data.scaler_vocab import BY_METHOD
     from amplint.analysis.facts import fp16
+    from amplint.analysis.facts.grad_forwards import SET_GRAD
     from amplint.analysis.facts.nograd_methods import NO_GRAD
     from amplint.analysis.rules import amp101_factory_default_dtype as r101
     from amplint.analysis.rules import amp102_bce_under_autocast as r102
     from amplint.analysis.rules import amp104_backward_in_autocast as r104
     from amplint.analysis.rules import amp140_eps_underflow as r140
     from amplint.analysis.rules import amp141_half_reduction as r141
-    from amplint.analysis.rules import amp150_nograd_forward_in_autocast as r150
 
     def call(qualified):
         return f"import torch\nx = {qualified}(y)\n"
@@ -272,7 +273,7 @@ def test_requirements_name_every_hazard_of_the_rules_tables():
     assert _needs("AMP140", "import torch\nopt = torch.optim.Adam(p)\n")
     for name in r141.SQUARE_SUMS + r141.OUTPUT_REDUCTIONS + ("cumsum",):
         assert _needs("AMP141", call(f"x.{name}")) and _needs("AMP141", call(f"torch.{name}"))
-    for name in NO_GRAD + r150.SET_GRAD:
+    for name in NO_GRAD + SET_GRAD:
         assert _needs("AMP150", f"with {name}():\n    pass\n")
 
 

@@ -17,7 +17,8 @@ import pytest
 
 import amplint.analysis.engine as engine
 from amplint.analysis.engine import Settings, could_match
-from amplint.analysis.facts.regions import Enabled, EntryRegion
+from amplint.analysis.facts.region_entries import EntryRegion
+from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.prefilter_entries import CodeNames
 from amplint.analysis.project import lint_project
 from amplint.analysis.rules import all_rules

@@ -149,7 +149,8 @@ def test_a_hazard_of_a_rule_that_reads_no_half_class_is_still_parsed_and_found()
 def test_a_region_entry_beside_keeps_the_whole_file_requirements():
     """HALF_BLIND holds only where every entry is EntryHalf: with an EntryRegion too, AMP151's
     requirement (`apply` in code) keeps the file."""
-    from amplint.analysis.facts.regions import Enabled, EntryHalf, EntryRegion
+    from amplint.analysis.facts.region_entries import EntryHalf, EntryRegion
+    from amplint.analysis.facts.regions import Enabled
     from amplint.analysis.prefilter import could_match
 
     rules = [all_rules()["AMP151"]]
@@ -299,7 +300,7 @@ def test_a_constant_fill_in_a_half_class_method_is_parsed_and_found():
 def test_a_function_named_like_the_half_class_keeps_the_whole_file_requirement():
     """param_defaults drops the defaults of a function whose scope key is an entry's target:
     there the narrower test is not used."""
-    from amplint.analysis.facts.regions import EntryHalf
+    from amplint.analysis.facts.region_entries import EntryHalf
     from amplint.analysis.prefilter import could_match
 
     rules = [all_rules()["AMP110"]]

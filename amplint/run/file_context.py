@@ -13,7 +13,7 @@ from typing import Tuple
 from amplint.workspace.cache import DEFAULT_DIR, Cache
 from amplint.workspace.config import Config, find_pyproject, load, selection
 from amplint.analysis.engine import Settings
-from amplint.analysis.facts.regions import EntryRegion
+from amplint.analysis.facts.region_entries import EntryRegion
 from amplint.workspace.files import discover
 from amplint.run.per_file import REPORT_ONLY
 from amplint.run.project_inputs import project_entries

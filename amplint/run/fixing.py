@@ -9,7 +9,7 @@ from typing import Callable, Optional, Tuple
 
 from amplint.workspace import notebooks
 from amplint.analysis.engine import FileResult, Settings, Summarizer, lint_source
-from amplint.analysis.facts.regions import EntryRegion
+from amplint.analysis.facts.region_entries import EntryRegion
 from amplint.workspace.files import ReadError
 from amplint.workspace.noqa import add_noqa
 from amplint.analysis.parsing import valid_python

@@ -16,7 +16,7 @@ from amplint.workspace.baseline import assign_fingerprints
 from amplint.report.diffs import unified_diff
 from amplint.analysis import large_files
 from amplint.analysis.engine import FileResult, Settings, internal_error_result
-from amplint.analysis.facts.regions import EntryRegion
+from amplint.analysis.facts.region_entries import EntryRegion
 from amplint.analysis.prefilter import could_match
 from amplint.workspace.files import ReadError, read_source, write_source
 from amplint.run.fixing import add_noqa_directives, blank_result, lint_and_fix

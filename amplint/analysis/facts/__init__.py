@@ -14,7 +14,9 @@ import libcst as cst
 
 from amplint.analysis.facts.fp16 import Fp16Analysis
 from amplint.analysis.facts.names import resolve, resolve_expr, torch_alias, torch_name_free
-from amplint.analysis.facts.regions import Enabled, EntryHalf, EntryRegion, Region, RegionAnalysis
+from amplint.analysis.facts.region_entries import EntryHalf, EntryRegion
+from amplint.analysis.facts.autocast_calls import Region
+from amplint.analysis.facts.regions import Enabled, RegionAnalysis
 from amplint.analysis.facts.returned_values import returned_by_call
 from amplint.analysis.facts.scalers import ScalerAnalysis
 from amplint.analysis.facts.tree import CallSite, Collector, Frame

@@ -23,7 +23,8 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.frame_walk import frames_by_body
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.regions import Enabled, Region
+from amplint.analysis.facts.autocast_calls import Region
+from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.dtype_value import (  # noqa: F401 (the value API, re-exported)
     ELIGIBLE, FLOATS, PYTHON, Dtype, ModuleValue, assigned_names, join, module_moved, of,
 )

@@ -33,7 +33,7 @@ from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
 from amplint.analysis.facts.half_values import frames_by_body
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.syntax import code_children
 from amplint.analysis.facts.tree import Frame, child_fields, iter_nodes
 

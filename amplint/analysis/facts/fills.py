@@ -19,7 +19,7 @@ from amplint.analysis.data.overflow import (
 )
 from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import region_policy
-from amplint.analysis.facts.regions import DTYPES
+from amplint.analysis.facts.autocast_calls import DTYPES
 from amplint.analysis.facts.syntax import children_in_visit_order
 from amplint.analysis.facts.tree import Frame, argument, keyword
 

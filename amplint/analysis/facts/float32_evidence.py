@@ -13,7 +13,7 @@ from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.dtype_value import device_only
 from amplint.analysis.facts.half_values import is_float32_cast
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.regions import DTYPES
+from amplint.analysis.facts.autocast_calls import DTYPES
 from amplint.analysis.facts.syntax import unparen as _unparen
 from amplint.analysis.facts.tree import Frame, self_attr
 

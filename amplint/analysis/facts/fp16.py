@@ -10,8 +10,8 @@ import libcst as cst
 
 from amplint.analysis.facts.callgraph import CallGraph
 from amplint.analysis.facts.dtype_value import module_moved
+from amplint.analysis.facts.autocast_calls import DTYPES
 from amplint.analysis.facts.names import bound_locally, resolve_expr
-from amplint.analysis.facts.regions import DTYPES
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
 
 HALF = ("float16", "bfloat16")

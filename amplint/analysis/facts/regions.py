@@ -8,156 +8,22 @@ A function of the same file called from an active region inherits it (transitive
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.analysis.data import dtype_rules as _R
-
-from amplint.analysis.facts.class_dtypes import self_dtypes
+from amplint.analysis.facts.autocast_calls import (
+    AUTOCAST_APIS, Region, autocast_call_region, decorator_region, framework_region,
+)
 from amplint.analysis.facts.context_functions import function_region
-from amplint.analysis.facts.opener_factories import factory_call
 from amplint.analysis.facts.context_properties import property_opened
 from amplint.analysis.facts.names import resolve, resolve_expr
-from amplint.analysis.facts.syntax import (  # noqa: F401  (bound_arguments, literal_* re-exported)
-    bound_arguments, dict_literal, holder_key, literal_bool, literal_str, self_attr,
+from amplint.analysis.facts.opener_factories import factory_call
+from amplint.analysis.facts.region_entries import (
+    Enabled, EntryAttrRegion, EntryContextRegion, EntryParamRegion, EntryRegion,
 )
-from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes, scope_key
-
-
-class Enabled(enum.Enum):
-    TRUE = "enabled"
-    FALSE = "disabled"
-    MAYBE = "maybe enabled"
-
-
-@dataclass(eq=False)
-class Region:
-    enabled: Enabled
-    device: Optional[str]  # "cuda", "cpu", another literal, or None when unknown
-    dtype: Optional[str]  # "float16", "bfloat16", or None when unknown
-    origin: cst.CSTNode  # what to cite: the autocast call, decorator or calling expression
-    kind: str  # "with" | "decorator" | "framework" | "call"
-    device_expr: Optional[cst.BaseExpression] = None  # the device argument as written
-    with_node: Optional[cst.With] = None
-    via: Optional["Region"] = None  # for kind "call": the caller's region
-    # For regions that come from outside this file (kind "project"): how to cite them,
-    # e.g. "the autocast region at train.py:12" or "Trainer(precision='16-mixed') at main.py:30".
-    external: Optional[str] = None
-    enabled_expr: Optional[cst.BaseExpression] = None  # `enabled=` as written, if given
-    # a region a context-manager function opens (facts/context_functions.py): its name; the
-    # fixes that edit the autocast call or move code out of the `with` leave it alone
-    opener: Optional[str] = None
-    # the names an opener's parameters reach it by: `torch.autocast(*args, **kwargs)` forwards
-    # `kwargs`; `torch.autocast(...) if enabled else None` is gated by `enabled`
-    forwards: Optional[str] = None
-    gate: Optional[str] = None
-    # the autocast passes `cache_enabled=False` (an opener's region: every autocast it may
-    # open does), so it keeps no cast of a weight for a later forward
-    cache_off: bool = False
-    # `dtype=self.<attr>` read through the classes that can be self (facts/class_dtypes.py)
-    # when they disagree: (class, dtype) for each, `dtype` then None
-    dtype_by_class: Optional[Tuple[Tuple[str, str], ...]] = None
-
-    @property
-    def active(self) -> bool:
-        return self.enabled is not Enabled.FALSE
-
-    @property
-    def may_be_cuda(self) -> bool:
-        return self.device in (None, "cuda")
-
-    @property
-    def root(self) -> "Region":
-        region = self
-        while region.via is not None:
-            region = region.via
-        return region
-
-
-AUTOCAST_APIS = {
-    # qualified name -> (device if fixed by the API, default dtype, positional parameters)
-    "torch.amp.autocast": (None, None, ("device_type", "dtype", "enabled", "cache_enabled")),
-    "torch.cuda.amp.autocast": ("cuda", "float16", ("enabled", "dtype", "cache_enabled")),
-    "torch.cpu.amp.autocast": ("cpu", "bfloat16", ("enabled", "dtype", "cache_enabled")),
-}
-_DEFAULT_DTYPE = _R.DEFAULT_REGION_DTYPE
-DTYPES = {name: dtype for name, dtype in _R.DTYPE_NAMES.items() if dtype in _R.FLOAT_ORDER}
-
-
-@dataclass(frozen=True)
-class EntryRegion:
-    """A region another file (or a framework setting) puts around a function of this file.
-    `target` names it as written in this file: "focal_loss", "FocalLoss.forward"."""
-
-    target: str
-    enabled: Enabled
-    device: Optional[str]
-    dtype: Optional[str]
-    cite: str  # e.g. "called at train.py:14 under the autocast region at train.py:12"
-
-
-@dataclass(frozen=True)
-class EntryHalf:
-    """A module class of this file whose instances another part of the project turns half
-    (`load()` returning `Net().cuda().half()`): its methods are fp16 code, with its submodules'.
-    `target` is the class name."""
-
-    target: str
-    dtype: str  # "float16" | "bfloat16"
-    cite: str  # e.g. "model <- Net() at deploy/loader.py:7 made half"
-
-
-@dataclass(frozen=True)
-class EntryParamRegion:
-    """`with param():` (or `with param:`) in function `scope` of this file opens a region: the
-    project pass found the call sites binding `param` to an autocast (a partial of it), as
-    amplint.analysis.project.context_params describes."""
-
-    scope: str
-    param: str
-    enabled: Enabled
-    device: Optional[str]
-    dtype: Optional[str]
-    cite: str  # "amp_autocast() at engine.py:14 (bound to `amp_autocast` at main.py:38)"
-
-
-@dataclass(frozen=True)
-class EntryContextRegion:
-    """`with callee(...):` in function `scope` of this file opens a region: `callee` (as written
-    there, `maybe_autocast` or `torch_util.maybe_autocast`) is a context-manager function of
-    another file that yields under an autocast (amplint.analysis.project.context_openers)."""
-
-    scope: str
-    callee: str
-    enabled: Enabled
-    device: Optional[str]
-    dtype: Optional[str]
-    cite: str  # "`maybe_autocast()` of olmo/torch_util.py:11 yields under the autocast region at olmo/torch_util.py:15"
-    # (position, name) of the parameter its autocast's `enabled=` is: a call passing `False` opens it disabled
-    enabled_param: Optional[Tuple[int, str]] = None
-    # the opener passes its `**kwargs` on to the autocast: the call's `dtype=`/`device_type=` count
-    forwarded: bool = False
-    # the call returns an opener factory (`partial(torch.amp.autocast, ...)`): `with` of the
-    # call's value opens nothing, `x = callee(...)` then `with x():` opens the region
-    factory: bool = False
-    # every autocast the opener may open passes `cache_enabled=False`
-    cache_off: bool = False
-
-
-@dataclass(frozen=True)
-class EntryAttrRegion:
-    """`with self.<attr>:` in method `scope` of this file opens a region: a base class of another
-    file stores an autocast context in `self.<attr>` (amplint.analysis.project.context_attrs)."""
-
-    scope: str
-    attr: str
-    enabled: Enabled
-    device: Optional[str]
-    dtype: Optional[str]
-    cite: str  # "`self.autocast` at solvers/musicgen.py:40, stored by `StandardSolver.__init__` at solvers/base.py:9"
+from amplint.analysis.facts.syntax import holder_key, self_attr
+from amplint.analysis.facts.tree import CallSite, Collector, Frame, scope_key
 
 
 class RegionAnalysis:
@@ -188,7 +54,7 @@ class RegionAnalysis:
             body_frame.region = self.with_region(with_node, body_frame.parent)
         for frame in tree.frames:
             if frame.kind == "function":
-                frame.region = self._decorator_region(frame)
+                frame.region = decorator_region(frame, tree.module_frame)
         self._seed_entries()
         self._propagate_calls()
 
@@ -297,7 +163,7 @@ class RegionAnalysis:
         if isinstance(expr, cst.Call) and not call_it:
             qualified = resolve_expr(expr.func, frame)
             if qualified in AUTOCAST_APIS:
-                return self._from_autocast_call(qualified, expr, expr, frame)
+                return autocast_call_region(qualified, expr, expr, self.tree.module_frame, self.entries, frame)
             # Calling an alias: `with self.amp_autocast():` where it is a partial(autocast, ...)
             target = self._alias_target(expr.func, frame)
             if target is not None:
@@ -312,7 +178,7 @@ class RegionAnalysis:
             param = self._param_region(expr.func, frame) if not expr.args else None
             if param is None and (self._aliases_ready or self._openers):
                 param = function_region(self, expr, frame, Region, entries_only=not self._aliases_ready)
-            return param if param is not None else self._framework_region(expr)
+            return param if param is not None else framework_region(expr)
         if call_it:
             return None
         param = self._param_region(expr, frame)
@@ -375,7 +241,8 @@ class RegionAnalysis:
         inner = resolve_expr(value.args[0].value, frame)
         if inner not in AUTOCAST_APIS:
             return None
-        return self._from_autocast_call(inner, cst.Call(func=value.args[0].value, args=tuple(value.args[1:])), value)
+        return autocast_call_region(inner, cst.Call(func=value.args[0].value, args=tuple(value.args[1:])), value,
+                                    self.tree.module_frame, self.entries)
 
     def _partial_region(
         self, value: cst.BaseExpression, frame: Frame, call: cst.Call
@@ -388,76 +255,7 @@ class RegionAnalysis:
         if inner not in AUTOCAST_APIS:
             return None
         merged = cst.Call(func=value.args[0].value, args=tuple(value.args[1:]) + tuple(call.args))
-        return self._from_autocast_call(inner, merged, call)
-
-    def _from_autocast_call(self, qualified: str, call: cst.Call, origin: cst.CSTNode,
-                            frame: Optional[Frame] = None) -> Region:
-        fixed_device, default_dtype, positional = AUTOCAST_APIS[qualified]
-        args = bound_arguments(call, positional)
-        forwards = None
-        for arg in call.args:
-            if arg.star == "**":  # `autocast(**get_autocast_args(args))`, `**{"dtype": ...}`
-                for key, value in self._star_kwargs(arg.value).items():
-                    args.setdefault(key, value)
-                if isinstance(arg.value, cst.Name):
-                    forwards = arg.value.value
-        enabled_expr = args.get("enabled")
-        flag = True if enabled_expr is None else literal_bool(enabled_expr)
-        enabled = Enabled.MAYBE if flag is None else (Enabled.TRUE if flag else Enabled.FALSE)
-        device_expr = args.get("device_type")
-        device = fixed_device or literal_str(device_expr)
-        if device is not None:
-            device = device.split(":")[0]
-        dtype_expr = args.get("dtype")
-        dtype = default_dtype or _DEFAULT_DTYPE.get(device or "")
-        by_class = None
-        if dtype_expr is not None:
-            name = dotted_name(dtype_expr)
-            dtype = DTYPES.get(".".join(name)) if name and name[0] == "torch" else None
-            attr = self_attr(dtype_expr) if frame is not None else None
-            options = self_dtypes(self.entries, frame, attr) if attr is not None else None
-            if options:
-                found = {d for _, d in options}
-                dtype, by_class = (found.pop(), None) if len(found) == 1 else (None, options)
-        kind = "with"
-        return Region(enabled, device, dtype, origin, kind, device_expr=device_expr, dtype_by_class=by_class,
-                      enabled_expr=enabled_expr, forwards=forwards,
-                      cache_off=literal_bool(args["cache_enabled"]) is False if "cache_enabled" in args else False)
-
-    def _star_kwargs(self, expr: cst.BaseExpression) -> Dict[str, cst.BaseExpression]:
-        """The keywords `**expr` passes, when the file shows them: a dict literal, or a call of a
-        module-level function of this file whose every `return` is a dict literal. A key the
-        returns disagree on (or that only some give) maps to an unknown value."""
-        if isinstance(expr, cst.Dict):
-            return dict_literal(expr) or {}
-        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
-            return {}
-        module = self.tree.module_frame
-        helper = module.functions.get(expr.func.value)
-        if helper is None or expr.func.value in module.imports:
-            return {}
-        returns = [n for n in iter_nodes(helper.node.body) if isinstance(n, cst.Return)]
-        dicts = [dict_literal(r.value) for r in returns if r.value is not None]
-        if not dicts or len(dicts) != len(returns) or any(d is None for d in dicts):
-            return {}
-        merged: Dict[str, cst.BaseExpression] = {}
-        code = cst.Module(body=[]).code_for_node
-        for entries in dicts:
-            for key, value in entries.items():  # type: ignore[union-attr]
-                if all(key in d and code(d[key]) == code(value) for d in dicts):  # type: ignore
-                    merged[key] = value
-                else:
-                    merged[key] = cst.Name("__unknown__")
-        return merged
-
-    def _framework_region(self, call: cst.Call) -> Optional[Region]:
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("autocast", "optim_context"):
-            root = dotted_name(func.value)
-            if root and root[0] == "torch":
-                return None
-            return Region(Enabled.MAYBE, None, None, call, "framework")
-        return None
+        return autocast_call_region(inner, merged, call, self.tree.module_frame, self.entries)
 
     def with_region(self, node: cst.With, frame: Frame) -> Optional[Region]:
         """The region `node` opens (computed once: a context-manager function's `with`s are
@@ -476,33 +274,6 @@ class RegionAnalysis:
                 region.with_node = node
                 found = region  # the last autocast item is the innermost
         return found
-
-    def _decorator_region(self, frame: Frame) -> Optional[Region]:
-        node = frame.node
-        assert isinstance(node, cst.FunctionDef)
-        outer = frame.parent
-        assert outer is not None
-        for dec in node.decorators:
-            expr = dec.decorator
-            call = expr if isinstance(expr, cst.Call) else None
-            func = call.func if call is not None else expr
-            qualified = resolve_expr(func, outer) or ""
-            last = qualified.rsplit(".", 1)[-1] or (dotted_name(func) or ("",))[-1]
-            if call is not None and qualified in AUTOCAST_APIS:
-                region = self._from_autocast_call(qualified, call, dec)
-                region.kind = "decorator"
-                return region
-            if qualified.endswith("custom_fwd") and call is not None:
-                cast = bound_arguments(call, ()).get("cast_inputs")
-                cast_name = dotted_name(cast) if cast is not None else None
-                if cast_name and DTYPES.get(".".join(cast_name)) == "float32":
-                    return Region(Enabled.FALSE, None, "float32", dec, "decorator")
-            if last == "force_fp32":
-                return Region(Enabled.FALSE, None, "float32", dec, "decorator")
-            if last == "auto_fp16":
-                # mmcv runs the body under autocast once `fp16_enabled` is set on the module.
-                return Region(Enabled.MAYBE, "cuda", "float16", dec, "decorator")
-        return None
 
     # -- inheritance through calls --------------------------------------------------------
     def _lookup(self, frame: Frame) -> Optional[Region]:

@@ -22,7 +22,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.names import resolve, resolve_expr, visible_scopes
-from amplint.analysis.facts.regions import Enabled, bound_arguments, literal_bool
+from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.framework_verbs import events_of, imported
 from amplint.analysis.facts.scaler_flow import (  # noqa: F401  (the event names re-exported for the rules)
     Branch, Ctx, Event, Flow, FlowWalker, Loop, deciding_test, exclusive, key_text, more_conditional,
@@ -33,7 +33,7 @@ from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported fo
 from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans  # noqa: F401
 from amplint.analysis.facts.scaler_flags import flag_entries
 from amplint.analysis.facts.scaler_remote import scaler_entries
-from amplint.analysis.facts.syntax import holder_key
+from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
 
 SCALER_APIS = {

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from amplint.analysis.facts.regions import EntryRegion
+from amplint.analysis.facts.region_entries import EntryRegion
 from amplint.analysis.project import frameworks as fw
 from amplint.analysis.project.classflow import ClassFlow
 from amplint.analysis.project.declared import declared_matches, declared_seeds

@@ -12,7 +12,7 @@ import warnings
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.facts.callgraph import _shadowed
-from amplint.analysis.facts.regions import AUTOCAST_APIS, DTYPES
+from amplint.analysis.facts.autocast_calls import AUTOCAST_APIS, DTYPES
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.ast_aliases import absolute, keep_aliases
@@ -279,7 +279,7 @@ class _AstSummarizer(SourcePositions):
             owner.self_calls.append((func.attr, site.node))  # type: ignore[arg-type]
 
     def _fp32_decorated(self, frame: Frame) -> bool:
-        """regions._decorator_region for a file without autocast text: `@force_fp32(...)` and
+        """autocast_calls.decorator_region for a file without autocast text: `@force_fp32(...)` and
         `@custom_fwd(cast_inputs=torch.float32)` open a disabled region; the first decorator
         that decides wins."""
         for dec in frame.node.decorator_list:

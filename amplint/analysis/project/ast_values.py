@@ -11,7 +11,7 @@ import tokenize
 from typing import List, Optional, Tuple
 
 from amplint.analysis.facts.fp16 import HALF, TENSOR_TYPES
-from amplint.analysis.facts.regions import DTYPES
+from amplint.analysis.facts.autocast_calls import DTYPES
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.project.ast_aliases import absolute
 from amplint.analysis.project.ast_tree import Refused, call_args, dotted

@@ -25,7 +25,8 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.property_dtypes import PLAIN_BASES
-from amplint.analysis.facts.regions import Enabled, EntryAttrRegion
+from amplint.analysis.facts.region_entries import EntryAttrRegion
+from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.context_params import frame_of, seeds_under, statements
 from amplint.analysis.project.summary import CALLER_WORDS
 

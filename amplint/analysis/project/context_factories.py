@@ -28,7 +28,7 @@ import ast
 import re
 from typing import Dict, List, Tuple
 
-from amplint.analysis.facts.regions import EntryContextRegion
+from amplint.analysis.facts.region_entries import EntryContextRegion
 from amplint.analysis.project.context_params import seeds_under
 from amplint.analysis.project.opener_names import dotted_text, resolved_opener, scopes
 

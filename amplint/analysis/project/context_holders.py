@@ -28,7 +28,7 @@ import re
 from types import SimpleNamespace
 from typing import Dict, List, Tuple
 
-from amplint.analysis.facts.regions import EntryContextRegion
+from amplint.analysis.facts.region_entries import EntryContextRegion
 from amplint.analysis.project.context_factories import _own_nodes, bound_call, count_binding, count_parameters
 from amplint.analysis.project.context_params import seeds_under
 from amplint.analysis.project.opener_names import dotted_text, passes_false, resolved_opener, scopes

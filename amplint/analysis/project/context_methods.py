@@ -41,7 +41,8 @@ import ast
 from typing import Dict, Optional, Tuple
 
 from amplint.analysis.facts.property_dtypes import PLAIN_BASES
-from amplint.analysis.facts.regions import Enabled, EntryContextRegion
+from amplint.analysis.facts.region_entries import EntryContextRegion
+from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.context_openers import own_seeds
 from amplint.analysis.project.opener_names import dotted_text, passes_false

@@ -35,7 +35,7 @@ import ast
 import re
 from typing import Dict, List, Optional, Tuple
 
-from amplint.analysis.facts.regions import EntryContextRegion
+from amplint.analysis.facts.region_entries import EntryContextRegion
 from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.context_params import rebound_names, seeds_under

@@ -24,7 +24,8 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.regions import Enabled, EntryParamRegion
+from amplint.analysis.facts.region_entries import EntryParamRegion
+from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.candidates import Candidate, chain
 from amplint.analysis.project.nograd_entries import note_nograd_call, note_nograd_function

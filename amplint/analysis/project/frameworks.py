@@ -34,7 +34,8 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.regions import Enabled, bound_arguments, literal_bool, literal_str
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.facts.syntax import bound_arguments, literal_bool, literal_str
 from amplint.analysis.facts.tree import dotted_name
 
 

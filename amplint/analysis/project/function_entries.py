@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from amplint.analysis.facts.custom_functions import (
     EntryFunction, FunctionClass, apply_aliases, function_classes,
 )
-from amplint.analysis.facts.regions import EntryRegion
+from amplint.analysis.facts.region_entries import EntryRegion
 
 _DEFINES = re.compile(r"\bFunction\b")
 _APPLY = re.compile(r"\.apply\b")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Set, Tuple
 
-from amplint.analysis.facts.regions import Enabled, EntryHalf, EntryRegion
+from amplint.analysis.facts.region_entries import EntryHalf, EntryRegion
+from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.candidates import Candidate, chain, cite_more
 from amplint.analysis.project.dispatch import dispatched
 from amplint.analysis.project.nograd_entries import note_nograd_call

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Mapping, Tuple
 
-from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.scaler_regions import EntryCalleeRegions
 from amplint.analysis.facts.scaler_remote import function_key
 from amplint.analysis.project.function_entries import parsed_facts

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.facts import FileFacts
-from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.flowfacts import FlowCollector, frame_key
 from amplint.analysis.project.frameworks import Setting, find_settings  # noqa: F401  (Setting re-exported)

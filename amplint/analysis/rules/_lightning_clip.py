@@ -19,7 +19,8 @@ from typing import Iterator, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.framework_verbs import imported, verb_of
-from amplint.analysis.facts.regions import Enabled, Region
+from amplint.analysis.facts.autocast_calls import Region
+from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
 
 AFTER_UNSCALE_HOOKS = ("on_before_optimizer_step", "configure_gradient_clipping")

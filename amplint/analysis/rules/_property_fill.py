@@ -9,7 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Applicability
 from amplint.analysis.facts.escape import Entry
 from amplint.analysis.facts.property_dtypes import params_dtype_property
-from amplint.analysis.facts.regions import EntryHalf
+from amplint.analysis.facts.region_entries import EntryHalf
 from amplint.analysis.rules._util import region_note
 
 C10 = {"float16": "c10::Half", "bfloat16": "c10::BFloat16"}

@@ -6,7 +6,7 @@ from typing import Dict, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.tree import argument, keyword, positional  # noqa: F401  (re-exported)
 
 NO_SPACE = cst.SimpleWhitespace("")

@@ -8,7 +8,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
-from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.syntax import holder_key
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
 from amplint.analysis.rules import Flag, Rule

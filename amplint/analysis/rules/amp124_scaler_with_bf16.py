@@ -7,7 +7,9 @@ from typing import Iterable, List, Optional
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
-from amplint.analysis.facts.regions import Enabled, Region, bound_arguments, literal_bool
+from amplint.analysis.facts.autocast_calls import Region
+from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.facts.syntax import bound_arguments, literal_bool
 from amplint.analysis.facts.scaler_regions import callee_regions
 from amplint.analysis.facts.scaler_remote import remote_entry
 from amplint.analysis.facts.scalers import SCALER_APIS

@@ -13,7 +13,7 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.deprecated import (
     DeprecatedRef, DeprecatedRefs, ImportBinding, canonical, is_modern,
 )
-from amplint.analysis.facts.regions import literal_bool
+from amplint.analysis.facts.syntax import literal_bool
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import dotted_expr, kwarg
 

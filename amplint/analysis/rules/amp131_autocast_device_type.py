@@ -8,7 +8,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.device_values import device_call, is_device_object, param_device_entry
-from amplint.analysis.facts.regions import literal_str
+from amplint.analysis.facts.syntax import literal_str
 from amplint.analysis.facts.tree import CallSite
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import argument, dotted_expr, has_star_args

@@ -8,7 +8,8 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.regions import AUTOCAST_APIS, bound_arguments, literal_bool, literal_str
+from amplint.analysis.facts.autocast_calls import AUTOCAST_APIS
+from amplint.analysis.facts.syntax import bound_arguments, literal_bool, literal_str
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.rules import Flag, Rule
 

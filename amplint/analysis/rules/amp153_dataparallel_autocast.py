@@ -11,7 +11,7 @@ from amplint.analysis.facts.callgraph import CallGraph
 from amplint.analysis.facts.module_autocast import EntryModule, EntryWrappedCall, forward_autocasts
 from amplint.analysis.facts.tree import scope_key
 from amplint.analysis.facts.names import bound_locally, visible_scopes
-from amplint.analysis.facts.regions import Region
+from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, receiver_root
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import argument, keyword, region_note
