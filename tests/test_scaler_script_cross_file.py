@@ -30,7 +30,20 @@ def test_top_level_loop_composes_the_helper_of_another_file():
     found, results = amp123(load(NAME))
     assert found == [("train.py", 40, "AMP123")]
     (message,) = [d.message for r in results.values() for d in r.diagnostics if d.code == "AMP123"]
+    assert "(`scaler.unscale_(...)` at monitoring.py:6, through this call)" in message
     assert "`scaler.unscale_` at line 37 already ran" in message
+
+
+def test_first_unscale_in_the_helper_is_named_where_it_is():
+    # the helper logs before the script's own unscale and clip: the second unscale is local
+    clip = ("    if grad_clip != 0.0:\n        scaler.unscale_(optimizer)\n"
+            "        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)\n")
+    log = "        print(iter_num, grad_norm_report(model, optimizer, scaler))\n"
+    files = load(NAME, [(clip, ""), (log, log + clip)])
+    found, results = amp123(files)
+    assert found == [("train.py", 39, "AMP123")]
+    (message,) = [d.message for r in results.values() for d in r.diagnostics if d.code == "AMP123"]
+    assert "`scaler.unscale_` at monitoring.py:6, through the call at line 37, already ran" in message
 
 
 def test_module_key_names_no_function():
