@@ -29,7 +29,7 @@ RemoteEvent = Tuple[str, str, str, bool, str, tuple, int, str]
 
 @dataclass(frozen=True)
 class EntryScaler:
-    function: str  # the calling function's key in this file ("Trainer.fit", "main")
+    function: str  # the calling function's key in this file ("Trainer.fit", "main", MODULE_KEY)
     call: str  # the call's dotted text ("self.clip_gradients", "unscale_and_clip")
     ordinal: int  # among the calls of that text in that function
     callee: str  # "utils.py: unscale_and_clip", for messages and --show-regions
@@ -51,6 +51,11 @@ class Remote:
     text: str
 
 
+# The key of a module's top-level statements, read like one more function (a script's
+# training loop at module level, as in llama2.c's train.py); no function can be named so
+MODULE_KEY = "<module>"
+
+
 def scaler_entries(entries) -> Dict[Tuple[str, str, int], EntryScaler]:
     return {
         (e.function, e.call, e.ordinal): e for e in entries if isinstance(e, EntryScaler)
@@ -70,18 +75,21 @@ def remote_entry(analysis, call: cst.Call) -> Optional[EntryScaler]:
 
 
 def call_keys(tree) -> Dict[int, Tuple[str, str, int]]:
-    """id(call node) -> (function key, dotted text, ordinal) for the calls inside functions,
-    the key the project pass gives an EntryScaler."""
+    """id(call node) -> (function key, dotted text, ordinal) for the calls inside functions
+    and at module level (MODULE_KEY), the key the project pass gives an EntryScaler."""
     found: Dict[int, Tuple[str, str, int]] = {}
     counts: Dict[Tuple[str, str], int] = {}
     keys: Dict[int, Optional[str]] = {}
     for site in tree.calls:
         function = site.frame.function
-        if function is None or site.dotted is None:
+        if site.dotted is None:
             continue
-        if id(function) not in keys:
-            keys[id(function)] = function_key(function)
-        key = keys[id(function)]
+        if function is None:
+            key: Optional[str] = MODULE_KEY if _at_module_level(site.frame) else None
+        else:
+            if id(function) not in keys:
+                keys[id(function)] = function_key(function)
+            key = keys[id(function)]
         if key is None:
             continue
         text = ".".join(site.dotted)
@@ -89,6 +97,12 @@ def call_keys(tree) -> Dict[int, Tuple[str, str, int]]:
         counts[(key, text)] = ordinal + 1
         found[id(site.node)] = (key, text, ordinal)
     return found
+
+
+def _at_module_level(frame) -> bool:
+    """The module's own statements (not a class body, a lambda or a comprehension's scope)."""
+    scope = frame.scope
+    return scope is not None and scope.kind == "module"
 
 
 def function_key(frame) -> Optional[str]:

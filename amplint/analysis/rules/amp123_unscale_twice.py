@@ -423,13 +423,18 @@ class UnscaleTwice(Rule):
                 "update()." if what == "unscale_" else "unscale_() is being called after step()."
             )
             through = " (line {inner_line}, through this call)" if unscale.inner is not None else ""
+            if unscale.remote is not None:  # the second unscale is in another file's callee
+                through = f" (`{unscale.remote.text}` at {unscale.remote.where}, through this call)"
             first = "at line {first_line}" + (
                 ", through the call at line {call_line}," if earlier.origin is not None else ""
             )
             related = {"first_line": earlier.inner or earlier.node}
-            if earlier.origin is not None:
+            if earlier.remote is not None:
+                first = f"at {earlier.remote.where}, through the call at line {{first_line}},"
+                related = {"first_line": earlier.node}
+            elif earlier.origin is not None:
                 related["call_line"] = earlier.node
-            if unscale.inner is not None:
+            if unscale.inner is not None and unscale.remote is None:
                 related["inner_line"] = unscale.inner
             yield self.report(
                 unscale.node,
