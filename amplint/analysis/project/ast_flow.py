@@ -13,7 +13,7 @@ from amplint.analysis.project.ast_tree import Refused, call_args, dotted, own_st
 from amplint.analysis.project.ast_values import (
     Args, AstValueReader, _half_cast_dtype, _unstar, first_arg, short_text, without_positional,
 )
-from amplint.analysis.project.flowfacts import PROPERTIES, FlowFacts, FlowFunction
+from amplint.analysis.project.flowfacts import PROPERTIES, FlowFacts, FlowFunction, bind_parts as _bind_parts
 from amplint.analysis.project.flowvalues import CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, binds
 
 
@@ -114,24 +114,49 @@ class AstFlowCollector(AstValueReader):
     def _loop(self, loop, frame: Frame) -> None:
         target, source = loop.target, loop.iter
         if type(target) is ast.Tuple and len(target.elts) == 2:
-            target = _unstar(target.elts[1])
             if type(source) is ast.Call and type(source.func) is ast.Attribute:
                 if source.func.attr != "items":
-                    return
+                    return self._unpacked(target, source, frame)
                 source = source.func.value
             elif type(source) is ast.Call and dotted(source.func) == ("enumerate",) and call_args(source):
                 source = call_args(source)[0][2]
             else:
-                return
+                return self._unpacked(target, source, frame)
+            target = _unstar(target.elts[1])
         elif type(source) is ast.Call and type(source.func) is ast.Attribute and (
             source.func.attr == "values" and not call_args(source)
         ):
             source = source.func.value
+        if type(target) in (ast.Tuple, ast.List):
+            return self._unpacked(target, source, frame)
         if type(target) is not ast.Name:
             return
         container = self.val(source, frame)
         if container is not None:
             self.function(self.key_of(frame)).assigns.setdefault(target.id, []).append(("sub", container))
+
+    def _unpacked(self, target, source, frame: Frame) -> None:
+        names = _target_names(target)
+        if names is None:
+            return
+        zipped = type(source) is ast.Call and dotted(source.func) == ("zip",) and (
+            self.s.names.resolve(("zip",), frame) is None
+        )
+        if zipped:
+            args = call_args(source)
+            if len(args) != len(target.elts) or any(star or keyword for keyword, star, _ in args):
+                return
+            parts = [self.val(value, frame) for _, _, value in args]
+        else:
+            whole = self.val(source, frame)
+            parts = [("part", ("sub", whole), i) if whole is not None else None for i in range(len(names))]
+        assigns = self.function(self.key_of(frame)).assigns
+        for name, part in zip(names, parts):
+            if part is None:
+                continue
+            if zipped:
+                part = ("sub", part)
+            _bind_parts(assigns, name, part)
 
     def _unpack(self, value, frame: Frame, count: int) -> List[Optional[Val]]:
         if type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in PREPARE:
@@ -327,3 +352,18 @@ def _super_init_base(func, frame: Frame):
     if args and not (type(args[0]) is ast.Name and args[0].id == cls.name):
         return None
     return bases[0]
+
+
+def _target_names(target):
+    """flowfacts._target_names on the `ast` tree."""
+    if type(target) is ast.Name:
+        return target.id
+    if type(target) not in (ast.Tuple, ast.List):
+        return None
+    out = []
+    for element in target.elts:
+        inner = None if type(element) is ast.Starred else _target_names(element)
+        if inner is None:
+            return None
+        out.append(inner)
+    return out

@@ -138,6 +138,13 @@ class ClassValues(FlowIndex):
                 elif kind == "item":
                     out.setdefault(thing, hold)
             return out
+        if kind == "part":  # a loop target's element i: only a tuple's item, never a guess
+            out = {}
+            for thing in self.values(path, key, val[1], depth):
+                if thing[0] == "tup":
+                    for item in thing[3][val[2]:val[2] + 1]:
+                        merge_things(out, self.values(thing[1], thing[2], item, depth))
+            return out
         if kind == "tuple":
             return {("tup", path, key, val[1]): Hold("")}
         if kind == "half":

@@ -12,6 +12,8 @@ A value (`Val`) is one of:
     ("sub", base)                         `ARCHS[name]`
     ("tuple", (vals...))                  a tuple, list or dict literal (dict: its values)
     ("item", base, i)                     element i of a tuple unpacking
+    ("part", base, i)                     element i of a loop target's unpacking (`for a, b in
+                                          self.pairs`): a tuple's item i, nothing else
     ("half", inner, "float16")            `inner.half()`, `inner.to(torch.float16)`
     ("any", (vals...))                    `a if c else b`, `a or b`
     ("partial", inner)                    `functools.partial(Net, dim=8)`: calling it calls inner
@@ -189,27 +191,54 @@ class FlowCollector(ValueReader):
 
     def _loop(self, loop: cst.For, frame: Frame) -> None:
         """`for blk in self.blocks:` (also `enumerate(...)`, `.items()`, `.values()`): the
-        name holds the container's items."""
+        name holds the container's items. A tuple target takes the items apart
+        (`for attn, ff in self.layers`, `for kind, (norm, block) in zip(self.kinds, self.layers)`)."""
         target, source = loop.target, loop.iter
         if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-            target = target.elements[1].value
             if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute):
                 if source.func.attr.value != "items":
-                    return
+                    return self._unpacked(target, source, frame)
                 source = source.func.value
             elif isinstance(source, cst.Call) and dotted_name(source.func) == ("enumerate",) and source.args:
                 source = source.args[0].value
             else:
-                return
+                return self._unpacked(target, source, frame)
+            target = target.elements[1].value
         elif isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and (
             source.func.attr.value == "values" and not source.args
         ):
             source = source.func.value
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return self._unpacked(target, source, frame)
         if not isinstance(target, cst.Name):
             return
         container = self.val(source, frame)
         if container is not None:
             self.function(self.key_of(frame)).assigns.setdefault(target.value, []).append(("sub", container))
+
+    def _unpacked(self, target, source: cst.BaseExpression, frame: Frame) -> None:
+        """A loop's tuple target: over `zip(A, B)` each name takes its own container's items;
+        over one container, element i of each item (an item that is no tuple gives nothing)."""
+        names = _target_names(target)
+        if names is None:
+            return
+        zipped = isinstance(source, cst.Call) and dotted_name(source.func) == ("zip",) and (
+            self.s.names.resolve(("zip",), frame) is None
+        )
+        if zipped:
+            if len(source.args) != len(target.elements) or any(a.star or a.keyword for a in source.args):
+                return
+            parts = [self.val(a.value, frame) for a in source.args]
+        else:
+            whole = self.val(source, frame)
+            parts = [("part", ("sub", whole), i) if whole is not None else None for i in range(len(names))]
+        assigns = self.function(self.key_of(frame)).assigns
+        for name, part in zip(names, parts):
+            if part is None:
+                continue
+            if zipped:
+                part = ("sub", part)
+            bind_parts(assigns, name, part)
 
     def _unpack(self, value: cst.BaseExpression, frame: Frame, count: int) -> List[Optional[Val]]:
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
@@ -442,3 +471,29 @@ def _loops(body) -> List[cst.For]:
 def _returns(body) -> List[cst.Return]:
     """The return statements of a function body (not of nested functions or classes)."""
     return [s for s in own_statements(body) if isinstance(s, cst.Return)]
+
+
+def _target_names(target):
+    """A loop's tuple target as nested lists of names (None: a starred or other element)."""
+    if isinstance(target, cst.Name):
+        return target.value
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return None
+    out = []
+    for element in target.elements:
+        if isinstance(element, cst.StarredElement):
+            return None
+        inner = _target_names(element.value)
+        if inner is None:
+            return None
+        out.append(inner)
+    return out
+
+
+def bind_parts(assigns: Dict[str, List[Val]], names, value: Val) -> None:
+    """`names` (a name, or nested lists of names) bound to `value`, a tuple taken apart."""
+    if isinstance(names, str):
+        assigns.setdefault(names, []).append(value)
+        return
+    for index, inner in enumerate(names):
+        bind_parts(assigns, inner, ("part", value, index))
