@@ -16,7 +16,7 @@ from amplint.analysis.facts.tree import Frame
 from amplint.analysis.project.ast_aliases import absolute
 from amplint.analysis.project.ast_tree import Refused, call_args, dotted
 from amplint.analysis.project.flowvalues import (
-    CHAIN, CONTAINERS, DATA_PARALLEL, HUB_MODEL, PREPARE, UNWRAP, WRAPPERS, Val, _NOT_PROJECT, _any,
+    CHAIN, CONTAINERS, DATA_PARALLEL, HUB_MODEL, PREPARE, UNWRAP, WRAPPERS, Val, _NOT_PROJECT, _any, keyed,
 )
 
 Args = List[Tuple[Optional[str], str, ast.expr]]  # (keyword, star, value), as call_args gives
@@ -97,9 +97,8 @@ class AstValueReader:
         if kind in (ast.Tuple, ast.List):
             return ("tuple", tuple(self.val(_unstar(e), frame, depth + 1) for e in expr.elts))
         if kind is ast.Dict:
-            return ("tuple", tuple(
-                self.val(v, frame, depth + 1) for k, v in zip(expr.keys, expr.values) if k is not None
-            ))
+            items = tuple(self.val(v, frame, depth + 1) for k, v in zip(expr.keys, expr.values) if k is not None)
+            return keyed(items, [k.value if type(k) is ast.Constant else None for k in expr.keys])
         if kind in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
             return ("tuple", (self.val(expr.elt, frame, depth + 1),))
         if kind is ast.DictComp:
@@ -232,7 +231,7 @@ class AstValueReader:
         if type(func) is ast.Name and func.id == "dict" and args and all(
             a[0] is not None and not a[1] for a in args
         ) and self.val(func, frame, depth + 1) is None:  # the builtin: `dict(h=..., ln_f=...)` is `{...}`
-            return ("tuple", tuple(self.val(a[2], frame, depth + 1) for a in args))
+            return keyed(tuple(self.val(a[2], frame, depth + 1) for a in args), [a[0] for a in args])
         if type(func) is ast.Attribute:
             method = func.attr
             dtype = _half_cast_dtype(method, args, frame) if method in _CASTS else None
@@ -282,6 +281,10 @@ class AstValueReader:
         args = [a for a in args if a[0] is None]
         if len(args) == 1 and (args[0][1] == "*" or type(args[0][2]) is not ast.Call):
             return self.val(args[0][2], frame, depth + 1)
+        if len(args) == 1 and not args[0][1]:  # `nn.ModuleDict(dict(h=...))`: the dict's items
+            held = self.val(args[0][2], frame, depth + 1)
+            if held is not None and len(held) == 3 and held[0] == "tuple":
+                return held
         if any(a[1] for a in args):
             return None
         return ("tuple", tuple(self.val(a[2], frame, depth + 1) for a in args))

@@ -30,6 +30,8 @@ from amplint.analysis.project.string_classes import StringConfigs, string_call
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
 BUILD = frozenset({"build", "build_from_cfg"})
+# a dict's own attributes: on a dict literal `d.get` is the method, never the item "get"
+_DICT_ATTRS = frozenset(dir(dict))
 _MAX_DEPTH = 14
 # a registry build that may make more classes than this (after the configs' narrowing) is
 # named in --show-regions, not followed: mmdet's HEADS holds ~100 heads, and following all of
@@ -145,8 +147,8 @@ class ClassValues(FlowIndex):
                     for item in thing[3][val[2]:val[2] + 1]:
                         merge_things(out, self.values(thing[1], thing[2], item, depth))
             return out
-        if kind == "tuple":
-            return {("tup", path, key, val[1]): Hold("")}
+        if kind == "tuple":  # ("tup", path, key, items[, ("keys", name, ...)])
+            return {("tup", path, key) + val[1:]: Hold("")}
         if kind == "half":
             return {
                 thing: Hold(hold.cite, val[2], hold.wrap)
@@ -475,6 +477,11 @@ class ClassValues(FlowIndex):
                 out.setdefault(("regget", thing if kind == "reg" else ("reg", thing[1])), hold)
             elif kind == "ext" and name in BUILD:
                 out.setdefault(("build", ("reg", thing[1])), hold)
+            elif kind == "tup" and len(thing) == 5 and name not in _DICT_ATTRS:
+                # `self.transformer.h` of `nn.ModuleDict(dict(wte=..., h=...))`: that key's item
+                for item, item_key in zip(thing[3], thing[4][1:]):
+                    if item_key == name:
+                        merge_things(out, self.values(thing[1], thing[2], item, depth))
             elif kind == "module":  # `mod = importlib.import_module("pkg.models")`; `mod.Net`
                 merge_things(out, self._ref(thing[2], f"{thing[1]}.{name}", depth))
             elif kind == "class":

@@ -43,6 +43,14 @@ _NOT_PROJECT = ("torch.", "typing.", "numpy.", "collections.", "?")
 _BOUND_KINDS = frozenset({"local", "self", "call", "attr", "half", "sub", "partial", "wrap", "unwrap"})
 
 
+def keyed(items: tuple, keys) -> Val:
+    """A dict's values (`{"h": blocks}`, `dict(h=blocks)`) as a tuple; with ("keys", name, ...)
+    when every key is a literal string, so that `md.h` on an `nn.ModuleDict` reads its item."""
+    if len(keys) != len(items) or not all(type(k) is str for k in keys):
+        return ("tuple", items)
+    return ("tuple", items, ("keys",) + tuple(keys))
+
+
 def binds(value: Optional[Val]) -> bool:
     """Whether a call argument is recorded as binding the callee's parameter: a value that may
     hold a project instance, or a project class or function passed as a value
@@ -108,7 +116,11 @@ class ValueReader:
                 self.val(e.value, frame, depth + 1) for e in expr.elements
                 if isinstance(e, cst.DictElement)
             )
-            return ("tuple", items)
+            keys = [
+                getattr(e.key, "evaluated_value", None) if isinstance(e, cst.DictElement) else None
+                for e in expr.elements
+            ]
+            return keyed(items, keys)
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
             return ("tuple", (self.val(expr.elt, frame, depth + 1),))
         if isinstance(expr, cst.DictComp):
@@ -190,7 +202,8 @@ class ValueReader:
         if isinstance(func, cst.Name) and func.value == "dict" and call.args and all(
             a.keyword is not None and not a.star for a in call.args
         ) and self.val(func, frame, depth + 1) is None:  # the builtin: `dict(h=..., ln_f=...)` is `{...}`
-            return ("tuple", tuple(self.val(a.value, frame, depth + 1) for a in call.args))
+            items = tuple(self.val(a.value, frame, depth + 1) for a in call.args)
+            return keyed(items, [a.keyword.value for a in call.args])
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             dtype = half_cast_dtype(call, frame)
@@ -239,6 +252,10 @@ class ValueReader:
         args = [a for a in call.args if a.keyword is None]
         if len(args) == 1 and (args[0].star == "*" or not isinstance(args[0].value, cst.Call)):
             return self.val(args[0].value, frame, depth + 1)
+        if len(args) == 1 and not args[0].star:  # `nn.ModuleDict(dict(h=...))`: the dict's items
+            held = self.val(args[0].value, frame, depth + 1)
+            if held is not None and len(held) == 3 and held[0] == "tuple":
+                return held
         if any(a.star for a in args):
             return None
         return ("tuple", tuple(self.val(a.value, frame, depth + 1) for a in args))
