@@ -140,10 +140,10 @@ class AstFlowCollector(AstValueReader):
         if names is None:
             return
         zipped = type(source) is ast.Call and dotted(source.func) == ("zip",) and (
-            self.s.names.resolve(("zip",), frame) is None
+            self.val(source.func, frame) is None  # the builtin
         )
         if zipped:
-            args = call_args(source)
+            args = [a for a in call_args(source) if a[0] != "strict"]
             if len(args) != len(target.elts) or any(star or keyword for keyword, star, _ in args):
                 return
             parts = [self.val(value, frame) for _, _, value in args]

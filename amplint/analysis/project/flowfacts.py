@@ -223,12 +223,13 @@ class FlowCollector(ValueReader):
         if names is None:
             return
         zipped = isinstance(source, cst.Call) and dotted_name(source.func) == ("zip",) and (
-            self.s.names.resolve(("zip",), frame) is None
+            self.val(source.func, frame) is None  # the builtin
         )
         if zipped:
-            if len(source.args) != len(target.elements) or any(a.star or a.keyword for a in source.args):
+            args = [a for a in source.args if a.keyword is None or a.keyword.value != "strict"]
+            if len(args) != len(target.elements) or any(a.star or a.keyword for a in args):
                 return
-            parts = [self.val(a.value, frame) for a in source.args]
+            parts = [self.val(a.value, frame) for a in args]
         else:
             whole = self.val(source, frame)
             parts = [("part", ("sub", whole), i) if whole is not None else None for i in range(len(names))]

@@ -1,0 +1,1 @@
+from vit_pytorch.vit import ViT
