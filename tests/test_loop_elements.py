@@ -88,6 +88,33 @@ def test_an_item_that_is_no_tuple_gives_no_element():
     assert findings(files) == []
 
 
+LOOP = "        for attn, ff in self.layers:\n            x = attn(x, mask) + x\n            x = ff(x) + x\n"
+
+
+@pytest.mark.parametrize("new", [
+    # a comprehension's `for` clause binds like a loop's (YOLOX/mmdet heads: `[m(x) for m, x in zip(...)]`)
+    "        x = x + sum(attn(x, mask) for attn, ff in self.layers)\n",
+    "        outs = [ff(attn(x, mask)) for attn, ff in self.layers]\n        x = outs[-1]\n",
+    "        x = [block[0](x, mask) for block in self.layers][-1]\n",
+])
+def test_vit_attention_called_in_a_comprehension_is_reached(new):
+    files = load("loop_vit_layers", [(LOOP, new)])
+    assert files != load("loop_vit_layers")
+    assert findings(files) == VIT
+    assert findings(load("loop_vit_layers", [(LOOP, new)] + VIT_FIX)) == []
+
+
+@pytest.mark.parametrize("new", [
+    # only the feed-forwards run
+    "        x = x + sum(ff(x) for attn, ff in self.layers)\n",
+    # the comprehension's name is its own: the function's `attn` holds nothing of the layers
+    "        names = [attn for attn, ff in self.layers]\n        attn = self.norm\n        x = attn(x)\n",
+])
+def test_vit_comprehensions_that_run_no_attention_stay_silent(new):
+    files = load("loop_vit_layers", [(LOOP, new)])
+    assert findings(files) == []
+
+
 # -- for layer_type, (norm, block) in zip(self.layer_types, self.layers) ----------------------
 def test_xtransformers_block_taken_from_zip_is_reached():
     files = load("loop_xtransformers_zip")

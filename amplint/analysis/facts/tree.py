@@ -100,6 +100,8 @@ class Collector:
         self.line_order: Dict[int, int] = {}  # id(simple statement line) -> source order
         self.walrus_names: Set[str] = set()  # names an assignment expression binds anywhere
         self.withs: List[Tuple[cst.With, Frame]] = []  # with statement, its body frame
+        # each `for` clause of a comprehension, in walk order, with the frame it runs in
+        self.comprehensions: List[Tuple[cst.CompFor, Frame]] = []
         self.classes: Dict[str, Frame] = {}
         self._line_stmt: Optional[cst.SimpleStatementLine] = None
         self._fallback: List[Set[str]] = []  # names a `try` body imported, per enclosing handler
@@ -303,6 +305,7 @@ class Collector:
             self.declared_names.add(item.name.value)
 
     def _comp_for(self, node: cst.CompFor) -> None:
+        self.comprehensions.append((node, self.frame))
         self._unaliasable.update(_target_names(node.target))
 
     def _lambda(self, node: cst.Lambda) -> None:

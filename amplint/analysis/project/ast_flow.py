@@ -4,7 +4,7 @@ value and in the same order. Lines are taken when a node is marked (`self.s.line
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 from amplint.analysis.data.call_names import NOT_MODULE_CALLS, TEST_CASE_HELPER
 from amplint.analysis.facts.tree import Frame
@@ -13,7 +13,9 @@ from amplint.analysis.project.ast_tree import Refused, call_args, dotted, own_st
 from amplint.analysis.project.ast_values import (
     Args, AstValueReader, _half_cast_dtype, _unstar, first_arg, short_text, without_positional,
 )
-from amplint.analysis.project.flowfacts import PROPERTIES, FlowFacts, FlowFunction, bind_parts as _bind_parts
+from amplint.analysis.project.flowfacts import (
+    PROPERTIES, FlowFacts, FlowFunction, bind_parts as _bind_parts, comprehended,
+)
 from amplint.analysis.project.flowvalues import CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, binds
 
 
@@ -26,6 +28,7 @@ class AstFlowCollector(AstValueReader):
         self.facts = FlowFacts()
         self._lambda_names: Optional[Dict[str, list]] = None
         self._statements: Dict[int, list] = {}
+        self.comprehended = comprehended(self.tree, _bound_names)
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
@@ -59,7 +62,11 @@ class AstFlowCollector(AstValueReader):
             if frame.kind == "function" and frame.loops:
                 for stmt in self._own_of(frame, frame.loops):
                     if type(stmt) in (ast.For, ast.AsyncFor):
-                        self._loop(stmt, frame)
+                        self._loop(stmt.target, stmt.iter, frame)
+        for clause, frame in tree.comprehensions:
+            names = self.comprehended.get(id(frame.scope), ())
+            if frame.function is not None and all(name in names for name in _bound_names(clause.target)):
+                self._loop(clause.target, clause.iter, frame)
         for name in tree.module_frame.bindings:
             self.facts.globals.add(name)
         self._registrations()
@@ -111,8 +118,7 @@ class AstFlowCollector(AstValueReader):
                 continue
             self._store(function, target, self.val(site.value, frame), frame)
 
-    def _loop(self, loop, frame: Frame) -> None:
-        target, source = loop.target, loop.iter
+    def _loop(self, target, source, frame: Frame) -> None:
         if type(target) is ast.Tuple and len(target.elts) == 2:
             if type(source) is ast.Call and type(source.func) is ast.Attribute:
                 if source.func.attr != "items":
@@ -367,3 +373,15 @@ def _target_names(target):
             return None
         out.append(inner)
     return out
+
+
+def _bound_names(target) -> List[str]:
+    """flowfacts._bound_names on the `ast` tree."""
+    kind = type(target)
+    if kind is ast.Name:
+        return [target.id]
+    if kind in (ast.Tuple, ast.List):
+        return [name for element in target.elts for name in _bound_names(element)]
+    if kind is ast.Starred:
+        return _bound_names(target.value)
+    return []

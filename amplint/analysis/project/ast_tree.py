@@ -158,6 +158,15 @@ _CHILDREN = {
 _LEAVES = frozenset({ast.Name, ast.Constant})
 
 
+class _ForClause:
+    """A comprehension's `for` clause, pushed on the walk's stack just before its target."""
+
+    __slots__ = ("clause",)
+
+    def __init__(self, clause: ast.comprehension) -> None:
+        self.clause = clause
+
+
 class AstCollector:
     """facts/tree.py's Collector over `ast` (see its docstrings for what each step means)."""
 
@@ -174,6 +183,7 @@ class AstCollector:
         self.counts: Dict[Tuple[int, str], int] = {}  # (id(scope), name) -> bindings seen
         self.unaliasable: Set[str] = set()  # global/nonlocal, comprehension, lambda, del names
         self.walrus_names: Set[str] = set()
+        self.comprehensions: List[Tuple[ast.comprehension, Frame]] = []  # as Collector's
         self._body(module.body)
 
     # -- traversal ------------------------------------------------------------------------
@@ -304,6 +314,9 @@ class AstCollector:
                 children = [v for v in current.values if type(v) is ast.FormattedValue]
             elif kind is ast.FormattedValue:
                 children = [current.value] + ([current.format_spec] if current.format_spec else [])
+            elif kind is _ForClause:  # where LibCST's walk enters the CompFor
+                self.comprehensions.append((current.clause, frame))
+                continue
             else:
                 children = [c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr)]
             for child in reversed(children):
@@ -314,7 +327,7 @@ class AstCollector:
         out: list = []
         for comp in generators:
             self.unaliasable.update(code_names(comp.target))
-            out += [comp.target, comp.iter] + list(comp.ifs)
+            out += [_ForClause(comp), comp.target, comp.iter] + list(comp.ifs)
         return out
 
     @staticmethod

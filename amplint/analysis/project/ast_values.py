@@ -59,7 +59,8 @@ def short_text(func, args: Optional[Args], limit: int = 48) -> str:
 
 
 class AstValueReader:
-    """Needs `self.s` (the summarizer: names, tree, line(node), text(node)) and `self.tree`."""
+    """Needs `self.s` (the summarizer: names, tree, line(node), text(node)), `self.tree` and
+    `self.comprehended` (flowvalues.ValueReader's)."""
 
     def val(self, expr, frame: Frame, depth: int = 0) -> Optional[Val]:
         if depth > 8:
@@ -157,7 +158,7 @@ class AstValueReader:
     def _module_level(self, name: str, frame: Frame) -> bool:
         scope: Optional[Frame] = frame.scope
         while scope is not None and scope.kind != "module":
-            if scope.kind != "class" and name in scope.bindings:
+            if scope.kind != "class" and (name in scope.bindings or name in self.comprehended.get(id(scope), ())):
                 return False
             scope = scope.parent
         return True

@@ -110,6 +110,7 @@ class FlowCollector(ValueReader):
         self.facts = FlowFacts()
         self._keys: Dict[int, str] = {}
         self._lambda_names: Optional[Dict[str, List[cst.BaseExpression]]] = None
+        self.comprehended = comprehended(self.tree, _bound_names)
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
@@ -137,7 +138,11 @@ class FlowCollector(ValueReader):
         for frame in tree.frames:
             if frame.kind == "function":
                 for loop in _loops(frame.node.body):
-                    self._loop(loop, frame)
+                    self._loop(loop.target, loop.iter, frame)
+        for clause, frame in tree.comprehensions:  # `[m(x) for m, x in zip(self.convs, feats)]`
+            names = self.comprehended.get(id(frame.scope), ())
+            if frame.function is not None and all(name in names for name in _bound_names(clause.target)):
+                self._loop(clause.target, clause.iter, frame)
         for name in tree.module_frame.bindings:
             self.facts.globals.add(name)
         self._registrations()
@@ -189,11 +194,10 @@ class FlowCollector(ValueReader):
                 continue
             self._store(function, target, self.val(value_node, frame), frame)
 
-    def _loop(self, loop: cst.For, frame: Frame) -> None:
-        """`for blk in self.blocks:` (also `enumerate(...)`, `.items()`, `.values()`): the
-        name holds the container's items. A tuple target takes the items apart
-        (`for attn, ff in self.layers`, `for kind, (norm, block) in zip(self.kinds, self.layers)`)."""
-        target, source = loop.target, loop.iter
+    def _loop(self, target: cst.BaseExpression, source: cst.BaseExpression, frame: Frame) -> None:
+        """`for blk in self.blocks:` (also `enumerate(...)`, `.items()`, `.values()`, and a
+        comprehension's `for`): the name holds the container's items. A tuple target takes the
+        items apart (`for attn, ff in self.layers`, `for kind, (norm, block) in zip(self.kinds, self.layers)`)."""
         if isinstance(target, cst.Tuple) and len(target.elements) == 2:
             if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute):
                 if source.func.attr.value != "items":
@@ -498,3 +502,28 @@ def bind_parts(assigns: Dict[str, List[Val]], names, value: Val) -> None:
         return
     for index, inner in enumerate(names):
         bind_parts(assigns, inner, ("part", value, index))
+
+
+def _bound_names(target) -> List[str]:
+    """The plain names an assignment target binds (`m`, `(norm, block)`, `*rest`)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _bound_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
+
+
+def comprehended(tree, bound_names) -> Dict[int, Set[str]]:
+    """id(scope) -> the names only its comprehensions' `for` clauses bind: neither the scope
+    nor the module binds them otherwise, so a read of one is a read of the comprehension's
+    (a name the function also binds keeps its own values, never the comprehension's)."""
+    out: Dict[int, Set[str]] = {}
+    module = tree.module_frame.bindings
+    for clause, frame in tree.comprehensions:
+        scope = frame.scope
+        names = [n for n in bound_names(clause.target) if n not in scope.bindings and n not in module]
+        if names:
+            out.setdefault(id(scope), set()).update(names)
+    return out

@@ -63,7 +63,8 @@ def binds(value: Optional[Val]) -> bool:
 
 
 class ValueReader:
-    """Needs `self.s` (the file's summarizer: names, want_line) and `self.module`."""
+    """Needs `self.s` (the file's summarizer: names, want_line), `self.module` and
+    `self.comprehended` (id(scope) -> the names its comprehensions' `for` clauses bind)."""
 
     def val(self, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> Optional[Val]:
         if depth > 8:
@@ -140,7 +141,7 @@ class ValueReader:
     def _module_level(self, name: str, frame: Frame) -> bool:
         scope: Optional[Frame] = frame.scope
         while scope is not None and scope.kind != "module":
-            if scope.kind != "class" and name in scope.bindings:
+            if scope.kind != "class" and (name in scope.bindings or name in self.comprehended.get(id(scope), ())):
                 return False
             scope = scope.parent
         return True
