@@ -184,7 +184,8 @@ def test_dict_methods_are_not_keys():
     files = load("moduledict_nanogpt", [
         ("        for block in self.transformer.h:\n            x = block(x)\n",
          "        for block in self.routes.get(\"h\", []):\n            x = block(x)\n"),
-        ("        self.lm_head = nn.Linear(", "        self.routes = {\"get\": [Block(config)]}\n        self.lm_head = nn.Linear("),
+        ("        self.lm_head = nn.Linear(",
+         "        self.routes = {\"get\": [Block(config)]}\n        self.lm_head = nn.Linear("),
     ])
     assert findings(files) == []
 

@@ -4,7 +4,7 @@ value and in the same order. Lines are taken when a node is marked (`self.s.line
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional
 
 from amplint.analysis.data.call_names import NOT_MODULE_CALLS, TEST_CASE_HELPER
 from amplint.analysis.facts.tree import Frame
@@ -13,9 +13,8 @@ from amplint.analysis.project.ast_tree import Refused, call_args, dotted, own_st
 from amplint.analysis.project.ast_values import (
     Args, AstValueReader, _half_cast_dtype, _unstar, first_arg, short_text, without_positional,
 )
-from amplint.analysis.project.flowfacts import (
-    PROPERTIES, FlowFacts, FlowFunction, bind_parts as _bind_parts, comprehended,
-)
+from amplint.analysis.project.flowfacts import PROPERTIES, FlowFacts, FlowFunction
+from amplint.analysis.project.loop_targets import ast_bound_names, ast_target_names, bind_parts, comprehended
 from amplint.analysis.project.flowvalues import CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, binds
 
 
@@ -28,7 +27,7 @@ class AstFlowCollector(AstValueReader):
         self.facts = FlowFacts()
         self._lambda_names: Optional[Dict[str, list]] = None
         self._statements: Dict[int, list] = {}
-        self.comprehended = comprehended(self.tree, _bound_names)
+        self.comprehended = comprehended(self.tree, ast_bound_names)
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
@@ -65,7 +64,7 @@ class AstFlowCollector(AstValueReader):
                         self._loop(stmt.target, stmt.iter, frame)
         for clause, frame in tree.comprehensions:
             names = self.comprehended.get(id(frame.scope), ())
-            if frame.function is not None and all(name in names for name in _bound_names(clause.target)):
+            if frame.function is not None and all(name in names for name in ast_bound_names(clause.target)):
                 self._loop(clause.target, clause.iter, frame)
         for name in tree.module_frame.bindings:
             self.facts.globals.add(name)
@@ -142,7 +141,7 @@ class AstFlowCollector(AstValueReader):
             self.function(self.key_of(frame)).assigns.setdefault(target.id, []).append(("sub", container))
 
     def _unpacked(self, target, source, frame: Frame) -> None:
-        names = _target_names(target)
+        names = ast_target_names(target)
         if names is None:
             return
         zipped = type(source) is ast.Call and dotted(source.func) == ("zip",) and (
@@ -162,7 +161,7 @@ class AstFlowCollector(AstValueReader):
                 continue
             if zipped:
                 part = ("sub", part)
-            _bind_parts(assigns, name, part)
+            bind_parts(assigns, name, part)
 
     def _unpack(self, value, frame: Frame, count: int) -> List[Optional[Val]]:
         if type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in PREPARE:
@@ -358,30 +357,3 @@ def _super_init_base(func, frame: Frame):
     if args and not (type(args[0]) is ast.Name and args[0].id == cls.name):
         return None
     return bases[0]
-
-
-def _target_names(target):
-    """flowfacts._target_names on the `ast` tree."""
-    if type(target) is ast.Name:
-        return target.id
-    if type(target) not in (ast.Tuple, ast.List):
-        return None
-    out = []
-    for element in target.elts:
-        inner = None if type(element) is ast.Starred else _target_names(element)
-        if inner is None:
-            return None
-        out.append(inner)
-    return out
-
-
-def _bound_names(target) -> List[str]:
-    """flowfacts._bound_names on the `ast` tree."""
-    kind = type(target)
-    if kind is ast.Name:
-        return [target.id]
-    if kind in (ast.Tuple, ast.List):
-        return [name for element in target.elts for name in _bound_names(element)]
-    if kind is ast.Starred:
-        return _bound_names(target.value)
-    return []

@@ -49,6 +49,7 @@ from amplint.analysis.project.flowvalues import (
     CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, ValueReader, binds, first_arg, short_text,
     super_init_base, without_positional,
 )
+from amplint.analysis.project.loop_targets import bind_parts, comprehended, cst_bound_names, cst_target_names
 
 PROPERTIES = frozenset({"property", "cached_property"})  # decorators whose method is read as a value
 
@@ -110,7 +111,7 @@ class FlowCollector(ValueReader):
         self.facts = FlowFacts()
         self._keys: Dict[int, str] = {}
         self._lambda_names: Optional[Dict[str, List[cst.BaseExpression]]] = None
-        self.comprehended = comprehended(self.tree, _bound_names)
+        self.comprehended = comprehended(self.tree, cst_bound_names)
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
@@ -141,7 +142,7 @@ class FlowCollector(ValueReader):
                     self._loop(loop.target, loop.iter, frame)
         for clause, frame in tree.comprehensions:  # `[m(x) for m, x in zip(self.convs, feats)]`
             names = self.comprehended.get(id(frame.scope), ())
-            if frame.function is not None and all(name in names for name in _bound_names(clause.target)):
+            if frame.function is not None and all(name in names for name in cst_bound_names(clause.target)):
                 self._loop(clause.target, clause.iter, frame)
         for name in tree.module_frame.bindings:
             self.facts.globals.add(name)
@@ -223,7 +224,7 @@ class FlowCollector(ValueReader):
     def _unpacked(self, target, source: cst.BaseExpression, frame: Frame) -> None:
         """A loop's tuple target: over `zip(A, B)` each name takes its own container's items;
         over one container, element i of each item (an item that is no tuple gives nothing)."""
-        names = _target_names(target)
+        names = cst_target_names(target)
         if names is None:
             return
         zipped = isinstance(source, cst.Call) and dotted_name(source.func) == ("zip",) and (
@@ -476,54 +477,3 @@ def _loops(body) -> List[cst.For]:
 def _returns(body) -> List[cst.Return]:
     """The return statements of a function body (not of nested functions or classes)."""
     return [s for s in own_statements(body) if isinstance(s, cst.Return)]
-
-
-def _target_names(target):
-    """A loop's tuple target as nested lists of names (None: a starred or other element)."""
-    if isinstance(target, cst.Name):
-        return target.value
-    if not isinstance(target, (cst.Tuple, cst.List)):
-        return None
-    out = []
-    for element in target.elements:
-        if isinstance(element, cst.StarredElement):
-            return None
-        inner = _target_names(element.value)
-        if inner is None:
-            return None
-        out.append(inner)
-    return out
-
-
-def bind_parts(assigns: Dict[str, List[Val]], names, value: Val) -> None:
-    """`names` (a name, or nested lists of names) bound to `value`, a tuple taken apart."""
-    if isinstance(names, str):
-        assigns.setdefault(names, []).append(value)
-        return
-    for index, inner in enumerate(names):
-        bind_parts(assigns, inner, ("part", value, index))
-
-
-def _bound_names(target) -> List[str]:
-    """The plain names an assignment target binds (`m`, `(norm, block)`, `*rest`)."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _bound_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _bound_names(target.value)
-    return []
-
-
-def comprehended(tree, bound_names) -> Dict[int, Set[str]]:
-    """id(scope) -> the names only its comprehensions' `for` clauses bind: neither the scope
-    nor the module binds them otherwise, so a read of one is a read of the comprehension's
-    (a name the function also binds keeps its own values, never the comprehension's)."""
-    out: Dict[int, Set[str]] = {}
-    module = tree.module_frame.bindings
-    for clause, frame in tree.comprehensions:
-        scope = frame.scope
-        names = [n for n in bound_names(clause.target) if n not in scope.bindings and n not in module]
-        if names:
-            out.setdefault(id(scope), set()).update(names)
-    return out
