@@ -24,6 +24,7 @@ from amplint.analysis.project.config_targets import config_target_call
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, keep, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
+from amplint.analysis.project.namespace_members import needs_arguments
 from amplint.analysis.project.reflective import lookup
 from amplint.analysis.project.registry_classes import registry_lookup
 from amplint.analysis.project.string_classes import StringConfigs, string_call
@@ -134,7 +135,10 @@ class ClassValues(FlowIndex):
                 if thing[0] == "tup":
                     items = thing[3] if kind == "sub" else thing[3][val[2]:val[2] + 1]
                     for item in items:
-                        merge_things(out, self.values(thing[1], thing[2], item, depth))
+                        held = self.values(thing[1], thing[2], item, depth)
+                        if "(when " in hold.cite:  # a factory's tuple a namespace lookup selected
+                            held = {t: Hold(hold.cite, h.half, h.wrap) for t, h in held.items()}
+                        merge_things(out, held)
                 elif kind == "item":
                     out.setdefault(thing, hold)
             return out
@@ -376,6 +380,8 @@ class ClassValues(FlowIndex):
         registries: list = []
         for thing, hold in self.values(path, key, callee, depth).items():
             kind = thing[0]
+            if hold.cite.startswith("when ") and text.endswith("()") and needs_arguments(self, thing):
+                continue  # a namespace member this call, with no arguments, cannot call
             named = string_call(self, path, key, thing, text, cite)  # Hydra, `REGISTRY.get(name)`
             if named is None and kind in ("cfunc", "func"):
                 named = registry_lookup(self, path, key, thing, cite)  # `Model.by_name(name)`, `get_model(name)`
@@ -395,13 +401,17 @@ class ClassValues(FlowIndex):
                 fpath, fkey = (thing[1], thing[2]) if kind != "bound" else (thing[3], thing[4])
                 flow = self._flow(fpath)
                 function = flow.functions.get(fkey) if flow is not None else None
+                # a factory one namespace member of several is: the key value that selects it
+                made = f"{cite} ({hold.cite})" if hold.cite.startswith("when ") else cite
                 for value in (function.returns if function is not None else ()):
                     if kind == "cfunc" and value[0] == "call" and value[1] == ("local", "cls"):
                         out.setdefault(("inst", thing[3], thing[4]), Hold(cite))
                         continue
                     for held, inner in self.values(fpath, fkey, value, depth).items():
                         if held[0] == "inst":
-                            keep(out, held, Hold(cite, inner.half, inner.wrap))
+                            keep(out, held, Hold(made, inner.half, inner.wrap))
+                        elif held[0] == "tup" and made is not cite:  # its items: selected by the key too
+                            out.setdefault(held, Hold(made, inner.half, inner.wrap))
                         elif held[0] in ("tup", "unnamed"):
                             out.setdefault(held, inner)
             elif kind == "wide_build":

@@ -12,6 +12,7 @@ import re
 from typing import List, Optional
 
 from amplint.analysis.project.flowindex import Hold, Things
+from amplint.analysis.project.namespace_members import as_set, choices_filter, members, namespace_files
 from amplint.analysis.project.string_classes import StringConfigs, attr_path, several
 
 
@@ -28,6 +29,9 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
     elif given is not None:  # a parameter every call site gives a literal (string_params.py)
         keys, values = (name[1],), given
     else:
+        found = _members(cv, path, key, function, val, depth)
+        if found:
+            return found
         keys = attr_path(_val_text(name), function)
         defaults = strings.defaults(keys[-1]) if keys else []
         # a script's own parser decides its `args.arch` (dino: main_dino.py's `vit_small`, not
@@ -65,6 +69,24 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
             else "which no `default=` or config of the project gives"))
         return {("unnamed", text, why): Hold("")}
     return out
+
+
+def _members(cv, path: str, key: str, function, val, depth: int) -> Things:
+    """A project namespace looked up by a name no literal decides: every class and function
+    it can give (namespace_members.py), narrowed by the key's argparse `choices=`."""
+    _, base, name, text, _line = val
+    files = namespace_files(cv, path, key, base, depth)
+    if not files:
+        return {}
+    key_text = _val_text(name) or "the name"
+    keys = attr_path(key_text, function) if key_text != "the name" else None
+    dest = keys[-1] if keys else (name[1] if name[0] == "local" else None)
+    keep, _ = choices_filter(cv, path, dest)
+    found = members(cv, files, keep, _global, depth)
+    if not found:
+        return {}
+    namespace = "globals()" if base == ("ref", "@") else (base[1] if base[0] == "ref" else _val_text(base) or "it")
+    return as_set(found, key_text, namespace, text)
 
 
 def _given(strings: "StringConfigs", path: str, key: str, function, name):

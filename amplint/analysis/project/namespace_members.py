@@ -1,0 +1,217 @@
+"""A namespace looked up by a name that is not a literal (issue 26): `models.__dict__[args.arch]`,
+`getattr(esm.pretrained, args.model_name)`, `vars(models)[name]`, `globals()[name]`, a loop over
+`module.__dict__.items()`. Its value is the SET of every project class and function the namespace
+can give: its own classes, functions and module-level names, the names it imports, and what its
+`from .x import *` brings (`__all__` where the source declares one). That is a sound
+over-approximation, not a guess: a member outside the project contributes nothing. Narrowed only
+by what the code itself filters: the key's argparse `choices=` (a literal list, or a comprehension
+over the namespace with `name.islower()` / `name.startswith(...)` tests, as pytorch/examples'
+`model_names`). Each member is cited with the key value that selects it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable, Dict, List, Optional, Tuple
+
+from amplint.analysis.project.flowindex import Hold, Things
+
+_STAR = re.compile(r"^from\s+([.\w]+)\s+import\s+\*", re.M)
+_ALL = re.compile(r"^__all__\s*=\s*[\[(]([^\])]*)[\])]", re.M)
+_QUOTED = re.compile(r"['\"](\w+)['\"]")
+# more members than this: named in --show-regions, not followed (a lazy `__init__` of hundreds
+# of models would reach every one of them from one lookup)
+MAX_MEMBERS = 40
+
+
+def namespace_files(cv, path: str, key: str, base, depth: int) -> List[str]:
+    """The project files whose module namespace `base` (a value written in `key` of `path`)
+    is: a module reference, `globals()` (("ref", "@")), or a value holding imported modules."""
+    if base == ("ref", "@"):
+        return [path]
+    if base[0] == "ref":
+        found = cv.p.resolve_ref(path, base[1])
+        return [found[0]] if found is not None and not found[1] else []
+    out = []
+    for thing in cv.values(path, key, base, depth):
+        if thing[0] == "module":
+            found = cv.p.resolve_ref(thing[2], thing[1])
+            if found is not None and not found[1] and found[0] not in out:
+                out.append(found[0])
+    return out
+
+
+def member_names(cv, where: str) -> List[str]:
+    """The names module `where` binds at its top level, in a stable order: its classes and
+    functions, its imports, its other globals, then what its star imports bring."""
+    summary = cv.p.summary(where)
+    if summary is None:
+        return []
+    names = list(summary.classes) + [k for k in summary.functions if "." not in k and k not in summary.classes]
+    names += list(summary.imports)
+    names += sorted(summary.flow.globals) if summary.flow is not None else []
+    for source in _STAR.findall(cv.p.files[where]):
+        found = cv.p.resolve_ref(where, source)
+        if found is not None and not found[1] and found[0] != where:
+            names += _exported(cv, found[0])
+    seen: set = set()
+    return [n for n in names if not (n in seen or seen.add(n))]
+
+
+def _exported(cv, where: str) -> List[str]:
+    """What `from where import *` brings: its `__all__`, else its public top-level names."""
+    declared = _ALL.search(cv.p.files[where])
+    if declared is not None:
+        return _QUOTED.findall(declared.group(1))
+    return [n for n in member_names(cv, where) if not n.startswith("_")]
+
+
+def members(cv, files: List[str], keep: Callable[[str], bool], resolve, depth: int) -> Dict[tuple, List[str]]:
+    """Project class or function -> the names under which one of `files` gives it
+    (`resolve(cv, file, name, depth)`: what a top-level name of a file holds)."""
+    out: Dict[tuple, List[str]] = {}
+    for where in files:
+        for name in member_names(cv, where):
+            if not keep(name):
+                continue
+            for thing in resolve(cv, where, name, depth):
+                if thing[0] in ("class", "func") and name not in out.get(thing, ()):
+                    out.setdefault(thing, []).append(name)
+    return out
+
+
+def as_set(found: Dict[tuple, List[str]], key_text: str, namespace: str, text: str) -> Things:
+    """The members as class-flow values, each cited with the key values that select it;
+    too many: one `unnamed` value that says so."""
+    total = len({name for names in found.values() for name in names})
+    if len(found) > MAX_MEMBERS:
+        return {("unnamed", text, f"it is looked up by `{key_text}` among the {total} names of `{namespace}` "
+                 f"(more than {MAX_MEMBERS} project classes and functions)"): Hold("")}
+    out: Things = {}
+    for thing, names in found.items():
+        said = " or ".join(repr(n) for n in names[:3]) + (" ..." if len(names) > 3 else "")
+        out[thing] = Hold(f"when {key_text} is {said}, {len(names)} of the {total} names of {namespace}")
+    return out
+
+
+def choices_filter(cv, path: str, dest: Optional[str]) -> Tuple[Callable[[str], bool], str]:
+    """The names the argparse option `dest` of `path`'s parser accepts, as a test, and how
+    it was read ("" where the option has no `choices=`, or it is not read)."""
+    anything: Tuple[Callable[[str], bool], str] = (lambda name: True, "")
+    if not dest or "add_argument" not in cv.p.files[path] or "choices" not in cv.p.files[path]:
+        return anything
+    tree = cv.strings.params._tree(path)
+    if tree is None:
+        return anything
+    for node in ast.walk(tree):
+        if (type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "add_argument"
+                and _dest(node) == dest):
+            choices = next((k.value for k in node.keywords if k.arg == "choices"), None)
+            if choices is None:
+                return anything
+            literal = _literal_names(choices)
+            if literal is not None:
+                return (lambda name: name in literal), "choices"
+            if type(choices) is ast.Name:
+                test = _comprehension_test(tree, choices.id)
+                if test is not None:
+                    return test, "choices"
+            return anything
+    return anything
+
+
+def _dest(call: ast.Call) -> Optional[str]:
+    for keyword in call.keywords:
+        if keyword.arg == "dest":
+            return keyword.value.value if type(keyword.value) is ast.Constant else None
+    flags = [a.value for a in call.args if type(a) is ast.Constant and type(a.value) is str]
+    long = [f for f in flags if f.startswith("--")]
+    if long:
+        return long[0][2:].replace("-", "_")
+    return flags[0] if flags and not flags[0].startswith("-") else None
+
+
+def _literal_names(node) -> Optional[frozenset]:
+    if type(node) in (ast.List, ast.Tuple, ast.Set) and all(
+            type(e) is ast.Constant and type(e.value) is str for e in node.elts):
+        return frozenset(e.value for e in node.elts)
+    return None
+
+
+def _comprehension_test(tree: ast.Module, name: str) -> Optional[Callable[[str], bool]]:
+    """`model_names = sorted(name for name in models.__dict__ if name.islower() and not
+    name.startswith("__") and callable(models.__dict__[name]))` (one module-level binding): its
+    conditions on the name as a test; None where one is not understood (a literal list bound
+    to the name: that list)."""
+    bound = [s for s in tree.body if type(s) is ast.Assign and any(
+        type(t) is ast.Name and t.id == name for t in s.targets)]
+    if len(bound) != 1:
+        return None
+    value = bound[0].value
+    literal = _literal_names(value)
+    if literal is not None:
+        return lambda n: n in literal
+    while type(value) is ast.Call and len(value.args) == 1 and type(value.func) is ast.Name and value.func.id in (
+            "sorted", "list", "tuple", "set"):
+        value = value.args[0]
+    if type(value) not in (ast.GeneratorExp, ast.ListComp, ast.SetComp) or len(value.generators) != 1:
+        return None
+    generator = value.generators[0]
+    if type(generator.target) is not ast.Name or type(value.elt) is not ast.Name or value.elt.id != generator.target.id:
+        return None
+    tests: List[Callable[[str], bool]] = []
+    for condition in generator.ifs:
+        for part in (condition.values if type(condition) is ast.BoolOp and type(condition.op) is ast.And
+                     else [condition]):
+            test = _name_test(part, generator.target.id)
+            if test is None:
+                return None
+            tests.append(test)
+    return lambda n: all(test(n) for test in tests)
+
+
+def _name_test(node, var: str) -> Optional[Callable[[str], bool]]:
+    negate = type(node) is ast.UnaryOp and type(node.op) is ast.Not
+    inner = node.operand if negate else node
+    if type(inner) is ast.Call and type(inner.func) is ast.Name and inner.func.id == "callable":
+        return (lambda n: True) if not negate else None  # every member kept is a class or function
+    if not (type(inner) is ast.Call and type(inner.func) is ast.Attribute and type(inner.func.value) is ast.Name
+            and inner.func.value.id == var):
+        return None
+    method, args = inner.func.attr, inner.args
+    if method in ("islower", "isupper", "isidentifier") and not args:
+        test = lambda n, m=method: getattr(n, m)()  # noqa: E731
+    elif method in ("startswith", "endswith") and len(args) == 1 and type(args[0]) is ast.Constant and type(
+            args[0].value) is str:
+        test = lambda n, m=method, a=args[0].value: getattr(n, m)(a)  # noqa: E731
+    else:
+        return None
+    return (lambda n: not test(n)) if negate else test
+
+
+def needs_arguments(cv, thing: tuple) -> bool:
+    """A member class or module-level function that a call with no arguments cannot call: it
+    raises TypeError there, so that member gives nothing (`getattr(esm.pretrained, name)()`
+    never runs `load_model_and_alphabet_core(model_name, model_data)`)."""
+    path, name = thing[1], thing[2]
+    if thing[0] == "class":
+        method = cv.p.method(path, name, "__init__")
+        if method is None:
+            return False
+        path, name = method
+    tree = cv.strings.params._tree(path)
+    parts = name.split(".")
+    body = tree.body if tree is not None else []
+    for part in parts:
+        found = [s for s in body if type(s) in (ast.FunctionDef, ast.ClassDef) and s.name == part]
+        if len(found) != 1:
+            return False
+        body = found[0].body
+        node = found[0]
+    if type(node) is not ast.FunctionDef:
+        return False
+    args = node.args
+    positional = args.posonlyargs + args.args
+    required = len(positional) - len(args.defaults) - (1 if thing[0] == "class" else 0)
+    kw_required = sum(1 for default in args.kw_defaults if default is None)
+    return required > 0 or kw_required > 0
