@@ -24,7 +24,7 @@ from amplint.analysis.project.config_targets import config_target_call
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, keep, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
-from amplint.analysis.project.namespace_members import needs_arguments
+from amplint.analysis.project.namespace_members import needs_arguments, with_selection
 from amplint.analysis.project.reflective import lookup
 from amplint.analysis.project.registry_classes import registry_lookup
 from amplint.analysis.project.string_classes import StringConfigs, string_call
@@ -409,7 +409,7 @@ class ClassValues(FlowIndex):
                         continue
                     for held, inner in self.values(fpath, fkey, value, depth).items():
                         if held[0] == "inst":
-                            keep(out, held, Hold(made, inner.half, inner.wrap))
+                            keep(out, held, Hold(with_selection(made, inner.cite), inner.half, inner.wrap))
                         elif held[0] == "tup" and made is not cite:  # its items: selected by the key too
                             out.setdefault(held, Hold(made, inner.half, inner.wrap))
                         elif held[0] in ("tup", "unnamed"):

@@ -88,7 +88,9 @@ def as_set(found: Dict[tuple, List[str]], key_text: str, namespace: str, text: s
         return {("unnamed", text, f"it is looked up by `{key_text}` among the {total} names of `{namespace}` "
                  f"(more than {MAX_MEMBERS} project classes and functions)"): Hold("")}
     out: Things = {}
-    for thing, names in found.items():
+    # factories first: where a factory and its class make the same model, the factory's name
+    # is the key a user gives (`resnet18`, not `ResNet`), so it is the one cited
+    for thing, names in sorted(found.items(), key=lambda item: item[0][0] != "func"):
         said = " or ".join(repr(n) for n in names[:3]) + (" ..." if len(names) > 3 else "")
         out[thing] = Hold(f"when {key_text} is {said}, {len(names)} of the {total} names of {namespace}")
     return out
@@ -187,6 +189,17 @@ def _name_test(node, var: str) -> Optional[Callable[[str], bool]]:
     else:
         return None
     return (lambda n: not test(n)) if negate else test
+
+
+def with_selection(cite: str, inner: str) -> str:
+    """`cite`, with the key value of a namespace lookup that `inner` (the cite of what a
+    factory returned) rests on: "build(...) at a.py:3 (when arch is 'vgg11', 1 of the 4 names
+    of models)"."""
+    start = inner.find("(when ")
+    if start < 0 or "(when " in cite:
+        return cite
+    end = inner.find(")", start)
+    return f"{cite} {inner[start:end + 1 if end > 0 else len(inner)]}"
 
 
 def needs_arguments(cv, thing: tuple) -> bool:
