@@ -24,7 +24,9 @@ from amplint.analysis.project.config_targets import config_target_call
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, keep, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
-from amplint.analysis.project.namespace_members import needs_arguments, with_selection
+from amplint.analysis.project.namespace_members import (
+    dict_items, imported_modules, needs_arguments, with_selection,
+)
 from amplint.analysis.project.reflective import lookup
 from amplint.analysis.project.registry_classes import registry_lookup
 from amplint.analysis.project.string_classes import StringConfigs, string_call
@@ -129,6 +131,10 @@ class ClassValues(FlowIndex):
             return lookup(self.strings, self, path, key, val, depth)
         if kind == "attr":
             return self._attr(path, key, val, depth)
+        if kind == "import":  # `importlib.import_module("models." + name + "_model")`
+            return imported_modules(self, path, key, val[1], depth)
+        if kind == "sub" and val[1] is not None and val[1][0] == "attr" and val[1][2] == "__dict__":
+            return dict_items(self, path, key, val[1][1], depth)  # a loop over a module's names
         if kind in ("sub", "item"):
             out: Things = {}
             for thing, hold in self.values(path, key, val[1], depth).items():
@@ -410,6 +416,8 @@ class ClassValues(FlowIndex):
                     for held, inner in self.values(fpath, fkey, value, depth).items():
                         if held[0] == "inst":
                             keep(out, held, Hold(with_selection(made, inner.cite), inner.half, inner.wrap))
+                        elif held[0] in ("class", "func") and inner.cite.startswith("when "):
+                            out.setdefault(held, inner)  # a class a namespace lookup selected, returned
                         elif held[0] == "tup" and made is not cite:  # its items: selected by the key too
                             out.setdefault(held, Hold(made, inner.half, inner.wrap))
                         elif held[0] in ("tup", "unnamed"):

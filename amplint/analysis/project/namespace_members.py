@@ -66,15 +66,14 @@ def _exported(cv, where: str) -> List[str]:
     return [n for n in member_names(cv, where) if not n.startswith("_")]
 
 
-def members(cv, files: List[str], keep: Callable[[str], bool], resolve, depth: int) -> Dict[tuple, List[str]]:
-    """Project class or function -> the names under which one of `files` gives it
-    (`resolve(cv, file, name, depth)`: what a top-level name of a file holds)."""
+def members(cv, files: List[str], keep: Callable[[str], bool], depth: int) -> Dict[tuple, List[str]]:
+    """Project class or function -> the names under which one of `files` gives it."""
     out: Dict[tuple, List[str]] = {}
     for where in files:
         for name in member_names(cv, where):
             if not keep(name):
                 continue
-            for thing in resolve(cv, where, name, depth):
+            for thing in member_value(cv, where, name, depth):
                 if thing[0] in ("class", "func") and name not in out.get(thing, ()):
                     out.setdefault(thing, []).append(name)
     return out
@@ -228,3 +227,98 @@ def needs_arguments(cv, thing: tuple) -> bool:
     required = len(positional) - len(args.defaults) - (1 if thing[0] == "class" else 0)
     kw_required = sum(1 for default in args.kw_defaults if default is None)
     return required > 0 or kw_required > 0
+
+
+def imported_modules(cv, path: str, key: str, name, depth: int) -> Things:
+    """`importlib.import_module("models." + model_name + "_model")` (the name built there, or
+    bound once to a local): every project module whose dotted name fits, cited with the part
+    that selects it. A literal prefix is required: a bare name may import anything."""
+    if name[0] == "local":
+        flow = cv._flow(path)
+        function = flow.functions.get(key) if flow is not None else None
+        bound = function.assigns.get(name[1], ()) if function is not None else ()
+        if len(bound) != 1 or name[1] in function.params:
+            return {}
+        name = bound[0]
+    if name[0] != "str" or not name[1]:
+        return {}
+    _, prefix, suffix, hole = name
+    from_path = re.compile(r"(?:^|/)" + re.escape(prefix.replace(".", "/")) + r"(\w+)"
+                           + re.escape(suffix.replace(".", "/")) + r"(?:\.py|/__init__\.py)$")
+    key_text = _key_text(hole)
+    out: Things = {}
+    for where in cv.p.python:
+        match = from_path.search(where)
+        if match is None or not (prefix + match.group(1) + suffix).replace(".", "").isidentifier():
+            continue
+        dotted = prefix + match.group(1) + suffix
+        found = cv.p.resolve_ref(path, dotted)
+        if found is not None and found[0] == where and not found[1]:
+            out[("module", dotted, path)] = Hold(f"when {key_text} is {match.group(1)!r}")
+    return out
+
+
+def dict_items(cv, path: str, key: str, base, depth: int) -> Things:
+    """`for name, cls in modellib.__dict__.items()`: every project class and function of the
+    modules `modellib` holds, cited with the module's own selection."""
+    out: Things = {}
+    for thing, hold in cv.values(path, key, base, depth).items():
+        if thing[0] != "module":
+            continue
+        found = cv.p.resolve_ref(thing[2], thing[1])
+        if found is None or found[1]:
+            continue
+        given = members(cv, [found[0]], lambda n: True, depth)
+        total = len({n for names in given.values() for n in names})
+        if len(given) > MAX_MEMBERS:
+            continue
+        head = f"{hold.cite} and the scan takes" if hold.cite.startswith("when ") else "when the scan takes"
+        for member, names in given.items():
+            out.setdefault(member, Hold(f"{head} {names[0]!r}, 1 of the {total} names of {thing[1]}"))
+    return out
+
+
+def _key_text(val) -> str:
+    parts = []
+    while val is not None and val[0] == "attr":
+        parts.append(val[2])
+        val = val[1]
+    if val is not None and val[0] in ("local", "self"):
+        parts.append(val[1] if val[0] == "local" else f"self.{val[1]}")
+        return ".".join(reversed(parts))
+    return "the name"
+
+
+def member_value(cv, path: str, name: str, depth: int) -> Things:
+    """The module-level name `name` of `path` (`globals()[name]`): a class or function defined
+    there, one imported by name, or one a `from models import *` brings."""
+    summary = cv.p.summary(path)
+    if summary is not None and name in summary.imports:
+        ref = summary.imports[name]
+        held = cv._ref(path, ref, depth)
+        if not any(thing[0] in ("class", "func") for thing in held) and "." in ref:
+            held = star_ref(cv, path, ref.rsplit(".", 1)[0], ref.rsplit(".", 1)[1], depth) or held
+        return held
+    held = cv._ref(path, "@" + name, depth)
+    if any(thing[0] in ("class", "func") for thing in held):
+        return held
+    for source in _STAR.findall(cv.p.files[path]):
+        found = cv._ref(path, f"{source}.{name}", depth)
+        if not any(thing[0] in ("class", "func") for thing in found):
+            found = star_ref(cv, path, source, name, depth)  # `models/__init__.py`'s own star
+        if any(thing[0] in ("class", "func") for thing in found):
+            return found
+    return held
+
+
+def star_ref(cv, path: str, module: str, name: str, depth: int) -> Things:
+    """`name` re-exported by `from .resnet import *` in the package `module` (the class
+    flow's resolver follows named re-exports only)."""
+    found = cv.p.resolve_ref(path, module)
+    if found is None or found[1]:
+        return {}
+    for source in _STAR.findall(cv.p.files[found[0]]):
+        held = cv._ref(found[0], f"{source}.{name}", depth)
+        if any(thing[0] in ("class", "func") for thing in held):
+            return held
+    return {}
