@@ -5,7 +5,10 @@ filters (the option's `choices=`, members a call with no arguments cannot call);
 reached through it names the key value that selects its model. The project is laid out like
 facebookresearch/esm (scripts/extract.py, esm/pretrained.py's zero-argument factories) in a
 fork whose extract.py adds --fp16; missed on main, where literal-only resolution declines a
-positional option with neither `default=` nor `choices=`."""
+positional option with neither `default=` nor `choices=`. Also an `importlib.import_module` of a
+literal prefix and a name (junyanz/pytorch-CycleGAN-and-pix2pix's find_model_using_name:
+`"models." + model_name + "_model"`, then a scan of the module's `__dict__`): every project
+module that fits, and every member of it."""
 
 from __future__ import annotations
 
@@ -91,3 +94,33 @@ def test_show_regions_names_the_key(tmp_path, monkeypatch):
     assert ("model at scripts/extract.py:24 -> ESM2.forward in esm/model.py (model <- ...() at scripts/extract.py:19 "
             "(when args.model_name is 'esm2_t6_8M_UR50D', 1 of the 7 names of esm.pretrained) -> ESM2 in esm/model.py)"
             ) in result.output
+
+
+# -- importlib of a literal prefix + a name, then a scan of the module's __dict__ (pix2pix) -----
+
+PIX = "namespace_pix2pix_importlib"
+PIX_HAZARD = ("models/networks.py", 20, "AMP102")
+PIX_FIX = [("self.loss = nn.BCELoss()", "self.loss = nn.BCEWithLogitsLoss()")]
+
+
+def test_every_module_the_name_may_import_is_scanned():
+    # `--model` defaults to cycle_gan, but "pix2pix" may be given: models/pix2pix_model.py fits
+    # "models." + name + "_model", and its Pix2PixModel runs GANLoss's BCELoss under autocast
+    files = load(PIX)
+    assert findings(files) == [PIX_HAZARD]
+    (message,) = messages(files)
+    assert "only when model_name is 'pix2pix' and the scan takes 'Pix2PixModel', 1 of the 2 names of models.pix2pix_model" in message
+    assert findings(load(PIX, PIX_FIX)) == []
+
+
+def test_a_module_that_does_not_fit_the_name_is_not_imported():
+    # renamed so that "models." + name + "_model" cannot name it
+    files = {k.replace("pix2pix_model.py", "pix2pix_net.py"): v for k, v in load(PIX).items()}
+    assert findings(files) == []
+    # a name with no literal part may import anything: nothing is followed
+    files = load(PIX, [('model_filename = "models." + model_name + "_model"', "model_filename = model_name")])
+    assert findings(files) == []
+    # a scan of something other than a module's namespace: nothing either
+    files = load(PIX, [("modellib.__dict__.items()", "REGISTRY.items()"),
+                       ("def find_model_using_name", "REGISTRY = {}\n\n\ndef find_model_using_name")])
+    assert findings(files) == []
