@@ -124,3 +124,15 @@ def test_a_module_that_does_not_fit_the_name_is_not_imported():
     files = load(PIX, [("modellib.__dict__.items()", "REGISTRY.items()"),
                        ("def find_model_using_name", "REGISTRY = {}\n\n\ndef find_model_using_name")])
     assert findings(files) == []
+
+
+def test_a_dict_of_factories_looked_up_with_get():
+    # `MODELS.get(name)()` holds every value of the dict display, as `MODELS[name]()` does
+    table = '\n\nMODELS = {"esm1": esm1_t6_43M_UR50S, "esm2": esm2_t6_8M_UR50D}\n'
+    lookup = [("getattr(esm.pretrained, args.model_name)()", "esm.pretrained.MODELS.get(args.model_name)()")]
+    files = load(ESM, lookup)
+    files[ESM + "/esm/pretrained.py"] += table
+    assert findings(files) == [HAZARD]
+    files = load(ESM, lookup)
+    files[ESM + "/esm/pretrained.py"] += table.replace(', "esm2": esm2_t6_8M_UR50D', "")
+    assert findings(files) == []

@@ -422,6 +422,11 @@ class ClassValues(FlowIndex):
                             out.setdefault(held, Hold(made, inner.half, inner.wrap))
                         elif held[0] in ("tup", "unnamed"):
                             out.setdefault(held, inner)
+            elif kind == "tget":  # what the dict holds under any key (a `default` gives nothing here)
+                for item in thing[3]:
+                    for held, inner in self.values(thing[1], thing[2], item, depth).items():
+                        if held[0] in ("class", "func", "pclass", "pfunc"):
+                            out.setdefault(held, inner)
             elif kind == "wide_build":
                 out.setdefault(thing, Hold(cite))
             elif kind == "build":
@@ -486,6 +491,8 @@ class ClassValues(FlowIndex):
                 out.setdefault(("regget", thing if kind == "reg" else ("reg", thing[1])), hold)
             elif kind == "ext" and name in BUILD:
                 out.setdefault(("build", ("reg", thing[1])), hold)
+            elif kind == "tup" and name == "get":  # `MODELS.get(name)` on a dict display
+                out.setdefault(("tget",) + thing[1:], hold)
             elif kind == "module":  # `mod = importlib.import_module("pkg.models")`; `mod.Net`
                 merge_things(out, self._ref(thing[2], f"{thing[1]}.{name}", depth))
             elif kind == "class":
