@@ -136,3 +136,19 @@ def test_a_dict_of_factories_looked_up_with_get():
     files = load(ESM, lookup)
     files[ESM + "/esm/pretrained.py"] += table.replace(', "esm2": esm2_t6_8M_UR50D', "")
     assert findings(files) == []
+
+
+def test_members_the_call_arguments_do_not_fit_give_nothing():
+    # with `num_layers=6` the zero-argument factories raise TypeError: only the classes, whose
+    # constructors take it, are built (ESM2 by the key 'ESM2')
+    files = load(ESM, [("getattr(esm.pretrained, args.model_name)()", "getattr(esm.pretrained, args.model_name)(num_layers=6)")])
+    assert findings(files) == [HAZARD]
+    assert "(when args.model_name is 'ESM2', 1 of the 7 names of esm.pretrained)" in messages(files)[0]
+    # a keyword no member takes, or too many positional arguments: nothing is built
+    files = load(ESM, [("getattr(esm.pretrained, args.model_name)()", "getattr(esm.pretrained, args.model_name)(depth=6)")])
+    assert findings(files) == []
+    files = load(ESM, [("getattr(esm.pretrained, args.model_name)()", "getattr(esm.pretrained, args.model_name)(6, 320, 1)")])
+    assert findings(files) == []
+    # a star argument may fit anything: every member
+    files = load(ESM, [("getattr(esm.pretrained, args.model_name)()", "getattr(esm.pretrained, args.model_name)(**args.extra)")])
+    assert findings(files) == [HAZARD]

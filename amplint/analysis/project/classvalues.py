@@ -25,7 +25,7 @@ from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, keep, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
 from amplint.analysis.project.namespace_members import (
-    dict_items, imported_modules, needs_arguments, with_selection,
+    call_shape, cannot_take, dict_items, imported_modules, with_selection,
 )
 from amplint.analysis.project.reflective import lookup
 from amplint.analysis.project.registry_classes import registry_lookup
@@ -384,10 +384,13 @@ class ClassValues(FlowIndex):
         out: Things = {}
         built: set = set()
         registries: list = []
+        shape: object = False
         for thing, hold in self.values(path, key, callee, depth).items():
             kind = thing[0]
-            if hold.cite.startswith("when ") and text.endswith("()") and needs_arguments(self, thing):
-                continue  # a namespace member this call, with no arguments, cannot call
+            if hold.cite.startswith("when ") and kind in ("class", "func"):
+                shape = call_shape(self, path, line) if shape is False else shape
+                if shape is not None and cannot_take(self, thing, shape):
+                    continue  # a namespace member this call's arguments cannot call
             named = string_call(self, path, key, thing, text, cite)  # Hydra, `REGISTRY.get(name)`
             if named is None and kind in ("cfunc", "func"):
                 named = registry_lookup(self, path, key, thing, cite)  # `Model.by_name(name)`, `get_model(name)`

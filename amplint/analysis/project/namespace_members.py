@@ -201,32 +201,58 @@ def with_selection(cite: str, inner: str) -> str:
     return f"{cite} {inner[start:end + 1 if end > 0 else len(inner)]}"
 
 
-def needs_arguments(cv, thing: tuple) -> bool:
-    """A member class or module-level function that a call with no arguments cannot call: it
+def call_shape(cv, path: str, line: int) -> Optional[Tuple[int, frozenset]]:
+    """(positional count, keywords) of the one namespace-lookup call at `line` of `path`
+    (`vits.__dict__[arch](patch_size=16)`, `getattr(m, name)()`); None where a star argument
+    may give anything, or the call is not found alone on its line."""
+    if not line:
+        return None
+    tree = cv.strings.params._tree(path)
+    found = [node for node in (ast.walk(tree) if tree is not None else ()) if type(node) is ast.Call
+             and node.lineno == line and (type(node.func) is ast.Subscript or (
+                 type(node.func) is ast.Call and type(node.func.func) is ast.Name and node.func.func.id == "getattr"))]
+    if len(found) != 1:
+        return None
+    call = found[0]
+    if any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    return len(call.args), frozenset(k.arg for k in call.keywords)
+
+
+def cannot_take(cv, thing: tuple, shape: Tuple[int, frozenset]) -> bool:
+    """A member class or module-level function that a call of this shape cannot call: it
     raises TypeError there, so that member gives nothing (`getattr(esm.pretrained, name)()`
-    never runs `load_model_and_alphabet_core(model_name, model_data)`)."""
+    never runs `load_model_and_alphabet_core(model_name, model_data)`; dino's
+    `vits.__dict__[args.arch](patch_size=16)` never builds `Attention(dim, ...)`)."""
     path, name = thing[1], thing[2]
     if thing[0] == "class":
         method = cv.p.method(path, name, "__init__")
         if method is None:
-            return False
+            return False  # torch's or another library's constructor: not read
         path, name = method
     tree = cv.strings.params._tree(path)
-    parts = name.split(".")
     body = tree.body if tree is not None else []
-    for part in parts:
+    node = None
+    for part in name.split("."):
         found = [s for s in body if type(s) in (ast.FunctionDef, ast.ClassDef) and s.name == part]
         if len(found) != 1:
             return False
-        body = found[0].body
         node = found[0]
-    if type(node) is not ast.FunctionDef:
+        body = node.body
+    if type(node) is not ast.FunctionDef or node.decorator_list and thing[0] != "class":
         return False
     args = node.args
-    positional = args.posonlyargs + args.args
-    required = len(positional) - len(args.defaults) - (1 if thing[0] == "class" else 0)
-    kw_required = sum(1 for default in args.kw_defaults if default is None)
-    return required > 0 or kw_required > 0
+    positional = [a.arg for a in args.posonlyargs + args.args][1 if thing[0] == "class" else 0:]
+    given, keywords = shape
+    if given > len(positional) and args.vararg is None:
+        return True
+    if any(k not in positional[given:] and k not in {a.arg for a in args.kwonlyargs} for k in keywords) \
+            and args.kwarg is None:
+        return True
+    required = positional[:len(positional) - len(args.defaults)] if args.defaults else positional
+    if any(p not in keywords for p in required[given:]):
+        return True
+    return any(d is None and a.arg not in keywords for a, d in zip(args.kwonlyargs, args.kw_defaults))
 
 
 def imported_modules(cv, path: str, key: str, name, depth: int) -> Things:
