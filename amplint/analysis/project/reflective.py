@@ -1,10 +1,12 @@
 """Reflective lookup for the class flow (issue 26): `getattr(models, "Net")`,
 `getattr(models, args.arch)`, `models.__dict__[args.arch]`, `globals()[args.arch]`,
 `vars(models)[args.arch]` (flowvalues' ("lookup", ...) value):
-the namespace's attribute each literal names, where the literal is the name itself, the
-`default=` of the script's own argparse option, a config value of that key
-(string_classes.StringConfigs), or, for a parameter of a module-level function, the literals
-every call site gives it (string_params.py). One name must decide; otherwise an `unnamed` value says why."""
+the namespace's attribute a literal names (the name itself, or, for a parameter of a
+module-level function, the literals every call site gives it: string_params.py). A project
+namespace looked up by any other name holds every class and function it can give, narrowed by
+the key's `choices=` (namespace_members.py); any other namespace: the names its argparse
+`default=` or a config value of that key give (string_classes.StringConfigs), one of them
+deciding; otherwise an `unnamed` value says why."""
 
 from __future__ import annotations
 
