@@ -320,7 +320,13 @@ SNIPPETS = {
             own = globals()[args.arch](num_classes=10)
             listed = vars(models)[cfg.name]
             named = globals()["Trainer"]
-            return net, other, alt, third, dyn, mod, mod2, bad, wrapped, own, listed, named
+            filename = "models." + args.arch + "_model"
+            mod3 = importlib.import_module(filename)
+            mod4 = importlib.import_module(name="pkg." + cfg.name)
+            two = "a" + args.arch + cfg.name
+            for key, cls in mod3.__dict__.items():
+                picked = cls
+            return net, other, alt, third, dyn, mod, mod2, bad, wrapped, own, listed, named, mod4, two, picked
 
         def shadowed(args):
             globals = dict

@@ -192,54 +192,64 @@ RESNET = ("models/resnet.py", 17, "AMP110")
 VGG = ("models/vgg.py", 15, "AMP110")
 
 
-def test_dict_lookup_by_the_argparse_default():
-    # `models.__dict__[args.arch]()` with `--arch ... default="resnet18"`: resnet18 -> ResNet
-    # (re-exported by `from .resnet import *`); vgg11, which no default names, is not run
+def test_dict_lookup_by_a_name_is_every_member_the_choices_allow():
+    # `models.__dict__[args.arch]()`: `--arch` defaults to resnet18, but any name its `choices=`
+    # (`model_names`: the lower-case callables of `models`) allows may be given, so the lookup
+    # holds resnet18 and vgg11 (re-exported by `from .resnet import *` / `.vgg`), and each
+    # finding names the key value that selects its model
     files = load(IMAGENET)
-    assert findings(files) == [RESNET]
-    fixed = [("x.masked_fill(~valid, -1e9)", "x.masked_fill(~valid, torch.finfo(x.dtype).min)")]
+    assert findings(files) == [RESNET, VGG]
+    said = messages(files, "AMP110")
+    assert any("(when args.arch is 'vgg11', 1 of the" in m for m in said)
+    assert any("(when args.arch is 'resnet18', 1 of the" in m for m in said)
+    fixed = [("x.masked_fill(~valid, -1e9)", "x.masked_fill(~valid, torch.finfo(x.dtype).min)"),
+             ("x.masked_fill(x == 0, -1e9)", "x.masked_fill(x == 0, torch.finfo(x.dtype).min)")]
     assert findings(load(IMAGENET, fixed)) == []
-    assert findings(load(IMAGENET, [('default="resnet18"', 'default="vgg11"')])) == [VGG]
+    # a literal `choices=` list narrows the set to its names
+    assert findings(load(IMAGENET, [("choices=model_names,", 'choices=["vgg11"],')])) == [VGG]
 
 
-def test_the_scripts_own_parser_decides():
-    # another script of the project (eval_linear.py-like) defaults `--arch` to vgg11: main.py's
-    # own parser decides main.py's `args.arch` (facebookresearch/dino: main_dino.py vs eval_linear.py)
-    files = load(IMAGENET)
-    files[IMAGENET + "/eval_linear.py"] = (
-        "import argparse\n\nparser = argparse.ArgumentParser()\n"
-        "parser.add_argument('--arch', default='vgg11', type=str)\n")
-    assert findings(files) == [RESNET]
-    # without a parser of its own, the project's parsers give two names: neither is followed
-    files[IMAGENET + "/main.py"] = files[IMAGENET + "/main.py"].replace(
-        'parser.add_argument("-a", "--arch", metavar="ARCH", default="resnet18",',
-        'parser.add_argument("-a", metavar="ARCH",')
-    files[IMAGENET + "/other_train.py"] = files[IMAGENET + "/eval_linear.py"].replace("vgg11", "resnet34")
-    assert findings(files) == []
-    assert "2 different classes (resnet34, vgg11)" in unresolved(files)[0][1]
+def test_the_choices_comprehension_filters_the_members():
+    # `model_names` keeps lower-case names: a class exported under a capitalised name only
+    # (and no lower-case factory) is not a choice; without `choices=` it is
+    extra = ("import torch\nimport torch.nn as nn\n\n__all__ = [\"Probe\"]\n\n\nclass Probe(nn.Module):\n"
+             "    def forward(self, x):\n        return x.masked_fill(x == 0, -1e9)  # probe\n")
+    files = load(IMAGENET, [("from .vgg import *", "from .vgg import *\nfrom .probe import *")])
+    files[IMAGENET + "/models/probe.py"] = extra
+    assert findings(files) == [RESNET, VGG]
+    files = load(IMAGENET, [("from .vgg import *", "from .vgg import *\nfrom .probe import *"),
+                            ("choices=model_names,", "")])
+    files[IMAGENET + "/models/probe.py"] = extra
+    assert findings(files) == [("models/probe.py", 9, "AMP110"), RESNET, VGG]
 
 
 def test_getattr_with_a_literal_or_configured_name():
     assert findings(load(IMAGENET, [("models.__dict__[args.arch]()", 'getattr(models, "vgg11")()')])) == [VGG]
-    assert findings(load(IMAGENET, [("models.__dict__[args.arch]()", "getattr(models, args.arch)()")])) == [RESNET]
+    assert findings(load(IMAGENET, [("models.__dict__[args.arch]()", "getattr(models, args.arch)()")])) == [RESNET, VGG]
     files = load(IMAGENET, [("models.__dict__[args.arch]()", 'importlib.import_module("models." + "vgg").VGG()'),
                             ("import argparse\n", "import argparse\nimport importlib\n")])
     assert findings(files) == [VGG]
 
 
-def test_lookup_by_a_name_nothing_decides_is_unresolved():
+def test_lookup_by_a_name_nothing_decides_is_every_member():
     files = load(IMAGENET, [('metavar="ARCH", default="resnet18",', 'metavar="ARCH",')])
-    assert findings(files) == []
-    ((call, why),) = unresolved(files)
-    assert call == "model at main.py:37"
-    assert "which no `default=` or config of the project gives" in why
-    # a parameter's name is its call sites' business, not a config's: never all of the classes
+    assert findings(files) == [RESNET, VGG]
+    assert unresolved(files) == []
+    # a namespace handed to a helper as a parameter: still the project package's members
     files = load(IMAGENET, [("model = models.__dict__[args.arch]()", "model = build(models, args.arch)"),
                             ("def train(", "def build(pkg, name):\n    return getattr(pkg, name)()\n\n\ndef train(")])
+    assert findings(files) == [RESNET, VGG]
+    # a namespace outside the project gives nothing: unresolved, with the reason
+    files = load(IMAGENET, [("model = models.__dict__[args.arch]()", "model = torchvision.models.__dict__[args.arch]()"),
+                            ("import models\n", "import models\nimport torchvision\n"),
+                            ('metavar="ARCH", default="resnet18",', 'metavar="ARCH",')])
     assert findings(files) == []
+    ((call, why),) = unresolved(files)
+    assert call == "model at main.py:38"
+    assert "which no `default=` or config of the project gives" in why
 
 
-def test_show_regions_says_how_to_declare(tmp_path, monkeypatch):
+def test_show_regions_says_which_key_selects_each_model(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from amplint.cli.main import cli
@@ -251,8 +261,9 @@ def test_show_regions_says_how_to_declare(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path / IMAGENET)
     result = CliRunner().invoke(cli, ["--show-regions", "--no-cache", "."])
     assert result.exit_code == 0, result.output
-    assert "unresolved: model at main.py:37: `models.__dict__[...]` makes a class named by a string" in result.output
-    assert "autocast-modules" in result.output
+    assert ("model at main.py:37 -> VGG.forward in models/vgg.py (model <- models.__dict__[...]() at main.py:25 "
+            "(when args.arch is 'vgg11', 1 of the 3 names of models) -> VGG in models/vgg.py)") in result.output
+    assert "unresolved" not in result.output
 
 
 def _hydra_trainer_project(trainer_yaml):

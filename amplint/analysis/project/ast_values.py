@@ -118,7 +118,24 @@ class AstValueReader:
             for value in expr.values[1:]:
                 found = _any(found, self.val(value, frame, depth + 1))
             return found
+        if kind is ast.BinOp and type(expr.op) is ast.Add:
+            return self._pattern(expr, frame, depth)
         return None
+
+    def _pattern(self, expr: ast.BinOp, frame: Frame, depth: int) -> Optional[Val]:
+        """flowvalues.ValueReader._pattern: `"models." + name + "_model"`."""
+        parts = []
+        while type(expr) is ast.BinOp and type(expr.op) is ast.Add:
+            parts.append(expr.right)
+            expr = expr.left
+        parts.append(expr)
+        texts = [p.value if type(p) is ast.Constant and type(p.value) is str and self.s.one_string(p)
+                 else self.val(p, frame, depth + 1) for p in reversed(parts)]
+        holes = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+        if len(holes) != 1 or texts[holes[0]] is None or texts[holes[0]][0] not in ("local", "attr"):
+            return None
+        hole = holes[0]
+        return ("str", "".join(texts[:hole]), "".join(texts[hole + 1:]), texts[hole])
 
     def _chain(self, expr: ast.Attribute, frame: Frame, depth: int) -> Optional[Val]:
         """`a.b.c` as the recursion through each link reads it, in one go: every link's dotted
@@ -248,6 +265,9 @@ class AstValueReader:
         module = self._import_module(args) if ref == "importlib.import_module" else None
         if module is not None:
             return module
+        if ref == "importlib.import_module" and len(args) == 1 and not args[0][1] and args[0][0] in (None, "name"):
+            name = self.val(args[0][2], frame, depth + 1)  # a name built at run time
+            return ("import", name) if name is not None and name[0] in ("str", "local") else None
         if ref in CONTAINERS:
             return self._container(args, frame, depth)
         if ref == "functools.partial" and args and args[0][1] == "":

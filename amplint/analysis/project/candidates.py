@@ -32,11 +32,14 @@ class Candidate:
     # the open world's guess this reach rests on ("open world: `model` of `train` ..."), said in
     # every finding it leads to (openworld.py)
     guess: str = ""
+    # the key value of a namespace lookup this reach rests on ("when args.arch is 'resnet50', 1
+    # of the 12 names of models"), said in every finding it leads to (namespace_members.py)
+    select: str = ""
 
     @property
     def key(self):
         return hazard_rank(self.enabled, self.device, self.dtype) + (
-            self.desc, self.cite, self.self_cls or ("", ""), self.guess)
+            self.desc, self.cite, self.self_cls or ("", ""), self.guess, self.select)
 
     def holding(self, self_cls: Optional[Tuple[str, str]]) -> "Candidate":
         """The same candidate, for a method run on an instance of `self_cls`."""
@@ -47,6 +50,15 @@ class Candidate:
         enabled = Enabled.MAYBE if self.enabled == Enabled.TRUE else self.enabled
         return replace(self, enabled=enabled, guess=guess)
 
+    def selected(self, source: str) -> "Candidate":
+        """The same candidate, reached through the namespace member that `source` (a class-flow
+        cite) says a key value selects; itself where it says none."""
+        start = source.find("(when ")
+        if start < 0 or self.select:
+            return self
+        end = source.find(")", start)
+        return replace(self, select=source[start + 1:end if end > 0 else len(source)])
+
     def reached(self, cite: str, site: str = "") -> "Candidate":
         """The same region, reaching further: cited by `cite`, through the call at `site`."""
         return replace(self, cite=cite, site=site, self_cls=None)
@@ -54,7 +66,8 @@ class Candidate:
     @property
     def said(self) -> str:
         """The cite with the guess it rests on."""
-        return f"{self.cite}; {self.guess}" if self.guess else self.cite
+        said = f"{self.cite}; {self.guess}" if self.guess else self.cite
+        return f"{said}; only {self.select}" if self.select and self.select not in said else said
 
 
 def cite_more(candidate: Candidate, more: int) -> str:

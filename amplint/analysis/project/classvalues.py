@@ -24,6 +24,9 @@ from amplint.analysis.project.config_targets import config_target_call
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, keep, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
+from amplint.analysis.project.namespace_members import (
+    call_shape, cannot_take, dict_items, imported_modules, with_selection,
+)
 from amplint.analysis.project.reflective import lookup
 from amplint.analysis.project.registry_classes import registry_lookup
 from amplint.analysis.project.string_classes import StringConfigs, string_call
@@ -130,13 +133,20 @@ class ClassValues(FlowIndex):
             return lookup(self.strings, self, path, key, val, depth)
         if kind == "attr":
             return self._attr(path, key, val, depth)
+        if kind == "import":  # `importlib.import_module("models." + name + "_model")`
+            return imported_modules(self, path, key, val[1], depth)
+        if kind == "sub" and val[1] is not None and val[1][0] == "attr" and val[1][2] == "__dict__":
+            return dict_items(self, path, key, val[1][1], depth)  # a loop over a module's names
         if kind in ("sub", "item"):
             out: Things = {}
             for thing, hold in self.values(path, key, val[1], depth).items():
                 if thing[0] == "tup":
                     items = thing[3] if kind == "sub" else thing[3][val[2]:val[2] + 1]
                     for item in items:
-                        merge_things(out, self.values(thing[1], thing[2], item, depth))
+                        held = self.values(thing[1], thing[2], item, depth)
+                        if "(when " in hold.cite:  # a factory's tuple a namespace lookup selected
+                            held = {t: Hold(hold.cite, h.half, h.wrap) for t, h in held.items()}
+                        merge_things(out, held)
                 elif kind == "item":
                     out.setdefault(thing, hold)
             return out
@@ -383,8 +393,13 @@ class ClassValues(FlowIndex):
         out: Things = {}
         built: set = set()
         registries: list = []
+        shape: object = False
         for thing, hold in self.values(path, key, callee, depth).items():
             kind = thing[0]
+            if hold.cite.startswith("when ") and kind in ("class", "func"):
+                shape = call_shape(self, path, line) if shape is False else shape
+                if shape is not None and cannot_take(self, thing, shape):
+                    continue  # a namespace member this call's arguments cannot call
             named = string_call(self, path, key, thing, text, cite)  # Hydra, `REGISTRY.get(name)`
             if named is None and kind in ("cfunc", "func"):
                 named = registry_lookup(self, path, key, thing, cite)  # `Model.by_name(name)`, `get_model(name)`
@@ -404,14 +419,25 @@ class ClassValues(FlowIndex):
                 fpath, fkey = (thing[1], thing[2]) if kind != "bound" else (thing[3], thing[4])
                 flow = self._flow(fpath)
                 function = flow.functions.get(fkey) if flow is not None else None
+                # a factory one namespace member of several is: the key value that selects it
+                made = f"{cite} ({hold.cite})" if hold.cite.startswith("when ") else cite
                 for value in (function.returns if function is not None else ()):
                     if kind == "cfunc" and value[0] == "call" and value[1] == ("local", "cls"):
                         out.setdefault(("inst", thing[3], thing[4]), Hold(cite))
                         continue
                     for held, inner in self.values(fpath, fkey, value, depth).items():
                         if held[0] == "inst":
-                            keep(out, held, Hold(cite, inner.half, inner.wrap))
+                            keep(out, held, Hold(with_selection(made, inner.cite), inner.half, inner.wrap))
+                        elif held[0] in ("class", "func") and inner.cite.startswith("when "):
+                            out.setdefault(held, inner)  # a class a namespace lookup selected, returned
+                        elif held[0] == "tup" and made is not cite:  # its items: selected by the key too
+                            out.setdefault(held, Hold(made, inner.half, inner.wrap))
                         elif held[0] in ("tup", "unnamed"):
+                            out.setdefault(held, inner)
+            elif kind == "tget":  # what the dict holds under any key (a `default` gives nothing here)
+                for item in thing[3]:
+                    for held, inner in self.values(thing[1], thing[2], item, depth).items():
+                        if held[0] in ("class", "func", "pclass", "pfunc"):
                             out.setdefault(held, inner)
             elif kind == "wide_build":
                 out.setdefault(thing, Hold(cite))
@@ -477,6 +503,8 @@ class ClassValues(FlowIndex):
                 out.setdefault(("regget", thing if kind == "reg" else ("reg", thing[1])), hold)
             elif kind == "ext" and name in BUILD:
                 out.setdefault(("build", ("reg", thing[1])), hold)
+            elif kind == "tup" and name == "get":  # `MODELS.get(name)` on a dict display
+                out.setdefault(("tget",) + thing[1:], hold)
             elif kind == "tup" and len(thing) == 5 and name not in _DICT_ATTRS:
                 # `self.transformer.h` of `nn.ModuleDict(dict(wte=..., h=...))`: that key's item
                 for item, item_key in zip(thing[3], thing[4][1:]):

@@ -136,7 +136,25 @@ class ValueReader:
             return _any(body, orelse)
         if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
             return _any(self.val(expr.left, frame, depth + 1), self.val(expr.right, frame, depth + 1))
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return self._pattern(expr, frame, depth)
         return None
+
+    def _pattern(self, expr: cst.BinaryOperation, frame: Frame, depth: int) -> Optional[Val]:
+        """`"models." + name + "_model"`: ("str", "models.", "_model", the value of `name`), a
+        name with one part that is not a literal (pytorch-CycleGAN-and-pix2pix's module names)."""
+        parts = []
+        while isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            parts.append(expr.right)
+            expr = expr.left
+        parts.append(expr)
+        texts = [p.evaluated_value if isinstance(p, cst.SimpleString) and isinstance(p.evaluated_value, str)
+                 else self.val(p, frame, depth + 1) for p in reversed(parts)]
+        holes = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+        if len(holes) != 1 or texts[holes[0]] is None or texts[holes[0]][0] not in ("local", "attr"):
+            return None
+        hole = holes[0]
+        return ("str", "".join(texts[:hole]), "".join(texts[hole + 1:]), texts[hole])
 
     def _module_level(self, name: str, frame: Frame) -> bool:
         scope: Optional[Frame] = frame.scope
@@ -219,6 +237,10 @@ class ValueReader:
         module = self._import_module(call) if ref == "importlib.import_module" else None
         if module is not None:
             return module
+        if ref == "importlib.import_module" and len(call.args) == 1 and not call.args[0].star and (
+                call.args[0].keyword is None or call.args[0].keyword.value == "name"):
+            name = self.val(call.args[0].value, frame, depth + 1)  # a name built at run time
+            return ("import", name) if name is not None and name[0] in ("str", "local") else None
         if ref in CONTAINERS:
             return self._container(call, frame, depth)
         if ref == "functools.partial" and call.args and call.args[0].star == "":

@@ -128,7 +128,7 @@ def _dynamic_targets(project, path: str, key: str, candidate: Candidate):
             note_wrapped_call(project, path, key, receiver, attr, instance)
             via = chain(text, source, held)
             cite = f"{via}; called at {site} in code that runs under {candidate.desc}"
-            out.append((target, candidate.reached(cite, site).holding(instance)))
+            out.append((target, candidate.reached(cite, site).holding(instance).selected(source or "")))
         if targets or candidate.enabled == Enabled.FALSE:
             continue
         answer, opened = open_targets(project, path, key, receiver, attr)

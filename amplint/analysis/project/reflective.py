@@ -1,17 +1,21 @@
 """Reflective lookup for the class flow (issue 26): `getattr(models, "Net")`,
 `getattr(models, args.arch)`, `models.__dict__[args.arch]`, `globals()[args.arch]`,
 `vars(models)[args.arch]` (flowvalues' ("lookup", ...) value):
-the namespace's attribute each literal names, where the literal is the name itself, the
-`default=` of the script's own argparse option, a config value of that key
-(string_classes.StringConfigs), or, for a parameter of a module-level function, the literals
-every call site gives it (string_params.py). One name must decide; otherwise an `unnamed` value says why."""
+the namespace's attribute a literal names (the name itself, or, for a parameter of a
+module-level function, the literals every call site gives it: string_params.py). A project
+namespace looked up by any other name holds every class and function it can give, narrowed by
+the key's `choices=` (namespace_members.py); any other namespace: the names its argparse
+`default=` or a config value of that key give (string_classes.StringConfigs), one of them
+deciding; otherwise an `unnamed` value says why."""
 
 from __future__ import annotations
 
-import re
 from typing import List, Optional
 
 from amplint.analysis.project.flowindex import Hold, Things
+from amplint.analysis.project.namespace_members import (
+    as_set, choices_filter, member_value, members, namespace_files, star_ref,
+)
 from amplint.analysis.project.string_classes import StringConfigs, attr_path, several
 
 
@@ -28,6 +32,9 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
     elif given is not None:  # a parameter every call site gives a literal (string_params.py)
         keys, values = (name[1],), given
     else:
+        found = _members(cv, path, key, function, val, depth)
+        if found:
+            return found
         keys = attr_path(_val_text(name), function)
         defaults = strings.defaults(keys[-1]) if keys else []
         # a script's own parser decides its `args.arch` (dino: main_dino.py's `vit_small`, not
@@ -42,11 +49,11 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
         if not value.isidentifier():
             continue
         if base == ("ref", "@"):  # `globals()[name]`: this module's own names
-            held = _global(cv, path, value, depth)
+            held = member_value(cv, path, value, depth)
         elif base[0] == "ref":
             held = cv._ref(path, f"{base[1]}.{value}", depth)
             if not any(thing[0] in ("class", "func") for thing in held):
-                held = _star_ref(cv, path, base[1], value, depth)
+                held = star_ref(cv, path, base[1], value, depth)
         else:
             held = cv._attr_of(cv.values(path, key, base, depth), value, depth)
         for thing in held:
@@ -57,7 +64,7 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
         names = sorted(thing[2] for thing in out)
         return {("unnamed", text, several(names, f"the configs give `{'.'.join(keys)}` as")): Hold("")}
     if not out and isinstance(name, str):  # `getattr(torch.nn, "ReLU")`: what the reference is
-        return _global(cv, path, name, depth) if base == ("ref", "@") else cv._ref(path, f"{base[1]}.{name}", depth)
+        return member_value(cv, path, name, depth) if base == ("ref", "@") else cv._ref(path, f"{base[1]}.{name}", depth)
     if not out:
         given = sorted({v for v, _, _ in values})
         why = (f"it is looked up by `{'.'.join(keys)}`, " + (
@@ -65,6 +72,24 @@ def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -
             else "which no `default=` or config of the project gives"))
         return {("unnamed", text, why): Hold("")}
     return out
+
+
+def _members(cv, path: str, key: str, function, val, depth: int) -> Things:
+    """A project namespace looked up by a name no literal decides: every class and function
+    it can give (namespace_members.py), narrowed by the key's argparse `choices=`."""
+    _, base, name, text, _line = val
+    files = namespace_files(cv, path, key, base, depth)
+    if not files:
+        return {}
+    key_text = _val_text(name) or "the name"
+    keys = attr_path(key_text, function) if key_text != "the name" else None
+    dest = keys[-1] if keys else (name[1] if name[0] == "local" else None)
+    keep, _ = choices_filter(cv, path, dest)
+    found = members(cv, files, keep, depth)
+    if not found:
+        return {}
+    namespace = "globals()" if base == ("ref", "@") else (base[1] if base[0] == "ref" else _val_text(base) or "it")
+    return as_set(found, key_text, namespace, text)
 
 
 def _given(strings: "StringConfigs", path: str, key: str, function, name):
@@ -75,44 +100,6 @@ def _given(strings: "StringConfigs", path: str, key: str, function, name):
         return None
     found = strings.params.literals(path, key, name[1])
     return found or None
-
-
-_STAR = re.compile(r"^from\s+([.\w]+)\s+import\s+\*", re.M)
-
-
-def _global(cv, path: str, name: str, depth: int) -> Things:
-    """The module-level name `name` of `path` (`globals()[name]`): a class or function defined
-    there, one imported by name, or one a `from models import *` brings."""
-    summary = cv.p.summary(path)
-    if summary is not None and name in summary.imports:
-        ref = summary.imports[name]
-        held = cv._ref(path, ref, depth)
-        if not any(thing[0] in ("class", "func") for thing in held) and "." in ref:
-            held = _star_ref(cv, path, ref.rsplit(".", 1)[0], ref.rsplit(".", 1)[1], depth) or held
-        return held
-    held = cv._ref(path, "@" + name, depth)
-    if any(thing[0] in ("class", "func") for thing in held):
-        return held
-    for source in _STAR.findall(cv.p.files[path]):
-        found = cv._ref(path, f"{source}.{name}", depth)
-        if not any(thing[0] in ("class", "func") for thing in found):
-            found = _star_ref(cv, path, source, name, depth)  # `models/__init__.py`'s own star
-        if any(thing[0] in ("class", "func") for thing in found):
-            return found
-    return held
-
-
-def _star_ref(cv, path: str, module: str, name: str, depth: int) -> Things:
-    """`name` re-exported by `from .resnet import *` in the package `module` (the class
-    flow's resolver follows named re-exports only)."""
-    found = cv.p.resolve_ref(path, module)
-    if found is None or found[1]:
-        return {}
-    for source in _STAR.findall(cv.p.files[found[0]]):
-        held = cv._ref(found[0], f"{source}.{name}", depth)
-        if any(thing[0] in ("class", "func") for thing in held):
-            return held
-    return {}
 
 
 def _val_text(val) -> Optional[str]:

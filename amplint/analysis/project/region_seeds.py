@@ -60,7 +60,7 @@ def flow_seeds(project) -> List[Seed]:
                 via = chain(text, source, held)
                 cite = f"{via}; called at {project.display(path)}:{line}{within} under {desc}"
                 candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite,
-                                      f"{project.display(path)}:{line}", instance)
+                                      f"{project.display(path)}:{line}", instance).selected(source or "")
                 seeds.append((target[0], target[1], candidate, frozenset({path})))
                 project.reached.append((desc, where, f"{target[1]} in {project.display(target[0])} ({via})"))
             why = project.flow.unresolved_reason(path, key, receiver) if not targets else None

@@ -1,0 +1,2 @@
+from . import pretrained
+from .model import ESM1, ESM2

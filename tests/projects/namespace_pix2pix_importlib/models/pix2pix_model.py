@@ -1,0 +1,23 @@
+import torch
+
+from . import networks
+from .base_model import BaseModel
+
+
+class Pix2PixModel(BaseModel):
+    def __init__(self, opt):
+        BaseModel.__init__(self, opt)
+        self.netG = networks.define_G(3)
+        self.netD = networks.define_D(6)
+        self.criterionGAN = networks.GANLoss()
+        self.optimizer_G = torch.optim.Adam(self.netG.parameters(), lr=opt.lr)
+
+    def set_input(self, input):
+        self.real_A = input["A"]
+
+    def forward(self):
+        self.fake_B = self.netG(self.real_A)
+
+    def compute_G_loss(self):
+        pred_fake = self.netD(torch.cat((self.real_A, self.fake_B), 1))
+        return self.criterionGAN(pred_fake, True)
