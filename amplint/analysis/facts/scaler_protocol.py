@@ -189,6 +189,7 @@ class _ComposingWalker(FlowWalker):
             return False
         rename = _Renamer(self.analysis, call, _positional(call, callee), _keywords(callee),
                           self.flow.frame)
+        rename.receiver = _receiver(self.analysis, call, callee)
         made = graph.closures.of_call(site)
         if made is not None and made.closure is callee:  # `step()` made by `make_step(opt, scaler)`
             rename.outer = _Renamer(self.analysis, made.call, _positional(made.call, made.factory),
@@ -227,6 +228,8 @@ class _ComposingWalker(FlowWalker):
         if entry is None or len(self.flow.events) + len(entry.events) > _MAX_EVENTS:
             return False
         rename = _Renamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
+        if entry.method and isinstance(call.func, cst.Attribute):
+            rename.receiver = key_text(call.func.value)
         if entry.factory:  # a closure: its free names through the factory call that made it
             made = self.analysis.callgraph.closures.factory_call(site)
             if made is None:
@@ -297,6 +300,24 @@ def _positional(call: cst.Call, callee: Frame) -> List[str]:
     return positional
 
 
+def _receiver(analysis, call: cst.Call, callee: Frame) -> Optional[str]:
+    """The caller's text of the object a method of the file is called on, when the call binds
+    the method's `self` to it: `x.m()` on an instance (a local, a parameter, `self.x`), never
+    through `self` (the caller's own attributes), a class (`Cls.m(obj)` binds no `self`) or a
+    static or class method."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or callee.class_frame is None:
+        return None
+    params = callee.node.params  # type: ignore[attr-defined]
+    first = (*params.posonly_params, *params.params)[:1]
+    if not first or first[0].name.value != "self" or callee.node.decorators:  # type: ignore[attr-defined]
+        return None
+    text = key_text(func.value)
+    if text is None or text in ("self", "cls") or text.split(".", 1)[0] == "super" or text in analysis.tree.classes:
+        return None
+    return text
+
+
 def _keywords(callee: Frame) -> List[str]:
     return [p.name.value for p in callee.node.params.kwonly_params]  # type: ignore[attr-defined]
 
@@ -329,6 +350,9 @@ class _Renamer:
         # in `setup`): only its `self.` arguments name the same objects here
         self.elsewhere = False
         self.outer_names: Optional[Set[str]] = None  # a remote factory's never-rebound parameters
+        # the object a method is called on (`optimizer` of `optimizer.step_and_update_lr()`):
+        # the callee's `self`, so its `self._optimizer` is the caller's `optimizer._optimizer`
+        self.receiver: Optional[str] = None
 
     def unbound(self, none_defaults) -> Set[str]:
         """Those of `none_defaults` the call leaves unbound (nothing when it passes `*args` or
@@ -356,10 +380,14 @@ class _Renamer:
                 return None
             return mapped
         if root == "self" and not self.via_self:
-            return None  # another object's attribute
+            if self.receiver is None or "self" in self.params:
+                return None  # another object's attribute
+            return self.receiver + ("." + rest if rest else "")
         return text
 
     def scaler(self, ref):
+        if str(ref).split(".", 1)[0] == "self" and not self.via_self:
+            return ref  # the receiver's scaler: known by what the class makes of `self.` only
         mapped = self.text(str(ref))
         if mapped is None:
             return ref  # the callee's own: a scaler the caller cannot name

@@ -41,6 +41,9 @@ class EntryScaler:
     # positional and keyword-only parameters and those it never binds again, which the
     # closure's free names stand for as the factory call passed them
     factory: Tuple[Tuple[str, ...], ...] = ()
+    # a method called on an instance (`optimizer.step_and_update_lr()`): its `self` is the
+    # object the call names
+    method: bool = False
 
 
 @dataclass(frozen=True)

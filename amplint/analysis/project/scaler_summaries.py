@@ -123,10 +123,18 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             continue
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             cls = function.class_frame if function is not None else None
-            if func.value.value == "self" and cls is not None and cls.node.bases:
+            root = func.value.value
+            if root == "self" and cls is not None and cls.node.bases:
                 summary.calls.append(key + ("self", func.attr.value, function_key(cls) or ""))
-            elif func.value.value in imported:  # `steps.train_step(...)` of `import pkg.steps as steps`
-                summary.calls.append(key + ("name", f"{func.value.value}.{func.attr.value}", ""))
+            elif root in imported:  # `steps.train_step(...)` of `import pkg.steps as steps`
+                summary.calls.append(key + ("name", f"{root}.{func.attr.value}", ""))
+            elif root != "self" and function is not None and root in function.bindings:
+                if flows is None:
+                    flows = _protocol_flows(analysis)
+                if not any(flow.frame is function for flow in flows):
+                    continue
+                # `optimizer.step_and_update_lr()`: a method of the class flow's instance
+                summary.calls.append(key + ("value", f"{root}.{func.attr.value}", ""))
         elif isinstance(func, cst.Name) and func.value in imported:
             summary.calls.append(key + ("name", func.value, ""))
         elif isinstance(func, cst.Name) and function is not None and func.value in function.bindings:
@@ -356,6 +364,7 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
             function[3] if len(function) > 3 else (), factory,
+            callers[path].calls[index][3] == "value" and "." in callers[path].calls[index][4],
         ))
         for flag in callers[path].flags:
             if flag[0] == index:
@@ -469,10 +478,17 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
 def _value_target(project, path: str, key: str, name: str) -> Optional[Tuple[str, str]]:
     """What calling local or parameter `name` of function `key` runs, when the class flow
     knows exactly one: the `__call__` of the one project class it holds (torchvision's
-    references with a grad-norm clipping object), or the one function."""
+    references with a grad-norm clipping object), or the one function. `name` "x.m": the
+    method `m` of the one project class whose instance `x` holds (its `self` is `x`; never a
+    module stored in the attribute `m`, whose `self` would be `x.m`)."""
     if project.summary(path) is None:
         return None
-    found = {target for target, _held, _source, _instance in project.flow.call_targets(path, key, ("local", name), "")}
+    local, _, attr = name.partition(".")
+    targets = project.flow.call_targets(path, key, ("local", local), attr)
+    if attr and any(instance is None or target[1].rsplit(".", 1)[-1] != attr
+                    for target, _held, _source, instance in targets):
+        return None
+    found = {target for target, _held, _source, _instance in targets}
     if len(found) != 1:
         return None
     where, target = found.pop()
