@@ -376,7 +376,7 @@ class _Renamer:
             if self.outer_names is not None and root not in self.outer_names:
                 return None
             mapped = self.outer.text(text)
-            if mapped is not None and self.outer.elsewhere and mapped.split(".", 1)[0] != "self":
+            if mapped is not None and self.outer.elsewhere and not self._same_object(mapped):
                 return None
             return mapped
         if root == "self" and not self.via_self:
@@ -384,6 +384,18 @@ class _Renamer:
                 return None  # another object's attribute
             return self.receiver + ("." + rest if rest else "")
         return text
+
+    def _same_object(self, mapped: str) -> bool:
+        """Whether the factory call's argument `mapped`, written in another scope, names the
+        same object here: a `self.` attribute (the factory call in another method), or a
+        module-level name bound once that the calling function does not shadow (the factory
+        call at module level)."""
+        root = mapped.split(".", 1)[0]
+        outer = self.outer
+        if outer is None or outer.caller.kind != "module":
+            return root == "self"
+        tree = self.analysis.tree
+        return tree.bound_once(outer.caller, root) and self.analysis.ref(mapped, self.caller).scope == id(outer.caller)
 
     def scaler(self, ref):
         if str(ref).split(".", 1)[0] == "self" and not self.via_self:
