@@ -30,6 +30,7 @@ import libcst as cst
 from amplint.analysis.facts.framework_verbs import events_of
 from amplint.analysis.facts.loop_bindings import BoundNames
 from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.partial_bindings import partial_binding
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.tree import CallSite, Frame
@@ -238,6 +239,8 @@ class _ComposingWalker(FlowWalker):
             rename.outer = _Renamer(self.analysis, made[0], positional, keywords, made[1])
             rename.outer.elsewhere = made[1] is not self.flow.frame
             rename.outer_names = set(fixed)
+        if not entry.factory and not _bind_partial(self.analysis, site, entry, rename):
+            return False
         where = entry.callee.split(":", 1)[0]
         tokens: Dict[int, object] = {}
         unbound = rename.unbound(entry.none_defaults)
@@ -259,6 +262,27 @@ class _ComposingWalker(FlowWalker):
                 origin=call, framework=framework or None, remote=Remote(f"{where}:{line}", text),
             )
         return True
+
+
+def _bind_partial(analysis, site: CallSite, entry, rename: "_Renamer") -> bool:
+    """Binds the keywords of the `functools.partial` a bare-name call calls (partial_bindings.py);
+    False when the partial is chosen by an `x is not None` test and some event of the callee
+    could run without `x` (then which function and which keywords run is not known)."""
+    if not isinstance(site.node.func, cst.Name):
+        return True
+    bound = partial_binding(analysis.tree, analysis.callgraph.closures, site)
+    if bound is None:
+        return True
+    if bound.tested is not None:
+        arm = (bound.tested + " is not None", True)
+        if bound.tested not in entry.none_defaults or not all(
+                any(item[0] == "B" and (item[3], item[4]) == arm for item in event[5])
+                for event in entry.events):
+            return False
+    for keyword, text in bound.keywords.items():
+        if keyword in rename.params and keyword not in rename.bound:
+            rename.bound[keyword] = text
+    return True
 
 
 def none_defaults(node) -> Tuple[str, ...]:
