@@ -10,14 +10,14 @@ there, or a parameter; so at the call it still names what the partial holds.
 
 `partial(f, kw=x, ...) if x is not None else f` is the same call: where `x` is None, `f`
 alone leaves `kw` at its default, which must then be `None`, and the other keywords the partial
-binds are read only where `kw` is set (the caller checks that every event it composes lies in
-an `if kw is not None:` (or `if kw:`) arm of `f`); `tested` names that keyword.
+binds then matter to no event: every event composed must lie in an `if kw is not None:` (or
+`if kw:`) arm of `f` (`bind`); `tested` names that keyword.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
@@ -27,6 +27,7 @@ from amplint.analysis.facts.tree import CallSite, dotted_name
 
 @dataclass(frozen=True)
 class PartialBinding:
+    function: Tuple[str, ...]  # the partial's function as written (`grad_logger`)
     keywords: Dict[str, str]  # keyword -> the caller's text of the value the partial holds
     tested: Optional[str] = None  # the keyword an `... if x is not None else f` tests
 
@@ -57,6 +58,9 @@ def partial_binding(tree, closures, site: CallSite) -> Optional[PartialBinding]:
     args = value.args
     if not args or args[0].keyword is not None or args[0].star:
         return None
+    function = dotted_name(args[0].value)
+    if function is None:
+        return None
     keywords: Dict[str, str] = {}
     for arg in args[1:]:
         if arg.keyword is None or arg.star or not isinstance(arg.value, cst.Name):
@@ -64,7 +68,7 @@ def partial_binding(tree, closures, site: CallSite) -> Optional[PartialBinding]:
         if not tree.bound_once(scope, arg.value.value):
             return None
         keywords[arg.keyword.value] = arg.value.value
-    return PartialBinding(keywords, tested)
+    return PartialBinding(function, keywords, tested)
 
 
 def _not_none(test: cst.BaseExpression) -> Optional[str]:
@@ -78,3 +82,45 @@ def _not_none(test: cst.BaseExpression) -> Optional[str]:
     ):
         return test.left.value
     return None
+
+
+def bind_remote(analysis, site: CallSite, entry, rename) -> bool:
+    """Binds the keywords of the `functools.partial` a bare-name call of another file's function
+    calls (partial_bindings.py); False where they cannot be bound (`bind`)."""
+    if not isinstance(site.node.func, cst.Name):
+        return True
+    bound = partial_binding(analysis.tree, analysis.callgraph.closures, site)
+    if bound is None:
+        return True
+    if entry.callee.rsplit(" ", 1)[-1].rsplit(".", 1)[-1] != bound.function[-1]:
+        return False  # the project resolved the call to another function than the partial's
+    arms = (tuple((item[3], item[4]) for item in event[5] if item[0] == "B") for event in entry.events)
+    return bind(bound, entry.none_defaults, rename, arms)
+
+
+def partial_callee(analysis, site: CallSite):
+    """(the module-level def of this file, the partial's binding) for a call of a
+    `functools.partial` of it, or None."""
+    if not isinstance(site.node.func, cst.Name) or analysis.callgraph is None:
+        return None
+    closures = analysis.callgraph.closures
+    bound = partial_binding(analysis.tree, closures, site)
+    if bound is None or len(bound.function) != 1:
+        return None
+    callee = closures.module_def(site.frame.scope, bound.function[0])
+    return (callee, bound) if callee is not None else None
+
+
+def bind(bound: PartialBinding, nones, rename, arms) -> bool:
+    """The partial's keywords into `rename` (scaler_protocol's renamer: its `params` and
+    `bound`). A partial chosen by `x is not None` over the bare function: False unless `x`'s
+    keyword defaults to None and every event lies in an arm that needs it set (`arms`: each
+    event's (condition, polarity) pairs), so that no event runs with the bare function."""
+    if bound.tested is not None:
+        arm = (bound.tested + " is not None", True)
+        if bound.tested not in nones or not all(arm in pairs for pairs in arms):
+            return False
+    for keyword, text in bound.keywords.items():
+        if keyword in rename.params and keyword not in rename.bound:
+            rename.bound[keyword] = text
+    return True

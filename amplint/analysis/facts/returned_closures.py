@@ -142,6 +142,10 @@ class ReturnedClosures:
                     self._assigned[(id(site.frame.scope), site.targets[0].value)] = site.value
         return self._assigned
 
+    def module_def(self, scope: Frame, name: str) -> Optional[Frame]:
+        """The module-level def `name` means in `scope` (bound once, not shadowed), or None."""
+        return self._module_def(scope, name)
+
     def _module_def(self, scope: Frame, name: str) -> Optional[Frame]:
         frame: Optional[Frame] = scope
         while frame is not None and frame.kind != "module":

@@ -30,7 +30,7 @@ import libcst as cst
 from amplint.analysis.facts.framework_verbs import events_of
 from amplint.analysis.facts.loop_bindings import BoundNames
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.partial_bindings import partial_binding
+from amplint.analysis.facts.partial_bindings import bind, bind_remote, partial_callee
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.tree import CallSite, Frame
@@ -86,7 +86,8 @@ def quiet_frames(analysis) -> Tuple[Set[int], Set[int]]:
         if (type(func) is cst.Attribute and key_text(func.value) in texts) or events_of(
                 site.node, frameworks, module):
             loud.add(key)
-        elif key not in calling and graph is not None and graph.callees(site):
+        elif key not in calling and graph is not None and (
+                graph.callees(site) or partial_callee(analysis, site) is not None):
             calling.add(key)
     quiet = {id(f) for f in analysis.tree.frames if f.kind in ("function", "module")} - loud
     return quiet, set() if analysis.remote else quiet - calling
@@ -118,7 +119,8 @@ def protocol_frames(analysis) -> Optional[Set[int]]:
     for site in tree.calls:
         key = id(site.frame.function or module_frame)
         if graph is not None:
-            for callee in graph.callees(site):
+            partial = None if graph.callees(site) else partial_callee(analysis, site)
+            for callee in graph.callees(site) if partial is None else (partial[0],):
                 callers.setdefault(id(callee), set()).add(key)
         if key in found:
             continue
@@ -175,8 +177,12 @@ class _ComposingWalker(FlowWalker):
         if site is None or graph is None:
             return False
         callees = [f for f in graph.callees(site) if f.kind == "function"]
+        partial = None
         if not callees and not graph.callees(site):
-            return self.remote(call, site, ctx)
+            partial = partial_callee(self.analysis, site)
+            if partial is None:
+                return self.remote(call, site, ctx)
+            callees = [partial[0]]
         if len(callees) != 1:
             return False
         callee = callees[0]
@@ -200,6 +206,9 @@ class _ComposingWalker(FlowWalker):
         nones = self.composer.nones.get(id(callee))
         if nones is None:
             nones = self.composer.nones[id(callee)] = none_defaults(callee.node)
+        if partial is not None and not bind(partial[1], nones, rename, (
+                tuple((b.cond, b.positive) for b in e.branches()) for e in events)):
+            return False
         unbound = rename.unbound(nones)
         if any(
             e.scaler is not None and e.scaler.scope == id(callee)
@@ -239,7 +248,7 @@ class _ComposingWalker(FlowWalker):
             rename.outer = _Renamer(self.analysis, made[0], positional, keywords, made[1])
             rename.outer.elsewhere = made[1] is not self.flow.frame
             rename.outer_names = set(fixed)
-        if not entry.factory and not _bind_partial(self.analysis, site, entry, rename):
+        if not entry.factory and not bind_remote(self.analysis, site, entry, rename):
             return False
         where = entry.callee.split(":", 1)[0]
         tokens: Dict[int, object] = {}
@@ -262,27 +271,6 @@ class _ComposingWalker(FlowWalker):
                 origin=call, framework=framework or None, remote=Remote(f"{where}:{line}", text),
             )
         return True
-
-
-def _bind_partial(analysis, site: CallSite, entry, rename: "_Renamer") -> bool:
-    """Binds the keywords of the `functools.partial` a bare-name call calls (partial_bindings.py);
-    False when the partial is chosen by an `x is not None` test and some event of the callee
-    could run without `x` (then which function and which keywords run is not known)."""
-    if not isinstance(site.node.func, cst.Name):
-        return True
-    bound = partial_binding(analysis.tree, analysis.callgraph.closures, site)
-    if bound is None:
-        return True
-    if bound.tested is not None:
-        arm = (bound.tested + " is not None", True)
-        if bound.tested not in entry.none_defaults or not all(
-                any(item[0] == "B" and (item[3], item[4]) == arm for item in event[5])
-                for event in entry.events):
-            return False
-    for keyword, text in bound.keywords.items():
-        if keyword in rename.params and keyword not in rename.bound:
-            rename.bound[keyword] = text
-    return True
 
 
 def none_defaults(node) -> Tuple[str, ...]:
