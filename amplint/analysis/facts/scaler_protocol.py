@@ -36,7 +36,7 @@ from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entr
 from amplint.analysis.facts.tree import CallSite, Frame
 
 PROTOCOL = ("scale", "backward", "unscale", "clip", "step", "update", "opt_step")
-_METHODS = ("scale", "unscale_", "step", "update", "backward")  # FlowWalker.expr's
+PROTOCOL_METHODS = ("scale", "unscale_", "step", "update", "backward")  # FlowWalker.expr's
 _DEPTH = 6
 _MAX_EVENTS = 200  # inlining copies events: a call graph that explodes is left uncomposed
 
@@ -126,7 +126,7 @@ def protocol_frames(analysis) -> Optional[Set[int]]:
             continue
         func = site.node.func
         if (
-            (type(func) is cst.Attribute and func.attr.value in _METHODS)
+            (type(func) is cst.Attribute and func.attr.value in PROTOCOL_METHODS)
             or resolve_expr(func, site.frame) == "torch.autograd.backward"
             or events_of(site.node, frameworks, module)
             or analysis.clip_call(site.node, site, 1)
