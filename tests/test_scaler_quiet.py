@@ -199,8 +199,9 @@ def test_the_entries_are_those_of_the_pass_that_summarises_every_callee(tmp_path
     assert quiet == full
     assert [e.callee for e in quiet["trainer_gen/trainer/trainer.py"]] == [
         "trainer/steps.py: clip_and_step"]
-    # steps.py: called, with events (a caller with no call to follow: not summarised as one)
-    assert asked_quiet == ["trainer_gen/trainer/steps.py", "trainer_gen/trainer/trainer_utils.py"]
+    # steps.py: called, with events, and summarised as a caller: `optimizer.zero_grad()` on its
+    # parameter is a call to follow (a method of the instance it holds, if a project class)
+    assert asked_quiet == ["trainer_gen/trainer/trainer_utils.py"]
     assert "trainer_gen/trainer/optimization.py" in asked_full  # parsed for nothing before
 
 

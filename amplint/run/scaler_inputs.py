@@ -20,7 +20,7 @@ from amplint.analysis.fix_text import mixed_newlines
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.scaler_quiet import protocol_keys
 from amplint.analysis.project.scaler_summaries import (
-    CALLEE_WORDS, CALLER_WORDS, is_caller, summarize_scaler,
+    CALLEE_WORDS, is_caller, summarize_scaler,
 )
 from amplint.run.parallel import Workers, cached_imap, cycles_collected_after, is_huge
 from amplint.workspace.cache import Cache
@@ -33,7 +33,7 @@ def first_pass_plan(path: str, text: str, raw: bytes) -> Optional[bool]:
     word); False: say it is not a caller. None: leave it to the project pass, which makes it
     as it always did: a caller over the large-file size (linted in parts: no whole tree) or
     mixing line endings (linted with one kind of ending: the summary's texts could differ)."""
-    if not (is_caller(text) and any(word in raw for word in _WORDS)):
+    if not (is_caller(text) and is_caller(raw)):
         return False
     if len(text) > large_files.PARTS_ABOVE or mixed_newlines(text):
         return None
@@ -98,7 +98,7 @@ def scaler_summaries_of(paths: List[str], force: bool, cache: Optional[Cache], w
     keys: Dict[str, Optional[str]] = {}
     pending: List[str] = []
     for path in paths:
-        if not _holds_words(path, _CALLEE_WORDS if force else _WORDS):
+        if not (_holds_words(path, _CALLEE_WORDS) if force else _holds_words(path, None)):
             found[path] = None  # the common case, decided here without the pool
             continue
         keys[path] = cache.file_key(path, repr(("scaler summary", path, force))) if cache else None
@@ -116,18 +116,17 @@ def scaler_summaries_of(paths: List[str], force: bool, cache: Optional[Cache], w
     return found
 
 
-_WORDS = tuple(word.encode() for word in CALLER_WORDS)
 _CALLEE_WORDS = tuple(word.encode() for word in CALLEE_WORDS)
 
 
 def _holds_words(path: str, words) -> bool:
-    """A text test on the file's bytes (the words are ASCII)."""
+    """A text test on the file's bytes (the words are ASCII); `words` None: `is_caller`'s."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return False
-    return any(word in data for word in words)
+    return is_caller(data) if words is None else any(word in data for word in words)
 
 
 def summarize_file(item):

@@ -4,11 +4,13 @@ it as `self._optimizer_step`). The call's free names that are the factory's para
 the factory call's arguments (`FactoryCall.bound`). The factory may be a def of this file
 (`of_call`) or of another one (`factory_call` names the call; the project pass resolves it).
 
-Exact or nothing: the called name is bound once in the caller's scope, by that assignment, or
-the called `self.attr` is written once in the file, by `self.attr = factory(...)` in a method
-of the same class, and named nowhere else than there and at its calls `self.attr(...)`; the
-factory is a module-level def bound once, whose every `return` returns the same nested def
-(bound once in the factory); a factory call with `*args`/`**kwargs` binds nothing known."""
+Exact or nothing: the called name is bound once in the caller's scope (or, bound in no calling
+function, once at module level: a script's `train_step = make_step(...)` called in its
+`train()`), by that assignment, or the called `self.attr` is written once in the file, by
+`self.attr = factory(...)` in a method of the same class, and named nowhere else than there and
+at its calls `self.attr(...)`; the factory is a module-level def bound once, whose every
+`return` returns the same nested def (bound once in the factory); a factory call with
+`*args`/`**kwargs` binds nothing known."""
 
 from __future__ import annotations
 
@@ -64,7 +66,11 @@ class ReturnedClosures:
         if isinstance(func, cst.Name):
             if scope.kind != "function":
                 return None
-            if func.value not in scope.bindings or not self.tree.bound_once(scope, func.value):
+            if func.value not in scope.bindings:
+                scope = self._global_scope(scope, func.value)  # `train_step = make_step(...)` at module level
+                if scope is None:
+                    return None
+            if not self.tree.bound_once(scope, func.value):
                 return None
             value = self.assigned().get((id(scope), func.value))
             made: Optional[FactorySite] = (value, scope) if isinstance(value, cst.Call) else None
@@ -77,6 +83,16 @@ class ReturnedClosures:
         if made is None or any(arg.star for arg in made[0].args):
             return None
         return made
+
+    def _global_scope(self, scope: Frame, name: str) -> Optional[Frame]:
+        """The module frame, when `name` of a function names its module-level binding (no
+        enclosing function binds it; `bound_once` rules out a `global` rebinding)."""
+        frame = scope.parent
+        while frame is not None and frame.kind != "module":
+            if frame.kind == "function" and (name in frame.bindings or name in frame.imports):
+                return None
+            frame = frame.parent
+        return frame if frame is not None and name in frame.bindings else None
 
     def held(self) -> Dict[Tuple[int, str], FactorySite]:
         """(id(class frame), attr) -> the call `self.attr = f(...)` of one of its methods, for
@@ -125,6 +141,10 @@ class ReturnedClosures:
                 if len(site.targets) == 1 and isinstance(site.targets[0], cst.Name):
                     self._assigned[(id(site.frame.scope), site.targets[0].value)] = site.value
         return self._assigned
+
+    def module_def(self, scope: Frame, name: str) -> Optional[Frame]:
+        """The module-level def `name` means in `scope` (bound once, not shadowed), or None."""
+        return self._module_def(scope, name)
 
     def _module_def(self, scope: Frame, name: str) -> Optional[Frame]:
         frame: Optional[Frame] = scope

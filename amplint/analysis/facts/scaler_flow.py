@@ -308,7 +308,7 @@ class FlowWalker:
                                     event.backward = True
                                 break
                         continue
-                    if _tensor_backward(call):
+                    if tensor_backward(call):
                         self.emit("backward", call, ctx, stmt, site=site,
                                   arg=module.code_for_node(func.value).strip())
                         continue
@@ -358,7 +358,7 @@ def first_arg(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
     return None
 
 
-def _tensor_backward(call: cst.Call) -> bool:
+def tensor_backward(call: cst.Call) -> bool:
     """`loss.backward()`, `loss.backward(retain_graph=True)`, `(l1 + l2).backward()`: a tensor's
     backward (no positional argument), not `accelerator.backward(loss)` or `self.backward(...)`."""
     func = call.func

@@ -30,12 +30,13 @@ import libcst as cst
 from amplint.analysis.facts.framework_verbs import events_of
 from amplint.analysis.facts.loop_bindings import BoundNames
 from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.partial_bindings import bind, bind_remote, partial_callee
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.tree import CallSite, Frame
 
 PROTOCOL = ("scale", "backward", "unscale", "clip", "step", "update", "opt_step")
-_METHODS = ("scale", "unscale_", "step", "update", "backward")  # FlowWalker.expr's
+PROTOCOL_METHODS = ("scale", "unscale_", "step", "update", "backward")  # FlowWalker.expr's
 _DEPTH = 6
 _MAX_EVENTS = 200  # inlining copies events: a call graph that explodes is left uncomposed
 
@@ -85,7 +86,8 @@ def quiet_frames(analysis) -> Tuple[Set[int], Set[int]]:
         if (type(func) is cst.Attribute and key_text(func.value) in texts) or events_of(
                 site.node, frameworks, module):
             loud.add(key)
-        elif key not in calling and graph is not None and graph.callees(site):
+        elif key not in calling and graph is not None and (
+                graph.callees(site) or partial_callee(analysis, site) is not None):
             calling.add(key)
     quiet = {id(f) for f in analysis.tree.frames if f.kind in ("function", "module")} - loud
     return quiet, set() if analysis.remote else quiet - calling
@@ -117,13 +119,14 @@ def protocol_frames(analysis) -> Optional[Set[int]]:
     for site in tree.calls:
         key = id(site.frame.function or module_frame)
         if graph is not None:
-            for callee in graph.callees(site):
+            partial = None if graph.callees(site) else partial_callee(analysis, site)
+            for callee in graph.callees(site) if partial is None else (partial[0],):
                 callers.setdefault(id(callee), set()).add(key)
         if key in found:
             continue
         func = site.node.func
         if (
-            (type(func) is cst.Attribute and func.attr.value in _METHODS)
+            (type(func) is cst.Attribute and func.attr.value in PROTOCOL_METHODS)
             or resolve_expr(func, site.frame) == "torch.autograd.backward"
             or events_of(site.node, frameworks, module)
             or analysis.clip_call(site.node, site, 1)
@@ -174,8 +177,12 @@ class _ComposingWalker(FlowWalker):
         if site is None or graph is None:
             return False
         callees = [f for f in graph.callees(site) if f.kind == "function"]
+        partial = None
         if not callees and not graph.callees(site):
-            return self.remote(call, site, ctx)
+            partial = partial_callee(self.analysis, site)
+            if partial is None:
+                return self.remote(call, site, ctx)
+            callees = [partial[0]]
         if len(callees) != 1:
             return False
         callee = callees[0]
@@ -189,6 +196,7 @@ class _ComposingWalker(FlowWalker):
             return False
         rename = _Renamer(self.analysis, call, _positional(call, callee), _keywords(callee),
                           self.flow.frame)
+        rename.receiver = _receiver(self.analysis, call, callee)
         made = graph.closures.of_call(site)
         if made is not None and made.closure is callee:  # `step()` made by `make_step(opt, scaler)`
             rename.outer = _Renamer(self.analysis, made.call, _positional(made.call, made.factory),
@@ -198,6 +206,9 @@ class _ComposingWalker(FlowWalker):
         nones = self.composer.nones.get(id(callee))
         if nones is None:
             nones = self.composer.nones[id(callee)] = none_defaults(callee.node)
+        if partial is not None and not bind(partial[1], nones, rename, (
+                tuple((b.cond, b.positive) for b in e.branches()) for e in events)):
+            return False
         unbound = rename.unbound(nones)
         if any(
             e.scaler is not None and e.scaler.scope == id(callee)
@@ -227,6 +238,8 @@ class _ComposingWalker(FlowWalker):
         if entry is None or len(self.flow.events) + len(entry.events) > _MAX_EVENTS:
             return False
         rename = _Renamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
+        if entry.method and isinstance(call.func, cst.Attribute):
+            rename.receiver = key_text(call.func.value)
         if entry.factory:  # a closure: its free names through the factory call that made it
             made = self.analysis.callgraph.closures.factory_call(site)
             if made is None:
@@ -235,6 +248,8 @@ class _ComposingWalker(FlowWalker):
             rename.outer = _Renamer(self.analysis, made[0], positional, keywords, made[1])
             rename.outer.elsewhere = made[1] is not self.flow.frame
             rename.outer_names = set(fixed)
+        if not entry.factory and not bind_remote(self.analysis, site, entry, rename):
+            return False
         where = entry.callee.split(":", 1)[0]
         tokens: Dict[int, object] = {}
         unbound = rename.unbound(entry.none_defaults)
@@ -297,6 +312,24 @@ def _positional(call: cst.Call, callee: Frame) -> List[str]:
     return positional
 
 
+def _receiver(analysis, call: cst.Call, callee: Frame) -> Optional[str]:
+    """The caller's text of the object a method of the file is called on, when the call binds
+    the method's `self` to it: `x.m()` on an instance (a local, a parameter, `self.x`), never
+    through `self` (the caller's own attributes), a class (`Cls.m(obj)` binds no `self`) or a
+    static or class method."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or callee.class_frame is None:
+        return None
+    params = callee.node.params  # type: ignore[attr-defined]
+    first = (*params.posonly_params, *params.params)[:1]
+    if not first or first[0].name.value != "self" or callee.node.decorators:  # type: ignore[attr-defined]
+        return None
+    text = key_text(func.value)
+    if text is None or text in ("self", "cls") or text.split(".", 1)[0] == "super" or text in analysis.tree.classes:
+        return None
+    return text
+
+
 def _keywords(callee: Frame) -> List[str]:
     return [p.name.value for p in callee.node.params.kwonly_params]  # type: ignore[attr-defined]
 
@@ -329,6 +362,9 @@ class _Renamer:
         # in `setup`): only its `self.` arguments name the same objects here
         self.elsewhere = False
         self.outer_names: Optional[Set[str]] = None  # a remote factory's never-rebound parameters
+        # the object a method is called on (`optimizer` of `optimizer.step_and_update_lr()`):
+        # the callee's `self`, so its `self._optimizer` is the caller's `optimizer._optimizer`
+        self.receiver: Optional[str] = None
 
     def unbound(self, none_defaults) -> Set[str]:
         """Those of `none_defaults` the call leaves unbound (nothing when it passes `*args` or
@@ -352,14 +388,30 @@ class _Renamer:
             if self.outer_names is not None and root not in self.outer_names:
                 return None
             mapped = self.outer.text(text)
-            if mapped is not None and self.outer.elsewhere and mapped.split(".", 1)[0] != "self":
+            if mapped is not None and self.outer.elsewhere and not self._same_object(mapped):
                 return None
             return mapped
         if root == "self" and not self.via_self:
-            return None  # another object's attribute
+            if self.receiver is None or "self" in self.params:
+                return None  # another object's attribute
+            return self.receiver + ("." + rest if rest else "")
         return text
 
+    def _same_object(self, mapped: str) -> bool:
+        """Whether the factory call's argument `mapped`, written in another scope, names the
+        same object here: a `self.` attribute (the factory call in another method), or a
+        module-level name bound once that the calling function does not shadow (the factory
+        call at module level)."""
+        root = mapped.split(".", 1)[0]
+        outer = self.outer
+        if outer is None or outer.caller.kind != "module":
+            return root == "self"
+        tree = self.analysis.tree
+        return tree.bound_once(outer.caller, root) and self.analysis.ref(mapped, self.caller).scope == id(outer.caller)
+
     def scaler(self, ref):
+        if str(ref).split(".", 1)[0] == "self" and not self.via_self:
+            return ref  # the receiver's scaler: known by what the class makes of `self.` only
         mapped = self.text(str(ref))
         if mapped is None:
             return ref  # the callee's own: a scaler the caller cannot name

@@ -41,6 +41,9 @@ class EntryScaler:
     # positional and keyword-only parameters and those it never binds again, which the
     # closure's free names stand for as the factory call passed them
     factory: Tuple[Tuple[str, ...], ...] = ()
+    # a method called on an instance (`optimizer.step_and_update_lr()`): its `self` is the
+    # object the call names
+    method: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,31 @@ def remote_entry(analysis, call: cst.Call) -> Optional[EntryScaler]:
         keys = analysis.__dict__["_call_keys"] = call_keys(analysis.tree)
     key = keys.get(id(call))
     return analysis.remote.get(key) if key is not None else None
+
+
+def inherited_scalers(remote: Dict[Tuple[str, str, int], EntryScaler], tree) -> List[Tuple[str, object]]:
+    """(text, function frame) of the `self.` scalers the methods of another file called through
+    `self.` use as a GradScaler (`unscale_`, `scale(...).backward()`, or a `...scaler` that is
+    scaled, stepped or updated): speechbrain's `ASR(Brain)` calls `self.optimizers_step()`, whose
+    `self.scaler` Brain makes. They are scalers of the calling class as much as its own uses
+    would make them (ScalerAnalysis.infos)."""
+    frames = None
+    found: List[Tuple[str, object]] = []
+    for entry in remote.values():
+        if not entry.call.startswith("self.") or entry.call.count(".") != 1:
+            continue
+        for kind, scaler, _arg, backward, *_rest in entry.events:
+            if not scaler.startswith("self.") or not (
+                    kind == "unscale" or (kind == "scale" and backward)
+                    or ("scaler" in scaler.rsplit(".", 1)[-1].lower()
+                        and kind in ("scale", "step", "update"))):
+                continue
+            if frames is None:
+                frames = {function_key(f): f for f in tree.frames if f.kind == "function"}
+            frame = frames.get(entry.function)
+            if frame is not None:
+                found.append((scaler, frame))
+    return found
 
 
 def call_keys(tree) -> Dict[int, Tuple[str, str, int]]:

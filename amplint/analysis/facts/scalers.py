@@ -32,7 +32,7 @@ from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported fo
 )
 from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans  # noqa: F401
 from amplint.analysis.facts.scaler_flags import flag_entries
-from amplint.analysis.facts.scaler_remote import scaler_entries
+from amplint.analysis.facts.scaler_remote import inherited_scalers, scaler_entries
 from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
 
@@ -248,6 +248,10 @@ class ScalerAnalysis:
                 "scaler" in last and used & {"scale", "step", "update", "unscale_"}
             ):
                 infos[text] = ScalerInfo(text)
+        for text, frame in inherited_scalers(self.remote, self.tree) if self.remote else ():
+            ref = self.ref(text, frame)
+            if ref is not None and ref not in infos and not methods.get(ref, set()) & _NOT_SCALER_METHODS:
+                infos[ref] = ScalerInfo(ref)
         for text, info in infos.items():
             if text in enabled:
                 info.enabled = _combine(enabled[text])

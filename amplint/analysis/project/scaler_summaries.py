@@ -21,6 +21,7 @@ own scaler (a local `GradScaler()`) is not summarised, as within a file.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
@@ -32,7 +33,7 @@ from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows, non
 from amplint.analysis.facts.scaler_remote import EntryScaler, call_keys, function_key
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.facts.scaler_flags import EntryScalerFlag, binding_scope, scaler_flag, stored_in_texts
-from amplint.analysis.facts.scaler_flow import key_text
+from amplint.analysis.facts.scaler_flow import key_text, tensor_backward
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.light_index import light_file
 from amplint.analysis.project.lines import call_anchors, node_lines
@@ -45,6 +46,9 @@ from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
 
 # Text a file whose functions can hold scaler events holds (the prefilter of the callers)
 CALLER_WORDS = SCALER_TRIGGERS + ("unscale_gradients", "clip_grad_norm_", "clip_grad_value_")
+# ... or both of these: a method that backpropagates and leaves the scaler to one it inherits
+# (speechbrain's recipes override `Brain.fit_batch` and call `self.optimizers_step()`)
+CALLER_PAIR = (".backward(", "self.")
 # Text without which no function of a file has a protocol event (a scale, backward, unscale,
 # clip, step or update of a scaler, an optimizer's step, a framework verb): callees without it
 # are not parsed
@@ -81,8 +85,15 @@ class ScalerSummary:
         default_factory=dict)
 
 
-def is_caller(text: str) -> bool:
-    return any(word in text for word in CALLER_WORDS)
+def is_caller(text) -> bool:
+    """Whether a file's text (or its bytes) may hold a call to compose: a caller summary."""
+    if isinstance(text, bytes):
+        return any(word in text for word in _CALLER_BYTES) or all(word in text for word in _PAIR_BYTES)
+    return any(word in text for word in CALLER_WORDS) or all(word in text for word in CALLER_PAIR)
+
+
+_CALLER_BYTES = tuple(word.encode() for word in CALLER_WORDS)
+_PAIR_BYTES = tuple(word.encode() for word in CALLER_PAIR)
 
 
 def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
@@ -123,10 +134,19 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             continue
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             cls = function.class_frame if function is not None else None
-            if func.value.value == "self" and cls is not None and cls.node.bases:
+            root = func.value.value
+            if root == "self" and cls is not None and cls.node.bases:
                 summary.calls.append(key + ("self", func.attr.value, function_key(cls) or ""))
-            elif func.value.value in imported:  # `steps.train_step(...)` of `import pkg.steps as steps`
-                summary.calls.append(key + ("name", f"{func.value.value}.{func.attr.value}", ""))
+            elif root in imported:  # `steps.train_step(...)` of `import pkg.steps as steps`
+                summary.calls.append(key + ("name", f"{root}.{func.attr.value}", ""))
+            elif (root != "self" and function is not None and root in function.bindings
+                  and not _walked(site.node, analysis, function)):
+                if flows is None:
+                    flows = _protocol_flows(analysis)
+                if not any(flow.frame is function for flow in flows):
+                    continue
+                # `optimizer.step_and_update_lr()`: a method of the class flow's instance
+                summary.calls.append(key + ("value", f"{root}.{func.attr.value}", ""))
         elif isinstance(func, cst.Name) and func.value in imported:
             summary.calls.append(key + ("name", func.value, ""))
         elif isinstance(func, cst.Name) and function is not None and func.value in function.bindings:
@@ -161,6 +181,15 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             if outer is not None:
                 summary.closures[outer[0]] = (function_key(flow.frame) or "",) + outer[1:]
     return summary
+
+
+def _walked(call: cst.Call, analysis, function) -> bool:
+    """`x.m(...)` the flow walker reads itself and never follows into a callee (FlowWalker.expr):
+    a method of a scaler, a plain `x.step()`, a tensor's `x.backward()`."""
+    method = call.func.attr.value  # type: ignore[attr-defined]
+    if method == "step" and not call.args or method == "backward" and tensor_backward(call):
+        return True
+    return analysis.ref(key_text(call.func.value), function) in analysis.infos  # type: ignore[attr-defined]
 
 
 def _anchors(facts, flows) -> dict:
@@ -356,6 +385,7 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
             function[3] if len(function) > 3 else (), factory,
+            callers[path].calls[index][3] == "value" and "." in callers[path].calls[index][4],
         ))
         for flag in callers[path].flags:
             if flag[0] == index:
@@ -425,7 +455,7 @@ def local_summaries(files: Mapping[str, str], paths: Sequence[str], force: bool,
     found: Dict[str, Optional[ScalerSummary]] = {}
     for path in paths:
         text = files[path]
-        if not any(word in text for word in (CALLEE_WORDS if force else CALLER_WORDS)):
+        if not (any(word in text for word in CALLEE_WORDS) if force else is_caller(text)):
             found[path] = None
             continue
         try:
@@ -447,6 +477,8 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
     if kind == "self":
         return _method(project, path, summary, cls, name, 0)
     if kind == "value":
+        if "." in name and name.split(".", 1)[1] not in _method_names(project):
+            return None  # no class of the project that may hold an event has such a method
         return _value_target(project, path, call[0], name)
     # "name" and "closure": the imported function called, or the factory whose closure is
     head, _, attr = name.partition(".")
@@ -466,13 +498,38 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
     return where, key
 
 
+_METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+
+
+def _method_names(project) -> FrozenSet[str]:
+    """The names of the nested (indented) defs of the project's files that hold a callee word,
+    once per project: `x.m()` on an instance can run no project method with events unless one
+    of them is named `m` (a cheap test before the class flow is asked)."""
+    names = project.__dict__.get("_scaler_method_names")
+    if names is None:
+        found: Set[str] = set()
+        for path in project.python:
+            text = project.files[path]
+            if any(word in text for word in CALLEE_WORDS):
+                found.update(_METHOD_DEF.findall(text))
+        names = project.__dict__["_scaler_method_names"] = frozenset(found)
+    return names
+
+
 def _value_target(project, path: str, key: str, name: str) -> Optional[Tuple[str, str]]:
     """What calling local or parameter `name` of function `key` runs, when the class flow
     knows exactly one: the `__call__` of the one project class it holds (torchvision's
-    references with a grad-norm clipping object), or the one function."""
+    references with a grad-norm clipping object), or the one function. `name` "x.m": the
+    method `m` of the one project class whose instance `x` holds (its `self` is `x`; never a
+    module stored in the attribute `m`, whose `self` would be `x.m`)."""
     if project.summary(path) is None:
         return None
-    found = {target for target, _held, _source, _instance in project.flow.call_targets(path, key, ("local", name), "")}
+    local, _, attr = name.partition(".")
+    targets = project.flow.call_targets(path, key, ("local", local), attr)
+    if attr and any(instance is None or target[1].rsplit(".", 1)[-1] != attr
+                    for target, _held, _source, instance in targets):
+        return None
+    found = {target for target, _held, _source, _instance in targets}
     if len(found) != 1:
         return None
     where, target = found.pop()

@@ -305,11 +305,18 @@ class BackwardWithoutScale(Rule):
                 continue
             step, why = found
             scaler = step.scaler
+            where = "at line {step_line}"
+            if step.remote is not None:  # another file's, through a call of this one
+                where = f"(at {step.remote.where}, through the call at line {{step_line}})"
+            # an `unscale_` of the scaler on the way to the step raises first
+            first = "unscale_" if any(
+                u.scaler == scaler and not exclusive(u, backward) and not exclusive(u, step)
+                for u in flow.between(backward, step, "unscale")) else "step"
             message = (
-                f"backward of an unscaled loss, but `{scaler}.step` at line {{step_line}} "
-                f"steps the optimizer{why}: the first step raises 'AssertionError: Attempted step "
-                "but _scale is None.', later ones divide these gradients by the loss scale; "
-                f"use `{scaler}.scale(loss).backward()`"
+                f"backward of an unscaled loss, but `{scaler}.step` {where} "
+                f"steps the optimizer{why}: the first {first} raises 'AssertionError: Attempted "
+                f"{first} but _scale is None.', later ones divide these gradients by the loss "
+                f"scale; use `{scaler}.scale(loss).backward()`"
             )
             yield self.report(
                 backward.node, message, fix=self._fix(scalers, flow, backward, step),

@@ -1,0 +1,1 @@
+from .core import Brain, Stage
