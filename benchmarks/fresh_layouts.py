@@ -40,7 +40,7 @@ import resource
 import subprocess
 import sys
 import tempfile
-from typing import Dict, List, Set, Tuple
+from typing import Dict, Iterable, List, Set, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "fresh_layouts")
@@ -93,31 +93,44 @@ def labels(files: Dict[str, str]) -> Set[Label]:
     return out
 
 
-def chain_ends(path: str, message: str) -> Set[Tuple[str, int]]:
-    """The places a finding at `path` names as the other end of its chain."""
+def chain_ends(path: str, message: str, paths: Iterable[str] = ()) -> Set[Tuple[str, int]]:
+    """The places a finding at `path` names as the other end of its chain. A message cites a file
+    relative to the folder holding all the project's files (parlai/core/torch_agent.py is
+    "core/torch_agent.py" when every file is under parlai/): a cited path that is not one of
+    `paths` (the project's files) stands for the one file of `paths` it ends, if exactly one."""
     out = set()
     for pattern in _CITED_FILE:
-        out |= {(os.path.normpath(m.group("path")), int(m.group("line"))) for m in pattern.finditer(message)}
+        out |= {(_locate(os.path.normpath(m.group("path")), paths), int(m.group("line")))
+                for m in pattern.finditer(message)}
     for pattern in _CITED_LINE:
         out |= {(path, int(m.group("line"))) for m in pattern.finditer(message)}
     return out
 
 
-def matches(finding: Finding, label: Label, chain: bool) -> bool:
+def _locate(cited: str, paths: Iterable[str]) -> str:
+    known = {os.path.normpath(p) for p in paths}
+    if cited in known:
+        return cited
+    ends = [p for p in known if p.endswith(os.sep + cited)]
+    return ends[0] if len(ends) == 1 else cited
+
+
+def matches(finding: Finding, label: Label, chain: bool, paths: Iterable[str] = ()) -> bool:
     path, line, code, messages = finding
     if code != label[2]:
         return False
     if (path, line) == label[:2]:
         return True
     end = (os.path.normpath(label[0]), label[1])
-    return chain and any(end in chain_ends(path, message) for message in messages)
+    return chain and any(end in chain_ends(path, message, paths) for message in messages)
 
 
-def score(found: List[Finding], want: Set[Label], chain: bool) -> Tuple[int, int]:
+def score(found: List[Finding], want: Set[Label], chain: bool, paths: Iterable[str] = ()) -> Tuple[int, int]:
     """(labels found, false positives): strict counts a finding at the label only, chain also one
-    whose message cites the label as the other end of its chain; every other finding is false."""
-    tp = sum(any(matches(f, label, chain) for f in found) for label in want)
-    fp = sum(not any(matches(f, label, chain) for label in want) for f in found)
+    whose message cites the label as the other end of its chain; every other finding is false.
+    `paths`: the project's files (to place the paths messages cite)."""
+    tp = sum(any(matches(f, label, chain, paths) for f in found) for label in want)
+    fp = sum(not any(matches(f, label, chain, paths) for label in want) for f in found)
     return tp, fp
 
 
@@ -211,7 +224,7 @@ def main() -> int:
                     cpu += seconds
                     expected = want if kind == "hazard" else set()
                     for at, chain in ((0, False), (2, True)):
-                        tp, fp = score(found, expected, chain)
+                        tp, fp = score(found, expected, chain, source)
                         counts[at] += tp
                         counts[at + 1] += fp
                     text += [f"  [{tag} {kind}] {line}" for line in lines]

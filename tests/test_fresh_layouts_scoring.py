@@ -55,11 +55,30 @@ def test_anything_else_stays_a_false_positive():
         (SAME_FILE, ("other.py", 12, "AMP127")),  # "line 12" is a line of the finding's own file
         (IMAGEN, ("imagen_pytorch/train.py", 11, "AMP104")),  # another file of the same name
     ]
+    paths = ["train.py", "imagen_pytorch/train.py", "imagen_pytorch/trainer.py", "main.py", "engine.py"]
     for finding, label in cases:
-        assert scorer.score([finding], {label}, chain=True) == (0, 1), label
-        assert scorer.score([finding], {label}, chain=False) == (0, 1), label
+        assert scorer.score([finding], {label}, chain=True, paths=paths) == (0, 1), label
+        assert scorer.score([finding], {label}, chain=False, paths=paths) == (0, 1), label
     # the twin has no label: every finding there is false
     assert scorer.score([IMAGEN, SWIN], set(), chain=True) == (0, 2)
+
+
+PARLAI = ("parlai/core/torch_generator_agent.py", 26, "AMP104",
+          ("backward inside autocast (at core/torch_agent.py:43, through this call; autocast at line 24): the AMP "
+           "docs ask for backward after the `with` block (backward ops would run under autocast)",))
+
+
+def test_a_cited_path_is_read_from_the_folder_that_holds_the_project():
+    """Every file under parlai/: the message cites parlai/core/torch_agent.py as core/torch_agent.py."""
+    scorer = _scorer()
+    label = ("parlai/core/torch_agent.py", 43, "AMP104")
+    paths = ["parlai/core/torch_agent.py", "parlai/core/torch_generator_agent.py",
+             "parlai/agents/transformer/transformer.py"]
+    assert scorer.score([PARLAI], {label}, chain=True, paths=paths) == (1, 0)
+    assert scorer.score([PARLAI], {label}, chain=False, paths=paths) == (0, 1)
+    # two files the cited path may stand for: neither
+    both = paths + ["other/core/torch_agent.py"]
+    assert scorer.score([PARLAI], {label}, chain=True, paths=both) == (0, 1)
 
 
 PROJECT = '''# imitates: lucidrains/imagen-pytorch (a trainer whose step runs the backward, called under the script's autocast)
