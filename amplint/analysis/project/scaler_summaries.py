@@ -355,7 +355,7 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         positional, keywords, events = function[:3]
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
-            function[3] if len(function) > 3 else (), factory,
+            function[3] if len(function) > 3 else (), factory, where,
         ))
         for flag in callers[path].flags:
             if flag[0] == index:
