@@ -56,8 +56,9 @@ def backward_method_entries(project) -> None:
             found = _protected(project, hits, attr, parsed)
             entry = EntryBackwardMethod(caller, attr, found) if found is not None else None
             if entry is None and len(set(hits)) == 1 and hits[0][0] != path:
-                site = _backward_site(project, hits[0], attr, parsed)
-                entry = EntryBackwardSite(caller, attr, site) if site is not None else None
+                line = _backward_line(project, hits[0], attr, parsed)
+                entry = None if line is None else EntryBackwardSite(
+                    caller, attr, f"{project.display(hits[0][0])}:{line}")
             if entry is None:
                 continue
             project.__dict__.setdefault("backward_calls", {}).setdefault(path, set()).add(entry)
@@ -89,8 +90,8 @@ def _protected(project, hits: List[Method], attr: str, parsed) -> Optional[str]:
     return cite
 
 
-def _backward_site(project, hit: Method, name: str, parsed) -> Optional[str]:
-    """"file:line" of the first `.backward(...)` / `.manual_backward(...)` call of method `name` of
+def _backward_line(project, hit: Method, name: str, parsed) -> Optional[int]:
+    """The line of the first `.backward(...)` / `.manual_backward(...)` call of method `name` of
     the class that runs outside a disabled autocast of its own; None when it has none."""
     method = _method(project, hit, name, parsed)
     if method is None:
@@ -99,7 +100,7 @@ def _backward_site(project, hit: Method, name: str, parsed) -> Optional[str]:
     lines: List[int] = []
     for stmt in method.body:
         _backward_calls(stmt, names, None, lines)
-    return f"{project.display(hit[0])}:{min(lines)}" if lines else None
+    return min(lines) if lines else None
 
 
 def _backward_calls(node: ast.AST, names: Dict[str, str], disabled: Optional[bool], lines: List[int]) -> None:

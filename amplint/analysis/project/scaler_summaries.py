@@ -384,7 +384,7 @@ def _returned(project, path: str, summary: ScalerSummary, index: int,
     if found is None:
         return None
     name, text, ordinal = call[:3]
-    return EntryReturn(name, text, ordinal, f"{project.display(where)}: {key}", found[0], found[1])
+    return EntryReturn(name, text, ordinal, f"{project.display(where)}: {key}", found[0], found[1], found[2])
 
 
 def _flag_entry(project, path: str, key: str, positional, keywords, flag,

@@ -362,9 +362,11 @@ class BackwardInAutocast(Rule):
         sites = _inherited_sites(facts) if found else {}
         for site, region in found:
             note, related = region_note(region)
-            where = sites.get(_self_method(site))
-            if where is not None:  # the backward runs in a method of another file: name it
-                note = f"(at {where}, through this call; {note[1:]}"
+            entry = sites.get(_self_method(site))
+            if entry is not None:  # the backward runs in a method of another file: name it
+                # (the call stays the finding, as for a backward wrapper of the file's own)
+                shown = entry.where.replace("{", "{{").replace("}", "}}")
+                note = f"(at {shown}, through this call; {note[1:]}"
             message = (
                 f"backward inside autocast {note}: the AMP docs ask for backward after the "
                 "`with` block (backward ops would run under autocast)"
@@ -454,9 +456,8 @@ def _inherited_protectors(facts):
 
 
 def _inherited_sites(facts):
-    """(scope, method) -> "file:line" of the backward an inherited `self.<method>(...)` runs."""
-    return {(e.scope, e.method): e.where.replace("{", "{{").replace("}", "}}")
-            for e in facts.entries if isinstance(e, EntryBackwardSite)}
+    """(scope, method) -> the EntryBackwardSite of an inherited `self.<method>(...)`."""
+    return {(e.scope, e.method): e for e in facts.entries if isinstance(e, EntryBackwardSite)}
 
 
 def _self_method(site: CallSite):
