@@ -81,7 +81,7 @@ def test_a_cited_path_is_read_from_the_folder_that_holds_the_project():
     assert scorer.score([PARLAI], {label}, chain=True, paths=both) == (0, 1)
 
 
-PROJECT = '''# imitates: lucidrains/imagen-pytorch (a trainer whose step runs the backward, called under the script's autocast)
+PROJECT = '''# imitates: lucidrains/imagen-pytorch (a trainer whose step runs the backward, under the script's autocast)
 # construct: the backward runs in pkg/trainer.py, the region and the call are in train.py
 # fix: with torch.autocast("cuda", dtype=torch.float16): => if True:
 ### pkg/__init__.py

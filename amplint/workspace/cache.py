@@ -200,6 +200,7 @@ def diagnostic_from_dict(data: dict) -> Diagnostic:
     through = data.get("through")
     return Diagnostic(
         data["code"], data["message"], Severity(data["severity"]), None, fix,  # type: ignore[arg-type]
-        through=(through[0], through[1]) if through else None, filename=data["filename"], line=data["line"], column=data["column"],
+        through=(through[0], through[1]) if through else None,
+        filename=data["filename"], line=data["line"], column=data["column"],
         end_line=data["end_line"], end_column=data["end_column"],
     )
