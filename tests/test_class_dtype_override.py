@@ -35,8 +35,9 @@ def test_a_subclass_of_another_file_overriding_the_dtype_to_bfloat16_is_reported
     found, results = findings()
     assert found == [SCALER]
     message = next(d.message for p, r in results.items() for d in r.diagnostics if d.code == "AMP124")
-    assert "when `self` is BF16AMPTrainer in projects/ViTDet/vitdet/bf16_trainer.py" in message
-    assert "AMPTrainer in detectron2/engine/train_loop.py: float16" in message
+    # each class by path:line (the subclass is the other end, in another file)
+    assert "when `self` is BF16AMPTrainer at projects/ViTDet/vitdet/bf16_trainer.py:6 (" in message
+    assert "AMPTrainer at detectron2/engine/train_loop.py:29: float16" in message
     # disabling the scaler would break AMPTrainer's float16 run: no fix
     assert not any(d.fix for r in results.values() for d in r.diagnostics if d.code == "AMP124")
 

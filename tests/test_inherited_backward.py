@@ -88,3 +88,29 @@ def test_a_helper_method_of_a_namespace_package_is_reached_through_the_subclass(
     (message,) = [d.message for r in results[1].values() for d in r.diagnostics if d.code == "AMP104"]
     assert "called as self.run_backward at classification_task.py:12" in message
     assert "dispatched to ClassyTask in classy_task.py" in message
+
+
+def _messages(*edits):
+    from amplint.analysis.project import lint_project
+
+    return [d.message for result in lint_project(load(NAME, edits), SETTINGS).values()
+            for d in result.diagnostics if d.code == "AMP104"]
+
+
+def test_the_finding_at_the_call_names_the_backward_the_inherited_method_runs():
+    """ParlAI's TorchGeneratorAgent.train_step calling TorchAgent.backward of torch_agent.py (blind
+    set D, parlai_inherited_backward): the finding sits at the call and names the other end."""
+    assert _messages((PROTECTED, PLAIN)) == [
+        "backward inside autocast (at classy_vision/tasks/classy_task.py:17, through this call; autocast at line 9): "
+        "the AMP docs ask for backward after the `with` block (backward ops would run under autocast)"]
+    # the first backward that runs outside the method's own disabled autocast
+    assert "(at classy_vision/tasks/classy_task.py:19, through this call; autocast at line 9)" in \
+        _messages((PROTECTED, PROTECTED + "        loss.backward()\n"))[0]
+    # the base's backward for ClassificationTask, an override for FineTuningTask: no one other end
+    override = ("    def backward(self, loss):\n"
+                "        self.amp_grad_scaler.scale(loss).backward()\n\n"
+                "    def __init__(self, model, loss, optimizer, amp_enabled=False, freeze")
+    assert _messages((PROTECTED, PLAIN), ("    def __init__(self, model, loss, optimizer, amp_enabled=False, freeze",
+                                          override)) == [
+        "backward inside autocast (autocast at line 9): the AMP docs ask for backward after the `with` block "
+        "(backward ops would run under autocast)"]

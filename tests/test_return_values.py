@@ -39,6 +39,8 @@ def test_a_tuple_of_optimizers_returned_by_another_file_is_stepped_with_an_updat
     (message,) = [d.message for r in results.values() for d in r.diagnostics if d.code == "AMP126"]
     assert "each of the 2 optimizers of `optimizers`" in message
     assert "returned by `build_optimizers` at moco/optimizer.py" in message
+    # the other end by path:line: the callee's `def`
+    assert "(returned by `build_optimizers` at moco/optimizer.py:35)" in message
 
 
 def test_moco_twin_updating_after_the_loop_is_silent():
@@ -110,9 +112,9 @@ def test_function_returns_answers_only_what_every_path_returns():
     )
     got = {key: function_returns("m.py", text, key) for key in "abcdefghij"}
     assert got == {
-        "a": ("torch.nn.utils.clip_grad_value_", 0), "b": ("torch.nn.utils.clip_grad_norm_", 0),
-        "c": ("", 2), "d": None, "e": None, "f": None, "g": None, "h": None, "i": None,
-        "j": ("torch.nn.utils.clip_grad_norm_", 0),
+        "a": ("torch.nn.utils.clip_grad_value_", 0, 5), "b": ("torch.nn.utils.clip_grad_norm_", 0, 7),
+        "c": ("", 2, 9), "d": None, "e": None, "f": None, "g": None, "h": None, "i": None,
+        "j": ("torch.nn.utils.clip_grad_norm_", 0, 27),
     }
 
 

@@ -35,7 +35,8 @@ def test_scaler_passed_to_a_bfloat16_training_function_of_another_file():
     results = lint_project(load(NAME), SETTINGS)
     assert findings(results) == [FINDING]
     (diag,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP124"]
-    assert ("`train_one_epoch` in engine_finetune.py (autocast at line 17), through the call at line 24"
+    # the other end by path:line: the callee's own bfloat16 region
+    assert ("`train_one_epoch` (autocast at engine_finetune.py:17), through the call at line 24"
             in diag.message)
     assert diag.fix is not None  # the same unsafe edit as within a file: enabled=False
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
+import os
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Tuple, Union
+from typing import List, Mapping, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -48,6 +49,9 @@ class Diagnostic:
     # Nodes whose line numbers the message cites: "{region_line}" in the message is filled in
     # with the line of related["region_line"] once positions are known.
     related: Mapping[str, cst.CSTNode] = field(default_factory=dict)
+    # The event a finding at a call reaches through that call (the clip a helper runs): a node of
+    # this file, which the engine turns into (path, line), or (path, line) of another file's event
+    through: Union[None, cst.CSTNode, Tuple[str, int]] = None
     # Filled in by the engine:
     filename: str = ""
     line: int = 0
@@ -63,14 +67,17 @@ class Diagnostic:
         """Drop tree nodes in place (extra attributes the runner set are kept)."""
         self.node = None
         self.related = {}
+        if isinstance(self.through, cst.CSTNode):
+            self.through = None
         if self.fix is not None:
             self.fix = Fix(self.fix.applicability, self.fix.message, {})
 
     def stripped(self) -> "Diagnostic":
         """This finding without tree nodes: cheap to pickle, to cache and to report."""
         fix = None if self.fix is None else Fix(self.fix.applicability, self.fix.message, {})
+        through = None if isinstance(self.through, cst.CSTNode) else self.through
         return Diagnostic(
-            self.code, self.message, self.severity, None, fix, {}, self.filename,
+            self.code, self.message, self.severity, None, fix, {}, through, self.filename,
             self.line, self.column, self.end_line, self.end_column,
         )
 
@@ -88,3 +95,19 @@ class Diagnostic:
             if self.fix is None
             else {"applicability": self.fix.applicability.value, "message": self.fix.message},
         }
+
+
+def drop_chain_duplicates(found: List[Diagnostic]) -> List[Diagnostic]:
+    """`found` less the findings at a call whose event, reached through that call, is reported
+    there itself under the same code (the helper's clip before unscale, reported at the clip and
+    again at the caller's call of the helper): one report per hazard, at the event, as a region
+    reached through a call is reported at the event inside the callee."""
+    if not any(d.through is not None for d in found):
+        return found
+    at = {(d.code, _place(d.filename), d.line) for d in found}
+    return [d for d in found if not (isinstance(d.through, tuple)
+                                     and (d.code, _place(d.through[0]), d.through[1]) in at)]
+
+
+def _place(path: str) -> str:
+    return os.path.normcase(os.path.abspath(path))

@@ -12,7 +12,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from amplint.analysis import large_files
 from amplint.analysis.context import FileContext
 from amplint.analysis.data.torch_versions import TorchTarget
-from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix, drop_chain_duplicates
 from amplint.analysis.facts import EntryRegion, FileFacts
 from amplint.analysis.fix_text import apply_fixes, mixed_newlines, restore_newlines
 from amplint.analysis.parsing import parse, parse_validated, syntax_error, valid_python
@@ -114,6 +114,8 @@ def analyze(
             diag.message = diag.message.format(
                 **{key: to_line(positions[node].start.line) for key, node in diag.related.items()}
             )
+        if isinstance(diag.through, cst.CSTNode):
+            diag.through = (path, to_line(positions[diag.through].start.line))
         line_text = lines[own_line - 1] if own_line <= len(lines) else ""
         if is_suppressed(diag.code, line_text):
             continue
@@ -122,6 +124,7 @@ def analyze(
             continue
         seen.add(key)
         kept.append(diag)
+    kept = drop_chain_duplicates(kept)
     kept.sort(key=lambda d: (d.line, d.column, d.code))
     _fix_spans(kept, positions)
     return kept
@@ -142,6 +145,8 @@ def _positions_of(module: cst.Module, source: str, found: List[Diagnostic], outl
     wanted: List[cst.CSTNode] = []
     for diag in found:
         wanted.append(diag.node)
+        if isinstance(diag.through, cst.CSTNode):
+            wanted.append(diag.through)
         if diag.related:
             wanted.extend(diag.related.values())
         if diag.fix is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from amplint.workspace.cache import Cache, diagnostic_from_dict
+from amplint.workspace.cache import Cache, diagnostic_from_dict, diagnostic_to_dict
 from amplint.analysis.engine import FileResult
 from amplint.run.parallel import Workers, imap, is_huge
 from amplint.run.per_file import blank_result, process_item
@@ -93,8 +93,9 @@ def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:
 
 
 _EXTRA = ("cell", "line_key", "fingerprint", "file_line")
-# what a cached result holds: 2 added the first pass's protocol summary (`scaler`) to the blob
-_FORMAT = 2
+# what a cached result holds: 2 added the first pass's protocol summary (`scaler`) to the blob,
+# 3 a finding's `through` (the run drops chain duplicates across files after the cache)
+_FORMAT = 3
 
 
 def _to_cache(cache: Cache, key: str, result: FileResult) -> None:
@@ -104,7 +105,7 @@ def _to_cache(cache: Cache, key: str, result: FileResult) -> None:
         return
     diagnostics = []
     for diag in result.diagnostics:
-        data = diag.to_json()
+        data = diagnostic_to_dict(diag)
         for name in _EXTRA:
             if hasattr(diag, name):
                 data["_" + name] = getattr(diag, name)

@@ -17,6 +17,7 @@ from typing import List, Optional, Sequence, TextIO
 from amplint.workspace.baseline import Baseline
 from amplint.workspace.cache import Cache
 from amplint.workspace.config import Config, expand
+from amplint.analysis.diagnostics import drop_chain_duplicates
 from amplint.analysis.engine import FileResult, Settings, internal_error_result
 from amplint.workspace.files import Excludes, discover
 from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
@@ -112,6 +113,8 @@ def run(
         if result.traceback:
             tracebacks.append(result.traceback)
     summary.files_checked = len(files)
+    # one report per hazard: a finding at a call drops when its event is reported in the callee
+    summary.diagnostics = drop_chain_duplicates(summary.diagnostics)
     summary.sort()
     if baseline is not None:
         summary.diagnostics, summary.baselined = baseline.filter(summary.diagnostics)

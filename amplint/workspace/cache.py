@@ -186,6 +186,8 @@ class Cache:
 
 def diagnostic_to_dict(diag: Diagnostic) -> dict:
     data = diag.to_json()
+    if isinstance(diag.through, tuple):  # the run drops chain duplicates after the cache
+        data["through"] = list(diag.through)
     return data
 
 
@@ -195,8 +197,10 @@ def diagnostic_from_dict(data: dict) -> Diagnostic:
     fix = None
     if data.get("fix"):
         fix = Fix(Applicability(data["fix"]["applicability"]), data["fix"]["message"], {})
+    through = data.get("through")
     return Diagnostic(
         data["code"], data["message"], Severity(data["severity"]), None, fix,  # type: ignore[arg-type]
+        through=(through[0], through[1]) if through else None,
         filename=data["filename"], line=data["line"], column=data["column"],
         end_line=data["end_line"], end_column=data["end_column"],
     )

@@ -1,5 +1,6 @@
 """What the project pass says about `self.backward(...)` / `self.manual_backward(...)` calls
-whose method another file defines (project/backward_entries.py)."""
+whose method another file defines (project/backward_entries.py): that it protects its backward,
+or where the backward it runs sits."""
 
 from __future__ import annotations
 
@@ -12,6 +13,18 @@ class EntryBackwardMethod:
     project subclass, a project method defined in another file (`where`) whose every backward
     runs under an autocast it disables itself (ParlAI's `TorchAgent.backward` with
     `with torch.autocast("cuda", enabled=False):`): no backward runs under the caller's region."""
+
+    scope: str  # "TorchGeneratorAgent.train_step"
+    method: str  # "backward"
+    where: str  # "parlai/core/torch_agent.py:43"
+
+
+@dataclass(frozen=True)
+class EntryBackwardSite:
+    """`self.<method>(...)` in method `scope` of this file runs, for this class and every project
+    subclass, the same project method of another file, whose first backward not under a disabled
+    autocast sits at `where` (ParlAI's `TorchAgent.backward` running `self.scaler.scale(loss).backward()`):
+    AMP104's finding at the call names it."""
 
     scope: str  # "TorchGeneratorAgent.train_step"
     method: str  # "backward"

@@ -18,7 +18,7 @@ from typing import Optional, Tuple
 
 from amplint.analysis.facts.tree import Frame
 
-Option = Tuple[str, str]  # ("SdxlNetworkTrainer in sdxl_train_network.py", "bfloat16")
+Option = Tuple[str, str]  # ("SdxlNetworkTrainer at sdxl_train_network.py:9", "bfloat16"): the class's line
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ class EntryReturn:
     callee: str  # "utils.py: make_grad_clipper", for messages
     target: str = ""  # the outside function the returned value stands for
     elements: int = 0  # the returned list/tuple display's element count (distinct texts)
+    line: int = 0  # the line of the callee's `def`, for messages
 
 
 def returned_by_call(entries, tree) -> Dict[int, EntryReturn]:
@@ -144,7 +145,7 @@ def _only_read(function: cst.CSTNode, name: str) -> bool:
 
 def loop_source(expr: cst.BaseExpression, frame: Frame) -> str:
     """For a message: where a container `known_length` counted comes from when another file
-    returns it (" (returned by `build_optimizers`, optim/__init__.py)"), else ""."""
+    returns it (" (returned by `build_optimizers` at optim/__init__.py:12)"), else ""."""
     if not isinstance(expr, cst.Name):
         return ""
     scope = frame.scope
@@ -153,4 +154,5 @@ def loop_source(expr: cst.BaseExpression, frame: Frame) -> str:
     if entry is None:
         return ""
     where, _, function = entry.callee.partition(": ")
-    return f" (returned by `{function}` at {where})"
+    line = f":{entry.line}" if entry.line else ""
+    return f" (returned by `{function}` at {where}{line})"

@@ -47,6 +47,17 @@ def spans(*events: Event) -> bool:
     return len(origins) > 1 or None in origins
 
 
+def through_place(event: Event):
+    """Where a composed event sits, for the finding a rule reports at its call
+    (Diagnostic.through): the callee's node in this file, (path, line) in another file's; None
+    for an event of the function itself."""
+    if event.remote is not None:
+        return event.remote.place
+    if event.origin is not None and event.inner is not None:
+        return event.inner
+    return None
+
+
 def composed_flows(analysis, only: Optional[Set[int]] = None,
                    skip: Set[int] = frozenset()) -> List[Flow]:
     """One composed Flow per function (and the module body) that has scaler events after
@@ -268,7 +279,7 @@ class _ComposingWalker(FlowWalker):
             self.emit(
                 kind, call, ctx + remote_ctx(inner_ctx, tokens), None, scaler=ref,
                 arg=rename.text(arg) if arg else None, backward=backward, site=site,
-                origin=call, framework=framework or None, remote=Remote(f"{where}:{line}", text),
+                origin=call, framework=framework or None, remote=Remote(f"{where}:{line}", text, entry.source, line),
             )
         return True
 

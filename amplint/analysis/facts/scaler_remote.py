@@ -44,14 +44,24 @@ class EntryScaler:
     # a method called on an instance (`optimizer.step_and_update_lr()`): its `self` is the
     # object the call names
     method: bool = False
+    source: str = ""  # the callee's file as the project names it (`callee` shows it to the user)
 
 
 @dataclass(frozen=True)
 class Remote:
-    """Where a composed event of another file is: `utils.py:18`, and its call's text."""
+    """Where a composed event of another file is: `utils.py:18`, and its call's text; its file
+    as the project names it and its line (the finding at the call is the same hazard as one the
+    callee's file reports there: Diagnostic.through)."""
 
     where: str
     text: str
+    path: str = ""
+    line: int = 0
+
+    @property
+    def place(self):
+        """(path, line) for Diagnostic.through; None when the file is not known."""
+        return (self.path, self.line) if self.path else None
 
 
 # The key of a module's top-level statements, read like one more function (a script's

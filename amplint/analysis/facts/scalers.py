@@ -30,7 +30,7 @@ from amplint.analysis.facts.scaler_flow import (  # noqa: F401  (the event names
 from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported for the rules)
     arms, expr_line, gates, insert_after, insert_before, jumps_between, runs_whenever, signature,
 )
-from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans  # noqa: F401
+from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans, through_place  # noqa: F401
 from amplint.analysis.facts.scaler_flags import flag_entries
 from amplint.analysis.facts.scaler_remote import inherited_scalers, scaler_entries
 from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool

@@ -336,6 +336,7 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
     """build + engine.lint_source for every Python file, with the entries the project found."""
     import inspect
 
+    from amplint.analysis.diagnostics import drop_chain_duplicates
     from amplint.analysis.engine import lint_source
     from amplint.analysis.project.imported import imported_entries
 
@@ -355,4 +356,8 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
             entries=tuple(project.entries_for(path)) + remote.get(path, ()) + functions.get(path, ()),
             **extra
         )
+    # one report per hazard: a finding at a call drops when its event is reported in the callee
+    kept = {id(d) for d in drop_chain_duplicates([d for r in results.values() for d in r.diagnostics])}
+    for result in results.values():
+        result.diagnostics = [d for d in result.diagnostics if id(d) in kept]
     return results

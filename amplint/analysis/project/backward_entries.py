@@ -2,7 +2,8 @@
 inherited from a class of another file (ParlAI's `TorchGeneratorAgent.train_step` calling
 `TorchAgent.backward` of parlai/core/torch_agent.py). AMP104 reports a call of a backward API by
 its name, and stays silent when the method it runs is one of the file's own whose every backward
-runs under an autocast it disables itself; this module answers the same question across files.
+runs under an autocast it disables itself; this module answers the same question across files,
+and, when the method does not protect, where the backward it runs sits (the finding names it).
 
 Exact or nothing: the method is looked up through the class's bases as Python does for single
 chains (a base outside the project, other than `object`/`nn.Module`, may define it first: no
@@ -17,7 +18,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Set, Tuple
 
-from amplint.analysis.facts.backward_methods import EntryBackwardMethod
+from amplint.analysis.facts.backward_methods import EntryBackwardMethod, EntryBackwardSite
 from amplint.analysis.facts.property_dtypes import PLAIN_BASES
 
 BACKWARD_APIS = ("backward", "manual_backward")
@@ -32,8 +33,8 @@ Method = Tuple[str, str]  # (file, class)
 
 
 def backward_method_entries(project) -> None:
-    """Puts EntryBackwardMethod into `project.backward_calls` (path -> entries) and the files that
-    decided them into `project.backward_deps`."""
+    """Puts EntryBackwardMethod / EntryBackwardSite into `project.backward_calls` (path -> entries)
+    and the files that decided them into `project.backward_deps`."""
     parsed: Dict[str, Optional[ast.Module]] = {}
     for path in project.first_pass:
         summary = project.summaries.get(path)
@@ -49,28 +50,78 @@ def backward_method_entries(project) -> None:
             if info is None or attr in info.methods:
                 continue  # the class's own method: the file's facts answer (AMP104 _callee_protects)
             deciding: Set[str] = {path}
-            found = _protected(project, path, cls, attr, parsed, deciding)
-            if found is None:
+            hits = _resolutions(project, path, cls, attr, deciding)
+            if hits is None:
                 continue
-            project.__dict__.setdefault("backward_calls", {}).setdefault(path, set()).add(
-                EntryBackwardMethod(caller, attr, found))
+            found = _protected(project, hits, attr, parsed)
+            entry = EntryBackwardMethod(caller, attr, found) if found is not None else None
+            if entry is None and len(set(hits)) == 1 and hits[0][0] != path:
+                line = _backward_line(project, hits[0], attr, parsed)
+                entry = None if line is None else EntryBackwardSite(
+                    caller, attr, f"{project.display(hits[0][0])}:{line}")
+            if entry is None:
+                continue
+            project.__dict__.setdefault("backward_calls", {}).setdefault(path, set()).add(entry)
             project.__dict__.setdefault("backward_deps", {}).setdefault(path, set()).update(deciding)
 
 
-def _protected(project, path: str, cls: str, attr: str, parsed, deciding: Set[str]) -> Optional[str]:
-    """"file:line" of the first backward of the method `self.<attr>` runs when every resolution
-    (the class's and each project subclass's) protects; else None."""
+def _resolutions(project, path: str, cls: str, attr: str, deciding: Set[str]) -> Optional[List[Method]]:
+    """The method `self.<attr>` runs for the class and for each project subclass, in that order;
+    None when one of them is not defined where the project can see, or not known exactly."""
     classes: List[Method] = [(path, cls)] + list(project.dispatch.subclasses(path, cls))
-    cite = None
+    hits: List[Method] = []
     for spath, sub in classes:
         hit = _lookup(project, spath, sub, attr, deciding, 0)
         if hit is None or hit == _UNKNOWN:
-            return None  # not defined where the project can see, or not known exactly
+            return None
+        hits.append(hit)
+    return hits
+
+
+def _protected(project, hits: List[Method], attr: str, parsed) -> Optional[str]:
+    """"file:line" of the first backward of the method `self.<attr>` runs when every resolution
+    protects; else None."""
+    cite = None
+    for hit in hits:
         line = _disabled_backward_line(project, hit, attr, parsed)
         if line is None:
             return None
         cite = cite or f"{project.display(hit[0])}:{line}"
     return cite
+
+
+def _backward_line(project, hit: Method, name: str, parsed) -> Optional[int]:
+    """The line of the first `.backward(...)` / `.manual_backward(...)` call of method `name` of
+    the class that runs outside a disabled autocast of its own; None when it has none."""
+    method = _method(project, hit, name, parsed)
+    if method is None:
+        return None
+    names = _imports(parsed[hit[0]])
+    lines: List[int] = []
+    for stmt in method.body:
+        _backward_calls(stmt, names, None, lines)
+    return min(lines) if lines else None
+
+
+def _backward_calls(node: ast.AST, names: Dict[str, str], disabled: Optional[bool], lines: List[int]) -> None:
+    """Lines of the backward calls under `node` that run outside a disabled autocast."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        return  # runs later, if at all
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        inner = disabled
+        for item in node.items:
+            _backward_calls(item.context_expr, names, disabled, lines)
+            state = _autocast_state(item.context_expr, names)
+            if state is not None:
+                inner = state
+        for stmt in node.body:
+            _backward_calls(stmt, names, inner, lines)
+        return
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in BACKWARD_APIS \
+            and disabled is not True:
+        lines.append(node.lineno)
+    for child in ast.iter_child_nodes(node):
+        _backward_calls(child, names, disabled, lines)
 
 
 def _lookup(project, path: str, cls: str, name: str, deciding: Set[str], depth: int):
@@ -100,6 +151,20 @@ def _lookup(project, path: str, cls: str, name: str, deciding: Set[str], depth: 
 def _disabled_backward_line(project, hit: Method, name: str, parsed) -> Optional[int]:
     """Line of the first backward of method `name` of the class, when it has one and every one
     runs innermost under `torch.autocast(..., enabled=False)` of its own; else None."""
+    method = _method(project, hit, name, parsed)
+    if method is None:
+        return None
+    names = _imports(parsed[hit[0]])
+    lines: List[int] = []
+    for stmt in method.body:
+        if not _walk(stmt, names, None, lines):
+            return None
+    return min(lines) if lines else None
+
+
+def _method(project, hit: Method, name: str, parsed):
+    """The last definition of method `name` in the body of the class `hit` names (parsed once
+    per file into `parsed`); None when the file does not parse or the class is not one."""
     path, cls = hit
     if path not in parsed:
         try:
@@ -113,14 +178,7 @@ def _disabled_backward_line(project, hit: Method, name: str, parsed) -> Optional
     if len(classes) != 1:
         return None
     defs = [n for n in classes[0].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
-    if not defs:
-        return None
-    names = _imports(module)
-    lines: List[int] = []
-    for stmt in defs[-1].body:
-        if not _walk(stmt, names, None, lines):
-            return None
-    return min(lines) if lines else None
+    return defs[-1] if defs else None
 
 
 def _walk(node: ast.AST, names: Dict[str, str], disabled: Optional[bool], lines: List[int]) -> bool:

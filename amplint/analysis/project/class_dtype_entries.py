@@ -57,7 +57,8 @@ def class_dtype_entries(project, paths) -> None:
                     if dtype in (None, _UNKNOWN):
                         options = []
                         break
-                    options.append((f"{name} in {project.display(where)}", dtype))
+                    node = class_node(project, where, name, parsed)  # read by _class_value
+                    options.append((f"{name} at {project.display(where)}:{node.lineno}", dtype))
                 if not options:
                     continue
                 project.__dict__.setdefault("class_dtypes", {}).setdefault(path, set()).add(

@@ -19,13 +19,14 @@ from amplint.analysis.project.opener_names import dotted_text
 
 # the targets a returned function value may have: outside the project for sure
 _LIBRARIES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy"}
-_MEMO: Dict[Tuple[str, int], Dict[str, Tuple[str, int]]] = {}
+_MEMO: Dict[Tuple[str, int], Dict[str, Tuple[str, int, int]]] = {}
 
 Returned = Tuple[str, int]  # (outside function, or ""; display length, or 0)
 
 
-def function_returns(path: str, text: str, key: str) -> Optional[Returned]:
-    """What module function `key` of the file returns on every path, or None."""
+def function_returns(path: str, text: str, key: str) -> Optional[Tuple[str, int, int]]:
+    """What module function `key` of the file returns on every path, and the line of its `def`
+    (for messages), or None."""
     memo_key = (path, hash(text))
     found = _MEMO.get(memo_key)
     if found is None:
@@ -35,7 +36,7 @@ def function_returns(path: str, text: str, key: str) -> Optional[Returned]:
     return found.get(key)
 
 
-def _module_returns(text: str) -> Dict[str, Returned]:
+def _module_returns(text: str) -> Dict[str, Tuple[str, int, int]]:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -48,12 +49,12 @@ def _module_returns(text: str) -> Dict[str, Returned]:
             if target is not None:
                 imports[name] = target
     imports = {name: target for name, target in imports.items() if counts[name] == 1}
-    out: Dict[str, Returned] = {}
+    out: Dict[str, Tuple[str, int, int]] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef) and counts.get(stmt.name) == 1 and not stmt.decorator_list:
             value = _returns(stmt, imports)
             if value is not None:
-                out[stmt.name] = value
+                out[stmt.name] = (*value, stmt.lineno)
     return out
 
 

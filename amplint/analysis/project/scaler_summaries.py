@@ -385,7 +385,8 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
             function[3] if len(function) > 3 else (), factory,
-            callers[path].calls[index][3] == "value" and "." in callers[path].calls[index][4],
+            method=callers[path].calls[index][3] == "value" and "." in callers[path].calls[index][4],
+            source=where,
         ))
         for flag in callers[path].flags:
             if flag[0] == index:
@@ -414,7 +415,7 @@ def _returned(project, path: str, summary: ScalerSummary, index: int,
     if found is None:
         return None
     name, text, ordinal = call[:3]
-    return EntryReturn(name, text, ordinal, f"{project.display(where)}: {key}", found[0], found[1])
+    return EntryReturn(name, text, ordinal, f"{project.display(where)}: {key}", found[0], found[1], found[2])
 
 
 def _flag_entry(project, path: str, key: str, positional, keywords, flag,

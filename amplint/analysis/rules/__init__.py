@@ -9,7 +9,7 @@ import inspect
 import pkgutil
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -52,9 +52,11 @@ class Rule:
         fix: Optional[Fix] = None,
         severity: Optional[Severity] = None,
         related: Optional[Mapping[str, cst.CSTNode]] = None,
+        through: Union[None, cst.CSTNode, Tuple[str, int]] = None,
     ) -> Diagnostic:
+        """`through`: the event a finding at a call reaches through it (Diagnostic.through)."""
         return Diagnostic(
-            self.code, message, severity or self.severity, node, fix, dict(related or {})
+            self.code, message, severity or self.severity, node, fix, dict(related or {}), through
         )
 
     @staticmethod

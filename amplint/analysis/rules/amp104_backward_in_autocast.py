@@ -8,7 +8,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.data.scaler_vocab import METHODS as VERB_METHODS
-from amplint.analysis.facts.backward_methods import EntryBackwardMethod
+from amplint.analysis.facts.backward_methods import EntryBackwardMethod, EntryBackwardSite
 from amplint.analysis.facts.framework_verbs import imported, verb_of
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.tree import CallSite, scope_key
@@ -359,8 +359,14 @@ class BackwardInAutocast(Rule):
         for site, _ in found:
             if site.frame.kind == "with" and site.top_stmt is not None:
                 starts.setdefault(id(site.frame.node), []).append(site.top_stmt)
+        sites = _inherited_sites(facts) if found else {}
         for site, region in found:
             note, related = region_note(region)
+            entry = sites.get(_self_method(site))
+            if entry is not None:  # the backward runs in a method of another file: name it
+                # (the call stays the finding, as for a backward wrapper of the file's own)
+                shown = entry.where.replace("{", "{{").replace("}", "}}")
+                note = f"(at {shown}, through this call; {note[1:]}"
             message = (
                 f"backward inside autocast {note}: the AMP docs ask for backward after the "
                 "`with` block (backward ops would run under autocast)"
@@ -386,9 +392,7 @@ class BackwardInAutocast(Rule):
         region. A method without any backward call of its own is not taken to protect.
         Inherited from a class of another file, the project pass answers the same question
         (project/backward_entries.py, EntryBackwardMethod)."""
-        func = site.node.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
-                and (scope_key(site.frame), func.attr.value) in _inherited_protectors(facts):
+        if _self_method(site) in _inherited_protectors(facts):
             return True
         callees = facts.callgraph.callees(site) if isinstance(site.node.func, cst.Attribute) else []
         if not callees:
@@ -449,6 +453,19 @@ class BackwardInAutocast(Rule):
 
 def _inherited_protectors(facts):
     return {(e.scope, e.method) for e in facts.entries if isinstance(e, EntryBackwardMethod)}
+
+
+def _inherited_sites(facts):
+    """(scope, method) -> the EntryBackwardSite of an inherited `self.<method>(...)`."""
+    return {(e.scope, e.method): e for e in facts.entries if isinstance(e, EntryBackwardSite)}
+
+
+def _self_method(site: CallSite):
+    """(scope, method) of a `self.<method>(...)` call; None for any other call."""
+    func = site.node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        return scope_key(site.frame), func.attr.value
+    return None
 
 
 _RAISES = ("pytest.raises",)

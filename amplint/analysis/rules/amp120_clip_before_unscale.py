@@ -10,7 +10,7 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import (
     Event, Flow, exclusive, expr_line, insert_before, jumps_between, runs_whenever,
 )
-from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans, through_place
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._lightning_clip import manual_clips
 from amplint.analysis.rules._util import method_call, region_note
@@ -323,6 +323,7 @@ class ClipBeforeUnscale(Rule):
             ).replace("{scaler}", step.scaler or "scaler")
             yield self.report(
                 clip.node, message, fix=self._fix(flow, clip, step), related=related,
+                through=through_place(clip),
             )
         for site, region in manual_clips(ctx.facts):
             note, related = region_note(region)

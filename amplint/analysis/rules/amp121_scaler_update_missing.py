@@ -9,7 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import Event, Flow, exclusive, expr_line, insert_after, jumps_between
 from amplint.analysis.facts.scaler_flow import first_arg
-from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans, through_place
 from amplint.analysis.facts.loop_bindings import varies_per_iteration
 from amplint.analysis.facts.syntax import params
 from amplint.analysis.facts.tree import iter_nodes
@@ -294,6 +294,7 @@ class ScalerUpdateMissing(Rule):
                 f"update().'; call `{scaler}.update()` once per iteration after the last step",
                 fix=self._fix(steps),
                 related=_lines(last, "step"),
+                through=through_place(last),
             )
             return
         reported = set()

@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import Event, Flow, arms, deciding_test, exclusive
-from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans, through_place
 from amplint.analysis.facts.scaler_flags import other_flag, scaler_flag
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules.amp120_clip_before_unscale import ClipBeforeUnscale
@@ -305,22 +305,32 @@ class BackwardWithoutScale(Rule):
                 continue
             step, why = found
             scaler = step.scaler
-            where = "at line {step_line}"
-            if step.remote is not None:  # another file's, through a call of this one
-                where = f"(at {step.remote.where}, through the call at line {{step_line}})"
+            related = {"step_line": step.node}
+            where = ""
+            if backward.remote is not None:  # the backward of another file's callee: name it
+                where = f" (at {backward.remote.where}, through this call)"
+            elif backward.origin is not None and backward.inner is not None:
+                where = " (line {backward_line}, through this call)"
+                related["backward_line"] = backward.inner
+            step_at = "at line {step_line}"
+            if step.remote is not None:
+                step_at = f"at {step.remote.where}, through the call at line {{step_line}},"
+            elif step.inner is not None:
+                step_at = "at line {step_inner}, through the call at line {step_line},"
+                related["step_inner"] = step.inner
             # an `unscale_` of the scaler on the way to the step raises first
             first = "unscale_" if any(
                 u.scaler == scaler and not exclusive(u, backward) and not exclusive(u, step)
                 for u in flow.between(backward, step, "unscale")) else "step"
             message = (
-                f"backward of an unscaled loss, but `{scaler}.step` {where} "
+                f"backward of an unscaled loss{where}, but `{scaler}.step` {step_at} "
                 f"steps the optimizer{why}: the first {first} raises 'AssertionError: Attempted "
-                f"{first} but _scale is None.', later ones divide these gradients by the loss "
-                f"scale; use `{scaler}.scale(loss).backward()`"
+                f"{first} but _scale is None.', later ones divide these gradients by the loss scale; "
+                f"use `{scaler}.scale(loss).backward()`"
             )
             yield self.report(
                 backward.node, message, fix=self._fix(scalers, flow, backward, step),
-                related={"step_line": step.node},
+                related=related, through=through_place(backward),
             )
 
     @staticmethod

@@ -6,7 +6,7 @@ from typing import Iterable, Optional
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.scalers import (
-    Event, Flow, exclusive, spans,
+    Event, Flow, exclusive, spans, through_place,
 )
 from amplint.analysis.rules._unscale_paths import less_often, skipped as skipped_update
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
@@ -442,6 +442,7 @@ class UnscaleTwice(Rule):
                 f"already ran with no `update()` between; raises 'RuntimeError: {error}'; "
                 "unscale once per step",
                 related=related,
+                through=through_place(unscale),
             )
 
     @staticmethod

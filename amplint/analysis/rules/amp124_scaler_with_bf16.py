@@ -271,8 +271,7 @@ class ScalerWithBf16(Rule):
                 return
             if entry not in callees:
                 callees.append(entry)
-        where = ", ".join(f"`{e.callee.split(': ', 1)[1]}` in {e.callee.split(':', 1)[0]} "
-                          f"(autocast at line {e.cite.rsplit(':', 1)[1]})" for e in callees)
+        where = ", ".join(f"`{e.callee.split(': ', 1)[1]}` (autocast at {e.cite})" for e in callees)
         for call in info.constructions:
             yield self.report(
                 call,

@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import (
-    SCALER_TRIGGERS, Event, Flow, exclusive, expr_line, runs_whenever, spans,
+    SCALER_TRIGGERS, Event, Flow, exclusive, expr_line, runs_whenever, spans, through_place,
 )
 from amplint.analysis.facts.scaler_protocol import left_none
 from amplint.analysis.rules import Flag, Rule
@@ -326,7 +326,7 @@ class StepBypassesScaler(Rule):
         )
         return self.report(
             step.node, message, fix=self._fix(scalers, flow, step, backward, text),
-            related=related,
+            related=related, through=through_place(step),
         )
 
     def _fix(self, scalers, flow: Flow, step: Event, backward: Event, text: str):

@@ -1,0 +1,4 @@
+from .engine import Engine
+from .image import ImageSoftmaxEngine
+
+__all__ = ["Engine", "ImageSoftmaxEngine"]

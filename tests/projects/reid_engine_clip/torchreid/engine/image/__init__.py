@@ -1,0 +1,1 @@
+from .softmax import ImageSoftmaxEngine

@@ -1,0 +1,96 @@
+"""One report per hazard (issue 26): a finding a rule reports at a call, for an event the call
+reaches (`clip_grad_norm_` in a helper, "through this call"), is dropped when the helper's own
+lint already reports that event under the same code. The report at the event stays: it is where
+the fix goes, and where a region reached through a call is reported (at the event inside the
+callee, citing the call).
+
+tests/projects/reid_engine_clip is laid out like KaiyangZhou/deep-person-reid
+(torchreid/engine/engine.py Engine with the epoch loop `train` and a `clip_and_step` helper that
+clips and runs `self.scaler.step`; torchreid/engine/image/softmax.py ImageSoftmaxEngine whose
+`forward_backward` scales the loss and calls the helper; scripts/main.py). Before, AMP120 reported
+the clip twice: at engine.py's clip and at softmax.py's call of the helper.
+"""
+
+from __future__ import annotations
+
+import os
+
+from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.engine import Settings, lint_source
+from amplint.workspace.cache import diagnostic_from_dict, diagnostic_to_dict
+
+from project_files import PROJECTS, cli_findings, code_findings, load
+
+SETTINGS = Settings.default()
+NAME = "reid_engine_clip"
+ENGINE = "torchreid/engine/engine.py"
+SOFTMAX = "torchreid/engine/image/softmax.py"
+CLIP = (ENGINE, 27, "AMP120")
+CALL = (SOFTMAX, 27, "AMP120")
+CLIP_LINE = "            torch.nn.utils.clip_grad_norm_("
+UNSCALED = "            self.scaler.unscale_(self._optims[name])\n" + CLIP_LINE
+# another method of engine.py unscales this scaler: the helper alone does not show the hazard
+UNSCALE_ALL = ("    def train(self, print_freq=10):",
+               "    def unscale_all(self):\n"
+               "        for optim in self._optims.values():\n"
+               "            self.scaler.unscale_(optim)\n\n"
+               "    def train(self, print_freq=10):")
+
+
+def findings(*edits):
+    return code_findings(load(NAME, edits), "AMP120", SETTINGS)[0]
+
+
+def test_the_clip_is_reported_once_at_the_clip():
+    assert findings() == [CLIP]
+
+
+def test_the_cli_run_reports_it_once_too(tmp_path):
+    root = os.path.join(PROJECTS, NAME)
+    assert cli_findings(root, "--no-cache", "--jobs", "1", codes=("AMP120",)) == [CLIP]
+    cache = str(tmp_path / "cache")
+    for _ in range(2):  # cold, then from the cache: the finding keeps what it reached
+        assert cli_findings(root, "--cache-dir", cache, "--jobs", "1", codes=("AMP120",)) == [CLIP]
+
+
+def test_the_call_stays_when_the_helper_alone_does_not_report():
+    assert findings(UNSCALE_ALL) == [CALL]
+
+
+def test_the_clean_twin_is_silent():
+    assert findings((CLIP_LINE, UNSCALED)) == []
+
+
+SAME_FILE = '''import torch
+
+
+class Engine:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def clip_and_step(self):
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 10.0)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+
+
+class ImageSoftmaxEngine(Engine):
+    def forward_backward(self, imgs, pids):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(self.model(imgs), pids)
+        self.scaler.scale(loss).backward()
+        self.clip_and_step()
+'''
+
+
+def test_in_one_file_the_clip_is_reported_once_at_the_clip():
+    result = lint_source("engine.py", SAME_FILE, SETTINGS)
+    assert [(d.line, d.code) for d in result.diagnostics] == [(11, "AMP120")]
+
+
+def test_what_a_finding_reached_survives_the_cache():
+    diag = Diagnostic("AMP120", "m", Severity.ERROR, None, through=("a/engine.py", 27), filename="b.py", line=3)
+    assert diagnostic_from_dict(diagnostic_to_dict(diag)).through == ("a/engine.py", 27)
+    assert diag.stripped().through == ("a/engine.py", 27)
