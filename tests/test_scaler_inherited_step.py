@@ -32,7 +32,7 @@ def test_override_backpropagates_unscaled_and_the_inherited_step_unscales():
     found, results = amp12(load(NAME))
     assert found == [(RECIPE, 27, "AMP122")]
     message = next(d.message for r in results.values() for d in r.diagnostics if d.code == "AMP122")
-    assert "`self.scaler.step` (at speechbrain/core.py:27, through the call at line 29)" in message
+    assert "`self.scaler.step` at speechbrain/core.py:27, through the call at line 29," in message
     assert "'AssertionError: Attempted unscale_ but _scale is None.'" in message
 
 

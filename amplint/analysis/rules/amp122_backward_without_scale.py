@@ -325,8 +325,8 @@ class BackwardWithoutScale(Rule):
             message = (
                 f"backward of an unscaled loss{where}, but `{scaler}.step` {step_at} "
                 f"steps the optimizer{why}: the first {first} raises 'AssertionError: Attempted "
-                f"{first} but _scale is None.', later ones divide these gradients by the loss scale; "
-                f"use `{scaler}.scale(loss).backward()`"
+                f"{first} but _scale is None.', later ones divide these gradients by the loss "
+                f"scale; use `{scaler}.scale(loss).backward()`"
             )
             yield self.report(
                 backward.node, message, fix=self._fix(scalers, flow, backward, step),
