@@ -215,3 +215,88 @@ def test_a_broken_text_is_still_reported(monkeypatch):
     assert "syntax error" in parsing.syntax_error(broken)
     assert "syntax error" in parsing.syntax_error(broken)
     assert parsing.syntax_error("x = 1\n") is None and parsing.parsed_before("x = 1\n")
+
+
+TRAINER = '''"""A trainer with hooks (detectron2/engine/defaults.py)."""
+import torch
+
+from d2x.engine.hooks import EvalHook, LRScheduler, PeriodicCheckpointer
+
+
+class DefaultTrainer:
+    def __init__(self, cfg, model, optimizer, data_loader):
+        self.cfg = cfg
+        self.model = model
+        self.optimizer = optimizer
+        self.data_loader = data_loader
+        self.register_hooks(self.build_hooks())
+
+    def build_hooks(self):
+        cfg = self.cfg
+        ret = [
+            LRScheduler(self.optimizer),
+            PeriodicCheckpointer(self.checkpointer, cfg["period"]),
+        ]
+        ret.append(EvalHook(cfg["eval_period"], lambda: self.test(cfg, self.model)))
+        ret.append(EvalHook(cfg["eval_period"], lambda: self.after_test(self.model)))
+        return ret
+
+    def run_step(self):
+        data = next(self.data_loader)
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(data)
+            self.log(loss.detach())
+            self.storage.put(loss)
+            self.storage.put(self.model.norm(data))
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+    def after_step(self):
+        for hook in self.hooks_of(self.cfg):
+            hook.after_step()
+        if self.should_eval(self.cfg):
+            self.storage.put(self.test(self.cfg, self.model))
+        while self.pending(self.cfg):
+            self.flush(self.cfg)
+'''
+
+
+def _old_in_lambda(site) -> bool:
+    """summary._in_lambda as base had it: a walk of the call's statement per call."""
+    import libcst as cst
+
+    from amplint.analysis.facts.tree import iter_nodes
+
+    stmt = site.line_stmt if site.line_stmt is not None else site.top_stmt
+    for node in iter_nodes(stmt) if stmt is not None else ():
+        if isinstance(node, cst.Lambda) and any(inner is site.node for inner in iter_nodes(node.body)):
+            return True
+    return False
+
+
+def test_the_summary_walks_each_statement_once_for_its_lambdas(monkeypatch):
+    """The first pass's LibCST summary asks, for each call a region may reach, whether it sits
+    in a lambda's body: one walk of each statement, not one per call (base: the class
+    statement walked once per call in it that the class flow cannot resolve, 9 times here).
+    The answers are base's, call by call."""
+    import libcst as cst
+
+    from amplint.analysis.facts import FileFacts
+    from amplint.analysis.parsing import parse
+    from amplint.analysis.project import summary as summary_module
+
+    walks = []
+    real = summary_module.iter_nodes
+    monkeypatch.setattr(summary_module, "iter_nodes", lambda node: walks.append(node) or real(node))
+    module = parse(TRAINER)
+    made = summary_module.portable_summary("d2x/engine/defaults.py", TRAINER, module, FileFacts(module))
+    assert made is not None and "DefaultTrainer.run_step" in made.functions
+    statements = [id(node) for node in walks if isinstance(node, cst.BaseStatement)]
+    assert len(statements) == len(set(statements))  # base: the class, once per call in a header
+    monkeypatch.setattr(summary_module, "iter_nodes", real)
+    sites = list(FileFacts(module).tree.calls)
+    memo: dict = {}
+    answers = [summary_module._in_lambda(site, memo) for site in sites]
+    assert answers == [_old_in_lambda(site) for site in sites]
+    assert answers.count(True) == 2  # self.test(...) and self.after_test(...)
