@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import collections
 import contextlib
+import os
 import symtable
 import threading
 import warnings
@@ -125,7 +126,7 @@ def python_tree(source: str) -> ast.Module:
             warnings.simplefilter("ignore")
             tree = ast.parse(source)
         _accepted(source)
-        if _holding:
+        if _holding == os.getpid():
             _hold(source, tree)
     if len(source) <= _MAX_TREE_CHARS // 4:
         with _TREES_LOCK:
@@ -176,32 +177,38 @@ def parsed_before(source: str) -> bool:
 # The trees the project pass makes, held past the few kept above for the lint of the same
 # file after the pass (issue 34): a file the pass summarised on demand from `ast` and then gave
 # entries is read by the lint's prefilter (prefilter_entries), which parsed it again (d2: 18
-# files). Held only while the pass runs in this process (`holding_trees`, the main process:
-# a pool's workers keep nothing), bounded by their texts' size; when the pass ends only the
-# trees of the files it names (`keep_held`) stay, each until its first reader takes it.
+# of its 55). Held only while the pass runs, in its process (`holding_trees`; a worker the
+# pool forks meanwhile keeps nothing), the newest within a bound on their texts' size; when
+# the pass ends only the trees of the files it names (`keep_held`) stay, each until its first
+# reader takes it, and the run drops the rest (`drop_held`).
 _HELD: Dict[str, ast.Module] = {}
 _HELD_PATHS: Dict[str, str] = {}  # path -> its text, for the trees a summary tagged
-_MAX_HELD_CHARS = 1 << 21  # ~50 MB of trees at most
+_MAX_HELD_CHARS = 1 << 18  # ~7 MB of trees (fairseq: 1 << 21 held ~65 MB more at the peak)
 _held_chars = 0
-_holding = False
+_holding = 0  # the id of the process holding them
 
 
 @contextlib.contextmanager
 def holding_trees():
     global _holding
-    _holding = True
+    _holding = os.getpid()
     try:
         yield
     finally:
-        _holding = False
+        _holding = 0
 
 
 def _hold(source: str, tree: ast.Module) -> None:
     global _held_chars
     with _TREES_LOCK:
-        if source not in _HELD and _held_chars + len(source) <= _MAX_HELD_CHARS:
-            _HELD[source] = tree
-            _held_chars += len(source)
+        if source in _HELD or len(source) > _MAX_HELD_CHARS:
+            return
+        _HELD[source] = tree
+        _held_chars += len(source)
+        while _held_chars > _MAX_HELD_CHARS:  # the oldest go first
+            oldest = next(iter(_HELD))
+            del _HELD[oldest]
+            _drop_held(oldest)
 
 
 def _drop_held(source: str) -> None:
