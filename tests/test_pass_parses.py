@@ -300,3 +300,41 @@ def test_the_summary_walks_each_statement_once_for_its_lambdas(monkeypatch):
     answers = [summary_module._in_lambda(site, memo) for site in sites]
     assert answers == [_old_in_lambda(site) for site in sites]
     assert answers.count(True) == 2  # self.test(...) and self.after_test(...)
+
+
+HEADS = '''"""Dense heads (mmdet/models/dense_heads/retina_head.py)."""
+import torch.nn as nn
+
+from mmdet.registry import MODELS
+
+
+@MODELS.register_module()
+class RetinaHead(nn.Module):
+    def __init__(self, num_classes, in_channels, loss_cls=dict(type="FocalLoss")):
+        super().__init__()
+        self.cls_convs = nn.ModuleList([nn.Conv2d(in_channels, in_channels, 3) for _ in range(4)])
+        self.retina_cls = nn.Conv2d(in_channels, num_classes, 3)
+
+    def forward(self, x):
+        for conv in self.cls_convs:
+            x = conv(x)
+        return self.retina_cls(x)
+'''
+
+
+def test_a_text_the_registry_search_parsed_is_not_checked_again(tmp_path, monkeypatch):
+    """mmdetection's registry search reads the registrations of every file that registers a
+    class (its own `ast` parse, which it changes); the lint after the pass then checked each
+    such file with `symtable` (mmdet: 92 files)."""
+    from amplint.run import project_inputs
+
+    monkeypatch.setattr(parsing, "_ACCEPTED", {}, raising=False)
+    path = tmp_path / "retina_head.py"
+    path.write_text(HEADS)
+    found = project_inputs.registrations_file(str(path))
+    assert [name for _, name in found] == ["RetinaHead"]
+    checks = []
+    real = symtable.symtable
+    monkeypatch.setattr(symtable, "symtable", lambda *a, **k: checks.append(1) or real(*a, **k))
+    assert parsing.syntax_error(HEADS) is None
+    assert checks == []
