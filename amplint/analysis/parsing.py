@@ -7,10 +7,11 @@ from __future__ import annotations
 import ast
 import collections
 import contextlib
+import os
 import symtable
 import threading
 import warnings
-from typing import Optional
+from typing import Dict, Iterable, List, Optional
 
 import libcst as cst
 
@@ -58,9 +59,8 @@ def _no_validation(self) -> None:
 
 def syntax_error(source: str) -> Optional[str]:
     """`line:col: syntax error: message` as Python reports it, or None when it parses."""
-    with _TREES_LOCK:
-        if source in _TREES:  # python_tree's `ast.parse` took it: the same parser, no error
-            return None
+    if parsed_before(source):  # python_tree's `ast.parse` took it: the same parser, no error
+        return None
     try:
         # Python's parser without turning its tree into Python objects (a third cheaper); a
         # symbol table needs the tree, so whatever it accepts parses. Anything it rejects (its
@@ -68,6 +68,7 @@ def syntax_error(source: str) -> Optional[str]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             symtable.symtable(source, "<amplint>", "exec")
+        _accepted(source)  # (the same text again: an empty `__init__.py`, a copied file)
         return None
     except Exception:
         pass
@@ -116,9 +117,17 @@ def python_tree(source: str) -> ast.Module:
         if tree is not None:
             _TREES.move_to_end(source)
             return tree
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        tree = ast.parse(source)
+    with _TREES_LOCK:
+        tree = _HELD.pop(source, None)
+        if tree is not None:
+            _drop_held(source)
+    if tree is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+        _accepted(source)
+        if _holding == os.getpid():
+            _hold(source, tree)
     if len(source) <= _MAX_TREE_CHARS // 4:
         with _TREES_LOCK:
             if source not in _TREES:
@@ -127,3 +136,108 @@ def python_tree(source: str) -> ast.Module:
             while len(_TREES) > _MAX_TREES or _kept_chars > _MAX_TREE_CHARS:
                 _kept_chars -= len(_TREES.popitem(last=False)[0])
     return tree
+
+
+# The texts `ast.parse` (or `syntax_error`'s own check) accepted in this process (issue 34).
+# `syntax_error` answers None for them without asking Python's parser again: a file the project pass summarised from `ast`, or
+# a reader of the pass parsed, is checked by the lint after the pass, when its tree is long
+# gone from the few kept above (d2: 41 of its 457 checks; fairseq 166 of 714). The texts, not
+# their trees, by length (most lengths are met once: no text is hashed), bounded by their size.
+_ACCEPTED: Dict[int, List[str]] = {}
+_MAX_ACCEPTED_CHARS = 1 << 25
+_accepted_chars = 0
+
+
+def _accepted(source: str) -> None:
+    global _accepted_chars
+    with _TREES_LOCK:
+        if _accepted_chars + len(source) > _MAX_ACCEPTED_CHARS:
+            _ACCEPTED.clear()
+            _accepted_chars = 0
+        same = _ACCEPTED.setdefault(len(source), [])
+        if source not in same:
+            same.append(source)
+            _accepted_chars += len(source)
+
+
+def own_tree(source: str) -> ast.Module:
+    """`ast.parse(source)` for a reader that changes its tree (not shared), raising as it does;
+    its text then counts as accepted (mmdet: 92 registration reads, checked again after)."""
+    tree = ast.parse(source)
+    _accepted(source)
+    return tree
+
+
+def parsed_before(source: str) -> bool:
+    """Did python_tree's `ast.parse` or `syntax_error` accept this text in this process?"""
+    with _TREES_LOCK:
+        return source in _ACCEPTED.get(len(source), ())
+
+
+# The trees the project pass makes, held past the few kept above for the lint of the same
+# file after the pass (issue 34): a file the pass summarised on demand from `ast` and then gave
+# entries is read by the lint's prefilter (prefilter_entries), which parsed it again (d2: 18
+# of its 55). Held only while the pass runs, in its process (`holding_trees`; a worker the
+# pool forks meanwhile keeps nothing), the newest within a bound on their texts' size; when
+# the pass ends only the trees of the files it names (`keep_held`) stay, each until its first
+# reader takes it, and the run drops the rest (`drop_held`).
+_HELD: Dict[str, ast.Module] = {}
+_HELD_PATHS: Dict[str, str] = {}  # path -> its text, for the trees a summary tagged
+_MAX_HELD_CHARS = 1 << 18  # ~7 MB of trees (fairseq: 1 << 21 held ~65 MB more at the peak)
+_held_chars = 0
+_holding = 0  # the id of the process holding them
+
+
+@contextlib.contextmanager
+def holding_trees():
+    global _holding
+    _holding = os.getpid()
+    try:
+        yield
+    finally:
+        _holding = 0
+
+
+def _hold(source: str, tree: ast.Module) -> None:
+    global _held_chars
+    with _TREES_LOCK:
+        if source in _HELD or len(source) > _MAX_HELD_CHARS:
+            return
+        _HELD[source] = tree
+        _held_chars += len(source)
+        while _held_chars > _MAX_HELD_CHARS:  # the oldest go first
+            oldest = next(iter(_HELD))
+            del _HELD[oldest]
+            _drop_held(oldest)
+
+
+def _drop_held(source: str) -> None:
+    global _held_chars
+    _held_chars -= len(source)
+    for path in [path for path, text in _HELD_PATHS.items() if text is source or text == source]:
+        del _HELD_PATHS[path]
+
+
+def tag_held(path: str, source: str) -> None:
+    """`path`'s text is `source`: a held tree of it may be kept past the pass (`keep_held`)."""
+    with _TREES_LOCK:
+        if source in _HELD:
+            _HELD_PATHS[path] = source
+
+
+def keep_held(paths: Iterable[str]) -> None:
+    """The pass is over: keep only the held trees of these files (their tags), drop the rest."""
+    global _held_chars
+    wanted = set(paths)
+    with _TREES_LOCK:
+        kept = {path: text for path, text in _HELD_PATHS.items() if path in wanted}
+        trees = {text: _HELD[text] for text in kept.values()}
+        _HELD.clear()
+        _HELD.update(trees)
+        _HELD_PATHS.clear()
+        _HELD_PATHS.update(kept)
+        _held_chars = sum(len(text) for text in trees)
+
+
+def drop_held() -> None:
+    keep_held(())

@@ -15,7 +15,7 @@ from amplint.analysis.engine import Settings
 from amplint.workspace.files import DEFAULT_EXCLUDES, ReadError, read_source
 from amplint.analysis.facts import FileFacts
 from amplint.run.parallel import Workers, cached_imap, cycles_collected_after, is_huge
-from amplint.analysis.parsing import parse
+from amplint.analysis.parsing import holding_trees, keep_held, parse, tag_held
 from amplint.analysis.project import build, needs_summary
 from amplint.analysis.project.ast_registrations import ast_registrations
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
@@ -71,7 +71,7 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
         summaries = summaries()
     view = _KeyedLazy(keys, _LazyTexts())
     own = not isinstance(jobs, Workers)
-    with Workers(jobs) if own else contextlib.nullcontext(jobs) as workers:
+    with Workers(jobs) if own else contextlib.nullcontext(jobs) as workers, holding_trees():
         project = build(view, settings, config, summaries=summaries,
                         summarize_many=lambda wanted: summaries_of(wanted, cache, workers),
                         registrations_many=lambda wanted: registrations_of(wanted, cache, workers))
@@ -84,6 +84,7 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     for more in (remote, functions):  # scaler callees, classes of other files
         for path, found in more.items():
             entries[path] = tuple(entries.get(path, ())) + found
+    keep_held(entries)  # the trees of the files the lint reads next with their entries
     if key is not None:
         cache.put(key, {"project": len(entries)}, blob=entries)
     return entries
@@ -212,6 +213,7 @@ def summarize_file(path: str):
             if not needs_summary(text):  # no region, no setting: the same summary from `ast`
                 found = ast_summary(path, text)
                 if not isinstance(found, Refusal):
+                    tag_held(path, text)  # (the main process's pass: its tree, for the lint)
                     return found
             module = parse(text)
             return portable_summary(path, text, module, FileFacts(module))

@@ -19,6 +19,7 @@ from amplint.workspace.cache import Cache
 from amplint.workspace.config import Config, expand
 from amplint.analysis.diagnostics import drop_chain_duplicates
 from amplint.analysis.engine import FileResult, Settings, internal_error_result
+from amplint.analysis.parsing import drop_held
 from amplint.workspace.files import Excludes, discover
 from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
 from amplint.run.progress import Progress
@@ -217,8 +218,11 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
     for index, result in zip(rest, found):
         result.summary = result.scaler = None
         results[index] = result
-    return _final(results, targets, per_file, options, entries, cache,
-                  (meter, counted + len(rest))), failure
+    try:
+        return _final(results, targets, per_file, options, entries, cache,
+                      (meter, counted + len(rest))), failure
+    finally:
+        drop_held()  # the pass's trees no lint took
 
 
 def _lint_ahead(cache, items, results, workers: Workers) -> Optional[LintAhead]:

@@ -19,6 +19,7 @@ import ast
 import warnings
 from typing import List, Optional, Tuple
 
+from amplint.analysis.parsing import own_tree
 from amplint.analysis.project.ast_flow import AstFlowCollector
 from amplint.analysis.project.ast_summary import _AstSummarizer
 from amplint.analysis.project.ast_tree import call_args, dotted
@@ -35,7 +36,7 @@ def ast_registrations(path: str, text: str) -> Optional[List[Registration]]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            module = ast.parse(text)
+            module = own_tree(text)  # (its function bodies are dropped below)
         if not _indented_class(text):
             _drop_function_bodies(module.body)
         flow = AstFlowCollector(_AstSummarizer(path, text, module))

@@ -12,7 +12,7 @@ propagation), its classes (bases, methods, decorators) and framework mixed-preci
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -51,14 +51,19 @@ def own_region(site: CallSite) -> Optional[Region]:
     return None
 
 
-def _in_lambda(site: CallSite) -> bool:
+def _in_lambda(site: CallSite, inside: Dict[int, Set[int]]) -> bool:
     """A call in a lambda's body runs where the lambda is called (flowfacts' `_lambdas` records
-    it at that call), not where it is written."""
+    it at that call), not where it is written. `inside`: statement -> the nodes of its lambdas'
+    bodies, each statement walked once (a walk per call read a class statement's whole body
+    for each of its calls: d2's first pass, 462 walks)."""
     stmt = site.line_stmt if site.line_stmt is not None else site.top_stmt
-    for node in iter_nodes(stmt) if stmt is not None else ():
-        if isinstance(node, cst.Lambda) and any(inner is site.node for inner in iter_nodes(node.body)):
-            return True
-    return False
+    if stmt is None:
+        return False
+    found = inside.get(id(stmt))
+    if found is None:
+        found = inside[id(stmt)] = {id(inner) for node in iter_nodes(stmt) if isinstance(node, cst.Lambda)
+                                    for inner in iter_nodes(node.body)}
+    return id(site.node) in found
 
 
 _WHAT = {
@@ -133,6 +138,7 @@ class _Summarizer:
         region_calls = {id(site) for site in self.facts.regions.region_calls}
         flow = FlowCollector(self)
         flow.collect()
+        lambdas: Dict[int, Set[int]] = {}
         for site in tree.calls:
             record_self_call(self, site)
             external = self._external(site)
@@ -143,7 +149,7 @@ class _Summarizer:
                 if dynamic and region is not None and region.active:
                     root = self.region_index(region.root)
             reached = None
-            if dynamic and id(site) not in region_calls and not _in_lambda(site):
+            if dynamic and id(site) not in region_calls and not _in_lambda(site, lambdas):
                 region = self.facts.regions.region_of(site.frame)
                 # a same-file function a region of the file calls (its region is decided here);
                 # a call in a lambda's body is the lambda's call site's (flowfacts' `_lambdas`)
