@@ -32,6 +32,7 @@ from amplint.analysis.facts.float32_evidence import Float32Evidence
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
 from amplint.analysis.facts.half_values import frames_by_body
+from amplint.analysis.facts.returned_escapes import returned_escape
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.syntax import code_children
@@ -54,8 +55,12 @@ class Entry:
     in_region: bool = False
     node: Optional[cst.CSTNode] = None  # "half": the producing expression
     region: Optional[Region] = None
-    escaped: Optional[cst.With] = None  # "half": the with statement whose end it outlived
+    escaped: Optional[cst.CSTNode] = None  # "half": the with statement whose end it outlived
+    # (for a value returned by another file's function: the call that returned it)
     value: Optional[cst.BaseExpression] = None  # the assigned value
+    # a region of another file (region is None): "float16 from the autocast region at a.py:3
+    # (returned by `f` at a.py:4)"
+    cite: str = ""
 
 
 class EscapeAnalysis(Float32Evidence):
@@ -92,6 +97,10 @@ class EscapeAnalysis(Float32Evidence):
         region = self._half_region(frame)
         if region is not None and self._produces_half(root, frame):
             return Entry("half", True, root, region)
+        if self.facts.active_region(frame) is None:
+            remote = self._remote_return(root, frame)
+            if remote is not None and remote.kind == "half":
+                return remote
         return None
 
     def escaped(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Entry]:
@@ -242,6 +251,8 @@ class EscapeAnalysis(Float32Evidence):
         if region is not None and self._produces_half(root, frame):
             return Entry("half", True, root, region, value=value)
         returned = self._method_return(value, frame) if region is None else None
+        if returned is None and self.facts.active_region(frame) is None:
+            returned = self._remote_return(root, frame)
         if returned is not None:
             return replace(returned, in_region=False, value=value)
         if isinstance(value, cst.Call) and half_cast_dtype(value, frame) is not None:
@@ -352,6 +363,16 @@ class EscapeAnalysis(Float32Evidence):
         if all(e.kind == "f32" for e in entries):
             return entries[0]
         return None
+
+    def _remote_return(self, value: cst.BaseExpression, frame: Frame) -> Optional[Entry]:
+        """A call of a function of another file that returns an escaped half (or a float32)
+        value on every path (amplint.analysis.facts.returned_escapes)."""
+        found = returned_escape(self.facts, value, frame) if self.facts.entries else None
+        if found is None:
+            return None
+        if found.kind == "f32":
+            return Entry("f32", value=value)
+        return Entry("half", False, value, None, escaped=value, value=value, cite=found.cite)
 
     def _method_callee(self, func: cst.Attribute, frame: Frame) -> Optional[Frame]:
         """The method `inst.name` / `self.name` runs: `inst` a local bound once in this scope

@@ -9,6 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Applicability, Diagnostic
 from amplint.analysis.diagnostics import Severity
 from amplint.analysis.facts.escape import Entry
+from amplint.analysis.facts.returned_escapes import EntryReturnsEscaped
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import argument, method_call
@@ -295,7 +296,8 @@ class AutocastOutputEscape(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
-        if not any(region.active for _, _, region in facts.regions.explicit_regions()):
+        if not any(region.active for _, _, region in facts.regions.explicit_regions()) and not any(
+                isinstance(e, EntryReturnsEscaped) and e.kind == "half" for e in facts.entries):
             return
         escape = facts.escape
         found: List[Tuple[cst.BaseExpression, Entry, str, Frame]] = []
@@ -367,17 +369,22 @@ class AutocastOutputEscape(Rule):
             "Index put requires the source and destination dtypes match"
             if "buffer" in use else "expected mat1 and mat2 to have the same dtype"
         )
-        dtype = region.dtype or "half (float16 or bfloat16)"
         text = ctx.module.code_for_node(node).strip()
         if len(text) > 40:
             text = text[:37] + "..."
         text = text.replace("{", "{{").replace("}", "}}")
+        if region is None:  # returned by a function of another file (facts.returned_escapes)
+            where = entry.cite.replace("{", "{{").replace("}", "}}")
+            related = {}
+        else:
+            dtype = region.dtype or "half (float16 or bfloat16)"
+            where = (f"{dtype} from the autocast region at line {{region_line}} (produced at "
+                     f"line {{produced_line}})")
+            related = {"region_line": region.root.origin, "produced_line": entry.node}
         message = (
-            f"`{text}` is {dtype} from the autocast region at line {{region_line}} (produced at "
-            f"line {{produced_line}}) and is used after the region in {use}: 'RuntimeError: "
+            f"`{text}` is {where} and is used after the region in {use}: 'RuntimeError: "
             f"{error}'; cast it back with `.float()` after the region"
         )
-        related = {"region_line": region.root.origin, "produced_line": entry.node}
         fix = self.fix(
             Applicability.UNSAFE,
             "cast it to float32 with `.float()`",
