@@ -32,7 +32,7 @@ from amplint.analysis.facts.float32_evidence import Float32Evidence
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
 from amplint.analysis.facts.half_values import frames_by_body
-from amplint.analysis.facts.returned_escapes import returned_escape
+from amplint.analysis.facts.returned_escapes import escaped_params, returned_escape
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.syntax import code_children
@@ -83,6 +83,9 @@ class EscapeAnalysis(Float32Evidence):
                     p.name.value: Entry("param")
                     for p in _params(node) if p.name.value not in ("self", "cls")
                 }
+                for name, cite in (escaped_params(facts, frame) if facts.entries else {}).items():
+                    if name in state:  # half from a caller of another file, after its region
+                        state[name] = Entry("half", node=node.name, escaped=node.name, cite=cite)
                 body = node.body
                 self._walk_scope(frame, body.body if isinstance(body, cst.IndentedBlock) else [body], state)
 

@@ -60,3 +60,28 @@ def _table(facts) -> Dict[Tuple[str, Tuple[str, ...]], EntryReturnsEscaped]:
         found = {(e.scope, e.callee): e for e in facts.entries if isinstance(e, EntryReturnsEscaped)}
         facts.__dict__["_returned_escapes"] = found
     return found
+
+
+@dataclass(frozen=True)
+class EntryParamEscaped:
+    """Parameter `param` of function `scope` (its key in this file) gets, at a call of another
+    file outside any region, a half value that escaped that file's region
+    (amplint.analysis.project.escape_args)."""
+
+    scope: str
+    param: str
+    cite: str  # "float16 from the autocast region at train.py:30 (produced at line 31), passed by the call at train.py:33"
+
+
+def escaped_params(facts, function: Frame) -> Dict[str, str]:
+    """Parameter name -> cite, for the parameters of `function` that callers of other files bind
+    to an escaped half value; none for a staticmethod or classmethod (the binding counted
+    `self`)."""
+    entries = [e for e in facts.entries if isinstance(e, EntryParamEscaped)]
+    node = function.node
+    if not entries or not isinstance(node, cst.FunctionDef) or any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+            for d in node.decorators):
+        return {}
+    key = scope_key(function)
+    return {e.param: e.cite for e in entries if e.scope == key}

@@ -9,7 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Applicability, Diagnostic
 from amplint.analysis.diagnostics import Severity
 from amplint.analysis.facts.escape import Entry
-from amplint.analysis.facts.returned_escapes import EntryReturnsEscaped
+from amplint.analysis.facts.returned_escapes import EntryParamEscaped, EntryReturnsEscaped
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import argument, method_call
@@ -297,7 +297,8 @@ class AutocastOutputEscape(Rule):
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
         if not any(region.active for _, _, region in facts.regions.explicit_regions()) and not any(
-                isinstance(e, EntryReturnsEscaped) and e.kind == "half" for e in facts.entries):
+                isinstance(e, EntryParamEscaped) or isinstance(e, EntryReturnsEscaped) and e.kind == "half"
+                for e in facts.entries):
             return
         escape = facts.escape
         found: List[Tuple[cst.BaseExpression, Entry, str, Frame]] = []
