@@ -70,7 +70,9 @@ class EntryParamEscaped:
 
     scope: str
     param: str
-    cite: str  # "float16 from the autocast region at train.py:30 (produced at line 31), passed by the call at train.py:33"
+    # "float16 from the autocast region at train.py:30 (produced at line 31), passed by the call
+    # at train.py:33"
+    cite: str
 
 
 def escaped_params(facts, function: Frame) -> Dict[str, str]:
