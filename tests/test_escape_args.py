@@ -3,13 +3,14 @@
 it through facts/returned_escapes.py, and AMP105 reports the callee's dtype-strict use).
 
 tests/projects/escape_args_arcface imitates deepinsight/insightface's recognition/arcface_torch:
-train_v2.py computes the embeddings under `torch.autocast` (backbones.get_model plus a linear
-neck) and, after the region, calls the `PartialFC_V2` module of partial_fc_v2.py, whose forward
+train_v2.py computes the embeddings under `torch.autocast` with the MobileFaceNet module that
+backbones.get_model builds (backbones/mobilefacenet.py: its output under the region is the
+region's half value, project/module_outputs.py) and, after the region, calls the `PartialFC_V2` module of partial_fc_v2.py, whose forward
 runs `F.linear` of the normalised embeddings against its float32 class centres
 (`torch.nn.Parameter(torch.normal(0, 0.01, ...))`), and its `update_centers` method, which
 writes them into the centres with `index_copy_`. Proven by running it on CPU under bfloat16
-autocast: 'expected mat1 and mat2 to have the same dtype' and 'Index put requires the source
-and destination dtypes match'; the twin that casts back with `.float()` trains.
+autocast: 'expected mat1 and mat2 to have the same dtype' and 'index_copy_(): self and source
+expected to have the same dtype'; the twin that casts back with `.float()` trains.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from project_files import PROJECTS, cli_findings, code_findings, load
 
 NAME = "escape_args_arcface"
 FINDINGS = [("partial_fc_v2.py", 17, "AMP105"), ("partial_fc_v2.py", 24, "AMP105")]
-EMBED = "            local_embeddings = neck(backbone(img))\n"
-CAST_BACK = ((EMBED, "            local_embeddings = neck(backbone(img)).float()\n"),)
+EMBED = "            local_embeddings = backbone(img)\n"
+CAST_BACK = ((EMBED, "            local_embeddings = backbone(img).float()\n"),)
 CPU = (('device="cuda"', 'device="cpu"'),
        ("torch.autocast(cfg.device, enabled=cfg.fp16)",
         "torch.autocast(cfg.device, dtype=torch.bfloat16, enabled=cfg.fp16)"))
@@ -41,9 +42,10 @@ def test_half_embeddings_passed_to_another_files_module_and_method_are_reported_
     found, results = code_findings(load(NAME), "AMP105", Settings.default())
     assert found == FINDINGS
     messages = [d.message for r in results.values() for d in r.diagnostics if d.code == "AMP105"]
-    assert "from the autocast region at train_v2.py:23 (produced at line 24), passed by the call at " \
-           "train_v2.py:25" in messages[0]
-    assert "passed by the call at train_v2.py:30" in messages[1]
+    assert "from the autocast region at train_v2.py:21 (produced at line 22), passed by the call at " \
+           "train_v2.py:23" in messages[0]
+    assert "passed by the call at train_v2.py:28" in messages[1]
+    assert "'RuntimeError: index_copy_(): self and source expected to have the same dtype'" in messages[1]
 
 
 def test_the_cpu_bfloat16_twin_is_reported_too():
@@ -52,6 +54,23 @@ def test_the_cpu_bfloat16_twin_is_reported_too():
 
 def test_embeddings_cast_back_in_the_region_are_silent():
     assert amp105(load(NAME, CAST_BACK)) == []
+
+
+def test_a_torch_module_output_is_followed_the_same_way():
+    files = load(NAME, ((EMBED, "            local_embeddings = neck(img.flatten(1))\n"),
+                        ("    module_partial_fc = PartialFC_V2(", "    neck = torch.nn.Linear(768, 16)\n    module_partial_fc = PartialFC_V2(")))
+    assert amp105(files) == FINDINGS
+
+
+def test_a_backbone_class_whose_bases_are_not_followed_is_not_taken_as_a_module():
+    files = load(NAME, (("class MobileFaceNet(nn.Module):", "class MobileFaceNet(Backbone):"),
+                        ("from torch import nn\n", "from torch import nn\n\nfrom timm.models import Backbone\n")))
+    assert amp105(files) == []
+
+
+def test_a_backbone_a_function_returns_is_not_a_module_output():
+    files = load(NAME, (("        return MobileFaceNet(**kwargs)\n", "        return lambda img: img.flatten(1)[:, :16]\n"),))
+    assert amp105(files) == []
 
 
 def test_a_call_inside_the_region_is_silent():
@@ -127,16 +146,16 @@ def test_the_reported_uses_raise_on_cpu_bfloat16(tmp_path, monkeypatch):
     import torch
 
     train, pfc = _modules(tmp_path, monkeypatch)
-    neck = torch.nn.Linear(8, 16)
+    backbone = importlib.import_module("backbones").get_model("mbf", num_features=16)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        embeddings = neck(torch.randn(4, 8))
-    assert embeddings.dtype == torch.bfloat16  # what the caller's entry claims
+        embeddings = backbone(torch.randn(4, 3, 16, 16))
+    assert embeddings.dtype == torch.bfloat16  # the module output the caller's entry claims half
     module = pfc.PartialFC_V2(train.CosFace(), 16, 20)
     assert module.weight.dtype == torch.float32  # torch.normal(0, 0.01, size)
     labels = torch.tensor([1, 2, 3, 4])
     with pytest.raises(RuntimeError, match="same dtype"):
         module(embeddings, labels)
-    with pytest.raises(RuntimeError, match="same dtype"):
+    with pytest.raises(RuntimeError, match=r"index_copy_\(\): self and source expected to have the same dtype"):
         module.update_centers(embeddings.detach(), labels)
     with pytest.raises(RuntimeError, match="same dtype"):
         train.main("ms1mv3_r50")

@@ -34,7 +34,7 @@ from amplint.analysis.facts.float32_evidence import Float32Evidence
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
 from amplint.analysis.facts.half_values import frames_by_body
-from amplint.analysis.facts.returned_escapes import escaped_params
+from amplint.analysis.facts.returned_escapes import escaped_params, module_output
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.syntax import code_children
@@ -331,7 +331,9 @@ class EscapeAnalysis(Float32Evidence, EscapeCallees):
         if cls is None and isinstance(func, cst.Attribute):
             owner = graph.self_attr_owner(func, frame)
             cls = graph.self_instances.get(owner) if owner is not None else None
-        return cls is not None and self._is_module_class(cls)
+        if cls is not None:
+            return self._is_module_class(cls)
+        return bool(self.facts.entries) and module_output(self.facts, func, frame)
 
     def _is_module_class(self, name: str, depth: int = 0) -> bool:
         cls = self.facts.tree.classes.get(name)

@@ -87,3 +87,26 @@ def escaped_params(facts, function: Frame) -> Dict[str, str]:
         return {}
     key = scope_key(function)
     return {e.param: e.cite for e in entries if e.scope == key}
+
+
+@dataclass(frozen=True)
+class EntryModuleOutput:
+    """`callee(...)` (a name, or `self.attr`) in function `scope` of this file runs the forward
+    of project module classes of other files (amplint.analysis.project.module_outputs): under a
+    region, its output is the region's half value, as a module class of this file's is."""
+
+    scope: str
+    callee: Tuple[str, ...]
+    classes: str  # "IResNet in backbones/iresnet.py", for messages
+
+
+def module_output(facts, func: cst.BaseExpression, frame: Frame) -> bool:
+    """The project says `func(...)` at `frame` calls a module of another file."""
+    found = facts.__dict__.get("_module_outputs")
+    if found is None:
+        found = {(e.scope, e.callee) for e in facts.entries if isinstance(e, EntryModuleOutput)}
+        facts.__dict__["_module_outputs"] = found
+    if not found:
+        return False
+    dotted = dotted_name(func)
+    return dotted is not None and (scope_key(frame.scope) if frame.scope is not None else "", tuple(dotted)) in found

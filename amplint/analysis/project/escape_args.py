@@ -53,6 +53,11 @@ def _half_arguments(project, path: str) -> List[tuple]:
     if parsed is None:
         return []
     module, facts = parsed
+    outputs = project.__dict__.get("module_outputs", {}).get(path)
+    if outputs:  # the file's walk, with the modules of other files it calls under its regions
+        from amplint.analysis.facts import FileFacts
+
+        facts = FileFacts(module, tuple(sorted(outputs, key=repr)))
     escape = facts.escape
     found = []
     for site in facts.tree.calls:
@@ -114,7 +119,9 @@ def _note_callee(project, path: str, key: str, call: cst.Call, line: int, slot, 
         return
     project.__dict__.setdefault("escape_args", {}).setdefault(where, set()).add(
         EntryParamEscaped(target_key, param, cite))
-    project.__dict__.setdefault("escape_arg_deps", {}).setdefault(where, set()).add(path)
+    deps = project.__dict__.setdefault("escape_arg_deps", {}).setdefault(where, set())
+    deps.add(path)
+    deps.update(project.__dict__.get("module_output_deps", {}).get(path, ()))  # what made it half
 
 
 def _param(project, path: str, key: str, slot) -> Optional[str]:

@@ -28,6 +28,14 @@ WRITE_METHODS = {
     "scatter_": (2, "src"), "scatter_add_": (2, "src"),
 }
 
+# what torch 2.13 raises for each write method (an indexed write and index_put_ say "Index put")
+WRITE_ERRORS = {
+    "index_add_": "index_add_(): self (Float) and source (...) must have the same scalar type",
+    "index_copy_": "index_copy_(): self and source expected to have the same dtype",
+    "scatter_": "scatter(): Expected self.dtype to be equal to src.dtype",
+    "scatter_add_": "scatter(): Expected self.dtype to be equal to src.dtype",
+}
+
 
 class AutocastOutputEscape(Rule):
     """## What it does
@@ -366,7 +374,7 @@ class AutocastOutputEscape(Rule):
 
     def _diagnostic(self, ctx, node, entry: Entry, use: str) -> Diagnostic:
         region = entry.region
-        error = (
+        error = next((text for method, text in WRITE_ERRORS.items() if f"`.{method}`" in use), None) or (
             "Index put requires the source and destination dtypes match"
             if "buffer" in use else "expected mat1 and mat2 to have the same dtype"
         )

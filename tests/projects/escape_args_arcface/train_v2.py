@@ -2,7 +2,6 @@ import argparse
 import importlib
 
 import torch
-from torch import nn
 
 from backbones import get_model
 from losses import CosFace
@@ -11,17 +10,16 @@ from partial_fc_v2 import PartialFC_V2
 
 def main(config_name):
     cfg = importlib.import_module(f"configs.{config_name}").config
-    backbone = get_model(cfg.network).to(cfg.device)
-    neck = nn.Linear(8, cfg.embedding_size).to(cfg.device)
+    backbone = get_model(cfg.network, num_features=cfg.embedding_size).to(cfg.device)
     module_partial_fc = PartialFC_V2(CosFace(), cfg.embedding_size, cfg.num_classes).to(cfg.device)
-    params = list(backbone.parameters()) + list(neck.parameters()) + list(module_partial_fc.parameters())
+    params = list(backbone.parameters()) + list(module_partial_fc.parameters())
     opt = torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
     amp = torch.amp.GradScaler(cfg.device, enabled=cfg.fp16)
     for _ in range(cfg.num_epoch):
         img = torch.randn(4, 3, 16, 16, device=cfg.device)
         local_labels = torch.randint(0, cfg.num_classes, (4,), device=cfg.device)
         with torch.autocast(cfg.device, enabled=cfg.fp16):
-            local_embeddings = neck(backbone(img))
+            local_embeddings = backbone(img)
         loss = module_partial_fc(local_embeddings, local_labels)
         amp.scale(loss).backward()
         amp.step(opt)

@@ -1,7 +1,7 @@
-from torch import nn
+from .mobilefacenet import MobileFaceNet
 
 
-def get_model(name, num_features=512):
+def get_model(name, **kwargs):
     if name == "mbf":
-        return nn.Sequential(nn.Conv2d(3, 8, 3, stride=2), nn.PReLU(8), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        return MobileFaceNet(**kwargs)
     raise ValueError(name)
