@@ -50,6 +50,12 @@ class AutocastOutputEscape(Rule):
     it, or an advanced-index write (`buf[idx] = v`, `index_add_/index_copy_/index_put_/
     scatter_`) into a float32 buffer.
 
+    Across files (a project linted as a whole), the value is followed where the class flow
+    resolves the call to one function: returned out of a region by a function or method of
+    another file (reported at the caller's use), computed under a region by a module class of
+    another file, or passed after the region into a function, method or module of another file
+    (reported at that file's use of the parameter, citing the call).
+
     ## Why is this bad?
     Autocast casts the inputs of the ops it knows only while the region is active. The
     region's outputs stay half after the `with` ends, and meeting float32 weights there raises
