@@ -58,7 +58,10 @@ def _half_arguments(project, path: str) -> List[tuple]:
         from amplint.analysis.facts import FileFacts
 
         facts = FileFacts(module, tuple(sorted(outputs, key=repr)))
-    escape = facts.escape
+    try:
+        escape = facts.escape
+    except (RecursionError, MemoryError):  # the walk's limits: nothing is named
+        return []
     found = []
     for site in facts.tree.calls:
         frame, call = site.frame, site.node

@@ -56,7 +56,10 @@ def _returning_functions(project, path: str) -> List[Tuple[str, str, str, str, s
     if parsed is None:
         return []
     module, facts = parsed
-    escape = facts.escape
+    try:
+        escape = facts.escape
+    except (RecursionError, MemoryError):  # the walk's limits: nothing is named
+        return []
     found, floats = [], []
     for frame in facts.tree.frames:
         node = frame.node

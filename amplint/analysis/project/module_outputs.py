@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-import libcst as cst
-
 from amplint.analysis.facts.returned_escapes import EntryModuleOutput
 from amplint.analysis.facts.tree import scope_key
 from amplint.analysis.project.function_entries import parsed_facts
@@ -49,7 +47,10 @@ def _region_calls(project, path: str):
     if parsed is None:
         return []
     module, facts = parsed
-    escape = facts.escape
+    try:
+        escape = facts.escape
+    except (RecursionError, MemoryError):  # the walk's limits: nothing is named
+        return []
     graph = facts.callgraph
     found = []
     for site in facts.tree.calls:
