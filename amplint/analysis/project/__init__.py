@@ -276,7 +276,9 @@ class ProjectFacts(ProjectResolver):
         param_device_entries(self)
         escape_return_entries(self)
         module_output_entries(self)
-        escape_arg_entries(self)  # (reads the module outputs of the calling files)
+        # the module outputs stay in the pass (escape_args reads them): handed to the calling
+        # file, they would have every region file that calls a project module linted twice
+        escape_arg_entries(self)
         params_dtype_entries(self, set(self._entries) | set(self.first_pass))
         class_dtype_entries(self, set(self._entries) | set(self.first_pass))
         backward_method_entries(self)
@@ -287,15 +289,13 @@ class ProjectFacts(ProjectResolver):
         # properties a class inherits from another file (property_entries.py), class attributes
         # read as a dtype through the classes that can be self (class_dtype_entries.py), values
         # returned out of a region to callers in other files (escape_returns.py) or passed out of
-        # one to functions of other files (escape_args.py), modules of other files called under a
-        # region (module_outputs.py)
+        # one to functions of other files (escape_args.py)
         for found, deps in (("nograd_calls", "nograd_deps"), ("wrapped_calls", "wrapped_deps"),
                             ("param_regions", "param_deps"), ("opener_regions", "opener_deps"),
                             ("device_params", "device_deps"), ("property_dtypes", "property_deps"),
                             ("class_dtypes", "class_dtype_deps"),
                             ("backward_calls", "backward_deps"), ("attr_regions", "attr_deps"),
-                            ("escape_returns", "escape_return_deps"), ("escape_args", "escape_arg_deps"),
-                            ("module_outputs", "module_output_deps")):
+                            ("escape_returns", "escape_return_deps"), ("escape_args", "escape_arg_deps")):
             for path, calls in self.__dict__.get(found, {}).items():
                 self._entries[path] = tuple(self._entries.get(path, ())) + tuple(sorted(calls, key=repr))
                 self._deps.setdefault(path, set()).update(self.__dict__[deps][path])

@@ -11,6 +11,11 @@ to the forward of project classes only, every one of which is a module (its base
 `torch.nn.*` through project classes). Anything else (a function, an unresolved value, a class
 whose bases the project cannot follow) is not named.
 
+The names stay in the project pass: escape_args.py reads them to follow the output into a
+function of another file. They are not handed to the calling file (its own later uses of the
+output are not reported from them): a region file the pass gives entries is linted twice, and
+most training loops call a project module under their region.
+
 Cost: only files with a region of their own are parsed (once, shared with the other entry
 passes), and the flow is asked only about instance calls under their half regions."""
 
@@ -27,7 +32,7 @@ _MAX_CALLS = 64  # per project: the calls whose callees are looked up
 
 def module_output_entries(project) -> None:
     """Puts EntryModuleOutput into `project.module_outputs` (path -> entries) and the classes'
-    files into `project.module_output_deps`, read with the other entries (__init__.py)."""
+    files into `project.module_output_deps`, for escape_args.py."""
     asked = 0
     for path in project.first_pass:
         summary = project.summaries.get(path)
