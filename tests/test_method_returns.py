@@ -53,3 +53,35 @@ def test_the_method_that_casts_back_is_silent_and_runs():
     source = RETRIEVAL.replace("        return feats\n", "        return feats.float()\n")
     assert _codes(source) == []
     assert _run(source).dtype == torch.float32
+
+
+HELPER = (
+    "import torch\n"
+    "from torch import nn\n"
+    "def embed(pixels, projection):\n"
+    "    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+    "        return pixels @ projection\n"
+    "def score(pixels, tokens):\n"
+    "    head = nn.Linear(16, 4)\n"
+    "    return head(embed(pixels, torch.randn(32, 16)))\n"
+)
+
+
+def test_a_module_function_returning_its_region_value_into_a_float32_linear_raises():
+    """`f(...)` of a module-level function of the file, used directly as the argument."""
+    assert _codes(HELPER) == ["AMP105"]
+    with pytest.raises(RuntimeError, match="same dtype"):
+        _run(HELPER)
+
+
+def test_the_module_function_that_casts_back_is_silent_and_runs():
+    source = HELPER.replace("        return pixels @ projection\n", "        return (pixels @ projection).float()\n")
+    assert _codes(source) == []
+    assert _run(source).dtype == torch.float32
+
+
+def test_a_module_function_name_a_scope_rebinds_is_not_followed():
+    source = HELPER.replace("    head = nn.Linear(16, 4)\n",
+                            "    head = nn.Linear(16, 4)\n    embed = lambda p, w: (p @ w).float()\n")
+    assert _codes(source) == []
+    assert _run(source).dtype == torch.float32

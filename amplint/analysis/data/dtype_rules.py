@@ -174,6 +174,9 @@ FUNCTION_PREFIXES = {  # qualified prefix -> prefix of the aten name
 # torch.<name> without dtype= gives the default dtype (float32 unless torch.set_default_dtype)
 FLOAT_FACTORIES = _ops("zeros ones empty rand randn eye linspace logspace empty_strided")
 INT_FACTORIES = _ops("randint randperm")
+# the default dtype too when their leading arguments are Python numbers and a size is given
+# (`torch.normal(0, 0.01, (n, d))`); with tensor arguments they take the tensors' dtype
+NUMBER_FACTORIES = {"normal": 2}  # name -> how many leading number arguments
 # take their dtype from the value they are passed (`torch.zeros_like(x)`) or the receiver
 # (`x.new_zeros(n)`), unless dtype= is given
 LIKE_FACTORIES = _ops("zeros_like ones_like empty_like rand_like randn_like full_like")

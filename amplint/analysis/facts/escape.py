@@ -19,7 +19,7 @@ as `FileFacts.escape`. A general def-use fact may absorb the walk later.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -28,14 +28,17 @@ from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import PYTHON, region_policy
 from amplint.analysis.facts.dtype_value import device_only
+from amplint.analysis.facts.escape_callees import EscapeCallees
+from amplint.analysis.facts.escape_entry import Entry  # noqa: F401 (re-exported: the rules read it here)
 from amplint.analysis.facts.float32_evidence import Float32Evidence
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
 from amplint.analysis.facts.half_values import frames_by_body
+from amplint.analysis.facts.returned_escapes import escaped_params, module_output
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.syntax import code_children
-from amplint.analysis.facts.tree import Frame, child_fields, iter_nodes
+from amplint.analysis.facts.tree import Frame, child_fields
 
 HALF_REGION = (None, "float16", "bfloat16")
 # which ops keep a value half and which make one half come from the one dtype table
@@ -43,22 +46,7 @@ HALF_REGION = (None, "float16", "bfloat16")
 KEEP_ATTRS = {"T", "mT", "data"}
 
 
-@dataclass(frozen=True)
-class Entry:
-    """What the walk knows about a local name at one point.
-    kind: "half" (half because of `region`), "f32" (float32 by construction), "module32" (a
-    torch.nn module with float32 parameters), "param" (an input of the function), "halfcast"
-    (assigned from an explicit half cast), "other"."""
-
-    kind: str
-    in_region: bool = False
-    node: Optional[cst.CSTNode] = None  # "half": the producing expression
-    region: Optional[Region] = None
-    escaped: Optional[cst.With] = None  # "half": the with statement whose end it outlived
-    value: Optional[cst.BaseExpression] = None  # the assigned value
-
-
-class EscapeAnalysis(Float32Evidence):
+class EscapeAnalysis(Float32Evidence, EscapeCallees):
     def __init__(self, facts) -> None:
         self.facts = facts
         self.reads: Dict[int, Entry] = {}  # id(Name read) -> entry
@@ -78,6 +66,9 @@ class EscapeAnalysis(Float32Evidence):
                     p.name.value: Entry("param")
                     for p in _params(node) if p.name.value not in ("self", "cls")
                 }
+                for name, cite in (escaped_params(facts, frame) if facts.entries else {}).items():
+                    if name in state:  # half from a caller of another file, after its region
+                        state[name] = Entry("half", node=node.name, escaped=node.name, cite=cite)
                 body = node.body
                 self._walk_scope(frame, body.body if isinstance(body, cst.IndentedBlock) else [body], state)
 
@@ -92,6 +83,10 @@ class EscapeAnalysis(Float32Evidence):
         region = self._half_region(frame)
         if region is not None and self._produces_half(root, frame):
             return Entry("half", True, root, region)
+        if self.facts.active_region(frame) is None:  # a call whose callee's region ended
+            returned = self._method_return(root, frame) or self._remote_return(root, frame)
+            if returned is not None and returned.kind == "half":
+                return returned
         return None
 
     def escaped(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Entry]:
@@ -242,6 +237,8 @@ class EscapeAnalysis(Float32Evidence):
         if region is not None and self._produces_half(root, frame):
             return Entry("half", True, root, region, value=value)
         returned = self._method_return(value, frame) if region is None else None
+        if returned is None and self.facts.active_region(frame) is None:
+            returned = self._remote_return(root, frame)
         if returned is not None:
             return replace(returned, in_region=False, value=value)
         if isinstance(value, cst.Call) and half_cast_dtype(value, frame) is not None:
@@ -334,72 +331,9 @@ class EscapeAnalysis(Float32Evidence):
         if cls is None and isinstance(func, cst.Attribute):
             owner = graph.self_attr_owner(func, frame)
             cls = graph.self_instances.get(owner) if owner is not None else None
-        return cls is not None and self._is_module_class(cls)
-
-    def _method_return(self, value: cst.BaseExpression, frame: Frame) -> Optional[Entry]:
-        """`inst.method(...)` / `self.method(...)` of a class of this file read before this
-        call, every `return` of which gives an escaped half value (or every one a float32
-        value): the call's value is that, wherever the method's region ended."""
-        value = _unparen(value)
-        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
-            return None
-        method = self._method_callee(value.func, frame)
-        entries = self.returns.get(id(method.node)) if method is not None else None
-        if not entries or self._generator(method):
-            return None
-        if all(e.kind == "half" and e.escaped is not None for e in entries):
-            return entries[0]
-        if all(e.kind == "f32" for e in entries):
-            return entries[0]
-        return None
-
-    def _method_callee(self, func: cst.Attribute, frame: Frame) -> Optional[Frame]:
-        """The method `inst.name` / `self.name` runs: `inst` a local bound once in this scope
-        to an instance of a class of this file (`M()`, `M().cuda()`), or `self` where no other
-        class of the file defines `name` (a subclass could override it); no decorator."""
-        graph = self.facts.callgraph
-        name, receiver = func.attr.value, func.value
-        if not isinstance(receiver, cst.Name):
-            return None
-        cls: Optional[str] = None
-        if receiver.value == "self":
-            owner = frame.class_frame
-            if owner is not None and self._definers().get(name) == 1:
-                cls = owner.name
-        elif frame.scope.kind == "function" and self.facts.tree.bound_once(frame.scope, receiver.value):
-            sites = self._local_sites().get((id(frame.scope), receiver.value), [])
-            if len(sites) == 1:
-                cls = graph.class_of_value(sites[0].value)
-        method = graph.method(cls, name) if cls is not None else None
-        if method is None or method.node.decorators or method.node.asynchronous is not None:
-            return None
-        return method
-
-    def _definers(self) -> Dict[str, int]:
-        """Method name -> how many classes of the file define it."""
-        if self._definer_counts is None:
-            self._definer_counts = {}
-            for cls in self.facts.tree.classes.values():
-                for name in cls.functions:
-                    self._definer_counts[name] = self._definer_counts.get(name, 0) + 1
-        return self._definer_counts
-
-    def _local_sites(self) -> Dict[Tuple[int, str], list]:
-        """(id(scope), name) -> the plain `name = value` assignments of that scope."""
-        if self._sites is None:
-            self._sites = {}
-            for site in self.facts.tree.assigns:
-                if len(site.targets) == 1 and isinstance(site.targets[0], cst.Name):
-                    key = (id(site.frame.scope), site.targets[0].value)
-                    self._sites.setdefault(key, []).append(site)
-        return self._sites
-
-    def _generator(self, method: Frame) -> bool:
-        found = self._generators.get(id(method.node))
-        if found is None:
-            found = self._generators[id(method.node)] = any(
-                isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(method.node))
-        return found
+        if cls is not None:
+            return self._is_module_class(cls)
+        return bool(self.facts.entries) and module_output(self.facts, func, frame)
 
     def _is_module_class(self, name: str, depth: int = 0) -> bool:
         cls = self.facts.tree.classes.get(name)

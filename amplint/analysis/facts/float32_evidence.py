@@ -81,7 +81,7 @@ class Float32Evidence:
         qualified = resolve_expr(expr.func, frame)
         if qualified in PARAMETER and expr.args:
             return self._float32(expr.args[0].value, frame, depth + 1)
-        if qualified in FLOAT_FACTORIES:
+        if qualified in FLOAT_FACTORIES or _number_factory(expr, qualified):
             return not any(a.keyword is not None and a.keyword.value == "dtype" for a in expr.args)
         return False
 
@@ -122,6 +122,24 @@ class Float32Evidence:
                 kind = "f32" if self._float32(site.node.args[1].value, site.frame, 1) else "other"
                 kinds.setdefault(str(name), set()).add(kind)
         return {name: found.pop() for name, found in kinds.items() if len(found) == 1}
+
+
+def _number_factory(call: cst.Call, qualified: Optional[str]) -> bool:
+    """`torch.normal(0, 0.01, (n, d))`: number arguments and a size (R.NUMBER_FACTORIES)."""
+    count = R.NUMBER_FACTORIES.get((qualified or "")[len("torch."):]) if (qualified or "").startswith(
+        "torch.") else None
+    if count is None:
+        return False
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return len(positional) > count and all(
+        isinstance(_number_value(v), (cst.Integer, cst.Float)) for v in positional[:count])
+
+
+def _number_value(expr: cst.BaseExpression) -> cst.BaseExpression:
+    expr = _unparen(expr)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _unparen(expr.expression)
+    return expr
 
 
 def _dtype_float64(call: cst.Call, frame: Frame) -> bool:

@@ -35,6 +35,9 @@ from amplint.analysis.project.context_methods import method_region_seeds
 from amplint.analysis.project.context_openers import opener_region_seeds
 from amplint.analysis.project.context_params import param_region_seeds
 from amplint.analysis.project.device_params import param_device_entries
+from amplint.analysis.project.escape_args import escape_arg_entries
+from amplint.analysis.project.escape_returns import escape_return_entries
+from amplint.analysis.project.module_outputs import module_output_entries
 from amplint.analysis.project.property_entries import params_dtype_entries
 from amplint.analysis.project.class_dtype_entries import class_dtype_entries
 from amplint.analysis.project.backward_entries import backward_method_entries
@@ -271,6 +274,11 @@ class ProjectFacts(ProjectResolver):
         self._entries = reach.entries
         self._deps = reach.deps
         param_device_entries(self)
+        escape_return_entries(self)
+        module_output_entries(self)
+        # the module outputs stay in the pass (escape_args reads them): handed to the calling
+        # file, they would have every region file that calls a project module linted twice
+        escape_arg_entries(self)
         params_dtype_entries(self, set(self._entries) | set(self.first_pass))
         class_dtype_entries(self, set(self._entries) | set(self.first_pass))
         backward_method_entries(self)
@@ -279,12 +287,15 @@ class ProjectFacts(ProjectResolver):
         # context-manager function of another file (context_openers.py), and parameters that
         # callers bind to a torch.device used as an autocast's device type (device_params.py),
         # properties a class inherits from another file (property_entries.py), class attributes
-        # read as a dtype through the classes that can be self (class_dtype_entries.py)
+        # read as a dtype through the classes that can be self (class_dtype_entries.py), values
+        # returned out of a region to callers in other files (escape_returns.py) or passed out of
+        # one to functions of other files (escape_args.py)
         for found, deps in (("nograd_calls", "nograd_deps"), ("wrapped_calls", "wrapped_deps"),
                             ("param_regions", "param_deps"), ("opener_regions", "opener_deps"),
                             ("device_params", "device_deps"), ("property_dtypes", "property_deps"),
                             ("class_dtypes", "class_dtype_deps"),
-                            ("backward_calls", "backward_deps"), ("attr_regions", "attr_deps")):
+                            ("backward_calls", "backward_deps"), ("attr_regions", "attr_deps"),
+                            ("escape_returns", "escape_return_deps"), ("escape_args", "escape_arg_deps")):
             for path, calls in self.__dict__.get(found, {}).items():
                 self._entries[path] = tuple(self._entries.get(path, ())) + tuple(sorted(calls, key=repr))
                 self._deps.setdefault(path, set()).update(self.__dict__[deps][path])

@@ -9,6 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Applicability, Diagnostic
 from amplint.analysis.diagnostics import Severity
 from amplint.analysis.facts.escape import Entry
+from amplint.analysis.facts.returned_escapes import EntryParamEscaped, EntryReturnsEscaped
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import argument, method_call
@@ -27,6 +28,14 @@ WRITE_METHODS = {
     "scatter_": (2, "src"), "scatter_add_": (2, "src"),
 }
 
+# what torch 2.13 raises for each write method (an indexed write and index_put_ say "Index put")
+WRITE_ERRORS = {
+    "index_add_": "index_add_(): self (Float) and source (...) must have the same scalar type",
+    "index_copy_": "index_copy_(): self and source expected to have the same dtype",
+    "scatter_": "scatter(): Expected self.dtype to be equal to src.dtype",
+    "scatter_add_": "scatter(): Expected self.dtype to be equal to src.dtype",
+}
+
 
 class AutocastOutputEscape(Rule):
     """## What it does
@@ -40,6 +49,12 @@ class AutocastOutputEscape(Rule):
     buffer, the weight of a float32 module), a float32 `torch.nn.Linear`-like module called on
     it, or an advanced-index write (`buf[idx] = v`, `index_add_/index_copy_/index_put_/
     scatter_`) into a float32 buffer.
+
+    Across files (a project linted as a whole), the value is followed where the class flow
+    resolves the call to one function: returned out of a region by a function or method of
+    another file (reported at the caller's use), computed under a region by a module class of
+    another file, or passed after the region into a function, method or module of another file
+    (reported at that file's use of the parameter, citing the call).
 
     ## Why is this bad?
     Autocast casts the inputs of the ops it knows only while the region is active. The
@@ -295,7 +310,9 @@ class AutocastOutputEscape(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
-        if not any(region.active for _, _, region in facts.regions.explicit_regions()):
+        if not any(region.active for _, _, region in facts.regions.explicit_regions()) and not any(
+                isinstance(e, EntryParamEscaped) or isinstance(e, EntryReturnsEscaped) and e.kind == "half"
+                for e in facts.entries):
             return
         escape = facts.escape
         found: List[Tuple[cst.BaseExpression, Entry, str, Frame]] = []
@@ -363,21 +380,26 @@ class AutocastOutputEscape(Rule):
 
     def _diagnostic(self, ctx, node, entry: Entry, use: str) -> Diagnostic:
         region = entry.region
-        error = (
+        error = next((text for method, text in WRITE_ERRORS.items() if f"`.{method}`" in use), None) or (
             "Index put requires the source and destination dtypes match"
             if "buffer" in use else "expected mat1 and mat2 to have the same dtype"
         )
-        dtype = region.dtype or "half (float16 or bfloat16)"
         text = ctx.module.code_for_node(node).strip()
         if len(text) > 40:
             text = text[:37] + "..."
         text = text.replace("{", "{{").replace("}", "}}")
+        if region is None:  # returned by a function of another file (facts.returned_escapes)
+            where = entry.cite.replace("{", "{{").replace("}", "}}")
+            related = {}
+        else:
+            dtype = region.dtype or "half (float16 or bfloat16)"
+            where = (f"{dtype} from the autocast region at line {{region_line}} (produced at "
+                     f"line {{produced_line}})")
+            related = {"region_line": region.root.origin, "produced_line": entry.node}
         message = (
-            f"`{text}` is {dtype} from the autocast region at line {{region_line}} (produced at "
-            f"line {{produced_line}}) and is used after the region in {use}: 'RuntimeError: "
+            f"`{text}` is {where} and is used after the region in {use}: 'RuntimeError: "
             f"{error}'; cast it back with `.float()` after the region"
         )
-        related = {"region_line": region.root.origin, "produced_line": entry.node}
         fix = self.fix(
             Applicability.UNSAFE,
             "cast it to float32 with `.float()`",

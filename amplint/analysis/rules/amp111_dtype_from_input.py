@@ -325,6 +325,8 @@ class DtypeFromInput(Rule):
                 continue  # the fact shows `x` float16 or the filled tensor's own dtype
                 # (a parameter its callers bind): its range fits
             entry = escape.half_source(target, frame)
+            if entry is not None and entry.region is None:
+                continue  # returned by another file's function: its region is not this file's
             origin = "an input from outside the autocast region (float32)"
             if entry is None:
                 entry = _half_by_fact(facts, target, x, frame)

@@ -1,0 +1,117 @@
+"""Module outputs under a region, for the escape walk (AMP105 across files): the spec counts a
+module's output under an autocast region as half, and the escape walk
+(amplint.analysis.facts.escape) knows the torch modules and the module classes of its own file.
+arcface_torch's train_v2.py runs `local_embeddings = backbone(img)` with `backbone =
+get_model(cfg.network)` from backbones/: a project module of another file. The project pass
+names such calls to the calling file.
+
+A call is named when it is written under an active region of the calling file that the walk
+reads as half, the file itself resolves nothing for it, and the class flow resolves its callee
+to the forward of project classes only, every one of which is a module (its bases lead to
+`torch.nn.*` through project classes). Anything else (a function, an unresolved value, a class
+whose bases the project cannot follow) is not named.
+
+The names stay in the project pass: escape_args.py reads them to follow the output into a
+function of another file. They are not handed to the calling file (its own later uses of the
+output are not reported from them): a region file the pass gives entries is linted twice, and
+most training loops call a project module under their region.
+
+Cost: only files with a region of their own are parsed (once, shared with the other entry
+passes), and the flow is asked only about instance calls under their half regions."""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from amplint.analysis.facts.returned_escapes import EntryModuleOutput
+from amplint.analysis.facts.tree import scope_key
+from amplint.analysis.project.function_entries import parsed_facts
+
+_MAX_CALLS = 64  # per project: the calls whose callees are looked up
+
+
+def module_output_entries(project) -> None:
+    """Puts EntryModuleOutput into `project.module_outputs` (path -> entries) and the classes'
+    files into `project.module_output_deps`, for escape_args.py."""
+    asked = 0
+    for path in project.first_pass:
+        summary = project.summaries.get(path)
+        if summary is None or not summary.regions or summary.flow is None:
+            continue
+        for key, dotted, line in _region_calls(project, path):
+            asked += 1
+            if asked > _MAX_CALLS:
+                return
+            _note(project, path, key, dotted, line)
+
+
+def _region_calls(project, path: str):
+    """(function key, dotted callee, line) of the calls under a half region of the file whose
+    callee is a plain name or `self.attr` the file does not resolve."""
+    parsed = parsed_facts(project, path)
+    if parsed is None:
+        return []
+    module, facts = parsed
+    try:
+        escape = facts.escape
+    except (RecursionError, MemoryError):  # the walk's limits: nothing is named
+        return []
+    graph = facts.callgraph
+    found = []
+    for site in facts.tree.calls:
+        dotted, frame, func = site.dotted, site.frame, site.node.func
+        if dotted is None or len(dotted) > 2 or (len(dotted) == 2 and dotted[0] != "self"):
+            continue
+        if escape._half_region(frame) is None or facts.resolve(func, frame) is not None:
+            continue
+        if escape.float32_module(func, frame) or graph.class_of_instance(func, frame) is not None:
+            continue  # the file's own walk reads it
+        found.append((scope_key(frame.scope), dotted, site.node))
+    if not found:
+        return []
+    from amplint.analysis.project.lines import node_lines
+
+    lines = node_lines(module, [node for _, _, node in found])
+    return [(key, dotted, lines.get(id(node), 0)) for key, dotted, node in found]
+
+
+def _note(project, path: str, key: str, dotted: Tuple[str, ...], line: int) -> None:
+    flow = project.flow
+    functions = flow._flow(path)
+    function = functions.functions.get(key) if functions is not None else None
+    if function is None or not line:
+        return
+    records = [c for c in function.calls if c[3] == line and c[0] == dotted[-1]]
+    if len(records) != 1:
+        return
+    receiver = records[0][1]
+    if receiver[0] not in ("local", "self"):
+        return
+    targets = flow.call_targets(path, key, receiver, "")
+    classes = {t[3] for t in targets}
+    if not targets or None in classes or any(t[0][1].rsplit(".", 1)[-1] != "forward" for t in targets):
+        return
+    if not all(_is_module(project, cpath, cls) for cpath, cls in classes):
+        return
+    cite = ", ".join(sorted(t[1] for t in targets))
+    project.__dict__.setdefault("module_outputs", {}).setdefault(path, set()).add(
+        EntryModuleOutput(key, dotted, cite))
+    project.__dict__.setdefault("module_output_deps", {}).setdefault(path, set()).update(
+        cpath for cpath, _ in classes)
+
+
+def _is_module(project, path: str, cls: str, seen: int = 0) -> bool:
+    """Every way up the class's bases reaches `torch.nn.*` through project classes."""
+    summary = project.summary(path)
+    if summary is None or cls not in summary.classes or seen > 8:
+        return False
+    bases = summary.classes[cls].bases
+    if not bases:
+        return False
+    for base in bases:
+        if base.startswith("torch.nn."):
+            continue
+        found: Optional[Tuple[str, Tuple[str, ...]]] = project.resolve_ref(path, base)
+        if found is None or len(found[1]) != 1 or not _is_module(project, found[0], found[1][0], seen + 1):
+            return False
+    return True
