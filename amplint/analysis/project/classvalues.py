@@ -396,7 +396,7 @@ class ClassValues(FlowIndex):
                 flow = self._flow(fpath)
                 function = flow.functions.get(fkey) if flow is not None else None
                 for value in (function.returns if function is not None else ()):
-                    if kind == "cfunc" and value[0] == "call" and value[1] == ("local", "cls"):
+                    if kind == "cfunc" and _makes_cls(function, value):
                         out.setdefault(("inst", thing[3], thing[4]), Hold(cite))
                         continue
                     for held, inner in self.values(fpath, fkey, value, depth).items():
@@ -483,3 +483,13 @@ class ClassValues(FlowIndex):
                 else:
                     merge_things(out, self._stores(thing[1], thing[2], name, depth))
         return out
+
+
+def _makes_cls(function, value) -> bool:
+    """A classmethod's return that is an instance of the class it is called through: `return
+    cls(...)`, or a local only ever bound to `cls(...)` (fast-transformers' `from_kwargs`:
+    `builder = cls()`, attributes set, `return builder`)."""
+    if value[0] == "local" and value[1] != "cls" and value[1] not in function.params:
+        bound = function.assigns.get(value[1], ())
+        return bool(bound) and all(item[0] == "call" and item[1] == ("local", "cls") for item in bound)
+    return value[0] == "call" and value[1] == ("local", "cls")

@@ -28,6 +28,8 @@ from amplint.analysis.project.string_classes import several
 from amplint.analysis.project.string_sources import call_in, function_node, string_values
 
 MAX_NAMED = 4
+# the most classes a key no literal fixes stands for (as a registry build, classvalues.py)
+MAX_SET = 8
 
 
 def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optional[Things]:
@@ -59,11 +61,15 @@ def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optiona
     if call is None or len(call.args) != 1 or call.keywords:
         return {("unnamed", text, f"`{shown}` is a registry lookup whose call could not be read"): Hold(cite)}
     found = string_values(cv.strings, path, key, call.args[0])
-    if found is None:
-        return {("unnamed", text, f"it is looked up in the registry of `{shown}` by a name whose values "
-                 "are not all literals of the project"): Hold(cite)}
-    names, configured = found
     registered = _registered(cv, registry)
+    keyed = _KeySet(cv, path, call, shown, how, len(registered))
+    if found is None:
+        # a key no literal fixes: any class registered in the tree may be the one (team rule,
+        # issue 26): the set, each class cited with the key that selects it
+        return keyed.every(registered) or {("unnamed", text, f"it is looked up in the registry of `{shown}` "
+                                                          "by a name whose values are not all literals of the "
+                                                          "project"): Hold(cite)}
+    names, configured = found
     out: Things = {}
     missing = []
     for value, vpath, line in names:
@@ -77,10 +83,32 @@ def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optiona
                f"registered with {how}")
         return {("unnamed", text, why): Hold(cite)}
     if len(out) > MAX_NAMED or configured and len(out) > 1:
-        # every literal of the code runs; of several configured names, which one does, no file decides
-        return {("unnamed", text, several(sorted(thing[2] for thing in out),
-                                          f"the configs give `{shown}` names of")): Hold(cite)}
+        # several configured names, none decided by a file: the set of the classes they name
+        chosen = {value: registered[value] for value, _, _ in names}
+        return keyed.every(chosen) or {("unnamed", text, several(sorted(thing[2] for thing in out),
+                                                                 f"the configs give `{shown}` names of")): Hold(cite)}
     return out
+
+
+class _KeySet:
+    """The classes a lookup by a key no literal fixes may make, each held with a cite that says
+    so and names the key that selects it: "AttentionRegistry.spec(self.attention_type) at
+    builders.py:9, one of the 2 classes registered with `AttentionRegistry.register`, when
+    `self.attention_type` is 'full'". Bounded like a registry build (MAX_SET): a larger set is
+    left `unnamed`."""
+
+    def __init__(self, cv, path: str, call, shown: str, how: str, size: int) -> None:
+        self.key = ast.unparse(call.args[0])
+        self.head = f"{shown}({self.key}) at {cv.p.display(path)}:{call.lineno}"
+        self.how, self.size = how, size
+
+    def every(self, classes: Dict[str, Tuple[str, str]]) -> Things:
+        if not classes or len(classes) > MAX_SET:
+            return {}
+        return {("class", target[0], target[1]): Hold(
+                    f"{self.head}, one of the {self.size} classes registered with {self.how}, "
+                    f"when `{self.key}` is {name!r}")
+                for name, target in sorted(classes.items())}
 
 
 _REGISTER_DEF = re.compile(r"\bdef\s+\w*register\w*\s*\(")
@@ -95,8 +123,8 @@ def _shape(tree, fkey: str):
     return _function_registry(tree, method) or None
 
 
-# the lookup's `return REGISTRY[name]` / `return Registrable._registry[cls][name]`
-_RETURN_ITEM = re.compile(r"^[ \t]*return[ \t]+[\w.]+(?:\[[\w.]+\])*\[\w+\][ \t]*(?:#.*)?$", re.M)
+# the lookup's `return REGISTRY[name]` / `return Registrable._registry[cls][name]` (or a tuple of such)
+_RETURN_ITEM = re.compile(r"^[ \t]*return[ \t]+[\w.]+(?:\[[\w.]+\])*\[\w+\](?:[ \t]*,[^\n#]*)?[ \t]*(?:#.*)?$", re.M)
 
 
 def _may_register(text: str) -> bool:
@@ -144,7 +172,13 @@ def _stores(function, key: str, containers) -> bool:
 
 
 def _returns(function, key: str, containers) -> bool:
+    """Every return is `X...[key]`, or a tuple of such items (fast-transformers'
+    `return cls._classes[key], cls._parameters[key]`: the first is the class; the unpacking
+    `attention_class, names = ...` holds the classes in each name, and only a call makes one)."""
     returns = [node.value for node in ast.walk(function) if type(node) is ast.Return]
+    returns = [value.elts[0] if type(value) is ast.Tuple and value.elts and all(
+        type(item) is ast.Subscript and _keyed_by(item, key) for item in value.elts) else value
+        for value in returns]
     return bool(returns) and all(
         type(value) is ast.Subscript and _keyed_by(value, key)
         and (containers is None or type(value.value) is ast.Name and value.value.id in containers)
