@@ -25,7 +25,7 @@ from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, keep, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
 from amplint.analysis.project.reflective import lookup
-from amplint.analysis.project.registry_classes import registry_lookup
+from amplint.analysis.project.registry_classes import SET_WORDS, registry_lookup
 from amplint.analysis.project.string_classes import StringConfigs, string_call
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
@@ -401,7 +401,9 @@ class ClassValues(FlowIndex):
                         continue
                     for held, inner in self.values(fpath, fkey, value, depth).items():
                         if held[0] == "inst":
-                            keep(out, held, Hold(cite, inner.half, inner.wrap))
+                            # a class one of a set stands for keeps saying so, and by which key
+                            shown = f"{cite} ({inner.cite})" if SET_WORDS in inner.cite else cite
+                            keep(out, held, Hold(shown, inner.half, inner.wrap))
                         elif held[0] in ("tup", "unnamed"):
                             out.setdefault(held, inner)
             elif kind == "wide_build":

@@ -30,6 +30,8 @@ from amplint.analysis.project.string_sources import call_in, function_node, stri
 MAX_NAMED = 4
 # the most classes a key no literal fixes stands for (as a registry build, classvalues.py)
 MAX_SET = 8
+# in the cite of every class such a set holds (classvalues keeps it through returns)
+SET_WORDS = ", when `"
 
 
 def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optional[Things]:
@@ -85,7 +87,7 @@ def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optiona
     if len(out) > MAX_NAMED or configured and len(out) > 1:
         # several configured names, none decided by a file: the set of the classes they name
         chosen = {value: registered[value] for value, _, _ in names}
-        return keyed.every(chosen) or {("unnamed", text, several(sorted(thing[2] for thing in out),
+        return keyed.every(chosen, configured) or {("unnamed", text, several(sorted(thing[2] for thing in out),
                                                                  f"the configs give `{shown}` names of")): Hold(cite)}
     return out
 
@@ -102,12 +104,13 @@ class _KeySet:
         self.head = f"{shown}({self.key}) at {cv.p.display(path)}:{call.lineno}"
         self.how, self.size = how, size
 
-    def every(self, classes: Dict[str, Tuple[str, str]]) -> Things:
+    def every(self, classes: Dict[str, Tuple[str, str]], configured: bool = False) -> Things:
         if not classes or len(classes) > MAX_SET:
             return {}
+        among = (f"the {len(classes)} classes the configs name of those registered with {self.how}"
+                 if configured else f"the {self.size} classes registered with {self.how}")
         return {("class", target[0], target[1]): Hold(
-                    f"{self.head}, one of the {self.size} classes registered with {self.how}, "
-                    f"when `{self.key}` is {name!r}")
+                    f"{self.head}, one of {among}{SET_WORDS}{self.key}` is {name!r}")
                 for name, target in sorted(classes.items())}
 
 
