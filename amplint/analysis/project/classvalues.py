@@ -119,7 +119,12 @@ class ClassValues(FlowIndex):
             summary = self.p.summary(path)
             if cls is None or summary is None or cls not in summary.classes:
                 return {}
-            return self._stores(path, cls, val[1], depth)
+            found = self._stores(path, cls, val[1], depth)
+            if not found:  # `self._build_loss()`: a method of the class, never a store
+                method = self.p.method(path, cls, val[1])
+                if method is not None and method[0] == path and method[1] == f"{cls}.{val[1]}":
+                    found = self._class_attr(path, cls, val[1])
+            return found
         if kind == "call":
             return self._call(path, key, val, depth)
         if kind == "model_name":
