@@ -46,7 +46,7 @@ def test_every_registered_class_may_run_and_the_finding_names_the_key():
     assert findings(load(FT, FIX)) == []
 
 
-def test_show_regions_reaches_the_registered_classes(tmp_path):
+def test_show_regions_names_each_class_of_the_set_and_its_key(tmp_path):
     from click.testing import CliRunner
 
     from amplint.cli.main import cli
@@ -65,6 +65,11 @@ def test_show_regions_reaches_the_registered_classes(tmp_path):
     assert result.exit_code == 0, result.output
     assert "  reaches FullAttention.forward in fast_transformers/attention/full_attention.py\n" in result.output
     assert "  reaches LinearAttention.forward in fast_transformers/attention/linear_attention.py\n" in result.output
+    # each class of the set, with the key's value that selects it
+    assert ("  self.inner_attention at fast_transformers/transformers.py:24 -> FullAttention.forward in "
+            "fast_transformers/attention/full_attention.py (self.inner_attention <- attention_class(...) at "
+            "fast_transformers/builders.py:34 (" + KEY + ") -> FullAttention in ") in result.output
+    assert "when `self.attention_type` is 'linear') -> LinearAttention in" in result.output
 
 
 def test_a_class_registered_nowhere_in_the_tree_is_not_in_the_set():

@@ -15,6 +15,7 @@ from amplint.analysis.project.wrapper_entries import note_wrapped_call
 from amplint.analysis.project.openworld import open_targets
 from amplint.analysis.project.region_seeds import Seed
 from amplint.analysis.project.region_spans import inside_region
+from amplint.analysis.project.registry_classes import SET_WORDS
 from amplint.analysis.project.value_seeds import how as _how
 from amplint.analysis.project.summary import top_level_functions
 
@@ -129,6 +130,10 @@ def _dynamic_targets(project, path: str, key: str, candidate: Candidate):
             via = chain(text, source, held)
             cite = f"{via}; called at {site} in code that runs under {candidate.desc}"
             out.append((target, candidate.reached(cite, site).holding(instance)))
+            if SET_WORDS in via:  # one of a registry's classes, by a key: --show-regions names it
+                shown = (candidate.desc, f"{text} at {site}", f"{target[1]} in {project.display(target[0])} ({via})")
+                if shown not in project.reached:
+                    project.reached.append(shown)
         if targets or candidate.enabled == Enabled.FALSE:
             continue
         answer, opened = open_targets(project, path, key, receiver, attr)
