@@ -22,10 +22,10 @@ from typing import Dict, Optional
 from amplint.analysis.project.classmemo import ContextMemo, Frame
 from amplint.analysis.project.config_targets import config_target_call
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
-from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, keep, merge_things
+from amplint.analysis.project.flowindex import SET_WORDS, FlowIndex, Hold, Things, keep, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
 from amplint.analysis.project.reflective import lookup
-from amplint.analysis.project.registry_classes import SET_WORDS, registry_lookup
+from amplint.analysis.project.registry_classes import registry_lookup
 from amplint.analysis.project.string_classes import StringConfigs, string_call
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})

@@ -10,12 +10,12 @@ from amplint.analysis.facts.region_entries import EntryHalf, EntryRegion
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.candidates import Candidate, chain, cite_more
 from amplint.analysis.project.dispatch import dispatched
+from amplint.analysis.project.flowindex import SET_WORDS
 from amplint.analysis.project.nograd_entries import note_nograd_call
 from amplint.analysis.project.wrapper_entries import note_wrapped_call
 from amplint.analysis.project.openworld import open_targets
 from amplint.analysis.project.region_seeds import Seed
 from amplint.analysis.project.region_spans import inside_region
-from amplint.analysis.project.registry_classes import SET_WORDS
 from amplint.analysis.project.value_seeds import how as _how
 from amplint.analysis.project.summary import top_level_functions
 

@@ -23,15 +23,13 @@ import ast
 import re
 from typing import Dict, List, Optional, Tuple
 
-from amplint.analysis.project.flowindex import Hold, Things
+from amplint.analysis.project.flowindex import SET_WORDS, Hold, Things
 from amplint.analysis.project.string_classes import several
 from amplint.analysis.project.string_sources import call_in, function_node, string_values
 
 MAX_NAMED = 4
 # the most classes a key no literal fixes stands for (as a registry build, classvalues.py)
 MAX_SET = 8
-# in the cite of every class such a set holds (classvalues keeps it through returns)
-SET_WORDS = ", when `"
 
 
 def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optional[Things]:
