@@ -223,8 +223,9 @@ class ClassValues(FlowIndex):
         out: Things = {}
         if function is not None and key:
             if function.is_classmethod and function.params[:1] == (name,) and key.count(".") == 1:
-                # `cls` of a classmethod: its class (`cls.train_one_epoch(model, ...)`)
-                return {("class", path, key.split(".")[0]): Hold("")}
+                # `cls` of a classmethod: its class (`cls.train_one_epoch(model, ...)`), and
+                # whatever a keyword binds (below)
+                out[("class", path, key.split(".")[0])] = Hold("")
             if name in function.params:
                 if name in function.annotations:
                     merge_things(out, self._annotated(path, key, function.annotations[name], depth))
