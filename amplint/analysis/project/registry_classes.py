@@ -24,12 +24,10 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.project.flowindex import SET_WORDS, Hold, Things
-from amplint.analysis.project.string_classes import several
+from amplint.analysis.project.string_classes import MAX_SET, several
 from amplint.analysis.project.string_sources import call_in, function_node, string_values
 
 MAX_NAMED = 4
-# the most classes a key no literal fixes stands for (as a registry build, classvalues.py)
-MAX_SET = 8
 
 
 def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optional[Things]:

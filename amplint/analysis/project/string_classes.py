@@ -37,7 +37,9 @@ from amplint.analysis.project.frameworks import yaml_keys
 from amplint.analysis.project.flowindex import SET_WORDS, Hold, Things
 from amplint.analysis.project.string_params import StringParams
 
-MAX_SET = 8  # the most classes several configs may name for one lookup (as a registry build)
+# the most classes a lookup by a key no literal fixes, or one several configs set, stands for
+# (as a registry build, classvalues.MAX_REGISTRY_BUILD); a larger set is left unresolved
+MAX_SET = 8
 INSTANTIATE = frozenset({"hydra.utils.instantiate", "hydra.utils.call"})
 TARGET_KEYS = ("_target_", "class_path")
 _TARGET_TEXT = re.compile(r"\b(?:_target_|class_path)\b")
