@@ -8,10 +8,13 @@ allennlp's `Registrable`:
     model_class = Model.by_name(params.pop("type"))
 
 The lookup makes the classes registered through that same class under the names that reach its
-argument, and only where every such name is known exactly (string_sources.py): a literal, a key
-of a dict literal the argument is read from (`params = dict(CONFIG["model"])`), a module-level
-function's parameter every call site gives a literal. Otherwise, or where a name has no
-registration, the call holds an `("unnamed", call, why)` value for --show-regions.
+argument, where every such name is known exactly (string_sources.py): a literal, a key of a dict
+literal the argument is read from (`params = dict(CONFIG["model"])`), a module-level function's
+parameter every call site gives a literal. A key no literal fixes (`self.attention_type`,
+`input()`), or several names the configs give, stands for the SET of the classes registered in
+the linted tree (those the configs name, when they do): each is held with a cite that says so and
+names the key's value that selects it (`_KeySet`), up to MAX_SET classes. A literal name with no
+registration, or a larger set, holds an `("unnamed", call, why)` value for --show-regions.
 
 Shape first, text next: the class must define both methods (`register` storing `X[name] = ...`,
 the lookup returning `X[...][param]`), and only the files whose text holds `<Class>.register(`
