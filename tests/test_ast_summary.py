@@ -301,6 +301,28 @@ SNIPPETS = {
             BACKUP(out)
             return LOADED.predict(out)
     """,
+    "calls of the class's own methods on self (nnUNet v2 _build_loss)": """
+        from torch import nn
+
+        class Trainer:
+            def _build_loss(self):
+                return Loss()
+
+            @property
+            def wrapped(self):
+                return Loss()
+
+            def initialize(self):
+                self.loss = self._build_loss()
+                self.held = self.network(1)
+                self.prop = self.wrapped()
+                helper = self._build_loss().cuda()
+                nested = [self._build_loss() for _ in range(2)]
+                return helper, nested
+
+            def network(self, x):
+                return nn.Linear(x, x)
+    """,
     "reflective lookups (pytorch/examples imagenet --arch, importlib)": """
         import importlib
         import models

@@ -81,16 +81,31 @@ def test_the_name_as_a_parameter_every_call_site_gives_a_literal():
         ('Seq2SeqEncoder.by_name(encoder_params.pop("type"))', "Seq2SeqEncoder.by_name(encoder_type)"),
         ("build_model(30000, 17)", "build_model(30000, 17, input())"),
     ])
-    assert findings(files) == []
+    # a name no literal fixes: every registered class may run (issue 26's set rule), and the
+    # finding names the key that selects the hazardous one
+    assert findings(files) == [HAZARD]
+    (message,) = [d.message for r in lint_project(files, SETTINGS).values() for d in r.diagnostics]
+    assert ("one of the 2 classes registered with `Seq2SeqEncoder.register`, when `encoder_type` is "
+            "'self_attention'") in message
 
 
-def test_a_name_not_known_exactly_is_unresolved():
-    # the config's name is overwritten from the environment: which class runs, no file decides
+def test_a_name_not_known_exactly_stands_for_every_registered_class():
+    # the config's name is overwritten from the environment: which class runs, no file decides,
+    # so the lookup holds the set of registered classes, each cited with the key's value
     files = load(TAGGER, [("    model = build_model(", '    CONFIG["model"]["encoder"]["type"] = os.environ["ENC"]\n'
                            "    model = build_model(")])
+    assert findings(files) == [HAZARD]
+    (message,) = [d.message for r in lint_project(files, SETTINGS).values() for d in r.diagnostics]
+    assert "when `encoder_params.pop('type')` is 'self_attention'" in message
+    assert probe_why(files) == []
+    assert findings(load(TAGGER, FIX)) == []
+    # more registered classes than a registry build follows: unresolved, and --show-regions says why
+    many = "".join(f'\n\n@Seq2SeqEncoder.register("extra{i}")\nclass Extra{i}(Seq2SeqEncoder):\n    pass\n'
+                   for i in range(8))
+    files[ENCODER] += many
     assert findings(files) == []
-    (why,) = probe_why(files)
-    assert "by a name whose values are not all literals of the project" in why
+    whys = [why for _, why in unresolved(files)]
+    assert any("by a name whose values are not all literals of the project" in why for why in whys)
 
 
 def test_a_name_nothing_registers_is_unresolved():
@@ -136,13 +151,18 @@ def test_a_register_function_and_its_getter_follow_the_configured_name():
     assert findings(files) == [SDE_HAZARD]
 
 
-def test_configs_naming_several_registered_models_decide_nothing():
+def test_configs_naming_several_registered_models_give_their_set():
+    # two configs name two registered models: both may run; the finding says through which key
     files = load(SDE)
     files[SDE + "/configs/ddpm_config.py"] = files[SDE_CONFIG].replace('"ncsnpp"', '"ddpm"')
-    assert findings(files) == []
-    ((call, why),) = unresolved(files)
-    assert call == "model at losses.py:8"
-    assert "the configs give `get_model` names of 2 different classes (DDPM, NCSNpp)" in why
+    assert findings(files) == [SDE_HAZARD]
+    (message,) = [d.message for r in lint_project(files, SETTINGS).values() for d in r.diagnostics]
+    assert ("get_model(model_name) at models/utils.py:22, one of the 2 classes the configs name of those "
+            "registered with `register_model`, when `model_name` is 'ncsnpp'") in message
+    assert unresolved(files) == []
+    fixed = load(SDE, SDE_FIX)
+    fixed[SDE + "/configs/ddpm_config.py"] = fixed[SDE_CONFIG].replace('"ncsnpp"', '"ddpm"')
+    assert findings(fixed) == []
     files = load(SDE, [('config.model.name = "ncsnpp"', 'config.model.name = "ncsnpp_deep"')])
     ((call, why),) = unresolved(files)
     assert "the names ncsnpp_deep given to `get_model` have no class registered with `register_model`" in why

@@ -292,7 +292,7 @@ class AstValueReader:
             callee: Optional[Val] = ("ref", ref)
         else:
             callee = self.val(func, frame, depth + 1)
-        if callee is None or callee[0] == "self":
+        if callee is None or callee[0] == "self" and not _own_method(frame, callee[1]):
             return None
         if name and name[-1] == "create_model":
             callee = ("model_name", callee, self._model_name(first_arg(args, "model_name", "model_name")))
@@ -353,6 +353,13 @@ class AstValueReader:
 
 _CASTS = frozenset({"half", "bfloat16", "to", "type"})  # the methods _half_cast_dtype reads
 _ANNOTATION_TEXT = re.compile(r"[\w.\[\], |]*")
+
+
+def _own_method(frame: Frame, name: str) -> bool:
+    """flowvalues.own_method for `ast`."""
+    cls = frame.class_frame
+    body = cls.node.body if cls is not None and type(cls.node) is ast.ClassDef else ()
+    return any(type(stmt) is ast.FunctionDef and stmt.name == name and not stmt.decorator_list for stmt in body)
 
 
 def _unstar(expr):

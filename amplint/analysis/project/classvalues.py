@@ -22,7 +22,7 @@ from typing import Dict, Optional
 from amplint.analysis.project.classmemo import ContextMemo, Frame
 from amplint.analysis.project.config_targets import config_target_call
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
-from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, keep, merge_things
+from amplint.analysis.project.flowindex import SET_WORDS, FlowIndex, Hold, Things, keep, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
 from amplint.analysis.project.namespace_members import (
     call_shape, cannot_take, dict_items, imported_modules, with_selection,
@@ -124,7 +124,12 @@ class ClassValues(FlowIndex):
             summary = self.p.summary(path)
             if cls is None or summary is None or cls not in summary.classes:
                 return {}
-            return self._stores(path, cls, val[1], depth)
+            found = self._stores(path, cls, val[1], depth)
+            if not found:  # `self._build_loss()`: a method of the class, never a store
+                method = self.p.method(path, cls, val[1])
+                if method is not None and method[0] == path and method[1] == f"{cls}.{val[1]}":
+                    found = self._class_attr(path, cls, val[1])
+            return found
         if kind == "call":
             return self._call(path, key, val, depth)
         if kind == "model_name":
@@ -236,6 +241,10 @@ class ClassValues(FlowIndex):
         function = flow.functions.get(key)
         out: Things = {}
         if function is not None and key:
+            if function.is_classmethod and function.params[:1] == (name,) and key.count(".") == 1:
+                # `cls` of a classmethod: its class (`cls.train_one_epoch(model, ...)`), and
+                # whatever a keyword binds (below)
+                out[("class", path, key.split(".")[0])] = Hold("")
             if name in function.params:
                 if name in function.annotations:
                     merge_things(out, self._annotated(path, key, function.annotations[name], depth))
@@ -422,12 +431,16 @@ class ClassValues(FlowIndex):
                 # a factory one namespace member of several is: the key value that selects it
                 made = f"{cite} ({hold.cite})" if hold.cite.startswith("when ") else cite
                 for value in (function.returns if function is not None else ()):
-                    if kind == "cfunc" and value[0] == "call" and value[1] == ("local", "cls"):
+                    if kind == "cfunc" and _makes_cls(function, value):
                         out.setdefault(("inst", thing[3], thing[4]), Hold(cite))
                         continue
                     for held, inner in self.values(fpath, fkey, value, depth).items():
                         if held[0] == "inst":
-                            keep(out, held, Hold(with_selection(made, inner.cite), inner.half, inner.wrap))
+                            if SET_WORDS in inner.cite:  # one of a registry's set, by which key
+                                shown = f"{cite} ({inner.cite})"
+                            else:  # a namespace member's key, or the factory's own cite
+                                shown = with_selection(made, inner.cite)
+                            keep(out, held, Hold(shown, inner.half, inner.wrap))
                         elif held[0] in ("class", "func") and inner.cite.startswith("when "):
                             out.setdefault(held, inner)  # a class a namespace lookup selected, returned
                         elif held[0] == "tup" and made is not cite:  # its items: selected by the key too
@@ -525,3 +538,13 @@ class ClassValues(FlowIndex):
                 else:
                     merge_things(out, self._stores(thing[1], thing[2], name, depth))
         return out
+
+
+def _makes_cls(function, value) -> bool:
+    """A classmethod's return that is an instance of the class it is called through: `return
+    cls(...)`, or a local only ever bound to `cls(...)` (fast-transformers' `from_kwargs`:
+    `builder = cls()`, attributes set, `return builder`)."""
+    if value[0] == "local" and value[1] != "cls" and value[1] not in function.params:
+        bound = function.assigns.get(value[1], ())
+        return bool(bound) and all(item[0] == "call" and item[1] == ("local", "cls") for item in bound)
+    return value[0] == "call" and value[1] == ("local", "cls")

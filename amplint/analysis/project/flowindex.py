@@ -44,6 +44,10 @@ class Hold(tuple):
 
 Things = Dict[tuple, Hold]
 
+# in the cite of every class a set stands for (a registry lookup by a key no literal fixes, or
+# one several configs name: registry_classes.py, string_classes.py), before the key's name
+SET_WORDS = ", when `"
+
 # `loss_bbox=dict(type="SmoothL1Loss", ...)` in a config or as a default argument (also
 # `bbox_head=dict(_delete_=True, type=...)`, `bbox_head=[dict(type=...), ...]`'s first)
 # `key=dict(..., type='Name')`, `key = [dict(type='Name'), ...]`: found from the `dict(` on,

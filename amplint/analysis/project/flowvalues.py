@@ -263,7 +263,7 @@ class ValueReader:
             arg = first_arg(call, "model", "model", keyword_only=True)
             return ("tuple", (self.val(arg, frame, depth + 1),)) if arg is not None else None
         callee = self.val(func, frame, depth + 1)
-        if callee is None or callee[0] == "self":
+        if callee is None or callee[0] == "self" and not own_method(frame, callee[1]):
             return None
         if name and name[-1] == "create_model":  # timm's: builds a registered model by name
             callee = ("model_name", callee, _model_name(first_arg(call, "model_name", "model_name")))
@@ -394,6 +394,15 @@ def super_init_base(func, frame: Frame):
     if args and not (isinstance(args[0].value, cst.Name) and args[0].value.value == cls.name):
         return None
     return bases[0].value
+
+
+def own_method(frame: Frame, name: str) -> bool:
+    """`self.<name>(...)` calls a method the enclosing class defines (`self._build_loss()`), not
+    a module or callable held in an attribute: what it returns is the call's value."""
+    cls = frame.class_frame
+    body = cls.node.body.body if cls is not None and isinstance(cls.node, cst.ClassDef) else ()
+    return any(isinstance(stmt, cst.FunctionDef) and stmt.name.value == name and not stmt.decorators
+               for stmt in body)
 
 
 def _single_device(call: cst.Call) -> bool:

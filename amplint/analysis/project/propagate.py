@@ -10,6 +10,7 @@ from amplint.analysis.facts.region_entries import EntryHalf, EntryRegion
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.candidates import Candidate, chain, cite_more
 from amplint.analysis.project.dispatch import dispatched
+from amplint.analysis.project.flowindex import SET_WORDS
 from amplint.analysis.project.nograd_entries import note_nograd_call
 from amplint.analysis.project.wrapper_entries import note_wrapped_call
 from amplint.analysis.project.openworld import open_targets
@@ -129,6 +130,10 @@ def _dynamic_targets(project, path: str, key: str, candidate: Candidate):
             via = chain(text, source, held)
             cite = f"{via}; called at {site} in code that runs under {candidate.desc}"
             out.append((target, candidate.reached(cite, site).holding(instance).selected(source or "")))
+            if SET_WORDS in via:  # one of a registry's classes, by a key: --show-regions names it
+                shown = (candidate.desc, f"{text} at {site}", f"{target[1]} in {project.display(target[0])} ({via})")
+                if shown not in project.reached:
+                    project.reached.append(shown)
         if targets or candidate.enabled == Enabled.FALSE:
             continue
         answer, opened = open_targets(project, path, key, receiver, attr)

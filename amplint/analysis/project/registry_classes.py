@@ -8,10 +8,13 @@ allennlp's `Registrable`:
     model_class = Model.by_name(params.pop("type"))
 
 The lookup makes the classes registered through that same class under the names that reach its
-argument, and only where every such name is known exactly (string_sources.py): a literal, a key
-of a dict literal the argument is read from (`params = dict(CONFIG["model"])`), a module-level
-function's parameter every call site gives a literal. Otherwise, or where a name has no
-registration, the call holds an `("unnamed", call, why)` value for --show-regions.
+argument, where every such name is known exactly (string_sources.py): a literal, a key of a dict
+literal the argument is read from (`params = dict(CONFIG["model"])`), a module-level function's
+parameter every call site gives a literal. A key no literal fixes (`self.attention_type`,
+`input()`), or several names the configs give, stands for the SET of the classes registered in
+the linted tree (those the configs name, when they do): each is held with a cite that says so and
+names the key's value that selects it (`_KeySet`), up to MAX_SET classes. A literal name with no
+registration, or a larger set, holds an `("unnamed", call, why)` value for --show-regions.
 
 Shape first, text next: the class must define both methods (`register` storing `X[name] = ...`,
 the lookup returning `X[...][param]`), and only the files whose text holds `<Class>.register(`
@@ -23,8 +26,8 @@ import ast
 import re
 from typing import Dict, List, Optional, Tuple
 
-from amplint.analysis.project.flowindex import Hold, Things
-from amplint.analysis.project.string_classes import several
+from amplint.analysis.project.flowindex import SET_WORDS, Hold, Things
+from amplint.analysis.project.string_classes import MAX_SET, several
 from amplint.analysis.project.string_sources import call_in, function_node, string_values
 
 MAX_NAMED = 4
@@ -59,11 +62,15 @@ def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optiona
     if call is None or len(call.args) != 1 or call.keywords:
         return {("unnamed", text, f"`{shown}` is a registry lookup whose call could not be read"): Hold(cite)}
     found = string_values(cv.strings, path, key, call.args[0])
-    if found is None:
-        return {("unnamed", text, f"it is looked up in the registry of `{shown}` by a name whose values "
-                 "are not all literals of the project"): Hold(cite)}
-    names, configured = found
     registered = _registered(cv, registry)
+    keyed = _KeySet(cv, path, call, shown, how, len(registered))
+    if found is None:
+        # a key no literal fixes: any class registered in the tree may be the one (team rule,
+        # issue 26): the set, each class cited with the key that selects it
+        return keyed.every(registered) or {("unnamed", text, f"it is looked up in the registry of `{shown}` "
+                                                          "by a name whose values are not all literals of the "
+                                                          "project"): Hold(cite)}
+    names, configured = found
     out: Things = {}
     missing = []
     for value, vpath, line in names:
@@ -77,10 +84,33 @@ def registry_lookup(cv, path: str, key: str, thing: tuple, cite: str) -> Optiona
                f"registered with {how}")
         return {("unnamed", text, why): Hold(cite)}
     if len(out) > MAX_NAMED or configured and len(out) > 1:
-        # every literal of the code runs; of several configured names, which one does, no file decides
-        return {("unnamed", text, several(sorted(thing[2] for thing in out),
-                                          f"the configs give `{shown}` names of")): Hold(cite)}
+        # several configured names, none decided by a file: the set of the classes they name
+        chosen = {value: registered[value] for value, _, _ in names}
+        return keyed.every(chosen, configured) or {("unnamed", text, several(sorted(thing[2] for thing in out),
+                                                                 f"the configs give `{shown}` names of")): Hold(cite)}
     return out
+
+
+class _KeySet:
+    """The classes a lookup by a key no literal fixes may make, each held with a cite that says
+    so and names the key that selects it: "AttentionRegistry.spec(self.attention_type) at
+    builders.py:9, one of the 2 classes registered with `AttentionRegistry.register`, when
+    `self.attention_type` is 'full'". Bounded like a registry build (MAX_SET): a larger set is
+    left `unnamed`."""
+
+    def __init__(self, cv, path: str, call, shown: str, how: str, size: int) -> None:
+        self.key = ast.unparse(call.args[0])
+        self.head = f"{shown}({self.key}) at {cv.p.display(path)}:{call.lineno}"
+        self.how, self.size = how, size
+
+    def every(self, classes: Dict[str, Tuple[str, str]], configured: bool = False) -> Things:
+        if not classes or len(classes) > MAX_SET:
+            return {}
+        among = (f"the {len(classes)} classes the configs name of those registered with {self.how}"
+                 if configured else f"the {self.size} classes registered with {self.how}")
+        return {("class", target[0], target[1]): Hold(
+                    f"{self.head}, one of {among}{SET_WORDS}{self.key}` is {name!r}")
+                for name, target in sorted(classes.items())}
 
 
 _REGISTER_DEF = re.compile(r"\bdef\s+\w*register\w*\s*\(")
@@ -95,8 +125,8 @@ def _shape(tree, fkey: str):
     return _function_registry(tree, method) or None
 
 
-# the lookup's `return REGISTRY[name]` / `return Registrable._registry[cls][name]`
-_RETURN_ITEM = re.compile(r"^[ \t]*return[ \t]+[\w.]+(?:\[[\w.]+\])*\[\w+\][ \t]*(?:#.*)?$", re.M)
+# the lookup's `return REGISTRY[name]` / `return Registrable._registry[cls][name]` (or a tuple of such)
+_RETURN_ITEM = re.compile(r"^[ \t]*return[ \t]+[\w.]+(?:\[[\w.]+\])*\[\w+\](?:[ \t]*,[^\n#]*)?[ \t]*(?:#.*)?$", re.M)
 
 
 def _may_register(text: str) -> bool:
@@ -144,7 +174,13 @@ def _stores(function, key: str, containers) -> bool:
 
 
 def _returns(function, key: str, containers) -> bool:
+    """Every return is `X...[key]`, or a tuple of such items (fast-transformers'
+    `return cls._classes[key], cls._parameters[key]`: the first is the class; the unpacking
+    `attention_class, names = ...` holds the classes in each name, and only a call makes one)."""
     returns = [node.value for node in ast.walk(function) if type(node) is ast.Return]
+    returns = [value.elts[0] if type(value) is ast.Tuple and value.elts and all(
+        type(item) is ast.Subscript and _keyed_by(item, key) for item in value.elts) else value
+        for value in returns]
     return bool(returns) and all(
         type(value) is ast.Subscript and _keyed_by(value, key)
         and (containers is None or type(value.value) is ast.Name and value.value.id in containers)

@@ -34,9 +34,12 @@ from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.project.class_words import files_defining
 from amplint.analysis.project.frameworks import yaml_keys
-from amplint.analysis.project.flowindex import Hold, Things
+from amplint.analysis.project.flowindex import SET_WORDS, Hold, Things
 from amplint.analysis.project.string_params import StringParams
 
+# the most classes a lookup by a key no literal fixes, or one several configs set, stands for
+# (as a registry build, classvalues.MAX_REGISTRY_BUILD); a larger set is left unresolved
+MAX_SET = 8
 INSTANTIATE = frozenset({"hydra.utils.instantiate", "hydra.utils.call"})
 TARGET_KEYS = ("_target_", "class_path")
 _TARGET_TEXT = re.compile(r"\b(?:_target_|class_path)\b")
@@ -214,9 +217,13 @@ class StringConfigs:
             if hit is not None:
                 where = f"{'.'.join(keys)} = {value} at {self.p.display(path)}:{line}"
                 out.setdefault(("class", hit[0], hit[1]), Hold(where))
-        if len(out) > 1:
+        if len(out) > MAX_SET:
             names = sorted(thing[2] for thing in out)
             return {("unnamed", text, several(names, f"the configs give `{'.'.join(keys)}` as")): Hold(cite)}
+        if len(out) > 1:  # several configs, several classes: the set, each with the value that picks it
+            key = ".".join(keys)
+            return {thing: Hold(f"{cite}, one of the {len(out)} classes the configs name{SET_WORDS}{key}` is "
+                                f"{thing[2]!r} ({hold.cite})") for thing, hold in out.items()}
         if not out:
             why = (f"it is looked up in a registry by `{'.'.join(keys)}`, which "
                    + ("no config of the project gives" if not values else
