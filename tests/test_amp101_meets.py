@@ -112,3 +112,51 @@ def test_met_by_float32_and_half_is_reported():
         "        return self.proj(x) + filler\n"
     )))
     assert len(found) == 1 and "line 6 mixes it with `self.proj(x)` (half: the output of `self.proj`)" in found[0][1]
+
+
+# lucidrains/muse-maskgit-pytorch's MaskGit.generate on a half model: the float32 scores pick
+# the tokens to mask (indices only) and are rebound by a dtype-keeping masked_fill
+MASKGIT_SCORES = (
+    "        ids = torch.full((n, 8), 3, dtype=torch.long, device=x.device)\n"
+    "        scores = torch.zeros((n, 8), device=x.device)\n"
+    "        for step in range(4):\n"
+    "            masked = scores.topk(2, dim=-1).indices\n"
+    "            ids = ids.scatter(1, masked, 3)\n"
+    "            logits = self.transformer(ids)\n"
+    "            is_mask = ids == 3\n"
+    "            scores = scores.masked_fill(~is_mask, -1e5)\n"
+    "            if scores.shape[0] > n or scores.argmax() < 0:\n"
+    "                break\n"
+    "{tail}"
+    "        return ids\n"
+)
+
+
+def test_a_local_read_only_for_its_indices_meets_no_half_data():
+    assert messages(HALF_MODULE.format(body=MASKGIT_SCORES.format(tail=""))) == []
+
+
+def test_a_local_whose_sorted_values_are_read_still_meets_data():
+    # `.values` of a topk is float32 data that the half logits meet: still reported
+    found = messages(HALF_MODULE.format(body=MASKGIT_SCORES.format(
+        tail="        ids = ids + logits * scores.topk(2, dim=-1).values.sum()\n")))
+    assert len(found) == 1 and found[0][0] == 5
+
+
+def test_a_local_returned_after_its_index_reads_is_still_reported():
+    found = messages(HALF_MODULE.format(body=MASKGIT_SCORES.format(tail="        return scores\n")))
+    assert len(found) == 1 and found[0][0] == 5
+
+
+def test_the_maskgit_scores_never_meet_half_data_under_torch():
+    """The claim, run: in a half model the float32 scores only give indices and stay float32;
+    the half logits are never upcast."""
+    import pytest
+    torch = pytest.importorskip("torch")
+    scores = torch.zeros((2, 8))
+    logits = torch.randn(2, 8).half()
+    masked = scores.topk(2, dim=-1).indices
+    assert masked.dtype == torch.int64
+    scores = scores.masked_fill(~(logits > 0), -1e5)
+    assert scores.dtype == torch.float32 and logits.dtype == torch.float16
+    assert (scores.argmax() < 0).dtype == torch.bool

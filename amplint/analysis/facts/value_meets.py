@@ -11,6 +11,10 @@ values the dtype fact knows are not half (float32, integer, bool) are not meetin
 cast of itself through dtype-keeping steps (meta-llama's `mask = torch.full(...)` then
 `mask = torch.triu(mask, diagonal=1).type_as(h)`): its float32 value meets nothing uncast.
 
+`reads_meet_no_data` says every read of a factory's local ends in indices, a shape, a bool or
+a Python number, or in an update of the local itself that keeps its dtype whatever its arguments (muse-maskgit's `scores = torch.zeros(...)`, read only as `scores.topk(k).indices` and
+rebound by `scores.masked_fill(~is_mask, -1e5)`): its float32 value never meets half data.
+
 `half_origin` says why a value is half, from evidence only: the dtype fact (`x.half()`, a
 float16 factory), a submodule's output (`self.proj(x)`, `model(x)`), a matmul, a name bound
 to one of these in the function, or a dtype-keeping step of one (`h.view(n, -1)`).
@@ -189,6 +193,63 @@ def meets_only_float32(facts, site: CallSite, name: Optional[str]) -> bool:
             if value is None or value.conditional or not value.options <= {"float32", "float64"}:
                 return False
     return True
+
+
+# reads whose result is indices, a shape, a bool or a Python number: no float data comes out
+_INDEX_METHODS = {"argmax", "argmin", "argsort", "nonzero", "size", "dim", "numel", "item",
+                  "tolist", "any", "all", "eq", "ne", "gt", "ge", "lt", "le", "isnan", "isinf",
+                  "isfinite"}
+_SORTS = {"topk", "sort", "max", "min"}  # their `.indices` / `[1]`
+_METADATA = {"shape", "device", "dtype", "ndim", "is_cuda"}
+_KEEP_SELF = {"masked_fill", "masked_fill_", "fill_", "zero_", "uniform_", "normal_"}
+
+
+def reads_meet_no_data(facts, site: CallSite, name: Optional[str]) -> bool:
+    """Every read of the local `name` gives indices, a shape, a bool or a Python number, or is
+    an update of `name` itself that keeps its dtype (`masked_fill`, `fill_`): the factory's
+    float32 never meets half data (the value is not returned, stored, passed or mixed)."""
+    function = site.frame.function
+    if name is None or function is None:
+        return False
+    parents = _parents(function.node)
+    reads = _reads(facts, function.node, parents, name)
+    return bool(reads) and all(_meets_no_data(read, parents, name) for read in reads)
+
+
+def _meets_no_data(read: cst.CSTNode, parents, name: str) -> bool:
+    parent = parents.get(id(read))
+    if isinstance(parent, cst.ComparisonTarget) or (
+            isinstance(parent, cst.Comparison) and parent.left is read):
+        return True
+    if not (isinstance(parent, cst.Attribute) and parent.value is read):
+        return False
+    attr = parent.attr.value
+    if attr in _METADATA:
+        return True
+    call = parents.get(id(parent))
+    if not (isinstance(call, cst.Call) and call.func is parent):
+        return False
+    if attr in _INDEX_METHODS:
+        return True
+    outer = parents.get(id(call))
+    if attr in _SORTS:
+        if isinstance(outer, cst.Attribute) and outer.value is call:
+            return outer.attr.value == "indices"
+        return isinstance(outer, cst.Subscript) and outer.value is call and _index_one(outer)
+    if attr in _KEEP_SELF:  # the result has the local's own dtype, whatever the arguments
+        if isinstance(outer, cst.Assign) and len(outer.targets) == 1:
+            target = outer.targets[0].target
+            return isinstance(target, cst.Name) and target.value == name
+        return isinstance(outer, cst.Expr) and attr.endswith("_")
+    return False
+
+
+def _index_one(subscript: cst.Subscript) -> bool:
+    """`x.topk(k)[1]`: the indices of a sort."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return False
+    value = subscript.slice[0].slice.value
+    return isinstance(value, cst.Integer) and value.value == "1"
 
 
 def first_meeting(facts, site: CallSite, name: Optional[str]) -> Optional[Meeting]:

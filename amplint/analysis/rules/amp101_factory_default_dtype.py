@@ -14,7 +14,7 @@ from amplint.analysis.facts.buffer_writes import (
 from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
 from amplint.analysis.facts.tree import CallSite, iter_nodes
 from amplint.analysis.facts.value_meets import (
-    cast_where_rebound, first_meeting, half_origin, meets_only_float32,
+    cast_where_rebound, first_meeting, half_origin, meets_only_float32, reads_meet_no_data,
 )
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import (
@@ -684,7 +684,8 @@ def _never_half_data(ctx, qualified: str, site: CallSite) -> bool:
     function = site.frame.function
     return only_cast_reads(ctx.module, target.value, function.node if function else None) \
         or meets_only_float32(ctx.facts, site, target.value) \
-        or cast_where_rebound(ctx.facts, site, target.value)
+        or cast_where_rebound(ctx.facts, site, target.value) \
+        or reads_meet_no_data(ctx.facts, site, target.value)
 
 
 def _zero_size(size: cst.BaseExpression) -> bool:
