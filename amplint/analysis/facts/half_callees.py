@@ -37,6 +37,26 @@ class EntryReturnsHalf:
     passed: Optional[Tuple[Tuple[object, object], ...]]
 
 
+@dataclass(frozen=True)
+class EntryHalfParam:
+    """Parameter `param` of module-level function `function` of this file receives a model that
+    a caller in another file casts to half (amplint.analysis.project.half_params)."""
+
+    function: str
+    param: str
+    dtype: str  # "float16" | "bfloat16"
+    cite: str  # "`model`, cast to float16 in tools/train_net.py at line 8, passed at tools/train_net.py:9"
+
+
+def half_param_entries(entries) -> Dict[Tuple[str, str], EntryHalfParam]:
+    """(function, parameter) -> the first entry saying another file passes it a half model."""
+    found: Dict[Tuple[str, str], EntryHalfParam] = {}
+    for entry in entries:
+        if isinstance(entry, EntryHalfParam):
+            found.setdefault((entry.function, entry.param), entry)
+    return found
+
+
 def returns_half_entries(entries) -> Dict[str, List[EntryReturnsHalf]]:
     found: Dict[str, List[EntryReturnsHalf]] = {}
     for entry in entries:

@@ -7,6 +7,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.half_callees import half_param_entries
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.tree import Frame, dotted_name
 from amplint.analysis.facts.half_values import FrameWalker, float16_values, walk_float16_code
@@ -399,9 +400,12 @@ class EpsUnderflow(Rule):
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
         yield from self._autocast_values(ctx)
-        if not facts.fp16.model_casts and not facts.fp16.float16_functions:
+        passed = half_param_entries(facts.entries)  # models other files halve, passed here
+        casts = facts.fp16.model_casts or facts.fp16.float16_functions
+        if casts or passed:
+            yield from self._optimizers(ctx, passed)
+        if not casts:
             return  # no float16 cast here, nor a class of this file another file makes float16
-        yield from self._optimizers(ctx)
         values = float16_values(facts)
         rule = self
         found: List[Tuple[cst.CSTNode, cst.BaseExpression, float, Frame]] = []
@@ -539,10 +543,12 @@ class EpsUnderflow(Rule):
         return None
 
     # -- optimizers -----------------------------------------------------------------------
-    def _optimizers(self, ctx) -> Iterable[Diagnostic]:
+    def _optimizers(self, ctx, passed) -> Iterable[Diagnostic]:
+        """`passed`: (function, parameter) -> EntryHalfParam, the parameters another file passes
+        a half model (project/half_params.py)."""
         facts = ctx.facts
         half_models = _half_models(facts)
-        if not half_models:
+        if not half_models and not passed:
             return
         wrapped = _wrapped_names(facts)
         for qualified, site in facts.qualified_calls:
@@ -569,9 +575,17 @@ class EpsUnderflow(Rule):
                 continue
             model = _half_model_in(params.value, site.frame, half_models) or _half_owner(
                 params.value, site.frame, facts.tree, half_models)
-            if model is None:
+            remote = None if model is not None else _half_param(params.value, site.frame, facts.tree, passed)
+            if (model is None and remote is None) or _is_wrapped(site, wrapped):
                 continue
-            if _is_wrapped(site, wrapped):
+            if remote is not None:
+                message = (
+                    f"`{cls}` with eps={eps:g} over the parameters of `{remote.param}`, a model another "
+                    f"file casts to {remote.dtype} ({remote.cite}): eps rounds to 0 in float16, so a "
+                    "parameter whose second moment underflows gets an inf update (one step turns it to "
+                    "-inf); keep fp32 parameters with torch.autocast + GradScaler, or pass `fused=True`"
+                )
+                yield self.report(call, message)
                 continue
             name, cast = model
             message = (
@@ -665,6 +679,20 @@ def _half_owner(params: cst.BaseExpression, frame: Frame, tree, half_models):
                 key = _model_key(arg, caller)
                 if key is not None and key in half_models:
                     return owner.value, half_models[key]
+    return None
+
+
+def _half_param(params: cst.BaseExpression, frame: Frame, tree, passed):
+    """The EntryHalfParam when `params` holds the parameters of a parameter of the module-level
+    function that another file passes a float16 model."""
+    function = frame.function
+    if not passed or function is None or function.parent is not tree.module_frame:
+        return None
+    for owner in parameter_owners(params, frame, tree):
+        if isinstance(owner, cst.Name) and is_parameter(function, owner.value):
+            entry = passed.get((function.name, owner.value))
+            if entry is not None and entry.dtype == "float16":
+                return entry
     return None
 
 
