@@ -35,6 +35,9 @@ class EntryReturnsHalf:
     # (position or keyword, literal or "?") of each argument of that call; None when the call
     # does not reach this function directly (a chain of factories)
     passed: Optional[Tuple[Tuple[object, object], ...]]
+    # the function that hands the model to `function`, a helper that halves its parameter in
+    # place (CLIP's `build_model` calling `convert_weights(model)`); "" when `function` returns it
+    passer: str = ""
 
 
 @dataclass(frozen=True)

@@ -248,10 +248,15 @@ class HalfWithAutocast(Rule):
         what = _model_words(site)
         scaler = (" (with the GradScaler there, `unscale_` raises 'ValueError: Attempting to unscale FP16 "
                   "gradients.')") if entry.scaler else ""
+        if entry.passer:  # a helper halving its parameter in place (CLIP's convert_weights)
+            how = (f"`{entry.function}` halves in place the model `{entry.passer}` hands it, and "
+                   f"`{entry.call}` gets it back and runs it")
+        else:
+            how = f"`{entry.function}` returns it to `{entry.call}`, which runs it"
         message = (
-            f"half cast of {what} mixed with autocast in another file: `{entry.function}` returns it "
-            f"to `{entry.call}`, which runs it under the autocast region at {entry.region}; its "
-            f"weights train without an fp32 master copy{scaler}; keep the model fp32"
+            f"half cast of {what} mixed with autocast in another file: {how} under the autocast "
+            f"region at {entry.region}; its weights train without an fp32 master copy{scaler}; "
+            "keep the model fp32"
         )
         return self.report(site.node, message, severity=severity)
 
