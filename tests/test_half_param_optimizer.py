@@ -8,7 +8,8 @@ builds the model with `slowfast.models.build_model`, halves it under a config fl
 into BN / other groups). Proven on CPU: the optimizer the helper builds holds float16
 parameters, and one step with small gradients turns them to -inf; the fixed eps keeps them
 finite. Twins: the eps fixed; the model left float32; the half model given only to the SGD
-helper (no eps); a helper that rebinds its parameter before reading it."""
+helper (no eps); a helper that rebinds its parameter before reading it (another model, a
+float32 copy)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ NO_HALF = ("    if cfg[\"FP16\"]:\n        model.half()\n", "")
 SGD_ONLY = ("optimizer = optim.construct_optimizer(model, cfg)", "optimizer = optim.construct_sgd(model, cfg)")
 REBOUND = ("def construct_optimizer(model, cfg):\n",
            "def construct_optimizer(model, cfg):\n    model = cfg[\"MODEL\"]\n")
+COPIED = ("def construct_optimizer(model, cfg):\n",
+          "def construct_optimizer(model, cfg):\n    model = copy.deepcopy(model).float()\n")
 ASSIGNED = ("        model.half()\n", "        model = model.half()\n")
 
 
@@ -51,8 +54,8 @@ def test_the_cast_assigned_back_is_the_same_half_model():
     assert findings(load(NAME, (ASSIGNED,))) == [FINDING]
 
 
-@pytest.mark.parametrize("edit", [FIXED_EPS, NO_HALF, SGD_ONLY, REBOUND],
-                         ids=["eps-fixed", "model-float32", "sgd-only", "parameter-rebound"])
+@pytest.mark.parametrize("edit", [FIXED_EPS, NO_HALF, SGD_ONLY, REBOUND, COPIED],
+                         ids=["eps-fixed", "model-float32", "sgd-only", "parameter-rebound", "float32-copy"])
 def test_twins_are_silent(edit):
     files = load(NAME, (edit,))
     assert files != load(NAME)  # the edit applies

@@ -40,8 +40,8 @@ def halved_in_place(project, path: str, key: str, function, name: str) -> Option
             if helper is None:
                 continue
             param = _parameter(helper, slot)
-            if param is None or param in helper.assigns:
-                continue
+            if param is None or param in helper.assigns or _rebinds(project, thing[1], thing[2], param):
+                continue  # `model = copy.deepcopy(model)`: what it halves is not the caller's
             if any(receiver == ("local", param) and attr in STATEMENT_CASTS
                    for receiver, attr, _text, _line in helper.dynamic):
                 return thing[1], thing[2], (param,)
@@ -50,6 +50,27 @@ def halved_in_place(project, path: str, key: str, function, name: str) -> Option
 
 def floated_back(project, path: str, key: str, name: str) -> bool:
     """Does function `key` of `path` cast the local `name` back to float32 on every path?"""
+    node = _parsed_function(project, path, key)
+    if node is None:
+        return True  # not found: not known to stay half
+    return any(_float_back(stmt, name) for stmt in _unconditional(node.body))
+
+
+def _rebinds(project, path: str, key: str, name: str) -> bool:
+    """Does function `key` of `path` bind `name` anywhere (an assignment, a loop or `with`
+    target, a walrus, a `global`)? True when the function is not found."""
+    node = _parsed_function(project, path, key)
+    if node is None:
+        return True
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and inner.id == name and isinstance(inner.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(inner, (ast.Global, ast.Nonlocal)) and name in inner.names:
+            return True
+    return False
+
+
+def _parsed_function(project, path: str, key: str):
     memo: Dict[str, Optional[ast.Module]] = project.__dict__.setdefault("_half_inplace_trees", {})
     if path not in memo:
         try:
@@ -57,10 +78,7 @@ def floated_back(project, path: str, key: str, name: str) -> bool:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             memo[path] = None
     tree = memo[path]
-    node = _function(tree, key) if tree is not None else None
-    if node is None:
-        return True  # not found: not known to stay half
-    return any(_float_back(stmt, name) for stmt in _unconditional(node.body))
+    return _function(tree, key) if tree is not None else None
 
 
 def _function(tree: ast.Module, key: str):

@@ -249,8 +249,8 @@ class HalfWithAutocast(Rule):
         scaler = (" (with the GradScaler there, `unscale_` raises 'ValueError: Attempting to unscale FP16 "
                   "gradients.')") if entry.scaler else ""
         if entry.passer:  # a helper halving its parameter in place (CLIP's convert_weights)
-            how = (f"`{entry.function}` halves in place the model `{entry.passer}` hands it, and "
-                   f"`{entry.call}` gets it back and runs it")
+            how = (f"`{entry.function}` halves in place the model `{entry.passer}` hands it; it comes "
+                   f"back from `{entry.call}` and runs")
         else:
             how = f"`{entry.function}` returns it to `{entry.call}`, which runs it"
         message = (

@@ -9,7 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.half_callees import half_param_entries
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.tree import Frame, dotted_name
+from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes
 from amplint.analysis.facts.half_values import FrameWalker, float16_values, walk_float16_code
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._param_sources import call_arguments, is_parameter, parameter_owners
@@ -691,9 +691,21 @@ def _half_param(params: cst.BaseExpression, frame: Frame, tree, passed):
     for owner in parameter_owners(params, frame, tree):
         if isinstance(owner, cst.Name) and is_parameter(function, owner.value):
             entry = passed.get((function.name, owner.value))
-            if entry is not None and entry.dtype == "float16":
+            if entry is not None and entry.dtype == "float16" and not _rebound(function, owner.value):
                 return entry
     return None
+
+
+def _rebound(function: Frame, name: str) -> bool:
+    """Does the function bind its parameter `name` again (`model = copy.deepcopy(model)`)?"""
+    for node in iter_nodes(function.node):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem,
+                             cst.NamedExpr)):
+            target = getattr(node, "target", None) or getattr(node, "asname", None)
+            target = target.name if isinstance(target, cst.AsName) else target
+            if any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(target)):
+                return True
+    return False
 
 
 def _wrapped_names(facts) -> Set[str]:
