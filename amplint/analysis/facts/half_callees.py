@@ -51,6 +51,19 @@ class EntryHalfParam:
     cite: str  # "`model`, cast to float16 in tools/train_net.py at line 8, passed at tools/train_net.py:9"
 
 
+@dataclass(frozen=True)
+class EntryDtypeField:
+    """Field chain `chain` of dataclass `cls` (module `module`) defaults to a half dtype that
+    nothing in the project changes (amplint.analysis.project.dtype_fields): lingua's
+    `args.model.param_dtype` with `args: TrainArgs`."""
+
+    module: str  # "apps.lm.config"
+    cls: str  # "TrainArgs"
+    chain: Tuple[str, ...]  # ("model", "param_dtype")
+    dtype: str  # "float16" | "bfloat16"
+    cite: str  # "`model.param_dtype` of `TrainArgs` defaults to torch.float16 at apps/lm/config.py:15"
+
+
 def half_param_entries(entries) -> Dict[Tuple[str, str], EntryHalfParam]:
     """(function, parameter) -> the first entry saying another file passes it a half model."""
     found: Dict[Tuple[str, str], EntryHalfParam] = {}

@@ -209,7 +209,9 @@ class HalfWithAutocast(Rule):
                 if not self._is_model(facts, site):
                     continue
             model = self._is_model(facts, site)
-            what = _model_words(site) if model else ""
+            field = facts.fp16.field_cites.get(id(site.node))  # `dtype=args.model.param_dtype`
+            note = f" ({field})" if field else ""
+            what = _model_words(site) + note if model else ""
             if passed is not None:
                 call, entry = passed
                 name = call.node.func.value  # type: ignore[union-attr]
@@ -236,7 +238,7 @@ class HalfWithAutocast(Rule):
                 )
             else:
                 message = (
-                    "half cast of an input mixed with autocast: autocast casts fp32 inputs per op; "
+                    f"half cast of an input{note} mixed with autocast: autocast casts fp32 inputs per op; "
                     "casting first loses precision where autocast keeps fp32 (losses, norms)"
                 )
             fix = None if model else self._fix(site)
