@@ -38,7 +38,17 @@ class HalfWithAutocast(Rule):
     way: a factory of another file (a function, classmethod or staticmethod, or a short chain
     of them) returns the model it casts (`model.half(); return model`), and the caller runs the
     returned value under an autocast region of its own; a cast under `if flag:` counts only
-    where that call leaves the flag on (`load_model(..., fp16=False)` halves nothing).
+    where that call leaves the flag on (`load_model(..., fp16=False)` halves nothing). The
+    factory may return the model in a tuple (`model, preprocess = clip.load(...)`) and may have
+    it halved in place by a helper (CLIP's `convert_weights(model)` running `model.half()`);
+    a `model.float()` on every path of a factory after that makes it float32 again.
+
+    A `.to(dtype=...)` whose dtype is a field of a dataclass config counts when the field
+    chain defaults to a half dtype and nothing in the project changes it (lingua's
+    `dtype=args.model.param_dtype` with `args: TrainArgs`, `model: ModelArgs =
+    field(default_factory=ModelArgs)`, `param_dtype: torch.dtype = torch.float16`; no
+    assignment of the field, no construction with arguments, no config file naming it, no
+    OmegaConf-style loader).
 
     ## Why is this bad?
     Autocast expects float32 weights and inputs and casts per operation. A model cast to half
