@@ -37,10 +37,11 @@ class EpsUnderflow(Rule):
     class the file turns `.half()` (or, linting a project, that another file makes float16),
     and on tensors the file itself casts to float16. Also
     `torch.optim.Adam` (AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad) with its default or a
-    tiny `eps=` over the `.parameters()` of a model the file casts to float16, or, linting a
-    project, of a parameter of a module-level function that another file passes a model it
-    casts to float16 (SlowFast's `construct_optimizer(model, cfg)` called from
-    tools/train_net.py after `model.half()`), unless the function rebinds that parameter.
+    tiny `eps=` over the `.parameters()` of a model the file casts to float16.
+
+    Linting a project, the model may be a parameter of a module-level function that another
+    file passes a model it casts to float16 (SlowFast's `construct_optimizer(model, cfg)`
+    called from tools/train_net.py after `model.half()`), unless the function rebinds it.
 
     A module class is also half when a method of the file that casts its instances'
     submodules is called (`model.convert_to_fp16()` running
