@@ -8,18 +8,16 @@ would. Without it the model `forward_step` runs is a parameter nothing binds.
 Only module-level functions, passed by their name (`forward_step`, `steps.forward_step`), to a
 module-level function of the project that neither rebinds the parameter nor hides it, followed
 through at most `_MAX_HOPS` such hand-overs. Which files pass a name as an argument is read
-once from the texts (`_passed_words`); what each argument and callee holds is the class
+from the texts once per name (`_files_passing`); what each argument and callee holds is the class
 flow's answer, asked again at each question (it memoises what is settled), so the answer does
 not depend on the order of the questions."""
 
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Tuple
 
 _MAX_HOPS = 3
-# `f(a, forward_step)`, `f(step=forward_step)`, `f(x, steps.forward_step)`: a name as a whole argument
-_PASSED = re.compile(r"[(,]\s*(?:\w+\s*=\s*)?(?:\w+\.)*(\w+)\s*(?=[,)])")
 
 Site = Tuple[str, str, Tuple[Tuple[object, object], ...]]  # (file, caller, args of the call)
 
@@ -57,20 +55,11 @@ def _passings(values, name: str) -> List[Tuple[str, str, object, object, object]
 
 
 def _files_passing(values, name: str) -> List[str]:
-    index: Optional[Dict[str, List[str]]] = values.__dict__.get("_passed_words")
-    if index is None:
-        index = values.__dict__["_passed_words"] = _passed_words(values.p)
-    return index.get(name, [])
-
-
-def _passed_words(project) -> Dict[str, List[str]]:
-    """name -> the files whose text passes a name ending in it as a whole argument."""
-    index: Dict[str, List[str]] = {}
-    for path in project.python:
-        words: Set[str] = set(_PASSED.findall(project.files[path]))
-        for word in words:
-            index.setdefault(word, []).append(path)
-    return index
+    """The files whose text passes a name ending in `name` as a whole argument (`f(a, name)`,
+    `f(step=mod.name)`): a substring test first, the pattern only where it holds."""
+    passed = re.compile(r"[(,]\s*(?:\w+\s*=\s*)?(?:\w+\.)*%s\s*[,)]" % re.escape(name))
+    files = values.p.files
+    return [path for path in values.p.python if name in files[path] and passed.search(files[path])]
 
 
 def _called_through(values, path: str, key: str, callee, slot, depth: int, hops: int) -> List[Site]:
