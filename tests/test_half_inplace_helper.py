@@ -8,7 +8,7 @@ body runs `model.half()`; `load` floats it back only for `str(device) == "cpu"`)
 fine-tuning script of the kind CLIP's users write: `model, preprocess = clip.load(...)`, then
 autocast + GradScaler. Proven on CPU: the loaded model's weights are float16 unless the device
 is exactly "cpu", and the GradScaler's `unscale_` then raises. Twins: the float32 cast back on
-every path; `build_model` not converting; a helper that halves a copy, not its parameter."""
+every path; a caller passing `device="cpu"` (or leaving a "cpu" default), which `load` floats back; `build_model` not converting; a helper that halves a copy, not its parameter."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ SETTINGS = Settings.default()
 FINDING = (f"{NAME}/clip/model.py", 44, "AMP103")
 ALWAYS_FLOAT = ('    if str(device) == "cpu":\n        model.float()\n', "    model.float()\n")
 NOT_CONVERTED = ("    convert_weights(model)\n", "")
+CPU_CALLER = ("clip.load(args.model, device=device)", 'clip.load(args.model, device="cpu")')
+CPU_DEFAULT = (("clip.load(args.model, device=device)", "clip.load(args.model)"),
+               ('device: Union[str, torch.device] = "cuda"', 'device: Union[str, torch.device] = "cpu"'))
 HALVES_A_COPY = ("    model.half()\n", "    model = copy.deepcopy(model)\n    model.half()\n    return model\n")
 
 
@@ -46,12 +49,17 @@ def test_a_model_a_helper_halves_in_place_and_a_caller_trains_under_autocast():
     assert "autocast region at finetune.py:18" in message
 
 
-@pytest.mark.parametrize("edit", [ALWAYS_FLOAT, NOT_CONVERTED, HALVES_A_COPY],
-                         ids=["float-on-every-path", "not-converted", "halves-a-copy"])
-def test_twins_are_silent(edit):
-    files = load(NAME, (edit,))
+@pytest.mark.parametrize("edits", [(ALWAYS_FLOAT,), (NOT_CONVERTED,), (HALVES_A_COPY,), (CPU_CALLER,), CPU_DEFAULT],
+                         ids=["float-on-every-path", "not-converted", "halves-a-copy", "cpu-caller", "cpu-default"])
+def test_twins_are_silent(edits):
+    files = load(NAME, edits)
     assert files != load(NAME)
     assert findings(files) == []
+
+
+def test_the_default_left_on_a_cuda_device_keeps_the_model_half():
+    files = load(NAME, (("clip.load(args.model, device=device)", "clip.load(args.model)"),))
+    assert findings(files) == [FINDING]
 
 
 def _finetune(device: str):

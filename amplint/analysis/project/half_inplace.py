@@ -48,20 +48,63 @@ def halved_in_place(project, path: str, key: str, function, name: str) -> Option
     return None
 
 
-def floated_back(project, path: str, key: str, name: str) -> bool:
-    """Does function `key` of `path` cast the local `name` back to float32 on every path?"""
+def floated_back(project, path: str, key: str, name: str, literals=None) -> bool:
+    """Does function `key` of `path` cast the local `name` back to float32 on every path, or
+    under an `if` that the call's literal arguments decide true (`literals()`: (position or
+    keyword, literal or "?") of each argument; CLIP's `if str(device) == "cpu": model.float()`
+    called with `device="cpu"`)?"""
     node = _parsed_function(project, path, key)
     if node is None:
         return True  # not found: not known to stay half
-    return any(_float_back(stmt, name) for stmt in _unconditional(node.body))
+    for stmt in _unconditional(node.body):
+        if _float_back(stmt, name):
+            return True
+        if isinstance(stmt, ast.If) and literals is not None and "." not in key and _holds(stmt.test, node, literals):
+            if any(_float_back(inner, name) for inner in _unconditional(stmt.body)):
+                return True
+    return False
+
+
+def _holds(test: ast.expr, function, literals) -> bool:
+    """`param == "lit"` or `str(param) == "lit"`, with the call passing that literal for param."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, str)):
+        return False
+    left = test.left
+    if isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "str" \
+            and len(left.args) == 1 and not left.keywords:
+        left = left.args[0]
+    if not isinstance(left, ast.Name):
+        return False
+    names = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if left.id not in names + [a.arg for a in function.args.kwonlyargs] or _rebinds_node(function, left.id):
+        return False
+    passed = literals()
+    if passed is None:
+        return False
+    position = names.index(left.id) if left.id in names else None
+    for slot, value in passed:
+        if slot == left.id or (position is not None and slot == position):
+            return value == test.comparators[0].value
+    default = _default(function.args, left.id)  # left out: `load(name)` with `device="cpu"`
+    return isinstance(default, ast.Constant) and default.value == test.comparators[0].value
+
+
+def _default(args: ast.arguments, name: str) -> Optional[ast.expr]:
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return defaults.get(name)
 
 
 def _rebinds(project, path: str, key: str, name: str) -> bool:
     """Does function `key` of `path` bind `name` anywhere (an assignment, a loop or `with`
     target, a walrus, a `global`)? True when the function is not found."""
     node = _parsed_function(project, path, key)
-    if node is None:
-        return True
+    return node is None or _rebinds_node(node, name)
+
+
+def _rebinds_node(node, name: str) -> bool:
     for inner in ast.walk(node):
         if isinstance(inner, ast.Name) and inner.id == name and isinstance(inner.ctx, (ast.Store, ast.Del)):
             return True

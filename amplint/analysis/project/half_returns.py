@@ -97,11 +97,31 @@ def _factory_cast(project, path: str, key: str, value, memo, depth: int = 0) -> 
     target = _one_target(project, path, key, value[1])
     if target is None:
         return None
-    asked = target + (item,)
+    # the literals the call passes decide a float32 cast back under `if str(device) == "cpu":`;
+    # read (with `ast`) only when such a cast is met, and only for the function called directly
+    caller = (path, value[3]) if depth == 0 else None
+    literals = _Literals(project, path, value[3], target[1]) if caller is not None else None
+    asked = target + (item, caller)
     if asked not in memo:
         memo[asked] = None  # a recursive factory answers nothing
-        memo[asked] = _returns_half(project, target, memo, depth, item)
+        memo[asked] = _returns_half(project, target, memo, depth, item, literals)
     return memo[asked]
+
+
+class _Literals:
+    """The literal arguments of one call, read when first asked."""
+
+    def __init__(self, project, path: str, line: int, function: str) -> None:
+        self._where = (project, path, line, function)
+        self._read = False
+        self._found = None
+
+    def __call__(self):
+        if not self._read:
+            project, path, line, function = self._where
+            self._found = _literal_args(project.files.get(path) or "", line, function)
+            self._read = True
+        return self._found
 
 
 def _one_target(project, path: str, key: str, callee) -> Optional[Tuple[str, str]]:
@@ -112,7 +132,8 @@ def _one_target(project, path: str, key: str, callee) -> Optional[Tuple[str, str
     return targets.pop()
 
 
-def _returns_half(project, target: Tuple[str, str], memo, depth: int, item: Optional[int] = None) -> Optional[Cast]:
+def _returns_half(project, target: Tuple[str, str], memo, depth: int, item: Optional[int] = None,
+                  literals=None) -> Optional[Cast]:
     path, key = target
     summary = project.summaries.get(path)
     flow = summary.flow if summary is not None else None
@@ -135,7 +156,7 @@ def _returns_half(project, target: Tuple[str, str], memo, depth: int, item: Opti
                     for receiver, attr, _text, _line in function.dynamic):
                 names.append(name)
                 continue
-            if floated_back(project, path, key, name):
+            if floated_back(project, path, key, name, literals):
                 continue  # `model.float()` on every path after it
             for inner in assigned:
                 if inner[0] == "call":
@@ -182,4 +203,6 @@ def _literal_args(text: str, line: int, function: str) -> Optional[Tuple[Tuple[o
 
 
 def _literal(node: ast.expr):
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, type(None))) else "?"
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, type(None), str)):
+        return node.value
+    return "?"
