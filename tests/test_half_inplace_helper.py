@@ -8,7 +8,8 @@ body runs `model.half()`; `load` floats it back only for `str(device) == "cpu"`)
 fine-tuning script of the kind CLIP's users write: `model, preprocess = clip.load(...)`, then
 autocast + GradScaler. Proven on CPU: the loaded model's weights are float16 unless the device
 is exactly "cpu", and the GradScaler's `unscale_` then raises. Twins: the float32 cast back on
-every path; a caller passing `device="cpu"` (or leaving a "cpu" default), which `load` floats back; `build_model` not converting; a helper that halves a copy, not its parameter."""
+every path; a caller passing `device="cpu"` (or leaving a "cpu" default), which `load` floats
+back; `build_model` not converting; a helper that halves a copy, not its parameter."""
 
 from __future__ import annotations
 
