@@ -70,8 +70,14 @@ class FileFacts:
 
     @cached_property
     def fp16(self) -> Fp16Analysis:
+        from amplint.analysis.facts.dtype_fields import field_casts
+
         halves = tuple(e for e in self.entries if isinstance(e, EntryHalf))
-        return Fp16Analysis(self.tree, self.callgraph, halves)
+        analysis = Fp16Analysis(self.tree, self.callgraph, halves)
+        for call, (dtype, cite) in field_casts(self.tree, self.entries).items():  # `dtype=args.model.param_dtype`
+            analysis.half_casts.setdefault(call, dtype)
+            analysis.field_cites[call] = cite
+        return analysis
 
     @cached_property
     def half_values(self):

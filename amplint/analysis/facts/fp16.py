@@ -61,6 +61,8 @@ class Fp16Analysis:
         self.tree = tree
         self.graph = graph
         self.half_casts: Dict[int, str] = {}  # id(call) -> dtype
+        # id(call) -> why its dtype argument is half, for a dataclass field (facts/dtype_fields.py)
+        self.field_cites: Dict[int, str] = {}
         self.half_classes: Set[str] = {e.target for e in entries if e.target in tree.classes}
         # class -> why it is half: (text, the node of this file the text's {half_line} names)
         self.why: Dict[str, Tuple[str, Optional[cst.CSTNode]]] = {

@@ -35,6 +35,42 @@ class EntryReturnsHalf:
     # (position or keyword, literal or "?") of each argument of that call; None when the call
     # does not reach this function directly (a chain of factories)
     passed: Optional[Tuple[Tuple[object, object], ...]]
+    # the function that hands the model to `function`, a helper that halves its parameter in
+    # place (CLIP's `build_model` calling `convert_weights(model)`); "" when `function` returns it
+    passer: str = ""
+
+
+@dataclass(frozen=True)
+class EntryHalfParam:
+    """Parameter `param` of module-level function `function` of this file receives a model that
+    a caller in another file casts to half (amplint.analysis.project.half_params)."""
+
+    function: str
+    param: str
+    dtype: str  # "float16" | "bfloat16"
+    cite: str  # "`model`, cast to float16 in tools/train_net.py at line 8, passed at tools/train_net.py:9"
+
+
+@dataclass(frozen=True)
+class EntryDtypeField:
+    """Field chain `chain` of dataclass `cls` (module `module`) defaults to a half dtype that
+    nothing in the project changes (amplint.analysis.project.dtype_fields): lingua's
+    `args.model.param_dtype` with `args: TrainArgs`."""
+
+    module: str  # "apps.lm.config"
+    cls: str  # "TrainArgs"
+    chain: Tuple[str, ...]  # ("model", "param_dtype")
+    dtype: str  # "float16" | "bfloat16"
+    cite: str  # "`model.param_dtype` of `TrainArgs` defaults to torch.float16 at apps/lm/config.py:15"
+
+
+def half_param_entries(entries) -> Dict[Tuple[str, str], EntryHalfParam]:
+    """(function, parameter) -> the first entry saying another file passes it a half model."""
+    found: Dict[Tuple[str, str], EntryHalfParam] = {}
+    for entry in entries:
+        if isinstance(entry, EntryHalfParam):
+            found.setdefault((entry.function, entry.param), entry)
+    return found
 
 
 def returns_half_entries(entries) -> Dict[str, List[EntryReturnsHalf]]:

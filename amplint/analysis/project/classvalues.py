@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional
 
+from amplint.analysis.project.callback_sites import callback_sites
 from amplint.analysis.project.classmemo import ContextMemo, Frame
 from amplint.analysis.project.config_targets import config_target_call
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
@@ -312,6 +313,10 @@ class ClassValues(FlowIndex):
                         merge_things(out, self.values(where, caller, value, depth))
         if init:  # a config mapping that names the class and gives this argument (Hydra, jsonargparse)
             merge_things(out, self.strings.init_binding(path, parts[0], name))
+        for where, caller, args in callback_sites(self, path, key, depth):  # `step_func(x, model)`
+            for slot, value in args:
+                if slot == name or slot == positional:
+                    merge_things(out, self.values(where, caller, value, depth))
         return out
 
     def _binding_sites(self, name: str, target: tuple, init: bool, depth: int,

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from amplint.analysis.facts.half_callees import EntryCallsParam, called_params
 from amplint.analysis.project.function_entries import CALLED, parsed_facts
 
-_HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
+HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
 
 
 def half_callee_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCallsParam, ...]]:
@@ -27,7 +27,7 @@ def half_callee_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryC
         if not path.endswith(".py"):
             continue
         text = project.files.get(path)
-        if not text or not _HALF_TEXT.search(text):
+        if not text or not HALF_TEXT.search(text):
             continue  # (before the summary: one a re-export read stood in for is not made)
         summary = project.made_summary(path)
         if summary is None:

@@ -22,12 +22,15 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryReturnsHalf
 from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project.half_inplace import floated_back, halved_in_place
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
 
 _MAX_CHAIN = 3  # functions from the caller's call to the one that casts
 _CALLABLE = ("func", "cfunc", "bound")
 
-Cast = Tuple[str, str, Tuple[str, ...], Tuple[str, ...]]  # (file, function, names, the functions on the way)
+# (file, function, names, the functions on the way, the one handing the model to a helper that
+# halves its parameter in place or "")
+Cast = Tuple[str, str, Tuple[str, ...], Tuple[str, ...], str]
 
 
 def half_return_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturnsHalf, ...]]:
@@ -44,16 +47,19 @@ def half_return_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
                 continue
             for where, caller, value in _bound_values(project, path, key, receiver):
                 cast = _factory_cast(project, where, caller, value, memo)
+                if value[0] == "item":  # `model, preprocess = clip.load(...)`
+                    value = value[1]
                 if cast is None or (value, cast) in seen:
                     continue
                 seen.add((value, cast))
-                cpath, ckey, names, chain = cast
+                cpath, ckey, names, chain, passer = cast
                 region = f"{project.display(info.origin.path)}:{info.origin.line}"
                 call = f"{value[2]} at {project.display(where)}:{value[3]}"
                 passed = _literal_args(project.files.get(where) or "", value[3], chain[0])
                 scaler = "GradScaler" in (project.files.get(path) or "")
                 found.setdefault(cpath, []).append(EntryReturnsHalf(
-                    ckey, names, call, region, scaler, passed if len(chain) == 1 else None))
+                    ckey, names, call, region, scaler, passed if len(chain) == 1 else None,
+                    passer))
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
 
 
@@ -66,7 +72,7 @@ def _bound_values(project, path: str, key: str, receiver):
         if function is None or receiver[1] in function.params:
             return
         for value in function.assigns.get(receiver[1], ()):
-            if value[0] == "call":
+            if value[0] == "call" or (value[0] == "item" and value[1][0] == "call"):
                 yield path, key, value
         return
     if key.count(".") != 1:
@@ -85,13 +91,37 @@ def _factory_cast(project, path: str, key: str, value, memo, depth: int = 0) -> 
     one project function it calls, or in one that function's return calls in turn."""
     if depth >= _MAX_CHAIN:
         return None
+    item = None
+    if value[0] == "item":  # element `item` of the tuple the factory returns
+        value, item = value[1], value[2]
     target = _one_target(project, path, key, value[1])
     if target is None:
         return None
-    if target not in memo:
-        memo[target] = None  # a recursive factory answers nothing
-        memo[target] = _returns_half(project, target, memo, depth)
-    return memo[target]
+    # the literals the call passes decide a float32 cast back under `if str(device) == "cpu":`;
+    # read (with `ast`) only when such a cast is met, and only for the function called directly
+    caller = (path, value[3]) if depth == 0 else None
+    literals = _Literals(project, path, value[3], target[1]) if caller is not None else None
+    asked = target + (item, caller)
+    if asked not in memo:
+        memo[asked] = None  # a recursive factory answers nothing
+        memo[asked] = _returns_half(project, target, memo, depth, item, literals)
+    return memo[asked]
+
+
+class _Literals:
+    """The literal arguments of one call, read when first asked."""
+
+    def __init__(self, project, path: str, line: int, function: str) -> None:
+        self._where = (project, path, line, function)
+        self._read = False
+        self._found = None
+
+    def __call__(self):
+        if not self._read:
+            project, path, line, function = self._where
+            self._found = _literal_args(project.files.get(path) or "", line, function)
+            self._read = True
+        return self._found
 
 
 def _one_target(project, path: str, key: str, callee) -> Optional[Tuple[str, str]]:
@@ -102,7 +132,8 @@ def _one_target(project, path: str, key: str, callee) -> Optional[Tuple[str, str
     return targets.pop()
 
 
-def _returns_half(project, target: Tuple[str, str], memo, depth: int) -> Optional[Cast]:
+def _returns_half(project, target: Tuple[str, str], memo, depth: int, item: Optional[int] = None,
+                  literals=None) -> Optional[Cast]:
     path, key = target
     summary = project.summaries.get(path)
     flow = summary.flow if summary is not None else None
@@ -111,6 +142,10 @@ def _returns_half(project, target: Tuple[str, str], memo, depth: int) -> Optiona
         return None
     names: List[str] = []
     for value in function.returns:
+        if item is not None:  # `return model, transform`: the element the caller takes
+            if value[0] != "tuple" or len(value[1]) <= item:
+                continue
+            value = value[1][item]
         if _is_half(value):
             names.append("")  # `return model.half()`
         elif value[0] == "local" and value[1] not in function.params:
@@ -121,18 +156,23 @@ def _returns_half(project, target: Tuple[str, str], memo, depth: int) -> Optiona
                     for receiver, attr, _text, _line in function.dynamic):
                 names.append(name)
                 continue
+            if floated_back(project, path, key, name, literals):
+                continue  # `model.float()` on every path after it
             for inner in assigned:
                 if inner[0] == "call":
                     found = _factory_cast(project, path, key, inner, memo, depth + 1)
                     if found is not None:
-                        return found[:3] + ((key,) + found[3],)
+                        return found[:3] + ((key,) + found[3],) + found[4:]
+            found = halved_in_place(project, path, key, function, name)  # `convert_weights(model)`
+            if found is not None:
+                return found[0], found[1], found[2], (key, found[1]), key
         elif value[0] == "call":
             found = _factory_cast(project, path, key, value, memo, depth + 1)
             if found is not None:
-                return found[:3] + ((key,) + found[3],)
+                return found[:3] + ((key,) + found[3],) + found[4:]
     if not names:
         return None
-    return path, key, tuple(sorted(set(names))), (key,)
+    return path, key, tuple(sorted(set(names))), (key,), ""
 
 
 def _is_half(value) -> bool:
@@ -163,4 +203,6 @@ def _literal_args(text: str, line: int, function: str) -> Optional[Tuple[Tuple[o
 
 
 def _literal(node: ast.expr):
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, type(None))) else "?"
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, type(None), str)):
+        return node.value
+    return "?"

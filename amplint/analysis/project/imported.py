@@ -3,15 +3,19 @@ Functions it imports (function_entries.py, AMP151), module classes it imports wh
 opens no autocast (module_entries.py, AMP153), and the region dtypes of the files its
 GradScaler's protocol reaches (scaler_regions.py, AMP124), and the functions it imports that
 call a parameter under autocast (half_callees.py, AMP103), and the functions whose half
-returned value a region of another file runs (half_returns.py, AMP103). Computed once per project pass,
+returned value a region of another file runs (half_returns.py, AMP103), and the parameters of
+its functions that another file passes a half model (half_params.py, AMP140), and the half
+dtypes dataclass configs hold by default (dtype_fields.py, AMP103). Computed once per project pass,
 after the regions and the scaler entries are known."""
 
 from __future__ import annotations
 
 from typing import Dict, Mapping, Sequence, Tuple
 
+from amplint.analysis.project.dtype_fields import dtype_field_entries
 from amplint.analysis.project.function_entries import function_entries
 from amplint.analysis.project.half_callees import half_callee_entries
+from amplint.analysis.project.half_params import half_param_entries
 from amplint.analysis.project.half_returns import half_return_entries
 from amplint.analysis.project.module_entries import module_entries
 from amplint.analysis.project.scaler_regions import scaler_region_entries
@@ -22,7 +26,8 @@ def imported_entries(project, paths: Sequence[str],
     """`scaler`: the pass's EntryScalers by path (scaler_summaries.scaler_entries)."""
     found: Dict[str, Tuple[object, ...]] = dict(function_entries(project, paths))
     for more in (module_entries(project, paths), scaler_region_entries(project, scaler),
-                 half_callee_entries(project, paths), half_return_entries(project, paths)):
+                 half_callee_entries(project, paths), half_return_entries(project, paths),
+                 half_param_entries(project, paths), dtype_field_entries(project, paths)):
         for path, extra in more.items():
             found[path] = found.get(path, ()) + extra
     return found

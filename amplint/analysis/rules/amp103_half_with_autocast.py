@@ -38,7 +38,17 @@ class HalfWithAutocast(Rule):
     way: a factory of another file (a function, classmethod or staticmethod, or a short chain
     of them) returns the model it casts (`model.half(); return model`), and the caller runs the
     returned value under an autocast region of its own; a cast under `if flag:` counts only
-    where that call leaves the flag on (`load_model(..., fp16=False)` halves nothing).
+    where that call leaves the flag on (`load_model(..., fp16=False)` halves nothing). The
+    factory may return the model in a tuple (`model, preprocess = clip.load(...)`) and may have
+    it halved in place by a helper (CLIP's `convert_weights(model)` running `model.half()`);
+    a `model.float()` on every path of a factory after that makes it float32 again.
+
+    A `.to(dtype=...)` whose dtype is a field of a dataclass config counts when the field
+    chain defaults to a half dtype and nothing in the project changes it (lingua's
+    `dtype=args.model.param_dtype` with `args: TrainArgs`, `model: ModelArgs =
+    field(default_factory=ModelArgs)`, `param_dtype: torch.dtype = torch.float16`; no
+    assignment of the field, no construction with arguments, no config file naming it, no
+    OmegaConf-style loader).
 
     ## Why is this bad?
     Autocast expects float32 weights and inputs and casts per operation. A model cast to half
@@ -209,7 +219,9 @@ class HalfWithAutocast(Rule):
                 if not self._is_model(facts, site):
                     continue
             model = self._is_model(facts, site)
-            what = _model_words(site) if model else ""
+            field = facts.fp16.field_cites.get(id(site.node))  # `dtype=args.model.param_dtype`
+            note = f" ({field})" if field else ""
+            what = _model_words(site) + note if model else ""
             if passed is not None:
                 call, entry = passed
                 name = call.node.func.value  # type: ignore[union-attr]
@@ -236,7 +248,7 @@ class HalfWithAutocast(Rule):
                 )
             else:
                 message = (
-                    "half cast of an input mixed with autocast: autocast casts fp32 inputs per op; "
+                    f"half cast of an input{note} mixed with autocast: autocast casts fp32 inputs per op; "
                     "casting first loses precision where autocast keeps fp32 (losses, norms)"
                 )
             fix = None if model else self._fix(site)
@@ -248,10 +260,15 @@ class HalfWithAutocast(Rule):
         what = _model_words(site)
         scaler = (" (with the GradScaler there, `unscale_` raises 'ValueError: Attempting to unscale FP16 "
                   "gradients.')") if entry.scaler else ""
+        if entry.passer:  # a helper halving its parameter in place (CLIP's convert_weights)
+            how = (f"`{entry.function}` halves in place the model `{entry.passer}` hands it; it comes "
+                   f"back from `{entry.call}` and runs")
+        else:
+            how = f"`{entry.function}` returns it to `{entry.call}`, which runs it"
         message = (
-            f"half cast of {what} mixed with autocast in another file: `{entry.function}` returns it "
-            f"to `{entry.call}`, which runs it under the autocast region at {entry.region}; its "
-            f"weights train without an fp32 master copy{scaler}; keep the model fp32"
+            f"half cast of {what} mixed with autocast in another file: {how} under the autocast "
+            f"region at {entry.region}; its weights train without an fp32 master copy{scaler}; "
+            "keep the model fp32"
         )
         return self.report(site.node, message, severity=severity)
 

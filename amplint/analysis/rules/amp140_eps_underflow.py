@@ -7,8 +7,9 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.half_callees import half_param_entries
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.tree import Frame, dotted_name
+from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes
 from amplint.analysis.facts.half_values import FrameWalker, float16_values, walk_float16_code
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._param_sources import call_arguments, is_parameter, parameter_owners
@@ -37,6 +38,10 @@ class EpsUnderflow(Rule):
     and on tensors the file itself casts to float16. Also
     `torch.optim.Adam` (AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad) with its default or a
     tiny `eps=` over the `.parameters()` of a model the file casts to float16.
+
+    Linting a project, the model may be a parameter of a module-level function that another
+    file passes a model it casts to float16 (SlowFast's `construct_optimizer(model, cfg)`
+    called from tools/train_net.py after `model.half()`), unless the function rebinds it.
 
     A module class is also half when a method of the file that casts its instances'
     submodules is called (`model.convert_to_fp16()` running
@@ -399,9 +404,12 @@ class EpsUnderflow(Rule):
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
         yield from self._autocast_values(ctx)
-        if not facts.fp16.model_casts and not facts.fp16.float16_functions:
+        passed = half_param_entries(facts.entries)  # models other files halve, passed here
+        casts = facts.fp16.model_casts or facts.fp16.float16_functions
+        if casts or passed:
+            yield from self._optimizers(ctx, passed)
+        if not casts:
             return  # no float16 cast here, nor a class of this file another file makes float16
-        yield from self._optimizers(ctx)
         values = float16_values(facts)
         rule = self
         found: List[Tuple[cst.CSTNode, cst.BaseExpression, float, Frame]] = []
@@ -539,10 +547,12 @@ class EpsUnderflow(Rule):
         return None
 
     # -- optimizers -----------------------------------------------------------------------
-    def _optimizers(self, ctx) -> Iterable[Diagnostic]:
+    def _optimizers(self, ctx, passed) -> Iterable[Diagnostic]:
+        """`passed`: (function, parameter) -> EntryHalfParam, the parameters another file passes
+        a half model (project/half_params.py)."""
         facts = ctx.facts
         half_models = _half_models(facts)
-        if not half_models:
+        if not half_models and not passed:
             return
         wrapped = _wrapped_names(facts)
         for qualified, site in facts.qualified_calls:
@@ -569,9 +579,17 @@ class EpsUnderflow(Rule):
                 continue
             model = _half_model_in(params.value, site.frame, half_models) or _half_owner(
                 params.value, site.frame, facts.tree, half_models)
-            if model is None:
+            remote = None if model is not None else _half_param(params.value, site.frame, facts.tree, passed)
+            if (model is None and remote is None) or _is_wrapped(site, wrapped):
                 continue
-            if _is_wrapped(site, wrapped):
+            if remote is not None:
+                message = (
+                    f"`{cls}` with eps={eps:g} over the parameters of `{remote.param}`, a model another "
+                    f"file casts to {remote.dtype} ({remote.cite}): eps rounds to 0 in float16, so a "
+                    "parameter whose second moment underflows gets an inf update (one step turns it to "
+                    "-inf); keep fp32 parameters with torch.autocast + GradScaler, or pass `fused=True`"
+                )
+                yield self.report(call, message)
                 continue
             name, cast = model
             message = (
@@ -666,6 +684,32 @@ def _half_owner(params: cst.BaseExpression, frame: Frame, tree, half_models):
                 if key is not None and key in half_models:
                     return owner.value, half_models[key]
     return None
+
+
+def _half_param(params: cst.BaseExpression, frame: Frame, tree, passed):
+    """The EntryHalfParam when `params` holds the parameters of a parameter of the module-level
+    function that another file passes a float16 model."""
+    function = frame.function
+    if not passed or function is None or function.parent is not tree.module_frame:
+        return None
+    for owner in parameter_owners(params, frame, tree):
+        if isinstance(owner, cst.Name) and is_parameter(function, owner.value):
+            entry = passed.get((function.name, owner.value))
+            if entry is not None and entry.dtype == "float16" and not _rebound(function, owner.value):
+                return entry
+    return None
+
+
+def _rebound(function: Frame, name: str) -> bool:
+    """Does the function bind its parameter `name` again (`model = copy.deepcopy(model)`)?"""
+    for node in iter_nodes(function.node):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem,
+                             cst.NamedExpr)):
+            target = getattr(node, "target", None) or getattr(node, "asname", None)
+            target = target.name if isinstance(target, cst.AsName) else target
+            if any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(target)):
+                return True
+    return False
 
 
 def _wrapped_names(facts) -> Set[str]:

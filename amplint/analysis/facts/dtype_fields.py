@@ -1,0 +1,86 @@
+"""Half casts whose dtype is a dataclass config's field (facts.half_callees.EntryDtypeField, from
+amplint.analysis.project.dtype_fields): `model.to(device="cuda", dtype=args.model.param_dtype)`
+where `args` is a parameter annotated with the config class (`args: TrainArgs`), or a local
+bound once to `TrainArgs()`, and that field chain of the class defaults to a half dtype nothing
+in the project changes. The fp16 fact adds them to its half casts."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import libcst as cst
+
+from amplint.analysis.facts.half_callees import EntryDtypeField
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes
+
+
+def field_casts(tree, entries) -> Dict[int, Tuple[str, str]]:
+    """id(call) -> (dtype, cite) for each `.to(...)` / `.type(...)` whose dtype is such a field."""
+    fields: Dict[Tuple[str, Tuple[str, ...]], EntryDtypeField] = {}
+    for entry in entries:
+        if isinstance(entry, EntryDtypeField):
+            fields.setdefault((entry.cls, entry.chain), entry)
+    if not fields:
+        return {}
+    out: Dict[int, Tuple[str, str]] = {}
+    for site in tree.calls:
+        func = site.node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "type"):
+            continue
+        for arg in site.node.args:
+            if arg.keyword is not None and arg.keyword.value != "dtype":
+                continue
+            dotted = dotted_name(arg.value)
+            if not dotted or len(dotted) < 2:
+                continue
+            qualified = _root_class(dotted[0], site.frame)
+            if qualified is None:
+                continue
+            entry = fields.get((qualified.split(".")[-1], tuple(dotted[1:])))
+            if entry is not None and _same_class(qualified, entry):
+                out[id(site.node)] = (entry.dtype, entry.cite)
+                break
+    return out
+
+
+def _same_class(qualified: str, entry: EntryDtypeField) -> bool:
+    """`apps.lm.config.TrainArgs` (absolute) or `.config.TrainArgs` (relative) for the class
+    `TrainArgs` of module `apps.lm.config`."""
+    full = f"{entry.module}.{entry.cls}"
+    return qualified == full or full.endswith("." + qualified.lstrip(".")) and "." in qualified.lstrip(".")
+
+
+def _root_class(name: str, frame: Frame) -> Optional[str]:
+    """The qualified class of `name` in its function: the annotation of a parameter, or the
+    class a local is bound to once (`args = TrainArgs()`); None when the function binds the
+    name any other way."""
+    function = frame.function
+    node = function.node if function is not None else None
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
+    param = next((p for p in params if p.name.value == name), None)
+    bound = [n for n in iter_nodes(node.body) if _binds(n, name)]
+    if param is not None:
+        if bound or param.annotation is None:
+            return None
+        return resolve_expr(param.annotation.annotation, function)
+    if len(bound) != 1 or not isinstance(bound[0], cst.Assign) or len(bound[0].targets) != 1:
+        return None
+    value = bound[0].value
+    if not isinstance(value, cst.Call) or value.args:
+        return None
+    return resolve_expr(value.func, function)
+
+
+def _binds(node: cst.CSTNode, name: str) -> bool:
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+        targets = [node.target]
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        targets = [node.asname.name]
+    else:
+        return False
+    return any(isinstance(n, cst.Name) and n.value == name for t in targets for n in iter_nodes(t))

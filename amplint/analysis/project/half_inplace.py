@@ -1,0 +1,178 @@
+"""Two steps of a factory chain for AMP103's returned-half case (half_returns.py) that the
+class flow's facts do not spell as a cast of the returned local:
+
+- a helper of the project that halves its parameter in place (openai/CLIP's `build_model`
+  calls `convert_weights(model)`, whose body runs `model.half()`): the local handed to it is
+  half. The helper is exactly one module-level function, the argument binds the parameter by
+  position or keyword, and the helper never rebinds that parameter.
+- a cast back to float32 of the returned local on every path (`model.float()` as a statement of
+  the function's body, not under an `if`, a loop or a `try`): the local is float32 whatever the
+  factory it came from did. Under a condition (`if str(device) == "cpu": model.float()`), the
+  model may still be half and the chain is kept. Read with `ast`, once per file, only for a
+  local a chain of factories reaches."""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Optional, Tuple
+
+from amplint.analysis.project.halfspread import STATEMENT_CASTS
+
+_FLOAT32 = ("float32", "float")  # `torch.float32` / `torch.float`
+
+
+def halved_in_place(project, path: str, key: str, function, name: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
+    """(file, helper, (its parameter,)) of the helper call in function `key` that halves the local
+    `name` in place, or None."""
+    for _last, callee, args, _line in function.calls:
+        for slot, value in args:
+            if value != ("local", name):
+                continue
+            held = project.flow.values(path, key, callee)
+            if len(held) != 1:
+                continue
+            (thing,) = held
+            if thing[0] != "func" or "." in thing[2]:
+                continue
+            summary = project.summary(thing[1])
+            flow = summary.flow if summary is not None else None
+            helper = flow.functions.get(thing[2]) if flow is not None else None
+            if helper is None:
+                continue
+            param = _parameter(helper, slot)
+            if param is None or param in helper.assigns or _rebinds(project, thing[1], thing[2], param):
+                continue  # `model = copy.deepcopy(model)`: what it halves is not the caller's
+            if any(receiver == ("local", param) and attr in STATEMENT_CASTS
+                   for receiver, attr, _text, _line in helper.dynamic):
+                return thing[1], thing[2], (param,)
+    return None
+
+
+def floated_back(project, path: str, key: str, name: str, literals=None) -> bool:
+    """Does function `key` of `path` cast the local `name` back to float32 on every path, or
+    under an `if` that the call's literal arguments decide true (`literals()`: (position or
+    keyword, literal or "?") of each argument; CLIP's `if str(device) == "cpu": model.float()`
+    called with `device="cpu"`)?"""
+    node = _parsed_function(project, path, key)
+    if node is None:
+        return True  # not found: not known to stay half
+    for stmt in _unconditional(node.body):
+        if _float_back(stmt, name):
+            return True
+        if isinstance(stmt, ast.If) and literals is not None and "." not in key and _holds(stmt.test, node, literals):
+            if any(_float_back(inner, name) for inner in _unconditional(stmt.body)):
+                return True
+    return False
+
+
+def _holds(test: ast.expr, function, literals) -> bool:
+    """`param == "lit"` or `str(param) == "lit"`, with the call passing that literal for param."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, str)):
+        return False
+    left = test.left
+    if isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "str" \
+            and len(left.args) == 1 and not left.keywords:
+        left = left.args[0]
+    if not isinstance(left, ast.Name):
+        return False
+    names = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if left.id not in names + [a.arg for a in function.args.kwonlyargs] or _rebinds_node(function, left.id):
+        return False
+    passed = literals()
+    if passed is None:
+        return False
+    position = names.index(left.id) if left.id in names else None
+    for slot, value in passed:
+        if slot == left.id or (position is not None and slot == position):
+            return value == test.comparators[0].value
+    default = _default(function.args, left.id)  # left out: `load(name)` with `device="cpu"`
+    return isinstance(default, ast.Constant) and default.value == test.comparators[0].value
+
+
+def _default(args: ast.arguments, name: str) -> Optional[ast.expr]:
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return defaults.get(name)
+
+
+def _rebinds(project, path: str, key: str, name: str) -> bool:
+    """Does function `key` of `path` bind `name` anywhere (an assignment, a loop or `with`
+    target, a walrus, a `global`)? True when the function is not found."""
+    node = _parsed_function(project, path, key)
+    return node is None or _rebinds_node(node, name)
+
+
+def _rebinds_node(node, name: str) -> bool:
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and inner.id == name and isinstance(inner.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(inner, (ast.Global, ast.Nonlocal)) and name in inner.names:
+            return True
+    return False
+
+
+def _parsed_function(project, path: str, key: str):
+    memo: Dict[str, Optional[ast.Module]] = project.__dict__.setdefault("_half_inplace_trees", {})
+    if path not in memo:
+        try:
+            memo[path] = ast.parse(project.files.get(path) or "")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            memo[path] = None
+    tree = memo[path]
+    return _function(tree, key) if tree is not None else None
+
+
+def _function(tree: ast.Module, key: str):
+    body = tree.body
+    found = None
+    for part in key.split("."):
+        found = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                      and n.name == part), None)
+        if found is None:
+            return None
+        body = found.body
+    return found if isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _unconditional(body):
+    for stmt in body:
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            yield from _unconditional(stmt.body)
+        else:
+            yield stmt
+
+
+def _float_back(stmt: ast.stmt, name: str) -> bool:
+    if isinstance(stmt, ast.Expr):
+        value = stmt.value
+    elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+            and stmt.targets[0].id == name:
+        value = stmt.value
+    else:
+        return False
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if _to_float32(value) and isinstance(value.func.value, (ast.Name, ast.Call)):
+            root = value.func.value
+            while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute):
+                root = root.func.value
+            return isinstance(root, ast.Name) and root.id == name
+        value = value.func.value
+    return False
+
+
+def _to_float32(call: ast.Call) -> bool:
+    method = call.func.attr  # type: ignore[union-attr]
+    if method == "float":
+        return not call.args
+    if method not in ("to", "type"):
+        return False
+    values = list(call.args) + [k.value for k in call.keywords if k.arg == "dtype"]
+    return any(isinstance(v, ast.Attribute) and v.attr in _FLOAT32 for v in values)
+
+
+def _parameter(function, slot) -> Optional[str]:
+    if isinstance(slot, int):
+        return function.params[slot] if slot < function.positional else None
+    return slot if slot in function.params else None

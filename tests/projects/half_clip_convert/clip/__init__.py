@@ -1,0 +1,1 @@
+from .clip import available_models, load  # noqa: F401
