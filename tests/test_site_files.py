@@ -196,13 +196,22 @@ def test_which_arguments_can_bind(args, binds):
     assert may_bind(args) is binds
 
 
-def test_a_self_method_callee_holds_nothing_in_the_class_flow():
-    """What site_files' `self.m(...)` rule (`_stored_anywhere`) relies on: the class flow reads
-    `self.m` from the stores of `m` only, so `self.m(...)` for a method `m` holds nothing. If the
-    class flow ever resolves methods there, that rule must go (this test then fails first)."""
+def test_a_self_method_callee_holds_only_its_own_class_method_in_the_class_flow():
+    """What site_files' `self.m(...)` rule (`_stored_anywhere`) relies on: with no store of `m`,
+    the class flow reads `self.m` as the enclosing class's own `def m` at most (r14-registry's
+    nnUNet `self._build_loss()`), never a method of another file; such a call site lies in the
+    callee's own file, which site_files never prunes. If the class flow ever resolves
+    `self.m` to another file's method (an inherited or overriding one), that rule must go (this
+    test then fails first)."""
     from amplint.analysis.project import build
 
-    project = build({"pkg/a.py": "class A:\n    def helper(self, x):\n        return x\n\n"
-                                 "    def run(self, m):\n        return self.helper(m)\n"})
-    assert project.flow.values("pkg/a.py", "A.run", ("self", "helper")) == {}
+    project = build({
+        "pkg/a.py": "class A:\n    def helper(self, x):\n        return x\n\n"
+                    "    def run(self, m):\n        return self.helper(m)\n",
+        "pkg/b.py": "from pkg.a import A\n\nclass B(A):\n    def go(self, m):\n"
+                    "        return self.helper(m)\n",
+    })
+    held = project.flow.values("pkg/a.py", "A.run", ("self", "helper"))
+    assert set(held) <= {("func", "pkg/a.py", "A.helper")}
     assert project.flow.values("pkg/a.py", "A.run", ("self", "other")) == {}
+    assert project.flow.values("pkg/b.py", "B.go", ("self", "helper")) == {}

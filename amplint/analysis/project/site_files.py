@@ -13,7 +13,8 @@ strings left out) this decides what flowfacts would record:
   that is not a dotted name (`super().forward(x)`, `x[0].cat(y)`), a name nothing binds;
 - `self.m(x)` where no file of the project stores an attribute `m` (no store, class attribute
   or dataclass field of that name): its value is `_stores` of the caller's class, which is
-  empty (transformers' `self.rescale_and_normalize(images, ...)` in ~140 image processors);
+  empty (transformers' `self.rescale_and_normalize(images, ...)` in ~140 image processors),
+  or the caller's class's own `def m`, which is in the caller's file (never pruned);
 - the file's own module-level function (`def main(` ... `main(args)` in a script), or class
   (except for a constructor question: a class of the file may inherit that `__init__`);
 - a reference through the file's imports that leads outside the project (`torch.cat(x)`),
