@@ -141,23 +141,19 @@ def python_tree(source: str) -> ast.Module:
 # The texts `ast.parse` (or `syntax_error`'s own check) accepted in this process (issue 34).
 # `syntax_error` answers None for them without asking Python's parser again: a file the project pass summarised from `ast`, or
 # a reader of the pass parsed, is checked by the lint after the pass, when its tree is long
-# gone from the few kept above (d2: 41 of its 457 checks; fairseq 166 of 714). The texts, not
-# their trees, by length (most lengths are met once: no text is hashed), bounded by their size.
-_ACCEPTED: Dict[int, List[str]] = {}
-_MAX_ACCEPTED_CHARS = 1 << 25
-_accepted_chars = 0
+# gone from the few kept above (d2: 41 of its 457 checks; fairseq 166 of 714). Kept as (length,
+# hash) keys, not the texts: holding the texts themselves kept up to 32M characters alive
+# (transformers: +80 MB at the peak); a string caches its hash, and two texts of one length
+# with one 64-bit hash are not a risk worth that memory.
+_ACCEPTED: set = set()
+_MAX_ACCEPTED = 1 << 20
 
 
 def _accepted(source: str) -> None:
-    global _accepted_chars
     with _TREES_LOCK:
-        if _accepted_chars + len(source) > _MAX_ACCEPTED_CHARS:
+        if len(_ACCEPTED) >= _MAX_ACCEPTED:
             _ACCEPTED.clear()
-            _accepted_chars = 0
-        same = _ACCEPTED.setdefault(len(source), [])
-        if source not in same:
-            same.append(source)
-            _accepted_chars += len(source)
+        _ACCEPTED.add((len(source), hash(source)))
 
 
 def own_tree(source: str) -> ast.Module:
@@ -171,7 +167,7 @@ def own_tree(source: str) -> ast.Module:
 def parsed_before(source: str) -> bool:
     """Did python_tree's `ast.parse` or `syntax_error` accept this text in this process?"""
     with _TREES_LOCK:
-        return source in _ACCEPTED.get(len(source), ())
+        return (len(source), hash(source)) in _ACCEPTED
 
 
 # The trees the project pass makes, held past the few kept above for the lint of the same
