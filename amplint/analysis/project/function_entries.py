@@ -135,6 +135,19 @@ def parsed_facts(project, path: str):
     return memo[path]
 
 
+def escape_facts(project, path: str):
+    """(module, FileFacts, its escape walk) of a project file, or None (not parsed, or the
+    walk's limits: nothing is named)."""
+    parsed = parsed_facts(project, path)
+    if parsed is None:
+        return None
+    module, facts = parsed
+    try:
+        return module, facts, facts.escape
+    except (RecursionError, MemoryError):
+        return None
+
+
 def _defined_in(project, path: str) -> _Defined:
     text = project.files.get(path)
     if not text or "forward" not in text or not _DEFINES.search(text):

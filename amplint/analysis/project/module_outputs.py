@@ -25,7 +25,7 @@ from typing import Optional, Tuple
 
 from amplint.analysis.facts.returned_escapes import EntryModuleOutput
 from amplint.analysis.facts.tree import scope_key
-from amplint.analysis.project.function_entries import parsed_facts
+from amplint.analysis.project.function_entries import escape_facts
 
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
 
@@ -48,14 +48,10 @@ def module_output_entries(project) -> None:
 def _region_calls(project, path: str):
     """(function key, dotted callee, line) of the calls under a half region of the file whose
     callee is a plain name or `self.attr` the file does not resolve."""
-    parsed = parsed_facts(project, path)
-    if parsed is None:
+    found_facts = escape_facts(project, path)
+    if found_facts is None:
         return []
-    module, facts = parsed
-    try:
-        escape = facts.escape
-    except (RecursionError, MemoryError):  # the walk's limits: nothing is named
-        return []
+    module, facts, escape = found_facts
     graph = facts.callgraph
     found = []
     for site in facts.tree.calls:
