@@ -11,7 +11,7 @@ import os
 import symtable
 import threading
 import warnings
-from typing import Dict, Iterable, List, Optional
+from typing import Dict, Iterable, Optional
 
 import libcst as cst
 
