@@ -148,21 +148,16 @@ def test_d2_registry_get_by_the_configured_meta_architecture():
     assert findings(load(D2, D2_FIX)) == []
 
 
-def test_d2_configs_that_disagree_give_the_set_of_the_classes_they_name():
+def test_d2_configs_that_disagree_leave_the_lookup_unresolved():
     # a YAML that names RetinaNet beside the defaults' GeneralizedRCNN: which config this
-    # build_model(cfg) loads is not known, so both may run (issue 26's set rule); each finding
-    # names the config value that selects its class
+    # build_model(cfg) loads is not known; the set of both is not followed for its cost (on
+    # detectron2 itself it reached 5 meta-architectures and 52 more files for no finding)
     files = load(D2, [('  META_ARCHITECTURE: "GeneralizedRCNN"', '  META_ARCHITECTURE: "RetinaNet"')])
-    assert findings(files) == [RCNN, RETINA]
-    rcnn, = messages(files, "AMP102")
-    assert ("META_ARCH_REGISTRY.get(meta_arch) at detectron2/modeling/meta_arch/build.py:16, one of the 2 classes "
-            "the configs name, when `MODEL.META_ARCHITECTURE` is 'GeneralizedRCNN' (MODEL.META_ARCHITECTURE = "
-            "GeneralizedRCNN at detectron2/config/defaults.py:10)") in rcnn
-    retina, = messages(files, "AMP110")
-    assert "when `MODEL.META_ARCHITECTURE` is 'RetinaNet' (MODEL.META_ARCHITECTURE = RetinaNet at configs/" in retina
-    assert unresolved(files) == []
-    fixed = load(D2, D2_FIX + [('  META_ARCHITECTURE: "GeneralizedRCNN"', '  META_ARCHITECTURE: "RetinaNet"')])
-    assert findings(fixed) == [RETINA]  # the twin fixes the R-CNN head only
+    assert findings(files) == []
+    ((call, why),) = unresolved(files)
+    assert call == "model at tools/plain_train_net.py:14"
+    assert why.endswith("the configs give `MODEL.META_ARCHITECTURE` as 2 different classes "
+                        "(GeneralizedRCNN, RetinaNet): which one this call makes, no file decides")
     files = load(D2, [('"GeneralizedRCNN"', '"RetinaNet"')])  # defaults and YAML agree
     assert findings(files) == [RETINA]
 
