@@ -94,3 +94,54 @@ def test_what_a_finding_reached_survives_the_cache():
     diag = Diagnostic("AMP120", "m", Severity.ERROR, None, through=("a/engine.py", 27), filename="b.py", line=3)
     assert diagnostic_from_dict(diagnostic_to_dict(diag)).through == ("a/engine.py", 27)
     assert diag.stripped().through == ("a/engine.py", 27)
+
+
+# A `# noqa` at the event silences the hazard, not only its report there: the call's report of
+# the same hazard (dropped while the event is reported) must not come back once it is silenced,
+# and `--add-noqa` marks only the finding the run reports.
+
+def _copy(tmp_path, edits=()):
+    root = tmp_path / NAME
+    for rel, text in load(NAME, edits).items():
+        target = tmp_path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return root
+
+
+def _noqa_lines(root):
+    return sorted((str(p.relative_to(root)).replace(os.sep, "/"), n)
+                  for p in root.rglob("*.py")
+                  for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                  if "# noqa" in line)
+
+
+def test_add_noqa_marks_the_event_only_and_the_next_run_is_clean(tmp_path):
+    from project_files import cli_output
+
+    root = _copy(tmp_path)
+    cli_output(str(root), "--add-noqa", "--no-cache", "--jobs", "1")
+    assert _noqa_lines(root) == [(ENGINE, CLIP[1])]
+    assert cli_findings(str(root), "--no-cache", "--jobs", "1", codes=("AMP120",)) == []
+    cache = str(tmp_path / "cache")
+    for _ in range(2):  # cold, then from the cache: what the noqa silenced is kept there too
+        assert cli_findings(str(root), "--cache-dir", cache, "--jobs", "1", codes=("AMP120",)) == []
+
+
+def test_a_noqa_at_the_event_silences_the_call_too(tmp_path):
+    files = load(NAME)
+    engine = NAME + "/" + ENGINE
+    lines = files[engine].splitlines(keepends=True)
+    assert lines[CLIP[1] - 1].startswith(CLIP_LINE)
+    lines[CLIP[1] - 1] = lines[CLIP[1] - 1].rstrip("\n") + "  # noqa: AMP120\n"
+    files[engine] = "".join(lines)
+    assert code_findings(files, "AMP120", SETTINGS)[0] == []
+    root = _copy(tmp_path)
+    (root / ENGINE).write_text(files[engine], encoding="utf-8")
+    assert cli_findings(str(root), "--no-cache", "--jobs", "1", codes=("AMP120",)) == []
+
+
+def test_in_one_file_a_noqa_at_the_clip_silences_the_call_too():
+    lines = SAME_FILE.splitlines(keepends=True)
+    lines[10] = lines[10].rstrip("\n") + "  # noqa: AMP120\n"
+    assert lint_source("engine.py", "".join(lines), SETTINGS).diagnostics == []

@@ -367,7 +367,9 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
             **extra
         )
     # one report per hazard: a finding at a call drops when its event is reported in the callee
-    kept = {id(d) for d in drop_chain_duplicates([d for r in results.values() for d in r.diagnostics])}
+    silenced = [(code, r.path, line) for r in results.values() for code, line in r.suppressed]
+    kept = {id(d) for d in drop_chain_duplicates([d for r in results.values() for d in r.diagnostics],
+                                                 silenced)}
     for result in results.values():
         result.diagnostics = [d for d in result.diagnostics if id(d) in kept]
     return results
