@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.engine import Settings, lint_source
 from amplint.workspace.cache import diagnostic_from_dict, diagnostic_to_dict
@@ -145,3 +147,28 @@ def test_in_one_file_a_noqa_at_the_clip_silences_the_call_too():
     lines = SAME_FILE.splitlines(keepends=True)
     lines[10] = lines[10].rstrip("\n") + "  # noqa: AMP120\n"
     assert lint_source("engine.py", "".join(lines), SETTINGS).diagnostics == []
+
+
+def test_the_editor_drops_the_call_s_duplicate_as_the_cli_does(tmp_path, monkeypatch):
+    """The language server lints one buffer at a time: the call's report (softmax.py) must drop
+    because engine.py reports the clip, as in `amplint .`; with the clip silenced by a
+    `# noqa` in engine.py's unsaved buffer, softmax.py stays silent too."""
+    pytest.importorskip("pygls")
+    from amplint.cli.server.analysis import ProjectState
+    from amplint.workspace.config import Config
+
+    root = _copy(tmp_path)
+    monkeypatch.chdir(root)
+    state = ProjectState(str(root), Config(), SETTINGS, None, jobs=1)
+    state.first_pass({})
+
+    def amp120(rel, text=None):
+        text = (root / rel).read_text(encoding="utf-8") if text is None else text
+        return [(rel, d.line) for d in state.lint(str(root / rel), text)[0].diagnostics if d.code == "AMP120"]
+
+    assert amp120(SOFTMAX) + amp120(ENGINE) == [(ENGINE, CLIP[1])]
+    assert cli_findings(str(root), "--no-cache", "--jobs", "1", codes=("AMP120",)) == [CLIP]
+    engine = (root / ENGINE).read_text(encoding="utf-8").splitlines(keepends=True)
+    engine[CLIP[1] - 1] = engine[CLIP[1] - 1].rstrip("\n") + "  # noqa: AMP120\n"
+    state.refresh({str(root / ENGINE): "".join(engine)})
+    assert amp120(SOFTMAX) == []
