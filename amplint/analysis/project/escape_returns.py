@@ -56,6 +56,15 @@ def _returning_functions(project, path: str) -> List[Tuple[str, str, str, str, s
     if found_facts is None:
         return []
     module, facts, escape = found_facts
+    outputs = project.__dict__.get("module_outputs", {}).get(path)
+    if outputs:  # the walk with the modules of other files the file calls under its regions
+        from amplint.analysis.facts import FileFacts
+
+        facts = FileFacts(module, tuple(sorted(outputs, key=repr)))
+        try:
+            escape = facts.escape
+        except (RecursionError, MemoryError):
+            return []
     found, floats = [], []
     for frame in facts.tree.frames:
         node = frame.node

@@ -47,7 +47,7 @@ def module_output_entries(project) -> None:
 
 def _region_calls(project, path: str):
     """(function key, dotted callee, line) of the calls under a half region of the file whose
-    callee is a plain name or `self.attr` the file does not resolve."""
+    callee is a plain name, `self.attr` or `name.attr` the file does not resolve."""
     found_facts = escape_facts(project, path)
     if found_facts is None:
         return []
@@ -56,7 +56,7 @@ def _region_calls(project, path: str):
     found = []
     for site in facts.tree.calls:
         dotted, frame, func = site.dotted, site.frame, site.node.func
-        if dotted is None or len(dotted) > 2 or (len(dotted) == 2 and dotted[0] != "self"):
+        if dotted is None or len(dotted) > 2:
             continue
         if escape._half_region(frame) is None or facts.resolve(func, frame) is not None:
             continue
@@ -81,7 +81,9 @@ def _note(project, path: str, key: str, dotted: Tuple[str, ...], line: int) -> N
     if len(records) != 1:
         return
     receiver = records[0][1]
-    if receiver[0] not in ("local", "self"):
+    # `model(x)`, `self.model(x)`, and a module held by a local: `model.encoder(x)`
+    held = receiver[0] == "attr" and receiver[1][0] == "local"
+    if receiver[0] not in ("local", "self") and not held:
         return
     targets = flow.call_targets(path, key, receiver, "")
     classes = {t[3] for t in targets}
