@@ -113,3 +113,24 @@ def _is_module(project, path: str, cls: str, seen: int = 0) -> bool:
         if found is None or len(found[1]) != 1 or not _is_module(project, found[0], found[1][0], seen + 1):
             return False
     return True
+
+
+def output_escape(project, path: str):
+    """(module, FileFacts, escape walk) of a first-pass file, the walk reading the module outputs
+    named here for it (escape_returns.py and escape_args.py share it: one walk per file); the
+    file's own walk when none is named; None when the file is not parsed or the walk gives up."""
+    found = escape_facts(project, path)
+    outputs = project.__dict__.get("module_outputs", {}).get(path)
+    if found is None or not outputs:
+        return found
+    cache = project.__dict__.setdefault("_output_escapes", {})
+    if path not in cache:
+        from amplint.analysis.facts import FileFacts
+
+        module = found[0]
+        facts = FileFacts(module, tuple(sorted(outputs, key=repr)))
+        try:
+            cache[path] = (module, facts, facts.escape)
+        except (RecursionError, MemoryError):  # the walk's limits: nothing is named
+            cache[path] = None
+    return cache[path]
