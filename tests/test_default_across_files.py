@@ -73,3 +73,21 @@ def test_a_call_through_a_value_is_unknown():
         (CALL, "scores = self.mask(scores, x_mask)"),
     )
     assert _amp110(files) == []
+
+
+SEEDED = (
+    ("from drqa.reader.rnn_reader import RnnDocReader\n",
+     "from drqa.reader import utils\nfrom drqa.reader.rnn_reader import RnnDocReader\n"),
+    ("            score_s = self.network(*inputs)\n",
+     "            score_s = utils.mask_scores(self.network(*inputs), inputs[1] == 0{})\n"),
+)
+
+
+def test_a_call_written_under_the_region_counts_too():
+    # the region's own call of the helper (a seed of the project pass) leaves it out as well
+    found = _amp110(tuple((old, new.format("")) for old, new in SEEDED))
+    assert found == [FINDING]
+
+
+def test_a_call_written_under_the_region_that_passes_it():
+    assert _amp110(tuple((old, new.format(", fill=-1e4")) for old, new in SEEDED)) == []
