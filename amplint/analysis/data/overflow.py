@@ -5,6 +5,16 @@ from amplint.analysis.data import dtype_rules as _R
 
 FP16_MAX = 65504.0
 BF16_MAX = 3.3895313892515355e38
+# the `finfo` callables whose `.min`/`.max` of float32/float64 are the same numbers: numpy's
+# `finfo(numpy.float32).min` is float32's minimum as much as torch's (espnet's MIN_VALUE)
+FINFO = {"torch.finfo", "numpy.finfo"}
+FINFO_MAX = {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+# numpy's names of those dtypes (`numpy.finfo(numpy.float32)`, `numpy.finfo("float32")`)
+NUMPY_DTYPES = {
+    "numpy.float32": "float32", "numpy.single": "float32",
+    "numpy.float64": "float64", "numpy.double": "float64", "numpy.float_": "float64",
+}
+NUMPY_DTYPE_STRINGS = {"float32": "float32", "float64": "float64", "f4": "float32", "f8": "float64"}
 
 # Tensor method -> (position, keyword) of the fill value
 METHODS = {

@@ -1,5 +1,5 @@
 """Constant fills and tensor dtypes (for AMP110): the number an expression is (literals,
-`float("-inf")`, `torch.finfo(torch.float32).min`, names bound to them), the dtype a tensor
+`float("-inf")`, `torch.finfo(torch.float32).min` or numpy's, names bound to them), the dtype a tensor
 expression has here (casts, factories, `dtype=`, autocast's float32 ops), the order of
 statements, and whether a filled tensor goes straight into softmax/max (where any large
 negative fill gives the same result)."""
@@ -14,8 +14,8 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.data.overflow import (
-    CASTS, FEEDS_FUNCTIONS, FEEDS_METHODS, FLOAT_FACTORIES, FP16_MAX, IN_PLACE,
-    KEEPS_DTYPE, LIKE_FACTORIES, OTHER_DTYPES,
+    CASTS, FEEDS_FUNCTIONS, FEEDS_METHODS, FINFO, FINFO_MAX, FLOAT_FACTORIES, FP16_MAX, IN_PLACE,
+    KEEPS_DTYPE, LIKE_FACTORIES, NUMPY_DTYPE_STRINGS, NUMPY_DTYPES, OTHER_DTYPES,
 )
 from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import region_policy
@@ -97,23 +97,29 @@ class FillValues:
                 return self._evaluate(arg, frame, depth + 1)
         if isinstance(expr, cst.Attribute) and expr.attr.value in ("min", "max"):
             inner = expr.value
-            if isinstance(inner, cst.Call) and self.facts.resolve(inner.func, frame) == "torch.finfo":
-                if not inner.args:
-                    dtype = "float32"
+            finfo = self.facts.resolve(inner.func, frame) if isinstance(inner, cst.Call) else None
+            if finfo in FINFO:
+                if not inner.args and finfo == "torch.finfo":
+                    dtype = "float32"  # the default dtype
                 elif len(inner.args) == 1 and not inner.args[0].keyword:
-                    dtype = self.dtype_literal(inner.args[0].value, frame)
+                    dtype = self._finfo_dtype(finfo, inner.args[0].value, frame)
                 else:
                     return None
-                if dtype == "float32":
-                    value = 3.4028234663852886e38
-                elif dtype == "float64":
-                    value = 1.7976931348623157e308
-                else:
+                value = FINFO_MAX.get(dtype or "")
+                if value is None:
                     return None
                 return Const(-value if expr.attr.value == "min" else value, True)
         if isinstance(expr, cst.Name):
             return self._named_constant(expr.value, frame, depth)
         return None
+
+    def _finfo_dtype(self, finfo: str, arg: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        if finfo == "torch.finfo":
+            return self.dtype_literal(arg, frame)
+        if isinstance(arg, cst.SimpleString):
+            text = arg.evaluated_value
+            return NUMPY_DTYPE_STRINGS.get(text) if isinstance(text, str) else None
+        return NUMPY_DTYPES.get(self.facts.resolve(arg, frame) or "")
 
     def _named_constant(self, name: str, frame: Frame, depth: int) -> Optional[Const]:
         if self.facts.resolve((cst.Name(name)), frame) is not None:

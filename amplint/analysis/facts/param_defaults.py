@@ -6,17 +6,20 @@ Never guessed: the function must be a plain def (no decorator) bound once in a m
 function body, named in the file only as the callee of direct calls (not passed on, not stored),
 called at least once, and no call may pass the parameter (by position or keyword) or use
 `*args`/`**kwargs`; the parameter must be bound once (nothing in the body rebinds it). A function
-another file calls under a region (a project entry names it) is left unknown: that call's
-arguments are not seen here.
+other files call under a region (project entries name it) counts those calls too, by the
+arguments the project pass saw at each of them (EntryRegion.args: allennlp's `util.masked_max(
+activations, mask, dim=2)` in cnn_encoder.py); unknown when one of them is not a plain call
+(a call through a value, a framework's), whose arguments no file shows.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.region_entries import EntryRegion
 from amplint.analysis.facts.syntax import iter_nodes
 from amplint.analysis.facts.tree import Frame, scope_key
 
@@ -40,10 +43,15 @@ class ParamDefaults:
             return None
         if not tree.bound_once(function, name) or not tree.bound_once(parent.scope, node.name.value):
             return None
+        shapes: List[Tuple[int, Tuple[str, ...]]] = []  # the arguments of the calls of other files
         if self.facts.entries:
             key = scope_key(function)
-            if any(getattr(entry, "target", None) == key for entry in self.facts.entries):
-                return None
+            for entry in self.facts.entries:
+                if getattr(entry, "target", None) != key:
+                    continue
+                if not isinstance(entry, EntryRegion) or entry.args is None:
+                    return None
+                shapes.extend(entry.args)
         params = node.params
         positional = list(params.posonly_params) + list(params.params)
         position = next((i for i, p in enumerate(positional) if p.name.value == name), None)
@@ -55,16 +63,20 @@ class ParamDefaults:
             return None
         calls = self._calls_of(node.name.value)
         # every mention of the function's name is the def or the callee of one of these calls
-        if not calls or self._mentions(node.name.value) != len(calls) + 1:
+        if not (calls or shapes) or self._mentions(node.name.value) != len(calls) + 1:
             return None
-        keyword_ok = position is None or position >= len(params.posonly_params)
         for call in calls:
             if any(arg.star for arg in call.args):
                 return None
-            plain = [arg for arg in call.args if arg.keyword is None]
-            if position is not None and len(plain) > position:
+            shapes.append((
+                sum(arg.keyword is None for arg in call.args),
+                tuple(arg.keyword.value for arg in call.args if arg.keyword is not None),
+            ))
+        keyword_ok = position is None or position >= len(params.posonly_params)
+        for positional_count, keywords in shapes:
+            if position is not None and positional_count > position:
                 return None
-            if keyword_ok and any(arg.keyword is not None and arg.keyword.value == name for arg in call.args):
+            if keyword_ok and name in keywords:
                 return None
         return param.default
 

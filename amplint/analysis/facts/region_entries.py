@@ -26,6 +26,9 @@ class EntryRegion:
     device: Optional[str]
     dtype: Optional[str]
     cite: str  # e.g. "called at train.py:14 under the autocast region at train.py:12"
+    # the arguments of every call that reaches it under a region, each (how many positional,
+    # the keywords' names); None when one of them is not a plain call with such arguments
+    args: Optional[Tuple[Tuple[int, Tuple[str, ...]], ...]] = None
 
 
 @dataclass(frozen=True)

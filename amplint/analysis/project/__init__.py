@@ -273,8 +273,8 @@ class ProjectFacts(ProjectResolver):
         self._entries = reach.entries
         self._deps = reach.deps
         param_device_entries(self)
-        escape_return_entries(self)
         module_output_entries(self)
+        escape_return_entries(self)  # reads the module outputs: `return model.encoder(x)`
         # the module outputs stay in the pass (escape_args reads them): handed to the calling
         # file, they would have every region file that calls a project module linted twice
         escape_arg_entries(self)

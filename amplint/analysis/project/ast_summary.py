@@ -183,7 +183,7 @@ class _AstSummarizer(SourcePositions):
         for function in summary.functions.values():
             calls = []
             for call, node in function.calls:  # type: ignore[misc]
-                calls.append(ExternalCall(call.ref, call.kind, call.attr, 0, len(lines)))
+                calls.append(ExternalCall(call.ref, call.kind, call.attr, 0, len(lines), call.args))
                 lines.append(self.line(node))
             function.calls = calls
             selfs = []
@@ -254,7 +254,9 @@ class _AstSummarizer(SourcePositions):
             return None
         ref = self.names.resolve(site.dotted, frame)
         if ref is not None:
-            return ExternalCall(ref, "call", "", 0) if not _is_library(ref) else None
+            if _is_library(ref):
+                return None
+            return ExternalCall(ref, "call", "", 0, args=_arguments(site.node))
         instance = self.instance_ref(func, frame)
         if instance is not None and not instance.startswith("@"):
             return ExternalCall(instance, "instance", "", 0)
@@ -385,3 +387,8 @@ class _AstSummarizer(SourcePositions):
         return []
 
 
+def _arguments(call: ast.Call) -> Optional[Tuple[int, Tuple[str, ...]]]:
+    """ExternalCall.args of `call` (summary_types.call_arguments)."""
+    if any(type(arg) is ast.Starred for arg in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    return len(call.args), tuple(k.arg for k in call.keywords)  # type: ignore[misc]

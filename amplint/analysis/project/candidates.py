@@ -3,7 +3,7 @@ the citation texts that say how it reaches."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Optional, Tuple
 
 from amplint.analysis.facts.regions import Enabled
@@ -35,6 +35,9 @@ class Candidate:
     # the key value of a namespace lookup this reach rests on ("when args.arch is 'resnet50', 1
     # of the 12 names of models"), said in every finding it leads to (namespace_members.py)
     select: str = ""
+    # the arguments of the plain call `site` (ExternalCall.args); None: not one, or unknown. Not
+    # part of the region: two candidates that differ only here are the same reach.
+    args: Optional[Tuple[int, Tuple[str, ...]]] = field(default=None, compare=False)
 
     @property
     def key(self):
@@ -59,9 +62,10 @@ class Candidate:
         end = source.find(")", start)
         return replace(self, select=source[start + 1:end if end > 0 else len(source)])
 
-    def reached(self, cite: str, site: str = "") -> "Candidate":
-        """The same region, reaching further: cited by `cite`, through the call at `site`."""
-        return replace(self, cite=cite, site=site, self_cls=None)
+    def reached(self, cite: str, site: str = "", args=None) -> "Candidate":
+        """The same region, reaching further: cited by `cite`, through the call at `site` (a
+        plain call with arguments `args`, ExternalCall.args)."""
+        return replace(self, cite=cite, site=site, self_cls=None, args=args)
 
     @property
     def said(self) -> str:

@@ -26,7 +26,7 @@ import libcst as cst
 
 from amplint.analysis.facts.returned_escapes import EntryParamEscaped
 from amplint.analysis.facts.tree import scope_key
-from amplint.analysis.project.function_entries import parsed_facts
+from amplint.analysis.project.module_outputs import output_escape
 
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
 
@@ -49,19 +49,10 @@ def escape_arg_entries(project) -> None:
 def _half_arguments(project, path: str) -> List[tuple]:
     """(function key, call, line, position or keyword, cite) for each argument of a call outside
     any region that holds a value escaped from a region of the file."""
-    parsed = parsed_facts(project, path)
+    parsed = output_escape(project, path)  # with the modules of other files it calls under its regions
     if parsed is None:
         return []
-    module, facts = parsed
-    outputs = project.__dict__.get("module_outputs", {}).get(path)
-    if outputs:  # the file's walk, with the modules of other files it calls under its regions
-        from amplint.analysis.facts import FileFacts
-
-        facts = FileFacts(module, tuple(sorted(outputs, key=repr)))
-    try:
-        escape = facts.escape
-    except (RecursionError, MemoryError):  # the walk's limits: nothing is named
-        return []
+    module, facts, escape = parsed
     found = []
     for site in facts.tree.calls:
         frame, call = site.frame, site.node

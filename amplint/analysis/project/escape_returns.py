@@ -26,7 +26,7 @@ import libcst as cst
 from amplint.analysis.facts.returned_escapes import EntryReturnsEscaped
 from amplint.analysis.facts.tree import iter_nodes, scope_key
 from amplint.analysis.project.flowindex import callee_targets
-from amplint.analysis.project.function_entries import escape_facts
+from amplint.analysis.project.module_outputs import output_escape
 from amplint.analysis.project.nograd_entries import receiver_name
 
 _MAX_CALLEES = 64  # per project: the functions whose call sites are searched
@@ -52,7 +52,7 @@ def _returning_functions(project, path: str) -> List[Tuple[str, str, str, str, s
     """(file, function key, "half"/"f32", dtype, cite) for the functions of a file whose every
     return agrees on an escaped half value (at least one of its own regions' values) or on
     a float32 one; the float32 ones only in files that also return a half one."""
-    found_facts = escape_facts(project, path)
+    found_facts = output_escape(project, path)  # with the modules of other files it calls
     if found_facts is None:
         return []
     module, facts, escape = found_facts

@@ -47,7 +47,7 @@ def module_output_entries(project) -> None:
 
 def _region_calls(project, path: str):
     """(function key, dotted callee, line) of the calls under a half region of the file whose
-    callee is a plain name or `self.attr` the file does not resolve."""
+    callee is a plain name, `self.attr` or `name.attr` the file does not resolve."""
     found_facts = escape_facts(project, path)
     if found_facts is None:
         return []
@@ -56,7 +56,7 @@ def _region_calls(project, path: str):
     found = []
     for site in facts.tree.calls:
         dotted, frame, func = site.dotted, site.frame, site.node.func
-        if dotted is None or len(dotted) > 2 or (len(dotted) == 2 and dotted[0] != "self"):
+        if dotted is None or len(dotted) > 2:
             continue
         if escape._half_region(frame) is None or facts.resolve(func, frame) is not None:
             continue
@@ -81,7 +81,9 @@ def _note(project, path: str, key: str, dotted: Tuple[str, ...], line: int) -> N
     if len(records) != 1:
         return
     receiver = records[0][1]
-    if receiver[0] not in ("local", "self"):
+    # `model(x)`, `self.model(x)`, and a module held by a local: `model.encoder(x)`
+    held = receiver[0] == "attr" and receiver[1][0] == "local"
+    if receiver[0] not in ("local", "self") and not held:
         return
     targets = flow.call_targets(path, key, receiver, "")
     classes = {t[3] for t in targets}
@@ -111,3 +113,24 @@ def _is_module(project, path: str, cls: str, seen: int = 0) -> bool:
         if found is None or len(found[1]) != 1 or not _is_module(project, found[0], found[1][0], seen + 1):
             return False
     return True
+
+
+def output_escape(project, path: str):
+    """(module, FileFacts, escape walk) of a first-pass file, the walk reading the module outputs
+    named here for it (escape_returns.py and escape_args.py share it: one walk per file); the
+    file's own walk when none is named; None when the file is not parsed or the walk gives up."""
+    found = escape_facts(project, path)
+    outputs = project.__dict__.get("module_outputs", {}).get(path)
+    if found is None or not outputs:
+        return found
+    cache = project.__dict__.setdefault("_output_escapes", {})
+    if path not in cache:
+        from amplint.analysis.facts import FileFacts
+
+        module = found[0]
+        facts = FileFacts(module, tuple(sorted(outputs, key=repr)))
+        try:
+            cache[path] = (module, facts, facts.escape)
+        except (RecursionError, MemoryError):  # the walk's limits: nothing is named
+            cache[path] = None
+    return cache[path]

@@ -4,7 +4,7 @@ through the class flow. The result does not depend on the order of the seeds."""
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 from amplint.analysis.facts.region_entries import EntryHalf, EntryRegion
 from amplint.analysis.facts.regions import Enabled
@@ -34,6 +34,8 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
     pending = list(seeds)
     sites: Dict[Tuple[str, str], Set[str]] = {}  # every call under autocast that reaches it
     regions: Dict[Tuple[str, str], Set[str]] = {}  # every region that reaches it, best or not
+    # the arguments of every call under autocast that reaches it; None once one is unknown
+    arguments: Dict[Tuple[str, str], Optional[Set[object]]] = {}
     while pending:
         path, key, candidate, decided_by = pending.pop()
         summary = project.summary(path)
@@ -43,6 +45,12 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
         if candidate.site:
             sites.setdefault((path, key), set()).add(candidate.site)
         regions.setdefault((path, key), set()).add(candidate.desc)
+        known = arguments.setdefault((path, key), set())
+        if known is not None:
+            if candidate.args is None:
+                arguments[(path, key)] = None
+            else:
+                known.add(candidate.args)
         current = best.get(target)
         if current is not None:
             if current.key < candidate.key:
@@ -64,7 +72,8 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
             for call in function.calls:
                 line = summary.call_line(call)
                 site = f"{project.display(path)}:{line}"
-                derived = candidate.reached(f"called at {site} in code that runs under {candidate.desc}", site)
+                derived = candidate.reached(f"called at {site} in code that runs under {candidate.desc}", site,
+                                            call.args)
                 for other in project.targets(path, call):
                     found.update((other, line))
                     if other[0] != path:
@@ -99,9 +108,11 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
             continue
         for desc in sorted(regions[(path, key)]):  # a second region reaching it is listed too
             region_reach.setdefault(desc, []).append(f"{key} in {project.display(path)}")
+        shapes = arguments.get((path, key))
         entries.setdefault(path, []).append(EntryRegion(
             key, candidate.enabled, candidate.device, candidate.dtype,
             cite_more(candidate, len(sites.get((path, key), ())) - 1),
+            tuple(sorted(shapes)) if shapes else None,  # type: ignore[type-var]
         ))
         file_deps.setdefault(path, set()).update(chosen_deps[(path, key)])
     for (path, cls), (dtype, cite, where) in sorted(project.flow.half_instances().items()):

@@ -30,7 +30,7 @@ def call_seeds(project) -> List[Seed]:
             desc = _region_desc(project, info)
             site = f"{project.display(path)}:{call.line}"
             cite = f"called at {site} under {desc}"
-            candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite, site)
+            candidate = Candidate(info.enabled, info.device, info.dtype, desc, cite, site, args=call.args)
             known = project.instance_class(path, call)
             for target in project.targets(path, call):
                 if call.kind == "call":

@@ -25,7 +25,8 @@ from amplint.analysis.project.lines import call_anchors, node_lines
 from amplint.analysis.project.relative_names import Names, relative_imports
 from amplint.analysis.project.selfcalls import record_self_call
 from amplint.analysis.project.summary_types import (  # noqa: F401  (re-exported: the summary's data types)
-    ClassSummary, ExternalCall, FunctionSummary, ModuleSummary, Origin, RegionInfo, top_level_functions,
+    ClassSummary, ExternalCall, FunctionSummary, ModuleSummary, Origin, RegionInfo, call_arguments,
+    top_level_functions,
 )
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, iter_nodes, receiver_root
 
@@ -255,7 +256,9 @@ class _Summarizer:
             return None
         ref = self.names.resolve(site.dotted, frame)
         if ref is not None:
-            return ExternalCall(ref, "call", "", 0) if not _is_library(ref) else None
+            if _is_library(ref):
+                return None
+            return ExternalCall(ref, "call", "", 0, args=call_arguments(site.node))
         instance = self.instance_ref(func, frame)
         if instance is not None and not instance.startswith("@"):
             return ExternalCall(instance, "instance", "", 0)
@@ -311,7 +314,7 @@ class _Summarizer:
         for function in summary.functions.values():
             calls = []
             for call, node in function.calls:  # type: ignore[misc]  # (call, node) until now
-                calls.append(ExternalCall(call.ref, call.kind, call.attr, 0, len(summary._nodes)))
+                calls.append(ExternalCall(call.ref, call.kind, call.attr, 0, len(summary._nodes), call.args))
                 summary._nodes.append(node)
             function.calls = calls
             selfs = []
@@ -332,7 +335,7 @@ class _Summarizer:
                 lines.get(id(_cite_node(region)), 0),
             )
             self.summary.roots.append((
-                ExternalCall(call.ref, call.kind, call.attr, lines.get(id(node), 0)),
+                ExternalCall(call.ref, call.kind, call.attr, lines.get(id(node), 0), args=call.args),
                 RegionInfo(region.enabled, region.device, region.dtype, origin),
             ))
         for key, attr, node, index, owner in self.self_roots:

@@ -41,6 +41,9 @@ class ExternalCall:
     attr: str
     line: int  # 0: not computed yet, see ModuleSummary.call_line
     index: int = -1  # the call's node in ModuleSummary's pending list
+    # a "call"'s arguments: (how many positional, the keywords' names); None with a `*`/`**`
+    # argument. Which parameters the callee gets its defaults for (facts/param_defaults.py).
+    args: Optional[Tuple[int, Tuple[str, ...]]] = None
 
 
 @dataclass
@@ -114,3 +117,16 @@ def top_level_functions(summary: ModuleSummary) -> List[str]:
         key for key in summary.functions
         if key.count(".") == 0 or (key.count(".") == 1 and key.split(".")[0] in summary.classes)
     ]
+
+
+def call_arguments(call: cst.Call) -> Optional[Tuple[int, Tuple[str, ...]]]:
+    """ExternalCall.args of `call`."""
+    positional, keywords = 0, []
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            positional += 1
+        else:
+            keywords.append(arg.keyword.value)
+    return positional, tuple(keywords)

@@ -18,7 +18,8 @@ class Fp16OverflowConstant(Rule):
     """## What it does
     Finds `masked_fill`/`masked_fill_`, `fill_`, `index_fill`, `new_full`, `torch.full` and
     `x[i] = v` with a constant beyond the float16 range (±65504: `-1e9`, `1e10`, `float(2**30)`,
-    a module constant `NEG_INF = -1e9`) or `torch.finfo(torch.float32).min/max`, on a tensor of
+    a module constant `NEG_INF = -1e9`) or `torch.finfo(torch.float32).min/max` (numpy's
+    `np.finfo(np.float32).min` is the same number), on a tensor of
     fp16 code: under an enabled autocast region (the output of a matmul there is half), in a
     module class the file turns `.half()`, in an mmcv `@auto_fp16` body, or on a tensor the
     file makes half itself (`x.half()`, `dtype=torch.float16`).
@@ -64,8 +65,8 @@ class Fp16OverflowConstant(Rule):
     every later read does): there any large negative fill gives the same result. Otherwise it
     is **unsafe**: the value that flows on changes. When `X` is not a plain name or attribute
     (it would be evaluated twice) there is no fix. Nor when the constant is a parameter's default
-    (`def masked_max(v, mask, min_val=-1e7)`, every call of the file leaving it out): callers
-    in other files may pass another value.
+    (`def masked_max(v, mask, min_val=-1e7)`, every call of the file, and every call of another
+    file that reaches it under a region, leaving it out): other callers may pass another value.
     """
 
     code = "AMP110"
