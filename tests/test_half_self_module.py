@@ -6,7 +6,7 @@ mixed with an autocast region of the same function only when the region reads th
 tests/projects/half_diffusers_community_sdxl: huggingface/diffusers community pipeline layout
 (examples/community/mixture_tiling_sdxl.py: `__call__` runs `self.unet` under
 `torch.amp.autocast` in the denoising loop, then upcasts the VAE to decode and casts it back to
-fp16). main reported the cast back as "a half cast of an input mixed with autocast" (line 31)
+fp16). main reported the cast back as "a half cast of an input mixed with autocast" (line 32)
 because the region reads `self.unet`. Twin: a region that runs the VAE itself is reported.
 """
 
