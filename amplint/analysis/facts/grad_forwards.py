@@ -333,6 +333,8 @@ class RegionWalker:
             return None
         if dotted[0] == "self" and len(dotted) == 2:
             cls = self.frame.class_frame
+            if cls is not None and self.facts.callgraph.method(cls.name, dotted[1]) is not None:
+                return None  # `self.parse_unet_output(...)`: a method of the class, no module
             if cls is not None and (
                 (cls.name, dotted[1]) in self.modules
                 or (cls.name, dotted[1]) in self.facts.callgraph.self_instances

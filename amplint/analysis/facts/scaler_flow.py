@@ -16,7 +16,7 @@ micro-step loop, and separate AMP / non-AMP branches (`if use_amp: ... else: ...
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import List, Optional, Set, Tuple, Union
 
 import libcst as cst
@@ -50,6 +50,29 @@ class Branch:
     index: int
     cond: Optional[str]  # normalized condition text of an `if` (None: except, match, loop else)
     positive: bool = True
+    # the same `X is not None` test named as the function that holds the event names it: through
+    # a local alias (`fp16_scaler = model.fp16_scaler`), or a callee's test in its caller's names
+    # (`self.fp16_scaler` of `model.forward_backward()` is `model.fp16_scaler`); None: none other
+    also: Optional[str] = field(default=None, compare=False)
+
+
+NOT_NONE = " is not None"
+
+
+def _conds(branch: Branch) -> Set[str]:
+    return {c for c in (branch.cond, branch.also) if c is not None}
+
+
+def renamed_branch(branch, rename) -> "Ctx":
+    """A callee's branch with its `X is not None` test also in the caller's names (`rename`:
+    the callee's name text -> the caller's, or None)."""
+    if not isinstance(branch, Branch) or branch.cond is None or not branch.cond.endswith(NOT_NONE):
+        return branch
+    subject = branch.cond[:-len(NOT_NONE)]
+    mapped = rename(subject)
+    if mapped is None or mapped == subject:
+        return branch
+    return replace(branch, also=mapped + NOT_NONE)
 
 
 Ctx = Union[Loop, Branch]
@@ -102,7 +125,7 @@ def exclusive(a: Event, b: Event) -> bool:
         for y in b.branches():
             if x.node is y.node and x.index != y.index:
                 return True
-            if x.cond is not None and x.cond == y.cond and x.positive != y.positive:
+            if x.positive != y.positive and _conds(x) & _conds(y):
                 return True
     return False
 
@@ -116,7 +139,7 @@ def deciding_test(a: Event, b: Event) -> Optional[cst.BaseExpression]:
         for y in b.branches():
             if x.node is y.node and x.index != y.index:
                 return x.node.test if isinstance(x.node, cst.If) and x.index in (0, 1) else None
-            if x.cond is not None and x.cond == y.cond and x.positive != y.positive:
+            if x.positive != y.positive and _conds(x) & _conds(y):
                 return x.node.test if isinstance(x.node, cst.If) else None
     return None
 
@@ -198,6 +221,15 @@ class FlowWalker:
         for stmt in stmts:
             self.statement(stmt, ctx)
 
+    def _aliased(self, cond: str) -> Optional[str]:
+        """`fp16_scaler is not None` as `model.fp16_scaler is not None` when the function binds
+        `fp16_scaler` once, to `model.fp16_scaler` (Frame.aliases)."""
+        if not cond.endswith(NOT_NONE) or "." in cond[:-len(NOT_NONE)]:
+            return None
+        value = self.flow.frame.aliases.get(cond[:-len(NOT_NONE)])
+        text = key_text(value) if value is not None else None
+        return text + NOT_NONE if text is not None else None
+
     def statement(self, stmt: cst.CSTNode, ctx) -> None:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -205,11 +237,12 @@ class FlowWalker:
         elif isinstance(stmt, cst.If):
             self.expr(stmt.test, ctx, None)
             cond, positive = _normalize(stmt.test, self.analysis.module)
-            self.suite(stmt.body, ctx + (Branch(stmt, 0, cond, positive),))
+            also = self._aliased(cond)
+            self.suite(stmt.body, ctx + (Branch(stmt, 0, cond, positive, also),))
             if isinstance(stmt.orelse, cst.Else):
-                self.suite(stmt.orelse.body, ctx + (Branch(stmt, 1, cond, not positive),))
+                self.suite(stmt.orelse.body, ctx + (Branch(stmt, 1, cond, not positive, also),))
             elif isinstance(stmt.orelse, cst.If):  # elif: the first test failed
-                self.statement(stmt.orelse, ctx + (Branch(stmt, 1, cond, not positive),))
+                self.statement(stmt.orelse, ctx + (Branch(stmt, 1, cond, not positive, also),))
         elif isinstance(stmt, (cst.For, cst.While)):
             self.expr(stmt.iter if isinstance(stmt, cst.For) else stmt.test, ctx, None)
             self.suite(stmt.body, ctx + (Loop(stmt),))

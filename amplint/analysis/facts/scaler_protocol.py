@@ -31,7 +31,7 @@ from amplint.analysis.facts.framework_verbs import events_of
 from amplint.analysis.facts.loop_bindings import BoundNames
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.partial_bindings import bind, bind_remote, partial_callee
-from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text
+from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text, renamed_branch
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.tree import CallSite, Frame
 
@@ -236,7 +236,7 @@ class _ComposingWalker(FlowWalker):
             if scaler is not None:
                 scaler = rename.scaler(scaler)
             self.emit(
-                event.kind, call, ctx + event.ctx, None, scaler=scaler,
+                event.kind, call, ctx + tuple(renamed_branch(b, rename.text) for b in event.ctx), None, scaler=scaler,
                 arg=rename.text(event.arg) if event.arg else None, backward=event.backward,
                 site=site, origin=call, inner=event.inner or event.node,
                 framework=event.framework,
@@ -277,7 +277,8 @@ class _ComposingWalker(FlowWalker):
             if scaler and ref is None:
                 ref = self.analysis.ref("<" + entry.callee + ">." + scaler, self.flow.frame)
             self.emit(
-                kind, call, ctx + remote_ctx(inner_ctx, tokens), None, scaler=ref,
+                kind, call, ctx + tuple(renamed_branch(b, rename.text) for b in remote_ctx(inner_ctx, tokens)),
+                None, scaler=ref,
                 arg=rename.text(arg) if arg else None, backward=backward, site=site,
                 origin=call, framework=framework or None, remote=Remote(f"{where}:{line}", text, entry.source, line),
             )

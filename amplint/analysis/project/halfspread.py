@@ -22,7 +22,10 @@ from amplint.analysis.project.flowvalues import CONTAINERS
 # the statement form: `model.half()`, `self.backbone.bfloat16()` (recorded as a call on a held value)
 STATEMENT_CASTS = {"half": "float16", "bfloat16": "bfloat16"}
 _MAX_NESTING = 4  # containers in containers (`nn.Sequential(nn.Sequential(...))`)
-_NOT_MODULE_BASES = ("?object", "typing.", "abc.", "enum.", "collections.", "dataclasses.")
+# bases that are no nn.Module (a class of torch.utils.data has no `.to`/`.half`: a Dataset is
+# never the value a cast turned half, even where a registry build merges it with the models)
+_NOT_MODULE_BASES = ("?object", "typing.", "abc.", "enum.", "collections.", "dataclasses.",
+                     "torch.utils.data.")
 
 Half = Dict[Tuple[str, str], Tuple[str, str, str]]  # (file, class) -> (dtype, cite, file of the cast)
 

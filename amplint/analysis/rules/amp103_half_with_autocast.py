@@ -308,12 +308,14 @@ class HalfWithAutocast(Rule):
         target = _cast_target(site)
         if target is None:
             return False
+        if target == "self":  # `self.vae.to(dtype=torch.float16)`: the module is `self.vae`, not `self`
+            target = _self_module(site) or target
         scope = site.frame.scope
         if None not in readers:  # built once for the file (the None key marks it built)
             readers[None] = ()
             for with_node, body_frame, region in facts.regions.explicit_regions():
                 if region.active:
-                    for name in _loaded_names(with_node.body):
+                    for name in _loaded_names(with_node.body) | _loaded_self_attrs(with_node.body):
                         readers.setdefault(name, []).append(body_frame.scope)
         for region_scope in readers.get(target, ()):
             # the same scope, or a module-level name read (not rebound) by a function's region
@@ -478,3 +480,18 @@ def _passed_to_region(facts, site: CallSite, index: int, remote) -> Optional[Tup
 
 def _loaded_names(node: cst.CSTNode) -> Set[str]:
     return {n.value for n in iter_nodes(node) if isinstance(n, cst.Name)}
+
+
+def _loaded_self_attrs(node: cst.CSTNode) -> Set[str]:
+    """"self.unet" for each `self.unet...` the node reads."""
+    return {"self." + attr for attr in (self_attr(n) for n in iter_nodes(node) if isinstance(n, cst.Attribute))
+            if attr is not None}
+
+
+def _self_module(site: CallSite) -> Optional[str]:
+    """"self.vae" for a cast statement `self.vae.to(dtype=torch.float16)` (also of a submodule,
+    `self.vae.decoder.half()`): what a region must read to run the module cast in place."""
+    func = site.node.func
+    assert isinstance(func, cst.Attribute)
+    dotted = dotted_name(_strip_conversions(func.value))
+    return "self." + dotted[1] if dotted and len(dotted) > 1 and dotted[0] == "self" else None
