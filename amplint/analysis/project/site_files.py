@@ -41,6 +41,7 @@ class SiteFiles:
         self.p = flow.p
         self._code: Dict[str, CodeText] = {}
         self._stored: Dict[str, bool] = {}  # attribute -> may some file store it
+        self._defined: Dict[str, bool] = {}  # name -> may some file define a function of that name
         self._named: Dict[tuple, bool] = {}  # (file, class) -> may a value hold it (class_named)
         # what each mention's text says, per (file, name, plain): the same for every question,
         # so each parameter of a function (one question each) does not read the text again
@@ -158,6 +159,21 @@ class SiteFiles:
                     found = True
                     break
             self._stored[attr] = found
+        return found
+
+    def member_anywhere(self, attr: str) -> bool:
+        """May an instance of some project class have `attr` as a method or a stored attribute?
+        False when no file writes `def attr` (a class's methods are its `def` statements) and
+        no file stores `attr` (`_stored_anywhere`): then `x.attr(...)` runs no project code,
+        whatever `x` holds (classflow.call_targets)."""
+        if self._stored_anywhere(attr):
+            return True
+        found = self._defined.get(attr)
+        if found is None:
+            pattern = re.compile(r"(?<!\w)def\s+" + re.escape(attr) + r"(?!\w)")
+            found = self._defined[attr] = any(
+                attr in self.p.files[path] and pattern.search(self.p.files[path]) is not None
+                for path in self.p.python)
         return found
 
     def class_named(self, path: str, key: str) -> bool:
