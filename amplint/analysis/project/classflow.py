@@ -27,10 +27,12 @@ class ClassFlow(ClassValues):
         found = self._targets.get(question)
         if found is not None:
             return list(found)
-        if attr and not self.site_files.member_anywhere(attr):
+        if attr and (path, key, receiver) not in self._memo and not self.site_files.member_anywhere(attr):
             # `image.astype(np.uint8)`, `label.fill_(0)`: a call of a method runs the `attr`
             # of a project instance the receiver holds (its method, or a module it stores under
-            # that name); no project class has one, so what the receiver holds does not matter
+            # that name); no project class has one, so what the receiver holds does not matter.
+            # Asked only where the receiver is not known yet (the text search costs more than
+            # reading the memo)
             self.memberless += 1
             self._targets[question] = []
             return []
