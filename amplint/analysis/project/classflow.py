@@ -17,6 +17,7 @@ class ClassFlow(ClassValues):
     def __init__(self, project) -> None:
         super().__init__(project)
         self._targets: Dict[tuple, list] = {}
+        self.memberless = 0  # questions answered by the text alone (call_targets), for tests
 
     def call_targets(self, path: str, key: str, receiver, attr: str) -> List[Tuple[tuple, str, Optional[str], Optional[tuple]]]:
         """The functions a call may run: ((file, function key), "Net in models/net.py" or a
@@ -26,6 +27,15 @@ class ClassFlow(ClassValues):
         found = self._targets.get(question)
         if found is not None:
             return list(found)
+        if attr and (path, key, receiver) not in self._memo and not self.site_files.member_anywhere(attr):
+            # `image.astype(np.uint8)`, `label.fill_(0)`: a call of a method runs the `attr`
+            # of a project instance the receiver holds (its method, or a module it stores under
+            # that name); no project class has one, so what the receiver holds does not matter.
+            # Asked only where the receiver is not known yet (the text search costs more than
+            # reading the memo)
+            self.memberless += 1
+            self._targets[question] = []
+            return []
         evaluations, cuts = self.evaluations, self._cuts
         found = self._call_targets(path, key, receiver, attr)
         if self.evaluations == evaluations and self._cuts == cuts:

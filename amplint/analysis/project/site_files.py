@@ -41,6 +41,7 @@ class SiteFiles:
         self.p = flow.p
         self._code: Dict[str, CodeText] = {}
         self._stored: Dict[str, bool] = {}  # attribute -> may some file store it
+        self._defined: Dict[str, bool] = {}  # name -> member_anywhere
         self._named: Dict[tuple, bool] = {}  # (file, class) -> may a value hold it (class_named)
         # what each mention's text says, per (file, name, plain): the same for every question,
         # so each parameter of a function (one question each) does not read the text again
@@ -150,14 +151,26 @@ class SiteFiles:
         `x.attr(`) stores it nowhere. Comments and strings count (conservative)."""
         found = self._stored.get(attr)
         if found is None:
-            found = False
-            pattern = re.compile(r"(?<!\w)" + re.escape(attr) + r"(?!\w)(?!\s*\()")
-            for path in self.p.python:
+            found = self._stored[attr] = any(
+                not called for path in self.p.python for _, called in _word_uses(self.p.files[path], attr))
+        return found
+
+    def member_anywhere(self, attr: str) -> bool:
+        """May an instance of some project class have `attr` as a method or a stored attribute?
+        False when no file writes `def attr` (a class's methods are its `def` statements) and
+        no file stores `attr` (`_stored_anywhere`): then `x.attr(...)` runs no project code,
+        whatever `x` holds (classflow.call_targets). One pass over the texts answers both."""
+        found = self._defined.get(attr)
+        if found is None:
+            found = bool(self._stored.get(attr))
+            for path in (() if found else self.p.python):
                 text = self.p.files[path]
-                if attr in text and pattern.search(text):
+                if any(not called or _after_def(text, at) for at, called in _word_uses(text, attr)):
                     found = True
                     break
-            self._stored[attr] = found
+            if not found:
+                self._stored[attr] = False
+            self._defined[attr] = found
         return found
 
     def class_named(self, path: str, key: str) -> bool:
@@ -221,3 +234,30 @@ class SiteFiles:
             return ("class", question[1], question[2]) in held
         _, target, init = question[:3]
         return self.flow._offset(self._callee_targets(held), target, init) is not None
+
+
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _word_uses(text: str, word: str):
+    r"""(position, called) for each mention of `word` as a whole word (`\w` on neither side),
+    `called` when `\s*(` follows it: what `(?<!\w)word(?!\w)` and `(?!\s*\()` tell, found with
+    `str.find` (a pattern opening with a lookbehind is tried at every position of the text)."""
+    at = text.find(word)
+    size = len(text)
+    while at != -1:
+        end = at + len(word)
+        if not (at and _WORD_CHAR.match(text, at - 1)) and not _WORD_CHAR.match(text, end):
+            while end < size and text[end].isspace():
+                end += 1
+            yield at, end < size and text[end] == "("
+        at = text.find(word, at + 1)
+
+
+def _after_def(text: str, at: int) -> bool:
+    r"""Does `(?<!\w)def\s+` end at `at`?"""
+    start = at
+    while start and text[start - 1].isspace():
+        start -= 1
+    return start < at and text.endswith("def", 0, start) and not (
+        start > 3 and _WORD_CHAR.match(text, start - 4))
