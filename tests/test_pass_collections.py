@@ -127,6 +127,32 @@ def test_the_pass_collections_walk_each_survivor_once(monkeypatch):
     assert gc.get_freeze_count() == before and gc.isenabled()
 
 
+def test_the_pass_drops_its_facts_when_it_has_its_entries(monkeypatch):
+    """The pass's facts and memos hold cycles (an index holding the project that holds it): left
+    whole, all of them were garbage for the collection after the pass to walk (fairseq: 162K
+    objects, detectron2 69K). Dropped once the pass has its entries, most are freed at once by
+    reference counting (that collection then finds fairseq 60K, detectron2 28K)."""
+    built = []
+    kept = []
+    real_build, real_entries = project_inputs.build, runner.project_entries
+
+    def build(*args, **kwargs):
+        project = real_build(*args, **kwargs)
+        built.append(project)
+        return project
+
+    def entries(*args, **kwargs):
+        found = real_entries(*args, **kwargs)
+        kept.extend(name for project in built for name in vars(project))
+        return found
+
+    monkeypatch.setattr(project_inputs, "build", build)
+    monkeypatch.setattr(runner, "project_entries", entries)
+    findings = cli_findings(os.path.join(PROJECTS, "d2_project_registry"), "--no-cache", "-j", "1")
+    assert findings  # the entries came back: the lint after the pass found them
+    assert len(built) == 1 and kept == []  # before: every fact and memo of the pass
+
+
 def test_light_index_parses_without_cyclic_collections():
     text = _heads_file(150)
     found, started = _collections_during(light_index.light_file, "heads.py", text)
