@@ -39,6 +39,31 @@ def cycles_collected_after():
         gc.enable()
 
 
+@contextlib.contextmanager
+def survivors_frozen():
+    """While the project pass runs: what exists when it starts (the first pass's results, the
+    run's modules) and whatever survives each of its collections is frozen, so that no later
+    collection of the pass walks it again; unfrozen after it (the caller collects the pass's
+    cycles then). Nearly all the pass makes survives (its summaries, indexes and memos: on
+    fairseq and detectron2 ~90 % of what a young collection walks), and each survivor was
+    walked again by the middle and the full collections: frozen at once, it is walked once
+    (fairseq: 2.55M objects walked in a -j 1 run, 1.78M so; the pass's peak memory the same).
+    Only this process: a worker forked meanwhile (a huge file's) collects as usual."""
+    owner = os.getpid()
+
+    def freeze_survivors(phase: str, info: dict) -> None:
+        if phase == "stop" and os.getpid() == owner:
+            gc.freeze()
+
+    gc.freeze()
+    gc.callbacks.append(freeze_survivors)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(freeze_survivors)
+        gc.unfreeze()
+
+
 HUGE_BYTES = 1 << 20  # a file this large may take a gigabyte as a LibCST tree
 
 

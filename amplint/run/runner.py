@@ -27,7 +27,7 @@ from amplint.run.project_inputs import project_entries
 from amplint.run.phase_one import plan_first_pass
 from amplint.workspace.project_root import context_files
 from amplint.report import RunSummary
-from amplint.run.parallel import MIN_FILES_PER_WORKER, Workers, is_huge
+from amplint.run.parallel import MIN_FILES_PER_WORKER, Workers, is_huge, survivors_frozen
 from amplint.run.result_cache import LintAhead, cached_map
 
 __all__ = ["RunOptions", "RunOutcome", "run", "process", "settings_for", "excludes_for"]
@@ -187,14 +187,12 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         summaries, scalers = plan.inputs(files)
         entries: dict = {}
         failure: Optional[FileResult] = None
-        gc.freeze()  # the first pass's results: the pass's collections need not walk them again
         try:
-            entries = project_entries(paths, files, settings, config, summaries, cache, workers,
-                                      scalers=scalers)
+            with survivors_frozen():  # (unfrozen after it: collected below with its own cycles)
+                entries = project_entries(paths, files, settings, config, summaries, cache,
+                                          workers, scalers=scalers)
         except Exception as exc:  # every file is still linted on its own
             failure = internal_error_result("project pass", exc, traceback.format_exc())
-        finally:
-            gc.unfreeze()  # (collected below with the pass's own cycles)
         meter.set_stage("")
         if ahead is not None:  # the pass is done: every worker may lint what is left
             ahead.widen(2 * workers.jobs)
