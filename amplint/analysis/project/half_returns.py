@@ -22,8 +22,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryReturnsHalf
 from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project.config_flags import flags_on
 from amplint.analysis.project.half_inplace import floated_back, halved_in_place
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
+from amplint.analysis.project.param_arguments import passed_values
 
 _MAX_CHAIN = 3  # functions from the caller's call to the one that casts
 _CALLABLE = ("func", "cfunc", "bound")
@@ -59,21 +61,32 @@ def half_return_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
                 scaler = "GradScaler" in (project.files.get(path) or "")
                 found.setdefault(cpath, []).append(EntryReturnsHalf(
                     ckey, names, call, region, scaler, passed if len(chain) == 1 else None,
-                    passer))
+                    passer, flags_on(project, cpath, ckey)))
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
 
 
-def _bound_values(project, path: str, key: str, receiver):
-    """(file, function, value) of each call bound to the receiver: a local of the function
-    (never a parameter), or `self.x` stored in a method of the same class in this file."""
-    flow = project.summaries[path].flow
+def _bound_values(project, path: str, key: str, receiver, passed: bool = False):
+    """(file, function, value) of each call bound to the receiver: a local of the function, a
+    parameter's arguments at its call sites (param_arguments.py: locals of the callers, bound
+    to such a call there), or `self.x` stored in a method of the same class in this file."""
+    summary = project.summary(path)
+    flow = summary.flow if summary is not None else None
+    if flow is None:
+        return
     if receiver[0] == "local":
         function = flow.functions.get(key)
-        if function is None or receiver[1] in function.params:
+        if function is None:
+            return
+        if receiver[1] in function.params and not passed:  # what the callers pass, bound to a call there
+            for where, caller, value in passed_values(project, path, key, receiver[1]):
+                if value[0] == "local":
+                    yield from _bound_values(project, where, caller, value, passed=True)
             return
         for value in function.assigns.get(receiver[1], ()):
             if value[0] == "call" or (value[0] == "item" and value[1][0] == "call"):
                 yield path, key, value
+        return
+    if passed:
         return
     if key.count(".") != 1:
         return
