@@ -56,9 +56,12 @@ def half_return_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
                 seen.add((value, cast))
                 cpath, ckey, names, chain, passer = cast
                 region = f"{project.display(info.origin.path)}:{info.origin.line}"
+                function = summary.flow.functions.get(key)
+                if receiver[0] == "local" and function is not None and receiver[1] in function.params:
+                    region += f" (`{key}` receives it as its parameter `{receiver[1]}`)"
                 call = f"{value[2]} at {project.display(where)}:{value[3]}"
                 passed = _literal_args(project.files.get(where) or "", value[3], chain[0])
-                scaler = "GradScaler" in (project.files.get(path) or "")
+                scaler = any("GradScaler" in (project.files.get(p) or "") for p in {path, where})
                 found.setdefault(cpath, []).append(EntryReturnsHalf(
                     ckey, names, call, region, scaler, passed if len(chain) == 1 else None,
                     passer, flags_on(project, cpath, ckey)))
