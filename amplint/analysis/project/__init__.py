@@ -50,9 +50,8 @@ from amplint.analysis.project.propagate import propagate
 from amplint.analysis.project.value_seeds import value_seeds
 from amplint.analysis.project.region_seeds import call_seeds, flow_seeds
 from amplint.analysis.project.resolve import ProjectResolver
-from amplint.analysis.project.scaler_summaries import (
-    local_summaries, scaler_entries, text_keys_of, text_may_hold,
-)
+from amplint.analysis.project.scaler_resolution import scaler_entries, text_keys_of, text_may_hold
+from amplint.analysis.project.scaler_summaries import local_summaries
 from amplint.analysis.project.summary import (
     CALLER_TEXT, CALLER_WORDS, ModuleSummary, Setting, summarize,
 )

@@ -23,9 +23,8 @@ from amplint.run.parallel import Workers
 from amplint.analysis.parsing import parse
 from amplint.run.per_file import REPORT_ONLY
 from amplint.analysis.project import build, needs_summary
-from amplint.analysis.project.scaler_summaries import (
-    is_caller, local_summaries, scaler_entries, text_keys_of, text_may_hold,
-)
+from amplint.analysis.project.scaler_resolution import scaler_entries, text_keys_of, text_may_hold
+from amplint.analysis.project.scaler_summaries import is_caller, local_summaries
 from amplint.analysis.project.function_entries import defined_functions
 from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.summary import portable_summary
