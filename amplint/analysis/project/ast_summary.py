@@ -17,6 +17,7 @@ from amplint.analysis.facts.tree import Frame
 from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.ast_aliases import absolute, keep_aliases
 from amplint.analysis.project.ast_flow import AstFlowCollector
+from amplint.analysis.project.flowfacts import PROPERTIES
 from amplint.analysis.project.ast_frames import CallSite, function_key
 from amplint.analysis.project.ast_lines import SourcePositions
 from amplint.analysis.project.ast_names import ScopedNames
@@ -165,7 +166,7 @@ class _AstSummarizer(SourcePositions):
             if not own:
                 self._self_call(site)
             external = self._external(site)
-            callees = self.callees(site)
+            callees = [f for f in self.callees(site) if not _is_property(f)]  # summary.py's twin
             flow.call(site, (external is None or external.kind != "call") and not callees and not own)
             function = site.frame.function
             if function is None or own:
@@ -385,3 +386,9 @@ class _AstSummarizer(SourcePositions):
         return []
 
 
+def _is_property(frame: Frame) -> bool:
+    for dec in getattr(frame.node, "decorator_list", ()):
+        name = dotted(dec)
+        if name and name[-1] in PROPERTIES:
+            return True
+    return False
