@@ -166,8 +166,9 @@ class _AstSummarizer(SourcePositions):
             if not own:
                 self._self_call(site)
             external = self._external(site)
-            callees = [f for f in self.callees(site) if not _is_property(f)]  # summary.py's twin
-            flow.call(site, (external is None or external.kind != "call") and not callees and not own)
+            callees = self.callees(site)
+            called = [f for f in callees if not _is_property(f)]  # summary.py's twin: a getter's result is called
+            flow.call(site, (external is None or external.kind != "call") and not called and not own)
             function = site.frame.function
             if function is None or own:
                 continue
