@@ -30,6 +30,7 @@ from typing import Optional, Tuple
 
 from amplint.analysis.project.flowindex import Hold, Things
 from amplint.analysis.project.registry_classes import _KeySet, _registered, _stores
+from amplint.analysis.project.string_classes import MAX_SET
 from amplint.analysis.project.string_sources import function_node, string_values
 
 _REGISTER_DEF = re.compile(r"\bdef\s+\w*register\w*\s*\(")
@@ -52,13 +53,16 @@ def dict_lookup(cv, path: str, key: str, base) -> Optional[Things]:
     if len(reads) != 1:
         return None  # which read the value is cannot be told: nothing
     read = reads[0]
-    registered = _registered(cv, ("func", dpath, registers))
+    found = string_values(cv.strings, path, key, read.slice)
+    names = None if found is None else {value for value, _, _ in found[0]}
+    if not _few_registrations(cv, registers, names):
+        return {}  # more classes than a set stands for (MAX_SET), or none named: nothing is read
+    registered = _registered(cv, ("func", dpath, registers), None if names is None else frozenset(names))
     shown, how = name, f"`{registers[0]}`"
     lookup = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[read.slice], keywords=[])
     ast.copy_location(lookup, read)
     keyed = _KeySet(cv, path, lookup, shown, how, len(registered))
     keyed.head = f"{name}[{ast.unparse(read.slice)}] at {cv.p.display(path)}:{read.lineno}"
-    found = string_values(cv.strings, path, key, read.slice)
     if found is None:
         return keyed.every(registered)
     names, configured = found
@@ -69,6 +73,22 @@ def dict_lookup(cv, path: str, key: str, base) -> Optional[Things]:
         (value, target), = chosen.items()
         return {("class", target[0], target[1]): Hold(f"{name}[{value!r}] at {cv.p.display(path)}:{read.lineno}")}
     return keyed.every(chosen, configured)
+
+
+def _few_registrations(cv, registers: Tuple[str, ...], names) -> bool:
+    """Text first (fairseq's own `MODEL_REGISTRY` has hundreds of `@register_model(...)`, each
+    file of them parsed and summarised by `_registered`): with a key no literal fixes, at most
+    MAX_SET registrations written in the project; with literal keys (MAX_SET at most), one
+    written for each, and only the files that name them are parsed."""
+    call = re.compile(r"\b(?:%s)\(\s*(?:name\s*=\s*)?['\"]([^'\"]+)['\"]" % "|".join(map(re.escape, registers)))
+    seen = []
+    for path in cv.p.python:
+        text = cv.p.files[path]
+        if any(register in text for register in registers):
+            seen.extend(match.group(1) for match in call.finditer(text))
+            if names is None and len(seen) > MAX_SET:
+                return False
+    return bool(seen) and (names is None or len(names) <= MAX_SET and names <= set(seen))
 
 
 def _dict_of(cv, path: str, key: str, base) -> Optional[Tuple[str, str]]:
