@@ -10,7 +10,7 @@ whose `utils.build_model(args)` keeps the weights in fp16 under `--half-weights`
 main.py passes the model to `train_one_epoch`, which hands it to `forward_loss`, which runs it
 under `torch.autocast("cuda", dtype=torch.float16)`.
 Twins: the option off by default, a flag no config sets, the model cast back to float, the
-teacher (never halved) trained instead.
+teacher (never halved) trained instead, the region run without gradients (inference).
 """
 
 from __future__ import annotations
@@ -68,6 +68,15 @@ def test_a_yaml_config_turns_a_nested_flag_on():
     assert amp103(files) == []
     files[f"{NAME}/configs/deit_tiny.yaml"] = "optim:\n  half_weights: true\n"  # another key path
     assert amp103(files) == []
+
+
+def test_twin_the_region_runs_without_gradients_is_silent():
+    """Inference (sd-scripts' anima_minimal_inference.py: a bfloat16 DiT run under `no_grad` and
+    autocast) trains nothing: no master copy is missing."""
+    region = '    with torch.autocast("cuda", dtype=torch.float16):\n'
+    assert amp103(load(NAME, ((region, "    with torch.no_grad(), torch.autocast(\"cuda\", dtype=torch.float16):\n"),))) == []
+    decorated = load(NAME, (("def forward_loss(", "@torch.inference_mode()\ndef forward_loss("),))
+    assert amp103(decorated) == []
 
 
 def test_twin_cast_back_to_float_is_silent():

@@ -26,6 +26,7 @@ from amplint.analysis.project.config_flags import flags_on
 from amplint.analysis.project.half_inplace import floated_back, halved_in_place
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
 from amplint.analysis.project.param_arguments import passed_values
+from amplint.analysis.project.string_sources import function_node
 
 _MAX_CHAIN = 3  # functions from the caller's call to the one that casts
 _CALLABLE = ("func", "cfunc", "bound")
@@ -38,6 +39,7 @@ Cast = Tuple[str, str, Tuple[str, ...], Tuple[str, ...], str]
 def half_return_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturnsHalf, ...]]:
     found: Dict[str, List[EntryReturnsHalf]] = {}
     memo: Dict[Tuple[str, str], Optional[Cast]] = {}
+    trees: Dict[str, Optional[ast.Module]] = {}
     for path in project.first_pass:
         summary = project.summaries.get(path)
         if summary is None or summary.flow is None:
@@ -51,7 +53,7 @@ def half_return_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
                 cast = _factory_cast(project, where, caller, value, memo)
                 if value[0] == "item":  # `model, preprocess = clip.load(...)`
                     value = value[1]
-                if cast is None or (value, cast) in seen:
+                if cast is None or (value, cast) in seen or _without_grad(project, path, key, line, trees):
                     continue
                 seen.add((value, cast))
                 cpath, ckey, names, chain, passer = cast
@@ -189,6 +191,32 @@ def _returns_half(project, target: Tuple[str, str], memo, depth: int, item: Opti
     if not names:
         return None
     return path, key, tuple(sorted(set(names))), (key,), ""
+
+
+def _without_grad(project, path: str, key: str, line: int, trees) -> bool:
+    """Whether the region's call at `line` runs with gradients off (`with torch.no_grad():`
+    around it, `@torch.inference_mode()` on its function): inference, which trains nothing
+    (sd-scripts' anima_minimal_inference.py runs its bfloat16 DiT so). Read with `ast` only
+    when a chain to a cast was found."""
+    if path not in trees:
+        try:
+            trees[path] = ast.parse(project.files.get(path) or "")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            trees[path] = None
+    scope = function_node(trees[path], key) if trees[path] is not None else None
+    if scope is None:
+        return False
+    if any(_grad_off(dec) for dec in getattr(scope, "decorator_list", ())):
+        return True
+    return any(type(node) in (ast.With, ast.AsyncWith) and any(_grad_off(item.context_expr) for item in node.items)
+               and node.lineno <= line <= (node.end_lineno or node.lineno) for node in ast.walk(scope))
+
+
+def _grad_off(expr) -> bool:
+    if type(expr) is ast.Call:
+        expr = expr.func
+    name = expr.attr if type(expr) is ast.Attribute else expr.id if type(expr) is ast.Name else ""
+    return name in ("no_grad", "inference_mode")
 
 
 def _is_half(value) -> bool:
