@@ -38,6 +38,9 @@ class EntryReturnsHalf:
     # the function that hands the model to `function`, a helper that halves its parameter in
     # place (CLIP's `build_model` calling `convert_weights(model)`); "" when `function` returns it
     passer: str = ""
+    # (test, cite) of each configured flag `if args.model.low_memory:` in `function` that the
+    # project's configs turn on (amplint.analysis.project.config_flags); another is not taken
+    flags: Tuple[Tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from amplint.analysis.facts.tree import Frame
 from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.ast_aliases import absolute, keep_aliases
 from amplint.analysis.project.ast_flow import AstFlowCollector
+from amplint.analysis.project.flowfacts import PROPERTIES
 from amplint.analysis.project.ast_frames import CallSite, function_key
 from amplint.analysis.project.ast_lines import SourcePositions
 from amplint.analysis.project.ast_names import ScopedNames
@@ -166,7 +167,8 @@ class _AstSummarizer(SourcePositions):
                 self._self_call(site)
             external = self._external(site)
             callees = self.callees(site)
-            flow.call(site, (external is None or external.kind != "call") and not callees and not own)
+            called = [f for f in callees if not _is_property(f)]  # summary.py's twin: a getter's result is called
+            flow.call(site, (external is None or external.kind != "call") and not called and not own)
             function = site.frame.function
             if function is None or own:
                 continue
@@ -392,3 +394,11 @@ def _arguments(call: ast.Call) -> Optional[Tuple[int, Tuple[str, ...]]]:
     if any(type(arg) is ast.Starred for arg in call.args) or any(k.arg is None for k in call.keywords):
         return None
     return len(call.args), tuple(k.arg for k in call.keywords)  # type: ignore[misc]
+
+
+def _is_property(frame: Frame) -> bool:
+    for dec in getattr(frame.node, "decorator_list", ()):
+        name = dotted(dec)
+        if name and name[-1] in PROPERTIES:
+            return True
+    return False

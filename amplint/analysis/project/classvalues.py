@@ -29,6 +29,7 @@ from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_th
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable
 from amplint.analysis.project.namespace_members import dict_items, imported_modules
 from amplint.analysis.project.reflective import lookup
+from amplint.analysis.project.registry_dicts import dict_lookup
 from amplint.analysis.project.string_classes import StringConfigs
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
@@ -120,7 +121,10 @@ class ClassValues(ParameterBinding, CallValues, FlowIndex):
             found = self._stores(path, cls, val[1], depth)
             if not found:  # `self._build_loss()`: a method of the class, never a store
                 method = self.p.method(path, cls, val[1])
-                if method is not None and method[0] == path and method[1] == f"{cls}.{val[1]}":
+                if method is not None and self._is_property(method):
+                    # `self.criterion` read through fairseq's Trainer property: what it returns
+                    found = self._property(method, depth)
+                elif method is not None and method[0] == path and method[1] == f"{cls}.{val[1]}":
                     found = self._class_attr(path, cls, val[1])
             return found
         if kind == "call":
@@ -135,6 +139,10 @@ class ClassValues(ParameterBinding, CallValues, FlowIndex):
             return imported_modules(self, path, key, val[1], depth)
         if kind == "sub" and val[1] is not None and val[1][0] == "attr" and val[1][2] == "__dict__":
             return dict_items(self, path, key, val[1][1], depth)  # a loop over a module's names
+        if kind == "sub" and val[1] is not None and val[1][0] in ("local", "ref"):
+            found = dict_lookup(self, path, key, val[1])  # `CRITERION_REGISTRY[cfg._name]`
+            if found is not None:
+                return found
         if kind in ("sub", "item"):
             out: Things = {}
             for thing, hold in self.values(path, key, val[1], depth).items():

@@ -22,8 +22,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryReturnsHalf
 from amplint.analysis.facts.regions import Enabled
+from amplint.analysis.project.config_flags import flags_on
 from amplint.analysis.project.half_inplace import floated_back, halved_in_place
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
+from amplint.analysis.project.param_arguments import passed_values
+from amplint.analysis.project.string_sources import function_node
 
 _MAX_CHAIN = 3  # functions from the caller's call to the one that casts
 _CALLABLE = ("func", "cfunc", "bound")
@@ -36,6 +39,7 @@ Cast = Tuple[str, str, Tuple[str, ...], Tuple[str, ...], str]
 def half_return_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturnsHalf, ...]]:
     found: Dict[str, List[EntryReturnsHalf]] = {}
     memo: Dict[Tuple[str, str], Optional[Cast]] = {}
+    trees: Dict[str, Optional[ast.Module]] = {}
     for path in project.first_pass:
         summary = project.summaries.get(path)
         if summary is None or summary.flow is None:
@@ -49,31 +53,45 @@ def half_return_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
                 cast = _factory_cast(project, where, caller, value, memo)
                 if value[0] == "item":  # `model, preprocess = clip.load(...)`
                     value = value[1]
-                if cast is None or (value, cast) in seen:
+                if cast is None or (value, cast) in seen or _without_grad(project, path, key, line, trees):
                     continue
                 seen.add((value, cast))
                 cpath, ckey, names, chain, passer = cast
                 region = f"{project.display(info.origin.path)}:{info.origin.line}"
+                function = summary.flow.functions.get(key)
+                if receiver[0] == "local" and function is not None and receiver[1] in function.params:
+                    region += f" (`{key}` receives it as its parameter `{receiver[1]}`)"
                 call = f"{value[2]} at {project.display(where)}:{value[3]}"
                 passed = _literal_args(project.files.get(where) or "", value[3], chain[0])
-                scaler = "GradScaler" in (project.files.get(path) or "")
+                scaler = any("GradScaler" in (project.files.get(p) or "") for p in {path, where})
                 found.setdefault(cpath, []).append(EntryReturnsHalf(
                     ckey, names, call, region, scaler, passed if len(chain) == 1 else None,
-                    passer))
+                    passer, flags_on(project, cpath, ckey)))
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
 
 
-def _bound_values(project, path: str, key: str, receiver):
-    """(file, function, value) of each call bound to the receiver: a local of the function
-    (never a parameter), or `self.x` stored in a method of the same class in this file."""
-    flow = project.summaries[path].flow
+def _bound_values(project, path: str, key: str, receiver, passed: bool = False):
+    """(file, function, value) of each call bound to the receiver: a local of the function, a
+    parameter's arguments at its call sites (param_arguments.py: locals of the callers, bound
+    to such a call there), or `self.x` stored in a method of the same class in this file."""
+    summary = project.summary(path)
+    flow = summary.flow if summary is not None else None
+    if flow is None:
+        return
     if receiver[0] == "local":
         function = flow.functions.get(key)
-        if function is None or receiver[1] in function.params:
+        if function is None:
+            return
+        if receiver[1] in function.params and not passed:  # what the callers pass, bound to a call there
+            for where, caller, value in passed_values(project, path, key, receiver[1]):
+                if value[0] == "local":
+                    yield from _bound_values(project, where, caller, value, passed=True)
             return
         for value in function.assigns.get(receiver[1], ()):
             if value[0] == "call" or (value[0] == "item" and value[1][0] == "call"):
                 yield path, key, value
+        return
+    if passed:
         return
     if key.count(".") != 1:
         return
@@ -173,6 +191,32 @@ def _returns_half(project, target: Tuple[str, str], memo, depth: int, item: Opti
     if not names:
         return None
     return path, key, tuple(sorted(set(names))), (key,), ""
+
+
+def _without_grad(project, path: str, key: str, line: int, trees) -> bool:
+    """Whether the region's call at `line` runs with gradients off (`with torch.no_grad():`
+    around it, `@torch.inference_mode()` on its function): inference, which trains nothing
+    (sd-scripts' anima_minimal_inference.py runs its bfloat16 DiT so). Read with `ast` only
+    when a chain to a cast was found."""
+    if path not in trees:
+        try:
+            trees[path] = ast.parse(project.files.get(path) or "")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            trees[path] = None
+    scope = function_node(trees[path], key) if trees[path] is not None else None
+    if scope is None:
+        return False
+    if any(_grad_off(dec) for dec in getattr(scope, "decorator_list", ())):
+        return True
+    return any(type(node) in (ast.With, ast.AsyncWith) and any(_grad_off(item.context_expr) for item in node.items)
+               and node.lineno <= line <= (node.end_lineno or node.lineno) for node in ast.walk(scope))
+
+
+def _grad_off(expr) -> bool:
+    if type(expr) is ast.Call:
+        expr = expr.func
+    name = expr.attr if type(expr) is ast.Attribute else expr.id if type(expr) is ast.Name else ""
+    return name in ("no_grad", "inference_mode")
 
 
 def _is_half(value) -> bool:

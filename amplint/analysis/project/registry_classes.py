@@ -195,21 +195,22 @@ def _keyed_by(node: ast.Subscript, name: str) -> bool:
     return type(node.slice) is ast.Name and node.slice.id == name
 
 
-def _registered(cv, registry: tuple) -> Dict[str, Tuple[str, str]]:
+def _registered(cv, registry: tuple, named: Optional[frozenset] = None) -> Dict[str, Tuple[str, str]]:
     """name -> (file, class) of every registration into `registry` of the project: for a
     registry class `Cls`, `@Cls.register("name")` on a module-level class and the module-level
     `Cls.register("name", Other, ...)` / `Cls.register("name")(Other)`; for register functions,
     `@register_model("name")` (or `name="name"`) and the same calls. A name registered to two
     classes is left out. Only the files whose text calls `Cls.register(` / `register_model(`
-    are parsed."""
+    are parsed; `named`: only the files whose text holds one of these names (the rest of the
+    registrations are left out)."""
     memo = cv.__dict__.setdefault("_registry_classes", {})
-    if registry in memo:
-        return memo[registry]
+    if (registry, named) in memo:
+        return memo[(registry, named)]
     found: Dict[str, List[Tuple[str, str]]] = {}
     words = [f"{registry[2]}.register("] if registry[0] == "class" else [f"{name}(" for name in registry[2]]
     for path in cv.p.python:
         text = cv.p.files[path]
-        if not any(word in text for word in words):
+        if not any(word in text for word in words) or named is not None and not any(n in text for n in named):
             continue
         tree = cv.strings.params._tree(path)
         for node in (tree.body if tree is not None else ()):
@@ -219,7 +220,7 @@ def _registered(cv, registry: tuple) -> Dict[str, Tuple[str, str]]:
                     if target is not None:
                         found.setdefault(name, []).append(target)
     out = {name: targets[0] for name, targets in found.items() if len(set(targets)) == 1}
-    memo[registry] = out
+    memo[(registry, named)] = out
     return out
 
 

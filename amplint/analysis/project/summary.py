@@ -19,7 +19,7 @@ import libcst as cst
 from amplint.analysis.facts import FileFacts
 from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.parsing import parse
-from amplint.analysis.project.flowfacts import FlowCollector, frame_key
+from amplint.analysis.project.flowfacts import PROPERTIES, FlowCollector, frame_key
 from amplint.analysis.project.frameworks import Setting, find_settings  # noqa: F401  (Setting re-exported)
 from amplint.analysis.project.lines import call_anchors, node_lines
 from amplint.analysis.project.relative_names import Names, relative_imports
@@ -143,7 +143,10 @@ class _Summarizer:
         for site in tree.calls:
             record_self_call(self, site)
             external = self._external(site)
-            dynamic = (external is None or external.kind != "call") and not graph.callees(site, values=False)
+            callees = [f for f in graph.callees(site, values=False) if not _is_property(f)]
+            # `self.loss(out, y)` with `loss` a property runs the getter, then calls what it
+            # returns: the flow answers that call, as it answers `self._loss(out, y)`
+            dynamic = (external is None or external.kind != "call") and not callees
             root = None
             if id(site) in region_calls:
                 region = self.facts.regions.region_of(site.frame)
@@ -395,3 +398,12 @@ def summarize(
 def portable_summary(path: str, source: str, module: cst.Module, facts: FileFacts):
     """The summary a worker sends back (or the cache keeps): lines resolved, no tree."""
     return summarize(path, source, module, facts, portable=True)
+
+
+def _is_property(frame: Frame) -> bool:
+    """A `@property` / `@cached_property` getter: calling the attribute calls what it returns."""
+    for dec in getattr(frame.node, "decorators", ()):
+        name = dotted_name(dec.decorator)
+        if name and name[-1] in PROPERTIES:
+            return True
+    return False

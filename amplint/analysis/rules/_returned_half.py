@@ -2,7 +2,8 @@
 that runs it under autocast (facts.half_callees.EntryReturnsHalf)? A cast under `if flag:`,
 where `flag` is a parameter, is taken only when that call leaves the flag on: passes no falsy
 literal for it, or leaves out a parameter whose default is not a falsy literal (whisper's
-`load_model(..., fp16=False)` halves nothing)."""
+`load_model(..., fp16=False)` halves nothing). Under `if args.model.low_memory:` (a configured
+flag), only when the project's configs turn it on (EntryReturnsHalf.flags)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def returned_to_region(site: CallSite, returned, target: Optional[str]):
             continue
         if guards is None:
             continue  # under a condition it cannot read
-        if all(_left_on(node, scope, guard, entry.passed) for guard in guards):
+        if all(_left_on(node, scope, guard, entry) for guard in guards):
             return entry
     return None
 
@@ -49,16 +50,29 @@ def _guards(function: cst.FunctionDef, stmt) -> Optional[List[str]]:
         if not isinstance(node, cst.If):
             continue
         if any(inner is stmt for inner in iter_nodes(node.body)):
-            if not isinstance(node.test, cst.Name):
+            if isinstance(node.test, cst.Name):
+                found.append(node.test.value)
+            elif _attribute_chain(node.test):  # a configured flag: `if args.model.low_memory:`
+                found.append(cst.Module([]).code_for_node(node.test))
+            else:
                 return None
-            found.append(node.test.value)
         elif node.orelse is not None and any(inner is stmt for inner in iter_nodes(node.orelse)):
             return None
     return found
 
 
-def _left_on(function: cst.FunctionDef, scope, name: str, passed) -> bool:
-    """Whether the call may leave the guard `name` true."""
+def _attribute_chain(test: cst.BaseExpression) -> bool:
+    while isinstance(test, cst.Attribute):
+        test = test.value
+    return isinstance(test, cst.Name) and test.value != "self"
+
+
+def _left_on(function: cst.FunctionDef, scope, name: str, entry) -> bool:
+    """Whether the call may leave the guard `name` true; a configured flag only where the
+    project's configs turn it on."""
+    if "." in name:
+        return name in dict(entry.flags)
+    passed = entry.passed
     params = list(function.params.posonly_params) + list(function.params.params)
     names = [p.name.value for p in params]
     if name not in names and name not in [p.name.value for p in function.params.kwonly_params]:
