@@ -19,6 +19,7 @@ from amplint.analysis.parsing import holding_trees, keep_held, parse, tag_held
 from amplint.analysis.project import build, needs_summary
 from amplint.analysis.project.ast_registrations import ast_registrations
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
+from amplint.analysis.project.classmemo import PASS_BUDGET
 from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.scaler_resolution import scaler_entries
 from amplint.analysis.project.summary import portable_summary
@@ -46,7 +47,7 @@ class _LazyTexts(dict):
 
 def project_entries(paths, files, settings: Settings, config: Config, summaries,
                     cache: Optional[Cache] = None, jobs: Optional[int] = None, stats=None,
-                    scalers: Optional[Mapping[str, object]] = None):
+                    scalers: Optional[Mapping[str, object]] = None, notes: Optional[list] = None):
     """path -> the regions other files and framework settings put around its functions.
     Summaries the pass asks for beyond the first pass's (subclasses, framework classes) come
     from the cache, else from the process pool: the main process parses nothing.
@@ -56,7 +57,8 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     the pass came from the cache ("project_cached"). `scalers`: path -> the GradScaler
     protocol summary the first pass made (amplint.run.scaler_inputs.first_pass_scalers); the
     pass makes the others it needs. `jobs`: a number of processes, or Workers the caller
-    keeps (and closes)."""
+    keeps (and closes). `notes`: receives a line for each bound the pass reached (what it
+    then leaves unresolved), from the cache too."""
     keys = [f for f in files if f.endswith((".py", ".pyi"))] + _config_files(paths)
     key = _project_key(cache, keys, settings, config) if cache is not None else None
     if key is not None:
@@ -64,6 +66,8 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
         if hit is not None and isinstance(hit[1], dict):
             if stats is not None:
                 stats["project_cached"] = True
+            if notes is not None:
+                notes.extend(hit[0].get("notes", ()))
             return hit[1]
     if stats is not None:
         stats["project_cached"] = False
@@ -81,6 +85,7 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
                 may_hold=disk_may_hold(), keys_of=lambda wanted: protocol_keys_of(wanted, cache, workers))
         functions = imported_entries(project, keys, remote)
     entries = {path: project.entries_for(path) for path in keys if project.entries_for(path)}
+    reached = bound_notes(project, paths)
     for more in (remote, functions):  # scaler callees, classes of other files
         for path, found in more.items():
             entries[path] = tuple(entries.get(path, ())) + found
@@ -89,9 +94,22 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     # dropped here, they are freed at once by reference counting, not left for a collection
     # to walk (fairseq: 162K objects of garbage for it, 60K so)
     project.__dict__.clear()
+    if notes is not None:
+        notes.extend(reached)
     if key is not None:
-        cache.put(key, {"project": len(entries)}, blob=entries)
+        cache.put(key, {"project": len(entries), "notes": reached}, blob=entries)
     return entries
+
+
+def bound_notes(project, paths) -> List[str]:
+    """A line when the class flow reached its bound on the questions of one pass."""
+    asked = getattr(project.flow, "asked", 0)
+    if asked <= PASS_BUDGET:
+        return []
+    where = paths[0] if paths else "."
+    return [f"{where}: the project pass's class flow reached its bound ({PASS_BUDGET:,} values asked); "
+            "the cross-file findings that need more are not reported (each file's own findings are "
+            "complete); `--isolated-files` skips the pass"]
 
 
 def _project_key(cache: Cache, keys: List[str], settings: Settings, config: Config) -> Optional[str]:

@@ -92,10 +92,12 @@ def run(
     results, project_failure = _run_files([root] if root else paths, files, settings, options,
                                           config, progress, context)
     tracebacks: List[str] = []
-    if project_failure is not None:
+    if project_failure is not None and project_failure.errors:
         summary.errors.append(project_failure.errors[0])
         tracebacks.append(project_failure.traceback or "")
         internal = True
+    if project_failure is not None:
+        summary.warnings.extend(project_failure.warnings)  # the bounds the pass reached
     for path, result in zip(files, results):
         assert result is not None
         summary.diagnostics.extend(result.diagnostics)
@@ -187,12 +189,16 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         summaries, scalers = plan.inputs(files)
         entries: dict = {}
         failure: Optional[FileResult] = None
+        notes: List[str] = []
         try:
             with survivors_frozen():  # (unfrozen after it: collected below with its own cycles)
                 entries = project_entries(paths, files, settings, config, summaries, cache,
-                                          workers, scalers=scalers)
+                                          workers, scalers=scalers, notes=notes)
         except Exception as exc:  # every file is still linted on its own
             failure = internal_error_result("project pass", exc, traceback.format_exc())
+        if notes:
+            failure = failure or FileResult(paths[0] if paths else ".")
+            failure.warnings.extend(notes)
         meter.set_stage("")
         if ahead is not None:  # the pass is done: every worker may lint what is left
             ahead.widen(2 * workers.jobs)

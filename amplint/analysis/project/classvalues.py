@@ -23,7 +23,7 @@ from typing import Dict
 
 from amplint.analysis.project.classbinding import ParameterBinding
 from amplint.analysis.project.classcalls import BUILD, CallValues
-from amplint.analysis.project.classmemo import MAX_DEPTH, STEP_BUDGET, ContextMemo, Frame
+from amplint.analysis.project.classmemo import MAX_DEPTH, PASS_BUDGET, STEP_BUDGET, ContextMemo, Frame
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable
@@ -44,6 +44,7 @@ class ClassValues(ParameterBinding, CallValues, FlowIndex):
         self._active: set = set()
         self._cuts = 0
         self._steps = 0
+        self.asked = 0  # values asked for in the pass (PASS_BUDGET)
         self._site_tables: Dict[tuple, "_SiteTable"] = {}
         self.evaluations = 0  # values evaluated, not taken from the memo (a reuse counts its own)
         self.computed = 0  # values actually evaluated
@@ -60,7 +61,8 @@ class ClassValues(ParameterBinding, CallValues, FlowIndex):
         if val is None:
             return {}
         context.asked(depth)
-        if depth > MAX_DEPTH or self._steps > STEP_BUDGET:
+        self.asked += 1
+        if depth > MAX_DEPTH or self._steps > STEP_BUDGET or self.asked > PASS_BUDGET:
             context.taint()
             return {}
         memo_key = (path, key, val)
