@@ -64,7 +64,8 @@ class ScalerSummary:
     # function key -> (positional parameters, `self` dropped for methods; keyword-only; events)
     functions: Optional[Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], tuple]]] = field(
         default_factory=dict)
-    # (function key, call text, ordinal, "self" | "name", the name, class key of the method or "")
+    # (function key, call text, ordinal, "self" | "name" | "value" | "held" | "closure", the
+    # name, class key of the method or "")
     calls: List[Tuple[str, str, int, str, str, str]] = field(default_factory=list)
     # what resolving those calls needs of this file, as its region summary would say it (so
     # that the project pass need not make that summary): module-level imports, relative ones
@@ -120,6 +121,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
     flagged: List[Tuple[int, object]] = []
     wanted: List[int] = []
     uses: Dict[int, Dict[int, str]] = {}  # id(scope) -> id(call bound to a local) -> the local
+    held: List[Tuple[str, str, int, str, str, str]] = []  # `self.a.m(...)`: after the others
     for site in facts.tree.calls:
         key = keys.get(id(site.node))
         if key is None or len(summary.calls) >= _MAX_CALLS:
@@ -147,6 +149,9 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
                     continue
                 # `optimizer.step_and_update_lr()`: a method of the class flow's instance
                 summary.calls.append(key + ("value", f"{root}.{func.attr.value}", ""))
+        elif _held_call(func, function) and not _walked(site.node, analysis, function):
+            # `self.mp_trainer.backward(loss)`: a method of the instance an attribute holds
+            held.append(key + ("held", f"{func.value.attr.value}.{func.attr.value}", ""))
         elif isinstance(func, cst.Name) and func.value in imported:
             summary.calls.append(key + ("name", func.value, ""))
         elif isinstance(func, cst.Name) and function is not None and func.value in function.bindings:
@@ -164,6 +169,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             flagged.append((len(summary.calls) - 1, site))
         if _value_used(site, uses):
             wanted.append(len(summary.calls) - 1)
+    summary.calls.extend(held[:max(0, _MAX_CALLS - len(summary.calls))])
     if flagged:
         summary.flags = _flags(analysis, module, flagged, source)
     summary.wanted = tuple(wanted)
@@ -181,6 +187,13 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             if outer is not None:
                 summary.closures[outer[0]] = (function_key(flow.frame) or "",) + outer[1:]
     return summary
+
+
+def _held_call(func, function) -> bool:
+    """`self.a.m(...)` in a method: `m` of whatever object the attribute `a` holds."""
+    return (type(func) is cst.Attribute and type(func.value) is cst.Attribute
+            and type(func.value.value) is cst.Name and func.value.value.value == "self"
+            and function is not None and function.class_frame is not None)
 
 
 def _walked(call: cst.Call, analysis, function) -> bool:
@@ -385,7 +398,7 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
             function[3] if len(function) > 3 else (), factory,
-            method=callers[path].calls[index][3] == "value" and "." in callers[path].calls[index][4],
+            method=callers[path].calls[index][3] in ("value", "held") and "." in callers[path].calls[index][4],
             source=where,
         ))
         for flag in callers[path].flags:
@@ -477,10 +490,10 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
     _, _, _, kind, name, cls = call
     if kind == "self":
         return _method(project, path, summary, cls, name, 0)
-    if kind == "value":
+    if kind in ("value", "held"):
         if "." in name and name.split(".", 1)[1] not in _method_names(project):
             return None  # no class of the project that may hold an event has such a method
-        return _value_target(project, path, call[0], name)
+        return _value_target(project, path, call[0], name, "self" if kind == "held" else "local")
     # "name" and "closure": the imported function called, or the factory whose closure is
     head, _, attr = name.partition(".")
     ref = summary.imports.get(head)
@@ -517,16 +530,18 @@ def _method_names(project) -> FrozenSet[str]:
     return names
 
 
-def _value_target(project, path: str, key: str, name: str) -> Optional[Tuple[str, str]]:
+def _value_target(project, path: str, key: str, name: str,
+                  holder: str = "local") -> Optional[Tuple[str, str]]:
     """What calling local or parameter `name` of function `key` runs, when the class flow
     knows exactly one: the `__call__` of the one project class it holds (torchvision's
     references with a grad-norm clipping object), or the one function. `name` "x.m": the
     method `m` of the one project class whose instance `x` holds (its `self` is `x`; never a
-    module stored in the attribute `m`, whose `self` would be `x.m`)."""
+    module stored in the attribute `m`, whose `self` would be `x.m`). `holder` "self": `x` is
+    the attribute of the method's `self` (`self.x.m()`)."""
     if project.summary(path) is None:
         return None
     local, _, attr = name.partition(".")
-    targets = project.flow.call_targets(path, key, ("local", local), attr)
+    targets = project.flow.call_targets(path, key, (holder, local), attr)
     if attr and any(instance is None or target[1].rsplit(".", 1)[-1] != attr
                     for target, _held, _source, instance in targets):
         return None
