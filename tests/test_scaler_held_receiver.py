@@ -51,3 +51,39 @@ def test_an_attribute_that_may_hold_either_of_two_classes_is_not_composed():
         "from image_classification.executor import Executor, ScaledExecutor\n")
     assert "ScaledExecutor if args.scaled" in files[f"{NAME}/main.py"]
     assert code_findings(files, "AMP122")[0] == []
+
+
+def test_only_methods_of_a_scaler_helper_are_asked_of_the_class_flow(monkeypatch):
+    # `self.meter.update(loss)`: AverageMeter's file clips gradients (a callee word) but never
+    # speaks of a scaler, so the class flow is not asked what `self.meter` holds (its first
+    # questions cost a flow index)
+    from amplint.analysis.project.classflow import ClassFlow
+
+    asked = []
+    original = ClassFlow.call_targets
+
+    def call_targets(self, path, key, receiver, attr):
+        asked.append((key, receiver, attr))
+        return original(self, path, key, receiver, attr)
+
+    monkeypatch.setattr(ClassFlow, "call_targets", call_targets)
+    files = load(NAME)
+    files[f"{NAME}/image_classification/utils.py"] = (
+        "import torch\n\n\ndef clip_gradients(model, max_norm):\n"
+        "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n\n\n"
+        "class AverageMeter:\n"
+        "    def __init__(self):\n        self.sum, self.count = 0.0, 0\n\n"
+        "    def update(self, value, n=1):\n        self.sum += float(value) * n\n        self.count += n\n")
+    training = f"{NAME}/image_classification/training.py"
+    files[training] = files[training].replace(
+        "from image_classification.executor import Executor\n",
+        "from image_classification.executor import Executor\nfrom image_classification.utils import AverageMeter\n",
+    ).replace("        self.steps_since_update = 0\n\n",
+              "        self.steps_since_update = 0\n        self.meter = AverageMeter()\n\n", 1).replace(
+        "        self.steps_since_update += 1\n",
+        "        self.steps_since_update += 1\n        self.meter.update(loss)\n")
+    assert "self.meter.update(loss)" in files[training]
+    assert code_findings(files, "AMP122")[0] == [("image_classification/training.py", 16, "AMP122")]
+    held = [(key, receiver, attr) for key, receiver, attr in asked if receiver[0] == "self"]
+    assert ("Trainer.train_step", ("self", "executor"), "forward_backward") in held
+    assert not any(receiver == ("self", "meter") for _key, receiver, _attr in held)
