@@ -104,9 +104,11 @@ def function_region(analysis, call: cst.Call, frame: Frame, Region, entries_only
         entry = analysis._openers.get((scope_key(frame), ".".join(written))) if written else None
         if entry is not None:
             enabled = type(entry.enabled).FALSE if passes_false(call, entry.enabled_param) else entry.enabled
-            device, dtype = forwarded(call, entry) if entry.forwarded else (entry.device, entry.dtype)
+            device, dtype = forwarded(call, entry, analysis.tree, frame) if entry.forwarded else (
+                entry.device, entry.dtype)
             return Region(enabled, device, dtype, call, "with", external=entry.cite,
-                          opener=entry.callee, cache_off=entry.cache_off)
+                          opener=entry.callee, cache_off=entry.cache_off,
+                          enabled_expr=param_argument(call, entry.enabled_param))
     if entries_only or not isinstance(call.func, (cst.Name, cst.Attribute)):
         return None
     if isinstance(call.func, cst.Name) and bound_locally(frame, call.func.value):
@@ -193,11 +195,13 @@ def _assigns(node: cst.CSTNode, name: str) -> bool:
     return False
 
 
-def forwarded(call: cst.Call, entry) -> Tuple[Optional[str], Optional[str]]:
+def forwarded(call: cst.Call, entry, tree=None, frame: Optional[Frame] = None) -> Tuple[Optional[str], Optional[str]]:
     """(device, dtype) of an opener that passes its `**kwargs` on to the autocast (audiocraft's
     `TorchAutocast(enabled, *args, **kwargs)`): the call's literal `device_type=` / `dtype=`
-    keywords; unknown where the call writes anything else (a `**` of its own, a name)."""
+    keywords, or a `dtype=self.<attr>` the method stored just before (stored_dtypes.py); unknown
+    where the call writes anything else (a `**` of its own, a name)."""
     from amplint.analysis.data import dtype_rules as _R
+    from amplint.analysis.facts.stored_dtypes import stored_dtype
 
     device, dtype = entry.device, entry.dtype
     for arg in call.args:
@@ -210,8 +214,32 @@ def forwarded(call: cst.Call, entry) -> Tuple[Optional[str], Optional[str]]:
         elif keyword == "dtype":
             name = dotted_name(arg.value)
             found = _R.DTYPE_NAMES.get(".".join(name)) if name and name[0] == "torch" else None
+            attr = self_attr(arg.value) if found is None and tree is not None and frame is not None else None
+            method = frame.function if attr is not None else None
+            if attr is not None and method is not None:
+                found = stored_dtype(tree, method, call, attr)
             dtype = found if found in _R.FLOAT_ORDER else None
     return device, dtype
+
+
+def param_argument(call: cst.Call, param: Optional[Tuple[int, str]]) -> Optional[cst.BaseExpression]:
+    """The expression the call passes for the `enabled` parameter `param` (None: it passes
+    none, or a `*args` / `**kw` may fill it): the opened region's flag, as written."""
+    if param is None:
+        return None
+    index, name = param
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return arg.value
+        else:
+            if position == index:
+                return arg.value
+            position += 1
+    return None
 
 
 def passes_false(call: cst.Call, param: Optional[Tuple[int, str]]) -> bool:

@@ -239,7 +239,7 @@ class _ComposingWalker(FlowWalker):
                 event.kind, call, ctx + tuple(renamed_branch(b, rename.text) for b in event.ctx), None, scaler=scaler,
                 arg=rename.text(event.arg) if event.arg else None, backward=event.backward,
                 site=site, origin=call, inner=event.inner or event.node,
-                framework=event.framework,
+                framework=event.framework, remote=event.remote,
             )
         return True
 

@@ -92,11 +92,18 @@ def inherited_scalers(remote: Dict[Tuple[str, str, int], EntryScaler], tree) -> 
     `self.` use as a GradScaler (`unscale_`, `scale(...).backward()`, or a `...scaler` that is
     scaled, stepped or updated): speechbrain's `ASR(Brain)` calls `self.optimizers_step()`, whose
     `self.scaler` Brain makes. They are scalers of the calling class as much as its own uses
-    would make them (ScalerAnalysis.infos)."""
+    would make them (ScalerAnalysis.infos). Through a method of the object an attribute holds
+    (`self.mp_trainer.optimize(opt)`, a method entry), the callee's `self.scaler` is the caller's
+    `self.mp_trainer.scaler`."""
     frames = None
     found: List[Tuple[str, object]] = []
     for entry in remote.values():
-        if not entry.call.startswith("self.") or entry.call.count(".") != 1:
+        if not entry.call.startswith("self."):
+            continue
+        # `self.m()` runs on this object; `self.a.m()` (a method entry) on the one `self.a` holds
+        prefix = "self" if entry.call.count(".") == 1 else (
+            entry.call.rsplit(".", 1)[0] if entry.method and entry.call.count(".") == 2 else None)
+        if prefix is None:
             continue
         for kind, scaler, _arg, backward, *_rest in entry.events:
             if not scaler.startswith("self.") or not (
@@ -108,7 +115,7 @@ def inherited_scalers(remote: Dict[Tuple[str, str, int], EntryScaler], tree) -> 
                 frames = {function_key(f): f for f in tree.frames if f.kind == "function"}
             frame = frames.get(entry.function)
             if frame is not None:
-                found.append((scaler, frame))
+                found.append((prefix + scaler[len("self"):], frame))
     return found
 
 

@@ -18,6 +18,7 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
 from amplint.analysis.facts.returned_values import EntryReturn
 from amplint.analysis.facts.scaler_flags import EntryScalerFlag, stored_in_texts
 from amplint.analysis.facts.scaler_remote import EntryScaler
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.project.light_index import light_file
 from amplint.analysis.project.return_values import function_returns
 from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
@@ -46,9 +47,10 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     python = [p for p in paths if p.endswith(".py")]
     callers = {p: s for p, s in summarize(python, False).items() if s is not None and s.calls}
     targets: Dict[Tuple[str, int], Tuple[str, str]] = {}
+    held = _held_methods(project, callers.values(), keys_of)
     for path, summary in callers.items():
         for index, call in enumerate(summary.calls):
-            found = _resolve(project, path, summary, call, may_hold)
+            found = _resolve(project, path, summary, call, may_hold, held)
             if found is not None and found[0] != path:
                 targets[(path, index)] = found
     wanted = sorted({where for where, _ in targets.values()})
@@ -82,7 +84,7 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
             function[3] if len(function) > 3 else (), factory,
-            method=callers[path].calls[index][3] == "value" and "." in callers[path].calls[index][4],
+            method=callers[path].calls[index][3] in ("value", "held") and "." in callers[path].calls[index][4],
             source=where,
         ))
         for flag in callers[path].flags:
@@ -148,17 +150,21 @@ def text_keys_of(files: Mapping[str, str]) -> KeysOf:
 
 
 def _resolve(project, path: str, summary: ScalerSummary, call,
-             may_hold: Optional[MayHold] = None) -> Optional[Tuple[str, str]]:
+             may_hold: Optional[MayHold] = None,
+             held: FrozenSet[str] = frozenset()) -> Optional[Tuple[str, str]]:
     """(file, function key) the call runs in another file of the project, or None. The
     caller's own imports and bases come from its protocol summary; the files they lead to
-    are asked of the project (its resolver and region summaries)."""
+    are asked of the project (its resolver and region summaries). `held`: the method names a
+    `self.x.m()` call is followed for (`_held_methods`)."""
     _, _, _, kind, name, cls = call
     if kind == "self":
         return _method(project, path, summary, cls, name, 0)
-    if kind == "value":
+    if kind == "held" and name.split(".", 1)[1] not in held:
+        return None
+    if kind in ("value", "held"):
         if "." in name and name.split(".", 1)[1] not in _method_names(project):
             return None  # no class of the project that may hold an event has such a method
-        return _value_target(project, path, call[0], name)
+        return _value_target(project, path, call[0], name, "self" if kind == "held" else "local")
     # "name" and "closure": the imported function called, or the factory whose closure is
     head, _, attr = name.partition(".")
     ref = summary.imports.get(head)
@@ -195,16 +201,43 @@ def _method_names(project) -> FrozenSet[str]:
     return names
 
 
-def _value_target(project, path: str, key: str, name: str) -> Optional[Tuple[str, str]]:
+def _held_methods(project, summaries, keys_of: Optional[KeysOf]) -> FrozenSet[str]:
+    """The names `m` of the `self.x.m()` calls the summaries record that are followed: a method
+    of the object an attribute holds is composed only when it is the AMP helper, a nested def
+    `m` of a file whose text speaks of a scaler (`SCALER_TRIGGERS`) that may hold events there
+    (`keys_of`, scaler_quiet's `protocol_keys`, a superset of the functions a summary gives
+    events, told from `ast`). The class flow's first questions cost a project its flow index:
+    fairseq's files record 147 such calls (`self.task.build_model()`, ...)."""
+    asked = {call[4].split(".", 1)[1] for summary in summaries for call in summary.calls
+             if call[3] == "held"}
+    if not asked:
+        return frozenset()
+    files: Dict[str, List[str]] = {}
+    for path in project.python:
+        text = project.files[path]
+        if any(word in text for word in SCALER_TRIGGERS):
+            for name in asked.intersection(_METHOD_DEF.findall(text)):
+                files.setdefault(name, []).append(path)
+    if not files or keys_of is None:
+        return frozenset(files)
+    keys = keys_of(sorted({path for paths in files.values() for path in paths}))
+    return frozenset(name for name, paths in files.items() if any(
+        keys.get(path) is None or any(key.rsplit(".", 1)[-1] == name and "." in key for key in keys[path])
+        for path in paths))
+
+
+def _value_target(project, path: str, key: str, name: str,
+                  holder: str = "local") -> Optional[Tuple[str, str]]:
     """What calling local or parameter `name` of function `key` runs, when the class flow
     knows exactly one: the `__call__` of the one project class it holds (torchvision's
     references with a grad-norm clipping object), or the one function. `name` "x.m": the
     method `m` of the one project class whose instance `x` holds (its `self` is `x`; never a
-    module stored in the attribute `m`, whose `self` would be `x.m`)."""
+    module stored in the attribute `m`, whose `self` would be `x.m`). `holder` "self": `x` is
+    the attribute of the method's `self` (`self.x.m()`)."""
     if project.summary(path) is None:
         return None
     local, _, attr = name.partition(".")
-    targets = project.flow.call_targets(path, key, ("local", local), attr)
+    targets = project.flow.call_targets(path, key, (holder, local), attr)
     if attr and any(instance is None or target[1].rsplit(".", 1)[-1] != attr
                     for target, _held, _source, instance in targets):
         return None

@@ -54,7 +54,8 @@ class ScalerSummary:
     # function key -> (positional parameters, `self` dropped for methods; keyword-only; events)
     functions: Optional[Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], tuple]]] = field(
         default_factory=dict)
-    # (function key, call text, ordinal, "self" | "name", the name, class key of the method or "")
+    # (function key, call text, ordinal, "self" | "name" | "value" | "held" | "closure", the
+    # name, class key of the method or "")
     calls: List[Tuple[str, str, int, str, str, str]] = field(default_factory=list)
     # what resolving those calls needs of this file, as its region summary would say it (so
     # that the project pass need not make that summary): module-level imports, relative ones
@@ -110,6 +111,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
     flagged: List[Tuple[int, object]] = []
     wanted: List[int] = []
     uses: Dict[int, Dict[int, str]] = {}  # id(scope) -> id(call bound to a local) -> the local
+    held: List[Tuple[str, str, int, str, str, str]] = []  # `self.a.m(...)`: after the others
     for site in facts.tree.calls:
         key = keys.get(id(site.node))
         if key is None or len(summary.calls) >= _MAX_CALLS:
@@ -137,6 +139,10 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
                     continue
                 # `optimizer.step_and_update_lr()`: a method of the class flow's instance
                 summary.calls.append(key + ("value", f"{root}.{func.attr.value}", ""))
+        elif _held_call(func, function) and not _walked(site.node, analysis, function):
+            # `self.mp_trainer.backward(loss)`: a method of the instance an attribute holds
+            held.append(key + ("held", f"{func.value.attr.value}.{func.attr.value}", ""))
+            continue  # recorded after the others: no flag, no value asked
         elif isinstance(func, cst.Name) and func.value in imported:
             summary.calls.append(key + ("name", func.value, ""))
         elif isinstance(func, cst.Name) and function is not None and func.value in function.bindings:
@@ -154,6 +160,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             flagged.append((len(summary.calls) - 1, site))
         if _value_used(site, uses):
             wanted.append(len(summary.calls) - 1)
+    summary.calls.extend(held[:max(0, _MAX_CALLS - len(summary.calls))])
     if flagged:
         summary.flags = _flags(analysis, module, flagged, source)
     summary.wanted = tuple(wanted)
@@ -171,6 +178,13 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             if outer is not None:
                 summary.closures[outer[0]] = (function_key(flow.frame) or "",) + outer[1:]
     return summary
+
+
+def _held_call(func, function) -> bool:
+    """`self.a.m(...)` in a method: `m` of whatever object the attribute `a` holds."""
+    return (type(func) is cst.Attribute and type(func.value) is cst.Attribute
+            and type(func.value.value) is cst.Name and func.value.value.value == "self"
+            and function is not None and function.class_frame is not None)
 
 
 def _walked(call: cst.Call, analysis, function) -> bool:

@@ -9,7 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.regions import Enabled
-from amplint.analysis.facts.syntax import bound_arguments, literal_bool
+from amplint.analysis.facts.syntax import bound_arguments, iter_nodes, literal_bool
 from amplint.analysis.facts.scaler_regions import callee_regions
 from amplint.analysis.facts.scaler_remote import remote_entry
 from amplint.analysis.facts.scalers import SCALER_APIS
@@ -49,7 +49,9 @@ class ScalerWithBf16(Rule):
     gated on the dtype, as nanoGPT writes it
     (`torch.cuda.amp.GradScaler(enabled=(dtype == "float16"))`), a scaler created only on one
     path (`GradScaler() if fp16 else None`), or a file with any float16 or unknown-dtype region
-    is not reported.
+    is not reported; unless that path is the one every region is enabled on (`self.scaler =
+    None` then `if cfg.autocast: self.scaler = GradScaler()`, every region opened with
+    `enabled=cfg.autocast`, as written): then the scaler exists exactly when bf16 runs.
 
     ## Example
     ```python
@@ -232,13 +234,18 @@ class ScalerWithBf16(Rule):
                   if not classes else "gate it on the dtype the region reads: "
                   "`enabled=(<that dtype> == torch.float16)`")
         for ref, info in scalers.infos.items():
+            guard = None
             if info.maybe_none:
-                continue
+                guard = self._guarded_by_region_flag(facts, info, regions) if local else None
+                if guard is None:
+                    continue
             if not local:  # no region here: the losses it scales come from other files
                 if info.enabled is Enabled.TRUE:
                     yield from self._across_files(facts, ref, info, remote)
                 continue
-            if info.enabled is Enabled.TRUE:
+            if guard is not None and info.enabled is Enabled.TRUE:
+                when = f"created only when the autocast regions are enabled (`if {guard}:`), and"
+            elif info.enabled is Enabled.TRUE:
                 when = "enabled while"
             elif info.enabled is Enabled.MAYBE and self._same_flag(facts, info, regions):
                 flag = _code(self._enabled_arg(facts, info.constructions[0]))
@@ -304,6 +311,25 @@ class ScalerWithBf16(Rule):
         )
 
     @staticmethod
+    def _guarded_by_region_flag(facts, info, regions: List[Region]) -> Optional[str]:
+        """A scaler that is `None` on some paths (`self.scaler = None` then `if cfg.autocast:
+        self.scaler = GradScaler()`, or `GradScaler() if cfg.autocast else None`) exists exactly
+        when every region of the file is enabled: each construction sits in the first arm of an
+        `if` (or `... if flag else None`) testing the flag, as written, that every region is
+        enabled by. The flag's text; None otherwise."""
+        flags = {_code(r.enabled_expr) for r in regions}
+        if len(flags) != 1 or "" in flags or not info.constructions:
+            return None
+        (flag,) = flags
+        for call in info.constructions:
+            site = facts.scalers.sites.get(id(call))
+            function = site.frame.function if site is not None else None
+            scope = function.node if function is not None else facts.tree.module_frame.node
+            if not any(_code(test) == flag for test in _guards(scope, call)):
+                return None
+        return flag
+
+    @staticmethod
     def _enabled_arg(facts, call: cst.Call) -> Optional[cst.BaseExpression]:
         site = facts.scalers.sites.get(id(call))
         if site is None:
@@ -363,6 +389,22 @@ def _bf16_classes(regions: List[Region]) -> List[str]:
 
 def _options(regions: List[Region]):
     return next(r.dtype_by_class for r in regions if r.dtype_by_class is not None)
+
+
+def _guards(scope: cst.CSTNode, call: cst.Call) -> List[cst.BaseExpression]:
+    """The tests of the `if` statements (with no `else`) and `x if test else None` expressions
+    in `scope` whose first arm holds `call`."""
+    found = []
+    for node in iter_nodes(scope):
+        if isinstance(node, cst.If) and node.orelse is None:
+            arm = node.body
+        elif isinstance(node, cst.IfExp) and isinstance(node.orelse, cst.Name) and node.orelse.value == "None":
+            arm = node.body
+        else:
+            continue
+        if any(inner is call for inner in iter_nodes(arm)):
+            found.append(node.test)
+    return found
 
 
 def _code(node: Optional[cst.CSTNode]) -> str:
