@@ -34,6 +34,55 @@ def float16_functions(facts) -> frozenset:
     return facts.fp16.float16_functions
 
 
+def float16_callees(facts) -> Dict[int, Frame]:
+    """id(function frame) -> the float16-scope method that reaches it: the functions of this file
+    that a method of a float16 module calls (k-diffusion's `RMSNorm.forward` calling the
+    module-level `rms_norm(x, self.scale, self.eps)`), and those they call in turn, with no
+    autocast region active at the call. They are not float16 scope themselves: a parameter there
+    is float16 only where every caller of the file passes float16 (`Float16Values._passed_kind`),
+    a value they make on their own is what the dtype fact says."""
+    values = facts.half_values
+    found = values.__dict__.get("_callees")
+    if found is None:
+        found = {}
+        roots = float16_functions(facts)
+        if roots:
+            calls: Dict[int, List] = {}
+            for site in facts.tree.calls:
+                caller = site.frame.function
+                if caller is not None and facts.active_region(site.frame) is None:
+                    calls.setdefault(id(caller), []).append(site)
+            frames = {id(f): f for f in facts.tree.frames if f.kind == "function"}
+            queue = [(key, frames[key]) for key in roots if key in frames]
+            while queue:
+                key, caller = queue.pop()
+                for site in calls.get(key, ()):
+                    for callee in facts.callgraph.callees(site):
+                        if callee.kind != "function" or id(callee) in roots or id(callee) in found:
+                            continue
+                        found[id(callee)] = caller if key in roots else found[key]
+                        queue.append((id(callee), callee))
+        values.__dict__["_callees"] = found
+    return found
+
+
+def float16_where(facts, frame) -> Tuple[str, Dict[str, cst.CSTNode]]:
+    """How AMP140/AMP141 cite why a value of `frame` is float16 outside autocast, and the related
+    lines the message is formatted with: the float16 module whose method this is, the method
+    of one that passes the value on, or a cast of the file."""
+    if in_float16_scope(facts, frame):
+        note, related = facts.fp16.note(frame)
+        return f"in a float16 module: {note[1:-1]}", related
+    function = frame.function
+    caller = float16_callees(facts).get(id(function)) if function is not None else None
+    if caller is not None:
+        note, related = facts.fp16.note(caller)
+        owner = caller.class_frame
+        name = f"{owner.name}.{caller.name}" if owner is not None else caller.name
+        return f"passed by `{name}` of a float16 module: {note[1:-1]}", related
+    return "on a tensor the file casts to float16", {}
+
+
 def in_float16_scope(facts, frame) -> bool:
     """`frame` runs in float16 outside autocast: a method of a float16 module class (see
     `float16_functions`) with no active autocast region around it."""
@@ -371,7 +420,7 @@ def walk_float16_code(facts, make_walker) -> None:
     # each walk starts from no assignment seen: a rule's answers must not depend on whether
     # another rule walked the file before it (AMP141 alone and after AMP140 agree)
     facts.half_values.forget_assignments()
-    selected: Set[int] = set(float16_functions(facts))
+    selected: Set[int] = set(float16_functions(facts)) | set(float16_callees(facts))
     whole_module = False
     fp16 = facts.fp16
     for site in facts.tree.calls:

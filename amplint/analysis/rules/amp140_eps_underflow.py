@@ -10,7 +10,7 @@ from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.half_callees import half_param_entries
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes
-from amplint.analysis.facts.half_values import FrameWalker, float16_values, walk_float16_code
+from amplint.analysis.facts.half_values import FrameWalker, float16_values, float16_where, walk_float16_code
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._param_sources import call_arguments, is_parameter, parameter_owners
 from amplint.analysis.rules._eps_literals import local_literal as _local_literal, self_attr_literal as _self_attr_literal
@@ -432,12 +432,7 @@ class EpsUnderflow(Rule):
 
         walk_float16_code(facts, lambda start: Visitor(facts, values, start))
         for node, operand, value, frame in found:
-            related = {}
-            if values.in_scope(frame):  # cite which class is float16, and where it was made so
-                note, related = ctx.facts.fp16.note(frame)
-                where = f"in a float16 module: {note[1:-1]}"
-            else:
-                where = "on a tensor the file casts to float16"
+            where, related = float16_where(facts, frame)
             operand_code = _short(code_of(ctx.module, operand))
             if related:  # the message is formatted with the related lines
                 operand_code = operand_code.replace("{", "{{").replace("}", "}}")

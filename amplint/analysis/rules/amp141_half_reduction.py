@@ -11,7 +11,7 @@ from amplint.analysis.facts.tree import Frame
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import code_of, dotted_expr, keyword, kwarg, method_call
 from amplint.analysis.facts.half_values import (
-    FrameWalker, _unparen, float16_values, walk_float16_code,
+    FrameWalker, _unparen, float16_values, float16_where, walk_float16_code,
 )
 from amplint.analysis.rules._backward_root import backward_root_only
 from amplint.analysis.rules._reduction_shapes import (
@@ -462,11 +462,8 @@ class HalfReduction(Rule):
         if where is not None:  # under autocast: cite the region
             where, related = where
             place = "under autocast"
-        elif values.in_scope(frame):  # cite which class is float16, and where it was made so
-            note, related = ctx.facts.fp16.note(frame)
-            where = f"in a float16 module: {note[1:-1]}"
-        else:
-            where = "on a tensor the file casts to float16"
+        else:  # cite which class is float16, and where it was made so
+            where, related = float16_where(ctx.facts, frame)
         if related:  # the message is formatted with the related lines
             code = code.replace("{", "{{").replace("}", "}}")
         if kind == "softmax":
