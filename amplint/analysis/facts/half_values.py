@@ -53,15 +53,16 @@ def float16_callees(facts) -> Dict[int, Frame]:
                 if caller is not None and facts.active_region(site.frame) is None:
                     calls.setdefault(id(caller), []).append(site)
             frames = {id(f): f for f in facts.tree.frames if f.kind == "function"}
-            queue = [(key, frames[key]) for key in roots if key in frames]
-            while queue:
-                key, caller = queue.pop()
+            queue = [(key, frames[key]) for key in sorted(roots) if key in frames]
+            for key, caller in queue:  # breadth first: a caller is found before its callees
                 for site in calls.get(key, ()):
                     for callee in facts.callgraph.callees(site):
-                        if callee.kind != "function" or id(callee) in roots or id(callee) in found:
+                        if callee.kind != "function" or id(callee) in roots:
                             continue
-                        found[id(callee)] = caller if key in roots else found[key]
-                        queue.append((id(callee), callee))
+                        values.callee_sites.add(id(site.node))
+                        if id(callee) not in found:
+                            found[id(callee)] = caller if key in roots else found[key]
+                            queue.append((id(callee), callee))
         values.__dict__["_callees"] = found
     return found
 
@@ -169,12 +170,17 @@ class Float16Values:
         self.facts = facts
         # id(function or module frame) -> name -> (kind, kind when explicit, assigned value)
         self._flow: Dict[int, Dict[str, Tuple[Optional[str], Optional[str], object]]] = {}
+        # ids of the calls that pass values into `float16_callees`, and, as the walk meets them,
+        # id(argument) -> (kind, kind when explicit) at that point of the caller
+        self.callee_sites: Set[int] = set()
+        self._passed: Dict[int, Tuple[Optional[str], Optional[str]]] = {}
 
     def in_scope(self, frame: Frame) -> bool:
         return in_float16_scope(self.facts, frame)
 
     def forget_assignments(self) -> None:
         self._flow.clear()
+        self._passed.clear()
 
     def is_float16(self, expr: cst.BaseExpression, frame: Frame, explicit: bool = False) -> bool:
         """`expr` is a float16 tensor outside autocast. `explicit`: only on the evidence of a
@@ -204,6 +210,13 @@ class Float16Values:
         for target in targets:
             for name in bound_names(target):
                 flow[name] = entry if isinstance(target, cst.Name) else (None, None, None)
+
+    def note_call(self, call: cst.Call, frame: Frame) -> None:
+        """Record what `call` passes to a float16 callee, as the walk knows its locals here."""
+        if id(call) in self.callee_sites:
+            for arg in call.args:
+                self._passed[id(arg.value)] = (
+                    self._kind(arg.value, frame, 0, False), self._kind(arg.value, frame, 0, True))
 
     # -- kinds ----------------------------------------------------------------------------
     def _kind(self, expr, frame: Frame, depth: int, explicit: bool) -> Optional[str]:
@@ -340,7 +353,11 @@ class Float16Values:
                 if any(a.star for a in site.node.args) or not 0 <= index < len(positional):
                     return None
                 arg = positional[index]
-            kinds.add(self._kind(arg.value, site.frame, depth + 1, explicit))
+            noted = self._passed.get(id(arg.value))
+            if noted is not None:  # the walk met this call: the kind there, not at its end
+                kinds.add(noted[1 if explicit else 0])
+            else:
+                kinds.add(self._kind(arg.value, site.frame, depth + 1, explicit))
         return kinds.pop() if len(kinds) == 1 else None
 
     def _callers(self) -> Dict[int, List]:
@@ -434,7 +451,11 @@ def walk_float16_code(facts, make_walker) -> None:
     if whole_module:
         make_walker(None).walk(facts.module)
         return
-    for frame in facts.tree.frames:
+    callees = float16_callees(facts)
+    # the callees last, callers first: what a call passes is noted as the walk meets it
+    frames = [f for f in facts.tree.frames if id(f) not in callees]
+    by_id = {id(f): f for f in facts.tree.frames if id(f) in callees}
+    for frame in frames + [by_id[key] for key in callees]:
         if frame.kind != "function" or id(frame) not in selected:
             continue
         outer = frame.parent

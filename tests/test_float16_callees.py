@@ -1,0 +1,71 @@
+"""A module-level helper that a method of a float16 module calls runs on the float16 values passed
+to it (amplint/analysis/facts/half_values.py `float16_callees`): AMP140 and AMP141 walk it, and a
+parameter there is float16 where every caller of the file passes float16.
+
+tests/projects/stylegan_half_mapping: NVlabs/stylegan3 layout (training/networks.py with the
+module-level `normalize_2nd_moment(x, dim=1, eps=1e-8)` that `MappingNetwork.forward` calls on
+the latent, FullyConnectedLayer, SynthesisNetwork, Generator; gen_images.py loading the generator
+through a helper), in a fork whose generation script offers `--fp16` by halving the whole
+generator. The helper squares and averages the float16 latent and adds 1e-8. Twins: the helper
+squares `x.float()`; the mapping network passes `z.float()`; no `.half()` at all.
+
+Proven on CPU under torch (real `.half()`): the float16 latent of magnitude 300 squares past
+65504, so the normalised latent is all zeros (float32: unit second moment); a zero latent gives
+NaN (1e-8 is 0 in float16, rsqrt(0) = inf, 0 * inf = NaN), the float32 twin 0.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from amplint.analysis.engine import Settings
+from amplint.analysis.project import lint_project
+
+from project_files import load, project_findings
+
+SETTINGS = Settings.default()
+NAME = "stylegan_half_mapping"
+HELPER = "    return x * (x.square().mean(dim=dim, keepdim=True) + eps).rsqrt()\n"
+FLOAT32_HELPER = "    return x * (x.float().square().mean(dim=dim, keepdim=True) + eps).rsqrt().to(x.dtype)\n"
+FINDINGS = [("training/networks.py", 6, "AMP140"), ("training/networks.py", 6, "AMP141")]
+
+
+def findings(replace=()):
+    results = lint_project(load(NAME, replace), SETTINGS)
+    return project_findings(results)
+
+
+def test_helper_called_by_a_float16_module_is_float16_code():
+    results = lint_project(load(NAME), SETTINGS)
+    assert project_findings(results) == FINDINGS
+    for result in results.values():
+        for diag in result.diagnostics:
+            assert "passed by `MappingNetwork.forward` of a float16 module" in diag.message
+            assert "gen_images.py" in diag.message
+
+
+def test_twin_helper_in_float32_is_silent():
+    assert findings([(HELPER, FLOAT32_HELPER)]) == []
+
+
+def test_twin_caller_passes_float32_is_silent():
+    assert findings([("x = normalize_2nd_moment(z)", "x = normalize_2nd_moment(z.float())")]) == []
+
+
+def test_twin_generator_never_halved_is_silent():
+    assert findings([("        G = G.half()\n", "        G = G.float()\n")]) == []
+
+
+@pytest.mark.torch
+def test_float16_helper_overflows_and_its_eps_vanishes():
+    torch = pytest.importorskip("torch")
+    scope, twin = {"torch": torch}, {"torch": torch}
+    exec("def normalize_2nd_moment(x, dim=1, eps=1e-8):\n" + HELPER, scope)
+    exec("def normalize_2nd_moment(x, dim=1, eps=1e-8):\n" + FLOAT32_HELPER, twin)
+    big = torch.full((2, 512), 300.0)
+    assert torch.all(scope["normalize_2nd_moment"](big.half()) == 0)  # 300 ** 2 is inf in float16
+    fixed = twin["normalize_2nd_moment"](big.half())
+    assert fixed.dtype == torch.float16 and torch.allclose(fixed.float(), torch.ones(2, 512))
+    zero = torch.zeros(2, 512)
+    assert torch.isnan(scope["normalize_2nd_moment"](zero.half())).all()  # 1e-8 is 0 in float16
+    assert not torch.isnan(twin["normalize_2nd_moment"](zero.half())).any()
