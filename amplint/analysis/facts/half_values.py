@@ -18,6 +18,7 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.fp16 import half_cast_dtype
+from amplint.analysis.facts.half_callees import EntryFloat16Args, float16_arg_entries
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.frame_walk import FrameWalker, frames_by_body  # noqa: F401 (re-exported)
 from amplint.analysis.facts.syntax import bound_names, params as _params, unparen as _unparen  # noqa: F401 (AMP140/141)
@@ -46,7 +47,8 @@ def float16_callees(facts) -> Dict[int, Frame]:
     if found is None:
         found = {}
         roots = float16_functions(facts)
-        if roots:
+        passed = _entry_roots(facts)
+        if roots or passed:
             calls: Dict[int, List] = {}
             for site in facts.tree.calls:
                 caller = site.frame.function
@@ -54,6 +56,10 @@ def float16_callees(facts) -> Dict[int, Frame]:
                     calls.setdefault(id(caller), []).append(site)
             frames = {id(f): f for f in facts.tree.frames if f.kind == "function"}
             queue = [(key, frames[key]) for key in sorted(roots) if key in frames]
+            for frame, entry in passed:
+                if id(frame) not in roots and id(frame) not in found:
+                    found[id(frame)] = entry
+                    queue.append((id(frame), frame))
             for key, caller in queue:  # breadth first: a caller is found before its callees
                 for site in calls.get(key, ()):
                     for callee in facts.callgraph.callees(site):
@@ -67,6 +73,21 @@ def float16_callees(facts) -> Dict[int, Frame]:
     return found
 
 
+def _entry_roots(facts) -> List[Tuple[Frame, object]]:
+    """(module-level function, its first EntryFloat16Args) for the functions of this file that
+    another file's float16 code passes float16 values (project/float16_args.py)."""
+    functions = facts.tree.module_frame.functions
+    return [(functions[name], entries[0]) for name, entries in sorted(float16_arg_entries(facts.entries).items())
+            if name in functions]
+
+
+def has_float16_code(facts) -> bool:
+    """The file may hold float16 values outside autocast: a float16 cast, a class another file
+    makes float16, or a function another file's float16 code passes float16 values."""
+    return bool(facts.fp16.model_casts or facts.fp16.float16_functions
+                or any(isinstance(e, EntryFloat16Args) for e in facts.entries))
+
+
 def float16_where(facts, frame) -> Tuple[str, Dict[str, cst.CSTNode]]:
     """How AMP140/AMP141 cite why a value of `frame` is float16 outside autocast, and the related
     lines the message is formatted with: the float16 module whose method this is, the method
@@ -76,6 +97,8 @@ def float16_where(facts, frame) -> Tuple[str, Dict[str, cst.CSTNode]]:
         return f"in a float16 module: {note[1:-1]}", related
     function = frame.function
     caller = float16_callees(facts).get(id(function)) if function is not None else None
+    if isinstance(caller, EntryFloat16Args):
+        return caller.cite, {}
     if caller is not None:
         note, related = facts.fp16.note(caller)
         owner = caller.class_frame
@@ -342,6 +365,9 @@ class Float16Values:
         index = names.index(name)
         if names and names[0] in ("self", "cls"):
             index -= 1
+        entry = float16_callees(self.facts).get(id(function))
+        if isinstance(entry, EntryFloat16Args) and (index in entry.positions or name in entry.keywords):
+            return None if explicit else F16  # another file's float16 code passes it float16
         kinds = set()
         for site in self._callers().get(id(function), []):
             arg = None

@@ -11,7 +11,7 @@ from amplint.analysis.facts.tree import Frame
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import code_of, dotted_expr, keyword, kwarg, method_call
 from amplint.analysis.facts.half_values import (
-    FrameWalker, _unparen, float16_values, float16_where, walk_float16_code,
+    FrameWalker, _unparen, float16_values, float16_where, has_float16_code, walk_float16_code,
 )
 from amplint.analysis.rules._backward_root import backward_root_only
 from amplint.analysis.rules._reduction_shapes import (
@@ -324,7 +324,7 @@ class HalfReduction(Rule):
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
         yield from self._autocast_values(ctx)
-        if not facts.fp16.model_casts and not facts.fp16.float16_functions:
+        if not has_float16_code(facts):
             return  # no float16 cast here, nor a class of this file another file makes float16
         values = float16_values(facts)
         rule = self

@@ -1,0 +1,112 @@
+"""Float16 values handed to a function of another file (AMP140/AMP141 across files): muse-maskgit's
+`MaskGit.generate`, a method of a module class that sample.py makes float16, passes its float16
+logits to `gumbel_sample` of helpers.py, which adds Gumbel noise through `log(t, eps=1e-20)`.
+Within one file half_values.float16_callees follows such calls; here the caller's file is read
+with its entries (the EntryHalf saying which of its classes another file makes float16), its
+float16 code is walked as the rules walk it, and each call of a name the file imports from a
+project module is answered with the arguments that are float16 there (Float16Values.is_float16,
+at that point of the walk). The answer travels as an EntryFloat16Args of the file defining the
+function, whose float16_callees then start from it.
+
+Candidates are the files with a class another file makes float16, or a half cast of their own
+(HALF_TEXT), that call a name they import; the callee must be a module-level function of another
+project file, named by the import's own module (no re-export followed)."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from amplint.analysis.facts.half_callees import EntryFloat16Args
+from amplint.analysis.facts.half_values import walk_float16_code, FrameWalker
+from amplint.analysis.facts.region_entries import EntryHalf
+from amplint.analysis.project.function_entries import CALLED
+from amplint.analysis.project.half_callees import HALF_TEXT
+
+
+def float16_arg_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFloat16Args, ...]]:
+    found: Dict[str, List[EntryFloat16Args]] = {}
+    for path in paths:
+        if not path.endswith(".py"):
+            continue
+        text = project.files.get(path)
+        if not text:
+            continue
+        entries = project.entries_for(path)
+        if not HALF_TEXT.search(text) and not any(
+                isinstance(e, EntryHalf) and e.dtype == "float16" for e in entries):
+            continue
+        summary = project.made_summary(path) or project.planned_summary(path)
+        if summary is None or not summary.imports:
+            continue
+        imported = {name: ref for name, ref in summary.imports.items() if name in set(CALLED.findall(text))}
+        if not imported:
+            continue
+        for (cpath, function), (positions, keywords, cite) in _passed(project, path, text, entries, imported).items():
+            found.setdefault(cpath, []).append(EntryFloat16Args(function, positions, keywords, cite))
+    return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
+
+
+def _passed(project, path: str, text: str, entries, imported: Dict[str, str]):
+    """(file, function) -> (positions, keywords, cite) of the float16 arguments this file's
+    float16 code passes to an imported module-level function."""
+    from amplint.analysis.facts import FileFacts
+    from amplint.analysis.project import parse_or_none
+    from amplint.analysis.project.lines import node_lines
+
+    module = parse_or_none(text)
+    if module is None:
+        return {}
+    try:
+        facts = FileFacts(module, tuple(entries))
+        if not facts.fp16.float16_functions:
+            return {}
+        values = facts.half_values
+        calls: List[Tuple[cst.Call, object, Tuple[int, ...], Tuple[str, ...]]] = []
+
+        class Visitor(FrameWalker):
+            def visit_Call(self, node: cst.Call) -> None:
+                func = node.func
+                if not isinstance(func, cst.Name) or func.value not in imported \
+                        or func.value in self.frame.scope.bindings:
+                    return
+                positions, keywords = [], []
+                for index, arg in enumerate(node.args):
+                    if arg.star:
+                        break
+                    if values.is_float16(arg.value, self.frame):
+                        if arg.keyword is None:
+                            positions.append(index)
+                        else:
+                            keywords.append(arg.keyword.value)
+                if positions or keywords:
+                    calls.append((node, self.frame, tuple(positions), tuple(keywords)))
+
+        walk_float16_code(facts, lambda start: Visitor(facts, values, start))
+    except (RecursionError, MemoryError):
+        return {}
+    out: Dict[Tuple[str, str], Tuple[Tuple[int, ...], Tuple[str, ...], str]] = {}
+    lines = node_lines(module, [node for node, _f, _p, _k in calls]) if calls else {}
+    for node, frame, positions, keywords in calls:
+        target = _defining(project, path, imported[node.func.value])
+        if target is None or target in out:
+            continue
+        function = frame.function
+        owner = function.class_frame if function is not None else None
+        name = f"{owner.name}.{function.name}" if owner is not None else getattr(function, "name", "")
+        cite = f"passed by `{name}` of float16 code, at {project.display(path)}:{lines.get(id(node), 0)}"
+        out[target] = (positions, keywords, cite)
+    return out
+
+
+def _defining(project, importer: str, ref: str) -> Optional[Tuple[str, str]]:
+    """(file, function) when `ref` names a module-level function of another project file."""
+    for cpath, attrs in project._module_candidates(importer, ref):
+        if len(attrs) != 1 or cpath == importer:
+            return None
+        summary = project.planned_summary(cpath)
+        if summary is not None and attrs[0] in summary.functions:
+            return cpath, attrs[0]
+        return None
+    return None
