@@ -1,6 +1,7 @@
 """A module-level helper that a method of a float16 module calls runs on the float16 values passed
 to it (amplint/analysis/facts/half_values.py `float16_callees`): AMP140 and AMP141 walk it, and a
-parameter there is float16 where every caller of the file passes float16.
+parameter there is float16 where every caller of the file passes float16, or where another
+file's float16 code passes it float16 (amplint/analysis/project/float16_args.py, EntryFloat16Args).
 
 tests/projects/stylegan_half_mapping: NVlabs/stylegan3 layout (training/networks.py with the
 module-level `normalize_2nd_moment(x, dim=1, eps=1e-8)` that `MappingNetwork.forward` calls on
@@ -12,6 +13,15 @@ squares `x.float()`; the mapping network passes `z.float()`; no `.half()` at all
 Proven on CPU under torch (real `.half()`): the float16 latent of magnitude 300 squares past
 65504, so the normalised latent is all zeros (float32: unit second moment); a zero latent gives
 NaN (1e-8 is 0 in float16, rsqrt(0) = inf, 0 * inf = NaN), the float32 twin 0.
+
+tests/projects/sam_half_attn_utils: facebookresearch/segment-anything layout
+(segment_anything/build_sam.py build_sam_vit_b, segment_anything/modeling/image_encoder.py
+ImageEncoderViT/Block/Attention, scripts/ with an embedding script) in a fork that moved the
+attention arithmetic into segment_anything/modeling/attn_utils.py and writes the softmax out by
+hand; the script halves the encoder under `--half`. `Attention.forward` (image_encoder.py, a
+class the script makes float16) passes its float16 scores to `attention_probs` of attn_utils.py.
+Twins: the softmax in float32; the scores passed as `attn.float()`; no `.half()`. Proven on CPU:
+float16 scores of 12 give NaN probabilities (exp(12) > 65504), the float32 softmax 1/n.
 """
 
 from __future__ import annotations
@@ -69,3 +79,44 @@ def test_float16_helper_overflows_and_its_eps_vanishes():
     zero = torch.zeros(2, 512)
     assert torch.isnan(scope["normalize_2nd_moment"](zero.half())).all()  # 1e-8 is 0 in float16
     assert not torch.isnan(twin["normalize_2nd_moment"](zero.half())).any()
+
+
+SAM = "sam_half_attn_utils"
+SOFTMAX = "    e = scores.exp()\n    return e / e.sum(dim=-1, keepdim=True)\n"
+FLOAT32_SOFTMAX = "    return torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)\n"
+
+
+def sam_findings(replace=()):
+    return project_findings(lint_project(load(SAM, replace), SETTINGS))
+
+
+def test_float16_scores_passed_to_a_helper_of_another_file():
+    results = lint_project(load(SAM), SETTINGS)
+    assert project_findings(results) == [("segment_anything/modeling/attn_utils.py", 12, "AMP141")]
+    (diag,) = results[f"{SAM}/segment_anything/modeling/attn_utils.py"].diagnostics
+    assert "passed by `Attention.forward` of float16 code, at segment_anything/modeling/image_encoder.py:19" \
+        in diag.message
+
+
+def test_twin_helper_softmax_in_float32_is_silent():
+    assert sam_findings([(SOFTMAX, FLOAT32_SOFTMAX)]) == []
+
+
+def test_twin_scores_passed_in_float32_is_silent():
+    assert sam_findings([("attn = attention_probs(attn)", "attn = attention_probs(attn.float())")]) == []
+
+
+def test_twin_encoder_never_halved_is_silent():
+    assert sam_findings([("        encoder = encoder.half()\n", "        encoder = encoder.float()\n")]) == []
+
+
+@pytest.mark.torch
+def test_float16_handwritten_softmax_is_nan_where_float32_is_not():
+    torch = pytest.importorskip("torch")
+    scope, twin = {"torch": torch}, {"torch": torch}
+    exec("def attention_probs(scores):\n" + SOFTMAX, scope)
+    exec("def attention_probs(scores):\n" + FLOAT32_SOFTMAX, twin)
+    scores = torch.full((1, 2, 4, 4), 12.0).half()
+    assert torch.isnan(scope["attention_probs"](scores)).all()  # exp(12) = 162755 > 65504
+    fixed = twin["attention_probs"](scores)
+    assert fixed.dtype == torch.float16 and torch.allclose(fixed.float(), torch.full((1, 2, 4, 4), 0.25))

@@ -35,13 +35,16 @@ def float16_functions(facts) -> frozenset:
     return facts.fp16.float16_functions
 
 
-def float16_callees(facts) -> Dict[int, Frame]:
-    """id(function frame) -> the float16-scope method that reaches it: the functions of this file
-    that a method of a float16 module calls (k-diffusion's `RMSNorm.forward` calling the
-    module-level `rms_norm(x, self.scale, self.eps)`), and those they call in turn, with no
-    autocast region active at the call. They are not float16 scope themselves: a parameter there
-    is float16 only where every caller of the file passes float16 (`Float16Values._passed_kind`),
-    a value they make on their own is what the dtype fact says."""
+def float16_callees(facts) -> Dict[int, object]:
+    """id(function frame) -> the float16-scope method that reaches it (a Frame), or the
+    EntryFloat16Args of another file's float16 code calling it: the functions of this file that
+    a method of a float16 module calls (k-diffusion's `RMSNorm.forward` calling the module-level
+    `rms_norm(x, self.scale, self.eps)`; not `__init__`, whose parameters are settings), those
+    another file's float16 code passes float16 values (project/float16_args.py), and those they
+    call in turn, with no autocast region active at the call. They are not float16 scope
+    themselves: a parameter there is float16 where the entry says so or every caller of the
+    file passes float16 (`Float16Values._passed_kind`); a value they make on their own is what
+    the dtype fact says."""
     values = facts.half_values
     found = values.__dict__.get("_callees")
     if found is None:
@@ -54,8 +57,8 @@ def float16_callees(facts) -> Dict[int, Frame]:
                 caller = site.frame.function
                 if caller is not None and facts.active_region(site.frame) is None:
                     calls.setdefault(id(caller), []).append(site)
-            frames = {id(f): f for f in facts.tree.frames if f.kind == "function"}
-            queue = [(key, frames[key]) for key in sorted(roots) if key in frames]
+            queue = [(id(f), f) for f in facts.tree.frames
+                     if id(f) in roots and f.kind == "function" and f.name != "__init__"]
             for frame, entry in passed:
                 if id(frame) not in roots and id(frame) not in found:
                     found[id(frame)] = entry
@@ -370,6 +373,9 @@ class Float16Values:
             return None if explicit else F16  # another file's float16 code passes it float16
         kinds = set()
         for site in self._callers().get(id(function), []):
+            if entry is not None and site.frame.function is not None \
+                    and site.frame.function.name == "__init__":
+                return None  # a setting (`dim`), not an activation
             arg = None
             for candidate in site.node.args:
                 if candidate.keyword is not None and candidate.keyword.value == name:

@@ -69,7 +69,7 @@ def _passed(project, path: str, text: str, entries, imported: Dict[str, str]):
             def visit_Call(self, node: cst.Call) -> None:
                 func = node.func
                 if not isinstance(func, cst.Name) or func.value not in imported \
-                        or func.value in self.frame.scope.bindings:
+                        or func.value in self.frame.scope.bindings or _constructor(self.frame):
                     return
                 positions, keywords = [], []
                 for index, arg in enumerate(node.args):
@@ -105,8 +105,14 @@ def _defining(project, importer: str, ref: str) -> Optional[Tuple[str, str]]:
     for cpath, attrs in project._module_candidates(importer, ref):
         if len(attrs) != 1 or cpath == importer:
             return None
-        summary = project.planned_summary(cpath)
+        summary = project.planned_summary(cpath) or project.summary(cpath)
         if summary is not None and attrs[0] in summary.functions:
             return cpath, attrs[0]
         return None
     return None
+
+
+def _constructor(frame) -> bool:
+    """Code of an `__init__`: its parameters are settings (`dim`, `eps`), not activations."""
+    function = frame.function
+    return function is not None and function.name == "__init__"
