@@ -120,3 +120,29 @@ def test_float16_handwritten_softmax_is_nan_where_float32_is_not():
     assert torch.isnan(scope["attention_probs"](scores)).all()  # exp(12) = 162755 > 65504
     fixed = twin["attention_probs"](scores)
     assert fixed.dtype == torch.float16 and torch.allclose(fixed.float(), torch.full((1, 2, 4, 4), 0.25))
+
+
+def test_only_files_whose_float16_methods_call_an_imported_name_are_parsed(monkeypatch):
+    """Counted, not timed (issue 34): float16_args parses a candidate with LibCST only when a
+    method of its float16 classes (or a function of the file they call) calls a name it
+    imports. In the SAM project that is image_encoder.py alone (then attn_utils.py is summarised,
+    to find its `attention_probs`): embed_images.py casts to half but holds no class; build_sam.py
+    holds no float16 class."""
+    import amplint.analysis.project as project_module
+    from amplint.analysis.engine import Settings as _Settings
+    from amplint.analysis.project import build
+    from amplint.analysis.project.float16_args import float16_arg_entries
+
+    parsed = []
+    real = project_module.parse_or_none
+    monkeypatch.setattr(project_module, "parse_or_none", lambda text: parsed.append(text) or real(text))
+    edits = (("attn = attention_probs(attn)", "attn = attn.softmax(-1)"),
+             ("x = window_partition(x, self.window_size)", "x = x.unflatten(1, (-1, self.window_size))"))
+    for replace, expected in (((), ["class Attention", "def attention_probs"]), (edits, [])):
+        files = load(SAM, replace)
+        project = build(files, _Settings.default())
+        parsed.clear()
+        found = float16_arg_entries(project, sorted(files))
+        assert len(parsed) == len(expected)
+        assert all(mark in text for mark, text in zip(expected, parsed))
+        assert bool(found) == bool(expected)

@@ -34,15 +34,16 @@ def float16_arg_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryF
         if not text:
             continue
         entries = project.entries_for(path)
-        if not HALF_TEXT.search(text) and not any(
-                isinstance(e, EntryHalf) and e.dtype == "float16" for e in entries):
+        halves = {e.target for e in entries if isinstance(e, EntryHalf) and e.dtype == "float16"}
+        own = HALF_TEXT.search(text) is not None
+        if not halves and not own:
             continue
         summary = project.made_summary(path) or project.planned_summary(path)
         if summary is None or not summary.imports:
             continue
         imported = {name: ref for name, ref in summary.imports.items() if name in set(CALLED.findall(text))}
-        if not imported:
-            continue
+        if not imported or not _calls_out(summary, None if own else halves, set(imported.values())):
+            continue  # no method of a float16 class (nor what it calls here) calls an imported name
         for (cpath, function), (positions, keywords, cite) in _passed(project, path, text, entries, imported).items():
             found.setdefault(cpath, []).append(EntryFloat16Args(function, positions, keywords, cite))
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
@@ -110,6 +111,26 @@ def _defining(project, importer: str, ref: str) -> Optional[Tuple[str, str]]:
             return cpath, attrs[0]
         return None
     return None
+
+
+def _calls_out(summary, classes, refs) -> bool:
+    """A method of one of `classes` (None: any class of the file, which may cast its own),
+    other than `__init__`, or a function of the file it calls, calls one of `refs` (the
+    summary's calls outside the file's own regions): before the file is parsed with LibCST."""
+    pending = [key for key in summary.functions if key.count(".") == 1
+               and (classes is None or key.split(".")[0] in classes) and not key.endswith(".__init__")]
+    seen = set(pending)
+    while pending:
+        function = summary.functions.get(pending.pop())
+        if function is None:
+            continue
+        if any(call.kind == "call" and call.ref in refs for call in function.calls):
+            return True
+        for key in function.local:
+            if key not in seen:
+                seen.add(key)
+                pending.append(key)
+    return False
 
 
 def _constructor(frame) -> bool:
