@@ -39,6 +39,13 @@ class EpsUnderflow(Rule):
     `torch.optim.Adam` (AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad) with its default or a
     tiny `eps=` over the `.parameters()` of a model the file casts to float16.
 
+    A function those methods call with their float16 values runs on float16 too: a
+    module-level helper of the file (`def normalize_2nd_moment(x, eps=1e-8)` called from
+    `MappingNetwork.forward`), its parameter float16 where every caller of the file passes
+    float16, or, linting a project, a function of another file that the float16 code passes a
+    float16 value (MaskGit's `gumbel_sample(logits)` reaching `log(t, eps=1e-20)` in helpers.py);
+    and what such a function calls in turn. Not from `__init__`, whose parameters are settings.
+
     Linting a project, the model may be a parameter of a module-level function that another
     file passes a model it casts to float16 (SlowFast's `construct_optimizer(model, cfg)`
     called from tools/train_net.py after `model.half()`), unless the function rebinds it.

@@ -35,7 +35,11 @@ class HalfReduction(Rule):
     "float16 outside autocast" is what the file shows: the methods of a module class the file
     casts with `.half()` / `.to(torch.float16)` (or, linting a project, that another file makes
     float16; and of its submodules) with no autocast region active, and values cast to float16
-    in the same function.
+    in the same function. A function those methods call with their float16 values runs on
+    float16 too: a module-level helper of the file (k-diffusion's `rms_norm(x, scale, eps)`
+    called from `RMSNorm.forward`), its parameter float16 where every caller of the file
+    passes float16, or, linting a project, a function of another file that the float16 code
+    passes a float16 value; and what such a function calls in turn.
 
     Under a float16 autocast region, the same squares, exponentials and softmax when the
     dtype fact (torch's autocast tables) shows the elementwise result float16: `(h * h).sum(-1)`
