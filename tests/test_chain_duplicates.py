@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.engine import Settings, lint_source
 from amplint.workspace.cache import diagnostic_from_dict, diagnostic_to_dict
@@ -94,3 +96,79 @@ def test_what_a_finding_reached_survives_the_cache():
     diag = Diagnostic("AMP120", "m", Severity.ERROR, None, through=("a/engine.py", 27), filename="b.py", line=3)
     assert diagnostic_from_dict(diagnostic_to_dict(diag)).through == ("a/engine.py", 27)
     assert diag.stripped().through == ("a/engine.py", 27)
+
+
+# A `# noqa` at the event silences the hazard, not only its report there: the call's report of
+# the same hazard (dropped while the event is reported) must not come back once it is silenced,
+# and `--add-noqa` marks only the finding the run reports.
+
+def _copy(tmp_path, edits=()):
+    root = tmp_path / NAME
+    for rel, text in load(NAME, edits).items():
+        target = tmp_path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return root
+
+
+def _noqa_lines(root):
+    return sorted((str(p.relative_to(root)).replace(os.sep, "/"), n)
+                  for p in root.rglob("*.py")
+                  for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                  if "# noqa" in line)
+
+
+def test_add_noqa_marks_the_event_only_and_the_next_run_is_clean(tmp_path):
+    from project_files import cli_output
+
+    root = _copy(tmp_path)
+    cli_output(str(root), "--add-noqa", "--no-cache", "--jobs", "1")
+    assert _noqa_lines(root) == [(ENGINE, CLIP[1])]
+    assert cli_findings(str(root), "--no-cache", "--jobs", "1", codes=("AMP120",)) == []
+    cache = str(tmp_path / "cache")
+    for _ in range(2):  # cold, then from the cache: what the noqa silenced is kept there too
+        assert cli_findings(str(root), "--cache-dir", cache, "--jobs", "1", codes=("AMP120",)) == []
+
+
+def test_a_noqa_at_the_event_silences_the_call_too(tmp_path):
+    files = load(NAME)
+    engine = NAME + "/" + ENGINE
+    lines = files[engine].splitlines(keepends=True)
+    assert lines[CLIP[1] - 1].startswith(CLIP_LINE)
+    lines[CLIP[1] - 1] = lines[CLIP[1] - 1].rstrip("\n") + "  # noqa: AMP120\n"
+    files[engine] = "".join(lines)
+    assert code_findings(files, "AMP120", SETTINGS)[0] == []
+    root = _copy(tmp_path)
+    (root / ENGINE).write_text(files[engine], encoding="utf-8")
+    assert cli_findings(str(root), "--no-cache", "--jobs", "1", codes=("AMP120",)) == []
+
+
+def test_in_one_file_a_noqa_at_the_clip_silences_the_call_too():
+    lines = SAME_FILE.splitlines(keepends=True)
+    lines[10] = lines[10].rstrip("\n") + "  # noqa: AMP120\n"
+    assert lint_source("engine.py", "".join(lines), SETTINGS).diagnostics == []
+
+
+def test_the_editor_drops_the_call_s_duplicate_as_the_cli_does(tmp_path, monkeypatch):
+    """The language server lints one buffer at a time: the call's report (softmax.py) must drop
+    because engine.py reports the clip, as in `amplint .`; with the clip silenced by a
+    `# noqa` in engine.py's unsaved buffer, softmax.py stays silent too."""
+    pytest.importorskip("pygls")
+    from amplint.cli.server.analysis import ProjectState
+    from amplint.workspace.config import Config
+
+    root = _copy(tmp_path)
+    monkeypatch.chdir(root)
+    state = ProjectState(str(root), Config(), SETTINGS, None, jobs=1)
+    state.first_pass({})
+
+    def amp120(rel, text=None):
+        text = (root / rel).read_text(encoding="utf-8") if text is None else text
+        return [(rel, d.line) for d in state.lint(str(root / rel), text)[0].diagnostics if d.code == "AMP120"]
+
+    assert amp120(SOFTMAX) + amp120(ENGINE) == [(ENGINE, CLIP[1])]
+    assert cli_findings(str(root), "--no-cache", "--jobs", "1", codes=("AMP120",)) == [CLIP]
+    engine = (root / ENGINE).read_text(encoding="utf-8").splitlines(keepends=True)
+    engine[CLIP[1] - 1] = engine[CLIP[1] - 1].rstrip("\n") + "  # noqa: AMP120\n"
+    state.refresh({str(root / ENGINE): "".join(engine)})
+    assert amp120(SOFTMAX) == []

@@ -119,16 +119,16 @@ def test_function_returns_answers_only_what_every_path_returns():
 
 
 def test_returns_are_read_only_for_calls_whose_value_is_called_or_looped_over(monkeypatch):
-    from amplint.analysis.project import scaler_summaries
+    from amplint.analysis.project import scaler_resolution
 
     asked = []
-    real = scaler_summaries.function_returns
+    real = scaler_resolution.function_returns
 
     def counting(path, text, key):
         asked.append((path.rsplit("/", 1)[-1], key))
         return real(path, text, key)
 
-    monkeypatch.setattr(scaler_summaries, "function_returns", counting)
+    monkeypatch.setattr(scaler_resolution, "function_returns", counting)
     code_findings(load(HIFIGAN), "AMP120")
     assert asked == [("utils.py", "grad_clipper")]
     asked.clear()

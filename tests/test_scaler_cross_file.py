@@ -367,7 +367,8 @@ def test_a_call_that_can_only_end_in_a_file_without_protocol_words_is_not_resolv
     no word of the protocol: the protocol pass does not make its region summary; the entries
     (and the calls --show-regions counts as followed) are those of the pass that resolves it."""
     from amplint.analysis.project import build
-    from amplint.analysis.project.scaler_summaries import local_summaries, scaler_entries, text_may_hold
+    from amplint.analysis.project.scaler_resolution import scaler_entries, text_may_hold
+    from amplint.analysis.project.scaler_summaries import local_summaries
 
     def protocol_pass(may_hold):
         files = dict(DEAD_ENDS)

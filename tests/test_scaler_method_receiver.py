@@ -1,6 +1,6 @@
 """The GradScaler protocol through a method called on an instance: the method's `self` is the
 object the call names (scaler_protocol `_Renamer.receiver`; across files, the summaries'
-"value" calls `x.m()` resolved by the class flow, scaler_summaries `_value_target`).
+"value" calls `x.m()` resolved by the class flow, scaler_resolution `_value_target`).
 
 tests/projects/scaler_transformer_scheduled_optim: jadore801120/attention-is-all-you-need-pytorch
 layout (transformer/Optim.py `ScheduledOptim`, transformer/Models.py, train.py `train_epoch`/`main`)

@@ -172,7 +172,8 @@ def test_the_protocol_pass_parses_no_callee_whose_called_function_has_no_event(
 def _entries(files, keys_of):
     from amplint.analysis.engine import Settings
     from amplint.analysis.project import build
-    from amplint.analysis.project.scaler_summaries import local_summaries, scaler_entries, text_may_hold
+    from amplint.analysis.project.scaler_resolution import scaler_entries, text_may_hold
+    from amplint.analysis.project.scaler_summaries import local_summaries
 
     project = build(files, Settings.default())
     asked = []
@@ -188,7 +189,7 @@ def _entries(files, keys_of):
 
 
 def test_the_entries_are_those_of_the_pass_that_summarises_every_callee(tmp_path):
-    from amplint.analysis.project.scaler_summaries import text_keys_of
+    from amplint.analysis.project.scaler_resolution import text_keys_of
 
     root = tmp_path / "trainer_gen"
     write_trainer(root, 3)
@@ -215,7 +216,7 @@ def _scaler_projects():
 
 @pytest.mark.parametrize("name", _scaler_projects())
 def test_test_projects_entries_equal_without_the_ast_test(name):
-    from amplint.analysis.project.scaler_summaries import text_keys_of
+    from amplint.analysis.project.scaler_resolution import text_keys_of
 
     files = load(name)
     assert _entries(files, text_keys_of(files))[0] == _entries(files, None)[0]

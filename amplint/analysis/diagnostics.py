@@ -97,14 +97,17 @@ class Diagnostic:
         }
 
 
-def drop_chain_duplicates(found: List[Diagnostic]) -> List[Diagnostic]:
+def drop_chain_duplicates(found: List[Diagnostic], suppressed=()) -> List[Diagnostic]:
     """`found` less the findings at a call whose event, reached through that call, is reported
     there itself under the same code (the helper's clip before unscale, reported at the clip and
     again at the caller's call of the helper): one report per hazard, at the event, as a region
-    reached through a call is reported at the event inside the callee."""
+    reached through a call is reported at the event inside the callee. `suppressed`: (code,
+    path, line) of findings a `# noqa` silenced, which count as reported: a `# noqa` at the
+    event silences the hazard, not only its report there."""
     if not any(d.through is not None for d in found):
         return found
     at = {(d.code, _place(d.filename), d.line) for d in found}
+    at.update((code, _place(path), line) for code, path, line in suppressed)
     return [d for d in found if not (isinstance(d.through, tuple)
                                      and (d.code, _place(d.through[0]), d.through[1]) in at)]
 

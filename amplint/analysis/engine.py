@@ -65,6 +65,9 @@ class FileResult:
     # (amplint.run.scaler_inputs): a ScalerSummary, False (not a caller) or None (not made)
     scaler: object = None
     warnings: List[str] = field(default_factory=list)  # one line each, path included
+    # (code, line) of the findings a `# noqa` suppressed: a finding at a call whose event one of
+    # them is (`through`) is a duplicate of a hazard the user has seen (drop_chain_duplicates)
+    suppressed: List[Tuple[str, int]] = field(default_factory=list)
 
 
 INTERNAL_ERROR_HINT = "this is a bug in amplint: please report it (--verbose shows the traceback)"
@@ -83,9 +86,10 @@ def analyze(
     path: str, source: str, module: cst.Module, rules: Sequence[Rule],
     entries: Tuple[EntryRegion, ...] = (), facts: Optional[FileFacts] = None,
     torch: TorchTarget = TorchTarget(), line_map: Optional[Sequence[int]] = None,
-    outline: Optional[tuple] = None,
+    outline: Optional[tuple] = None, suppressed: Optional[List[Tuple[str, int]]] = None,
 ) -> List[Diagnostic]:
-    """Run `rules` on a parsed module; diagnostics come back positioned, suppressions applied.
+    """Run `rules` on a parsed module; diagnostics come back positioned, suppressions applied
+    (each suppressed finding's (code, line) appended to `suppressed` when given).
     `entries`: regions the project pass found around this file's functions. `line_map`: the
     file's line of each line of `source` (a part of a large file), else lines are its own;
     `outline`: its statements' outlines, when known (amplint.analysis.positions.positions_of)."""
@@ -102,6 +106,7 @@ def analyze(
     positions = _positions_of(module, source, found, outline)
     lines = source.splitlines()
     kept: List[Diagnostic] = []
+    silenced: List[Tuple[str, int]] = []
     seen: Set[Tuple[str, int, int]] = set()
     to_line = (lambda n: n) if line_map is None else (lambda n: line_map[n - 1])
     for diag in found:
@@ -118,13 +123,16 @@ def analyze(
             diag.through = (path, to_line(positions[diag.through].start.line))
         line_text = lines[own_line - 1] if own_line <= len(lines) else ""
         if is_suppressed(diag.code, line_text):
+            silenced.append((diag.code, diag.line))
             continue
         key = (diag.code, diag.line, diag.column)
         if key in seen:
             continue
         seen.add(key)
         kept.append(diag)
-    kept = drop_chain_duplicates(kept)
+    kept = drop_chain_duplicates(kept, [(code, path, line) for code, line in silenced])
+    if suppressed is not None:
+        suppressed.extend(silenced)
     kept.sort(key=lambda d: (d.line, d.column, d.code))
     _fix_spans(kept, positions)
     return kept
@@ -278,7 +286,8 @@ def lint_source(
         return result
     try:
         diags = analyze(
-            path, source, module, rules, entries, facts, settings.torch, line_map, outline
+            path, source, module, rules, entries, facts, settings.torch, line_map, outline,
+            result.suppressed,
         )
         if fix:
             result.found_before = len(diags)

@@ -267,6 +267,7 @@ def lint_in_parts(path: str, parts: List[Part], lint_part, fix: bool, summarize,
         if sub.internal_error:
             result.internal_error = True
             result.traceback = sub.traceback
+        result.suppressed.extend(item for item in sub.suppressed if part.owns(item[1]))
         for diag in sub.diagnostics:
             if part.owns(diag.line):
                 diag.strip()

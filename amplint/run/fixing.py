@@ -5,7 +5,7 @@ and shown."""
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Tuple
+from typing import Callable, FrozenSet, Optional, Tuple
 
 from amplint.workspace import notebooks
 from amplint.analysis.engine import FileResult, Settings, Summarizer, lint_source
@@ -59,13 +59,15 @@ def adopt(found: FileResult) -> FileResult:
 
 def add_noqa_directives(
     path: str, text: str, settings: Settings, write: Callable[[str], None],
-    entries: Tuple[EntryRegion, ...] = (),
+    entries: Tuple[EntryRegion, ...] = (), skip: FrozenSet[Tuple[str, int]] = frozenset(),
 ) -> Tuple[FileResult, str]:
-    """Mark every finding, cross-file ones (from `entries`) included, with `# noqa`."""
+    """Mark every finding, cross-file ones (from `entries`) included, with `# noqa`, but those
+    at (code, line) in `skip` (reported elsewhere: the run drops them)."""
     found = adopt(lint_source(path, text, settings, fix=False, entries=entries))
-    if not found.diagnostics:
+    marked = [d for d in found.diagnostics if (d.code, d.line) not in skip]
+    if not marked:
         return found, text
-    new, added, skipped = add_noqa(text, found.diagnostics)
+    new, added, skipped = add_noqa(text, marked)
     for line in skipped:
         found.errors.append(
             f"{path}:{line}: cannot add `# noqa` here (the line ends inside a string or "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import List, Optional, Tuple, Union
+from typing import FrozenSet, List, Optional, Tuple, Union
 
 from amplint.workspace.baseline import assign_fingerprints
 from amplint.report.diffs import unified_diff
@@ -36,6 +36,9 @@ class RunOptions:
     diff: bool = False
     force_exclude: bool = False
     add_noqa: bool = False
+    # --add-noqa: (code, line) of this file's findings the run drops as chain duplicates
+    # (amplint.analysis.diagnostics.drop_chain_duplicates): they get no directive
+    noqa_skip: FrozenSet[Tuple[str, int]] = frozenset()
     jobs: Optional[int] = None  # processes; None: all cores
     cache_dir: Optional[str] = None  # None: no cache
     project: bool = True  # the cross-file pass (off: every file on its own)
@@ -83,7 +86,7 @@ def _process_python(
     text = source.text
     if options.add_noqa:
         result, final = add_noqa_directives(
-            path, text, settings, lambda new: write_source(source, new), entries)
+            path, text, settings, lambda new: write_source(source, new), entries, options.noqa_skip)
     else:
         # only the files that can open a region or hold a framework setting: summarising every
         # file the rules parse, in case the project pass asks for it later, cost five times

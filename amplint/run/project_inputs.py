@@ -20,7 +20,7 @@ from amplint.analysis.project import build, needs_summary
 from amplint.analysis.project.ast_registrations import ast_registrations
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
 from amplint.analysis.project.imported import imported_entries
-from amplint.analysis.project.scaler_summaries import scaler_entries
+from amplint.analysis.project.scaler_resolution import scaler_entries
 from amplint.analysis.project.summary import portable_summary
 from amplint.run.scaler_inputs import disk_may_hold, protocol_keys_of, scaler_summaries_of, with_first_pass
 

@@ -14,9 +14,8 @@ from amplint.workspace.config import Config
 from amplint.analysis.facts.regions import Enabled
 from amplint.workspace.files import discover
 from amplint.analysis.project import build
-from amplint.analysis.project.scaler_summaries import (
-    local_summaries, scaler_entries, text_may_hold,
-)
+from amplint.analysis.project.scaler_resolution import scaler_entries, text_may_hold
+from amplint.analysis.project.scaler_summaries import local_summaries
 from amplint.run.project_inputs import _KeyedLazy, _LazyTexts, _config_files
 from amplint.run.scaler_report import uncomposed
 

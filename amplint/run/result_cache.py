@@ -25,7 +25,7 @@ def cached_map(cache, kind, items, jobs, meter, stats=None):
     for index, item in enumerate(items):
         if cache is not None and not writes:
             keys[index] = _cache_key(cache, kind, item)
-            hit = _from_cache(cache, keys[index])
+            hit = _from_cache(cache, keys[index], item[0])
             if hit is not None:
                 results[index] = hit
                 continue
@@ -81,7 +81,7 @@ def cached_results(cache, kind, items) -> List[Optional[FileResult]]:
     """What the cache holds for `items` (None where it holds nothing), nothing computed."""
     if cache is None or _writes(items):
         return [None] * len(items)
-    return [_from_cache(cache, _cache_key(cache, kind, item)) for item in items]
+    return [_from_cache(cache, _cache_key(cache, kind, item), item[0]) for item in items]
 
 
 def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:
@@ -94,8 +94,9 @@ def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:
 
 _EXTRA = ("cell", "line_key", "fingerprint", "file_line")
 # what a cached result holds: 2 added the first pass's protocol summary (`scaler`) to the blob,
-# 3 a finding's `through` (the run drops chain duplicates across files after the cache)
-_FORMAT = 3
+# 3 a finding's `through` (the run drops chain duplicates across files after the cache), 4 the
+# findings `# noqa` suppressed (which count as reported in that drop)
+_FORMAT = 4
 
 
 def _to_cache(cache: Cache, key: str, result: FileResult) -> None:
@@ -113,13 +114,13 @@ def _to_cache(cache: Cache, key: str, result: FileResult) -> None:
     summary = None if result.summary in (None, False) else result.summary
     scaler = None if result.scaler in (None, False) else result.scaler
     cache.put(key, {"diagnostics": diagnostics, "errors": result.errors,
-                    "warnings": result.warnings,
+                    "warnings": result.warnings, "suppressed": result.suppressed,
                     "summary": result.summary if result.summary is False else None,
                     "scaler": result.scaler if result.scaler is False else None},
               blob=(summary, scaler) if summary is not None or scaler is not None else None)
 
 
-def _from_cache(cache: Cache, key: Optional[str]):
+def _from_cache(cache: Cache, key: Optional[str], path: str):
     if key is None:
         return None
     found = cache.get(key, with_blob=True)
@@ -133,10 +134,11 @@ def _from_cache(cache: Cache, key: Optional[str]):
             if "_" + name in item:
                 setattr(diag, name, item["_" + name])
         diagnostics.append(diag)
-    result = blank_result(diagnostics[0].filename if diagnostics else "")
+    result = blank_result(path)
     result.diagnostics = diagnostics
     result.errors = list(data["errors"])
     result.warnings = list(data.get("warnings", ()))
+    result.suppressed = [tuple(item) for item in data.get("suppressed", ())]
     summary, scaler = blob if blob is not None else (None, None)
     result.summary = False if data.get("summary") is False else summary
     result.scaler = False if data.get("scaler") is False else scaler

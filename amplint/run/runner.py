@@ -12,7 +12,7 @@ import os
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import List, Optional, Sequence, TextIO
+from typing import Dict, FrozenSet, List, Optional, Sequence, TextIO, Tuple
 
 from amplint.workspace.baseline import Baseline
 from amplint.workspace.cache import Cache
@@ -115,7 +115,7 @@ def run(
             tracebacks.append(result.traceback)
     summary.files_checked = len(files)
     # one report per hazard: a finding at a call drops when its event is reported in the callee
-    summary.diagnostics = drop_chain_duplicates(summary.diagnostics)
+    summary.diagnostics = drop_chain_duplicates(summary.diagnostics, _silenced(results))
     summary.sort()
     if baseline is not None:
         summary.diagnostics, summary.baselined = baseline.filter(summary.diagnostics)
@@ -244,6 +244,14 @@ def _final(results, targets, per_file, options, entries, cache, counting):
     """`results` (None: not linted yet) with the files that have entries or, with --fix/--diff/
     --add-noqa, something to do linted with their entries and the run's options. `counting`:
     (the meter, the files it counted) where some of them are linted here the first time."""
+    skips: Dict[str, FrozenSet[Tuple[str, int]]] = {}
+    if options.add_noqa and any(entries.values()):
+        # a cross-file finding the run drops as a chain duplicate must get no directive: lint
+        # first, drop, then mark what is left
+        results = _final(results, targets, per_file, replace(options, add_noqa=False), entries,
+                         cache, counting)
+        skips = _chain_skips(results)
+        counting = None
     redo = [
         i for i, (path, result) in enumerate(zip(targets, results))
         if entries.get(path) or (result is not None and _needs_action(result, per_file[path], options))
@@ -256,13 +264,35 @@ def _final(results, targets, per_file, options, entries, cache, counting):
             if fresh:
                 meter = _Counted(counting[0], counting[1], len(redo), fresh)
         again = cached_map(
-            cache, "final", [(targets[i], per_file[targets[i]], options, entries.get(targets[i], ()), False)
-                             for i in redo],
+            cache, "final", [(targets[i], per_file[targets[i]], _with_skips(options, skips, targets[i]),
+                              entries.get(targets[i], ()), False) for i in redo],
             options.jobs, meter,
         )
         for i, result in zip(redo, again):
             results[i] = result
     return results
+
+
+def _silenced(results) -> List[Tuple[str, str, int]]:
+    """(code, path, line) of the findings a `# noqa` suppressed in `results`."""
+    return [(code, result.path, line) for result in results if result is not None
+            for code, line in result.suppressed]
+
+
+def _chain_skips(results) -> Dict[str, FrozenSet[Tuple[str, int]]]:
+    """Per file, (code, line) of the findings `drop_chain_duplicates` drops from the run."""
+    found = [d for result in results if result is not None for d in result.diagnostics]
+    kept = {id(d) for d in drop_chain_duplicates(found, _silenced(results))}
+    skips: Dict[str, set] = {}
+    for result in results:
+        for diag in result.diagnostics if result is not None else ():
+            if id(diag) not in kept:
+                skips.setdefault(result.path, set()).add((diag.code, diag.line))
+    return {path: frozenset(lines) for path, lines in skips.items()}
+
+
+def _with_skips(options: RunOptions, skips, path: str) -> RunOptions:
+    return replace(options, noqa_skip=skips[path]) if path in skips else options
 
 
 class _Counted:

@@ -6,7 +6,7 @@ silent about what happens there).
 A `self.method()` that no class of the file defines (a base class or mixin in another file) and
 a function imported from another file of the linted tree are listed, with the function and line
 they sit in, unless the project's protocol summaries followed them into that file
-(amplint.analysis.project.scaler_summaries: the method found through the class's bases, the
+(amplint.analysis.project.scaler_resolution: the method found through the class's bases, the
 name through the imports). Calls into libraries
 (torch, the frameworks themselves) are not: their protocol is either in the vocabulary or none.
 """
@@ -34,7 +34,7 @@ def uncomposed(files: Sequence[str], read, display=lambda p: p, composed=frozens
                ) -> List[Dict[str, str]]:
     """One entry per call not composed, for the .py files among `files` (`read(path)` -> text).
     `composed`: (path, function key, call text, ordinal) of the calls the project's protocol
-    summaries followed into another file (amplint.analysis.project.scaler_summaries)."""
+    summaries followed into another file (amplint.analysis.project.scaler_resolution)."""
     local = _local_modules(files)
     found: List[Dict[str, str]] = []
     for path in files:

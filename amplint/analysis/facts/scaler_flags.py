@@ -7,7 +7,7 @@ of `if args.fp16: scaler.scale(loss).backward() else: loss.backward()` that runs
 native `--amp`). The same flag in two files is one value when the object reaches the other
 file as a parameter: `train(args, ..., scaler)` in run_glue.py hands engine.py's `train` a
 scaler enabled by its own parameter's `args.amp`. The project pass delivers that as an
-`EntryScalerFlag` to the callee's file (amplint.analysis.project.scaler_summaries).
+`EntryScalerFlag` to the callee's file (amplint.analysis.project.scaler_resolution).
 
 A flag is only ever `name.attr` of a plain name (not `self`/`cls`), bound once in its scope
 (a parameter, or one assignment), with no store to the attributes compared anywhere the

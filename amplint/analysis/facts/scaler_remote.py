@@ -1,5 +1,5 @@
 """The scaler protocol of callees in other files, as the project pass delivers it to one file's
-lint (amplint.analysis.project.scaler_summaries makes these entries).
+lint (amplint.analysis.project.scaler_resolution makes these entries).
 
 `EntryScaler` names one call of this file (the calling function's key, the call's dotted text
 and its ordinal among the calls of that text in that function, in the order `tree.calls`

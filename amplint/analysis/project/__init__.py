@@ -50,9 +50,8 @@ from amplint.analysis.project.propagate import propagate
 from amplint.analysis.project.value_seeds import value_seeds
 from amplint.analysis.project.region_seeds import call_seeds, flow_seeds
 from amplint.analysis.project.resolve import ProjectResolver
-from amplint.analysis.project.scaler_summaries import (
-    local_summaries, scaler_entries, text_keys_of, text_may_hold,
-)
+from amplint.analysis.project.scaler_resolution import scaler_entries, text_keys_of, text_may_hold
+from amplint.analysis.project.scaler_summaries import local_summaries
 from amplint.analysis.project.summary import (
     CALLER_TEXT, CALLER_WORDS, ModuleSummary, Setting, summarize,
 )
@@ -368,7 +367,9 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
             **extra
         )
     # one report per hazard: a finding at a call drops when its event is reported in the callee
-    kept = {id(d) for d in drop_chain_duplicates([d for r in results.values() for d in r.diagnostics])}
+    silenced = [(code, r.path, line) for r in results.values() for code, line in r.suppressed]
+    kept = {id(d) for d in drop_chain_duplicates([d for r in results.values() for d in r.diagnostics],
+                                                 silenced)}
     for result in results.values():
         result.diagnostics = [d for d in result.diagnostics if id(d) in kept]
     return results

@@ -1,5 +1,5 @@
 """Call sites of a function passed as an argument and called through the parameter that
-receives it (the class flow's parameter binding, classvalues.py `_bound`). Megatron-LM's
+receives it (the class flow's parameter binding, classbinding.py `_bound`). Megatron-LM's
 pretrain_gpt.py passes `forward_step` to `pretrain(model_provider, forward_step)`, which hands
 it on to `train_step(forward_step_func, ...)`, which calls `forward_step_func(data_iterator,
 model[0])`: that call binds `forward_step`'s parameters as a call written `forward_step(...)`

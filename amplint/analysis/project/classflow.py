@@ -8,7 +8,8 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.project import converters, halfspread
-from amplint.analysis.project.classvalues import MAX_REGISTRY_BUILD, ClassValues
+from amplint.analysis.project.classcalls import MAX_REGISTRY_BUILD
+from amplint.analysis.project.classvalues import ClassValues
 from amplint.analysis.project.flowindex import merge_things, thing_order
 
 

@@ -22,6 +22,10 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, List, Optional, Set
 
+# the class flow's bounds on one top-level question
+MAX_DEPTH = 14
+STEP_BUDGET = 20000  # evaluation steps per top-level question
+
 
 class Entry:
     __slots__ = ("found", "visited", "cut", "height", "steps", "cuts", "stale")

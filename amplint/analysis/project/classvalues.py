@@ -13,38 +13,30 @@ wrappers (dropped in flowfacts), `functools.partial`, containers (`nn.Sequential
 `ModuleList`, lists of blocks), parameters bound at every call site of the linted files
 (positional, keyword, defaults, methods, constructors, partials), `self.attr` stores of the
 class, submodules. Nothing is guessed: what cannot be resolved holds nothing.
+
+What a call makes: classcalls.py; what call sites bind a parameter to: classbinding.py (mixins).
 """
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict
 
-from amplint.analysis.project.callback_sites import callback_sites
-from amplint.analysis.project.classmemo import ContextMemo, Frame
-from amplint.analysis.project.config_targets import config_target_call
+from amplint.analysis.project.classbinding import ParameterBinding
+from amplint.analysis.project.classcalls import BUILD, CallValues
+from amplint.analysis.project.classmemo import MAX_DEPTH, STEP_BUDGET, ContextMemo, Frame
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
-from amplint.analysis.project.flowindex import SET_WORDS, FlowIndex, Hold, Things, keep, merge_things
-from amplint.analysis.project.flowindex import SiteTable as _SiteTable, callee_targets as _callee_targets
-from amplint.analysis.project.namespace_members import (
-    call_shape, cannot_take, dict_items, imported_modules, with_selection,
-)
+from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
+from amplint.analysis.project.flowindex import SiteTable as _SiteTable
+from amplint.analysis.project.namespace_members import dict_items, imported_modules
 from amplint.analysis.project.reflective import lookup
-from amplint.analysis.project.registry_classes import registry_lookup
-from amplint.analysis.project.string_classes import StringConfigs, string_call
+from amplint.analysis.project.string_classes import StringConfigs
 
 CTOR_CLASSMETHODS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint", "from_cfg"})
-BUILD = frozenset({"build", "build_from_cfg"})
 # a dict's own attributes: on a dict literal `d.get` is the method, never the item "get"
 _DICT_ATTRS = frozenset(dir(dict))
-_MAX_DEPTH = 14
-# a registry build that may make more classes than this (after the configs' narrowing) is
-# named in --show-regions, not followed: mmdet's HEADS holds ~100 heads, and following all of
-# them from one `build_head(cfg)` reaches losses that no config pairs with that head
-MAX_REGISTRY_BUILD = 8
-_BUDGET = 20000  # evaluation steps per top-level question
 
 
-class ClassValues(FlowIndex):
+class ClassValues(ParameterBinding, CallValues, FlowIndex):
     def __init__(self, project) -> None:
         super().__init__(project)
         self._memo: Dict[tuple, Things] = {}
@@ -67,7 +59,7 @@ class ClassValues(FlowIndex):
         if val is None:
             return {}
         context.asked(depth)
-        if depth > _MAX_DEPTH or self._steps > _BUDGET:
+        if depth > MAX_DEPTH or self._steps > STEP_BUDGET:
             context.taint()
             return {}
         memo_key = (path, key, val)
@@ -78,7 +70,7 @@ class ClassValues(FlowIndex):
             self._cuts += 1
             context.cut_against(memo_key)
             return {}
-        entry = context.find(memo_key, depth, self._active, _BUDGET - self._steps, _MAX_DEPTH)
+        entry = context.find(memo_key, depth, self._active, STEP_BUDGET - self._steps, MAX_DEPTH)
         if entry is not None:  # what evaluating it again here would give, counts included
             self._steps += entry.steps
             self.evaluations += entry.steps
@@ -96,12 +88,12 @@ class ClassValues(FlowIndex):
         finally:
             self._active.discard(memo_key)
             context.frames.pop()
-        settled = self._cuts == cuts and self._steps <= _BUDGET
+        settled = self._cuts == cuts and self._steps <= STEP_BUDGET
         if settled:
             self._memo[memo_key] = found
             context.settled(memo_key)
         else:
-            if self._steps > _BUDGET:
+            if self._steps > STEP_BUDGET:
                 frame.tainted = True
             context.keep(memo_key, frame, found, self._cuts - cuts)
         if context.frames:
@@ -281,100 +273,6 @@ class ClassValues(FlowIndex):
             for thing in self.values(path, key, classes, depth) if thing[0] == "class"
         }
 
-    def _bound(self, path: str, key: str, function, name: str, depth: int) -> Things:
-        """What the call sites of function `key` pass for parameter `name` (and its default)."""
-        out: Things = {}
-        index = function.params.index(name)
-        positional = index if index < function.positional else None
-        if name in function.defaults:
-            merge_things(out, self.values(path, key, function.defaults[name], depth))
-        parts = key.split(".")
-        summary = self.p.summary(path)
-        is_method = len(parts) == 2 and summary is not None and parts[0] in summary.classes
-        names = [parts[-1]]
-        if is_method and parts[1] == "__init__":
-            names = [parts[0]]
-        init = is_method and key.endswith(".__init__")
-        # the slots a site must fill to bind `name`: its keyword, or its position less the
-        # parameters the call leaves out (`_offset`: 0, or 1 for `self` / a constructor). A
-        # classmethod is held only as `cfunc` (a class's attribute) or `bound` (an instance's),
-        # both leaving `cls` out: never 0 (`func` is held for module-level functions and for
-        # methods that are not classmethods), so `cls` itself is bound by keyword only
-        if positional is None:
-            slots = frozenset({name})
-        elif is_method and function.is_classmethod:
-            slots = frozenset({name, positional - 1})
-        else:
-            slots = frozenset({name, positional, positional - 1})
-        for callee_name in names:
-            for where, caller, args, offset in self._binding_sites(callee_name, (path, key), init, depth, slots):
-                for slot, value in args:
-                    if slot == name or (positional is not None and slot == positional - offset):
-                        merge_things(out, self.values(where, caller, value, depth))
-        if init:  # a config mapping that names the class and gives this argument (Hydra, jsonargparse)
-            merge_things(out, self.strings.init_binding(path, parts[0], name))
-        for where, caller, args in callback_sites(self, path, key, depth):  # `step_func(x, model)`
-            for slot, value in args:
-                if slot == name or slot == positional:
-                    merge_things(out, self.values(where, caller, value, depth))
-        return out
-
-    def _binding_sites(self, name: str, target: tuple, init: bool, depth: int,
-                       slots: Optional[frozenset] = None):
-        """The call sites of `name` that call `target` (file, function key), in the order of
-        `_call_sites`, each as (file, caller, args, parameters the call leaves out). What a
-        site's callee holds is evaluated once it is final (memoised); until then (a cycle cut
-        it short) it is evaluated again at each question, as any value is. `init`: the
-        target is a constructor, which a call of the class runs. `slots`: only the sites that
-        fill one of these (an argument's position or keyword) are wanted; the others are not
-        evaluated, and a file whose text shows no such site is not summarised (site_files.py)."""
-        self._context.asked(depth)
-        if depth > _MAX_DEPTH:
-            self._context.taint()
-            return
-        if not init and not self.site_files.class_named(*target):
-            # a method of a class no text names: no value holds the class, an instance of it or
-            # of a subclass, so no site calls the method (site_files.class_named)
-            self.account(name)
-            return
-        question = ("bind", target, init) if slots is None else ("bind", target, init, slots)
-        sites = self._call_sites(name, question)
-        table = self._site_tables.get((name, question))
-        if table is None:
-            table = self._site_tables[(name, question)] = _SiteTable(len(sites))
-        visit = set(table.by_target.get(target, ())) | table.unsettled
-        if init:
-            visit |= table.with_classes
-        for number in sorted(visit):
-            if self._steps > _BUDGET:
-                self._context.taint()
-                return  # every value is {} from here on: no site binds
-            where, caller, callee, args, _line = sites[number]
-            if slots is not None and not any(slot in slots for slot, _ in args):
-                continue  # it binds none of the parameters asked about: its callee does not matter
-            found = table.settled.get(number)
-            if found is None:
-                held = self.values(where, caller, callee, depth)
-                found = _callee_targets(held)
-                if self._memo.get((where, caller, callee)) is held:
-                    table.settle(number, found)
-            offset = self._offset(found, target, init)
-            if offset is not None:
-                yield where, caller, args, offset
-
-    def _offset(self, found, target: tuple, init: bool) -> Optional[int]:
-        """What `_callee_targets` found, for `target`: how many leading parameters the call
-        leaves out (self), or None when it does not call it."""
-        direct, classes = found
-        position, offset = direct.get(target, (1 << 62, None))
-        if init:
-            for at, cpath, cls in classes:
-                if at > position:
-                    break
-                if self.p.method(cpath, cls, "__init__") == target:
-                    return 1
-        return offset
-
     def _stores(self, path: str, cls: str, attr: str, depth: int, seen: int = 0) -> Things:
         summary = self.p.summary(path)
         flow = self._flow(path)
@@ -399,101 +297,6 @@ class ClassValues(FlowIndex):
             found = self.p.resolve_ref(path, base)
             if found is not None and len(found[1]) == 1:
                 merge_things(out, self._stores(found[0], found[1][0], attr, depth, seen + 1))
-        return out
-
-    def _call(self, path: str, key: str, val, depth: int) -> Things:
-        _, callee, text, line = val
-        cite = f"{text} at {self.p.display(path)}:{line}"
-        out: Things = {}
-        built: set = set()
-        registries: list = []
-        shape: object = False
-        for thing, hold in self.values(path, key, callee, depth).items():
-            kind = thing[0]
-            if hold.cite.startswith("when ") and kind in ("class", "func"):
-                shape = call_shape(self, path, line) if shape is False else shape
-                if shape is not None and cannot_take(self, thing, shape):
-                    continue  # a namespace member this call's arguments cannot call
-            named = string_call(self, path, key, thing, text, cite)  # Hydra, `REGISTRY.get(name)`
-            if named is None and kind in ("cfunc", "func"):
-                named = registry_lookup(self, path, key, thing, cite)  # `Model.by_name(name)`, `get_model(name)`
-            if named is None and kind == "func":  # `instantiate_from_config(lossconfig)`
-                named = config_target_call(self, path, key, thing, text, cite)
-            if named is not None:
-                merge_things(out, named)
-            elif kind == "torch":
-                out.setdefault(("torch_inst", thing[1]), Hold(cite))
-            elif kind == "ext" and thing[1].rsplit(".", 1)[-1] not in BUILD:
-                out.setdefault(("ext_inst", thing[1]), Hold(cite))  # for unresolved_reason only
-            elif kind in ("class", "ctor", "pclass"):
-                out.setdefault(("inst", thing[1], thing[2]), Hold(f"{cite} ({hold.cite})" if hold.cite else cite))
-            elif kind == "unnamed":
-                out.setdefault(thing, hold)
-            elif kind in ("func", "bound", "cfunc", "pfunc"):
-                fpath, fkey = (thing[1], thing[2]) if kind != "bound" else (thing[3], thing[4])
-                flow = self._flow(fpath)
-                function = flow.functions.get(fkey) if flow is not None else None
-                # a factory one namespace member of several is: the key value that selects it
-                made = f"{cite} ({hold.cite})" if hold.cite.startswith("when ") else cite
-                for value in (function.returns if function is not None else ()):
-                    if kind == "cfunc" and _makes_cls(function, value):
-                        out.setdefault(("inst", thing[3], thing[4]), Hold(cite))
-                        continue
-                    for held, inner in self.values(fpath, fkey, value, depth).items():
-                        if held[0] == "inst":
-                            if SET_WORDS in inner.cite:  # one of a registry's set, by which key
-                                shown = f"{cite} ({inner.cite})"
-                            else:  # a namespace member's key, or the factory's own cite
-                                shown = with_selection(made, inner.cite)
-                            keep(out, held, Hold(shown, inner.half, inner.wrap))
-                        elif held[0] in ("class", "func") and inner.cite.startswith("when "):
-                            out.setdefault(held, inner)  # a class a namespace lookup selected, returned
-                        elif held[0] == "tup" and made is not cite:  # its items: selected by the key too
-                            out.setdefault(held, Hold(made, inner.half, inner.wrap))
-                        elif held[0] in ("tup", "unnamed"):
-                            out.setdefault(held, inner)
-            elif kind == "tget":  # what the dict holds under any key (a `default` gives nothing here)
-                for item in thing[3]:
-                    for held, inner in self.values(thing[1], thing[2], item, depth).items():
-                        if held[0] in ("class", "func", "pclass", "pfunc"):
-                            out.setdefault(held, inner)
-            elif kind == "wide_build":
-                out.setdefault(thing, Hold(cite))
-            elif kind == "build":
-                for cpath, cls in self.registries.made_by(thing[1]):
-                    out.setdefault(("inst", cpath, cls), Hold(cite))
-                    built.add(("inst", cpath, cls))
-                registries.append(thing[1])
-        out = self.narrow_by_config(path, key, text, out)
-        wide = [thing for thing in out if thing in built]
-        if len(wide) > MAX_REGISTRY_BUILD:
-            # which of these the build makes is decided by configs no call ties to it: named
-            # in --show-regions, not followed (every one of them would reach far too much)
-            for thing in wide:
-                del out[thing]
-            registry = registries[0][-1]
-            name = registry[1] if isinstance(registry, tuple) else str(registry).rsplit(".", 1)[-1]
-            out.setdefault(("wide_build", name, len(wide)), Hold(cite))
-        return out
-
-    def _timm_build(self, path: str, key: str, val, depth: int) -> Things:
-        """`timm.create_model(name)`: the project's functions registered with timm's
-        `@register_model` under that name (all of them, up to the registry bound, when the name
-        is not a literal); a name the project does not register stays timm's own."""
-        out: Things = {}
-        for thing, hold in self.values(path, key, val[1], depth).items():
-            if not (thing[0] == "ext" and thing[1].startswith("timm.") and thing[1].endswith(".create_model")):
-                out.setdefault(thing, hold)
-                continue
-            registered = self.timm_models()
-            made = registered.get(val[2], []) if val[2] else [f for fs in registered.values() for f in fs]
-            if not made:
-                out.setdefault(thing, hold)
-            elif len(made) > MAX_REGISTRY_BUILD:
-                out.setdefault(("wide_build", "timm.create_model", len(made)), hold)
-            else:
-                for fpath, name in made:
-                    out.setdefault(("func", fpath, name), hold)
         return out
 
     def _is_property(self, method) -> bool:
@@ -543,13 +346,3 @@ class ClassValues(FlowIndex):
                 else:
                     merge_things(out, self._stores(thing[1], thing[2], name, depth))
         return out
-
-
-def _makes_cls(function, value) -> bool:
-    """A classmethod's return that is an instance of the class it is called through: `return
-    cls(...)`, or a local only ever bound to `cls(...)` (fast-transformers' `from_kwargs`:
-    `builder = cls()`, attributes set, `return builder`)."""
-    if value[0] == "local" and value[1] != "cls" and value[1] not in function.params:
-        bound = function.assigns.get(value[1], ())
-        return bool(bound) and all(item[0] == "call" and item[1] == ("local", "cls") for item in bound)
-    return value[0] == "call" and value[1] == ("local", "cls")

@@ -25,7 +25,7 @@ from amplint.analysis.project.scaler_regions import scaler_region_entries
 
 def imported_entries(project, paths: Sequence[str],
                      scaler: Mapping[str, Tuple[object, ...]] = {}) -> Dict[str, Tuple[object, ...]]:
-    """`scaler`: the pass's EntryScalers by path (scaler_summaries.scaler_entries)."""
+    """`scaler`: the pass's EntryScalers by path (scaler_resolution.scaler_entries)."""
     found: Dict[str, Tuple[object, ...]] = dict(function_entries(project, paths))
     for more in (module_entries(project, paths), scaler_region_entries(project, scaler),
                  half_callee_entries(project, paths), half_return_entries(project, paths),

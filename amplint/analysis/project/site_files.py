@@ -1,7 +1,7 @@
 """Which of the files a call-site text search found can hold a call site that reaches the
 callee asked about (issue 34): the others are not summarised for it.
 
-A question is ("bind", (file, function key), init[, slots]), what `classvalues._binding_sites`
+A question is ("bind", (file, function key), init[, slots]), what `classbinding._binding_sites`
 asks (the call sites that call that function, or that class's constructor when `init`; with
 `slots`, only those that fill one of these positions or keywords: the parameter asked about), or
 ("class", file, class), what `halfspread._constructed_with` asks (the calls of that class).

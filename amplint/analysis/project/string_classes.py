@@ -38,7 +38,7 @@ from amplint.analysis.project.flowindex import Hold, Things
 from amplint.analysis.project.string_params import StringParams
 
 # the most classes a lookup by a key no literal fixes, or one several configs set, stands for
-# (as a registry build, classvalues.MAX_REGISTRY_BUILD); a larger set is left unresolved
+# (as a registry build, classcalls.MAX_REGISTRY_BUILD); a larger set is left unresolved
 MAX_SET = 8
 INSTANTIATE = frozenset({"hydra.utils.instantiate", "hydra.utils.call"})
 TARGET_KEYS = ("_target_", "class_path")

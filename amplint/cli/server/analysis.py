@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from amplint.workspace.cache import Cache
 from amplint.workspace.config import Config
+from amplint.analysis.diagnostics import drop_chain_duplicates
 from amplint.analysis.engine import FileResult, Settings, lint_source
 from amplint.analysis.facts import FileFacts
 from amplint.workspace.files import discover
@@ -23,9 +24,8 @@ from amplint.run.parallel import Workers
 from amplint.analysis.parsing import parse
 from amplint.run.per_file import REPORT_ONLY
 from amplint.analysis.project import build, needs_summary
-from amplint.analysis.project.scaler_summaries import (
-    is_caller, local_summaries, scaler_entries, text_keys_of, text_may_hold,
-)
+from amplint.analysis.project.scaler_resolution import scaler_entries, text_keys_of, text_may_hold
+from amplint.analysis.project.scaler_summaries import is_caller, local_summaries
 from amplint.analysis.project.function_entries import defined_functions
 from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.summary import portable_summary
@@ -126,6 +126,7 @@ class ProjectState:
         self.scalers: Dict[str, object] = {}
         self.entries: Dict[str, tuple] = {}  # norm(path) -> entries
         self.disk_texts: Dict[str, str] = {}
+        self.buffers: Dict[str, str] = {}  # the spelled paths the last pass read from buffers
         self.ready = False
         self.use_project = False
         # the first pass: files linted, how many came from the cache (the CLI's entries when
@@ -206,6 +207,7 @@ class ProjectState:
         old = self.entries
         buffers = {self.spell(p): text for p, text in overlays.items()
                    if not self._matches_disk(p, text)}
+        self.buffers = buffers
         if not buffers:  # what `amplint .` computes: shared with it through the cache
             found = project_entries([shown(self.root)], self.files, self.settings, self.config,
                                     dict(self.summaries), self.cache, jobs, stats,
@@ -343,7 +345,31 @@ class ProjectState:
         """The buffer's findings (the CLI's, for the same text), and the settings used."""
         settings = self.file_settings(path, unsafe)
         entries = self.entries.get(norm(path), ())
-        return lint_source(self.spell(path), text, settings, fix=fix, entries=entries), settings
+        result = lint_source(self.spell(path), text, settings, fix=fix, entries=entries)
+        if not fix:
+            self._drop_chain_duplicates(result)
+        return result, settings
+
+    def _drop_chain_duplicates(self, result: FileResult) -> None:
+        """As `amplint .` does: drop the buffer's findings at a call whose event, in another
+        file, that file reports (or a `# noqa` there silences) under the same code. Each such
+        file is linted from its buffer, else its disk text, with its own entries."""
+        mine = norm(result.path)
+        others = sorted({d.through[0] for d in result.diagnostics
+                         if isinstance(d.through, tuple) and norm(d.through[0]) != mine})
+        if not others:
+            return
+        found = list(result.diagnostics)
+        silenced = [(code, result.path, line) for code, line in result.suppressed]
+        for other in others:
+            spelled = self.spell(other)
+            text = self.buffers.get(spelled)
+            theirs = lint_source(spelled, _read(spelled) if text is None else text,
+                                 self.file_settings(spelled), entries=self.entries.get(norm(spelled), ()))
+            found += theirs.diagnostics
+            silenced += [(code, theirs.path, line) for code, line in theirs.suppressed]
+        kept = {id(d) for d in drop_chain_duplicates(found, silenced)}
+        result.diagnostics = [d for d in result.diagnostics if id(d) in kept]
 
     def file_settings(self, path: str, unsafe: Optional[bool] = None) -> Settings:
         settings = settings_for(self.spell(path), self.settings, self.config)
