@@ -146,3 +146,10 @@ def test_only_files_whose_float16_methods_call_an_imported_name_are_parsed(monke
         assert len(parsed) == len(expected)
         assert all(mark in text for mark, text in zip(expected, parsed))
         assert bool(found) == bool(expected)
+
+
+def test_a_bare_parameter_of_the_float16_method_is_not_told_to_another_file():
+    """Only a value computed from the module's own submodules travels (float16_args
+    `_activation`): a forward input may be token ids or lengths (fairseq's tacotron2
+    `get_mask_from_lengths(memory_lengths)` from `Decoder.forward`)."""
+    assert sam_findings([("attn = attention_probs(attn)", "attn = attention_probs(x)")]) == []

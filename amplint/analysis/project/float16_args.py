@@ -8,9 +8,12 @@ project module is answered with the arguments that are float16 there (Float16Val
 at that point of the walk). The answer travels as an EntryFloat16Args of the file defining the
 function, whose float16_callees then start from it.
 
-Candidates are the files with a class another file makes float16, or a half cast of their own
-(HALF_TEXT), that call a name they import; the callee must be a module-level function of another
-project file, named by the import's own module (no re-export followed)."""
+Candidates are the files with a class another file makes float16 (an EntryHalf) whose methods
+(or the functions of the file those call) call a name the file imports, as the summary shows
+before any LibCST parse; the callee must be a module-level function of another project file,
+named by the import's own module (no re-export followed). A class cast in its own file is left
+out: on fairseq the files with a `.half()` of their own (tests, benchmarks, scripts) were most of
+this pass's parses for no entry."""
 
 from __future__ import annotations
 
@@ -19,10 +22,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.half_callees import EntryFloat16Args
-from amplint.analysis.facts.half_values import walk_float16_code, FrameWalker
+from amplint.analysis.facts.half_values import FrameWalker, data_chain, walk_float16_code
+from amplint.analysis.facts.syntax import unparen
 from amplint.analysis.facts.region_entries import EntryHalf
 from amplint.analysis.project.function_entries import CALLED
-from amplint.analysis.project.half_callees import HALF_TEXT
 
 
 def float16_arg_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFloat16Args, ...]]:
@@ -35,14 +38,13 @@ def float16_arg_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryF
             continue
         entries = project.entries_for(path)
         halves = {e.target for e in entries if isinstance(e, EntryHalf) and e.dtype == "float16"}
-        own = HALF_TEXT.search(text) is not None
-        if not halves and not own:
+        if not halves:
             continue
         summary = project.made_summary(path) or project.planned_summary(path)
         if summary is None or not summary.imports:
             continue
         imported = {name: ref for name, ref in summary.imports.items() if name in set(CALLED.findall(text))}
-        if not imported or not _calls_out(summary, None if own else halves, set(imported.values())):
+        if not imported or not _calls_out(summary, halves, set(imported.values())):
             continue  # no method of a float16 class (nor what it calls here) calls an imported name
         for (cpath, function), (positions, keywords, cite) in _passed(project, path, text, entries, imported).items():
             found.setdefault(cpath, []).append(EntryFloat16Args(function, positions, keywords, cite))
@@ -76,7 +78,7 @@ def _passed(project, path: str, text: str, entries, imported: Dict[str, str]):
                 for index, arg in enumerate(node.args):
                     if arg.star:
                         break
-                    if values.is_float16(arg.value, self.frame):
+                    if values.is_float16(arg.value, self.frame) and _activation(arg.value, self.frame, values):
                         if arg.keyword is None:
                             positions.append(index)
                         else:
@@ -114,11 +116,10 @@ def _defining(project, importer: str, ref: str) -> Optional[Tuple[str, str]]:
 
 
 def _calls_out(summary, classes, refs) -> bool:
-    """A method of one of `classes` (None: any class of the file, which may cast its own),
-    other than `__init__`, or a function of the file it calls, calls one of `refs` (the
+    """A method of one of `classes`, other than `__init__`, or a function of the file it calls, calls one of `refs` (the
     summary's calls outside the file's own regions): before the file is parsed with LibCST."""
     pending = [key for key in summary.functions if key.count(".") == 1
-               and (classes is None or key.split(".")[0] in classes) and not key.endswith(".__init__")]
+               and key.split(".")[0] in classes and not key.endswith(".__init__")]
     seen = set(pending)
     while pending:
         function = summary.functions.get(pending.pop())
@@ -130,6 +131,29 @@ def _calls_out(summary, classes, refs) -> bool:
             if key not in seen:
                 seen.add(key)
                 pending.append(key)
+    return False
+
+
+def _activation(expr, frame, values, depth: int = 0) -> bool:
+    """`expr` is computed from an output of the module's own submodules or methods
+    (`self.transformer(ids)`, through dtype-keeping ops and the locals the walk has seen
+    assigned): the evidence another file is told about. A bare parameter, a setting
+    (`self.window`) or another call's result is float16 only by the scope's reading
+    (half_values: any tensor-looking value of a float16 module), which stays in this file."""
+    if depth > 6:
+        return False
+    expr = unparen(expr)
+    if isinstance(expr, cst.BinaryOperation):
+        return _activation(expr.left, frame, values, depth + 1) or _activation(expr.right, frame, values, depth + 1)
+    if isinstance(expr, cst.UnaryOperation):
+        return _activation(expr.expression, frame, values, depth + 1)
+    for node in data_chain(expr, frame):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
+            return True
+        if isinstance(node, cst.Name):
+            assigned = values.assigned_value(node.value, frame)
+            return assigned is not None and _activation(assigned, frame, values, depth + 1)
     return False
 
 
