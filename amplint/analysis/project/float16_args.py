@@ -25,7 +25,13 @@ from amplint.analysis.facts.half_callees import EntryFloat16Args
 from amplint.analysis.facts.half_values import FrameWalker, data_chain, walk_float16_code
 from amplint.analysis.facts.syntax import unparen
 from amplint.analysis.facts.region_entries import EntryHalf
+from amplint.analysis.data.triggers import ENTRY_NEEDS
+from amplint.analysis.prefilter_entries import CodeNames, _signals
 from amplint.analysis.project.function_entries import CALLED
+
+
+_CODES = ("AMP140", "AMP141")
+_NEEDS = frozenset(need for code in _CODES for need in ENTRY_NEEDS[code][1])
 
 
 def float16_arg_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFloat16Args, ...]]:
@@ -43,9 +49,13 @@ def float16_arg_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryF
         summary = project.made_summary(path) or project.planned_summary(path)
         if summary is None or not summary.imports:
             continue
-        imported = {name: ref for name, ref in summary.imports.items() if name in set(CALLED.findall(text))}
+        called = set(CALLED.findall(text))
+        imported = {name: ref for name, ref in summary.imports.items() if name in called}
         if not imported or not _calls_out(summary, halves, set(imported.values())):
             continue  # no method of a float16 class (nor what it calls here) calls an imported name
+        imported = {name: ref for name, ref in imported.items() if _may_hold_hazard(project, path, ref)}
+        if not imported:
+            continue
         for (cpath, function), (positions, keywords, cite) in _passed(project, path, text, entries, imported).items():
             found.setdefault(cpath, []).append(EntryFloat16Args(function, positions, keywords, cite))
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
@@ -113,6 +123,21 @@ def _defining(project, importer: str, ref: str) -> Optional[Tuple[str, str]]:
             return cpath, attrs[0]
         return None
     return None
+
+
+def _may_hold_hazard(project, importer: str, ref: str) -> bool:
+    """The function `ref` names, or one of its file it calls, holds what AMP140 or AMP141 needs
+    (the prefilter's ENTRY_NEEDS: a tiny float literal, an optimizer, a reduction), read with
+    `ast` before the caller is parsed with LibCST: on fairseq the callees of its float16
+    classes (`quant_noise`, `get_window`, `get_mask_from_lengths`) hold none."""
+    for cpath, attrs in project._module_candidates(importer, ref):
+        text = project.files.get(cpath)
+        if not text or len(attrs) != 1 or _signals(_CODES)(text) is None:
+            return False
+        code = CodeNames.of(text)
+        # the target and the functions of its file it calls, as the prefilter reads them
+        return code is None or any(names & _NEEDS for names in code.reached(attrs))
+    return False
 
 
 def _calls_out(summary, classes, refs) -> bool:
