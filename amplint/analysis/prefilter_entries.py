@@ -161,9 +161,12 @@ class CodeNames:
                 named.add(name)
                 for node in self.classes.get(name, ()):
                     nodes.append(node)
-                    pending.extend(inner.id for inner in ast.walk(node)
-                                   if type(inner) is ast.Name and inner.id in self.classes)
-                    called.update(_called_defs(node, self.defs))
+                    for inner in ast.walk(node):
+                        kind = type(inner)
+                        if kind is ast.Name and inner.id in self.classes:
+                            pending.append(inner.id)
+                        elif kind is ast.Call and type(inner.func) is ast.Name and inner.func.id in self.defs:
+                            called.add(inner.func.id)
             while called:  # the functions a reached body calls by name (half_values.float16_callees)
                 name = called.pop()
                 if name in named:

@@ -51,9 +51,11 @@ def float16_arg_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryF
             continue
         called = set(CALLED.findall(text))
         imported = {name: ref for name, ref in summary.imports.items() if name in called}
-        if not imported or not _calls_out(summary, halves, set(imported.values())):
-            continue  # no method of a float16 class (nor what it calls here) calls an imported name
-        imported = {name: ref for name, ref in imported.items() if _may_hold_hazard(project, path, ref)}
+        refs = _calls_out(summary, halves, set(imported.values())) if imported else set()
+        # no method of a float16 class (nor what it calls here) calls an imported name that
+        # may hold a hazard
+        imported = {name: ref for name, ref in imported.items()
+                    if ref in refs and _may_hold_hazard(project, path, ref)}
         if not imported:
             continue
         for (cpath, function), (positions, keywords, cite) in _passed(project, path, text, entries, imported).items():
@@ -140,23 +142,24 @@ def _may_hold_hazard(project, importer: str, ref: str) -> bool:
     return False
 
 
-def _calls_out(summary, classes, refs) -> bool:
-    """A method of one of `classes`, other than `__init__`, or a function of the file it calls, calls one of `refs` (the
-    summary's calls outside the file's own regions): before the file is parsed with LibCST."""
+def _calls_out(summary, classes, refs) -> set:
+    """Which of `refs` a method of one of `classes` (not `__init__`), or a function of the file
+    it calls, calls (the summary's calls outside the file's own regions): before the file is
+    parsed with LibCST."""
     pending = [key for key in summary.functions if key.count(".") == 1
                and key.split(".")[0] in classes and not key.endswith(".__init__")]
     seen = set(pending)
+    found: set = set()
     while pending:
         function = summary.functions.get(pending.pop())
         if function is None:
             continue
-        if any(call.kind == "call" and call.ref in refs for call in function.calls):
-            return True
+        found.update(call.ref for call in function.calls if call.kind == "call" and call.ref in refs)
         for key in function.local:
             if key not in seen:
                 seen.add(key)
                 pending.append(key)
-    return False
+    return found
 
 
 def _activation(expr, frame, values, depth: int = 0) -> bool:
