@@ -255,6 +255,22 @@ def test_the_half_classes_reach_the_classes_their_bodies_name():
     assert code.half_reached(("Missing",)) == frozenset()
 
 
+def test_the_half_classes_reach_the_functions_their_bodies_call():
+    """half_values.float16_callees walks `helper` and `inner` (a float16 module's method calls
+    them with its float16 values): the prefilter keeps what they name; `free` stays out."""
+    from amplint.analysis.prefilter_entries import CodeNames
+
+    text = (
+        "class A:\n    def forward(self, x):\n        return helper(x)\n\n"
+        "def helper(x):\n    return inner(x) * 2\n\n"
+        "def inner(x):\n    return x.pow(2).sum(-1)\n\n"
+        "def free(x):\n    return x.var()\n"
+    )
+    code = CodeNames.of(text)
+    assert {"pow", "sum"} <= code.half_reached(("A",))
+    assert "var" not in code.half_reached(("A",))
+
+
 # -- AMP110 (data/triggers HALF_OR_BLIND): fairseq/models/xmod/transformer_layer_xmod.py's shape --
 XMOD = (
     "import torch\n"

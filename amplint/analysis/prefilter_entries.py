@@ -144,13 +144,16 @@ class CodeNames:
         `functions`, their methods; `float16_functions` and walk_float16_code, the same with
         nested functions), and of the classes a reached body names (`self.x = Sub(...)`:
         `_add_submodules` follows CallGraph.self_instances, a call of a class of the file by
-        its plain name in the owner's body). A superset: every class of that name, whole."""
+        its plain name in the owner's body), and of the functions they call by a plain name,
+        at any depth (half_values.float16_callees). A superset: every class or function of
+        that name, whole."""
         key = ("<half>",) + classes
         found = self._half.get(key)
         if found is None:
             nodes: List[ast.AST] = []
             named: Set[str] = set()
             pending = list(classes)
+            called: Set[str] = set()
             while pending:
                 name = pending.pop()
                 if name in named:
@@ -158,8 +161,20 @@ class CodeNames:
                 named.add(name)
                 for node in self.classes.get(name, ()):
                     nodes.append(node)
-                    pending.extend(inner.id for inner in ast.walk(node)
-                                   if type(inner) is ast.Name and inner.id in self.classes)
+                    for inner in ast.walk(node):
+                        kind = type(inner)
+                        if kind is ast.Name and inner.id in self.classes:
+                            pending.append(inner.id)
+                        elif kind is ast.Call and type(inner.func) is ast.Name and inner.func.id in self.defs:
+                            called.add(inner.func.id)
+            while called:  # the functions a reached body calls by name (half_values.float16_callees)
+                name = called.pop()
+                if name in named:
+                    continue
+                named.add(name)
+                for node in self.defs[name]:
+                    nodes.append(node)
+                    called.update(_called_defs(node, self.defs))
             found = self._half[key] = self._names_in(nodes)
         return found
 
@@ -433,3 +448,9 @@ def _apply_aliases(targets: Iterable[ast.AST], aliases: Dict[str, Set[str]]) -> 
             aliases.setdefault(target.id, set()).add("apply")
         elif isinstance(target, ast.Attribute):
             aliases.setdefault(target.attr, set()).add("apply")
+
+
+def _called_defs(node: ast.AST, defs: Dict[str, List[ast.AST]]) -> Set[str]:
+    """The names `node` calls plainly (`rms_norm(x)`) that the file defines."""
+    return {inner.func.id for inner in ast.walk(node)
+            if type(inner) is ast.Call and type(inner.func) is ast.Name and inner.func.id in defs}

@@ -31,7 +31,8 @@ class FrameWalker(cst.CSTVisitor):
     def __init__(
         self, facts, values=None, start: Optional[Frame] = None
     ) -> None:
-        """`values`: told `note_assign(targets, value, frame)` (a Float16Values), or None."""
+        """`values`: told `note_assign(targets, value, frame)` and `note_call(call, frame)` (a
+        Float16Values), or None."""
         self.bodies = frames_by_body(facts)
         self.stack: List[Frame] = [start or facts.tree.module_frame]
         self.values = values
@@ -72,7 +73,7 @@ class FrameWalker(cst.CSTVisitor):
             leave(self, node)
         if frame is not None:
             self.stack.pop()
-        if self.values is not None and kind in _BINDERS:
+        if self.values is not None and kind in _NOTED:
             self._note(node)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -90,7 +91,9 @@ class FrameWalker(cst.CSTVisitor):
         self._note(original_node)
 
     def _note(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.Assign):
+        if isinstance(node, cst.Call):
+            self.values.note_call(node, self.frame)
+        elif isinstance(node, cst.Assign):
             self.values.note_assign([t.target for t in node.targets], node.value, self.frame)
         elif isinstance(node, cst.AnnAssign) and node.value is not None:
             self.values.note_assign([node.target], node.value, self.frame)
@@ -103,6 +106,7 @@ class FrameWalker(cst.CSTVisitor):
 
 
 _BINDERS = frozenset((cst.Assign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr))
+_NOTED = _BINDERS | {cst.Call}  # a call: what it passes, as of this point of the walk
 
 
 def _hooks(walker: type, kind: type) -> tuple:

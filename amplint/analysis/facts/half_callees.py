@@ -55,6 +55,19 @@ class EntryHalfParam:
 
 
 @dataclass(frozen=True)
+class EntryFloat16Args:
+    """Module-level function `function` of this file is called, with no autocast region active,
+    from the float16 code of another file (a method of a module class made float16 there, or a
+    function it calls), which passes float16 values as these arguments
+    (amplint.analysis.project.float16_args): the function runs on them as float16."""
+
+    function: str
+    positions: Tuple[int, ...]  # positional arguments passed float16
+    keywords: Tuple[str, ...]  # keyword arguments passed float16
+    cite: str  # "`MaskGit.generate` of a float16 module, at muse_maskgit_pytorch/muse_maskgit_pytorch.py:40"
+
+
+@dataclass(frozen=True)
 class EntryDtypeField:
     """Field chain `chain` of dataclass `cls` (module `module`) defaults to a half dtype that
     nothing in the project changes (amplint.analysis.project.dtype_fields): lingua's
@@ -80,6 +93,14 @@ def returns_half_entries(entries) -> Dict[str, List[EntryReturnsHalf]]:
     found: Dict[str, List[EntryReturnsHalf]] = {}
     for entry in entries:
         if isinstance(entry, EntryReturnsHalf):
+            found.setdefault(entry.function, []).append(entry)
+    return found
+
+
+def float16_arg_entries(entries) -> Dict[str, List[EntryFloat16Args]]:
+    found: Dict[str, List[EntryFloat16Args]] = {}
+    for entry in entries:
+        if isinstance(entry, EntryFloat16Args):
             found.setdefault(entry.function, []).append(entry)
     return found
 

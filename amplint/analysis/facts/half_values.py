@@ -18,6 +18,7 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.fp16 import half_cast_dtype
+from amplint.analysis.facts.half_callees import EntryFloat16Args, float16_arg_entries
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.frame_walk import FrameWalker, frames_by_body  # noqa: F401 (re-exported)
 from amplint.analysis.facts.syntax import bound_names, params as _params, unparen as _unparen  # noqa: F401 (AMP140/141)
@@ -32,6 +33,81 @@ def float16_functions(facts) -> frozenset:
     methods of module classes this file casts with `.half()` / `.to(torch.float16)`, and of
     their submodule classes (computed once, in `facts.fp16`)."""
     return facts.fp16.float16_functions
+
+
+def float16_callees(facts) -> Dict[int, object]:
+    """id(function frame) -> the float16-scope method that reaches it (a Frame), or the
+    EntryFloat16Args of another file's float16 code calling it: the functions of this file that
+    a method of a float16 module calls (k-diffusion's `RMSNorm.forward` calling the module-level
+    `rms_norm(x, self.scale, self.eps)`; not `__init__`, whose parameters are settings), those
+    another file's float16 code passes float16 values (project/float16_args.py), and those they
+    call in turn, with no autocast region active at the call. They are not float16 scope
+    themselves: a parameter there is float16 where the entry says so or every caller of the
+    file passes float16 (`Float16Values._passed_kind`); a value they make on their own is what
+    the dtype fact says."""
+    values = facts.half_values
+    found = values.__dict__.get("_callees")
+    if found is None:
+        found = {}
+        roots = float16_functions(facts)
+        passed = _entry_roots(facts)
+        if roots or passed:
+            calls: Dict[int, List] = {}
+            for site in facts.tree.calls:
+                caller = site.frame.function
+                if caller is not None and facts.active_region(site.frame) is None:
+                    calls.setdefault(id(caller), []).append(site)
+            queue = [(id(f), f) for f in facts.tree.frames
+                     if id(f) in roots and f.kind == "function" and f.name != "__init__"]
+            for frame, entry in passed:
+                if id(frame) not in roots and id(frame) not in found:
+                    found[id(frame)] = entry
+                    queue.append((id(frame), frame))
+            for key, caller in queue:  # breadth first: a caller is found before its callees
+                for site in calls.get(key, ()):
+                    for callee in facts.callgraph.callees(site):
+                        if callee.kind != "function" or id(callee) in roots:
+                            continue
+                        values.callee_sites.add(id(site.node))
+                        if id(callee) not in found:
+                            found[id(callee)] = caller if key in roots else found[key]
+                            queue.append((id(callee), callee))
+        values.__dict__["_callees"] = found
+    return found
+
+
+def _entry_roots(facts) -> List[Tuple[Frame, object]]:
+    """(module-level function, its first EntryFloat16Args) for the functions of this file that
+    another file's float16 code passes float16 values (project/float16_args.py)."""
+    functions = facts.tree.module_frame.functions
+    return [(functions[name], entries[0]) for name, entries in sorted(float16_arg_entries(facts.entries).items())
+            if name in functions]
+
+
+def has_float16_code(facts) -> bool:
+    """The file may hold float16 values outside autocast: a float16 cast, a class another file
+    makes float16, or a function another file's float16 code passes float16 values."""
+    return bool(facts.fp16.model_casts or facts.fp16.float16_functions
+                or any(isinstance(e, EntryFloat16Args) for e in facts.entries))
+
+
+def float16_where(facts, frame) -> Tuple[str, Dict[str, cst.CSTNode]]:
+    """How AMP140/AMP141 cite why a value of `frame` is float16 outside autocast, and the related
+    lines the message is formatted with: the float16 module whose method this is, the method
+    of one that passes the value on, or a cast of the file."""
+    if in_float16_scope(facts, frame):
+        note, related = facts.fp16.note(frame)
+        return f"in a float16 module: {note[1:-1]}", related
+    function = frame.function
+    caller = float16_callees(facts).get(id(function)) if function is not None else None
+    if isinstance(caller, EntryFloat16Args):
+        return caller.cite, {}
+    if caller is not None:
+        note, related = facts.fp16.note(caller)
+        owner = caller.class_frame
+        name = f"{owner.name}.{caller.name}" if owner is not None else caller.name
+        return f"passed by `{name}` of a float16 module: {note[1:-1]}", related
+    return "on a tensor the file casts to float16", {}
 
 
 def in_float16_scope(facts, frame) -> bool:
@@ -120,12 +196,17 @@ class Float16Values:
         self.facts = facts
         # id(function or module frame) -> name -> (kind, kind when explicit, assigned value)
         self._flow: Dict[int, Dict[str, Tuple[Optional[str], Optional[str], object]]] = {}
+        # ids of the calls that pass values into `float16_callees`, and, as the walk meets them,
+        # id(argument) -> (kind, kind when explicit) at that point of the caller
+        self.callee_sites: Set[int] = set()
+        self._passed: Dict[int, Tuple[Optional[str], Optional[str]]] = {}
 
     def in_scope(self, frame: Frame) -> bool:
         return in_float16_scope(self.facts, frame)
 
     def forget_assignments(self) -> None:
         self._flow.clear()
+        self._passed.clear()
 
     def is_float16(self, expr: cst.BaseExpression, frame: Frame, explicit: bool = False) -> bool:
         """`expr` is a float16 tensor outside autocast. `explicit`: only on the evidence of a
@@ -155,6 +236,13 @@ class Float16Values:
         for target in targets:
             for name in bound_names(target):
                 flow[name] = entry if isinstance(target, cst.Name) else (None, None, None)
+
+    def note_call(self, call: cst.Call, frame: Frame) -> None:
+        """Record what `call` passes to a float16 callee, as the walk knows its locals here."""
+        if id(call) in self.callee_sites:
+            for arg in call.args:
+                self._passed[id(arg.value)] = (
+                    self._kind(arg.value, frame, 0, False), self._kind(arg.value, frame, 0, True))
 
     # -- kinds ----------------------------------------------------------------------------
     def _kind(self, expr, frame: Frame, depth: int, explicit: bool) -> Optional[str]:
@@ -280,8 +368,14 @@ class Float16Values:
         index = names.index(name)
         if names and names[0] in ("self", "cls"):
             index -= 1
+        entry = float16_callees(self.facts).get(id(function))
+        if isinstance(entry, EntryFloat16Args) and (index in entry.positions or name in entry.keywords):
+            return None if explicit else F16  # another file's float16 code passes it float16
         kinds = set()
         for site in self._callers().get(id(function), []):
+            if entry is not None and site.frame.function is not None \
+                    and site.frame.function.name == "__init__":
+                return None  # a setting (`dim`), not an activation
             arg = None
             for candidate in site.node.args:
                 if candidate.keyword is not None and candidate.keyword.value == name:
@@ -291,7 +385,11 @@ class Float16Values:
                 if any(a.star for a in site.node.args) or not 0 <= index < len(positional):
                     return None
                 arg = positional[index]
-            kinds.add(self._kind(arg.value, site.frame, depth + 1, explicit))
+            noted = self._passed.get(id(arg.value))
+            if noted is not None:  # the walk met this call: the kind there, not at its end
+                kinds.add(noted[1 if explicit else 0])
+            else:
+                kinds.add(self._kind(arg.value, site.frame, depth + 1, explicit))
         return kinds.pop() if len(kinds) == 1 else None
 
     def _callers(self) -> Dict[int, List]:
@@ -371,7 +469,7 @@ def walk_float16_code(facts, make_walker) -> None:
     # each walk starts from no assignment seen: a rule's answers must not depend on whether
     # another rule walked the file before it (AMP141 alone and after AMP140 agree)
     facts.half_values.forget_assignments()
-    selected: Set[int] = set(float16_functions(facts))
+    selected: Set[int] = set(float16_functions(facts)) | set(float16_callees(facts))
     whole_module = False
     fp16 = facts.fp16
     for site in facts.tree.calls:
@@ -385,7 +483,11 @@ def walk_float16_code(facts, make_walker) -> None:
     if whole_module:
         make_walker(None).walk(facts.module)
         return
-    for frame in facts.tree.frames:
+    callees = float16_callees(facts)
+    # the callees last, callers first: what a call passes is noted as the walk meets it
+    frames = [f for f in facts.tree.frames if id(f) not in callees]
+    by_id = {id(f): f for f in facts.tree.frames if id(f) in callees}
+    for frame in frames + [by_id[key] for key in callees]:
         if frame.kind != "function" or id(frame) not in selected:
             continue
         outer = frame.parent

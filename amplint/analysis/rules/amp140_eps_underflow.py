@@ -10,7 +10,7 @@ from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.half_callees import half_param_entries
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes
-from amplint.analysis.facts.half_values import FrameWalker, float16_values, walk_float16_code
+from amplint.analysis.facts.half_values import FrameWalker, float16_values, float16_where, has_float16_code, walk_float16_code
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._param_sources import call_arguments, is_parameter, parameter_owners
 from amplint.analysis.rules._eps_literals import local_literal as _local_literal, self_attr_literal as _self_attr_literal
@@ -38,6 +38,13 @@ class EpsUnderflow(Rule):
     and on tensors the file itself casts to float16. Also
     `torch.optim.Adam` (AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad) with its default or a
     tiny `eps=` over the `.parameters()` of a model the file casts to float16.
+
+    A function those methods call with their float16 values runs on float16 too: a
+    module-level helper of the file (`def normalize_2nd_moment(x, eps=1e-8)` called from
+    `MappingNetwork.forward`), its parameter float16 where every caller of the file passes
+    float16, or, linting a project, a function of another file that the float16 code passes a
+    float16 value (MaskGit's `gumbel_sample(logits)` reaching `log(t, eps=1e-20)` in helpers.py);
+    and what such a function calls in turn. Not from `__init__`, whose parameters are settings.
 
     Linting a project, the model may be a parameter of a module-level function that another
     file passes a model it casts to float16 (SlowFast's `construct_optimizer(model, cfg)`
@@ -408,7 +415,7 @@ class EpsUnderflow(Rule):
         casts = facts.fp16.model_casts or facts.fp16.float16_functions
         if casts or passed:
             yield from self._optimizers(ctx, passed)
-        if not casts:
+        if not has_float16_code(facts):
             return  # no float16 cast here, nor a class of this file another file makes float16
         values = float16_values(facts)
         rule = self
@@ -432,12 +439,7 @@ class EpsUnderflow(Rule):
 
         walk_float16_code(facts, lambda start: Visitor(facts, values, start))
         for node, operand, value, frame in found:
-            related = {}
-            if values.in_scope(frame):  # cite which class is float16, and where it was made so
-                note, related = ctx.facts.fp16.note(frame)
-                where = f"in a float16 module: {note[1:-1]}"
-            else:
-                where = "on a tensor the file casts to float16"
+            where, related = float16_where(facts, frame)
             operand_code = _short(code_of(ctx.module, operand))
             if related:  # the message is formatted with the related lines
                 operand_code = operand_code.replace("{", "{{").replace("}", "}}")

@@ -11,7 +11,7 @@ from amplint.analysis.facts.tree import Frame
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import code_of, dotted_expr, keyword, kwarg, method_call
 from amplint.analysis.facts.half_values import (
-    FrameWalker, _unparen, float16_values, walk_float16_code,
+    FrameWalker, _unparen, float16_values, float16_where, has_float16_code, walk_float16_code,
 )
 from amplint.analysis.rules._backward_root import backward_root_only
 from amplint.analysis.rules._reduction_shapes import (
@@ -35,7 +35,11 @@ class HalfReduction(Rule):
     "float16 outside autocast" is what the file shows: the methods of a module class the file
     casts with `.half()` / `.to(torch.float16)` (or, linting a project, that another file makes
     float16; and of its submodules) with no autocast region active, and values cast to float16
-    in the same function.
+    in the same function. A function those methods call with their float16 values runs on
+    float16 too: a module-level helper of the file (k-diffusion's `rms_norm(x, scale, eps)`
+    called from `RMSNorm.forward`), its parameter float16 where every caller of the file
+    passes float16, or, linting a project, a function of another file that the float16 code
+    passes a float16 value; and what such a function calls in turn.
 
     Under a float16 autocast region, the same squares, exponentials and softmax when the
     dtype fact (torch's autocast tables) shows the elementwise result float16: `(h * h).sum(-1)`
@@ -324,7 +328,7 @@ class HalfReduction(Rule):
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
         yield from self._autocast_values(ctx)
-        if not facts.fp16.model_casts and not facts.fp16.float16_functions:
+        if not has_float16_code(facts):
             return  # no float16 cast here, nor a class of this file another file makes float16
         values = float16_values(facts)
         rule = self
@@ -462,11 +466,8 @@ class HalfReduction(Rule):
         if where is not None:  # under autocast: cite the region
             where, related = where
             place = "under autocast"
-        elif values.in_scope(frame):  # cite which class is float16, and where it was made so
-            note, related = ctx.facts.fp16.note(frame)
-            where = f"in a float16 module: {note[1:-1]}"
-        else:
-            where = "on a tensor the file casts to float16"
+        else:  # cite which class is float16, and where it was made so
+            where, related = float16_where(ctx.facts, frame)
         if related:  # the message is formatted with the related lines
             code = code.replace("{", "{{").replace("}", "}}")
         if kind == "softmax":
