@@ -1,5 +1,5 @@
 """A module-level helper that a method of a float16 module calls runs on the float16 values passed
-to it (amplint/analysis/facts/half_values.py `float16_callees`): AMP140 and AMP141 walk it, and a
+to it (amplint/analysis/facts/float16_scope.py `float16_callees`): AMP140 and AMP141 walk it, and a
 parameter there is float16 where every caller of the file passes float16, or where another
 file's float16 code passes it float16 (amplint/analysis/project/float16_args.py, EntryFloat16Args).
 

@@ -70,6 +70,27 @@ def test_a_yaml_config_turns_a_nested_flag_on():
     assert amp103(files) == []
 
 
+def test_a_python_config_turns_a_nested_flag_on_but_not_a_commented_out_line():
+    """yacs style (detectron2's config/defaults.py): `_C.MODEL.X = True` turns the flag on; the
+    same assignment commented out above the live `False` sets nothing."""
+    files = load(NAME, ((GUARD, "    if args.model.half_weights:\n"),))
+    head = "from yacs.config import CfgNode as CN\n\n_C = CN()\n_C.model = CN()\n"
+    files[f"{NAME}/config/defaults.py"] = head + "_C.model.half_weights = True\n"
+    assert amp103(files) == [CAST]
+    files[f"{NAME}/config/defaults.py"] = head + "# _C.model.half_weights = True\n_C.model.half_weights = False\n"
+    assert amp103(files) == []
+
+
+def test_twin_a_commented_out_option_default_is_silent():
+    files = load(NAME, ((OPTION, '"--half-weights", type=bool, default=False,'),))
+    main = files[f"{NAME}/main.py"]
+    line = next(l for l in main.splitlines(keepends=True) if "--half-weights" in l)
+    indent = line[: len(line) - len(line.lstrip())]
+    files[f"{NAME}/main.py"] = main.replace(line, indent + "# " + line.lstrip().replace("False", "True") + line)
+    assert "# parser.add_argument(\"--half-weights\", type=bool, default=True" in files[f"{NAME}/main.py"]
+    assert amp103(files) == []
+
+
 def test_twin_the_region_runs_without_gradients_is_silent():
     """Inference (sd-scripts' anima_minimal_inference.py: a bfloat16 DiT run under `no_grad` and
     autocast) trains nothing: no master copy is missing."""

@@ -256,7 +256,7 @@ def test_the_half_classes_reach_the_classes_their_bodies_name():
 
 
 def test_the_half_classes_reach_the_functions_their_bodies_call():
-    """half_values.float16_callees walks `helper` and `inner` (a float16 module's method calls
+    """float16_scope.float16_callees walks `helper` and `inner` (a float16 module's method calls
     them with its float16 values): the prefilter keeps what they name; `free` stays out."""
     from amplint.analysis.prefilter_entries import CodeNames
 

@@ -82,6 +82,17 @@ def internal_error_result(path: str, exc: BaseException, trace: Optional[str]) -
     return result
 
 
+def chain_duplicates(results: Iterable[Optional[FileResult]]) -> Set[int]:
+    """ids of the findings of `results` (None: none) at a call whose event one of them reports,
+    or a `# noqa` there silences, under the same code: what `drop_chain_duplicates` drops when
+    the files are reported together (the run, the editor, `lint_project`)."""
+    results = [result for result in results if result is not None]
+    found = [diag for result in results for diag in result.diagnostics]
+    silenced = [(code, result.path, line) for result in results for code, line in result.suppressed]
+    kept = {id(diag) for diag in drop_chain_duplicates(found, silenced)}
+    return {id(diag) for diag in found if id(diag) not in kept}
+
+
 def analyze(
     path: str, source: str, module: cst.Module, rules: Sequence[Rule],
     entries: Tuple[EntryRegion, ...] = (), facts: Optional[FileFacts] = None,

@@ -145,7 +145,7 @@ class CodeNames:
         nested functions), and of the classes a reached body names (`self.x = Sub(...)`:
         `_add_submodules` follows CallGraph.self_instances, a call of a class of the file by
         its plain name in the owner's body), and of the functions they call by a plain name,
-        at any depth (half_values.float16_callees). A superset: every class or function of
+        at any depth (float16_scope.float16_callees). A superset: every class or function of
         that name, whole."""
         key = ("<half>",) + classes
         found = self._half.get(key)
@@ -167,7 +167,7 @@ class CodeNames:
                             pending.append(inner.id)
                         elif kind is ast.Call and type(inner.func) is ast.Name and inner.func.id in self.defs:
                             called.add(inner.func.id)
-            while called:  # the functions a reached body calls by name (half_values.float16_callees)
+            while called:  # the functions a reached body calls by name (float16_scope.float16_callees)
                 name = called.pop()
                 if name in named:
                     continue

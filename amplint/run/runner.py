@@ -17,8 +17,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, TextIO, Tuple
 from amplint.workspace.baseline import Baseline
 from amplint.workspace.cache import Cache
 from amplint.workspace.config import Config, expand
-from amplint.analysis.diagnostics import drop_chain_duplicates
-from amplint.analysis.engine import FileResult, Settings, internal_error_result
+from amplint.analysis.engine import FileResult, Settings, chain_duplicates, internal_error_result
 from amplint.analysis.parsing import drop_held
 from amplint.workspace.files import Excludes, discover
 from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
@@ -117,7 +116,8 @@ def run(
             tracebacks.append(result.traceback)
     summary.files_checked = len(files)
     # one report per hazard: a finding at a call drops when its event is reported in the callee
-    summary.diagnostics = drop_chain_duplicates(summary.diagnostics, _silenced(results))
+    dropped = chain_duplicates(results)
+    summary.diagnostics = [d for d in summary.diagnostics if id(d) not in dropped]
     summary.sort()
     if baseline is not None:
         summary.diagnostics, summary.baselined = baseline.filter(summary.diagnostics)
@@ -277,20 +277,13 @@ def _final(results, targets, per_file, options, entries, cache, counting):
     return results
 
 
-def _silenced(results) -> List[Tuple[str, str, int]]:
-    """(code, path, line) of the findings a `# noqa` suppressed in `results`."""
-    return [(code, result.path, line) for result in results if result is not None
-            for code, line in result.suppressed]
-
-
 def _chain_skips(results) -> Dict[str, FrozenSet[Tuple[str, int]]]:
     """Per file, (code, line) of the findings `drop_chain_duplicates` drops from the run."""
-    found = [d for result in results if result is not None for d in result.diagnostics]
-    kept = {id(d) for d in drop_chain_duplicates(found, _silenced(results))}
+    dropped = chain_duplicates(results)
     skips: Dict[str, set] = {}
     for result in results:
         for diag in result.diagnostics if result is not None else ():
-            if id(diag) not in kept:
+            if id(diag) in dropped:
                 skips.setdefault(result.path, set()).add((diag.code, diag.line))
     return {path: frozenset(lines) for path, lines in skips.items()}
 

@@ -244,21 +244,8 @@ def param_argument(call: cst.Call, param: Optional[Tuple[int, str]]) -> Optional
 
 def passes_false(call: cst.Call, param: Optional[Tuple[int, str]]) -> bool:
     """Does the call pass a literal `False` for the `enabled` parameter `param`?"""
-    if param is None:
-        return False
-    index, name = param
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            return False  # `*args` / `**kw` may fill it
-        if arg.keyword is not None:
-            if arg.keyword.value == name:
-                return literal_bool(arg.value) is False
-        else:
-            if position == index:
-                return literal_bool(arg.value) is False
-            position += 1
-    return False
+    passed = param_argument(call, param)
+    return passed is not None and literal_bool(passed) is False
 
 
 def entered_regions(analysis, cls: Frame) -> List[object]:

@@ -346,8 +346,7 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
     """build + engine.lint_source for every Python file, with the entries the project found."""
     import inspect
 
-    from amplint.analysis.diagnostics import drop_chain_duplicates
-    from amplint.analysis.engine import lint_source
+    from amplint.analysis.engine import chain_duplicates, lint_source
     from amplint.analysis.project.imported import imported_entries
 
     # Reuse the first pass's parse where the engine can take it (`lint_source(..., module=)`).
@@ -367,9 +366,7 @@ def lint_project(files: Mapping[str, str], settings, fix: bool = False, config=N
             **extra
         )
     # one report per hazard: a finding at a call drops when its event is reported in the callee
-    silenced = [(code, r.path, line) for r in results.values() for code, line in r.suppressed]
-    kept = {id(d) for d in drop_chain_duplicates([d for r in results.values() for d in r.diagnostics],
-                                                 silenced)}
+    dropped = chain_duplicates(results.values())
     for result in results.values():
-        result.diagnostics = [d for d in result.diagnostics if id(d) in kept]
+        result.diagnostics = [d for d in result.diagnostics if id(d) not in dropped]
     return results

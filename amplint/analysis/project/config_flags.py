@@ -76,7 +76,7 @@ def _turned_on(project, keys: Tuple[str, ...]) -> Optional[str]:
                     return f"{project.display(path)}:{line}"
         elif path.endswith(".py"):
             for match in assign.finditer(text):
-                if match.group(1) in _TRUE:
+                if match.group(1) in _TRUE and not _commented_out(text, match.start()):
                     return f"{project.display(path)}:{text.count(chr(10), 0, match.start()) + 1}"
     return None
 
@@ -89,7 +89,15 @@ def _argparse_on(project, dest: str) -> Optional[str]:
         if "add_argument" not in text or dest not in text.replace("-", "_"):
             continue
         for match in option.finditer(text):
+            if _commented_out(text, match.start()):
+                continue
             rest = match.group(1)
             if re.search(r"\bdefault\s*=\s*True\b", rest) or re.search(r"\baction\s*=\s*['\"]store_false['\"]", rest):
                 return f"{project.display(path)}:{text.count(chr(10), 0, match.start()) + 1}"
     return None
+
+
+def _commented_out(text: str, start: int) -> bool:
+    """The match at `start` follows a `#` on its line: commented-out code (`# _C.TRAIN.HALF =
+    True` above the live `False`), which sets nothing."""
+    return "#" in text[text.rfind("\n", 0, start) + 1:start]

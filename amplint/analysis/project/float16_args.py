@@ -1,7 +1,7 @@
 """Float16 values handed to a function of another file (AMP140/AMP141 across files): muse-maskgit's
 `MaskGit.generate`, a method of a module class that sample.py makes float16, passes its float16
 logits to `gumbel_sample` of helpers.py, which adds Gumbel noise through `log(t, eps=1e-20)`.
-Within one file half_values.float16_callees follows such calls; here the caller's file is read
+Within one file float16_scope.float16_callees follows such calls; here the caller's file is read
 with its entries (the EntryHalf saying which of its classes another file makes float16), its
 float16 code is walked as the rules walk it, and each call of a name the file imports from a
 project module is answered with the arguments that are float16 there (Float16Values.is_float16,

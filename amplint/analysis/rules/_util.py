@@ -104,8 +104,9 @@ def code_of(module: cst.Module, node: cst.CSTNode) -> str:
 
 # -- float16 code outside autocast (AMP140, AMP141): the analysis lives in the facts --------------
 
+from amplint.analysis.facts.float16_scope import float16_functions, in_float16_scope  # noqa: E402,F401  (re-exported for the rules)
 from amplint.analysis.facts.half_values import (  # noqa: E402,F401  (re-exported for the rules)
-    FLOAT32_NAMES, data_chain, float16_functions, in_float16_scope, is_float32_cast,
+    FLOAT32_NAMES, data_chain, is_float32_cast,
 )
 
 

@@ -10,7 +10,8 @@ from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.half_callees import half_param_entries
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes
-from amplint.analysis.facts.half_values import FrameWalker, float16_values, float16_where, has_float16_code, walk_float16_code
+from amplint.analysis.facts.float16_scope import float16_where, has_float16_code
+from amplint.analysis.facts.half_values import FrameWalker, float16_values, walk_float16_code
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._param_sources import call_arguments, is_parameter, parameter_owners
 from amplint.analysis.rules._eps_literals import local_literal as _local_literal, self_attr_literal as _self_attr_literal

@@ -10,9 +10,8 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.tree import Frame
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import code_of, dotted_expr, keyword, kwarg, method_call
-from amplint.analysis.facts.half_values import (
-    FrameWalker, _unparen, float16_values, float16_where, has_float16_code, walk_float16_code,
-)
+from amplint.analysis.facts.float16_scope import float16_where, has_float16_code
+from amplint.analysis.facts.half_values import FrameWalker, _unparen, float16_values, walk_float16_code
 from amplint.analysis.rules._backward_root import backward_root_only
 from amplint.analysis.rules._reduction_shapes import (
     _assignments, _calls_in, _exp_argument, _reduced, _short, _softmax_parts, _square_base,

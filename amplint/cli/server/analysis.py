@@ -16,8 +16,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from amplint.workspace.cache import Cache
 from amplint.workspace.config import Config
-from amplint.analysis.diagnostics import drop_chain_duplicates
-from amplint.analysis.engine import FileResult, Settings, lint_source
+from amplint.analysis.engine import FileResult, Settings, chain_duplicates, lint_source
 from amplint.analysis.facts import FileFacts
 from amplint.workspace.files import discover
 from amplint.run.parallel import Workers
@@ -359,17 +358,14 @@ class ProjectState:
                          if isinstance(d.through, tuple) and norm(d.through[0]) != mine})
         if not others:
             return
-        found = list(result.diagnostics)
-        silenced = [(code, result.path, line) for code, line in result.suppressed]
+        linted = [result]
         for other in others:
             spelled = self.spell(other)
             text = self.buffers.get(spelled)
-            theirs = lint_source(spelled, _read(spelled) if text is None else text,
-                                 self.file_settings(spelled), entries=self.entries.get(norm(spelled), ()))
-            found += theirs.diagnostics
-            silenced += [(code, theirs.path, line) for code, line in theirs.suppressed]
-        kept = {id(d) for d in drop_chain_duplicates(found, silenced)}
-        result.diagnostics = [d for d in result.diagnostics if id(d) in kept]
+            linted.append(lint_source(spelled, _read(spelled) if text is None else text,
+                                      self.file_settings(spelled), entries=self.entries.get(norm(spelled), ())))
+        dropped = chain_duplicates(linted)
+        result.diagnostics = [d for d in result.diagnostics if id(d) not in dropped]
 
     def file_settings(self, path: str, unsafe: Optional[bool] = None) -> Settings:
         settings = settings_for(self.spell(path), self.settings, self.config)
