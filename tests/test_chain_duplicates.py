@@ -172,3 +172,26 @@ def test_the_editor_drops_the_call_s_duplicate_as_the_cli_does(tmp_path, monkeyp
     engine[CLIP[1] - 1] = engine[CLIP[1] - 1].rstrip("\n") + "  # noqa: AMP120\n"
     state.refresh({str(root / ENGINE): "".join(engine)})
     assert amp120(SOFTMAX) == []
+
+
+def test_the_editor_lints_the_other_file_once_per_text(tmp_path, monkeypatch):
+    """Each keystroke in softmax.py lints it again; engine.py, whose report decides the drop,
+    is linted once for its text until the next project pass."""
+    pytest.importorskip("pygls")
+    import amplint.cli.server.analysis as analysis
+    from amplint.cli.server.analysis import ProjectState
+    from amplint.workspace.config import Config
+
+    root = _copy(tmp_path)
+    monkeypatch.chdir(root)
+    state = ProjectState(str(root), Config(), SETTINGS, None, jobs=1)
+    state.first_pass({})
+    linted = []
+    real = analysis.lint_source
+    monkeypatch.setattr(analysis, "lint_source",
+                        lambda path, *a, **k: linted.append(path) or real(path, *a, **k))
+    text = (root / SOFTMAX).read_text(encoding="utf-8")
+    for edit in range(3):
+        found = state.lint(str(root / SOFTMAX), text + "\n" * edit)[0].diagnostics
+        assert [d for d in found if d.code == "AMP120"] == []
+    assert sorted(linted) == [ENGINE] + [SOFTMAX] * 3

@@ -126,6 +126,9 @@ class ProjectState:
         self.entries: Dict[str, tuple] = {}  # norm(path) -> entries
         self.disk_texts: Dict[str, str] = {}
         self.buffers: Dict[str, str] = {}  # the spelled paths the last pass read from buffers
+        # (path, text) -> lint of another file a buffer's finding reaches (its entries: until
+        # the next pass)
+        self._others: Dict[tuple, FileResult] = {}
         self.ready = False
         self.use_project = False
         # the first pass: files linted, how many came from the cache (the CLI's entries when
@@ -207,6 +210,7 @@ class ProjectState:
         buffers = {self.spell(p): text for p, text in overlays.items()
                    if not self._matches_disk(p, text)}
         self.buffers = buffers
+        self._others = {}
         if not buffers:  # what `amplint .` computes: shared with it through the cache
             found = project_entries([shown(self.root)], self.files, self.settings, self.config,
                                     dict(self.summaries), self.cache, jobs, stats,
@@ -362,8 +366,14 @@ class ProjectState:
         for other in others:
             spelled = self.spell(other)
             text = self.buffers.get(spelled)
-            linted.append(lint_source(spelled, _read(spelled) if text is None else text,
-                                      self.file_settings(spelled), entries=self.entries.get(norm(spelled), ())))
+            text = _read(spelled) if text is None else text
+            key = (spelled, text)
+            if key not in self._others:  # linted once per text until the next project pass
+                while len(self._others) >= 32:
+                    del self._others[next(iter(self._others))]
+                self._others[key] = lint_source(spelled, text, self.file_settings(spelled),
+                                                entries=self.entries.get(norm(spelled), ()))
+            linted.append(self._others[key])
         dropped = chain_duplicates(linted)
         result.diagnostics = [d for d in result.diagnostics if id(d) not in dropped]
 
