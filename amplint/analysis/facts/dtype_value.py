@@ -92,6 +92,15 @@ def device_only(call: cst.Call, frame) -> bool:
     return True
 
 
+class Elements:
+    """The tuple a split returns (`x.chunk(2)`, `qkv.unbind(0)`, `torch.split(x, n)`): tensors
+    of the input's dtype (torch's TUPLE_KEEP ops, under autocast too: no autocast list names
+    them). Only an index or an unpacking reads it; never bound to a name (DtypeFacts)."""
+
+    def __init__(self, element: Dtype) -> None:
+        self.element = element
+
+
 class ModuleValue:
     """A local or `self.` attribute bound to a torch.nn module constructor."""
 
