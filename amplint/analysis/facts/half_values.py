@@ -18,6 +18,7 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.fp16 import half_cast_dtype
+from amplint.analysis.facts.dtype_value import split_input
 from amplint.analysis.facts.half_callees import EntryFloat16Args, float16_arg_entries
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.frame_walk import FrameWalker, frames_by_body  # noqa: F401 (re-exported)
@@ -233,7 +234,7 @@ class Float16Values:
             entry = (None, None, None)
         else:
             entry = (self._kind(value, frame, 0, False), self._kind(value, frame, 0, True), value)
-        split = value is not None and _splits_a_tensor(value, frame)
+        split = value is not None and split_input(_unparen(value), frame) is not None
         for target in targets:
             if split and isinstance(target, (cst.Tuple, cst.List)):
                 # `q, k, v = qkv.unbind(0)`: each part has the input's dtype
@@ -440,29 +441,6 @@ def _dtype_source(call: cst.Call, frame: Frame):
             return value.value
         return _UNKNOWN
     return None
-
-
-def _splits_a_tensor(expr: cst.BaseExpression, frame: Frame) -> bool:
-    """`expr` is a split of a tensor into parts of its dtype (R.TUPLE_KEEP): `x.chunk(2)`,
-    `qkv.unbind(0)`, `torch.split(x, n)`; `.split(...)` only with a size or `dim=` (a string's
-    `.split(",")` is no tensor)."""
-    expr = _unparen(expr)
-    if not isinstance(expr, cst.Call) or any(a.keyword is not None and a.keyword.value == "dtype"
-                                             for a in expr.args):
-        return False
-    func = expr.func
-    qualified = resolve_expr(func, frame)
-    if qualified is not None:
-        return qualified.startswith("torch.") and qualified[len("torch."):] in R.TUPLE_KEEP \
-            and bool(expr.args)
-    if not isinstance(func, cst.Attribute) or func.attr.value not in R.TUPLE_KEEP:
-        return False
-    if func.attr.value != "split":
-        return True
-    first = expr.args[0] if expr.args else None
-    return first is not None and (
-        any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args)
-        or first.keyword is None and isinstance(first.value, (cst.Integer, cst.List, cst.Tuple)))
 
 
 def _looks_like_device(expr: cst.BaseExpression, frame: Frame) -> bool:
