@@ -16,6 +16,13 @@ tests/projects/split_dino_half_knn: facebookresearch/dino layout (`eval_knn.py`,
 `vision_transformer.py`, `utils.py`): `extract_features` runs the half model on `images.half()`
 and splits the tokens with `torch.split`; the patch tokens' `.sum(dim=1)` is a float16 sum
 (AMP141). Twin: the features taken `.float()` before the split.
+
+tests/projects/split_nanogpt_probe: karpathy/nanoGPT layout (`model.py` whose
+`CausalSelfAttention` splits `self.c_attn(x)` with `.split(self.n_embd, dim=2)`, `probe.py`):
+the probe splits the first block's qkv projection under CPU bfloat16 autocast and feeds `v` to a
+float32 `F.linear` after the region: 'mat1 and mat2 must have the same dtype' (run it:
+`python probe.py`; AMP105 through amplint/analysis/facts/escape.py `_bind_parts`). Twin: the
+projection taken `.float()` before the split.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import pytest
 from project_files import PROJECTS, code_findings, load
 
 SAM = "split_sam_attention"
+NANOGPT = "split_nanogpt_probe"
 DINO = "split_dino_half_knn"
 DECLARED = (["segment_anything/modeling/**"], "cpu", "bfloat16", os.path.join(PROJECTS, SAM))
 
@@ -60,6 +68,16 @@ def test_torch_split_of_half_features_is_a_float16_sum():
 def test_twin_features_taken_float_before_the_split_are_silent():
     files = load(DINO, (("feats = model(samples)", "feats = model(samples).float()"),))
     assert code_findings(files, "AMP141")[0] == []
+
+
+def test_part_of_a_split_escapes_the_region_into_a_float32_linear():
+    findings, results = code_findings(load(NANOGPT), "AMP105")
+    assert findings == [("probe.py", 19, "AMP105")]
+
+
+def test_twin_projection_taken_float_before_the_split_is_silent():
+    files = load(NANOGPT, (("c_attn(x).split(", "c_attn(x).float().split("),))
+    assert code_findings(files, "AMP105")[0] == []
 
 
 # -- the dtypes, against torch 2.13 on CPU ----------------------------------------------------
