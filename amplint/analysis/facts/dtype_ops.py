@@ -11,7 +11,8 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.dtype_promote import literal_tensor, promote, size_dim
 from amplint.analysis.facts.dtype_value import (
-    ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, ModuleValue, _dims, join, module_moved, of,
+    ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, Elements, ModuleValue, _dims, join, module_moved,
+    of,
 )
 from amplint.analysis.facts.names import resolve_expr
 
@@ -41,12 +42,16 @@ class Evaluator:
         self.in_region = dtypes.facts.active_region(frame) is not None
 
     # -- entry ----------------------------------------------------------------------------
-    def value(self, expr: cst.BaseExpression):
+    def value(self, expr: cst.BaseExpression, parts: bool = False):
+        """`parts`: the caller reads a split's tuple (an index or an unpacking), so an
+        `Elements` may come back; elsewhere it is unknown (never bound to a name)."""
         if self.in_region and isinstance(expr, (cst.BinaryOperation, cst.Call)):
             self.d.region_nodes.append((expr, self.frame))
         result = self._value(expr)
         if isinstance(result, Dtype):
             self.d.values[id(expr)] = result
+        elif isinstance(result, Elements) and not parts:
+            return None
         return result
 
     def _value(self, expr):
@@ -84,10 +89,13 @@ class Evaluator:
                 return of("pyfloat")  # math.pi
             return self._self_module(expr)
         if isinstance(expr, cst.Subscript):
-            base = self.value(expr.value)
+            base = self.value(expr.value, parts=True)
             for element in expr.slice:
                 if isinstance(element.slice, cst.Index):
                     self.value(element.slice.value)
+            if isinstance(base, Elements):  # `x.chunk(2)[0]` -> a tensor, `[1:]` -> a tuple
+                one = len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+                return base.element if one else base
             if isinstance(base, Dtype) and base.is_tensor:
                 return Dtype(base.options, base.conditional, None)
             if isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
@@ -312,6 +320,10 @@ class Evaluator:
             call: Optional[cst.Call] = None, module: bool = False) -> Optional[Dtype]:
         kind = R.op_kind(op)
         first = tensors[0] if tensors else None
+        if op in R.TUPLE_KEEP:
+            if first is None or not first.is_tensor or call is None or _kw(call, "dtype"):
+                return None
+            return Elements(Dtype(first.options, first.conditional, None))  # type: ignore[return-value]
         if op in R.TUPLE_WITH_ARGS:
             if call is not None and (call.args if rec is not None else len(call.args) > 1):
                 return None  # `x.max(1)`: values and indices

@@ -92,6 +92,41 @@ def device_only(call: cst.Call, frame) -> bool:
     return True
 
 
+class Elements:
+    """The tuple a split returns (`x.chunk(2)`, `qkv.unbind(0)`, `torch.split(x, n)`): tensors
+    of the input's dtype (torch's TUPLE_KEEP ops, under autocast too: no autocast list names
+    them). Only an index or an unpacking reads it; never bound to a name (DtypeFacts)."""
+
+    def __init__(self, element: Dtype) -> None:
+        self.element = element
+
+
+def split_input(expr: cst.BaseExpression, frame) -> Optional[cst.BaseExpression]:
+    """The tensor `expr` splits into parts of its dtype (R.TUPLE_KEEP), or None: `x` for
+    `x.chunk(2)`, `qkv.unbind(0)`, `torch.split(x, n)`; `.split(...)` only with a size or `dim=`
+    (a string's `.split(",")` is no tensor). For the walks that follow names without the dtype
+    fact's values (half_values, escape)."""
+    if not isinstance(expr, cst.Call) or any(
+            a.keyword is not None and a.keyword.value == "dtype" for a in expr.args):
+        return None
+    func = expr.func
+    qualified = resolve_expr(func, frame)
+    if qualified is not None:
+        first = expr.args[0] if expr.args else None
+        ok = qualified.startswith("torch.") and qualified[len("torch."):] in R.TUPLE_KEEP
+        return first.value if ok and first is not None and first.keyword is None else None
+    if not isinstance(func, cst.Attribute) or func.attr.value not in R.TUPLE_KEEP:
+        return None
+    if func.attr.value == "split":
+        first = expr.args[0] if expr.args else None
+        sized = first is not None and (
+            any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args)
+            or first.keyword is None and isinstance(first.value, (cst.Integer, cst.List, cst.Tuple)))
+        if not sized:
+            return None
+    return func.value
+
+
 class ModuleValue:
     """A local or `self.` attribute bound to a torch.nn module constructor."""
 

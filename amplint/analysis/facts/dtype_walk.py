@@ -8,7 +8,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from amplint.analysis.facts.dtype_ops import Evaluator
-from amplint.analysis.facts.dtype_value import ModuleValue, assigned_names, join
+from amplint.analysis.facts.dtype_value import Elements, ModuleValue, assigned_names, join
 from amplint.analysis.facts.syntax import bound_names
 from amplint.analysis.facts.tree import Frame
 
@@ -113,10 +113,17 @@ class _Walker:
             env = self.statement(stmt, env, frame)
         return env
 
-    def value(self, expr, env: Env, frame: Frame):
-        return Evaluator(self.dtypes, env, frame).value(expr)
+    def value(self, expr, env: Env, frame: Frame, parts: bool = False):
+        return Evaluator(self.dtypes, env, frame).value(expr, parts)
 
     def bind(self, target: cst.BaseExpression, value, env: Env) -> None:
+        if isinstance(value, Elements):
+            if isinstance(target, (cst.Tuple, cst.List)):  # `q, k, v = qkv.unbind(0)`
+                for element in target.elements:
+                    plain = isinstance(element, cst.Element) and isinstance(element.value, cst.Name)
+                    self.bind(element.value, value.element if plain else None, env)
+                return
+            value = None  # the tuple itself is not tracked
         if isinstance(target, cst.Name):
             if target.value not in self.escaping and target.value not in self.dtypes.untracked:
                 env[target.value] = value
@@ -234,7 +241,7 @@ class _Walker:
 
     def small(self, small: cst.CSTNode, env: Env, frame: Frame) -> None:
         if isinstance(small, cst.Assign):
-            value = self.value(small.value, env, frame)
+            value = self.value(small.value, env, frame, parts=True)
             for target in small.targets:
                 self._target_reads(target.target, env, frame)
                 self.bind(target.target, value, env)

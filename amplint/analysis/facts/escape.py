@@ -27,7 +27,7 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import PYTHON, region_policy
-from amplint.analysis.facts.dtype_value import device_only
+from amplint.analysis.facts.dtype_value import device_only, split_input
 from amplint.analysis.facts.escape_callees import EscapeCallees
 from amplint.analysis.facts.escape_entry import Entry  # noqa: F401 (re-exported: the rules read it here)
 from amplint.analysis.facts.float32_evidence import Float32Evidence
@@ -171,7 +171,11 @@ class EscapeAnalysis(Float32Evidence, EscapeCallees):
             if small.value is None:
                 return
             entry = self._value_entry(small.value, frame)
+            split = split_input(_unparen(small.value), frame)
             for target in targets:
+                if split is not None and isinstance(target, (cst.Tuple, cst.List)):
+                    self._bind_parts(target, self._value_entry(split, frame), frame, state)
+                    continue
                 self._bind(target, entry if isinstance(target, cst.Name) else None, frame, state)
             return
         if isinstance(small, cst.AugAssign):
@@ -186,6 +190,14 @@ class EscapeAnalysis(Float32Evidence, EscapeCallees):
         if isinstance(small, cst.Return) and frame.function is not None:
             entry = self._value_entry(small.value, frame) if small.value is not None else Entry("other")
             self.returns.setdefault(id(frame.function.node), []).append(entry)
+
+    def _bind_parts(self, target, entry: Entry, frame: Frame, state) -> None:
+        """`q, k, v = qkv.unbind(0)`: each part has the split tensor's dtype (a half value's
+        parts are half values)."""
+        for element in target.elements:
+            plain = isinstance(element, cst.Element) and isinstance(element.value, cst.Name)
+            keep = plain and entry.kind in ("half", "halfcast", "f32")
+            self._bind(element.value, entry if keep else None, frame, state)
 
     def _bind(self, target, entry: Optional[Entry], frame: Frame, state) -> None:
         if isinstance(target, cst.Name):

@@ -18,6 +18,7 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.fp16 import half_cast_dtype
+from amplint.analysis.facts.dtype_value import split_input
 from amplint.analysis.facts.float16_scope import float16_callees, float16_functions, in_float16_scope
 from amplint.analysis.facts.half_callees import EntryFloat16Args
 from amplint.analysis.facts.names import resolve_expr
@@ -141,7 +142,17 @@ class Float16Values:
             entry = (None, None, None)
         else:
             entry = (self._kind(value, frame, 0, False), self._kind(value, frame, 0, True), value)
+        split = value is not None and split_input(_unparen(value), frame) is not None
         for target in targets:
+            if split and isinstance(target, (cst.Tuple, cst.List)):
+                # `q, k, v = qkv.unbind(0)`: each part has the input's dtype
+                for element in target.elements:
+                    if isinstance(element, cst.Element) and isinstance(element.value, cst.Name):
+                        flow[element.value.value] = entry[:2] + (None,)
+                    else:
+                        for name in bound_names(element.value):
+                            flow[name] = (None, None, None)
+                continue
             for name in bound_names(target):
                 flow[name] = entry if isinstance(target, cst.Name) else (None, None, None)
 

@@ -1,0 +1,1 @@
+from .build_sam import build_sam_vit_b

@@ -1,0 +1,1 @@
+from .image_encoder import Attention, ImageEncoderViT
