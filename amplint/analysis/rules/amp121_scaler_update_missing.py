@@ -280,7 +280,7 @@ class ScalerUpdateMissing(Rule):
         steps = flow.of("step", scaler=scaler)
         updates = flow.of("update", scaler=scaler)
         if not updates:
-            if scalers.updated_anywhere(scaler):
+            if scalers.updated_anywhere(scaler) or scalers.updated_by_callers(flow, scaler):
                 return  # updated in another function: the order is not ours to see
             if not spans(*steps) and not _passed_to(steps, scaler):
                 return  # all through one call, which reports for itself
