@@ -86,6 +86,16 @@ def caller_updates(entries) -> Dict[str, FrozenSet[str]]:
     return {cls: frozenset(scalers) for cls, scalers in found.items()}
 
 
+def caller_updated(updates: Dict[str, FrozenSet[str]], frame, text: str) -> bool:
+    """`frame` is a method of a class whose `self.` scaler `text` callers update (`updates`,
+    caller_updates)."""
+    if not updates or not text.startswith("self."):
+        return False
+    cls = frame.class_frame
+    key = function_key(cls) if cls is not None else None
+    return key is not None and text in updates.get(key, ())
+
+
 # The key of a module's top-level statements, read like one more function (a script's
 # training loop at module level, as in llama2.c's train.py); no function can be named so
 MODULE_KEY = "<module>"

@@ -32,7 +32,7 @@ from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported fo
 )
 from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans, through_place  # noqa: F401
 from amplint.analysis.facts.scaler_flags import flag_entries
-from amplint.analysis.facts.scaler_remote import caller_updates, function_key, inherited_scalers, scaler_entries
+from amplint.analysis.facts.scaler_remote import caller_updated, caller_updates, inherited_scalers, scaler_entries
 from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
 
@@ -394,13 +394,9 @@ class ScalerAnalysis:
         return self._anywhere("update", text)
 
     def updated_by_callers(self, flow, text: str) -> bool:
-        """The flow is a method of a class here whose `text` scaler a calling class in another
-        file updates (EntryCallerUpdate)."""
-        if not self.caller_updates or not str(text).startswith("self."):
-            return False
-        cls = flow.frame.class_frame
-        key = function_key(cls) if cls is not None else None
-        return key is not None and str(text) in self.caller_updates.get(key, ())
+        """A method of a class here whose `self.` scaler `text` a calling class in another file
+        updates (EntryCallerUpdate)."""
+        return caller_updated(self.caller_updates, flow.frame, str(text))
 
     def unscaled_anywhere(self, text: str) -> bool:
         return self._anywhere("unscale", text)
