@@ -16,7 +16,7 @@ loops are opaque tokens that only compare by identity.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -62,6 +62,38 @@ class Remote:
     def place(self):
         """(path, line) for Diagnostic.through; None when the file is not known."""
         return (self.path, self.line) if self.path else None
+
+
+@dataclass(frozen=True)
+class EntryCallerUpdate:
+    """A class of this file whose method a subclass (or a class mixing it in) in another file
+    calls through `self.`, where the callee steps `scaler` (`self.scaler`) and a method of the
+    calling class updates it: the update is the caller's, as it would be were both classes in
+    one file (ScalerAnalysis.updated_anywhere), and the caller's file checks the order of the
+    step composed at its call and its update."""
+
+    cls: str  # the callee's class key here ("GANStepMixin")
+    scaler: str  # the scaler's text in the callee ("self.scaler")
+    caller: str  # "models/realesrgan_model.py: RealESRGANModel", for --show-regions and tests
+
+
+def caller_updates(entries) -> Dict[str, FrozenSet[str]]:
+    """class key -> the scalers callers in other files update (EntryCallerUpdate)."""
+    found: Dict[str, Set[str]] = {}
+    for entry in entries or ():
+        if isinstance(entry, EntryCallerUpdate):
+            found.setdefault(entry.cls, set()).add(entry.scaler)
+    return {cls: frozenset(scalers) for cls, scalers in found.items()}
+
+
+def caller_updated(updates: Dict[str, FrozenSet[str]], frame, text: str) -> bool:
+    """`frame` is a method of a class whose `self.` scaler `text` callers update (`updates`,
+    caller_updates)."""
+    if not updates or not text.startswith("self."):
+        return False
+    cls = frame.class_frame
+    key = function_key(cls) if cls is not None else None
+    return key is not None and text in updates.get(key, ())
 
 
 # The key of a module's top-level statements, read like one more function (a script's

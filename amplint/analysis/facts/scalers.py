@@ -32,7 +32,7 @@ from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported fo
 )
 from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans, through_place  # noqa: F401
 from amplint.analysis.facts.scaler_flags import flag_entries
-from amplint.analysis.facts.scaler_remote import inherited_scalers, scaler_entries
+from amplint.analysis.facts.scaler_remote import caller_updated, caller_updates, inherited_scalers, scaler_entries
 from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
 
@@ -150,6 +150,8 @@ class ScalerAnalysis:
         self.remote = scaler_entries(entries) if entries else {}
         # the flags callers in other files enable a scaler parameter by (scaler_flags.py)
         self.flag_entries = flag_entries(entries) if entries else {}
+        # the `self.` scalers of a class here that its callers in other files update
+        self.caller_updates = caller_updates(entries) if entries else {}
         self.module: cst.Module = tree.module_frame.node  # type: ignore[assignment]
         self.scalers: Dict[ScalerKey, Scaler] = {}
         self.constructions: List[CallSite] = []
@@ -390,6 +392,11 @@ class ScalerAnalysis:
 
     def updated_anywhere(self, text: str) -> bool:
         return self._anywhere("update", text)
+
+    def updated_by_callers(self, flow, text: str) -> bool:
+        """A method of a class here whose `self.` scaler `text` a calling class in another file
+        updates (EntryCallerUpdate)."""
+        return caller_updated(self.caller_updates, flow.frame, str(text))
 
     def unscaled_anywhere(self, text: str) -> bool:
         return self._anywhere("unscale", text)

@@ -17,7 +17,7 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
 
 from amplint.analysis.facts.returned_values import EntryReturn
 from amplint.analysis.facts.scaler_flags import EntryScalerFlag, stored_in_texts
-from amplint.analysis.facts.scaler_remote import EntryScaler
+from amplint.analysis.facts.scaler_remote import EntryCallerUpdate, EntryScaler
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.project.light_index import light_file
 from amplint.analysis.project.return_values import function_returns
@@ -87,6 +87,8 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
             method=callers[path].calls[index][3] in ("value", "held") and "." in callers[path].calls[index][4],
             source=where,
         ))
+        for made in _caller_updates(project, path, callers[path], index, key, events):
+            entries.setdefault(where, []).append(made)  # type: ignore[arg-type]
         for flag in callers[path].flags:
             if flag[0] == index:
                 made = _flag_entry(project, path, key, positional, keywords, flag, stored)
@@ -115,6 +117,24 @@ def _returned(project, path: str, summary: ScalerSummary, index: int,
         return None
     name, text, ordinal = call[:3]
     return EntryReturn(name, text, ordinal, f"{project.display(where)}: {key}", found[0], found[1], found[2])
+
+
+def _caller_updates(project, path: str, summary: ScalerSummary, index: int, key: str,
+                    events) -> List[EntryCallerUpdate]:
+    """The callee's side of a `self.m()` call into a base class or mixin of another file: the
+    `self.` scalers `m` steps that a method of the calling class updates (the same object's
+    scaler, `self.` on both sides)."""
+    call = summary.calls[index]
+    cls = call[5]
+    if call[3] != "self" or not cls or "." not in key:
+        return []
+    stepped = {e[1] for e in events if e[0] == "step" and e[1].startswith("self.")}
+    if not stepped:
+        return []
+    updated = {e[1] for name, function in (summary.functions or {}).items()
+               if name.rsplit(".", 1)[0] == cls for e in function[2] if e[0] == "update"}
+    return [EntryCallerUpdate(key.rsplit(".", 1)[0], scaler, f"{project.display(path)}: {cls}")
+            for scaler in sorted(stepped & updated)]
 
 
 def _flag_entry(project, path: str, key: str, positional, keywords, flag,

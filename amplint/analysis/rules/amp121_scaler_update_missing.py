@@ -30,7 +30,8 @@ class ScalerUpdateMissing(Rule):
     the loss scale also never adapts. Gradient accumulation (`step` and `update` together inside
     `if (i + 1) % k == 0:`), several optimizers stepped before one `update()`, and an `update`
     in another method of the same class are fine and not reported (also when the optimizers
-    are stepped in a loop over them, `for opt in optimizers: scaler.step(opt)`), unless a
+    are stepped in a loop over them, `for opt in optimizers: scaler.step(opt)`, and when a base
+    class or mixin of another file steps `self.scaler` that the calling class updates), unless a
     function of the file shows the order: `fit()` stepping through `train_step()` in its batch
     loop and updating through `on_epoch_end()` after it is reported at the `train_step()` call
     (calls are composed within a file and, through the project pass, into functions and base-class
@@ -280,7 +281,7 @@ class ScalerUpdateMissing(Rule):
         steps = flow.of("step", scaler=scaler)
         updates = flow.of("update", scaler=scaler)
         if not updates:
-            if scalers.updated_anywhere(scaler):
+            if scalers.updated_anywhere(scaler) or scalers.updated_by_callers(flow, scaler):
                 return  # updated in another function: the order is not ours to see
             if not spans(*steps) and not _passed_to(steps, scaler):
                 return  # all through one call, which reports for itself

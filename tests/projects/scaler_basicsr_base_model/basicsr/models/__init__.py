@@ -1,0 +1,3 @@
+from .sr_model import SRModel
+
+__all__ = ["SRModel"]
