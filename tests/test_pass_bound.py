@@ -1,5 +1,5 @@
 """The class flow's bound on one project pass (issue 34): peft's layers, whose cycles keep the
-flow's answers from settling, asked 4.8M values (120 s of a 400 s run); the real trees
+flow's answers from settling, asked over 4.8M values (400 s wall); the real trees
 benchmarked ask at most ~9,000. Past `classmemo.PASS_BUDGET` every answer is empty: the pass
 finds fewer targets, so cross-file findings may be missed but none is added, and the run says
 so in a warning line (from the cache too).
