@@ -27,8 +27,9 @@ MAX_DEPTH = 14
 STEP_BUDGET = 20000  # evaluation steps per top-level question
 # values asked for in one project pass, memo hits included: the real trees benchmarked ask at most
 # ~9,000 (sd-scripts; detectron2 ~650, fairseq ~4,700); peft's layers, whose cycles keep answers
-# from settling, asked over 4.8M (121 s of a profile stopped at 150 s). Past the bound every answer is {}: fewer targets, so
-# cross-file findings may be missed, never added (amplint.run reports it)
+# from settling, asked over 4.8M (121 s of a profile stopped at 150 s). Past the bound every
+# answer is {}: fewer targets, so cross-file findings may be missed, never added (amplint.run
+# reports it)
 PASS_BUDGET = 150_000
 
 
