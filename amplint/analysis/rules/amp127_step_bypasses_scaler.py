@@ -290,8 +290,9 @@ class StepBypassesScaler(Rule):
             )
         else:
             why = (
-                "the gradients are still multiplied by the loss scale (65536 by default), so "
-                "the update is that many times too large"
+                "the optimizer steps on gradients still multiplied by the loss scale (65536 by "
+                "default): an SGD update is that many times too large, and a step whose gradients "
+                "hold inf/NaN is not skipped"
             )
             if any(
                 u.scaler == backward.scaler and not exclusive(u, step)
