@@ -65,3 +65,30 @@ def test_the_run_says_when_it_reached_the_bound(monkeypatch, tmp_path):
         result = _cli(*args, "--jobs", "1")
         warned = [line for line in result.stderr.splitlines() if "reached its bound" in line]
         assert len(warned) == 1 and warned[0].startswith("warning: ."), result.stderr
+
+
+def test_the_editor_is_warned_once_when_its_pass_reached_the_bound(monkeypatch, tmp_path):
+    """The language server's pass is the CLI's: past the bound it says so too (a warning
+    message, once per session, on disk texts and with a buffer in place of its file)."""
+    import shutil
+
+    import pytest
+
+    pytest.importorskip("pygls")
+    from amplint.cli.server.analysis import ProjectState
+    from amplint.workspace.config import Config
+
+    root = tmp_path / NAME
+    shutil.copytree(os.path.join(PROJECTS, NAME), root)
+    monkeypatch.chdir(root)
+    state = ProjectState(str(root), Config(), Settings.default(), None, jobs=1)
+    state.first_pass({})
+    assert state.notes == [] and state.unseen_notes() == []
+    _bound(monkeypatch, 0)
+    state.refresh({})
+    (warned,) = state.notes
+    assert "reached its bound" in warned
+    assert state.unseen_notes() == [warned]
+    path = next(str(p) for p in root.rglob("*.py"))
+    state.refresh({path: open(path, encoding="utf-8").read() + "\nX = 1\n"})
+    assert state.notes == [warned] and state.unseen_notes() == []

@@ -30,7 +30,7 @@ from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.summary import portable_summary
 from amplint.run.scaler_inputs import disk_may_hold, protocol_keys_of, scaler_summaries_of, with_first_pass
 from amplint.run.project_inputs import (
-    _config_files, _KeyedLazy, _LazyTexts, project_entries, summaries_of,
+    _config_files, _KeyedLazy, _LazyTexts, bound_notes, project_entries, summaries_of,
 )
 from amplint.workspace.project_root import _too_broad, shown
 from amplint.run.phase_one import plan_first_pass
@@ -131,6 +131,10 @@ class ProjectState:
         self._others: Dict[tuple, FileResult] = {}
         self.ready = False
         self.use_project = False
+        # the lines the last project pass left (a bound it reached), as the CLI warns of them;
+        # `shown_notes`: those the client was already told of
+        self.notes: List[str] = []
+        self.shown_notes: set = set()
         # the first pass: files linted, how many came from the cache (the CLI's entries when
         # `amplint .` ran there before), whether the project pass did
         self.first_stats: Dict[str, object] = {}
@@ -211,19 +215,22 @@ class ProjectState:
                    if not self._matches_disk(p, text)}
         self.buffers = buffers
         self._others = {}
+        notes: List[str] = []
         if not buffers:  # what `amplint .` computes: shared with it through the cache
             found = project_entries([shown(self.root)], self.files, self.settings, self.config,
                                     dict(self.summaries), self.cache, jobs, stats,
-                                    scalers=self.scalers)
+                                    scalers=self.scalers, notes=notes)
             self.used = dict(self.summaries)
         else:
-            found = self._with_buffers(buffers, jobs)
+            found = self._with_buffers(buffers, jobs, notes)
+        self.notes = notes
         self.entries = {norm(p): tuple(e) for p, e in found.items()}
         if self.cache is not None:
             self.cache.save_index()
         return [p for p in set(old) | set(self.entries) if old.get(p) != self.entries.get(p)]
 
-    def _with_buffers(self, buffers: Dict[str, str], jobs: Optional[int]) -> Dict[str, tuple]:
+    def _with_buffers(self, buffers: Dict[str, str], jobs: Optional[int],
+                      notes: List[str]) -> Dict[str, tuple]:
         summaries = dict(self.summaries)
         for path, text in buffers.items():
             summary = summary_of_text(path, text)
@@ -265,10 +272,17 @@ class ProjectState:
                                         **text_keys_of(buffers)([p for p in wanted if p in buffers])})
             functions = imported_entries(project, keys, remote)
         found = {p: project.entries_for(p) for p in keys if project.entries_for(p)}
+        notes.extend(bound_notes(project, [shown(self.root)]))
         for more_entries in (remote, functions):  # scaler callees, classes of other files
             for path, extra in more_entries.items():
                 found[path] = tuple(found.get(path, ())) + extra
         return found
+
+    def unseen_notes(self) -> List[str]:
+        """The last pass's notes the client has not been shown yet (each once per session)."""
+        fresh = [note for note in self.notes if note not in self.shown_notes]
+        self.shown_notes.update(fresh)
+        return fresh
 
     def _matches_disk(self, path: str, text: str) -> bool:
         try:

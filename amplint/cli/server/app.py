@@ -114,6 +114,7 @@ class AmplintServer(LanguageServer):
             await self.off_loop(state.first_pass, self.buffers(state), report, cancelled)
             self.window_log_message(types.LogMessageParams(
                 type=types.MessageType.Log, message=first_pass_line(state, time.perf_counter() - began)))
+            self.show_notes(state)
         except Cancelled:
             state.use_project, state.entries, state.ready = False, {}, True
             message = "cancelled: files are linted on their own"
@@ -226,6 +227,7 @@ class AmplintServer(LanguageServer):
                 changed = await loop.run_in_executor(self.pass_worker, job)
                 if changed is None:
                     continue
+                self.show_notes(state)
                 if self.options.log_timings:
                     self.window_log_message(types.LogMessageParams(
                         type=types.MessageType.Log,
@@ -238,6 +240,13 @@ class AmplintServer(LanguageServer):
                         await self.lint_and_publish(other, doc.version)
         finally:
             self.pass_running.pop(state.root, None)
+
+    def show_notes(self, state: ProjectState) -> None:
+        """A warning for what the project pass left unresolved (its bound), as `amplint .`
+        prints one: the editor's cross-file findings are as incomplete as the CLI's."""
+        for note in state.unseen_notes():
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"amplint: warning: {note}"))
 
     def clear(self, uri: str) -> None:
         self.latest.pop(uri, None)
