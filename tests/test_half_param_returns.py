@@ -91,6 +91,21 @@ def test_twin_a_commented_out_option_default_is_silent():
     assert amp103(files) == []
 
 
+def test_an_option_whose_help_has_parentheses_or_a_dest_reads_as_written():
+    """argparse options as real parsers write them (a `help=` with parentheses before
+    `default=`, the option spelled by `dest=`) read with `ast`: the text pattern stopped at the
+    first `)`."""
+    line = 'parser.add_argument("--half-weights", type=bool, default=True, help="keep the weights in fp16 to save memory")'
+    helped = ('parser.add_argument("--half-weights", help="keep the weights in fp16 (see utils.build_model())",\n'
+              '                        type=bool, default=True)  # (on)')
+    assert amp103(load(NAME, ((line, helped),))) == [CAST]
+    assert amp103(load(NAME, ((line, helped.replace("True", "False")),))) == []
+    by_dest = 'parser.add_argument("--fp16-weights", dest="half_weights", type=bool, default=True)'
+    assert amp103(load(NAME, ((line, by_dest),))) == [CAST]
+    other = 'parser.add_argument("--half-weights", dest="fp16_weights", type=bool, default=True)'
+    assert amp103(load(NAME, ((line, other),))) == []
+
+
 def test_twin_the_region_runs_without_gradients_is_silent():
     """Inference (sd-scripts' anima_minimal_inference.py: a bfloat16 DiT run under `no_grad` and
     autocast) trains nothing: no master copy is missing."""

@@ -82,19 +82,48 @@ def _turned_on(project, keys: Tuple[str, ...]) -> Optional[str]:
 
 
 def _argparse_on(project, dest: str) -> Optional[str]:
-    option = re.compile(r"add_argument\(\s*(?:['\"]-\w['\"]\s*,\s*)?['\"]--%s['\"]([^)]*)\)"
-                        % dest.replace("_", "[-_]"))
+    """The first `parser.add_argument("--dest", ...)` (or `dest="dest"`) whose literal default
+    is true or whose action is `store_false`, read with `ast`: a `help=` with parentheses, a
+    keyword on another line or a comment between the arguments reads as written."""
     for path in project.python:
         text = project.files[path]
         if "add_argument" not in text or dest not in text.replace("-", "_"):
             continue
-        for match in option.finditer(text):
-            if _commented_out(text, match.start()):
-                continue
-            rest = match.group(1)
-            if re.search(r"\bdefault\s*=\s*True\b", rest) or re.search(r"\baction\s*=\s*['\"]store_false['\"]", rest):
-                return f"{project.display(path)}:{text.count(chr(10), 0, match.start()) + 1}"
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            if (type(node) is ast.Call and type(node.func) is ast.Attribute
+                    and node.func.attr == "add_argument" and _option_dest(node) == dest
+                    and _is_on(node)):
+                return f"{project.display(path)}:{node.lineno}"
     return None
+
+
+def _option_dest(call: ast.Call) -> Optional[str]:
+    """What argparse stores the option under: `dest=` if given, else the first `--long` option
+    with dashes as underscores (None for a positional or a non-literal name)."""
+    for keyword in call.keywords:
+        if keyword.arg == "dest":
+            value = keyword.value
+            return value.value if type(value) is ast.Constant and type(value.value) is str else None
+    for arg in call.args:
+        if type(arg) is not ast.Constant or type(arg.value) is not str:
+            return None
+        if arg.value.startswith("--"):
+            return arg.value[2:].replace("-", "_")
+    return None
+
+
+def _is_on(call: ast.Call) -> bool:
+    for keyword in call.keywords:
+        value = keyword.value
+        if keyword.arg == "default" and type(value) is ast.Constant and value.value is True:
+            return True
+        if keyword.arg == "action" and type(value) is ast.Constant and value.value == "store_false":
+            return True
+    return False
 
 
 def _commented_out(text: str, start: int) -> bool:
