@@ -9,7 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.returned_values import known_length, loop_source
 from amplint.analysis.facts.scaler_flow import key_text
-from amplint.analysis.facts.scalers import Event, Flow, exclusive
+from amplint.analysis.facts.scalers import Event, Flow, exclusive, runs_whenever, spans, through_place
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.rules import Flag, Rule
 
@@ -189,17 +189,19 @@ class UpdateBetweenOptimizers(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
-        for flow, scaler in scalers.stepping():
+        for flow, scaler in scalers.stepping(composed=True):
             found = self._update_between(flow, scaler)
             if found is not None:
                 first, update, second = found
+                related = {**_lines(first, "first"), **_lines(second, "second"),
+                           **_lines(update, "update")}
                 yield self.report(
                     update.node,
-                    f"`{scaler}.update()` between the steps of `{first.arg}` (line "
-                    f"{{first_line}}) and `{second.arg}` (line {{second_line}}): the second "
-                    "is unscaled with a scale its gradients were not scaled by; update once, "
-                    "after the last step",
-                    related={"first_line": first.node, "second_line": second.node},
+                    f"`{scaler}.update()`{_through(update, 'update', True)} between the steps of "
+                    f"`{first.arg}` {_at(first, 'first')} and `{second.arg}` {_at(second, 'second')}: "
+                    "the second is unscaled with a scale its gradients were not scaled by; update "
+                    "once, after the last step",
+                    related=related, through=through_place(update),
                 )
         for flow, scaler in scalers.stepping():
             for step, update, loop, count in self._loop_updates(ctx, flow, scaler):
@@ -244,6 +246,12 @@ class UpdateBetweenOptimizers(Rule):
 
     @staticmethod
     def _update_between(flow: Flow, scaler) -> Optional[Tuple[Event, Event, Event]]:
+        """The first (step, update, step) of two optimizers with no scale between the update
+        and the second step. Events composed through calls of helpers (scaler_protocol.py:
+        `scaler_step(scaler, opt)` that steps and updates, called once per optimizer) count when
+        the three do not all come through one call (that one is the helper's own finding), and
+        an update that comes through a call only where it runs whenever one of the steps does
+        (never one behind a test of the helper's own: `if update_scaler:`)."""
         steps = flow.of("step", scaler=scaler)
         for i, first in enumerate(steps):
             for second in steps[i + 1:]:
@@ -254,8 +262,9 @@ class UpdateBetweenOptimizers(Rule):
                 updates = [
                     u for u in flow.between(first, second, "update")
                     if u.scaler == scaler and not exclusive(u, first) and not exclusive(u, second)
+                    and (u.origin is None or runs_whenever(u, first) or runs_whenever(u, second))
                 ]
-                if not updates:
+                if not updates or not spans(first, updates[0], second):
                     continue
                 rescaled = [
                     s for s in flow.between(updates[0], second, "scale")
@@ -289,3 +298,27 @@ class UpdateBetweenOptimizers(Rule):
                 "two scales. Use one scaler for all losses and optimizers, one `update()`",
                 related={"first_line": a.node},
             )
+
+
+def _through(event: Event, what: str, here: bool = False) -> str:
+    """" (line 12, through this call)" / " (utils.py:47, through this call)" for an event
+    composed through a call (`here`: the call the finding is reported at)."""
+    call = "this call" if here else f"the call at line {{{what}_call}}"
+    if event.remote is not None:
+        return f" ({event.remote.where}, through {call})"
+    if event.origin is None or event.inner is None:
+        return ""
+    return f" (line {{{what}_inner}}, through {call})"
+
+
+def _at(event: Event, what: str) -> str:
+    """Where a step is: "(line 12)", or through the call it came by."""
+    return _through(event, what).strip() or f"(line {{{what}_line}})"
+
+
+def _lines(event: Event, what: str):
+    if event.remote is not None:
+        return {f"{what}_call": event.origin}
+    if event.origin is None or event.inner is None:
+        return {f"{what}_line": event.node}
+    return {f"{what}_inner": event.inner, f"{what}_call": event.origin}
