@@ -11,6 +11,7 @@ from amplint.analysis.facts.returned_values import known_length, loop_source
 from amplint.analysis.facts.scaler_flow import key_text
 from amplint.analysis.facts.scalers import Event, Flow, exclusive, runs_whenever, spans, through_place
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
+from amplint.analysis.facts.tree import iter_nodes
 from amplint.analysis.rules import Flag, Rule
 
 
@@ -198,21 +199,23 @@ class UpdateBetweenOptimizers(Rule):
                 yield self.report(
                     update.node,
                     f"`{scaler}.update()`{_through(update, 'update', True)} between the steps of "
-                    f"`{first.arg}` {_at(first, 'first')} and `{second.arg}` {_at(second, 'second')}: "
+                    f"`{first.arg}` ({_at(first, 'first')}) and `{second.arg}` ({_at(second, 'second')}): "
                     "the second is unscaled with a scale its gradients were not scaled by; update "
                     "once, after the last step",
                     related=related, through=through_place(update),
                 )
-        for flow, scaler in scalers.stepping():
+        for flow, scaler in scalers.stepping(composed=True):
             for step, update, loop, count in self._loop_updates(ctx, flow, scaler):
                 source = loop_source(loop.node.iter, flow.frame)
                 yield self.report(
                     update.node,
-                    f"`{scaler}.update()` inside the loop that steps each of the {count} "
-                    f"optimizers of `{key_text(loop.node.iter)}`{source} (`{scaler}.step` at line "
-                    "{step_line}): from the second one on, an optimizer is unscaled with a scale "
-                    "its gradients were not scaled by; update once, after the loop",
-                    related={"step_line": step.node},
+                    f"`{scaler}.update()`{_through(update, 'update', True)} inside the loop that "
+                    f"steps each of the {count} optimizers of `{_text(scalers, loop.node.iter)}`{source} "
+                    f"(`{scaler}.step` at {_at(step, 'step')}): from the second one on, an "
+                    "optimizer is unscaled with a scale its gradients were not scaled by; update "
+                    "once, after the loop",
+                    related={**_lines(step, "step"), **_lines(update, "update")},
+                    through=through_place(update),
                 )
         for flow in scalers.flows:
             yield from self._interleaved(scalers, flow)
@@ -222,11 +225,15 @@ class UpdateBetweenOptimizers(Rule):
         """`for opt in opts: scaler.step(opt); scaler.update()` over a container of at least two
         optimizers written differently (facts/returned_values.py `known_length`: a display, a
         local bound once to one, or a project function's returned display), no scale, jump or
-        condition around the step and update inside the loop."""
+        condition around the step and update inside the loop. The step and the update may both
+        come through one call in the loop (`for opt in (opt_g, opt_d): step_and_update(scaler,
+        opt)`), never through a loop of the callee's own."""
         for step in flow.of("step", scaler=scaler):
             loop = step.loop
-            if step.origin is not None or loop is None or not isinstance(loop.node, cst.For):
+            if loop is None or not isinstance(loop.node, cst.For):
                 continue
+            if step.origin is not None and not _holds(loop.node, step.origin):
+                continue  # the helper's own loop: its own finding
             target = loop.node.target
             if not isinstance(target, cst.Name) or step.arg != target.value or step.conditional(loop):
                 continue
@@ -237,7 +244,7 @@ class UpdateBetweenOptimizers(Rule):
                 continue
             updates = [u for u in inside if u.kind == "update" and u.scaler == scaler
                        and u.order > step.order and u.loop == loop and not u.conditional(loop)
-                       and u.origin is None]
+                       and (u.origin is None or u.origin is step.origin)]
             if not updates:
                 continue
             count = known_length(loop.node.iter, flow.frame, ctx.facts.tree)
@@ -312,8 +319,12 @@ def _through(event: Event, what: str, here: bool = False) -> str:
 
 
 def _at(event: Event, what: str) -> str:
-    """Where a step is: "(line 12)", or through the call it came by."""
-    return _through(event, what).strip() or f"(line {{{what}_line}})"
+    """Where a step is: "line 12", or where in the callee and through which call."""
+    return _through(event, what).strip()[1:-1] or f"line {{{what}_line}}"
+
+
+def _text(scalers, expr: cst.BaseExpression) -> str:
+    return key_text(expr) or " ".join(scalers.module.code_for_node(expr).split())
 
 
 def _lines(event: Event, what: str):
@@ -322,3 +333,8 @@ def _lines(event: Event, what: str):
     if event.origin is None or event.inner is None:
         return {f"{what}_line": event.node}
     return {f"{what}_inner": event.inner, f"{what}_call": event.origin}
+
+
+def _holds(loop: cst.CSTNode, call: cst.CSTNode) -> bool:
+    """The call is written inside the loop statement (the caller's loop, not the callee's)."""
+    return any(node is call for node in iter_nodes(loop))
