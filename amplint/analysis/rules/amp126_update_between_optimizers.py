@@ -21,7 +21,9 @@ class UpdateBetweenOptimizers(Rule):
     came from the same scaled backward, `scaler.update()` inside a loop that steps each optimizer
     of a list or tuple of at least two (a display of distinct names, or one a project function
     of another file returns), and two GradScalers that both scale losses before either steps
-    (one scaler per optimizer, interleaved in one iteration).
+    (one scaler per optimizer, interleaved in one iteration). Steps and updates count through
+    the helpers a call runs, in the file or another (`scaler_step(scaler, opt)` that steps and
+    updates, called once per optimizer).
 
     ## Why is this bad?
     `update()` may change the scale (halve it after an inf, double it after `growth_interval`
@@ -102,8 +104,32 @@ class UpdateBetweenOptimizers(Rule):
             "        scaler.step(optimizer)\n"
             "        scaler.update()\n",
         ),
+        Flag(  # a helper that steps and updates, called once per optimizer after both backwards
+            "import torch\n"
+            "def scaler_step(scaler, optimizer):\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "def train(gen_loss, disc_loss, opt_g, opt_d):\n"
+            "    scaler = torch.amp.GradScaler('cuda')\n"
+            "    scaler.scale(gen_loss).backward()\n"
+            "    scaler.scale(disc_loss).backward()\n"
+            "    scaler_step(scaler, opt_d)\n"
+            "    scaler_step(scaler, opt_g)\n",
+        ),
     ]
     clean = [
+        # the helper's update behind its own flag, turned off for the first optimizer
+        "import torch\n"
+        "def scaler_step(scaler, optimizer, update=True):\n"
+        "    scaler.step(optimizer)\n"
+        "    if update:\n"
+        "        scaler.update()\n"
+        "def train(gen_loss, disc_loss, opt_g, opt_d):\n"
+        "    scaler = torch.amp.GradScaler('cuda')\n"
+        "    scaler.scale(gen_loss).backward()\n"
+        "    scaler.scale(disc_loss).backward()\n"
+        "    scaler_step(scaler, opt_d, update=False)\n"
+        "    scaler_step(scaler, opt_g)\n",
         # the same loop, one update after it
         "import torch\n"
         "def train(model, x, opt_dense, opt_sparse):\n"
