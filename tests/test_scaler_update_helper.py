@@ -39,7 +39,8 @@ UPSTREAM_ORDER = (
 )
 STEP_ONLY = (
     ("        self.scaler.step(optimizer)\n        self.scaler.update()\n", "        self.scaler.step(optimizer)\n"),
-    ("        self.amp_step(self.optimizer_G)\n", "        self.amp_step(self.optimizer_G)\n        self.scaler.update()\n"),
+    ("        self.amp_step(self.optimizer_G)\n",
+     "        self.amp_step(self.optimizer_G)\n        self.scaler.update()\n"),
     ("    scaler.step(optimizer)\n    scaler.update()\n", "    scaler.step(optimizer)\n"),
     ("        step_and_update(self.scaler, self.optimizer_D)\n",
      "        step_and_update(self.scaler, self.optimizer_D)\n        self.scaler.update()\n"),
@@ -50,13 +51,16 @@ FLAGGED_UPDATE = (
      "        if update:\n            self.scaler.update()\n"),
     ("        self.amp_step(self.optimizer_D)\n", "        self.amp_step(self.optimizer_D, update=False)\n"),
     ("def step_and_update(scaler, optimizer):", "def step_and_update(scaler, optimizer, update=True):"),
-    ("    scaler.step(optimizer)\n    scaler.update()\n", "    scaler.step(optimizer)\n    if update:\n        scaler.update()\n"),
+    ("    scaler.step(optimizer)\n    scaler.update()\n",
+     "    scaler.step(optimizer)\n    if update:\n        scaler.update()\n"),
     ("        step_and_update(self.scaler, self.optimizer_G)\n",
      "        step_and_update(self.scaler, self.optimizer_G, update=False)\n"),
 )
 LOOPED = (
-    ("        step_and_update(self.scaler, self.optimizer_G)\n        step_and_update(self.scaler, self.optimizer_D)\n",
-     "        for optimizer in (self.optimizer_G, self.optimizer_D):\n            step_and_update(self.scaler, optimizer)\n"),
+    ("        step_and_update(self.scaler, self.optimizer_G)\n"
+     "        step_and_update(self.scaler, self.optimizer_D)\n",
+     "        for optimizer in (self.optimizer_G, self.optimizer_D):\n"
+     "            step_and_update(self.scaler, optimizer)\n"),
     ("        self.amp_step(self.optimizer_D)\n        self.amp_step(self.optimizer_G)\n",
      "        for optimizer in [self.optimizer_D, self.optimizer_G]:\n            self.amp_step(optimizer)\n"),
 )
