@@ -344,7 +344,8 @@ class ClipBeforeUnscale(Rule):
         if step is None:
             return None
         unscales = flow.of("unscale", scaler=step.scaler)
-        if any(u.order < clip.order and not exclusive(u, clip) for u in unscales):
+        if any(u.order < clip.order and not exclusive(u, clip) and not _spent(flow, u, clip, step)
+               for u in unscales):
             return None
         scales = flow.of("scale", scaler=step.scaler)
         if scales:
@@ -372,3 +373,14 @@ class ClipBeforeUnscale(Rule):
             Applicability.SAFE, f"Insert `{step.scaler}.unscale_({step.arg})` before the clip",
             insert_before(clip.stmt, expr_line(call)),
         )
+
+
+def _spent(flow: Flow, unscale: Event, clip: Event, step: Event) -> bool:
+    """The unscale is of another optimizer than `step`'s, which steps between it and the clip
+    (vits: `unscale_(optim_d)`, clip, `step(optim_d)`, then the generator's clip before
+    `step(optim_g)`): it unscaled that optimizer's gradients only, not those the clip reads
+    for `step`'s optimizer. An unscale of no named optimizer (a framework's) is never spent."""
+    if unscale.arg is None or step.arg is None or unscale.arg == step.arg:
+        return False
+    return any(s.arg == unscale.arg and not exclusive(s, clip)
+               for s in flow.between(unscale, clip, "step") if s.scaler == step.scaler)

@@ -9,8 +9,9 @@ import libcst as cst
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.returned_values import known_length, loop_source
 from amplint.analysis.facts.scaler_flow import key_text
-from amplint.analysis.facts.scalers import Event, Flow, exclusive
+from amplint.analysis.facts.scalers import Event, Flow, exclusive, runs_whenever, spans, through_place
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
+from amplint.analysis.facts.tree import iter_nodes
 from amplint.analysis.rules import Flag, Rule
 
 
@@ -20,7 +21,9 @@ class UpdateBetweenOptimizers(Rule):
     came from the same scaled backward, `scaler.update()` inside a loop that steps each optimizer
     of a list or tuple of at least two (a display of distinct names, or one a project function
     of another file returns), and two GradScalers that both scale losses before either steps
-    (one scaler per optimizer, interleaved in one iteration).
+    (one scaler per optimizer, interleaved in one iteration). Steps and updates count through
+    the helpers a call runs, in the file or another (`scaler_step(scaler, opt)` that steps and
+    updates, called once per optimizer).
 
     ## Why is this bad?
     `update()` may change the scale (halve it after an inf, double it after `growth_interval`
@@ -101,8 +104,32 @@ class UpdateBetweenOptimizers(Rule):
             "        scaler.step(optimizer)\n"
             "        scaler.update()\n",
         ),
+        Flag(  # a helper that steps and updates, called once per optimizer after both backwards
+            "import torch\n"
+            "def scaler_step(scaler, optimizer):\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "def train(gen_loss, disc_loss, opt_g, opt_d):\n"
+            "    scaler = torch.amp.GradScaler('cuda')\n"
+            "    scaler.scale(gen_loss).backward()\n"
+            "    scaler.scale(disc_loss).backward()\n"
+            "    scaler_step(scaler, opt_d)\n"
+            "    scaler_step(scaler, opt_g)\n",
+        ),
     ]
     clean = [
+        # the helper's update behind its own flag, turned off for the first optimizer
+        "import torch\n"
+        "def scaler_step(scaler, optimizer, update=True):\n"
+        "    scaler.step(optimizer)\n"
+        "    if update:\n"
+        "        scaler.update()\n"
+        "def train(gen_loss, disc_loss, opt_g, opt_d):\n"
+        "    scaler = torch.amp.GradScaler('cuda')\n"
+        "    scaler.scale(gen_loss).backward()\n"
+        "    scaler.scale(disc_loss).backward()\n"
+        "    scaler_step(scaler, opt_d, update=False)\n"
+        "    scaler_step(scaler, opt_g)\n",
         # the same loop, one update after it
         "import torch\n"
         "def train(model, x, opt_dense, opt_sparse):\n"
@@ -189,28 +216,32 @@ class UpdateBetweenOptimizers(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
-        for flow, scaler in scalers.stepping():
+        for flow, scaler in scalers.stepping(composed=True):
             found = self._update_between(flow, scaler)
             if found is not None:
                 first, update, second = found
+                related = {**_lines(first, "first"), **_lines(second, "second"),
+                           **_lines(update, "update")}
                 yield self.report(
                     update.node,
-                    f"`{scaler}.update()` between the steps of `{first.arg}` (line "
-                    f"{{first_line}}) and `{second.arg}` (line {{second_line}}): the second "
-                    "is unscaled with a scale its gradients were not scaled by; update once, "
-                    "after the last step",
-                    related={"first_line": first.node, "second_line": second.node},
+                    f"`{scaler}.update()`{_through(update, 'update', True)} between the steps of "
+                    f"`{first.arg}` ({_at(first, 'first')}) and `{second.arg}` ({_at(second, 'second')}): "
+                    "the second is unscaled with a scale its gradients were not scaled by; update "
+                    "once, after the last step",
+                    related=related, through=through_place(update),
                 )
-        for flow, scaler in scalers.stepping():
+        for flow, scaler in scalers.stepping(composed=True):
             for step, update, loop, count in self._loop_updates(ctx, flow, scaler):
                 source = loop_source(loop.node.iter, flow.frame)
                 yield self.report(
                     update.node,
-                    f"`{scaler}.update()` inside the loop that steps each of the {count} "
-                    f"optimizers of `{key_text(loop.node.iter)}`{source} (`{scaler}.step` at line "
-                    "{step_line}): from the second one on, an optimizer is unscaled with a scale "
-                    "its gradients were not scaled by; update once, after the loop",
-                    related={"step_line": step.node},
+                    f"`{scaler}.update()`{_through(update, 'update', True)} inside the loop that "
+                    f"steps each of the {count} optimizers of `{_text(scalers, loop.node.iter)}`{source} "
+                    f"(`{scaler}.step` at {_at(step, 'step')}): from the second one on, an "
+                    "optimizer is unscaled with a scale its gradients were not scaled by; update "
+                    "once, after the loop",
+                    related={**_lines(step, "step"), **_lines(update, "update")},
+                    through=through_place(update),
                 )
         for flow in scalers.flows:
             yield from self._interleaved(scalers, flow)
@@ -220,11 +251,15 @@ class UpdateBetweenOptimizers(Rule):
         """`for opt in opts: scaler.step(opt); scaler.update()` over a container of at least two
         optimizers written differently (facts/returned_values.py `known_length`: a display, a
         local bound once to one, or a project function's returned display), no scale, jump or
-        condition around the step and update inside the loop."""
+        condition around the step and update inside the loop. The step and the update may both
+        come through one call in the loop (`for opt in (opt_g, opt_d): step_and_update(scaler,
+        opt)`), never through a loop of the callee's own."""
         for step in flow.of("step", scaler=scaler):
             loop = step.loop
-            if step.origin is not None or loop is None or not isinstance(loop.node, cst.For):
+            if loop is None or not isinstance(loop.node, cst.For):
                 continue
+            if step.origin is not None and not _holds(loop.node, step.origin):
+                continue  # the helper's own loop: its own finding
             target = loop.node.target
             if not isinstance(target, cst.Name) or step.arg != target.value or step.conditional(loop):
                 continue
@@ -235,7 +270,7 @@ class UpdateBetweenOptimizers(Rule):
                 continue
             updates = [u for u in inside if u.kind == "update" and u.scaler == scaler
                        and u.order > step.order and u.loop == loop and not u.conditional(loop)
-                       and u.origin is None]
+                       and (u.origin is None or u.origin is step.origin)]
             if not updates:
                 continue
             count = known_length(loop.node.iter, flow.frame, ctx.facts.tree)
@@ -244,6 +279,12 @@ class UpdateBetweenOptimizers(Rule):
 
     @staticmethod
     def _update_between(flow: Flow, scaler) -> Optional[Tuple[Event, Event, Event]]:
+        """The first (step, update, step) of two optimizers with no scale between the update
+        and the second step. Events composed through calls of helpers (scaler_protocol.py:
+        `scaler_step(scaler, opt)` that steps and updates, called once per optimizer) count when
+        the three do not all come through one call (that one is the helper's own finding), and
+        an update that comes through a call only where it runs whenever one of the steps does
+        (never one behind a test of the helper's own: `if update_scaler:`)."""
         steps = flow.of("step", scaler=scaler)
         for i, first in enumerate(steps):
             for second in steps[i + 1:]:
@@ -254,8 +295,9 @@ class UpdateBetweenOptimizers(Rule):
                 updates = [
                     u for u in flow.between(first, second, "update")
                     if u.scaler == scaler and not exclusive(u, first) and not exclusive(u, second)
+                    and (u.origin is None or runs_whenever(u, first) or runs_whenever(u, second))
                 ]
-                if not updates:
+                if not updates or not spans(first, updates[0], second):
                     continue
                 rescaled = [
                     s for s in flow.between(updates[0], second, "scale")
@@ -289,3 +331,36 @@ class UpdateBetweenOptimizers(Rule):
                 "two scales. Use one scaler for all losses and optimizers, one `update()`",
                 related={"first_line": a.node},
             )
+
+
+def _through(event: Event, what: str, here: bool = False) -> str:
+    """" (line 12, through this call)" / " (utils.py:47, through this call)" for an event
+    composed through a call (`here`: the call the finding is reported at)."""
+    call = "this call" if here else f"the call at line {{{what}_call}}"
+    if event.remote is not None:
+        return f" ({event.remote.where}, through {call})"
+    if event.origin is None or event.inner is None:
+        return ""
+    return f" (line {{{what}_inner}}, through {call})"
+
+
+def _at(event: Event, what: str) -> str:
+    """Where a step is: "line 12", or where in the callee and through which call."""
+    return _through(event, what).strip()[1:-1] or f"line {{{what}_line}}"
+
+
+def _text(scalers, expr: cst.BaseExpression) -> str:
+    return key_text(expr) or " ".join(scalers.module.code_for_node(expr).split())
+
+
+def _lines(event: Event, what: str):
+    if event.remote is not None:
+        return {f"{what}_call": event.origin}
+    if event.origin is None or event.inner is None:
+        return {f"{what}_line": event.node}
+    return {f"{what}_inner": event.inner, f"{what}_call": event.origin}
+
+
+def _holds(loop: cst.CSTNode, call: cst.CSTNode) -> bool:
+    """The call is written inside the loop statement (the caller's loop, not the callee's)."""
+    return any(node is call for node in iter_nodes(loop))

@@ -1,0 +1,1 @@
+from .model import DAC, Discriminator
