@@ -61,6 +61,14 @@ class FileFacts:
         return ParamDefaults(self)
 
     @cached_property
+    def function_returns(self):
+        """What a function of this file returns to a call of it
+        (amplint.analysis.facts.function_returns)."""
+        from amplint.analysis.facts.function_returns import FunctionReturns
+
+        return FunctionReturns(self.tree, self.callgraph)
+
+    @cached_property
     def index(self):
         """Assignments by name, statement order, self-attributes and calls by class, each
         built once (amplint.analysis.facts.index): what a question per statement looks up."""
