@@ -310,8 +310,12 @@ class DtypeFromInput(Rule):
                 continue
             escape = escape or facts.escape
             source = self._finfo_source(value.value, escape)
+            helper = None
             if source is None:
-                continue
+                helper = _helper_finfo(facts, value.value, frame)
+                if helper is None:
+                    continue
+                source = helper[:5]
             finfo_call, dtype_arg, x, bound, direct = source
             if isinstance(x, cst.Attribute):  # `self.dtype`, a property (facts/property_dtypes.py)
                 found = property_fill(self, ctx, x, bound, target, frame, escape, direct)
@@ -342,7 +346,7 @@ class DtypeFromInput(Rule):
             if isinstance(root, cst.Name) and root.value == x.value:
                 continue
             yield self._diagnostic(ctx, finfo_call, dtype_arg, x, bound, target, entry, direct,
-                                   origin)
+                                   origin, helper[5:] if helper is not None else None)
 
     @staticmethod
     def _finfo_source(
@@ -392,15 +396,22 @@ class DtypeFromInput(Rule):
             return call, arg, arg.value, expr.attr.value, direct
         return None
 
-    def _diagnostic(self, ctx, finfo_call, dtype_arg, x, bound, target, entry, direct, origin):
+    def _diagnostic(self, ctx, finfo_call, dtype_arg, x, bound, target, entry, direct, origin, helper=None):
         region = entry.region
         half = region.dtype or "half (float16 or bfloat16)"
         note, related = region_note(region)
         target_text = ctx.module.code_for_node(target).strip()
         plain = _plain(target)
         shown = f"`{target_text}`" if plain else "the filled tensor"
+        read = f"`torch.finfo({x.value}.dtype).{bound}`"
+        if helper is not None:  # `max_neg_value(x)`: the helper's finfo of its parameter
+            call, param = helper
+            read = (f"`{ctx.module.code_for_node(call)}` (`torch.finfo({param}.dtype).{bound}` of "
+                    f"the function at line {{finfo_line}}, with `{param}` = `{x.value}`)")
+            related = {**related, "finfo_line": finfo_call}
+            dtype_arg = call
         message = (
-            f"`torch.finfo({x.value}.dtype).{bound}` takes the range of `{x.value}`, {origin}, "
+            f"{read} takes the range of `{x.value}`, {origin}, "
             f"but {shown} is {half} under autocast "
             f"{note}: 'RuntimeError: value cannot be converted to type {_C10.get(half, 'c10::Half')} without "
             f"overflow'; take the dtype from the filled tensor"
@@ -413,6 +424,43 @@ class DtypeFromInput(Rule):
                 {x: target.deep_clone()},
             )
         return self.report(dtype_arg, message, fix=fix, related=related)
+
+
+def _helper_finfo(facts, expr: cst.BaseExpression, frame):
+    """(finfo call, its argument, the call's argument `x`, "min"/"max", False, the call, the
+    parameter) for a call of a function of this file every `return` of which is
+    `[-]torch.finfo(p.dtype).min/max` of one parameter `p` it never rebinds (ldm's
+    `max_neg_value(t)`): the finfo reads the dtype of what the call passes for `p`."""
+    from amplint.analysis.facts.device_values import plain_bindings
+
+    found = facts.function_returns.of_call(expr, frame)
+    if found is None:
+        return None
+    shapes = set()
+    finfo_call = None
+    for value in found.values:
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+            value = value.expression
+        if not (isinstance(value, cst.Attribute) and value.attr.value in ("min", "max")):
+            return None
+        call = value.value
+        if not (isinstance(call, cst.Call) and len(call.args) == 1 and call.args[0].keyword is None
+                and facts.resolve(call.func, found.function) == "torch.finfo"):
+            return None
+        arg = call.args[0].value
+        if not (isinstance(arg, cst.Attribute) and arg.attr.value == "dtype" and isinstance(arg.value, cst.Name)):
+            return None
+        shapes.add((arg.value.value, value.attr.value))
+        finfo_call = finfo_call or call
+    if len(shapes) != 1 or finfo_call is None:
+        return None
+    ((param, bound),) = shapes
+    if plain_bindings(found.function.node, param) != 1:
+        return None  # not a parameter, or rebound in the function
+    x = found.argument(param)
+    if not isinstance(x, cst.Name):
+        return None
+    return finfo_call, finfo_call.args[0].value, x, bound, False, expr, param
 
 
 def _half_by_fact(facts, target: cst.BaseExpression, x: cst.Name, frame) -> Optional[Entry]:
