@@ -11,6 +11,9 @@ test has a twin that must stay silent, and each finding is missed by the code be
   autocast): a module constant `AMP_DTYPE = th.bfloat16` names the dtype of the autocast that
   the file's `autocast()` helper returns, and the always-enabled GradScaler of the file scales
   bfloat16 losses. AMP124.
+- samefile_halfbuilder_tacotron2 (NVIDIA/tacotron2's train.py with apex dropped): `load_model`
+  returns the model it casts with `.half()` under `hparams.fp16_run`, and `train` steps a plain
+  Adam over its parameters with no autocast or GradScaler. AMP152, reported at the cast.
 """
 
 from __future__ import annotations
@@ -84,3 +87,48 @@ def test_a_constant_bound_twice_is_not_read():
 def test_a_parameter_of_that_name_shadows_the_constant():
     found, _ = findings(CTX, "AMP124", (("def autocast(enabled=True):", "def autocast(enabled=True, AMP_DTYPE=None):"),))
     assert found == []
+
+
+# -- AMP152: a builder of the file returns the model it casts to float16 ----------------------
+BUILDER = "samefile_halfbuilder_tacotron2"
+BUILDER_FOUND = [("train.py", 14, "AMP152")]
+
+
+def test_a_model_a_builder_casts_and_returns_trained_by_plain_adam():
+    found, results = findings(BUILDER, "AMP152")
+    assert found == BUILDER_FOUND
+    (diagnostic,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP152"]
+    assert "(in `load_model`, which returns it to the call at line 20)" in diagnostic.message
+    assert "plain `Adam` (line 22)" in diagnostic.message
+
+
+def test_twin_a_builder_returning_another_value_is_silent():
+    assert findings(BUILDER, "AMP152", (("    return model\n", "    return Tacotron2(hparams).cuda()\n"),))[0] == []
+
+
+def test_twin_training_under_autocast_is_silent():
+    files = (("            y_pred = model(x)\n",
+              "            with torch.autocast(\"cuda\"):\n                y_pred = model(x)\n"),)
+    assert findings(BUILDER, "AMP152", files)[0] == []
+
+
+def _as_methods(override=""):
+    """The builder as a method `Builder.load_model`, called as `self.load_model(...)` by a
+    `Trainer(Builder)`; `override`: a subclass's own `load_model` added after it."""
+    return (("def load_model(hparams):\n", "class Builder:\n    def load_model(self, hparams):\n"),
+            ("    model = Tacotron2(hparams).cuda()\n    if", "        model = Tacotron2(hparams).cuda()\n        if"),
+            ("        model = model.half()\n    return model\n",
+             "            model = model.half()\n        return model\n\n\n" + override),
+            ("def train(output_directory, hparams):\n", "class Trainer(Builder):\n  def train(self, output_directory, hparams):\n"),
+            ("model = load_model(hparams).train()", "model = self.load_model(hparams).train()"))
+
+
+def test_a_builder_method_called_through_self_is_read():
+    assert findings(BUILDER, "AMP152", _as_methods())[0] == [("train.py", 15, "AMP152")]
+
+
+def test_a_builder_a_subclass_overrides_is_not_read():
+    """A subclass of the file defines its own `load_model`: `self` may be one, whose method
+    returns a float32 model."""
+    override = "class FloatBuilder(Trainer):\n    def load_model(self, hparams):\n        return Tacotron2(hparams)\n\n\n"
+    assert findings(BUILDER, "AMP152", _as_methods(override))[0] == []

@@ -272,7 +272,7 @@ class PureHalfTraining(Rule):
             found = returned.get(id(site.node))
             if found is None or found[0] != "float16":
                 continue
-            model = _cast_model(site)
+            model = _cast_model(site, returned=True)
             if model is not None:
                 callee = ctx.module.code_for_node(site.node.func)
                 yield site, model, found[1].node, f" (in `{callee}`, which returns it to the call at line {{call_line}})"
@@ -337,7 +337,7 @@ class PureHalfTraining(Rule):
         return _passed_on(opt, target) and any("opt" in dotted[-1] for dotted, _ in steps)
 
 
-def _cast_model(site: CallSite) -> Optional[Tuple[str, ...]]:
+def _cast_model(site: CallSite, returned: bool = False) -> Optional[Tuple[str, ...]]:
     """The name the half model ends up in: `model = Net().half()` -> ("model",),
     `self.model.half()` -> ("self", "model"), `model = model.to(torch.float16)`."""
     stmt = site.line_stmt
@@ -345,7 +345,7 @@ def _cast_model(site: CallSite) -> Optional[Tuple[str, ...]]:
         return None
     small = stmt.body[0]
     call = site.node
-    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(call.func, cst.Name) \
+    if returned and isinstance(small, cst.Assign) and len(small.targets) == 1 \
             and moved_root(small.value, site.frame) is call:  # `model = build(cfg).cuda()`
         dotted = dotted_name(small.targets[0].target)
     elif isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1:
