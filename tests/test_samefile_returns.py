@@ -14,6 +14,12 @@ test has a twin that must stay silent, and each finding is missed by the code be
 - samefile_halfbuilder_tacotron2 (NVIDIA/tacotron2's train.py with apex dropped): `load_model`
   returns the model it casts with `.half()` under `hparams.fp16_run`, and `train` steps a plain
   Adam over its parameters with no autocast or GradScaler. AMP152, reported at the cast.
+- samefile_finfo_xtransformers (lucidrains/x-transformers: `max_neg_value(tensor)` returns
+  `-torch.finfo(tensor.dtype).max`): a fork's Attention fills its float16 scores with
+  `max_neg_value(x)`, `x` the float32 LayerNorm output; the dtype follows the ARGUMENT, so the
+  return is read per call. Under CPU autocast (torch 2.13) the fill raises 'value cannot be
+  converted to type c10::Half without overflow' (c10::BFloat16 under bfloat16); the twin
+  `max_neg_value(dots)` runs. AMP111, the region in train_enwik8.py.
 """
 
 from __future__ import annotations
@@ -132,3 +138,35 @@ def test_a_builder_a_subclass_overrides_is_not_read():
     returns a float32 model."""
     override = "class FloatBuilder(Trainer):\n    def load_model(self, hparams):\n        return Tacotron2(hparams)\n\n\n"
     assert findings(BUILDER, "AMP152", _as_methods(override))[0] == []
+
+
+# -- AMP111: a helper of the file returns finfo of its parameter's dtype ----------------------
+FINFO = "samefile_finfo_xtransformers"
+FINFO_FOUND = [("x_transformers/x_transformers.py", 29, "AMP111")]
+FILL = "dots.masked_fill(~mask, max_neg_value(x))"
+
+
+def test_a_finfo_helper_reads_the_dtype_of_its_argument():
+    found, results = findings(FINFO, "AMP111")
+    assert found == FINFO_FOUND
+    (diagnostic,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP111"]
+    assert diagnostic.message.startswith("`max_neg_value(x)` (`torch.finfo(tensor.dtype).max` of the function at "
+                                         "line 11, with `tensor` = `x`) takes the range of `x`")
+    assert diagnostic.fix is None  # the argument, not the helper, is what to change
+
+
+def test_twin_the_helper_given_the_filled_tensor_is_silent():
+    assert findings(FINFO, "AMP111", ((FILL, "dots.masked_fill(~mask, max_neg_value(dots))"),))[0] == []
+
+
+def test_a_helper_whose_returns_read_different_parameters_is_not_read():
+    two = ("def max_neg_value(tensor):\n    return -torch.finfo(tensor.dtype).max\n",
+           "def max_neg_value(tensor, like=None):\n    if like is not None:\n        return -torch.finfo(like.dtype).max\n"
+           "    return -torch.finfo(tensor.dtype).max\n")
+    assert findings(FINFO, "AMP111", (two,))[0] == []
+
+
+def test_a_helper_that_rebinds_its_parameter_is_not_read():
+    rebound = ("    return -torch.finfo(tensor.dtype).max\n",
+               "    tensor = tensor.float()\n    return -torch.finfo(tensor.dtype).max\n")
+    assert findings(FINFO, "AMP111", (rebound,))[0] == []
