@@ -20,6 +20,11 @@ test has a twin that must stay silent, and each finding is missed by the code be
   return is read per call. Under CPU autocast (torch 2.13) the fill raises 'value cannot be
   converted to type c10::Half without overflow' (c10::BFloat16 under bfloat16); the twin
   `max_neg_value(dots)` runs. AMP111, the region in train_enwik8.py.
+- samefile_escape_dinov2 (facebookresearch/dinov2's eval/linear.py): the classifier holds
+  `self.feature_model = FeatureModel(...)`, whose `get_intermediate_layers` returns the pooled
+  output of its autocast region; the float32 `self.linear` meets it outside any region: 'mat1
+  and mat2 must have the same dtype, but got BFloat16 and Float' under CPU bfloat16 autocast
+  (torch 2.13); the twin returning `.float()` runs. AMP105.
 """
 
 from __future__ import annotations
@@ -170,3 +175,33 @@ def test_a_helper_that_rebinds_its_parameter_is_not_read():
     rebound = ("    return -torch.finfo(tensor.dtype).max\n",
                "    tensor = tensor.float()\n    return -torch.finfo(tensor.dtype).max\n")
     assert findings(FINFO, "AMP111", (rebound,))[0] == []
+
+
+# -- AMP105: a method of the class `self.attr` holds returns its region's half value ----------
+ESCAPE = "samefile_escape_dinov2"
+ESCAPE_FOUND = [("dinov2/eval/linear.py", 27, "AMP105")]
+RETURN = "        return tokens.flatten(2).mean(-1)\n"
+HELD = "        self.feature_model = FeatureModel(embed_dim)\n"
+
+
+def test_a_half_value_returned_by_the_method_of_a_held_module_is_reported():
+    found, results = findings(ESCAPE, "AMP105")
+    assert found == ESCAPE_FOUND
+    (diagnostic,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP105"]
+    assert "float16 from the autocast region at line 13 (produced at line 14)" in diagnostic.message
+
+
+def test_twin_returning_float32_is_silent():
+    assert findings(ESCAPE, "AMP105", ((RETURN, "        return tokens.flatten(2).mean(-1).float()\n"),))[0] == []
+
+
+def test_an_attribute_a_subclass_stores_another_value_in_is_not_read():
+    other = ("def run_eval_linear(", "class ExternalFeatures(LinearClassifier):\n"
+             "    def __init__(self, backbone):\n        super().__init__()\n        self.feature_model = backbone\n\n\n"
+             "def run_eval_linear(")
+    assert findings(ESCAPE, "AMP105", (other,))[0] == []
+
+
+def test_an_attribute_stored_twice_with_different_values_is_not_read():
+    twice = (HELD, HELD + "        if embed_dim > 1024:\n            self.feature_model = torch.hub.load('facebookresearch/dinov2', 'dinov2_vitg14')\n")
+    assert findings(ESCAPE, "AMP105", (twice,))[0] == []
