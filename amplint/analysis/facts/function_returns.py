@@ -109,15 +109,16 @@ def _ends(stmt: cst.CSTNode) -> bool:
 
 
 def call_arguments(call: cst.Call, function: Frame) -> Dict[str, cst.BaseExpression]:
-    """Parameter name -> the expression `call` passes for it (`self` of a method called
-    through an attribute left out); empty when a `*` or `**` argument may fill any."""
+    """Parameter name -> the expression `call` passes for it (a method's `self` left out: the
+    call graph reaches a method only through an instance, `self.m()`, `inst.m()`, `inst()`);
+    empty when a `*` or `**` argument may fill any."""
     node = function.node
     if not isinstance(node, cst.FunctionDef) or any(arg.star for arg in call.args):
         return {}
     params = node.params
     positional: List[str] = [p.name.value for p in list(params.posonly_params) + list(params.params)]
     parent = function.parent
-    if parent is not None and parent.kind == "class" and not node.decorators and isinstance(call.func, cst.Attribute):
+    if parent is not None and parent.kind == "class" and not node.decorators:
         positional = positional[1:]
     found: Dict[str, cst.BaseExpression] = {}
     index = 0
