@@ -13,7 +13,8 @@ test has a twin that must stay silent, and each finding is missed by the code be
   bfloat16 losses. AMP124.
 - samefile_halfbuilder_tacotron2 (NVIDIA/tacotron2's train.py with apex dropped): `load_model`
   returns the model it casts with `.half()` under `hparams.fp16_run`, and `train` steps a plain
-  Adam over its parameters with no autocast or GradScaler. AMP152, reported at the cast.
+  Adam over its parameters with no autocast or GradScaler. AMP152, reported at the cast; run
+  under the caller's autocast instead, AMP103 at the cast.
 - samefile_finfo_xtransformers (lucidrains/x-transformers: `max_neg_value(tensor)` returns
   `-torch.finfo(tensor.dtype).max`): a fork's Attention fills its float16 scores with
   `max_neg_value(x)`, `x` the float32 LayerNorm output; the dtype follows the ARGUMENT, so the
@@ -117,10 +118,24 @@ def test_twin_a_builder_returning_another_value_is_silent():
     assert findings(BUILDER, "AMP152", (("    return model\n", "    return Tacotron2(hparams).cuda()\n"),))[0] == []
 
 
+UNDER_AUTOCAST = (("            y_pred = model(x)\n",
+                   "            with torch.autocast(\"cuda\"):\n                y_pred = model(x)\n"),)
+
+
 def test_twin_training_under_autocast_is_silent():
-    files = (("            y_pred = model(x)\n",
-              "            with torch.autocast(\"cuda\"):\n                y_pred = model(x)\n"),)
-    assert findings(BUILDER, "AMP152", files)[0] == []
+    assert findings(BUILDER, "AMP152", UNDER_AUTOCAST)[0] == []
+
+
+def test_the_returned_half_model_run_under_autocast_is_amp103():
+    """The same builder, its model run under autocast by the caller: AMP103 at the cast."""
+    found, results = findings(BUILDER, "AMP103", UNDER_AUTOCAST)
+    assert found == [("train.py", 14, "AMP103")]
+    (diagnostic,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP103"]
+    assert "(returned by `load_model(...)` at line 20, which runs it under autocast)" in diagnostic.message
+    outside = UNDER_AUTOCAST + (("            loss = criterion(y_pred, y)\n", "            loss = criterion(model(x), y)\n"),
+                                ("                y_pred = model(x)\n", "                y_pred = None\n"))
+    assert findings(BUILDER, "AMP103", outside)[0] == []  # the region no longer runs it
+    assert findings(BUILDER, "AMP103")[0] == []
 
 
 def _as_methods(override=""):
