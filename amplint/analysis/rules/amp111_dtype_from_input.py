@@ -8,6 +8,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.escape import Entry
+from amplint.analysis.facts.finfo_returns import helper_finfo as _helper_finfo
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._property_fill import C10 as _C10, property_fill
 from amplint.analysis.rules._util import argument, region_note
@@ -424,43 +425,6 @@ class DtypeFromInput(Rule):
                 {x: target.deep_clone()},
             )
         return self.report(dtype_arg, message, fix=fix, related=related)
-
-
-def _helper_finfo(facts, expr: cst.BaseExpression, frame):
-    """(finfo call, its argument, the call's argument `x`, "min"/"max", False, the call, the
-    parameter) for a call of a function of this file every `return` of which is
-    `[-]torch.finfo(p.dtype).min/max` of one parameter `p` it never rebinds (ldm's
-    `max_neg_value(t)`): the finfo reads the dtype of what the call passes for `p`."""
-    from amplint.analysis.facts.device_values import plain_bindings
-
-    found = facts.function_returns.of_call(expr, frame)
-    if found is None:
-        return None
-    shapes = set()
-    finfo_call = None
-    for value in found.values:
-        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-            value = value.expression
-        if not (isinstance(value, cst.Attribute) and value.attr.value in ("min", "max")):
-            return None
-        call = value.value
-        if not (isinstance(call, cst.Call) and len(call.args) == 1 and call.args[0].keyword is None
-                and facts.resolve(call.func, found.function) == "torch.finfo"):
-            return None
-        arg = call.args[0].value
-        if not (isinstance(arg, cst.Attribute) and arg.attr.value == "dtype" and isinstance(arg.value, cst.Name)):
-            return None
-        shapes.add((arg.value.value, value.attr.value))
-        finfo_call = finfo_call or call
-    if len(shapes) != 1 or finfo_call is None:
-        return None
-    ((param, bound),) = shapes
-    if plain_bindings(found.function.node, param) != 1:
-        return None  # not a parameter, or rebound in the function
-    x = found.argument(param)
-    if not isinstance(x, cst.Name):
-        return None
-    return finfo_call, finfo_call.args[0].value, x, bound, False, expr, param
 
 
 def _half_by_fact(facts, target: cst.BaseExpression, x: cst.Name, frame) -> Optional[Entry]:
