@@ -118,6 +118,22 @@ def test_twin_a_builder_returning_another_value_is_silent():
     assert findings(BUILDER, "AMP152", (("    return model\n", "    return Tacotron2(hparams).cuda()\n"),))[0] == []
 
 
+def _flag(default: str, call: str):
+    """The cast guarded by a parameter `fp16_run` of the builder (default `default`), called as
+    `call`."""
+    return (("def load_model(hparams):\n", f"def load_model(hparams, fp16_run={default}):\n"),
+            ("    if hparams.fp16_run:\n", "    if fp16_run:\n"),
+            ("model = load_model(hparams).train()", f"model = {call}.train()"))
+
+
+def test_a_call_that_turns_the_cast_flag_off_gets_no_half_model():
+    assert findings(BUILDER, "AMP152", _flag("False", "load_model(hparams, fp16_run=False)"))[0] == []
+    assert findings(BUILDER, "AMP152", _flag("True", "load_model(hparams, False)"))[0] == []
+    assert findings(BUILDER, "AMP152", _flag("False", "load_model(hparams)"))[0] == []
+    assert findings(BUILDER, "AMP152", _flag("False", "load_model(hparams, True)"))[0] == BUILDER_FOUND
+    assert findings(BUILDER, "AMP152", _flag("True", "load_model(hparams)"))[0] == BUILDER_FOUND
+
+
 UNDER_AUTOCAST = (("            y_pred = model(x)\n",
                    "            with torch.autocast(\"cuda\"):\n                y_pred = model(x)\n"),)
 

@@ -23,6 +23,7 @@ from typing import Dict, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.dtype_value import module_moved
+from amplint.analysis.facts.function_returns import call_arguments
 from amplint.analysis.facts.tree import CallSite, Frame
 
 
@@ -54,8 +55,50 @@ def returned_casts(facts) -> Dict[int, Tuple[str, CallSite]]:
         if len(names) != 1 or len(returned.values) != sum(isinstance(v, cst.Name) for v in returned.values):
             continue
         cast = by_function[id(returned.function)].get(names.pop())
-        if cast is not None:
+        if cast is not None and not _turned_off(returned, cast):
             found[id(site.node)] = (casts[id(cast.node)], cast)
+    return found
+
+
+def _turned_off(returned, cast: CallSite) -> bool:
+    """The cast sits under `if flag:` with `flag` a parameter, and this call passes a literal
+    False / None for it (or leaves it out where its default is one): `load_model(cfg,
+    fp16=False)` gets the float32 model."""
+    function = returned.function.node
+    defaults = {p.name.value: p.default for p in _params(function) if p.default is not None}
+    for test in _guards(function.body, cast.line_stmt):
+        if not isinstance(test, cst.Name) or test.value not in {p.name.value for p in _params(function)}:
+            continue
+        if any(a.star for a in returned.call.args):
+            continue  # a `*args` / `**kw` may pass it: unknown
+        passed = call_arguments(returned.call, returned.function).get(test.value)
+        value = passed if passed is not None else defaults.get(test.value)
+        if isinstance(value, cst.Name) and value.value in ("False", "None"):
+            return True
+    return False
+
+
+def _params(function: cst.FunctionDef):
+    params = function.params
+    return list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+
+
+def _guards(body: cst.CSTNode, stmt) -> list:
+    """The tests of the `if`s whose true branch holds `stmt` (a statement line of `body`)."""
+    found: list = []
+
+    def walk(node: cst.CSTNode, tests: list) -> bool:
+        if node is stmt:
+            found.extend(tests)
+            return True
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(node, cst.If):
+            return walk(node.body, tests + [node.test]) or (
+                node.orelse is not None and walk(node.orelse, tests))
+        return any(walk(child, tests) for child in node.children if isinstance(child, cst.CSTNode))
+
+    walk(body, [])
     return found
 
 
