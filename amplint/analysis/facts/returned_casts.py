@@ -34,6 +34,7 @@ def returned_casts(facts) -> Dict[int, Tuple[str, CallSite]]:
     if not casts:
         return {}
     by_function: Dict[int, Dict[str, CallSite]] = {}
+    builders = set()  # the functions' names: only calls written with one are resolved (issue 34)
     for site in facts.tree.calls:
         if id(site.node) not in casts:
             continue
@@ -41,12 +42,16 @@ def returned_casts(facts) -> Dict[int, Tuple[str, CallSite]]:
         name = cast_local(site)
         if function.kind == "function" and name is not None:
             by_function.setdefault(id(function), {}).setdefault(name, site)
+            builders.add(function.name)
     if not by_function:
         return {}
     returns = facts.function_returns
     found: Dict[int, Tuple[str, CallSite]] = {}
     for site in facts.tree.calls:
-        if not isinstance(site.node.func, (cst.Name, cst.Attribute)):
+        func = site.node.func
+        written = func.value if isinstance(func, cst.Name) else (
+            func.attr.value if isinstance(func, cst.Attribute) else None)
+        if written not in builders:
             continue
         returned = returns.of_call(site.node, site.frame)
         if returned is None or id(returned.function) not in by_function:
