@@ -61,6 +61,22 @@ class FileFacts:
         return ParamDefaults(self)
 
     @cached_property
+    def function_returns(self):
+        """What a function of this file returns to a call of it
+        (amplint.analysis.facts.function_returns)."""
+        from amplint.analysis.facts.function_returns import FunctionReturns
+
+        return FunctionReturns(self.tree, self.callgraph)
+
+    @cached_property
+    def returned_casts(self):
+        """id(call) -> (dtype, cast site) for calls of a function of this file that returns a
+        model it casts to half (amplint.analysis.facts.returned_casts)."""
+        from amplint.analysis.facts.returned_casts import returned_casts
+
+        return returned_casts(self)
+
+    @cached_property
     def index(self):
         """Assignments by name, statement order, self-attributes and calls by class, each
         built once (amplint.analysis.facts.index): what a question per statement looks up."""

@@ -98,6 +98,8 @@ def autocast_call_region(qualified: str, call: cst.Call, origin: cst.CSTNode, mo
     if dtype_expr is not None:
         name = dotted_name(dtype_expr)
         dtype = DTYPES.get(".".join(name)) if name and name[0] == "torch" else None
+        if dtype is None and isinstance(dtype_expr, cst.Name):  # a constant bound once (`AMP_DTYPE = torch.bfloat16`)
+            dtype = DTYPES.get(resolve_expr(dtype_expr, frame or module) or "")
         attr = self_attr(dtype_expr) if frame is not None else None
         options = self_dtypes(entries, frame, attr) if attr is not None else None
         if options:

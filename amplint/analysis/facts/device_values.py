@@ -46,11 +46,17 @@ def is_device_object(facts, expr: cst.BaseExpression, frame: Frame) -> bool:
     return False
 
 
-def device_call(facts, expr: cst.BaseExpression, frame: Frame) -> bool:
-    """`torch.device(...)`, or a conditional choosing between two of them."""
+def device_call(facts, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> bool:
+    """`torch.device(...)`, a conditional choosing between two of them, or a call of a function
+    of this file every `return` of which is one (facts/function_returns.py)."""
     if isinstance(expr, cst.IfExp):
-        return device_call(facts, expr.body, frame) and device_call(facts, expr.orelse, frame)
-    return isinstance(expr, cst.Call) and facts.resolve(expr.func, frame) == DEVICE
+        return device_call(facts, expr.body, frame, depth) and device_call(facts, expr.orelse, frame, depth)
+    if not isinstance(expr, cst.Call):
+        return False
+    if facts.resolve(expr.func, frame) == DEVICE:
+        return True
+    found = facts.function_returns.of_call(expr, frame) if depth < 3 else None
+    return found is not None and all(device_call(facts, v, found.function, depth + 1) for v in found.values)
 
 
 def name_is_device(facts, name: str, frame: Frame) -> bool:

@@ -13,7 +13,7 @@ import libcst as cst
 from amplint.analysis.facts.escape_entry import Entry
 from amplint.analysis.facts.names import visible_scopes
 from amplint.analysis.facts.returned_escapes import returned_escape
-from amplint.analysis.facts.syntax import unparen as _unparen
+from amplint.analysis.facts.syntax import self_attr, unparen as _unparen
 from amplint.analysis.facts.tree import Frame, iter_nodes
 
 
@@ -74,6 +74,12 @@ class EscapeCallees:
         class of the file defines `name` (a subclass could override it); no decorator."""
         graph = self.facts.callgraph
         name, receiver = func.attr.value, func.value
+        if self_attr(receiver) is not None:
+            cls = self._held_class(receiver, frame)
+            method = graph.method(cls, name) if cls is not None else None
+            if method is None or method.node.decorators or method.node.asynchronous is not None:
+                return None
+            return method
         if not isinstance(receiver, cst.Name):
             return None
         cls: Optional[str] = None
@@ -89,6 +95,26 @@ class EscapeCallees:
         if method is None or method.node.decorators or method.node.asynchronous is not None:
             return None
         return method
+
+    def _held_class(self, receiver: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        """The class of this file `self.attr` holds: every store of `self.attr` in the file is
+        one plain assignment in a method of the reading class, of a new instance of that class
+        (`self.pretransform = Pretransform()`); a subclass storing another value, a tuple
+        target, or any other value: None."""
+        attr = self_attr(receiver)
+        owner = frame.class_frame
+        if attr is None or owner is None:
+            return None
+        classes = set()
+        for site in self.facts.tree.assigns:
+            for target in site.targets:
+                stored = [t for t in iter_nodes(target) if self_attr(t) == attr]
+                if not stored:
+                    continue
+                if stored[0] is not target or site.frame.class_frame is not owner:
+                    return None
+                classes.add(self.facts.callgraph.class_of_value(site.value))
+        return classes.pop() if len(classes) == 1 and None not in classes else None
 
     def _definers(self) -> Dict[str, int]:
         """Method name -> how many classes of the file define it."""

@@ -11,6 +11,7 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.fp16 import dtype_of
 from amplint.analysis.facts.half_callees import calls_param_entries, returns_half_entries
 from amplint.analysis.facts.names import visible_scopes
+from amplint.analysis.facts.returned_casts import moved_root
 from amplint.analysis.facts.syntax import literal_str, self_attr
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, iter_nodes, receiver_root
 from amplint.analysis.rules import Flag, Rule
@@ -203,8 +204,11 @@ class HalfWithAutocast(Rule):
         for index, site in enumerate(facts.tree.calls):
             if id(site.node) not in casts:
                 continue
-            passed = None
-            if not self._mixed_with_autocast(facts, site, readers):
+            passed = via = None
+            mixed = self._mixed_with_autocast(facts, site, readers)
+            if not mixed:
+                via = self._returned_in_region(facts, site, readers)
+            if not mixed and via is None:
                 passed = _passed_to_region(facts, site, index, remote) if remote else None
                 entry = returned_to_region(site, returned, _cast_target(site)) if returned and passed is None else None
                 if entry is not None:
@@ -221,6 +225,11 @@ class HalfWithAutocast(Rule):
             model = self._is_model(facts, site)
             field = facts.fp16.field_cites.get(id(site.node))  # `dtype=args.model.param_dtype`
             note = f" ({field})" if field else ""
+            related = {}
+            if via is not None:  # `model = build(cfg)`: the function returns the cast model
+                callee = ctx.module.code_for_node(via.node.func)
+                note += f" (returned by `{callee}(...)` at line {{call_line}}, which runs it under autocast)"
+                related = {"call_line": via.node}
             what = _model_words(site) + note if model else ""
             if passed is not None:
                 call, entry = passed
@@ -251,8 +260,8 @@ class HalfWithAutocast(Rule):
                     f"half cast of an input{note} mixed with autocast: autocast casts fp32 inputs per op; "
                     "casting first loses precision where autocast keeps fp32 (losses, norms)"
                 )
-            fix = None if model else self._fix(site)
-            yield self.report(site.node, message, fix=fix, severity=severity)
+            fix = None if model or via is not None else self._fix(site)
+            yield self.report(site.node, message, fix=fix, severity=severity, related=related or None)
 
     def _returned_report(self, site: CallSite, entry, severity) -> Diagnostic:
         if entry.scaler:
@@ -310,7 +319,25 @@ class HalfWithAutocast(Rule):
             return False
         if target == "self":  # `self.vae.to(dtype=torch.float16)`: the module is `self.vae`, not `self`
             target = _self_module(site) or target
-        scope = site.frame.scope
+        return self._read_in_region(facts, target, site.frame.scope, readers)
+
+    def _returned_in_region(self, facts, site: CallSite, readers: dict) -> Optional[CallSite]:
+        """The call of the function around the cast, in this file, that gets the cast model back
+        (facts/returned_casts.py) and binds it to a name a region of its scope reads."""
+        returned = facts.returned_casts
+        if not returned:
+            return None
+        for call in facts.tree.calls:
+            found = returned.get(id(call.node))
+            if found is None or found[1] is not site:
+                continue
+            target = _returned_target(call)
+            if target is not None and self._read_in_region(facts, target, call.frame.scope, readers):
+                return call
+        return None
+
+    @staticmethod
+    def _read_in_region(facts, target: str, scope: Frame, readers: dict) -> bool:
         if None not in readers:  # built once for the file (the None key marks it built)
             readers[None] = ()
             for with_node, body_frame, region in facts.regions.explicit_regions():
@@ -455,6 +482,18 @@ def _cast_target(site: CallSite) -> Optional[str]:
         assert isinstance(func, cst.Attribute)
         root = receiver_root(func.value)
         return root.value if isinstance(root, cst.Name) else None
+    return None
+
+
+def _returned_target(call: CallSite) -> Optional[str]:
+    """The name a call's value is bound to, through module moves: `model = build(cfg).cuda()`."""
+    stmt = call.line_stmt
+    if stmt is None or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and moved_root(small.value, call.frame) is call.node:
+        target = small.targets[0].target
+        return target.value if isinstance(target, cst.Name) else None
     return None
 
 

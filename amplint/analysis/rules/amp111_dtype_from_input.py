@@ -8,6 +8,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.escape import Entry
+from amplint.analysis.facts.finfo_returns import helper_finfo as _helper_finfo
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._property_fill import C10 as _C10, property_fill
 from amplint.analysis.rules._util import argument, region_note
@@ -310,8 +311,12 @@ class DtypeFromInput(Rule):
                 continue
             escape = escape or facts.escape
             source = self._finfo_source(value.value, escape)
+            helper = None
             if source is None:
-                continue
+                helper = _helper_finfo(facts, value.value, frame)
+                if helper is None:
+                    continue
+                source = helper[:5]
             finfo_call, dtype_arg, x, bound, direct = source
             if isinstance(x, cst.Attribute):  # `self.dtype`, a property (facts/property_dtypes.py)
                 found = property_fill(self, ctx, x, bound, target, frame, escape, direct)
@@ -342,7 +347,7 @@ class DtypeFromInput(Rule):
             if isinstance(root, cst.Name) and root.value == x.value:
                 continue
             yield self._diagnostic(ctx, finfo_call, dtype_arg, x, bound, target, entry, direct,
-                                   origin)
+                                   origin, helper[5:] if helper is not None else None)
 
     @staticmethod
     def _finfo_source(
@@ -392,15 +397,22 @@ class DtypeFromInput(Rule):
             return call, arg, arg.value, expr.attr.value, direct
         return None
 
-    def _diagnostic(self, ctx, finfo_call, dtype_arg, x, bound, target, entry, direct, origin):
+    def _diagnostic(self, ctx, finfo_call, dtype_arg, x, bound, target, entry, direct, origin, helper=None):
         region = entry.region
         half = region.dtype or "half (float16 or bfloat16)"
         note, related = region_note(region)
         target_text = ctx.module.code_for_node(target).strip()
         plain = _plain(target)
         shown = f"`{target_text}`" if plain else "the filled tensor"
+        read = f"`torch.finfo({x.value}.dtype).{bound}`"
+        if helper is not None:  # `max_neg_value(x)`: the helper's finfo of its parameter
+            call, param = helper
+            read = (f"`{ctx.module.code_for_node(call)}` (`torch.finfo({param}.dtype).{bound}` of "
+                    f"the function at line {{finfo_line}}, with `{param}` = `{x.value}`)")
+            related = {**related, "finfo_line": finfo_call}
+            dtype_arg = call
         message = (
-            f"`torch.finfo({x.value}.dtype).{bound}` takes the range of `{x.value}`, {origin}, "
+            f"{read} takes the range of `{x.value}`, {origin}, "
             f"but {shown} is {half} under autocast "
             f"{note}: 'RuntimeError: value cannot be converted to type {_C10.get(half, 'c10::Half')} without "
             f"overflow'; take the dtype from the filled tensor"

@@ -8,6 +8,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.returned_casts import moved_root
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
 from amplint.analysis.rules import Flag, Rule
 
@@ -222,12 +223,10 @@ class PureHalfTraining(Rule):
         if not optimizers:
             return
         steps = self._steps(facts, index)
-        for site in facts.tree.calls:
-            if casts.get(id(site.node)) != "float16":
-                continue
-            model = _cast_model(site)
-            if model is None:
-                continue
+        reported = set()
+        for site, model, cast, via in self._casts(ctx, casts):
+            if id(cast) in reported:
+                continue  # a builder trained at two of its calls: one finding at its cast
             key = _scoped(model, site.frame)
             for opt in optimizers:
                 if not _over_params(facts, opt.site, model) or _scoped(model, opt.site.frame) != key:
@@ -235,9 +234,6 @@ class PureHalfTraining(Rule):
                 if not self._trained_after(site, opt, steps, index):
                     continue
                 text = ".".join(model)
-                via = ""
-                if id(site.node) in facts.fp16.method_cast_calls:
-                    via = f" (its submodules, by `{ctx.module.code_for_node(site.node.func)}()`)"
                 losses = "small updates round away"
                 if "Adam" in opt.name:
                     losses += ", Adam's eps rounds to 0 and its second moment underflows"
@@ -249,8 +245,37 @@ class PureHalfTraining(Rule):
                     f"{losses}; keep the model float32 and train under `torch.autocast` with "
                     "`torch.amp.GradScaler`"
                 )
-                yield self.report(site.node, message, related={"opt_line": opt.site.node})
+                related = {"opt_line": opt.site.node}
+                if cast is not site.node:
+                    related["call_line"] = site.node
+                yield self.report(cast, message, related=related)
+                reported.add(id(cast))
                 break
+
+    @staticmethod
+    def _casts(ctx, casts):
+        """(the site that makes the model half where it is trained, the name it ends up in, the
+        node to report, how it is cast): the file's float16 casts, and the calls of a function
+        of the file that returns a model it casts (reported at that cast)."""
+        facts = ctx.facts
+        for site in facts.tree.calls:
+            if casts.get(id(site.node)) != "float16":
+                continue
+            model = _cast_model(site)
+            if model is not None:
+                via = ""
+                if id(site.node) in facts.fp16.method_cast_calls:
+                    via = f" (its submodules, by `{ctx.module.code_for_node(site.node.func)}()`)"
+                yield site, model, site.node, via
+        returned = facts.returned_casts
+        for site in facts.tree.calls:
+            found = returned.get(id(site.node))
+            if found is None or found[0] != "float16":
+                continue
+            model = _cast_model(site, returned=True)
+            if model is not None:
+                callee = ctx.module.code_for_node(site.node.func)
+                yield site, model, found[1].node, f" (in `{callee}`, which returns it to the call at line {{call_line}})"
 
     # -- facts ----------------------------------------------------------------------------
     @staticmethod
@@ -312,7 +337,7 @@ class PureHalfTraining(Rule):
         return _passed_on(opt, target) and any("opt" in dotted[-1] for dotted, _ in steps)
 
 
-def _cast_model(site: CallSite) -> Optional[Tuple[str, ...]]:
+def _cast_model(site: CallSite, returned: bool = False) -> Optional[Tuple[str, ...]]:
     """The name the half model ends up in: `model = Net().half()` -> ("model",),
     `self.model.half()` -> ("self", "model"), `model = model.to(torch.float16)`."""
     stmt = site.line_stmt
@@ -320,11 +345,15 @@ def _cast_model(site: CallSite) -> Optional[Tuple[str, ...]]:
         return None
     small = stmt.body[0]
     call = site.node
-    if isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1:
+    if returned and isinstance(small, cst.Assign) and len(small.targets) == 1 \
+            and moved_root(small.value, site.frame) is call:  # `model = build(cfg).cuda()`
+        dotted = dotted_name(small.targets[0].target)
+    elif isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1:
         dotted = dotted_name(small.targets[0].target)
     elif isinstance(small, cst.Expr) and small.value is call:
         func = call.func
-        assert isinstance(func, cst.Attribute)
+        if not isinstance(func, cst.Attribute):
+            return None
         root = func.value
         while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute):
             root = root.func.value  # `model.cuda().half()`

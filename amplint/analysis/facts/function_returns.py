@@ -1,0 +1,136 @@
+"""What a function of THIS file returns to one call of it (issue 26): the same-file summary that
+the facts classifying a value's kind (a `torch.device`, a half module, a `finfo` fill) read
+through a call, as they read the expression inline.
+
+    def setup_device(accelerator, rank):          # sam2's train_utils idiom
+        if accelerator == "cuda":
+            return torch.device("cuda", rank)
+        return torch.device("cpu")
+
+    self.device = setup_device(cfg.accelerator, 0)  # a torch.device, as if written here
+
+`FunctionReturns.of_call(call, frame)` gives the callee and the value of each of its own
+`return`s, read in the callee's frame; each fact then asks its own question of every value and
+takes the answer only when all agree. A value that reads a parameter (`return
+-torch.finfo(t.dtype).max`) is substituted per call through `Returned.argument`.
+
+Exact or nothing: one callee of this file reached by name or `self.` (the call graph's, no
+function held as a value), a plain `def` (no decorator but `staticmethod`, not async, not a
+generator), every `return` with a value, no path falling off the end (the body ends in a
+`return` or `raise`, branch by branch), a module-level name bound once, no override of the
+method in a subclass of the file. Anything else: no summary, the call stays unknown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from amplint.analysis.facts.context_functions import bound_locally, overrides, returned_values
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.tree import CallSite, Frame
+
+
+@dataclass(frozen=True)
+class Returned:
+    function: Frame  # the callee
+    values: Tuple[cst.BaseExpression, ...]  # the value of each `return`, read in `function`
+    call: cst.Call
+    frame: Frame  # where the call is
+
+    def argument(self, param: str) -> Optional[cst.BaseExpression]:
+        """The expression this call passes for parameter `param` of the callee (read in the
+        caller's frame); None when it passes none, or a `*args` / `**kw` may fill it."""
+        return call_arguments(self.call, self.function).get(param)
+
+
+class FunctionReturns:
+    def __init__(self, tree, graph) -> None:
+        self.tree = tree
+        self.callgraph = graph
+        self._memo: Dict[int, Optional[Tuple[cst.BaseExpression, ...]]] = {}
+
+    def of_call(self, call: cst.BaseExpression, frame: Frame) -> Optional[Returned]:
+        if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return None
+        if isinstance(call.func, cst.Name) and bound_locally(frame, call.func.value):
+            return None  # a parameter or local of that name, not the file's function
+        callees = self.callgraph.callees(CallSite(call, frame, None, None, None), values=False)
+        if len(callees) != 1:
+            return None
+        callee = callees[0]
+        if overrides(self, call, frame, callee):
+            return None  # `self` may be a subclass whose method returns something else
+        values = self.values(callee)
+        return Returned(callee, values, call, frame) if values is not None else None
+
+    def values(self, function: Frame) -> Optional[Tuple[cst.BaseExpression, ...]]:
+        """The values `function` returns on every path, or None."""
+        key = id(function)
+        if key not in self._memo:
+            self._memo[key] = self._read(function)
+        return self._memo[key]
+
+    def _read(self, function: Frame) -> Optional[Tuple[cst.BaseExpression, ...]]:
+        node = function.node
+        if function.kind != "function" or not isinstance(node, cst.FunctionDef) or node.asynchronous:
+            return None
+        parent = function.parent
+        if parent is None or any(resolve_expr(d.decorator, parent) != "staticmethod" for d in node.decorators):
+            return None
+        if parent.kind == "module" and not self.tree.bound_once(parent, function.name):
+            return None
+        if not _terminates(node.body):
+            return None  # a path falls off the end: the call may give None
+        values = returned_values(node)
+        return tuple(values) if values else None
+
+
+def _terminates(body: cst.BaseSuite) -> bool:
+    """Does every path through `body` end in a `return` or `raise`?"""
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return False
+    return _ends(body.body[-1])
+
+
+def _ends(stmt: cst.CSTNode) -> bool:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return bool(stmt.body) and isinstance(stmt.body[-1], (cst.Return, cst.Raise))
+    if isinstance(stmt, cst.If):
+        orelse = stmt.orelse
+        if orelse is None:
+            return False
+        other = _ends(orelse) if isinstance(orelse, cst.If) else _terminates(orelse.body)
+        return _terminates(stmt.body) and other
+    if isinstance(stmt, cst.With):
+        return _terminates(stmt.body)
+    return False
+
+
+def call_arguments(call: cst.Call, function: Frame) -> Dict[str, cst.BaseExpression]:
+    """Parameter name -> the expression `call` passes for it (a method's `self` left out: the
+    call graph reaches a method only through an instance, `self.m()`, `inst.m()`, `inst()`);
+    empty when a `*` or `**` argument may fill any."""
+    node = function.node
+    if not isinstance(node, cst.FunctionDef) or any(arg.star for arg in call.args):
+        return {}
+    params = node.params
+    positional: List[str] = [p.name.value for p in list(params.posonly_params) + list(params.params)]
+    parent = function.parent
+    if parent is not None and parent.kind == "class" and not node.decorators:
+        positional = positional[1:]
+    found: Dict[str, cst.BaseExpression] = {}
+    index = 0
+    keywords = {p.name.value for p in params.params} | {p.name.value for p in params.kwonly_params}
+    for arg in call.args:
+        if arg.keyword is None:
+            if index >= len(positional):
+                return {}
+            found[positional[index]] = arg.value
+            index += 1
+        elif arg.keyword.value in keywords:
+            found[arg.keyword.value] = arg.value
+        else:
+            return {}
+    return found

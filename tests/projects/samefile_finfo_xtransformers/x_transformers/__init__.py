@@ -1,0 +1,1 @@
+from x_transformers.x_transformers import TransformerWrapper
