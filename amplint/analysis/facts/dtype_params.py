@@ -4,6 +4,10 @@
 site is visible in the file:
 
 - a module-level function whose name is private (`_head`), bound once;
+- a module-level public function (`march`), bound once, that no other file calls under a
+  region (no project entry names it): what this file's calls pass is what it holds on every
+  path of this file, which is the path a finding cites. Other files' calls outside any region
+  do not run it under autocast; it is never `certain` (below), since they may call it there;
 - a function defined inside another function, bound once there;
 - a private method (`_head`) of a class of the file whose bases are `nn.Module`, `object` or
   such classes of the file, called only as `self._head(...)` in that class's own methods, not one
@@ -59,6 +63,7 @@ class Bindings:
         # surely runs under it too (DtypeFacts.region_state), as of the last reading
         self.certain: Set[int] = set()
         self.next_certain: Set[int] = set()
+        self.public: Set[int] = set()  # public module-level functions: other files may call them
         self._classes: Optional[Dict[str, List[Frame]]] = None  # class name -> its frames
         self._find()
         from amplint.analysis.facts.dtype_forwards import find_forwards
@@ -75,6 +80,7 @@ class Bindings:
         for frame in frames:
             if frame.kind == "function":
                 defined[frame.node.name.value] = defined.get(frame.node.name.value, 0) + 1
+        entered = _entry_targets(facts.entries)
         # the functions the rules below could accept, from the frames alone: the file's nodes
         # are read only when there is one, and then once, for their names only (issue 34)
         candidates: List[Tuple[Frame, Frame]] = []
@@ -89,7 +95,7 @@ class Bindings:
                 if not _private(name) or name in MODULE_PRIVATE_METHODS:
                     continue
             elif owner.kind == "module":
-                if not _private(name):
+                if name.startswith("__") or (not _private(name) and name in entered):
                     continue
             elif owner.kind != "function":
                 continue
@@ -128,6 +134,8 @@ class Bindings:
                 continue  # passed on as a value: callers unseen
             self.by_name[name] = frame
             self.expected[id(frame)] = len(refs)
+            if owner.kind == "module" and not _private(name):
+                self.public.add(id(frame))
 
     def _module_class(self, cls: Frame, seen: set) -> bool:
         if id(cls) in seen:
@@ -247,8 +255,9 @@ class Bindings:
             if region is not None and (region.kind != "call" or not keys <= {
                     None, (region.device, region.dtype)}):
                 continue
-            if region is not None and region.enabled is Enabled.TRUE and keys == {
-                    (region.device, region.dtype)} and all(self.sure.get(id(frame), {}).values()):
+            if id(frame) not in self.public and region is not None and (
+                    region.enabled is Enabled.TRUE) and keys == {(region.device, region.dtype)} and all(
+                    self.sure.get(id(frame), {}).values()):
                 self.next_certain.add(id(frame))
             values: Dict[str, Optional[Dtype]] = {}
             for bound, _ in sites.values():
@@ -292,6 +301,18 @@ def _mentions(module: cst.Module, wanted: set):
             if text in wanted:
                 strings.add(text)
     return strings, funcs, names, attrs
+
+
+def _entry_targets(entries) -> Set[str]:
+    """The functions of this file the project pass says other files reach (any entry naming a
+    `target` or a `scope`): their callers there are not this file's."""
+    found: Set[str] = set()
+    for entry in entries or ():
+        for field in ("target", "scope"):
+            value = getattr(entry, field, None)
+            if isinstance(value, str):
+                found.add(value.split(".")[0])
+    return found
 
 
 def _counts(names: List[str]) -> Dict[str, int]:
