@@ -4,10 +4,12 @@
 site is visible in the file:
 
 - a module-level function whose name is private (`_head`), bound once;
-- a module-level public function (`march`), bound once, that no other file calls under a
-  region (no project entry names it): what this file's calls pass is what it holds on every
-  path of this file, which is the path a finding cites. Other files' calls outside any region
-  do not run it under autocast; it is never `certain` (below), since they may call it there;
+- a module-level public function (`march`), bound once, every call of which in the file runs
+  under the one region the function inherits from them: other files may call it too, unseen, so
+  the value is what it holds on every path through THIS file's region (each a path that exists,
+  and the one a finding cites: "a float16 value of the autocast region at line 11"), not on
+  every path. Hence it is never `certain` (below): another file may run it outside the region.
+  Outside any region (a `.half()` value passed) it is not bound: nothing there to cite;
 - a function defined inside another function, bound once there;
 - a private method (`_head`) of a class of the file whose bases are `nn.Module`, `object` or
   such classes of the file, called only as `self._head(...)` in that class's own methods, not one
@@ -80,7 +82,6 @@ class Bindings:
         for frame in frames:
             if frame.kind == "function":
                 defined[frame.node.name.value] = defined.get(frame.node.name.value, 0) + 1
-        entered = _entry_targets(facts.entries)
         # the functions the rules below could accept, from the frames alone: the file's nodes
         # are read only when there is one, and then once, for their names only (issue 34)
         candidates: List[Tuple[Frame, Frame]] = []
@@ -95,7 +96,7 @@ class Bindings:
                 if not _private(name) or name in MODULE_PRIVATE_METHODS:
                     continue
             elif owner.kind == "module":
-                if name.startswith("__") or (not _private(name) and name in entered):
+                if name.startswith("__"):
                     continue
             elif owner.kind != "function":
                 continue
@@ -255,6 +256,8 @@ class Bindings:
             if region is not None and (region.kind != "call" or not keys <= {
                     None, (region.device, region.dtype)}):
                 continue
+            if id(frame) in self.public and (region is None or keys != {(region.device, region.dtype)}):
+                continue  # a public function: only the paths through this file's region
             if id(frame) not in self.public and region is not None and (
                     region.enabled is Enabled.TRUE) and keys == {(region.device, region.dtype)} and all(
                     self.sure.get(id(frame), {}).values()):
@@ -301,18 +304,6 @@ def _mentions(module: cst.Module, wanted: set):
             if text in wanted:
                 strings.add(text)
     return strings, funcs, names, attrs
-
-
-def _entry_targets(entries) -> Set[str]:
-    """The functions of this file the project pass says other files reach (any entry naming a
-    `target` or a `scope`): their callers there are not this file's."""
-    found: Set[str] = set()
-    for entry in entries or ():
-        for field in ("target", "scope"):
-            value = getattr(entry, field, None)
-            if isinstance(value, str):
-                found.add(value.split(".")[0])
-    return found
 
 
 def _counts(names: List[str]) -> Dict[str, int]:
