@@ -238,6 +238,10 @@ class CodeNames:
                         target = targets[0]
                         if isinstance(target, ast.Subscript):
                             stores.append(value)
+                        elif whole and isinstance(target, ast.Attribute) and isinstance(
+                                target.value, ast.Name) and target.value.id == "self":
+                            # read as `self.inf` (facts/param_defaults.attr_default)
+                            self._constants.setdefault("." + target.attr, []).append(value)
                         elif isinstance(target, ast.Name):
                             if whole:
                                 self._constants.setdefault(target.id, []).append(value)
@@ -372,17 +376,21 @@ class CodeNames:
                 except (ValueError, TypeError):
                     return frozenset()
             return self._values(arg, depth + 1)
-        if kind is ast.Attribute:  # `torch.finfo(...).min`: float32's, float64's
+        if kind is ast.Attribute and isinstance(node.value, ast.Name) and node.value.id == "self":
+            key = "." + node.attr  # `self.inf`: what the class stores there
+        elif kind is ast.Attribute:  # `torch.finfo(...).min`: float32's, float64's
             return None if node.attr in ("min", "max") and isinstance(node.value, ast.Call) else frozenset()
-        if kind is ast.Name:
-            found: Set[float] = set()
-            for value in self._constants.get(node.id, ()):
-                values = self._values(value, depth + 1)
-                if values is None:
-                    return None
-                found.update(values)
-            return frozenset(found) if len(found) <= _MOST_VALUES else None
-        return frozenset()
+        elif kind is ast.Name:
+            key = node.id
+        else:
+            return frozenset()
+        found: Set[float] = set()
+        for value in self._constants.get(key, ()):
+            values = self._values(value, depth + 1)
+            if values is None:
+                return None
+            found.update(values)
+        return frozenset(found) if len(found) <= _MOST_VALUES else None
 
     def _combined(self, node: ast.BinOp, depth: int) -> Optional[FrozenSet[float]]:
         """The numbers of `left op right` (fills.py: `**`, `*`, `+`, `-`; any other, none)."""
