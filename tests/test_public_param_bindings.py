@@ -68,3 +68,28 @@ def test_a_call_of_another_file_leaves_this_file_s_path():
     _, results = code_findings(load(NAME, files), "AMP140")
     found = [d for d in results[f"{NAME}/models/rendering.py"].diagnostics if d.code == "AMP140"]
     assert len(found) == 1 and "autocast region at line 24" in found[0].message
+
+
+PUBLIC = '''import torch
+
+
+def head(x):
+    return x.view(-1)
+
+
+def run(h, w):
+    with torch.autocast("cuda", dtype=torch.float16):
+        return head(h @ w)
+'''
+
+
+def test_the_fact_binds_a_public_function_every_call_of_which_runs_under_one_region():
+    from test_dtype_params import value_of
+
+    assert value_of(PUBLIC, "x.view(-1)") == {"float16"}
+    # a call outside the region too: not every path of the file passes float16
+    outside = PUBLIC + "\n\ndef eval_head(h, w):\n    return head(h @ w)\n"
+    assert value_of(outside, "x.view(-1)") is None
+    # passed on as a value: calls the file does not show
+    hooks = PUBLIC + "\n\nHOOKS = [head]\n"
+    assert value_of(hooks, "x.view(-1)") is None
