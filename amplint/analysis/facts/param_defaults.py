@@ -40,6 +40,7 @@ class ParamDefaults:
         self._calls: Optional[Dict[str, list]] = None  # function name -> calls `name(...)`
         self._stored: Optional[Counter] = None  # attribute name -> stores `x.attr = ...` / `+=`
         self._augmented: Counter = Counter()
+        self._nones: Counter = Counter()  # attribute name -> stores of the literal `None`
 
     def default(self, name: str, frame: Frame) -> Optional[cst.BaseExpression]:
         """The default of parameter `name` of the function `frame` is in, when that is the
@@ -109,14 +110,13 @@ class ParamDefaults:
         if len(sites) != 1 or sites[0].frame is not init or len(sites[0].targets) != 1:
             return None
         value = sites[0].value
-        if not isinstance(value, cst.Name) or self._stores()[attr] != 1:
+        if not isinstance(value, cst.Name) or self.attribute_stores(attr) != 1:
             return None
         key = scope_key(init).split(".")[0]
         if any(getattr(e, "target", None) == key or str(getattr(e, "target", "")).startswith(key + ".")
                or str(getattr(e, "scope", "")).startswith(key + ".") for e in facts.entries or ()):
             return None  # another file reaches its methods: instances built there are not seen
-        if self._mentions(cls.name) != len(self._calls_of(cls.name)) + 1 or any(
-                call.func.value == "setattr" for call in self._calls_of("setattr")):
+        if self._mentions(cls.name) != len(self._calls_of(cls.name)) + 1:
             return None
         default = self._left_out(init, value.value, self._calls_of(cls.name), skip_self=True)
         return (default, cls) if default is not None else None
@@ -147,18 +147,25 @@ class ParamDefaults:
                 return None
         return param.default
 
-    def _stores(self) -> Counter:
+    def attribute_stores(self, attr: str, but_none: bool = False) -> int:
+        """The stores of `.attr` in the file (`x.attr = ...` of any receiver; an augmented one
+        counts twice), those of the literal `None` left out with `but_none`; any `setattr` call
+        makes them unknown (counted 2)."""
+        if self._calls_of("setattr"):
+            return 2
         if self._stored is None:
             stored: Counter = Counter()
+            nones: Counter = Counter()
             for site in self.facts.tree.assigns:
-                for target in site.targets:
-                    for node in iter_nodes(target):
-                        if isinstance(node, cst.Attribute):
-                            stored[node.attr.value] += 1
+                none = isinstance(site.value, cst.Name) and site.value.value == "None"
+                for node in _bound(site.targets):
+                    if isinstance(node, cst.Attribute):
+                        stored[node.attr.value] += 1
+                        nones[node.attr.value] += none
             self._mentions("")  # counts the augmented stores too
             stored.update(self._augmented)
-            self._stored = stored
-        return self._stored
+            self._stored, self._nones = stored, nones
+        return self._stored[attr] - (self._nones[attr] if but_none else 0)
 
     def _calls_of(self, name: str) -> list:
         if self._calls is None:
@@ -180,3 +187,18 @@ class ParamDefaults:
                     augmented[node.target.attr.value] += 2
             self._names, self._augmented = names, augmented
         return self._names[name]
+
+
+def _bound(targets) -> list:
+    """What assignment targets rebind, through tuple/list unpacking (`a.x, b = ...`); not the
+    attribute a subscript store writes into (`self.cache[i] = v` keeps `self.cache`)."""
+    found, pending = [], list(targets)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (cst.Tuple, cst.List)):
+            pending.extend(element.value for element in node.elements)
+        elif isinstance(node, cst.StarredElement):
+            pending.append(node.value)
+        else:
+            found.append(node)
+    return found
