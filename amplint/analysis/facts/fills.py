@@ -20,7 +20,7 @@ from amplint.analysis.data.overflow import (
 from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import region_policy
 from amplint.analysis.facts.autocast_calls import DTYPES
-from amplint.analysis.facts.syntax import children_in_visit_order
+from amplint.analysis.facts.syntax import children_in_visit_order, self_attr
 from amplint.analysis.facts.tree import Frame, argument, keyword
 
 
@@ -95,7 +95,7 @@ class FillValues:
                     except (ValueError, TypeError):
                         return None
                 return self._evaluate(arg, frame, depth + 1)
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        if self_attr(expr) is not None:
             held = self.facts.param_defaults.attr_default(expr, frame)  # `self.inf`: __init__'s default
             return self._evaluate(held[0], held[1], depth + 1) if held is not None else None
         if isinstance(expr, cst.Attribute) and expr.attr.value in ("min", "max"):
@@ -283,7 +283,7 @@ class FillValues:
 def _self_attr_in(expr: cst.BaseExpression) -> bool:
     """`self.inf`, `-self.inf`: a value the text does not show."""
     inner = expr.expression if isinstance(expr, cst.UnaryOperation) else expr
-    return isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Name) and inner.value.value == "self"
+    return self_attr(inner) is not None
 
 
 def _is_device(expr: cst.BaseExpression) -> bool:

@@ -92,7 +92,8 @@ class ParamDefaults:
                 return None
         return param.default
 
-    def attr_default(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Tuple[cst.BaseExpression, Frame]]:
+    def attr_default(self, expr: cst.BaseExpression,
+                     frame: Frame) -> Optional[Tuple[cst.BaseExpression, Frame]]:
         """(the default, the frame it is evaluated in) when `expr` is `self.<attr>` in a method
         of a class whose `__init__` stores a parameter's value there that every construction of
         the file leaves to its default; None when unknown."""
@@ -121,7 +122,8 @@ class ParamDefaults:
         default = self._left_out(init, value.value, self._calls_of(cls.name), skip_self=True)
         return (default, cls) if default is not None else None
 
-    def _left_out(self, function: Frame, name: str, calls: list, skip_self: bool) -> Optional[cst.BaseExpression]:
+    def _left_out(self, function: Frame, name: str, calls: list,
+                  skip_self: bool) -> Optional[cst.BaseExpression]:
         """The default of parameter `name` of `function` when each of `calls` (at least one)
         leaves it out and the body never rebinds it."""
         node = function.node
