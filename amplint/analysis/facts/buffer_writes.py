@@ -50,8 +50,22 @@ def written_value(facts, site: CallSite) -> Optional[cst.BaseExpression]:
     if isinstance(value, cst.Name) or (
         isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)
     ):
-        return value
+        return value if _same_at_the_factory(facts, site, found[0], value) else None
     return None
+
+
+def _same_at_the_factory(facts, site: CallSite, write: cst.CSTNode, value) -> bool:
+    """`value`, read at the factory call, is what the write puts in: nothing rebinds its name
+    between the two (`cache = torch.zeros(...)` then `k = lin(x)` then `cache[i] = k`: `k` is
+    not bound yet at the factory, and `dtype=k.dtype` there would raise NameError); for
+    `self.h`, nothing stores into `self` in between either."""
+    root = value if isinstance(value, cst.Name) else value.value
+    bad = {"rebound", "escapes"} if isinstance(value, cst.Name) else {"rebound", "escapes", "mutated"}
+    try:
+        changes = facts.defuse.changes(root.value, site.node, write, site.frame.function)
+    except KeyError:
+        return False
+    return not any(change.kind in bad for change in changes)
 
 
 def hazardous_write(facts, site: CallSite):
