@@ -59,6 +59,9 @@ def hazardous_write(facts, site: CallSite):
     with a half value (silently float32). The value must possibly be half (`maybe_half`):
     constants and float32-by-construction values never are. Basic-slice writes
     (`buf[i, :n] = h`) convert the dtype and are fine."""
+    chained = _chained_write(facts, site)
+    if chained is not None:
+        return chained
     buffer = _assigned_name(site)
     if buffer is None:
         return None
@@ -107,6 +110,25 @@ def hazardous_write(facts, site: CallSite):
     if not found:
         return None
     return min(found, key=lambda item: _position(facts, item[0], function))
+
+
+def _chained_write(facts, site: CallSite):
+    """`torch.zeros(...).index_add_(0, idx, h)`: the new tensor is written as it is made (the
+    chained form of `buf = torch.zeros(...); buf.index_add_(0, idx, h)`)."""
+    function = site.frame.function
+    for other in facts.tree.calls:
+        func = other.node.func
+        if (
+            other.frame.function is function and isinstance(func, cst.Attribute)
+            and func.value is site.node
+            and func.attr.value in WRITTEN_ARGUMENT
+        ):
+            position, name = WRITTEN_ARGUMENT[func.attr.value]
+            arg = argument(other.node, position, name)
+            if arg is not None and maybe_half(facts, arg.value, other.frame):
+                return other.node, "raise", arg.value
+            return None
+    return None
 
 
 def _position(facts, node, function) -> int:
