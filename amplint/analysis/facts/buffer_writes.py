@@ -192,6 +192,10 @@ def maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
         value = value.value
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.MatrixMultiply):
         return True
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ELEMENTWISE) and depth < 6:
+        # `h[idx_j] * W`: half only when both sides are (a float32 side promotes), or a number
+        sides = [side for side in (value.left, value.right) if not isinstance(side, (cst.Integer, cst.Float))]
+        return bool(sides) and all(maybe_half(facts, side, frame, depth + 1) for side in sides)
     if isinstance(value, cst.Call):
         if half_under_autocast(facts.resolve(value.func, frame)):
             return True
@@ -210,6 +214,9 @@ def maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
                 if maybe_half(facts, assign.value, assign.frame, depth + 1):
                     return True
     return False
+
+
+_ELEMENTWISE = (cst.Multiply, cst.Add, cst.Subtract, cst.Divide)
 
 
 def _is_module_callee(facts, func: cst.BaseExpression, frame) -> bool:

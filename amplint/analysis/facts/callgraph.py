@@ -7,6 +7,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.container_modules import ContainerModules
 from amplint.analysis.facts.dtype_value import MODULE_KEEPS
 from amplint.analysis.facts.returned_closures import ReturnedClosures
 from amplint.analysis.facts.stored_functions import Stored, stored_functions
@@ -26,6 +27,7 @@ class CallGraph:
         self._factories: Dict[str, Optional[str]] = {}  # function name -> the class it returns
         self._built: Optional[Dict[Tuple[int, str], Optional[str]]] = None
         self.closures = ReturnedClosures(tree)
+        self._containers: Optional[ContainerModules] = None
 
     @property
     def stored(self) -> Stored:
@@ -193,6 +195,8 @@ class CallGraph:
                 made = self.closures.of_call(site)
                 if made is not None:
                     found.append(made.closure)
+                else:  # `for layer in self.layers: layer(h)`
+                    found.extend(self._forwards(self.containers.called(func, frame)))
         elif isinstance(func, cst.Attribute):
             owner_cls = frame.class_frame
             if (
@@ -215,18 +219,37 @@ class CallGraph:
                         made = self.closures.of_call(site)  # `self.step = make_step(...)`
                         if made is not None:
                             found.append(made.closure)
+                        else:  # `self.blocks(h)` of an `nn.Sequential`
+                            found.extend(self._forwards(self.containers.called(func, frame)))
             else:
                 cls = self.class_of_instance(func.value, frame)
                 if cls is not None:
                     method = self.method(cls, func.attr.value)
                     if method is not None:
                         found.append(method)
+        elif isinstance(func, cst.Subscript) and values:  # `self.layers[i](h)`
+            found.extend(self._forwards(self.containers.called(func, frame)))
         elif isinstance(func, cst.Call):  # `Attn()(q, k, mask)`: a fresh instance called at once
             cls = self.class_of_value(func)
             if cls is not None and not _shadowed(frame, cls):
                 forward = self.method(cls, "forward") or self.method(cls, "__call__")
                 if forward is not None:
                     found.append(forward)
+        return found
+
+
+    @property
+    def containers(self) -> ContainerModules:
+        if self._containers is None:
+            self._containers = ContainerModules(self)
+        return self._containers
+
+    def _forwards(self, classes) -> List[Frame]:
+        found = []
+        for cls in classes:
+            forward = self.method(cls, "forward") or self.method(cls, "__call__")
+            if forward is not None:
+                found.append(forward)
         return found
 
 

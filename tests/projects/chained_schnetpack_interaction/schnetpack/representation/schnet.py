@@ -28,11 +28,11 @@ class SchNetInteraction(nn.Module):
                                             nn.Linear(n_filters, n_filters))
 
     def forward(self, x, f_ij, idx_i, idx_j):
-        x = self.in2f(x)
+        h = self.in2f(x)
         W = self.filter_network(f_ij)
-        x_ij = x[idx_j] * W
-        x = torch.zeros(x.shape[0], self.n_filters, device=x.device).index_add_(0, idx_i, x_ij)
-        return self.f2out(x)
+        x_ij = h[idx_j] * W
+        agg = torch.zeros(x.shape[0], self.n_filters, device=x.device).index_add_(0, idx_i, x_ij)
+        return self.f2out(agg)
 
 
 class SchNet(nn.Module):
