@@ -168,6 +168,13 @@ class _Summarizer:
                     if region is not None and region.active:
                         self._root(site, external, region)
                 continue
+            if external is not None and not _in_lambda(site, lambdas):
+                # in a same-file function a region of the file calls: the pass does not
+                # propagate from a function whose region the file decides, so its calls into
+                # other files are roots of that region
+                region = self.facts.regions.region_of(site.frame)
+                if region is not None and region.active and region.kind == "call":
+                    self._root(site, external, region)
             function = site.frame.function
             if function is None or own_region(site) is not None:
                 continue
