@@ -9,6 +9,7 @@ import libcst as cst
 
 from amplint.analysis.facts.container_modules import ContainerModules
 from amplint.analysis.facts.dtype_value import MODULE_KEEPS
+from amplint.analysis.facts.param_classes import param_classes
 from amplint.analysis.facts.returned_closures import ReturnedClosures
 from amplint.analysis.facts.stored_functions import Stored, stored_functions
 from amplint.analysis.facts.tree import (
@@ -28,6 +29,7 @@ class CallGraph:
         self._built: Optional[Dict[Tuple[int, str], Optional[str]]] = None
         self.closures = ReturnedClosures(tree)
         self._containers: Optional[ContainerModules] = None
+        self._param_classes: Optional[Dict[Tuple[str, str], str]] = None
 
     @property
     def stored(self) -> Stored:
@@ -209,6 +211,8 @@ class CallGraph:
                     found.append(method)
                 else:
                     cls = self.self_instances.get((owner_cls.name, func.attr.value))
+                    if cls is None and values:  # `self.mixer = mixer_cls(dim)`, given the class
+                        cls = self.param_classes.get((owner_cls.name, func.attr.value))
                     if cls is not None:
                         forward = self.method(cls, "forward") or self.method(cls, "__call__")
                         if forward is not None:
@@ -237,6 +241,13 @@ class CallGraph:
                     found.append(forward)
         return found
 
+
+    @property
+    def param_classes(self) -> Dict[Tuple[str, str], str]:
+        """(class, attr) -> the class of this file `self.attr = param(...)` builds (param_classes.py)."""
+        if self._param_classes is None:
+            self._param_classes = param_classes(self.tree)
+        return self._param_classes
 
     @property
     def containers(self) -> ContainerModules:
