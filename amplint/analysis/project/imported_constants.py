@@ -11,8 +11,9 @@ else in it rebinds it (`global`, a second assignment, a loop, an import, `del`);
 beyond float16's range are delivered (the only ones AMP110 reads).
 
 Cost: text tests first (the importing file must call a fill, the defining file must hold
-`NAME =` at the start of a line); the defining files that pass are read from their `ast` tree
-(shared, parsing.python_tree), each once."""
+`NAME = <a number>` at the start of a line: detectron2's `logger = ...` sent 38 files to a parse
+for none); the defining files that pass are read from their `ast` tree (shared,
+parsing.python_tree), each once."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def constant_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCons
             if ref.startswith(("?", "@")) or text.count(name) < 2:
                 continue
             attr = ref.rsplit(".", 1)[-1]
-            defines = re.compile(rf"^{re.escape(attr)}\s*(?::[^=\n]*)?=[^=]", re.M)
+            # a module-level `NAME = <number>` (a literal, signed, in parentheses, or `float(`)
+            defines = re.compile(rf"^{re.escape(attr)}\s*(?::[^=\n]*)?=\s*[-+(\s]*(?:\d|\.\d|float\s*\()", re.M)
             if not leads_to(project, path, ref, lambda p: defines.search(project.files.get(p) or "") is not None):
                 continue
             target = project.resolve_ref(path, ref)
