@@ -51,10 +51,11 @@ def constant_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCons
             attr = ref.rsplit(".", 1)[-1]
             # a module-level `NAME = <number>` (a literal, signed, in parentheses, or `float(`)
             defines = re.compile(rf"^{re.escape(attr)}\s*(?::[^=\n]*)?=\s*[-+(\s]*(?:\d|\.\d|float\s*\()", re.M)
-            if not leads_to(project, path, ref, lambda p: defines.search(project.files.get(p) or "") is not None):
+            holds = lambda p: defines.search(project.files.get(p) or "") is not None  # noqa: E731
+            if not leads_to(project, path, ref, holds):
                 continue
             target = project.resolve_ref(path, ref)
-            if target is None or len(target[1]) != 1 or target[0] == path:
+            if target is None or len(target[1]) != 1 or target[0] == path or not holds(target[0]):
                 continue
             where, (defined,) = target
             key = (where, defined)
