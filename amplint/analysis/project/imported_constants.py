@@ -26,7 +26,6 @@ from amplint.analysis.data.overflow import FP16_MAX
 from amplint.analysis.data.triggers import FILL_NAMES
 from amplint.analysis.facts.fills import EntryConstant
 from amplint.analysis.parsing import python_tree
-from amplint.analysis.project.function_entries import leads_to
 
 _FILLS = re.compile(r"\b(?:%s)\s*\(" % "|".join(sorted(FILL_NAMES)))
 
@@ -51,13 +50,10 @@ def constant_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCons
             attr = ref.rsplit(".", 1)[-1]
             # a module-level `NAME = <number>` (a literal, signed, in parentheses, or `float(`)
             defines = re.compile(rf"^{re.escape(attr)}\s*(?::[^=\n]*)?=\s*[-+(\s]*(?:\d|\.\d|float\s*\()", re.M)
-            holds = lambda p: defines.search(project.files.get(p) or "") is not None  # noqa: E731
-            if not leads_to(project, path, ref, holds):
+            where = _defining_file(project, path, ref, defines, 0)
+            if where is None or where == path:
                 continue
-            target = project.resolve_ref(path, ref)
-            if target is None or len(target[1]) != 1 or target[0] == path or not holds(target[0]):
-                continue
-            where, (defined,) = target
+            defined = attr
             key = (where, defined)
             if key not in memo:
                 memo[key] = _module_constant(project.files.get(where) or "", defined)
@@ -67,6 +63,30 @@ def constant_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCons
         if entries:
             found[path] = tuple(entries)
     return found
+
+
+def _defining_file(project, importer: str, ref: str, defines, depth: int) -> Optional[str]:
+    """The project module `ref` names a module-level name of, when its text binds the name to a
+    number (`defines`), through package `__init__.py` re-exports (`from .constants import X`,
+    `from pkg.constants import X`, at most 3 deep): read from the texts alone, no summary made."""
+    if depth > 3:
+        return None
+    for path, attrs in project._module_candidates(importer, ref):
+        if len(attrs) != 1:
+            return None
+        text = project.files.get(path) or ""
+        if defines.search(text) is not None:
+            return path
+        if not path.endswith("__init__.py") or attrs[0] not in text:
+            return None
+        for match in re.finditer(r"^from\s+([.\w]+)\s+import\s+([^\n]*)$", text, re.M):
+            names = re.findall(r"\b(\w+)\b(?:\s+as\s+(\w+))?", match.group(2))
+            for name, alias in names:
+                if (alias or name) == attrs[0] and name != "as":
+                    return _defining_file(project, path, f"{match.group(1)}.{name}" if not match.group(1).endswith(".")
+                                          else f"{match.group(1)}{name}", defines, depth + 1)
+        return None
+    return None
 
 
 def _module_constant(text: str, name: str) -> Optional[Tuple[float, int]]:
