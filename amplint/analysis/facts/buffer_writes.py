@@ -76,6 +76,9 @@ def hazardous_write(facts, site: CallSite):
     with a half value (silently float32). The value must possibly be half (`maybe_half`):
     constants and float32-by-construction values never are. Basic-slice writes
     (`buf[i, :n] = h`) convert the dtype and are fine."""
+    chained = _chained_write(facts, site)
+    if chained is not None:
+        return chained
     buffer = _assigned_name(site) or held_buffer(facts, site)
     if buffer is None:
         return None
@@ -122,6 +125,25 @@ def hazardous_write(facts, site: CallSite):
     if not found:
         return None
     return min(found, key=lambda item: _position(facts, item[0], function))
+
+
+def _chained_write(facts, site: CallSite):
+    """`torch.zeros(...).index_add_(0, idx, h)`: the new tensor is written as it is made (the
+    chained form of `buf = torch.zeros(...); buf.index_add_(0, idx, h)`)."""
+    function = site.frame.function
+    for other in facts.tree.calls:
+        func = other.node.func
+        if (
+            other.frame.function is function and isinstance(func, cst.Attribute)
+            and func.value is site.node
+            and func.attr.value in WRITTEN_ARGUMENT
+        ):
+            position, name = WRITTEN_ARGUMENT[func.attr.value]
+            arg = argument(other.node, position, name)
+            if arg is not None and maybe_half(facts, arg.value, other.frame):
+                return other.node, "raise", arg.value
+            return None
+    return None
 
 
 def _position(facts, node, function) -> int:
@@ -185,6 +207,10 @@ def maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
         value = value.value
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.MatrixMultiply):
         return True
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ELEMENTWISE) and depth < 6:
+        # `h[idx_j] * W`: half only when both sides are (a float32 side promotes), or a number
+        sides = [side for side in (value.left, value.right) if not isinstance(side, (cst.Integer, cst.Float))]
+        return bool(sides) and all(maybe_half(facts, side, frame, depth + 1) for side in sides)
     if isinstance(value, cst.Call):
         if half_under_autocast(facts.resolve(value.func, frame)):
             return True
@@ -220,6 +246,9 @@ def _split_into(assign, name: str) -> bool:
     return any(isinstance(t, (cst.Tuple, cst.List)) and any(
         isinstance(e.value, cst.Name) and e.value.value == name for e in t.elements)
         for t in assign.targets)
+
+
+_ELEMENTWISE = (cst.Multiply, cst.Add, cst.Subtract, cst.Divide)
 
 
 def _is_module_callee(facts, func: cst.BaseExpression, frame) -> bool:
