@@ -22,7 +22,7 @@ from typing import List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from amplint.analysis.facts.framework_verbs import events_of, receiver_text
-from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.names import resolve_expr, uncast
 from amplint.analysis.facts.syntax import calls_in
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
 
@@ -280,8 +280,7 @@ class FlowWalker:
         else:
             self.expr(small, ctx, stmt)
             if isinstance(small, cst.Assign):
-                value = small.value
-                if self._scale_call(value) is not None:
+                if self._scale_call(uncast(small.value, self.flow.frame)) is not None:
                     for target in small.targets:
                         text = key_text(target.target)
                         if text is not None:
