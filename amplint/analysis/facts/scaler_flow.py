@@ -80,7 +80,8 @@ Ctx = Union[Loop, Branch]
 
 @dataclass(eq=False)
 class Event:
-    kind: str  # scale backward unscale clip step update opt_step continue break return raise
+    # scale backward unscale clip step update opt_step continue break return raise; zero_grad
+    kind: str
     node: cst.CSTNode
     ctx: Tuple[Ctx, ...]
     order: int
@@ -332,6 +333,9 @@ class FlowWalker:
                         self.emit("update", call, ctx, stmt, scaler=text, receiver=func.value,
                                   site=site)
                         continue
+                if method == "zero_grad":  # no protocol event: AMP122 asks what it clears
+                    self.emit("zero_grad", call, ctx, stmt, site=site,
+                              arg=module.code_for_node(func.value).strip())
                 if method == "backward":
                     if self._is_scaled(func.value):
                         for event in reversed(self.flow.events):

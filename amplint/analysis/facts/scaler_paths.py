@@ -51,6 +51,20 @@ def jumps_between(flow: Flow, first: Event, last: Event) -> List[Event]:
     return found
 
 
+def cleared_between(flow: Flow, first: Event, last: Event, optimizer: Optional[str]) -> bool:
+    """`optimizer.zero_grad()` runs after `first` whenever `first` does (in no loop or arm that
+    `first` is not in, no jump between) and before `last`: the gradients `first` made are gone by
+    then (icefall's `scan_pessimistic_batches_for_oom`: `loss.backward(); optimizer.zero_grad()`
+    before training). `optimizer`: the text `last` steps, in the flow's names."""
+    if optimizer is None:
+        return False
+    for event in flow.between(first, last, "zero_grad"):
+        if event.arg == optimizer and all(c in first.ctx for c in event.ctx) and not jumps_between(
+                flow, first, event):
+            return True
+    return False
+
+
 def expr_line(call: cst.BaseExpression) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine(body=[cst.Expr(call)])
 
