@@ -347,7 +347,7 @@ class BackwardWithoutScale(Rule):
     @staticmethod
     def _hazard(scalers, flow: Flow, backward: Event) -> Optional[Tuple[Event, str]]:
         step = scalers.step_after(flow, backward)
-        if step is None or cleared_between(flow, backward, step, step.arg):
+        if step is None or _all_cleared(flow, backward):
             return None
         # a scaled backward in the other arm: this is the non-AMP branch, unless that arm is
         # chosen by another flag than the one the scaler is enabled by (scaler_flags.py)
@@ -419,3 +419,9 @@ class BackwardWithoutScale(Rule):
                 extra.add(("cond", branch.cond, branch.positive))
         return extra
 
+
+def _all_cleared(flow: Flow, backward: Event) -> bool:
+    """Every `scaler.step` that may follow the backward on its pass steps an optimizer whose
+    `zero_grad()` clears these gradients first (scaler_paths.cleared_between)."""
+    steps = [s for s in flow.of("step") if s.order > backward.order and not exclusive(s, backward)]
+    return all(cleared_between(flow, backward, step, step.arg) for step in steps)
