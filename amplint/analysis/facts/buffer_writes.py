@@ -39,7 +39,7 @@ CONCATS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "tor
 def written_value(facts, site: CallSite) -> Optional[cst.BaseExpression]:
     """The tensor whose values are written into the new buffer, when it is a plain name or
     `self.` attribute (`buf[idx] = h`, `buf[idx] = h[idx]`, `buf.index_add_(0, idx, h)`)."""
-    if _assigned_name(site) is None:
+    if _assigned_name(site) is None and held_buffer(facts, site) is not None:
         return None  # `self.cache`: made once, its dtype is not one call's value
     found = hazardous_write(facts, site)
     if found is None or found[1] != "raise":
@@ -59,6 +59,9 @@ def _same_at_the_factory(facts, site: CallSite, write: cst.CSTNode, value) -> bo
     between the two (`cache = torch.zeros(...)` then `k = lin(x)` then `cache[i] = k`: `k` is
     not bound yet at the factory, and `dtype=k.dtype` there would raise NameError); for
     `self.h`, nothing stores into `self` in between either."""
+    func = getattr(write, "func", None)
+    if isinstance(func, cst.Attribute) and func.value is site.node:
+        return True  # `torch.zeros(...).index_add_(0, idx, h)`: read in the same expression
     root = value if isinstance(value, cst.Name) else value.value
     bad = {"rebound", "escapes"} if isinstance(value, cst.Name) else {"rebound", "escapes", "mutated"}
     try:
