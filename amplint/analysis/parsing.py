@@ -252,10 +252,10 @@ def drop_held() -> None:
 # lints with its summary in this process is parsed again by the pass's entry readers
 # (function_entries.parsed_facts: mmdet 13 of its 14 pass parses), and a file the pass parsed
 # is parsed again by its lint with entries after the pass. The first pass holds the tree of a
-# file with a region of its own (`hold_module`); the pass holds every tree it makes; when the
-# pass ends only the trees of the files linted after it stay (`keep_modules`), each until its
-# lint takes it; the run drops the rest. Bounded by their texts' size (a tree: ~20 bytes a
-# character), the oldest dropped first.
+# file with a region of its own or that may define an opener (`hold_module`, amplint.run.
+# per_file); the pass holds every tree it makes; when the pass ends only the trees of the
+# files linted after it stay (`keep_modules`), each until its lint takes it; the run drops the
+# rest. Bounded by their texts' size (a tree: ~20 bytes a character), the oldest first out.
 _MODULES: Dict[str, cst.Module] = {}
 _MAX_MODULE_CHARS = 1 << 20
 _module_chars = 0

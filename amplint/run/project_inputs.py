@@ -68,6 +68,7 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
                 stats["project_cached"] = True
             if notes is not None:
                 notes.extend(hit[0].get("notes", ()))
+            keep_modules(())  # no pass reads the first pass's trees
             return hit[1]
     if stats is not None:
         stats["project_cached"] = False
