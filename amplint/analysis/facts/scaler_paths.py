@@ -51,6 +51,30 @@ def jumps_between(flow: Flow, first: Event, last: Event) -> List[Event]:
     return found
 
 
+def caller_decides(flow: Flow, jump: Event) -> bool:
+    """A `return` under an `if` that tests a parameter of the function (`def scaler_step(scaler,
+    opt, last): scaler.step(opt); if not last: return; scaler.update()`): whether the update is
+    skipped is each call's choice, and the next step may be another optimizer's (one update
+    after the last of several steps is the protocol). The callers' flows, which compose the
+    helper's events through the call, are where a repeated step shows."""
+    function = flow.node
+    if jump.kind != "return" or not isinstance(function, cst.FunctionDef):
+        return False
+    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
+                                      *function.params.kwonly_params)}
+    for branch in jump.branches():
+        if isinstance(branch.node, cst.If) and _flag(branch.node.test) in params:
+            return True
+    return False
+
+
+def _flag(test: cst.BaseExpression) -> Optional[str]:
+    """`last` or `not last`: a flag the caller passes (not a value tested, `isfinite(norm)`)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    return test.value if isinstance(test, cst.Name) else None
+
+
 def cleared_between(flow: Flow, first: Event, last: Event, optimizer: Optional[str]) -> bool:
     """`optimizer.zero_grad()` runs between `first` and `last` and clears the gradients `first`
     made before `last` can use them: after `first` whenever `first` runs (in no loop or arm that

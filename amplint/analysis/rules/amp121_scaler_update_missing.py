@@ -9,6 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import Event, Flow, exclusive, expr_line, insert_after, jumps_between
 from amplint.analysis.facts.scaler_flow import first_arg
+from amplint.analysis.facts.scaler_paths import caller_decides
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans, through_place
 from amplint.analysis.facts.loop_bindings import varies_per_iteration
 from amplint.analysis.facts.syntax import params
@@ -325,7 +326,7 @@ class ScalerUpdateMissing(Rule):
             after = [u for u in ours if u.order > step.order and u.inside(loop)]
             if not after:
                 continue
-            jumps = jumps_between(flow, step, after[0])
+            jumps = [j for j in jumps_between(flow, step, after[0]) if not caller_decides(flow, j)]
             if jumps and spans(step, after[0]) and ("jump", id(jumps[0].node)) not in reported:
                 reported.add(("jump", id(jumps[0].node)))
                 yield self.report(
