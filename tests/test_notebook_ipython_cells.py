@@ -3,8 +3,8 @@ errors: a shell escape behind leading whitespace (IPython's `leading_indent` cle
 like coqui-ai/TTS's training tutorial, a ` !tts ... \\` command continued over lines), a
 one-line automagic call (`ls /path/`, shaped like facebookresearch/vissl's benchmark
 tutorials), an indented Python cell (skipped with one note). A real syntax error is still
-reported with its path and cell, in text and JSON output, including an automagic-looking line
-whose name a Python name shadows."""
+reported with its path and cell, in text, JSON and GitHub output, including an
+automagic-looking line whose name a Python name shadows."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_an_indented_python_cell_is_skipped_with_one_note(project):
     (["  for step in range(3) print(step)\n"], "cell 3:1:"),  # still wrong once dedented
     (["ls /content/runs/\n", "ls /content/logs/\n"], "cell 3:1:"),  # two lines: no automagic
 ])
-@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
 def test_a_real_syntax_error_is_still_reported(project, cell, where, fmt):
     save(project / "bad.ipynb", notebook(IMPORTS, cell, HAZARD))
     result, errors = _lint("bad.ipynb", "--output-format", fmt)
@@ -81,6 +81,12 @@ def test_a_real_syntax_error_is_still_reported(project, cell, where, fmt):
         assert [(item["code"], item["filename"], item["cell"], item["line"]) for item in items] == [
             ("AMP101", "bad.ipynb", 4, 4), (None, "bad.ipynb", 3, 1)]
         assert "syntax error" in items[1]["message"]
+    if fmt == "github":
+        annotations = result.stdout.splitlines()
+        assert annotations[0].startswith("::error title=amplint (AMP101),file=bad.ipynb,")
+        head = "::error title=amplint,file=bad.ipynb,line=1::bad.ipynb:"
+        assert annotations[1].startswith(head + where)
+        assert "syntax error" in annotations[1] and len(annotations) == 2
 
 
 @pytest.mark.parametrize("shadow", [["ls = sorted(paths)\n"], ["from os import listdir as ls\n"],

@@ -1,9 +1,10 @@
 """IPython's own rules for a notebook cell that is not Python as written, used to tell a cell
 IPython runs from one with a real syntax error.
 
-Two of IPython's input rules (IPython >= 7, `IPython.core.inputtransformer2` and
-`IPython.core.prefilter`) make cells that no line-by-line masking of `%`/`!` lines can turn
-into Python:
+Lines that IPython's escapes turn into calls (`%magic`, `!cmd`, `obj?`, `x = !cmd`) are masked
+line by line (`is_escaped`, used by notebooks). Two other input rules (IPython >= 7,
+`IPython.core.inputtransformer2` and `IPython.core.prefilter`) make cells that no line-by-line
+masking can turn into Python:
 
 - `leading_indent` (a cleanup transform, applied to every cell): when the first non-blank line
   is indented, that indentation is removed from every line that starts with it, so
@@ -22,20 +23,35 @@ import re
 from typing import Iterable, List, Optional, Set
 
 _INDENT = re.compile(r"[ \t]+")
+_MAGIC_ASSIGN = re.compile(r"[\w.\[\]()*, \t]+=[ \t]*[%!]")
+_HELP = re.compile(r"[\w.\[\]()]+\?{1,2}\Z")
 _MAGIC_LINE = re.compile(r"(?P<name>[^\W\d]\w*)(?:[ \t]+(?P<rest>.*))?\Z", re.S)
 
-# IPython's line magics, and the shell aliases it defines as line magics on POSIX systems
-# (`IPython.core.alias.default_aliases`), that automagic runs without the `%`.
+# The line magics automagic runs without the `%`: IPython 9.18's (checked against
+# `InteractiveShell.magics_manager`), with the shell aliases it defines on POSIX systems
+# (`ls`, `cp`, ...), and those ipykernel adds in a notebook (`autosave`, `clear`, `less`, ...).
 LINE_MAGICS = frozenset("""
-alias alias_magic autoawait autocall automagic autosave bookmark cd colors conda config
-connect_info debug dhist dirs doctest_mode ed edit env gui hist history killbgscripts load
+alias alias_magic autoawait autocall automagic autosave bookmark cd code_wrap colors conda
+config connect_info debug dhist dirs doctest_mode ed edit env gui hist history killbgscripts load
 load_ext loadpy logoff logon logstart logstate logstop lsmagic macro magic mamba matplotlib
 micromamba notebook page pastebin pdb pdef pdoc pfile pinfo pinfo2 pip popd pprint precision
 prun psearch psource pushd pwd pycat pylab qtconsole quickref recall rehashx reload_ext rep
-rerun reset reset_selective run save sc set_env store sx system tb time timeit unalias
+rerun reset reset_selective run save sc set_env sx system tb time timeit unalias
 unload_ext uv who who_ls whos xdel xmode
 cat clear cp less ldir lf lk ll ls lx man mkdir more mv rm rmdir
 """.split())
+
+
+def is_escaped(stripped: str) -> bool:
+    """A line (without its indentation) that IPython's escapes make a call: `%magic`, `!cmd`,
+    `?obj`, `obj?`, `x = !cmd`, `x = %magic`."""
+    if not stripped or stripped.startswith("#"):
+        return False
+    if stripped[0] in "%!?":
+        return True
+    if _HELP.match(stripped):
+        return True
+    return _MAGIC_ASSIGN.match(stripped) is not None
 
 
 def dedented(text: str) -> Optional[str]:

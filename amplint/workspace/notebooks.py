@@ -4,7 +4,10 @@ The code cells are joined into one module (so an `import torch` in the first cel
 in the later ones), each cell introduced by a marker comment line. IPython syntax that is not
 Python (`%magic`, `!shell`, `x = !cmd`, `obj?`) is replaced by a placeholder statement with the
 same indentation, and restored verbatim afterwards; a cell that starts with a cell magic
-(`%%bash`, `%%time`, ...) is not Python at all and is left out. Findings are reported with the
+(`%%bash`, `%%time`, ...) is not Python at all and is left out. A cell that still does not
+parse is a syntax error unless IPython runs it anyway (a one-line automagic call such as
+`ls /data/`, or a cell whose first line is indented: see ipython_input); those are left out
+too, with a warning when they hold Python that is therefore not linted. Findings are reported with the
 cell's number (counting every cell of the notebook from 1, markdown ones too, as Jupyter shows
 them top to bottom) and the line within the cell.
 
@@ -30,8 +33,6 @@ _MARKER_RE = re.compile(r"# __amplint_cell_(\d+)__\Z")
 _PLACEHOLDER = "pass  # __amplint_magic_{}__"
 _PLACEHOLDER_RE = re.compile(r"(?P<indent>[ \t]*)pass  # __amplint_magic_(?P<id>\d+)__\Z")
 _WS = re.compile(r"[ \t\n\r]*")
-_MAGIC_ASSIGN = re.compile(r"[\w.\[\]()*, \t]+=[ \t]*[%!]")
-_HELP = re.compile(r"[\w.\[\]()]+\?{1,2}\Z")
 
 
 class NotebookError(Exception):
@@ -274,16 +275,6 @@ def _parses(text: str) -> Optional[SyntaxError]:
     return None
 
 
-def _is_magic(stripped: str) -> bool:
-    if not stripped or stripped.startswith("#"):
-        return False
-    if stripped[0] in "%!?":
-        return True
-    if _HELP.match(stripped):
-        return True
-    return _MAGIC_ASSIGN.match(stripped) is not None
-
-
 def load(path: str) -> Optional[Notebook]:
     """The notebook at `path`, or None when it is not a Python notebook (another kernel)."""
     source = read_text_utf8(path)
@@ -369,7 +360,7 @@ def _python_of(text: str, magics: Dict[int, Tuple[str, str]]) -> str:
         ending = line[len(body):]
         stripped = body.lstrip(" \t")
         indent = body[: len(body) - len(stripped)]
-        if continuing is not None or _is_magic(stripped):
+        if continuing is not None or ipython_input.is_escaped(stripped):
             use = indent if continuing is None else continuing
             ident = len(magics)
             magics[ident] = (use, body)
