@@ -90,7 +90,7 @@ def test_a_real_syntax_error_is_still_reported(project, cell, where, fmt):
 
 
 @pytest.mark.parametrize("shadow", [["ls = sorted(paths)\n"], ["from os import listdir as ls\n"],
-                                    ["%automagic off\n"]])
+                                    ["%automagic off\n"], ["ls = !ls /content\n"]])
 def test_automagic_is_not_assumed_when_a_name_shadows_it(project, shadow):
     save(project / "sh.ipynb", notebook(IMPORTS, shadow, ["ls /content/runs/\n"]))
     result, errors = _lint("sh.ipynb")

@@ -106,6 +106,16 @@ def bound_names(trees: Iterable[ast.AST]) -> Set[str]:
     return names
 
 
+def assigned_by_magics(magic_lines: List[str]) -> Set[str]:
+    """The names `x = !cmd` / `x, y = %magic` lines bind (masked, so no parse sees them)."""
+    names: Set[str] = set()
+    for line in magic_lines:
+        match = _MAGIC_ASSIGN.match(line.lstrip(" \t"))
+        if match:
+            names.update(re.findall(r"[^\W\d]\w*", match.group(0).rsplit("=", 1)[0]))
+    return names
+
+
 def turns_automagic_off(magic_lines: List[str]) -> bool:
     """`%automagic` (a toggle, or off) anywhere in the notebook: automagic is not assumed."""
     return any(re.match(r"[ \t]*%+automagic\b", line) for line in magic_lines)

@@ -7,9 +7,9 @@ same indentation, and restored verbatim afterwards; a cell that starts with a ce
 (`%%bash`, `%%time`, ...) is not Python at all and is left out. A cell that still does not
 parse is a syntax error unless IPython runs it anyway (a one-line automagic call such as
 `ls /data/`, or a cell whose first line is indented: see ipython_input); those are left out
-too, with a warning when they hold Python that is therefore not linted. Findings are reported with the
-cell's number (counting every cell of the notebook from 1, markdown ones too, as Jupyter shows
-them top to bottom) and the line within the cell.
+too, with a warning when they hold Python that is therefore not linted. Findings are reported
+with the cell's number (counting every cell of the notebook from 1, markdown ones too, as
+Jupyter shows them top to bottom) and the line within the cell.
 
 Writing fixes back never re-serialises the notebook: only the JSON text of each edited cell's
 `"source"` value is replaced, in the layout the file already uses, so outputs, metadata and
@@ -328,7 +328,7 @@ def _judge_failed_cells(notebook: Notebook, failed, trees) -> None:
     magic_lines = [original for _, original in notebook.magics.values()]
     shadowing = (set() if not ipython_input.turns_automagic_off(magic_lines)
                  else set(ipython_input.LINE_MAGICS))
-    shadowing |= ipython_input.bound_names(trees)
+    shadowing |= ipython_input.bound_names(trees) | ipython_input.assigned_by_magics(magic_lines)
     for entry, error in failed:
         if ipython_input.automagic_name(entry.text, shadowing):
             continue
