@@ -12,7 +12,15 @@ import json
 
 import pytest
 
-from tests.test_notebooks import IMPORTS, invoke, notebook, project, save  # noqa: F401
+from tests.test_notebooks import IMPORTS, invoke, notebook, save
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
 
 # A hazard cell (AMP101: a float16 value written into a float32 buffer) proves the notebook
 # was linted past the IPython-only cells; the clean twins leave it out.
