@@ -67,6 +67,7 @@ def process_notebook(path: str, settings: Settings, options) -> FileResult:
     for cell, line, column, message in notebook.errors:
         errors.append(f"{path}:cell {cell}:{line}:{column}: syntax error: {message}")
     found.errors = errors
+    found.warnings.extend(f"{path}:cell {cell}: {why}" for cell, why in notebook.notes)
     return found
 
 

@@ -4,9 +4,12 @@ The code cells are joined into one module (so an `import torch` in the first cel
 in the later ones), each cell introduced by a marker comment line. IPython syntax that is not
 Python (`%magic`, `!shell`, `x = !cmd`, `obj?`) is replaced by a placeholder statement with the
 same indentation, and restored verbatim afterwards; a cell that starts with a cell magic
-(`%%bash`, `%%time`, ...) is not Python at all and is left out. Findings are reported with the
-cell's number (counting every cell of the notebook from 1, markdown ones too, as Jupyter shows
-them top to bottom) and the line within the cell.
+(`%%bash`, `%%time`, ...) is not Python at all and is left out. A cell that still does not
+parse is a syntax error unless IPython runs it anyway (a one-line automagic call such as
+`ls /data/`, or a cell whose first line is indented: see ipython_input); those are left out
+too, with a warning when they hold Python that is therefore not linted. Findings are reported
+with the cell's number (counting every cell of the notebook from 1, markdown ones too, as
+Jupyter shows them top to bottom) and the line within the cell.
 
 Writing fixes back never re-serialises the notebook: only the JSON text of each edited cell's
 `"source"` value is replaced, in the layout the file already uses, so outputs, metadata and
@@ -22,6 +25,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from amplint.workspace import ipython_input
 from amplint.workspace.files import ReadError, SourceFile, read_text_utf8
 
 MARKER = "# __amplint_cell_{}__"
@@ -29,8 +33,6 @@ _MARKER_RE = re.compile(r"# __amplint_cell_(\d+)__\Z")
 _PLACEHOLDER = "pass  # __amplint_magic_{}__"
 _PLACEHOLDER_RE = re.compile(r"(?P<indent>[ \t]*)pass  # __amplint_magic_(?P<id>\d+)__\Z")
 _WS = re.compile(r"[ \t\n\r]*")
-_MAGIC_ASSIGN = re.compile(r"[\w.\[\]()*, \t]+=[ \t]*[%!]")
-_HELP = re.compile(r"[\w.\[\]()]+\?{1,2}\Z")
 
 
 class NotebookError(Exception):
@@ -55,6 +57,7 @@ class Notebook:
     # placeholder id -> (the placeholder's indentation, the original line)
     magics: Dict[int, Tuple[str, str]] = field(default_factory=dict)
     errors: List[Tuple[int, int, int, str]] = field(default_factory=list)  # cell, line, col, msg
+    notes: List[Tuple[int, str]] = field(default_factory=list)  # cell, why it is not linted
 
     @property
     def path(self) -> str:
@@ -272,16 +275,6 @@ def _parses(text: str) -> Optional[SyntaxError]:
     return None
 
 
-def _is_magic(stripped: str) -> bool:
-    if not stripped or stripped.startswith("#"):
-        return False
-    if stripped[0] in "%!?":
-        return True
-    if _HELP.match(stripped):
-        return True
-    return _MAGIC_ASSIGN.match(stripped) is not None
-
-
 def load(path: str) -> Optional[Notebook]:
     """The notebook at `path`, or None when it is not a Python notebook (another kernel)."""
     source = read_text_utf8(path)
@@ -296,6 +289,8 @@ def load(path: str) -> Optional[Notebook]:
         return None
     notebook = Notebook(source, [], "")
     lines: List[str] = []
+    failed: List[Tuple[Cell, SyntaxError]] = []
+    trees: List[ast.AST] = []
     for number, (cell, spans) in enumerate(cells_spans, start=1):
         if cell.get("cell_type") != "code" or "source" not in spans:
             continue
@@ -310,23 +305,51 @@ def load(path: str) -> Optional[Notebook]:
         if text.lstrip().startswith("%%"):
             entry.python = False
             continue
-        body = _python_of(text, notebook)
+        body = _python_of(text, notebook.magics)
         error = _parses(body)
         if error is not None:
-            notebook.errors.append(
-                (number, error.lineno or 1, (error.offset or 1), error.msg or "invalid syntax")
-            )
+            failed.append((entry, error))
             entry.python = False
             continue
+        trees.append(ast.parse(body))
         if not body.endswith("\n"):
             body += "\n"
             entry.added_newline = True
         lines.extend(_lines(body))
     notebook.module = "".join(lines)
+    _judge_failed_cells(notebook, failed, trees)
     return notebook
 
 
-def _python_of(text: str, notebook: Notebook) -> str:
+def _judge_failed_cells(notebook: Notebook, failed, trees) -> None:
+    """A cell that does not parse even with its magics masked: one IPython runs anyway (by
+    `leading_indent` or automagic, see ipython_input) is left out without an error, with a
+    note when it holds Python that is therefore not linted; any other is a syntax error."""
+    magic_lines = [original for _, original in notebook.magics.values()]
+    shadowing = (set() if not ipython_input.turns_automagic_off(magic_lines)
+                 else set(ipython_input.LINE_MAGICS))
+    shadowing |= ipython_input.bound_names(trees) | ipython_input.assigned_by_magics(magic_lines)
+    for entry, error in failed:
+        if ipython_input.automagic_name(entry.text, shadowing):
+            continue
+        dedented = ipython_input.dedented(entry.text)
+        scratch: Dict[int, Tuple[str, str]] = {}
+        body = _python_of(dedented, scratch) if dedented is not None else None
+        if body is not None and _parses(body) is None:
+            if _has_python(body):
+                notebook.notes.append((entry.number, "not linted: its first line is indented "
+                                       "(IPython removes that indentation before running it)"))
+            continue
+        notebook.errors.append(
+            (entry.number, error.lineno or 1, (error.offset or 1), error.msg or "invalid syntax"))
+
+
+def _has_python(body: str) -> bool:
+    return any(line.strip() and not line.lstrip().startswith("#")
+               and not _PLACEHOLDER_RE.match(line.rstrip("\r\n")) for line in _lines(body))
+
+
+def _python_of(text: str, magics: Dict[int, Tuple[str, str]]) -> str:
     """The cell's text with IPython-only lines replaced by placeholders (when it needs it)."""
     if _parses(text) is None:
         return text
@@ -337,10 +360,10 @@ def _python_of(text: str, notebook: Notebook) -> str:
         ending = line[len(body):]
         stripped = body.lstrip(" \t")
         indent = body[: len(body) - len(stripped)]
-        if continuing is not None or _is_magic(stripped):
+        if continuing is not None or ipython_input.is_escaped(stripped):
             use = indent if continuing is None else continuing
-            ident = len(notebook.magics)
-            notebook.magics[ident] = (use, body)
+            ident = len(magics)
+            magics[ident] = (use, body)
             out.append(use + _PLACEHOLDER.format(ident) + ending)
             continuing = use if body.endswith("\\") else None
         else:
