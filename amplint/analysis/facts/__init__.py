@@ -66,7 +66,7 @@ class FileFacts:
         (amplint.analysis.facts.function_returns)."""
         from amplint.analysis.facts.function_returns import FunctionReturns
 
-        return FunctionReturns(self.tree, self.callgraph)
+        return FunctionReturns(self.tree, self.callgraph, self.entries)
 
     @cached_property
     def returned_casts(self):

@@ -1,0 +1,62 @@
+"""The kind of value an imported function of another project file returns (issue 26), delivered
+to the importing file as `facts.returned_values.EntryReturn`s with a `kind`, one per imported
+name: what `FunctionReturns.remote` reads where a fact meets a call of that name (sam2's
+`self.device = setup_device(...)` passed to an autocast as its device type, AMP131; ControlNet's
+`sim.masked_fill_(~mask, max_neg_value(x))`, AMP111). The callee's side is read from its text
+with `ast` (project/return_values.py `return_kind`), one summary per file.
+
+Asked only where a fact can meet the call (cost, issue 34): a file that may run under autocast
+and imports a project name it calls; "device" only where it writes `autocast(`, "finfo" only
+where it writes a fill (`fill`); a callee only in a file whose text holds `device(` / `finfo(`
+(checked through re-exports before anything is resolved)."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Tuple
+
+from amplint.analysis.facts.returned_values import EntryReturn
+from amplint.analysis.project.function_entries import CALLED, leads_to, may_run_under_autocast
+from amplint.analysis.project.return_values import KIND_WORDS, return_kind
+
+# the kinds a file's text may need: the fact that reads each, written where it meets the call
+_NEEDS = {"device": "autocast(", "finfo": "fill"}
+
+
+def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturn, ...]]:
+    found: Dict[str, Tuple[EntryReturn, ...]] = {}
+    for path in paths:
+        if not path.endswith(".py"):
+            continue
+        text = project.files.get(path)
+        kinds = {kind for kind, word in _NEEDS.items() if word in (text or "")}
+        if not kinds or not may_run_under_autocast(project, path):
+            continue
+        summary = project.summary(path)  # a file a region reaches may have none yet
+        if summary is None or not summary.imports:
+            continue
+        words = [KIND_WORDS[kind] for kind in sorted(kinds)]
+        called = set(CALLED.findall(text))
+        entries: List[EntryReturn] = []
+        for name, ref in sorted(summary.imports.items()):
+            if name not in called or ref.startswith("?"):
+                continue
+            if not leads_to(project, path, ref, lambda p: _may_return(project, p, words), False):
+                continue
+            target = project.resolve_ref(path, ref)
+            if target is None or len(target[1]) != 1 or target[0] == path:
+                continue
+            where, (attr,) = target
+            kind = return_kind(where, project.files.get(where) or "", attr)
+            if kind is None or kind[0] not in kinds:
+                continue
+            entries.append(EntryReturn(
+                "", name, -1, f"{project.display(where)}: {attr}", line=kind[4],
+                kind=kind[0], param=kind[1], index=kind[2], bound=kind[3]))
+        if entries:
+            found[path] = tuple(entries)
+    return found
+
+
+def _may_return(project, path: str, words) -> bool:
+    text = project.files.get(path) or ""
+    return "return" in text and any(word in text for word in words)
