@@ -16,6 +16,12 @@ and each finding is missed by the code before the summary.
   scores with `max_neg_value(x)`, `x` the float32 LayerNorm output of the text embeddings. Under
   CPU autocast (torch 2.13) the forward raises 'value cannot be converted to type c10::Half
   without overflow' (c10::BFloat16 under bfloat16); the twin `max_neg_value(sim)` runs. AMP111.
+- crossfile_halfbuilder_fastspeech2 (ming024/FastSpeech2: `get_model` in utils/model.py, called
+  from train.py, in a fork that casts the model under `fp16=`): train.py steps a plain Adam over
+  the half model it gets (torch 2.13: the parameters are float16, its eps=1e-9 is 0.0 in
+  float16, 1 + 1e-4 rounds to 1), with no autocast or GradScaler. AMP152, reported at the call
+  (the cast's file has no optimizer); a call passing `fp16=False`, or leaving the False default,
+  is silent.
 """
 
 from __future__ import annotations
@@ -133,3 +139,35 @@ def test_a_module_name_bound_again_is_not_the_helper():
     again = ("from imagen_pytorch.utils import default, exists, max_neg_value\n",
              "from imagen_pytorch.utils import default, exists, max_neg_value\n\nmax_neg_value = -1e4\n")
     assert findings(FINFO, "AMP111", (again,))[0] == []
+
+
+# -- AMP152: a builder of another file returns the model it casts to half ----------------------
+HALF = "crossfile_halfbuilder_fastspeech2"
+HALF_FOUND = [("train.py", 14, "AMP152")]
+
+
+def test_a_model_another_files_builder_casts_is_trained_in_pure_fp16():
+    found, results = findings(HALF, "AMP152")
+    assert found == HALF_FOUND
+    (diagnostic,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP152"]
+    assert diagnostic.message.startswith(
+        "`model` is cast to float16 (by `get_model`, at utils/model.py:13, which returns it) and trained by a "
+        "plain `Adam` (line 15)")
+
+
+def test_a_call_that_turns_the_cast_off_is_silent():
+    assert findings(HALF, "AMP152", (("fp16=args.fp16)", "fp16=False)"),))[0] == []
+    assert findings(HALF, "AMP152", ((", fp16=args.fp16)", ")"),))[0] == []
+
+
+def test_twin_training_under_autocast_with_a_scaler_is_silent():
+    twin = (("        output = model(texts.to(device))\n        loss = loss_fn(mels.to(device), output)\n"
+             "        loss.backward()\n",
+             "        with torch.autocast(\"cuda\"):\n            output = model(texts.to(device))\n"
+             "            loss = loss_fn(mels.to(device), output)\n        scaler.scale(loss).backward()\n"),
+            ("    optimizer = torch.optim.Adam(", "    scaler = torch.amp.GradScaler()\n    optimizer = torch.optim.Adam("))
+    assert findings(HALF, "AMP152", twin)[0] == []
+
+
+def test_a_builder_returning_another_local_than_the_cast_one_is_not_read():
+    assert findings(HALF, "AMP152", (("        model = model.half()\n", "        half = model.half()\n"),))[0] == []

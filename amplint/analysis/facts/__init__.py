@@ -77,6 +77,14 @@ class FileFacts:
         return returned_casts(self)
 
     @cached_property
+    def remote_casts(self):
+        """id(call) -> EntryReturn for calls of another file's builder that returns a model it
+        casts to half (amplint.analysis.facts.returned_casts.remote_casts)."""
+        from amplint.analysis.facts.returned_casts import remote_casts
+
+        return remote_casts(self)
+
+    @cached_property
     def index(self):
         """Assignments by name, statement order, self-attributes and calls by class, each
         built once (amplint.analysis.facts.index): what a question per statement looks up."""

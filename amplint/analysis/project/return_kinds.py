@@ -2,13 +2,16 @@
 to the importing file as `facts.returned_values.EntryReturn`s with a `kind`, one per imported
 name: what `FunctionReturns.remote` reads where a fact meets a call of that name (sam2's
 `self.device = setup_device(...)` passed to an autocast as its device type, AMP131; ControlNet's
-`sim.masked_fill_(~mask, max_neg_value(x))`, AMP111). The callee's side is read from its text
+`sim.masked_fill_(~mask, max_neg_value(x))`, AMP111; waveglow's `model =
+waveglow_from_config(cfg, fp16_run).cuda()` trained by a plain optimizer, AMP152). The callee's side is read from its text
 with `ast` (project/return_values.py `return_kind`), one summary per file.
 
-Asked only where a fact can meet the call (cost, issue 34): a file that may run under autocast
-and imports a project name it calls; "device" only where it writes `autocast(`, "finfo" only
-where it writes a fill (`fill`); a callee only in a file whose text holds `device(` / `finfo(`
-(checked through re-exports before anything is resolved)."""
+Asked only where a fact can meet the call (cost, issue 34): a file that imports a project name
+it calls; "device" only where it writes `autocast(`, "finfo" only where it writes a fill
+(`fill`), both only in a file that may run under autocast; "half" only where it builds a
+`torch.optim.` optimizer and writes neither `autocast` nor `GradScaler`; a callee only in a
+file whose text holds `device(` / `finfo(` / `.half()` (checked through re-exports before
+anything is resolved)."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from amplint.analysis.project.function_entries import CALLED, leads_to, may_run_
 from amplint.analysis.project.return_values import KIND_WORDS, return_kind
 
 # the kinds a file's text may need: the fact that reads each, written where it meets the call
-_NEEDS = {"device": "autocast(", "finfo": "fill"}
+_NEEDS = {"device": "autocast(", "finfo": "fill", "half": "optim."}
 
 
 def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturn, ...]]:
@@ -27,9 +30,13 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
     for path in paths:
         if not path.endswith(".py"):
             continue
-        text = project.files.get(path)
-        kinds = {kind for kind, word in _NEEDS.items() if word in (text or "")}
-        if not kinds or not may_run_under_autocast(project, path):
+        text = project.files.get(path) or ""
+        kinds = {kind for kind, word in _NEEDS.items() if word in text}
+        if "half" in kinds and ("autocast" in text or "GradScaler" in text):
+            kinds.discard("half")  # AMP152 reads a file that trains without either
+        if kinds - {"half"} and not may_run_under_autocast(project, path):
+            kinds -= {"device", "finfo"}
+        if not kinds:
             continue
         summary = project.summary(path)  # a file a region reaches may have none yet
         if summary is None or not summary.imports:

@@ -14,7 +14,11 @@ call (`return_kind`, read only in files whose text can return one: return_kinds.
 - "device": every `return` is `torch.device(...)` (or a conditional between two): sam2's
   `setup_device(accelerator, rank)` (AMP131);
 - "finfo": every `return` is `[-]torch.finfo(p.dtype).min/max` of one parameter `p` never
-  rebound: ldm's `max_neg_value(t)` (AMP111, with the call's argument for `p`)."""
+  rebound: ldm's `max_neg_value(t)` (AMP111, with the call's argument for `p`);
+- "half": every `return` gives one local that a statement of the function casts with `.half()`
+  (`model = model.half()`, `model.cuda().half()`): waveglow's builder (AMP152); `param` names
+  the parameter guarding the cast (`if fp16_run:`), `bound` "off" when its default is
+  False/None (a call leaving it out gets the float32 model)."""
 
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ _KIND_MEMO: Dict[Tuple[str, int], Dict[str, "Kind"]] = {}
 
 # (kind, the parameter it reads or "", its position or -1, "min"/"max" or "", line of the `def`)
 Kind = Tuple[str, str, int, str, int]
-KIND_WORDS = {"device": "device(", "finfo": "finfo("}  # a file that can return one holds this
+KIND_WORDS = {"device": "device(", "finfo": "finfo(", "half": ".half()"}  # a file that can return one holds this
 
 Returned = Tuple[str, int]  # (outside function, or ""; display length, or 0)
 
@@ -197,7 +201,7 @@ def _module_kinds(text: str) -> Dict[str, Kind]:
         if any(word in own for word in KIND_WORDS.values()):  # its text can return one
             kind = _kind(stmt, imports)
             if kind is not None:
-                out[stmt.name] = (*kind, stmt.lineno)
+                out[stmt.name] = kind if len(kind) == 5 else (*kind, stmt.lineno)  # type: ignore[assignment]
     return out
 
 
@@ -222,6 +226,8 @@ def _kind(function: ast.FunctionDef, imports: Dict[str, str]) -> Optional[Tuple[
                 return None
             returns.append(node.value)
     local |= stored
+    if all(isinstance(value, ast.Name) for value in returns):
+        return _half_kind(function, {value.id for value in returns}, stored)  # type: ignore[attr-defined]
     answers = {_value_kind(value, imports, local) for value in returns}
     if len(answers) != 1:
         return None
@@ -269,3 +275,67 @@ def _terminates(body) -> bool:
     if isinstance(last, ast.With):
         return _terminates(last.body)
     return False
+
+
+def _half_kind(function: ast.FunctionDef, names, stored) -> Optional[Kind]:
+    """("half", guarding parameter or "", its position, "off" or "", the cast's line) when the
+    one local every `return` gives is cast with `.half()` by a statement of the function."""
+    if len(names) != 1:
+        return None
+    (name,) = names
+    if name not in stored:
+        return None  # a parameter: what the callers pass (half_params.py), not a built model
+    args = function.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    cast = _cast_guards(function.body, name, ())
+    if cast is None:
+        return None
+    cast, line = cast
+    guard = next((test for test in cast if test in positional or test in {a.arg for a in args.kwonlyargs}), "")
+    if not guard:
+        return ("half", "", -1, "", line)
+    index = positional.index(guard) if guard in positional else -1
+    defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    default = defaults.get(guard)
+    off = isinstance(default, ast.Constant) and default.value in (False, None)
+    return ("half", guard, index, "off" if off else "", line)
+
+
+def _cast_guards(body, name: str, tests: Tuple[str, ...]) -> Optional[Tuple[Tuple[str, ...], int]]:
+    """The names tested by the `if NAME:`s around the first statement that casts `name` to half
+    (`name = name.half()`, `name.cuda().half()`) and its line, or None when no statement does."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            test = (stmt.test.id,) if isinstance(stmt.test, ast.Name) else ()
+            found = _cast_guards(stmt.body, name, tests + test)
+            if found is None:
+                found = _cast_guards(stmt.orelse, name, tests)
+        elif isinstance(stmt, (ast.With, ast.For, ast.While, ast.Try)):
+            found = _cast_guards(stmt.body, name, tests)
+        else:
+            found = (tests, stmt.lineno) if _casts_half(stmt, name) else None
+        if found is not None:
+            return found
+    return None
+
+
+def _casts_half(stmt: ast.stmt, name: str) -> bool:
+    if isinstance(stmt, ast.Assign):
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) or stmt.targets[0].id != name:
+            return False
+        value = stmt.value
+    elif isinstance(stmt, ast.Expr):
+        value = stmt.value
+    else:
+        return False
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "half"
+            and not value.args and not value.keywords):
+        return False
+    root = value.func.value
+    while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and root.func.attr in _MOVES:
+        root = root.func.value  # `model.cuda().half()`
+    return isinstance(root, ast.Name) and root.id == name
+
+
+_MOVES = frozenset({"cuda", "cpu", "to", "train", "eval"})

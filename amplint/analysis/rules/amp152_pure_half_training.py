@@ -216,7 +216,7 @@ class PureHalfTraining(Rule):
         if any(hint in ctx.source for hint in MASTER_WEIGHT_HINTS):
             return
         casts = facts.fp16.model_casts
-        if not any(dtype == "float16" for dtype in casts.values()):
+        if not any(dtype == "float16" for dtype in casts.values()) and not facts.remote_casts:
             return
         index = {id(site.node): i for i, site in enumerate(facts.tree.calls)}
         optimizers = self._optimizers(facts, index)
@@ -276,6 +276,12 @@ class PureHalfTraining(Rule):
             if model is not None:
                 callee = ctx.module.code_for_node(site.node.func)
                 yield site, model, found[1].node, f" (in `{callee}`, which returns it to the call at line {{call_line}})"
+        for site in facts.tree.calls:  # a builder of another file (reported at the call)
+            entry = facts.remote_casts.get(id(site.node))
+            model = _cast_model(site, returned=True) if entry is not None else None
+            if model is not None:
+                where, _, function = entry.callee.partition(": ")
+                yield site, model, site.node, f" (by `{function}`, at {where}:{entry.line}, which returns it)"
 
     # -- facts ----------------------------------------------------------------------------
     @staticmethod
