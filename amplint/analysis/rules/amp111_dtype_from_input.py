@@ -49,7 +49,9 @@ class DtypeFromInput(Rule):
 
     Not reported: `finfo` of the filled tensor's own dtype, or of a tensor known to share it (a
     value of the same region, a name assigned from one); float32 or disabled regions; inputs
-    the file does not show (a global, an attribute); helper functions of other files.
+    the file does not show (a global, an attribute); helper functions of other files, but for
+    one whose every `return` is `torch.finfo` of its parameter's dtype (`max_neg_value(x)` of a
+    utils module: read with the call's argument, the project pass summarising that module).
 
     ## Example
     ```python

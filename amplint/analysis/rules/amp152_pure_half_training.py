@@ -35,7 +35,10 @@ class PureHalfTraining(Rule):
     with no autocast and no GradScaler: pure fp16 training.
 
     A call of a method of the file that casts the model's submodules
-    (`model.convert_to_fp16()`) counts as a cast.
+    (`model.convert_to_fp16()`) counts as a cast, and so does a call of a builder that returns
+    the model it casts with `.half()`: a function of the file (reported at its cast), or one
+    another file defines (reported at the call; a call passing False for the flag guarding the
+    cast is not).
 
     ## Why is this bad?
     The optimizer updates the float16 weights in place, with no float32 master copy. Any update
