@@ -151,8 +151,8 @@ def test_a_model_another_files_builder_casts_is_trained_in_pure_fp16():
     assert found == HALF_FOUND
     (diagnostic,) = [d for r in results.values() for d in r.diagnostics if d.code == "AMP152"]
     assert diagnostic.message.startswith(
-        "`model` is cast to float16 (by `get_model`, at utils/model.py:13, which returns it) and trained by a "
-        "plain `Adam` (line 15)")
+        "`model` is cast to float16 (at utils/model.py:13, through this call: `get_model` returns it) and "
+        "trained by a plain `Adam` (line 15)")
 
 
 def test_a_call_that_turns_the_cast_off_is_silent():

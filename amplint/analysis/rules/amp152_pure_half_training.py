@@ -284,7 +284,7 @@ class PureHalfTraining(Rule):
             model = _cast_model(site, returned=True) if entry is not None else None
             if model is not None:
                 where, _, function = entry.callee.partition(": ")
-                yield site, model, site.node, f" (by `{function}`, at {where}:{entry.line}, which returns it)"
+                yield site, model, site.node, f" (at {where}:{entry.line}, through this call: `{function}` returns it)"
 
     # -- facts ----------------------------------------------------------------------------
     @staticmethod
