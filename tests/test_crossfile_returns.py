@@ -92,7 +92,10 @@ def test_only_the_files_that_can_return_a_device_are_summarised(monkeypatch):
     monkeypatch.setattr(return_values, "_module_kinds", lambda text: read.append(text) or real(text))
     monkeypatch.setattr(return_values, "_KIND_MEMO", {})
     files = load(DEVICE)
-    entries = return_kind_entries(build(files), sorted(files))
+    project = build(files)
+    made = set(project.summaries)
+    entries = return_kind_entries(project, sorted(files))
+    assert set(project.summaries) == made  # the callers' imports are read from their text
     assert [(e.call, e.kind) for e in entries["crossfile_device_yolov5/train.py"]] == [("select_device", "device")]
     assert len(entries) == 1
     # train.py imports five names of the project; only utils/torch_utils.py holds `device(`
