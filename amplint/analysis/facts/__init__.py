@@ -66,7 +66,7 @@ class FileFacts:
         (amplint.analysis.facts.function_returns)."""
         from amplint.analysis.facts.function_returns import FunctionReturns
 
-        return FunctionReturns(self.tree, self.callgraph)
+        return FunctionReturns(self.tree, self.callgraph, self.entries)
 
     @cached_property
     def returned_casts(self):
@@ -75,6 +75,14 @@ class FileFacts:
         from amplint.analysis.facts.returned_casts import returned_casts
 
         return returned_casts(self)
+
+    @cached_property
+    def remote_casts(self):
+        """id(call) -> EntryReturn for calls of another file's builder that returns a model it
+        casts to half (amplint.analysis.facts.returned_casts.remote_casts)."""
+        from amplint.analysis.facts.returned_casts import remote_casts
+
+        return remote_casts(self)
 
     @cached_property
     def index(self):

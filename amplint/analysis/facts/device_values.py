@@ -48,15 +48,20 @@ def is_device_object(facts, expr: cst.BaseExpression, frame: Frame) -> bool:
 
 def device_call(facts, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> bool:
     """`torch.device(...)`, a conditional choosing between two of them, or a call of a function
-    of this file every `return` of which is one (facts/function_returns.py)."""
+    of this file (or, through the project pass, of another file) every `return` of which is one
+    (facts/function_returns.py)."""
     if isinstance(expr, cst.IfExp):
         return device_call(facts, expr.body, frame, depth) and device_call(facts, expr.orelse, frame, depth)
     if not isinstance(expr, cst.Call):
         return False
     if facts.resolve(expr.func, frame) == DEVICE:
         return True
-    found = facts.function_returns.of_call(expr, frame) if depth < 3 else None
-    return found is not None and all(device_call(facts, v, found.function, depth + 1) for v in found.values)
+    returns = facts.function_returns
+    found = returns.of_call(expr, frame) if depth < 3 else None
+    if found is None:  # a function of another file (project/return_values.py "device")
+        remote = returns.remote(expr, frame)
+        return remote is not None and remote.kind == "device"
+    return all(device_call(facts, v, found.function, depth + 1) for v in found.values)
 
 
 def name_is_device(facts, name: str, frame: Frame) -> bool:

@@ -2,7 +2,8 @@
 (ldm's and x-transformers' `max_neg_value(t)`: `return -torch.finfo(t.dtype).max`), read per
 call through the same-file return summary (facts/function_returns.py): `max_neg_value(x)` is
 `-torch.finfo(x.dtype).max` with the call's argument substituted. AMP111 asks it where the
-fill is not a finfo written inline."""
+fill is not a finfo written inline. A helper of ANOTHER file (ControlNet's ldm/util.py) is read
+through the project pass's summary of that file (`FunctionReturns.remote`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def helper_finfo(facts, expr: cst.BaseExpression, frame):
     `max_neg_value(t)`): the finfo reads the dtype of what the call passes for `p`."""
     found = facts.function_returns.of_call(expr, frame)
     if found is None:
-        return None
+        return _remote_finfo(facts, expr, frame)
     shapes = set()
     finfo_call = None
     for value in found.values:
@@ -44,3 +45,20 @@ def helper_finfo(facts, expr: cst.BaseExpression, frame):
     if not isinstance(x, cst.Name):
         return None
     return finfo_call, finfo_call.args[0].value, x, bound, False, expr, param
+
+
+def _remote_finfo(facts, expr: cst.BaseExpression, frame):
+    """The same for a function of another file (the project pass's EntryReturn "finfo", from
+    project/return_values.py): (the call, the call, `x`, bound, False, the call, the parameter,
+    "util.py: max_neg_value" and the line of its `def`, for the message)."""
+    entry = facts.function_returns.remote(expr, frame)
+    if entry is None or entry.kind != "finfo" or any(a.star for a in expr.args):
+        return None
+    x = None
+    for position, arg in enumerate(expr.args):
+        if arg.keyword is None and position == entry.index or \
+                arg.keyword is not None and arg.keyword.value == entry.param:
+            x = arg.value
+    if not isinstance(x, cst.Name):
+        return None
+    return expr, expr, x, entry.bound, False, expr, entry.param, (entry.callee, entry.line)

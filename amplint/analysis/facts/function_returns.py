@@ -18,7 +18,13 @@ Exact or nothing: one callee of this file reached by name or `self.` (the call g
 function held as a value), a plain `def` (no decorator but `staticmethod`, not async, not a
 generator), every `return` with a value, no path falling off the end (the body ends in a
 `return` or `raise`, branch by branch), a module-level name bound once, no override of the
-method in a subclass of the file. Anything else: no summary, the call stays unknown."""
+method in a subclass of the file. Anything else: no summary, the call stays unknown.
+
+The other file's side: `remote(call, frame)` gives what the project pass found a function of
+ANOTHER file returns on every path (facts/returned_values.py EntryReturn with a `kind`, made by
+project/return_kinds.py from that file's `ast` summary, project/return_values.py), for a call of
+the name the file imports it under. The facts ask `of_call` first, then `remote`, so a rule does
+not care which side the helper is on."""
 
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ import libcst as cst
 
 from amplint.analysis.facts.context_functions import bound_locally, overrides, returned_values
 from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.returned_values import EntryReturn
 from amplint.analysis.facts.tree import CallSite, Frame
 
 
@@ -46,10 +53,33 @@ class Returned:
 
 
 class FunctionReturns:
-    def __init__(self, tree, graph) -> None:
+    def __init__(self, tree, graph, entries=()) -> None:
         self.tree = tree
         self.callgraph = graph
         self._memo: Dict[int, Optional[Tuple[cst.BaseExpression, ...]]] = {}
+        self._remote = {e.call: e for e in entries if isinstance(e, EntryReturn) and e.kind}
+
+    def remote(self, call: cst.BaseExpression, frame: Frame) -> Optional[EntryReturn]:
+        """The kind of value a function of another file returns to this call of the name the
+        module imports it under (`from ldm.util import max_neg_value`), or None: a name bound
+        any other way too, or by a function scope around the call."""
+        if not self._remote or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+            return None
+        name = call.func.value
+        entry = self._remote.get(name)
+        if entry is None:
+            return None
+        module = frame.scope
+        while module.parent is not None:  # a class body's names are not its methods'
+            if (module.kind == "function" or module is frame.scope) and (
+                    name in module.bindings or name in module.imports or name in module.functions):
+                return None
+            module = module.parent
+        imported = name in module.imports and name not in module.alternatives or \
+            module.relative.get(name) is not None
+        if not imported or name in module.bindings or name in self.tree.walrus_names:
+            return None
+        return entry
 
     def of_call(self, call: cst.BaseExpression, frame: Frame) -> Optional[Returned]:
         if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):

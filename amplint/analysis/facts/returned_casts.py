@@ -13,8 +13,10 @@ builder, MONAI's `get_net`), read through the same-file return summary
 Every `return` of the function gives the same local name, and a half cast of the function
 binds that name (`model = model.half()`) or casts it in place as a statement (`model.half()`,
 `model.cuda().half()`): the call's value is that cast model on the path that casts, as the
-cast written in the caller would be. The other file's version is
-project/half_returns.py (EntryReturnsHalf)."""
+cast written in the caller would be. The other file's versions: project/half_returns.py
+(EntryReturnsHalf, the cast's file told that a region runs the model, AMP103) and, for a call of a
+builder another file defines, `remote_casts` (the project pass's EntryReturn "half", read through
+`FunctionReturns.remote`: the caller told that the model it trains is half, AMP152)."""
 
 from __future__ import annotations
 
@@ -131,3 +133,29 @@ def moved_root(value: cst.BaseExpression, frame: Frame) -> cst.BaseExpression:
     while isinstance(value, cst.Call) and module_moved(value, frame):
         value = value.func.value  # type: ignore[union-attr]
     return value
+
+
+def remote_casts(facts) -> Dict[int, object]:
+    """id(call) -> the EntryReturn "half" of the builder of another file the call names
+    (project/return_values.py), for the calls that do not pass a literal False / None for the
+    parameter guarding its cast (nor leave it out where its default is one)."""
+    returns = facts.function_returns
+    found: Dict[int, object] = {}
+    for site in facts.tree.calls:
+        entry = returns.remote(site.node, site.frame)
+        if entry is None or entry.kind != "half":
+            continue
+        if entry.param:
+            if any(a.star for a in site.node.args):
+                continue  # a `*args` / `**kw` may pass the flag: unknown
+            passed = None
+            for position, arg in enumerate(site.node.args):
+                if arg.keyword is None and position == entry.index or \
+                        arg.keyword is not None and arg.keyword.value == entry.param:
+                    passed = arg.value
+            if passed is None and entry.bound == "off":
+                continue
+            if isinstance(passed, cst.Name) and passed.value in ("False", "None"):
+                continue
+        found[id(site.node)] = entry
+    return found

@@ -32,11 +32,16 @@ class EntryReturn:
     target: str = ""  # the outside function the returned value stands for
     elements: int = 0  # the returned list/tuple display's element count (distinct texts)
     line: int = 0  # the line of the callee's `def`, for messages
+    kind: str = ""  # "device" / "finfo" (an imported name's entry, ordinal -1), or ""
+    param: str = ""  # finfo: the parameter whose dtype it reads
+    index: int = -1  # finfo: that parameter's position (-1: keyword-only)
+    bound: str = ""  # finfo: "min" / "max"
 
 
 def returned_by_call(entries, tree) -> Dict[int, EntryReturn]:
     """id(call node) -> its EntryReturn, for the entries of this file."""
-    wanted = {(e.function, e.call, e.ordinal): e for e in entries if isinstance(e, EntryReturn)}
+    wanted = {(e.function, e.call, e.ordinal): e for e in entries
+              if isinstance(e, EntryReturn) and e.ordinal >= 0}
     if not wanted:
         return {}
     from amplint.analysis.facts.scaler_remote import call_keys

@@ -6,8 +6,9 @@ call a parameter under autocast (half_callees.py, AMP103), and the functions who
 returned value a region of another file runs (half_returns.py, AMP103), and the parameters of
 its functions that another file passes a half model (half_params.py, AMP140), and the half
 dtypes dataclass configs hold by default (dtype_fields.py, AMP103), and the functions its float16
-code passes float16 values (float16_args.py, AMP140/AMP141), and the big numeric constants it
-imports (imported_constants.py, AMP110). Computed once per project pass,
+code passes float16 values (float16_args.py, AMP140/AMP141), the big numeric constants it
+imports (imported_constants.py, AMP110), and the kind of value the functions it imports return
+(return_kinds.py, AMP131/AMP111/AMP152). Computed once per project pass,
 after the regions and the scaler entries are known."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from amplint.analysis.project.half_callees import half_callee_entries
 from amplint.analysis.project.half_params import half_param_entries
 from amplint.analysis.project.half_returns import half_return_entries
 from amplint.analysis.project.module_entries import module_entries
+from amplint.analysis.project.return_kinds import return_kind_entries
 from amplint.analysis.project.scaler_regions import scaler_region_entries
 
 
@@ -32,7 +34,8 @@ def imported_entries(project, paths: Sequence[str],
     for more in (module_entries(project, paths), scaler_region_entries(project, scaler),
                  half_callee_entries(project, paths), half_return_entries(project, paths),
                  half_param_entries(project, paths), dtype_field_entries(project, paths),
-                 float16_arg_entries(project, paths), constant_entries(project, paths)):
+                 float16_arg_entries(project, paths), constant_entries(project, paths),
+                 return_kind_entries(project, paths)):
         for path, extra in more.items():
             found[path] = found.get(path, ()) + extra
     return found

@@ -6,7 +6,19 @@ bound once to a local that the caller then calls, or iterates over with a scaler
 scaler_summaries.py), and answered from the callee's text with Python's `ast`. Anything else
 (a bare `return`, a path that falls off the end, a decorator, a generator, a name the module
 binds twice, a target inside the project) gives no answer: the caller's rules stay as silent as
-they were. The answer travels as a `facts.returned_values.EntryReturn` of the caller's file."""
+they were. The answer travels as a `facts.returned_values.EntryReturn` of the caller's file.
+
+The same reading gives the KIND of value a function returns, the cross-file side of the
+same-file summary (facts/function_returns.py) that the facts classifying a value read through a
+call (`return_kind`, read only in files whose text can return one: return_kinds.py asks):
+- "device": every `return` is `torch.device(...)` (or a conditional between two): sam2's
+  `setup_device(accelerator, rank)` (AMP131);
+- "finfo": every `return` is `[-]torch.finfo(p.dtype).min/max` of one parameter `p` never
+  rebound: ldm's `max_neg_value(t)` (AMP111, with the call's argument for `p`);
+- "half": every `return` gives one local that a statement of the function casts with `.half()`
+  (`model = model.half()`, `model.cuda().half()`): waveglow's builder (AMP152); `param` names
+  the parameter guarding the cast (`if fp16_run:`), `bound` "off" when its default is
+  False/None (a call leaving it out gets the float32 model)."""
 
 from __future__ import annotations
 
@@ -20,6 +32,11 @@ from amplint.analysis.project.opener_names import dotted_text
 # the targets a returned function value may have: outside the project for sure
 _LIBRARIES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy"}
 _MEMO: Dict[Tuple[str, int], Dict[str, Tuple[str, int, int]]] = {}
+_KIND_MEMO: Dict[Tuple[str, int], Dict[str, "Kind"]] = {}
+
+# (kind, the parameter it reads or "", its position or -1, "min"/"max" or "", line of the `def`)
+Kind = Tuple[str, str, int, str, int]
+KIND_WORDS = {"device": "device(", "finfo": "finfo(", "half": ".half()"}  # a file that can return one holds this
 
 Returned = Tuple[str, int]  # (outside function, or ""; display length, or 0)
 
@@ -41,6 +58,18 @@ def _module_returns(text: str) -> Dict[str, Tuple[str, int, int]]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
+    imports, counts = _module_names(tree)
+    out: Dict[str, Tuple[str, int, int]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and counts.get(stmt.name) == 1 and not stmt.decorator_list:
+            value = _returns(stmt, imports)
+            if value is not None:
+                out[stmt.name] = (*value, stmt.lineno)
+    return out
+
+
+def _module_names(tree: ast.Module) -> Tuple[Dict[str, str], Dict[str, int]]:
+    """The module's imports bound once (name -> qualified target) and how often it binds each name."""
     imports: Dict[str, str] = {}
     counts: Dict[str, int] = {}
     for stmt in tree.body:
@@ -49,13 +78,7 @@ def _module_returns(text: str) -> Dict[str, Tuple[str, int, int]]:
             if target is not None:
                 imports[name] = target
     imports = {name: target for name, target in imports.items() if counts[name] == 1}
-    out: Dict[str, Tuple[str, int, int]] = {}
-    for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef) and counts.get(stmt.name) == 1 and not stmt.decorator_list:
-            value = _returns(stmt, imports)
-            if value is not None:
-                out[stmt.name] = (*value, stmt.lineno)
-    return out
+    return imports, counts
 
 
 def _bound(stmt: ast.stmt):
@@ -149,3 +172,170 @@ def _qualified(node: ast.expr, imports: Dict[str, str], local) -> Optional[str]:
     if full.split(".", 1)[0] not in _LIBRARIES:
         return None
     return _CANONICAL.get(full, full)
+
+
+def return_kind(path: str, text: str, key: str) -> Optional[Kind]:
+    """The kind of value module function `key` of the file returns on every path, or None."""
+    memo_key = (path, hash(text))
+    found = _KIND_MEMO.get(memo_key)
+    if found is None:
+        found = _KIND_MEMO[memo_key] = _module_kinds(text) if any(
+            word in text for word in KIND_WORDS.values()) else {}
+        if len(_KIND_MEMO) > 2000:
+            _KIND_MEMO.clear()
+    return found.get(key)
+
+
+def _module_kinds(text: str) -> Dict[str, Kind]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    imports, counts = _module_names(tree)
+    out: Dict[str, Kind] = {}
+    lines = text.splitlines()
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.FunctionDef) or counts.get(stmt.name) != 1 or stmt.decorator_list:
+            continue
+        own = "\n".join(lines[stmt.lineno - 1:stmt.end_lineno or stmt.lineno])
+        if any(word in own for word in KIND_WORDS.values()):  # its text can return one
+            kind = _kind(stmt, imports)
+            if kind is not None:
+                out[stmt.name] = kind if len(kind) == 5 else (*kind, stmt.lineno)  # type: ignore[assignment]
+    return out
+
+
+def _kind(function: ast.FunctionDef, imports: Dict[str, str]) -> Optional[Tuple[str, str, int, str]]:
+    if not _terminates(function.body):
+        return None  # a path may fall off the end (None)
+    args = function.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    local = set(positional) | {a.arg for a in args.kwonlyargs}
+    local |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    stored = set()
+    returns = []
+    for node in _own_nodes(function):
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal, ast.Await)):
+            return None
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stored.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            stored.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Return):
+            if node.value is None:
+                return None
+            returns.append(node.value)
+    local |= stored
+    if all(isinstance(value, ast.Name) for value in returns):
+        return _half_kind(function, {value.id for value in returns}, stored)  # type: ignore[attr-defined]
+    answers = {_value_kind(value, imports, local) for value in returns}
+    if len(answers) != 1:
+        return None
+    (answer,) = answers
+    if answer is None:
+        return None
+    if answer[0] == "finfo":
+        param = answer[1]
+        if param in stored or param not in positional and param not in {a.arg for a in args.kwonlyargs}:
+            return None  # not a parameter, or rebound in the function
+        index = positional.index(param) if param in positional else -1
+        return ("finfo", param, index, answer[3])
+    return answer
+
+
+def _value_kind(node: ast.expr, imports: Dict[str, str], local) -> Optional[Tuple[str, str, int, str]]:
+    if isinstance(node, ast.IfExp):
+        body, orelse = _value_kind(node.body, imports, local), _value_kind(node.orelse, imports, local)
+        return body if body is not None and body == orelse and body[0] == "device" else None
+    if isinstance(node, ast.Call) and _qualified(node.func, imports, local) == "torch.device":
+        return ("device", "", -1, "")
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if not (isinstance(node, ast.Attribute) and node.attr in ("min", "max")):
+        return None
+    call = node.value
+    if not (isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords
+            and _qualified(call.func, imports, local) == "torch.finfo"):
+        return None
+    arg = call.args[0]
+    if not (isinstance(arg, ast.Attribute) and arg.attr == "dtype" and isinstance(arg.value, ast.Name)):
+        return None
+    return ("finfo", arg.value.id, -1, node.attr)
+
+
+def _terminates(body) -> bool:
+    """Does every path through `body` end in a `return` or `raise`?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _terminates(last.body) and _terminates(last.orelse)
+    if isinstance(last, ast.With):
+        return _terminates(last.body)
+    return False
+
+
+def _half_kind(function: ast.FunctionDef, names, stored) -> Optional[Kind]:
+    """("half", guarding parameter or "", its position, "off" or "", the cast's line) when the
+    one local every `return` gives is cast with `.half()` by a statement of the function."""
+    if len(names) != 1:
+        return None
+    (name,) = names
+    if name not in stored:
+        return None  # a parameter: what the callers pass (half_params.py), not a built model
+    args = function.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    cast = _cast_guards(function.body, name, ())
+    if cast is None:
+        return None
+    cast, line = cast
+    guard = next((test for test in cast if test in positional or test in {a.arg for a in args.kwonlyargs}), "")
+    if not guard:
+        return ("half", "", -1, "", line)
+    index = positional.index(guard) if guard in positional else -1
+    defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    default = defaults.get(guard)
+    off = isinstance(default, ast.Constant) and default.value in (False, None)
+    return ("half", guard, index, "off" if off else "", line)
+
+
+def _cast_guards(body, name: str, tests: Tuple[str, ...]) -> Optional[Tuple[Tuple[str, ...], int]]:
+    """The names tested by the `if NAME:`s around the first statement that casts `name` to half
+    (`name = name.half()`, `name.cuda().half()`) and its line, or None when no statement does."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            test = (stmt.test.id,) if isinstance(stmt.test, ast.Name) else ()
+            found = _cast_guards(stmt.body, name, tests + test)
+            if found is None:
+                found = _cast_guards(stmt.orelse, name, tests)
+        elif isinstance(stmt, (ast.With, ast.For, ast.While, ast.Try)):
+            found = _cast_guards(stmt.body, name, tests)
+        else:
+            found = (tests, stmt.lineno) if _casts_half(stmt, name) else None
+        if found is not None:
+            return found
+    return None
+
+
+def _casts_half(stmt: ast.stmt, name: str) -> bool:
+    if isinstance(stmt, ast.Assign):
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) or stmt.targets[0].id != name:
+            return False
+        value = stmt.value
+    elif isinstance(stmt, ast.Expr):
+        value = stmt.value
+    else:
+        return False
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "half"
+            and not value.args and not value.keywords):
+        return False
+    root = value.func.value
+    while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and root.func.attr in _MOVES:
+        root = root.func.value  # `model.cuda().half()`
+    return isinstance(root, ast.Name) and root.id == name
+
+
+_MOVES = frozenset({"cuda", "cpu", "to", "train", "eval"})

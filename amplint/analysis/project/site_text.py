@@ -118,6 +118,10 @@ class CodeText:
         return any(start <= position < end for start, end in self._spans)
 
     # -- names --------------------------------------------------------------------------------
+    def imported(self, name: str) -> bool:
+        """Whether an import statement of the file binds `name` (cheap: no binding read)."""
+        return name in self._imports
+
     def mentions(self, name: str) -> List[int]:
         """Positions of `name` as a whole word in the code."""
         out = []

@@ -49,7 +49,9 @@ class DtypeFromInput(Rule):
 
     Not reported: `finfo` of the filled tensor's own dtype, or of a tensor known to share it (a
     value of the same region, a name assigned from one); float32 or disabled regions; inputs
-    the file does not show (a global, an attribute); helper functions of other files.
+    the file does not show (a global, an attribute); helper functions of other files, but for
+    one whose every `return` is `torch.finfo` of its parameter's dtype (`max_neg_value(x)` of a
+    utils module: read with the call's argument, the project pass summarising that module).
 
     ## Example
     ```python
@@ -405,7 +407,13 @@ class DtypeFromInput(Rule):
         plain = _plain(target)
         shown = f"`{target_text}`" if plain else "the filled tensor"
         read = f"`torch.finfo({x.value}.dtype).{bound}`"
-        if helper is not None:  # `max_neg_value(x)`: the helper's finfo of its parameter
+        if helper is not None and len(helper) > 2:  # the helper is another file's (ldm/util.py)
+            call, param, (callee, line) = helper
+            where, _, function = callee.partition(": ")
+            read = (f"`{ctx.module.code_for_node(call)}` (`torch.finfo({param}.dtype).{bound}` of "
+                    f"`{function}` at {where}:{line}, with `{param}` = `{x.value}`)")
+            dtype_arg = call
+        elif helper is not None:  # `max_neg_value(x)`: the helper's finfo of its parameter
             call, param = helper
             read = (f"`{ctx.module.code_for_node(call)}` (`torch.finfo({param}.dtype).{bound}` of "
                     f"the function at line {{finfo_line}}, with `{param}` = `{x.value}`)")

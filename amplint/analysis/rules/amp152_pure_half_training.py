@@ -35,7 +35,10 @@ class PureHalfTraining(Rule):
     with no autocast and no GradScaler: pure fp16 training.
 
     A call of a method of the file that casts the model's submodules
-    (`model.convert_to_fp16()`) counts as a cast.
+    (`model.convert_to_fp16()`) counts as a cast, and so does a call of a builder that returns
+    the model it casts with `.half()`: a function of the file (reported at its cast), or one
+    another file defines (reported at the call; a call passing False for the flag guarding the
+    cast is not).
 
     ## Why is this bad?
     The optimizer updates the float16 weights in place, with no float32 master copy. Any update
@@ -216,7 +219,7 @@ class PureHalfTraining(Rule):
         if any(hint in ctx.source for hint in MASTER_WEIGHT_HINTS):
             return
         casts = facts.fp16.model_casts
-        if not any(dtype == "float16" for dtype in casts.values()):
+        if not any(dtype == "float16" for dtype in casts.values()) and not facts.remote_casts:
             return
         index = {id(site.node): i for i, site in enumerate(facts.tree.calls)}
         optimizers = self._optimizers(facts, index)
@@ -276,6 +279,12 @@ class PureHalfTraining(Rule):
             if model is not None:
                 callee = ctx.module.code_for_node(site.node.func)
                 yield site, model, found[1].node, f" (in `{callee}`, which returns it to the call at line {{call_line}})"
+        for site in facts.tree.calls:  # a builder of another file (reported at the call)
+            entry = facts.remote_casts.get(id(site.node))
+            model = _cast_model(site, returned=True) if entry is not None else None
+            if model is not None:
+                where, _, function = entry.callee.partition(": ")
+                yield site, model, site.node, f" (at {where}:{entry.line}, through this call: `{function}` returns it)"
 
     # -- facts ----------------------------------------------------------------------------
     @staticmethod

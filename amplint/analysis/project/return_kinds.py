@@ -1,0 +1,89 @@
+"""The kind of value an imported function of another project file returns (issue 26), delivered
+to the importing file as `facts.returned_values.EntryReturn`s with a `kind`, one per imported
+name: what `FunctionReturns.remote` reads where a fact meets a call of that name (sam2's
+`self.device = setup_device(...)` passed to an autocast as its device type, AMP131; ControlNet's
+`sim.masked_fill_(~mask, max_neg_value(x))`, AMP111; waveglow's `model =
+waveglow_from_config(cfg, fp16_run).cuda()` trained by a plain optimizer, AMP152). The
+callee's side is read from its text with `ast` (project/return_values.py `return_kind`), one
+summary per file.
+
+Asked only where a fact can meet the call (cost, issue 34): a file that imports a project name
+it calls; "device" only where it writes `autocast(`, "finfo" only where it writes a fill
+(`fill`), both only in a file that may run under autocast; "half" only where it builds a
+`torch.optim.` optimizer over `.parameters()` and writes neither `autocast` nor `GradScaler`;
+the imports read from the text (no summary made for this); a callee only in a
+file whose text holds `device(` / `finfo(` / `.half()` (checked through re-exports before
+anything is resolved)."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Tuple
+
+from amplint.analysis.facts.returned_values import EntryReturn
+from amplint.analysis.project.function_entries import CALLED, leads_to, may_run_under_autocast
+from amplint.analysis.project.return_values import KIND_WORDS, return_kind
+from amplint.analysis.project.site_text import CodeText
+
+# the kinds a file's text may need: the fact that reads each, written where it meets the call
+_NEEDS = {"device": "autocast(", "finfo": "fill", "half": "torch.optim."}
+
+
+def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturn, ...]]:
+    found: Dict[str, Tuple[EntryReturn, ...]] = {}
+    for path in paths:
+        if not path.endswith(".py"):
+            continue
+        text = project.files.get(path) or ""
+        kinds = {kind for kind, word in _NEEDS.items() if word in text}
+        if "half" in kinds and ("autocast" in text or "GradScaler" in text or ".parameters()" not in text):
+            kinds.discard("half")  # AMP152 reads a file that trains without either
+        if kinds - {"half"} and not may_run_under_autocast(project, path):
+            kinds -= {"device", "finfo"}
+        if not kinds:
+            continue
+        words = [KIND_WORDS[kind] for kind in sorted(kinds)]
+        entries: List[EntryReturn] = []
+        for name, ref in _imported_calls(project, path, text):
+            if not leads_to(project, path, ref, lambda p: _may_return(project, p, words), False):
+                continue
+            target = project.resolve_ref(path, ref)
+            if target is None or len(target[1]) != 1 or target[0] == path:
+                continue
+            where, (attr,) = target
+            kind = return_kind(where, project.files.get(where) or "", attr)
+            if kind is None or kind[0] not in kinds:
+                continue
+            entries.append(EntryReturn(
+                "", name, -1, f"{project.display(where)}: {attr}", line=kind[4],
+                kind=kind[0], param=kind[1], index=kind[2], bound=kind[3]))
+        if entries:
+            found[path] = tuple(entries)
+    return found
+
+
+def _imported_calls(project, path: str, text: str) -> List[Tuple[str, str]]:
+    """(name, the reference it imports) for the names the file imports once at module level and
+    calls, read from its text (site_text.py: no parse, no summary); from its summary where one
+    is made and the text reader cannot vouch for its imports."""
+    called = set(CALLED.findall(text))
+    code = CodeText(text)
+    summary = project.summaries.get(path)
+    imports = summary.imports if summary is not None else {}
+    found = []
+    for name in sorted(called):
+        if code.sure and code.imported(name):
+            binding = code.binding(name)
+            if not binding.unknown:  # else the summary's module-level imports, if it is made
+                if not binding.defs and not binding.classes and len(binding.imports) == 1 \
+                        and binding.imports[0][1]:
+                    found.append((name, binding.imports[0][0]))
+                continue
+        ref = imports.get(name)
+        if ref is not None and not ref.startswith("?"):
+            found.append((name, ref))
+    return found
+
+
+def _may_return(project, path: str, words) -> bool:
+    text = project.files.get(path) or ""
+    return "return" in text and any(word in text for word in words)

@@ -1,0 +1,1 @@
+from imagen_pytorch.imagen_pytorch import Unet
