@@ -7,7 +7,24 @@ from typing import Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.scaler_flow import Branch, Event, Flow, Loop, exclusive
+from amplint.analysis.facts.scaler_flow import Branch, Event, Flow, Loop, exclusive, key_text
+
+
+def passed_optimizer(step: Event) -> Optional[cst.BaseExpression]:
+    """For a step composed through a call, the argument of that call holding the optimizer the
+    callee steps (`self.run_phase(module, opt)` whose callee runs `scaler.step(opt)`, or
+    `step_phase(phase)` whose callee steps `phase.opt`): composition renamed the callee's
+    parameter to the argument's text. None when the callee steps an optimizer the call does not
+    pass (`self.optimizer`), or the step is the function's own."""
+    call = step.origin
+    if not isinstance(call, cst.Call) or not step.arg:
+        return None
+    for arg in call.args:
+        text = None if arg.star else key_text(arg.value)
+        if text is not None and text != "self" and (
+                step.arg == text or step.arg.startswith(text + ".")):
+            return arg.value
+    return None
 
 
 def signature(branch: Branch):
