@@ -27,6 +27,19 @@ def passed_optimizer(step: Event) -> Optional[cst.BaseExpression]:
     return None
 
 
+def parameter_scaler(flow: Flow, scaler) -> bool:
+    """The scaler is a parameter of the function whose flow this is (`def clip_and_step(model,
+    optimizer, scaler)`): what was done to it before the call (scaled, unscaled) is its
+    callers', whose composed flows hold this function's events after their own."""
+    name = str(scaler)  # a ScalerRef equals only a ScalerRef
+    node = flow.node
+    if "." in name or not isinstance(node, cst.FunctionDef):
+        return False
+    params = node.params
+    return any(p.name.value == name for p in (*params.posonly_params, *params.params,
+                                                *params.kwonly_params))
+
+
 def signature(branch: Branch):
     """What makes two branches the same arm: one `if`'s arm, or the same tested condition."""
     if branch.cond is not None:
