@@ -33,6 +33,7 @@ from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported fo
 )
 from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans, through_place  # noqa: F401
 from amplint.analysis.facts.scaler_flags import flag_entries
+from amplint.analysis.facts.scaler_wrappers import wrapper_bindings
 from amplint.analysis.facts.scaler_remote import caller_updated, caller_updates, inherited_scalers, scaler_entries
 from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
@@ -240,12 +241,13 @@ class ScalerAnalysis:
                     inner_text = self.ref(key_text(inner.func.value), site.frame)
                     if inner_text is not None:
                         strong.add(inner_text)
+        wrapped = {self.ref(key_text(target), frame) for target, frame in wrapper_bindings(self.tree)}
         for text, used in methods.items():
             if used & _NOT_SCALER_METHODS:
                 infos.pop(text, None)
                 continue
-            if text in infos:
-                continue
+            if text in infos or text in wrapped:
+                continue  # a GradScaler made here, or the file's own wrapper class's instance
             last = text.rsplit(".", 1)[-1].lower()
             if text in strong or (
                 "scaler" in last and used & {"scale", "step", "update", "unscale_"}
