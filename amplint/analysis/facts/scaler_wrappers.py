@@ -1,4 +1,4 @@
-"""Names that hold an instance of the file's own scaler wrapper, not a GradScaler.
+"""Names that hold an instance of a scaler class that is not torch's GradScaler.
 
 BEiT/VideoMAE/MAE-style `NativeScalerWithGradNormCount` keeps a GradScaler in
 `self._scaler` and runs scale, unscale, clip, step and update inside its own `__call__` or
@@ -9,7 +9,11 @@ class's own methods, where `self._scaler` is the GradScaler).
 
 Exact or nothing: the class is defined at module level in this file with no base class (or
 `object` only), so it cannot be a GradScaler subclass; its name is not imported or rebound
-at module level; and the name is called directly (`Cls(...)`) as the assigned value."""
+at module level; and the name is called directly (`Cls(...)`) as the assigned value.
+
+A GradScaler subclass of the project (composer's `ClosureGradScaler(GradScaler)`, whose `step`
+takes a closure) is told only by its spelling, `other_scaler_class`: AMP125 stays silent on a
+text that may hold one, since its `step` may be overridden."""
 
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ from typing import Set, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.scaler_flow import key_text
 from amplint.analysis.facts.tree import Collector, Frame
 
 
@@ -71,3 +77,17 @@ def _shadowed(name: str, frame: Frame) -> bool:
             return True
         scope = scope.parent.scope if scope.parent is not None else None
     return False
+
+
+def other_scaler_class(value: cst.BaseExpression, frame) -> bool:
+    """`value` constructs a scaler class that is not torch's: a call of a CapWords name ending
+    in "Scaler" that resolves outside torch (`ClosureGradScaler()` imported from the project)."""
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = resolve_expr(value.func, frame)
+    name = key_text(value.func)
+    if not name:
+        return False
+    last = name.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last.endswith("Scaler") and not (
+        qualified or "").startswith("torch.")

@@ -33,7 +33,7 @@ from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported fo
 )
 from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans, through_place  # noqa: F401
 from amplint.analysis.facts.scaler_flags import flag_entries
-from amplint.analysis.facts.scaler_wrappers import wrapper_bindings
+from amplint.analysis.facts.scaler_wrappers import other_scaler_class, wrapper_bindings
 from amplint.analysis.facts.scaler_remote import caller_updated, caller_updates, inherited_scalers, scaler_entries
 from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
@@ -94,6 +94,9 @@ class ScalerInfo:
     constructions: List[cst.Call] = field(default_factory=list, repr=False)
     enabled: Enabled = Enabled.MAYBE  # MAYBE also when only known from its use
     maybe_none: bool = False  # `= None` somewhere, `X() if amp else None`, a `=None` parameter
+    # also bound to an instance of another scaler class, not torch's (composer's
+    # `ClosureGradScaler() if closures else GradScaler()`): its methods may be overridden
+    other_class: bool = False
     bf16_only: bool = False  # filled by rules that know the regions
 
     @property
@@ -193,6 +196,7 @@ class ScalerAnalysis:
         construction_ids = {id(site.node): site for site in self.constructions}
         enabled: Dict[ScalerRef, List[Enabled]] = {}
         none_assigned: Set[ScalerRef] = set()
+        other_class: Set[ScalerRef] = set()
         for assign in self.tree.assigns:
             values = [assign.value]
             if isinstance(assign.value, cst.IfExp):
@@ -200,12 +204,16 @@ class ScalerAnalysis:
             found = [
                 (v, construction_ids[id(v)]) for v in values if id(v) in construction_ids
             ]
+            foreign = any(other_scaler_class(v, assign.frame) for v in values
+                          if id(v) not in construction_ids)
             for target in assign.targets:
                 text = self.ref(key_text(target), assign.frame)
                 if text is None:
                     continue
                 if isinstance(assign.value, cst.Name) and assign.value.value == "None":
                     none_assigned.add(text)
+                if foreign:
+                    other_class.add(text)
                 if not found:
                     continue
                 info = infos.setdefault(text, ScalerInfo(text))
@@ -262,6 +270,7 @@ class ScalerAnalysis:
                 info.enabled = _combine(enabled[text])
             if text in none_assigned:
                 info.maybe_none = True
+            info.other_class = text in other_class
         for frame in self.tree.frames:  # `def step(loss, opt, scaler=None)`
             if frame.kind != "function":
                 continue
