@@ -151,9 +151,9 @@ def write_trainer(root, helpers: int) -> None:
 @pytest.mark.parametrize("helpers", [0, 6])
 def test_the_protocol_pass_parses_no_callee_whose_called_function_has_no_event(
         tmp_path, monkeypatch, helpers):
-    """A cold `-j 1` run: AMP120 in steps.py (`clip_and_step` clips before any unscale; the
-    composed call in trainer.py reaches the same clip, a duplicate the run drops:
-    tests/test_chain_duplicates.py). The protocol pass parses only trainer_utils.py
+    """A cold `-j 1` run: AMP120 at trainer.py's call of steps.py's `clip_and_step`, which
+    clips before any unscale (the helper's scaler is its parameter and it scales nothing, so
+    the missing unscale is its caller's: the composed call reports it, r16b-scalerfp). The protocol pass parses only trainer_utils.py
     (kept by the ast test, no event in fact), however many helpers there are; the pass that
     summarised every callee parsed optimization.py, trainer_pt_utils.py, import_utils.py and
     every helper too. (steps.py, a caller, is summarised by the first pass.)"""
@@ -163,7 +163,7 @@ def test_the_protocol_pass_parses_no_callee_whose_called_function_has_no_event(
     write_trainer(root, helpers)
     counts, _ = counting_parses(monkeypatch)
     findings = cli_findings(root, "--no-cache", "--jobs", "1", codes=("AMP12",))
-    assert findings == [("trainer/steps.py", 6, "AMP120")]
+    assert findings == [("trainer/trainer.py", 26 + helpers, "AMP120")]
     texts = {p.read_text(): str(p.relative_to(root)) for p in root.rglob("*.py")}
     parsed = sorted(texts[text] for text in counts["protocol"] if text in texts)
     assert parsed == ["trainer/trainer_utils.py"]

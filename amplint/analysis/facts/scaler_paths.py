@@ -7,7 +7,37 @@ from typing import Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.scaler_flow import Branch, Event, Flow, Loop, exclusive
+from amplint.analysis.facts.scaler_flow import Branch, Event, Flow, Loop, exclusive, key_text
+
+
+def passed_optimizer(step: Event) -> Optional[cst.BaseExpression]:
+    """For a step composed through a call, the argument of that call holding the optimizer the
+    callee steps (`self.run_phase(module, opt)` whose callee runs `scaler.step(opt)`, or
+    `step_phase(phase)` whose callee steps `phase.opt`): composition renamed the callee's
+    parameter to the argument's text. None when the callee steps an optimizer the call does not
+    pass (`self.optimizer`), or the step is the function's own."""
+    call = step.origin
+    if not isinstance(call, cst.Call) or not step.arg:
+        return None
+    for arg in call.args:
+        text = None if arg.star else key_text(arg.value)
+        if text is not None and text != "self" and (
+                step.arg == text or step.arg.startswith(text + ".")):
+            return arg.value
+    return None
+
+
+def parameter_scaler(flow: Flow, scaler) -> bool:
+    """The scaler is a parameter of the function whose flow this is (`def clip_and_step(model,
+    optimizer, scaler)`): what was done to it before the call (scaled, unscaled) is its
+    callers', whose composed flows hold this function's events after their own."""
+    name = str(scaler)  # a ScalerRef equals only a ScalerRef
+    node = flow.node
+    if "." in name or not isinstance(node, cst.FunctionDef):
+        return False
+    params = node.params
+    return any(p.name.value == name for p in (*params.posonly_params, *params.params,
+                                                *params.kwonly_params))
 
 
 def signature(branch: Branch):

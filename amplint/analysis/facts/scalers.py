@@ -28,11 +28,12 @@ from amplint.analysis.facts.scaler_flow import (  # noqa: F401  (the event names
     Branch, Ctx, Event, Flow, FlowWalker, Loop, deciding_test, exclusive, key_text, more_conditional,
 )
 from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported for the rules)
-    arms, cleared_between, expr_line, gates, insert_after, insert_before, jumps_between, runs_whenever,
-    signature,
+    arms, cleared_between, expr_line, gates, insert_after, insert_before, jumps_between, parameter_scaler,
+    passed_optimizer, runs_whenever, signature,
 )
 from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans, through_place  # noqa: F401
 from amplint.analysis.facts.scaler_flags import flag_entries
+from amplint.analysis.facts.scaler_wrappers import other_scaler_class, wrapper_bindings
 from amplint.analysis.facts.scaler_remote import caller_updated, caller_updates, inherited_scalers, scaler_entries
 from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
@@ -93,6 +94,9 @@ class ScalerInfo:
     constructions: List[cst.Call] = field(default_factory=list, repr=False)
     enabled: Enabled = Enabled.MAYBE  # MAYBE also when only known from its use
     maybe_none: bool = False  # `= None` somewhere, `X() if amp else None`, a `=None` parameter
+    # also bound to an instance of another scaler class, not torch's (composer's
+    # `ClosureGradScaler() if closures else GradScaler()`): its methods may be overridden
+    other_class: bool = False
     bf16_only: bool = False  # filled by rules that know the regions
 
     @property
@@ -192,6 +196,7 @@ class ScalerAnalysis:
         construction_ids = {id(site.node): site for site in self.constructions}
         enabled: Dict[ScalerRef, List[Enabled]] = {}
         none_assigned: Set[ScalerRef] = set()
+        other_class: Set[ScalerRef] = set()
         for assign in self.tree.assigns:
             values = [assign.value]
             if isinstance(assign.value, cst.IfExp):
@@ -199,12 +204,16 @@ class ScalerAnalysis:
             found = [
                 (v, construction_ids[id(v)]) for v in values if id(v) in construction_ids
             ]
+            foreign = any(other_scaler_class(v, assign.frame) for v in values
+                          if id(v) not in construction_ids)
             for target in assign.targets:
                 text = self.ref(key_text(target), assign.frame)
                 if text is None:
                     continue
                 if isinstance(assign.value, cst.Name) and assign.value.value == "None":
                     none_assigned.add(text)
+                if foreign:
+                    other_class.add(text)
                 if not found:
                     continue
                 info = infos.setdefault(text, ScalerInfo(text))
@@ -240,12 +249,13 @@ class ScalerAnalysis:
                     inner_text = self.ref(key_text(inner.func.value), site.frame)
                     if inner_text is not None:
                         strong.add(inner_text)
+        wrapped = {self.ref(key_text(target), frame) for target, frame in wrapper_bindings(self.tree)}
         for text, used in methods.items():
             if used & _NOT_SCALER_METHODS:
                 infos.pop(text, None)
                 continue
-            if text in infos:
-                continue
+            if text in infos or text in wrapped:
+                continue  # a GradScaler made here, or the file's own wrapper class's instance
             last = text.rsplit(".", 1)[-1].lower()
             if text in strong or (
                 "scaler" in last and used & {"scale", "step", "update", "unscale_"}
@@ -260,6 +270,7 @@ class ScalerAnalysis:
                 info.enabled = _combine(enabled[text])
             if text in none_assigned:
                 info.maybe_none = True
+            info.other_class = text in other_class
         for frame in self.tree.frames:  # `def step(loss, opt, scaler=None)`
             if frame.kind != "function":
                 continue

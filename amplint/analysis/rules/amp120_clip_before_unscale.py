@@ -8,7 +8,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import (
-    Event, Flow, exclusive, expr_line, insert_before, jumps_between, runs_whenever,
+    Event, Flow, exclusive, expr_line, insert_before, jumps_between, parameter_scaler, runs_whenever,
 )
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans, through_place
 from amplint.analysis.rules import Flag, Rule
@@ -353,6 +353,8 @@ class ClipBeforeUnscale(Rule):
                 return None
         elif scalers.unscaled_anywhere(step.scaler):
             return None  # scaled and unscaled in another function of the file
+        elif parameter_scaler(flow, step.scaler):
+            return None  # the caller scales, and may unscale, before the call: its flow shows it
         return step
 
     def _fix(self, flow: Flow, clip: Event, step: Event):

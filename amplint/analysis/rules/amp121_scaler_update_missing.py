@@ -10,7 +10,7 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import Event, Flow, exclusive, expr_line, insert_after, jumps_between
 from amplint.analysis.facts.scaler_flow import first_arg
 from amplint.analysis.facts.scaler_paths import caller_decides
-from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans, through_place
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS, passed_optimizer, spans, through_place
 from amplint.analysis.facts.loop_bindings import varies_per_iteration
 from amplint.analysis.facts.syntax import params
 from amplint.analysis.facts.tree import iter_nodes
@@ -359,20 +359,32 @@ def _repeating_loop(step: Event, updates: List[Event]):
     step the same optimizer again (None: every such loop may step another optimizer each time,
     `for optimizer in optimizers: scaler.step(optimizer)`, which GradScaler allows before one
     `update()`). A step composed through a call is taken to repeat in the caller's loops: its
-    optimizer is the callee's. A loop of this file's callee around its own step call is read as
-    in the callee (composer's `_train_batch` steps each of `self.state.optimizers` once)."""
+    optimizer is the callee's, unless the call passes it: a caller's loop handing the callee another
+    optimizer each time (`for name, module, opt in self.phases: self.run_phase(module, opt)`) is
+    read as inline code. A loop of this file's callee around its own step call is read as in the
+    callee (composer's `_train_batch` steps each of `self.state.optimizers` once)."""
     own = step.node
     if step.origin is not None:
         own = step.inner if step.remote is None and isinstance(step.inner, cst.Call) else None
     optimizer = first_arg(own, "optimizer") if isinstance(own, cst.Call) else None
+    passed = passed_optimizer(step)
     inner = None
     for loop in reversed(step.loops):
+        if _around_own_step(loop, step, own):
+            stepped = optimizer
+        elif passed is not None and _around_call(loop, step.origin):
+            stepped = passed  # the caller's loop passes the callee its optimizer
+        else:
+            stepped = None
         if not any(u.inside(loop) for u in updates) and (
-                not _around_own_step(loop, step, own)
-                or not varies_per_iteration(loop.node, optimizer, inner)):
+                stepped is None or not varies_per_iteration(loop.node, stepped, inner)):
             return loop
         inner = loop.node
     return None
+
+
+def _around_call(loop, call) -> bool:
+    return any(node is call for node in iter_nodes(loop.node))
 
 
 def _around_own_step(loop, step: Event, own) -> bool:

@@ -137,8 +137,8 @@ class ScalerClosure(Rule):
         for flow in scalers.flows:
             for step in flow.of("step"):
                 info = scalers.info(step.scaler)
-                if info is None or info.disabled:
-                    continue
+                if info is None or info.disabled or info.other_class:
+                    continue  # another scaler class's `step` may take the closure
                 call = step.node
                 assert isinstance(call, cst.Call)
                 keyword = any(a.keyword is not None and a.keyword.value == "closure" for a in call.args)
