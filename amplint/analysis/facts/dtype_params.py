@@ -133,6 +133,8 @@ class Bindings:
                     continue
             if any(id(n) not in funcs for n in refs):
                 continue  # passed on as a value: callers unseen
+            if owner.kind == "module" and not _private(name) and not refs:
+                continue  # a public function this file never calls: only other files' calls
             self.by_name[name] = frame
             self.expected[id(frame)] = len(refs)
             if owner.kind == "module" and not _private(name):
