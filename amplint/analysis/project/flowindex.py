@@ -62,6 +62,7 @@ class FlowIndex:
     def __init__(self, project) -> None:
         self.p = project
         self._calls: Dict[str, list] = {}
+        self._kept_callers: Dict[tuple, tuple] = {}  # (name, plain) -> `_other_callers` of any question
         self._text_hits: Dict[str, List[str]] = {}
         self._words: Optional[CallWords] = None  # the text questions, indexed (call_words.py)
         self._parses = 0
@@ -217,6 +218,7 @@ class FlowIndex:
                 # a file binding `name` through partial, a subclass's super().__init__ or a
                 # conditional class call (indirect_binders) is kept: its text calls no `name(`
                 sites = self.site_files
+                files = self._other_callers(name, plain, files, question)
                 files = [path for path in files
                          if sites.binds_indirectly(path, name, question, plain, self._indirect(path))
                          or sites.may_reach(path, name, question, plain)]
@@ -230,6 +232,28 @@ class FlowIndex:
                         if last == name:
                             found.append((path, key, callee, args, line))
             self._calls[memo] = found
+        return found
+
+    def _other_callers(self, name: str, plain: bool, files: List[str], question: tuple) -> List[str]:
+        """`files` less those whose every call of `name` reaches only their own code
+        (site_files.reaches_own_only) and that bind nothing indirectly, unless it is the file
+        the question asks about: what `may_reach` and `binds_indirectly` would drop for any
+        question, found once per name (a question reads the rest only)."""
+        kept = self._kept_callers.get((name, plain))
+        if kept is None:
+            sites = self.site_files
+            kept = []
+            for index, path in enumerate(files):
+                partial, other = self._indirect(path)
+                if name in partial or (not plain and name in other) \
+                        or not sites.reaches_own_only(path, name, plain):
+                    kept.append((index, path))
+            self._kept_callers[(name, plain)] = kept = (kept, {path: i for i, path in enumerate(files)})
+        chosen, order = kept
+        own = question[1][0] if question[0] == "bind" else question[1]
+        found = [path for _, path in chosen]
+        if own in order and own not in found:
+            found = [path for _, path in sorted(chosen + [(order[own], own)])]
         return found
 
     @property

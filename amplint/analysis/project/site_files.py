@@ -51,6 +51,7 @@ class SiteFiles:
         # only (resolutions and summaries, which never change once made), its side effects
         # (summaries made) done by its first call
         self._callees: Dict[tuple, bool] = {}
+        self._own_only: Dict[tuple, bool] = {}  # (file, name, plain) -> `reaches_own_only`
         self.spared = 0  # (file, question) pairs answered without the file's summary
         self.mentions_read = 0  # mentions whose text was analysed (operation counts for tests)
         self.callees_checked = 0  # `_callee_harmless` evaluations
@@ -88,6 +89,33 @@ class SiteFiles:
                 return True
         self.spared += 1
         return False
+
+    def reaches_own_only(self, path: str, name: str, plain: bool) -> bool:
+        """True when `may_reach` is False for every question about a callee of another file:
+        each mention of `name` is harmless on its text, or calls `self` or `self.m` with `m`
+        stored nowhere, the file's one module-level `def name`, or a name bound nowhere. Read
+        once per (file, name), not once per question: icefall's ~60 recipes each define and
+        call `compute_loss`, and a question about one recipe's function read every recipe."""
+        key = (path, name, plain)
+        found = self._own_only.get(key)
+        if found is None:
+            view = self._view(path)
+            found = self._own_only[key] = view.sure and all(
+                fact is None or (fact[0] is not None and self._harmless_anyway(view, fact[0]))
+                for fact in self._mention_facts(view, path, name, plain))
+        return found
+
+    def _harmless_anyway(self, view: CodeText, parts) -> bool:
+        """The cases of `_callee_harmless` that are True whatever the question."""
+        root = parts[0]
+        if root == "self":
+            return len(parts) == 1 or (len(parts) == 2 and not self._stored_anywhere(parts[1]))
+        binding = view.binding(root)
+        if binding.unknown or binding.imports:
+            return False
+        if binding.defs or binding.classes:
+            return len(parts) == 1 and not binding.classes and binding.defs == 1
+        return not view.star
 
     def binds_indirectly(self, path: str, name: str, question: tuple, plain: bool, binders) -> bool:
         """call_words.binds_indirectly for this question: a subclass's `super().__init__(...)`
