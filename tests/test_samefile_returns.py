@@ -176,6 +176,32 @@ def test_a_builder_a_subclass_overrides_is_not_read():
     assert findings(BUILDER, "AMP152", _as_methods(override))[0] == []
 
 
+def test_a_cast_the_builder_undoes_before_its_return_is_not_read():
+    """`model = model.float()` after the cast, or a loop casting other models under the same name
+    before `model` is bound to a new one: the return gives a float32 model (unknown, silent);
+    a module move after the cast keeps it (twin, still reported)."""
+    cast = "        model = model.half()\n    return model\n"
+    back = (cast, "        model = model.half()\n    model = model.float()\n    return model\n")
+    assert findings(BUILDER, "AMP152", (back,))[0] == []
+    assert findings(BUILDER, "AMP103", (back,) + UNDER_AUTOCAST)[0] == []
+    in_place = (cast, "        model = model.half()\n    model.to(torch.float32)\n    return model\n")
+    assert findings(BUILDER, "AMP152", (in_place,))[0] == []
+    loop = (("    if hparams.fp16_run:\n        model = model.half()\n",
+             "    for model in hparams.teachers:\n        model.half()\n    model = Tacotron2(hparams)\n"),)
+    assert findings(BUILDER, "AMP152", loop)[0] == []
+    moved = (cast, "        model = model.half()\n    model = model.cuda()\n    return model\n")
+    assert findings(BUILDER, "AMP152", (moved,))[0] == BUILDER_FOUND
+
+
+def test_a_builder_call_whose_value_is_dropped_gives_no_half_model():
+    """`self.load_model(hparams)` as a statement: the returned copy is dropped; `self`, whose
+    parameters the optimizer trains, is not the cast model."""
+    dropped = _as_methods() + (
+        ("model = self.load_model(hparams).train()", "self.load_model(hparams)\n    model = self"),
+        ("torch.optim.Adam(model.parameters()", "torch.optim.Adam(self.parameters()"))
+    assert findings(BUILDER, "AMP152", dropped)[0] == []
+
+
 # -- AMP111: a helper of the file returns finfo of its parameter's dtype ----------------------
 FINFO = "samefile_finfo_xtransformers"
 FINFO_FOUND = [("x_transformers/x_transformers.py", 29, "AMP111")]
