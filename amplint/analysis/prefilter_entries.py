@@ -229,8 +229,8 @@ class CodeNames:
                 elif kind is ast.Assign or kind is ast.AnnAssign:
                     targets = node.targets if kind is ast.Assign else [node.target]
                     for target in targets:
-                        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-                            written.add(target.value.id)
+                        if isinstance(target, ast.Subscript) and _buffer_key(target.value):
+                            written.add(_buffer_key(target.value))
                     value = node.value
                     if whole and type(value) is ast.Attribute and value.attr == "apply":
                         _apply_aliases(targets, self._aliases)
@@ -238,6 +238,11 @@ class CodeNames:
                         target = targets[0]
                         if isinstance(target, ast.Subscript):
                             stores.append(value)
+                        elif isinstance(target, ast.Attribute) and _buffer_key(target):
+                            if whole:  # read as `self.inf` (facts/param_defaults.attr_default)
+                                self._constants.setdefault("." + target.attr, []).append(value)
+                            if kind is ast.Assign and isinstance(value, ast.Call):
+                                buffers.append((_buffer_key(target), value.func))  # `self.cache = ...`
                         elif isinstance(target, ast.Name):
                             if whole:
                                 self._constants.setdefault(target.id, []).append(value)
@@ -248,8 +253,8 @@ class CodeNames:
                             if kind is ast.Assign and isinstance(value, ast.Call):
                                 buffers.append((target.id, value.func))
                 elif kind is ast.keyword:
-                    if node.arg == "out" and isinstance(node.value, ast.Name):
-                        written.add(node.value.id)
+                    if node.arg == "out" and _buffer_key(node.value):
+                        written.add(_buffer_key(node.value))
                 elif kind is ast.BinOp:
                     right = node.right
                     if isinstance(node.op, ast.Pow) and isinstance(right, ast.Constant) \
@@ -302,15 +307,15 @@ class CodeNames:
     def _written_by(self, call: ast.Call) -> Iterable[str]:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in BUFFER_WRITERS \
-                and isinstance(func.value, ast.Name):
-            yield func.value.id
+                and _buffer_key(func.value):
+            yield _buffer_key(func.value)
         # LibCST's first argument: the first positional one, else the first keyword one
         first = call.args[0] if call.args else call.keywords[0].value if call.keywords else None
         if isinstance(first, (ast.List, ast.Tuple)) \
                 and self._callee_names(func).intersection(CONCAT_NAMES):
             for item in first.elts:
-                if isinstance(item, ast.Name):
-                    yield item.id
+                if _buffer_key(item):
+                    yield _buffer_key(item)
 
     def _callee_names(self, func: ast.AST) -> Set[str]:
         if isinstance(func, ast.Name):
@@ -372,17 +377,21 @@ class CodeNames:
                 except (ValueError, TypeError):
                     return frozenset()
             return self._values(arg, depth + 1)
-        if kind is ast.Attribute:  # `torch.finfo(...).min`: float32's, float64's
+        if kind is ast.Attribute and isinstance(node.value, ast.Name) and node.value.id == "self":
+            key = "." + node.attr  # `self.inf`: what the class stores there
+        elif kind is ast.Attribute:  # `torch.finfo(...).min`: float32's, float64's
             return None if node.attr in ("min", "max") and isinstance(node.value, ast.Call) else frozenset()
-        if kind is ast.Name:
-            found: Set[float] = set()
-            for value in self._constants.get(node.id, ()):
-                values = self._values(value, depth + 1)
-                if values is None:
-                    return None
-                found.update(values)
-            return frozenset(found) if len(found) <= _MOST_VALUES else None
-        return frozenset()
+        elif kind is ast.Name:
+            key = node.id
+        else:
+            return frozenset()
+        found: Set[float] = set()
+        for value in self._constants.get(key, ()):
+            values = self._values(value, depth + 1)
+            if values is None:
+                return None
+            found.update(values)
+        return frozenset(found) if len(found) <= _MOST_VALUES else None
 
     def _combined(self, node: ast.BinOp, depth: int) -> Optional[FrozenSet[float]]:
         """The numbers of `left op right` (fills.py: `**`, `*`, `+`, `-`; any other, none)."""
@@ -454,3 +463,13 @@ def _called_defs(node: ast.AST, defs: Dict[str, List[ast.AST]]) -> Set[str]:
     """The names `node` calls plainly (`rms_norm(x)`) that the file defines."""
     return {inner.func.id for inner in ast.walk(node)
             if type(inner) is ast.Call and type(inner.func) is ast.Name and inner.func.id in defs}
+
+
+def _buffer_key(node: ast.AST) -> str:
+    """A buffer's name as facts/buffer_writes reads it: `buf`, or "self.cache" for `self.cache`
+    (buffer_writes.held_buffer); "" for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return ""

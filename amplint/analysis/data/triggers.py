@@ -88,7 +88,8 @@ HALF_CONVERTER_NAME = "<a converter's name>"  # HALF_CONVERTER below: `convert_m
 REGION_TEXT = "<a region word>"  # REGION_WORDS anywhere in the text
 # `buf = torch.zeros(...)` and, in the same function, `buf[idx] = ...`, `buf.index_put_(...)`
 # (BUFFER_WRITERS), `out=buf` or a cat/stack (CONCAT_NAMES) of a list or tuple holding `buf`
-# (facts/buffer_writes.hazardous_write, of the name `_assigned_name` gives)
+# (facts/buffer_writes.hazardous_write, of the name `_assigned_name` gives, or `self.cache`
+# stored once: held_buffer)
 FACTORY_WRITE = "<a factory's buffer written>"
 FACTORY_NAMES: Tuple[str, ...] = ("zeros", "ones", "empty", "full", "tensor", "rand", "randn")
 BUFFER_WRITERS: Tuple[str, ...] = ("index_put_", "index_copy_", "index_add_", "scatter_",

@@ -11,6 +11,7 @@ from typing import Optional
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
+from amplint.analysis.facts.syntax import self_attr
 from amplint.analysis.facts.tree import CallSite, argument, iter_nodes, keyword
 
 # in-place writer -> (position, keyword) of the values it writes
@@ -38,6 +39,8 @@ CONCATS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "tor
 def written_value(facts, site: CallSite) -> Optional[cst.BaseExpression]:
     """The tensor whose values are written into the new buffer, when it is a plain name or
     `self.` attribute (`buf[idx] = h`, `buf[idx] = h[idx]`, `buf.index_add_(0, idx, h)`)."""
+    if _assigned_name(site) is None:
+        return None  # `self.cache`: made once, its dtype is not one call's value
     found = hazardous_write(facts, site)
     if found is None or found[1] != "raise":
         return None
@@ -59,7 +62,7 @@ def hazardous_write(facts, site: CallSite):
     with a half value (silently float32). The value must possibly be half (`maybe_half`):
     constants and float32-by-construction values never are. Basic-slice writes
     (`buf[i, :n] = h`) convert the dtype and are fine."""
-    buffer = _assigned_name(site)
+    buffer = _assigned_name(site) or held_buffer(facts, site)
     if buffer is None:
         return None
     function = site.frame.function
@@ -70,8 +73,7 @@ def hazardous_write(facts, site: CallSite):
         for target in assign.targets:
             if (
                 isinstance(target, cst.Subscript)
-                and isinstance(target.value, cst.Name)
-                and target.value.value == buffer
+                and _is_buffer(target.value, buffer)
                 and _advanced_index(facts, target, assign.frame)
                 and maybe_half(facts, assign.value, assign.frame)
             ):
@@ -84,8 +86,7 @@ def hazardous_write(facts, site: CallSite):
         if (
             isinstance(func, cst.Attribute)
             and func.attr.value in WRITTEN_ARGUMENT
-            and isinstance(func.value, cst.Name)
-            and func.value.value == buffer
+            and _is_buffer(func.value, buffer)
         ):
             position, name = WRITTEN_ARGUMENT[func.attr.value]
             arg = argument(call, position, name)
@@ -93,14 +94,14 @@ def hazardous_write(facts, site: CallSite):
                 found.append((call, "raise", arg.value))
         out = keyword(call, "out")
         if (
-            out is not None and isinstance(out.value, cst.Name) and out.value.value == buffer
+            out is not None and _is_buffer(out.value, buffer)
             and half_under_autocast(qualified)
             and any(maybe_half(facts, a.value, other.frame) for a in call.args if a.keyword is None)
         ):
             found.append((call, "raise", None))
         if qualified in CONCATS and call.args and isinstance(call.args[0].value, (cst.List, cst.Tuple)):
             items = [e.value for e in call.args[0].value.elements]
-            if any(isinstance(i, cst.Name) and i.value == buffer for i in items) and any(
+            if any(_is_buffer(i, buffer) for i in items) and any(
                 maybe_half(facts, i, other.frame) for i in items
             ):
                 found.append((call, "upcast", None))
@@ -187,7 +188,24 @@ def maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
             if any(isinstance(t, cst.Name) and t.value == value.value for t in assign.targets):
                 if maybe_half(facts, assign.value, assign.frame, depth + 1):
                     return True
+            elif _split_into(assign, value.value) and maybe_half(
+                    facts, assign.value.func.value, assign.frame, depth + 1):
+                return True  # `q, k, v = self.wqkv(x).split(dim, dim=-1)`: pieces of one tensor
     return False
+
+
+_SPLITS = ("split", "chunk", "unbind", "tensor_split")
+
+
+def _split_into(assign, name: str) -> bool:
+    """`..., name, ... = t.split(...)` (chunk, unbind, tensor_split): each piece has t's dtype."""
+    value = assign.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _SPLITS):
+        return False
+    return any(isinstance(t, (cst.Tuple, cst.List)) and any(
+        isinstance(e.value, cst.Name) and e.value.value == name for e in t.elements)
+        for t in assign.targets)
 
 
 def _is_module_callee(facts, func: cst.BaseExpression, frame) -> bool:
@@ -224,6 +242,34 @@ def _is_module_callee(facts, func: cst.BaseExpression, frame) -> bool:
 _MODULE_NAME = re.compile(
     r"(^|_)(model|net|network|encoder|decoder|backbone|expert|head|mlp|transformer|generator|"
     r"discriminator)s?($|_)", re.I)
+
+
+def _is_buffer(expr: cst.BaseExpression, buffer: str) -> bool:
+    """`expr` is the new tensor: its name, or `self.<attr>` for "self.<attr>" (held_buffer)."""
+    if isinstance(expr, cst.Name):
+        return expr.value == buffer
+    return buffer.startswith("self.") and self_attr(expr) == buffer[5:]
+
+
+def held_buffer(facts, site: CallSite) -> Optional[str]:
+    """"self.<attr>" for `self.cache = torch.zeros(...)` in a method (lit-llama's KV cache built
+    on the first forward), when that is the file's only store of `.cache` (any receiver,
+    augmented too) but of `None` (`self.cache = None` in `__init__`), and no `setattr` is
+    called: the tensor the method's later writes meet is
+    this float32 one, made on this call or an earlier one (a plain attribute, which
+    `module.half()` / `.to()` do not convert)."""
+    stmt = site.line_stmt
+    if stmt is None or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
+        return None
+    assign = stmt.body[0]
+    if assign.value is not site.node or len(assign.targets) != 1:
+        return None
+    attr = self_attr(assign.targets[0].target)
+    if attr is None or site.frame.class_frame is None or site.frame.function is None:
+        return None
+    if facts.param_defaults.attribute_stores(attr, but_none=True) != 1:
+        return None
+    return "self." + attr
 
 
 def _assigned_name(site: CallSite) -> Optional[str]:

@@ -4,6 +4,12 @@
 site is visible in the file:
 
 - a module-level function whose name is private (`_head`), bound once;
+- a module-level public function (`march`), bound once, every call of which in the file runs
+  under the one region the function inherits from them: other files may call it too, unseen, so
+  the value is what it holds on every path through THIS file's region (each a path that exists,
+  and the one a finding cites: "a float16 value of the autocast region at line 11"), not on
+  every path. Hence it is never `certain` (below): another file may run it outside the region.
+  Outside any region (a `.half()` value passed) it is not bound: nothing there to cite;
 - a function defined inside another function, bound once there;
 - a private method (`_head`) of a class of the file whose bases are `nn.Module`, `object` or
   such classes of the file, called only as `self._head(...)` in that class's own methods, not one
@@ -59,6 +65,7 @@ class Bindings:
         # surely runs under it too (DtypeFacts.region_state), as of the last reading
         self.certain: Set[int] = set()
         self.next_certain: Set[int] = set()
+        self.public: Set[int] = set()  # public module-level functions: other files may call them
         self._classes: Optional[Dict[str, List[Frame]]] = None  # class name -> its frames
         self._find()
         from amplint.analysis.facts.dtype_forwards import find_forwards
@@ -89,7 +96,7 @@ class Bindings:
                 if not _private(name) or name in MODULE_PRIVATE_METHODS:
                     continue
             elif owner.kind == "module":
-                if not _private(name):
+                if name.startswith("__"):
                     continue
             elif owner.kind != "function":
                 continue
@@ -128,6 +135,8 @@ class Bindings:
                 continue  # passed on as a value: callers unseen
             self.by_name[name] = frame
             self.expected[id(frame)] = len(refs)
+            if owner.kind == "module" and not _private(name):
+                self.public.add(id(frame))
 
     def _module_class(self, cls: Frame, seen: set) -> bool:
         if id(cls) in seen:
@@ -247,8 +256,11 @@ class Bindings:
             if region is not None and (region.kind != "call" or not keys <= {
                     None, (region.device, region.dtype)}):
                 continue
-            if region is not None and region.enabled is Enabled.TRUE and keys == {
-                    (region.device, region.dtype)} and all(self.sure.get(id(frame), {}).values()):
+            if id(frame) in self.public and (region is None or keys != {(region.device, region.dtype)}):
+                continue  # a public function: only the paths through this file's region
+            if id(frame) not in self.public and region is not None and (
+                    region.enabled is Enabled.TRUE) and keys == {(region.device, region.dtype)} and all(
+                    self.sure.get(id(frame), {}).values()):
                 self.next_certain.add(id(frame))
             values: Dict[str, Optional[Dtype]] = {}
             for bound, _ in sites.values():

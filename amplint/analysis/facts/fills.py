@@ -20,7 +20,7 @@ from amplint.analysis.data.overflow import (
 from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import region_policy
 from amplint.analysis.facts.autocast_calls import DTYPES
-from amplint.analysis.facts.syntax import children_in_visit_order
+from amplint.analysis.facts.syntax import children_in_visit_order, self_attr
 from amplint.analysis.facts.tree import Frame, argument, keyword
 
 
@@ -95,6 +95,9 @@ class FillValues:
                     except (ValueError, TypeError):
                         return None
                 return self._evaluate(arg, frame, depth + 1)
+        if self_attr(expr) is not None:
+            held = self.facts.param_defaults.attr_default(expr, frame)  # `self.inf`: __init__'s default
+            return self._evaluate(held[0], held[1], depth + 1) if held is not None else None
         if isinstance(expr, cst.Attribute) and expr.attr.value in ("min", "max"):
             inner = expr.value
             finfo = self.facts.resolve(inner.func, frame) if isinstance(inner, cst.Call) else None
@@ -140,7 +143,7 @@ class FillValues:
         text = self.module.code_for_node(expr).strip()
         if len(text) > 40:
             text = text[:37] + "..."
-        if isinstance(expr, cst.Name):
+        if isinstance(expr, cst.Name) or _self_attr_in(expr):
             return f"`{text}` (= {const.value:g})"
         return f"`{text}`"
 
@@ -275,6 +278,12 @@ class FillValues:
             events.walk(root)
         loads = events.later_loads(name, stmt)
         return bool(loads) and all(id(node) in feeding for node in loads)
+
+
+def _self_attr_in(expr: cst.BaseExpression) -> bool:
+    """`self.inf`, `-self.inf`: a value the text does not show."""
+    inner = expr.expression if isinstance(expr, cst.UnaryOperation) else expr
+    return self_attr(inner) is not None
 
 
 def _is_device(expr: cst.BaseExpression) -> bool:

@@ -143,9 +143,16 @@ def indirect_binders(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     other: Set[str] = set()
     if "super" in text and "class" in text and _calls_super_init(text):
         other |= last(_SUBCLASS_OF.finditer(text), bounded=True)
-    if "else" in text and _CALLED_GROUP.search(text):
-        other |= last(_ELSE_CALLED.finditer(text), bounded=True) | last(_IF_CALLED.finditer(text))
-    return frozenset(partial), frozenset(other)
+    return frozenset(partial), frozenset(other | conditionally_called(text))
+
+
+def conditionally_called(text: str) -> FrozenSet[str]:
+    """The last names a conditional class call binds: `(A if c else name)(x)`, `(name if c else B)(x)`."""
+    if "else" not in text or not _CALLED_GROUP.search(text):
+        return frozenset()
+    found = {m.group(1).rsplit(".", 1)[-1] for m in _ELSE_CALLED.finditer(text)
+             if not m.start() or not _WORD_CHAR.match(text, m.start() - 1)}
+    return frozenset(found | {m.group(1).rsplit(".", 1)[-1] for m in _IF_CALLED.finditer(text)})
 
 
 def _calls_super_init(text: str) -> bool:

@@ -8,7 +8,7 @@ import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from amplint.analysis.project.call_words import (  # noqa: F401 (indirect_binders: re-exported)
-    CallWords, binds_indirectly as _binds_indirectly, indirect_binders, super_rebound,
+    CallWords, indirect_binders, super_rebound,
 )
 from amplint.analysis.project.flowvalues import CHAIN
 from amplint.analysis.project.registries import Registries
@@ -216,9 +216,10 @@ class FlowIndex:
                 plain = name in CHAIN
                 # a file binding `name` through partial, a subclass's super().__init__ or a
                 # conditional class call (indirect_binders) is kept: its text calls no `name(`
+                sites = self.site_files
                 files = [path for path in files
-                         if _binds_indirectly(name, self._indirect(path), plain)
-                         or self.site_files.may_reach(path, name, question, plain)]
+                         if sites.binds_indirectly(path, name, question, plain, self._indirect(path))
+                         or sites.may_reach(path, name, question, plain)]
             self._prefetch(files)
             for path in files:
                 flow = self._flow(path, optional=True)

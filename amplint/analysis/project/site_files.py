@@ -30,6 +30,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.facts.names import _CANONICAL
+from amplint.analysis.project.call_words import conditionally_called
 from amplint.analysis.project.site_text import CodeText, filled_slots, may_bind
 
 
@@ -53,6 +54,7 @@ class SiteFiles:
         self.spared = 0  # (file, question) pairs answered without the file's summary
         self.mentions_read = 0  # mentions whose text was analysed (operation counts for tests)
         self.callees_checked = 0  # `_callee_harmless` evaluations
+        self.supers_spared = 0  # (file, question) pairs a subclass's `super().__init__` no longer keeps
 
     def _view(self, path: str) -> CodeText:
         found = self._code.get(path)
@@ -85,6 +87,36 @@ class SiteFiles:
             if not harmless:
                 return True
         self.spared += 1
+        return False
+
+    def binds_indirectly(self, path: str, name: str, question: tuple, plain: bool, binders) -> bool:
+        """call_words.binds_indirectly for this question: a subclass's `super().__init__(...)`
+        binds the base's parameters only with the arguments it passes, so a file whose every
+        such call passes none that flowfacts records (`super().__init__(*args, **kwargs)`,
+        `super().__init__()`) or, for a question with slots, none in them
+        (`super().__init__(cfg, input_shape)` for a keyword-only `anchor_generator`) binds
+        nothing that way. `partial(x.name, ...)` and a conditional class call keep the file as
+        before."""
+        partial, other = binders
+        if name in partial:
+            return True
+        if plain or name not in other:
+            return False
+        if name in conditionally_called(self.p.files[path]):
+            return True
+        view = self._view(path)
+        if not view.sure:
+            return True
+        slots = question[3] if len(question) > 3 else None
+        for args in view.super_init_args():
+            if args is None:
+                return True
+            if not may_bind(args):
+                continue  # starred or literal arguments only: flowfacts records no call
+            filled = filled_slots(args) if slots is not None else None
+            if filled is None or filled & slots:
+                return True
+        self.supers_spared += 1
         return False
 
     def _mention_facts(self, view: CodeText, path: str, name: str, plain: bool):

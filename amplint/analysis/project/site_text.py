@@ -36,6 +36,7 @@ _IMPORT = re.compile(
     r"^([ \t]*)(?:from[ \t]+(\.*[\w.]*)[ \t]+)?import[ \t]+(\([^)]*\)|(?:[^\n;\\]|\\\n)*)", re.M
 )
 _KEYWORDS = frozenset({"True", "False", "None"})
+_SUPER_INIT_CALL = re.compile(r"super\s*\([^)]*\)\s*\.\s*__init__")
 
 
 @dataclass
@@ -215,6 +216,13 @@ class CodeText:
                 if depth == 0:
                     return code[start + 1:index]
         return None
+
+    def super_init_args(self) -> List[Optional[str]]:
+        """The argument text of each `super(...).__init__(...)` call in the code (None where
+        the closing parenthesis is not found): what a subclass's constructor passes on."""
+        code = self.code
+        return [self.call_args(match.end() - len("__init__"), "__init__") for match in _SUPER_INIT_CALL.finditer(code)
+                if not match.start() or not _WORD.match(code, match.start() - 1)]
 
     def partial_first(self, start: int) -> bool:
         """Is the dotted name starting at `start` the first argument of a `partial(`?"""

@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.buffer_writes import (
-    CONCATS, _assigned_name, hazardous_write, maybe_half, reference_kind, written_value,
+    CONCATS, _assigned_name, hazardous_write, held_buffer, maybe_half, reference_kind, written_value,
 )
 from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
 from amplint.analysis.facts.tree import CallSite, iter_nodes
@@ -570,6 +570,8 @@ class FactoryDefaultDtype(Rule):
 
     def _fix(self, ctx, qualified: str, site: CallSite, in_region: bool):
         call = site.node
+        if _assigned_name(site) is None and held_buffer(ctx.facts, site) is not None:
+            return None  # `self.cache = torch.zeros(...)`: kept across calls, no one value's dtype
         if any(a.keyword is not None and a.keyword.value not in KEPT_KEYWORDS for a in call.args):
             return None
         device = keyword(call, "device")

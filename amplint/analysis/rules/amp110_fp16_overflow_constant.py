@@ -66,7 +66,9 @@ class Fp16OverflowConstant(Rule):
     is **unsafe**: the value that flows on changes. When `X` is not a plain name or attribute
     (it would be evaluated twice) there is no fix. Nor when the constant is a parameter's default
     (`def masked_max(v, mask, min_val=-1e7)`, every call of the file, and every call of another
-    file that reaches it under a region, leaving it out): other callers may pass another value.
+    file that reaches it under a region, leaving it out), or `self.inf` holding a constructor
+    parameter's default (`__init__(self, inf=1e9)`, every construction of the file leaving it
+    out): other callers may pass another value.
     """
 
     code = "AMP110"
@@ -319,6 +321,9 @@ class Fp16OverflowConstant(Rule):
              frame: Frame, call, method: str, stmt):
         if isinstance(value, cst.Name) and ctx.facts.param_defaults.default(value.value, frame) is not None:
             return None
+        inner = value.expression if isinstance(value, cst.UnaryOperation) else value
+        if ctx.facts.param_defaults.attr_default(inner, frame) is not None:
+            return None  # `-self.inf`, a constructor's default: other constructions may pass another
         try:
             torch_name, needs = ctx.facts.torch_name(frame)
         except LookupError:
