@@ -193,6 +193,20 @@ def test_a_cast_the_builder_undoes_before_its_return_is_not_read():
     assert findings(BUILDER, "AMP152", (moved,))[0] == BUILDER_FOUND
 
 
+def test_a_builder_defined_again_is_not_read():
+    """A second `def load_model` replaces the first at run time (in the module, and as a method of
+    the class): the call gets the float32 model of the second; the first is not read."""
+    again = ("def train(output_directory, hparams):\n",
+             "def load_model(hparams):\n    return Tacotron2(hparams).cuda()\n\n\n"
+             "def train(output_directory, hparams):\n")
+    assert findings(BUILDER, "AMP152", (again,))[0] == []
+    method = _as_methods("class Unused:\n    pass\n\n\n")
+    method = tuple((old, new.replace("\n\n\nclass Unused", "\n\n    def load_model(self, hparams):\n"
+                                     "        return Tacotron2(hparams)\n\n\nclass Unused"))
+                   for old, new in method)
+    assert findings(BUILDER, "AMP152", method)[0] == []
+
+
 def test_a_builder_call_whose_value_is_dropped_gives_no_half_model():
     """`self.load_model(hparams)` as a statement: the returned copy is dropped; `self`, whose
     parameters the optimizer trains, is not the cast model."""
