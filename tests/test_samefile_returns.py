@@ -276,3 +276,17 @@ def test_an_attribute_a_subclass_stores_another_value_in_is_not_read():
 def test_an_attribute_stored_twice_with_different_values_is_not_read():
     twice = (HELD, HELD + "        if embed_dim > 1024:\n            self.feature_model = torch.hub.load('facebookresearch/dinov2', 'dinov2_vitg14')\n")
     assert findings(ESCAPE, "AMP105", (twice,))[0] == []
+
+
+def test_an_attribute_the_file_stores_on_another_receiver_is_not_read():
+    """`classifier.feature_model = FloatFeatureModel()` after the construction replaces the held
+    module on that instance: the method the call reaches is not known (its float32 override)."""
+    swapped = (("class LinearClassifier(nn.Module):", "class FloatFeatureModel(FeatureModel):\n"
+                "    def get_intermediate_layers(self, images):\n"
+                "        return self.patch_embed(images).flatten(2).mean(-1)\n\n\n"
+                "class LinearClassifier(nn.Module):"),
+               ("    classifier = LinearClassifier().cuda()\n",
+                "    classifier = LinearClassifier().cuda()\n    classifier.feature_model = FloatFeatureModel()\n"))
+    assert findings(ESCAPE, "AMP105", swapped)[0] == []
+    subclass_only = swapped[:1]  # twin: the subclass defined but never stored: still reported
+    assert findings(ESCAPE, "AMP105", subclass_only)[0] == [("dinov2/eval/linear.py", 32, "AMP105")]
