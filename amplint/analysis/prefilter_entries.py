@@ -300,6 +300,11 @@ class CodeNames:
         if written and any(name in written and self._callee_names(func).intersection(FACTORY_NAMES)
                            for name, func in buffers):
             names.add(FACTORY_WRITE)
+        elif any(isinstance(call.func, ast.Attribute) and call.func.attr in BUFFER_WRITERS
+                 and isinstance(call.func.value, ast.Call)
+                 and self._callee_names(call.func.value.func).intersection(FACTORY_NAMES)
+                 for call in fills):
+            names.add(FACTORY_WRITE)  # `torch.zeros(...).index_add_(...)`: the chained write
         if any(_CONVERTER.search(name.lower()) for name in names):
             names.add(HALF_CONVERTER_NAME)
         return frozenset(names)

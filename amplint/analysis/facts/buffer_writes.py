@@ -39,7 +39,7 @@ CONCATS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "tor
 def written_value(facts, site: CallSite) -> Optional[cst.BaseExpression]:
     """The tensor whose values are written into the new buffer, when it is a plain name or
     `self.` attribute (`buf[idx] = h`, `buf[idx] = h[idx]`, `buf.index_add_(0, idx, h)`)."""
-    if _assigned_name(site) is None:
+    if _assigned_name(site) is None and held_buffer(facts, site) is not None:
         return None  # `self.cache`: made once, its dtype is not one call's value
     found = hazardous_write(facts, site)
     if found is None or found[1] != "raise":
@@ -50,8 +50,25 @@ def written_value(facts, site: CallSite) -> Optional[cst.BaseExpression]:
     if isinstance(value, cst.Name) or (
         isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)
     ):
-        return value
+        return value if _same_at_the_factory(facts, site, found[0], value) else None
     return None
+
+
+def _same_at_the_factory(facts, site: CallSite, write: cst.CSTNode, value) -> bool:
+    """`value`, read at the factory call, is what the write puts in: nothing rebinds its name
+    between the two (`cache = torch.zeros(...)` then `k = lin(x)` then `cache[i] = k`: `k` is
+    not bound yet at the factory, and `dtype=k.dtype` there would raise NameError); for
+    `self.h`, nothing stores into `self` in between either."""
+    func = getattr(write, "func", None)
+    if isinstance(func, cst.Attribute) and func.value is site.node:
+        return True  # `torch.zeros(...).index_add_(0, idx, h)`: read in the same expression
+    root = value if isinstance(value, cst.Name) else value.value
+    bad = {"rebound", "escapes"} if isinstance(value, cst.Name) else {"rebound", "escapes", "mutated"}
+    try:
+        changes = facts.defuse.changes(root.value, site.node, write, site.frame.function)
+    except KeyError:
+        return False
+    return not any(change.kind in bad for change in changes)
 
 
 def hazardous_write(facts, site: CallSite):
@@ -62,6 +79,9 @@ def hazardous_write(facts, site: CallSite):
     with a half value (silently float32). The value must possibly be half (`maybe_half`):
     constants and float32-by-construction values never are. Basic-slice writes
     (`buf[i, :n] = h`) convert the dtype and are fine."""
+    chained = _chained_write(facts, site)
+    if chained is not None:
+        return chained
     buffer = _assigned_name(site) or held_buffer(facts, site)
     if buffer is None:
         return None
@@ -108,6 +128,25 @@ def hazardous_write(facts, site: CallSite):
     if not found:
         return None
     return min(found, key=lambda item: _position(facts, item[0], function))
+
+
+def _chained_write(facts, site: CallSite):
+    """`torch.zeros(...).index_add_(0, idx, h)`: the new tensor is written as it is made (the
+    chained form of `buf = torch.zeros(...); buf.index_add_(0, idx, h)`)."""
+    function = site.frame.function
+    for other in facts.tree.calls:
+        func = other.node.func
+        if (
+            other.frame.function is function and isinstance(func, cst.Attribute)
+            and func.value is site.node
+            and func.attr.value in WRITTEN_ARGUMENT
+        ):
+            position, name = WRITTEN_ARGUMENT[func.attr.value]
+            arg = argument(other.node, position, name)
+            if arg is not None and maybe_half(facts, arg.value, other.frame):
+                return other.node, "raise", arg.value
+            return None
+    return None
 
 
 def _position(facts, node, function) -> int:
@@ -171,6 +210,10 @@ def maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
         value = value.value
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.MatrixMultiply):
         return True
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ELEMENTWISE) and depth < 6:
+        # `h[idx_j] * W`: half only when both sides are (a float32 side promotes), or a number
+        sides = [side for side in (value.left, value.right) if not isinstance(side, (cst.Integer, cst.Float))]
+        return bool(sides) and all(maybe_half(facts, side, frame, depth + 1) for side in sides)
     if isinstance(value, cst.Call):
         if half_under_autocast(facts.resolve(value.func, frame)):
             return True
@@ -206,6 +249,9 @@ def _split_into(assign, name: str) -> bool:
     return any(isinstance(t, (cst.Tuple, cst.List)) and any(
         isinstance(e.value, cst.Name) and e.value.value == name for e in t.elements)
         for t in assign.targets)
+
+
+_ELEMENTWISE = (cst.Multiply, cst.Add, cst.Subtract, cst.Divide)
 
 
 def _is_module_callee(facts, func: cst.BaseExpression, frame) -> bool:

@@ -7,7 +7,9 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.container_modules import ContainerModules
 from amplint.analysis.facts.dtype_value import MODULE_KEEPS
+from amplint.analysis.facts.param_classes import param_classes
 from amplint.analysis.facts.returned_closures import ReturnedClosures
 from amplint.analysis.facts.stored_functions import Stored, stored_functions
 from amplint.analysis.facts.tree import (
@@ -26,6 +28,8 @@ class CallGraph:
         self._factories: Dict[str, Optional[str]] = {}  # function name -> the class it returns
         self._built: Optional[Dict[Tuple[int, str], Optional[str]]] = None
         self.closures = ReturnedClosures(tree)
+        self._containers: Optional[ContainerModules] = None
+        self._param_classes: Optional[Dict[Tuple[str, str], str]] = None
 
     @property
     def stored(self) -> Stored:
@@ -193,6 +197,8 @@ class CallGraph:
                 made = self.closures.of_call(site)
                 if made is not None:
                     found.append(made.closure)
+                else:  # `for layer in self.layers: layer(h)`
+                    found.extend(self._forwards(self.containers.called(func, frame)))
         elif isinstance(func, cst.Attribute):
             owner_cls = frame.class_frame
             if (
@@ -205,6 +211,8 @@ class CallGraph:
                     found.append(method)
                 else:
                     cls = self.self_instances.get((owner_cls.name, func.attr.value))
+                    if cls is None and values:  # `self.mixer = mixer_cls(dim)`, given the class
+                        cls = self.param_classes.get((owner_cls.name, func.attr.value))
                     if cls is not None:
                         forward = self.method(cls, "forward") or self.method(cls, "__call__")
                         if forward is not None:
@@ -215,18 +223,44 @@ class CallGraph:
                         made = self.closures.of_call(site)  # `self.step = make_step(...)`
                         if made is not None:
                             found.append(made.closure)
+                        else:  # `self.blocks(h)` of an `nn.Sequential`
+                            found.extend(self._forwards(self.containers.called(func, frame)))
             else:
                 cls = self.class_of_instance(func.value, frame)
                 if cls is not None:
                     method = self.method(cls, func.attr.value)
                     if method is not None:
                         found.append(method)
+        elif isinstance(func, cst.Subscript) and values:  # `self.layers[i](h)`
+            found.extend(self._forwards(self.containers.called(func, frame)))
         elif isinstance(func, cst.Call):  # `Attn()(q, k, mask)`: a fresh instance called at once
             cls = self.class_of_value(func)
             if cls is not None and not _shadowed(frame, cls):
                 forward = self.method(cls, "forward") or self.method(cls, "__call__")
                 if forward is not None:
                     found.append(forward)
+        return found
+
+
+    @property
+    def param_classes(self) -> Dict[Tuple[str, str], str]:
+        """(class, attr) -> the class of this file `self.attr = param(...)` builds (param_classes.py)."""
+        if self._param_classes is None:
+            self._param_classes = param_classes(self.tree)
+        return self._param_classes
+
+    @property
+    def containers(self) -> ContainerModules:
+        if self._containers is None:
+            self._containers = ContainerModules(self)
+        return self._containers
+
+    def _forwards(self, classes) -> List[Frame]:
+        found = []
+        for cls in classes:
+            forward = self.method(cls, "forward") or self.method(cls, "__call__")
+            if forward is not None:
+                found.append(forward)
         return found
 
 

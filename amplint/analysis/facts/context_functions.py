@@ -40,7 +40,7 @@ import libcst as cst
 
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.syntax import code_children, literal_bool, literal_str, self_attr
-from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, scope_key
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, iter_nodes, scope_key
 
 CONTEXTMANAGERS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
 
@@ -156,16 +156,23 @@ def enabled_param(callee: Frame, regions: List[object]) -> Optional[Tuple[int, s
     active region's `enabled=` is written as (transformers' `maybe_autocast(device_type,
     dtype=None, enabled=True)`), when the function does not bind it again; else None."""
     active = [r for r in regions if r is not None and r.active]  # type: ignore[attr-defined]
-    written = {r.enabled_expr.value if isinstance(r.enabled_expr, cst.Name) else  # type: ignore
-               r.gate if r.enabled_expr is None else None for r in active}  # type: ignore
     if callee.kind == "class":  # a context-manager class: the parameter of its `__init__`
         callee = callee.functions.get("__init__")  # type: ignore[assignment]
         if callee is None:
             return None
     node = callee.node
-    if len(written) != 1 or None in written or not isinstance(node, cst.FunctionDef):
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    kwargs = _spread_kwargs(node)
+    written = {r.enabled_expr.value if isinstance(r.enabled_expr, cst.Name) else  # type: ignore
+               r.gate if r.enabled_expr is None and r.gate is not None else  # type: ignore
+               _SPREAD if r.enabled_expr is None and kwargs and r.forwards == kwargs else None  # type: ignore
+               for r in active}
+    if len(written) != 1 or None in written:
         return None
     (name,) = written
+    if name == _SPREAD:  # icefall's `torch_autocast(device_type="cuda", **kwargs)`
+        return (-1, "enabled")
     positional = [p.name.value for p in list(node.params.posonly_params) + list(node.params.params)]
     if callee.parent is not None and callee.parent.kind == "class":
         if any(resolve_expr(d.decorator, callee.parent) == "staticmethod" for d in node.decorators):
@@ -178,6 +185,26 @@ def enabled_param(callee: Frame, regions: List[object]) -> Optional[Tuple[int, s
     else:
         return None
     return None if _assigns(node.body, name) else found
+
+
+_SPREAD = "**"  # every active autocast gets the opener's `**kwargs`: a call's `enabled=` reaches it
+
+
+def _spread_kwargs(node: cst.FunctionDef) -> Optional[str]:
+    """The function's `**kwargs` name when its body only ever spreads it (`f(**kwargs)`: no
+    read, no change) and no other parameter is named `enabled`; else None."""
+    params = node.params
+    if not isinstance(params.star_kwarg, cst.Param):
+        return None
+    named = (*params.posonly_params, *params.params, *params.kwonly_params)
+    if any(p.name.value == "enabled" for p in named):
+        return None
+    name = params.star_kwarg.name.value
+    nodes = list(iter_nodes(node.body))
+    spread = sum(1 for n in nodes if isinstance(n, cst.Arg) and n.star == "**"
+                 and isinstance(n.value, cst.Name) and n.value.value == name)
+    used = sum(1 for n in nodes if isinstance(n, cst.Name) and n.value == name)
+    return name if spread and spread == used else None
 
 
 def _assigns(node: cst.CSTNode, name: str) -> bool:

@@ -20,6 +20,7 @@ from amplint.analysis.data.overflow import (
 from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import region_policy
 from amplint.analysis.facts.autocast_calls import DTYPES
+from amplint.analysis.facts.names import bound_locally
 from amplint.analysis.facts.syntax import children_in_visit_order, self_attr
 from amplint.analysis.facts.tree import Frame, argument, keyword
 
@@ -28,6 +29,17 @@ from amplint.analysis.facts.tree import Frame, argument, keyword
 class Const:
     value: float
     finfo32: bool  # `torch.finfo(torch.float32).min/max`
+
+
+@dataclass(frozen=True)
+class EntryConstant:
+    """Module-level name `target` of this file is imported from another project module, where it
+    is bound once to the number `value`, beyond float16's range (project/imported_constants.py)."""
+
+    target: str
+    ref: str  # the import's reference ("pkg.constants.INF_VAL", ".constants.INF_VAL")
+    value: float
+    cite: str  # "pkg/constants.py:1"
 
 
 class FillValues:
@@ -125,7 +137,11 @@ class FillValues:
         return NUMPY_DTYPES.get(self.facts.resolve(arg, frame) or "")
 
     def _named_constant(self, name: str, frame: Frame, depth: int) -> Optional[Const]:
-        if self.facts.resolve((cst.Name(name)), frame) is not None:
+        qualified = self.facts.resolve((cst.Name(name)), frame)
+        imported = self._imported_constants().get(name)
+        if imported is not None and not bound_locally(name, frame) and qualified in (imported.ref, None):
+            return Const(imported.value, False)
+        if qualified is not None:
             return None
         default = self.facts.param_defaults.default(name, frame)
         if default is not None:
@@ -138,6 +154,13 @@ class FillValues:
             return None
         const = self._evaluate(assigns[0].value, assigns[0].frame, depth + 1)
         return const
+
+    def _imported_constants(self) -> Dict[str, EntryConstant]:
+        found = self.__dict__.get("_imported")
+        if found is None:
+            found = {e.target: e for e in self.facts.entries if isinstance(e, EntryConstant)}
+            self.__dict__["_imported"] = found
+        return found
 
     def describe(self, expr: cst.BaseExpression, const: Const) -> str:
         text = self.module.code_for_node(expr).strip()

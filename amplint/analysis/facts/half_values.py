@@ -21,6 +21,9 @@ from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.dtype_value import split_input
 from amplint.analysis.facts.float16_scope import float16_callees, float16_functions, in_float16_scope
 from amplint.analysis.facts.half_callees import EntryFloat16Args
+from amplint.analysis.facts.half_containers import (
+    CONTAINERS, container_items, note_container_call, note_store,
+)
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.frame_walk import FrameWalker, frames_by_body  # noqa: F401 (re-exported)
 from amplint.analysis.facts.syntax import bound_names, params as _params, unparen as _unparen  # noqa: F401 (AMP140/141)
@@ -109,6 +112,7 @@ class Float16Values:
         # id(argument) -> (kind, kind when explicit) at that point of the caller
         self.callee_sites: Set[int] = set()
         self._passed: Dict[int, Tuple[Optional[str], Optional[str]]] = {}
+        self._containers: Set[Tuple[int, str]] = set()  # (id(scope), name) bound to a dict/list
 
     def in_scope(self, frame: Frame) -> bool:
         return in_float16_scope(self.facts, frame)
@@ -116,6 +120,7 @@ class Float16Values:
     def forget_assignments(self) -> None:
         self._flow.clear()
         self._passed.clear()
+        self._containers.clear()
 
     def is_float16(self, expr: cst.BaseExpression, frame: Frame, explicit: bool = False) -> bool:
         """`expr` is a float16 tensor outside autocast. `explicit`: only on the evidence of a
@@ -143,7 +148,16 @@ class Float16Values:
         else:
             entry = (self._kind(value, frame, 0, False), self._kind(value, frame, 0, True), value)
         split = value is not None and split_input(_unparen(value), frame) is not None
+        scope = id(frame.function or frame.scope)
         for target in targets:
+            if isinstance(target, cst.Subscript):
+                note_store(self, flow, scope, target, entry)
+                continue
+            if isinstance(target, cst.Name):
+                if value is not None and isinstance(_unparen(value), CONTAINERS):
+                    self._containers.add((scope, target.value))
+                else:
+                    self._containers.discard((scope, target.value))
             if split and isinstance(target, (cst.Tuple, cst.List)):
                 # `q, k, v = qkv.unbind(0)`: each part has the input's dtype
                 for element in target.elements:
@@ -158,6 +172,9 @@ class Float16Values:
 
     def note_call(self, call: cst.Call, frame: Frame) -> None:
         """Record what `call` passes to a float16 callee, as the walk knows its locals here."""
+        if self._containers:
+            note_container_call(self, self._flow.get(id(frame.function or frame.scope), {}),
+                                id(frame.function or frame.scope), call, frame)
         if id(call) in self.callee_sites:
             for arg in call.args:
                 self._passed[id(arg.value)] = (
@@ -175,6 +192,10 @@ class Float16Values:
             return SCALAR
         if isinstance(expr, cst.UnaryOperation):
             return self._kind(expr.expression, frame, depth + 1, explicit)
+        if isinstance(expr, CONTAINERS):  # a dict/list of float16 tensors: what its items are
+            items = container_items(expr)
+            kinds = {self._kind(item, frame, depth + 1, explicit) for item in items} if items else {None}
+            return kinds.pop() if len(kinds) == 1 and kinds <= {F16, F32} else None
         if isinstance(expr, cst.BinaryOperation):
             kinds = {
                 self._kind(expr.left, frame, depth + 1, explicit),

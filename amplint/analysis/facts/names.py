@@ -191,3 +191,15 @@ def bound_locally(name: str, frame: Frame) -> bool:
         if name in scope.bindings:
             return True
     return False
+
+
+def uncast(expr: cst.BaseExpression, frame: Frame) -> cst.BaseExpression:
+    """`typing.cast(T, value)` -> `value` (it returns its second argument unchanged); any other
+    expression as it is."""
+    if (
+        isinstance(expr, cst.Call) and len(expr.args) == 2
+        and all(a.keyword is None and not a.star for a in expr.args)
+        and resolve_expr(expr.func, frame) == "typing.cast"
+    ):
+        return expr.args[1].value
+    return expr

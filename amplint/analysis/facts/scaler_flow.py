@@ -22,7 +22,7 @@ from typing import List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from amplint.analysis.facts.framework_verbs import events_of, receiver_text
-from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.names import resolve_expr, uncast
 from amplint.analysis.facts.syntax import calls_in
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
 
@@ -80,7 +80,8 @@ Ctx = Union[Loop, Branch]
 
 @dataclass(eq=False)
 class Event:
-    kind: str  # scale backward unscale clip step update opt_step continue break return raise
+    # scale backward unscale clip step update opt_step continue break return raise; zero_grad
+    kind: str
     node: cst.CSTNode
     ctx: Tuple[Ctx, ...]
     order: int
@@ -280,8 +281,7 @@ class FlowWalker:
         else:
             self.expr(small, ctx, stmt)
             if isinstance(small, cst.Assign):
-                value = small.value
-                if self._scale_call(value) is not None:
+                if self._scale_call(uncast(small.value, self.flow.frame)) is not None:
                     for target in small.targets:
                         text = key_text(target.target)
                         if text is not None:
@@ -333,6 +333,9 @@ class FlowWalker:
                         self.emit("update", call, ctx, stmt, scaler=text, receiver=func.value,
                                   site=site)
                         continue
+                if method == "zero_grad":  # no protocol event: AMP122 asks what it clears
+                    self.emit("zero_grad", call, ctx, stmt, site=site,
+                              arg=module.code_for_node(func.value).strip())
                 if method == "backward":
                     if self._is_scaled(func.value):
                         for event in reversed(self.flow.events):

@@ -51,6 +51,26 @@ def jumps_between(flow: Flow, first: Event, last: Event) -> List[Event]:
     return found
 
 
+def cleared_between(flow: Flow, first: Event, last: Event, optimizer: Optional[str]) -> bool:
+    """`optimizer.zero_grad()` runs between `first` and `last` and clears the gradients `first`
+    made before `last` can use them: after `first` whenever `first` runs (in no loop or arm that
+    `first` is not in, no jump between: icefall's `scan_pessimistic_batches_for_oom`,
+    `loss.backward(); optimizer.zero_grad()` before training), or before `last` in its own
+    iteration whenever `last` runs (in no loop or arm that `last` is not in: icefall's VITS
+    `optimizer_d.zero_grad(); scaler.scale(loss_d).backward(); scaler.step(optimizer_d)`).
+    `optimizer`: the text `last` steps, in the flow's names."""
+    if optimizer is None:
+        return False
+    for event in flow.between(first, last, "zero_grad"):
+        if event.arg != optimizer:
+            continue
+        if all(c in first.ctx for c in event.ctx) and not jumps_between(flow, first, event):
+            return True
+        if all(c in last.ctx for c in event.ctx):
+            return True
+    return False
+
+
 def expr_line(call: cst.BaseExpression) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine(body=[cst.Expr(call)])
 

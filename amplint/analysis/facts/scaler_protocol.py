@@ -203,7 +203,7 @@ class _ComposingWalker(FlowWalker):
             return False
         inner = self.composer.flow(callee, self.stack)
         events = [e for e in inner.events if e.kind in PROTOCOL]
-        if not events or len(self.flow.events) + len(events) > _MAX_EVENTS:
+        if not events or _counted(self.flow.events) + len(events) > _MAX_EVENTS:
             return False
         rename = _Renamer(self.analysis, call, _positional(call, callee), _keywords(callee),
                           self.flow.frame)
@@ -227,10 +227,11 @@ class _ComposingWalker(FlowWalker):
             for e in events
         ):
             return False  # its own local scaler: a new one per call, a protocol of its own
-        for event in events:
+        for event in (e for e in inner.events if e.kind in PROTOCOL or e.kind == "zero_grad"):
             dead = _dead(((b.cond, b.positive) for b in event.branches()), unbound) if unbound else None
             if dead is not None:
-                _note_left_none(self.analysis, call, dead)
+                if event.kind != "zero_grad":
+                    _note_left_none(self.analysis, call, dead)
                 continue
             scaler = event.scaler
             if scaler is not None:
@@ -246,7 +247,7 @@ class _ComposingWalker(FlowWalker):
     def remote(self, call: cst.Call, site: CallSite, ctx) -> bool:
         """A callee in another file, as the project pass summarised it (scaler_remote.py)."""
         entry = remote_entry(self.analysis, call)
-        if entry is None or len(self.flow.events) + len(entry.events) > _MAX_EVENTS:
+        if entry is None or _counted(self.flow.events) + len(entry.events) > _MAX_EVENTS:
             return False
         rename = _Renamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
         if entry.method and isinstance(call.func, cst.Attribute):
@@ -283,6 +284,11 @@ class _ComposingWalker(FlowWalker):
                 origin=call, framework=framework or None, remote=Remote(f"{where}:{line}", text, entry.source, line),
             )
         return True
+
+
+def _counted(events) -> int:
+    """The events that count toward _MAX_EVENTS (a `zero_grad` is no protocol event)."""
+    return sum(1 for e in events if e.kind != "zero_grad")
 
 
 def none_defaults(node) -> Tuple[str, ...]:

@@ -28,7 +28,8 @@ from amplint.analysis.facts.scaler_flow import (  # noqa: F401  (the event names
     Branch, Ctx, Event, Flow, FlowWalker, Loop, deciding_test, exclusive, key_text, more_conditional,
 )
 from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported for the rules)
-    arms, expr_line, gates, insert_after, insert_before, jumps_between, runs_whenever, signature,
+    arms, cleared_between, expr_line, gates, insert_after, insert_before, jumps_between, runs_whenever,
+    signature,
 )
 from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans, through_place  # noqa: F401
 from amplint.analysis.facts.scaler_flags import flag_entries

@@ -102,6 +102,7 @@ class Collector:
         self.withs: List[Tuple[cst.With, Frame]] = []  # with statement, its body frame
         # each `for` clause of a comprehension, in walk order, with the frame it runs in
         self.comprehensions: List[Tuple[cst.CompFor, Frame]] = []
+        self.loops: List[Tuple[cst.For, Frame]] = []  # each `for` statement, with its frame
         self.classes: Dict[str, Frame] = {}
         self._line_stmt: Optional[cst.SimpleStatementLine] = None
         self._fallback: List[Set[str]] = []  # names a `try` body imported, per enclosing handler
@@ -205,6 +206,7 @@ class Collector:
 
     def _for(self, node: cst.For) -> bool:
         self._bind_target(node.target)
+        self.loops.append((node, self.frame))
         return self._statement(node)
 
     def _except(self, node: cst.ExceptHandler) -> None:

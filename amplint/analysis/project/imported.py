@@ -6,7 +6,8 @@ call a parameter under autocast (half_callees.py, AMP103), and the functions who
 returned value a region of another file runs (half_returns.py, AMP103), and the parameters of
 its functions that another file passes a half model (half_params.py, AMP140), and the half
 dtypes dataclass configs hold by default (dtype_fields.py, AMP103), and the functions its float16
-code passes float16 values (float16_args.py, AMP140/AMP141). Computed once per project pass,
+code passes float16 values (float16_args.py, AMP140/AMP141), and the big numeric constants it
+imports (imported_constants.py, AMP110). Computed once per project pass,
 after the regions and the scaler entries are known."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Dict, Mapping, Sequence, Tuple
 from amplint.analysis.project.dtype_fields import dtype_field_entries
 from amplint.analysis.project.function_entries import function_entries
 from amplint.analysis.project.float16_args import float16_arg_entries
+from amplint.analysis.project.imported_constants import constant_entries
 from amplint.analysis.project.half_callees import half_callee_entries
 from amplint.analysis.project.half_params import half_param_entries
 from amplint.analysis.project.half_returns import half_return_entries
@@ -30,7 +32,7 @@ def imported_entries(project, paths: Sequence[str],
     for more in (module_entries(project, paths), scaler_region_entries(project, scaler),
                  half_callee_entries(project, paths), half_return_entries(project, paths),
                  half_param_entries(project, paths), dtype_field_entries(project, paths),
-                 float16_arg_entries(project, paths)):
+                 float16_arg_entries(project, paths), constant_entries(project, paths)):
         for path, extra in more.items():
             found[path] = found.get(path, ()) + extra
     return found

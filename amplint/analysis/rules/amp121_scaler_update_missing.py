@@ -357,16 +357,32 @@ def _repeating_loop(step: Event, updates: List[Event]):
     """The innermost loop around `step`, without an update of the scaler inside, whose iterations
     step the same optimizer again (None: every such loop may step another optimizer each time,
     `for optimizer in optimizers: scaler.step(optimizer)`, which GradScaler allows before one
-    `update()`). A step composed through a call is taken to repeat: its optimizer is the
-    callee's."""
-    optimizer = first_arg(step.node, "optimizer") if isinstance(step.node, cst.Call) else None
+    `update()`). A step composed through a call is taken to repeat in the caller's loops: its
+    optimizer is the callee's. A loop of this file's callee around its own step call is read as
+    in the callee (composer's `_train_batch` steps each of `self.state.optimizers` once)."""
+    own = step.node
+    if step.origin is not None:
+        own = step.inner if step.remote is None and isinstance(step.inner, cst.Call) else None
+    optimizer = first_arg(own, "optimizer") if isinstance(own, cst.Call) else None
     inner = None
     for loop in reversed(step.loops):
         if not any(u.inside(loop) for u in updates) and (
-                step.origin is not None or not varies_per_iteration(loop.node, optimizer, inner)):
+                not _around_own_step(loop, step, own)
+                or not varies_per_iteration(loop.node, optimizer, inner)):
             return loop
         inner = loop.node
     return None
+
+
+def _around_own_step(loop, step: Event, own) -> bool:
+    """`loop` is one of the function whose statement steps the scaler (not a caller's loop around
+    the call the step was composed through)."""
+    if step.origin is None:
+        return True
+    if own is None:
+        return False
+    nodes = [node for node in iter_nodes(loop.node) if node is own or node is step.origin]
+    return any(node is own for node in nodes) and not any(node is step.origin for node in nodes)
 
 
 def _callers_scaler(flow: Flow, scaler: str, steps: List[Event]) -> bool:

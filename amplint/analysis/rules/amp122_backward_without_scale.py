@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import Event, Flow, arms, deciding_test, exclusive
-from amplint.analysis.facts.scalers import SCALER_TRIGGERS, spans, through_place
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS, cleared_between, spans, through_place
 from amplint.analysis.facts.scaler_flags import other_flag, scaler_flag
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules.amp120_clip_before_unscale import ClipBeforeUnscale
@@ -31,7 +31,9 @@ class BackwardWithoutScale(Rule):
     start): the update all but vanishes, silently, and fp16 gradients underflow without the
     scale. Not reported: a separate non-AMP branch (`if use_amp: scaler.scale(loss).backward()
     else: loss.backward()`), a `backward` whose gradients a plain `optimizer.step()` consumes
-    before the scaler's step (a GAN's fp32 half), and a scaler created with `enabled=False`.
+    before the scaler's step (a GAN's fp32 half), one whose gradients the stepped optimizer's
+    `zero_grad()` clears first (a dry run for OOM before training), and a scaler created with
+    `enabled=False`.
 
     The non-AMP branch is one only when it may be the scaler's own switch. A scaler created
     with `enabled=args.amp` in an arm chosen by another flag of the same object (`if args.fp16:
@@ -270,6 +272,15 @@ class BackwardWithoutScale(Rule):
         "    scaler.scale(disc_loss(D, real)).backward()\n"
         "    scaler.step(opt_d)\n"
         "    scaler.update()\n",
+        # a dry run for OOM: its plain backward's gradients are cleared before training
+        "import torch\n"
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "model(batch).sum().backward()\n"
+        "optimizer.zero_grad()\n"
+        "for x in loader:\n"
+        "    scaler.scale(model(x).sum()).backward()\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n",
         # accelerate / deepspeed backward take the loss as an argument
         "import torch\n"
         "scaler = torch.amp.GradScaler('cuda')\n"
@@ -336,7 +347,7 @@ class BackwardWithoutScale(Rule):
     @staticmethod
     def _hazard(scalers, flow: Flow, backward: Event) -> Optional[Tuple[Event, str]]:
         step = scalers.step_after(flow, backward)
-        if step is None:
+        if step is None or _all_cleared(flow, backward):
             return None
         # a scaled backward in the other arm: this is the non-AMP branch, unless that arm is
         # chosen by another flag than the one the scaler is enabled by (scaler_flags.py)
@@ -408,3 +419,9 @@ class BackwardWithoutScale(Rule):
                 extra.add(("cond", branch.cond, branch.positive))
         return extra
 
+
+def _all_cleared(flow: Flow, backward: Event) -> bool:
+    """Every `scaler.step` that may follow the backward on its pass steps an optimizer whose
+    `zero_grad()` clears these gradients first (scaler_paths.cleared_between)."""
+    steps = [s for s in flow.of("step") if s.order > backward.order and not exclusive(s, backward)]
+    return all(cleared_between(flow, backward, step, step.arg) for step in steps)

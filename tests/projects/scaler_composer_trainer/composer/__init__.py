@@ -1,0 +1,1 @@
+"""Training library (test project shaped like mosaicml/composer)."""

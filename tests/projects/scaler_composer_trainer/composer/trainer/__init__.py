@@ -1,0 +1,3 @@
+from composer.trainer.trainer import Trainer
+
+__all__ = ["Trainer"]
