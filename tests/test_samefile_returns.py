@@ -154,6 +154,24 @@ def test_the_returned_half_model_run_under_autocast_is_amp103():
     assert findings(BUILDER, "AMP103")[0] == []
 
 
+def test_a_returned_half_input_is_not_read_as_the_model():
+    """diffusers' TensorRT pipelines: `__encode_prompt` returns text embeddings it casts to
+    float16 for an engine's float16 bindings, called under `torch.autocast("cuda")`; no torch op
+    of the region need read them, so the returned cast of an input is no AMP103 (the model's is)."""
+    encode = ("def train(output_directory, hparams):\n",
+              "def encode_prompt(engine, ids):\n"
+              "    embeddings = engine(ids)\n"
+              "    embeddings = embeddings.to(dtype=torch.float16)\n"
+              "    return embeddings\n\n\n"
+              "def infer(engine, unet_engine, ids):\n"
+              "    with torch.autocast(\"cuda\"):\n"
+              "        embeddings = encode_prompt(engine, ids)\n"
+              "        return unet_engine(embeddings)\n\n\n"
+              "def train(output_directory, hparams):\n")
+    assert findings(BUILDER, "AMP103", (encode,))[0] == []
+    assert findings(BUILDER, "AMP103", (encode,) + UNDER_AUTOCAST)[0] == [("train.py", 14, "AMP103")]  # the model's
+
+
 def _as_methods(override=""):
     """The builder as a method `Builder.load_model`, called as `self.load_model(...)` by a
     `Trainer(Builder)`; `override`: a subclass's own `load_model` added after it."""
