@@ -17,10 +17,18 @@ import libcst as cst
 
 
 def parse(source: str) -> cst.Module:
+    """LibCST's tree of `source`; the same tree as an earlier reader's while it is held
+    (`holding_modules`). The tree must not be changed (LibCST's nodes are immutable)."""
+    module = _held_module(source)
+    if module is not None:
+        return module
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with _parsed_nodes_unvalidated():
-            return cst.parse_module(source)
+            module = cst.parse_module(source)
+    if _holding == os.getpid():  # a parse of the project pass: the lint after it may read it
+        hold_module(source, module)
+    return module
 
 
 def parse_validated(source: str) -> cst.Module:
@@ -237,3 +245,73 @@ def keep_held(paths: Iterable[str]) -> None:
 
 def drop_held() -> None:
     keep_held(())
+
+
+# LibCST trees held between the run's phases (issue 34), in the process that runs the project
+# pass (a worker forked meanwhile neither holds nor takes). A region file that the first pass
+# lints with its summary in this process is parsed again by the pass's entry readers
+# (function_entries.parsed_facts: mmdet 13 of its 14 pass parses), and a file the pass parsed
+# is parsed again by its lint with entries after the pass. The first pass holds the tree of a
+# file with a region of its own or that may define an opener (`hold_module`, amplint.run.
+# per_file); the pass holds every tree it makes; when the pass ends only the trees of the
+# files linted after it stay (`keep_modules`), each until its lint takes it; the run drops the
+# rest. Bounded by their texts' size (a tree: ~20 bytes a character), the oldest first out.
+_MODULES: Dict[str, cst.Module] = {}
+_MAX_MODULE_CHARS = 1 << 20
+_module_chars = 0
+_modules_owner = 0  # the id of the process holding them
+_modules_kept = False  # the pass is over: a tree is handed out once
+
+
+@contextlib.contextmanager
+def holding_modules():
+    """Within: this process holds LibCST trees for its later readers of the same text; all
+    are dropped at the end."""
+    global _modules_owner, _modules_kept
+    _modules_owner, _modules_kept = os.getpid(), False
+    try:
+        yield
+    finally:
+        _modules_owner = 0
+        keep_modules(())
+
+
+def hold_module(source: str, module: cst.Module) -> None:
+    """Hold `module`, the tree of `source`, for a later reader of the same text (only within
+    `holding_modules`, in its process)."""
+    global _module_chars
+    if _modules_owner != os.getpid() or len(source) > _MAX_MODULE_CHARS:
+        return
+    with _TREES_LOCK:
+        if source in _MODULES:
+            return
+        _MODULES[source] = module
+        _module_chars += len(source)
+        while _module_chars > _MAX_MODULE_CHARS:  # the oldest go first
+            _module_chars -= len(next(iter(_MODULES)))
+            del _MODULES[next(iter(_MODULES))]
+
+
+def _held_module(source: str) -> Optional[cst.Module]:
+    global _module_chars
+    if not _MODULES or _modules_owner != os.getpid():
+        return None
+    with _TREES_LOCK:
+        if not _modules_kept:
+            return _MODULES.get(source)
+        module = _MODULES.pop(source, None)
+        if module is not None:
+            _module_chars -= len(source)
+        return module
+
+
+def keep_modules(texts: Iterable[str]) -> None:
+    """The pass is over: keep only the held trees of these texts, each for its first reader."""
+    global _module_chars, _modules_kept
+    wanted = set(texts)
+    with _TREES_LOCK:
+        kept = {text: module for text, module in _MODULES.items() if text in wanted}
+        _MODULES.clear()
+        _MODULES.update(kept)
+        _module_chars = sum(len(text) for text in kept)
+        _modules_kept = True

@@ -16,6 +16,7 @@ from amplint.workspace.baseline import assign_fingerprints
 from amplint.report.diffs import unified_diff
 from amplint.analysis import large_files
 from amplint.analysis.engine import FileResult, Settings, internal_error_result
+from amplint.analysis.parsing import hold_module
 from amplint.analysis.facts.region_entries import EntryRegion
 from amplint.analysis.prefilter import could_match
 from amplint.workspace.files import ReadError, read_source, write_source
@@ -26,6 +27,7 @@ from amplint.run.progress import naming_slow_file
 from amplint.run.first_pass import Need, need_of
 from amplint.run.scaler_inputs import first_pass_summary
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
+from amplint.analysis.project.context_prefilters import opener_text_tests
 from amplint.analysis.project.first_pass_ast import ast_first_pass, framework_call
 from amplint.analysis.project.summary import portable_summary
 
@@ -109,7 +111,14 @@ def _process_python(
         def summaries(path, text, module, facts):
             if protocol:
                 made["scaler"] = first_pass_summary(path, module, facts, text)
-            return portable_summary(path, text, module, facts) if wanted else False
+            if not wanted:
+                return False
+            summary = portable_summary(path, text, module, facts)
+            if summary is not None and (summary.regions or any(opener_text_tests(text))):
+                # the pass reads again the trees of region files (module outputs, escapes) and
+                # of the first-pass files that may define an opener (context_openers.py)
+                hold_module(text, module)
+            return summary
 
         result, final = lint_and_fix(
             path, text, settings, options,

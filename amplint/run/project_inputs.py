@@ -15,7 +15,7 @@ from amplint.analysis.engine import Settings
 from amplint.workspace.files import DEFAULT_EXCLUDES, ReadError, read_source
 from amplint.analysis.facts import FileFacts
 from amplint.run.parallel import Workers, cached_imap, cycles_collected_after, is_huge
-from amplint.analysis.parsing import holding_trees, keep_held, parse, tag_held
+from amplint.analysis.parsing import holding_trees, keep_held, keep_modules, parse, tag_held
 from amplint.analysis.project import build, needs_summary
 from amplint.analysis.project.ast_registrations import ast_registrations
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
@@ -68,6 +68,7 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
                 stats["project_cached"] = True
             if notes is not None:
                 notes.extend(hit[0].get("notes", ()))
+            keep_modules(())  # no pass reads the first pass's trees
             return hit[1]
     if stats is not None:
         stats["project_cached"] = False
@@ -90,6 +91,8 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
         for path, found in more.items():
             entries[path] = tuple(entries.get(path, ())) + found
     keep_held(entries)  # the trees of the files the lint reads next with their entries
+    # the LibCST trees of the files linted after the pass: with entries, or not linted before it
+    keep_modules(text for path, text in view.read().items() if entries.get(path) or path not in (summaries or {}))
     # the pass's facts and memos hold cycles (an index holding the project that holds it):
     # dropped here, they are freed at once by reference counting, not left for a collection
     # to walk (fairseq: 162K objects of garbage for it, 60K so)
@@ -143,6 +146,10 @@ class _KeyedLazy(Mapping):
 
     def __iter__(self):
         return iter(self._keys)
+
+    def read(self) -> Dict[str, str]:
+        """path -> text of the files read so far."""
+        return self._texts
 
     def __len__(self) -> int:
         return len(self._keys)

@@ -18,7 +18,7 @@ from amplint.workspace.baseline import Baseline
 from amplint.workspace.cache import Cache
 from amplint.workspace.config import Config, expand
 from amplint.analysis.engine import FileResult, Settings, chain_duplicates, internal_error_result
-from amplint.analysis.parsing import drop_held
+from amplint.analysis.parsing import drop_held, holding_modules
 from amplint.workspace.files import Excludes, discover
 from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
 from amplint.run.progress import Progress
@@ -152,8 +152,9 @@ def _run_files(paths, targets, settings, options: RunOptions, config: Config, pr
     )
     meter = Progress(progress, len(files))
     try:
-        return _phases(paths, targets, files, per_file, settings, options, config, cache, meter,
-                       use_project)
+        with holding_modules():  # LibCST trees read again by a later phase (parsing.py)
+            return _phases(paths, targets, files, per_file, settings, options, config, cache,
+                           meter, use_project)
     finally:
         meter.close()
         if cache is not None:

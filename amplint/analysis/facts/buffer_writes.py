@@ -11,6 +11,7 @@ from typing import Optional
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
+from amplint.analysis.data.write_errors import HALF_NAMES, INDEX_PUT, METHOD_ERRORS, OUT_ERROR
 from amplint.analysis.facts.syntax import self_attr
 from amplint.analysis.facts.tree import CallSite, argument, iter_nodes, keyword
 
@@ -69,6 +70,19 @@ def _same_at_the_factory(facts, site: CallSite, write: cst.CSTNode, value) -> bo
     except KeyError:
         return False
     return not any(change.kind in bad for change in changes)
+
+
+def write_error(write: cst.CSTNode, dtype: Optional[str]) -> str:
+    """What torch raises for this write of a `dtype` value into a float32 tensor (the start of
+    its message, amplint.analysis.data.write_errors); the index-put message for `buf[idx] = h`."""
+    half = HALF_NAMES.get(dtype or "", "Half/BFloat16")  # the region's dtype unknown
+    if isinstance(write, cst.Call):
+        func = write.func
+        if isinstance(func, cst.Attribute) and func.attr.value in METHOD_ERRORS:
+            return METHOD_ERRORS[func.attr.value].format(half=half)
+        if keyword(write, "out") is not None:
+            return OUT_ERROR.format(half=half)
+    return INDEX_PUT
 
 
 def hazardous_write(facts, site: CallSite):

@@ -39,7 +39,7 @@ from amplint.analysis.facts.region_entries import EntryContextRegion
 from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.context_params import rebound_names, seeds_under
-from amplint.analysis.project.context_prefilters import _DECORATED, _RETURNS, may_open, may_open_method
+from amplint.analysis.project.context_prefilters import may_open, may_open_method, opener_text_tests
 from amplint.analysis.project.module_defs import parse_or_none
 from amplint.analysis.project.opener_names import dotted_text, passes_false, resolved_opener  # noqa: F401  (re-exported)
 
@@ -103,9 +103,7 @@ def _openers(project) -> Tuple[Openers, Openers]:
         text = project.files.get(path)
         if not text:
             continue
-        managers = "yield" in text and "contextmanager" in text and _DECORATED.search(text) is not None
-        returns = _RETURNS.search(text) is not None
-        enters = "__enter__" in text
+        managers, returns, enters = opener_text_tests(text)
         if not (managers or returns or enters):
             continue
         tree = parse_or_none(text)  # one `ast` for both tests

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Tuple
 
 from amplint.analysis.project.module_defs import module_functions
 from amplint.analysis.project.summary import CALLER_WORDS
@@ -19,6 +20,13 @@ _DECORATED = re.compile(r"@[\w.\s]*contextmanager")
 _CALL = r"(?:(?:autocast|autocast_context\w*|autocast_ctx\w*|optim_context)\s*\(|partial\(\s*[\w.]*autocast\b)"
 _RETURNS = re.compile(r"return[ \t][^\n]*" + _CALL)
 _RETURNED_CALL = re.compile(_CALL)
+
+
+def opener_text_tests(text: str) -> Tuple[bool, bool, bool]:
+    """(may define a `@contextmanager` function, may return an autocast call, may enter one in
+    `__enter__`): the text tests before the parses of context_openers.py."""
+    managers = "yield" in text and "contextmanager" in text and _DECORATED.search(text) is not None
+    return managers, _RETURNS.search(text) is not None, "__enter__" in text
 
 
 def may_open(text: str, tree, managers: bool, returns: bool, enters: bool) -> bool:

@@ -52,13 +52,13 @@ def own_region(site: CallSite) -> Optional[Region]:
     return None
 
 
-def _in_lambda(site: CallSite, inside: Dict[int, Set[int]]) -> bool:
+def _in_lambda(site: CallSite, inside: Optional[Dict[int, Set[int]]]) -> bool:
     """A call in a lambda's body runs where the lambda is called (flowfacts' `_lambdas` records
     it at that call), not where it is written. `inside`: statement -> the nodes of its lambdas'
     bodies, each statement walked once (a walk per call read a class statement's whole body
-    for each of its calls: d2's first pass, 462 walks)."""
+    for each of its calls: d2's first pass, 462 walks); None: the file has no lambda."""
     stmt = site.line_stmt if site.line_stmt is not None else site.top_stmt
-    if stmt is None:
+    if stmt is None or inside is None:
         return False
     found = inside.get(id(stmt))
     if found is None:
@@ -139,7 +139,8 @@ class _Summarizer:
         region_calls = {id(site) for site in self.facts.regions.region_calls}
         flow = FlowCollector(self)
         flow.collect()
-        lambdas: Dict[int, Set[int]] = {}
+        # no lambda in the text, none in the tree: no statement is walked for one
+        lambdas: Optional[Dict[int, Set[int]]] = {} if self.source is None or "lambda" in self.source else None
         for site in tree.calls:
             record_self_call(self, site)
             external = self._external(site)

@@ -9,7 +9,8 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.buffer_writes import (
-    CONCATS, _assigned_name, hazardous_write, held_buffer, maybe_half, reference_kind, written_value,
+    CONCATS, _assigned_name, hazardous_write, held_buffer, maybe_half, reference_kind, write_error,
+    written_value,
 )
 from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
 from amplint.analysis.facts.tree import CallSite, iter_nodes
@@ -518,7 +519,7 @@ class FactoryDefaultDtype(Rule):
                     message = (
                         f"`{qualified}` without `dtype=` creates float32 under autocast {note}, "
                         f"and line {{write_line}} writes {value}{_why(why, shown)} into it: that raises "
-                        "'Index put requires the source and destination dtypes match'"
+                        f"'{write_error(write[0], facts.dtypes.region_dtype(region))}'"
                     )
                 else:
                     message = (
