@@ -61,6 +61,15 @@ def test_a_cast_of_another_local_than_the_returned_one_is_not_taken():
     assert amp103(files)[0] == []
 
 
+def test_a_cast_the_factory_undoes_before_its_return_is_not_taken():
+    """`model = model.half()` then `model = model.float()` (a checkpoint read in fp16, the model
+    run in fp32): the local it returns is float32; the twin without the cast back is reported."""
+    cast = "        model.half()\n    return model.to(device)\n"
+    assert amp103(load(NAME, ((cast, "        model = model.half()\n    return model\n"),)))[0] == [LOAD]
+    undone = (cast, "        model = model.half()\n    model = model.float()\n    return model\n")
+    assert amp103(load(NAME, (undone,)))[0] == []
+
+
 def test_classmethod_constructor_that_returns_the_half_model():
     files = load(NAME, ((CALL, "    model = CLIP.from_checkpoint(torch.load(args.checkpoint))\n"),
                         ("import clip\n", "import clip\nfrom clip.model import CLIP\n")))

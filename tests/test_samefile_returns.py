@@ -154,6 +154,24 @@ def test_the_returned_half_model_run_under_autocast_is_amp103():
     assert findings(BUILDER, "AMP103")[0] == []
 
 
+def test_a_returned_half_input_is_not_read_as_the_model():
+    """diffusers' TensorRT pipelines: `__encode_prompt` returns text embeddings it casts to
+    float16 for an engine's float16 bindings, called under `torch.autocast("cuda")`; no torch op
+    of the region need read them, so the returned cast of an input is no AMP103 (the model's is)."""
+    encode = ("def train(output_directory, hparams):\n",
+              "def encode_prompt(engine, ids):\n"
+              "    embeddings = engine(ids)\n"
+              "    embeddings = embeddings.to(dtype=torch.float16)\n"
+              "    return embeddings\n\n\n"
+              "def infer(engine, unet_engine, ids):\n"
+              "    with torch.autocast(\"cuda\"):\n"
+              "        embeddings = encode_prompt(engine, ids)\n"
+              "        return unet_engine(embeddings)\n\n\n"
+              "def train(output_directory, hparams):\n")
+    assert findings(BUILDER, "AMP103", (encode,))[0] == []
+    assert findings(BUILDER, "AMP103", (encode,) + UNDER_AUTOCAST)[0] == [("train.py", 14, "AMP103")]  # the model's
+
+
 def _as_methods(override=""):
     """The builder as a method `Builder.load_model`, called as `self.load_model(...)` by a
     `Trainer(Builder)`; `override`: a subclass's own `load_model` added after it."""
@@ -174,6 +192,46 @@ def test_a_builder_a_subclass_overrides_is_not_read():
     returns a float32 model."""
     override = "class FloatBuilder(Trainer):\n    def load_model(self, hparams):\n        return Tacotron2(hparams)\n\n\n"
     assert findings(BUILDER, "AMP152", _as_methods(override))[0] == []
+
+
+def test_a_cast_the_builder_undoes_before_its_return_is_not_read():
+    """`model = model.float()` after the cast, or a loop casting other models under the same name
+    before `model` is bound to a new one: the return gives a float32 model (unknown, silent);
+    a module move after the cast keeps it (twin, still reported)."""
+    cast = "        model = model.half()\n    return model\n"
+    back = (cast, "        model = model.half()\n    model = model.float()\n    return model\n")
+    assert findings(BUILDER, "AMP152", (back,))[0] == []
+    assert findings(BUILDER, "AMP103", (back,) + UNDER_AUTOCAST)[0] == []
+    in_place = (cast, "        model = model.half()\n    model.to(torch.float32)\n    return model\n")
+    assert findings(BUILDER, "AMP152", (in_place,))[0] == []
+    loop = (("    if hparams.fp16_run:\n        model = model.half()\n",
+             "    for model in hparams.teachers:\n        model.half()\n    model = Tacotron2(hparams)\n"),)
+    assert findings(BUILDER, "AMP152", loop)[0] == []
+    moved = (cast, "        model = model.half()\n    model = model.cuda()\n    return model\n")
+    assert findings(BUILDER, "AMP152", (moved,))[0] == BUILDER_FOUND
+
+
+def test_a_builder_defined_again_is_not_read():
+    """A second `def load_model` replaces the first at run time (in the module, and as a method of
+    the class): the call gets the float32 model of the second; the first is not read."""
+    again = ("def train(output_directory, hparams):\n",
+             "def load_model(hparams):\n    return Tacotron2(hparams).cuda()\n\n\n"
+             "def train(output_directory, hparams):\n")
+    assert findings(BUILDER, "AMP152", (again,))[0] == []
+    method = _as_methods("class Unused:\n    pass\n\n\n")
+    method = tuple((old, new.replace("\n\n\nclass Unused", "\n\n    def load_model(self, hparams):\n"
+                                     "        return Tacotron2(hparams)\n\n\nclass Unused"))
+                   for old, new in method)
+    assert findings(BUILDER, "AMP152", method)[0] == []
+
+
+def test_a_builder_call_whose_value_is_dropped_gives_no_half_model():
+    """`self.load_model(hparams)` as a statement: the returned copy is dropped; `self`, whose
+    parameters the optimizer trains, is not the cast model."""
+    dropped = _as_methods() + (
+        ("model = self.load_model(hparams).train()", "self.load_model(hparams)\n    model = self"),
+        ("torch.optim.Adam(model.parameters()", "torch.optim.Adam(self.parameters()"))
+    assert findings(BUILDER, "AMP152", dropped)[0] == []
 
 
 # -- AMP111: a helper of the file returns finfo of its parameter's dtype ----------------------
@@ -236,3 +294,17 @@ def test_an_attribute_a_subclass_stores_another_value_in_is_not_read():
 def test_an_attribute_stored_twice_with_different_values_is_not_read():
     twice = (HELD, HELD + "        if embed_dim > 1024:\n            self.feature_model = torch.hub.load('facebookresearch/dinov2', 'dinov2_vitg14')\n")
     assert findings(ESCAPE, "AMP105", (twice,))[0] == []
+
+
+def test_an_attribute_the_file_stores_on_another_receiver_is_not_read():
+    """`classifier.feature_model = FloatFeatureModel()` after the construction replaces the held
+    module on that instance: the method the call reaches is not known (its float32 override)."""
+    swapped = (("class LinearClassifier(nn.Module):", "class FloatFeatureModel(FeatureModel):\n"
+                "    def get_intermediate_layers(self, images):\n"
+                "        return self.patch_embed(images).flatten(2).mean(-1)\n\n\n"
+                "class LinearClassifier(nn.Module):"),
+               ("    classifier = LinearClassifier().cuda()\n",
+                "    classifier = LinearClassifier().cuda()\n    classifier.feature_model = FloatFeatureModel()\n"))
+    assert findings(ESCAPE, "AMP105", swapped)[0] == []
+    subclass_only = swapped[:1]  # twin: the subclass defined but never stored: still reported
+    assert findings(ESCAPE, "AMP105", subclass_only)[0] == [("dinov2/eval/linear.py", 32, "AMP105")]

@@ -100,12 +100,14 @@ class EscapeCallees:
         """The class of this file `self.attr` holds: every store of `self.attr` in the file is
         one plain assignment in a method of the reading class, of a new instance of that class
         (`self.pretransform = Pretransform()`); a subclass storing another value, a tuple
-        target, or any other value: None."""
+        target, any other value, or a store of `.attr` on another receiver of the file
+        (`classifier.feature_model = FloatFeatures()`) or a `setattr`: None."""
         attr = self_attr(receiver)
         owner = frame.class_frame
         if attr is None or owner is None:
             return None
         classes = set()
+        stores = 0
         for site in self.facts.tree.assigns:
             for target in site.targets:
                 stored = [t for t in iter_nodes(target) if self_attr(t) == attr]
@@ -113,7 +115,10 @@ class EscapeCallees:
                     continue
                 if stored[0] is not target or site.frame.class_frame is not owner:
                     return None
+                stores += 1
                 classes.add(self.facts.callgraph.class_of_value(site.value))
+        if self.facts.param_defaults.attribute_stores(attr) != stores:
+            return None  # `.attr` stored on another receiver too (or augmented, or by setattr)
         return classes.pop() if len(classes) == 1 and None not in classes else None
 
     def _definers(self) -> Dict[str, int]:

@@ -17,7 +17,8 @@ takes the answer only when all agree. A value that reads a parameter (`return
 Exact or nothing: one callee of this file reached by name or `self.` (the call graph's, no
 function held as a value), a plain `def` (no decorator but `staticmethod`, not async, not a
 generator), every `return` with a value, no path falling off the end (the body ends in a
-`return` or `raise`, branch by branch), a module-level name bound once, no override of the
+`return` or `raise`, branch by branch), a name bound once in its module, class or function
+(a second `def build` replaces the first), no override of the
 method in a subclass of the file. Anything else: no summary, the call stays unknown.
 
 The other file's side: `remote(call, frame)` gives what the project pass found a function of
@@ -109,8 +110,8 @@ class FunctionReturns:
         parent = function.parent
         if parent is None or any(resolve_expr(d.decorator, parent) != "staticmethod" for d in node.decorators):
             return None
-        if parent.kind == "module" and not self.tree.bound_once(parent, function.name):
-            return None
+        if not self.tree.bound_once(parent, function.name):
+            return None  # a second def (or any binding) of the name in its module, class or function
         if not _terminates(node.body):
             return None  # a path falls off the end: the call may give None
         values = returned_values(node)

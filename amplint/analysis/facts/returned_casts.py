@@ -12,8 +12,9 @@ builder, MONAI's `get_net`), read through the same-file return summary
 
 Every `return` of the function gives the same local name, and a half cast of the function
 binds that name (`model = model.half()`) or casts it in place as a statement (`model.half()`,
-`model.cuda().half()`): the call's value is that cast model on the path that casts, as the
-cast written in the caller would be. The other file's versions: project/half_returns.py
+`model.cuda().half()`), and nothing after the cast binds the name again or casts it back:
+the call's value is that cast model on the path that casts, as the cast written in the caller
+would be. The other file's versions: project/half_returns.py
 (EntryReturnsHalf, the cast's file told that a region runs the model, AMP103) and, for a call of a
 builder another file defines, `remote_casts` (the project pass's EntryReturn "half", read through
 `FunctionReturns.remote`: the caller told that the model it trains is half, AMP152)."""
@@ -42,7 +43,7 @@ def returned_casts(facts) -> Dict[int, Tuple[str, CallSite]]:
             continue
         function = site.frame.scope
         name = cast_local(site)
-        if function.kind == "function" and name is not None:
+        if function.kind == "function" and name is not None and _kept(function.node, site, name):
             by_function.setdefault(id(function), {}).setdefault(name, site)
             builders.add(function.name)
     if not by_function:
@@ -65,6 +66,67 @@ def returned_casts(facts) -> Dict[int, Tuple[str, CallSite]]:
         if cast is not None and not _turned_off(returned, cast):
             found[id(site.node)] = (casts[id(cast.node)], cast)
     return found
+
+
+def _kept(function: cst.FunctionDef, cast: CallSite, name: str) -> bool:
+    """Nothing after the cast in the function's text binds `name` again (but for a module move,
+    `model = model.cuda()`) or casts it back (`model.float()`, `model.to(torch.float32)`): the
+    cast is what a `return name` can give (a later `model = model.float()`, a loop `for model
+    in teachers: model.half()` before `model = Student()`: unknown)."""
+    visitor = _AfterCast(cast.line_stmt, name, cast.frame)
+    function.body.visit(visitor)
+    return not visitor.spoiled
+
+
+class _AfterCast(cst.CSTVisitor):
+    CASTS = frozenset({"float", "double", "bfloat16", "type", "to"})
+
+    def __init__(self, stmt, name: str, frame) -> None:
+        self.stmt, self.name, self.frame = stmt, name, frame
+        self.after = False
+        self.spoiled = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is self.stmt:
+            return False
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if self.after and not self.spoiled:
+            self._check(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if original_node is self.stmt:
+            self.after = True
+        super().on_leave(original_node)
+
+    def _check(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Assign):
+            if any(self._binds(t.target) for t in node.targets) and not self._moved(node.value):
+                self.spoiled = True
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
+            self.spoiled = self._binds(node.target)
+        elif isinstance(node, cst.AsName):
+            self.spoiled = self._binds(node.name)
+        elif isinstance(node, cst.Del):
+            self.spoiled = self._binds(node.target)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in self.CASTS and not module_moved(node, self.frame):
+            root = moved_root(node.func.value, self.frame)
+            self.spoiled = isinstance(root, cst.Name) and root.value == self.name
+
+    def _binds(self, target: cst.CSTNode) -> bool:
+        if isinstance(target, cst.Name):
+            return target.value == self.name
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return any(self._binds(e.value) for e in target.elements)
+        if isinstance(target, cst.StarredElement):
+            return self._binds(target.value)
+        return False
+
+    def _moved(self, value: cst.BaseExpression) -> bool:
+        root = moved_root(value, self.frame)
+        return root is not value and isinstance(root, cst.Name) and root.value == self.name
 
 
 def _turned_off(returned, cast: CallSite) -> bool:

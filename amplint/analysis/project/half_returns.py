@@ -168,14 +168,14 @@ def _returns_half(project, target: Tuple[str, str], memo, depth: int, item: Opti
             names.append("")  # `return model.half()`
         elif value[0] == "local" and value[1] not in function.params:
             name = value[1]
+            if floated_back(project, path, key, name, literals):
+                continue  # `model.float()` on every path, after a cast of its own too
             assigned = function.assigns.get(name, ())
             if any(_is_half(v) for v in assigned) or any(
                     receiver == ("local", name) and attr in STATEMENT_CASTS
                     for receiver, attr, _text, _line in function.dynamic):
                 names.append(name)
                 continue
-            if floated_back(project, path, key, name, literals):
-                continue  # `model.float()` on every path after it
             for inner in assigned:
                 if inner[0] == "call":
                     found = _factory_cast(project, path, key, inner, memo, depth + 1)

@@ -206,7 +206,7 @@ class HalfWithAutocast(Rule):
                 continue
             passed = via = None
             mixed = self._mixed_with_autocast(facts, site, readers)
-            if not mixed:
+            if not mixed and self._is_model(facts, site):  # a returned input: where it goes is not read
                 via = self._returned_in_region(facts, site, readers)
             if not mixed and via is None:
                 passed = _passed_to_region(facts, site, index, remote) if remote else None

@@ -354,8 +354,10 @@ def _cast_model(site: CallSite, returned: bool = False) -> Optional[Tuple[str, .
         return None
     small = stmt.body[0]
     call = site.node
-    if returned and isinstance(small, cst.Assign) and len(small.targets) == 1 \
-            and moved_root(small.value, site.frame) is call:  # `model = build(cfg).cuda()`
+    if returned:  # `model = build(cfg).cuda()`; a call whose value is dropped gives no model
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and moved_root(small.value, site.frame) is call):
+            return None
         dotted = dotted_name(small.targets[0].target)
     elif isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1:
         dotted = dotted_name(small.targets[0].target)
