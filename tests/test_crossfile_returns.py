@@ -175,3 +175,16 @@ def test_twin_training_under_autocast_with_a_scaler_is_silent():
 
 def test_a_builder_returning_another_local_than_the_cast_one_is_not_read():
     assert findings(HALF, "AMP152", (("        model = model.half()\n", "        half = model.half()\n"),))[0] == []
+
+
+def test_twin_the_builder_casts_back_before_returning_is_silent():
+    """The cross-file summary agrees with the same-file one (r16b-review's fix of
+    returned_casts): a cast undone after it (`model = model.float()`, `model.to(torch.float32)`)
+    or a name bound again is not the returned half model; a move (`model = model.cuda()`,
+    `model.to(device)`) still is."""
+    cast = "        model = model.half()\n"
+    for after in ("    model = model.float()\n", "    model.to(torch.float32)\n",
+                  "    model = FastSpeech2(preprocess_config, model_config)\n"):
+        assert findings(HALF, "AMP152", ((cast, cast + after),))[0] == [], after
+    for after in ("    model = model.cuda()\n", "    model.to(device)\n"):
+        assert findings(HALF, "AMP152", ((cast, cast + after),))[0] == HALF_FOUND, after

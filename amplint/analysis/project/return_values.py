@@ -291,6 +291,8 @@ def _half_kind(function: ast.FunctionDef, names, stored) -> Optional[Kind]:
     if cast is None:
         return None
     cast, line = cast
+    if _undone_after(function, name, line):
+        return None  # `model = model.float()` (or another binding) after the cast
     guard = next((test for test in cast if test in positional or test in {a.arg for a in args.kwonlyargs}), "")
     if not guard:
         return ("half", "", -1, "", line)
@@ -300,6 +302,57 @@ def _half_kind(function: ast.FunctionDef, names, stored) -> Optional[Kind]:
     default = defaults.get(guard)
     off = isinstance(default, ast.Constant) and default.value in (False, None)
     return ("half", guard, index, "off" if off else "", line)
+
+
+def _undone_after(function: ast.FunctionDef, name: str, line: int) -> bool:
+    """Something after the cast's line may make `name` not the half model: a binding of it that
+    is not a move of itself (`name = name.cuda()`), or a call of a dtype method on it
+    (`name.float()`, `name.to(torch.float32)`, `name.type(...)`); `.to(device)` moves it."""
+    for node in _own_nodes(function):
+        if getattr(node, "lineno", 0) <= line:
+            continue
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            parent_value = _assigned_value(function, node)
+            if parent_value is None or not _moves_only(parent_value, name):
+                return True
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _DTYPE_METHODS and _root_name(node.func.value) == name
+                and not (node.func.attr == "to" and _device_only(node))):
+            return True
+    return False
+
+
+_DTYPE_METHODS = frozenset({"float", "double", "bfloat16", "to", "type"})
+
+
+def _assigned_value(function: ast.FunctionDef, target: ast.Name) -> Optional[ast.expr]:
+    for node in _own_nodes(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is target:
+            return node.value
+    return None
+
+
+def _moves_only(value: ast.expr, name: str) -> bool:
+    """`name.cuda()`, `name.to(device)`, `name.cuda().train()`: the same model, moved."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr not in _MOVES or (value.func.attr == "to" and not _device_only(value)):
+            return False
+        value = value.func.value
+    return isinstance(value, ast.Name) and value.id == name
+
+
+def _device_only(call: ast.Call) -> bool:
+    """`.to(device)`, `.to("cuda")`, `.to(args.device)`: one argument that names a device."""
+    if call.keywords or len(call.args) != 1:
+        return False
+    text = ast.unparse(call.args[0])
+    return "device" in text or text.strip("'\"") in ("cuda", "cpu")
+
+
+def _root_name(node: ast.expr) -> Optional[str]:
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        node = node.func.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _cast_guards(body, name: str, tests: Tuple[str, ...]) -> Optional[Tuple[Tuple[str, ...], int]]:
