@@ -58,6 +58,9 @@ class DtypeFacts:
         self.bindings = None  # parameters bound at call sites (amplint.analysis.facts.dtype_params)
         self._module_counts: Optional[Dict[str, int]] = None
         self.returns_value: Dict[int, bool] = {}  # id(def) -> dtype_calls' answer, per file
+        # id(function frame) of those read along the call that brings them under a region
+        # (amplint.analysis.facts.dtype_paths)
+        self.path_functions: Dict[int, object] = {}
         from amplint.analysis.facts.dtype_params import read_with_bindings
         from amplint.analysis.facts.dtype_walk import walk_module
 
@@ -108,6 +111,14 @@ class DtypeFacts:
                 and self.declared_region(frame) is not None:
             return "may"
         return None
+
+    def path_call(self, frame: Frame) -> Optional[cst.CSTNode]:
+        """The call a finding in `frame` must cite when its function was read along the call
+        that brings it under its region (its values hold on that path only), else None."""
+        function = frame.function
+        if function is None or id(function) not in self.path_functions:
+            return None
+        return function.inherited.origin  # type: ignore[union-attr]
 
     # -- regions --------------------------------------------------------------------------
     def region_state(self, frame: Frame):
