@@ -55,20 +55,36 @@ def read_along_region_calls(dtypes, bindings, walk) -> None:
 
 def _paths(dtypes, bindings, done) -> Dict[int, Dict[str, Dtype]]:
     found: Dict[int, Dict[str, Dtype]] = {}
-    frames = list(bindings.by_name.values()) + list(bindings.methods.values())
-    frames += list(bindings.by_attr.values()) + list(bindings.by_class.values()) + list(
+    bindable = list(bindings.by_name.values()) + list(bindings.methods.values())
+    bindable += list(bindings.by_attr.values()) + list(bindings.by_class.values()) + list(
         bindings.by_instance.values())
-    for frame in frames:
+    recorded = {id(frame) for frame in bindable}
+    sites_at = None
+    for frame in dtypes.facts.tree.frames:
         key = id(frame)
-        if key in found or key in done or key in bindings.certain:
+        if frame.kind != "function" or key in found or key in done or key in bindings.certain:
             continue
         region = frame.inherited
-        if frame.region is not None or region is None or region.kind != "call" or (
+        if frame.region is not None or region is None or region.kind not in ("call", "project") or (
                 region.enabled is not Enabled.TRUE):
             continue
         if dtypes.declared_region(frame) is not None:
             continue
+        if region.kind == "project":
+            # another file calls it under its region (the project pass cites that call):
+            # on that path its code surely runs under the region; its arguments stay unknown
+            found[key] = {}
+            continue
         call = id(region.origin)
+        if key not in recorded:
+            # its calls are not bound (an instance of a local, another class's method): the
+            # parameters stay unknown, the code surely runs under the region on this path
+            if sites_at is None:
+                sites_at = {id(site.node): site.frame for site in dtypes.facts.tree.calls}
+            caller = sites_at.get(call)
+            if caller is not None and dtypes.region_state(caller)[1]:
+                found[key] = {}
+            continue
         site = bindings.sites.get(key, {}).get(call)
         if site is None or not bindings.sure.get(key, {}).get(call):
             continue  # not read under the region, or not surely under it

@@ -116,8 +116,9 @@ class DtypeFacts:
         """The call a finding in `frame` must cite when its function was read along the call
         that brings it under its region (its values hold on that path only), else None."""
         function = frame.function
-        if function is None or id(function) not in self.path_functions:
-            return None
+        if function is None or id(function) not in self.path_functions or getattr(
+                function.inherited, "kind", None) != "call":
+            return None  # a region of another file: cited as the project pass words it
         return function.inherited.origin  # type: ignore[union-attr]
 
     # -- regions --------------------------------------------------------------------------
