@@ -85,3 +85,56 @@ def test_torch_float16_entropy_is_nan_float32_and_bfloat16_finite():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         bf16 = engine.prototype_entropy(features @ prototypes.t())
     assert math.isfinite(bf16.item())
+
+
+# -- a chain of calls under a region of another file -------------------------------------------
+# tests/projects/vae_path_chain: pytorch/examples vae layout (main.py's module-level `model =
+# VAE().to(device)` and `train()` under a float16 autocast; model.py's VAE), in a fork whose
+# encoder standardises its hidden layer with a hand-written `Standardize` module:
+# `centered / (centered.var(-1, keepdim=True) + 1e-8).sqrt()`. The project pass runs
+# `VAE.forward` under main.py's region; read along that path, `encode` (a public method, its
+# calls not bound) runs under it, `self.fc1(x)` is float16 there, and `Standardize.forward`
+# gets it. Under torch 2.13 CPU float16 autocast (and `.half()`) a constant hidden row has
+# variance 0, `0 + 1e-8` is 0 and the row is NaN; float32 and a bfloat16 region give 0.
+CHAIN = "vae_path_chain"
+HIDDEN = "h1 = self.standardize(self.fc1(x))"
+REGION = 'with torch.autocast("cuda", dtype=torch.float16):'
+
+
+def _chain(replace=()):
+    return code_findings(load(CHAIN, replace), "AMP140")[0]
+
+
+def test_a_chain_of_calls_under_another_file_s_region():
+    assert _chain() == [("model.py", 9, "AMP140")]
+
+
+def test_chain_twin_float32_hidden_layer():
+    assert _chain(((HIDDEN, "h1 = self.standardize(self.fc1(x).float())"),)) == []
+
+
+def test_chain_twin_bfloat16_or_maybe_enabled_region():
+    assert _chain(((REGION, REGION.replace("float16", "bfloat16")),)) == []
+    assert _chain(((REGION, REGION.replace("):", ", enabled=args.epochs > 1):")),)) == []
+
+
+def test_chain_twin_no_region():
+    assert _chain(((REGION, "if True:"),)) == []
+
+
+def test_torch_constant_hidden_row_is_nan_in_float16_only():
+    path = os.path.join(PROJECTS, CHAIN, "model.py")
+    spec = importlib.util.spec_from_file_location("vae_path_chain_model", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    vae = module.VAE()
+    with torch.no_grad():
+        vae.fc1.weight.zero_()
+        vae.fc1.bias.fill_(0.5)
+    x = torch.rand(4, 784)
+    with torch.autocast("cpu", dtype=torch.float16):
+        assert vae.standardize(vae.fc1(x)).isnan().all().item()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert not vae.standardize(vae.fc1(x)).isnan().any().item()
+    assert not vae.standardize(vae.fc1(x)).isnan().any().item()
+    assert module.Standardize()(torch.full((2, 8), 0.5).half()).isnan().all().item()

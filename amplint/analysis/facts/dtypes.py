@@ -129,9 +129,10 @@ class DtypeFacts:
         if region is None:
             return None, True
         certain = region.enabled is Enabled.TRUE and region.kind in ("with", "decorator")
-        if not certain and region.kind == "call" and self.bindings is not None:
+        if not certain and region.kind in ("call", "project") and self.bindings is not None:
             # every call of the function in the file surely runs under this region
-            # (amplint.analysis.facts.dtype_params)
+            # (amplint.analysis.facts.dtype_params), or the function is read along the call
+            # that brings it under the region (amplint.analysis.facts.dtype_paths)
             function = frame.function
             certain = function is not None and function.inherited is region \
                 and id(function) in self.bindings.certain and frame.function is frame.scope
