@@ -11,12 +11,15 @@ function is read once more along C:
 
 - C surely runs under the region (inside a literal enabled `with`, or in a function that is
   itself read along its own region call), and the region is enabled;
-- C's bound arguments (their dtypes in the caller's frame under the region, as the last
-  reading saw them) hold at least one value that is certainly the region's low dtype
-  (`self.fc(h)`, `torch.sigmoid(...)` of one): otherwise the reading is skipped (nothing of
-  the region's dtype enters; this also keeps the cost to the files where one does);
-- the function's parameters then hold exactly what C passes (unknown stays unknown), and
-  its code surely runs under the region (DtypeFacts.region_state), on this path.
+- for a function whose calls dtype_params binds: C's bound arguments (their dtypes in the
+  caller's frame under the region, as the last reading saw them) hold at least one value that
+  is certainly the region's low dtype (`self.fc(h)`, `torch.sigmoid(...)` of one), else the
+  reading is skipped; its parameters then hold exactly what C passes (unknown stays unknown);
+- for a function whose calls are not bound (a public method, an instance held in a local):
+  its parameters stay unknown;
+- a function another file runs under an enabled region (kind "project", the project pass's
+  cite) starts a path too, its parameters unknown;
+- on the path, the function's code surely runs under the region (DtypeFacts.region_state).
 
 The values the rules read for the function's body are then those of this path, and every
 finding there cites the region through C ("called at line N under the autocast region at line
