@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.syntax import iter_nodes, keyword, positional, self_attr
+from amplint.analysis.facts.syntax import bound_argument, iter_nodes, self_attr
 from amplint.analysis.facts.tree import Collector, Frame
 
 _PARTIALS = {"functools.partial"}
@@ -86,19 +86,11 @@ def _candidates(tree: Collector) -> List[Tuple[str, str, int, cst.Param]]:
 
 
 def _passed_class(tree: Collector, site, index: int, param: cst.Param) -> Optional[str]:
-    call = site.node
-    if any(arg.star for arg in call.args):
+    value = bound_argument(site.node, index, param)
+    if value is None:
         return None
-    args = positional(call)
-    arg = keyword(call, param.name.value)
-    if arg is not None:
-        value: Optional[cst.BaseExpression] = arg.value
-        frame = site.frame
-    elif 0 <= index < len(args):
-        value, frame = args[index].value, site.frame
-    else:
-        value, frame = param.default, tree.module_frame
-    return _class_named(tree, value, frame, 0) if value is not None else None
+    frame = tree.module_frame if value is param.default else site.frame
+    return _class_named(tree, value, frame, 0)
 
 
 def _class_named(tree: Collector, value: cst.BaseExpression, frame: Frame, depth: int) -> Optional[str]:

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.syntax import iter_nodes, keyword, positional, self_attr
+from amplint.analysis.facts.syntax import bound_argument, iter_nodes, self_attr
 from amplint.analysis.facts.tree import Collector, Frame
 
 Stored = Dict[Tuple[str, str], Frame]  # (class name, attribute) -> the function it holds
@@ -116,17 +116,7 @@ def _mentions(tree: Collector, candidates) -> Dict[Tuple[str, str], int]:
 
 
 def _passed(tree: Collector, site, index: int, param: cst.Param) -> Optional[Frame]:
-    call = site.node
-    if any(arg.star for arg in call.args):
-        return None
-    args = positional(call)
-    arg = keyword(call, param.name.value)
-    if arg is not None:
-        value: Optional[cst.BaseExpression] = arg.value
-    elif 0 <= index < len(args):
-        value = args[index].value
-    else:
-        value = param.default
+    value = bound_argument(site.node, index, param)
     if not isinstance(value, cst.Name):
         return None
     scope: Optional[Frame] = site.frame.scope if value is not param.default else tree.module_frame

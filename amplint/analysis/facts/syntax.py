@@ -103,6 +103,21 @@ def import_bindings(node) -> List[Tuple[str, str, cst.ImportAlias]]:
     return found
 
 
+def bound_argument(call: cst.Call, index: int, param: cst.Param) -> Optional[cst.BaseExpression]:
+    """What `call` binds to `param` (at position `index`, -1 for keyword-only): the keyword
+    argument, else the positional one, else the parameter's default (`param.default`, which the
+    caller may test with `is`); None with a `*args`/`**kwargs` argument or nothing bound."""
+    if any(arg.star for arg in call.args):
+        return None
+    found = keyword(call, param.name.value)
+    if found is not None:
+        return found.value
+    args = positional(call)
+    if 0 <= index < len(args):
+        return args[index].value
+    return param.default
+
+
 def positional(call: cst.Call) -> List[cst.Arg]:
     return [a for a in call.args if a.keyword is None and not a.star]
 
