@@ -316,3 +316,28 @@ def test_scaler_flows_walk_only_the_functions_that_can_hold_a_scalers_event(monk
         found.append([[e.kind for e in flow.events] for group in flows for flow in group])
     assert found[0] == found[1] and found[0][-1] == ["scale", "clip", "step", "update"]
     assert counts[1] == counts[0], counts
+
+
+@pytest.mark.parametrize("uses", [10, 40])
+def test_positions_ask_a_shared_fix_s_edits_once(uses, monkeypatch):
+    """AMP130 rewrites `from torch.cuda.amp import autocast` and every reference with ONE Fix
+    that every finding carries: the engine asks positions for its edits once, not once per
+    finding (which made the nodes asked for grow with the square of the references)."""
+    from amplint.analysis import engine
+    from amplint.analysis.engine import Settings
+
+    asked = []
+    original = engine.positions_of
+
+    def counted(module, source, wanted, outline=None):
+        wanted = list(wanted)
+        asked.append(len(wanted))
+        return original(module, source, wanted, outline)
+
+    monkeypatch.setattr(engine, "positions_of", counted)
+    source = "from torch.cuda.amp import autocast\n" + "".join(
+        f"def step_{i}(model, x):\n    with autocast():\n        return model(x)\n"
+        for i in range(uses))
+    found = engine.lint_source("train.py", source, Settings.default()).diagnostics
+    assert len([d for d in found if d.code == "AMP130"]) >= uses
+    assert asked and asked[-1] <= 3 * (uses + 1)

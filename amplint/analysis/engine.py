@@ -162,13 +162,15 @@ def _positions_of(module: cst.Module, source: str, found: List[Diagnostic], outl
     """The positions the findings need (their nodes, related nodes and fix edits): only the
     top-level statements holding them are generated (issue 34)."""
     wanted: List[cst.CSTNode] = []
+    fixes = set()  # one Fix may serve every finding (AMP130: every reference): its edits once
     for diag in found:
         wanted.append(diag.node)
         if isinstance(diag.through, cst.CSTNode):
             wanted.append(diag.through)
         if diag.related:
             wanted.extend(diag.related.values())
-        if diag.fix is not None:
+        if diag.fix is not None and id(diag.fix) not in fixes:
+            fixes.add(id(diag.fix))
             wanted.extend(diag.fix.edits)
     try:
         return positions_of(module, source, wanted, outline)
