@@ -324,9 +324,8 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
 def cast_where_made(facts, site: CallSite) -> bool:
     """The factory's value goes, through dtype-keeping steps only, straight into a cast
     `cast_where_rebound` accepts (NVIDIA WaveGlow's `torch.randn(...).to(spect.dtype)`, esm's
-    `torch.zeros(...).type_as(mask)`, EVA-CLIP's `torch.bernoulli(torch.full(s, 0.8)).bool()`)
-    or into a comparison, whose result is bool (wav2vec2's layerdrop `torch.rand(1) > p`):
-    its float32 value meets nothing else."""
+    `torch.zeros(...).type_as(mask)`) or into a comparison, whose result is bool (wav2vec2's
+    layerdrop `torch.rand(1) > p`): its float32 value meets nothing else."""
     stmt = site.top_stmt or site.line_stmt
     if stmt is None:
         return False

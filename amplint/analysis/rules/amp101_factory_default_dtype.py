@@ -661,7 +661,8 @@ def _may_pass_dtype(qualified: str, call: cst.Call) -> bool:
 
 def _never_half_data(ctx, qualified: str, site: CallSite) -> bool:
     """The factory's value never meets half data as float32: it is empty (`torch.empty([0])`,
-    a placeholder argument), cast explicitly where it is made (`torch.zeros(s).float()`), or
+    a placeholder argument), cast explicitly where it is made (`torch.zeros(s).float()`,
+    `torch.randn(s).to(x.dtype)`), compared (`torch.rand(1) > p`: a bool), or
     bound to a local whose every read is such a cast or which is never read (fairseq's
     `filler = torch.zeros(...)`, used only as `filler.float()`)."""
     call = site.node
