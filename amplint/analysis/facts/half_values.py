@@ -228,6 +228,8 @@ class Float16Values:
                 if isinstance(func, cst.Attribute) and func.attr.value in SCALAR_METHODS:
                     return SCALAR
                 qualified = resolve_expr(func, frame) or ""
+                if _index_or_bool(func, qualified):
+                    return SCALAR  # `pred.eq(target)`, `x.argmax(1)`: not the receiver's dtype
                 if qualified.startswith(SCALAR_MODULES) or (
                     isinstance(func, cst.Name) and func.value in SCALAR_BUILTINS and not qualified
                 ):
@@ -347,6 +349,19 @@ class Float16Values:
 _UNKNOWN = cst.Name("_")
 _UNKNOWN_FACT = object()
 _CAST_KEYWORDS = R.CAST_KEYWORDS
+
+
+def _index_or_bool(func: cst.BaseExpression, qualified: str) -> bool:
+    """A comparison or predicate (`x.eq(y)`, `torch.isnan(x)`: bool) or an index op
+    (`x.argmax(1)`, `torch.nonzero(m)`: int64), as a method or a torch function: its result
+    has its own dtype, whatever the receiver's (DeepSpeedExamples' `pred.eq(target).sum()`)."""
+    if isinstance(func, cst.Attribute) and not qualified:
+        name = func.attr.value
+    elif qualified.startswith("torch.") and qualified.count(".") == 1:
+        name = qualified[len("torch."):]
+    else:
+        return False
+    return name in R.BOOL or name in R.INTEGER
 
 
 def _dtype_source(call: cst.Call, frame: Frame):

@@ -321,25 +321,51 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
     return any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(node))
 
 
+def cast_where_made(facts, site: CallSite) -> bool:
+    """The factory's value goes, through dtype-keeping steps only, straight into a cast
+    `cast_where_rebound` accepts (NVIDIA WaveGlow's `torch.randn(...).to(spect.dtype)`, esm's
+    `torch.zeros(...).type_as(mask)`) or into a comparison, whose result is bool (wav2vec2's
+    layerdrop `torch.rand(1) > p`): its float32 value meets nothing else."""
+    stmt = site.top_stmt or site.line_stmt
+    if stmt is None:
+        return False
+    for node in iter_nodes(stmt):
+        if isinstance(node, cst.Call) and _low_cast(facts, node, site.frame):
+            operands = [node.func.value]  # type: ignore[attr-defined]
+        elif isinstance(node, cst.Comparison):
+            operands = [node.left] + [c.comparator for c in node.comparisons]
+        else:
+            continue
+        if any(facts.escape.keep_root(o, site.frame) is site.node for o in operands):
+            return True
+    return False
+
+
 def _cast_of(facts, expr: cst.BaseExpression, name: str, frame) -> bool:
     """`expr` casts the local `name` (its only read, through dtype-keeping steps) to a dtype
     that is not float32 or float64."""
     expr = unparen(expr)
-    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute):
+    if not isinstance(expr, cst.Call) or not _low_cast(facts, expr, frame):
         return False
     if sum(1 for n in iter_nodes(expr) if isinstance(n, cst.Name) and n.value == name) != 1:
         return False
-    method = expr.func.attr.value
-    if method == "type_as":
-        cast = len(expr.args) == 1 and expr.args[0].keyword is None
-    elif method in _R.CAST_METHODS:
-        cast = not expr.args and _R.CAST_METHODS[method] not in ("float32", "float64")
-    elif method in ("to", "type"):
-        cast = _names_low_dtype(facts, expr, frame)
-    else:
+    root = unparen(facts.escape.keep_root(expr.func.value, frame))  # type: ignore[attr-defined]
+    return isinstance(root, cst.Name) and root.value == name
+
+
+def _low_cast(facts, call: cst.Call, frame) -> bool:
+    """`call` is `.type_as(x)`, `.half()`/`.bool()`/`.long()`, or `.to(...)`/`.type(...)`
+    naming a dtype that is not float32 or float64 (`x.dtype`, `dtype=d`, `torch.float16`)."""
+    if not isinstance(call.func, cst.Attribute):
         return False
-    root = unparen(facts.escape.keep_root(expr.func.value, frame))
-    return cast and isinstance(root, cst.Name) and root.value == name
+    method = call.func.attr.value
+    if method == "type_as":
+        return len(call.args) == 1 and call.args[0].keyword is None
+    if method in _R.CAST_METHODS:
+        return not call.args and _R.CAST_METHODS[method] not in ("float32", "float64")
+    if method in ("to", "type"):
+        return _names_low_dtype(facts, call, frame)
+    return False
 
 
 def _names_low_dtype(facts, call: cst.Call, frame) -> bool:

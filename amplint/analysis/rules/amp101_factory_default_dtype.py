@@ -15,7 +15,7 @@ from amplint.analysis.facts.buffer_writes import (
 from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
 from amplint.analysis.facts.tree import CallSite, iter_nodes
 from amplint.analysis.facts.value_meets import (
-    cast_where_rebound, first_meeting, half_origin, meets_only_float32, reads_meet_no_data,
+    cast_where_made, cast_where_rebound, first_meeting, half_origin, meets_only_float32, reads_meet_no_data,
 )
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import (
@@ -508,8 +508,8 @@ class FactoryDefaultDtype(Rule):
                 # Under autocast a float32 tensor is re-cast per op: only writing half values
                 # into it goes wrong (noise, masks and accumulators are fine).
                 write = hazardous_write(facts, site)
-                if write is None:
-                    continue
+                if write is None or cast_where_rebound(facts, site, _assigned_name(site)):
+                    continue  # OpenNMT's `pad = torch.zeros(...)`, then `pad = pad.type_as(x)`
                 note, related = region_note(region)
                 related = {**related, "write_line": write[0]}
                 value, shown, why = _half_value(ctx, write, site)
@@ -661,7 +661,8 @@ def _may_pass_dtype(qualified: str, call: cst.Call) -> bool:
 
 def _never_half_data(ctx, qualified: str, site: CallSite) -> bool:
     """The factory's value never meets half data as float32: it is empty (`torch.empty([0])`,
-    a placeholder argument), cast explicitly where it is made (`torch.zeros(s).float()`), or
+    a placeholder argument), cast explicitly where it is made (`torch.zeros(s).float()`,
+    `torch.randn(s).to(x.dtype)`), compared (`torch.rand(1) > p`: a bool), or
     bound to a local whose every read is such a cast or which is never read (fairseq's
     `filler = torch.zeros(...)`, used only as `filler.float()`)."""
     call = site.node
@@ -669,6 +670,8 @@ def _never_half_data(ctx, qualified: str, site: CallSite) -> bool:
     if qualified == "torch.full":
         sizes = sizes[:1]
     if qualified != "torch.tensor" and any(_zero_size(size) for size in sizes):
+        return True
+    if cast_where_made(ctx.facts, site):
         return True
     stmt = site.line_stmt
     if stmt is None:

@@ -8,6 +8,7 @@ from typing import Iterable, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.branch_arms import exclusive_arms
 from amplint.analysis.facts.fp16 import dtype_of
 from amplint.analysis.facts.half_callees import calls_param_entries, returns_half_entries
 from amplint.analysis.facts.names import visible_scopes
@@ -319,7 +320,7 @@ class HalfWithAutocast(Rule):
             return False
         if target == "self":  # `self.vae.to(dtype=torch.float16)`: the module is `self.vae`, not `self`
             target = _self_module(site) or target
-        return self._read_in_region(facts, target, site.frame.scope, readers)
+        return self._read_in_region(facts, target, site.frame.scope, readers, site.node)
 
     def _returned_in_region(self, facts, site: CallSite, readers: dict) -> Optional[CallSite]:
         """The call of the function around the cast, in this file, that gets the cast model back
@@ -332,23 +333,28 @@ class HalfWithAutocast(Rule):
             if found is None or found[1] is not site:
                 continue
             target = _returned_target(call)
-            if target is not None and self._read_in_region(facts, target, call.frame.scope, readers):
+            if target is not None and self._read_in_region(facts, target, call.frame.scope, readers, call.node):
                 return call
         return None
 
     @staticmethod
-    def _read_in_region(facts, target: str, scope: Frame, readers: dict) -> bool:
+    def _read_in_region(facts, target: str, scope: Frame, readers: dict, node: cst.CSTNode) -> bool:
+        """A region reads `target` in `scope` (or a module-level `target` in a function) where
+        `node` may also run: not in the other arm of the `if` that holds `node` (EVA's
+        DeepSpeed `samples.half()` arm and its autocast arm, facts/branch_arms.py)."""
         if None not in readers:  # built once for the file (the None key marks it built)
             readers[None] = ()
             for with_node, body_frame, region in facts.regions.explicit_regions():
                 if region.active:
                     for name in _loaded_names(with_node.body) | _loaded_self_attrs(with_node.body):
-                        readers.setdefault(name, []).append(body_frame.scope)
-        for region_scope in readers.get(target, ()):
+                        readers.setdefault(name, []).append((body_frame.scope, with_node))
+        arms: dict = readers.setdefault(("arms",), {})  # not a name: parents maps per function
+        for region_scope, with_node in readers.get(target, ()):
             # the same scope, or a module-level name read (not rebound) by a function's region
-            if region_scope is scope or (
-                scope.kind == "module" and target not in region_scope.bindings
-            ):
+            if region_scope is scope:
+                if not exclusive_arms(scope.node, node, with_node, arms):
+                    return True
+            elif scope.kind == "module" and target not in region_scope.bindings:
                 return True
         return False
 

@@ -1,0 +1,102 @@
+"""Whether two statements of a function never both run in one call of it: they sit in the two
+arms of one `if`, or in opposite arms of two `if`s with the same test (BEiT/EVA's
+`if loss_scaler is None: samples = samples.half()` ... `if loss_scaler is None: model(samples)
+else: with torch.cuda.amp.autocast(): model(samples)`: the DeepSpeed fp16 path and the
+autocast path). The test must be fixed for the whole call: names, attributes, comparisons,
+`not`/`and`/`or` and constants only, none of whose names or attributes the function binds, so
+the same arm is taken on every pass of a loop around both.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from amplint.analysis.facts.tree import iter_nodes
+
+
+def exclusive_arms(function: cst.CSTNode, first: cst.CSTNode, second: cst.CSTNode,
+                   cache: Optional[dict] = None) -> bool:
+    """`first` and `second` (nodes inside `function`) run in arms no one call takes both of."""
+    cache = cache if cache is not None else {}
+    parents = cache.get(id(function))
+    if parents is None:
+        parents = cache[id(function)] = _parents(function)
+    arms_a, arms_b = _arms(first, parents), _arms(second, parents)
+    if not arms_a or not arms_b:
+        return False
+    bound = cache.get(("bound", id(function)))
+    if bound is None:
+        bound = cache[("bound", id(function))] = _bound_texts(function)
+    code = cst.Module([]).code_for_node
+    for if_a, side_a in arms_a:
+        for if_b, side_b in arms_b:
+            if side_a == side_b:
+                continue
+            if if_a is if_b or code(if_a.test).split() == code(if_b.test).split():
+                if _fixed_test(if_a.test, bound, code):
+                    return True
+    return False
+
+
+def _parents(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
+    parents: Dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            parents[id(child)] = node
+            stack.append(child)
+    return parents
+
+
+def _arms(node: cst.CSTNode, parents) -> List[Tuple[cst.If, str]]:
+    """The `if`s around `node`, each with the arm ("body" or "orelse") it sits in."""
+    found: List[Tuple[cst.If, str]] = []
+    child, parent = node, parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, cst.If):
+            if child is parent.body:
+                found.append((parent, "body"))
+            elif child is parent.orelse:
+                found.append((parent, "orelse"))
+        child, parent = parent, parents.get(id(parent))
+    return found
+
+
+def _bound_texts(function: cst.CSTNode) -> Set[str]:
+    """The names and attribute texts the function binds (assignments, loop and `with`
+    targets, walrus, `global`/`nonlocal`, nested `def`/`class`)."""
+    code = cst.Module([]).code_for_node
+    bound: Set[str] = set()
+    for node in iter_nodes(function):
+        targets: List[cst.CSTNode] = []
+        if isinstance(node, cst.AssignTarget):
+            targets = [node.target]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            targets = [node.target]
+        elif isinstance(node, cst.AsName):
+            targets = [node.name]
+        elif isinstance(node, cst.NamedExpr):
+            targets = [node.target]
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            bound.update(item.name.value for item in node.names)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not function:
+            bound.add(node.name.value)
+        for target in targets:
+            for part in iter_nodes(target):
+                if isinstance(part, (cst.Name, cst.Attribute)):
+                    bound.add(code(part))
+    return bound
+
+
+def _fixed_test(test: cst.BaseExpression, bound: Set[str], code) -> bool:
+    for node in iter_nodes(test):
+        if isinstance(node, (cst.Call, cst.Subscript, cst.Await, cst.Lambda, cst.NamedExpr)):
+            return False
+        if isinstance(node, (cst.Name, cst.Attribute)) and code(node) in bound:
+            return False
+    return True
