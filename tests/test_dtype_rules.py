@@ -119,7 +119,7 @@ KEEP_CALLS = {
     "unsqueeze": lambda x: x.unsqueeze(0), "transpose": lambda x: x.transpose(0, 1),
     "flatten": torch.flatten, "clone": torch.clone, "neg": torch.neg, "abs": torch.abs,
     "amax": lambda x: x.amax(0), "clamp": lambda x: x.clamp(0, 1), "sqrt": lambda x: x.abs().sqrt(),
-    "normalize": F.normalize,
+    "normalize": F.normalize, "bernoulli": lambda x: torch.bernoulli(x.abs().clamp(0, 1)),
 }
 
 

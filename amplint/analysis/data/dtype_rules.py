@@ -119,7 +119,7 @@ KEEP = _ops("""
     swapaxes index_select gather masked_fill tril triu diagonal diag select unfold pin_memory
     dropout hardtanh leaky_relu pad zero_ fill_ fill_diagonal_ index_fill index_fill_
     repeat_interleave tile squeeze_ unsqueeze_ t_ sign nan_to_num round floor ceil trunc
-    masked_select take roll rot90 fliplr flipud
+    masked_select take roll rot90 fliplr flipud bernoulli
 """)
 # "float": a floating input keeps its dtype; an integer or bool input gives the default float
 # dtype (torch's "int-to-float" unary ops); mean/var/std of an integer input raise.
