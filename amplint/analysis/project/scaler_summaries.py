@@ -132,7 +132,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             elif root in imported:  # `steps.train_step(...)` of `import pkg.steps as steps`
                 summary.calls.append(key + ("name", f"{root}.{func.attr.value}", ""))
             elif (root != "self" and function is not None and root in function.bindings
-                  and not _walked(site.node, analysis, function)):
+                  and not _walked(site.node, analysis, function, named=True)):
                 if flows is None:
                     flows = _protocol_flows(analysis)
                 if not any(flow.frame is function for flow in flows):
@@ -187,13 +187,16 @@ def _held_call(func, function) -> bool:
             and function is not None and function.class_frame is not None)
 
 
-def _walked(call: cst.Call, analysis, function) -> bool:
+def _walked(call: cst.Call, analysis, function, named: bool = False) -> bool:
     """`x.m(...)` the flow walker reads itself and never follows into a callee (FlowWalker.expr):
-    a method of a scaler, a plain `x.step()`, a tensor's `x.backward()`."""
+    a method of a scaler, a plain `x.step()`, a tensor's `x.backward()`. `named`: a scaler known
+    only by its use (`loss_scaler.step(optimizer)` of a parameter) is asked of the project too:
+    it may hold a wrapper class's instance (scaler_wrappers.held_wrapper)."""
     method = call.func.attr.value  # type: ignore[attr-defined]
     if method == "step" and not call.args or method == "backward" and tensor_backward(call):
         return True
-    return analysis.ref(key_text(call.func.value), function) in analysis.infos  # type: ignore[attr-defined]
+    info = analysis.info(analysis.ref(key_text(call.func.value), function))  # type: ignore[attr-defined]
+    return info is not None and not (named and info.used_only)
 
 
 def _anchors(facts, flows) -> dict:
