@@ -247,7 +247,7 @@ class _ComposingWalker(FlowWalker):
     def remote(self, call: cst.Call, site: CallSite, ctx) -> bool:
         """A callee in another file, as the project pass summarised it (scaler_remote.py)."""
         entry = remote_entry(self.analysis, call)
-        if entry is None or _counted(self.flow.events) + len(entry.events) > _MAX_EVENTS:
+        if entry is None or _counted(self.flow.events) + _counted_remote(entry.events) > _MAX_EVENTS:
             return False
         rename = _Renamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
         if entry.method and isinstance(call.func, cst.Attribute):
@@ -268,7 +268,8 @@ class _ComposingWalker(FlowWalker):
         for kind, scaler, arg, backward, framework, inner_ctx, line, text in entry.events:
             dead = _dead(((i[3], i[4]) for i in inner_ctx if i[0] == "B"), unbound) if unbound else None
             if dead is not None:
-                _note_left_none(self.analysis, call, dead)
+                if kind != "zero_grad":
+                    _note_left_none(self.analysis, call, dead)
                 continue
             ref = None
             if scaler:
@@ -289,6 +290,11 @@ class _ComposingWalker(FlowWalker):
 def _counted(events) -> int:
     """The events that count toward _MAX_EVENTS (a `zero_grad` is no protocol event)."""
     return sum(1 for e in events if e.kind != "zero_grad")
+
+
+def _counted_remote(events) -> int:
+    """_counted for an EntryScaler's events (tuples, the kind first)."""
+    return sum(1 for e in events if e[0] != "zero_grad")
 
 
 def none_defaults(node) -> Tuple[str, ...]:

@@ -298,8 +298,8 @@ def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, 
     numbers: Dict[int, int] = {}
     events = []
     for event in flow.events:
-        if event.kind not in PROTOCOL:
-            continue
+        if event.kind not in PROTOCOL and event.kind != "zero_grad":
+            continue  # a `zero_grad` too: AMP122 asks what it clears (cleared_between)
         scaler = str(event.scaler) if event.scaler is not None else ""
         root = scaler.split(".", 1)[0]
         if scaler and root not in names and root != "self":
@@ -309,7 +309,7 @@ def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, 
             event.kind, scaler, event.arg or "", bool(event.backward), event.framework or "",
             _ctx(event.ctx, numbers, module), lines.get(id(node), 0), _text(node, module),
         ))
-    if not events:
+    if not any(e[0] in PROTOCOL for e in events):
         return None
     return (tuple(positional), keywords, tuple(events), none_defaults(frame.node))
 
