@@ -31,6 +31,7 @@ from amplint.analysis.facts.framework_verbs import events_of
 from amplint.analysis.facts.loop_bindings import BoundNames
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.partial_bindings import bind, bind_remote, partial_callee
+from amplint.analysis.facts.scaler_arms import cut_after, decided_out, literal_flags, own_ifs
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text, renamed_branch
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.tree import CallSite, Frame
@@ -227,7 +228,12 @@ class _ComposingWalker(FlowWalker):
             for e in events
         ):
             return False  # its own local scaler: a new one per call, a protocol of its own
+        flags = literal_flags(rename, callee, self.analysis.tree) if callee.node.params else {}  # type: ignore[attr-defined]
+        ifs = own_ifs(callee) if flags else set()
+        cut = cut_after(inner.events, flags, ifs) if flags else None
         for event in (e for e in inner.events if e.kind in PROTOCOL or e.kind == "zero_grad"):
+            if flags and (decided_out(event, flags, ifs) or cut is not None and event.order > cut):
+                continue  # an arm this call's flag argument never runs (scaler_arms.py)
             dead = _dead(((b.cond, b.positive) for b in event.branches()), unbound) if unbound else None
             if dead is not None:
                 if event.kind != "zero_grad":
