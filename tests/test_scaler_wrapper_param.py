@@ -123,3 +123,16 @@ def test_torch_the_wrappers_step_updates_a_grad_scalers_would_raise():
     scaler.step(opt)
     with pytest.raises(RuntimeError, match="step\\(\\) has already been called"):
         scaler.step(opt)
+
+
+def test_the_wrapper_class_in_the_engines_own_file():
+    """The class flow is asked in the caller's own file too (its call graph reads `x.m()` of a
+    parameter by the name alone, so it decides nothing about what the parameter holds)."""
+    files = load(CONVNEXT)
+    utils = files["scaler_convnext_wrapper_clip/utils.py"]
+    wrapper = utils[utils.index("class NativeScalerWithGradNormCount"):]
+    files["scaler_convnext_wrapper_clip/utils.py"] = utils[:utils.index("class NativeScalerWithGradNormCount")]
+    files["scaler_convnext_wrapper_clip/engine.py"] += "\n\n" + wrapper
+    files["scaler_convnext_wrapper_clip/main.py"] = files["scaler_convnext_wrapper_clip/main.py"].replace(
+        "from utils import NativeScalerWithGradNormCount", "from engine import NativeScalerWithGradNormCount")
+    assert found(files) == [CLIP]

@@ -19,7 +19,8 @@ Across files the class is the project's to know: VideoMAE's `train_one_epoch(...
 ...)` is handed the `NativeScalerWithGradNormCount` its caller made (utils.py), and calls
 `loss_scaler.backward(loss)` and `loss_scaler.step(optimizer)`. When the project pass resolved
 those calls to the methods of the one project class the parameter holds (scaler_resolution's
-"value" calls, the class flow), `held_wrapper`: the name is that class's instance, not a
+"wrapper" calls, the class flow; in the caller's own file too, whose call graph reads `x.m()`
+by the name alone), `held_wrapper`: the name is that class's instance, not a
 GradScaler, and the walker composes the methods' events (`self._scaler` named
 `loss_scaler._scaler`, scaler_remote.inherited_scalers)."""
 

@@ -54,7 +54,7 @@ class ScalerSummary:
     # function key -> (positional parameters, `self` dropped for methods; keyword-only; events)
     functions: Optional[Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], tuple]]] = field(
         default_factory=dict)
-    # (function key, call text, ordinal, "self" | "name" | "value" | "held" | "closure", the
+    # (function key, call text, ordinal, "self" | "name" | "value" | "wrapper" | "held" | "closure", the
     # name, class key of the method or "")
     calls: List[Tuple[str, str, int, str, str, str]] = field(default_factory=list)
     # what resolving those calls needs of this file, as its region summary would say it (so
@@ -116,10 +116,12 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
         key = keys.get(id(site.node))
         if key is None or len(summary.calls) >= _MAX_CALLS:
             continue
-        if graph is not None and graph.callees(site):
-            continue
         func = site.node.func
         function = site.frame.function
+        if graph is not None and graph.callees(site):
+            if _used_scaler(func, analysis, function):  # the file's call graph reads it by name
+                summary.calls.append(key + ("wrapper", f"{func.value.value}.{func.attr.value}", ""))
+            continue
         factory = imported_factory(graph, site, imported)
         if factory is not None:  # `self.step()` of `self.step = training.make_step(...)`
             summary.calls.append(key + ("closure", factory, ""))
@@ -138,7 +140,8 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
                 if not any(flow.frame is function for flow in flows):
                     continue
                 # `optimizer.step_and_update_lr()`: a method of the class flow's instance
-                summary.calls.append(key + ("value", f"{root}.{func.attr.value}", ""))
+                kind = "wrapper" if _used_scaler(func, analysis, function) else "value"
+                summary.calls.append(key + (kind, f"{root}.{func.attr.value}", ""))
         elif _held_call(func, function) and not _walked(site.node, analysis, function):
             # `self.mp_trainer.backward(loss)`: a method of the instance an attribute holds
             held.append(key + ("held", f"{func.value.attr.value}.{func.attr.value}", ""))
@@ -185,6 +188,17 @@ def _held_call(func, function) -> bool:
     return (type(func) is cst.Attribute and type(func.value) is cst.Attribute
             and type(func.value.value) is cst.Name and func.value.value.value == "self"
             and function is not None and function.class_frame is not None)
+
+
+def _used_scaler(func, analysis, function) -> bool:
+    """`x.m` of a local or parameter `x` that is a scaler only by its use (scaler_wrappers.py:
+    the class flow may know it holds a wrapper class's instance; asked in its own file too)."""
+    if not (type(func) is cst.Attribute and type(func.value) is cst.Name) or function is None:
+        return False
+    if func.value.value == "self" or func.value.value not in function.bindings:
+        return False
+    info = analysis.info(analysis.ref(func.value.value, function))
+    return info is not None and info.used_only
 
 
 def _walked(call: cst.Call, analysis, function, named: bool = False) -> bool:
