@@ -48,7 +48,8 @@ def literal_flags(rename, callee: Frame, tree) -> Dict[str, bool]:
 def own_ifs(callee: Frame) -> Set[int]:
     """ids of the `if` statements of the callee's own body (not of a def or class inside)."""
     found: Set[int] = set()
-    todo = list(callee.node.body.body) if isinstance(callee.node.body, cst.IndentedBlock) else []  # type: ignore[attr-defined]
+    body = callee.node.body  # type: ignore[attr-defined]
+    todo = list(body.body) if isinstance(body, cst.IndentedBlock) else []
     while todo:
         node = todo.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):

@@ -228,7 +228,7 @@ class _ComposingWalker(FlowWalker):
             for e in events
         ):
             return False  # its own local scaler: a new one per call, a protocol of its own
-        flags = literal_flags(rename, callee, self.analysis.tree) if callee.node.params else {}  # type: ignore[attr-defined]
+        flags = literal_flags(rename, callee, self.analysis.tree)
         ifs = own_ifs(callee) if flags else set()
         cut = cut_after(inner.events, flags, ifs) if flags else None
         for event in (e for e in inner.events if e.kind in PROTOCOL or e.kind == "zero_grad"):

@@ -84,7 +84,8 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
             function[3] if len(function) > 3 else (), factory,
-            method=callers[path].calls[index][3] in ("value", "wrapper", "held") and "." in callers[path].calls[index][4],
+            method=(callers[path].calls[index][3] in ("value", "wrapper", "held")
+                    and "." in callers[path].calls[index][4]),
             source=where,
         ))
         for made in _caller_updates(project, path, callers[path], index, key, events):
