@@ -31,6 +31,7 @@ from amplint.analysis.facts.framework_verbs import events_of
 from amplint.analysis.facts.loop_bindings import BoundNames
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.partial_bindings import bind, bind_remote, partial_callee
+from amplint.analysis.facts.scaler_arms import cut_after, decided_out, literal_flags, own_ifs
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text, renamed_branch
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.tree import CallSite, Frame
@@ -227,7 +228,12 @@ class _ComposingWalker(FlowWalker):
             for e in events
         ):
             return False  # its own local scaler: a new one per call, a protocol of its own
+        flags = literal_flags(rename, callee, self.analysis.tree)
+        ifs = own_ifs(callee) if flags else set()
+        cut = cut_after(inner.events, flags, ifs) if flags else None
         for event in (e for e in inner.events if e.kind in PROTOCOL or e.kind == "zero_grad"):
+            if flags and (decided_out(event, flags, ifs) or cut is not None and event.order > cut):
+                continue  # an arm this call's flag argument never runs (scaler_arms.py)
             dead = _dead(((b.cond, b.positive) for b in event.branches()), unbound) if unbound else None
             if dead is not None:
                 if event.kind != "zero_grad":
@@ -247,7 +253,7 @@ class _ComposingWalker(FlowWalker):
     def remote(self, call: cst.Call, site: CallSite, ctx) -> bool:
         """A callee in another file, as the project pass summarised it (scaler_remote.py)."""
         entry = remote_entry(self.analysis, call)
-        if entry is None or _counted(self.flow.events) + len(entry.events) > _MAX_EVENTS:
+        if entry is None or _counted(self.flow.events) + _counted_remote(entry.events) > _MAX_EVENTS:
             return False
         rename = _Renamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
         if entry.method and isinstance(call.func, cst.Attribute):
@@ -268,7 +274,8 @@ class _ComposingWalker(FlowWalker):
         for kind, scaler, arg, backward, framework, inner_ctx, line, text in entry.events:
             dead = _dead(((i[3], i[4]) for i in inner_ctx if i[0] == "B"), unbound) if unbound else None
             if dead is not None:
-                _note_left_none(self.analysis, call, dead)
+                if kind != "zero_grad":
+                    _note_left_none(self.analysis, call, dead)
                 continue
             ref = None
             if scaler:
@@ -289,6 +296,11 @@ class _ComposingWalker(FlowWalker):
 def _counted(events) -> int:
     """The events that count toward _MAX_EVENTS (a `zero_grad` is no protocol event)."""
     return sum(1 for e in events if e.kind != "zero_grad")
+
+
+def _counted_remote(events) -> int:
+    """_counted for an EntryScaler's events (tuples, the kind first)."""
+    return sum(1 for e in events if e[0] != "zero_grad")
 
 
 def none_defaults(node) -> Tuple[str, ...]:

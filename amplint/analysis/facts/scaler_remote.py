@@ -126,15 +126,19 @@ def inherited_scalers(remote: Dict[Tuple[str, str, int], EntryScaler], tree) -> 
     `self.scaler` Brain makes. They are scalers of the calling class as much as its own uses
     would make them (ScalerAnalysis.infos). Through a method of the object an attribute holds
     (`self.mp_trainer.optimize(opt)`, a method entry), the callee's `self.scaler` is the caller's
-    `self.mp_trainer.scaler`."""
+    `self.mp_trainer.scaler`; through a method of the object a local or parameter holds
+    (`loss_scaler.backward(loss)` of VideoMAE's engine, scaler_wrappers.held_wrapper), the
+    callee's `self._scaler` is the caller's `loss_scaler._scaler`."""
     frames = None
     found: List[Tuple[str, object]] = []
     for entry in remote.values():
         if not entry.call.startswith("self."):
-            continue
-        # `self.m()` runs on this object; `self.a.m()` (a method entry) on the one `self.a` holds
-        prefix = "self" if entry.call.count(".") == 1 else (
-            entry.call.rsplit(".", 1)[0] if entry.method and entry.call.count(".") == 2 else None)
+            # `x.m()` (a method entry) on the one project class a local or parameter `x` holds
+            prefix = entry.call.split(".", 1)[0] if entry.method and entry.call.count(".") == 1 else None
+        else:
+            # `self.m()` runs on this object; `self.a.m()` (a method entry) on the one `self.a` holds
+            prefix = "self" if entry.call.count(".") == 1 else (
+                entry.call.rsplit(".", 1)[0] if entry.method and entry.call.count(".") == 2 else None)
         if prefix is None:
             continue
         for kind, scaler, _arg, backward, *_rest in entry.events:

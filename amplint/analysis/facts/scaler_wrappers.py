@@ -13,16 +13,26 @@ at module level; and the name is called directly (`Cls(...)`) as the assigned va
 
 A GradScaler subclass of the project (composer's `ClosureGradScaler(GradScaler)`, whose `step`
 takes a closure) is told only by its spelling, `other_scaler_class`: AMP125 stays silent on a
-text that may hold one, since its `step` may be overridden."""
+text that may hold one, since its `step` may be overridden.
+
+Across files the class is the project's to know: VideoMAE's `train_one_epoch(..., loss_scaler,
+...)` is handed the `NativeScalerWithGradNormCount` its caller made (utils.py), and calls
+`loss_scaler.backward(loss)` and `loss_scaler.step(optimizer)`. When the project pass resolved
+those calls to the methods of the one project class the parameter holds (scaler_resolution's
+"wrapper" calls, the class flow; in the caller's own file too, whose call graph reads `x.m()`
+by the name alone), `held_wrapper`: the name is that class's instance, not a
+GradScaler, and the walker composes the methods' events (`self._scaler` named
+`loss_scaler._scaler`, scaler_remote.inherited_scalers)."""
 
 from __future__ import annotations
 
-from typing import Set, Tuple
+from typing import List, Set, Tuple
 
 import libcst as cst
 
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.scaler_flow import key_text
+from amplint.analysis.facts.scaler_remote import remote_entry
 from amplint.analysis.facts.tree import Collector, Frame
 
 
@@ -91,3 +101,28 @@ def other_scaler_class(value: cst.BaseExpression, frame) -> bool:
     last = name.rsplit(".", 1)[-1]
     return last[:1].isupper() and last.endswith("Scaler") and not (
         qualified or "").startswith("torch.")
+
+
+# the GradScaler methods a wrapper's instance must answer with its own (project) method
+_PROTOCOL_METHODS = ("scale", "unscale_", "step", "update")
+
+
+def held_wrapper(analysis, calls: List[cst.Call]) -> bool:
+    """`calls` (every `x.m(...)` of one scaler-by-name `x`) reach a method of another file's
+    class the project pass resolved `x` to (a method entry, scaler_remote.EntryScaler), each
+    that a GradScaler also has among them: `x` holds that class's instance, not a GradScaler.
+    Exact or nothing: the class flow gives an entry only where `x` holds one project class, and
+    each method's scaler events are on a scaler the instance holds (`self._scaler`), never on
+    `self` (a GradScaler subclass's override)."""
+    if not analysis.remote:
+        return False
+    found = False
+    for call in calls:
+        entry = remote_entry(analysis, call)
+        if entry is not None and entry.method:
+            if not all(e[1].startswith("self.") for e in entry.events if e[1]):
+                return False  # not a wrapper delegating to the scaler it holds
+            found = True
+        elif call.func.attr.value in _PROTOCOL_METHODS:  # type: ignore[attr-defined]
+            return False
+    return found

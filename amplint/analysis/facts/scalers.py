@@ -33,7 +33,7 @@ from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported fo
 )
 from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans, through_place  # noqa: F401
 from amplint.analysis.facts.scaler_flags import flag_entries
-from amplint.analysis.facts.scaler_wrappers import other_scaler_class, wrapper_bindings
+from amplint.analysis.facts.scaler_wrappers import held_wrapper, other_scaler_class, wrapper_bindings
 from amplint.analysis.facts.scaler_remote import caller_updated, caller_updates, inherited_scalers, scaler_entries
 from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
@@ -98,6 +98,9 @@ class ScalerInfo:
     # `ClosureGradScaler() if closures else GradScaler()`): its methods may be overridden
     other_class: bool = False
     bf16_only: bool = False  # filled by rules that know the regions
+    # a scaler only by the methods it is sent (`loss_scaler.step(optimizer)` of a parameter),
+    # made nowhere in the file: the project may know it holds a wrapper (scaler_wrappers.py)
+    used_only: bool = False
 
     @property
     def constructed(self) -> bool:
@@ -227,6 +230,7 @@ class ScalerAnalysis:
                     enabled.setdefault(text, []).append(state)
         # used as scalers
         methods: Dict[ScalerRef, Set[str]] = {}
+        sent: Dict[ScalerRef, List[cst.Call]] = {}
         strong: Set[ScalerRef] = set()
         for site in self.tree.calls:
             func = site.node.func
@@ -236,6 +240,7 @@ class ScalerAnalysis:
             if text is None or str(text) in ("self", "super"):
                 continue
             methods.setdefault(text, set()).add(func.attr.value)
+            sent.setdefault(text, []).append(site.node)
             if func.attr.value == "unscale_":
                 strong.add(text)
             if func.attr.value == "backward":
@@ -260,7 +265,8 @@ class ScalerAnalysis:
             if text in strong or (
                 "scaler" in last and used & {"scale", "step", "update", "unscale_"}
             ):
-                infos[text] = ScalerInfo(text)
+                if not held_wrapper(self, sent[text]):
+                    infos[text] = ScalerInfo(text, used_only=True)
         for text, frame in inherited_scalers(self.remote, self.tree) if self.remote else ():
             ref = self.ref(text, frame)
             if ref is not None and ref not in infos and not methods.get(ref, set()) & _NOT_SCALER_METHODS:

@@ -51,8 +51,8 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     for path, summary in callers.items():
         for index, call in enumerate(summary.calls):
             found = _resolve(project, path, summary, call, may_hold, held)
-            if found is not None and found[0] != path:
-                targets[(path, index)] = found
+            if found is not None and (found[0] != path or call[3] == "wrapper"):
+                targets[(path, index)] = found  # a wrapper's methods: its own file's too
     wanted = sorted({where for where, _ in targets.values()})
     known = {p: callers.get(p) for p in wanted if p in callers}
     forced = [p for p in wanted if known.get(p) is None]
@@ -84,7 +84,8 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
             function[3] if len(function) > 3 else (), factory,
-            method=callers[path].calls[index][3] in ("value", "held") and "." in callers[path].calls[index][4],
+            method=(callers[path].calls[index][3] in ("value", "wrapper", "held")
+                    and "." in callers[path].calls[index][4]),
             source=where,
         ))
         for made in _caller_updates(project, path, callers[path], index, key, events):
@@ -181,7 +182,7 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
         return _method(project, path, summary, cls, name, 0)
     if kind == "held" and name.split(".", 1)[1] not in held:
         return None
-    if kind in ("value", "held"):
+    if kind in ("value", "wrapper", "held"):
         if "." in name and name.split(".", 1)[1] not in _method_names(project):
             return None  # no class of the project that may hold an event has such a method
         return _value_target(project, path, call[0], name, "self" if kind == "held" else "local")

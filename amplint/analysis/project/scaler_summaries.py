@@ -54,7 +54,7 @@ class ScalerSummary:
     # function key -> (positional parameters, `self` dropped for methods; keyword-only; events)
     functions: Optional[Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], tuple]]] = field(
         default_factory=dict)
-    # (function key, call text, ordinal, "self" | "name" | "value" | "held" | "closure", the
+    # (function key, call text, ordinal, "self" | "name" | "value" | "wrapper" | "held" | "closure", the
     # name, class key of the method or "")
     calls: List[Tuple[str, str, int, str, str, str]] = field(default_factory=list)
     # what resolving those calls needs of this file, as its region summary would say it (so
@@ -116,10 +116,12 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
         key = keys.get(id(site.node))
         if key is None or len(summary.calls) >= _MAX_CALLS:
             continue
-        if graph is not None and graph.callees(site):
-            continue
         func = site.node.func
         function = site.frame.function
+        if graph is not None and graph.callees(site):
+            if _used_scaler(func, analysis, function):  # the file's call graph reads it by name
+                summary.calls.append(key + ("wrapper", f"{func.value.value}.{func.attr.value}", ""))
+            continue
         factory = imported_factory(graph, site, imported)
         if factory is not None:  # `self.step()` of `self.step = training.make_step(...)`
             summary.calls.append(key + ("closure", factory, ""))
@@ -132,13 +134,14 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             elif root in imported:  # `steps.train_step(...)` of `import pkg.steps as steps`
                 summary.calls.append(key + ("name", f"{root}.{func.attr.value}", ""))
             elif (root != "self" and function is not None and root in function.bindings
-                  and not _walked(site.node, analysis, function)):
+                  and not _walked(site.node, analysis, function, named=True)):
                 if flows is None:
                     flows = _protocol_flows(analysis)
                 if not any(flow.frame is function for flow in flows):
                     continue
                 # `optimizer.step_and_update_lr()`: a method of the class flow's instance
-                summary.calls.append(key + ("value", f"{root}.{func.attr.value}", ""))
+                kind = "wrapper" if _used_scaler(func, analysis, function) else "value"
+                summary.calls.append(key + (kind, f"{root}.{func.attr.value}", ""))
         elif _held_call(func, function) and not _walked(site.node, analysis, function):
             # `self.mp_trainer.backward(loss)`: a method of the instance an attribute holds
             held.append(key + ("held", f"{func.value.attr.value}.{func.attr.value}", ""))
@@ -187,13 +190,27 @@ def _held_call(func, function) -> bool:
             and function is not None and function.class_frame is not None)
 
 
-def _walked(call: cst.Call, analysis, function) -> bool:
+def _used_scaler(func, analysis, function) -> bool:
+    """`x.m` of a local or parameter `x` that is a scaler only by its use (scaler_wrappers.py:
+    the class flow may know it holds a wrapper class's instance; asked in its own file too)."""
+    if not (type(func) is cst.Attribute and type(func.value) is cst.Name) or function is None:
+        return False
+    if func.value.value == "self" or func.value.value not in function.bindings:
+        return False
+    info = analysis.info(analysis.ref(func.value.value, function))
+    return info is not None and info.used_only
+
+
+def _walked(call: cst.Call, analysis, function, named: bool = False) -> bool:
     """`x.m(...)` the flow walker reads itself and never follows into a callee (FlowWalker.expr):
-    a method of a scaler, a plain `x.step()`, a tensor's `x.backward()`."""
+    a method of a scaler, a plain `x.step()`, a tensor's `x.backward()`. `named`: a scaler known
+    only by its use (`loss_scaler.step(optimizer)` of a parameter) is asked of the project too:
+    it may hold a wrapper class's instance (scaler_wrappers.held_wrapper)."""
     method = call.func.attr.value  # type: ignore[attr-defined]
     if method == "step" and not call.args or method == "backward" and tensor_backward(call):
         return True
-    return analysis.ref(key_text(call.func.value), function) in analysis.infos  # type: ignore[attr-defined]
+    info = analysis.info(analysis.ref(key_text(call.func.value), function))  # type: ignore[attr-defined]
+    return info is not None and not (named and info.used_only)
 
 
 def _anchors(facts, flows) -> dict:
@@ -295,8 +312,8 @@ def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, 
     numbers: Dict[int, int] = {}
     events = []
     for event in flow.events:
-        if event.kind not in PROTOCOL:
-            continue
+        if event.kind not in PROTOCOL and event.kind != "zero_grad":
+            continue  # a `zero_grad` too: AMP122 asks what it clears (cleared_between)
         scaler = str(event.scaler) if event.scaler is not None else ""
         root = scaler.split(".", 1)[0]
         if scaler and root not in names and root != "self":
@@ -306,7 +323,7 @@ def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, 
             event.kind, scaler, event.arg or "", bool(event.backward), event.framework or "",
             _ctx(event.ctx, numbers, module), lines.get(id(node), 0), _text(node, module),
         ))
-    if not events:
+    if not any(e[0] in PROTOCOL for e in events):
         return None
     return (tuple(positional), keywords, tuple(events), none_defaults(frame.node))
 

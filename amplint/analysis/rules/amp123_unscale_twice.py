@@ -6,7 +6,7 @@ from typing import Iterable, Optional
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.scalers import (
-    Event, Flow, exclusive, spans, through_place,
+    Event, Flow, exclusive, jumps_between, runs_whenever, spans, through_place,
 )
 from amplint.analysis.rules._unscale_paths import less_often, skipped as skipped_update
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
@@ -454,6 +454,8 @@ class UnscaleTwice(Rule):
                 continue
             if prior.loop != unscale.loop:
                 continue
+            if any(runs_whenever(j, prior) for j in jumps_between(flow, prior, unscale)):
+                continue  # `scaler.step(opt); return` in one arm, the unscale after the `if`
             updates = [
                 u for u in flow.between(prior, unscale, "update")
                 if u.scaler == unscale.scaler and not exclusive(u, unscale)

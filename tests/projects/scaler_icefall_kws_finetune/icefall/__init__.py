@@ -1,0 +1,1 @@
+"""Speech recognition recipes (test project shaped like k2-fsa/icefall)."""
