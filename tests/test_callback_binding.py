@@ -112,3 +112,43 @@ def test_execution_the_wrapped_model_is_half_and_unscale_raises():
     wrapped, error = _pretrain(fp16=False)
     assert {p.dtype for p in wrapped.module.parameters()} == {torch.float32}
     assert error is None
+
+
+# Files that name `forward_step` without passing it (Megatron-LM's tools/ and tests call their
+# own `forward_step(...)` and define one): the passing pattern is not searched in them (issue 34)
+NAMING_ONLY = {
+    "tools/run_text_generation_server.py": (
+        "def forward_step(batch, model):\n    return model(batch)\n\n\n"
+        "def generate(model, batches):\n    return [forward_step(b, model) for b in batches]\n"
+    ),
+    "tests/test_forward_step.py": (
+        "from pretrain_gpt import forward_step\n\n\n"
+        "def test_forward_step(model, batch):\n    assert forward_step(batch, model) is not None\n"
+    ),
+}
+
+
+def test_the_passing_pattern_is_searched_only_where_the_name_is_followed_by_a_comma_or_parenthesis(monkeypatch):
+    from amplint.analysis.project import callback_sites
+
+    searched = []
+    compile_ = callback_sites.re.compile
+
+    class Counted:
+        def __init__(self, pattern):
+            self.pattern = compile_(pattern)
+
+        def search(self, text):
+            searched.append(text)
+            return self.pattern.search(text)
+
+    def counting_compile(pattern, *args):
+        return Counted(pattern) if pattern.startswith("[(,]") else compile_(pattern, *args)
+
+    monkeypatch.setattr(callback_sites.re, "compile", counting_compile)
+    files = {path[len(NAME) + 1:]: text for path, text in load(NAME).items()}
+    files.update(NAMING_ONLY)
+    project = build(files, SETTINGS, value_flow=False)
+    held = project.flow.values("pretrain_gpt.py", "forward_step", ("local", "model"))
+    assert {(t[0], t[2]) for t in held} == {("inst", "Float16Module"), ("inst", "GPTModel")}
+    assert searched and not any(text in NAMING_ONLY.values() for text in searched)

@@ -56,10 +56,17 @@ def _passings(values, name: str) -> List[Tuple[str, str, object, object, object]
 
 def _files_passing(values, name: str) -> List[str]:
     """The files whose text passes a name ending in `name` as a whole argument (`f(a, name)`,
-    `f(step=mod.name)`): a substring test first, the pattern only where it holds."""
-    passed = re.compile(r"[(,]\s*(?:\w+\s*=\s*)?(?:\w+\.)*%s\s*[,)]" % re.escape(name))
+    `f(step=mod.name)`): a substring test first, then the name followed by `,` or `)` (a
+    pattern led by the name's letters, which the engine skips to), the whole pattern only where
+    both hold: led by `[(,]`, it is tried at every parenthesis and comma of the file, and most
+    files that name a function (`def main(`, `main()`) never pass it."""
+    escaped = re.escape(name)
+    before = re.compile(r"%s\s*[,)]" % escaped)
+    passed = re.compile(r"[(,]\s*(?:\w+\s*=\s*)?(?:\w+\.)*%s\s*[,)]" % escaped)
     files = values.p.files
-    return [path for path in values.p.python if name in files[path] and passed.search(files[path])]
+    candidates = [path for path in values.p.python if name in files[path] and before.search(files[path])]
+    values.passing_searched = getattr(values, "passing_searched", 0) + len(candidates)  # (tests count)
+    return [path for path in candidates if passed.search(files[path])]
 
 
 def _called_through(values, path: str, key: str, callee, slot, depth: int, hops: int) -> List[Site]:

@@ -62,6 +62,8 @@ class FlowIndex:
     def __init__(self, project) -> None:
         self.p = project
         self._calls: Dict[str, list] = {}
+        self._by_name: Dict[str, tuple] = {}  # path -> (its flow facts, `_calls_by_name`)
+        self.calls_read = 0  # recorded calls read by the call-site search (tests count the work)
         self._kept_callers: Dict[tuple, tuple] = {}  # (name, plain) -> `_other_callers` of any question
         self._text_hits: Dict[str, List[str]] = {}
         self._words: Optional[CallWords] = None  # the text questions, indexed (call_words.py)
@@ -225,14 +227,23 @@ class FlowIndex:
             self._prefetch(files)
             for path in files:
                 flow = self._flow(path, optional=True)
-                if flow is None:
-                    continue
-                for key in sorted(flow.functions):
-                    for last, callee, args, line in flow.functions[key].calls:
-                        if last == name:
-                            found.append((path, key, callee, args, line))
+                if flow is not None:
+                    found.extend((path,) + site for site in self._calls_by_name(path, flow).get(name, ()))
             self._calls[memo] = found
         return found
+
+    def _calls_by_name(self, path: str, flow) -> Dict[str, list]:
+        """The recorded calls of a file by the callee's last name, each as (function key,
+        callee, args, line) in `_call_sites`' order: read once per file, not once per name."""
+        known = self._by_name.get(path)
+        if known is None or known[0] is not flow:
+            index: Dict[str, list] = {}
+            for key in sorted(flow.functions):
+                for last, callee, args, line in flow.functions[key].calls:
+                    index.setdefault(last, []).append((key, callee, args, line))
+                    self.calls_read += 1
+            known = self._by_name[path] = (flow, index)
+        return known[1]
 
     def _other_callers(self, name: str, plain: bool, files: List[str], question: tuple) -> List[str]:
         """`files` less those whose every call of `name` reaches only their own code
