@@ -12,6 +12,7 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.class_dtypes import self_dtypes
+from amplint.analysis.facts.foreign_stores import stored_elsewhere
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.region_entries import Enabled
 from amplint.analysis.facts.syntax import bound_arguments, dict_literal, literal_bool, literal_str, self_attr
@@ -98,7 +99,10 @@ def autocast_call_region(qualified: str, call: cst.Call, origin: cst.CSTNode, mo
     if dtype_expr is not None:
         name = dotted_name(dtype_expr)
         dtype = DTYPES.get(".".join(name)) if name and name[0] == "torch" else None
-        if dtype is None and isinstance(dtype_expr, cst.Name):  # a constant bound once (`AMP_DTYPE = torch.bfloat16`)
+        if dtype is None and isinstance(dtype_expr, cst.Name) \
+                and dtype_expr.value not in stored_elsewhere(entries):
+            # a constant bound once (`AMP_DTYPE = torch.bfloat16`) no other file patches
+            # (`train_util.AMP_DTYPE = torch.float16`: read at call time)
             dtype = DTYPES.get(resolve_expr(dtype_expr, frame or module) or "")
         attr = self_attr(dtype_expr) if frame is not None else None
         options = self_dtypes(entries, frame, attr) if attr is not None else None
