@@ -15,8 +15,9 @@ activations, mask, dim=2)` in cnn_encoder.py); unknown when one of them is not a
 `Attention.__init__(self, c, inf=1e9)` storing `self.inf = inf`, read as `-self.inf` in
 `forward`): the value of `self.inf` where `__init__` binds it exactly once, from a parameter it
 never rebinds, no other store of `.inf` (any receiver, augmented too) or `setattr` is in the
-file nor a store of `.inf` in another project file, and every construction `Attention(...)` of the file (at least one; the class named
-nowhere else: not subclassed, aliased nor passed on) leaves the parameter out. Instances other
+file nor in another project file (foreign_stores.py), and every construction `Attention(...)`
+of the file (at least one; the class named nowhere else: not subclassed, aliased nor passed
+on) leaves the parameter out. Instances other
 files build are not seen, so a class whose methods another file reaches (a project entry names
 it) is left unknown.
 """
