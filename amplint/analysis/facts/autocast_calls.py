@@ -12,6 +12,7 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.class_dtypes import self_dtypes
+from amplint.analysis.facts.dtype_fields import field_dtype
 from amplint.analysis.facts.foreign_stores import stored_elsewhere
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.region_entries import Enabled
@@ -104,6 +105,9 @@ def autocast_call_region(qualified: str, call: cst.Call, origin: cst.CSTNode, mo
             # a constant bound once (`AMP_DTYPE = torch.bfloat16`) no other file patches
             # (`train_util.AMP_DTYPE = torch.float16`: read at call time)
             dtype = DTYPES.get(resolve_expr(dtype_expr, frame or module) or "")
+        if dtype is None and frame is not None and isinstance(dtype_expr, cst.Attribute):
+            field = field_dtype(dtype_expr, frame, entries)  # `dtype=cfg.amp_dtype`, a dataclass field
+            dtype = field.dtype if field is not None else None
         attr = self_attr(dtype_expr) if frame is not None else None
         options = self_dtypes(entries, frame, attr) if attr is not None else None
         if options:
