@@ -14,12 +14,11 @@ attribute was no dtype). Clean twin: train.py passes torch.float16.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import pytest
 
-from project_files import PROJECTS, code_findings, load
+from project_files import code_findings, load
 from amplint.analysis.engine import Settings
 
 NAME = "initdtype_nanogpt"
@@ -79,8 +78,9 @@ def test_torch_runs_the_region_in_bfloat16(tmp_path):
     through `self.ptdtype`, and the loss the scaler scales is computed from bfloat16 logits."""
     torch = pytest.importorskip("torch")
     root = tmp_path / NAME
-    for path, text in load(NAME, (('device_type="cuda", dtype', 'device_type="cpu", dtype'),
-                                  ("torch.amp.GradScaler(device_type)", "torch.amp.GradScaler(device_type, enabled=False)"))).items():
+    on_cpu = (('device_type="cuda", dtype', 'device_type="cpu", dtype'),
+              ("torch.amp.GradScaler(device_type)", "torch.amp.GradScaler(device_type, enabled=False)"))
+    for path, text in load(NAME, on_cpu).items():
         target = tmp_path / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)

@@ -1,8 +1,8 @@
 """Attributes another file of the project stores (issue 26, "every store agrees" across files).
 
 A file's facts read an attribute's value from the stores they see: a constructor default kept
-on `self` (param_defaults.attr_default, AMP110), a dtype stored on `self` (stored_dtypes.py), a
-module constant read as an autocast dtype (autocast_calls.py, AMP124). Another file may store
+on `self` (param_defaults.attr_default, AMP110), a module constant read as an autocast dtype
+(autocast_calls.py, AMP124). Another file may store
 the same name after construction (attention-is-all-you-need-pytorch's users set
 `module.mask_fill = -1e4` on every attention layer for fp16; sd-scripts-style mains set
 `train_util.AMP_DTYPE = torch.float16`), and then the value is not the one the file shows.

@@ -69,7 +69,9 @@ def init_param_dtype(project, path: str, node: ast.ClassDef, bases, attr: str, p
         torch_names = _torch_aliases(module)
         for call in calls:
             value = _argument(call, attr_param=position, default=default)
-            dtype = _dtype(value, torch_names if value is not default else _torch_aliases(parsed_tree(project, path, parsed)))
+            # a default is written in the class's file
+            names = torch_names if value is not default else _torch_aliases(parsed_tree(project, path, parsed))
+            dtype = _dtype(value, names)
             if dtype is None or found not in (None, dtype):
                 return None
             found = dtype
