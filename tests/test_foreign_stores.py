@@ -63,3 +63,28 @@ def test_twin_a_patch_of_another_constant_keeps_the_finding():
 
 def test_a_constant_another_file_patches_is_not_the_region_dtype():
     assert _ctx("train_util.AMP_DTYPE = th.float16") == []
+
+
+# the same constant read by an autocast decorator of the file
+DECORATED = (
+    ("        with autocast(self.use_fp16):\n"
+     "            losses = self.diffusion.training_losses(self.model, batch, t, model_kwargs=cond)\n"
+     "            loss = (losses[\"loss\"] * weights).mean()\n",
+     "        loss = self.forward_losses(batch, t, weights, cond)\n"),
+    ("    def run_step(self, batch, cond):\n",
+     "    @th.autocast(\"cuda\", dtype=AMP_DTYPE)\n"
+     "    def forward_losses(self, batch, t, weights, cond):\n"
+     "        losses = self.diffusion.training_losses(self.model, batch, t, model_kwargs=cond)\n"
+     "        return (losses[\"loss\"] * weights).mean()\n\n"
+     "    def run_step(self, batch, cond):\n"),
+)
+
+
+def test_a_decorator_reads_the_constant_unless_another_file_patches_it():
+    def found(patch):
+        head = ("import torch as th\n\nimport guided_diffusion.train_util as train_util\n" + SCRIPT
+                + "\n\ndef configure(args):\n    if args.fp16:\n" + f"        {patch}\n")
+        return code_findings(load(CTX, ((SCRIPT, head),) + DECORATED), "AMP124", SETTINGS)[0]
+
+    assert found("train_util.LOG_DTYPE = th.float16") == CTX_FOUND
+    assert found("train_util.AMP_DTYPE = th.float16") == []

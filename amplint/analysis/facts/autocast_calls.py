@@ -155,7 +155,7 @@ def framework_region(call: cst.Call) -> Optional[Region]:
     return None
 
 
-def decorator_region(frame: Frame, module: Frame) -> Optional[Region]:
+def decorator_region(frame: Frame, module: Frame, entries: tuple = ()) -> Optional[Region]:
     node = frame.node
     assert isinstance(node, cst.FunctionDef)
     outer = frame.parent
@@ -167,7 +167,7 @@ def decorator_region(frame: Frame, module: Frame) -> Optional[Region]:
         qualified = resolve_expr(func, outer) or ""
         last = qualified.rsplit(".", 1)[-1] or (dotted_name(func) or ("",))[-1]
         if call is not None and qualified in AUTOCAST_APIS:
-            region = autocast_call_region(qualified, call, dec, module)
+            region = autocast_call_region(qualified, call, dec, module, entries)
             region.kind = "decorator"
             return region
         if qualified.endswith("custom_fwd") and call is not None:
