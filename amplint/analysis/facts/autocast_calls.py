@@ -12,6 +12,8 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.class_dtypes import self_dtypes
+from amplint.analysis.facts.dtype_fields import field_dtype
+from amplint.analysis.facts.foreign_stores import stored_elsewhere
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.region_entries import Enabled
 from amplint.analysis.facts.syntax import bound_arguments, dict_literal, literal_bool, literal_str, self_attr
@@ -98,8 +100,14 @@ def autocast_call_region(qualified: str, call: cst.Call, origin: cst.CSTNode, mo
     if dtype_expr is not None:
         name = dotted_name(dtype_expr)
         dtype = DTYPES.get(".".join(name)) if name and name[0] == "torch" else None
-        if dtype is None and isinstance(dtype_expr, cst.Name):  # a constant bound once (`AMP_DTYPE = torch.bfloat16`)
+        if dtype is None and isinstance(dtype_expr, cst.Name) \
+                and dtype_expr.value not in stored_elsewhere(entries):
+            # a constant bound once (`AMP_DTYPE = torch.bfloat16`) no other file patches
+            # (`train_util.AMP_DTYPE = torch.float16`: read at call time)
             dtype = DTYPES.get(resolve_expr(dtype_expr, frame or module) or "")
+        if dtype is None and frame is not None and isinstance(dtype_expr, cst.Attribute):
+            field = field_dtype(dtype_expr, frame, entries)  # `dtype=cfg.amp_dtype`, a dataclass field
+            dtype = field.dtype if field is not None else None
         attr = self_attr(dtype_expr) if frame is not None else None
         options = self_dtypes(entries, frame, attr) if attr is not None else None
         if options:
@@ -147,7 +155,7 @@ def framework_region(call: cst.Call) -> Optional[Region]:
     return None
 
 
-def decorator_region(frame: Frame, module: Frame) -> Optional[Region]:
+def decorator_region(frame: Frame, module: Frame, entries: tuple = ()) -> Optional[Region]:
     node = frame.node
     assert isinstance(node, cst.FunctionDef)
     outer = frame.parent
@@ -159,7 +167,7 @@ def decorator_region(frame: Frame, module: Frame) -> Optional[Region]:
         qualified = resolve_expr(func, outer) or ""
         last = qualified.rsplit(".", 1)[-1] or (dotted_name(func) or ("",))[-1]
         if call is not None and qualified in AUTOCAST_APIS:
-            region = autocast_call_region(qualified, call, dec, module)
+            region = autocast_call_region(qualified, call, dec, module, entries)
             region.kind = "decorator"
             return region
         if qualified.endswith("custom_fwd") and call is not None:

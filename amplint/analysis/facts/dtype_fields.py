@@ -2,7 +2,8 @@
 amplint.analysis.project.dtype_fields): `model.to(device="cuda", dtype=args.model.param_dtype)`
 where `args` is a parameter annotated with the config class (`args: TrainArgs`), or a local
 bound once to `TrainArgs()`, and that field chain of the class defaults to a half dtype nothing
-in the project changes. The fp16 fact adds them to its half casts."""
+in the project changes. The fp16 fact adds them to its half casts; an autocast's
+`dtype=cfg.amp_dtype` reads its region dtype the same way (autocast_calls.py)."""
 
 from __future__ import annotations
 
@@ -31,17 +32,30 @@ def field_casts(tree, entries) -> Dict[int, Tuple[str, str]]:
         for arg in site.node.args:
             if arg.keyword is not None and arg.keyword.value != "dtype":
                 continue
-            dotted = dotted_name(arg.value)
-            if not dotted or len(dotted) < 2:
-                continue
-            qualified = _root_class(dotted[0], site.frame)
-            if qualified is None:
-                continue
-            entry = fields.get((qualified.split(".")[-1], tuple(dotted[1:])))
-            if entry is not None and _same_class(qualified, entry):
+            entry = _field(arg.value, site.frame, fields)
+            if entry is not None:
                 out[id(site.node)] = (entry.dtype, entry.cite)
                 break
     return out
+
+
+def field_dtype(expr: cst.BaseExpression, frame: Frame, entries) -> Optional[EntryDtypeField]:
+    """The field `expr` reads (`cfg.amp_dtype` with `cfg: TrainConfig`), when the project pass
+    says it holds a half dtype nothing changes; None otherwise (an autocast's `dtype=`,
+    autocast_calls.py)."""
+    fields = {(e.cls, e.chain): e for e in entries if isinstance(e, EntryDtypeField)}
+    return _field(expr, frame, fields) if fields else None
+
+
+def _field(expr: cst.BaseExpression, frame: Frame, fields) -> Optional[EntryDtypeField]:
+    dotted = dotted_name(expr)
+    if not dotted or len(dotted) < 2:
+        return None
+    qualified = _root_class(dotted[0], frame)
+    if qualified is None:
+        return None
+    entry = fields.get((qualified.split(".")[-1], tuple(dotted[1:])))
+    return entry if entry is not None and _same_class(qualified, entry) else None
 
 
 def _same_class(qualified: str, entry: EntryDtypeField) -> bool:

@@ -15,8 +15,9 @@ activations, mask, dim=2)` in cnn_encoder.py); unknown when one of them is not a
 `Attention.__init__(self, c, inf=1e9)` storing `self.inf = inf`, read as `-self.inf` in
 `forward`): the value of `self.inf` where `__init__` binds it exactly once, from a parameter it
 never rebinds, no other store of `.inf` (any receiver, augmented too) or `setattr` is in the
-file, and every construction `Attention(...)` of the file (at least one; the class named
-nowhere else: not subclassed, aliased nor passed on) leaves the parameter out. Instances other
+file nor in another project file (foreign_stores.py), and every construction `Attention(...)`
+of the file (at least one; the class named nowhere else: not subclassed, aliased nor passed
+on) leaves the parameter out. Instances other
 files build are not seen, so a class whose methods another file reaches (a project entry names
 it) is left unknown.
 """
@@ -28,6 +29,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.foreign_stores import stored_elsewhere
 from amplint.analysis.facts.region_entries import EntryRegion
 from amplint.analysis.facts.syntax import iter_nodes
 from amplint.analysis.facts.tree import Frame, scope_key, self_attr
@@ -151,9 +153,10 @@ class ParamDefaults:
 
     def attribute_stores(self, attr: str, but_none: bool = False) -> int:
         """The stores of `.attr` in the file (`x.attr = ...` of any receiver; an augmented one
-        counts twice), those of the literal `None` left out with `but_none`; any `setattr` call
-        makes them unknown (counted 2)."""
-        if self._calls_of("setattr"):
+        counts twice), those of the literal `None` left out with `but_none`; any `setattr` call,
+        or a store of `.attr` in another project file (facts/foreign_stores.py), makes them
+        unknown (counted 2)."""
+        if self._calls_of("setattr") or attr in stored_elsewhere(self.facts.entries):
             return 2
         if self._stored is None:
             stored: Counter = Counter()

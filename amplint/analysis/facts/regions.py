@@ -54,7 +54,7 @@ class RegionAnalysis:
             body_frame.region = self.with_region(with_node, body_frame.parent)
         for frame in tree.frames:
             if frame.kind == "function":
-                frame.region = decorator_region(frame, tree.module_frame)
+                frame.region = decorator_region(frame, tree.module_frame, self.entries)
         self._seed_entries()
         self._propagate_calls()
 

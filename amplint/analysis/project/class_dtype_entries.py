@@ -10,7 +10,8 @@ so on. The answer is given only when every class has a known floating torch dtyp
 method, property or `self.<attr> = ...` store on the way, a binding to anything but
 `torch.<dtype>`, a base outside the project other than `nn.Module`/`object`, several project
 bases, an attribute no class binds, or a `<obj>.<attr> = ...` store anywhere in the project
-gives no answer."""
+gives no answer. A class whose `__init__` stores a parameter there (`self.<attr> = dtype`) reads
+what every construction of the project passes (init_dtypes.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typing import Dict, Optional, Set
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.class_dtypes import EntryClassDtype
 from amplint.analysis.facts.property_dtypes import PLAIN_BASES
+from amplint.analysis.project.init_dtypes import init_param_dtype
 from amplint.analysis.project.property_entries import class_node
 
 _SELF_DTYPE = re.compile(r"\bdtype\s*=\s*self\.(\w+)\s*[,)]")
@@ -45,7 +47,18 @@ def class_dtype_entries(project, paths) -> None:
         for cls in sorted(summary.classes):
             for attr in sorted(attrs):
                 deciding = {path}
-                if _class_value(project, path, cls, attr, parsed, deciding, 0) in (None, _UNKNOWN):
+                value = _class_value(project, path, cls, attr, parsed, deciding, 0)
+                if value is _UNKNOWN and attr not in summary.classes[cls].methods:
+                    # `self.<attr> = <param>` in `__init__`: what every construction passes
+                    node = class_node(project, path, cls, parsed)
+                    kept = init_param_dtype(project, path, node, summary.classes[cls].bases, attr,
+                                            parsed, deciding) if node is not None else None
+                    if kept is not None:
+                        project.__dict__.setdefault("class_dtypes", {}).setdefault(path, set()).add(
+                            EntryClassDtype(cls, attr, (kept,)))
+                        project.__dict__.setdefault("class_dtype_deps", {}).setdefault(path, set()).update(deciding)
+                    continue
+                if value in (None, _UNKNOWN):
                     continue  # the class itself does not read a dtype: its subclasses are not asked
                 if attr not in stored:
                     stored[attr] = _stored_elsewhere(project, attr)

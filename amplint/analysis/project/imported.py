@@ -8,7 +8,8 @@ its functions that another file passes a half model (half_params.py, AMP140), an
 dtypes dataclass configs hold by default (dtype_fields.py, AMP103), and the functions its float16
 code passes float16 values (float16_args.py, AMP140/AMP141), the big numeric constants it
 imports (imported_constants.py, AMP110), and the kind of value the functions it imports return
-(return_kinds.py, AMP131/AMP111/AMP152). Computed once per project pass,
+(return_kinds.py, AMP131/AMP111/AMP152), and the attributes its facts read from its own stores
+that another file stores too (foreign_stores.py). Computed once per project pass,
 after the regions and the scaler entries are known."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from typing import Dict, Mapping, Sequence, Tuple
 
 from amplint.analysis.project.dtype_fields import dtype_field_entries
+from amplint.analysis.project.foreign_stores import foreign_store_entries
 from amplint.analysis.project.function_entries import function_entries
 from amplint.analysis.project.float16_args import float16_arg_entries
 from amplint.analysis.project.imported_constants import constant_entries
@@ -35,7 +37,7 @@ def imported_entries(project, paths: Sequence[str],
                  half_callee_entries(project, paths), half_return_entries(project, paths),
                  half_param_entries(project, paths), dtype_field_entries(project, paths),
                  float16_arg_entries(project, paths), constant_entries(project, paths),
-                 return_kind_entries(project, paths)):
+                 return_kind_entries(project, paths), foreign_store_entries(project, paths)):
         for path, extra in more.items():
             found[path] = found.get(path, ()) + extra
     return found
