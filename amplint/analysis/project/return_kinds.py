@@ -17,6 +17,7 @@ anything is resolved)."""
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Sequence, Tuple
 
 from amplint.analysis.facts.returned_values import EntryReturn
@@ -26,6 +27,7 @@ from amplint.analysis.project.site_text import CodeText
 
 # the kinds a file's text may need: the fact that reads each, written where it meets the call
 _NEEDS = {"device": "autocast(", "finfo": "fill", "half": "torch.optim."}
+_REDUCES = re.compile(r"\.(sum|mean|norm|var|std|exp)\(")
 
 
 def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturn, ...]]:
@@ -37,6 +39,8 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
         kinds = {kind for kind, word in _NEEDS.items() if word in text}
         if "half" in kinds and ("autocast" in text or "GradScaler" in text or ".parameters()" not in text):
             kinds.discard("half")  # AMP152 reads a file that trains without either
+        if _REDUCES.search(text) and (".half(" in text or "float16" in text):
+            kinds.add("half")  # AMP140/AMP141 read a half model's outputs (their trigger: `.half(`)
         if kinds - {"half"} and not may_run_under_autocast(project, path):
             kinds -= {"device", "finfo"}
         if not kinds:

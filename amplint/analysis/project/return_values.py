@@ -16,7 +16,8 @@ call (`return_kind`, read only in files whose text can return one: return_kinds.
 - "finfo": every `return` is `[-]torch.finfo(p.dtype).min/max` of one parameter `p` never
   rebound: ldm's `max_neg_value(t)` (AMP111, with the call's argument for `p`);
 - "half": every `return` gives one local that a statement of the function casts with `.half()`
-  (`model = model.half()`, `model.cuda().half()`): waveglow's builder (AMP152); `param` names
+  (`model = model.half()`, `model.cuda().half()`), or every `return` is itself a `.half()` call
+  (latent-diffusion's `return model.half()` loader): waveglow's builder (AMP152); `param` names
   the parameter guarding the cast (`if fp16_run:`), `bound` "off" when its default is
   False/None (a call leaving it out gets the float32 model)."""
 
@@ -226,6 +227,8 @@ def _kind(function: ast.FunctionDef, imports: Dict[str, str]) -> Optional[Tuple[
                 return None
             returns.append(node.value)
     local |= stored
+    if all(_half_call(value) for value in returns):  # `return model.half()`: the cast is the value
+        return ("half", "", -1, "", returns[0].lineno)
     if all(isinstance(value, ast.Name) for value in returns):
         return _half_kind(function, {value.id for value in returns}, stored)  # type: ignore[attr-defined]
     answers = {_value_kind(value, imports, local) for value in returns}
@@ -302,6 +305,11 @@ def _half_kind(function: ast.FunctionDef, names, stored) -> Optional[Kind]:
     default = defaults.get(guard)
     off = isinstance(default, ast.Constant) and default.value in (False, None)
     return ("half", guard, index, "off" if off else "", line)
+
+
+def _half_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "half" \
+        and not node.args and not node.keywords
 
 
 def _undone_after(function: ast.FunctionDef, name: str, line: int) -> bool:
