@@ -18,8 +18,7 @@ default is bfloat16:
 
 from __future__ import annotations
 
-import torch
-import torch.nn as nn
+import pytest
 
 from amplint.analysis.engine import Settings
 
@@ -64,6 +63,8 @@ def test_a_method_that_binds_the_parameter_again_gives_no_dtype():
 
 def test_the_default_is_the_dtype_autocast_runs_in():
     """torch 2.13, CPU: the region the default opens is a bfloat16 one."""
+    torch = pytest.importorskip("torch")
+    nn = torch.nn
 
     def maybe_autocast(dtype=torch.bfloat16):
         return torch.autocast("cpu", dtype=dtype)

@@ -21,8 +21,7 @@ Each twin (the builder returning the float32 model, or a builder whose returns d
 
 from __future__ import annotations
 
-import torch
-import torch.nn as nn
+import pytest
 
 from amplint.analysis.engine import Settings
 
@@ -81,6 +80,8 @@ def test_a_warm_run_follows_the_loaders_edit(tmp_path):
 def test_the_premises_under_torch():
     """torch 2.13, CPU: a half head's gradients make `unscale_` raise; Adam's eps is 0 in
     float16; the float16 sum of squares of latents of 300 is inf."""
+    torch = pytest.importorskip("torch")
+    nn = torch.nn
     head = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4)).half()
     optimizer = torch.optim.AdamW(head.parameters())
     scaler = torch.amp.GradScaler("cpu")
