@@ -8,7 +8,8 @@ method_returns_ddpm is shaped like lucidrains/denoising-diffusion-pytorch (its U
 with a `device` property and a `train_step`, a sampling function), in a fork that adds a
 `DistUtils` helper class and an fp16 training script with a `ModelLoader`:
 - `torch.autocast(device_type=self.device, ...)` where the property returns a `torch.device`,
-  and `torch.autocast(DistUtils.local_device(), ...)`: AMP131 (torch 2.13 raises 'ValueError:
+  and `torch.autocast(DistUtils.local_device(), ...)` in its own file and in sampler.py, which
+  imports the class (the project pass's summary of the staticmethod): AMP131 (torch 2.13 raises 'ValueError:
   Expected `device_type` of type `str`').
 - `model = ModelLoader().load(ckpt)` returns the Unet `.half()`, trained by a plain Adam with
   eps=1e-8 (0 in float16) and no autocast or GradScaler: AMP152.
@@ -26,7 +27,8 @@ from project_files import code_findings, load
 
 NAME = "method_returns_ddpm"
 TRAINER = "denoising_diffusion_pytorch/trainer.py"
-DEVICE_FOUND = [(TRAINER, 23, "AMP131"), (TRAINER, 36, "AMP131")]
+SAMPLER = "denoising_diffusion_pytorch/sampler.py"
+DEVICE_FOUND = [(SAMPLER, 14, "AMP131"), (TRAINER, 23, "AMP131"), (TRAINER, 36, "AMP131")]
 PROPERTY = '        return torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
 
 
@@ -40,13 +42,13 @@ def test_a_property_and_a_staticmethod_returning_a_device_object():
 
 def test_a_property_returning_a_device_type_is_silent():
     assert findings("AMP131", ((PROPERTY, '        return "cuda" if torch.cuda.is_available() else "cpu"\n'),)) \
-        == DEVICE_FOUND[1:]
+        == [DEVICE_FOUND[0], DEVICE_FOUND[2]]
 
 
 def test_a_subclass_overriding_the_property_is_not_read():
     sub = ("\n\nclass CPUTrainer(Trainer):\n    @property\n    def device(self):\n        return \"cpu\"\n"
            "\n\n@torch.no_grad()\ndef sample(")
-    assert findings("AMP131", (("\n\n@torch.no_grad()\ndef sample(", sub),)) == [(TRAINER, 42, "AMP131")]
+    assert findings("AMP131", (("\n\n@torch.no_grad()\ndef sample(", sub),)) == [DEVICE_FOUND[0], (TRAINER, 42, "AMP131")]
 
 
 def test_a_classmethod_is_read_as_the_staticmethod():
@@ -58,6 +60,11 @@ def test_a_helper_with_another_decorator_is_not_read():
     assert findings("AMP131", (("    @staticmethod\n    def local_device():",
                                 "    @staticmethod\n    @functools.lru_cache\n    def local_device():"),
                                ("import os\n", "import functools\nimport os\n"))) == [(TRAINER, 25, "AMP131")]
+
+
+def test_another_files_staticmethod_returning_a_string_is_silent():
+    assert findings("AMP131", (('        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))\n',
+                                '        return "cuda"\n'),)) == [(TRAINER, 23, "AMP131")]
 
 
 def test_a_fresh_instances_method_returning_the_half_model():

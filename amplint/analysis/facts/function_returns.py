@@ -67,10 +67,16 @@ class FunctionReturns:
         """The kind of value a function of another file returns to this call of the name the
         module imports it under (`from ldm.util import max_neg_value`), or None: a name bound
         any other way too, or by a function scope around the call."""
-        if not self._remote or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+        if not self._remote or not isinstance(call, cst.Call):
             return None
-        name = call.func.value
-        entry = self._remote.get(name)
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):  # `Dist.local_device()`
+            name, key = func.value.value, f"{func.value.value}.{func.attr.value}"
+        elif isinstance(func, cst.Name):
+            name = key = func.value
+        else:
+            return None
+        entry = self._remote.get(key)
         if entry is None:
             return None
         module = frame.scope

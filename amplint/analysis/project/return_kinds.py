@@ -27,6 +27,7 @@ from amplint.analysis.project.site_text import CodeText
 
 # the kinds a file's text may need: the fact that reads each, written where it meets the call
 _NEEDS = {"device": "autocast(", "finfo": "fill", "half": "torch.optim."}
+_METHOD_CALLED = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s*\(")
 _REDUCES = re.compile(r"\.(sum|mean|norm|var|std|exp)\(")
 
 
@@ -47,13 +48,21 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
             continue
         words = [KIND_WORDS[kind] for kind in sorted(kinds)]
         entries: List[EntryReturn] = []
-        for name, ref in _imported_calls(project, path, text):
+        methods = {}  # imported name -> the attributes called on it (`Dist.local_device()`)
+        for name, attr in _METHOD_CALLED.findall(text):
+            methods.setdefault(name, set()).add(attr)
+        calls = [(name, ref, "") for name, ref in _imported_calls(project, path, text, set(CALLED.findall(text)))]
+        calls += [(name, ref, attr) for name, ref in _imported_calls(project, path, text, set(methods))
+                  for attr in sorted(methods[name])]
+        for name, ref, method in calls:
             if not leads_to(project, path, ref, lambda p: _may_return(project, p, words), False):
                 continue
             target = project.resolve_ref(path, ref)
             if target is None or len(target[1]) != 1 or target[0] == path:
                 continue
             where, (attr,) = target
+            if method:  # a staticmethod or classmethod of the imported class
+                name, attr = f"{name}.{method}", f"{attr}.{method}"
             kind = return_kind(where, project.files.get(where) or "", attr)
             if kind is None or kind[0] not in kinds:
                 continue
@@ -65,11 +74,10 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
     return found
 
 
-def _imported_calls(project, path: str, text: str) -> List[Tuple[str, str]]:
+def _imported_calls(project, path: str, text: str, called) -> List[Tuple[str, str]]:
     """(name, the reference it imports) for the names the file imports once at module level and
     calls, read from its text (site_text.py: no parse, no summary); from its summary where one
     is made and the text reader cannot vouch for its imports."""
-    called = set(CALLED.findall(text))
     code = CodeText(text)
     summary = project.summaries.get(path)
     imports = summary.imports if summary is not None else {}
