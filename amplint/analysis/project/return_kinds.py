@@ -7,10 +7,15 @@ waveglow_from_config(cfg, fp16_run).cuda()` trained by a plain optimizer, AMP152
 callee's side is read from its text with `ast` (project/return_values.py `return_kind`), one
 summary per file.
 
+Methods too: `Cls.m(...)` of an imported project class whose staticmethod or classmethod `m`
+returns the kind (`DistUtils.local_device()`), keyed "Cls.m" (round 41).
+
 Asked only where a fact can meet the call (cost, issue 34): a file that imports a project name
 it calls; "device" only where it writes `autocast(`, "finfo" only where it writes a fill
 (`fill`), both only in a file that may run under autocast; "half" only where it builds a
-`torch.optim.` optimizer over `.parameters()` and writes neither `autocast` nor `GradScaler`;
+`torch.optim.` optimizer over `.parameters()` and writes neither `autocast` nor `GradScaler`
+(AMP152), or where it reduces (`.sum(`, `.mean(`, ...) and writes `.half(` or `float16`
+(AMP140/AMP141's float16 values: latent-diffusion's `model = load_model_from_config(...)`);
 the imports read from the text (no summary made for this); a callee only in a
 file whose text holds `device(` / `finfo(` / `.half()` (checked through re-exports before
 anything is resolved)."""
@@ -54,8 +59,11 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
         calls = [(name, ref, "") for name, ref in _imported_calls(project, path, text, set(CALLED.findall(text)))]
         calls += [(name, ref, attr) for name, ref in _imported_calls(project, path, text, set(methods))
                   for attr in sorted(methods[name])]
+        leads: Dict[str, bool] = {}  # per reference: `torch` is called on many attributes
         for name, ref, method in calls:
-            if not leads_to(project, path, ref, lambda p: _may_return(project, p, words), False):
+            if ref not in leads:
+                leads[ref] = leads_to(project, path, ref, lambda p: _may_return(project, p, words), False)
+            if not leads[ref]:
                 continue
             target = project.resolve_ref(path, ref)
             if target is None or len(target[1]) != 1 or target[0] == path:
