@@ -48,7 +48,8 @@ def test_a_property_returning_a_device_type_is_silent():
 def test_a_subclass_overriding_the_property_is_not_read():
     sub = ("\n\nclass CPUTrainer(Trainer):\n    @property\n    def device(self):\n        return \"cpu\"\n"
            "\n\n@torch.no_grad()\ndef sample(")
-    assert findings("AMP131", (("\n\n@torch.no_grad()\ndef sample(", sub),)) == [DEVICE_FOUND[0], (TRAINER, 42, "AMP131")]
+    found = findings("AMP131", (("\n\n@torch.no_grad()\ndef sample(", sub),))
+    assert found == [DEVICE_FOUND[0], (TRAINER, 42, "AMP131")]
 
 
 def test_a_classmethod_is_read_as_the_staticmethod():

@@ -36,7 +36,7 @@ DETR_CAST = "    return MLP(hidden_dim, hidden_dim, 4, 3).half()\n"
 
 
 def test_a_head_a_builder_returns_half_stored_in_init_and_run_under_autocast():
-    assert findings("returned_half_detr", "AMP103") == [("models/detr.py", 19, "AMP103")]
+    assert findings("returned_half_detr", "AMP103") == [("models/detr.py", 18, "AMP103")]
 
 
 def test_the_detr_twin_returning_the_float32_head_is_silent():

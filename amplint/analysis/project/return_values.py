@@ -225,7 +225,8 @@ def _add_kind(out: Dict[str, Kind], key: str, function: ast.FunctionDef, imports
             out[key] = kind if len(kind) == 5 else (*kind, function.lineno)  # type: ignore[assignment]
 
 
-def _kind(function: ast.FunctionDef, imports: Dict[str, str], method: bool = False) -> Optional[Tuple[str, str, int, str]]:
+def _kind(function: ast.FunctionDef, imports: Dict[str, str],
+          method: bool = False) -> Optional[Tuple[str, str, int, str]]:
     """`method`: a classmethod, whose first parameter the call does not fill."""
     if not _terminates(function.body):
         return None  # a path may fall off the end (None)
