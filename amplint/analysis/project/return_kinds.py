@@ -56,8 +56,9 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
         methods = {}  # imported name -> the attributes called on it (`Dist.local_device()`)
         for name, attr in _METHOD_CALLED.findall(text):
             methods.setdefault(name, set()).add(attr)
-        calls = [(name, ref, "") for name, ref in _imported_calls(project, path, text, set(CALLED.findall(text)))]
-        calls += [(name, ref, attr) for name, ref in _imported_calls(project, path, text, set(methods))
+        code = CodeText(text)
+        calls = [(name, ref, "") for name, ref in _imported_calls(project, path, code, set(CALLED.findall(text)))]
+        calls += [(name, ref, attr) for name, ref in _imported_calls(project, path, code, set(methods))
                   for attr in sorted(methods[name])]
         leads: Dict[str, bool] = {}  # per reference: `torch` is called on many attributes
         for name, ref, method in calls:
@@ -82,11 +83,10 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
     return found
 
 
-def _imported_calls(project, path: str, text: str, called) -> List[Tuple[str, str]]:
+def _imported_calls(project, path: str, code: CodeText, called) -> List[Tuple[str, str]]:
     """(name, the reference it imports) for the names the file imports once at module level and
     calls, read from its text (site_text.py: no parse, no summary); from its summary where one
     is made and the text reader cannot vouch for its imports."""
-    code = CodeText(text)
     summary = project.summaries.get(path)
     imports = summary.imports if summary is not None else {}
     found = []
