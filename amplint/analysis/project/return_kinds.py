@@ -8,13 +8,14 @@ callee's side is read from its text with `ast` (project/return_values.py `return
 summary per file.
 
 Methods too: `Cls.m(...)` of an imported project class whose staticmethod or classmethod `m`
-returns the kind (`DistUtils.local_device()`), keyed "Cls.m" (round 41).
+returns the kind (`DistUtils.local_device()`), keyed "Cls.m" (round 41); looked up only in files
+whose text writes `@staticmethod` or `@classmethod`.
 
 Asked only where a fact can meet the call (cost, issue 34): a file that imports a project name
 it calls; "device" only where it writes `autocast(`, "finfo" only where it writes a fill
 (`fill`), both only in a file that may run under autocast; "half" only where it builds a
 `torch.optim.` optimizer over `.parameters()` and writes neither `autocast` nor `GradScaler`
-(AMP152), or where it reduces (`.sum(`, `.mean(`, ...) and writes `.half(` or `float16`
+(AMP152), or where it reduces (`.sum(`, `.mean(`, ...) and writes `.half(`
 (AMP140/AMP141's float16 values: latent-diffusion's `model = load_model_from_config(...)`);
 the imports read from the text (no summary made for this); a callee only in a
 file whose text holds `device(` / `finfo(` / `.half()` (checked through re-exports before
@@ -45,8 +46,8 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
         kinds = {kind for kind, word in _NEEDS.items() if word in text}
         if "half" in kinds and ("autocast" in text or "GradScaler" in text or ".parameters()" not in text):
             kinds.discard("half")  # AMP152 reads a file that trains without either
-        if _REDUCES.search(text) and (".half(" in text or "float16" in text):
-            kinds.add("half")  # AMP140/AMP141 read a half model's outputs (their trigger: `.half(`)
+        if ".half(" in text and _REDUCES.search(text):
+            kinds.add("half")  # AMP140/AMP141 read a half model's outputs (a file casting its inputs too)
         if kinds - {"half"} and not may_run_under_autocast(project, path):
             kinds -= {"device", "finfo"}
         if not kinds:
@@ -60,11 +61,12 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
         calls = [(name, ref, "") for name, ref in _imported_calls(project, path, code, set(CALLED.findall(text)))]
         calls += [(name, ref, attr) for name, ref in _imported_calls(project, path, code, set(methods))
                   for attr in sorted(methods[name])]
-        leads: Dict[str, bool] = {}  # per reference: `torch` is called on many attributes
+        leads: Dict[Tuple[str, bool], bool] = {}  # per reference: `torch` is called on many attributes
         for name, ref, method in calls:
-            if ref not in leads:
-                leads[ref] = leads_to(project, path, ref, lambda p: _may_return(project, p, words), False)
-            if not leads[ref]:
+            key = (ref, bool(method))
+            if key not in leads:  # a method of a class: a file that writes a staticmethod or classmethod
+                leads[key] = leads_to(project, path, ref, lambda p: _may_return(project, p, words, bool(method)), False)
+            if not leads[key]:
                 continue
             target = project.resolve_ref(path, ref)
             if target is None or len(target[1]) != 1 or target[0] == path:
@@ -104,6 +106,8 @@ def _imported_calls(project, path: str, code: CodeText, called) -> List[Tuple[st
     return found
 
 
-def _may_return(project, path: str, words) -> bool:
+def _may_return(project, path: str, words, method: bool = False) -> bool:
     text = project.files.get(path) or ""
+    if method and "@staticmethod" not in text and "@classmethod" not in text:
+        return False
     return "return" in text and any(word in text for word in words)
