@@ -47,6 +47,10 @@ class Region:
     # `dtype=self.<attr>` read through the classes that can be self (facts/class_dtypes.py)
     # when they disagree: (class, dtype) for each, `dtype` then None
     dtype_by_class: Optional[Tuple[Tuple[str, str], ...]] = None
+    dtype_expr: Optional[cst.BaseExpression] = None  # `dtype=` as written, if given
+    # an opener whose autocast's `dtype=` is its own parameter (facts/opener_dtypes.py):
+    # (position, name, the default's dtype); `dtype` is then the default's, a call may pass another
+    dtype_param: Optional[Tuple[int, str, Optional[str]]] = None
 
     @property
     def active(self) -> bool:
@@ -115,7 +119,7 @@ def autocast_call_region(qualified: str, call: cst.Call, origin: cst.CSTNode, mo
             dtype, by_class = (found.pop(), None) if len(found) == 1 else (None, options)
     kind = "with"
     return Region(enabled, device, dtype, origin, kind, device_expr=device_expr, dtype_by_class=by_class,
-                  enabled_expr=enabled_expr, forwards=forwards,
+                  dtype_expr=dtype_expr, enabled_expr=enabled_expr, forwards=forwards,
                   cache_off=literal_bool(args["cache_enabled"]) is False if "cache_enabled" in args else False)
 
 

@@ -39,6 +39,7 @@ from typing import Callable, List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.opener_dtypes import call_dtype, dtype_param
 from amplint.analysis.facts.syntax import code_children, literal_bool, literal_str, self_attr
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, iter_nodes, scope_key
 
@@ -125,7 +126,11 @@ def function_region(analysis, call: cst.Call, frame: Frame, Region, entries_only
             others = [_opened_by(analysis, other) for other in overrides(analysis, call, frame, callee)]
             if any(o is None or o[0] is not type(enabled).TRUE for o in others):
                 enabled = type(enabled).MAYBE  # an override opens less (or nothing)
-            return Region(enabled, inner.device, inner.dtype, call, "with", opener=callee.name,
+            dtype = call_dtype(call, inner.dtype_param) if inner.dtype_param is not None else inner.dtype
+            if (inner.dtype_param is not None or any(o is not None and o[1].dtype_param is not None for o in others)) \
+                    and any(o is not None and (o[1].dtype != dtype or o[1].dtype_param is not None) for o in others):
+                dtype = None  # an override's region may have another dtype
+            return Region(enabled, inner.device, dtype, call, "with", opener=callee.name,
                           cache_off=inner.cache_off and all(o is not None and o[1].cache_off for o in others))
     return None
 
@@ -147,7 +152,11 @@ def _opened_by(analysis, callee: Frame):
                        for value in returned_values(callee.node)]
         found = opened(regions) if regions else None
         if found is not None:
-            memo[key] = (found[0], found[1], enabled_param(callee, regions))
+            inner = found[1]
+            param = dtype_param(callee, regions) if inner.dtype is None else None  # type: ignore[attr-defined]
+            if param is not None:
+                inner = replace(inner, dtype=param[2], dtype_param=param)  # type: ignore[type-var]
+            memo[key] = (found[0], inner, enabled_param(callee, regions))
     return memo[key]
 
 

@@ -42,7 +42,10 @@ def is_device_object(facts, expr: cst.BaseExpression, frame: Frame) -> bool:
         if cls is None:
             return False
         values = facts.index.self_assigns(cls).get(attr, [])
-        return bool(values) and all(device_call(facts, a.value, a.frame) for a in values)
+        if not values:  # a `@property` returning one (facts/function_returns.py)
+            found = facts.function_returns.of_property(expr, frame)
+            return found is not None and all(device_call(facts, v, found.function) for v in found.values)
+        return all(device_call(facts, a.value, a.frame) for a in values)
     return False
 
 

@@ -37,7 +37,10 @@ import libcst as cst
 from amplint.analysis.facts.context_functions import bound_locally, overrides, returned_values
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.returned_values import EntryReturn
-from amplint.analysis.facts.tree import CallSite, Frame
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
+
+
+_BUILTINS = frozenset({"staticmethod", "classmethod", "property"})
 
 
 @dataclass(frozen=True)
@@ -64,10 +67,16 @@ class FunctionReturns:
         """The kind of value a function of another file returns to this call of the name the
         module imports it under (`from ldm.util import max_neg_value`), or None: a name bound
         any other way too, or by a function scope around the call."""
-        if not self._remote or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+        if not self._remote or not isinstance(call, cst.Call):
             return None
-        name = call.func.value
-        entry = self._remote.get(name)
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):  # `Dist.local_device()`
+            name, key = func.value.value, f"{func.value.value}.{func.attr.value}"
+        elif isinstance(func, cst.Name):
+            name = key = func.value
+        else:
+            return None
+        entry = self._remote.get(key)
         if entry is None:
             return None
         module = frame.scope
@@ -88,6 +97,9 @@ class FunctionReturns:
         if isinstance(call.func, cst.Name) and bound_locally(frame, call.func.value):
             return None  # a parameter or local of that name, not the file's function
         callees = self.callgraph.callees(CallSite(call, frame, None, None, None), values=False)
+        if not callees:
+            method = self._exact_method(call, frame)
+            callees = [method] if method is not None else []
         if len(callees) != 1:
             return None
         callee = callees[0]
@@ -96,6 +108,62 @@ class FunctionReturns:
         values = self.values(callee)
         return Returned(callee, values, call, frame) if values is not None else None
 
+    def of_property(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Returned]:
+        """What reading `self.<name>` (or `inst.<name>`, `inst` an instance of a class of this
+        file) returns when `<name>` is a plain `@property` of the receiver's class, no subclass
+        of the file overriding it."""
+        if not isinstance(expr, cst.Attribute):
+            return None
+        receiver = expr.value
+        owner = frame.class_frame
+        if isinstance(receiver, cst.Name) and receiver.value == "self" and owner is not None:
+            cls: Optional[str] = owner.name
+        else:
+            cls = self.callgraph.class_of_instance(receiver, frame)
+        method = self.callgraph.method(cls, expr.attr.value) if cls is not None else None
+        node = method.node if method is not None else None
+        if method is None or not isinstance(node, cst.FunctionDef) or len(node.decorators) != 1 \
+                or self._builtin(node.decorators[0]) != "property":
+            return None
+        read = cst.Call(func=expr)
+        if overrides(self, read, frame, method):
+            return None
+        values = self._read(method, decorated=True)
+        return Returned(method, values, read, frame) if values is not None else None
+
+    def _exact_method(self, call: cst.Call, frame: Frame) -> Optional[Frame]:
+        """The method of a class of this file known exactly: `Cls.m()` of a classmethod or
+        staticmethod, `Cls(...).m()` of any (the call graph reaches neither)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        value = func.value
+        static = isinstance(value, cst.Name)
+        name = value.value if static else value.func.value if isinstance(value, cst.Call) \
+            and isinstance(value.func, cst.Name) else None
+        cls = self.tree.classes.get(name) if name is not None else None
+        module = self.tree.module_frame
+        if cls is None or cls.parent is not module or name in module.imports or \
+                not self.tree.bound_once(module, name) or bound_locally(frame, name):
+            return None
+        method = self.callgraph.method(name, func.attr.value)
+        node = method.node if method is not None else None
+        if not isinstance(node, cst.FunctionDef):
+            return None
+        kinds = {self._builtin(d) for d in node.decorators}
+        if static and (len(kinds) != 1 or not kinds <= {"classmethod", "staticmethod"}):
+            return None
+        return method
+
+    def _builtin(self, decorator: cst.Decorator) -> Optional[str]:
+        """`@staticmethod` / `@classmethod` / `@property` as written, the name not bound in the module."""
+        expr = decorator.decorator
+        module = self.tree.module_frame
+        if isinstance(expr, cst.Name) and expr.value in _BUILTINS and expr.value not in module.bindings \
+                and expr.value not in module.imports:
+            return expr.value
+        return resolve_expr(expr, module)
+
     def values(self, function: Frame) -> Optional[Tuple[cst.BaseExpression, ...]]:
         """The values `function` returns on every path, or None."""
         key = id(function)
@@ -103,12 +171,16 @@ class FunctionReturns:
             self._memo[key] = self._read(function)
         return self._memo[key]
 
-    def _read(self, function: Frame) -> Optional[Tuple[cst.BaseExpression, ...]]:
+    def _read(self, function: Frame, decorated: bool = False) -> Optional[Tuple[cst.BaseExpression, ...]]:
+        """`decorated`: a property (its caller checked the decorator)."""
         node = function.node
         if function.kind != "function" or not isinstance(node, cst.FunctionDef) or node.asynchronous:
             return None
         parent = function.parent
-        if parent is None or any(resolve_expr(d.decorator, parent) != "staticmethod" for d in node.decorators):
+        if parent is None:
+            return None
+        plain = ("staticmethod", "classmethod") if parent.kind == "class" else ()
+        if not decorated and any(self._builtin(d) not in plain for d in node.decorators):
             return None
         if not self.tree.bound_once(parent, function.name):
             return None  # a second def (or any binding) of the name in its module, class or function
@@ -149,8 +221,9 @@ def call_arguments(call: cst.Call, function: Frame) -> Dict[str, cst.BaseExpress
     params = node.params
     positional: List[str] = [p.name.value for p in list(params.posonly_params) + list(params.params)]
     parent = function.parent
-    if parent is not None and parent.kind == "class" and not node.decorators:
-        positional = positional[1:]
+    if parent is not None and parent.kind == "class" and not any(
+            dotted_name(d.decorator) == ("staticmethod",) for d in node.decorators):
+        positional = positional[1:]  # `self`, or a classmethod's `cls`
     found: Dict[str, cst.BaseExpression] = {}
     index = 0
     keywords = {p.name.value for p in params.params} | {p.name.value for p in params.kwonly_params}

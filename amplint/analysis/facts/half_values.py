@@ -236,7 +236,7 @@ class Float16Values:
                     return SCALAR
                 if is_float32_cast(node, frame):
                     return F32
-                dtype = half_cast_dtype(node, frame)
+                dtype = half_cast_dtype(node, frame) or self._returned_cast(node)
                 if dtype is not None:
                     return F16 if dtype == "float16" else None
                 if (
@@ -268,6 +268,14 @@ class Float16Values:
                     return F16 if in_scope else None
                 return F16 if in_scope and saw_call else None
         return F16 if in_scope and saw_call else None
+
+    def _returned_cast(self, call: cst.Call) -> Optional[str]:
+        """The dtype of the model a builder returns cast (`model = load_model(cfg, ckpt)`): a
+        function of this file (facts/returned_casts.py) or of another (its "half" summary)."""
+        found = self.facts.returned_casts.get(id(call))
+        if found is not None:
+            return found[0]
+        return "float16" if id(call) in self.facts.remote_casts else None
 
     def _fact(self, expr: cst.BaseExpression):
         """The kind the dtype fact shows for `expr`, or _UNKNOWN_FACT when it does not know

@@ -43,7 +43,10 @@ def returned_casts(facts) -> Dict[int, Tuple[str, CallSite]]:
             continue
         function = site.frame.scope
         name = cast_local(site)
-        if function.kind == "function" and name is not None and _kept(function.node, site, name):
+        if function.kind == "function" and name is None and _returned(site):
+            by_function.setdefault(id(function), {}).setdefault(_RETURNED, site)  # `return model.half()`
+            builders.add(function.name)
+        elif function.kind == "function" and name is not None and _kept(function.node, site, name):
             by_function.setdefault(id(function), {}).setdefault(name, site)
             builders.add(function.name)
     if not by_function:
@@ -60,12 +63,24 @@ def returned_casts(facts) -> Dict[int, Tuple[str, CallSite]]:
         if returned is None or id(returned.function) not in by_function:
             continue
         names = {v.value for v in returned.values if isinstance(v, cst.Name)}
-        if len(names) != 1 or len(returned.values) != sum(isinstance(v, cst.Name) for v in returned.values):
+        if all(id(v) in casts for v in returned.values):
+            names = {_RETURNED}  # every `return` is a half cast itself
+        elif len(names) != 1 or len(returned.values) != sum(isinstance(v, cst.Name) for v in returned.values):
             continue
         cast = by_function[id(returned.function)].get(names.pop())
         if cast is not None and not _turned_off(returned, cast):
             found[id(site.node)] = (casts[id(cast.node)], cast)
     return found
+
+
+_RETURNED = ""  # the key of a cast that is a `return`'s value
+
+
+def _returned(site: CallSite) -> bool:
+    """The cast is the value of a `return` (`return nn.Sequential(*modules).half()`)."""
+    stmt = site.line_stmt
+    small = stmt.body[0] if stmt is not None and len(stmt.body) == 1 else None
+    return isinstance(small, cst.Return) and small.value is site.node
 
 
 def _kept(function: cst.FunctionDef, cast: CallSite, name: str) -> bool:

@@ -31,7 +31,7 @@ from typing import Dict, List, Tuple
 from amplint.analysis.facts.region_entries import EntryContextRegion
 from amplint.analysis.project.context_factories import _own_nodes, bound_call, count_binding, count_parameters
 from amplint.analysis.project.context_params import seeds_under
-from amplint.analysis.project.opener_names import dotted_text, passes_false, resolved_opener, scopes
+from amplint.analysis.project.opener_names import called_dtype, dotted_text, passes_false, resolved_opener, scopes
 
 # (key of the function that binds it, the opener as written, the holder as written ("ctx",
 # "self.autocast"), line of the binding, [(key of the function entering it, line of the `with`,
@@ -65,6 +65,7 @@ def holder_region_seeds(project, openers) -> list:
                     deciding = frozenset({caller, path})
                     # a disabled one (or one the call passes `enabled=False`) only turns an outer region off
                     stand_in = SimpleNamespace(items=[SimpleNamespace(context_expr=call)])
+                    info = called_dtype(project, info, cite, stand_in, written)
                     if info[0].value != "disabled" and not passes_false(stand_in, written, param):
                         for with_key, with_line, span in withs:
                             where = f"`with {holder}:` at {shown}:{with_line}, {desc}"

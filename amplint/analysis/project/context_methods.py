@@ -45,7 +45,7 @@ from amplint.analysis.facts.region_entries import EntryContextRegion
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.context_openers import own_seeds
-from amplint.analysis.project.opener_names import dotted_text, passes_false
+from amplint.analysis.project.opener_names import called_dtype, dotted_text, note_dtype_param, passes_false
 from amplint.analysis.project.context_params import seeds_under
 
 # (file, "Class.method") -> ((enabled, device, dtype), what to cite, its `enabled` parameter)
@@ -79,6 +79,7 @@ def method_region_seeds(project) -> list:
             if found is None:
                 continue
             info, cite, param, paths = found
+            info = called_dtype(project, info, cite, node, written)
             desc = f"{written}() at {project.display(caller)}:{line} ({cite})"
             deciding = frozenset({caller, *paths})
             if info[0] is not Enabled.FALSE and not passes_false(node, written, param):
@@ -115,6 +116,8 @@ def _region(project, methods: Methods, caller: str, key: str, receiver, attr: st
     cite = active[0][1] + ("" if len(active) == 1 else f" (and {len(active) - 1} more)")
     if enabled is Enabled.MAYBE and "on some paths" not in cite:
         cite += " on some paths"
+    if any(o[1] in project.__dict__.get("_dtype_param_openers", ()) for o in active):
+        project.__dict__["_dtype_param_openers"].add(cite)  # one of them takes its dtype from a parameter
     info = (enabled, devices.pop() if len(devices) == 1 else None, dtypes.pop() if len(dtypes) == 1 else None)
     paths = {target[0] for target, *_ in targets}
     return info, cite, (params.pop() if len(params) == 1 else None), paths
@@ -197,6 +200,7 @@ def _methods(project) -> Methods:
                 cite = (f"`{cls_name}.{name}()` of {shown}:{lines.get(id(frame.node.name), 0)} {how} "
                         f"at {shown}:{lines.get(id(node), 0)}{maybe}")
                 found[(path, f"{cls_name}.{name}")] = ((enabled, inner.device, inner.dtype), cite, param)
+                note_dtype_param(project, inner, cite)
     return found
 
 

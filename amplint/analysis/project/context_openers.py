@@ -41,7 +41,8 @@ from amplint.analysis.project.candidates import Candidate
 from amplint.analysis.project.context_params import rebound_names, seeds_under
 from amplint.analysis.project.context_prefilters import may_open, may_open_method, opener_text_tests
 from amplint.analysis.project.module_defs import parse_or_none
-from amplint.analysis.project.opener_names import dotted_text, passes_false, resolved_opener  # noqa: F401  (re-exported)
+from amplint.analysis.project.opener_names import (  # noqa: F401  (re-exported)
+    called_dtype, dotted_text, note_dtype_param, passes_false, resolved_opener)
 
 # name -> [(file, (enabled, device, dtype), what to cite, its `enabled` parameter or None,
 #           whether it passes its `**kwargs` on to the autocast)]
@@ -74,6 +75,7 @@ def opener_region_seeds(project) -> list:
                 for path, info, cite, param, forwards in openers[name]:
                     if found != (path, (name,)) or path == caller:
                         continue
+                    info = called_dtype(project, info, cite, node, written)
                     desc = f"{written}() at {project.display(caller)}:{line} ({cite})"
                     deciding = frozenset({caller, path})
                     # a disabled one (or one the call passes `enabled=False`) only turns an outer region off
@@ -138,6 +140,7 @@ def _openers(project) -> Tuple[Openers, Openers]:
                     f"at {shown}:{lines.get(id(node), 0)}{maybe}")
             forwards = inner.forwards is not None and inner.forwards == _kwargs_name(frame)
             table.setdefault(name, []).append((path, (enabled, inner.device, inner.dtype), cite, param, forwards))
+            note_dtype_param(project, inner, cite)
             if inner.cache_off:  # the EntryContextRegions of its calls say so (AMP150 reads it)
                 project.__dict__.setdefault("_cache_off_openers", set()).add(cite)
     return found, factories

@@ -62,3 +62,22 @@ def scopes(tree: ast.Module) -> Iterator[Tuple[ast.AST, ast.AST, str]]:
                 inner = f"{key}.{child.name}" if key else child.name
                 yield node, child, inner
                 stack.append((child, inner))
+
+
+def called_dtype(project, info: tuple, cite: str, with_node, written: str) -> tuple:
+    """(enabled, device, dtype) of an opener's region at one `with` of it: an opener whose
+    autocast takes `dtype=` from its own parameter (facts/opener_dtypes.py; its `info` holds the
+    default's dtype) gives no dtype where the call passes any argument (it may pass another)."""
+    if cite not in project.__dict__.get("_dtype_param_openers", ()):
+        return info
+    for item in with_node.items:
+        call = item.context_expr
+        if isinstance(call, ast.Call) and dotted_text(call.func) == written and (call.args or call.keywords):
+            return info[0], info[1], None
+    return info
+
+
+def note_dtype_param(project, inner, cite: str) -> None:
+    """Remember that the opener cited as `cite` takes its dtype from a parameter."""
+    if getattr(inner, "dtype_param", None) is not None:
+        project.__dict__.setdefault("_dtype_param_openers", set()).add(cite)

@@ -7,16 +7,23 @@ waveglow_from_config(cfg, fp16_run).cuda()` trained by a plain optimizer, AMP152
 callee's side is read from its text with `ast` (project/return_values.py `return_kind`), one
 summary per file.
 
+Methods too: `Cls.m(...)` of an imported project class whose staticmethod or classmethod `m`
+returns the kind (`DistUtils.local_device()`), keyed "Cls.m" (round 41); looked up only in files
+whose text writes `@staticmethod` or `@classmethod`.
+
 Asked only where a fact can meet the call (cost, issue 34): a file that imports a project name
 it calls; "device" only where it writes `autocast(`, "finfo" only where it writes a fill
 (`fill`), both only in a file that may run under autocast; "half" only where it builds a
-`torch.optim.` optimizer over `.parameters()` and writes neither `autocast` nor `GradScaler`;
+`torch.optim.` optimizer over `.parameters()` and writes neither `autocast` nor `GradScaler`
+(AMP152), or where it reduces (`.sum(`, `.mean(`, ...) and writes `.half(`
+(AMP140/AMP141's float16 values: latent-diffusion's `model = load_model_from_config(...)`);
 the imports read from the text (no summary made for this); a callee only in a
 file whose text holds `device(` / `finfo(` / `.half()` (checked through re-exports before
 anything is resolved)."""
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Sequence, Tuple
 
 from amplint.analysis.facts.returned_values import EntryReturn
@@ -26,6 +33,8 @@ from amplint.analysis.project.site_text import CodeText
 
 # the kinds a file's text may need: the fact that reads each, written where it meets the call
 _NEEDS = {"device": "autocast(", "finfo": "fill", "half": "torch.optim."}
+_METHOD_CALLED = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s*\(")
+_REDUCES = re.compile(r"\.(sum|mean|norm|var|std|exp)\(")
 
 
 def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturn, ...]]:
@@ -37,19 +46,34 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
         kinds = {kind for kind, word in _NEEDS.items() if word in text}
         if "half" in kinds and ("autocast" in text or "GradScaler" in text or ".parameters()" not in text):
             kinds.discard("half")  # AMP152 reads a file that trains without either
+        if ".half(" in text and _REDUCES.search(text):
+            kinds.add("half")  # AMP140/AMP141 read a half model's outputs (a file casting its inputs too)
         if kinds - {"half"} and not may_run_under_autocast(project, path):
             kinds -= {"device", "finfo"}
         if not kinds:
             continue
         words = [KIND_WORDS[kind] for kind in sorted(kinds)]
         entries: List[EntryReturn] = []
-        for name, ref in _imported_calls(project, path, text):
-            if not leads_to(project, path, ref, lambda p: _may_return(project, p, words), False):
+        methods = {}  # imported name -> the attributes called on it (`Dist.local_device()`)
+        for name, attr in _METHOD_CALLED.findall(text):
+            methods.setdefault(name, set()).add(attr)
+        code = CodeText(text)
+        calls = [(name, ref, "") for name, ref in _imported_calls(project, path, code, set(CALLED.findall(text)))]
+        calls += [(name, ref, attr) for name, ref in _imported_calls(project, path, code, set(methods))
+                  for attr in sorted(methods[name])]
+        leads: Dict[Tuple[str, bool], bool] = {}  # per reference: `torch` is called on many attributes
+        for name, ref, method in calls:
+            key = (ref, bool(method))
+            if key not in leads:  # a method of a class: a file that writes a staticmethod or classmethod
+                leads[key] = leads_to(project, path, ref, lambda p: _may_return(project, p, words, bool(method)), False)
+            if not leads[key]:
                 continue
             target = project.resolve_ref(path, ref)
             if target is None or len(target[1]) != 1 or target[0] == path:
                 continue
             where, (attr,) = target
+            if method:  # a staticmethod or classmethod of the imported class
+                name, attr = f"{name}.{method}", f"{attr}.{method}"
             kind = return_kind(where, project.files.get(where) or "", attr)
             if kind is None or kind[0] not in kinds:
                 continue
@@ -61,12 +85,10 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
     return found
 
 
-def _imported_calls(project, path: str, text: str) -> List[Tuple[str, str]]:
+def _imported_calls(project, path: str, code: CodeText, called) -> List[Tuple[str, str]]:
     """(name, the reference it imports) for the names the file imports once at module level and
     calls, read from its text (site_text.py: no parse, no summary); from its summary where one
     is made and the text reader cannot vouch for its imports."""
-    called = set(CALLED.findall(text))
-    code = CodeText(text)
     summary = project.summaries.get(path)
     imports = summary.imports if summary is not None else {}
     found = []
@@ -84,6 +106,8 @@ def _imported_calls(project, path: str, text: str) -> List[Tuple[str, str]]:
     return found
 
 
-def _may_return(project, path: str, words) -> bool:
+def _may_return(project, path: str, words, method: bool = False) -> bool:
     text = project.files.get(path) or ""
+    if method and "@staticmethod" not in text and "@classmethod" not in text:
+        return False
     return "return" in text and any(word in text for word in words)

@@ -16,7 +16,8 @@ call (`return_kind`, read only in files whose text can return one: return_kinds.
 - "finfo": every `return` is `[-]torch.finfo(p.dtype).min/max` of one parameter `p` never
   rebound: ldm's `max_neg_value(t)` (AMP111, with the call's argument for `p`);
 - "half": every `return` gives one local that a statement of the function casts with `.half()`
-  (`model = model.half()`, `model.cuda().half()`): waveglow's builder (AMP152); `param` names
+  (`model = model.half()`, `model.cuda().half()`), or every `return` is itself a `.half()` call
+  (latent-diffusion's `return model.half()` loader): waveglow's builder (AMP152); `param` names
   the parameter guarding the cast (`if fp16_run:`), `bound` "off" when its default is
   False/None (a call leaving it out gets the float32 model)."""
 
@@ -195,22 +196,51 @@ def _module_kinds(text: str) -> Dict[str, Kind]:
     out: Dict[str, Kind] = {}
     lines = text.splitlines()
     for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef) and counts.get(stmt.name) == 1:
+            for key, function, method in _class_methods(stmt):
+                _add_kind(out, key, function, imports, lines, method)
         if not isinstance(stmt, ast.FunctionDef) or counts.get(stmt.name) != 1 or stmt.decorator_list:
             continue
-        own = "\n".join(lines[stmt.lineno - 1:stmt.end_lineno or stmt.lineno])
-        if any(word in own for word in KIND_WORDS.values()):  # its text can return one
-            kind = _kind(stmt, imports)
-            if kind is not None:
-                out[stmt.name] = kind if len(kind) == 5 else (*kind, stmt.lineno)  # type: ignore[assignment]
+        _add_kind(out, stmt.name, stmt, imports, lines, False)
     return out
 
 
-def _kind(function: ast.FunctionDef, imports: Dict[str, str]) -> Optional[Tuple[str, str, int, str]]:
+def _class_methods(cls: ast.ClassDef):
+    """("Cls.m", the def, whether its first parameter is the receiver) for the staticmethods and
+    classmethods of a class (a call `Cls.m(...)` reaches them), each defined once in its body."""
+    names = [s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for stmt in cls.body:
+        if not isinstance(stmt, ast.FunctionDef) or names.count(stmt.name) != 1 or len(stmt.decorator_list) != 1:
+            continue
+        decorator = stmt.decorator_list[0]
+        if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
+            yield f"{cls.name}.{stmt.name}", stmt, decorator.id == "classmethod"
+
+
+def _add_kind(out: Dict[str, Kind], key: str, function: ast.FunctionDef, imports, lines, method: bool) -> None:
+    own = "\n".join(lines[function.lineno - 1:function.end_lineno or function.lineno])
+    if any(word in own for word in KIND_WORDS.values()):  # its text can return one
+        kind = _kind(function, imports, method)
+        if kind is not None:
+            out[key] = kind if len(kind) == 5 else (*kind, function.lineno)  # type: ignore[assignment]
+
+
+def _kind(function: ast.FunctionDef, imports: Dict[str, str],
+          method: bool = False) -> Optional[Tuple[str, str, int, str]]:
+    """`method`: a classmethod, whose first parameter the call does not fill."""
     if not _terminates(function.body):
         return None  # a path may fall off the end (None)
     args = function.args
     positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-    local = set(positional) | {a.arg for a in args.kwonlyargs}
+    if method:
+        if not positional:
+            return None
+        receiver, positional = positional[0], positional[1:]
+        if _stores(function, receiver):
+            return None
+    else:
+        receiver = ""
+    local = set(positional) | {a.arg for a in args.kwonlyargs} | ({receiver} if receiver else set())
     local |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
     stored = set()
     returns = []
@@ -226,8 +256,11 @@ def _kind(function: ast.FunctionDef, imports: Dict[str, str]) -> Optional[Tuple[
                 return None
             returns.append(node.value)
     local |= stored
+    if all(_half_call(value) for value in returns):  # `return model.half()`: the cast is the value
+        return ("half", "", -1, "", returns[0].lineno)
     if all(isinstance(value, ast.Name) for value in returns):
-        return _half_kind(function, {value.id for value in returns}, stored)  # type: ignore[attr-defined]
+        found = _half_kind(function, {value.id for value in returns}, stored)  # type: ignore[attr-defined]
+        return None if found is not None and found[1] and receiver else found  # a guard's position would be off
     answers = {_value_kind(value, imports, local) for value in returns}
     if len(answers) != 1:
         return None
@@ -302,6 +335,16 @@ def _half_kind(function: ast.FunctionDef, names, stored) -> Optional[Kind]:
     default = defaults.get(guard)
     off = isinstance(default, ast.Constant) and default.value in (False, None)
     return ("half", guard, index, "off" if off else "", line)
+
+
+def _stores(function: ast.FunctionDef, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del))
+               for n in _own_nodes(function))
+
+
+def _half_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "half" \
+        and not node.args and not node.keywords
 
 
 def _undone_after(function: ast.FunctionDef, name: str, line: int) -> bool:

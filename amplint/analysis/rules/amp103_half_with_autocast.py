@@ -217,7 +217,7 @@ class HalfWithAutocast(Rule):
                         yield self._returned_report(site, entry, severity)
                     continue
                 if passed is None:
-                    stored = _stored_submodule(facts, site)
+                    stored = _stored_submodule(facts, site) or _stored_return(facts, site)
                     if stored is not None and self._is_model(facts, site):
                         yield self._wrapper_report(site, stored, severity, facts)
                     continue
@@ -410,7 +410,22 @@ _CONVERSIONS = {
 }
 
 
-def _stored_submodule(facts, site: CallSite):
+def _stored_return(facts, site: CallSite):
+    """As `_stored_submodule`, for a cast a function of this file returns (facts/returned_casts.py)
+    to a call whose value `__init__` stores: `self.mm_projector = build_vision_projector(cfg)`."""
+    returned = facts.returned_casts
+    if not returned:
+        return None
+    for call in facts.tree.calls:
+        found = returned.get(id(call.node))
+        if found is not None and found[1] is site:
+            stored = _stored_submodule(facts, call, moved=True)
+            if stored is not None:
+                return stored
+    return None
+
+
+def _stored_submodule(facts, site: CallSite, moved: bool = False):
     """(class, attribute, method, region) when the cast sits straight in a class's `__init__`
     and its value is stored in the instance (`self.module = module.half()`,
     `self.add_module("module", module.half())`, Megatron's Float16Module) or it halves one the
@@ -427,7 +442,11 @@ def _stored_submodule(facts, site: CallSite):
         return None
     small = stmt.body[0]
     attr = None
-    if isinstance(small, cst.Assign) and small.value is site.node and len(small.targets) == 1:
+    if moved:  # `site` is a call returning the cast value: `self.proj = build(cfg).cuda()`
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                and moved_root(small.value, site.frame) is site.node:
+            attr = self_attr(small.targets[0].target)
+    elif isinstance(small, cst.Assign) and small.value is site.node and len(small.targets) == 1:
         attr = self_attr(small.targets[0].target)
     elif isinstance(small, cst.Expr) and small.value is site.node:  # `self.module.half()` in place
         attr = self_attr(_strip_conversions(site.node.func.value))  # type: ignore[union-attr]
