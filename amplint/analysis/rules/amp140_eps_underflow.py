@@ -485,6 +485,9 @@ class EpsUnderflow(Rule):
             region = facts.active_region(frame).root
             where = "the autocast region at line {region}"
             related = {"region": region.origin}
+            call = dtypes.path_call(frame)
+            if call is not None:  # the value holds on the path through this call only
+                where, related["call"] = where + ", called at line {call}", call
             snippet = _short(code_of(ctx.module, operand))
             what = "a float16 value of "
             if region.external:  # no related lines: the message is not formatted
