@@ -348,9 +348,7 @@ def read_with_bindings(dtypes, walk) -> None:
     bindings = Bindings(dtypes)
     dtypes.bindings = bindings if bindings.expected else None
     walk(dtypes)
-    if dtypes.bindings is None:
-        return
-    for _ in range(MAX_ROUNDS - 1):
+    for _ in range(MAX_ROUNDS - 1 if dtypes.bindings is not None else 0):
         seeds = bindings.next_seeds()
         if seeds == bindings.seeds and bindings.next_certain == bindings.certain:
             break

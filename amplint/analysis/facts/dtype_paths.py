@@ -35,18 +35,16 @@ from amplint.analysis.facts.dtype_value import Dtype
 from amplint.analysis.facts.regions import Enabled
 
 MAX_STEPS = 3
-_LOW = frozenset({"float16", "bfloat16", "autocast"})
 
 
 def read_along_region_calls(dtypes, bindings, walk) -> None:
-    if bindings is None:
-        return
     done: Dict[int, Dict[str, Dtype]] = {}
     for _ in range(MAX_STEPS):
         found = _paths(dtypes, bindings, done)
         if not found:
             return
         done.update(found)
+        dtypes.bindings = bindings  # a file with nothing to bind still has paths to read
         dtypes.path_functions.update(found)
         for key, values in found.items():
             bindings.seeds[key] = values
@@ -94,9 +92,5 @@ def _paths(dtypes, bindings, done) -> Dict[int, Dict[str, Dtype]]:
         bound, site_key = site
         if bound is None or site_key != (region.device, region.dtype):
             continue
-        values = {name: value for name, value in bound.items() if isinstance(value, Dtype)}
-        low = dtypes.region_dtype(region)
-        if not any(value.options == {low} and low in _LOW for value in values.values()):
-            continue
-        found[key] = values
+        found[key] = {name: value for name, value in bound.items() if isinstance(value, Dtype)}
     return found
