@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import Dict
 
+import libcst as cst
+
 from amplint.analysis.facts.dtype_value import Dtype
 from amplint.analysis.facts.regions import Enabled
 
@@ -83,7 +85,8 @@ def _paths(dtypes, bindings, done) -> Dict[int, Dict[str, Dtype]]:
             if sites_at is None:
                 sites_at = {id(site.node): site.frame for site in dtypes.facts.tree.calls}
             caller = sites_at.get(call)
-            if caller is not None and dtypes.region_state(caller)[1]:
+            if caller is not None and dtypes.region_state(caller)[1] and _reaches(
+                    region.origin, caller, frame):
                 found[key] = {}
             continue
         site = bindings.sites.get(key, {}).get(call)
@@ -94,3 +97,20 @@ def _paths(dtypes, bindings, done) -> Dict[int, Dict[str, Dtype]]:
             continue
         found[key] = {name: value for name, value in bound.items() if isinstance(value, Dtype)}
     return found
+
+
+def _reaches(call, caller, function) -> bool:
+    """Whether `call`, which the call graph resolves to `function` by the def's bare name, runs
+    it: no scope between the call and the def binds that name otherwise (`_head = _head` in
+    the caller makes `_head` its local, and the region's call reaches no def)."""
+    func = getattr(call, "func", None)
+    name = getattr(getattr(function.node, "name", None), "value", None)
+    if not isinstance(func, cst.Name) or func.value != name:
+        return True  # an instance's `forward`, a method: not a lookup by the def's name
+    owner = function.parent.scope if function.parent is not None else None
+    scope = caller.scope
+    while scope is not None and scope is not owner:
+        if name in scope.bindings and name not in scope.functions:
+            return False
+        scope = scope.parent.scope if scope.parent is not None else None
+    return True

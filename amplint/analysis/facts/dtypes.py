@@ -112,6 +112,12 @@ class DtypeFacts:
             return "may"
         return None
 
+    def on_region_path(self, frame: Frame) -> bool:
+        """Whether `frame`'s values were read along the call that brings its function under
+        its region (amplint.analysis.facts.dtype_paths): a finding there cites that region."""
+        function = frame.function
+        return function is not None and id(function) in self.path_functions
+
     def path_call(self, frame: Frame) -> Optional[cst.CSTNode]:
         """The call a finding in `frame` must cite when its function was read along the call
         that brings it under its region (its values hold on that path only), else None."""
