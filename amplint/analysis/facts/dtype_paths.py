@@ -29,11 +29,11 @@ the next step (at most MAX_STEPS)."""
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Optional
 
 import libcst as cst
 
-from amplint.analysis.facts.dtype_value import Dtype
+from amplint.analysis.facts.dtype_value import Dtype, join
 from amplint.analysis.facts.regions import Enabled
 
 MAX_STEPS = 3
@@ -62,7 +62,7 @@ def _paths(dtypes, bindings, done) -> Dict[int, Dict[str, Dtype]]:
     bindable += list(bindings.by_attr.values()) + list(bindings.by_class.values()) + list(
         bindings.by_instance.values())
     recorded = {id(frame) for frame in bindable}
-    sites_at = None
+    callers = None
     for frame in dtypes.facts.tree.frames:
         key = id(frame)
         if frame.kind != "function" or key in found or key in done or key in bindings.certain:
@@ -73,30 +73,69 @@ def _paths(dtypes, bindings, done) -> Dict[int, Dict[str, Dtype]]:
             continue
         if dtypes.declared_region(frame) is not None:
             continue
-        if region.kind == "project":
-            # another file calls it under its region (the project pass cites that call):
-            # on that path its code surely runs under the region; its arguments stay unknown
+        wanted = (region.device, region.dtype)
+        if key in recorded:
+            # every call of the file is bound: join what the calls under the region pass
+            values = _joined(bindings, key, wanted)
+            if values is not None:
+                found[key] = values
+            continue
+        # its calls are not bound (an instance of a local, another class's method, a function
+        # another file runs under its region): the parameters stay unknown, the code surely
+        # runs under the region on the region's paths
+        if callers is None:
+            callers = _callers(dtypes)
+        sites = callers.get(key, [])
+        if region.kind == "call" and not any(site.node is region.origin for site in sites):
+            continue
+        if all(_outside_or_sure(dtypes, site, wanted) and _reaches(site.node, site.frame, frame)
+               for site in sites):
             found[key] = {}
-            continue
-        call = id(region.origin)
-        if key not in recorded:
-            # its calls are not bound (an instance of a local, another class's method): the
-            # parameters stay unknown, the code surely runs under the region on this path
-            if sites_at is None:
-                sites_at = {id(site.node): site.frame for site in dtypes.facts.tree.calls}
-            caller = sites_at.get(call)
-            if caller is not None and dtypes.region_state(caller)[1] and _reaches(
-                    region.origin, caller, frame):
-                found[key] = {}
-            continue
-        site = bindings.sites.get(key, {}).get(call)
-        if site is None or not bindings.sure.get(key, {}).get(call):
-            continue  # not read under the region, or not surely under it
-        bound, site_key = site
-        if bound is None or site_key != (region.device, region.dtype):
-            continue
-        found[key] = {name: value for name, value in bound.items() if isinstance(value, Dtype)}
     return found
+
+
+def _joined(bindings, key, wanted) -> Optional[Dict[str, Dtype]]:
+    """The parameters' join over the calls under the region (each surely under it), None when
+    a call runs under another region or only maybe under it; calls outside any region are left
+    out (the values hold on the region's paths)."""
+    sites = bindings.sites.get(key, {})
+    sure = bindings.sure.get(key, {})
+    values: Dict[str, Optional[Dtype]] = {}
+    under = 0
+    for call, (bound, site_key) in sites.items():
+        if site_key is None:
+            continue
+        if site_key != wanted or not sure.get(call):
+            return None
+        under += 1
+        for name, value in (bound or {}).items():
+            value = value if isinstance(value, Dtype) and bound is not None else None
+            values[name] = join(values[name], value) if name in values else value
+        if bound is None:
+            values = {name: None for name in values}
+    if not under:
+        return None
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def _callers(dtypes) -> Dict[int, list]:
+    """id(function frame) -> the file's call sites the call graph resolves to it."""
+    graph = dtypes.facts.regions.callgraph
+    callers: Dict[int, list] = {}
+    for site in dtypes.facts.tree.calls:
+        for callee in graph.callees(site):
+            callers.setdefault(id(callee), []).append(site)
+    return callers
+
+
+def _outside_or_sure(dtypes, site, wanted) -> bool:
+    """A call outside any active region, or one surely under an enabled region of `wanted`'s
+    device and dtype: no call runs the function under another region or maybe under this one."""
+    region = dtypes.facts.active_region(site.frame)
+    if region is None:
+        return True  # autocast off there (no region, or a disabled one)
+    return (region.device, region.dtype) == wanted and region.enabled is Enabled.TRUE and \
+        dtypes.region_state(site.frame)[1]
 
 
 def _reaches(call, caller, function) -> bool:
