@@ -1,31 +1,33 @@
-"""Functions read along the call that brings them under a region, for
-amplint.analysis.facts.dtypes (one call string deep per step, following the chain of "call"
-regions facts/regions.py records).
+"""Functions read along the calls that bring them under a region (RULES.md, "Along a region's
+call path"), for amplint.analysis.facts.dtypes (one call string deep per step, following the
+chain of "call" regions facts/regions.py records).
 
-A function the file also runs outside any region (or under another region, or that other files
-may call) has no single value for its parameters: facts/dtype_params.py leaves them unknown,
-and code there joins the region's dtype with float32. Yet the function a region reaches through
-call C (its inherited region, kind "call", cites C) does run, on THAT path, under the region
-with the arguments C passes. So, once the context-insensitive readings are done, each such
-function is read once more along C:
+A function the file also runs outside any region (or that other files may call) has no single
+value for its parameters: facts/dtype_params.py leaves them unknown, and code there joins the
+region's dtype with float32. Yet the function a region reaches through call C (its inherited
+region, kind "call", cites C) does run, on the region's paths, under the region with what the
+region's calls pass. So, once the context-insensitive readings are done, each such function is
+read once more along them:
 
-- C surely runs under the region (inside a literal enabled `with`, or in a function that is
-  itself read along its own region call), and the region is enabled;
-- for a function whose calls dtype_params binds: C's bound arguments (their dtypes in the
-  caller's frame under the region, as the last reading saw them) hold at least one value that
-  is certainly the region's low dtype (`self.fc(h)`, `torch.sigmoid(...)` of one), else the
-  reading is skipped; its parameters then hold exactly what C passes (unknown stays unknown);
-- for a function whose calls are not bound (a public method, an instance held in a local):
-  its parameters stay unknown;
+- the region is enabled, and every call of the file that runs the function is either outside
+  any active region (left out: autocast is off there) or surely under an enabled region of the
+  same device and dtype (inside a literal enabled `with`, or in a function itself read along
+  its region call); a call under another region, or only maybe under one, leaves no path;
+- for a function whose calls dtype_params binds: its parameters hold the join of what those
+  calls under the region pass (their dtypes in the caller's frame, as the last reading saw
+  them; unknown stays unknown);
+- for a function whose calls are not bound (a method or `forward` of an instance held in a
+  local, a public method): its parameters stay unknown; the call graph must resolve the
+  region's call to it, and a bare name its caller rebinds reaches no def;
 - a function another file runs under an enabled region (kind "project", the project pass's
   cite) starts a path too, its parameters unknown;
 - on the path, the function's code surely runs under the region (DtypeFacts.region_state).
 
-The values the rules read for the function's body are then those of this path, and every
+The values the rules read for the function's body are then those of the region's paths
+(tests/dtype_recorder.py checks them against what ran while autocast was on), and every
 finding there cites the region through C ("called at line N under the autocast region at line
-M"), as for any "call" region. Other calls are never joined in: a path whose argument is not
-certainly half gives nothing. A callee of such a function is read along its own region call in
-the next step (at most MAX_STEPS)."""
+M"), as for any "call" region. A callee of such a function is read along its own region call
+in the next step (at most MAX_STEPS)."""
 
 from __future__ import annotations
 
