@@ -34,6 +34,10 @@ def record(source: str, filename: str, namespace: dict) -> Dict[Span, Set[str]]:
 
     code = compile(source, filename, "exec")
     seen: Dict[Span, Set[str]] = defaultdict(set)
+    on_region: Dict[Span, Set[str]] = defaultdict(set)  # the same, while autocast was on
+
+    def autocast_on() -> bool:
+        return torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda")
 
     class Recorder(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -48,6 +52,8 @@ def record(source: str, filename: str, namespace: dict) -> Dict[Span, Set[str]]:
                     if 0 <= index < len(positions) and None not in positions[index]:
                         line, end_line, col, end_col = positions[index]
                         seen[(line, col, end_line, end_col)].add(dtype_name(out.dtype))
+                        if autocast_on():
+                            on_region[(line, col, end_line, end_col)].add(dtype_name(out.dtype))
             return out
 
     def returns(frame, event, arg):
@@ -64,6 +70,8 @@ def record(source: str, filename: str, namespace: dict) -> Dict[Span, Set[str]]:
         if 0 <= index < len(positions) and None not in positions[index]:
             line, end_line, col, end_col = positions[index]
             seen[(line, col, end_line, end_col)].add(dtype_name(arg.dtype))
+            if autocast_on():
+                on_region[(line, col, end_line, end_col)].add(dtype_name(arg.dtype))
 
     namespace.setdefault("__name__", "amplint_dtype_program")
     with Recorder():
@@ -74,12 +82,26 @@ def record(source: str, filename: str, namespace: dict) -> Dict[Span, Set[str]]:
             pass
         finally:
             sys.setprofile(None)
-    return dict(seen)
+    return Observed(seen, on_region)
+
+
+class Observed(dict):
+    """What each span produced; `on_region`: what it produced while autocast was on."""
+
+    def __init__(self, seen, on_region) -> None:
+        super().__init__(seen)
+        self.on_region = dict(on_region)
 
 
 def predictions(source: str, entries=()) -> Dict[Span, object]:
     """The dtype fact's value for every expression it valued, by span (`entries`: regions the
     project pass would put around the program's functions)."""
+    return _predictions(source, entries)[0]
+
+
+def _predictions(source: str, entries=()):
+    """(predictions by span, the line ranges of the functions the fact read along a region's
+    call: their values hold on the region's paths only, facts/dtype_paths.py)."""
     module = cst.parse_module(source)
     facts = FileFacts(module, tuple(entries))
     values = facts.dtypes.values
@@ -90,20 +112,28 @@ def predictions(source: str, entries=()) -> Dict[Span, object]:
         if value is not None:
             key = (span.start.line, span.start.column, span.end.line, span.end.column)
             found[key] = value
-    return found
+    paths = [(positions[frame.node].start.line, positions[frame.node].end.line)
+             for frame in facts.tree.frames if id(frame) in facts.dtypes.path_functions]
+    return found, paths
 
 
 def compare(source: str, observed: Dict[Span, Set[str]], region_dtype: str,
             entries=()) -> Tuple[int, int, List[str]]:
     """(expressions checked, exact predictions confirmed, failures)."""
-    predicted = predictions(source, entries)
+    predicted, paths = _predictions(source, entries)
     lines = source.splitlines()
     checked = confirmed = 0
     failures: List[str] = []
+    on_region = getattr(observed, "on_region", None)
     for span, dtypes in sorted(observed.items()):
         value = predicted.get(span)
         if value is None:
             continue  # unknown: allowed
+        if on_region is not None and any(start <= span[0] <= end for start, end in paths):
+            # read along the region's call: the value holds where the region runs it
+            dtypes = on_region.get(span, set())
+            if not dtypes:
+                continue
         checked += 1
         options = {region_dtype if o == "autocast" else o for o in value.options}
         if value.conditional and not dtypes <= ELIGIBLE:

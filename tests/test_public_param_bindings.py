@@ -39,11 +39,15 @@ def test_clean_twin_passes_float32():
     assert _amp140(((CALL, "weights, depth = alpha_compositing(alphas.float(), z_vals)"),)) == []
 
 
-def test_a_second_call_outside_the_region_leaves_it_unknown():
-    # the helper also runs outside any region, on float32: not one dtype, not bound
+def test_a_second_call_outside_the_region_keeps_the_region_s_path():
+    # the helper also runs outside any region, on float32; on the path through the region's
+    # call it gets float16 (facts/dtype_paths.py), and the finding cites that call
     both = "    @torch.no_grad()\n    def render_fp32(self, alphas, z_vals):\n" \
            "        return alpha_compositing(alphas, z_vals)\n\n    def forward("
-    assert _amp140((("    def forward(", both),)) == []
+    assert _amp140((("    def forward(", both),)) == [FINDING]
+    # the region's call passing float32: silent, whatever the other call passes
+    assert _amp140((("    def forward(", both),
+                    (CALL, "weights, depth = alpha_compositing(alphas.float(), z_vals)"))) == []
 
 
 def test_a_helper_the_file_passes_on_is_unknown():
@@ -87,9 +91,14 @@ def test_the_fact_binds_a_public_function_every_call_of_which_runs_under_one_reg
     from test_dtype_params import value_of
 
     assert value_of(PUBLIC, "x.view(-1)") == {"float16"}
-    # a call outside the region too: not every path of the file passes float16
+    # a call outside the region too: not every path of the file passes float16, but the path
+    # through the region's call does (facts/dtype_paths.py)
     outside = PUBLIC + "\n\ndef eval_head(h, w):\n    return head(h @ w)\n"
-    assert value_of(outside, "x.view(-1)") is None
+    assert value_of(outside, "x.view(-1)") == {"float16"}
+    # the region's call passes a float32 value: float32 on that path (`view` keeps it), and
+    # the other call is never joined in
+    cast = outside.replace("        return head(h @ w)", "        return head((h @ w).float())")
+    assert value_of(cast, "x.view(-1)") == {"float32"}
     # passed on as a value: calls the file does not show
     hooks = PUBLIC + "\n\nHOOKS = [head]\n"
     assert value_of(hooks, "x.view(-1)") is None

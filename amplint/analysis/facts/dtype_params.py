@@ -348,13 +348,14 @@ def read_with_bindings(dtypes, walk) -> None:
     bindings = Bindings(dtypes)
     dtypes.bindings = bindings if bindings.expected else None
     walk(dtypes)
-    if dtypes.bindings is None:
-        return
-    for _ in range(MAX_ROUNDS - 1):
+    for _ in range(MAX_ROUNDS - 1 if dtypes.bindings is not None else 0):
         seeds = bindings.next_seeds()
         if seeds == bindings.seeds and bindings.next_certain == bindings.certain:
-            return
+            break
         bindings.seeds, bindings.certain = seeds, bindings.next_certain
         bindings.sites, bindings.sure = {}, {}
         dtypes.values, dtypes.region_nodes = {}, []
         walk(dtypes)
+    from amplint.analysis.facts.dtype_paths import read_along_region_calls
+
+    read_along_region_calls(dtypes, bindings, walk)

@@ -58,6 +58,9 @@ class DtypeFacts:
         self.bindings = None  # parameters bound at call sites (amplint.analysis.facts.dtype_params)
         self._module_counts: Optional[Dict[str, int]] = None
         self.returns_value: Dict[int, bool] = {}  # id(def) -> dtype_calls' answer, per file
+        # id(function frame) of those read along the call that brings them under a region
+        # (amplint.analysis.facts.dtype_paths)
+        self.path_functions: Dict[int, object] = {}
         from amplint.analysis.facts.dtype_params import read_with_bindings
         from amplint.analysis.facts.dtype_walk import walk_module
 
@@ -109,6 +112,21 @@ class DtypeFacts:
             return "may"
         return None
 
+    def on_region_path(self, frame: Frame) -> bool:
+        """Whether `frame`'s values were read along the call that brings its function under
+        its region (amplint.analysis.facts.dtype_paths): a finding there cites that region."""
+        function = frame.function
+        return function is not None and id(function) in self.path_functions
+
+    def path_call(self, frame: Frame) -> Optional[cst.CSTNode]:
+        """The call a finding in `frame` must cite when its function was read along the call
+        that brings it under its region (its values hold on that path only), else None."""
+        function = frame.function
+        if function is None or id(function) not in self.path_functions or getattr(
+                function.inherited, "kind", None) != "call":
+            return None  # a region of another file: cited as the project pass words it
+        return function.inherited.origin  # type: ignore[union-attr]
+
     # -- regions --------------------------------------------------------------------------
     def region_state(self, frame: Frame):
         """(region, certain): the active region around `frame` and whether code there surely
@@ -117,9 +135,10 @@ class DtypeFacts:
         if region is None:
             return None, True
         certain = region.enabled is Enabled.TRUE and region.kind in ("with", "decorator")
-        if not certain and region.kind == "call" and self.bindings is not None:
+        if not certain and region.kind in ("call", "project") and self.bindings is not None:
             # every call of the function in the file surely runs under this region
-            # (amplint.analysis.facts.dtype_params)
+            # (amplint.analysis.facts.dtype_params), or the function is read along the call
+            # that brings it under the region (amplint.analysis.facts.dtype_paths)
             function = frame.function
             certain = function is not None and function.inherited is region \
                 and id(function) in self.bindings.certain and frame.function is frame.scope

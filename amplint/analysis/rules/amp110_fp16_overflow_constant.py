@@ -351,6 +351,8 @@ class Fp16OverflowConstant(Rule):
     @staticmethod
     def _overflows(values: FillValues, const: Const, known: Optional[str], frame: Frame):
         """(where, related) when the constant overflows the tensor's dtype here, else None."""
+        if known in ("float16", "bfloat16") and values.facts.dtypes.on_region_path(frame):
+            known = None  # the dtype holds on the region's call path: cite the region below
         if known == "float16":
             return "(the tensor is float16)", {}, "float16"
         if known == "bfloat16":

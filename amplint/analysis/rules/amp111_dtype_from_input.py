@@ -344,7 +344,11 @@ class DtypeFromInput(Rule):
                 x_entry = escape.read(x)
                 if x_entry is None or x_entry.kind not in ("param", "other", "f32") \
                         or x_entry.in_region:
-                    continue
+                    if _half_by_fact(facts, target, x, frame) is None:
+                        continue
+                    # made under the region, float32 there (a factory, a float32 helper's
+                    # return): the dtype fact shows both dtypes on the region's path
+                    origin = "float32 (what the file's code makes it)"
             root = escape._root(target, frame)
             if isinstance(root, cst.Name) and root.value == x.value:
                 continue

@@ -266,9 +266,48 @@ class EpsUnderflow(Rule):
             "    with torch.autocast('cuda', dtype=torch.float16):\n"
             "        return net(x).mean()\n",
         ),
+        Flag(  # the same network also evaluated outside the autocast: the training step still
+            # runs the pixel norm on the float16 conv output (RULES.md, "Along a region's call
+            # path"); the finding cites the call and the region
+            "import torch\nimport torch.nn as nn\n"
+            "class PixelNorm(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.conv = nn.Conv2d(3, 8, 3)\n"
+            "        self.norm = PixelNorm()\n"
+            "    def forward(self, x):\n"
+            "        return self.norm(self.conv(x))\n"
+            "net = Net().cuda()\n"
+            "def train(x):\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n"
+            "        return net(x).mean()\n"
+            "def evaluate(x):\n"
+            "    return net(x).mean()\n",
+        ),
+        Flag(  # the pixel norm also called elsewhere with a value of unknown dtype: on the
+            # region's path its `x` is the float16 conv output
+            "import torch\nimport torch.nn as nn\n"
+            "class PixelNorm(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        return x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + 1e-8)\n"
+            "class Generator(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.conv = nn.Conv2d(3, 8, 3)\n"
+            "        self.norm = PixelNorm()\n"
+            "    def forward(self, x):\n"
+            "        with torch.autocast('cuda', dtype=torch.float16):\n"
+            "            return self.norm(self.conv(x))\n"
+            "    def style(self, w):\n"
+            "        return self.norm(w)\n",
+        ),
     ]
     clean = [
-        # the same network also evaluated outside the autocast: float32 there
+        # the region's call passes the conv output cast back to float32 (the network is also
+        # evaluated outside the autocast): float32 on the region's path, 1e-8 is held
         "import torch\nimport torch.nn as nn\n"
         "class PixelNorm(nn.Module):\n"
         "    def forward(self, x):\n"
@@ -279,14 +318,14 @@ class EpsUnderflow(Rule):
         "        self.conv = nn.Conv2d(3, 8, 3)\n"
         "        self.norm = PixelNorm()\n"
         "    def forward(self, x):\n"
-        "        return self.norm(self.conv(x))\n"
+        "        return self.norm(self.conv(x).float())\n"
         "net = Net().cuda()\n"
         "def train(x):\n"
         "    with torch.autocast('cuda', dtype=torch.float16):\n"
         "        return net(x).mean()\n"
         "def evaluate(x):\n"
         "    return net(x).mean()\n",
-        # the same pixel norm also called with a value of unknown dtype: its `x` is unknown
+        # the same, the pixel norm also called elsewhere with a value of unknown dtype
         "import torch\nimport torch.nn as nn\n"
         "class PixelNorm(nn.Module):\n"
         "    def forward(self, x):\n"
@@ -298,7 +337,7 @@ class EpsUnderflow(Rule):
         "        self.norm = PixelNorm()\n"
         "    def forward(self, x):\n"
         "        with torch.autocast('cuda', dtype=torch.float16):\n"
-        "            return self.norm(self.conv(x))\n"
+        "            return self.norm(self.conv(x).float())\n"
         "    def style(self, w):\n"
         "        return self.norm(w)\n",
         # called with bfloat16 (CPU autocast): 1e-8 is held
@@ -485,6 +524,9 @@ class EpsUnderflow(Rule):
             region = facts.active_region(frame).root
             where = "the autocast region at line {region}"
             related = {"region": region.origin}
+            call = dtypes.path_call(frame)
+            if call is not None:  # the value holds on the path through this call only
+                where, related["call"] = where + ", called at line {call}", call
             snippet = _short(code_of(ctx.module, operand))
             what = "a float16 value of "
             if region.external:  # no related lines: the message is not formatted

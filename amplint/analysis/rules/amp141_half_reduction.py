@@ -417,6 +417,9 @@ class HalfReduction(Rule):
             region = facts.active_region(frame).root
             where, related = "a float16 value of the autocast region at line {region}", {
                 "region": region.origin}
+            call = facts.dtypes.path_call(frame)
+            if call is not None:  # the value holds on the path through this call only
+                where, related["call"] = where + ", called at line {call}", call
             if region.external:
                 where, related = "a float16 value of " + region.external, {}  # not formatted
                 if id(node) in maybe:

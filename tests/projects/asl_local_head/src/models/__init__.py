@@ -1,0 +1,3 @@
+from .backbone import create_model
+
+__all__ = ["create_model"]
