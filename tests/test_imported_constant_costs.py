@@ -1,0 +1,162 @@
+"""What the imported-constant search (AMP110 across files, project/imported_constants.py) reads
+on a project where many files import from the same modules (issue 34): counted, not timed.
+
+A generated project in OpenNMT-py's layout: onmt/constants.py holds `MASK_VALUE = 1e18`,
+onmt/utils/misc.py helpers, and each of k attention modules under onmt/modules/ imports both and
+masks its scores with `-MASK_VALUE` (float16 under train.py's autocast: AMP110). k encoders under
+onmt/encoders/ import the same helpers and fill nothing. transformers has this shape at scale:
+~440 files that fill import ~3,000 names, most from a handful of modules (modeling_utils,
+utils/__init__), and the base code searched the defining module's text once per importing file
+(and every one of the 2,912 texts for the fill names with a slow pattern)."""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from amplint.analysis.project import build
+from amplint.analysis.project import imported_constants
+
+CONSTANTS = "MASK_VALUE = 1e18\nPAD_WORD = '<blank>'\n"
+MISC = """import torch
+
+
+def aeq(*args):
+    first = args[0]
+    assert all(arg == first for arg in args[1:])
+
+
+def sequence_mask(lengths, max_len=None):
+    max_len = max_len or int(lengths.max())
+    return torch.arange(max_len, device=lengths.device) < lengths.unsqueeze(1)
+"""
+ATTENTION = """import torch
+import torch.nn as nn
+
+from onmt.constants import MASK_VALUE
+from onmt.utils.misc import aeq, sequence_mask
+
+
+class MultiHeadedAttention{i}(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.query = nn.Linear(dim, dim)
+        self.key = nn.Linear(dim, dim)
+
+    def forward(self, x, lengths):
+        aeq(x.size(0), lengths.size(0))
+        scores = torch.matmul(self.query(x), self.key(x).transpose(1, 2))
+        mask = ~sequence_mask(lengths, x.size(1)).unsqueeze(1)
+        scores = scores.masked_fill(mask, -MASK_VALUE)
+        return torch.softmax(scores, -1)
+"""
+ENCODER = """import torch.nn as nn
+
+from onmt.utils.misc import aeq, sequence_mask
+
+
+class RNNEncoder{i}(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.rnn = nn.LSTM(dim, dim, batch_first=True)
+
+    def forward(self, x, lengths):
+        aeq(x.size(0), lengths.size(0))
+        return self.rnn(x)[0] * sequence_mask(lengths).unsqueeze(-1)
+"""
+TRAIN = """import torch
+
+from onmt.modules.attn0 import MultiHeadedAttention0
+
+
+def train(batches, dim):
+    model = MultiHeadedAttention0(dim).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    scaler = torch.cuda.amp.GradScaler()
+    for x, lengths in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x.cuda(), lengths.cuda()).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+"""
+
+
+ROOT = "opennmt_fork"
+
+
+def _files(k: int):
+    files = {"onmt/__init__.py": "", "onmt/constants.py": CONSTANTS, "onmt/utils/__init__.py": "",
+             "onmt/utils/misc.py": MISC, "onmt/modules/__init__.py": "", "onmt/encoders/__init__.py": "",
+             "train.py": TRAIN}
+    for i in range(k):
+        files[f"onmt/modules/attn{i}.py"] = ATTENTION.replace("{i}", str(i))
+        files[f"onmt/encoders/rnn{i}.py"] = ENCODER.replace("{i}", str(i))
+    return {f"{ROOT}/{path}": text for path, text in files.items()}
+
+
+class _Reads(dict):
+    """The project's texts, counting who reads which."""
+
+    def __init__(self, files):
+        super().__init__(files)
+        self.reads = collections.Counter()
+
+    def get(self, path, default=None):
+        self.reads[path] += 1
+        return super().get(path, default)
+
+
+def _search(monkeypatch, k: int):
+    project = build(_files(k))
+    project.summarise(project.python)  # as on transformers, where ~440 files that fill are summarised
+    project.files = reads = _Reads(project.files)
+    searched = collections.Counter()
+    fills = imported_constants._FILLS
+
+    class Counting:
+        def search(self, text, *args):
+            searched[text] += 1
+            return fills.search(text, *args)
+
+    monkeypatch.setattr(imported_constants, "_FILLS", Counting())
+    return imported_constants.constant_entries(project, project.python), reads.reads, searched
+
+
+@pytest.mark.parametrize("k", [4, 16])
+def test_a_module_many_files_import_from_is_read_once_per_name(monkeypatch, k):
+    found, reads, _ = _search(monkeypatch, k)
+    assert sorted(found) == [f"{ROOT}/onmt/modules/attn{i}.py" for i in sorted(range(k), key=str)]
+    for entries in found.values():
+        assert [(e.target, e.value, e.cite) for e in entries] == [("MASK_VALUE", 1e18, "onmt/constants.py:1")]
+    # each text is read once as an importer; then constants.py once for MASK_VALUE's binding and
+    # once for its value, misc.py once for each of its two names (base: once per importing
+    # file: k + 2 and 2k + 1)
+    assert reads[f"{ROOT}/onmt/constants.py"] == 3
+    assert reads[f"{ROOT}/onmt/utils/misc.py"] == 3
+
+
+def test_a_text_that_fills_nothing_is_not_searched_for_the_fill_names(monkeypatch):
+    files = _files(8)
+    _, _, searched = _search(monkeypatch, 8)
+    fill_texts = {text for text in files.values() if "masked_fill(" in text}
+    assert set(searched) == fill_texts  # base: every text of the project, encoders included
+    assert all(count == 1 for count in searched.values())
+
+
+def test_every_fill_name_ends_as_the_quick_test_asks():
+    for name in imported_constants.FILL_NAMES:
+        assert imported_constants._FILL_ENDS.search(f"x.{name} (y, 0)")
+        assert imported_constants._FILLS.search(f"x.{name} (y, 0)")
+    assert imported_constants._FILL_ENDS.search("x.fully(y)") is None
+
+
+def test_the_fill_of_the_imported_constant_is_reported():
+    from amplint.analysis.engine import Settings
+    from amplint.analysis.project import lint_project
+    from project_files import project_findings
+
+    found = [f for f in project_findings(lint_project(_files(2), Settings.default())) if f[2] == "AMP110"]
+    assert found == [("onmt/modules/attn0.py", 18, "AMP110")]
