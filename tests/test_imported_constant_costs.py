@@ -146,11 +146,22 @@ def test_a_text_that_fills_nothing_is_not_searched_for_the_fill_names(monkeypatc
     assert all(count == 1 for count in searched.values())
 
 
+@pytest.mark.parametrize("text", [
+    "x.masked_fill(m, v)", "x.masked_fill_ (m, v)", "index_fill_(x, 0, i, v)", "torch.full_like(x, v)",
+    "x.new_full((2,), v)", "torch.full\n(s, v)", "x.fill_(v)", "xmasked_fill(m, v)", "refill(x)", "_fill(x)",
+    "prefill_(x)", "x.full_likes(v)", "fully(x)", "full", "masked_fill", "a = 1  # full(", "fullfill(x)",
+    "x.masked_fillfill_(v)", "index_full(x)", "new_fill_(x)",
+])
+def test_the_quick_fill_test_answers_as_the_fill_pattern(text):
+    expected = imported_constants._FILLS.search(text) is not None
+    assert imported_constants._calls_a_fill(text) == expected
+    assert imported_constants._calls_a_fill("import torch\n" + text + "\n") == expected
+
+
 def test_every_fill_name_ends_as_the_quick_test_asks():
     for name in imported_constants.FILL_NAMES:
-        assert imported_constants._FILL_ENDS.search(f"x.{name} (y, 0)")
-        assert imported_constants._FILLS.search(f"x.{name} (y, 0)")
-    assert imported_constants._FILL_ENDS.search("x.fully(y)") is None
+        end = imported_constants._FILL_ENDS.search(f"x.{name} (y, 0)")
+        assert end is not None and end.start() >= len("x.") and end.start() - len("x.") <= 7
 
 
 def test_the_fill_of_the_imported_constant_is_reported():
