@@ -171,3 +171,17 @@ def test_the_fill_of_the_imported_constant_is_reported():
 
     found = [f for f in project_findings(lint_project(_files(2), Settings.default())) if f[2] == "AMP110"]
     assert found == [("onmt/modules/attn0.py", 18, "AMP110")]
+
+
+@pytest.mark.parametrize("text, name", [("aaa", "aa"), ("aaaa", "aa"), ("x = INF\nINF", "INF"), ("INF", "INF"),
+                                        ("", "INF"), ("INFINF", "INF"), ("IN F INF", "INF")])
+def test_twice_counts_as_str_count(text, name):
+    assert imported_constants._twice(text, name) == (text.count(name) >= 2)
+
+
+@pytest.mark.parametrize("text, bound", [("INF = 1e9\n", True), ("x = 1\nINF: float = -1e9\n", True),
+                                         ("x = 1\n  INF = 1e9\n", False), ("xINF = 1e9\n", False),
+                                         ("x = 1\r\nINF = (1e9)\n", True), ("x = 1\rINF = 1e9\n", False),
+                                         ("INF = float('inf')", True), ("INF = BIG\n", False)])
+def test_a_name_starting_a_line_is_searched(text, bound):
+    assert imported_constants._binds_a_number(text, "INF", {}) is bound

@@ -15,8 +15,8 @@ Cost: text tests first (the importing file must call a fill, the defining file m
 for none); the defining files that pass are read from their `ast` tree (shared,
 parsing.python_tree), each once. A module many files import from (transformers' modeling_utils,
 utils/__init__: ~3,000 imports of the files that fill) is searched once per name it is asked
-for, not once per importing file, and a text with no `fill`/`full` before a `(` is not searched
-for the fill names at all (issue 34)."""
+for, not once per importing file, and only where the name starts a line; a text is searched
+for the fill names only around a `fill`/`full` before a `(` (issue 34)."""
 
 from __future__ import annotations
 
@@ -62,15 +62,10 @@ def constant_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCons
             continue
         entries: List[EntryConstant] = []
         for name, ref in sorted(summary.imports.items()):
-            if ref.startswith(("?", "@")) or text.count(name) < 2:
+            if ref.startswith(("?", "@")) or not _twice(text, name):
                 continue
             attr = ref.rsplit(".", 1)[-1]
-            defines = patterns.get(attr)
-            if defines is None:
-                # a module-level `NAME = <number>` (a literal, signed, in parentheses, or `float(`)
-                defines = patterns[attr] = re.compile(
-                    rf"^{re.escape(attr)}\s*(?::[^=\n]*)?=\s*[-+(\s]*(?:\d|\.\d|float\s*\()", re.M)
-            where = _defining_file(project, path, ref, (attr, defines), defining, 0)
+            where = _defining_file(project, path, ref, (attr, patterns), defining, 0)
             if where is None or where == path:
                 continue
             defined = attr
@@ -87,7 +82,7 @@ def constant_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCons
 
 def _defining_file(project, importer: str, ref: str, defines, answers: dict, depth: int) -> Optional[str]:
     """The project module `ref` names a module-level name of, when its text binds the name to a
-    number (`defines`: the name and its pattern), through package `__init__.py` re-exports
+    number (`defines`: the name, and the patterns by name), through package `__init__.py` re-exports
     (`from .constants import X`, `from pkg.constants import X`, at most 3 deep): read from the
     texts alone, no summary made. The answer depends only on the module `ref` leads to first,
     the names in it and `defines`: kept in `answers` for the other files that import it."""
@@ -105,7 +100,7 @@ def _defined_in(project, path: str, attrs: Tuple[str, ...], defines, answers: di
     if len(attrs) != 1:
         return None
     text = project.files.get(path) or ""
-    if defines[0] in text and defines[1].search(text) is not None:
+    if _binds_a_number(text, defines[0], defines[1]):
         return path
     if not path.endswith("__init__.py") or attrs[0] not in text:
         return None
@@ -116,6 +111,25 @@ def _defined_in(project, path: str, attrs: Tuple[str, ...], defines, answers: di
                 return _defining_file(project, path, f"{match.group(1)}.{name}" if not match.group(1).endswith(".")
                                       else f"{match.group(1)}{name}", defines, answers, depth + 1)
     return None
+
+
+def _twice(text: str, name: str) -> bool:
+    """`text.count(name) >= 2`, read only as far as the second."""
+    first = text.find(name)
+    return first >= 0 and text.find(name, first + len(name)) >= 0
+
+
+def _binds_a_number(text: str, name: str, patterns: Dict[str, "re.Pattern[str]"]) -> bool:
+    """Does a line of `text` start `NAME = <number>` (a literal, signed, in parentheses, or
+    `float(`)? Only a text where the name starts a line is searched, with a pattern compiled
+    once per name."""
+    if not text.startswith(name) and "\n" + name not in text:
+        return False
+    pattern = patterns.get(name)
+    if pattern is None:
+        pattern = patterns[name] = re.compile(
+            rf"^{re.escape(name)}\s*(?::[^=\n]*)?=\s*[-+(\s]*(?:\d|\.\d|float\s*\()", re.M)
+    return pattern.search(text) is not None
 
 
 def _module_constant(text: str, name: str) -> Optional[Tuple[float, int]]:
