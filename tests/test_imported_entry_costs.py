@@ -1,5 +1,7 @@
 """What the imported-constant search (AMP110 across files, project/imported_constants.py) reads
-on a project where many files import from the same modules (issue 34): counted, not timed.
+on a project where many files import from the same modules (issue 34): counted, not timed; and
+the quick text tests of the imported entries (fill names, half dtype literals of dataclass
+fields) answering as the patterns they stand for.
 
 A generated project in OpenNMT-py's layout: onmt/constants.py holds `MASK_VALUE = 1e18`,
 onmt/utils/misc.py helpers, and each of k attention modules under onmt/modules/ imports both and
@@ -185,3 +187,16 @@ def test_twice_counts_as_str_count(text, name):
                                          ("INF = float('inf')", True), ("INF = BIG\n", False)])
 def test_a_name_starting_a_line_is_searched(text, bound):
     assert imported_constants._binds_a_number(text, "INF", {}) is bound
+
+
+@pytest.mark.parametrize("text", [
+    "dtype: torch.dtype = torch.float16", "x = torch.half", "torch.bfloat16", "xtorch.float16", "_torch.half",
+    "torch.float16x", "torch.halfway", "torch.float32", "my.torch.bfloat16 ", "torch.float1", "torch.float16_t",
+    "xtorch.float16 and torch.half", "torch.floattorch.half",
+])
+def test_the_quick_half_literal_test_answers_as_the_pattern(text):
+    from amplint.analysis.project import dtype_fields
+
+    expected = dtype_fields._HALF_LITERAL.search(text) is not None
+    assert dtype_fields._names_a_half_dtype(text) == expected
+    assert dtype_fields._names_a_half_dtype("@dataclass\n" + text + "\n") == expected
