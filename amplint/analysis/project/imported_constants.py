@@ -13,7 +13,10 @@ beyond float16's range are delivered (the only ones AMP110 reads).
 Cost: text tests first (the importing file must call a fill, the defining file must hold
 `NAME = <a number>` at the start of a line: detectron2's `logger = ...` sent 38 files to a parse
 for none); the defining files that pass are read from their `ast` tree (shared,
-parsing.python_tree), each once."""
+parsing.python_tree), each once. A module many files import from (transformers' modeling_utils,
+utils/__init__: ~3,000 imports of the files that fill) is searched once per name it is asked
+for, not once per importing file, and only where the name starts a line; a text is searched
+for the fill names only around a `fill`/`full` before a `(` (issue 34)."""
 
 from __future__ import annotations
 
@@ -28,29 +31,41 @@ from amplint.analysis.facts.fills import EntryConstant
 from amplint.analysis.parsing import python_tree
 
 _FILLS = re.compile(r"\b(?:%s)\s*\(" % "|".join(sorted(FILL_NAMES)))
+# every name of FILL_NAMES ends in one of these, begun at most 7 characters before ("masked_"):
+# this pattern (a literal first letter) scans a text ~20x faster than _FILLS
+_FILL_ENDS = re.compile(r"f(?:ill|ull)(?:_like|_)?\s*\(")
+
+
+def _calls_a_fill(text: str) -> bool:
+    """`_FILLS.search(text) is not None`, read only around the ends of fill names (a search
+    from a position still sees the character before it for `\\b`)."""
+    for match in _FILL_ENDS.finditer(text):
+        if _FILLS.search(text, max(0, match.start() - 7), match.end()) is not None:
+            return True
+    return False
 
 
 def constant_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryConstant, ...]]:
     """path -> EntryConstants for the big numeric constants it imports and may fill with."""
     memo: Dict[Tuple[str, str], Optional[Tuple[float, int]]] = {}
     found: Dict[str, Tuple[EntryConstant, ...]] = {}
+    defining: Dict[tuple, Optional[str]] = {}  # (module, names in it, name, depth) -> its answer
+    patterns: Dict[str, "re.Pattern[str]"] = {}
     for path in paths:
         if not path.endswith(".py"):
             continue
         text = project.files.get(path)
-        if not text or _FILLS.search(text) is None:
+        if not text or not _calls_a_fill(text):
             continue
         summary = project.made_summary(path) or project.planned_summary(path)
         if summary is None or not summary.imports:
             continue
         entries: List[EntryConstant] = []
         for name, ref in sorted(summary.imports.items()):
-            if ref.startswith(("?", "@")) or text.count(name) < 2:
+            if ref.startswith(("?", "@")) or not _twice(text, name):
                 continue
             attr = ref.rsplit(".", 1)[-1]
-            # a module-level `NAME = <number>` (a literal, signed, in parentheses, or `float(`)
-            defines = re.compile(rf"^{re.escape(attr)}\s*(?::[^=\n]*)?=\s*[-+(\s]*(?:\d|\.\d|float\s*\()", re.M)
-            where = _defining_file(project, path, ref, defines, 0)
+            where = _defining_file(project, path, ref, (attr, patterns), defining, 0)
             if where is None or where == path:
                 continue
             defined = attr
@@ -65,28 +80,56 @@ def constant_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCons
     return found
 
 
-def _defining_file(project, importer: str, ref: str, defines, depth: int) -> Optional[str]:
+def _defining_file(project, importer: str, ref: str, defines, answers: dict, depth: int) -> Optional[str]:
     """The project module `ref` names a module-level name of, when its text binds the name to a
-    number (`defines`), through package `__init__.py` re-exports (`from .constants import X`,
-    `from pkg.constants import X`, at most 3 deep): read from the texts alone, no summary made."""
+    number (`defines`: the name, and the patterns by name), through package `__init__.py` re-exports
+    (`from .constants import X`, `from pkg.constants import X`, at most 3 deep): read from the
+    texts alone, no summary made. The answer depends only on the module `ref` leads to first,
+    the names in it and `defines`: kept in `answers` for the other files that import it."""
     if depth > 3:
         return None
     for path, attrs in project._module_candidates(importer, ref):
-        if len(attrs) != 1:
-            return None
-        text = project.files.get(path) or ""
-        if defines.search(text) is not None:
-            return path
-        if not path.endswith("__init__.py") or attrs[0] not in text:
-            return None
-        for match in re.finditer(r"^from\s+([.\w]+)\s+import\s+([^\n]*)$", text, re.M):
-            names = re.findall(r"\b(\w+)\b(?:\s+as\s+(\w+))?", match.group(2))
-            for name, alias in names:
-                if (alias or name) == attrs[0] and name != "as":
-                    return _defining_file(project, path, f"{match.group(1)}.{name}" if not match.group(1).endswith(".")
-                                          else f"{match.group(1)}{name}", defines, depth + 1)
-        return None
+        key = (path, attrs, defines[0], depth)
+        if key not in answers:
+            answers[key] = _defined_in(project, path, attrs, defines, answers, depth)
+        return answers[key]
     return None
+
+
+def _defined_in(project, path: str, attrs: Tuple[str, ...], defines, answers: dict, depth: int) -> Optional[str]:
+    if len(attrs) != 1:
+        return None
+    text = project.files.get(path) or ""
+    if _binds_a_number(text, defines[0], defines[1]):
+        return path
+    if not path.endswith("__init__.py") or attrs[0] not in text:
+        return None
+    for match in re.finditer(r"^from\s+([.\w]+)\s+import\s+([^\n]*)$", text, re.M):
+        names = re.findall(r"\b(\w+)\b(?:\s+as\s+(\w+))?", match.group(2))
+        for name, alias in names:
+            if (alias or name) == attrs[0] and name != "as":
+                return _defining_file(project, path, f"{match.group(1)}.{name}" if not match.group(1).endswith(".")
+                                      else f"{match.group(1)}{name}", defines, answers, depth + 1)
+    return None
+
+
+def _twice(text: str, name: str) -> bool:
+    """`text.count(name) >= 2`, read only as far as the second."""
+    first = text.find(name)
+    return first >= 0 and text.find(name, first + len(name)) >= 0
+
+
+def _binds_a_number(text: str, name: str, patterns: Dict[str, "re.Pattern[str]"]) -> bool:
+    """Does a line of `text` start `NAME = <number>` (a literal, signed, in parentheses, or
+    `float(`)? Only a text where the name starts a line is searched, with a pattern compiled
+    once per name."""
+    if not text.startswith(name) and "\n" + name not in text:
+        return False
+    pattern = patterns.get(name)
+    if pattern is None:
+        pattern = patterns[name] = re.compile(
+            rf"^{re.escape(name)}\s*(?::[^=\n]*)?=\s*[-+(\s]*(?:\d|\.\d|float\s*\()", re.M)
+    return pattern.search(text) is not None
 
 
 def _module_constant(text: str, name: str) -> Optional[Tuple[float, int]]:
