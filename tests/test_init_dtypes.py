@@ -60,6 +60,20 @@ def test_another_store_of_the_attribute_leaves_it_unknown():
     assert _amp124(((store, store + "        trainer.ptdtype = torch.float16\n"),)) == []
 
 
+def test_a_store_by_a_computed_name_leaves_it_unknown():
+    """nanoGPT's configurator overrides settings from the command line; a fork that keeps them on
+    the trainer writes `setattr(trainer, key, value)` (`--ptdtype=float16` on a V100): the
+    attribute may then hold float16 and the scaler is needed. Twin: a setattr of another
+    attribute named as written leaves the finding."""
+    made = "    trainer = Trainer(model, optimizer, ptdtype=torch.bfloat16)\n"
+    loop = made + "    for key, value in OVERRIDES.items():\n        setattr(trainer, key, value)\n"
+    assert _amp124(((made, loop),)) == []
+    through_dict = made + "    trainer.__dict__.update(OVERRIDES)\n"
+    assert _amp124(((made, through_dict),)) == []
+    named = made + "    setattr(trainer, 'grad_clip', 0.5)\n"
+    assert _amp124(((made, named),)) == FOUND
+
+
 def test_a_class_built_another_way_leaves_it_unknown():
     # passed on as a value, subclassed, named in a string (a registry, getattr)
     for extra in ("\n\nTRAINERS = {'default': Trainer}\n",

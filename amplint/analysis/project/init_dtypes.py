@@ -14,7 +14,9 @@ Exact or nothing, judged on the whole project:
   and `__init__` never rebinds the parameter;
 - the constructions: every mention of the class's name in the project (the files whose text
   names it) is the callee of a call (`Trainer(...)`, `trainer.Trainer(...)`) or a plain import
-  of it (not `as` another name); at least one; none passes `*`/`**`; each passes, or leaves to
+  of it (not `as` another name); at least one; none passes `*`/`**`; no such file stores an
+  attribute by a name it computes (`setattr(trainer, key, value)` of a config-override loop, a
+  write through `__dict__`); each passes, or leaves to
   the default, a literal floating `torch.<dtype>` (through `import torch as th` too), and all
   give the same one."""
 
@@ -64,7 +66,7 @@ def init_param_dtype(project, path: str, node: ast.ClassDef, bases, attr: str, p
             return None
         deciding.add(where)
         calls = _constructions(module, cls)
-        if calls is None:
+        if calls is None or _stores_by_name(module):
             return None
         torch_names = _torch_aliases(module)
         for call in calls:
@@ -185,6 +187,18 @@ def _constructions(module: ast.Module, cls: str) -> Optional[List[ast.Call]]:
             return None
         calls.append(call)
     return calls
+
+
+def _stores_by_name(module: ast.Module) -> bool:
+    """The module may store any attribute of an object it holds: `setattr(obj, key, value)` with
+    a name not written as a string (a config-override loop), or a write through `__dict__`."""
+    for sub in ast.walk(module):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" \
+                and not (len(sub.args) > 1 and isinstance(sub.args[1], ast.Constant)):
+            return True
+        if isinstance(sub, ast.Attribute) and sub.attr == "__dict__":
+            return True
+    return False
 
 
 def _argument(call: ast.Call, attr_param, default):
