@@ -43,6 +43,16 @@ def test_a_construction_or_a_store_of_the_field_leaves_it_unknown():
     assert _amp124(((BUILT, BUILT + "    config.amp_dtype = torch.float16\n"),)) == []
 
 
+def test_a_store_by_a_computed_name_leaves_it_unknown():
+    """minGPT's chargpt runs `config.merge_from_args(sys.argv[1:])`, a `setattr(obj, key, value)`
+    per `--key=value`: `--amp_dtype=torch.float16` makes the scaler needed. Twin: a setattr of
+    another field, named as written, keeps the finding."""
+    loop = BUILT + "    for key, value in OVERRIDES:\n        setattr(config, key, value)\n"
+    assert _amp124(((BUILT, loop),)) == []
+    assert _amp124(((BUILT, BUILT + "    config.__dict__.update(OVERRIDES)\n"),)) == []
+    assert _amp124(((BUILT, BUILT + "    setattr(config, 'max_iters', 5)\n"),)) == FOUND
+
+
 def test_a_name_not_annotated_with_the_class_is_not_read():
     assert _amp124(((("def run(model, batches, config: TrainerConfig):",
                       "def run(model, batches, config):")),)) == []

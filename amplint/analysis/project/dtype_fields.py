@@ -9,7 +9,8 @@ Only what nothing can change is taken, judged on the project's texts: a field wh
 a literal `torch.float16` / `torch.half` / `torch.bfloat16` (or `field(default=...)`), nested
 through fields whose default is `field(default_factory=Cls)` or `Cls()` of a dataclass of the
 same file; no text assigns a field of the chain (`.param_dtype = ...`, `.model = ...`,
-`setattr(..., "param_dtype", ...)`), no text constructs a class of the chain with arguments
+`setattr(..., "param_dtype", ...)`; nor, in a file naming a class of the chain, a `setattr` of a
+computed name or a `__dict__` write), no text constructs a class of the chain with arguments
 (`ModelArgs(param_dtype=...)`, `ModelArgs(**cfg)`), no non-Python file
 names the leaf field (a YAML config), and no text uses a loader that fills dataclasses from
 configs or the command line (OmegaConf, dacite, tyro, simple_parsing, HfArgumentParser,
@@ -28,6 +29,8 @@ _HALF = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 _LOADERS = re.compile(r"\b(?:OmegaConf|dacite|tyro|simple_parsing|HfArgumentParser|jsonargparse|hydra)\b"
                       r"|dataclasses\.replace|from dataclasses import[^\n]*\breplace\b")
 _MAX_NESTING = 3
+# `setattr(obj, key, ...)` with a name not written as a string, or a write through `__dict__`
+_COMPUTED_STORE = re.compile(r"setattr\(\s*[^,()]+,\s*(?![\s'\"])|__dict__")
 _HALF_LITERAL = re.compile(r"\btorch\.(?:float16|half|bfloat16)\b")
 # the same literal without its leading `\b`: a pattern that starts with a literal is scanned
 # for at memchr speed (transformers' 1,112 dataclass texts: ~10x faster)
@@ -155,8 +158,15 @@ def _untouched(texts, python, path: str, cls: str, chain: Tuple[str, ...]) -> bo
     leaf = re.compile(r"\b%s\b" % re.escape(chain[-1]))
     if any(leaf.search(text) for p, text in texts.items() if not p.endswith(".py")):
         return False
-    for name in _classes_on_the_way(texts[path], cls, chain):
+    names = _classes_on_the_way(texts[path], cls, chain)
+    for name in names:
         if any(re.search(r"\b%s\(\s*[^)\s]" % re.escape(name), texts[p]) for p in python):
+            return False
+    # a file that names a class of the chain (or defines it) and stores attributes by a computed
+    # name may set the field: minGPT's `merge_from_args` runs `setattr(config, key, value)`
+    for p in python:
+        text = texts[p]
+        if (p == path or any(name in text for name in names)) and _COMPUTED_STORE.search(text):
             return False
     return True
 
