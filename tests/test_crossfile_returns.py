@@ -159,6 +159,21 @@ def test_a_model_another_files_builder_casts_is_trained_in_pure_fp16():
         "trained by a plain `Adam` (line 15)")
 
 
+def test_a_helper_that_only_raises_is_no_builder_and_stops_nothing():
+    """FastSpeech2's utils/model.py with a stub next to `get_model` whose docstring writes
+    `.half()` and whose body only raises: it returns nothing, and reading it must not stop the
+    project pass (an IndexError there dropped the finding). Its twin, `return model.half()`,
+    is a builder of the half kind."""
+    stub = ("def get_param_num(model):",
+            'def get_vocoder(config, device):\n    """Returns the HiFi-GAN vocoder, `.half()` under fp16."""\n'
+            "    raise NotImplementedError\n\n\ndef get_param_num(model):")
+    assert findings(HALF, "AMP152", (stub,))[0] == HALF_FOUND
+    text = 'def load(model):\n    """`.half()` for inference."""\n    raise NotImplementedError\n'
+    assert return_values.return_kind("stub.py", text, "load") is None
+    built = text.replace("raise NotImplementedError", "return model.half()")
+    assert return_values.return_kind("built.py", built, "load")[0] == "half"
+
+
 def test_a_call_that_turns_the_cast_off_is_silent():
     assert findings(HALF, "AMP152", (("fp16=args.fp16)", "fp16=False)"),))[0] == []
     assert findings(HALF, "AMP152", ((", fp16=args.fp16)", ")"),))[0] == []

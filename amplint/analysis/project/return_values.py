@@ -256,6 +256,8 @@ def _kind(function: ast.FunctionDef, imports: Dict[str, str],
                 return None
             returns.append(node.value)
     local |= stored
+    if not returns:
+        return None  # every path raises
     if all(_half_call(value) for value in returns):  # `return model.half()`: the cast is the value
         return ("half", "", -1, "", returns[0].lineno)
     if all(isinstance(value, ast.Name) for value in returns):
