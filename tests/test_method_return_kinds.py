@@ -52,6 +52,17 @@ def test_a_subclass_overriding_the_property_is_not_read():
     assert found == [DEVICE_FOUND[0], (TRAINER, 42, "AMP131")]
 
 
+def test_a_subclass_binding_the_name_as_a_class_attribute_is_not_read():
+    """`class CPUTrainer(Trainer): device = "cpu"`: the class attribute wins over the base's
+    property for a CPUTrainer, so `self.device` in Trainer may be a string. Twin: a class
+    attribute of another name leaves the property read."""
+    sub = "\n\nclass CPUTrainer(Trainer):\n    %s = \"cpu\"\n\n\n@torch.no_grad()\ndef sample("
+    found = findings("AMP131", (("\n\n@torch.no_grad()\ndef sample(", sub % "device"),))
+    assert found == [DEVICE_FOUND[0], (TRAINER, 40, "AMP131")]
+    found = findings("AMP131", (("\n\n@torch.no_grad()\ndef sample(", sub % "backend"),))
+    assert found == [DEVICE_FOUND[0], (TRAINER, 23, "AMP131"), (TRAINER, 40, "AMP131")]
+
+
 def test_a_classmethod_is_read_as_the_staticmethod():
     assert findings("AMP131", (("    @staticmethod\n    def local_device():",
                                 "    @classmethod\n    def local_device(cls):"),)) == DEVICE_FOUND

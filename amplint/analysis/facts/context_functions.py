@@ -34,7 +34,7 @@ the calling file an EntryContextRegion."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -371,7 +371,17 @@ def overrides(analysis, call: cst.Call, frame: Frame, callee: Frame) -> List[Fra
             and func.value.value == "self" and owner is not None):
         return []
     classes = analysis.tree.classes
-    derived = {owner.name}
+    found = []
+    for name in derived_classes(classes, owner.name):
+        method = classes[name].functions.get(func.attr.value)
+        if method is not None and method is not callee:
+            found.append(method)
+    return found
+
+
+def derived_classes(classes: Dict[str, Frame], owner: str) -> List[str]:
+    """The classes of the file derived from `owner` (by the last name of a base), sorted."""
+    derived = {owner}
     changed = True
     while changed:
         changed = False
@@ -384,13 +394,8 @@ def overrides(analysis, call: cst.Call, frame: Frame, callee: Frame) -> List[Fra
                     derived.add(name)
                     changed = True
                     break
-    derived.discard(owner.name)
-    found = []
-    for name in sorted(derived):
-        method = classes[name].functions.get(func.attr.value)
-        if method is not None and method is not callee:
-            found.append(method)
-    return found
+    derived.discard(owner)
+    return sorted(derived)
 
 
 def bound_locally(frame: Frame, name: str) -> bool:

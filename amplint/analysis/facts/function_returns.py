@@ -34,7 +34,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.context_functions import bound_locally, overrides, returned_values
+from amplint.analysis.facts.context_functions import bound_locally, derived_classes, overrides, returned_values
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.returned_values import EntryReturn
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
@@ -111,13 +111,14 @@ class FunctionReturns:
     def of_property(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Returned]:
         """What reading `self.<name>` (or `inst.<name>`, `inst` an instance of a class of this
         file) returns when `<name>` is a plain `@property` of the receiver's class, no subclass
-        of the file overriding it."""
+        of the file overriding it, by a def or a class attribute."""
         if not isinstance(expr, cst.Attribute):
             return None
         receiver = expr.value
         owner = frame.class_frame
-        if isinstance(receiver, cst.Name) and receiver.value == "self" and owner is not None:
-            cls: Optional[str] = owner.name
+        on_self = owner if isinstance(receiver, cst.Name) and receiver.value == "self" else None
+        if on_self is not None:
+            cls: Optional[str] = on_self.name
         else:
             cls = self.callgraph.class_of_instance(receiver, frame)
         method = self.callgraph.method(cls, expr.attr.value) if cls is not None else None
@@ -126,10 +127,25 @@ class FunctionReturns:
                 or self._builtin(node.decorators[0]) != "property":
             return None
         read = cst.Call(func=expr)
-        if overrides(self, read, frame, method):
+        if overrides(self, read, frame, method) or self._shadowed(cls, method, on_self):
             return None
         values = self._read(method, decorated=True)
         return Returned(method, values, read, frame) if values is not None else None
+
+    def _shadowed(self, cls: str, method: Frame, owner: Optional[Frame]) -> bool:
+        """A class of this file between `cls` and the property's class, or (`owner`: read on
+        `self` there) one derived from `owner`, binds the name another way: a class attribute
+        (`device = "cpu"` under a base's `device` property) wins over the base's property."""
+        name = method.name
+        classes = self.tree.classes
+        chain, current = [], classes.get(cls)
+        while current is not None and current is not method.parent and len(chain) < 8:
+            chain.append(current)
+            bases = [dotted_name(b.value) for b in current.node.bases] if isinstance(current.node, cst.ClassDef) else []
+            current = next((classes.get(b[0]) for b in bases if b and len(b) == 1 and b[0] in classes), None)
+        if owner is not None:
+            chain += [classes[other] for other in derived_classes(classes, owner.name)]
+        return any(name in c.bindings and c.functions.get(name) is not method for c in chain)
 
     def _exact_method(self, call: cst.Call, frame: Frame) -> Optional[Frame]:
         """The method of a class of this file known exactly: `Cls.m()` of a classmethod or
