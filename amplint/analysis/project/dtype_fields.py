@@ -29,8 +29,8 @@ _HALF = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 _LOADERS = re.compile(r"\b(?:OmegaConf|dacite|tyro|simple_parsing|HfArgumentParser|jsonargparse|hydra)\b"
                       r"|dataclasses\.replace|from dataclasses import[^\n]*\breplace\b")
 _MAX_NESTING = 3
-# `setattr(obj, key, ...)` with a name not written as a string, or a write through `__dict__`
-_COMPUTED_STORE = re.compile(r"setattr\(\s*[^,()]+,\s*(?![\s'\"])|__dict__")
+# `setattr(obj, key, ...)` with a name not written as a string (a write through `__dict__` too)
+_COMPUTED_SETATTR = re.compile(r"setattr\(\s*[^,()]+,\s*(?![\s'\"])")
 _HALF_LITERAL = re.compile(r"\btorch\.(?:float16|half|bfloat16)\b")
 # the same literal without its leading `\b`: a pattern that starts with a literal is scanned
 # for at memchr speed (transformers' 1,112 dataclass texts: ~10x faster)
@@ -166,7 +166,8 @@ def _untouched(texts, python, path: str, cls: str, chain: Tuple[str, ...]) -> bo
     # name may set the field: minGPT's `merge_from_args` runs `setattr(config, key, value)`
     for p in python:
         text = texts[p]
-        if (p == path or any(name in text for name in names)) and _COMPUTED_STORE.search(text):
+        if (p == path or any(name in text for name in names)) and (
+                "__dict__" in text or "setattr" in text and _COMPUTED_SETATTR.search(text)):
             return False
     return True
 
