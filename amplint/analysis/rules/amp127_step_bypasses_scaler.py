@@ -12,6 +12,7 @@ from amplint.analysis.facts.scalers import (
     SCALER_TRIGGERS, Event, Flow, exclusive, expr_line, runs_whenever, spans, through_place,
 )
 from amplint.analysis.facts.scaler_protocol import left_none
+from amplint.analysis.facts.syntax import bound_names, dotted_name
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import method_call
 
@@ -23,6 +24,25 @@ _OPTIMIZER = re.compile(r"optim|(^|_)opt($|_|\d|[A-Z])|_opt$")
 
 def optimizer_like(text: str) -> bool:
     return bool(_OPTIMIZER.search(text.rsplit(".", 1)[-1]))
+
+
+def handed_back_by_owner(tree, optimizer: str, scaler: str) -> bool:
+    """`optimizer` is bound in the file from a call on the object that holds the scaler
+    (`model, optimizer = accelerator.prepare(model, optimizer)`, the scaler being
+    `accelerator.scaler`): that object wraps the optimizer, and its `step()` may go through the
+    scaler (accelerate's AcceleratedOptimizer calls `self.scaler.step(self.optimizer)`)."""
+    owner = scaler.rsplit(".", 1)[0] if "." in scaler else None
+    if owner is None or owner == "self":
+        return False
+    for site in tree.assigns:
+        if not isinstance(site.value, cst.Call) or not isinstance(site.value.func, cst.Attribute):
+            continue
+        receiver = dotted_name(site.value.func.value)
+        if receiver is None or ".".join(receiver) != owner:
+            continue
+        if any(optimizer in bound_names(target) for target in site.targets):
+            return True
+    return False
 
 
 class StepBypassesScaler(Rule):
@@ -43,8 +63,10 @@ class StepBypassesScaler(Rule):
     optimizer that `scaler.step` steps anywhere in the file (a non-AMP branch steps it
     directly), a step in a branch that excludes the scaled backward (`if scaler is None:`), a
     step whose gradients a `scaler.step` or another optimizer's step consumed first, a scaler
-    created with `enabled=False` on every path, and receivers that are not optimizers
-    (`prof.step()`, `ema.step()`).
+    created with `enabled=False` on every path, an optimizer handed back by the object that
+    holds the scaler (`model, optimizer = accelerator.prepare(model, optimizer)`: its wrapper
+    steps through the scaler), and receivers that are not optimizers (`prof.step()`,
+    `ema.step()`).
 
     Through a call, a helper's arm that needs a parameter the call leaves at its `None`
     default (`optimizer_step(optimizer)` of `def optimizer_step(optimizer, scaler=None): if
@@ -253,6 +275,8 @@ class StepBypassesScaler(Rule):
                     continue
                 backward = self._scaled_backward(scalers, flow, step)
                 if backward is None or not spans(backward, step):
+                    continue
+                if handed_back_by_owner(ctx.facts.tree, text, str(backward.scaler)):
                     continue
                 yield self._report(scalers, flow, step, backward, text)
 
