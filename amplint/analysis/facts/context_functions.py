@@ -40,7 +40,7 @@ import libcst as cst
 
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.opener_dtypes import call_dtype, dtype_param
-from amplint.analysis.facts.syntax import code_children, literal_bool, literal_str, self_attr
+from amplint.analysis.facts.syntax import code_children, literal_bool, literal_str, rebinds, self_attr
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, iter_nodes, scope_key
 
 CONTEXTMANAGERS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
@@ -193,7 +193,7 @@ def enabled_param(callee: Frame, regions: List[object]) -> Optional[Tuple[int, s
         found = (-1, name)
     else:
         return None
-    return None if _assigns(node.body, name) else found
+    return None if rebinds(node.body, name) else found
 
 
 _SPREAD = "**"  # every active autocast gets the opener's `**kwargs`: a call's `enabled=` reaches it
@@ -214,21 +214,6 @@ def _spread_kwargs(node: cst.FunctionDef) -> Optional[str]:
                  and isinstance(n.value, cst.Name) and n.value.value == name)
     used = sum(1 for n in nodes if isinstance(n, cst.Name) and n.value == name)
     return name if spread and spread == used else None
-
-
-def _assigns(node: cst.CSTNode, name: str) -> bool:
-    for child in code_children(node):
-        if isinstance(child, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr,
-                              cst.For, cst.WithItem, cst.AsName)):
-            target = getattr(child, "target", None) or getattr(child, "name", None) \
-                or getattr(child, "asname", None)
-            if isinstance(target, cst.AsName):
-                target = target.name
-            if isinstance(target, cst.Name) and target.value == name:
-                return True
-        if _assigns(child, name):
-            return True
-    return False
 
 
 def forwarded(call: cst.Call, entry, tree=None, frame: Optional[Frame] = None) -> Tuple[Optional[str], Optional[str]]:

@@ -21,6 +21,7 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.syntax import rebinds
 from amplint.analysis.facts.tree import Frame, dotted_name
 
 DtypeParam = Tuple[int, str, Optional[str]]  # (position a call fills it at, -1 keyword-only; name; default's dtype)
@@ -29,8 +30,6 @@ DtypeParam = Tuple[int, str, Optional[str]]  # (position a call fills it at, -1 
 def dtype_param(callee: Frame, regions: List[object]) -> Optional[DtypeParam]:
     """The parameter every active region of `callee` takes its `dtype=` from, with its default's
     dtype (None: no default, or not a `torch.<dtype>`), or None."""
-    from amplint.analysis.facts.context_functions import _assigns
-
     active = [r for r in regions if r is not None and r.active]  # type: ignore[attr-defined]
     node = callee.node
     if not active or not isinstance(node, cst.FunctionDef):
@@ -56,7 +55,7 @@ def dtype_param(callee: Frame, regions: List[object]) -> Optional[DtypeParam]:
     for param in params.kwonly_params:
         if param.name.value == name:
             found = (-1, param)
-    if found is None or _assigns(node.body, name):
+    if found is None or rebinds(node.body, name):
         return None
     index, param = found
     return index, name, _torch_dtype(param.default) if param.default is not None else None

@@ -350,3 +350,20 @@ def literal_str(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     if isinstance(expr, cst.SimpleString):
         return expr.evaluated_value if isinstance(expr.evaluated_value, str) else None
     return None
+
+
+def rebinds(node: cst.CSTNode, name: str) -> bool:
+    """Some statement or expression under `node` binds the bare name `name` (an assignment,
+    augmented or annotated, a walrus, a `for` or `with ... as` target, an import alias)."""
+    for child in code_children(node):
+        if isinstance(child, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr,
+                              cst.For, cst.WithItem, cst.AsName)):
+            target = getattr(child, "target", None) or getattr(child, "name", None) \
+                or getattr(child, "asname", None)
+            if isinstance(target, cst.AsName):
+                target = target.name
+            if isinstance(target, cst.Name) and target.value == name:
+                return True
+        if rebinds(child, name):
+            return True
+    return False
