@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.syntax import children_in_visit_order
 from amplint.analysis.facts.tree import iter_nodes
 
 
@@ -45,7 +46,7 @@ def _parents(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
     stack = [root]
     while stack:
         node = stack.pop()
-        for child in node.children:
+        for child in children_in_visit_order(node):
             parents[id(child)] = node
             stack.append(child)
     return parents

@@ -12,6 +12,7 @@ from amplint.analysis.facts.dtype_value import MODULE_KEEPS
 from amplint.analysis.facts.param_classes import param_classes
 from amplint.analysis.facts.returned_closures import ReturnedClosures
 from amplint.analysis.facts.stored_functions import Stored, stored_functions
+from amplint.analysis.facts.syntax import children_in_visit_order
 from amplint.analysis.facts.tree import (
     CallSite, Collector, Frame, dotted_name, iter_nodes, receiver_root, self_attr,
 )
@@ -283,7 +284,7 @@ def _own_returns(body: cst.CSTNode) -> List[cst.Return]:
         if isinstance(node, cst.Return):
             found.append(node)
             continue
-        for child in node.children:
+        for child in children_in_visit_order(node):
             if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
                 pending.append(child)
     return found
@@ -310,7 +311,7 @@ def _bound_only_by_assignment(function: cst.FunctionDef, name: str) -> bool:
         if isinstance(node, (cst.Global, cst.Nonlocal)):
             if any(n.name.value == name for n in node.names):
                 return False
-        pending.extend(node.children)
+        pending.extend(children_in_visit_order(node))
     return True
 
 

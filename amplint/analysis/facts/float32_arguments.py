@@ -24,7 +24,7 @@ import libcst as cst
 
 from amplint.analysis.facts.half_values import is_float32_cast
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.syntax import params, self_attr, unparen
+from amplint.analysis.facts.syntax import children_in_visit_order, params, self_attr, unparen
 
 ALWAYS, FLOAT16_ONLY = "always", "float16"
 _HALF = ("torch.float16", "torch.half")
@@ -69,7 +69,7 @@ def _parents(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
     stack: List[cst.CSTNode] = [root]
     while stack:
         node = stack.pop()
-        for child in node.children:
+        for child in children_in_visit_order(node):
             found[id(child)] = node
             stack.append(child)
     return found

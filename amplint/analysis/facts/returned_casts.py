@@ -27,6 +27,7 @@ import libcst as cst
 
 from amplint.analysis.facts.dtype_value import module_moved
 from amplint.analysis.facts.function_returns import call_arguments
+from amplint.analysis.facts.syntax import children_in_visit_order
 from amplint.analysis.facts.tree import CallSite, Frame
 
 
@@ -180,7 +181,7 @@ def _guards(body: cst.CSTNode, stmt) -> list:
         if isinstance(node, cst.If):
             return walk(node.body, tests + [node.test]) or (
                 node.orelse is not None and walk(node.orelse, tests))
-        return any(walk(child, tests) for child in node.children if isinstance(child, cst.CSTNode))
+        return any(walk(child, tests) for child in children_in_visit_order(node))
 
     walk(body, [])
     return found

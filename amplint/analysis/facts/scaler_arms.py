@@ -20,6 +20,7 @@ from typing import Dict, Iterable, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.scaler_flow import Branch, Event
+from amplint.analysis.facts.syntax import children_in_visit_order
 from amplint.analysis.facts.tree import Frame
 
 _TRUTH = {"True": True, "False": False, "None": False}
@@ -56,7 +57,7 @@ def own_ifs(callee: Frame) -> Set[int]:
             continue
         if isinstance(node, cst.If):
             found.add(id(node))
-        todo.extend(child for child in node.children if isinstance(child, cst.CSTNode))
+        todo.extend(children_in_visit_order(node))
     return found
 
 

@@ -29,7 +29,7 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.buffer_writes import CONCATS, _is_module_callee, half_under_autocast
 from amplint.analysis.facts.defuse import explicit_cast
-from amplint.analysis.facts.syntax import unparen
+from amplint.analysis.facts.syntax import children_in_visit_order, unparen
 from amplint.analysis.facts.tree import CallSite, iter_nodes
 
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
@@ -51,7 +51,7 @@ def _parents(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
     stack = [root]
     while stack:
         node = stack.pop()
-        for child in node.children:
+        for child in children_in_visit_order(node):
             parents[id(child)] = node
             stack.append(child)
     return parents
