@@ -9,11 +9,11 @@ the same arm is taken on every pass of a loop around both.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.syntax import children_in_visit_order
+from amplint.analysis.facts.syntax import parents_of
 from amplint.analysis.facts.tree import iter_nodes
 
 
@@ -23,7 +23,7 @@ def exclusive_arms(function: cst.CSTNode, first: cst.CSTNode, second: cst.CSTNod
     cache = cache if cache is not None else {}
     parents = cache.get(id(function))
     if parents is None:
-        parents = cache[id(function)] = _parents(function)
+        parents = cache[id(function)] = parents_of(function)
     arms_a, arms_b = _arms(first, parents), _arms(second, parents)
     if not arms_a or not arms_b:
         return False
@@ -39,17 +39,6 @@ def exclusive_arms(function: cst.CSTNode, first: cst.CSTNode, second: cst.CSTNod
                 if _fixed_test(if_a.test, bound, code):
                     return True
     return False
-
-
-def _parents(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
-    parents: Dict[int, cst.CSTNode] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for child in children_in_visit_order(node):
-            parents[id(child)] = node
-            stack.append(child)
-    return parents
 
 
 def _arms(node: cst.CSTNode, parents) -> List[Tuple[cst.If, str]]:

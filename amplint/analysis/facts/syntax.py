@@ -367,3 +367,15 @@ def rebinds(node: cst.CSTNode, name: str) -> bool:
         if rebinds(child, name):
             return True
     return False
+
+
+def parents_of(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
+    """id(node) -> its parent, for every code node under `root`."""
+    parents: Dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in children_in_visit_order(node):
+            parents[id(child)] = node
+            stack.append(child)
+    return parents

@@ -22,14 +22,14 @@ to one of these in the function, or a dtype-keeping step of one (`h.view(n, -1)`
 
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.buffer_writes import CONCATS, _is_module_callee, half_under_autocast
 from amplint.analysis.facts.defuse import explicit_cast
-from amplint.analysis.facts.syntax import children_in_visit_order, unparen
+from amplint.analysis.facts.syntax import parents_of, unparen
 from amplint.analysis.facts.tree import CallSite, iter_nodes
 
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
@@ -44,17 +44,6 @@ class Meeting(NamedTuple):
     verb: str  # "mixes it with" | "writes {value} into it" | "concatenates it with"
     other: cst.BaseExpression
     origin: Optional[Tuple[str, cst.CSTNode]]  # why `other` is half, and the node to cite
-
-
-def _parents(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:
-    parents: Dict[int, cst.CSTNode] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for child in children_in_visit_order(node):
-            parents[id(child)] = node
-            stack.append(child)
-    return parents
 
 
 def half_origin(facts, expr: cst.BaseExpression, frame, depth: int = 0
@@ -180,7 +169,7 @@ def meets_only_float32(facts, site: CallSite, name: Optional[str]) -> bool:
     function = site.frame.function
     if function is None:
         return False
-    parents = _parents(function.node)
+    parents = parents_of(function.node)
     reads = _reads(facts, function.node, parents, name)
     if not reads:
         return False
@@ -211,7 +200,7 @@ def reads_meet_no_data(facts, site: CallSite, name: Optional[str]) -> bool:
     function = site.frame.function
     if name is None or function is None:
         return False
-    parents = _parents(function.node)
+    parents = parents_of(function.node)
     reads = _reads(facts, function.node, parents, name)
     return bool(reads) and all(_meets_no_data(read, parents, name) for read in reads)
 
@@ -258,7 +247,7 @@ def first_meeting(facts, site: CallSite, name: Optional[str]) -> Optional[Meetin
     value shown half, else the first meeting with a value of unknown dtype."""
     function = site.frame.function
     root = function.node if function is not None else facts.module
-    parents = _parents(root)
+    parents = parents_of(root)
     reads = [site.node] if name is None else _reads(facts, root, parents, name)
     meetings = [m for read in reads for m in _meetings_of(facts, read, parents, site.frame)]
     if not meetings:
@@ -281,7 +270,7 @@ def cast_where_rebound(facts, site: CallSite, name: Optional[str]) -> bool:
     stmt = site.line_stmt
     if name is None or function is None or stmt is None:
         return False
-    parents = _parents(function.node)
+    parents = parents_of(function.node)
     block = parents.get(id(stmt))
     body = getattr(block, "body", None)
     if not isinstance(body, (list, tuple)):
