@@ -4,6 +4,7 @@ on real code").
 
     python benchmarks/findings_diff.py --baseline /tmp/base TREE [TREE ...]
     python benchmarks/findings_diff.py --baseline /tmp/base --current /tmp/head TREE ...
+    python benchmarks/findings_diff.py --baseline /tmp/base --baseline-cache /tmp/base-findings TREE ...
 
 Each tree is linted whole (`--no-cache`, its own project pass) by both checkouts (each put on
 PYTHONPATH, so a snapshot made with `git archive REV | tar -x -C DIR` works as well as a
@@ -44,17 +45,39 @@ def findings(checkout: str, tree: str, jobs: int) -> Tuple[Set[Finding], List[st
     return found, errors
 
 
+def cached_findings(checkout: str, tree: str, jobs: int, cache: str) -> Set[Finding]:
+    """The baseline's findings on `tree`, read from `cache` when an earlier run stored them (a
+    fixed baseline snapshot gives the same findings every time; several branches diffed against
+    it then lint each tree once, not once per branch)."""
+    if not cache:
+        return findings(checkout, tree, jobs)[0]
+    os.makedirs(cache, exist_ok=True)
+    key = os.path.abspath(tree).strip(os.sep).replace(os.sep, "+") + ".json"
+    stored = os.path.join(cache, key)
+    if os.path.exists(stored):
+        with open(stored) as handle:
+            return {tuple(row) for row in json.load(handle)}
+    found = findings(checkout, tree, jobs)[0]
+    with open(stored + ".tmp", "w") as handle:
+        json.dump(sorted(found), handle)
+    os.replace(stored + ".tmp", stored)
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("trees", nargs="+", metavar="TREE")
     parser.add_argument("--baseline", required=True, metavar="DIR", help="the amplint checkout to compare with")
     parser.add_argument("--current", default=os.path.dirname(HERE), metavar="DIR",
                         help="the amplint checkout under test (default: this one)")
+    parser.add_argument("--baseline-cache", default="", metavar="DIR",
+                        help="keep the baseline's findings per tree in DIR and reuse them (the baseline "
+                             "must be a fixed snapshot)")
     parser.add_argument("--jobs", type=int, default=2)
     opts = parser.parse_args()
     differs = False
     for tree in opts.trees:
-        before, _ = findings(opts.baseline, tree, opts.jobs)
+        before = cached_findings(opts.baseline, tree, opts.jobs, opts.baseline_cache)
         after, errors = findings(opts.current, tree, opts.jobs)
         added, lost = sorted(after - before), sorted(before - after)
         differs = differs or bool(added or lost)
