@@ -160,3 +160,47 @@ def test_the_maskgit_scores_never_meet_half_data_under_torch():
     scores = scores.masked_fill(~(logits > 0), -1e5)
     assert scores.dtype == torch.float32 and logits.dtype == torch.float16
     assert (scores.argmax() < 0).dtype == torch.bool
+
+
+# NVIDIA/Megatron-LM tests/unit_tests/transformer/experimental_attention_variant
+# dsa_native_parity_utils.py: a -inf mask scattered at the indexer's top-k positions
+SPARSE_MASK = (
+    "import torch\n"
+    "class Indexer(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.wq = torch.nn.Linear(8, 8)\n"
+    "    def forward(self, x):\n"
+    "        logits = torch.einsum('bsd,btd->bst', self.wq(x), x)\n"
+    "        topk_logits, topk_indices = logits.topk(2, dim=-1)\n"
+    "        return topk_indices, topk_logits.log_softmax(-1)\n"
+    "class NativeDSA(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.q = torch.nn.Linear(8, 8)\n"
+    "        self.indexer = Indexer()\n"
+    "        self.scale = 8 ** -0.5\n"
+    "    def forward(self, x, mask):\n"
+    "        bsz, seqlen, _ = x.shape\n"
+    "        scores = torch.einsum('bsd,btd->bst', self.q(x), x) * self.scale\n"
+    "        scores = scores + mask.unsqueeze(1)\n"
+    "        topk_indices, log_prob = self.indexer(x)\n"
+    "        index_mask = torch.full((bsz, seqlen, seqlen), float('-inf'), device=x.device)\n"
+    "        index_mask.scatter_(-1, {args})\n"
+    "        scores = scores + index_mask\n"
+    "        return scores.softmax(-1), log_prob\n"
+    "dsa = NativeDSA().cuda().bfloat16()\n"
+)
+
+
+def test_scatter_index_is_not_a_value_written():
+    (found,) = messages(SPARSE_MASK.format(args="topk_indices, 0"))
+    assert found[0] == 21
+    assert "writes `topk_indices`" not in found[1]
+    assert "line 23 mixes it with `scores`" in found[1]
+
+
+def test_twin_scatter_source_is_the_value_written():
+    (found,) = messages(SPARSE_MASK.format(args="topk_indices, log_prob"))
+    assert "line 22 writes `log_prob` into it" in found[1]
+

@@ -4,7 +4,7 @@ arms of one `if`, or in opposite arms of two `if`s with the same test (BEiT/EVA'
 else: with torch.cuda.amp.autocast(): model(samples)`: the DeepSpeed fp16 path and the
 autocast path). The test must be fixed for the whole call: names, attributes, comparisons,
 `not`/`and`/`or` and constants only, none of whose names or attributes the function binds, so
-the same arm is taken on every pass of a loop around both.
+the same arm is taken on every pass of a loop around both. `if not t:` is the other arm of `if t:`.
 """
 
 from __future__ import annotations
@@ -32,13 +32,24 @@ def exclusive_arms(function: cst.CSTNode, first: cst.CSTNode, second: cst.CSTNod
         bound = cache[("bound", id(function))] = _bound_texts(function)
     code = cst.Module([]).code_for_node
     for if_a, side_a in arms_a:
+        test_a, flip_a = _polarity(if_a.test)
         for if_b, side_b in arms_b:
-            if side_a == side_b:
+            test_b, flip_b = _polarity(if_b.test)
+            if (side_a == side_b) == (flip_a == flip_b):
                 continue
-            if if_a is if_b or code(if_a.test).split() == code(if_b.test).split():
-                if _fixed_test(if_a.test, bound, code):
+            if if_a is if_b or code(test_a).split() == code(test_b).split():
+                if _fixed_test(test_a, bound, code):
                     return True
     return False
+
+
+def _polarity(test: cst.BaseExpression) -> Tuple[cst.BaseExpression, bool]:
+    """The test less its leading `not`s, and whether they flip it (`if not training:` takes the
+    arm that `if training:` leaves: V-JEPA's eval loops)."""
+    flip = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, flip = test.expression, not flip
+    return test, flip
 
 
 def _arms(node: cst.CSTNode, parents) -> List[Tuple[cst.If, str]]:

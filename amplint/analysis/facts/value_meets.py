@@ -27,7 +27,9 @@ from typing import List, NamedTuple, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
-from amplint.analysis.facts.buffer_writes import CONCATS, _is_module_callee, half_under_autocast
+from amplint.analysis.facts.buffer_writes import (
+    CONCATS, WRITTEN_ARGUMENT, _is_module_callee, half_under_autocast,
+)
 from amplint.analysis.facts.defuse import explicit_cast
 from amplint.analysis.facts.syntax import parents_of, unparen
 from amplint.analysis.facts.tree import CallSite, iter_nodes
@@ -123,10 +125,9 @@ def _meetings_of(facts, read: cst.CSTNode, parents, frame, every: bool = False) 
     elif isinstance(parent, cst.Attribute) and parent.value is read:
         call = parents.get(id(parent))
         if isinstance(call, cst.Call) and call.func is parent and parent.attr.value in _METHODS:
-            for arg in call.args:
-                if arg.keyword is None:
-                    found.append(Meeting(call, "writes {value} into it" if parent.attr.value.endswith("_")
-                                         else "mixes it with", arg.value, None))
+            for arg in _operands(call, parent.attr.value):
+                found.append(Meeting(call, "writes {value} into it" if parent.attr.value.endswith("_")
+                                     else "mixes it with", arg.value, None))
     elif isinstance(parent, cst.Element):
         sequence = parents.get(id(parent))
         arg = parents.get(id(sequence))
@@ -142,6 +143,15 @@ def _meetings_of(facts, read: cst.CSTNode, parents, frame, every: bool = False) 
                 and call.func.attr.value in _METHODS:
             found.append(Meeting(call, "mixes it with", call.func.value, None))
     return found if every else [m for m in found if _candidate(facts, m.other, frame)]
+
+
+def _operands(call: cst.Call, method: str) -> List[cst.Arg]:
+    """The arguments whose values meet the receiver's: for a scatter/index writer only the values
+    it writes (`buf.scatter_(-1, idx, src)`: `src`, never the dim or the int64 index)."""
+    if method not in WRITTEN_ARGUMENT:
+        return [arg for arg in call.args if arg.keyword is None]
+    position = WRITTEN_ARGUMENT[method][0]
+    return [arg for index, arg in enumerate(call.args) if arg.keyword is None and index == position]
 
 
 def _reads(facts, root, parents, name: str) -> List[cst.CSTNode]:

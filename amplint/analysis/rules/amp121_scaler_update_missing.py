@@ -308,7 +308,9 @@ class ScalerUpdateMissing(Rule):
                 if loop is None:
                     continue  # each iteration steps another optimizer: several, one update
                 key = ("outside", id(loop.node))
-                outside = ours[0]
+                # the call that steps also updates after its own loop: that order is the callee's,
+                # judged where it is written (speechbrain's `self.fit(...)` called three times)
+                outside = next((u for u in ours if not spans(step, u)), ours[0])
                 if key not in reported and spans(step, outside):
                     reported.add(key)
                     yield self.report(

@@ -12,6 +12,7 @@ from amplint.analysis.facts.grad_forwards import (
 )
 from amplint.analysis.facts.names import resolve
 from amplint.analysis.facts.autocast_calls import AUTOCAST_APIS, Region
+from amplint.analysis.facts.branch_arms import exclusive_arms
 from amplint.analysis.facts.syntax import literal_bool
 from amplint.analysis.facts.tree import dotted_name
 from amplint.analysis.rules import Flag, Rule
@@ -337,7 +338,7 @@ class NogradForwardInAutocast(Rule):
             if walker.cleared:
                 continue
             calls = [call for call in walker.calls if call.key not in frozen]
-            yield from self._pairs(ctx, calls, region, reported)
+            yield from self._pairs(ctx, calls, region, reported, _function_of(frame))
 
     def _scopes(self, facts):
         """(frame, statements, region) for every body that runs under one active region."""
@@ -354,10 +355,12 @@ class NogradForwardInAutocast(Rule):
                 if isinstance(node.body, cst.IndentedBlock):
                     yield frame, node.body.body, region
 
-    def _pairs(self, ctx, calls: List[ForwardCall], region: Region, done: Set[int]):
+    def _pairs(self, ctx, calls: List[ForwardCall], region: Region, done: Set[int],
+               function: cst.CSTNode):
         if _cache_disabled(region):
             return
         first_nograd: Dict[Tuple[str, ...], ForwardCall] = {}
+        arms: dict = {}
         reported: Set[Tuple[str, ...]] = set()
         for call in calls:
             if call.grad is False:
@@ -366,7 +369,8 @@ class NogradForwardInAutocast(Rule):
             if call.grad is not True or call.key in reported or id(call.node) in done:
                 continue
             earlier = first_nograd.get(call.key)
-            if earlier is None or exclusive(earlier.path, call.path):
+            if earlier is None or exclusive(earlier.path, call.path) or exclusive_arms(
+                    function, earlier.site or earlier.node, call.site or call.node, arms):
                 continue
             reported.add(call.key)
             done.add(id(call.node))
@@ -409,6 +413,13 @@ class NogradForwardInAutocast(Rule):
         return self.fix(
             Applicability.SAFE, "Pass `cache_enabled=False` to the autocast", {call: new}
         )
+
+
+def _function_of(frame) -> cst.CSTNode:
+    """The function (or module) whose statements hold the region's body."""
+    while frame.kind not in ("function", "module") and frame.parent is not None:
+        frame = frame.parent
+    return frame.node
 
 
 def _autocast_call(region: Region, facts=None) -> Optional[cst.Call]:
