@@ -138,6 +138,9 @@ class RegistryFiles:
         self._texts = texts
         self._heads: Dict[str, Optional[FrozenSet[str]]] = {}
         self._aliases: Dict[str, Optional[FrozenSet[str]]] = {}
+        # word -> the names any text binds from it: several registries share their aliases
+        # (`HEADS = NECKS = MODELS`, a block naming them all), each searched once for all
+        self._bound: Dict[str, FrozenSet[str]] = {}
         self.texts_searched = 0  # texts searched for a name's bindings (counted by the tests)
 
     def heads(self, path: str) -> Optional[FrozenSet[str]]:
@@ -151,23 +154,32 @@ class RegistryFiles:
         "__main__":`, a `try:` around half a module) may stand for every name the block binds,
         and each of those for more, so that the search would read every text once per word of
         the tree. Then no file is told apart for that registry (all are read, as before)."""
+        # The answer is the closure's (None when it passes MAX_ALIASES), whatever the order its
+        # words are searched in: a word's bindings are read whole, once for every registry.
         if name in self._aliases:
             return self._aliases[name]
         names, todo = {name}, [name]
         while todo:
             word = todo.pop()
+            for bound in sorted(self._bound_from(word) - names):
+                names.add(bound)
+                todo.append(bound)
+            if len(names) > MAX_ALIASES:
+                self._aliases[name] = None
+                return None
+        found = self._aliases[name] = frozenset(names)
+        return found
+
+    def _bound_from(self, word: str) -> FrozenSet[str]:
+        found = self._bound.get(word)
+        if found is None:
+            names: Set[str] = set()
             for path in self._python:
                 text = self._texts[path]
-                if word not in text:
-                    continue
-                self.texts_searched += 1
-                for bound in names_bound_from(text, word) - names:
-                    names.add(bound)
-                    todo.append(bound)
-                if len(names) > MAX_ALIASES:
-                    self._aliases[name] = None
-                    return None
-        found = self._aliases[name] = frozenset(names)
+                if word in text:
+                    self.texts_searched += 1
+                    names |= names_bound_from(text, word)
+            found = self._bound[word] = frozenset(names)
         return found
 
     def for_registry(self, key: tuple, paths: List[str]) -> List[str]:
