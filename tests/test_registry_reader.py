@@ -191,9 +191,9 @@ def _shared_alias_tree(steps: int):
 
 def test_registries_sharing_aliases_search_each_word_once(monkeypatch):
     # the mixed tree (benchmarks/monorepo.py): five registries whose aliases all passed
-    # MAX_ALIASES through the same 8 words; each registry searched those words again in every
-    # text naming them (13,843 reads of a text for a word, 3,718 distinct). A word's bindings
-    # are the same for every registry: read once.
+    # MAX_ALIASES through the same few words; each registry searched those words again in
+    # every text naming them (11,700-13,800 reads of a text for a word, by the set order; 3,142
+    # now). A word's bindings in a text are the same for every registry: read once.
     import amplint.analysis.project.registry_files as registry_files
     from amplint.analysis.project.registry_files import MAX_ALIASES, RegistryFiles
 
@@ -221,7 +221,7 @@ def test_registries_sharing_aliases_search_each_word_once(monkeypatch):
             if name == "LOSSES":
                 expected = ["det/loss.py"]
             assert files.for_registry(key, registering) == expected
-        assert reads and max(reads.values()) == 1  # base: HEADS, NECKS and BACKBONES read 3 times each
+        assert reads and max(reads.values()) == 1  # base: a shared word's texts read once per registry
 
 
 # The config narrowing (flowindex.narrow_by_config): `loss_type(loss_cls)` holds FocalLoss or
