@@ -162,7 +162,7 @@ def ensure_torchfix() -> str:
 
 
 def project_share(tree: str, jobs: int, extra, torchfix: bool, pair, only=(), baseline=None,
-                  pair_sample: int = 0) -> None:
+                  pair_sample: int = 0, mixed: bool = True) -> None:
     """The project pass's share of a cold run, per folder directly under `tree` and per
     NAME=DIR of `extra`; with `torchfix`, TorchFix's CPU seconds on the same folder beside
     it; then the trees of `pair` linked into one folder (or `pair_sample` files of them,
@@ -194,6 +194,8 @@ def project_share(tree: str, jobs: int, extra, torchfix: bool, pair, only=(), ba
                 _, _, _, fix_cpu = timed(_torchfix(flake8, jobs, folder), torchfix_env())
                 row += f" {fix_cpu:12.1f}s {fix_cpu / full_cpu:9.1f}x"
             print(row, flush=True)
+    if mixed:
+        mixed_share(tree, jobs, sides)
     chosen = [(name, folder) for name, folder in trees if name in pair]
     if flake8 and len(chosen) > 1:
         work = tempfile.mkdtemp(prefix="amplint-side-by-side-")
@@ -220,6 +222,61 @@ def project_share(tree: str, jobs: int, extra, torchfix: bool, pair, only=(), ba
         if baseline:
             print(f"  baseline amplint on the same folder: {base_cpu:.1f} s CPU ({t_base:.1f} s wall) "
                   f"= {fix_cpu / base_cpu:.1f}x TorchFix in CPU")
+
+
+# The pass timed from inside one run: the runner's `project_entries` (the whole project pass, the
+# summaries it asks for included: with one job the pool runs them in this process) wrapped with
+# a CPU and wall clock, the CLI run in the same process.
+_PASS_CLOCK = (
+    "import sys, time\n"
+    "import amplint.run.runner as runner\n"
+    "from amplint.cli.main import main\n"
+    "inner = runner.project_entries\n"
+    "spent = [0.0, 0.0]\n"
+    "def timed_pass(*args, **kwargs):\n"
+    "    start, start_cpu = time.perf_counter(), time.process_time()\n"
+    "    try:\n"
+    "        return inner(*args, **kwargs)\n"
+    "    finally:\n"
+    "        spent[0] += time.perf_counter() - start\n"
+    "        spent[1] += time.process_time() - start_cpu\n"
+    "runner.project_entries = timed_pass\n"
+    "sys.argv = ['amplint'] + sys.argv[1:]\n"
+    "try:\n"
+    "    main()\n"
+    "finally:\n"
+    "    print('@@pass', spent[0], spent[1], time.process_time(), file=sys.stderr)\n"
+)
+
+
+def pass_clock(folder: str, env=None):
+    """(the pass's wall seconds, its CPU seconds, the CPU seconds of the whole run) of one
+    cold `--jobs 1` run, from the runner's own `project_entries` call."""
+    env = env if env is not None else dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, "-c", _PASS_CLOCK, "--exit-zero", "--jobs", "1",
+                           "--no-cache", folder], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, env=env, cwd=tempfile.gettempdir())
+    rows = [row for row in proc.stderr.splitlines() if row.startswith("@@pass ")]
+    if not rows:
+        raise SystemExit(f"pass clock on {folder} failed:\n{proc.stderr[-2000:]}")
+    wall, cpu, total = (float(x) for x in rows[-1].split()[1:])
+    return wall, cpu, total
+
+
+def mixed_share(tree: str, jobs: int, sides) -> None:
+    """Issue 26's cost line: the project pass's share of a cold run on the whole mixed tree
+    (every framework in one run, as a monorepo is linted), two ways: 1 - isolated/full over
+    all processes at `jobs`, and the pass's own CPU in a `--jobs 1` run (pass_clock)."""
+    count = len(python_files(tree))
+    for label, env in sides:
+        full, _, _, full_cpu = timed(amplint("--jobs", str(jobs), "--no-cache", tree), env)
+        alone, _, _, alone_cpu = timed(amplint("--jobs", str(jobs), "--no-cache",
+                                               "--isolated-files", tree), env)
+        pass_wall, pass_cpu, run_cpu = pass_clock(tree, env)
+        print(f"{(label.strip() or 'mixed tree')[:14]:14} {count:6} {full_cpu:8.1f}s {alone_cpu:8.1f}s "
+              f"{1 - alone_cpu / full_cpu:6.0%} {full:9.1f}s {alone:8.1f}s {1 - alone / full:6.0%}"
+              f"   pass itself (-j 1): {pass_cpu:.1f} of {run_cpu:.1f} s CPU = {pass_cpu / run_cpu:.0%}"
+              " (issue 26's target: <= 20 %)", flush=True)
 
 
 def _baseline_env(folder: str):
@@ -253,6 +310,8 @@ def main() -> None:
                         help="with --project-share: side by side on this many files of the pair (0: all); "
                              "TorchFix then runs on that sample only, not on each tree")
     parser.add_argument("--only", default="", help="with --project-share: only these trees (NAME,NAME)")
+    parser.add_argument("--no-mixed", action="store_true",
+                        help="with --project-share: no mixed-tree row (the whole tree in one run)")
     parser.add_argument("--pair", default="timm,detectron2",
                         help="with --project-share: the trees run side by side with TorchFix")
     global TORCHFIX_VENV
@@ -277,7 +336,7 @@ def main() -> None:
     if opts.project_share:
         project_share(opts.tree, jobs, opts.add, opts.torchfix_sample > 0, opts.pair.split(","),
                       [name for name in opts.only.split(",") if name], opts.baseline or None,
-                      opts.pair_sample)
+                      opts.pair_sample, not opts.no_mixed)
         return
 
     cache_dir = tempfile.mkdtemp(prefix="amplint-monorepo-cache-")

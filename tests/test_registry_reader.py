@@ -151,6 +151,79 @@ def test_a_registry_named_in_a_large_module_block_stops_the_search():
     quiet = {path: text for path, text in texts.items() if path != "tools/train.py"}
     assert RegistryFiles(sorted(quiet), quiet).for_registry(key, ["pkg/head.py", "pkg/loss.py"]) == ["pkg/head.py"]
 
+def _closure_one_by_one(texts, name):
+    """The alias search as it was written first (each registry searches its words again, text
+    by text, stopping once past MAX_ALIASES): the reference the shared search must equal."""
+    from amplint.analysis.project.registry_files import MAX_ALIASES, names_bound_from
+
+    names, todo = {name}, [name]
+    while todo:
+        word = todo.pop()
+        for path in sorted(texts):
+            if word in texts[path]:
+                for bound in names_bound_from(texts[path], word) - names:
+                    names.add(bound)
+                    todo.append(bound)
+                if len(names) > MAX_ALIASES:
+                    return None
+    return frozenset(names)
+
+
+def _shared_alias_tree(steps: int):
+    """A research monorepo holding mmdetection 2.x beside other frameworks (benchmarks/
+    .monorepo): the registries are aliases of one another (`BACKBONES = HEADS = NECKS =
+    MODELS`, as mmdet/models/builder.py writes them since 2.18), and a training script's
+    `if __name__ == "__main__":` block mentions BACKBONES among `steps` bindings."""
+    texts = {
+        "det/builder.py": "from mmcv.utils import Registry\n\nMODELS = Registry('models')\n"
+                          "BACKBONES = HEADS = NECKS = MODELS\nLOSSES = Registry('loss')\n",
+        "det/head.py": "from .builder import HEADS\n\n\n@HEADS.register_module()\nclass Head:\n    pass\n",
+        "det/neck.py": "from .builder import NECKS\n\n\n@NECKS.register_module()\nclass Neck:\n    pass\n",
+        "det/loss.py": "from .builder import LOSSES\n\n\n@LOSSES.register_module()\nclass Loss:\n    pass\n",
+        "det/backbone.py": "from .builder import BACKBONES as B\n\n\n@B.register_module()\nclass Net:\n    pass\n",
+        "tools/train.py": "from det.builder import BACKBONES\n\nif __name__ == '__main__':\n    net = BACKBONES\n"
+                          + "".join(f"    step{i} = {i}\n" for i in range(steps)),
+    }
+    for k in range(6):  # other frameworks' files, naming none of them
+        texts[f"other/m{k}.py"] = "".join(f"alias{k}_{i} = step{i}\n" for i in range(steps))
+    return texts
+
+
+def test_registries_sharing_aliases_search_each_word_once(monkeypatch):
+    # the mixed tree (benchmarks/monorepo.py): five registries whose aliases all passed
+    # MAX_ALIASES through the same few words; each registry searched those words again in
+    # every text naming them (11,700-13,800 reads of a text for a word, by the set order; 3,142
+    # now). A word's bindings in a text are the same for every registry: read once.
+    import amplint.analysis.project.registry_files as registry_files
+    from amplint.analysis.project.registry_files import MAX_ALIASES, RegistryFiles
+
+    reads = {}
+    inner = registry_files.names_bound_from
+
+    def counted(text, word):
+        reads[(text, word)] = reads.get((text, word), 0) + 1
+        return inner(text, word)
+
+    for steps in (3, 3 * MAX_ALIASES):  # the registries told apart, and past the bound
+        texts = _shared_alias_tree(steps)
+        monkeypatch.setattr(registry_files, "names_bound_from", inner)
+        expected_names = {name: _closure_one_by_one(texts, name)
+                          for name in ("HEADS", "NECKS", "BACKBONES", "LOSSES", "MODELS")}
+        monkeypatch.setattr(registry_files, "names_bound_from", counted)
+        reads.clear()
+        files = RegistryFiles(sorted(texts), texts)
+        registering = ["det/backbone.py", "det/head.py", "det/loss.py", "det/neck.py"]
+        for name in ("HEADS", "NECKS", "BACKBONES", "LOSSES", "MODELS"):
+            assert files.names(name) == expected_names[name]
+            key = ("reg", ("det/builder.py", name))
+            expected = registering if files.names(name) is None else [
+                p for p in registering if p != "det/loss.py" or name == "LOSSES"]
+            if name == "LOSSES":
+                expected = ["det/loss.py"]
+            assert files.for_registry(key, registering) == expected
+        assert reads and max(reads.values()) == 1  # base: a shared word's texts read once per registry
+
+
 # The config narrowing (flowindex.narrow_by_config): `loss_type(loss_cls)` holds FocalLoss or
 # CrossEntropyLoss, both registered losses; the head's default `loss_cls=dict(type=...)` names
 # CrossEntropyLoss, so only it is made. On the base, this held only after some build had read

@@ -138,6 +138,10 @@ class RegistryFiles:
         self._texts = texts
         self._heads: Dict[str, Optional[FrozenSet[str]]] = {}
         self._aliases: Dict[str, Optional[FrozenSet[str]]] = {}
+        # word -> [the next text to search for it, the names the texts before it bind from it]:
+        # several registries share aliases (`HEADS = NECKS = MODELS`, a block naming them
+        # all), and a search stopped past MAX_ALIASES goes on where the last one stopped
+        self._scans: Dict[str, list] = {}
         self.texts_searched = 0  # texts searched for a name's bindings (counted by the tests)
 
     def heads(self, path: str) -> Optional[FrozenSet[str]]:
@@ -151,24 +155,39 @@ class RegistryFiles:
         "__main__":`, a `try:` around half a module) may stand for every name the block binds,
         and each of those for more, so that the search would read every text once per word of
         the tree. Then no file is told apart for that registry (all are read, as before)."""
+        # The answer is the closure's (None when it passes MAX_ALIASES), whatever the order its
+        # words are searched in; each text is searched for a word once for every registry.
         if name in self._aliases:
             return self._aliases[name]
         names, todo = {name}, [name]
         while todo:
             word = todo.pop()
-            for path in self._python:
-                text = self._texts[path]
-                if word not in text:
-                    continue
-                self.texts_searched += 1
-                for bound in names_bound_from(text, word) - names:
-                    names.add(bound)
-                    todo.append(bound)
+            for bound in self._bound_from(word, names):
+                names.add(bound)
+                todo.append(bound)
                 if len(names) > MAX_ALIASES:
                     self._aliases[name] = None
                     return None
         found = self._aliases[name] = frozenset(names)
         return found
+
+    def _bound_from(self, word: str, names: Set[str]):
+        """The names the texts bind from `word` that are not in `names` (read as it grows): first
+        those an earlier registry's search found, then from the texts it did not reach."""
+        scan = self._scans.setdefault(word, [0, []])
+        done = 0
+        while True:
+            while done < len(scan[1]):
+                done += 1
+                if scan[1][done - 1] not in names:
+                    yield scan[1][done - 1]
+            if scan[0] >= len(self._python):
+                return
+            text = self._texts[self._python[scan[0]]]
+            scan[0] += 1
+            if word in text:
+                self.texts_searched += 1
+                scan[1].extend(sorted(names_bound_from(text, word)))
 
     def for_registry(self, key: tuple, paths: List[str]) -> List[str]:
         """Those of `paths` (in their order) that may register into the registry `key` (a
