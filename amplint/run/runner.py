@@ -20,7 +20,7 @@ from amplint.workspace.config import Config, expand
 from amplint.analysis.engine import FileResult, Settings, chain_duplicates, internal_error_result
 from amplint.analysis.parsing import drop_held, holding_modules
 from amplint.workspace.files import Excludes, discover
-from amplint.workspace.vendored import vendored_copies
+from amplint.workspace.vendored import set_aside
 from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
 from amplint.run.progress import Progress
 from amplint.run.project_inputs import project_entries
@@ -82,16 +82,12 @@ def run(
     terminal, else a line every ~10 s while the run works (amplint.run.progress)."""
     excludes = excludes_for(config)
     files, errors = discover(paths, options.force_exclude, excludes)
-    # a framework's copy inside the project: read for the project pass, not reported
-    copies = [] if config.report_vendored else vendored_copies(paths, files)
-    vendored = {f for copy in copies for f in copy.files}
-    files = [f for f in files if f not in vendored]
     # files given explicitly are linted in their project's context; findings only for them
     root, context = context_files(paths, files, excludes) if options.project else (None, [])
-    if options.project and vendored:
-        known = {os.path.normcase(os.path.abspath(f)) for f in context}
-        context = list(context) + [f for f in sorted(vendored)
-                                   if os.path.normcase(os.path.abspath(f)) not in known]
+    copies = []
+    if not config.report_vendored:  # a framework's copy: read for the project pass, not reported
+        files, aside, copies = set_aside(paths, files, context, root, options.force_exclude)
+        context = list(context) + aside if options.project else context
     summary = RunSummary(errors=list(errors), unsafe_fixes=settings.unsafe_fixes,
                          fix_mode=options.fix, warnings=[copy.note() for copy in copies])
     diffs: List[str] = []

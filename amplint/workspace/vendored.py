@@ -29,7 +29,7 @@ class VendoredCopy:
     files: Tuple[str, ...]  # as discovery spelled them
 
     def note(self) -> str:
-        count = len(self.files)
+        count = len(self.files)  # the run's own: what it would have reported
         noun = "file" if count == 1 else "files"
         return (f"{self.root}: a copy of {self.framework} inside the project ({count} {noun}), "
                 f"read for the project's regions but not reported; `amplint {self.root}` lints it, "
@@ -93,3 +93,21 @@ def vendored_copies(paths: Sequence[str], files: Sequence[str]) -> List[Vendored
         if inside and any(not k.startswith(root + os.sep) for k in keys):
             copies.append(VendoredCopy(_shown(root), framework, inside))
     return copies
+
+
+def set_aside(paths: Sequence[str], files: Sequence[str], context: Sequence[str],
+              root, force_exclude: bool) -> Tuple[List[str], List[str], List[VendoredCopy]]:
+    """(the files to report, those set aside as vendored, a copy per folder that had some).
+    With `force_exclude` (pre-commit) files named explicitly count as found under the project
+    `root`, so that a staged file in a copy gives what `amplint .` gives."""
+    if force_exclude and root:
+        copies = vendored_copies([root], list(files) + list(context))
+    else:
+        copies = vendored_copies(paths, files)
+    keys = {f for copy in copies for f in copy.files}
+    kept = [f for f in files if f not in keys]
+    aside = [f for f in files if f in keys]
+    taken = set(aside)
+    seen = [VendoredCopy(c.root, c.framework, tuple(f for f in c.files if f in taken))
+            for c in copies]
+    return kept, aside, [copy for copy in seen if copy.files]
