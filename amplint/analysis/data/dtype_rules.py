@@ -152,6 +152,11 @@ BOOL = _ops("""
 """)
 # "integer": index results
 INTEGER = _ops("argmax argmin argsort nonzero bucketize searchsorted count_nonzero")
+# "window": the spectrum promotes the input with the `window=` tensor (torch 2.13: a float16
+# signal with a float32 window gives complex64), and the real views of a complex tensor, whose
+# precision is the complex dtype's (complex64 -> float32)
+WINDOW_PROMOTE = _ops("stft")
+REAL_VIEWS = _ops("view_as_real real imag")
 # losses and other ops that reduce two float inputs to their (shared) dtype
 LOSS = _ops("""
     mse_loss l1_loss smooth_l1_loss huber_loss kl_div binary_cross_entropy_with_logits
