@@ -178,6 +178,7 @@ FUNCTION_PREFIXES = {  # qualified prefix -> prefix of the aten name
 # -- explicit casts, factories ----------------------------------------------------------------
 # torch.<name> without dtype= gives the default dtype (float32 unless torch.set_default_dtype)
 FLOAT_FACTORIES = _ops("zeros ones empty rand randn eye linspace logspace empty_strided")
+RANGE_FACTORIES = _ops("arange linspace logspace")  # always 1-dim, whatever the dtype
 INT_FACTORIES = _ops("randint randperm")
 # the default dtype too when their leading arguments are Python numbers and a size is given
 # (`torch.normal(0, 0.01, (n, d))`); with tensor arguments they take the tensors' dtype
