@@ -10,7 +10,8 @@ setup.py names it, with its tests; EVA-02/asuka is the paper's code, one script 
 through the copy's AMPTrainer). amplint/workspace/vendored.py, the layouts in
 amplint/analysis/data/vendored_frameworks.py. Twins, reported: the copy named on the command
 line, `report-vendored = true`, a file of it named explicitly (but not under pre-commit's
-`--force-exclude`), the framework's checkout linted
+`--force-exclude`), the framework's own repository (Megatron-LM: its package at the top level;
+transformers: its package under src/, the root's setup.py naming it), the framework's checkout linted
 as the whole project, a folder that only shares the framework's name.
 """
 
@@ -100,3 +101,42 @@ def test_twin_a_folder_that_only_shares_the_name_is_first_party(root):
     os.remove(root / "EVA-02/det/detectron2/modeling/meta_arch/rcnn.py")
     found, notes = lint(".")
     assert found == sorted(FIRST_PARTY + IN_COPY[:2] + IN_COPY[3:]) and notes == []
+
+
+AMP130_USE = "import torch\n\n\n@torch.cuda.amp.custom_fwd\ndef forward(ctx, x):\n    return x\n"
+
+
+def _write(root, files):
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+
+def test_twin_megatron_lms_own_top_level_package_is_first_party(tmp_path, monkeypatch):
+    _write(tmp_path, {
+        "pyproject.toml": "[tool.amplint]\n",
+        "megatron/core/parallel_state.py": "GROUP = None\n",
+        "megatron/core/tensor_parallel/layers.py": AMP130_USE,
+        "pretrain_gpt.py": "from megatron.core.tensor_parallel.layers import forward\n",
+    })
+    monkeypatch.chdir(tmp_path)
+    found, notes = lint(".")
+    assert found == [("megatron/core/tensor_parallel/layers.py", 4, "AMP130")] and notes == []
+
+
+def test_twin_transformers_own_src_layout_is_first_party(tmp_path, monkeypatch):
+    _write(tmp_path, {
+        "pyproject.toml": "[tool.amplint]\n",
+        "setup.py": "from setuptools import setup\n\nsetup(name=\"transformers\", package_dir={\"\": \"src\"})\n",
+        "src/transformers/modeling_utils.py": AMP130_USE,
+        "src/transformers/trainer.py": "X = 1\n",
+        "tests/test_modeling.py": "from transformers.modeling_utils import forward\n",
+    })
+    monkeypatch.chdir(tmp_path)
+    found, notes = lint(".")
+    assert found == [("src/transformers/modeling_utils.py", 4, "AMP130")] and notes == []
+    # the same package committed inside another project, without its checkout: a copy
+    _write(tmp_path, {"setup.py": "from setuptools import setup\n\nsetup(name=\"my-trainer\")\n"})
+    found, notes = lint(".")
+    assert found == [] and len(notes) == 1 and notes[0].startswith("warning: src/transformers: a copy")

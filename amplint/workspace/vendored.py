@@ -5,17 +5,19 @@ A folder walk that meets one reads it for the project pass (its regions, its cla
 reports none of its findings: the run says once where the copy is and how to lint or skip it.
 A copy is recognised by its layout (amplint.analysis.data.vendored_frameworks: the package
 folder with two files every release has); the copy is that package folder, or the whole
-checkout beside it when that folder's setup.py/setup.cfg/pyproject.toml names the framework
-(its tests and projects come with it). It is the project's own code, and reported, when the
-run has no file outside it (the framework's own repository, an unpacked sdist), when a path
-given on the command line is the copy or lies inside it, and for files named explicitly."""
+checkout around it when a folder above it has a setup.py/setup.cfg/pyproject.toml naming the
+framework (its tests and projects come with it). It is the project's own code, and reported,
+when the package is a top-level package of a folder given (Megatron-LM's megatron/, gpt-neox's
+fork of it), when the checkout naming it is a folder given or above one (transformers' own
+repository, with its package under src/), when the run has no file outside it (an unpacked
+sdist), when a path given on the command line lies inside it, and for files named explicitly."""
 
 from __future__ import annotations
 
 import os
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.data.vendored_frameworks import FRAMEWORK_LAYOUTS
 
@@ -54,7 +56,26 @@ def _names(folder: str, package: str) -> bool:
     return False
 
 
-def _copies(keys: Sequence[str]) -> Dict[str, str]:
+def _copy_root(folder: str, package: str, tops: Sequence[str]) -> Optional[str]:
+    """The copy a framework package folder belongs to: the nearest folder above it, up to the
+    folder the run was given, whose packaging metadata names the framework (a whole checkout:
+    EVA-02/det, or the framework's own repository with its package under src/), else the package
+    folder itself; None when that is the project's own code: a top-level package of a folder
+    given, or a checkout at or above one."""
+    parent = os.path.dirname(folder)
+    if parent in tops:
+        return None
+    directory = parent
+    while True:
+        if _names(directory, package):
+            return None if any(directory == t or t.startswith(directory + os.sep) for t in tops) \
+                else directory
+        if directory in tops or os.path.dirname(directory) == directory:
+            return folder
+        directory = os.path.dirname(directory)
+
+
+def _copies(keys: Sequence[str], tops: Sequence[str]) -> Dict[str, str]:
     """copy root (absolute, normcased) -> framework, for each framework layout in `keys`."""
     present = set(keys)
     found: Dict[str, str] = {}
@@ -67,8 +88,9 @@ def _copies(keys: Sequence[str]) -> Dict[str, str]:
             others = (os.path.join(folder, os.path.normcase(f.replace("/", os.sep)))
                       for f in layout[1:])
             if all(other in present for other in others):
-                parent = os.path.dirname(folder)
-                found[parent if _names(parent, package) else folder] = package
+                root = _copy_root(folder, package, tops)
+                if root is not None:
+                    found[root] = package
     # a copy inside another (a fork's own vendored code) belongs to the outer one
     return {root: name for root, name in found.items()
             if not any(root.startswith(other + os.sep) for other in found)}
@@ -85,7 +107,8 @@ def vendored_copies(paths: Sequence[str], files: Sequence[str]) -> List[Vendored
     named = {g for g, p in zip(given, paths) if os.path.isfile(p)}
     keys = [_key(f) for f in files]
     copies: List[VendoredCopy] = []
-    for root, framework in sorted(_copies(keys).items()):
+    tops = [g for g, p in zip(given, paths) if os.path.isdir(p)]
+    for root, framework in sorted(_copies(keys, tops).items()):
         if any(g == root or g.startswith(root + os.sep) for g in given):
             continue  # the user asked for this copy
         inside = tuple(f for f, k in zip(files, keys)
