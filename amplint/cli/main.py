@@ -169,7 +169,7 @@ def cli(
         outcome = _lint_stdin(stdin_filename, settings, options, config, baseline)
     else:
         outcome = run(paths, settings, options, config, baseline, sys.stderr)
-        if not outcome.files and not outcome.summary.errors:
+        if not outcome.files and not outcome.summary.errors and not outcome.summary.warnings:
             click.echo("warning: No Python files found under the given path(s)", err=True)
     summary = outcome.summary
     for line in summary.warnings:

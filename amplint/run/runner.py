@@ -20,6 +20,7 @@ from amplint.workspace.config import Config, expand
 from amplint.analysis.engine import FileResult, Settings, chain_duplicates, internal_error_result
 from amplint.analysis.parsing import drop_held, holding_modules
 from amplint.workspace.files import Excludes, discover
+from amplint.workspace.vendored import set_aside
 from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
 from amplint.run.progress import Progress
 from amplint.run.project_inputs import project_entries
@@ -83,8 +84,12 @@ def run(
     files, errors = discover(paths, options.force_exclude, excludes)
     # files given explicitly are linted in their project's context; findings only for them
     root, context = context_files(paths, files, excludes) if options.project else (None, [])
+    copies = []
+    if not config.report_vendored:  # a framework's copy: read for the project pass, not reported
+        files, aside, copies = set_aside(paths, files, context, root, options.force_exclude)
+        context = list(context) + aside if options.project else context
     summary = RunSummary(errors=list(errors), unsafe_fixes=settings.unsafe_fixes,
-                         fix_mode=options.fix)
+                         fix_mode=options.fix, warnings=[copy.note() for copy in copies])
     diffs: List[str] = []
     internal = False
     noqa_added = 0

@@ -19,7 +19,7 @@ from amplint.workspace.torch_requirement import target_from_setting
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "unsafe-fixes", "exclude", "extend-exclude",
     "per-file-ignores", "respect-gitignore", "options", "value-flow", "open-world",
-    "autocast-modules", "autocast-device", "autocast-dtype", "target-torch",
+    "autocast-modules", "autocast-device", "autocast-dtype", "target-torch", "report-vendored",
 }
 
 
@@ -38,6 +38,9 @@ class Config:
     extend_exclude: List[str] = field(default_factory=list)
     per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
     respect_gitignore: bool = True
+    # findings in a known framework's copy inside the project (amplint.workspace.vendored) are
+    # reported with the rest rather than summed up in one note per copy
+    report_vendored: bool = False
     # the points-to resolver answers the calls the class flow cannot (amplint.analysis.project.pointsto_reach);
     # off by default: it adds 10-20 % to a cold run of a large tree
     value_flow: bool = False
@@ -110,6 +113,7 @@ def load(path: Optional[str]) -> Config:
     config.extend_exclude = _strings(table, "extend-exclude", path)
     config.unsafe_fixes = _bool(table, "unsafe-fixes", False, path)
     config.respect_gitignore = _bool(table, "respect-gitignore", True, path)
+    config.report_vendored = _bool(table, "report-vendored", False, path)
     config.value_flow = _bool(table, "value-flow", False, path)
     config.open_world = _bool(table, "open-world", False, path)
     config.rule_options = _rule_options(table.get("options", {}), path)

@@ -152,6 +152,11 @@ BOOL = _ops("""
 """)
 # "integer": index results
 INTEGER = _ops("argmax argmin argsort nonzero bucketize searchsorted count_nonzero")
+# "window": the spectrum promotes the input with the `window=` tensor (torch 2.13: a float16
+# signal with a float32 window gives complex64), and the real views of a complex tensor, whose
+# precision is the complex dtype's (complex64 -> float32)
+WINDOW_PROMOTE = _ops("stft")
+REAL_VIEWS = _ops("view_as_real real imag")
 # losses and other ops that reduce two float inputs to their (shared) dtype
 LOSS = _ops("""
     mse_loss l1_loss smooth_l1_loss huber_loss kl_div binary_cross_entropy_with_logits
@@ -173,6 +178,7 @@ FUNCTION_PREFIXES = {  # qualified prefix -> prefix of the aten name
 # -- explicit casts, factories ----------------------------------------------------------------
 # torch.<name> without dtype= gives the default dtype (float32 unless torch.set_default_dtype)
 FLOAT_FACTORIES = _ops("zeros ones empty rand randn eye linspace logspace empty_strided")
+RANGE_FACTORIES = _ops("arange linspace logspace")  # always 1-dim, whatever the dtype
 INT_FACTORIES = _ops("randint randperm")
 # the default dtype too when their leading arguments are Python numbers and a size is given
 # (`torch.normal(0, 0.01, (n, d))`); with tensor arguments they take the tensors' dtype

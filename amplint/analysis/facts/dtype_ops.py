@@ -171,12 +171,38 @@ class Evaluator:
         if op == "matmul":
             return self._with_region("matmul", [a, b], self._same([a, b], None))
         if a is None or b is None:
-            return None
+            known = a or b
+            if known is None or known.conditional or known.zero_dim is not False \
+                    or not known.options <= {"float32", "float64"}:
+                return None
+            # a dimensioned float32/float64 tensor wins over any real operand's category and
+            # over every 0-dim one: the result is that dtype or wider, never half
+            wider = frozenset({"float32", "float64"}) if "float32" in known.options else known.options
+            return self._with_region(op if op != "div_floor" else "floor_divide", [a, b],
+                                     Dtype(wider, False, False), False)
         if not (a.is_tensor or b.is_tensor):
             return _python_arith(a, b, op)  # Python numbers: a Python number
         plain = promote(a, b, op)
         return self._with_region(op if op != "div_floor" else "floor_divide", [a, b], plain,
                                  _dims([a, b]))
+
+    def _sequence(self, op: str, call: Optional[cst.Call]) -> Optional[Dtype]:
+        """`torch.cat([a, b])`: the written-out tensors of the sequence promote together (by
+        category and width; cat and stack take no 0-dim input), each of them known."""
+        positional = _positional(call) if call is not None and op != "where" else []
+        sequence = positional[0] if positional else None
+        if not isinstance(sequence, (cst.List, cst.Tuple)) or not sequence.elements:
+            return None
+        result: Optional[Dtype] = None
+        for element in sequence.elements:
+            value = self.value(element.value) if isinstance(element, cst.Element) else None
+            if not isinstance(value, Dtype) or not value.is_tensor:
+                return None
+            value = Dtype(value.options, value.conditional, False)
+            result = value if result is None else promote(result, value, op)
+            if result is None:
+                return None
+        return Dtype(result.options, result.conditional, False) if result is not None else None
 
     @staticmethod
     def _same(args: List[Optional[Dtype]], zero_dim: Optional[bool]) -> Optional[Dtype]:
@@ -204,7 +230,11 @@ class Evaluator:
             self.d.bindings.record(call, self.frame, args)
         explicit = _kw(call, "dtype")
         if explicit is not None:
-            return self._dtype_of(explicit.value)
+            found = self._dtype_of(explicit.value)
+            if found is not None and qualified and qualified.startswith("torch.") \
+                    and qualified[6:] in R.RANGE_FACTORIES:
+                return of(found.exact, False)  # `torch.arange(n, dtype=torch.float)`: 1-dim
+            return found
         if qualified is not None:
             return self._function(qualified, call, args)
         if isinstance(func, cst.Attribute):
@@ -353,7 +383,7 @@ class Evaluator:
         elif kind == "loss":
             plain = None
         elif kind == "promote-all":
-            plain = None
+            plain = self._sequence(op, call)
         elif kind == "bool":
             plain = of("bool", dim) if first is not None and first.is_tensor else None
         elif kind == "integer":

@@ -25,6 +25,7 @@ from amplint.analysis.facts.half_containers import (
     CONTAINERS, container_items, note_container_call, note_store,
 )
 from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.spectrum_returns import float32_window, returns_float32
 from amplint.analysis.facts.frame_walk import FrameWalker, frames_by_body  # noqa: F401 (re-exported)
 from amplint.analysis.facts.syntax import bound_names, params as _params, unparen as _unparen  # noqa: F401 (AMP140/141)
 from amplint.analysis.facts.tree import Frame
@@ -234,7 +235,7 @@ class Float16Values:
                     isinstance(func, cst.Name) and func.value in SCALAR_BUILTINS and not qualified
                 ):
                     return SCALAR
-                if is_float32_cast(node, frame):
+                if is_float32_cast(node, frame) or float32_window(self, node, frame, depth):
                     return F32
                 dtype = half_cast_dtype(node, frame) or self._returned_cast(node)
                 if dtype is not None:
@@ -247,6 +248,9 @@ class Float16Values:
                     # `self.proj(x)`: a submodule or method of this class returns activations;
                     # an inherited helper (`self.loss_function(...)`) may return anything
                     known = self._own_attr(func.attr.value, frame)
+                    method = self._method(func.attr.value, frame) if known else None
+                    if method is not None and returns_float32(self, method, depth):
+                        return F32  # `self.stft(x)`: a float32 spectrum (spectrum_returns.py)
                     return F16 if in_scope and known else None
                 source = _dtype_source(node, frame)
                 if source is not None:
@@ -283,6 +287,10 @@ class Float16Values:
         is not an answer here)."""
         exact = self.facts.dtypes.exact(expr)
         return FACT_KINDS[exact] if exact in FACT_KINDS else _UNKNOWN_FACT
+
+    def _method(self, attr: str, frame: Frame) -> Optional[Frame]:
+        cls = frame.class_frame
+        return self.facts.callgraph.method(cls.name, attr) if cls is not None else None
 
     def _own_attr(self, attr: str, frame: Frame) -> bool:
         """`attr` is a method of the enclosing class (or a base of this file) or set on

@@ -171,16 +171,15 @@ def _reads(facts, root, parents, name: str) -> List[cst.CSTNode]:
 
 
 def meets_only_float32(facts, site: CallSite, name: Optional[str]) -> bool:
-    """Every read of the local `name` meets only values the dtype fact knows are float32 or
-    float64 (`torch.cat([key_padding_mask.float(), filler])`): the result has their dtype
-    whatever the factory makes, so its float32 upcasts nothing."""
-    if name is None:
-        return False
+    """Every read of the local `name` (name None: the factory call where it is made) meets only
+    values the dtype fact knows are float32 or float64 (`torch.cat([key_padding_mask.float(),
+    filler])`, `torch.cat([emb, torch.zeros(n, 1)])`): the result has their dtype whatever the
+    factory makes, so its float32 upcasts nothing."""
     function = site.frame.function
     if function is None:
         return False
     parents = parents_of(function.node)
-    reads = _reads(facts, function.node, parents, name)
+    reads = [site.node] if name is None else _reads(facts, function.node, parents, name)
     if not reads:
         return False
     for read in reads:

@@ -671,7 +671,7 @@ def _never_half_data(ctx, qualified: str, site: CallSite) -> bool:
         sizes = sizes[:1]
     if qualified != "torch.tensor" and any(_zero_size(size) for size in sizes):
         return True
-    if cast_where_made(ctx.facts, site):
+    if cast_where_made(ctx.facts, site) or meets_only_float32(ctx.facts, site, None):
         return True
     stmt = site.line_stmt
     if stmt is None:

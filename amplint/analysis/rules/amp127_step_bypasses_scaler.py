@@ -278,6 +278,11 @@ class StepBypassesScaler(Rule):
                     continue
                 if handed_back_by_owner(ctx.facts.tree, text, str(backward.scaler)):
                     continue
+                if str(backward.scaler).startswith(text + "."):
+                    # the object stepped holds the scaler that scaled the backward
+                    # (`self.optim.backward(loss)` ran `self.optim._scaler.scale(loss)`): a
+                    # wrapper that owns the protocol, whose own `step()` is not torch's
+                    continue
                 yield self._report(scalers, flow, step, backward, text)
 
     @staticmethod
