@@ -21,7 +21,9 @@ from __future__ import annotations
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from amplint.analysis.project.flowindex import callee_targets
-from amplint.analysis.project.param_arguments import passed_values
+from amplint.analysis.project.halfspread import STATEMENT_CASTS
+from amplint.analysis.project.callback_sites import _passings
+from amplint.analysis.project.param_arguments import _slots
 
 MAX_HOPS = 3  # calls from the cast to the function whose parameter is asked about
 
@@ -44,6 +46,9 @@ def passed_on(project, path: str, key: str, function, halves: Dict[str, Tuple[st
         for _name, callee, args, line in ffunction.calls:
             slots = [(where, held[value[1]]) for where, value in args
                      if value[0] == "local" and value[1] in held]
+            if hop == 0:  # `evaluate(model.half())`: a cast written in the call
+                slots += [(where, f"`{value[1][1]}`, cast to {value[2]} in {display(path)}")
+                          for where, value in args if value[0] == "half" and value[1][0] == "local"]
             if not slots:
                 continue
             direct, _classes = callee_targets(project.flow.values(fpath, fkey, callee))
@@ -69,19 +74,82 @@ def passed_on(project, path: str, key: str, function, halves: Dict[str, Tuple[st
 
 def every_site_half(project, path: str, key: str, param: str) -> Optional[str]:
     """The dtype every call site the class flow finds for parameter `param` of `key` passes, when
-    each passes a half local of its caller; else None (no site, or one passing anything else)."""
+    each passes a half model of its caller (cast before the call) and the function calls that
+    parameter (`model(x)`, `model.encode(x)`: a model, not a tensor); else None."""
     from amplint.analysis.project.half_params import _half_locals, _passed_half
 
+    function = _function(project, path, key)
+    if function is None or not _calls_param(function, param):
+        return None
+    sites = _site_values(project, path, key, param, 0)
     dtypes = set()
-    for where, caller, value in passed_values(project, path, key, param):
+    for where, caller, value in sites or ():
         summary = project.summary(where)
         flow = summary.flow if summary is not None else None
-        function = flow.functions.get(caller) if flow is not None else None
-        half = _passed_half(value, _half_locals(function)) if function is not None else None
-        if half is None:
+        calling = flow.functions.get(caller) if flow is not None else None
+        half = _passed_half(value, _half_locals(calling)) if calling is not None else None
+        if half is None or not _cast_first(calling, value):
             return None
         dtypes.add(half[1])
     return dtypes.pop() if len(dtypes) == 1 else None
+
+
+def _site_values(project, path: str, key: str, name: str, hops: int) -> Optional[List[tuple]]:
+    """(file, caller, value) of every call site binding parameter `name` of `key`, a caller's own
+    parameter passed on replaced by what its sites pass; None when one is not known (no site,
+    a default a call may leave in place, the function passed on as a value, too many hops)."""
+    summary = project.summary(path)
+    function = _function(project, path, key)
+    if function is None or name not in function.params or name in function.defaults or hops >= MAX_HOPS:
+        return None
+    slots = _slots(summary, key, function, name)
+    if slots is None or ("." not in key and _passings(project.flow, key)):
+        return None  # `hooks.append(evaluate)`: called where the flow does not bind it
+    names, init, keyword, positional = slots
+    wanted = frozenset({keyword} | ({positional, positional - 1} if positional is not None else set()))
+    out: List[tuple] = []
+    for callee_name in names:
+        for where, caller, args, offset in project.flow._binding_sites(callee_name, (path, key), init, 0, wanted):
+            for slot, value in args:
+                if slot != keyword and (positional is None or slot != positional - offset):
+                    continue
+                calling = _function(project, where, caller)
+                if value[0] == "local" and calling is not None and value[1] in calling.params:
+                    deeper = _site_values(project, where, caller, value[1], hops + 1)
+                    if deeper is None:
+                        return None
+                    out.extend(deeper)
+                else:
+                    out.append((where, caller, value))
+    return out or None
+
+
+def _calls_param(function, param: str) -> bool:
+    """The function calls its parameter or a method of it: it holds a model."""
+    return any(callee == ("local", param) for _n, callee, _a, _l in function.calls) or any(
+        receiver == ("local", param) for receiver, _attr, _text, _line in function.dynamic)
+
+
+def _cast_first(function, value) -> bool:
+    """The caller passes its local only after casting it: every value it assigns the local is
+    a half cast (`model = Net().half()`), or every call passing the local comes after the first
+    cast of it (`model = Net()`, then `model.half()` or `model = model.half()`). A model
+    evaluated before it is halved (`evaluate(model)`, then `model.half()` to save it) is not."""
+    from amplint.analysis.project.half_params import _half_dtype
+
+    if value[0] != "local":
+        return True  # `evaluate(model.half())`: the cast is the argument
+    name = value[1]
+    if all(_half_dtype(assigned) is not None for assigned in function.assigns.get(name, ())) \
+            and function.assigns.get(name):
+        return True
+    casts = [line for receiver, attr, _text, line in function.dynamic
+             if receiver == ("local", name) and attr in STATEMENT_CASTS]
+    if not casts:
+        return False
+    first = min(casts)
+    return all(line > first for _n, _c, args, line in function.calls
+               if any(arg == ("local", name) for _where, arg in args))
 
 
 def _function(project, path: str, key: str):

@@ -58,8 +58,8 @@ def half_param_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryHa
                             f"{project.display(path)}:{line}")
                     every = every_site_half(project, cpath, ckey, param) == dtype and param not in cfunction.defaults
                     found.setdefault(cpath, []).append(EntryHalfParam(ckey, param, dtype, cite, every))
-                for tpath, tkey, param, dtype, cite in passed_on(project, path, key, function, halves):
-                    found.setdefault(tpath, []).append(EntryHalfParam(tkey, param, dtype, cite, True))
+            for tpath, tkey, param, dtype, cite in passed_on(project, path, key, function, halves):
+                found.setdefault(tpath, []).append(EntryHalfParam(tkey, param, dtype, cite, True))
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
 
 
