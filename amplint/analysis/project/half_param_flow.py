@@ -18,11 +18,11 @@ again, gives nothing. A site the flow cannot resolve, or one binding the paramet
 
 from __future__ import annotations
 
+import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from amplint.analysis.project.flowindex import callee_targets
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
-from amplint.analysis.project.callback_sites import _passings
 from amplint.analysis.project.param_arguments import _slots
 
 MAX_HOPS = 3  # calls from the cast to the function whose parameter is asked about
@@ -103,7 +103,7 @@ def _site_values(project, path: str, key: str, name: str, hops: int) -> Optional
     if function is None or name not in function.params or name in function.defaults or hops >= MAX_HOPS:
         return None
     slots = _slots(summary, key, function, name)
-    if slots is None or ("." not in key and _passings(project.flow, key)):
+    if slots is None or _used_as_value(project, key.split(".")[-1]):
         return None  # `hooks.append(evaluate)`: called where the flow does not bind it
     names, init, keyword, positional = slots
     wanted = frozenset({keyword} | ({positional, positional - 1} if positional is not None else set()))
@@ -122,6 +122,36 @@ def _site_values(project, path: str, key: str, name: str, hops: int) -> Optional
                 else:
                     out.append((where, caller, value))
     return out or None
+
+
+def _used_as_value(project, name: str) -> bool:
+    """Some project text writes `name` other than as a call (`name(`, `.name(`), its `def` or
+    an import: a value (`[evaluate]`, `fn=handler.eval_batch`), a string (`getattr(h, "name")`)
+    or prose, any of which may call it where the class flow binds nothing. Comments aside;
+    read once per name."""
+    memo = project.__dict__.setdefault("_half_param_value_uses", {})
+    found = memo.get(name)
+    if found is None:
+        found = False
+        word = re.compile(r"\b%s\b" % re.escape(name))
+        for path in project.python:
+            text = project.files.get(path) or ""
+            if name not in text:
+                continue
+            for line in text.splitlines():
+                code = line.split("#", 1)[0]
+                if name not in code:
+                    continue
+                head = code.lstrip()
+                if head.startswith(("def ", "from ", "import ")):
+                    continue
+                if any(not code[match.end():].lstrip().startswith("(") for match in word.finditer(code)):
+                    found = True
+                    break
+            if found:
+                break
+        memo[name] = found
+    return found
 
 
 def _calls_param(function, param: str) -> bool:
