@@ -132,7 +132,10 @@ EVALUATE = f"def evaluate(model, x):\n    feats = model(x)\n    return {NORM}\n\
     # a tensor, not a model: the callee never calls it (`h.half()` alone does not convert it)
     f"def evaluate(feats, x):\n    return {NORM}\n\n\n"
     "def main(name, x):\n    h = x.float()\n    h.half()\n    evaluate(h, x)\n",
-], ids=["second-caller", "halved-after", "passed-as-value", "not-a-model"])
+    # a plain sum of the output: AMP141 reports sums only of values cast to float16 themselves
+    "def evaluate(model, x):\n    return model(x).sum()\n\n\n"
+    "def main(name, x):\n    model = create_model(name)\n    model.half()\n    print(evaluate(model, x))\n",
+], ids=["second-caller", "halved-after", "passed-as-value", "not-a-model", "plain-sum"])
 def test_variations_that_stay_silent(body):
     assert _lint(body) == []
 

@@ -149,7 +149,7 @@ class Float16Values:
             entry = (self._kind(value, frame, 0, False), self._kind(value, frame, 0, True), value)
         split = value is not None and split_input(_unparen(value), frame) is not None
         # `vision_cls, _ = model(image=image)`: each output of a float16 model is float16
-        split = split or (value is not None and entry[1] == F16 and isinstance(_unparen(value), cst.Call)
+        split = split or (value is not None and entry[0] == F16 and isinstance(_unparen(value), cst.Call)
                           and self._model_call(_unparen(value), frame))
         scope = id(frame.function or frame.scope)
         for target in targets:
@@ -208,8 +208,8 @@ class Float16Values:
                 if result in kinds:
                     return result
             return SCALAR if kinds == {SCALAR} else None
-        if isinstance(expr, cst.Call) and self._model_call(expr, frame):
-            return F16
+        if not explicit and isinstance(expr, cst.Call) and self._model_call(expr, frame):
+            return F16  # a float16 model's output: evidence of the model, not a cast of the value
         in_scope = self.in_scope(frame) and not explicit
         flow = self._flow.get(id(frame.function or frame.scope), {})
         saw_call = False
