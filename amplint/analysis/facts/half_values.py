@@ -371,8 +371,9 @@ class Float16Values:
         if entry is not None:
             return entry[1] == F16
         function = frame.function
-        return function is not None and func.value not in function.bindings - set(
-            p.name.value for p in _params(function.node)) and func.value in self._model_params(function)
+        if function is None or func.value not in self._model_params(function):
+            return False
+        return func.value not in function.bindings - set(p.name.value for p in _params(function.node))
 
     def _callers(self) -> Dict[int, List]:
         callers = self.__dict__.get("_callers_map")
