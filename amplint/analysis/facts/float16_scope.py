@@ -5,11 +5,13 @@ float16 values (`float16_callees`), and how a finding cites why (`float16_where`
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.half_callees import EntryFloat16Args, float16_arg_entries
+from amplint.analysis.facts.half_callees import (
+    EntryFloat16Args, EntryHalfParam, float16_arg_entries, half_param_entries,
+)
 from amplint.analysis.facts.tree import Frame
 
 
@@ -62,18 +64,35 @@ def float16_callees(facts) -> Dict[int, object]:
 
 
 def _entry_roots(facts) -> List[Tuple[Frame, object]]:
-    """(module-level function, its first EntryFloat16Args) for the functions of this file that
-    another file's float16 code passes float16 values (project/float16_args.py)."""
+    """(function, its first entry) for the functions of this file that another file's float16
+    code passes float16 values (project/float16_args.py, module-level functions), and those
+    whose parameter every call binds to a float16 model (project/half_params.py and
+    half_param_flow.py: `Class.method` keys too)."""
     functions = facts.tree.module_frame.functions
-    return [(functions[name], entries[0]) for name, entries in sorted(float16_arg_entries(facts.entries).items())
-            if name in functions]
+    found = [(functions[name], entries[0]) for name, entries in sorted(float16_arg_entries(facts.entries).items())
+             if name in functions]
+    for (key, _param), entry in sorted(half_param_entries(facts.entries).items()):
+        frame = function_frame(facts, key)
+        if entry.dtype == "float16" and entry.every and frame is not None and all(frame is not f for f, _ in found):
+            found.append((frame, entry))
+    return found
+
+
+def function_frame(facts, key: str) -> Optional[Frame]:
+    """The frame of module-level function `key` or of method `Class.name` of this file."""
+    parts = key.split(".")
+    if len(parts) == 1:
+        return facts.tree.module_frame.functions.get(key)
+    cls = facts.tree.classes.get(parts[0]) if len(parts) == 2 else None
+    return cls.functions.get(parts[1]) if cls is not None else None
 
 
 def has_float16_code(facts) -> bool:
     """The file may hold float16 values outside autocast: a float16 cast, a class another file
     makes float16, or a function another file's float16 code passes float16 values."""
     return bool(facts.fp16.model_casts or facts.fp16.float16_functions
-                or any(isinstance(e, EntryFloat16Args) for e in facts.entries))
+                or any(isinstance(e, EntryFloat16Args) or (
+                    isinstance(e, EntryHalfParam) and e.every and e.dtype == "float16") for e in facts.entries))
 
 
 def float16_where(facts, frame) -> Tuple[str, Dict[str, cst.CSTNode]]:
@@ -87,6 +106,8 @@ def float16_where(facts, frame) -> Tuple[str, Dict[str, cst.CSTNode]]:
     caller = float16_callees(facts).get(id(function)) if function is not None else None
     if isinstance(caller, EntryFloat16Args):
         return caller.cite, {}
+    if isinstance(caller, EntryHalfParam):
+        return f"on the output of a float16 model: {caller.cite}", {}
     if caller is not None:
         note, related = facts.fp16.note(caller)
         owner = caller.class_frame

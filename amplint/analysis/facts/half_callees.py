@@ -52,6 +52,9 @@ class EntryHalfParam:
     param: str
     dtype: str  # "float16" | "bfloat16"
     cite: str  # "`model`, cast to float16 in tools/train_net.py at line 8, passed at tools/train_net.py:9"
+    # every call site the class flow finds binds it so (project/half_param_flow.py): the
+    # function then runs on the half model, the fp16 code AMP140/AMP141 read (float16_scope.py)
+    every: bool = False
 
 
 @dataclass(frozen=True)

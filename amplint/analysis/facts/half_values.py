@@ -19,8 +19,8 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.dtype_value import split_input
-from amplint.analysis.facts.float16_scope import float16_callees, float16_functions, in_float16_scope
-from amplint.analysis.facts.half_callees import EntryFloat16Args
+from amplint.analysis.facts.float16_scope import float16_callees, float16_functions, function_frame, in_float16_scope
+from amplint.analysis.facts.half_callees import EntryFloat16Args, half_param_entries
 from amplint.analysis.facts.half_containers import (
     CONTAINERS, container_items, note_container_call, note_store,
 )
@@ -149,6 +149,9 @@ class Float16Values:
         else:
             entry = (self._kind(value, frame, 0, False), self._kind(value, frame, 0, True), value)
         split = value is not None and split_input(_unparen(value), frame) is not None
+        # `vision_cls, _ = model(image=image)`: each output of a float16 model is float16
+        split = split or (value is not None and entry[0] == F16 and isinstance(_unparen(value), cst.Call)
+                          and self._model_call(_unparen(value), frame))
         scope = id(frame.function or frame.scope)
         for target in targets:
             if isinstance(target, cst.Subscript):
@@ -206,6 +209,8 @@ class Float16Values:
                 if result in kinds:
                     return result
             return SCALAR if kinds == {SCALAR} else None
+        if not explicit and isinstance(expr, cst.Call) and self._model_call(expr, frame):
+            return F16  # a float16 model's output: evidence of the model, not a cast of the value
         in_scope = self.in_scope(frame) and not explicit
         flow = self._flow.get(id(frame.function or frame.scope), {})
         saw_call = False
@@ -329,6 +334,8 @@ class Float16Values:
         entry = float16_callees(self.facts).get(id(function))
         if isinstance(entry, EntryFloat16Args) and (index in entry.positions or name in entry.keywords):
             return None if explicit else F16  # another file's float16 code passes it float16
+        if name in self._model_params(function):
+            return F16  # every call binds it to a float16 model (project/half_param_flow.py)
         kinds = set()
         for site in self._callers().get(id(function), []):
             if entry is not None and site.frame.function is not None \
@@ -349,6 +356,32 @@ class Float16Values:
             else:
                 kinds.add(self._kind(arg.value, site.frame, depth + 1, explicit))
         return kinds.pop() if len(kinds) == 1 else None
+
+    def _model_params(self, function: Frame) -> Set[str]:
+        """The parameters of `function` every call binds to a float16 model (EntryHalfParam
+        with `every`, project/half_params.py and half_param_flow.py)."""
+        table = self.__dict__.get("_models")
+        if table is None:
+            table = self.__dict__["_models"] = {}
+            for (key, param), entry in half_param_entries(self.facts.entries).items():
+                frame = function_frame(self.facts, key)
+                if frame is not None and entry.every and entry.dtype == "float16":
+                    table.setdefault(id(frame), set()).add(param)
+        return table.get(id(function), set())
+
+    def _model_call(self, call: cst.Call, frame: Frame) -> bool:
+        """`model(x)` (any arguments) where `model` holds a float16 model: a local assigned
+        from a float16 cast, or a parameter every call binds to one. Its outputs are float16."""
+        func = call.func
+        if not isinstance(func, cst.Name):
+            return False
+        entry = self._flow.get(id(frame.function or frame.scope), {}).get(func.value)
+        if entry is not None:
+            return entry[1] == F16
+        function = frame.function
+        if function is None or func.value not in self._model_params(function):
+            return False
+        return func.value not in function.bindings - set(p.name.value for p in _params(function.node))
 
     def _callers(self) -> Dict[int, List]:
         callers = self.__dict__.get("_callers_map")

@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from amplint.analysis.facts.half_callees import EntryHalfParam
 from amplint.analysis.project.half_callees import HALF_TEXT
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
+from amplint.analysis.project.half_param_flow import every_site_half, passed_on
 
 
 def half_param_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryHalfParam, ...]]:
@@ -55,7 +56,10 @@ def half_param_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryHa
                     cast = f" at line {cast_line}" if cast_line else ""
                     cite = (f"`{name}`, cast to {dtype} in {project.display(path)}{cast}, passed at "
                             f"{project.display(path)}:{line}")
-                    found.setdefault(cpath, []).append(EntryHalfParam(ckey, param, dtype, cite))
+                    every = every_site_half(project, cpath, ckey, param) == dtype and param not in cfunction.defaults
+                    found.setdefault(cpath, []).append(EntryHalfParam(ckey, param, dtype, cite, every))
+            for tpath, tkey, param, dtype, cite in passed_on(project, path, key, function, halves):
+                found.setdefault(tpath, []).append(EntryHalfParam(tkey, param, dtype, cite, True))
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
 
 

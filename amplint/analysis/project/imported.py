@@ -4,7 +4,8 @@ opens no autocast (module_entries.py, AMP153), and the region dtypes of the file
 GradScaler's protocol reaches (scaler_regions.py, AMP124), and the functions it imports that
 call a parameter under autocast (half_callees.py, AMP103), and the functions whose half
 returned value a region of another file runs (half_returns.py, AMP103), and the parameters of
-its functions that another file passes a half model (half_params.py, AMP140), and the half
+its functions that another file passes a half model (half_params.py, AMP140; passed on to
+methods and functions of any file, every call agreeing: half_param_flow.py, AMP140/AMP141), and the half
 dtypes dataclass configs hold by default (dtype_fields.py, AMP103), and the functions its float16
 code passes float16 values (float16_args.py, AMP140/AMP141), the big numeric constants it
 imports (imported_constants.py, AMP110), and the kind of value the functions it imports return
