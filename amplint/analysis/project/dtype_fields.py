@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from amplint.analysis.facts.half_callees import EntryDtypeField
+from amplint.analysis.facts.half_callees import LOCAL, EntryDtypeField
 
 _HALF = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 _LOADERS = re.compile(r"\b(?:OmegaConf|dacite|tyro|simple_parsing|HfArgumentParser|jsonargparse|hydra)\b"
@@ -62,8 +63,9 @@ def dtype_field_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryD
                     f"{project.display(path)}:{line}")
             entry = EntryDtypeField(module, cls, chain, dtype, cite)
             word = re.compile(r"\b%s\b" % re.escape(cls))
+            found.setdefault(path, []).append(replace(entry, module=LOCAL))
             for user in python:
-                if word.search(texts[user]):
+                if user != path and word.search(texts[user]):
                     found.setdefault(user, []).append(entry)
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
 
