@@ -7,7 +7,7 @@ in the project changes. The fp16 fact adds them to its half casts; an autocast's
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -18,10 +18,7 @@ from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes
 
 def field_casts(tree, entries) -> Dict[int, Tuple[str, str]]:
     """id(call) -> (dtype, cite) for each `.to(...)` / `.type(...)` whose dtype is such a field."""
-    fields: Dict[Tuple[str, Tuple[str, ...]], EntryDtypeField] = {}
-    for entry in entries:
-        if isinstance(entry, EntryDtypeField):
-            fields.setdefault((entry.cls, entry.chain), entry)
+    fields = _by_name(entries)
     if not fields:
         return {}
     out: Dict[int, Tuple[str, str]] = {}
@@ -43,8 +40,18 @@ def field_dtype(expr: cst.BaseExpression, frame: Frame, entries) -> Optional[Ent
     """The field `expr` reads (`cfg.amp_dtype` with `cfg: TrainConfig`), when the project pass
     says it holds a half dtype nothing changes; None otherwise (an autocast's `dtype=`,
     autocast_calls.py)."""
-    fields = {(e.cls, e.chain): e for e in entries if isinstance(e, EntryDtypeField)}
+    fields = _by_name(entries)
     return _field(expr, frame, fields) if fields else None
+
+
+def _by_name(entries) -> Dict[Tuple[str, Tuple[str, ...]], List[EntryDtypeField]]:
+    """(class name, chain) -> its entries: classes of one name in several modules, and a class
+    a package's `__init__.py` exports under the package's name too."""
+    fields: Dict[Tuple[str, Tuple[str, ...]], List[EntryDtypeField]] = {}
+    for entry in entries:
+        if isinstance(entry, EntryDtypeField):
+            fields.setdefault((entry.cls, entry.chain), []).append(entry)
+    return fields
 
 
 def _field(expr: cst.BaseExpression, frame: Frame, fields) -> Optional[EntryDtypeField]:
@@ -55,10 +62,10 @@ def _field(expr: cst.BaseExpression, frame: Frame, fields) -> Optional[EntryDtyp
     if root is None:
         return None
     qualified, built_with_args = root
-    entry = fields.get((qualified.split(".")[-1], tuple(dotted[1:])))
-    if entry is None or built_with_args and not entry.any_args:
-        return None
-    return entry if _same_class(qualified, entry) else None
+    for entry in fields.get((qualified.split(".")[-1], tuple(dotted[1:])), ()):
+        if _same_class(qualified, entry) and (entry.any_args or not built_with_args):
+            return entry
+    return None
 
 
 def _same_class(qualified: str, entry: EntryDtypeField) -> bool:

@@ -23,7 +23,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import LOCAL, EntryDtypeField
 from amplint.analysis.project.dtype_fields import (
-    _COMPUTED_SETATTR, _half_literal, _module, _names_a_half_dtype,
+    _COMPUTED_SETATTR, _half_literal, _module, _names_a_half_dtype, reexports,
 )
 
 _PROPERTIES = frozenset({"property", "cached_property"})
@@ -44,9 +44,10 @@ def config_dtype_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[Entry
             entry = EntryDtypeField(module, cls, (name,), dtype, cite, any_args=True)
             word = re.compile(r"\b%s\b" % re.escape(cls))
             found.setdefault(path, []).append(replace(entry, module=LOCAL))
+            exported = [replace(entry, module=package) for package in reexports(texts, python, path, cls)]
             for user in python:
                 if user != path and word.search(texts[user]):
-                    found.setdefault(user, []).append(entry)
+                    found.setdefault(user, []).extend([entry] + exported)
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
 
 

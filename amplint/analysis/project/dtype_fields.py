@@ -64,10 +64,32 @@ def dtype_field_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryD
             entry = EntryDtypeField(module, cls, chain, dtype, cite)
             word = re.compile(r"\b%s\b" % re.escape(cls))
             found.setdefault(path, []).append(replace(entry, module=LOCAL))
+            exported = [replace(entry, module=package) for package in reexports(texts, python, path, cls)]
             for user in python:
                 if user != path and word.search(texts[user]):
-                    found.setdefault(user, []).append(entry)
+                    found.setdefault(user, []).extend([entry] + exported)
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
+
+
+def reexports(texts, python, path: str, cls: str) -> List[str]:
+    """The packages whose `__init__.py` imports `cls` from the module of `path` (`from
+    .fsdp import fsdp_config`, `from pkg.configs.fsdp import fsdp_config`): a user's
+    `from pkg.configs import fsdp_config` names the same class."""
+    module = _module(path)
+    found = []
+    for init in python:
+        if not init.endswith("/__init__.py") and init != "__init__.py":
+            continue
+        package = _module(init)
+        for match in re.finditer(r"^from[ \t]+(\.?[\w.]+)[ \t]+import[ \t]+([^\n#]+)", texts[init], re.M):
+            source, names = match.group(1), match.group(2)
+            if cls not in re.findall(r"\w+", names) or re.search(r"\b%s[ \t]+as\b" % re.escape(cls), names):
+                continue
+            if source.startswith("."):
+                source = package + source if not source.startswith("..") else ""
+            if source and (module == source or module.endswith("." + source)):
+                found.append(package)
+    return found
 
 
 def _module(path: str) -> str:
