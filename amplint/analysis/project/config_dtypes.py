@@ -27,12 +27,15 @@ from amplint.analysis.project.dtype_fields import (
 )
 
 _PROPERTIES = frozenset({"property", "cached_property"})
+# the lines a candidate needs (`return torch.bfloat16`, `self.x = torch.bfloat16`): only files
+# holding one are parsed (transformers: 123 files name a half dtype, 4 hold such a line)
+_SHAPES = re.compile(r"^[ \t]+(?:return|self\.\w+[ \t]*=)[ \t]*torch\.(?:float16|half|bfloat16)[ \t]*(?:#.*)?$", re.M)
 
 
 def config_dtype_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryDtypeField, ...]]:
     texts = {path: project.files.get(path) or "" for path in paths}
     python = [path for path in paths if path.endswith(".py")]
-    defining = [path for path in python if _names_a_half_dtype(texts[path])]
+    defining = [path for path in python if _names_a_half_dtype(texts[path]) and _SHAPES.search(texts[path])]
     found: Dict[str, List[EntryDtypeField]] = {}
     for path in defining:
         module = _module(path)
@@ -107,24 +110,37 @@ def _returned_literal(getter: ast.FunctionDef):
 
 
 def _sole(texts, python, cls: str, name: str, dtype: str, kind: str) -> bool:
-    """Nothing else in the project defines, overrides or stores `name` differently."""
-    word = re.escape(name)
-    defined = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+%s\b" % word, re.M)
-    if sum(len(defined.findall(texts[p])) for p in python) != (1 if kind == "property" else 0):
-        return False  # a setter, another class's property or method of the name
-    if any(re.search(r"^[ \t]*%s[ \t]*[:=]" % word, texts[p], re.M) for p in python):
-        return False  # a class attribute or dataclass field of the name (a subclass's too)
-    if any(re.search(r"setattr\([^)\n]*['\"]%s['\"]" % word, texts[p]) for p in python):
-        return False
-    stores = [m.group(1) for p in python for m in re.finditer(r"\.%s[ \t]*=(?!=)[ \t]*([^\n#;]*)" % word, texts[p])]
-    if kind == "property":
-        return not stores
+    """Nothing else in the project defines, overrides or stores `name` differently (each use of
+    the word read from its line: one scan per text that holds it)."""
+    word = re.compile(r"\b%s\b" % re.escape(name))
     same = {f"torch.{dtype}"} | ({"torch.half"} if dtype == "float16" else set())
-    if any(s.strip() not in same for s in stores):
+    defs = 0
+    for path in python:
+        text = texts[path]
+        if name not in text:  # a substring test first: the regex reads few texts
+            continue
+        for match in word.finditer(text):
+            start = text.rfind("\n", 0, match.start()) + 1
+            end = text.find("\n", match.end())
+            before, after = text[start:match.start()], text[match.end():end if end >= 0 else len(text)]
+            lead, rest = before.strip(), after.lstrip()
+            if lead in ("def", "async def"):
+                defs += 1  # the property itself, a setter, another class's method of the name
+            elif not lead and rest[:1] in (":", "=") and not rest.startswith("=="):
+                return False  # a class attribute or dataclass field of the name (a subclass's too)
+            elif before.endswith(".") and rest[:1] == "=" and not rest.startswith("=="):
+                value = rest[1:].split("#", 1)[0].split(";", 1)[0].strip()
+                if kind == "property" or value not in same:
+                    return False  # a store: none for a property, the same literal for an attribute
+            elif before.rstrip().endswith(("'", '"')) and "setattr(" in before:
+                return False
+    if defs != (1 if kind == "property" else 0):
         return False
+    if kind == "property":
+        return True
     named = re.compile(r"\b%s\b" % re.escape(cls))
-    for p in python:
-        text = texts[p]
-        if named.search(text) and ("__dict__" in text or "setattr" in text and _COMPUTED_SETATTR.search(text)):
-            return False
-    return not any(re.search(r"\b%s\b" % word, text) for p, text in texts.items() if not p.endswith(".py"))
+    for path in python:
+        text = texts[path]
+        if ("__dict__" in text or "setattr" in text and _COMPUTED_SETATTR.search(text)) and named.search(text):
+            return False  # attributes stored by a computed name in a file naming the class
+    return not any(word.search(text) for path, text in texts.items() if not path.endswith(".py") and name in text)
