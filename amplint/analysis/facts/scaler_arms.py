@@ -1,10 +1,16 @@
-"""Which arms of a same-file callee one call runs, when a flag the call fixes decides them.
+"""Which arms of a callee one call runs, when a flag the call fixes (or leaves at its default) decides them.
 
 `maybe_unscale(scaler, opt, model, clip=False)` whose body is `if clip: scaler.unscale_(opt)`:
 at this call the unscale never runs, yet composed it sat in the same arm as the one of a
 `clip=True` call (both calls share the callee's `if` node), and AMP123 read two unscales.
 `opt_step(scaler, opt, last=False)` whose body is `scaler.step(opt); if not last: return;
 scaler.update()`: at this call the update never runs (the composer drops jumps).
+
+`amp_step(self, optimizer, update=True)` whose body is `scaler.step(optimizer); if update:
+scaler.update()`, called as `self.amp_step(opt_g)`: at this call the update always runs, so its
+composed event carries no condition (AMP126 counts no update behind a test of the helper's own).
+The same holds for a callee of another file: its summary carries the numbers of its own `if`s
+that test such a parameter and the parameters' literal defaults (EntryScaler.flags).
 
 Exact or nothing: the `if` tests a bare parameter (`if clip:` / `if not clip:`) of the callee's
 own body (not a deeper callee's, whose names are its own), the parameter is bound once (never
