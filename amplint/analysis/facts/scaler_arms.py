@@ -61,7 +61,8 @@ def call_truths(rename, params: Iterable[Tuple[str, Optional[bool]]]) -> Dict[st
 def literal_flags(rename, callee: Frame, tree) -> Dict[str, bool]:
     """parameter -> the truth of the literal it holds at this call (`rename`: the composer's
     renamer, whose `bound` maps a parameter to the argument's text)."""
-    return call_truths(rename, ((p.name.value, default_truth(p)) for p in _params(callee.node)  # type: ignore[attr-defined]
+    params = _params(callee.node)  # type: ignore[attr-defined]
+    return call_truths(rename, ((p.name.value, default_truth(p)) for p in params
                                 if tree.bound_once(callee, p.name.value)))
 
 
