@@ -70,6 +70,10 @@ class EntryFloat16Args:
     cite: str  # "`MaskGit.generate` of a float16 module, at muse_maskgit_pytorch/muse_maskgit_pytorch.py:40"
 
 
+# EntryDtypeField.module of the entry a class's own file gets (its classes resolve to no import)
+LOCAL = "<this file>"
+
+
 @dataclass(frozen=True)
 class EntryDtypeField:
     """Field chain `chain` of dataclass `cls` (module `module`) defaults to a half dtype that
@@ -81,6 +85,9 @@ class EntryDtypeField:
     chain: Tuple[str, ...]  # ("model", "param_dtype")
     dtype: str  # "float16" | "bfloat16"
     cite: str  # "`model.param_dtype` of `TrainArgs` defaults to torch.float16 at apps/lm/config.py:15"
+    # the class's constructor arguments change nothing (a property, or an attribute every store
+    # sets alike: project/config_dtypes.py), so `cfg = TrainArgs(**kwargs)` holds it too
+    any_args: bool = False
 
 
 def half_param_entries(entries) -> Dict[Tuple[str, str], EntryHalfParam]:

@@ -31,7 +31,9 @@ from amplint.analysis.facts.framework_verbs import events_of
 from amplint.analysis.facts.loop_bindings import BoundNames
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.partial_bindings import bind, bind_remote, partial_callee
-from amplint.analysis.facts.scaler_arms import cut_after, decided_out, literal_flags, own_ifs
+from amplint.analysis.facts.scaler_arms import (
+    call_truths, cut_after, decided_ctx, decided_out, flag_name, literal_flags, own_ifs, runs,
+)
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text, renamed_branch
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.tree import CallSite, Frame
@@ -242,8 +244,9 @@ class _ComposingWalker(FlowWalker):
             scaler = event.scaler
             if scaler is not None:
                 scaler = rename.scaler(scaler)
+            inner_ctx = decided_ctx(event.ctx, flags, ifs) if flags else event.ctx
             self.emit(
-                event.kind, call, ctx + tuple(renamed_branch(b, rename.text) for b in event.ctx), None, scaler=scaler,
+                event.kind, call, ctx + tuple(renamed_branch(b, rename.text) for b in inner_ctx), None, scaler=scaler,
                 arg=rename.text(event.arg) if event.arg else None, backward=event.backward,
                 site=site, origin=call, inner=event.inner or event.node,
                 framework=event.framework, remote=event.remote,
@@ -271,12 +274,18 @@ class _ComposingWalker(FlowWalker):
         where = entry.callee.split(":", 1)[0]
         tokens: Dict[int, object] = {}
         unbound = rename.unbound(entry.none_defaults)
-        for kind, scaler, arg, backward, framework, inner_ctx, line, text in entry.events:
+        ctxs = [remote_ctx(e[5], tokens) for e in entry.events]
+        flags, ifs = _remote_flags(entry, rename, tokens)
+        for (kind, scaler, arg, backward, framework, inner_ctx, line, text), rebuilt in zip(entry.events, ctxs):
             dead = _dead(((i[3], i[4]) for i in inner_ctx if i[0] == "B"), unbound) if unbound else None
             if dead is not None:
                 if kind != "zero_grad":
                     _note_left_none(self.analysis, call, dead)
                 continue
+            if flags:
+                if any(runs(b, flags, ifs) is False for b in rebuilt):
+                    continue  # an arm this call's flag argument or default never runs
+                rebuilt = decided_ctx(rebuilt, flags, ifs)
             ref = None
             if scaler:
                 mapped = rename.text(scaler)
@@ -285,12 +294,24 @@ class _ComposingWalker(FlowWalker):
             if scaler and ref is None:
                 ref = self.analysis.ref("<" + entry.callee + ">." + scaler, self.flow.frame)
             self.emit(
-                kind, call, ctx + tuple(renamed_branch(b, rename.text) for b in remote_ctx(inner_ctx, tokens)),
+                kind, call, ctx + tuple(renamed_branch(b, rename.text) for b in rebuilt),
                 None, scaler=ref,
                 arg=rename.text(arg) if arg else None, backward=backward, site=site,
                 origin=call, framework=framework or None, remote=Remote(f"{where}:{line}", text, entry.source, line),
             )
         return True
+
+
+def _remote_flags(entry, rename, tokens):
+    """The flags a call of another file's function fixes (scaler_arms.call_truths) and the ids
+    of the rebuilt `if`s of the callee's own body that test them."""
+    if not entry.flags:
+        return {}, set()
+    arms, defaults = entry.flags
+    ifs = {id(tokens[n]) for n in arms if n in tokens}
+    tested = {flag_name(tokens[n]) for n in arms if n in tokens}
+    known = dict(defaults)
+    return call_truths(rename, ((name, known.get(name)) for name in tested if name)), ifs
 
 
 def _counted(events) -> int:

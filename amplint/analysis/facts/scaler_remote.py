@@ -45,6 +45,9 @@ class EntryScaler:
     # object the call names
     method: bool = False
     source: str = ""  # the callee's file as the project names it (`callee` shows it to the user)
+    # (the numbers of its own `if`s testing a bare parameter it never binds again, (parameter,
+    # truth of its literal default) pairs): the arms a literal argument or default decides
+    flags: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from amplint.analysis.facts.half_callees import EntryDtypeField
+from amplint.analysis.facts.half_callees import LOCAL, EntryDtypeField
 
 _HALF = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 _LOADERS = re.compile(r"\b(?:OmegaConf|dacite|tyro|simple_parsing|HfArgumentParser|jsonargparse|hydra)\b"
@@ -62,10 +63,33 @@ def dtype_field_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryD
                     f"{project.display(path)}:{line}")
             entry = EntryDtypeField(module, cls, chain, dtype, cite)
             word = re.compile(r"\b%s\b" % re.escape(cls))
+            found.setdefault(path, []).append(replace(entry, module=LOCAL))
+            exported = [replace(entry, module=package) for package in reexports(texts, python, path, cls)]
             for user in python:
-                if word.search(texts[user]):
-                    found.setdefault(user, []).append(entry)
+                if user != path and word.search(texts[user]):
+                    found.setdefault(user, []).extend([entry] + exported)
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
+
+
+def reexports(texts, python, path: str, cls: str) -> List[str]:
+    """The packages whose `__init__.py` imports `cls` from the module of `path` (`from
+    .fsdp import fsdp_config`, `from pkg.configs.fsdp import fsdp_config`): a user's
+    `from pkg.configs import fsdp_config` names the same class."""
+    module = _module(path)
+    found = []
+    for init in python:
+        if not init.endswith("/__init__.py") and init != "__init__.py":
+            continue
+        package = _module(init)
+        for match in re.finditer(r"^from[ \t]+(\.?[\w.]+)[ \t]+import[ \t]+([^\n#]+)", texts[init], re.M):
+            source, names = match.group(1), match.group(2)
+            if cls not in re.findall(r"\w+", names) or re.search(r"\b%s[ \t]+as\b" % re.escape(cls), names):
+                continue
+            if source.startswith("."):
+                source = package + source if not source.startswith("..") else ""
+            if source and (module == source or module.endswith("." + source)):
+                found.append(package)
+    return found
 
 
 def _module(path: str) -> str:

@@ -86,7 +86,7 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
             function[3] if len(function) > 3 else (), factory,
             method=(callers[path].calls[index][3] in ("value", "wrapper", "held")
                     and "." in callers[path].calls[index][4]),
-            source=where,
+            source=where, flags=function[4] if len(function) > 4 else (),
         ))
         for made in _caller_updates(project, path, callers[path], index, key, events):
             entries.setdefault(where, []).append(made)  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import libcst as cst
 
 from amplint.analysis.facts import FileFacts
+from amplint.analysis.facts.scaler_arms import flag_ifs, flag_params
 from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows, none_defaults
 from amplint.analysis.facts.scaler_remote import call_keys, function_key
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
@@ -325,7 +326,19 @@ def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, 
         ))
     if not any(e[0] in PROTOCOL for e in events):
         return None
-    return (tuple(positional), keywords, tuple(events), none_defaults(frame.node))
+    return (tuple(positional), keywords, tuple(events), none_defaults(frame.node), _flags_of(frame, numbers))
+
+
+def _flags_of(frame, numbers: Dict[int, int]) -> tuple:
+    """(the numbers of the callee's own `if`s that test a bare parameter it never binds again,
+    (parameter, its literal default's truth) of those parameters): a caller in another file
+    decides those arms by the literal it passes or leaves at its default (facts/scaler_arms.py)."""
+    params = flag_params(frame.node)
+    ifs = flag_ifs(frame, params)
+    arms = tuple(sorted(number for node, number in numbers.items() if node in ifs))
+    if not arms:
+        return ()
+    return arms, tuple((name, truth) for name, truth in params.items() if truth is not None)
 
 
 def _ctx(ctx, numbers: Dict[int, int], module: cst.Module) -> tuple:
