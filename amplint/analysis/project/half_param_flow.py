@@ -22,6 +22,7 @@ import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from amplint.analysis.project.flowindex import callee_targets
+from amplint.analysis.project.half_locals import half_dtype, half_locals, passed_half
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
 from amplint.analysis.project.param_arguments import _slots
 
@@ -76,8 +77,6 @@ def every_site_half(project, path: str, key: str, param: str) -> Optional[str]:
     """The dtype every call site the class flow finds for parameter `param` of `key` passes, when
     each passes a half model of its caller (cast before the call) and the function calls that
     parameter (`model(x)`, `model.encode(x)`: a model, not a tensor); else None."""
-    from amplint.analysis.project.half_params import _half_locals, _passed_half
-
     function = _function(project, path, key)
     if function is None or not _calls_param(function, param):
         return None
@@ -87,7 +86,7 @@ def every_site_half(project, path: str, key: str, param: str) -> Optional[str]:
         summary = project.summary(where)
         flow = summary.flow if summary is not None else None
         calling = flow.functions.get(caller) if flow is not None else None
-        half = _passed_half(value, _half_locals(calling)) if calling is not None else None
+        half = passed_half(value, half_locals(calling)) if calling is not None else None
         if half is None or not _cast_first(calling, value):
             return None
         dtypes.add(half[1])
@@ -165,12 +164,10 @@ def _cast_first(function, value) -> bool:
     a half cast (`model = Net().half()`), or every call passing the local comes after the first
     cast of it (`model = Net()`, then `model.half()` or `model = model.half()`). A model
     evaluated before it is halved (`evaluate(model)`, then `model.half()` to save it) is not."""
-    from amplint.analysis.project.half_params import _half_dtype
-
     if value[0] != "local":
         return True  # `evaluate(model.half())`: the cast is the argument
     name = value[1]
-    if all(_half_dtype(assigned) is not None for assigned in function.assigns.get(name, ())) \
+    if all(half_dtype(assigned) is not None for assigned in function.assigns.get(name, ())) \
             and function.assigns.get(name):
         return True
     casts = [line for receiver, attr, _text, line in function.dynamic

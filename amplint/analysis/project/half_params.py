@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryHalfParam
 from amplint.analysis.project.half_callees import HALF_TEXT
-from amplint.analysis.project.halfspread import STATEMENT_CASTS
+from amplint.analysis.project.half_locals import half_locals, passed_half
 from amplint.analysis.project.half_param_flow import every_site_half, passed_on
 
 
@@ -37,11 +37,11 @@ def half_param_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryHa
             continue
         for key in sorted(flow.functions):
             function = flow.functions[key]
-            halves = _half_locals(function)
+            halves = half_locals(function)
             if not halves:
                 continue
             for _name, callee, args, line in function.calls:
-                passed = [(where, _passed_half(value, halves)) for where, value in args]
+                passed = [(where, passed_half(value, halves)) for where, value in args]
                 passed = [(where, half) for where, half in passed if half is not None]
                 if not passed:
                     continue
@@ -68,45 +68,6 @@ def _summary(project, path: str):
     if summary is None:
         summary = project.summary(path) if project.flow.owes(path) else project.planned_summary(path)
     return summary
-
-
-def _half_locals(function) -> Dict[str, Tuple[str, int]]:
-    """name -> (dtype, line of the cast or 0) for each local (not a parameter) the function
-    casts to half, by assignment or in place."""
-    lines = {}
-    for receiver, attr, _text, line in function.dynamic:
-        if receiver[0] == "local" and attr in STATEMENT_CASTS:
-            lines.setdefault(receiver[1], (STATEMENT_CASTS[attr], line))
-    found: Dict[str, Tuple[str, int]] = {}
-    for name, values in function.assigns.items():
-        for value in values:
-            dtype = _half_dtype(value)
-            if dtype is not None:
-                found[name] = (dtype, lines.get(name, (dtype, 0))[1])
-                break
-    for name, cast in lines.items():
-        found.setdefault(name, cast)
-    return {name: cast for name, cast in found.items() if name not in function.params}
-
-
-def _half_dtype(value) -> Optional[str]:
-    if value[0] == "half":
-        return value[2]
-    if value[0] == "any":
-        for item in value[1]:
-            dtype = _half_dtype(item) if item is not None else None
-            if dtype is not None:
-                return dtype
-    return None
-
-
-def _passed_half(value, halves) -> Optional[Tuple[str, str, int]]:
-    """(name, dtype, cast line) when an argument is a half local or a cast written in the call."""
-    if value[0] == "local" and value[1] in halves:
-        return (value[1],) + halves[value[1]]
-    if value[0] == "half" and value[1][0] == "local":
-        return value[1][1], value[2], 0
-    return None
 
 
 def _one_function(project, path: str, key: str, callee):
