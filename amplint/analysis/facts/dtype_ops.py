@@ -84,6 +84,8 @@ class Evaluator:
                 return base if expr.attr.value not in ("T", "H") else base
             if expr.attr.value in INT_ATTRS and isinstance(base, Dtype) and base.is_tensor:
                 return of("pyint")
+            if expr.attr.value == "shape" and isinstance(base, Dtype) and base.is_tensor:
+                return Elements(of("pyint"))  # `n, c, h = x.shape`: Python ints (torch.Size)
             if isinstance(expr.value, cst.Name) and expr.attr.value in R.MATH_CONSTANTS \
                     and resolve_expr(expr, self.frame) == "math." + expr.attr.value:
                 return of("pyfloat")  # math.pi
@@ -214,6 +216,9 @@ class Evaluator:
             own = self.d.bindings.callee(call, self.frame) if self.d.bindings is not None else None
             if own is not None:  # `self._m(...)`: a private method of this class
                 return self.d.returned("self." + func.attr.value, call, args, self.frame, own)
+            forward = self.d.bindings.forward(call, self.frame) if self.d.bindings is not None else None
+            if forward is not None:  # `self.fc(x)`: the file's module class's `forward` returns
+                return self.d.returned("self." + func.attr.value, call, args, self.frame, forward)
             return self._method(func.attr.value, receiver, call, args)
         if isinstance(func, cst.Name):
             callee = self.env.get(func.value)
@@ -279,7 +284,9 @@ class Evaluator:
         if isinstance(receiver, ModuleValue) and module_moved(call, self.frame):
             return receiver
         if name in SIZE_METHODS:
-            return of("pyint") if rec is not None and (name != "size" or call.args) else None
+            if rec is not None and name == "size" and not call.args:
+                return Elements(of("pyint"))  # `b, c = x.size()`
+            return of("pyint") if rec is not None and name != "size" or call.args and rec else None
         if name in R.CAST_METHODS and not call.args:
             return of(R.CAST_METHODS[name], rec.zero_dim if rec else None)
         if name == "type" and not call.args:
