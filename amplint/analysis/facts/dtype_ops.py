@@ -126,13 +126,15 @@ class Evaluator:
 
     # -- regions --------------------------------------------------------------------------
     def _with_region(self, op: str, args: List[Optional[Dtype]], plain: Optional[Dtype],
-                     zero_dim: Optional[bool] = None) -> Optional[Dtype]:
+                     zero_dim: Optional[bool] = None, call: Optional[cst.Call] = None) -> Optional[Dtype]:
         """The value of aten `op` on `args` where this code runs, given its `plain` value
         outside autocast."""
         region, certain = self.d.region_state(self.frame)
         if region is None:
             return plain
         policy = self.d.policy(region, op)
+        if op == "einsum" and region.device != "cuda":
+            policy = _einsum_policy(region.device, call)
         if policy is None:
             return None
         if policy == "none":
@@ -331,6 +333,8 @@ class Evaluator:
             if first is None or not first.is_tensor or call is None or _kw(call, "dtype"):
                 return None
             return Elements(Dtype(first.options, first.conditional, None))  # type: ignore[return-value]
+        if op in R.TUPLE_ALWAYS:
+            return None  # values and indices
         if op in R.TUPLE_WITH_ARGS:
             if call is not None and (call.args if rec is not None else len(call.args) > 1):
                 return None  # `x.max(1)`: values and indices
@@ -340,6 +344,10 @@ class Evaluator:
         if kind == "keep":
             plain = first if first is not None and first.is_tensor else None
             plain = Dtype(plain.options, plain.conditional, dim) if plain is not None else None
+        elif kind == "clamp":
+            plain = _clamped(tensors)
+        elif kind == "pybool":
+            return of("pybool") if first is not None and first.is_tensor else None
         elif kind in ("float", "reduce"):
             plain = None
             if first is not None and first.is_tensor:
@@ -373,7 +381,32 @@ class Evaluator:
             plain = first if first is not None and first.options <= FLOATS else None
             if op in ("linear", "conv1d", "conv2d", "conv3d") and plain is not None:
                 plain = Dtype(plain.options, plain.conditional, False)
-        return self._with_region(op, tensors, plain, dim if kind != "same" else None)
+        return self._with_region(op, tensors, plain, dim if kind != "same" else None, call)
+
+
+def _clamped(tensors: List[Optional[Dtype]]) -> Optional[Dtype]:
+    """`x.clamp(lo, hi)`: the input's dtype promoted with every bound (R.CLAMP); unknown when
+    a bound is."""
+    first = tensors[0] if tensors else None
+    if first is None or not first.is_tensor or any(t is None for t in tensors):
+        return None
+    value: Optional[Dtype] = first
+    for bound in tensors[1:]:
+        value = promote(value, bound, "clamp") if value is not None else None  # type: ignore[arg-type]
+    return value
+
+
+def _einsum_policy(device: Optional[str], call: Optional[cst.Call]) -> Optional[str]:
+    """CPU autocast casts an einsum only through the bmm it runs when its equation contracts
+    operands (R.einsum_contracts); CUDA's list names einsum itself ("lower")."""
+    equation = call.args[0].value if call is not None and call.args else None
+    contracts = R.einsum_contracts(equation.evaluated_value) if isinstance(
+        equation, cst.SimpleString) and isinstance(equation.evaluated_value, str) else None
+    if contracts is True:
+        return "lower"
+    if contracts is False and device == "cpu":
+        return "none"
+    return None
 
 
 def _looks_like_device(expr: cst.BaseExpression) -> bool:
