@@ -213,6 +213,9 @@ INFO_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires
 SIZE_METHODS = _ops("size dim numel nelement element_size ndimension")
 PYTHON_METHODS = SIZE_METHODS | _ops("item tolist")
 PYTHON_BUILTINS = _ops("float int len abs min max round sum pow")
+# builtins that return a Python number of one type whatever they are given (`float(t)` of a
+# one-element tensor too): `x * float(n)` keeps x's dtype; `abs`/`min`/`round` of a tensor are tensors
+PYTHON_CONVERSIONS: Dict[str, str] = {"float": "pyfloat", "int": "pyint", "len": "pyint", "bool": "pybool"}
 PYTHON_MODULES = ("math.", "numpy.", "np.", "random.")
 # Python's `math` module: its functions return Python numbers whatever they are given (a
 # one-element tensor is read through `__float__`/`__index__`); checked on Python 3.11

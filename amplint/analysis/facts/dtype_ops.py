@@ -14,7 +14,7 @@ from amplint.analysis.facts.dtype_value import (
     ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, Elements, ModuleValue, _dims, join, module_moved,
     of,
 )
-from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.names import bound_locally, resolve_expr
 
 _ARITH = {
     cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide: "div",
@@ -124,6 +124,18 @@ class Evaluator:
                 return self.d.attr_modules(cls).get(expr.attr.value)
         return None
 
+    def _promoted_operands(self, op: str, tensors, rec, call: cst.Call) -> List[Optional[Dtype]]:
+        """The values that promote together: `where`'s two values (not its condition), the
+        elements of the sequence `cat`/`stack` take (a list or tuple display, else unknown)."""
+        if op == "where":
+            values = tensors[1:3] if rec is None else [rec] + tensors[2:3]
+            return values if len(values) == 2 else [None]
+        sequence = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if rec is not None or not isinstance(sequence, (cst.List, cst.Tuple)) or not sequence.elements \
+                or any(isinstance(e, cst.StarredElement) for e in sequence.elements):
+            return [None]
+        return [self.d.values.get(id(e.value)) for e in sequence.elements]
+
     # -- regions --------------------------------------------------------------------------
     def _with_region(self, op: str, args: List[Optional[Dtype]], plain: Optional[Dtype],
                      zero_dim: Optional[bool] = None, call: Optional[cst.Call] = None) -> Optional[Dtype]:
@@ -198,11 +210,11 @@ class Evaluator:
     def _call(self, call: cst.Call):  # -> Dtype | ModuleValue | None
         func = call.func
         qualified = resolve_expr(func, self.frame)
-        receiver = None
+        receiver = made = None
         if isinstance(func, cst.Attribute) and qualified is None:
             receiver = self.value(func.value)
         elif not isinstance(func, (cst.Name, cst.Attribute)):
-            self.value(func)
+            made = self.value(func)
         args = [self.value(a.value) for a in call.args]
         if self.d.bindings is not None:
             self.d.bindings.record(call, self.frame, args)
@@ -222,7 +234,13 @@ class Evaluator:
             if forward is not None:  # `self.fc(x)`: the file's module class's `forward` returns
                 return self.d.returned("self." + func.attr.value, call, args, self.frame, forward)
             return self._method(func.attr.value, receiver, call, args)
+        if isinstance(made, ModuleValue):  # `nn.Softmax(dim=-1)(x)`
+            return self._module(made, args)
         if isinstance(func, cst.Name):
+            if func.value in R.PYTHON_CONVERSIONS and func.value not in self.env \
+                    and not bound_locally(func.value, self.frame) \
+                    and func.value not in self.d.facts.tree.module_frame.imports:
+                return of(R.PYTHON_CONVERSIONS[func.value])  # `float(n)`: the builtin
             callee = self.env.get(func.value)
             if isinstance(callee, ModuleValue):
                 return self._module(callee, args)
@@ -336,9 +354,17 @@ class Evaluator:
         if op in R.TUPLE_ALWAYS:
             return None  # values and indices
         if op in R.TUPLE_WITH_ARGS:
-            if call is not None and (call.args if rec is not None else len(call.args) > 1):
+            other = tensors[1] if len(tensors) == 2 else None
+            if op in ("max", "min") and call is not None and other is not None and other.is_tensor \
+                    and first is not None and first.is_tensor and len(_positional(call)) == len(call.args):
+                kind = "binary"  # `torch.max(a, b)`: torch.maximum
+            elif call is not None and (call.args if rec is not None else len(call.args) > 1):
                 return None  # `x.max(1)`: values and indices
-            kind = "keep"
+            else:
+                kind = "keep"
+        if kind == "promote-all" and call is not None:
+            tensors = self._promoted_operands(op, tensors, rec, call)
+            first = tensors[0] if tensors else None
         dim = _result_dim(op, kind, tensors, call, rec)
         plain: Optional[Dtype]
         if kind == "keep":
@@ -367,8 +393,9 @@ class Evaluator:
             plain = self._same(tensors, dim)
         elif kind == "loss":
             plain = None
-        elif kind == "promote-all":
-            plain = None
+        elif kind == "promote-all":  # `torch.cat([a, b])`, `torch.where(m, a, b)`: they promote
+            plain = _fold(tensors, op) if tensors and None not in tensors and any(
+                t.is_tensor for t in tensors) else None  # type: ignore[union-attr]
         elif kind == "bool":
             plain = of("bool", dim) if first is not None and first.is_tensor else None
         elif kind == "integer":
@@ -382,6 +409,13 @@ class Evaluator:
             if op in ("linear", "conv1d", "conv2d", "conv3d") and plain is not None:
                 plain = Dtype(plain.options, plain.conditional, False)
         return self._with_region(op, tensors, plain, dim if kind != "same" else None, call)
+
+
+def _fold(values: List[Dtype], op: str) -> Optional[Dtype]:
+    value: Optional[Dtype] = values[0]
+    for other in values[1:]:
+        value = promote(value, other, op) if value is not None else None  # type: ignore[arg-type]
+    return value
 
 
 def _clamped(tensors: List[Optional[Dtype]]) -> Optional[Dtype]:
