@@ -84,8 +84,9 @@ class Evaluator:
                 return base if expr.attr.value not in ("T", "H") else base
             if expr.attr.value in INT_ATTRS and isinstance(base, Dtype) and base.is_tensor:
                 return of("pyint")
-            if expr.attr.value == "shape" and isinstance(base, Dtype) and base.is_tensor:
-                return Elements(of("pyint"))  # `n, c, h = x.shape`: Python ints (torch.Size)
+            if expr.attr.value == "shape" and not (isinstance(base, Dtype) and not base.is_tensor):
+                # `n, c, h = x.shape`: Python ints (torch.Size), as `x.shape[-1]` below is
+                return Elements(of("pyint"))
             if isinstance(expr.value, cst.Name) and expr.attr.value in R.MATH_CONSTANTS \
                     and resolve_expr(expr, self.frame) == "math." + expr.attr.value:
                 return of("pyfloat")  # math.pi
