@@ -233,14 +233,17 @@ class Evaluator:
                 return self.d.returned("self." + func.attr.value, call, args, self.frame, own)
             forward = self.d.bindings.forward(call, self.frame) if self.d.bindings is not None else None
             if forward is not None:  # `self.fc(x)`: the file's module class's `forward` returns
-                return self.d.returned("self." + func.attr.value, call, args, self.frame, forward)
+                return self.d.returned("forward", call, args, self.frame, forward)
             return self._method(func.attr.value, receiver, call, args)
         if isinstance(made, ModuleValue):  # `nn.Softmax(dim=-1)(x)`
             return self._module(made, args)
+        forward = self.d.bindings.forward(call, self.frame) if self.d.bindings is not None else None
+        if forward is not None:  # `net(x)`, `Block(...)(x)`: the file's module class's `forward`
+            return self.d.returned(forward.node.name.value, call, args, self.frame, forward)
         if isinstance(func, cst.Name):
             if func.value in R.PYTHON_CONVERSIONS and func.value not in self.env \
                     and not bound_locally(func.value, self.frame) \
-                    and func.value not in self.d.facts.tree.module_frame.imports:
+                    and func.value not in self.d.module_counts():
                 return of(R.PYTHON_CONVERSIONS[func.value])  # `float(n)`: the builtin
             callee = self.env.get(func.value)
             if isinstance(callee, ModuleValue):
