@@ -60,14 +60,16 @@ PATTERNS = [
     "X, (t,), v", "X, 0, t.view(4, 1).expand(4, 4), X", "X, (4, 4), 2.0", "X.view(8, 2)",
     "x4, 2, 2", "X, t.expand(4, 4)", "X, (4,), None, None, 1e-5", "X, 0.5, True",
 ]
-FACTORY_PATTERNS = ["4, 4", "(4, 4), (4, 1)", "(4, 4)", "0, 4, (4, 4)", "4", "0.0, 1.0, (4, 4)", "1, 4, 4", "(4, 4), 2.0"]
+FACTORY_PATTERNS = ["4, 4", "(4, 4), (4, 1)", "(4, 4)", "0, 4, (4, 4)", "4", "0.0, 1.0, (4, 4)", "1, 4, 4",
+                    "(4, 4), 2.0"]
 MODULE_ARGS = ["", "4", "4, 4", "4, 4, 1", "1, 4", "4, 4, 4", "(4,)", "-1"]
 MODULE_INPUTS = ["X", "x3", "x4", "X, X"]
 # Python numbers with a tensor: `x * c` keeps x's dtype for any Python number c
 EXPRESSIONS = [
     "X * 2", "X * 0.5", "2 * X", "X / 2", "X + 1e-8", "X * n", "X * n ** -0.5", "X / math.sqrt(n)",
     "X * (n // 2) ** -0.5", "X ** 2", "X ** 0.5", "2 ** X", "X * -n", "X * float(n)",
-    "X * (1.0 / n)", "torch.is_nonzero(X[0, 0])", "X[0, 0].item()", "X.size(0)", "X.numel()", "X.dim()", "X.tolist()", "X @ X", "X @ y", "x3 @ x3", "X * y", "X + y", "y - X", "X > 0.5", "X == X",
+    "X * (1.0 / n)", "torch.is_nonzero(X[0, 0])", "X[0, 0].item()", "X.size(0)", "X.numel()", "X.dim()",
+    "X.tolist()", "X @ X", "X @ y", "x3 @ x3", "X * y", "X + y", "y - X", "X > 0.5", "X == X",
     "-X", "X.T", "X.mT", "X[0]", "X[:, 1:]", "X.data", "X * True", "X // 2", "X % 2",
 ]
 # names whose call changes the process (never run), and names no pattern above can call

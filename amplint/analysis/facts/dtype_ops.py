@@ -9,7 +9,9 @@ from typing import List, Optional
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
-from amplint.analysis.facts.dtype_promote import literal_tensor, promote, size_dim
+from amplint.analysis.facts.dtype_promote import (
+    clamped as _clamped, einsum_policy as _einsum_policy, fold as _fold, literal_tensor, promote, size_dim,
+)
 from amplint.analysis.facts.dtype_value import (
     ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, Elements, ModuleValue, _dims, join, module_moved,
     of,
@@ -413,38 +415,6 @@ class Evaluator:
             if op in ("linear", "conv1d", "conv2d", "conv3d") and plain is not None:
                 plain = Dtype(plain.options, plain.conditional, False)
         return self._with_region(op, tensors, plain, dim if kind != "same" else None, call)
-
-
-def _fold(values: List[Dtype], op: str) -> Optional[Dtype]:
-    value: Optional[Dtype] = values[0]
-    for other in values[1:]:
-        value = promote(value, other, op) if value is not None else None  # type: ignore[arg-type]
-    return value
-
-
-def _clamped(tensors: List[Optional[Dtype]]) -> Optional[Dtype]:
-    """`x.clamp(lo, hi)`: the input's dtype promoted with every bound (R.CLAMP); unknown when
-    a bound is."""
-    first = tensors[0] if tensors else None
-    if first is None or not first.is_tensor or any(t is None for t in tensors):
-        return None
-    value: Optional[Dtype] = first
-    for bound in tensors[1:]:
-        value = promote(value, bound, "clamp") if value is not None else None  # type: ignore[arg-type]
-    return value
-
-
-def _einsum_policy(device: Optional[str], call: Optional[cst.Call]) -> Optional[str]:
-    """CPU autocast casts an einsum only through the bmm it runs when its equation contracts
-    operands (R.einsum_contracts); CUDA's list names einsum itself ("lower")."""
-    equation = call.args[0].value if call is not None and call.args else None
-    contracts = R.einsum_contracts(equation.evaluated_value) if isinstance(
-        equation, cst.SimpleString) and isinstance(equation.evaluated_value, str) else None
-    if contracts is True:
-        return "lower"
-    if contracts is False and device == "cpu":
-        return "none"
-    return None
 
 
 def _looks_like_device(expr: cst.BaseExpression) -> bool:
