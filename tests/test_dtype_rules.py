@@ -82,7 +82,6 @@ CPU_CALLS = {
     "trace": lambda x: torch.trace(x), "fft_rfft": lambda x: torch.fft.rfft(x).real,
     "cat": lambda x: torch.cat([x, x.float()]), "stack": lambda x: torch.stack([x, x.float()]),
     "einsum": lambda x: torch.einsum("ij,jk->ik", x, x),
-    "tensordot": lambda x: torch.tensordot(x, x, dims=1),
 }
 EXPECT = {"lower": ("float32", "bfloat16"), "fp32": ("bfloat16", "float32"),
           "promote": ("bfloat16", "float32")}
@@ -129,7 +128,7 @@ def test_unlisted_ops_keep_dtype_under_cpu_autocast(op, dtype):
     from amplint.analysis.facts.dtypes import DtypeFacts
 
     assert DtypeFacts.policy(type("Region", (), {"device": "cpu"})(), op) == "none"
-    assert R.op_kind(op) in ("keep", "float", "reduce", "same", "binary"), op
+    assert R.op_kind(op) in ("keep", "clamp", "float", "reduce", "same", "binary"), op
     call = CUDA_ONLY.get(op) or KEEP_CALLS[op]
     x = a.to(getattr(torch, dtype))
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -168,3 +167,29 @@ def test_math_constants_are_python_floats():
     import math
 
     assert {type(getattr(math, name)) for name in R.MATH_CONSTANTS} == {float}
+
+
+@pytest.mark.parametrize("equation,contracts", [
+    ("ij,jk->ik", True), ("bij,bjk->bik", True), ("ij,ij->", True), ("i,i", True), ("ij,j->i", True),
+    ("i,j->ij", False), ("ij,ij->ij", False), ("ii->i", False), ("ij->", None), ("ij,k->k", None),
+])
+def test_einsum_contracts_matches_cpu_autocast(equation, contracts):
+    """CPU autocast lowers an einsum only through the bmm that a contraction across operands
+    runs (R.einsum_contracts): True -> bfloat16, False -> the input's float16 (None: not said)."""
+    assert R.einsum_contracts(equation) is contracts
+    operands = [torch.rand(*(4 for _ in term)).half() for term in equation.split("->")[0].split(",")]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = torch.einsum(equation, *operands)
+    if contracts is not None:
+        assert out.dtype == (torch.bfloat16 if contracts else torch.float16), equation
+
+
+def test_cpu_tensordot_depends_on_its_dims():
+    """Why ("cpu", "tensordot") is None: a full contraction keeps float16, one dim runs mm."""
+    from amplint.analysis.facts.dtypes import DtypeFacts
+
+    assert DtypeFacts.policy(type("Region", (), {"device": "cpu"})(), "tensordot") is None
+    x = torch.rand(4, 4).half()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert torch.tensordot(x, x).dtype == torch.float16
+        assert torch.tensordot(x, x, dims=1).dtype == torch.bfloat16

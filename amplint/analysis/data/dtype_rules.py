@@ -115,12 +115,16 @@ def autocast_policy(device: Optional[str], op: str) -> Optional[str]:
 KEEP = _ops("""
     view reshape transpose permute contiguous detach clone flatten unflatten squeeze unsqueeze t
     expand expand_as view_as reshape_as narrow repeat flip roll relu relu6 neg negative abs
-    cuda cpu requires_grad_ detach_ amax amin clamp clip clamp_min clamp_max movedim
+    cuda cpu requires_grad_ detach_ amax amin movedim
     swapaxes index_select gather masked_fill tril triu diagonal diag select unfold pin_memory
     dropout hardtanh leaky_relu pad zero_ fill_ fill_diagonal_ index_fill index_fill_
     repeat_interleave tile squeeze_ unsqueeze_ t_ sign nan_to_num round floor ceil trunc
     masked_select take roll rot90 fliplr flipud bernoulli
 """)
+# "clamp": the input's dtype with Python-number bounds (`x.clamp(min=1e-6)`); tensor bounds
+# promote with it (`x16.clamp(y32)` is float32; aten/src/ATen/native/TensorCompare.cpp clamp's
+# result_type over input, min and max); checked in tests/test_op_table_torch.py
+CLAMP = _ops("clamp clip clamp_min clamp_max")
 # "float": a floating input keeps its dtype; an integer or bool input gives the default float
 # dtype (torch's "int-to-float" unary ops); mean/var/std of an integer input raise.
 FLOAT_KEEP = _ops("""
@@ -147,9 +151,11 @@ SAME = _ops("""
 PROMOTE_ALL = _ops("cat concat concatenate stack hstack vstack where")
 # "bool": comparisons and predicates
 BOOL = _ops("""
-    eq ne lt le gt ge greater less equal not_equal isnan isinf isfinite isclose logical_and
+    eq ne lt le gt ge greater less not_equal isnan isinf isfinite isclose logical_and
     logical_or logical_not logical_xor isneginf isposinf signbit
 """)
+# "pybool": a Python bool, not a tensor (`torch.equal(a, b)`, `torch.allclose(a, b)`)
+PYTHON_BOOL = _ops("equal allclose is_nonzero")
 # "integer": index results
 INTEGER = _ops("argmax argmin argsort nonzero bucketize searchsorted count_nonzero")
 # "window": the spectrum promotes the input with the `window=` tensor (torch 2.13: a float16
@@ -213,6 +219,9 @@ INFO_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires
 SIZE_METHODS = _ops("size dim numel nelement element_size ndimension")
 PYTHON_METHODS = SIZE_METHODS | _ops("item tolist")
 PYTHON_BUILTINS = _ops("float int len abs min max round sum pow")
+# builtins that return a Python number of one type whatever they are given (`float(t)` of a
+# one-element tensor too): `x * float(n)` keeps x's dtype; `abs`/`min`/`round` of a tensor are tensors
+PYTHON_CONVERSIONS: Dict[str, str] = {"float": "pyfloat", "int": "pyint", "len": "pyint", "bool": "pybool"}
 PYTHON_MODULES = ("math.", "numpy.", "np.", "random.")
 # Python's `math` module: its functions return Python numbers whatever they are given (a
 # one-element tensor is read through `__float__`/`__index__`); checked on Python 3.11
@@ -265,15 +274,23 @@ MODULE_PRIVATE_METHODS = frozenset({
 # region is not their own name's: (device, op) -> policy, None when it depends on the inputs
 # (`F.normalize` divides by a float32 `norm` under CUDA autocast)
 DECOMPOSED_POLICY: Dict[tuple, Optional[str]] = {
-    ("cpu", "einsum"): "lower", ("cpu", "tensordot"): "lower",
+    # CPU einsum runs bmm only when its equation sums an index two operands share
+    # (`"ij,jk->ik"`: bfloat16; `"i,j->ij"`, `"ii->i"`: the input's dtype): see einsum_contracts.
+    # CPU tensordot's full contraction (`tensordot(x, x)`, vectors) keeps the input's dtype,
+    # others run mm: it depends
+    ("cpu", "einsum"): "lower", ("cpu", "tensordot"): None,
     # F.normalize divides its input by a `norm`, float32 under CUDA autocast: float32 out
     ("cuda", "normalize"): "fp32",
     ("cuda", "tensordot"): None, ("cuda", "layer_norm"): "fp32", ("cuda", "group_norm"): "fp32",
 }
 # ops whose result is a tuple of tensors of the input's dtype
 TUPLE_KEEP = _ops("chunk split unbind tensor_split")
-# ops whose result is a tuple when given arguments (`x.max(1)` -> values, indices)
-TUPLE_WITH_ARGS = _ops("max min median mode kthvalue sort topk cummax cummin aminmax")
+# ops whose result is a tuple when given arguments (`x.max(1)` -> values, indices), one tensor
+# of the input's dtype without (`x.max()`)
+TUPLE_WITH_ARGS = _ops("max min median nanmedian")
+# ops whose result is always a (values, indices) tuple (`x.sort()`, `x.mode()`, `x.aminmax()`:
+# torch.return_types), never one tensor
+TUPLE_ALWAYS = _ops("mode sort kthvalue topk cummax cummin aminmax")
 
 
 def aten_op(qualified: str) -> Optional[str]:
@@ -291,9 +308,32 @@ def aten_op(qualified: str) -> Optional[str]:
 
 def op_kind(op: str) -> Optional[str]:
     """The table an aten op's dtype rule is in, outside autocast; None when not known."""
-    for kind, table in (("keep", KEEP), ("float", FLOAT_KEEP), ("reduce", REDUCE),
+    for kind, table in (("keep", KEEP), ("clamp", CLAMP), ("float", FLOAT_KEEP), ("reduce", REDUCE),
                         ("binary", BINARY), ("same", SAME), ("promote-all", PROMOTE_ALL),
-                        ("bool", BOOL), ("integer", INTEGER), ("loss", LOSS)):
+                        ("bool", BOOL), ("pybool", PYTHON_BOOL), ("integer", INTEGER),
+                        ("loss", LOSS)):
         if op in table:
             return kind
+    return None
+
+
+def einsum_contracts(equation: str) -> Optional[bool]:
+    """Whether an einsum `equation` sums an index that two operands share (`"bij,bjk->bik"`,
+    `"ij,ij->"`): CPU einsum then runs bmm (autocast's lower precision); False when no index is
+    summed across operands (`"i,j->ij"`, `"ij,ij->ij"`, `"ii->i"`: elementwise, the input's dtype);
+    None when an index is summed within one operand only (`"ij,k->k"`), or it cannot be read."""
+    text = equation.replace(" ", "").replace("...", "")
+    inputs, arrow, output = text.partition("->")
+    operands = inputs.split(",")
+    if not all(o.isalpha() or o == "" for o in operands) or not (output.isalpha() or output == ""):
+        return None
+    if not arrow:  # implicit output: the letters that appear once, sorted
+        letters = "".join(operands)
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    summed = {c for o in operands for c in o if c not in output}
+    if not summed:
+        return False
+    shared = {c for c in summed if sum(c in o for o in operands) >= 2}
+    if shared:
+        return True
     return None

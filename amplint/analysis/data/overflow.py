@@ -44,7 +44,7 @@ CASTS = {
 # Which calls keep the receiver's dtype, the float factories, and the ops autocast runs in
 # float32 come from the one dtype table (amplint.analysis.data.dtype_rules): methods whose result (or
 # each element of whose tuple result) has the receiver's dtype
-KEEPS_DTYPE = _R.KEEP | _R.TUPLE_KEEP
+KEEPS_DTYPE = _R.KEEP | _R.TUPLE_KEEP | _R.CLAMP  # clamp: with number bounds (`x.clamp(min=-1e4)`)
 FLOAT_FACTORIES = {"torch." + name for name in _R.FLOAT_FACTORIES}
 LIKE_FACTORIES = {"torch." + name for name in _R.LIKE_FACTORIES}
 C10_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16"}

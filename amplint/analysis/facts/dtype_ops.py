@@ -9,12 +9,14 @@ from typing import List, Optional
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
-from amplint.analysis.facts.dtype_promote import literal_tensor, promote, size_dim
+from amplint.analysis.facts.dtype_promote import (
+    clamped as _clamped, einsum_policy as _einsum_policy, fold as _fold, literal_tensor, promote, size_dim,
+)
 from amplint.analysis.facts.dtype_value import (
     ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, Elements, ModuleValue, _dims, join, module_moved,
     of,
 )
-from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.names import bound_locally, resolve_expr
 
 _ARITH = {
     cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide: "div",
@@ -84,6 +86,9 @@ class Evaluator:
                 return base if expr.attr.value not in ("T", "H") else base
             if expr.attr.value in INT_ATTRS and isinstance(base, Dtype) and base.is_tensor:
                 return of("pyint")
+            if expr.attr.value == "shape" and not (isinstance(base, Dtype) and not base.is_tensor):
+                # `n, c, h = x.shape`: Python ints (torch.Size), as `x.shape[-1]` below is
+                return Elements(of("pyint"))
             if isinstance(expr.value, cst.Name) and expr.attr.value in R.MATH_CONSTANTS \
                     and resolve_expr(expr, self.frame) == "math." + expr.attr.value:
                 return of("pyfloat")  # math.pi
@@ -122,15 +127,29 @@ class Evaluator:
                 return self.d.attr_modules(cls).get(expr.attr.value)
         return None
 
+    def _promoted_operands(self, op: str, tensors, rec, call: cst.Call) -> List[Optional[Dtype]]:
+        """The values that promote together: `where`'s two values (not its condition), the
+        elements of the sequence `cat`/`stack` take (a list or tuple display, else unknown)."""
+        if op == "where":
+            values = tensors[1:3] if rec is None else [rec] + tensors[2:3]
+            return values if len(values) == 2 else [None]
+        sequence = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if rec is not None or not isinstance(sequence, (cst.List, cst.Tuple)) or not sequence.elements \
+                or any(isinstance(e, cst.StarredElement) for e in sequence.elements):
+            return [None]
+        return [self.d.values.get(id(e.value)) for e in sequence.elements]
+
     # -- regions --------------------------------------------------------------------------
     def _with_region(self, op: str, args: List[Optional[Dtype]], plain: Optional[Dtype],
-                     zero_dim: Optional[bool] = None) -> Optional[Dtype]:
+                     zero_dim: Optional[bool] = None, call: Optional[cst.Call] = None) -> Optional[Dtype]:
         """The value of aten `op` on `args` where this code runs, given its `plain` value
         outside autocast."""
         region, certain = self.d.region_state(self.frame)
         if region is None:
             return plain
         policy = self.d.policy(region, op)
+        if op == "einsum" and region.device != "cuda":
+            policy = _einsum_policy(region.device, call)
         if policy is None:
             return None
         if policy == "none":
@@ -186,24 +205,6 @@ class Evaluator:
         return self._with_region(op if op != "div_floor" else "floor_divide", [a, b], plain,
                                  _dims([a, b]))
 
-    def _sequence(self, op: str, call: Optional[cst.Call]) -> Optional[Dtype]:
-        """`torch.cat([a, b])`: the written-out tensors of the sequence promote together (by
-        category and width; cat and stack take no 0-dim input), each of them known."""
-        positional = _positional(call) if call is not None and op != "where" else []
-        sequence = positional[0] if positional else None
-        if not isinstance(sequence, (cst.List, cst.Tuple)) or not sequence.elements:
-            return None
-        result: Optional[Dtype] = None
-        for element in sequence.elements:
-            value = self.value(element.value) if isinstance(element, cst.Element) else None
-            if not isinstance(value, Dtype) or not value.is_tensor:
-                return None
-            value = Dtype(value.options, value.conditional, False)
-            result = value if result is None else promote(result, value, op)
-            if result is None:
-                return None
-        return Dtype(result.options, result.conditional, False) if result is not None else None
-
     @staticmethod
     def _same(args: List[Optional[Dtype]], zero_dim: Optional[bool]) -> Optional[Dtype]:
         """Operands that must share a dtype (matmul, linear): that dtype, or an error."""
@@ -220,11 +221,11 @@ class Evaluator:
     def _call(self, call: cst.Call):  # -> Dtype | ModuleValue | None
         func = call.func
         qualified = resolve_expr(func, self.frame)
-        receiver = None
+        receiver = made = None
         if isinstance(func, cst.Attribute) and qualified is None:
             receiver = self.value(func.value)
         elif not isinstance(func, (cst.Name, cst.Attribute)):
-            self.value(func)
+            made = self.value(func)
         args = [self.value(a.value) for a in call.args]
         if self.d.bindings is not None:
             self.d.bindings.record(call, self.frame, args)
@@ -244,8 +245,20 @@ class Evaluator:
             own = self.d.bindings.callee(call, self.frame) if self.d.bindings is not None else None
             if own is not None:  # `self._m(...)`: a private method of this class
                 return self.d.returned("self." + func.attr.value, call, args, self.frame, own)
+            forward = self.d.bindings.forward(call, self.frame) if self.d.bindings is not None else None
+            if forward is not None:  # `self.fc(x)`: the file's module class's `forward` returns
+                return self.d.returned("forward", call, args, self.frame, forward)
             return self._method(func.attr.value, receiver, call, args)
+        if isinstance(made, ModuleValue):  # `nn.Softmax(dim=-1)(x)`
+            return self._module(made, args)
+        forward = self.d.bindings.forward(call, self.frame) if self.d.bindings is not None else None
+        if forward is not None:  # `net(x)`, `Block(...)(x)`: the file's module class's `forward`
+            return self.d.returned(forward.node.name.value, call, args, self.frame, forward)
         if isinstance(func, cst.Name):
+            if func.value in R.PYTHON_CONVERSIONS and func.value not in self.env \
+                    and not bound_locally(func.value, self.frame) \
+                    and func.value not in self.d.module_counts():
+                return of(R.PYTHON_CONVERSIONS[func.value])  # `float(n)`: the builtin
             callee = self.env.get(func.value)
             if isinstance(callee, ModuleValue):
                 return self._module(callee, args)
@@ -309,7 +322,9 @@ class Evaluator:
         if isinstance(receiver, ModuleValue) and module_moved(call, self.frame):
             return receiver
         if name in SIZE_METHODS:
-            return of("pyint") if rec is not None and (name != "size" or call.args) else None
+            if rec is not None and name == "size" and not call.args:
+                return Elements(of("pyint"))  # `b, c = x.size()`
+            return of("pyint") if rec is not None and name != "size" or call.args and rec else None
         if name in R.CAST_METHODS and not call.args:
             return of(R.CAST_METHODS[name], rec.zero_dim if rec else None)
         if name == "type" and not call.args:
@@ -354,15 +369,29 @@ class Evaluator:
             if first is None or not first.is_tensor or call is None or _kw(call, "dtype"):
                 return None
             return Elements(Dtype(first.options, first.conditional, None))  # type: ignore[return-value]
+        if op in R.TUPLE_ALWAYS:
+            return None  # values and indices
         if op in R.TUPLE_WITH_ARGS:
-            if call is not None and (call.args if rec is not None else len(call.args) > 1):
+            other = tensors[1] if len(tensors) == 2 else None
+            if op in ("max", "min") and call is not None and other is not None and other.is_tensor \
+                    and first is not None and first.is_tensor and len(_positional(call)) == len(call.args):
+                kind = "binary"  # `torch.max(a, b)`: torch.maximum
+            elif call is not None and (call.args if rec is not None else len(call.args) > 1):
                 return None  # `x.max(1)`: values and indices
-            kind = "keep"
+            else:
+                kind = "keep"
+        if kind == "promote-all" and call is not None:
+            tensors = self._promoted_operands(op, tensors, rec, call)
+            first = tensors[0] if tensors else None
         dim = _result_dim(op, kind, tensors, call, rec)
         plain: Optional[Dtype]
         if kind == "keep":
             plain = first if first is not None and first.is_tensor else None
             plain = Dtype(plain.options, plain.conditional, dim) if plain is not None else None
+        elif kind == "clamp":
+            plain = _clamped(tensors)
+        elif kind == "pybool":
+            return of("pybool") if first is not None and first.is_tensor else None
         elif kind in ("float", "reduce"):
             plain = None
             if first is not None and first.is_tensor:
@@ -382,8 +411,9 @@ class Evaluator:
             plain = self._same(tensors, dim)
         elif kind == "loss":
             plain = None
-        elif kind == "promote-all":
-            plain = self._sequence(op, call)
+        elif kind == "promote-all":  # `torch.cat([a, b])`, `torch.where(m, a, b)`: they promote
+            plain = _fold(tensors, op) if tensors and None not in tensors and any(
+                t.is_tensor for t in tensors) else None  # type: ignore[union-attr]
         elif kind == "bool":
             plain = of("bool", dim) if first is not None and first.is_tensor else None
         elif kind == "integer":
@@ -396,7 +426,7 @@ class Evaluator:
             plain = first if first is not None and first.options <= FLOATS else None
             if op in ("linear", "conv1d", "conv2d", "conv3d") and plain is not None:
                 plain = Dtype(plain.options, plain.conditional, False)
-        return self._with_region(op, tensors, plain, dim if kind != "same" else None)
+        return self._with_region(op, tensors, plain, dim if kind != "same" else None, call)
 
 
 def _looks_like_device(expr: cst.BaseExpression) -> bool:

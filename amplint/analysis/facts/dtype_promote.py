@@ -4,7 +4,7 @@ category first, then dimensioned tensors over 0-dim ones, then Python numbers)."
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 
@@ -94,4 +94,36 @@ def size_dim(call: cst.Call) -> Optional[bool]:
         return False
     if len(size) == 1 and isinstance(size[0], (cst.Tuple, cst.List)):
         return False if size[0].elements else True
+    return None
+
+
+def fold(values: List[Dtype], op: str) -> Optional[Dtype]:
+    value: Optional[Dtype] = values[0]
+    for other in values[1:]:
+        value = promote(value, other, op) if value is not None else None  # type: ignore[arg-type]
+    return value
+
+
+def clamped(tensors: List[Optional[Dtype]]) -> Optional[Dtype]:
+    """`x.clamp(lo, hi)`: the input's dtype promoted with every bound (R.CLAMP); unknown when
+    a bound is."""
+    first = tensors[0] if tensors else None
+    if first is None or not first.is_tensor or any(t is None for t in tensors):
+        return None
+    value: Optional[Dtype] = first
+    for bound in tensors[1:]:
+        value = promote(value, bound, "clamp") if value is not None else None  # type: ignore[arg-type]
+    return value
+
+
+def einsum_policy(device: Optional[str], call: Optional[cst.Call]) -> Optional[str]:
+    """CPU autocast casts an einsum only through the bmm it runs when its equation contracts
+    operands (R.einsum_contracts); CUDA's list names einsum itself ("lower")."""
+    equation = call.args[0].value if call is not None and call.args else None
+    contracts = R.einsum_contracts(equation.evaluated_value) if isinstance(
+        equation, cst.SimpleString) and isinstance(equation.evaluated_value, str) else None
+    if contracts is True:
+        return "lower"
+    if contracts is False and device == "cpu":
+        return "none"
     return None

@@ -6,6 +6,7 @@ from typing import Iterable, Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.data import overflow as _FILLS
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.escape import Entry
 from amplint.analysis.facts.finfo_returns import helper_finfo as _helper_finfo
@@ -13,17 +14,12 @@ from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._property_fill import C10 as _C10, property_fill
 from amplint.analysis.rules._util import argument, region_note
 
-# Tensor method -> (position, keyword) of the fill value
-METHODS = {
-    "masked_fill": (1, "value"), "masked_fill_": (1, "value"), "fill_": (0, "value"),
-    "index_fill": (2, "value"), "index_fill_": (2, "value"), "new_full": (1, "fill_value"),
-    "fill_diagonal_": (0, "fill_value"),
-}
-# torch function -> (position, keyword) of the fill value, position of the filled tensor
-FUNCTIONS = {
-    "torch.masked_fill": (2, "value", 0),
-    "torch.full_like": (1, "fill_value", 0),
-}
+# Tensor method -> (position, keyword) of the fill value: the fill calls of the shared table
+# (amplint.analysis.data.overflow), and `fill_diagonal_`
+METHODS = {**_FILLS.METHODS, "fill_diagonal_": (0, "fill_value")}
+# torch function -> (position, keyword) of the fill value, position of the filled tensor (not
+# `torch.full`: it fills no tensor it is given)
+FUNCTIONS = {name: spec for name, spec in _FILLS.FUNCTIONS.items() if spec[2] is not None}
 
 
 class DtypeFromInput(Rule):

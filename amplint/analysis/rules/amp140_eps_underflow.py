@@ -531,6 +531,8 @@ class EpsUnderflow(Rule):
             what = "a float16 value of "
             if region.external:  # no related lines: the message is not formatted
                 where, related = region.external, {}
+                if not where.startswith("the "):  # "called at train.py:13 under the ..."
+                    what = "a float16 value "
                 if dtypes.declared_region(frame) is not None:
                     what = "a value that may be float16, in code "
             else:

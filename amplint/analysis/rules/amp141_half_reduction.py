@@ -421,7 +421,8 @@ class HalfReduction(Rule):
             if call is not None:  # the value holds on the path through this call only
                 where, related["call"] = where + ", called at line {call}", call
             if region.external:
-                where, related = "a float16 value of " + region.external, {}  # not formatted
+                where, related = ("a float16 value of " if region.external.startswith("the ") else
+                                  "a float16 value ") + region.external, {}  # not formatted
                 if id(node) in maybe:
                     where = "a value that may be float16, in code " + region.external
             yield self._diagnostic(ctx, node, frame, kind, None, where=(where, related))
