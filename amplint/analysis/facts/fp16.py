@@ -56,8 +56,9 @@ def dtype_of(expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
 
 
 class Fp16Analysis:
-    def __init__(self, tree: Collector, graph: CallGraph, entries=()) -> None:
-        """`entries`: EntryHalf, classes of this file that other files turn half."""
+    def __init__(self, tree: Collector, graph: CallGraph, entries=(), inherited=()) -> None:
+        """`entries`: EntryHalf, classes of this file that other files turn half; `inherited`:
+        EntryHalfBase, the methods a half class of another file inherits from a class of this one."""
         self.tree = tree
         self.graph = graph
         self.half_casts: Dict[int, str] = {}  # id(call) -> dtype
@@ -102,9 +103,49 @@ class Fp16Analysis:
         for name in self.half_classes:
             for method in tree.classes[name].functions.values():
                 self.functions.add(id(method))
+        # id(method) -> (text, node) citing the half class that inherits it (a base or mixin's
+        # method runs on the half instance as its own methods do)
+        self.inherited: Dict[int, Tuple[str, Optional[cst.CSTNode]]] = {}
+        float16 = set(self.float16_functions)
+        for name in sorted(self.half_classes):
+            for method in self._inherited(name):
+                text, node = self.why.get(name, (f"`{name}` is made half", None))
+                self.inherited.setdefault(id(method), (f"`{method.name}` inherited by `{name}`; {text}", node))
+                if name in self.float16_classes:
+                    float16.add(id(method))
+        for entry in inherited:
+            cls = tree.classes.get(entry.target)
+            for name in entry.methods if cls is not None else ():
+                method = cls.functions.get(name)
+                if method is not None:
+                    self.inherited.setdefault(id(method), (entry.cite, None))
+                    if entry.dtype == "float16":
+                        float16.add(id(method))
+        self.functions.update(self.inherited)
+        self.float16_functions = frozenset(float16)
         for frame in tree.frames:
             if frame.kind == "function" and _has_auto_fp16(frame):
                 self.functions.add(id(frame))
+
+    def _inherited(self, name: str) -> Iterator[Frame]:
+        """The methods class `name` inherits from its bases of this file: each method of a base
+        that the class resolves to that base (callgraph's `method`, first base first)."""
+        pending, seen = [name], {name}
+        while pending:
+            node = self.tree.classes[pending.pop(0)].node
+            assert isinstance(node, cst.ClassDef)
+            for base in node.bases:
+                base_name = dotted_name(base.value)
+                if not base_name or len(base_name) != 1 or base_name[0] in seen:
+                    continue
+                base_cls = self.tree.classes.get(base_name[0])
+                if base_cls is None:
+                    continue
+                seen.add(base_name[0])
+                pending.append(base_name[0])
+                for method_name, method in base_cls.functions.items():
+                    if self.graph.method(name, method_name) is method:
+                        yield method
 
     def _class_cast(self, site: CallSite) -> Optional[str]:
         func = site.node.func
@@ -321,6 +362,9 @@ class Fp16Analysis:
                 if node is None:  # no {half_line} to fill: the message is not formatted
                     return f"({text})", {}
                 return f"({text})", {"half_line": node}
+        if function is not None and id(function) in self.inherited:
+            text, node = self.inherited[id(function)]
+            return (f"({text})", {}) if node is None else (f"({text})", {"half_line": node})
         return "(a module made half, or @auto_fp16)", {}
 
     def is_fp16(self, frame: Frame) -> bool:
