@@ -53,6 +53,7 @@ class SubclassOverrides:
         self.tree = tree
         self.method = method  # the call graph's MRO lookup of this file
         self._subclasses: Optional[Dict[str, List[str]]] = None
+        self._resolved: Dict[tuple, Optional[Frame]] = {}  # the call graph asks a site many times
 
     def subclasses(self, name: str) -> List[str]:
         """The classes of this file deriving from `name`, directly or not."""
@@ -79,6 +80,12 @@ class SubclassOverrides:
     def resolve(self, owner: str, caller: Frame, name: str) -> Optional[Frame]:
         """The one concrete `name` that every subclass of `owner` running `caller` resolves
         to; None when none does or they disagree."""
+        memo = (owner, id(caller), name)
+        if memo not in self._resolved:
+            self._resolved[memo] = self._resolve(owner, caller, name)
+        return self._resolved[memo]
+
+    def _resolve(self, owner: str, caller: Frame, name: str) -> Optional[Frame]:
         found: Dict[int, Frame] = {}
         for sub in self.subclasses(owner):
             if self.method(sub, caller.name) is not caller:
