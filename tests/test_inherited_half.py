@@ -129,7 +129,8 @@ def test_a_mixin_in_another_file_runs_on_the_half_model():
     results = lint_project(load(PROJECT), SETTINGS)
     assert project_findings(results) == [("dinov2/utils/features.py", 9, "AMP101")]
     (message,) = [d.message for r in results.values() for d in r.diagnostics]
-    assert "inherited by `DinoVisionTransformer` (models/vision_transformer.py); vit_small() at eval/knn.py:7 made float16" in message
+    assert ("inherited by `DinoVisionTransformer` (models/vision_transformer.py); "
+            "vit_small() at eval/knn.py:7 made float16") in message
     assert project_findings(lint_project(load(PROJECT, [FIX]), SETTINGS)) == []  # the clean twin
     # the model overrides the mixin's method: the mixin's is never run on it
     override = ("    def forward(self, x):\n",

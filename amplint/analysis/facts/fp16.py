@@ -10,6 +10,7 @@ import libcst as cst
 
 from amplint.analysis.facts.callgraph import CallGraph
 from amplint.analysis.facts.dtype_value import module_moved
+from amplint.analysis.facts.inherited_methods import inherited_methods
 from amplint.analysis.facts.autocast_calls import DTYPES
 from amplint.analysis.facts.names import bound_locally, resolve_expr
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
@@ -108,7 +109,7 @@ class Fp16Analysis:
         self.inherited: Dict[int, Tuple[str, Optional[cst.CSTNode]]] = {}
         float16 = set(self.float16_functions)
         for name in sorted(self.half_classes):
-            for method in self._inherited(name):
+            for method in inherited_methods(tree, graph.method, name):
                 text, node = self.why.get(name, (f"`{name}` is made half", None))
                 self.inherited.setdefault(id(method), (f"`{method.name}` inherited by `{name}`; {text}", node))
                 if name in self.float16_classes:
@@ -126,26 +127,6 @@ class Fp16Analysis:
         for frame in tree.frames:
             if frame.kind == "function" and _has_auto_fp16(frame):
                 self.functions.add(id(frame))
-
-    def _inherited(self, name: str) -> Iterator[Frame]:
-        """The methods class `name` inherits from its bases of this file: each method of a base
-        that the class resolves to that base (callgraph's `method`, first base first)."""
-        pending, seen = [name], {name}
-        while pending:
-            node = self.tree.classes[pending.pop(0)].node
-            assert isinstance(node, cst.ClassDef)
-            for base in node.bases:
-                base_name = dotted_name(base.value)
-                if not base_name or len(base_name) != 1 or base_name[0] in seen:
-                    continue
-                base_cls = self.tree.classes.get(base_name[0])
-                if base_cls is None:
-                    continue
-                seen.add(base_name[0])
-                pending.append(base_name[0])
-                for method_name, method in base_cls.functions.items():
-                    if self.graph.method(name, method_name) is method:
-                        yield method
 
     def _class_cast(self, site: CallSite) -> Optional[str]:
         func = site.node.func
