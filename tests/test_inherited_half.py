@@ -155,3 +155,18 @@ def test_the_project_hazard_raises_under_torch():
         sys.path.remove(root)
         for name in [n for n in sys.modules if n == "dinov2" or n.startswith("dinov2.")]:
             del sys.modules[name]
+
+
+def test_the_prefilter_reads_an_inherited_base_as_half():
+    # a file whose entries are EntryHalfBase is prefiltered as one with EntryHalf (the whole base
+    # class read: a superset of the listed methods), not parsed whatever its text holds
+    from amplint.analysis.engine import could_match
+    from amplint.analysis.facts.region_entries import EntryHalfBase
+
+    mixin = load(PROJECT)[f"{PROJECT}/dinov2/utils/features.py"]
+    entry = (EntryHalfBase("FeatureExtractMixin", ("extract_features",), "float16", "inherited"),)
+    rules = Settings.default().rules()
+    assert could_match(mixin, rules, entry)
+    quiet = mixin.replace("torch.zeros(n, self.embed_dim, device=images.device)", "images.new_zeros(n, self.embed_dim)")
+    assert not could_match(quiet, rules, entry)
+    assert project_findings(lint_project(load(PROJECT, [FIX]), SETTINGS)) == []
