@@ -194,7 +194,7 @@ QUIET = "import os\n\n\ndef f(x):\n    return os.path.join(x, 'a')\n"
 def test_every_rule_is_classified_for_files_with_entries():
     assert set(ENTRY_NEEDS) | set(ENTRY_BLIND) == set(RULES)
     assert not set(ENTRY_NEEDS) & set(ENTRY_BLIND)
-    assert set(ENTRY_KINDS) == {"EntryRegion", "EntryHalf"}
+    assert set(ENTRY_KINDS) == {"EntryRegion", "EntryHalf", "EntryHalfBase"}
     from amplint.analysis.prefilter_entries import _MARK_TEXT
 
     marks = {need for _, needs in ENTRY_NEEDS.values() for need in needs if need.startswith("<")}

@@ -14,7 +14,7 @@ import warnings
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from amplint.analysis.data.triggers import (
-    CONSTANT_FILL, CONSTANT_STORE, ENTRY_BLIND, FILL_NAMES, HALF_BLIND, HALF_OR_BLIND, SQUARE, ENTRY_KINDS, ENTRY_NEEDS,
+    CONSTANT_FILL, CONSTANT_STORE, ENTRY_BLIND, FILL_NAMES, HALF_BLIND, HALF_KINDS, HALF_OR_BLIND, SQUARE, ENTRY_KINDS, ENTRY_NEEDS,
     ENTRY_NEEDS_BESIDE, HALF_CAST_NAMES,
     HALF_CONVERTER, HALF_CONVERTER_NAME, REACHED, REGION_TEXT, REGION_WORDS, TINY_FLOAT,
     BUFFER_WRITERS, CONCAT_NAMES, FACTORY_NAMES, FACTORY_WRITE,
@@ -39,7 +39,7 @@ def could_match_with(source: str, rules: Sequence, entries: Sequence[object], wi
     if any(code not in ENTRY_NEEDS and code not in ENTRY_BLIND for code in codes):
         return True
     blind_codes = set(ENTRY_BLIND)
-    if all(type(entry).__name__ == "EntryHalf" for entry in entries):
+    if all(type(entry).__name__ in HALF_KINDS for entry in entries):
         blind_codes.update(HALF_BLIND)  # they read no half class: as without entries
     blind = [rule for rule in rules if rule.code in blind_codes]
     if blind and without(source, blind):
@@ -53,7 +53,7 @@ def could_match_with(source: str, rules: Sequence, entries: Sequence[object], wi
     targets = halves = None
     if all(type(entry).__name__ == "EntryRegion" for entry in entries) and code.without_own_half(source):
         targets = tuple(sorted({entry.target for entry in entries}))  # type: ignore[attr-defined]
-    elif all(type(entry).__name__ == "EntryHalf" for entry in entries) and code.without_own_half(source):
+    elif all(type(entry).__name__ in HALF_KINDS for entry in entries) and code.without_own_half(source):
         halves = tuple(sorted({entry.target for entry in entries}))  # type: ignore[attr-defined]
     for rule_code in reading:
         scope, needs = ENTRY_NEEDS[rule_code]

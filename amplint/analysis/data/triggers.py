@@ -47,7 +47,11 @@ HALF_CONVERTER = r"(^|_)(to|convert\w*)_(f16|fp16|half|float16|bf16|bfloat16)$"
 # with an entry of any other kind (a region opened by a parameter or a context-manager function
 # of another file, scaler protocol events, custom Functions, no_grad methods, DataParallel
 # classes, ...) is parsed whatever its text holds.
-ENTRY_KINDS: Tuple[str, ...] = ("EntryRegion", "EntryHalf")
+ENTRY_KINDS: Tuple[str, ...] = ("EntryRegion", "EntryHalf", "EntryHalfBase")
+# the kinds that only add fp16 code (Fp16Analysis' functions / float16_functions / note): an
+# EntryHalfBase names a base whose listed methods a half class inherits; taking the whole class
+# as half, as the prefilter does, reads a superset of them
+HALF_KINDS: Tuple[str, ...] = ("EntryHalf", "EntryHalfBase")
 
 # Rules whose result such entries do not change: they read no region or half class, or read
 # them only at a hazard their own trigger words already name (AMP120's Lightning clip:

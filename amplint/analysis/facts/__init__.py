@@ -14,7 +14,7 @@ import libcst as cst
 
 from amplint.analysis.facts.fp16 import Fp16Analysis
 from amplint.analysis.facts.names import resolve, resolve_expr, torch_alias, torch_name_free
-from amplint.analysis.facts.region_entries import EntryHalf, EntryRegion
+from amplint.analysis.facts.region_entries import EntryHalf, EntryHalfBase, EntryRegion
 from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.regions import Enabled, RegionAnalysis
 from amplint.analysis.facts.returned_values import returned_by_call
@@ -97,7 +97,8 @@ class FileFacts:
         from amplint.analysis.facts.dtype_fields import field_casts
 
         halves = tuple(e for e in self.entries if isinstance(e, EntryHalf))
-        analysis = Fp16Analysis(self.tree, self.callgraph, halves)
+        inherited = tuple(e for e in self.entries if isinstance(e, EntryHalfBase))
+        analysis = Fp16Analysis(self.tree, self.callgraph, halves, inherited)
         for call, (dtype, cite) in field_casts(self.tree, self.entries).items():  # `dtype=args.model.param_dtype`
             analysis.half_casts.setdefault(call, dtype)
             analysis.field_cites[call] = cite

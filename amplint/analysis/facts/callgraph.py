@@ -12,6 +12,7 @@ from amplint.analysis.facts.dtype_value import MODULE_KEEPS
 from amplint.analysis.facts.param_classes import param_classes
 from amplint.analysis.facts.returned_closures import ReturnedClosures
 from amplint.analysis.facts.stored_functions import Stored, stored_functions
+from amplint.analysis.facts.subclass_overrides import SubclassOverrides, abstract
 from amplint.analysis.facts.syntax import children_in_visit_order
 from amplint.analysis.facts.tree import (
     CallSite, Collector, Frame, dotted_name, iter_nodes, receiver_root, self_attr,
@@ -31,6 +32,7 @@ class CallGraph:
         self.closures = ReturnedClosures(tree)
         self._containers: Optional[ContainerModules] = None
         self._param_classes: Optional[Dict[Tuple[str, str], str]] = None
+        self.overrides = SubclassOverrides(tree, self.method)
 
     @property
     def stored(self) -> Stored:
@@ -208,6 +210,11 @@ class CallGraph:
                 and owner_cls is not None
             ):
                 method = self.method(owner_cls.name, func.attr.value)
+                key = (owner_cls.name, func.attr.value)
+                if values and (abstract(method) if method is not None else
+                               key not in self.self_instances and key not in self.stored):
+                    override = self._override(owner_cls, frame, func.attr.value)  # a template method's hook
+                    method = override if override is not None else method
                 if method is not None:
                     found.append(method)
                 else:
@@ -242,6 +249,13 @@ class CallGraph:
                     found.append(forward)
         return found
 
+
+    def _override(self, owner: Frame, frame: Frame, name: str) -> Optional[Frame]:
+        """`self.name()` in a method of `owner` that has no concrete `name`: the subclasses'."""
+        caller = frame.function
+        if caller is None or caller.parent is not owner:
+            return None
+        return self.overrides.resolve(owner.name, caller, name)
 
     @property
     def param_classes(self) -> Dict[Tuple[str, str], str]:

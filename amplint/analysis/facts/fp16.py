@@ -10,6 +10,7 @@ import libcst as cst
 
 from amplint.analysis.facts.callgraph import CallGraph
 from amplint.analysis.facts.dtype_value import module_moved
+from amplint.analysis.facts.inherited_methods import inherited_methods
 from amplint.analysis.facts.autocast_calls import DTYPES
 from amplint.analysis.facts.names import bound_locally, resolve_expr
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name, iter_nodes
@@ -56,8 +57,9 @@ def dtype_of(expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
 
 
 class Fp16Analysis:
-    def __init__(self, tree: Collector, graph: CallGraph, entries=()) -> None:
-        """`entries`: EntryHalf, classes of this file that other files turn half."""
+    def __init__(self, tree: Collector, graph: CallGraph, entries=(), inherited=()) -> None:
+        """`entries`: EntryHalf, classes of this file that other files turn half; `inherited`:
+        EntryHalfBase, the methods a half class of another file inherits from a class of this one."""
         self.tree = tree
         self.graph = graph
         self.half_casts: Dict[int, str] = {}  # id(call) -> dtype
@@ -102,6 +104,26 @@ class Fp16Analysis:
         for name in self.half_classes:
             for method in tree.classes[name].functions.values():
                 self.functions.add(id(method))
+        # id(method) -> (text, node) citing the half class that inherits it (a base or mixin's
+        # method runs on the half instance as its own methods do)
+        self.inherited: Dict[int, Tuple[str, Optional[cst.CSTNode]]] = {}
+        float16 = set(self.float16_functions)
+        for name in sorted(self.half_classes):
+            for method in inherited_methods(tree, graph.method, name):
+                text, node = self.why.get(name, (f"`{name}` is made half", None))
+                self.inherited.setdefault(id(method), (f"`{method.name}` inherited by `{name}`; {text}", node))
+                if name in self.float16_classes:
+                    float16.add(id(method))
+        for entry in inherited:
+            cls = tree.classes.get(entry.target)
+            for name in entry.methods if cls is not None else ():
+                method = cls.functions.get(name)
+                if method is not None:
+                    self.inherited.setdefault(id(method), (entry.cite, None))
+                    if entry.dtype == "float16":
+                        float16.add(id(method))
+        self.functions.update(self.inherited)
+        self.float16_functions = frozenset(float16)
         for frame in tree.frames:
             if frame.kind == "function" and _has_auto_fp16(frame):
                 self.functions.add(id(frame))
@@ -321,6 +343,9 @@ class Fp16Analysis:
                 if node is None:  # no {half_line} to fill: the message is not formatted
                     return f"({text})", {}
                 return f"({text})", {"half_line": node}
+        if function is not None and id(function) in self.inherited:
+            text, node = self.inherited[id(function)]
+            return (f"({text})", {}) if node is None else (f"({text})", {"half_line": node})
         return "(a module made half, or @auto_fp16)", {}
 
     def is_fp16(self, frame: Frame) -> bool:

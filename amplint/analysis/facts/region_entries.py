@@ -43,6 +43,18 @@ class EntryHalf:
 
 
 @dataclass(frozen=True)
+class EntryHalfBase:
+    """A class of this file that a module class of another file, turned half, derives from:
+    `methods` are those the half class inherits from it (not overridden on the way), fp16 code
+    of that instance as the half class's own (a mixin's `forward_tiled`)."""
+
+    target: str
+    methods: Tuple[str, ...]
+    dtype: str  # "float16" | "bfloat16"
+    cite: str  # e.g. "`forward_tiled` inherited by `SwinIR` (models/net.py); model <- ... made float16 in main.py"
+
+
+@dataclass(frozen=True)
 class EntryParamRegion:
     """`with param():` (or `with param:`) in function `scope` of this file opens a region: the
     project pass found the call sites binding `param` to an autocast (a partial of it), as

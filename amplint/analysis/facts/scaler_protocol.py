@@ -36,6 +36,7 @@ from amplint.analysis.facts.scaler_arms import (
 )
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text, renamed_branch
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
+from amplint.analysis.facts.subclass_overrides import abstract
 from amplint.analysis.facts.tree import CallSite, Frame
 
 PROTOCOL = ("scale", "backward", "unscale", "clip", "step", "update", "opt_step")
@@ -192,6 +193,8 @@ class _ComposingWalker(FlowWalker):
             return False
         callees = [f for f in graph.callees(site) if f.kind == "function"]
         partial = None
+        if callees and all(abstract(f) for f in callees):  # the subclasses of other files define it
+            return self.remote(call, site, ctx)
         if not callees and not graph.callees(site):
             partial = partial_callee(self.analysis, site)
             if partial is None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Set, Tuple
 
-from amplint.analysis.facts.region_entries import EntryHalf, EntryRegion
+from amplint.analysis.facts.region_entries import EntryHalf, EntryHalfBase, EntryRegion
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.candidates import Candidate, chain, cite_more
 from amplint.analysis.project.dispatch import dispatched
+from amplint.analysis.project.inherited_halves import inherited_halves
 from amplint.analysis.project.flowindex import SET_WORDS
 from amplint.analysis.project.nograd_entries import note_nograd_call
 from amplint.analysis.project.wrapper_entries import note_wrapped_call
@@ -115,9 +116,13 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
             tuple(sorted(shapes)) if shapes else None,  # type: ignore[type-var]
         ))
         file_deps.setdefault(path, set()).update(chosen_deps[(path, key)])
-    for (path, cls), (dtype, cite, where) in sorted(project.flow.half_instances().items()):
+    half = project.flow.half_instances()
+    for (path, cls), (dtype, cite, where) in sorted(half.items()):
         entries.setdefault(path, []).append(EntryHalf(cls, dtype, cite))
         file_deps.setdefault(path, set()).add(where)
+    for (path, cls, dtype), (methods, cite, wheres) in sorted(inherited_halves(project, half).items()):
+        entries.setdefault(path, []).append(EntryHalfBase(cls, methods, dtype, cite))
+        file_deps.setdefault(path, set()).update(wheres)
     return Reach(
         {path: tuple(sorted(found, key=lambda e: (e.target, type(e).__name__))) for path, found in entries.items()},
         file_deps, region_reach,

@@ -180,6 +180,8 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
     _, _, _, kind, name, cls = call
     if kind == "self":
         return _method(project, path, summary, cls, name, 0)
+    if kind == "template":
+        return _override(project, path, call[0], name)
     if kind == "held" and name.split(".", 1)[1] not in held:
         return None
     if kind in ("value", "wrapper", "held"):
@@ -290,6 +292,16 @@ def _dead_end(project, importer: str, ref: str, may_hold: MayHold) -> bool:
         if info is None or attrs[0] in info.imports or attrs[0] in info.relative:
             return False  # a re-export may lead on into another file
     return True
+
+
+def _override(project, path: str, caller: str, name: str) -> Optional[Tuple[str, str]]:
+    """`self.name()` in method `caller` of a class whose `name` is abstract or missing: the
+    one `name` the project's subclasses that run `caller` resolve to; None when they resolve
+    to several (which one runs depends on the instance) or to none."""
+    if caller.count(".") != 1:
+        return None
+    hits = project.dispatch.targets(path, caller, name, None)
+    return hits[0][0] if len(hits) == 1 else None
 
 
 def _method(project, path: str, summary: ScalerSummary, cls: str, name: str, depth: int):

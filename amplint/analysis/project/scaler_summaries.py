@@ -26,6 +26,7 @@ from amplint.analysis.facts import FileFacts
 from amplint.analysis.facts.scaler_arms import flag_ifs, flag_params
 from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows, none_defaults
 from amplint.analysis.facts.scaler_remote import call_keys, function_key
+from amplint.analysis.facts.subclass_overrides import abstract
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.facts.scaler_flags import binding_scope, scaler_flag
 from amplint.analysis.facts.scaler_flow import key_text, tensor_backward
@@ -55,8 +56,9 @@ class ScalerSummary:
     # function key -> (positional parameters, `self` dropped for methods; keyword-only; events)
     functions: Optional[Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], tuple]]] = field(
         default_factory=dict)
-    # (function key, call text, ordinal, "self" | "name" | "value" | "wrapper" | "held" | "closure", the
-    # name, class key of the method or "")
+    # (function key, call text, ordinal, "self" | "template" | "name" | "value" | "wrapper" | "held"
+    # | "closure", the name, class key of the method or ""); "template": `self.m()` in a method of a
+    # class whose `m` is abstract or missing, which runs the subclasses' `m` (subclass_overrides.py)
     calls: List[Tuple[str, str, int, str, str, str]] = field(default_factory=list)
     # what resolving those calls needs of this file, as its region summary would say it (so
     # that the project pass need not make that summary): module-level imports, relative ones
@@ -119,7 +121,11 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             continue
         func = site.node.func
         function = site.frame.function
-        if graph is not None and graph.callees(site):
+        callees = graph.callees(site) if graph is not None else []
+        if callees and _template_hook(site, callees):  # `self.m()` of an abstract `m` of this file
+            summary.calls.append(key + ("template", func.attr.value, ""))
+            continue
+        if callees:
             if _used_scaler(func, analysis, function):  # the file's call graph reads it by name
                 summary.calls.append(key + ("wrapper", f"{func.value.value}.{func.attr.value}", ""))
             continue
@@ -132,6 +138,8 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
             root = func.value.value
             if root == "self" and cls is not None and cls.node.bases:
                 summary.calls.append(key + ("self", func.attr.value, function_key(cls) or ""))
+            elif root == "self" and cls is not None and function.parent is cls:
+                summary.calls.append(key + ("template", func.attr.value, ""))  # only subclasses define it
             elif root in imported:  # `steps.train_step(...)` of `import pkg.steps as steps`
                 summary.calls.append(key + ("name", f"{root}.{func.attr.value}", ""))
             elif (root != "self" and function is not None and root in function.bindings
@@ -189,6 +197,17 @@ def _held_call(func, function) -> bool:
     return (type(func) is cst.Attribute and type(func.value) is cst.Attribute
             and type(func.value.value) is cst.Name and func.value.value.value == "self"
             and function is not None and function.class_frame is not None)
+
+
+def _template_hook(site, callees) -> bool:
+    """`self.m()` that the file's call graph resolves only to an abstract `m` of the caller's
+    class (its own or a base's): the subclasses of other files define the one that runs."""
+    func = site.node.func
+    function = site.frame.function
+    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == "self" and function is not None
+            and function.parent is not None and function.parent.kind == "class"
+            and all(abstract(callee) for callee in callees))
 
 
 def _used_scaler(func, analysis, function) -> bool:
