@@ -19,6 +19,9 @@ attribute (a literal or a parameter), a YAML naming the attribute, an unannotate
 
 from __future__ import annotations
 
+import sys
+import types
+
 import pytest
 from project_files import code_findings, load
 
@@ -91,16 +94,19 @@ def test_same_file_property_through_the_project_pass():
     assert code_findings({"probe/train.py": two}, "AMP124")[0] == []
 
 
-def test_torch_the_property_and_attribute_run_the_region_in_bfloat16():
+def test_torch_the_property_and_attribute_run_the_region_in_bfloat16(monkeypatch):
     """torch 2.13 CPU: the project's own config classes, executed, give the autocast region
     bfloat16 matmuls."""
     torch = pytest.importorskip("torch")
     files = load(NAME)
     found = {}
     for path in (ROOT + "configs/training.py", ROOT + "configs/fsdp.py"):
-        space: dict = {}
-        exec(compile(files[NAME + "/" + path], path, "exec"), space)
-        found.update(space)
+        # a module of its own: without one, the dataclasses' __module__ is `builtins` and
+        # dataclass() writes into the builtins' namespace, which every later test then sees
+        module = types.ModuleType("config_probe_" + path.replace("/", "_")[:-3])
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+        exec(compile(files[NAME + "/" + path], path, "exec"), module.__dict__)
+        found.update(vars(module))
     layer = torch.nn.Linear(4, 4)
     for dtype in (found["train_config"]().autocast_dtype, found["fsdp_config"]("NO_SHARD").mixed_precision_dtype):
         with torch.autocast("cpu", dtype=dtype):

@@ -144,7 +144,9 @@ def test_slice_fix_run_fixes_things(slice_report):
     assert report.injected_sites >= 20
     assert report.fixes_by_code["AMP102"] >= 20 and report.fixes_by_code["AMP104"] >= 20
     assert report.changed >= 5
-    assert report.findings_left == report.codes["AMP132"]  # suggestion-only left
+    # left after the fix run: only what has no fix (AMP132's suggestion; AMP101's float factory in
+    # `NestedWrappedModule.get_input`, fp16 code of torch's half `MixtureOfExperts`, which inherits it)
+    assert report.findings_left == report.findings - report.fixable >= report.codes["AMP132"]
 
 
 def test_checks_fail_on_a_broken_or_miswritten_file(tmp_path):
