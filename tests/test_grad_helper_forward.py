@@ -70,3 +70,48 @@ def test_the_helper_called_under_no_grad_is_the_no_grad_forward():
     assert found == [(TRAINER, 24, "AMP150")]
     message = next(d.message for r in results.values() for d in r.diagnostics if d.code == "AMP150")
     assert "through `self.sequence_logprobs(...)`, which runs its `model` forward" in message
+
+
+# One helper running the module with grad and then under no_grad (facebookresearch/encodec's
+# adversarial loss: the fake logits with grad, the real ones without): within one call the grad
+# forward comes first, so the weight cache holds no no-grad casts when it runs (L's encodec
+# project, found false in round 42).
+ADVERSARIAL = (
+    "import torch\n"
+    "import torch.nn.functional as F\n\n\n"
+    "def adversarial_losses(disc, y, y_pred):\n"
+    "    logits_fake = disc(y_pred)\n"
+    "    with torch.no_grad():\n"
+    "        logits_real = disc(y)\n"
+    "    return F.relu(1 - logits_fake).mean() + 0 * logits_real.mean()\n\n\n"
+    "def main(model, disc, batches):\n"
+    "    for y in batches:\n"
+    "        with torch.autocast(\"cuda\", dtype=torch.float16):\n"
+    "            y_pred = model(y)\n"
+    "            adv = adversarial_losses(disc, y, y_pred)\n"
+    "        adv.backward()\n"
+)
+
+
+def test_a_helper_running_grad_then_no_grad_is_silent_at_its_call():
+    assert code_findings({"probe/losses.py": ADVERSARIAL}, "AMP150", SETTINGS)[0] == []
+
+
+def test_twin_a_helper_running_no_grad_then_grad_is_reported():
+    swapped = ADVERSARIAL.replace(
+        "    logits_fake = disc(y_pred)\n    with torch.no_grad():\n        logits_real = disc(y)\n",
+        "    with torch.no_grad():\n        logits_real = disc(y)\n    logits_fake = disc(y_pred)\n")
+    assert code_findings({"probe/losses.py": swapped}, "AMP150", SETTINGS)[0] == [("losses.py", 8, "AMP150")]
+
+
+def test_twin_the_region_around_the_loop_is_reported():
+    """One region for every batch: the next batch's grad forward follows this one's no-grad."""
+    around = ADVERSARIAL.replace(
+        "    for y in batches:\n        with torch.autocast(\"cuda\", dtype=torch.float16):\n"
+        "            y_pred = model(y)\n            adv = adversarial_losses(disc, y, y_pred)\n"
+        "        adv.backward()\n",
+        "    with torch.autocast(\"cuda\", dtype=torch.float16):\n        for y in batches:\n"
+        "            y_pred = model(y)\n            adv = adversarial_losses(disc, y, y_pred)\n"
+        "    adv.backward()\n")
+    assert around != ADVERSARIAL
+    assert code_findings({"probe/losses.py": around}, "AMP150", SETTINGS)[0] == [("losses.py", 6, "AMP150")]

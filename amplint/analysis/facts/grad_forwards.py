@@ -19,7 +19,7 @@ from amplint.analysis.facts.context_functions import bound_locally, overrides
 from amplint.analysis.facts.names import relative_ref, resolve, resolve_expr
 from amplint.analysis.facts.nograd_methods import (
     NO_GRAD, EntryNoGradArgs, EntryNoGradCall, EntryNoGradFunction, EntryNoGradHeld, grad_params, nograd_forward,
-    nograd_params,
+    nograd_only_after, nograd_params,
 )
 from amplint.analysis.facts.syntax import calls_in, literal_bool
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, scope_key
@@ -166,6 +166,7 @@ class RegionWalker:
         self.calls: List[ForwardCall] = []
         self.cleared = False
         self.order = 0
+        self.loops = 0  # loops around the statement walked, inside the region
 
     def block(self, stmts, grad: Optional[bool], path) -> None:
         for stmt in stmts:
@@ -191,7 +192,9 @@ class RegionWalker:
                 self.suite(stmt.orelse.body, grad, path + ((id(stmt), 1),))
         elif isinstance(stmt, (cst.For, cst.While)):
             self.expr_calls(stmt.iter if isinstance(stmt, cst.For) else stmt.test, grad, path)
+            self.loops += 1
             self.suite(stmt.body, grad, path)
+            self.loops -= 1
             if stmt.orelse is not None:
                 self.suite(stmt.orelse.body, grad, path)
         elif isinstance(stmt, cst.Try):
@@ -220,9 +223,14 @@ class RegionWalker:
             if dotted and resolve(dotted, self.frame) in CLEAR_CACHE:
                 self.cleared = True
                 continue
+            forwarded = self._forwarded_arguments(call, dotted) if grad is not None else []
+            # a helper running an argument with grad and only then without: no pair at one call
+            # (in a loop of the region, the next turn's grad forward follows this one's no-grad)
+            later = {key for key, _node, _via, after in forwarded if after} if grad and not self.loops else set()
             for key, via in self._nograd_arguments(call, dotted):
-                self.calls.append(ForwardCall(call, key, False, self.order, path, via))
-            for key, node, via in self._forwarded_arguments(call, dotted) if grad is not None else ():
+                if key not in later:
+                    self.calls.append(ForwardCall(call, key, False, self.order, path, via))
+            for key, node, via, _after in forwarded:
                 # `self._forward(model, ...)`: a helper of this file runs its `model` forward in
                 # the caller's grad mode; with grad it is reported at the helper's forward
                 if grad:
@@ -316,7 +324,7 @@ class RegionWalker:
             key = dotted_name(arg.value) if arg is not None else None
             if key:
                 how = f"`{'.'.join(dotted)}(...)` at line {{grad_call_line}}, which runs its `{name}` forward"
-                out.append((tuple(key), node, how))
+                out.append((tuple(key), node, how, nograd_only_after(callee, name, node)))
         return out
 
     def _module_key(self, call: cst.Call) -> Optional[Tuple[str, ...]]:

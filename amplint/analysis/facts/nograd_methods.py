@@ -198,6 +198,25 @@ def grad_params(function: Optional[Frame]) -> Tuple[Tuple[int, str, cst.Call], .
     return tuple(sorted(((names[name], name, call) for name, call in found.items()), key=lambda t: t[:2]))
 
 
+def nograd_only_after(function: Optional[Frame], name: str, grad_call: cst.Call) -> bool:
+    """Every call the function makes of parameter `name` under no_grad sits in a statement of its
+    body after the one holding `grad_call` (its grad forward of that parameter, grad_params):
+    one call of the function runs the parameter with grad first, then without."""
+    if function is None or not isinstance(function.node, cst.FunctionDef) \
+            or not isinstance(function.node.body, cst.IndentedBlock):
+        return False
+    called, _rebound = _nograd_calls(function)
+    targets = {id(func) for func in called if isinstance(func, cst.Name) and func.value == name}
+    grad_at = None
+    for index, stmt in enumerate(function.node.body.body):
+        inside = {id(n) for n in iter_nodes(stmt)}
+        if id(grad_call) in inside:
+            grad_at = index
+        if targets & inside and (grad_at is None or grad_at == index):
+            return False  # a no-grad call before the grad forward, or in its statement
+    return grad_at is not None
+
+
 def nograd_self_attrs(function: Optional[Frame]) -> Tuple[str, ...]:
     """The attributes `x` a method calls as `self.x(...)` / `self.x.forward(...)` under no_grad
     (decorated, or in one of its own `with torch.no_grad():` blocks): a callable object holding
