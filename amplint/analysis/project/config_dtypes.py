@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
 from typing import Dict, List, Sequence, Tuple
 
-from amplint.analysis.facts.half_callees import LOCAL, EntryDtypeField
+from amplint.analysis.facts.half_callees import EntryDtypeField
 from amplint.analysis.project.dtype_fields import (
-    _COMPUTED_SETATTR, _half_literal, _module, _names_a_half_dtype, reexports,
+    _COMPUTED_SETATTR, _half_literal, _module, _names_a_half_dtype, deliver,
 )
 
 _PROPERTIES = frozenset({"property", "cached_property"})
@@ -44,13 +43,7 @@ def config_dtype_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[Entry
                 continue
             what = "the property" if kind == "property" else "every store of"
             cite = f"{what} `{name}` of `{cls}` is torch.{dtype} ({project.display(path)}:{line})"
-            entry = EntryDtypeField(module, cls, (name,), dtype, cite, any_args=True)
-            word = re.compile(r"\b%s\b" % re.escape(cls))
-            found.setdefault(path, []).append(replace(entry, module=LOCAL))
-            exported = [replace(entry, module=package) for package in reexports(texts, python, path, cls)]
-            for user in python:
-                if user != path and word.search(texts[user]):
-                    found.setdefault(user, []).extend([entry] + exported)
+            deliver(found, texts, python, path, EntryDtypeField(module, cls, (name,), dtype, cite, any_args=True))
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
 
 

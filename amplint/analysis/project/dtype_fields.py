@@ -61,14 +61,19 @@ def dtype_field_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryD
                 continue
             cite = (f"`{'.'.join(chain)}` of `{cls}` defaults to torch.{dtype} at "
                     f"{project.display(path)}:{line}")
-            entry = EntryDtypeField(module, cls, chain, dtype, cite)
-            word = re.compile(r"\b%s\b" % re.escape(cls))
-            found.setdefault(path, []).append(replace(entry, module=LOCAL))
-            exported = [replace(entry, module=package) for package in reexports(texts, python, path, cls)]
-            for user in python:
-                if user != path and word.search(texts[user]):
-                    found.setdefault(user, []).extend([entry] + exported)
+            deliver(found, texts, python, path, EntryDtypeField(module, cls, chain, dtype, cite))
     return {path: tuple(sorted(set(entries), key=repr)) for path, entries in found.items()}
+
+
+def deliver(found, texts, python, path: str, entry: EntryDtypeField) -> None:
+    """Hand `entry` (a fact about class `entry.cls` defined in `path`) to its own file (as LOCAL)
+    and to every file naming the class, under its module's name and the packages re-exporting it."""
+    word = re.compile(r"\b%s\b" % re.escape(entry.cls))
+    found.setdefault(path, []).append(replace(entry, module=LOCAL))
+    exported = [replace(entry, module=package) for package in reexports(texts, python, path, entry.cls)]
+    for user in python:
+        if user != path and word.search(texts[user]):
+            found.setdefault(user, []).extend([entry] + exported)
 
 
 def reexports(texts, python, path: str, cls: str) -> List[str]:
