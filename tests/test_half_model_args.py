@@ -135,7 +135,13 @@ EVALUATE = f"def evaluate(model, x):\n    feats = model(x)\n    return {NORM}\n\
     # a plain sum of the output: AMP141 reports sums only of values cast to float16 themselves
     "def evaluate(model, x):\n    return model(x).sum()\n\n\n"
     "def main(name, x):\n    model = create_model(name)\n    model.half()\n    print(evaluate(model, x))\n",
-], ids=["second-caller", "halved-after", "passed-as-value", "not-a-model", "plain-sum"])
+    # a second call binds `model` through `*args` / `**kwargs`: the flow records no binding past a star
+    EVALUATE + "def main(name, x):\n    model = create_model(name)\n    model.half()\n    evaluate(model, x)\n"
+    "    args = (create_model(name), x)\n    evaluate(*args)\n",
+    EVALUATE + "def main(name, x):\n    model = create_model(name)\n    model.half()\n    evaluate(model, x)\n"
+    "    kwargs = dict(model=create_model(name))\n    evaluate(\n        x=x,\n        **kwargs,\n    )\n",
+], ids=["second-caller", "halved-after", "passed-as-value", "not-a-model", "plain-sum", "second-caller-star-args",
+        "second-caller-star-kwargs"])
 def test_variations_that_stay_silent(body):
     assert _lint(body) == []
 

@@ -102,8 +102,9 @@ def _site_values(project, path: str, key: str, name: str, hops: int) -> Optional
     if function is None or name not in function.params or name in function.defaults or hops >= MAX_HOPS:
         return None
     slots = _slots(summary, key, function, name)
-    if slots is None or _used_as_value(project, key.split(".")[-1]):
-        return None  # `hooks.append(evaluate)`: called where the flow does not bind it
+    if slots is None or _used_as_value(project, key.split(".")[-1]) \
+            or _starred_call(project, key.split(".")[-1], name):
+        return None  # `hooks.append(evaluate)`, `evaluate(*args)`: called where the flow does not bind it
     names, init, keyword, positional = slots
     wanted = frozenset({keyword} | ({positional, positional - 1} if positional is not None else set()))
     out: List[tuple] = []
@@ -151,6 +152,43 @@ def _used_as_value(project, name: str) -> bool:
                 break
         memo[name] = found
     return found
+
+
+def _starred_call(project, name: str, param: str) -> bool:
+    """Some project call `name(...)` passes `*args` or `**kwargs` and does not write `param=`:
+    the star may bind the parameter, and the flow records no binding past a star (flowfacts
+    stops at the first one), so such a site is a call it does not see. Read once per name and
+    parameter."""
+    memo = project.__dict__.setdefault("_half_param_starred", {})
+    if (name, param) not in memo:
+        memo[(name, param)] = any(
+            _starred_in(text, name, param) for text in (project.files.get(path) or "" for path in project.python)
+            if name in text and "*" in text)
+    return memo[(name, param)]
+
+
+def _starred_in(text: str, name: str, param: str) -> bool:
+    """A call `name(...)` of the text with a star argument of its own (`(*a`, `, **kw`; not
+    `x * y`, not a nested call's) and no keyword `param=` of its own. A parenthesis inside a
+    string may misplace the reading: conservative either way only when it finds more stars."""
+    keyword = re.compile(r"\s*%s\s*=(?!=)" % re.escape(param))
+    for match in re.finditer(r"\b%s\s*\(" % re.escape(name), text):
+        depth, starred, named = 0, False, False
+        for at in range(match.end() - 1, min(len(text), match.end() + 4000)):
+            char = text[at]
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+            if depth == 1 and char in "(,":
+                rest = text[at + 1:at + 200]
+                starred = starred or rest.lstrip().startswith("*")
+                named = named or bool(keyword.match(rest))
+        if starred and not named:
+            return True
+    return False
 
 
 def _calls_param(function, param: str) -> bool:
