@@ -109,6 +109,18 @@ def _returned_literal(getter: ast.FunctionDef):
     return found.pop() if len(found) == 1 and None not in found else None
 
 
+_TARGET_CHARS = re.compile(r"[\w.\s,*\[\]]*")  # what a target list is written with, up to its `=`
+
+
+def _in_targets(before: str, after: str) -> bool:
+    """The word is one of several assignment targets of its line (`a.x, a.name = ...`): the
+    line up to it and from it up to an `=` (not `==`) are target-list text, with a comma."""
+    head = _TARGET_CHARS.match(after)
+    return (_TARGET_CHARS.fullmatch(before) is not None and head is not None
+            and after[head.end():head.end() + 1] == "=" and after[head.end() + 1:head.end() + 2] != "="
+            and "," in before + after[:head.end()])
+
+
 def _sole(texts, python, cls: str, name: str, dtype: str, kind: str) -> bool:
     """Nothing else in the project defines, overrides or stores `name` differently (each use of
     the word read from its line: one scan per text that holds it)."""
@@ -132,8 +144,12 @@ def _sole(texts, python, cls: str, name: str, dtype: str, kind: str) -> bool:
                 value = rest[1:].split("#", 1)[0].split(";", 1)[0].strip()
                 if kind == "property" or value not in same:
                     return False  # a store: none for a property, the same literal for an attribute
-            elif before.rstrip().endswith(("'", '"')) and "setattr(" in before:
-                return False
+            elif before.endswith(".") and (rest[:1] == ":" or _in_targets(before, after)):
+                return False  # `cfg.name: T = v`, `cfg.name, cfg.x = v, w`: stores it does not read
+            elif before.rstrip().endswith(("'", '"')) and ("setattr(" in before or "vars(" in before):
+                return False  # `setattr(cfg, "name", v)`, `vars(cfg)["name"] = v`
+            elif "__dict__" in before:
+                return False  # `cfg.__dict__["name"] = v`, `cfg.__dict__.update(name=v)`
     if defs != (1 if kind == "property" else 0):
         return False
     if kind == "property":
