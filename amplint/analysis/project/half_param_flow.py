@@ -10,7 +10,7 @@ passes one of its half locals to a call. Each callee the class flow resolves the
 module-level function or a method of any project file, this one included; every member of the
 receiver's class set) is a candidate, and so is each callee it passes that parameter on to, up
 to MAX_HOPS calls from the cast. Exact or nothing: a candidate's parameter holds the half model
-only when every call site the class flow finds for it (param_arguments.passed_values, which
+only when every call site the class flow finds for it (param_arguments.every_site_value, which
 follows a caller's own parameter back to that caller's sites) passes a half local of its caller,
 all of one dtype; a parameter with a default (a call may leave it out), or one the function binds
 again, gives nothing. A site the flow cannot resolve, or one binding the parameter through
@@ -18,13 +18,12 @@ again, gives nothing. A site the flow cannot resolve, or one binding the paramet
 
 from __future__ import annotations
 
-import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from amplint.analysis.project.flowindex import callee_targets
 from amplint.analysis.project.half_locals import half_dtype, half_locals, passed_half
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
-from amplint.analysis.project.param_arguments import _slots
+from amplint.analysis.project.param_arguments import every_site_value
 
 MAX_HOPS = 3  # calls from the cast to the function whose parameter is asked about
 
@@ -80,7 +79,7 @@ def every_site_half(project, path: str, key: str, param: str) -> Optional[str]:
     function = _function(project, path, key)
     if function is None or not _calls_param(function, param):
         return None
-    sites = _site_values(project, path, key, param, 0)
+    sites = every_site_value(project, path, key, param)
     dtypes = set()
     for where, caller, value in sites or ():
         summary = project.summary(where)
@@ -91,104 +90,6 @@ def every_site_half(project, path: str, key: str, param: str) -> Optional[str]:
             return None
         dtypes.add(half[1])
     return dtypes.pop() if len(dtypes) == 1 else None
-
-
-def _site_values(project, path: str, key: str, name: str, hops: int) -> Optional[List[tuple]]:
-    """(file, caller, value) of every call site binding parameter `name` of `key`, a caller's own
-    parameter passed on replaced by what its sites pass; None when one is not known (no site,
-    a default a call may leave in place, the function passed on as a value, too many hops)."""
-    summary = project.summary(path)
-    function = _function(project, path, key)
-    if function is None or name not in function.params or name in function.defaults or hops >= MAX_HOPS:
-        return None
-    slots = _slots(summary, key, function, name)
-    if slots is None or _used_as_value(project, key.split(".")[-1]) \
-            or _starred_call(project, key.split(".")[-1], name):
-        return None  # `hooks.append(evaluate)`, `evaluate(*args)`: called where the flow does not bind it
-    names, init, keyword, positional = slots
-    wanted = frozenset({keyword} | ({positional, positional - 1} if positional is not None else set()))
-    out: List[tuple] = []
-    for callee_name in names:
-        for where, caller, args, offset in project.flow._binding_sites(callee_name, (path, key), init, 0, wanted):
-            for slot, value in args:
-                if slot != keyword and (positional is None or slot != positional - offset):
-                    continue
-                calling = _function(project, where, caller)
-                if value[0] == "local" and calling is not None and value[1] in calling.params:
-                    deeper = _site_values(project, where, caller, value[1], hops + 1)
-                    if deeper is None:
-                        return None
-                    out.extend(deeper)
-                else:
-                    out.append((where, caller, value))
-    return out or None
-
-
-def _used_as_value(project, name: str) -> bool:
-    """Some project text writes `name` other than as a call (`name(`, `.name(`), its `def` or
-    an import: a value (`[evaluate]`, `fn=handler.eval_batch`), a string (`getattr(h, "name")`)
-    or prose, any of which may call it where the class flow binds nothing. Comments aside;
-    read once per name."""
-    memo = project.__dict__.setdefault("_half_param_value_uses", {})
-    found = memo.get(name)
-    if found is None:
-        found = False
-        word = re.compile(r"\b%s\b" % re.escape(name))
-        for path in project.python:
-            text = project.files.get(path) or ""
-            if name not in text:
-                continue
-            for line in text.splitlines():
-                code = line.split("#", 1)[0]
-                if name not in code:
-                    continue
-                head = code.lstrip()
-                if head.startswith(("def ", "from ", "import ")):
-                    continue
-                if any(not code[match.end():].lstrip().startswith("(") for match in word.finditer(code)):
-                    found = True
-                    break
-            if found:
-                break
-        memo[name] = found
-    return found
-
-
-def _starred_call(project, name: str, param: str) -> bool:
-    """Some project call `name(...)` passes `*args` or `**kwargs` and does not write `param=`:
-    the star may bind the parameter, and the flow records no binding past a star (flowfacts
-    stops at the first one), so such a site is a call it does not see. Read once per name and
-    parameter."""
-    memo = project.__dict__.setdefault("_half_param_starred", {})
-    if (name, param) not in memo:
-        memo[(name, param)] = any(
-            _starred_in(text, name, param) for text in (project.files.get(path) or "" for path in project.python)
-            if name in text and "*" in text)
-    return memo[(name, param)]
-
-
-def _starred_in(text: str, name: str, param: str) -> bool:
-    """A call `name(...)` of the text with a star argument of its own (`(*a`, `, **kw`; not
-    `x * y`, not a nested call's) and no keyword `param=` of its own. A parenthesis inside a
-    string may misplace the reading: conservative either way only when it finds more stars."""
-    keyword = re.compile(r"\s*%s\s*=(?!=)" % re.escape(param))
-    for match in re.finditer(r"\b%s\s*\(" % re.escape(name), text):
-        depth, starred, named = 0, False, False
-        for at in range(match.end() - 1, min(len(text), match.end() + 4000)):
-            char = text[at]
-            if char in "([{":
-                depth += 1
-            elif char in ")]}":
-                depth -= 1
-                if depth == 0:
-                    break
-            if depth == 1 and char in "(,":
-                rest = text[at + 1:at + 200]
-                starred = starred or rest.lstrip().startswith("*")
-                named = named or bool(keyword.match(rest))
-        if starred and not named:
-            return True
-    return False
 
 
 def _calls_param(function, param: str) -> bool:
