@@ -23,7 +23,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import LOCAL, EntryDtypeField
 from amplint.analysis.project.dtype_fields import (
-    _COMPUTED_SETATTR, _half_literal, _module, _names_a_half_dtype, reexports,
+    COMPUTED_SETATTR, half_literal, module_of, names_a_half_dtype, reexports,
 )
 
 _PROPERTIES = frozenset({"property", "cached_property"})
@@ -35,10 +35,10 @@ _SHAPES = re.compile(r"^[ \t]+(?:return|self\.\w+[ \t]*=)[ \t]*torch\.(?:float16
 def config_dtype_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryDtypeField, ...]]:
     texts = {path: project.files.get(path) or "" for path in paths}
     python = [path for path in paths if path.endswith(".py")]
-    defining = [path for path in python if _names_a_half_dtype(texts[path]) and _SHAPES.search(texts[path])]
+    defining = [path for path in python if names_a_half_dtype(texts[path]) and _SHAPES.search(texts[path])]
     found: Dict[str, List[EntryDtypeField]] = {}
     for path in defining:
-        module = _module(path)
+        module = module_of(path)
         for cls, name, dtype, line, kind in _candidates(texts[path]):
             if not _sole(texts, python, cls, name, dtype, kind):
                 continue
@@ -74,7 +74,7 @@ def _candidates(text: str) -> List[Tuple[str, str, str, int, str]]:
                 if (isinstance(node, ast.Assign) and len(node.targets) == 1
                         and isinstance(node.targets[0], ast.Attribute)
                         and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"):
-                    dtype = _half_literal(node.value)
+                    dtype = half_literal(node.value)
                     if dtype is not None:
                         out.append((cls.name, node.targets[0].attr, dtype, node.lineno, "attribute"))
     return sorted(set(out))
@@ -105,7 +105,7 @@ def _returned_literal(getter: ast.FunctionDef):
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             return None
         if isinstance(node, ast.Return):
-            found.add(_half_literal(node.value) if node.value is not None else None)
+            found.add(half_literal(node.value) if node.value is not None else None)
     return found.pop() if len(found) == 1 and None not in found else None
 
 
@@ -157,6 +157,6 @@ def _sole(texts, python, cls: str, name: str, dtype: str, kind: str) -> bool:
     named = re.compile(r"\b%s\b" % re.escape(cls))
     for path in python:
         text = texts[path]
-        if ("__dict__" in text or "setattr" in text and _COMPUTED_SETATTR.search(text)) and named.search(text):
+        if ("__dict__" in text or "setattr" in text and COMPUTED_SETATTR.search(text)) and named.search(text):
             return False  # attributes stored by a computed name in a file naming the class
     return not any(word.search(text) for path, text in texts.items() if not path.endswith(".py") and name in text)
