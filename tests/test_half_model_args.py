@@ -176,3 +176,12 @@ def test_the_half_norm_is_zero_and_the_float32_twin_is_unit():
             del sys.modules[name]
     assert norms[True] == [0.0, 0.0]  # the sum of squares overflowed to inf
     assert norms[False] == pytest.approx([1.0, 1.0])
+
+
+def test_a_star_call_hides_a_binding_unless_it_names_the_parameter():
+    # BEiT-3's `handler.eval_batch(model=model, **data)` into `def eval_batch(self, model, **kwargs)`:
+    # the star cannot bind `model`, which the call names, and a `def` with `**kwargs` is no call
+    evaluate = f"def evaluate(model, x, **kwargs):\n    feats = model(x)\n    return {NORM}\n\n\n"
+    main = "def main(name, x, batch):\n    model = create_model(name)\n    model.half()\n"
+    assert _lint(evaluate + main + "    evaluate(model=model, x=x, **batch)\n") == [("probe.py", "AMP141")]
+    assert _lint(evaluate + main + "    evaluate(x=x, **batch)\n    evaluate(model, x)\n") == []

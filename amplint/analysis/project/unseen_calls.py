@@ -39,6 +39,9 @@ def used_as_value(project, name: str) -> bool:
     return found
 
 
+_DEF = re.compile(r"\bdef\s+$")
+
+
 def starred_call(project, name: str, param: str) -> bool:
     """Some project call `name(...)` passes `*args` or `**kwargs` and does not write `param=`:
     the star may bind the parameter, and the flow records no binding past a star (flowfacts
@@ -58,6 +61,8 @@ def _starred_in(text: str, name: str, param: str) -> bool:
     string may misplace the reading: conservative either way only when it finds more stars."""
     keyword = re.compile(r"\s*%s\s*=(?!=)" % re.escape(param))
     for match in re.finditer(r"\b%s\s*\(" % re.escape(name), text):
+        if _DEF.search(text, max(0, match.start() - 40), match.start()):
+            continue  # `def name(self, model, **kwargs):` is no call
         depth, starred, named = 0, False, False
         for at in range(match.end() - 1, min(len(text), match.end() + 4000)):
             char = text[at]
