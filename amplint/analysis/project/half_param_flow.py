@@ -13,8 +13,9 @@ to MAX_HOPS calls from the cast. Exact or nothing: a candidate's parameter holds
 only when every call site the class flow finds for it (param_arguments.every_site_value, which
 follows a caller's own parameter back to that caller's sites) passes a half local of its caller,
 all of one dtype; a parameter with a default (a call may leave it out), or one the function binds
-again, gives nothing. A site the flow cannot resolve, or one binding the parameter through
-`**kwargs`, is a call the project cannot see (the rule RULES.md states under "Dtype of values")."""
+again, gives nothing. A site the flow cannot resolve is a call the project cannot see (the rule
+RULES.md states under "Dtype of values"); so is one passing `*args` / `**kwargs` that does not
+name the parameter, and then the parameter gets no fact (project/unseen_calls.py)."""
 
 from __future__ import annotations
 
