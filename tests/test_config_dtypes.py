@@ -65,6 +65,22 @@ def test_twin_another_store_of_the_attribute():
                     "            self.mixed_precision_dtype = torch.float16\n"),)) == [TRAIN]
 
 
+@pytest.mark.parametrize("store", [
+    "    cfg.mixed_precision_dtype: torch.dtype = torch.float16\n",
+    "    cfg.mixed_precision_dtype, cfg.sharding_strategy = torch.float16, strategy\n",
+    "    vars(cfg)[\"mixed_precision_dtype\"] = torch.float16\n",
+    "    cfg.__dict__.update(mixed_precision_dtype=torch.float16)\n",
+], ids=["annotated", "first-of-targets", "vars-subscript", "dict-update"])
+def test_twin_another_store_in_a_helper_not_naming_the_class(store):
+    """A helper of another file (not naming the class) stores the attribute another way."""
+    helper = {NAME + "/" + ROOT + "utils/overrides.py": "import torch\n\n\ndef force_fp16(cfg, strategy):\n" + store}
+    assert amp124(extra=helper) == [TRAIN]
+    quiet = {NAME + "/" + ROOT + "utils/overrides.py": "import torch\n\n\ndef show(cfg, strategy):\n"
+             "    print(cfg.sharding_strategy, cfg.mixed_precision_dtype)\n"
+             "    return dict(dtype=cfg.mixed_precision_dtype, strategy=strategy)\n"}
+    assert amp124(extra=quiet) == [WARM, TRAIN]  # reads of it are no stores
+
+
 def test_twin_a_config_file_names_the_attribute():
     yaml = {NAME + "/recipes/fsdp.yaml": "sharding_strategy: FULL_SHARD\nmixed_precision_dtype: float16\n"}
     assert amp124(extra=yaml) == [TRAIN]

@@ -135,7 +135,13 @@ EVALUATE = f"def evaluate(model, x):\n    feats = model(x)\n    return {NORM}\n\
     # a plain sum of the output: AMP141 reports sums only of values cast to float16 themselves
     "def evaluate(model, x):\n    return model(x).sum()\n\n\n"
     "def main(name, x):\n    model = create_model(name)\n    model.half()\n    print(evaluate(model, x))\n",
-], ids=["second-caller", "halved-after", "passed-as-value", "not-a-model", "plain-sum"])
+    # a second call binds `model` through `*args` / `**kwargs`: the flow records no binding past a star
+    EVALUATE + "def main(name, x):\n    model = create_model(name)\n    model.half()\n    evaluate(model, x)\n"
+    "    args = (create_model(name), x)\n    evaluate(*args)\n",
+    EVALUATE + "def main(name, x):\n    model = create_model(name)\n    model.half()\n    evaluate(model, x)\n"
+    "    kwargs = dict(model=create_model(name))\n    evaluate(\n        x=x,\n        **kwargs,\n    )\n",
+], ids=["second-caller", "halved-after", "passed-as-value", "not-a-model", "plain-sum", "second-caller-star-args",
+        "second-caller-star-kwargs"])
 def test_variations_that_stay_silent(body):
     assert _lint(body) == []
 
@@ -170,3 +176,12 @@ def test_the_half_norm_is_zero_and_the_float32_twin_is_unit():
             del sys.modules[name]
     assert norms[True] == [0.0, 0.0]  # the sum of squares overflowed to inf
     assert norms[False] == pytest.approx([1.0, 1.0])
+
+
+def test_a_star_call_hides_a_binding_unless_it_names_the_parameter():
+    # BEiT-3's `handler.eval_batch(model=model, **data)` into `def eval_batch(self, model, **kwargs)`:
+    # the star cannot bind `model`, which the call names, and a `def` with `**kwargs` is no call
+    evaluate = f"def evaluate(model, x, **kwargs):\n    feats = model(x)\n    return {NORM}\n\n\n"
+    main = "def main(name, x, batch):\n    model = create_model(name)\n    model.half()\n"
+    assert _lint(evaluate + main + "    evaluate(model=model, x=x, **batch)\n") == [("probe.py", "AMP141")]
+    assert _lint(evaluate + main + "    evaluate(x=x, **batch)\n    evaluate(model, x)\n") == []

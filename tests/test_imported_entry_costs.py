@@ -198,5 +198,5 @@ def test_the_quick_half_literal_test_answers_as_the_pattern(text):
     from amplint.analysis.project import dtype_fields
 
     expected = dtype_fields._HALF_LITERAL.search(text) is not None
-    assert dtype_fields._names_a_half_dtype(text) == expected
-    assert dtype_fields._names_a_half_dtype("@dataclass\n" + text + "\n") == expected
+    assert dtype_fields.names_a_half_dtype(text) == expected
+    assert dtype_fields.names_a_half_dtype("@dataclass\n" + text + "\n") == expected

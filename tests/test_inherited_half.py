@@ -170,3 +170,33 @@ def test_the_prefilter_reads_an_inherited_base_as_half():
     quiet = mixin.replace("torch.zeros(n, self.embed_dim, device=images.device)", "images.new_zeros(n, self.embed_dim)")
     assert not could_match(quiet, rules, entry)
     assert project_findings(lint_project(load(PROJECT, [FIX]), SETTINGS)) == []
+
+
+# A tiling mixin (JingyunLiang/SwinIR's tiled inference moved into utils/) whose inherited
+# `forward_tiled` calls `self.embed(x)`: the half model overrides `embed`, so the mixin's own
+# `embed` (a float16 sum of squares if it ran) never runs on the half instance.
+TILED = ("class TiledMixin:\n    def forward_tiled(self, x):\n        return self.embed(x)\n\n"
+         "    def embed(self, x):\n        return x / x.pow(2).sum(dim=-1, keepdim=True).sqrt()\n")
+NET = ("import torch.nn as nn\n\nfrom utils import TiledMixin\n\n\nclass Net(TiledMixin, nn.Module):\n"
+       "    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(8, 8)\n\n"
+       "    def embed(self, x):\n        return self.proj(x)\n\n"
+       "    def forward(self, x):\n        return self.proj(self.forward_tiled(x))\n")
+MAIN = "from model import Net\n\n\ndef main(x):\n    model = Net().half()\n    return model(x.half())\n"
+NOT_OVERRIDDEN = ("    def embed(self, x):\n        return self.proj(x)\n\n", "")
+
+
+def _amp141(files):
+    return sorted((path, d.line) for path, r in lint_project(files, SETTINGS).items()
+                  for d in r.diagnostics if d.code == "AMP141")
+
+
+def test_self_call_of_an_inherited_method_runs_the_half_class_override():
+    files = {"utils.py": TILED, "model.py": NET, "main.py": MAIN}
+    assert _amp141(files) == []
+    files["model.py"] = NET.replace(*NOT_OVERRIDDEN)  # the twin: the mixin's `embed` runs on it
+    assert _amp141(files) == [("utils.py", 6)]
+    # the mixin in the model's own file
+    one = {"model.py": TILED + "\n\n" + NET.replace("from utils import TiledMixin\n", ""), "main.py": MAIN}
+    assert _amp141(one) == []
+    one["model.py"] = one["model.py"].replace(*NOT_OVERRIDDEN)
+    assert _amp141(one) == [("model.py", 6)]

@@ -91,7 +91,7 @@ class CallGraph:
         if node.asynchronous is not None or node.decorators:
             return None
         found: Optional[str] = None
-        for ret in _own_returns(node.body):
+        for ret in own_returns(node.body):
             cls = self._new_instance(ret.value, function) if ret.value is not None else None
             if cls is None or found not in (None, cls):
                 return None
@@ -249,7 +249,6 @@ class CallGraph:
                     found.append(forward)
         return found
 
-
     def _override(self, owner: Frame, frame: Frame, name: str) -> Optional[Frame]:
         """`self.name()` in a method of `owner` that has no concrete `name`: the subclasses'."""
         caller = frame.function
@@ -289,7 +288,7 @@ def _shadowed(frame: Frame, name: str) -> bool:
     return False
 
 
-def _own_returns(body: cst.CSTNode) -> List[cst.Return]:
+def own_returns(body: cst.CSTNode) -> List[cst.Return]:
     """The `return` statements of a function body, not those of functions or classes in it."""
     found: List[cst.Return] = []
     pending: List[cst.CSTNode] = [body]

@@ -50,10 +50,16 @@ def float16_callees(facts) -> Dict[int, object]:
                 if id(frame) not in roots and id(frame) not in found:
                     found[id(frame)] = entry
                     queue.append((id(frame), frame))
+            inherited = facts.fp16.inherited
             for key, caller in queue:  # breadth first: a caller is found before its callees
                 for site in calls.get(key, ()):
+                    own = key in inherited and _self_call(site.node)
                     for callee in facts.callgraph.callees(site):
                         if callee.kind != "function" or id(callee) in roots:
+                            continue
+                        if own and callee.parent is not None and callee.parent.kind == "class":
+                            # `self.m()` in a method the half class inherits: the half instance runs
+                            # the `m` it resolves to, which is a root when it is of this file
                             continue
                         values.callee_sites.add(id(site.node))
                         if id(callee) not in found:
@@ -76,6 +82,11 @@ def _entry_roots(facts) -> List[Tuple[Frame, object]]:
         if entry.dtype == "float16" and entry.every and frame is not None and all(frame is not f for f, _ in found):
             found.append((frame, entry))
     return found
+
+
+def _self_call(call: cst.Call) -> bool:
+    func = call.func
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
 
 
 def function_frame(facts, key: str) -> Optional[Frame]:

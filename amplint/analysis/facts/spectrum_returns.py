@@ -11,7 +11,7 @@ from typing import Optional
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as R
-from amplint.analysis.facts.callgraph import _own_returns
+from amplint.analysis.facts.callgraph import own_returns
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.syntax import bound_names, keyword, unparen
 from amplint.analysis.facts.tree import Frame
@@ -80,7 +80,7 @@ def returns_float32(values, method: Frame, depth: int) -> bool:
     function = method.node
     if not isinstance(function, cst.FunctionDef):
         return False
-    returns = _own_returns(function.body)
+    returns = own_returns(function.body)
     return bool(returns) and all(
         r.value is not None and _spectrum(values, r.value, method, depth) for r in returns)
 

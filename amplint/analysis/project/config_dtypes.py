@@ -22,7 +22,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryDtypeField
 from amplint.analysis.project.dtype_fields import (
-    _COMPUTED_SETATTR, _half_literal, _module, _names_a_half_dtype, deliver,
+    COMPUTED_SETATTR, deliver, half_literal, module_of, names_a_half_dtype,
 )
 
 _PROPERTIES = frozenset({"property", "cached_property"})
@@ -34,10 +34,10 @@ _SHAPES = re.compile(r"^[ \t]+(?:return|self\.\w+[ \t]*=)[ \t]*torch\.(?:float16
 def config_dtype_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryDtypeField, ...]]:
     texts = {path: project.files.get(path) or "" for path in paths}
     python = [path for path in paths if path.endswith(".py")]
-    defining = [path for path in python if _names_a_half_dtype(texts[path]) and _SHAPES.search(texts[path])]
+    defining = [path for path in python if names_a_half_dtype(texts[path]) and _SHAPES.search(texts[path])]
     found: Dict[str, List[EntryDtypeField]] = {}
     for path in defining:
-        module = _module(path)
+        module = module_of(path)
         for cls, name, dtype, line, kind in _candidates(texts[path]):
             if not _sole(texts, python, cls, name, dtype, kind):
                 continue
@@ -67,7 +67,7 @@ def _candidates(text: str) -> List[Tuple[str, str, str, int, str]]:
                 if (isinstance(node, ast.Assign) and len(node.targets) == 1
                         and isinstance(node.targets[0], ast.Attribute)
                         and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"):
-                    dtype = _half_literal(node.value)
+                    dtype = half_literal(node.value)
                     if dtype is not None:
                         out.append((cls.name, node.targets[0].attr, dtype, node.lineno, "attribute"))
     return sorted(set(out))
@@ -98,8 +98,20 @@ def _returned_literal(getter: ast.FunctionDef):
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             return None
         if isinstance(node, ast.Return):
-            found.add(_half_literal(node.value) if node.value is not None else None)
+            found.add(half_literal(node.value) if node.value is not None else None)
     return found.pop() if len(found) == 1 and None not in found else None
+
+
+_TARGET_CHARS = re.compile(r"[\w.\s,*\[\]]*")  # what a target list is written with, up to its `=`
+
+
+def _in_targets(before: str, after: str) -> bool:
+    """The word is one of several assignment targets of its line (`a.x, a.name = ...`): the
+    line up to it and from it up to an `=` (not `==`) are target-list text, with a comma."""
+    head = _TARGET_CHARS.match(after)
+    return (_TARGET_CHARS.fullmatch(before) is not None and head is not None
+            and after[head.end():head.end() + 1] == "=" and after[head.end() + 1:head.end() + 2] != "="
+            and "," in before + after[:head.end()])
 
 
 def _sole(texts, python, cls: str, name: str, dtype: str, kind: str) -> bool:
@@ -125,8 +137,12 @@ def _sole(texts, python, cls: str, name: str, dtype: str, kind: str) -> bool:
                 value = rest[1:].split("#", 1)[0].split(";", 1)[0].strip()
                 if kind == "property" or value not in same:
                     return False  # a store: none for a property, the same literal for an attribute
-            elif before.rstrip().endswith(("'", '"')) and "setattr(" in before:
-                return False
+            elif before.endswith(".") and (rest[:1] == ":" or _in_targets(before, after)):
+                return False  # `cfg.name: T = v`, `cfg.name, cfg.x = v, w`: stores it does not read
+            elif before.rstrip().endswith(("'", '"')) and ("setattr(" in before or "vars(" in before):
+                return False  # `setattr(cfg, "name", v)`, `vars(cfg)["name"] = v`
+            elif "__dict__" in before:
+                return False  # `cfg.__dict__["name"] = v`, `cfg.__dict__.update(name=v)`
     if defs != (1 if kind == "property" else 0):
         return False
     if kind == "property":
@@ -134,6 +150,6 @@ def _sole(texts, python, cls: str, name: str, dtype: str, kind: str) -> bool:
     named = re.compile(r"\b%s\b" % re.escape(cls))
     for path in python:
         text = texts[path]
-        if ("__dict__" in text or "setattr" in text and _COMPUTED_SETATTR.search(text)) and named.search(text):
+        if ("__dict__" in text or "setattr" in text and COMPUTED_SETATTR.search(text)) and named.search(text):
             return False  # attributes stored by a computed name in a file naming the class
     return not any(word.search(text) for path, text in texts.items() if not path.endswith(".py") and name in text)

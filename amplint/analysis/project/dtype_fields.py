@@ -31,14 +31,14 @@ _LOADERS = re.compile(r"\b(?:OmegaConf|dacite|tyro|simple_parsing|HfArgumentPars
                       r"|dataclasses\.replace|from dataclasses import[^\n]*\breplace\b")
 _MAX_NESTING = 3
 # `setattr(obj, key, ...)` with a name not written as a string (a write through `__dict__` too)
-_COMPUTED_SETATTR = re.compile(r"setattr\(\s*[^,()]+,\s*(?![\s'\"])")
+COMPUTED_SETATTR = re.compile(r"setattr\(\s*[^,()]+,\s*(?![\s'\"])")
 _HALF_LITERAL = re.compile(r"\btorch\.(?:float16|half|bfloat16)\b")
 # the same literal without its leading `\b`: a pattern that starts with a literal is scanned
 # for at memchr speed (transformers' 1,112 dataclass texts: ~10x faster)
 _HALF_LITERAL_AHEAD = re.compile(r"torch\.(?:float16|half|bfloat16)\b")
 
 
-def _names_a_half_dtype(text: str) -> bool:
+def names_a_half_dtype(text: str) -> bool:
     """`_HALF_LITERAL.search(text) is not None` (a search from a position still sees the
     character before it for `\\b`)."""
     for match in _HALF_LITERAL_AHEAD.finditer(text):
@@ -50,12 +50,12 @@ def _names_a_half_dtype(text: str) -> bool:
 def dtype_field_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryDtypeField, ...]]:
     texts = {path: project.files.get(path) or "" for path in paths}
     python = [path for path in paths if path.endswith(".py")]
-    defining = [path for path in python if "dataclass" in texts[path] and _names_a_half_dtype(texts[path])]
+    defining = [path for path in python if "dataclass" in texts[path] and names_a_half_dtype(texts[path])]
     if not defining or any(_LOADERS.search(texts[path]) for path in python):
         return {}
     found: Dict[str, List[EntryDtypeField]] = {}
     for path in defining:
-        module = _module(path)
+        module = module_of(path)
         for cls, chain, dtype, line in _half_chains(texts[path]):
             if not _untouched(texts, python, path, cls, chain):
                 continue
@@ -80,12 +80,12 @@ def reexports(texts, python, path: str, cls: str) -> List[str]:
     """The packages whose `__init__.py` imports `cls` from the module of `path` (`from
     .fsdp import fsdp_config`, `from pkg.configs.fsdp import fsdp_config`): a user's
     `from pkg.configs import fsdp_config` names the same class."""
-    module = _module(path)
+    module = module_of(path)
     found = []
     for init in python:
         if not init.endswith("/__init__.py") and init != "__init__.py":
             continue
-        package = _module(init)
+        package = module_of(init)
         for match in re.finditer(r"^from[ \t]+(\.?[\w.]+)[ \t]+import[ \t]+([^\n#]+)", texts[init], re.M):
             source, names = match.group(1), match.group(2)
             if cls not in re.findall(r"\w+", names) or re.search(r"\b%s[ \t]+as\b" % re.escape(cls), names):
@@ -97,7 +97,7 @@ def reexports(texts, python, path: str, cls: str) -> List[str]:
     return found
 
 
-def _module(path: str) -> str:
+def module_of(path: str) -> str:
     parts = path[:-3].split("/")
     if parts[-1] == "__init__":
         parts = parts[:-1]
@@ -127,7 +127,7 @@ def _chains(classes, name: str, depth: int) -> List[Tuple[Tuple[str, ...], str, 
             continue
         field = stmt.target.id
         default = _default(stmt.value)
-        dtype = _half_literal(default) if default is not None else None
+        dtype = half_literal(default) if default is not None else None
         if dtype is not None:
             out.append(((field,), dtype, stmt.lineno))
             continue
@@ -171,7 +171,7 @@ def _is_field_call(value: ast.expr) -> bool:
         and func.value.id == "dataclasses")
 
 
-def _half_literal(value: ast.expr) -> Optional[str]:
+def half_literal(value: ast.expr) -> Optional[str]:
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "torch":
         return _HALF.get(value.attr)
     return None
@@ -196,7 +196,7 @@ def _untouched(texts, python, path: str, cls: str, chain: Tuple[str, ...]) -> bo
     for p in python:
         text = texts[p]
         if (p == path or any(name in text for name in names)) and (
-                "__dict__" in text or "setattr" in text and _COMPUTED_SETATTR.search(text)):
+                "__dict__" in text or "setattr" in text and COMPUTED_SETATTR.search(text)):
             return False
     return True
 

@@ -10,21 +10,21 @@ passes one of its half locals to a call. Each callee the class flow resolves the
 module-level function or a method of any project file, this one included; every member of the
 receiver's class set) is a candidate, and so is each callee it passes that parameter on to, up
 to MAX_HOPS calls from the cast. Exact or nothing: a candidate's parameter holds the half model
-only when every call site the class flow finds for it (param_arguments.passed_values, which
+only when every call site the class flow finds for it (param_arguments.every_site_value, which
 follows a caller's own parameter back to that caller's sites) passes a half local of its caller,
 all of one dtype; a parameter with a default (a call may leave it out), or one the function binds
-again, gives nothing. A site the flow cannot resolve, or one binding the parameter through
-`**kwargs`, is a call the project cannot see (the rule RULES.md states under "Dtype of values")."""
+again, gives nothing. A site the flow cannot resolve is a call the project cannot see (the rule
+RULES.md states under "Dtype of values"); so is one passing `*args` / `**kwargs` that does not
+name the parameter, and then the parameter gets no fact (project/unseen_calls.py)."""
 
 from __future__ import annotations
 
-import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from amplint.analysis.project.flowindex import callee_targets
 from amplint.analysis.project.half_locals import half_dtype, half_locals, passed_half
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
-from amplint.analysis.project.param_arguments import _slots
+from amplint.analysis.project.param_arguments import every_site_value
 
 MAX_HOPS = 3  # calls from the cast to the function whose parameter is asked about
 
@@ -80,7 +80,7 @@ def every_site_half(project, path: str, key: str, param: str) -> Optional[str]:
     function = _function(project, path, key)
     if function is None or not _calls_param(function, param):
         return None
-    sites = _site_values(project, path, key, param, 0)
+    sites = every_site_value(project, path, key, param)
     dtypes = set()
     for where, caller, value in sites or ():
         summary = project.summary(where)
@@ -91,66 +91,6 @@ def every_site_half(project, path: str, key: str, param: str) -> Optional[str]:
             return None
         dtypes.add(half[1])
     return dtypes.pop() if len(dtypes) == 1 else None
-
-
-def _site_values(project, path: str, key: str, name: str, hops: int) -> Optional[List[tuple]]:
-    """(file, caller, value) of every call site binding parameter `name` of `key`, a caller's own
-    parameter passed on replaced by what its sites pass; None when one is not known (no site,
-    a default a call may leave in place, the function passed on as a value, too many hops)."""
-    summary = project.summary(path)
-    function = _function(project, path, key)
-    if function is None or name not in function.params or name in function.defaults or hops >= MAX_HOPS:
-        return None
-    slots = _slots(summary, key, function, name)
-    if slots is None or _used_as_value(project, key.split(".")[-1]):
-        return None  # `hooks.append(evaluate)`: called where the flow does not bind it
-    names, init, keyword, positional = slots
-    wanted = frozenset({keyword} | ({positional, positional - 1} if positional is not None else set()))
-    out: List[tuple] = []
-    for callee_name in names:
-        for where, caller, args, offset in project.flow._binding_sites(callee_name, (path, key), init, 0, wanted):
-            for slot, value in args:
-                if slot != keyword and (positional is None or slot != positional - offset):
-                    continue
-                calling = _function(project, where, caller)
-                if value[0] == "local" and calling is not None and value[1] in calling.params:
-                    deeper = _site_values(project, where, caller, value[1], hops + 1)
-                    if deeper is None:
-                        return None
-                    out.extend(deeper)
-                else:
-                    out.append((where, caller, value))
-    return out or None
-
-
-def _used_as_value(project, name: str) -> bool:
-    """Some project text writes `name` other than as a call (`name(`, `.name(`), its `def` or
-    an import: a value (`[evaluate]`, `fn=handler.eval_batch`), a string (`getattr(h, "name")`)
-    or prose, any of which may call it where the class flow binds nothing. Comments aside;
-    read once per name."""
-    memo = project.__dict__.setdefault("_half_param_value_uses", {})
-    found = memo.get(name)
-    if found is None:
-        found = False
-        word = re.compile(r"\b%s\b" % re.escape(name))
-        for path in project.python:
-            text = project.files.get(path) or ""
-            if name not in text:
-                continue
-            for line in text.splitlines():
-                code = line.split("#", 1)[0]
-                if name not in code:
-                    continue
-                head = code.lstrip()
-                if head.startswith(("def ", "from ", "import ")):
-                    continue
-                if any(not code[match.end():].lstrip().startswith("(") for match in word.finditer(code)):
-                    found = True
-                    break
-            if found:
-                break
-        memo[name] = found
-    return found
 
 
 def _calls_param(function, param: str) -> bool:

@@ -12,7 +12,9 @@ records, and a function the flow finds no site of gives nothing."""
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
+
+from amplint.analysis.project.unseen_calls import starred_call, used_as_value
 
 MAX_HOPS = 3  # functions from the one asked about to the caller that binds the value
 
@@ -29,7 +31,7 @@ def passed_values(project, path: str, key: str, name: str, hops: int = 0) -> Ite
     function = facts.functions.get(key) if facts is not None else None
     if function is None or name not in function.params or hops >= MAX_HOPS:
         return
-    slots = _slots(summary, key, function, name)
+    slots = call_slots(summary, key, function, name)
     if slots is None:
         return
     names, init, keyword, positional = slots
@@ -48,7 +50,39 @@ def passed_values(project, path: str, key: str, name: str, hops: int = 0) -> Ite
                 yield where, caller, value
 
 
-def _slots(summary, key: str, function, name: str) -> Optional[tuple]:
+def every_site_value(project, path: str, key: str, name: str, hops: int = 0) -> Optional[List[tuple]]:
+    """What passed_values yields, exact or nothing: (file, caller, value) of every call site
+    binding parameter `name` of `key`, a caller's own parameter passed on replaced by what its
+    sites pass; None when one is not known (no site, a default a call may leave in place, the
+    function passed on as a value or called with a star, too many hops)."""
+    summary = project.summary(path)
+    function = _function(project, path, key)
+    if function is None or name not in function.params or name in function.defaults or hops >= MAX_HOPS:
+        return None
+    slots = call_slots(summary, key, function, name)
+    if slots is None or used_as_value(project, key.split(".")[-1]) \
+            or starred_call(project, key.split(".")[-1], name):
+        return None  # `hooks.append(evaluate)`, `evaluate(*args)`: called where the flow does not bind it
+    names, init, keyword, positional = slots
+    wanted = frozenset({keyword} | ({positional, positional - 1} if positional is not None else set()))
+    out: List[tuple] = []
+    for callee_name in names:
+        for where, caller, args, offset in project.flow._binding_sites(callee_name, (path, key), init, 0, wanted):
+            for slot, value in args:
+                if slot != keyword and (positional is None or slot != positional - offset):
+                    continue
+                calling = _function(project, where, caller)
+                if value[0] == "local" and calling is not None and value[1] in calling.params:
+                    deeper = every_site_value(project, where, caller, value[1], hops + 1)
+                    if deeper is None:
+                        return None
+                    out.extend(deeper)
+                else:
+                    out.append((where, caller, value))
+    return out or None
+
+
+def call_slots(summary, key: str, function, name: str) -> Optional[tuple]:
     """(the names a call of it is written with, whether a class call runs it, the keyword, the
     position among the parameters or None for a keyword-only one)."""
     index = function.params.index(name)
@@ -60,3 +94,9 @@ def _slots(summary, key: str, function, name: str) -> Optional[tuple]:
     if is_method and parts[1] == "__init__":
         return (parts[0],), True, name, positional
     return (parts[-1],), False, name, positional
+
+
+def _function(project, path: str, key: str):
+    summary = project.summary(path)
+    flow = summary.flow if summary is not None else None
+    return flow.functions.get(key) if flow is not None else None
