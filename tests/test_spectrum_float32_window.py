@@ -51,3 +51,20 @@ def test_the_premise_holds_in_torch():
     assert spec.dtype == torch.complex64
     assert torch.view_as_real(spec).dtype == torch.float32
     assert spec.real.dtype == spec.imag.dtype == torch.float32
+
+
+def test_a_method_calling_no_window_op_is_not_searched(monkeypatch):
+    """Cost (fairseq, round 42: 0.28 s): `self.m(x)` in float16 code asks whether `m` returns such
+    a spectrum; a method that calls no window-promoting op cannot, and its body is walked once to
+    say so, not searched for each local each time it is called."""
+    from amplint.analysis.facts import spectrum_returns
+
+    calls = []
+    real = spectrum_returns._assigned_once
+    monkeypatch.setattr(spectrum_returns, "_assigned_once", lambda *a: calls.append(a) or real(*a))
+    uses = "".join(f"        h = self.norm(h) + 1e-8 * {i}\n" for i in range(20))
+    source = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n"
+              "    def norm(self, x):\n        y = x.mean(-1, keepdim=True)\n        return y\n\n"
+              "    def forward(self, h):\n" + uses + "        return h\n\n\nnet = Net().half()\n")
+    code_findings({"probe/model.py": source}, "AMP140")
+    assert calls == []

@@ -13,7 +13,7 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.callgraph import own_returns
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.syntax import bound_names, keyword, unparen
+from amplint.analysis.facts.syntax import bound_names, calls_in, code_children, keyword, unparen
 from amplint.analysis.facts.tree import Frame
 
 
@@ -69,8 +69,20 @@ def _assigned_once(function: cst.FunctionDef, name: str) -> Optional[cst.BaseExp
         elif isinstance(node, (cst.AsName, cst.NamedExpr)) and name in bound_names(
                 node.name if isinstance(node, cst.AsName) else node.target):
             return None
-        pending.extend(node.children)
+        pending.extend(code_children(node))
     return found[0] if len(found) == 1 else None
+
+
+def _calls_window_op(values, function: cst.FunctionDef) -> bool:
+    """The function calls a window-promoting op (`.stft(...)`) somewhere: without one no
+    return of it is such a spectrum (one walk per function and file, not one per call of it)."""
+    memo = values.__dict__.setdefault("_window_ops", {})
+    found = memo.get(id(function))
+    if found is None:
+        found = memo[id(function)] = any(
+            isinstance(c.func, cst.Attribute) and c.func.attr.value in R.WINDOW_PROMOTE
+            for c in calls_in(function.body))
+    return found
 
 
 def returns_float32(values, method: Frame, depth: int) -> bool:
@@ -78,7 +90,7 @@ def returns_float32(values, method: Frame, depth: int) -> bool:
     float32 window, read through dtype-keeping ops and real views, or a local assigned once
     from one."""
     function = method.node
-    if not isinstance(function, cst.FunctionDef):
+    if not isinstance(function, cst.FunctionDef) or not _calls_window_op(values, function):
         return False
     returns = own_returns(function.body)
     return bool(returns) and all(
