@@ -112,7 +112,7 @@ class Head(nn.Module):
 
 def test_called_inside_and_outside_a_region():
     # called under a region in one place and outside it in another: the callee is read along
-    # the region's call (RULES.md, "Along a region's call path"), its float32 argument meets
+    # the region's call (README, "Call paths"), its float32 argument meets
     # the bfloat16 matmul there; the call outside is not joined in
     source = '''import torch
 
@@ -252,7 +252,7 @@ def test_a_module_called_only_under_the_region_surely_runs_under_it():
     assert value_of(BEHIND, "self.conv(x)") == {"float16"}
     assert value_of(BEHIND, MEAN) == {"float16"}
     # a call outside the region too: the forward is read along the region's call, where the
-    # conv's output is float16 (RULES.md, "Along a region's call path")
+    # conv's output is float16 (README, "Call paths")
     outside = BEHIND + "\n\ndef evaluate(x):\n    return net(x)\n"
     assert value_of(outside, "self.conv(x)") == {"float16"}
     assert value_of(outside, MEAN) == {"float16"}

@@ -1,5 +1,5 @@
 """Methods and forwards of an instance held in a local, reached from a region of the same file,
-are read along the region's call (facts/dtype_paths.py; RULES.md "Along a region's call path"),
+are read along the region's call (facts/dtype_paths.py; README "Call paths"),
 in a file where nothing else is bound at call sites: on main such a file was read once, the
 method's parameters unknown and its code only maybe under the region, so nothing was reported.
 

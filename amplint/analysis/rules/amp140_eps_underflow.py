@@ -267,8 +267,8 @@ class EpsUnderflow(Rule):
             "        return net(x).mean()\n",
         ),
         Flag(  # the same network also evaluated outside the autocast: the training step still
-            # runs the pixel norm on the float16 conv output (RULES.md, "Along a region's call
-            # path"); the finding cites the call and the region
+            # runs the pixel norm on the float16 conv output (README, "Call paths"); the finding
+            # cites the call and the region
             "import torch\nimport torch.nn as nn\n"
             "class PixelNorm(nn.Module):\n"
             "    def forward(self, x):\n"
