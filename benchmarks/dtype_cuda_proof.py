@@ -40,7 +40,7 @@ def record(out_dir, name="o.json", make=None):
     O = []
     for s in range(300):
         src = make(s)
-        seen = {}
+        seen, region = {}, {}
 
         class R(M):
             def __torch_function__(self, f, t, a=(), k=None):
@@ -51,14 +51,20 @@ def record(out_dir, name="o.json", make=None):
                         g = g.f_back
                     if g:
                         p = list(g.f_code.co_positions())[g.f_lasti // 2]
-                        seen.setdefault("%d,%d,%d,%d" % (p[0], p[2], p[1], p[3]), set()).add(str(o.dtype)[6:])
+                        key, dt = "%d,%d,%d,%d" % (p[0], p[2], p[1], p[3]), str(o.dtype)[6:]
+                        seen.setdefault(key, set()).add(dt)
+                        if torch.is_autocast_enabled("cuda"):
+                            region.setdefault(key, set()).add(dt)
                 return o
         with R():
             try:
                 exec(compile(src, "<p>", "exec"), {})
             except Exception:
                 pass
-        O.append({k: sorted(v) for k, v in seen.items()})
+        # "on_region": what each span produced while autocast was on (a function the fact reads
+        # along a region's call holds its value on that path only: facts/dtype_paths.py)
+        O.append({"seen": {k: sorted(v) for k, v in seen.items()},
+                  "on_region": {k: sorted(v) for k, v in region.items()}})
     json.dump(O, open(os.path.join(out_dir, name), "w"))
     print("recorded", len(O), "programs with torch", torch.__version__)
     if name == "o.json":
@@ -67,11 +73,16 @@ def record(out_dir, name="o.json", make=None):
 
 def compare(path):
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-    from dtype_recorder import compare as check
+    from dtype_recorder import Observed, compare as check
     totals = [0, 0, 0, 0]
+
+    def spans(recorded):
+        return {tuple(map(int, k.split(","))): {"integer" if v.startswith(("int", "uint")) else v
+                                                for v in vals} for k, vals in recorded.items()}
     for s, obs in enumerate(json.load(open(path))):
-        observed = {tuple(map(int, k.split(","))): {"integer" if v.startswith(("int", "uint")) else v
-                                                     for v in vals} for k, vals in obs.items()}
+        if "seen" not in obs:
+            sys.exit(f"{path}: recorded before on_region was kept; record it again")
+        observed = Observed(spans(obs["seen"]), spans(obs["on_region"]))
         make = gen_calls if os.path.basename(path) == "c.json" else gen
         checked, confirmed, failures = check(make(s), observed, "float16")
         totals[0] += len(observed)
