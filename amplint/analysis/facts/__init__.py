@@ -53,6 +53,14 @@ class FileFacts:
         self.__dict__.clear()
 
     @cached_property
+    def bound_values(self):
+        """What names, attributes and calls may hold over every binding construct of the file
+        (amplint.analysis.facts.bound_values), built on first use."""
+        from amplint.analysis.facts.bound_values import BoundValues
+
+        return BoundValues(self.module)
+
+    @cached_property
     def param_defaults(self):
         """A parameter's default where every call of the file leaves it out
         (amplint.analysis.facts.param_defaults)."""

@@ -35,7 +35,7 @@ def is_device_object(facts, expr: cst.BaseExpression, frame: Frame) -> bool:
     if device_call(facts, expr, frame):
         return True
     if isinstance(expr, cst.Name):
-        return name_is_device(facts, expr.value, frame)
+        return name_is_device(facts, expr.value, frame) or bound_device_lines(facts, expr) is not None
     attr = self_attr(expr)
     if attr is not None:
         cls = frame.class_frame
@@ -44,9 +44,26 @@ def is_device_object(facts, expr: cst.BaseExpression, frame: Frame) -> bool:
         values = facts.index.self_assigns(cls).get(attr, [])
         if not values:  # a `@property` returning one (facts/function_returns.py)
             found = facts.function_returns.of_property(expr, frame)
-            return found is not None and all(device_call(facts, v, found.function) for v in found.values)
-        return all(device_call(facts, a.value, a.frame) for a in values)
+            if found is None:
+                return bound_device_lines(facts, expr) is not None
+            return all(device_call(facts, v, found.function) for v in found.values)
+        if all(device_call(facts, a.value, a.frame) for a in values):
+            return True
+        return bound_device_lines(facts, expr) is not None  # `self.device = device`, a parameter
+    if isinstance(expr, cst.Attribute):
+        return bound_device_lines(facts, expr) is not None
     return False
+
+
+def bound_device_lines(facts, expr: cst.BaseExpression) -> Optional[List[int]]:
+    """The lines of the file's `torch.device(...)` calls whose objects reach `expr` through any
+    binding of the file (facts/bound_values.py: a parameter a call binds, keyword or positional,
+    a function's return, an attribute of an instance), when it holds nothing else; None
+    otherwise. Asked only where the file calls `torch.device` at all."""
+    if not any(True for _ in facts.calls_to(DEVICE)):
+        return None
+    lines = facts.bound_values.devices(expr)
+    return sorted(lines) if lines else None
 
 
 def device_call(facts, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> bool:

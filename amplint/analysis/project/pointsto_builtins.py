@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Set
 
+from amplint.analysis.project.pointsto_atoms import DEVICE_FACTORIES
+
 _MAX_NAME = 120
 _CALLS_ITS_ARGUMENT = {"map", "filter", "functools.reduce", "reduce", "itertools.starmap"}
 _CARRIES = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter", "enumerate", "zip",
@@ -37,6 +39,8 @@ def _name(value: str) -> str:
 def call_outside(solver, value: str, args: List[Optional[str]], kwargs: Dict[str, str], caller: str,
                  site: str, star: Optional[str] = None) -> Set[str]:
     name = _name(value)
+    if solver.atoms and name in DEVICE_FACTORIES:
+        return {"X:device@" + site.rsplit(":", 2)[-2] + ":" + site.rsplit(":", 1)[-1]}
     arg_sets = [solver.get(a) if a else set() for a in args]
     kw_sets = {k: solver.get(v) for k, v in kwargs.items()}
     if name in ("functools.partial", "partial") and arg_sets:

@@ -9,10 +9,27 @@ import ast
 import re
 from typing import List, Optional
 
+from amplint.analysis.project import pointsto_atoms
+
 _UNION = (ast.BoolOp, ast.IfExp, ast.BinOp)
 
 
 def expr(ex, node: ast.expr, scope) -> Optional[str]:
+    if ex.atoms:
+        found = _expr(ex, node, scope)
+        if found and isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+            ex.spans[span(node)] = found
+        return found
+    return _expr(ex, node, scope)
+
+
+def span(node: ast.expr):
+    """(line, column, end line, end column) of an expression, as `ast` gives them (columns in
+    UTF-8 bytes)."""
+    return node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
+
+
+def _expr(ex, node: ast.expr, scope) -> Optional[str]:
     if isinstance(node, ast.Name):
         return ex.load_name(scope, node.id)
     if isinstance(node, ast.Attribute):
@@ -24,6 +41,10 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
         return t
     if isinstance(node, ast.Call):
         return call(ex, node, scope)
+    if isinstance(node, (ast.Constant, ast.UnaryOp)) and ex.atoms:
+        number = pointsto_atoms.number(node)
+        if number is not None:
+            return ex.const(number)
     if isinstance(node, ast.Constant):
         return None
     if isinstance(node, ast.Lambda):
@@ -103,6 +124,8 @@ def expr(ex, node: ast.expr, scope) -> Optional[str]:
         else:
             parts = [node.left, node.right]
         nodes = [n for n in (expr(ex, p, scope) for p in parts) if n]
+        if ex.atoms and isinstance(node, ast.BinOp):  # arithmetic: not either operand's number
+            nodes.append(ex.const("E:?"))
         if len(nodes) == 1:
             return nodes[0]
         if not nodes:
@@ -250,6 +273,10 @@ def literal(ex, node: ast.expr, scope) -> Optional[str]:
             return ex.const("S:" + node.value)
         if type(node.value) is int and 0 <= node.value < 64:
             return ex.const("N:%d" % node.value)
+    if ex.atoms and isinstance(node, (ast.Constant, ast.UnaryOp)):
+        number = pointsto_atoms.number(node)
+        return ex.const(number) if number is not None else None
+    if isinstance(node, ast.Constant):
         return None
     return expr(ex, node, scope)
 
@@ -308,6 +335,12 @@ def call(ex, node: ast.Call, scope) -> str:
     t = ex.temp()
     if fn:
         ex.cons.append(("call", t, fn, args, kwargs, star, kwstar, caller, ex.site(node)))
+    if ex.atoms and isinstance(node.func, ast.Attribute):
+        cast = pointsto_atoms.cast_kind(node)
+        base = ex.spans.get(span(node.func.value)) if cast else None
+        if base:  # `model.half()`, `.to(dtype)`, `.cuda()`: the receiver comes back, maybe cast
+            ex.cons.append(("recast", t, base, cast, "X:half@%d:%d" % (node.lineno, node.col_offset),
+                            [a for a in args if a] + list(kwargs.values())))
     return t
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
-from amplint.analysis.project import pointsto_exprs
+from amplint.analysis.project import pointsto_atoms, pointsto_exprs
 from amplint.analysis.project.pointsto_assign import Assignments
 from amplint.analysis.project.pointsto_scopes import (
     COMPOUND, SPECIAL_DECORATORS, BUILTINS, Scope, bound_names, leaves, literal_update, param_guard,
@@ -34,8 +34,12 @@ from amplint.analysis.project.pointsto_scopes import (
 
 
 class Extractor(Assignments):
-    def __init__(self, module: str, is_package: bool) -> None:
+    def __init__(self, module: str, is_package: bool, atoms: bool = False) -> None:
         self.module, self.is_package = module, is_package
+        # `atoms`: also carry the values rules ask about (pointsto_atoms.py) and keep the node of
+        # every name, attribute and call by its span (facts/bound_values.py reads them)
+        self.atoms = atoms
+        self.spans: Dict[Tuple[int, int, int, int], str] = {}
         self.cons: List[tuple] = []
         self.funcs: Dict[str, dict] = {}
         self.classes: Dict[str, dict] = {}
@@ -169,6 +173,8 @@ class Extractor(Assignments):
                 self.cons.append(("copy", new, old))
                 if value:
                     self.cons.append(("copy", new, value))
+                if self.atoms:  # `eps *= 2`: not the number it held
+                    self.cons.append(("copy", new, self.const("E:?")))
             else:
                 self.assign(node.target, value, scope)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
@@ -304,7 +310,10 @@ class Extractor(Assignments):
         self.funcs[fqn]["none"] = [p for p, d in defaults if isinstance(d, ast.Constant) and d.value is None]
         for param, default in defaults:
             value = pointsto_exprs.literal(self, default, scope)
-            if value:
+            if value and self.atoms and pointsto_atoms.number(default) is not None:
+                # a number default holds where a call leaves the parameter out (bind_params)
+                self.funcs[fqn].setdefault("defaults", {})[param] = value
+            elif value:
                 self.cons.append(("copy", "V:%s#%s" % (fqn, param), value))
         if inner.cls and positional and kind in ("function", "property"):
             self.cons.append(("const", "V:%s#%s" % (fqn, positional[0]), "I:" + inner.cls))
@@ -362,10 +371,11 @@ def _field_default(value: ast.expr) -> ast.expr:
     return value
 
 
-def extract(source: str, module: str, is_package: bool = False) -> dict:
+def extract(source: str, module: str, is_package: bool = False, atoms: bool = False, tree=None) -> dict:
     """The constraints and definitions of one module, as plain data (cacheable)."""
-    tree = ast.parse(source)
-    ex = Extractor(module, is_package)
+    tree = tree if tree is not None else ast.parse(source)
+    ex = Extractor(module, is_package, atoms)
     ex.run(tree)
     return {"module": module, "package": is_package, "cons": ex.cons, "funcs": ex.funcs,
-            "classes": ex.classes, "globals": ex.globals, "all": ex.all, "sites": ex.sites}
+            "classes": ex.classes, "globals": ex.globals, "all": ex.all, "sites": ex.sites,
+            "spans": ex.spans}

@@ -17,13 +17,14 @@ from collections import deque
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from amplint.analysis.project import pointsto_builtins as lib
+from amplint.analysis.project.pointsto_atoms import FULL_DTYPES, HALF_DTYPES
 from amplint.analysis.project.pointsto_classes import Classes
 from amplint.analysis.project.pointsto_containers import Containers
 from amplint.analysis.project.pointsto_copies import Copies, Imports
 
 MAX_VALUES = 64  # functions, classes, instances, modules a node may hold (beyond: the first ones)
 MAX_DATA = 16  # containers, literals, outside values: they matter less and multiply faster
-_DATA = frozenset("LDWSNE")
+_DATA = frozenset("LDWSNERX")
 _EMPTY: frozenset = frozenset()
 _CLONE = re.compile(r"@[dsg]\d+")
 _MAX_STRINGS, _MAX_STRING = 16, 64  # the strings one format may make, and their length
@@ -31,7 +32,8 @@ _INSTANCE_CALL = ("__call__", "forward")
 
 
 class Solver(Classes, Containers, Copies, Imports):
-    def __init__(self, modules: Iterable[dict]) -> None:
+    def __init__(self, modules: Iterable[dict], atoms: bool = False) -> None:
+        self.atoms = atoms  # calls to outside code may return atoms (pointsto_atoms.py)
         self.modules: Dict[str, dict] = {m["module"]: m for m in modules}
         self.funcs: Dict[str, dict] = {}
         self.classes: Dict[str, dict] = {}
@@ -181,6 +183,8 @@ class Solver(Classes, Containers, Copies, Imports):
             return out
         if kind == "E:":
             return {lib.outside(value, "." + attr)}
+        if kind in ("X:", "R:"):  # an atom's attribute (`device.type`): not the atom
+            return {"E:?"}
         if kind == "D:" and value.endswith("~modules") and not attr.startswith("_"):
             found = self.get("%s#[%r]" % (value, attr)) | self.get(value + "#[*]")
             return found | {"W:%s|%s" % (value, attr)}
@@ -324,6 +328,9 @@ class Solver(Classes, Containers, Copies, Imports):
                 self.add("D:%s**#[%r]" % (func, key), values)
                 self.add("D:%s**#[**]" % func, values)
         star, kwstar = extra
+        for param, node in info.get("defaults", {}).items():  # numbers (pointsto_atoms.py)
+            if param not in kwargs and not (param in params and params.index(param) < len(args)):
+                self.add(var(param), self.get(node))
         if star:
             items = set().union(*(self.elements(v) for v in star))
             for p in params[len(args):]:
@@ -362,6 +369,18 @@ class Solver(Classes, Containers, Copies, Imports):
 
     def _copy(self, dst: str, src: str) -> None:
         self.add(dst, self.get(src))
+
+    def _recast(self, dst: str, src: str, mode: str, atom: str, args: List[str]) -> None:
+        """`src.half()` / `.float()` / `.to(...)` / `.cuda()` (pointsto_atoms.cast_kind): the
+        receiver's instances and atoms come back; a half cast adds its atom, a cast back to
+        float drops every half atom."""
+        if mode == "to":
+            passed = set().union(*(self.get(a) for a in args)) if args else set()
+            mode = "half" if passed & HALF_DTYPES else "full" if passed & FULL_DTYPES else "keep"
+        out = {v for v in self.get(src) if v[:2] in ("I:", "X:") and not (mode == "full" and v.startswith("X:half@"))}
+        if mode == "half":
+            out.add(atom)
+        self.add(dst, out)
 
     def _decorate(self, dst: str, dec: str, src: str, caller: str) -> None:
         func = self.get(src)

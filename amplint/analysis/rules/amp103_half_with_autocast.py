@@ -11,6 +11,7 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.branch_arms import exclusive_arms
 from amplint.analysis.facts.fp16 import dtype_of
 from amplint.analysis.facts.half_callees import calls_param_entries, returns_half_entries
+from amplint.analysis.facts.half_reads import half_read_in_region
 from amplint.analysis.facts.names import visible_scopes
 from amplint.analysis.facts.returned_casts import moved_root
 from amplint.analysis.facts.syntax import literal_str, self_attr
@@ -220,6 +221,10 @@ class HalfWithAutocast(Rule):
                     stored = _stored_submodule(facts, site) or _stored_return(facts, site)
                     if stored is not None and self._is_model(facts, site):
                         yield self._wrapper_report(site, stored, severity, facts)
+                    elif stored is None and self._is_model(facts, site):
+                        read = half_read_in_region(facts, site.node)
+                        if read is not None:
+                            yield self._bound_report(ctx, site, read, severity, facts)
                     continue
                 if not self._is_model(facts, site):
                     continue
@@ -281,6 +286,17 @@ class HalfWithAutocast(Rule):
             "keep the model fp32"
         )
         return self.report(site.node, message, severity=severity)
+
+    def _bound_report(self, ctx, site: CallSite, read, severity, facts) -> Diagnostic:
+        expr, region_line = read
+        scaler = (" (with a GradScaler, `unscale_` raises 'ValueError: Attempting to unscale FP16 "
+                  "gradients.')") if facts.scalers.any else ""
+        message = (
+            f"half cast of {_model_words(site)} mixed with autocast: the cast model reaches "
+            f"`{_short_code(ctx, expr)}` (line {{read_line}}), read under the autocast region at line "
+            f"{region_line}; its weights train without an fp32 master copy{scaler}; keep the model fp32"
+        )
+        return self.report(site.node, message, severity=severity, related={"read_line": expr})
 
     def _wrapper_report(self, site: CallSite, stored, severity, facts) -> Diagnostic:
         cls, attr, method, region = stored
@@ -466,6 +482,11 @@ def _stored_submodule(facts, site: CallSite, moved: bool = False):
         if any(self_attr(node) == attr for node in iter_nodes(method.node) if isinstance(node, cst.Attribute)):
             return cls.name, attr, name, region
     return None
+
+
+def _short_code(ctx, expr: cst.BaseExpression) -> str:
+    code = ctx.module.code_for_node(expr)
+    return code if len(code) <= 40 else code[:37] + "..."
 
 
 def _strip_conversions(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -7,7 +7,9 @@ from typing import Iterable, Set
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
-from amplint.analysis.facts.device_values import device_call, is_device_object, param_device_entry
+from amplint.analysis.facts.device_values import (
+    bound_device_lines, device_call, is_device_object, param_device_entry,
+)
 from amplint.analysis.facts.syntax import literal_str
 from amplint.analysis.facts.tree import CallSite
 from amplint.analysis.rules import Flag, Rule
@@ -208,6 +210,11 @@ class AutocastDeviceType(Rule):
             elif is_device_object(facts, arg.value, site.frame):
                 bound = param_device_entry(facts, arg.value, site.frame)
                 where = f" (the parameter `{bound.param}` gets {bound.cite} from a call)" if bound is not None else ""
+                if not where and not device_call(facts, arg.value, site.frame):
+                    lines = bound_device_lines(facts, arg.value)
+                    if lines:
+                        where = " (it holds the `torch.device` made at line%s %s)" % (
+                            "s" if len(lines) > 1 else "", " and ".join(map(str, lines)))
                 yield self.report(
                     arg.value,
                     "`autocast` takes a device *type* string, not a `torch.device`" + where + ": this raises "

@@ -585,6 +585,13 @@ class EpsUnderflow(Rule):
 
     def _tiny(self, expr: cst.BaseExpression, frame: Frame, facts) -> Optional[float]:
         value = literal_float(expr)
+        if value is None and isinstance(expr, (cst.Name, cst.Attribute)):
+            # the numbers that reach it through the file's bindings, what each call passes or
+            # leaves to a default (a config object's attribute passed on as `eps=`): every one
+            # tiny; else the binding the function itself shows
+            numbers = facts.bound_values.numbers(expr)
+            if numbers:
+                value = max(numbers)
         if value is None:
             value = _self_attr_literal(expr, frame, facts)
         if value is None and isinstance(expr, cst.Name):

@@ -1,0 +1,30 @@
+"""Where a model a half cast returns is read under an autocast region of the same file, through
+any binding of the file (facts/bound_values.py): stored on an instance in one method and read
+back as `tts.vits_model` elsewhere, returned by a method (`convert_to_fp16` returning
+`self.half()`), passed on as an argument. AMP103 asks it for the casts its own lookups (the cast
+inside the region, a name the region reads, a wrapper storing it) do not place."""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import libcst as cst
+
+from amplint.analysis.facts.tree import iter_nodes
+
+
+def half_read_in_region(facts, cast: cst.Call) -> Optional[Tuple[cst.BaseExpression, int]]:
+    """(the first expression of an active explicit region that may hold what `cast` returns,
+    the region's line), or None."""
+    regions = [(w, r) for w, _frame, r in facts.regions.explicit_regions() if r.active]
+    if not regions:
+        return None
+    bound = facts.bound_values
+    reads = bound.half_reads(cast)
+    if not reads:
+        return None
+    for with_node, _region in regions:
+        for node in iter_nodes(with_node.body):
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and bound.span_of(node) in reads:
+                return node, bound.span_of(with_node)[0]
+    return None

@@ -1,0 +1,61 @@
+"""The values rules ask about, carried by the points-to resolver as atoms beside the project's
+functions, classes and instances (only when the extractor is asked for them, `atoms=True`:
+facts/bound_values.py): so that every binding construct the resolver models (arguments and
+parameters, defaults, returns, attributes of instances and classes, containers, closures,
+decorators, `functools.partial`) carries them too, for every rule at once.
+
+Atoms (data values, bounded per node as the resolver's other data):
+- "R:<number>": a numeric literal an eps or a fill constant may be (below 1e-3 or at least
+  float16's largest finite value in magnitude);
+- "X:device": what `torch.device(...)` returns;
+- "X:half@<line>:<col>": the value the half cast at that position returns (`m.half()`,
+  `m.bfloat16()`, `m.to(torch.float16)`, `m.to(dtype=dt)` with `dt` holding a half dtype); a
+  cast back (`.float()`, `.to(torch.float32)`) drops it, a move (`.cuda()`, `.to(device)`,
+  `.eval()`) keeps it.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import Optional
+
+HALF_DTYPES = frozenset({"E:torch.float16", "E:torch.half", "E:torch.bfloat16"})
+FULL_DTYPES = frozenset({"E:torch.float32", "E:torch.float", "E:torch.float64", "E:torch.double"})
+DEVICE_FACTORIES = frozenset({"torch.device"})
+_HALF = ("half", "bfloat16")
+_FULL = ("float", "double")
+_KEEP = ("cuda", "cpu", "eval", "train", "requires_grad_", "to_empty", "share_memory")
+_FP16_MAX = 65504.0
+
+
+def number(node: ast.expr) -> Optional[str]:
+    """"R:<value>" for a numeric literal (or its negation) that may matter as an eps or a
+    fill constant; None for any other expression or number."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -1 if isinstance(node.op, ast.USub) else 1
+        node = node.operand
+    if not isinstance(node, ast.Constant) or type(node.value) not in (int, float):
+        return None
+    value = sign * node.value
+    if not math.isfinite(value) or value == 0:
+        return None
+    if abs(value) < 1e-3 or abs(value) >= _FP16_MAX:
+        return "R:%r" % float(value)
+    return None
+
+
+def cast_kind(node: ast.Call) -> Optional[str]:
+    """How a method call may change its receiver's precision: "half", "full", "keep", or "to"
+    (`.to(...)`: decided by what its arguments hold); None for any other call."""
+    attr = node.func.attr  # type: ignore[attr-defined]
+    if attr in _HALF and not node.args and not node.keywords:
+        return "half"
+    if attr in _FULL and not node.args and not node.keywords:
+        return "full"
+    if attr in _KEEP:
+        return "keep"
+    if attr == "to":
+        return "to"
+    return None
