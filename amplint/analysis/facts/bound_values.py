@@ -1,54 +1,93 @@
 """What a name, attribute or call of this file may hold, as the points-to resolver computes it
-over every binding construct of the file (arguments and parameters, defaults, returns,
-attributes of instances and classes, containers, closures, decorators, `functools.partial`),
-with the atoms rules ask about (project/pointsto_atoms.py): numbers an eps may be, `torch.device`
-objects, models a half cast returns. One answer for every rule, built on first use (one `ast`
-parse and one solve of the file) by the rules whose own per-file lookups found nothing.
+over every binding construct (arguments and parameters, defaults, returns, attributes of
+instances and classes, containers, closures, decorators, `functools.partial`), with the atoms
+rules ask about (project/pointsto_atoms.py): numbers an eps may be, `torch.device` objects,
+models a half cast returns. One answer for every rule. Where the project pass solved this file
+with the files its regions touch (project/bound_flow.py), its answer comes as an
+EntryBoundSpans and covers the other files' calls too; otherwise the file is solved alone on
+first use (one `ast` parse and one solve), by the rules whose own lookups found nothing.
 
-A value holds on some path through the file's calls: the resolver is context-insensitive, so a
+A value holds on some path through the calls the resolver sees (it is context-insensitive): a
 rule reads it where one path is enough for the hazard (a device type the region receives on
 some call raises there), or where every value agrees (`only`)."""
 
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional, Set, Tuple
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from amplint.analysis.positions import node_positions
 
 MODULE = "_amplint_file"
+Span = Tuple[int, int, int, int]  # as `ast` gives it: line, column, end line, end column (UTF-8 bytes)
+
+
+@dataclass(frozen=True)
+class EntryBoundSpans:
+    """The spans of this file whose values hold atoms, as the project's solve found them:
+    (span, the atoms, whether the span also holds anything else). `module`: this file's module
+    in the solve; `paths`: (module, displayed path) of the other files an atom comes from."""
+
+    module: str
+    spans: Tuple[Tuple[Span, Tuple[str, ...], bool], ...]
+    paths: Tuple[Tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class EntryHalfRead:
+    """The model the half cast at (line, column) of this file returns is read at `read`
+    ("train.py:35", `code`) under the autocast region opened at `region` of another file."""
+
+    line: int
+    column: int
+    read: str
+    code: str
+    region: str
 
 
 class BoundValues:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, entries=()) -> None:
         self.module = module
+        self.entry = next((e for e in entries if isinstance(e, EntryBoundSpans)), None)
+        self.half_entries = [e for e in entries if isinstance(e, EntryHalfRead)]
         self._built = False
-        self.spans: Dict[Tuple[int, int, int, int], str] = {}
-        self.solver = None
+        self.values_of: Dict[Span, Tuple[Set[str], bool]] = {}
+        self.name = self.entry.module if self.entry is not None else MODULE
+        self.paths = dict(self.entry.paths) if self.entry is not None else {}
         self.positions = None
-        self.lines: list = []
+        self.lines: List[str] = []
+        self.ok = False
 
     def _build(self) -> None:
         self._built = True
-        from amplint.analysis.project.pointsto_extract import extract
-        from amplint.analysis.project.pointsto_solve import Solver
-
         source = self.module.code
-        try:
-            found = extract(source, MODULE, atoms=True, tree=ast.parse(source))
-            self.solver = Solver([found], atoms=True).solve()
-        except (SyntaxError, ValueError, RecursionError, MemoryError, KeyError):
-            return
-        self.spans = found["spans"]
         self.lines = source.splitlines()
-        self.positions = node_positions(self.module)
+        if self.entry is not None:
+            self.values_of = {span: (set(atoms), other) for span, atoms, other in self.entry.spans}
+        else:
+            from amplint.analysis.project.pointsto_extract import extract
+            from amplint.analysis.project.pointsto_solve import Solver
 
-    def _key(self, node: cst.CSTNode) -> Optional[Tuple[int, int, int, int]]:
+            try:
+                found = extract(source, MODULE, atoms=True, tree=ast.parse(source))
+                solver = Solver([found], atoms=True).solve()
+            except (SyntaxError, ValueError, RecursionError, MemoryError, KeyError):
+                return
+            for span, node in found["spans"].items():
+                values = solver.vals.get(node, ())
+                atoms = {v for v in values if v[:2] in ("R:", "X:")}
+                if atoms:
+                    self.values_of[span] = (atoms, node in solver.full or len(atoms) < len(values))
+        self.positions = node_positions(self.module)
+        self.ok = True
+
+    def span_of(self, node: cst.CSTNode) -> Optional[Span]:
         if not self._built:
             self._build()
-        if self.solver is None or node not in self.positions:
+        if not self.ok or node not in self.positions:
             return None
         line, column, end_line, end_column = self.positions.span(node)
         return line, self._bytes(line, column), end_line, self._bytes(end_line, end_column)
@@ -57,43 +96,45 @@ class BoundValues:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         return len(text[:column].encode("utf-8"))
 
-    def values(self, expr: cst.CSTNode) -> Optional[Set[str]]:
-        """What `expr` may hold; None when the resolver has no node for it or dropped values
-        there (a node over its bound)."""
-        key = self._key(expr)
-        node = self.spans.get(key) if key is not None else None
-        if node is None or node in self.solver.full:
-            return None
-        return set(self.solver.vals.get(node, ()))
-
     def only(self, expr: cst.CSTNode, prefix: str) -> Optional[Set[str]]:
-        """The values of `expr` when it holds some and all of them start with `prefix` (no
-        outside value, no other kind)."""
-        found = self.values(expr)
-        if not found or any(not v.startswith(prefix) for v in found):
+        """The atoms of `expr` when it holds some and nothing else, all starting with `prefix`."""
+        span = self.span_of(expr)
+        found = self.values_of.get(span) if span is not None else None
+        if found is None or found[1] or any(not v.startswith(prefix) for v in found[0]):
             return None
-        return found
+        return found[0]
 
     def numbers(self, expr: cst.CSTNode) -> Optional[Set[float]]:
         """The numbers `expr` holds when it holds nothing else (pointsto_atoms.number)."""
         found = self.only(expr, "R:")
         return {float(v[2:]) for v in found} if found else None
 
-    def devices(self, expr: cst.CSTNode) -> Optional[Set[int]]:
-        """The lines of the `torch.device(...)` calls whose objects `expr` holds, when it holds
-        those and nothing else."""
+    def devices(self, expr: cst.CSTNode) -> Optional[List[str]]:
+        """Where the `torch.device(...)` calls whose objects `expr` holds are ("line 12",
+        "utils/misc.py:6"), when it holds those and nothing else."""
         found = self.only(expr, "X:device@")
-        return {int(v.split("@")[1].split(":")[0]) for v in found} if found else None
+        if not found:
+            return None
+        from amplint.analysis.project.pointsto_atoms import atom_site
 
-    def half_reads(self, cast: cst.Call) -> Dict[Tuple[int, int, int, int], str]:
-        """Where the value the half cast `cast` returns is read (span -> node): the spans of the
-        file's names, attributes and calls that may hold it."""
-        key = self._key(cast)
+        out = []
+        for atom in sorted(found):
+            module, line, _column = atom_site(atom)
+            out.append("line %d" % line if module == self.name else "%s:%d" % (self.paths.get(module, module), line))
+        return out
+
+    def half_reads(self, cast: cst.Call) -> Set[Span]:
+        """The spans of the file's names, attributes and calls that may hold the model the half
+        cast `cast` returns."""
+        key = self.span_of(cast)
         if key is None:
-            return {}
-        atom = "X:half@%d:%d" % key[:2]
-        return {span: node for span, node in self.spans.items()
-                if span != key and atom in self.solver.vals.get(node, ())}
+            return set()
+        atom = "X:half@%s:%d:%d" % (self.name, key[0], key[1])
+        return {span for span, (atoms, _other) in self.values_of.items() if span != key and atom in atoms}
 
-    def span_of(self, node: cst.CSTNode) -> Optional[Tuple[int, int, int, int]]:
-        return self._key(node)
+    def half_read_elsewhere(self, cast: cst.Call) -> Optional[EntryHalfRead]:
+        """Where another file reads the model `cast` returns under its autocast region."""
+        key = self.span_of(cast) if self.half_entries else None
+        if key is None:
+            return None
+        return next((e for e in self.half_entries if (e.line, e.column) == key[:2]), None)

@@ -55,15 +55,16 @@ def is_device_object(facts, expr: cst.BaseExpression, frame: Frame) -> bool:
     return False
 
 
-def bound_device_lines(facts, expr: cst.BaseExpression) -> Optional[List[int]]:
-    """The lines of the file's `torch.device(...)` calls whose objects reach `expr` through any
-    binding of the file (facts/bound_values.py: a parameter a call binds, keyword or positional,
-    a function's return, an attribute of an instance), when it holds nothing else; None
-    otherwise. Asked only where the file calls `torch.device` at all."""
-    if not any(True for _ in facts.calls_to(DEVICE)):
+def bound_device_lines(facts, expr: cst.BaseExpression) -> Optional[List[str]]:
+    """Where the `torch.device(...)` calls are whose objects reach `expr` through any binding
+    (facts/bound_values.py: a parameter a call binds, keyword or positional, a function's
+    return, an attribute of an instance; other files' calls where the project pass solved this
+    file with them), when it holds nothing else; None otherwise. Without the project's answer,
+    asked only where the file calls `torch.device` itself."""
+    bound = facts.bound_values
+    if bound.entry is None and not any(True for _ in facts.calls_to(DEVICE)):
         return None
-    lines = facts.bound_values.devices(expr)
-    return sorted(lines) if lines else None
+    return bound.devices(expr)
 
 
 def device_call(facts, expr: cst.BaseExpression, frame: Frame, depth: int = 0) -> bool:

@@ -45,6 +45,7 @@ from amplint.analysis.project.dispatch import Dispatch, dispatch_seeds
 from amplint.analysis.project.explain import EXPLAIN
 from amplint.analysis.project.framework_seeds import framework_seeds
 from amplint.analysis.project.openworld import OpenWorld
+from amplint.analysis.project.bound_flow import bound_value_entries
 from amplint.analysis.project.pointsto_reach import ValueFlow, scope as value_scope
 from amplint.analysis.project.propagate import propagate
 from amplint.analysis.project.value_seeds import value_seeds
@@ -273,6 +274,7 @@ class ProjectFacts(ProjectResolver):
         self._entries = reach.entries
         self._deps = reach.deps
         param_device_entries(self)
+        bound_value_entries(self, reach.entries)
         module_output_entries(self)
         escape_return_entries(self)  # reads the module outputs: `return model.encoder(x)`
         # the module outputs stay in the pass (escape_args reads them): handed to the calling
@@ -292,6 +294,7 @@ class ProjectFacts(ProjectResolver):
         for found, deps in (("nograd_calls", "nograd_deps"), ("wrapped_calls", "wrapped_deps"),
                             ("param_regions", "param_deps"), ("opener_regions", "opener_deps"),
                             ("device_params", "device_deps"), ("property_dtypes", "property_deps"),
+                            ("bound_values", "bound_deps"),
                             ("class_dtypes", "class_dtype_deps"),
                             ("backward_calls", "backward_deps"), ("attr_regions", "attr_deps"),
                             ("escape_returns", "escape_return_deps"), ("escape_args", "escape_arg_deps")):

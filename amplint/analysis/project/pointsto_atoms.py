@@ -7,8 +7,8 @@ decorators, `functools.partial`) carries them too, for every rule at once.
 Atoms (data values, bounded per node as the resolver's other data):
 - "R:<number>": a numeric literal an eps or a fill constant may be (below 1e-3 or at least
   float16's largest finite value in magnitude);
-- "X:device": what `torch.device(...)` returns;
-- "X:half@<line>:<col>": the value the half cast at that position returns (`m.half()`,
+- "X:device@<module>:<line>:<col>": what the `torch.device(...)` call there returns;
+- "X:half@<module>:<line>:<col>": the value the half cast at that position returns (`m.half()`,
   `m.bfloat16()`, `m.to(torch.float16)`, `m.to(dtype=dt)` with `dt` holding a half dtype); a
   cast back (`.float()`, `.to(torch.float32)`) drops it, a move (`.cuda()`, `.to(device)`,
   `.eval()`) keeps it.
@@ -59,3 +59,9 @@ def cast_kind(node: ast.Call) -> Optional[str]:
     if attr == "to":
         return "to"
     return None
+
+
+def atom_site(atom: str):
+    """(module, line, column) of an "X:...@<module>:<line>:<col>" atom."""
+    module, line, column = atom.split("@", 1)[1].rsplit(":", 2)
+    return module, int(line), int(column)

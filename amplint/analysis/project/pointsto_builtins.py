@@ -40,7 +40,7 @@ def call_outside(solver, value: str, args: List[Optional[str]], kwargs: Dict[str
                  site: str, star: Optional[str] = None) -> Set[str]:
     name = _name(value)
     if solver.atoms and name in DEVICE_FACTORIES:
-        return {"X:device@" + site.rsplit(":", 2)[-2] + ":" + site.rsplit(":", 1)[-1]}
+        return {"X:device@" + site}  # "X:device@<module>:<line>:<column>"
     arg_sets = [solver.get(a) if a else set() for a in args]
     kw_sets = {k: solver.get(v) for k, v in kwargs.items()}
     if name in ("functools.partial", "partial") and arg_sets:

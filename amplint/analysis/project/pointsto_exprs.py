@@ -339,7 +339,7 @@ def call(ex, node: ast.Call, scope) -> str:
         cast = pointsto_atoms.cast_kind(node)
         base = ex.spans.get(span(node.func.value)) if cast else None
         if base:  # `model.half()`, `.to(dtype)`, `.cuda()`: the receiver comes back, maybe cast
-            ex.cons.append(("recast", t, base, cast, "X:half@%d:%d" % (node.lineno, node.col_offset),
+            ex.cons.append(("recast", t, base, cast, "X:half@%s:%d:%d" % (ex.module, node.lineno, node.col_offset),
                             [a for a in args if a] + list(kwargs.values())))
     return t
 

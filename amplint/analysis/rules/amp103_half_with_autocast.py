@@ -225,6 +225,9 @@ class HalfWithAutocast(Rule):
                         read = half_read_in_region(facts, site.node)
                         if read is not None:
                             yield self._bound_report(ctx, site, read, severity, facts)
+                        elsewhere = facts.bound_values.half_read_elsewhere(site.node) if read is None else None
+                        if elsewhere is not None:
+                            yield self._elsewhere_report(site, elsewhere, severity)
                     continue
                 if not self._is_model(facts, site):
                     continue
@@ -297,6 +300,15 @@ class HalfWithAutocast(Rule):
             f"{region_line}; its weights train without an fp32 master copy{scaler}; keep the model fp32"
         )
         return self.report(site.node, message, severity=severity, related={"read_line": expr})
+
+    def _elsewhere_report(self, site: CallSite, entry, severity) -> Diagnostic:
+        message = (
+            f"half cast of {_model_words(site)} mixed with autocast in another file: the cast model "
+            f"reaches `{entry.code}` at {entry.read}, read under the autocast region at {entry.region}; "
+            "its weights train without an fp32 master copy (with a GradScaler, `unscale_` raises "
+            "'ValueError: Attempting to unscale FP16 gradients.'); keep the model fp32"
+        )
+        return self.report(site.node, message, severity=severity)
 
     def _wrapper_report(self, site: CallSite, stored, severity, facts) -> Diagnostic:
         cls, attr, method, region = stored

@@ -213,8 +213,7 @@ class AutocastDeviceType(Rule):
                 if not where and not device_call(facts, arg.value, site.frame):
                     lines = bound_device_lines(facts, arg.value)
                     if lines:
-                        where = " (it holds the `torch.device` made at line%s %s)" % (
-                            "s" if len(lines) > 1 else "", " and ".join(map(str, lines)))
+                        where = " (it holds the `torch.device` made at %s)" % " and ".join(lines)
                 yield self.report(
                     arg.value,
                     "`autocast` takes a device *type* string, not a `torch.device`" + where + ": this raises "

@@ -1,0 +1,118 @@
+"""The points-to resolver with atoms (pointsto_atoms.py: numbers, `torch.device` objects, models a
+half cast returns) over the files the project pass's regions touch (pointsto_reach.scope: the
+files that open a region, those a region reached, what they import, and the files importing a
+region file), so that a value crosses files through every binding construct the resolver
+models: Open-Sora's `get_device()` in utils/misc.py passed as `device=` by scripts/train.py to
+the step in utils/train_utils.py whose autocast takes it as a device type.
+
+Each file of the solve gets an EntryBoundSpans (its spans whose values hold atoms: read by
+facts/bound_values.py instead of solving the file alone), and the file of a half cast whose
+model another file reads under its autocast region gets an EntryHalfRead. Solved once, only
+when a file of the scope shows an atom's source in its text."""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Set, Tuple
+
+from amplint.analysis.facts.bound_values import EntryBoundSpans, EntryHalfRead
+from amplint.analysis.project.pointsto_atoms import atom_site
+from amplint.analysis.project.pointsto_extract import extract
+from amplint.analysis.project.pointsto_reach import module_name, scope as value_scope
+from amplint.analysis.project.pointsto_solve import Solver
+from amplint.analysis.project.region_spans import file_spans
+
+# a source of an atom: a device object, a half cast, a number below 1e-3 or from 65504 up
+_SOURCES = re.compile(r"device\(|\.half\(|\.bfloat16\(|\.to\(|\d[eE]-?\d|\d{5,}")
+
+
+def bound_value_entries(project, reached) -> None:
+    """Puts the entries into `project.bound_values` (path -> entries) and every file of the solve
+    into `project.bound_deps` (a value may come from any of them)."""
+    try:
+        paths = sorted(set(value_scope(project, reached)) | _imported(project, reached))
+    except (RecursionError, MemoryError):
+        return
+    if not paths or not any(_SOURCES.search(project.files.get(p, "")) for p in paths):
+        return
+    modules: Dict[str, str] = {}
+    found: List[dict] = []
+    for path in paths:
+        named = module_name(project.display(path), project.package_prefix())
+        if named is None or named[0] in modules:
+            continue
+        try:
+            found.append(extract(project.files[path], named[0], named[1], atoms=True))
+        except (SyntaxError, ValueError, RecursionError, MemoryError, KeyError, UnicodeError):
+            continue
+        modules[named[0]] = path
+    if not found:
+        return
+    try:
+        solver = Solver(found, atoms=True).solve()
+    except (RecursionError, MemoryError):
+        return
+    shown = {m: project.display(p) for m, p in modules.items()}
+    out: Dict[str, Set] = {}
+    for facts in found:
+        module = facts["module"]
+        path = modules[module]
+        spans = []
+        for span, node in facts["spans"].items():
+            values = solver.vals.get(node, ())
+            atoms = tuple(sorted(v for v in values if v[:2] in ("R:", "X:")))
+            if atoms:
+                spans.append((span, atoms, node in solver.full or len(atoms) < len(values)))
+        if not spans:
+            continue
+        origins = {atom_site(a)[0] for _s, atoms, _o in spans for a in atoms if a.startswith("X:")}
+        paths_of = tuple(sorted((m, shown[m]) for m in origins if m in shown))
+        out.setdefault(path, set()).add(EntryBoundSpans(module, tuple(sorted(spans)), paths_of))
+        for entry in _half_reads(project, path, module, spans, modules):
+            out.setdefault(modules[entry[0]], set()).add(entry[1])
+    project.__dict__["bound_values"] = out
+    project.__dict__["bound_deps"] = {path: set(modules.values()) for path in out}
+
+
+def _imported(project, reached) -> Set[str]:
+    """The project modules that a region file, or a file the pass gave entries (code a region
+    reaches, classes made half), imports anything from (a class whose method stores the cast
+    model: GPT-SoVITS's `TTS` in TTS_infer_pack/TTS.py, imported by the fine-tune script; a
+    config class whose default an eps comes from), beside the call resolver's narrower choice."""
+    out: Set[str] = set()
+    for path, summary in sorted(project.summaries.items()):
+        if summary is None or not (summary.regions or path in reached):
+            continue
+        for _name, ref in sorted(summary.imports.items()):
+            for target, _attrs in project._module_candidates(path, ref):
+                if target.endswith(".py") and not target.endswith("__init__.py"):
+                    out.add(target)
+                break
+    return out
+
+
+def _half_reads(project, path: str, module: str, spans, modules) -> List[Tuple[str, EntryHalfRead]]:
+    """(module of the cast, entry) for each half cast of another file whose model a span of this
+    file holds inside one of this file's active regions (the first such read per cast)."""
+    summary = project.summaries.get(path)
+    if summary is None or not summary.regions:
+        return []
+    opened, _ = file_spans(project, path)
+    regions = [(info.origin.line, opened[info.origin.line]) for info in summary.regions if info.origin.line in opened]
+    lines = project.files.get(path, "").splitlines()
+    out: Dict[Tuple[str, int, int], EntryHalfRead] = {}
+    for span, atoms, _other in sorted(spans):
+        for atom in atoms:
+            if not atom.startswith("X:half@"):
+                continue
+            origin, line, column = atom_site(atom)
+            if origin == module or origin not in modules or (origin, line, column) in out:
+                continue
+            region = next((at for at, (a, b) in regions if a <= span[0] <= b), None)
+            if region is None:
+                continue
+            text = lines[span[0] - 1].encode("utf-8")[span[1]:span[3] if span[2] == span[0] else None].decode("utf-8", "replace")
+            out[(origin, line, column)] = EntryHalfRead(
+                line, column, "%s:%d" % (project.display(path), span[0]), text[:40],
+                "%s:%d" % (project.display(path), region))
+    return [(key[0], entry) for key, entry in out.items()]
