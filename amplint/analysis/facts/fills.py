@@ -109,7 +109,8 @@ class FillValues:
                 return self._evaluate(arg, frame, depth + 1)
         if self_attr(expr) is not None:
             held = self.facts.param_defaults.attr_default(expr, frame)  # `self.inf`: __init__'s default
-            return self._evaluate(held[0], held[1], depth + 1) if held is not None else None
+            found = self._evaluate(held[0], held[1], depth + 1) if held is not None else None
+            return found if found is not None else self._bound(expr)
         if isinstance(expr, cst.Attribute) and expr.attr.value in ("min", "max"):
             inner = expr.value
             finfo = self.facts.resolve(inner.func, frame) if isinstance(inner, cst.Call) else None
@@ -125,8 +126,23 @@ class FillValues:
                     return None
                 return Const(-value if expr.attr.value == "min" else value, True)
         if isinstance(expr, cst.Name):
-            return self._named_constant(expr.value, frame, depth)
+            found = self._named_constant(expr.value, frame, depth)
+            return found if found is not None else self._bound(expr)
+        if isinstance(expr, cst.Attribute):
+            return self._bound(expr)  # `cfg.mask_value`
         return None
+
+    def _bound(self, expr: cst.BaseExpression) -> Optional[Const]:
+        """The number that reaches `expr` through the file's bindings, or the project's
+        (facts/bound_values.py: a constructor argument stored on the instance, a config
+        object's attribute, a parameter every call binds): when each one it may hold is beyond
+        float16's range on the same side, the smallest of them."""
+        numbers = self.facts.bound_values.numbers(expr)
+        if not numbers or not all(abs(n) > FP16_MAX for n in numbers):
+            return None
+        if not (all(n > 0 for n in numbers) or all(n < 0 for n in numbers)):
+            return None
+        return Const(min(numbers, key=abs), False)
 
     def _finfo_dtype(self, finfo: str, arg: cst.BaseExpression, frame: Frame) -> Optional[str]:
         if finfo == "torch.finfo":
