@@ -78,7 +78,7 @@ class BoundValues:
                 return
             for span, node in found["spans"].items():
                 values = solver.vals.get(node, ())
-                atoms = {v for v in values if v[:2] in ("R:", "X:")}
+                atoms = {v for v in values if v[:2] in ("R:", "X:") and v != "R:~"}  # "R:~": something else
                 if atoms:
                     self.values_of[span] = (atoms, node in solver.full or len(atoms) < len(values))
         self.positions = node_positions(self.module)

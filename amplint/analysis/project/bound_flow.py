@@ -16,7 +16,7 @@ import re
 from typing import Dict, List, Set, Tuple
 
 from amplint.analysis.facts.bound_values import EntryBoundSpans, EntryHalfRead
-from amplint.analysis.project.pointsto_atoms import atom_site
+from amplint.analysis.project.pointsto_atoms import OTHER_NUMBER, atom_site
 from amplint.analysis.project.pointsto_extract import extract
 from amplint.analysis.project.pointsto_reach import module_name, scope as value_scope
 from amplint.analysis.project.pointsto_solve import Solver
@@ -60,8 +60,8 @@ def bound_value_entries(project, reached) -> None:
         spans = []
         for span, node in facts["spans"].items():
             values = solver.vals.get(node, ())
-            atoms = tuple(sorted(v for v in values if v[:2] in ("R:", "X:")))
-            if atoms:
+            atoms = tuple(sorted(v for v in values if v[:2] in ("R:", "X:") and v != OTHER_NUMBER))
+            if atoms:  # an ordinary number counts as something else
                 spans.append((span, atoms, node in solver.full or len(atoms) < len(values)))
         if not spans:
             continue
@@ -71,7 +71,11 @@ def bound_value_entries(project, reached) -> None:
         for entry in _half_reads(project, path, module, spans, modules):
             out.setdefault(modules[entry[0]], set()).add(entry[1])
     project.__dict__["bound_values"] = out
-    project.__dict__["bound_deps"] = {path: set(modules.values()) for path in out}
+    # the files the objects come from (a number's value may pass through any file of the
+    # solve; a cached result is checked against the rebuilt entries anyway)
+    project.__dict__["bound_deps"] = {
+        path: {modules[m] for e in entries if isinstance(e, EntryBoundSpans) for m, _shown in e.paths if m in modules}
+        for path, entries in out.items()}
 
 
 def _imported(project, reached) -> Set[str]:

@@ -6,7 +6,8 @@ decorators, `functools.partial`) carries them too, for every rule at once.
 
 Atoms (data values, bounded per node as the resolver's other data):
 - "R:<number>": a numeric literal an eps or a fill constant may be (below 1e-3 or at least
-  float16's largest finite value in magnitude);
+  float16's largest finite value in magnitude); "R:~" any other number (so that a value which
+  may also be an ordinary number is no eps or fill constant);
 - "X:device@<module>:<line>:<col>": what the `torch.device(...)` call there returns;
 - "X:half@<module>:<line>:<col>": the value the half cast at that position returns (`m.half()`,
   `m.bfloat16()`, `m.to(torch.float16)`, `m.to(dtype=dt)` with `dt` holding a half dtype); a
@@ -29,9 +30,12 @@ _KEEP = ("cuda", "cpu", "eval", "train", "requires_grad_", "to_empty", "share_me
 _FP16_MAX = 65504.0
 
 
+OTHER_NUMBER = "R:~"
+
+
 def number(node: ast.expr) -> Optional[str]:
     """"R:<value>" for a numeric literal (or its negation) that may matter as an eps or a
-    fill constant; None for any other expression or number."""
+    fill constant, "R:~" for another number; None for any other expression."""
     sign = 1
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         sign = -1 if isinstance(node.op, ast.USub) else 1
@@ -39,11 +43,9 @@ def number(node: ast.expr) -> Optional[str]:
     if not isinstance(node, ast.Constant) or type(node.value) not in (int, float):
         return None
     value = sign * node.value
-    if not math.isfinite(value) or value == 0:
-        return None
-    if abs(value) < 1e-3 or abs(value) >= _FP16_MAX:
+    if math.isfinite(value) and value != 0 and (abs(value) < 1e-3 or abs(value) >= _FP16_MAX):
         return "R:%r" % float(value)
-    return None
+    return OTHER_NUMBER
 
 
 def cast_kind(node: ast.Call) -> Optional[str]:
