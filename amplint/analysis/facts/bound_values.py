@@ -79,6 +79,8 @@ class BoundValues:
             for span, node in found["spans"].items():
                 values = solver.vals.get(node, ())
                 atoms = {v for v in values if v[:2] in ("R:", "X:") and v != "R:~"}  # "R:~": something else
+                if atoms and any(v.startswith("I:") for v in values):
+                    atoms.add("X:instance")  # also an instance of a class of the file
                 if atoms:
                     self.values_of[span] = (atoms, node in solver.full or len(atoms) < len(values))
         self.positions = node_positions(self.module)
@@ -131,6 +133,13 @@ class BoundValues:
             return set()
         atom = "X:half@%s:%d:%d" % (self.name, key[0], key[1])
         return {span for span, (atoms, _other) in self.values_of.items() if span != key and atom in atoms}
+
+    def casts_instance(self, cast: cst.Call) -> bool:
+        """The half cast `cast` returns an instance of a project class (a model the resolver
+        followed), whatever its name."""
+        span = self.span_of(cast)
+        found = self.values_of.get(span) if span is not None else None
+        return found is not None and "X:instance" in found[0]
 
     def half_read_elsewhere(self, cast: cst.Call) -> Optional[EntryHalfRead]:
         """Where another file reads the model `cast` returns under its autocast region."""

@@ -16,7 +16,7 @@ import re
 from typing import Dict, List, Set, Tuple
 
 from amplint.analysis.facts.bound_values import EntryBoundSpans, EntryHalfRead
-from amplint.analysis.project.pointsto_atoms import OTHER_NUMBER, atom_site
+from amplint.analysis.project.pointsto_atoms import INSTANCE, OTHER_NUMBER, atom_site
 from amplint.analysis.project.pointsto_extract import extract
 from amplint.analysis.project.pointsto_reach import module_name, scope as value_scope
 from amplint.analysis.project.pointsto_solve import Solver
@@ -61,11 +61,13 @@ def bound_value_entries(project, reached) -> None:
         for span, node in facts["spans"].items():
             values = solver.vals.get(node, ())
             atoms = tuple(sorted(v for v in values if v[:2] in ("R:", "X:") and v != OTHER_NUMBER))
+            if atoms and any(v.startswith("I:") for v in values):
+                atoms += (INSTANCE,)  # an instance of a project class (a half cast's model)
             if atoms:  # an ordinary number counts as something else
                 spans.append((span, atoms, node in solver.full or len(atoms) < len(values)))
         if not spans:
             continue
-        origins = {atom_site(a)[0] for _s, atoms, _o in spans for a in atoms if a.startswith("X:")}
+        origins = {atom_site(a)[0] for _s, atoms, _o in spans for a in atoms if "@" in a}
         paths_of = tuple(sorted((m, shown[m]) for m in origins if m in shown))
         out.setdefault(path, set()).add(EntryBoundSpans(module, tuple(sorted(spans)), paths_of))
         for entry in _half_reads(project, path, module, spans, modules):

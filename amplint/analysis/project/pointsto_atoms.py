@@ -31,6 +31,7 @@ _FP16_MAX = 65504.0
 
 
 OTHER_NUMBER = "R:~"
+INSTANCE = "X:instance"  # beside other atoms of a span: it also holds an instance of a project class
 
 
 def number(node: ast.expr) -> Optional[str]:

@@ -221,7 +221,7 @@ class HalfWithAutocast(Rule):
                     stored = _stored_submodule(facts, site) or _stored_return(facts, site)
                     if stored is not None and self._is_model(facts, site):
                         yield self._wrapper_report(site, stored, severity, facts)
-                    elif stored is None and self._is_model(facts, site):
+                    elif stored is None and (self._is_model(facts, site) or facts.bound_values.casts_instance(site.node)):
                         read = half_read_in_region(facts, site.node)
                         if read is not None:
                             yield self._bound_report(ctx, site, read, severity, facts)
