@@ -104,7 +104,7 @@ def analyze(
     `entries`: regions the project pass found around this file's functions. `line_map`: the
     file's line of each line of `source` (a part of a large file), else lines are its own;
     `outline`: its statements' outlines, when known (amplint.analysis.positions.positions_of)."""
-    facts = facts if facts is not None else FileFacts(module, entries)
+    facts = facts if facts is not None else FileFacts(module, entries, source, line_map)
     ctx = FileContext(path, source, module, facts, torch)
     found: List[Diagnostic] = []
     for rule in rules:
@@ -292,7 +292,7 @@ def lint_source(
     except Exception as exc:  # LibCST raises a few other errors on odd input
         result.errors.append(f"{path}: cannot parse: {type(exc).__name__}: {exc}")
         return result
-    facts = FileFacts(module, entries)
+    facts = FileFacts(module, entries, source)
     if summarize is not None:
         result.summary = summarize(path, source, module, facts)
     if not lint:

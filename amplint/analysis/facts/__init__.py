@@ -25,11 +25,16 @@ __all__ = ["FileFacts", "Region", "EntryRegion", "Enabled", "CallSite", "Frame"]
 
 
 class FileFacts:
-    def __init__(self, module: cst.Module, entries: Tuple[EntryRegion, ...] = ()) -> None:
+    def __init__(self, module: cst.Module, entries: Tuple[EntryRegion, ...] = (),
+                 source: Optional[str] = None, line_map=None) -> None:
         """`entries`: regions the project puts around functions of this file (cross-file calls,
-        framework settings); empty when the file is linted on its own."""
+        framework settings); empty when the file is linted on its own. `source`: the text the
+        module was parsed from, when at hand (else regenerated where needed); `line_map`: the
+        file's line of each line of a part of a large file."""
         self.module = module
         self.entries = entries
+        self.source = source
+        self.line_map = line_map
         self.tree = Collector(module)
         if entries:
             self.tree.module_frame.returned = returned_by_call(entries, self.tree) or None
@@ -58,7 +63,7 @@ class FileFacts:
         (amplint.analysis.facts.bound_values), built on first use."""
         from amplint.analysis.facts.bound_values import BoundValues
 
-        return BoundValues(self.module, self.entries)
+        return BoundValues(self.module, self.entries, self.source, self.line_map)
 
     @cached_property
     def param_defaults(self):

@@ -14,12 +14,13 @@ some call raises there), or where every value agrees (`only`)."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.analysis.positions import node_positions
+from amplint.analysis.positions import positions_of
 
 MODULE = "_amplint_file"
 Span = Tuple[int, int, int, int]  # as `ast` gives it: line, column, end line, end column (UTF-8 bytes)
@@ -48,24 +49,54 @@ class EntryHalfRead:
     region: str
 
 
+# what may make each kind of atom in a file's own text (the gate before a file is solved alone)
+_TEXT = {"R": re.compile(r"\d[eE]-?\d|\d{5,}"), "device": re.compile(r"device\("),
+         "half": re.compile(r"\.(?:half|bfloat16|to)\(")}
+
+
 class BoundValues:
-    def __init__(self, module: cst.Module, entries=()) -> None:
+    def __init__(self, module: cst.Module, entries=(), source: Optional[str] = None, line_map=None) -> None:
         self.module = module
         self.entry = next((e for e in entries if isinstance(e, EntryBoundSpans)), None)
         self.half_entries = [e for e in entries if isinstance(e, EntryHalfRead)]
+        self.source = source
+        self.line_map = line_map
         self._built = False
         self.values_of: Dict[Span, Tuple[Set[str], bool]] = {}
         self.name = self.entry.module if self.entry is not None else MODULE
         self.paths = dict(self.entry.paths) if self.entry is not None else {}
-        self.positions = None
+        self._spans: Dict[int, Optional[Span]] = {}
         self.lines: List[str] = []
         self.ok = False
+        self._kinds: Optional[Set[str]] = None
+
+    def _text(self) -> str:
+        if self.source is None:
+            self.source = self.module.code
+        return self.source
+
+    def may_hold(self, kind: str) -> bool:
+        """Can any expression of the file hold this kind of atom ("R", "device", "half")? Read
+        from the project's entry, or from the file's text: no solve."""
+        if self._kinds is None:
+            if self.entry is not None:
+                self._kinds = set()
+                for _span, atoms, _other in self.entry.spans:
+                    for atom in atoms:
+                        self._kinds.add("R" if atom.startswith("R:") else "device" if atom.startswith("X:device")
+                                        else "half" if atom.startswith("X:half") else "other")
+            else:
+                text = self._text()
+                self._kinds = {k for k, pattern in _TEXT.items() if pattern.search(text)}
+        return kind in self._kinds
 
     def _build(self) -> None:
         self._built = True
-        source = self.module.code
+        source = self._text()
         self.lines = source.splitlines()
         if self.entry is not None:
+            if self.line_map is not None:  # a part of a large file: the entry's spans are the file's
+                return
             self.values_of = {span: (set(atoms), other) for span, atoms, other in self.entry.spans}
         else:
             from amplint.analysis.project.pointsto_extract import extract
@@ -83,16 +114,43 @@ class BoundValues:
                     atoms.add("X:instance")  # also an instance of a class of the file
                 if atoms:
                     self.values_of[span] = (atoms, node in solver.full or len(atoms) < len(values))
-        self.positions = node_positions(self.module)
         self.ok = True
 
     def span_of(self, node: cst.CSTNode) -> Optional[Span]:
+        """The node's span as `ast` gives it (positions of the statement holding it only)."""
         if not self._built:
             self._build()
-        if not self.ok or node not in self.positions:
+        if not self.ok:
             return None
-        line, column, end_line, end_column = self.positions.span(node)
-        return line, self._bytes(line, column), end_line, self._bytes(end_line, end_column)
+        key = id(node)
+        if key not in self._spans:
+            try:
+                positions = positions_of(self.module, self._text(), [node])
+                line, column, end_line, end_column = positions.span(node)
+            except (KeyError, ValueError, RecursionError):
+                self._spans[key] = None
+                return None
+            self._spans[key] = (line, self._bytes(line, column), end_line, self._bytes(end_line, end_column))
+        return self._spans[key]
+
+    def spans_of(self, nodes) -> Dict[int, Span]:
+        """id(node) -> span for many nodes at once (one generation of the statements holding
+        them)."""
+        if not self._built:
+            self._build()
+        wanted = [n for n in nodes if id(n) not in self._spans]
+        if self.ok and wanted:
+            try:
+                positions = positions_of(self.module, self._text(), wanted)
+            except (KeyError, ValueError, RecursionError):
+                positions = None
+            for node in wanted:
+                if positions is None or node not in positions:
+                    self._spans[id(node)] = None
+                    continue
+                line, column, end_line, end_column = positions.span(node)
+                self._spans[id(node)] = (line, self._bytes(line, column), end_line, self._bytes(end_line, end_column))
+        return {id(n): self._spans.get(id(n)) for n in nodes}
 
     def _bytes(self, line: int, column: int) -> int:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
@@ -108,13 +166,13 @@ class BoundValues:
 
     def numbers(self, expr: cst.CSTNode) -> Optional[Set[float]]:
         """The numbers `expr` holds when it holds nothing else (pointsto_atoms.number)."""
-        found = self.only(expr, "R:")
+        found = self.only(expr, "R:") if self.may_hold("R") else None
         return {float(v[2:]) for v in found} if found else None
 
     def devices(self, expr: cst.CSTNode) -> Optional[List[str]]:
         """Where the `torch.device(...)` calls whose objects `expr` holds are ("line 12",
         "utils/misc.py:6"), when it holds those and nothing else."""
-        found = self.only(expr, "X:device@")
+        found = self.only(expr, "X:device@") if self.may_hold("device") else None
         if not found:
             return None
         from amplint.analysis.project.pointsto_atoms import atom_site
@@ -128,7 +186,7 @@ class BoundValues:
     def half_reads(self, cast: cst.Call) -> Set[Span]:
         """The spans of the file's names, attributes and calls that may hold the model the half
         cast `cast` returns."""
-        key = self.span_of(cast)
+        key = self.span_of(cast) if self.may_hold("half") else None
         if key is None:
             return set()
         atom = "X:half@%s:%d:%d" % (self.name, key[0], key[1])
@@ -137,7 +195,7 @@ class BoundValues:
     def casts_instance(self, cast: cst.Call) -> bool:
         """The half cast `cast` returns an instance of a project class (a model the resolver
         followed), whatever its name."""
-        span = self.span_of(cast)
+        span = self.span_of(cast) if self.may_hold("half") else None
         found = self.values_of.get(span) if span is not None else None
         return found is not None and "X:instance" in found[0]
 

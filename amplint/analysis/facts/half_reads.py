@@ -24,7 +24,9 @@ def half_read_in_region(facts, cast: cst.Call) -> Optional[Tuple[cst.BaseExpress
     if not reads:
         return None
     for with_node, _region in regions:
-        for node in iter_nodes(with_node.body):
-            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and bound.span_of(node) in reads:
-                return node, bound.span_of(with_node)[0]
+        nodes = [n for n in iter_nodes(with_node.body) if isinstance(n, (cst.Name, cst.Attribute, cst.Call))]
+        spans = bound.spans_of(nodes + [with_node])
+        for node in nodes:
+            if spans[id(node)] in reads:
+                return node, spans[id(with_node)][0]
     return None
