@@ -156,8 +156,25 @@ class BoundValues:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         return len(text[:column].encode("utf-8"))
 
+    def _texts(self, prefix: str) -> Set[str]:
+        """The code of the one-line spans that hold atoms of `prefix` and nothing else: an
+        expression whose code is none of them holds none (no position needed)."""
+        memo = self.__dict__.setdefault("_text_index", {})
+        if prefix not in memo:
+            if not self._built:
+                self._build()
+            found = set()
+            for (line, column, end_line, end_column), (atoms, other) in self.values_of.items():
+                if not other and line == end_line and all(a.startswith(prefix) for a in atoms):
+                    text = self.lines[line - 1].encode("utf-8") if 0 < line <= len(self.lines) else b""
+                    found.add(text[column:end_column].decode("utf-8", "replace"))
+            memo[prefix] = found
+        return memo[prefix]
+
     def only(self, expr: cst.CSTNode, prefix: str) -> Optional[Set[str]]:
         """The atoms of `expr` when it holds some and nothing else, all starting with `prefix`."""
+        if self.module.code_for_node(expr) not in self._texts(prefix):
+            return None
         span = self.span_of(expr)
         found = self.values_of.get(span) if span is not None else None
         if found is None or found[1] or any(not v.startswith(prefix) for v in found[0]):
