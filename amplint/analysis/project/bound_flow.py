@@ -91,8 +91,9 @@ def _imported(project, reached) -> Set[str]:
             continue
         for _name, ref in sorted(summary.imports.items()):
             for target, _attrs in project._module_candidates(path, ref):
-                if target.endswith(".py") and not target.endswith("__init__.py"):
-                    out.add(target)
+                if target.endswith(".py") and not target.endswith("__init__.py") \
+                        and _SOURCES.search(project.files.get(target, "")):
+                    out.add(target)  # a module that makes an atom (its class, default, factory)
                 break
     return out
 
