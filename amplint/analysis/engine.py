@@ -17,7 +17,7 @@ from amplint.analysis.facts import EntryRegion, FileFacts
 from amplint.analysis.fix_text import apply_fixes, mixed_newlines, restore_newlines
 from amplint.analysis.parsing import parse, parse_validated, syntax_error, valid_python
 from amplint.analysis.positions import Positions, node_positions as fast_positions, positions_of
-from amplint.analysis.prefilter import could_match  # noqa: F401 (public API)
+from amplint.analysis.prefilter import VALUE_KINDS, could_match  # noqa: F401 (public API)
 from amplint.analysis.rules import Rule, all_rules
 from amplint.analysis.suppressions import is_suppressed
 
@@ -255,7 +255,8 @@ def lint_source(
     result = FileResult(path)
     rules = settings.rules()
     lint = could_match(source, rules, entries)
-    if entries and not lint and len(source) > large_files.PARTS_ABOVE:
+    if not lint and len(source) > large_files.PARTS_ABOVE and any(
+            type(e).__name__ not in VALUE_KINDS for e in entries):
         lint = True  # linted in parts, with the warning that says so, as before
     if not lint and not summarize:
         # Not worth a LibCST parse, but a broken file must not pass as clean: Python's own

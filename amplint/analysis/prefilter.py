@@ -22,9 +22,19 @@ from amplint.analysis.prefilter_entries import could_match_with
 from amplint.analysis.rules import Rule
 
 
+VALUE_KINDS = ("EntryBoundSpans", "EntryHalfRead")
+
+
 def could_match(source: str, rules: Sequence[Rule], entries: Sequence[object] = ()) -> bool:
     """Can any of these rules fire in this text at all, with these entries of the project pass?"""
     if entries:
+        # the values the project's solve bound (facts/bound_values.py) answer questions the
+        # file's own trigger words already ask; a half cast another file's region reads is AMP103's
+        kept = [e for e in entries if type(e).__name__ not in VALUE_KINDS]
+        if len(kept) < len(entries):
+            if any(type(e).__name__ == "EntryHalfRead" for e in entries) and any(r.code == "AMP103" for r in rules):
+                return True
+            return could_match(source, rules, kept)
         return could_match_with(source, rules, entries, could_match)
     words, strong = _trigger_tests(tuple(rules))
     if not words(source):
