@@ -49,6 +49,10 @@ class EntryHalfRead:
     region: str
 
 
+# A file the project's solve did not cover is solved alone only up to this size: its cost grows
+# with the file (fairseq's 1,000-line modules: ~0.15 s each), and the project pass already
+# solves the files its regions and half classes touch, where the hazards these values decide are
+ALONE_MAX_LINES = 600
 # what may make each kind of atom in a file's own text (the gate before a file is solved alone)
 _TEXT = {"R": re.compile(r"\d[eE]-?\d|\d{5,}"), "device": re.compile(r"device\("),
          "half": re.compile(r"\.(?:half|bfloat16|to)\(")}
@@ -87,7 +91,8 @@ class BoundValues:
                                         else "half" if atom.startswith("X:half") else "other")
             else:
                 text = self._text()
-                self._kinds = {k for k, pattern in _TEXT.items() if pattern.search(text)}
+                small = text.count("\n") <= ALONE_MAX_LINES
+                self._kinds = {k for k, pattern in _TEXT.items() if small and pattern.search(text)}
         return kind in self._kinds
 
     def _build(self) -> None:
