@@ -25,6 +25,31 @@ from amplint.analysis.rules import Rule
 VALUE_KINDS = ("EntryBoundSpans", "EntryHalfRead")
 
 
+def _values_asked(entries: Sequence[object], codes) -> bool:
+    """Does a value another file's code gives this file's expressions make a rule's finding
+    possible without the file's own words (a fill beyond float16 for AMP110, an eps float16
+    rounds to zero for AMP140, a `torch.device` for AMP131, a half-cast model for AMP103)?"""
+    for entry in entries:
+        name = type(entry).__name__
+        if name == "EntryHalfRead":
+            if "AMP103" in codes:
+                return True
+            continue
+        if name != "EntryBoundSpans":
+            continue
+        for _span, atoms, _other in entry.spans:  # type: ignore[attr-defined]
+            for atom in atoms:
+                if atom.startswith("X:device") and "AMP131" in codes:
+                    return True
+                if atom.startswith("X:half") and "AMP103" in codes:
+                    return True
+                if atom.startswith("R:") and atom != "R:~":
+                    value = abs(float(atom[2:]))
+                    if ("AMP110" in codes and value > 65504) or ("AMP140" in codes and value < 6e-8):
+                        return True
+    return False
+
+
 def could_match(source: str, rules: Sequence[Rule], entries: Sequence[object] = ()) -> bool:
     """Can any of these rules fire in this text at all, with these entries of the project pass?"""
     if entries:
@@ -32,7 +57,7 @@ def could_match(source: str, rules: Sequence[Rule], entries: Sequence[object] = 
         # file's own trigger words already ask; a half cast another file's region reads is AMP103's
         kept = [e for e in entries if type(e).__name__ not in VALUE_KINDS]
         if len(kept) < len(entries):
-            if any(type(e).__name__ == "EntryHalfRead" for e in entries) and any(r.code == "AMP103" for r in rules):
+            if _values_asked(entries, {r.code for r in rules}):
                 return True
             return could_match(source, rules, kept)
         return could_match_with(source, rules, entries, could_match)
