@@ -33,7 +33,7 @@ def bound_value_entries(project, reached) -> None:
         paths = sorted(set(value_scope(project, reached)) | _imported(project, reached))
     except (RecursionError, MemoryError):
         return
-    if not paths or not any(_SOURCES.search(project.files.get(p, "")) for p in paths):
+    if not paths or not _asked(project, paths):
         return
     modules: Dict[str, str] = {}
     found: List[dict] = []
@@ -78,6 +78,21 @@ def bound_value_entries(project, reached) -> None:
     project.__dict__["bound_deps"] = {
         path: {modules[m] for e in entries if isinstance(e, EntryBoundSpans) for m, _shown in e.paths if m in modules}
         for path, entries in out.items()}
+
+
+# a kind of value is worth the solve where a file makes it and a file may ask it (a cost gate
+# on the text; what the solve finds is exact): a device type given by a name, a fill value or an
+# eps given by a name, a half cast (a region reads what it returns)
+_MAKES = {"device": re.compile(r"device\("), "half": re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)]*(?:float16|half)"),
+          "number": re.compile(r"\d[eE]-?\d|\d{5,}")}
+_ASKS = {"device": re.compile(r"autocast\(\s*(?:device_type\s*=\s*)?(?![\"'\s])[A-Za-z_]"),
+         "half": re.compile(r"autocast\("),
+         "number": re.compile(r"(?:fill_?|full)\([^()]*,\s*(?:self\.)?[A-Za-z_][\w.]*\s*\)|\+\s*[\w.]*eps\w*\b")}
+
+
+def _asked(project, paths) -> bool:
+    texts = [project.files.get(p, "") for p in paths]
+    return any(any(_MAKES[k].search(t) for t in texts) and any(_ASKS[k].search(t) for t in texts) for k in _MAKES)
 
 
 def _imported(project, reached) -> Set[str]:
