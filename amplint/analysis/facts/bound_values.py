@@ -189,7 +189,7 @@ class BoundValues:
     def numbers(self, expr: cst.CSTNode) -> Optional[Set[float]]:
         """The numbers `expr` holds when it holds nothing else (pointsto_atoms.number)."""
         found = self.only(expr, "R:") if self.may_hold("R") else None
-        return {float(v[2:]) for v in found} if found else None
+        return {float(v[2:].split("@", 1)[0]) for v in found} if found else None
 
     def devices(self, expr: cst.CSTNode) -> Optional[List[str]]:
         """Where the `torch.device(...)` calls whose objects `expr` holds are ("line 12",

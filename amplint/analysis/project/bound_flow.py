@@ -67,7 +67,7 @@ def bound_value_entries(project, reached) -> None:
                 spans.append((span, atoms, node in solver.full or len(atoms) < len(values)))
         if not spans:
             continue
-        origins = {atom_site(a)[0] for _s, atoms, _o in spans for a in atoms if "@" in a}
+        origins = {atom_site(a)[0] for _s, atoms, _o in spans for a in atoms if a.startswith("X:") and "@" in a}
         paths_of = tuple(sorted((m, shown[m]) for m in origins if m in shown))
         out.setdefault(path, set()).add(EntryBoundSpans(module, tuple(sorted(spans)), paths_of))
         for entry in _half_reads(project, path, module, spans, modules):

@@ -5,7 +5,7 @@ parameters, defaults, returns, attributes of instances and classes, containers, 
 decorators, `functools.partial`) carries them too, for every rule at once.
 
 Atoms (data values, bounded per node as the resolver's other data):
-- "R:<number>": a numeric literal an eps or a fill constant may be (below 1e-3 or at least
+- "R:<number>@<module>": a numeric literal an eps or a fill constant may be (below 1e-3 or at least
   float16's largest finite value in magnitude); "R:~" any other number (so that a value which
   may also be an ordinary number is no eps or fill constant);
 - "X:device@<module>:<line>:<col>": what the `torch.device(...)` call there returns;
@@ -34,9 +34,9 @@ OTHER_NUMBER = "R:~"
 INSTANCE = "X:instance"  # beside other atoms of a span: it also holds an instance of a project class
 
 
-def number(node: ast.expr) -> Optional[str]:
-    """"R:<value>" for a numeric literal (or its negation) that may matter as an eps or a
-    fill constant, "R:~" for another number; None for any other expression."""
+def number(node: ast.expr, module: str = "") -> Optional[str]:
+    """"R:<value>@<module>" for a numeric literal (or its negation) that may matter as an eps or
+    a fill constant, "R:~" for another number; None for any other expression."""
     sign = 1
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         sign = -1 if isinstance(node.op, ast.USub) else 1
@@ -45,7 +45,7 @@ def number(node: ast.expr) -> Optional[str]:
         return None
     value = sign * node.value
     if math.isfinite(value) and value != 0 and (abs(value) < 1e-3 or abs(value) >= _FP16_MAX):
-        return "R:%r" % float(value)
+        return "R:%r@%s" % (float(value), module)
     return OTHER_NUMBER
 
 
@@ -68,3 +68,8 @@ def atom_site(atom: str):
     """(module, line, column) of an "X:...@<module>:<line>:<col>" atom."""
     module, line, column = atom.split("@", 1)[1].rsplit(":", 2)
     return module, int(line), int(column)
+
+
+def number_value(atom: str) -> float:
+    """The number of an "R:<value>@<module>" atom."""
+    return float(atom[2:].split("@", 1)[0])

@@ -42,7 +42,7 @@ def _expr(ex, node: ast.expr, scope) -> Optional[str]:
     if isinstance(node, ast.Call):
         return call(ex, node, scope)
     if isinstance(node, (ast.Constant, ast.UnaryOp)) and ex.atoms:
-        number = pointsto_atoms.number(node)
+        number = pointsto_atoms.number(node, ex.module)
         if number is not None:
             return ex.const(number)
     if isinstance(node, ast.Constant):
@@ -274,7 +274,7 @@ def literal(ex, node: ast.expr, scope) -> Optional[str]:
         if type(node.value) is int and 0 <= node.value < 64:
             return ex.const("N:%d" % node.value)
     if ex.atoms and isinstance(node, (ast.Constant, ast.UnaryOp)):
-        number = pointsto_atoms.number(node)
+        number = pointsto_atoms.number(node, ex.module)
         return ex.const(number) if number is not None else None
     if isinstance(node, ast.Constant):
         return None

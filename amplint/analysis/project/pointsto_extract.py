@@ -310,7 +310,7 @@ class Extractor(Assignments):
         self.funcs[fqn]["none"] = [p for p, d in defaults if isinstance(d, ast.Constant) and d.value is None]
         for param, default in defaults:
             value = pointsto_exprs.literal(self, default, scope)
-            if value and self.atoms and pointsto_atoms.number(default) is not None:
+            if value and self.atoms and pointsto_atoms.number(default, self.module) is not None:
                 # a number default holds where a call leaves the parameter out (bind_params)
                 self.funcs[fqn].setdefault("defaults", {})[param] = value
             elif value:
