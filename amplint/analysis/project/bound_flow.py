@@ -35,6 +35,8 @@ def bound_value_entries(project, reached) -> None:
         return
     if not paths or not _asked(project, paths):
         return
+    if len(paths) > DEFAULT_MAX_FILES and not project.value_flow:
+        return  # a large solve (detectron2's 40 files: ~0.4 s of a 2.4 s run) only with value-flow
     modules: Dict[str, str] = {}
     found: List[dict] = []
     for path in paths:
@@ -79,6 +81,10 @@ def bound_value_entries(project, reached) -> None:
         path: {modules[m] for e in entries if isinstance(e, EntryBoundSpans) for m, _shown in e.paths if m in modules}
         for path, entries in out.items()}
 
+
+# the files a solve covers by default; with `value-flow = true`, any number (its cost grows
+# with them: ~10 ms a file, every run, warm runs too)
+DEFAULT_MAX_FILES = 24
 
 # a kind of value is worth the solve where a file makes it and a file may ask it (a cost gate
 # on the text; what the solve finds is exact): a device type given by a name, a fill value or an
