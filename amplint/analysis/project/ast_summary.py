@@ -55,8 +55,11 @@ def ast_summary(path: str, text: str, refuse=None, check=None):
         if why is not None:
             return Refusal(why)
         summarizer = _AstSummarizer(path, text, module)
-        summary = summarizer.run()
-        why = check(summarizer) if check is not None else None
+        try:
+            summary = summarizer.run()
+            why = check(summarizer) if check is not None else None
+        finally:
+            summarizer.tree.release()  # the summary holds none of the walk's records
         return Refusal(why) if why is not None else summary
     except Refused as refused:
         return Refusal(str(refused))
