@@ -65,3 +65,14 @@ def function_key(frame) -> str:
     if key is None:
         key = frame.key = frame_key(frame) or ""
     return key
+
+
+def release(frames: List[AstFrame]) -> None:
+    """Break the cycles of a walk's frames once its records are read (a frame is its own scope
+    and function, a parent holds its children, a call site its frame): the frames, call sites
+    and the `ast` tree they hold are then freed by reference counting when dropped, not left
+    for a collection to walk. The mixed tree's pass, at one job: its one young collection after
+    scaler_entries walked 322K objects of such garbage (0.35 s)."""
+    for frame in frames:
+        frame.__dict__.clear()
+    frames.clear()

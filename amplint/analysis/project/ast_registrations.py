@@ -40,23 +40,32 @@ def ast_registrations(path: str, text: str) -> Optional[List[Registration]]:
         if not _indented_class(text):
             _drop_function_bodies(module.body)
         flow = AstFlowCollector(_AstSummarizer(path, text, module))
-        tree = flow.tree
-        for name, frame in tree.classes.items():
-            if frame.parent is tree.module_frame:
-                for dec in frame.node.decorator_list:
-                    if not _plain_registry(dec.func if type(dec) is ast.Call else dec):
-                        return None
-        flow._registrations()
-        for site in tree.calls:
-            node = site.node
-            if type(node.func) in (ast.Call, ast.Attribute) and flow.key_of(site.frame) == "":
-                func = node.func.func if type(node.func) is ast.Call else node.func
-                if not _plain_registry(func):
-                    return None
-                flow._call_registration(node, call_args(node), site.frame)
-        return list(flow.facts.registrations)
+        try:
+            return _registrations(flow)
+        finally:
+            flow.tree.release()  # the registrations hold none of the walk's records
     except Exception:  # noqa: BLE001  (a refusal or an analysis bug: the summary decides)
         return None
+
+
+def _registrations(flow) -> Optional[List[Registration]]:
+    """The registrations of the walked file (module-level class decorators, then module-level
+    calls, in the tree's order); None where a registry is not a plain (dotted) name."""
+    tree = flow.tree
+    for name, frame in tree.classes.items():
+        if frame.parent is tree.module_frame:
+            for dec in frame.node.decorator_list:
+                if not _plain_registry(dec.func if type(dec) is ast.Call else dec):
+                    return None
+    flow._registrations()
+    for site in tree.calls:
+        node = site.node
+        if type(node.func) in (ast.Call, ast.Attribute) and flow.key_of(site.frame) == "":
+            func = node.func.func if type(node.func) is ast.Call else node.func
+            if not _plain_registry(func):
+                return None
+            flow._call_registration(node, call_args(node), site.frame)
+    return list(flow.facts.registrations)
 
 
 def _indented_class(text: str) -> bool:

@@ -55,8 +55,11 @@ def ast_summary(path: str, text: str, refuse=None, check=None):
         if why is not None:
             return Refusal(why)
         summarizer = _AstSummarizer(path, text, module)
-        summary = summarizer.run()
-        why = check(summarizer) if check is not None else None
+        try:
+            summary = summarizer.run()
+            why = check(summarizer) if check is not None else None
+        finally:
+            summarizer.tree.release()  # the summary holds none of the walk's records
         return Refusal(why) if why is not None else summary
     except Refused as refused:
         return Refusal(str(refused))
@@ -67,23 +70,24 @@ def ast_summary(path: str, text: str, refuse=None, check=None):
 def relative_imports(module: ast.Module) -> Dict[str, str]:
     """relative_names.relative_imports over `ast`."""
     found: Dict[str, str] = {}
-
-    def visit(body) -> None:
-        for stmt in body:
-            kind = type(stmt)
-            if kind is ast.ImportFrom and stmt.level:
-                for bound, target in import_bindings(stmt):
-                    found[bound] = target
-            elif kind is ast.If:
-                visit(stmt.body)
-                visit(stmt.orelse)
-            elif kind is ast.Try:
-                visit(stmt.body)
-                for handler in stmt.handlers:
-                    visit(handler.body)
-
-    visit(module.body)
+    _relative_in(module.body, found)
     return found
+
+
+def _relative_in(body, found: Dict[str, str]) -> None:
+    # (a module-level function: a nested one that calls itself is a cycle left to the collector)
+    for stmt in body:
+        kind = type(stmt)
+        if kind is ast.ImportFrom and stmt.level:
+            for bound, target in import_bindings(stmt):
+                found[bound] = target
+        elif kind is ast.If:
+            _relative_in(stmt.body, found)
+            _relative_in(stmt.orelse, found)
+        elif kind is ast.Try:
+            _relative_in(stmt.body, found)
+            for handler in stmt.handlers:
+                _relative_in(handler.body, found)
 
 
 def receiver_root(expr):

@@ -15,7 +15,7 @@ import re
 from typing import Dict, List, Optional, Set, Tuple
 
 from amplint.analysis.facts.tree import Frame
-from amplint.analysis.project.ast_frames import AssignSite, CallSite, new_frame
+from amplint.analysis.project.ast_frames import AssignSite, CallSite, new_frame, release
 
 
 class Refused(Exception):
@@ -184,7 +184,18 @@ class AstCollector:
         self.unaliasable: Set[str] = set()  # global/nonlocal, comprehension, lambda, del names
         self.walrus_names: Set[str] = set()
         self.comprehensions: List[Tuple[ast.comprehension, Frame]] = []  # as Collector's
-        self._body(module.body)
+        try:
+            self._body(module.body)
+        except BaseException:  # a refusal: no reader gets the frames made so far
+            self.release()
+            raise
+
+    def release(self) -> None:
+        """Drop the walk's records and break their cycles (ast_frames.release): called by the
+        reader once it is done with them."""
+        release(self.frames)
+        self.calls, self.assigns, self.classes, self.comprehensions = [], [], {}, []
+        self.frame = self.module_frame = None  # type: ignore[assignment]
 
     # -- traversal ------------------------------------------------------------------------
     def _body(self, stmts) -> None:
