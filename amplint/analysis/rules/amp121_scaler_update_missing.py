@@ -41,6 +41,8 @@ class ScalerUpdateMissing(Rule):
     per call and outside any loop of its own, a scaler its caller passes in
     (`def optimizer_step(optimizer, scaler=None)`) is not reported there: the update is the
     caller's, and a caller the analysis composes is reported at its call when it never updates.
+    The same holds for a helper that steps each of its optimizers once, in a loop over them
+    (nerfstudio's `optimizer_scaler_step_all(grad_scaler)`), its caller in this file or another.
 
     ## Example
     ```python
