@@ -7,7 +7,9 @@ from typing import Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.scaler_flow import Branch, Event, Flow, Loop, exclusive, key_text
+from amplint.analysis.facts.loop_bindings import BoundNames
+from amplint.analysis.facts.tree import iter_nodes
+from amplint.analysis.facts.scaler_flow import Branch, Event, Flow, Loop, exclusive, first_arg, key_text
 
 
 def passed_optimizer(step: Event) -> Optional[cst.BaseExpression]:
@@ -25,6 +27,69 @@ def passed_optimizer(step: Event) -> Optional[cst.BaseExpression]:
                 step.arg == text or step.arg.startswith(text + ".")):
             return arg.value
     return None
+
+
+def optimizer_loops(events: Iterable[Event]) -> Set[int]:
+    """id() of the loops of a function each of whose iterations steps another optimizer: every
+    scaler step inside is the function's own and steps one the loop takes from its `for` target
+    (`for group, optimizer in self.optimizers.items(): grad_scaler.step(optimizer)`, which
+    GradScaler allows before one `update()`). A callee's loop travels to its callers' files
+    marked so (scaler_remote.OPTIMIZER_LOOP)."""
+    verdict: dict = {}
+    for event in events:
+        if event.kind != "step":
+            continue
+        own = isinstance(event.node, cst.Call) and event.origin is None
+        for loop in event.loops:
+            verdict[id(loop.node)] = verdict.get(id(loop.node), True) and own and \
+                steps_each_optimizer(loop.node, event.node)
+    return {key for key, each in verdict.items() if each}
+
+
+def steps_each_optimizer(loop: cst.CSTNode, step: cst.Call) -> bool:
+    """`loop` is a `for` whose target names the optimizer `step` steps: the target itself
+    (`for opt in optimizers: scaler.step(opt)`), a subscript by it (`scaler.step(opts[i])`), or a
+    name the loop's body binds once, at its top level, to such a subscript (`optimizer =
+    self.optimizers[group]`). Exact or nothing: a value computed from the target otherwise
+    (`opt = pick(batch)`) may be the same optimizer every time."""
+    optimizer = first_arg(step, "optimizer")
+    if not isinstance(loop, cst.For) or optimizer is None:
+        return False
+    targets = {n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)}
+    if isinstance(optimizer, cst.Name) and optimizer.value not in targets:
+        bound = [s.body[0] for s in loop.body.body
+                 if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)
+                 and any(isinstance(t.target, cst.Name) and t.target.value == optimizer.value
+                         for t in s.body[0].targets)]
+        if len(bound) != 1 or len(bound[0].targets) != 1 or _bindings(loop.body, optimizer.value) != 1:
+            return False
+        optimizer = bound[0].value
+    if isinstance(optimizer, cst.Name):
+        return optimizer.value in targets
+    return isinstance(optimizer, cst.Subscript) and any(
+        isinstance(n, cst.Name) and n.value in targets
+        for element in optimizer.slice for n in iter_nodes(element.slice))
+
+
+def _bindings(body: cst.CSTNode, name: str) -> int:
+    """How many statements under `body` bind `name`."""
+    count = 0
+    for node in iter_nodes(body):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr)):
+            found = BoundNames({name})
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    found._target(target.target)
+            elif isinstance(node, cst.For):
+                found._target(node.target)
+            elif isinstance(node, cst.With):
+                for item in node.items:
+                    if item.asname is not None:
+                        found._target(item.asname.name)
+            else:
+                found._target(node.target)
+            count += bool(found.names)
+    return count
 
 
 def parameter_scaler(flow: Flow, scaler) -> bool:

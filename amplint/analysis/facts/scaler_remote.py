@@ -23,7 +23,8 @@ import libcst as cst
 from amplint.analysis.facts.scaler_flow import Branch, Loop
 
 # (kind, scaler text or "", optimizer/arg text or "", backward, framework or "", ctx, line, text)
-# ctx: ("L", n) for a loop, ("B", n, index, cond or "", positive, if-test text or "")
+# ctx: ("L", n) for a loop, ("L", n, True) for one whose iterations each step another optimizer
+# (scaler_paths.optimizer_loops), ("B", n, index, cond or "", positive, if-test text or "")
 RemoteEvent = Tuple[str, str, str, bool, str, tuple, int, str]
 
 
@@ -200,6 +201,10 @@ def function_key(frame) -> Optional[str]:
     return ".".join(reversed(parts)) if parts else None
 
 
+# the token of a callee's loop whose iterations each step another optimizer (scaler_paths)
+OPTIMIZER_LOOP = "remote_optimizer_loop"
+
+
 def remote_ctx(ctx: tuple, tokens: Dict[int, object]) -> tuple:
     """The callee's loops and branches as Loop/Branch values of this file's walk; `tokens`
     (one dict per composed call) keeps one node per callee loop/branch statement."""
@@ -207,7 +212,8 @@ def remote_ctx(ctx: tuple, tokens: Dict[int, object]) -> tuple:
     for item in ctx:
         number = item[1]
         if item[0] == "L":
-            node = tokens.setdefault(number, cst.Name("remote_loop"))
+            node = tokens.setdefault(number, cst.Name(
+                OPTIMIZER_LOOP if len(item) > 2 and item[2] else "remote_loop"))
             out.append(Loop(node))
             continue
         _, _, index, cond, positive, test = item

@@ -77,6 +77,19 @@ _SELF_UNSCALING = ("accelerator", "fabric", "trainer", "strategy", "precision", 
 _NOT_SCALER_METHODS = {"fit", "transform", "fit_transform", "inverse_transform", "partial_fit"}
 
 
+def _not_grad_scaler_api(calls: List[cst.Call]) -> bool:
+    """A name sent `scale()` with no argument (GradScaler.scale takes the outputs to scale) or
+    `unscale()` (GradScaler spells it `unscale_`): a torch GradScaler would raise at either, so
+    the name holds another kind of object whatever it is called (fairscale's
+    `LayerwiseGradientScaler`, whose `scale()` registers backward hooks and `step(optimizer)`
+    needs no `update()`)."""
+    for call in calls:
+        method = call.func.attr.value  # type: ignore[attr-defined]
+        if method == "unscale" or (method == "scale" and not call.args):
+            return True
+    return False
+
+
 # -- scalers ------------------------------------------------------------------------------------
 @dataclass(eq=False)
 class Scaler:
@@ -261,6 +274,8 @@ class ScalerAnalysis:
                 continue
             if text in infos or text in wrapped:
                 continue  # a GradScaler made here, or the file's own wrapper class's instance
+            if _not_grad_scaler_api(sent[text]):
+                continue  # `x.scale()`, `x.unscale()`: calls a torch GradScaler cannot take
             last = text.rsplit(".", 1)[-1].lower()
             if text in strong or (
                 "scaler" in last and used & {"scale", "step", "update", "unscale_"}

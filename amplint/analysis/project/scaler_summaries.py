@@ -24,6 +24,7 @@ import libcst as cst
 
 from amplint.analysis.facts import FileFacts
 from amplint.analysis.facts.scaler_arms import flag_ifs, flag_params
+from amplint.analysis.facts.scaler_paths import optimizer_loops
 from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows, none_defaults
 from amplint.analysis.facts.scaler_remote import call_keys, function_key
 from amplint.analysis.facts.subclass_overrides import abstract
@@ -330,6 +331,7 @@ def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, 
     keywords = tuple(p.name.value for p in params.kwonly_params)
     names = set(positional) | set(keywords) | set(free)
     numbers: Dict[int, int] = {}
+    per_optimizer = optimizer_loops(flow.events)
     events = []
     for event in flow.events:
         if event.kind not in PROTOCOL and event.kind != "zero_grad":
@@ -341,7 +343,8 @@ def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, 
         node = event.inner or event.node
         events.append((
             event.kind, scaler, event.arg or "", bool(event.backward), event.framework or "",
-            _ctx(event.ctx, numbers, module), lines.get(id(node), 0), _text(node, module),
+            _ctx(event.ctx, numbers, module, per_optimizer), lines.get(id(node), 0),
+            _text(node, module),
         ))
     if not any(e[0] in PROTOCOL for e in events):
         return None
@@ -360,12 +363,12 @@ def _flags_of(frame, numbers: Dict[int, int]) -> tuple:
     return arms, tuple((name, truth) for name, truth in params.items() if truth is not None)
 
 
-def _ctx(ctx, numbers: Dict[int, int], module: cst.Module) -> tuple:
+def _ctx(ctx, numbers: Dict[int, int], module: cst.Module, per_optimizer=frozenset()) -> tuple:
     out = []
     for item in ctx:
         number = numbers.setdefault(id(item.node), len(numbers))
         if not hasattr(item, "index"):
-            out.append(("L", number))
+            out.append(("L", number, True) if id(item.node) in per_optimizer else ("L", number))
             continue
         test = module.code_for_node(item.node.test).strip() if isinstance(item.node, cst.If) else ""
         out.append(("B", number, item.index, item.cond or "", bool(item.positive), test))

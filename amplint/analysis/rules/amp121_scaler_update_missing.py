@@ -9,7 +9,8 @@ import libcst as cst
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import Event, Flow, exclusive, expr_line, insert_after, jumps_between
 from amplint.analysis.facts.scaler_flow import first_arg
-from amplint.analysis.facts.scaler_paths import caller_decides
+from amplint.analysis.facts.scaler_paths import caller_decides, steps_each_optimizer
+from amplint.analysis.facts.scaler_remote import OPTIMIZER_LOOP
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS, passed_optimizer, spans, through_place
 from amplint.analysis.facts.loop_bindings import varies_per_iteration
 from amplint.analysis.facts.syntax import params
@@ -40,6 +41,8 @@ class ScalerUpdateMissing(Rule):
     per call and outside any loop of its own, a scaler its caller passes in
     (`def optimizer_step(optimizer, scaler=None)`) is not reported there: the update is the
     caller's, and a caller the analysis composes is reported at its call when it never updates.
+    The same holds for a helper that steps each of its optimizers once, in a loop over them
+    (nerfstudio's `optimizer_scaler_step_all(grad_scaler)`), its caller in this file or another.
 
     ## Example
     ```python
@@ -372,6 +375,9 @@ def _repeating_loop(step: Event, updates: List[Event]):
     passed = passed_optimizer(step)
     inner = None
     for loop in reversed(step.loops):
+        if step.remote is not None and getattr(loop.node, "value", None) == OPTIMIZER_LOOP:
+            inner = loop.node
+            continue  # the callee's loop stepping another optimizer each time
         if _around_own_step(loop, step, own):
             stepped = optimizer
         elif passed is not None and _around_call(loop, step.origin):
@@ -402,14 +408,19 @@ def _around_own_step(loop, step: Event, own) -> bool:
 
 def _callers_scaler(flow: Flow, scaler: str, steps: List[Event]) -> bool:
     """The scaler is a parameter of the function stepping it, and no step is in a loop of that
-    function: each call steps once, and `update()` belongs to the caller, after the call (Swin's
-    `optimizer_step(optimizer, ..., scaler=None)` helper). Where a caller is composed (in its
-    file, or through the project pass) its own flow holds the step and is checked there; where
-    none is, a report here would be a guess about code amplint has not seen."""
+    function that may step the same optimizer again: each call steps each optimizer once, and
+    `update()` belongs to the caller, after the call (Swin's `optimizer_step(optimizer, ...,
+    scaler=None)` helper; nerfstudio's `optimizer_scaler_step_all(grad_scaler)`, stepping each of
+    its optimizers in `for group, optimizer in self.optimizers.items()`). Where a caller is
+    composed (in its file, or through the project pass) its own flow holds the step and is
+    checked there; where none is, a report here would be a guess about code amplint has not
+    seen."""
     name = str(scaler)  # a ScalerRef equals only a ScalerRef
     if "." in name or not any(p.name.value == name for p in params(flow.node)):
         return False
-    return all(step.loop is None for step in steps)
+    return all(step.origin is None and isinstance(step.node, cst.Call)
+               and all(steps_each_optimizer(loop.node, step.node) for loop in step.loops)
+               for step in steps)
 
 
 def _passed_to(steps: List[Event], scaler: str) -> bool:
