@@ -29,6 +29,7 @@ from amplint.analysis.facts.scaler_remote import call_keys, function_key
 from amplint.analysis.facts.subclass_overrides import abstract
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.facts.scaler_flags import binding_scope, scaler_flag
+from amplint.analysis.facts.gradient_backward import gradient_backward
 from amplint.analysis.facts.scaler_flow import key_text, tensor_backward
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.lines import call_anchors, node_lines
@@ -229,6 +230,10 @@ def _walked(call: cst.Call, analysis, function, named: bool = False) -> bool:
     method = call.func.attr.value  # type: ignore[attr-defined]
     if method == "step" and not call.args or method == "backward" and tensor_backward(call):
         return True
+    if method == "backward":
+        site = analysis.sites.get(id(call))
+        if gradient_backward(call, site.frame if site is not None else None, analysis.tree):
+            return True
     info = analysis.info(analysis.ref(key_text(call.func.value), function))  # type: ignore[attr-defined]
     return info is not None and not (named and info.used_only)
 
