@@ -237,3 +237,18 @@ def test_no_evidence_of_a_tensor_gives_no_backward():
     helper = GRADIENT.replace("        y.backward(torch.ones_like(y))", "        push(y, y.detach())") + (
         "\n\ndef push(out, grad):\n    out.backward(grad)\n")
     assert one_file(helper) == []
+
+
+def test_one_file_a_wrapper_held_through_a_parameter_is_composed_by_the_project_pass():
+    # `self.optim = optim` of a parameter: the file's call graph does not follow it, the class
+    # flow does (`Trainer(model, Optimizer(opt))` in `main`): composed from the project's entries
+    source = ONE_FILE.replace("    def __init__(self, model, opt):\n        self.model = model\n"
+                              "        self.optim = Optimizer(opt)\n",
+                              "    def __init__(self, model, optim):\n        self.model = model\n"
+                              "        self.optim = optim\n")
+    source += "\n\ndef main(model, opt, batches):\n    Trainer(model, Optimizer(opt)).accumulate(batches)\n"
+    files = {"proj/onmt.py": source, "proj/other.py": "x = 1\n"}
+    assert protocol(files) == [("onmt.py", 27, "AMP120")]
+    clean = source.replace("        torch.nn.utils.clip_grad_norm_", "        self.optim._scaler.unscale_(self.optim._optimizer)\n"
+                           "        torch.nn.utils.clip_grad_norm_")
+    assert protocol({"proj/onmt.py": clean, "proj/other.py": "x = 1\n"}) == []
