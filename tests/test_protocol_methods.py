@@ -252,3 +252,60 @@ def test_one_file_a_wrapper_held_through_a_parameter_is_composed_by_the_project_
     clean = source.replace("        torch.nn.utils.clip_grad_norm_", "        self.optim._scaler.unscale_(self.optim._optimizer)\n"
                            "        torch.nn.utils.clip_grad_norm_")
     assert protocol({"proj/onmt.py": clean, "proj/other.py": "x = 1\n"}) == []
+
+
+THREE_FILES = {
+    "proj/pkg/__init__.py": "",
+    "proj/pkg/base_optim.py": "class BaseOptimizer:\n    def step(self):\n        self._scaler.step(self._optimizer)\n"
+                              "        self._scaler.update()\n",
+    "proj/pkg/amp_optim.py": '''import torch
+
+from pkg.base_optim import BaseOptimizer
+
+
+class AmpOptimizer(BaseOptimizer):
+    def __init__(self, optimizer):
+        self._optimizer = optimizer
+        self._scaler = torch.amp.GradScaler("cuda")
+
+    def backward(self, loss):
+        self._scaler.scale(loss).backward()
+''',
+    "proj/pkg/trainer.py": '''import torch
+
+from pkg.amp_optim import AmpOptimizer
+
+
+class Trainer:
+    def __init__(self, model, opt):
+        self.model = model
+        self.optim = AmpOptimizer(opt)
+
+    def accumulate(self, batches):
+        for batch in batches:
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = self.model(batch).mean()
+            self.optim.backward(loss)
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.optim.step()
+''',
+}
+
+
+def test_the_wrappers_step_inherited_from_a_third_file():
+    assert protocol(THREE_FILES) == [("pkg/trainer.py", 16, "AMP120")]
+
+
+def test_a_held_object_of_two_possible_classes_is_not_composed():
+    # `self.optim` holds an AmpOptimizer or a PlainOptimizer: which `step` runs is not known
+    files = dict(THREE_FILES)
+    files["proj/pkg/plain_optim.py"] = "class PlainOptimizer:\n    def __init__(self, optimizer):\n" \
+        "        self._optimizer = optimizer\n\n    def backward(self, loss):\n        loss.backward()\n\n" \
+        "    def step(self):\n        self._optimizer.step()\n"
+    trainer = files["proj/pkg/trainer.py"].replace(
+        "from pkg.amp_optim import AmpOptimizer\n", "from pkg.amp_optim import AmpOptimizer\nfrom pkg.plain_optim import PlainOptimizer\n")
+    files["proj/pkg/trainer.py"] = trainer.replace(
+        "    def __init__(self, model, opt):\n        self.model = model\n        self.optim = AmpOptimizer(opt)\n",
+        "    def __init__(self, model, opt, amp):\n        self.model = model\n"
+        "        self.optim = AmpOptimizer(opt) if amp else PlainOptimizer(opt)\n")
+    assert protocol(files) == []
