@@ -22,6 +22,7 @@ from typing import List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from amplint.analysis.facts.framework_verbs import events_of, receiver_text
+from amplint.analysis.facts.gradient_backward import gradient_backward
 from amplint.analysis.facts.names import resolve_expr, uncast
 from amplint.analysis.facts.syntax import calls_in
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
@@ -344,7 +345,8 @@ class FlowWalker:
                                     event.backward = True
                                 break
                         continue
-                    if tensor_backward(call):
+                    if tensor_backward(call) or gradient_backward(
+                            call, site.frame if site is not None else None, analysis.tree):
                         self.emit("backward", call, ctx, stmt, site=site,
                                   arg=module.code_for_node(func.value).strip())
                         continue
@@ -355,7 +357,10 @@ class FlowWalker:
                     and "sched" not in text.lower()
                     and text not in analysis.infos
                 ):
-                    self.emit("opt_step", call, ctx, stmt, site=site, arg=str(text))
+                    # `self.step()` of a wrapper whose `step` runs the scaler's step and update
+                    # (mmagic's AmpOptimWrapper): the method's events, when it has any
+                    if not self.call(call, site, ctx):
+                        self.emit("opt_step", call, ctx, stmt, site=site, arg=str(text))
                     continue
             if site is not None and resolve_expr(func, site.frame) == "torch.autograd.backward":
                 first = first_arg(call, "tensors")

@@ -465,7 +465,12 @@ class _Renamer:
 
     def scaler(self, ref):
         if str(ref).split(".", 1)[0] == "self" and not self.via_self:
-            return ref  # the receiver's scaler: known by what the class makes of `self.` only
+            # the receiver's scaler: the caller's name for it when the caller uses it too
+            # (`wrapper.scaler.unscale_(opt)` before `wrapper.step()`), else known by what
+            # the class makes of `self.` only
+            mapped = self.text(str(ref)) if self.receiver is not None else None
+            caller_ref = self.analysis.ref(mapped, self.caller) if mapped else None
+            return caller_ref if caller_ref in self.analysis.infos else ref
         mapped = self.text(str(ref))
         if mapped is None:
             return ref  # the callee's own: a scaler the caller cannot name

@@ -17,8 +17,9 @@ bodies included: more than the walker reads) is one of:
   `backward`), when the file may have a scaler at all (ScalerAnalysis.infos: a name or text
   with "caler" in any case, or a call `.unscale_(...)` / `.scale(...)`);
 - an optimizer's `X.step()` without arguments; a tensor's `X.backward()` without positional
-  arguments; `torch.autograd.backward` (with a positional argument only when the text says
-  "autograd": the name resolves through an import);
+  arguments; `torch.autograd.backward` and `y.backward(gradient)` (with a positional argument
+  only when the text says "autograd" or "_like(": the name resolves through an import, the
+  receiver is a tensor by `autograd.grad` or `torch.*_like`, facts/gradient_backward.py);
 - a clipping call (`CLIP_NAMES` as the call's last name, or a name imported as one);
 - a framework verb with an unscale event (scaler_vocab), when its framework may be imported;
 - a call whose last name is the name of a function kept (the call graph resolves a call to a
@@ -52,7 +53,7 @@ def protocol_keys(text: str) -> Optional[FrozenSet[str]]:
         return None
     defs, calls, imported, scaler_calls = _collect(tree)
     scalers = scaler_calls or "caler" in text.lower()
-    autograd = "autograd" in text
+    autograd = "autograd" in text or "_like(" in text  # facts/gradient_backward.py's evidence
     verbs = {verb.method for verb in VERBS
              if _UNSCALE_EVENTS & set(verb.events) and (verb.distinctive or verb.module in text)}
     risky = {name for name, target in imported if target.rsplit(".", 1)[-1] in _RISKY_TARGETS}

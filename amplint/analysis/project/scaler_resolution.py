@@ -51,8 +51,10 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     for path, summary in callers.items():
         for index, call in enumerate(summary.calls):
             found = _resolve(project, path, summary, call, may_hold, held)
-            if found is not None and (found[0] != path or call[3] == "wrapper"):
-                targets[(path, index)] = found  # a wrapper's methods: its own file's too
+            if found is not None and (found[0] != path or call[3] in ("wrapper", "held")):
+                # a wrapper's methods, or those of the object an attribute holds: its own file's
+                # too (the file's call graph does not follow `self.optim = optim` to a class)
+                targets[(path, index)] = found
     wanted = sorted({where for where, _ in targets.values()})
     known = {p: callers.get(p) for p in wanted if p in callers}
     forced = [p for p in wanted if known.get(p) is None]

@@ -30,6 +30,7 @@ from amplint.analysis.facts.scaler_remote import call_keys, function_key
 from amplint.analysis.facts.subclass_overrides import abstract
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.facts.scaler_flags import binding_scope, scaler_flag
+from amplint.analysis.facts.gradient_backward import gradient_backward
 from amplint.analysis.facts.scaler_flow import key_text, tensor_backward
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.lines import call_anchors, node_lines
@@ -152,7 +153,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
                 # `optimizer.step_and_update_lr()`: a method of the class flow's instance
                 kind = "wrapper" if _used_scaler(func, analysis, function) else "value"
                 summary.calls.append(key + (kind, f"{root}.{func.attr.value}", ""))
-        elif _held_call(func, function) and not _walked(site.node, analysis, function):
+        elif _held_call(func, function) and not _walked(site.node, analysis, function, held=True):
             # `self.mp_trainer.backward(loss)`: a method of the instance an attribute holds
             held.append(key + ("held", f"{func.value.attr.value}.{func.attr.value}", ""))
             continue  # recorded after the others: no flag, no value asked
@@ -222,14 +223,20 @@ def _used_scaler(func, analysis, function) -> bool:
     return info is not None and info.used_only
 
 
-def _walked(call: cst.Call, analysis, function, named: bool = False) -> bool:
+def _walked(call: cst.Call, analysis, function, named: bool = False, held: bool = False) -> bool:
     """`x.m(...)` the flow walker reads itself and never follows into a callee (FlowWalker.expr):
     a method of a scaler, a plain `x.step()`, a tensor's `x.backward()`. `named`: a scaler known
     only by its use (`loss_scaler.step(optimizer)` of a parameter) is asked of the project too:
-    it may hold a wrapper class's instance (scaler_wrappers.held_wrapper)."""
+    it may hold a wrapper class's instance (scaler_wrappers.held_wrapper). `held`: `self.x.step()`
+    is asked too: the walker composes a method `step` with events before it takes it for a
+    plain optimizer's (OpenNMT's `self.optim.step()` of its `Optimizer` wrapper)."""
     method = call.func.attr.value  # type: ignore[attr-defined]
-    if method == "step" and not call.args or method == "backward" and tensor_backward(call):
+    if method == "step" and not call.args and not held or method == "backward" and tensor_backward(call):
         return True
+    if method == "backward":
+        site = analysis.sites.get(id(call))
+        if gradient_backward(call, site.frame if site is not None else None, analysis.tree):
+            return True
     info = analysis.info(analysis.ref(key_text(call.func.value), function))  # type: ignore[attr-defined]
     return info is not None and not (named and info.used_only)
 
