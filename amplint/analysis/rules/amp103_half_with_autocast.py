@@ -8,6 +8,7 @@ from typing import Iterable, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.dropped_forwards import dropped_only_names
 from amplint.analysis.facts.branch_arms import exclusive_arms
 from amplint.analysis.facts.fp16 import dtype_of
 from amplint.analysis.facts.half_callees import calls_param_entries, returns_half_entries
@@ -346,7 +347,9 @@ class HalfWithAutocast(Rule):
             readers[None] = ()
             for with_node, body_frame, region in facts.regions.explicit_regions():
                 if region.active:
-                    for name in _loaded_names(with_node.body) | _loaded_self_attrs(with_node.body):
+                    # a name read only by forwards whose results are dropped: no number comes of it
+                    names = _loaded_names(with_node.body) - dropped_only_names(with_node.body, body_frame)
+                    for name in names | _loaded_self_attrs(with_node.body):
                         readers.setdefault(name, []).append((body_frame.scope, with_node))
         arms: dict = readers.setdefault(("arms",), {})  # not a name: parents maps per function
         for region_scope, with_node in readers.get(target, ()):
