@@ -57,3 +57,35 @@ def test_twin_a_draw_passed_to_a_project_function_is_reported():
 def test_twin_the_sampled_images_not_cast_back_are_reported():
     found = amp101(("align_corners=False).to(images.dtype)", "align_corners=False)"))
     assert (AUGMENT, 21, "AMP101") in found
+
+
+# A factory stored in an entry of a local dict (r17-realread: BlinkDL/RWKV-LM
+# RWKV-v5/rwkv_v6_demo.py `init_params`, `m[n] = torch.empty(...)` read only by `nn.init.*_`
+# and `.numel()`). tests/projects/factory_rwkv_init_table: RWKV-LM layout (src/model.py,
+# train.py makes the model bfloat16 and calls `count_init_params`; runs under torch 2.13 CPU).
+RWKV = "factory_rwkv_init_table"
+MODEL = "src/model.py"
+
+
+def rwkv101(*edits):
+    return code_findings(load(RWKV, edits), "AMP101")[0]
+
+
+def test_a_factory_in_a_local_dict_read_only_by_initialisers_and_sizes_is_silent():
+    assert rwkv101() == []
+
+
+def test_twin_the_dict_returned_is_reported():
+    assert rwkv101(('        print("init params", total)\n',
+                    '        print("init params", total)\n        return table\n')) == [(MODEL, 37, "AMP101")]
+
+
+def test_twin_an_entry_mixed_with_the_half_parameter_is_reported():
+    edit = ("            total += table[name].numel()\n",
+            "            total += (table[name] * param).sum()\n")
+    assert rwkv101(edit) == [(MODEL, 37, "AMP101")]
+
+
+def test_twin_a_tensor_table_written_by_index_is_reported():
+    assert rwkv101(("        table = {}\n", "        table = torch.zeros(64, 32, 32)\n")) \
+        == [(MODEL, 30, "AMP101"), (MODEL, 37, "AMP101")]

@@ -59,12 +59,19 @@ class _Walk:
     def __init__(self, facts, frame, root, parents) -> None:
         self.facts, self.frame, self.root, self.parents = facts, frame, root, parents
         self.followed: Set[str] = set()
+        self.containers: Set[str] = set()  # local dicts holding the value in an entry
         self.steps = 0
 
     def run(self, start: cst.CSTNode) -> bool:
         work: List[cst.CSTNode] = [start]
         while work:
             node = work.pop()
+            if isinstance(node, cst.Name) and node.value in self.containers:
+                node = self._entry_read(node)
+                if node is True:
+                    continue
+                if node is None:
+                    return False
             name = self._climb(node)
             if name is False:
                 return False
@@ -75,6 +82,16 @@ class _Walk:
                     return False
                 work.extend(reads)
         return True
+
+    def _entry_read(self, read: cst.Name):
+        """A read of a local dict holding the value: an entry load (the value, maybe: climbed
+        on), True for an entry store (`m[k] = v` puts another value in), None otherwise."""
+        parent = self.parents.get(id(read))
+        if not (isinstance(parent, cst.Subscript) and parent.value is read):
+            return None
+        if isinstance(self.parents.get(id(parent)), cst.AssignTarget):
+            return True
+        return parent
 
     def _climb(self, node: cst.CSTNode):
         """Up from `node` (a float32 value): True when it ends well, a local's name when it is
@@ -114,9 +131,14 @@ class _Walk:
             elif isinstance(parent, cst.Expr):
                 return True  # the result is dropped (`grid.mul_(2).sub_(1)`)
             elif isinstance(parent, cst.Assign) and parent.value is node:
-                if len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
+                target = parent.targets[0].target if len(parent.targets) == 1 else None
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
+                        and self._local_dict(target.value.value):
+                    self.containers.add(target.value.value)  # `m[n] = torch.empty(...)`
+                    return target.value.value
+                if not isinstance(target, cst.Name) or target.value in self.containers:
                     return False
-                return parent.targets[0].target.value
+                return target.value
             elif isinstance(parent, cst.AugAssign) and isinstance(parent.operator, _AUGMENTED):
                 other = parent.value if parent.target is node else parent.target
                 if not isinstance(parent.target, cst.Name) or not self._never_half(other):
@@ -190,6 +212,22 @@ class _Walk:
             return True
         value = self.facts.dtypes.dtype(expr)
         return value is not None and not value.conditional and value.options <= _NOT_HALF
+
+    def _local_dict(self, name: str) -> bool:
+        """Every binding of `name` in the function is `name = {}` or `name = dict()`."""
+        found = False
+        for node in iter_nodes(self.root):
+            if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) \
+                    and node.target.value == name:
+                assign = self.parents.get(id(node))
+                value = assign.value if isinstance(assign, cst.Assign) else None
+                empty = (isinstance(value, cst.Dict) and not value.elements) or (
+                    isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                    and value.func.value == "dict" and not value.args)
+                if not empty:
+                    return False
+                found = True
+        return found
 
     def _reads(self, name: str) -> Optional[List[cst.CSTNode]]:
         """The reads of the local `name`; None when it is bound otherwise than by `name = ...`
