@@ -140,3 +140,25 @@ def test_twin_transformers_own_src_layout_is_first_party(tmp_path, monkeypatch):
     _write(tmp_path, {"setup.py": "from setuptools import setup\n\nsetup(name=\"my-trainer\")\n"})
     found, notes = lint(".")
     assert found == [] and len(notes) == 1 and notes[0].startswith("warning: src/transformers: a copy")
+
+
+def test_a_megatron_lm_checkout_named_megatron_core_is_one_copy_with_its_tests(tmp_path, monkeypatch):
+    """NVIDIA/Megatron-LM's pyproject.toml names the distribution `megatron-core`: a checkout of
+    it inside a project (DeepSpeedExamples-style `third_party/Megatron-LM`) is one copy, its
+    tests and examples with it, not only its `megatron/` package (r19-fp)."""
+    _write(tmp_path, {
+        "pyproject.toml": "[tool.amplint]\n",
+        "train.py": "import torch\n",
+        "third_party/Megatron-LM/pyproject.toml": "[project]\nname = \"megatron-core\"\n",
+        "third_party/Megatron-LM/megatron/core/parallel_state.py": "GROUP = None\n",
+        "third_party/Megatron-LM/megatron/core/tensor_parallel/layers.py": AMP130_USE,
+        "third_party/Megatron-LM/tests/unit_tests/test_layers.py": AMP130_USE,
+    })
+    monkeypatch.chdir(tmp_path)
+    found, notes = lint(".")
+    assert found == [] and len(notes) == 1
+    assert notes[0].startswith("warning: third_party/Megatron-LM: a copy of megatron inside the project (3 files")
+    # linted as the project itself (its own checkout), it is first-party
+    monkeypatch.chdir(tmp_path / "third_party" / "Megatron-LM")
+    found, notes = lint(".")
+    assert len(found) == 2 and notes == []

@@ -15,6 +15,7 @@ from amplint.analysis.data.torch_versions import TorchTarget
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix, drop_chain_duplicates
 from amplint.analysis.facts import EntryRegion, FileFacts
 from amplint.analysis.fix_text import apply_fixes, mixed_newlines, restore_newlines
+from amplint.analysis.newer_syntax import may_be_newer, newer_syntax_line
 from amplint.analysis.parsing import parse, parse_validated, syntax_error, valid_python
 from amplint.analysis.positions import Positions, node_positions as fast_positions, positions_of
 from amplint.analysis.prefilter import VALUE_KINDS, could_match  # noqa: F401 (public API)
@@ -263,7 +264,7 @@ def lint_source(
         # parser checks it for a tenth of the cost.
         error = syntax_error(source)
         if error is not None:
-            result.errors.append(f"{path}:{error}")
+            result.errors.append(f"{path}:{_newer_syntax(error, source) or error}")
         return result
     parts = None if line_map is not None else large_files.split(source)
     if parts is not None:
@@ -293,6 +294,11 @@ def lint_source(
     except Exception as exc:  # LibCST raises a few other errors on odd input
         result.errors.append(f"{path}: cannot parse: {type(exc).__name__}: {exc}")
         return result
+    if may_be_newer(source):  # LibCST reads it; Python's parser (the project pass's) may not
+        error = syntax_error(source)
+        newer = newer_syntax_line(error, module) if error is not None else None
+        if newer is not None:
+            result.errors.append(f"{path}:{newer}")
     facts = FileFacts(module, entries, source)
     if summarize is not None:
         result.summary = summarize(path, source, module, facts)
@@ -374,3 +380,14 @@ def _fix_loop(path, source, module, diags, settings, result, entries):
         module = parse(current)
         diags = analyze(path, current, module, settings.rules(), entries, torch=settings.torch)
     return current, module, diags
+
+
+def _newer_syntax(error: str, source: str) -> Optional[str]:
+    """The newer-Python line for a file Python's parser rejected, when LibCST reads it."""
+    if not may_be_newer(source):
+        return None
+    try:
+        module = parse(source)
+    except Exception:  # noqa: BLE001  (a real syntax error: Python's message stands)
+        return None
+    return newer_syntax_line(error, module)

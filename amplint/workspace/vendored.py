@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from amplint.analysis.data.vendored_frameworks import FRAMEWORK_LAYOUTS
+from amplint.analysis.data.vendored_frameworks import DISTRIBUTION_NAMES, FRAMEWORK_LAYOUTS
 
 _METADATA = ("setup.py", "setup.cfg", "pyproject.toml")
 
@@ -44,8 +44,10 @@ def _key(path: str) -> str:
 
 
 def _names(folder: str, package: str) -> bool:
-    """Whether the packaging metadata in `folder` names the distribution `package`."""
-    pattern = re.compile(r"\bname\s*=\s*[\"']?" + re.escape(package) + r"(?:[\"'\s]|$)", re.M)
+    """Whether the packaging metadata in `folder` names the distribution `package` (or one of
+    the names it is distributed under: Megatron-LM's `megatron-core`)."""
+    names = "|".join(re.escape(n) for n in (*DISTRIBUTION_NAMES.get(package, ()), package))
+    pattern = re.compile(r"\bname\s*=\s*[\"']?(?:" + names + r")(?:[\"'\s]|$)", re.M)
     for name in _METADATA:
         try:
             with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:

@@ -218,6 +218,12 @@ KEEP_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad"})  # tensor attribu
 INFO_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad"})
 SIZE_METHODS = _ops("size dim numel nelement element_size ndimension")
 PYTHON_METHODS = SIZE_METHODS | _ops("item tolist")
+# keywords of torch functions that are options, never a tensor (`F.grid_sample(..., mode=,
+# padding_mode=, align_corners=)`, `torch.stack(..., dim=)`): their values mix into no result
+OPTION_KEYWORDS = _ops("""
+    dim keepdim mode padding_mode align_corners device steps base antialias recompute_scale_factor
+    scale_factor size
+""")
 PYTHON_BUILTINS = _ops("float int len abs min max round sum pow")
 # builtins that return a Python number of one type whatever they are given (`float(t)` of a
 # one-element tensor too): `x * float(n)` keeps x's dtype; `abs`/`min`/`round` of a tensor are tensors

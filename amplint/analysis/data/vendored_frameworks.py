@@ -18,3 +18,10 @@ FRAMEWORK_LAYOUTS: Dict[str, Tuple[str, ...]] = {
     "timm": ("models/vision_transformer.py", "data/loader.py"),
     "mmcv": ("cnn/__init__.py", "ops/__init__.py"),
 }
+
+# distribution names a checkout's packaging metadata may give besides the package's own
+# (NVIDIA/Megatron-LM's pyproject.toml: `name = "megatron-core"`; mmcv's older `mmcv-full`)
+DISTRIBUTION_NAMES: Dict[str, Tuple[str, ...]] = {
+    "megatron": ("megatron-core", "megatron_core"),
+    "mmcv": ("mmcv-full", "mmcv_full"),
+}

@@ -7,7 +7,8 @@ returned value a region of another file runs (half_returns.py, AMP103), and the 
 its functions that another file passes a half model (half_params.py, AMP140; passed on to
 methods and functions of any file, every call agreeing: half_param_flow.py, AMP140/AMP141), and the half
 dtypes dataclass configs hold by default (dtype_fields.py, AMP103) and config properties or
-attributes hold whatever built them (config_dtypes.py, AMP124), and the functions its float16
+attributes hold whatever built them (config_dtypes.py, AMP124), the optimizer classes that take
+AMP's scaling over (amp_scaling_classes.py, AMP103), and the functions its float16
 code passes float16 values (float16_args.py, AMP140/AMP141), the big numeric constants it
 imports (imported_constants.py, AMP110), and the kind of value the functions it imports return
 (return_kinds.py, AMP131/AMP111/AMP152), and the attributes its facts read from its own stores
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from typing import Dict, Mapping, Sequence, Tuple
 
+from amplint.analysis.project.amp_scaling_classes import scaling_optimizer_entries
 from amplint.analysis.project.config_dtypes import config_dtype_entries
 from amplint.analysis.project.dtype_fields import dtype_field_entries
 from amplint.analysis.project.foreign_stores import foreign_store_entries
@@ -41,7 +43,7 @@ def imported_entries(project, paths: Sequence[str],
                  half_param_entries(project, paths), dtype_field_entries(project, paths),
                  float16_arg_entries(project, paths), constant_entries(project, paths),
                  return_kind_entries(project, paths), foreign_store_entries(project, paths),
-                 config_dtype_entries(project, paths)):
+                 config_dtype_entries(project, paths), scaling_optimizer_entries(project, paths)):
         for path, extra in more.items():
             found[path] = found.get(path, ()) + extra
     return found

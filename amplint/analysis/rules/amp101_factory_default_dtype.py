@@ -14,6 +14,7 @@ from amplint.analysis.facts.buffer_writes import (
 )
 from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
 from amplint.analysis.facts.tree import CallSite, iter_nodes
+from amplint.analysis.facts.float32_flow import stays_float32
 from amplint.analysis.facts.value_meets import (
     cast_where_made, cast_where_rebound, first_meeting, half_origin, meets_only_float32, reads_meet_no_data,
 )
@@ -671,7 +672,8 @@ def _never_half_data(ctx, qualified: str, site: CallSite) -> bool:
         sizes = sizes[:1]
     if qualified != "torch.tensor" and any(_zero_size(size) for size in sizes):
         return True
-    if cast_where_made(ctx.facts, site) or meets_only_float32(ctx.facts, site, None):
+    if cast_where_made(ctx.facts, site) or meets_only_float32(ctx.facts, site, None) \
+            or stays_float32(ctx.facts, site):
         return True
     stmt = site.line_stmt
     if stmt is None:

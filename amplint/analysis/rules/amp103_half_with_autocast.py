@@ -8,6 +8,8 @@ from typing import Iterable, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
+from amplint.analysis.facts.amp_scaling import steps_only_scaling_optimizers
+from amplint.analysis.facts.dropped_forwards import dropped_only_names
 from amplint.analysis.facts.branch_arms import exclusive_arms
 from amplint.analysis.facts.fp16 import dtype_of
 from amplint.analysis.facts.half_callees import calls_param_entries, returns_half_entries
@@ -200,6 +202,8 @@ class HalfWithAutocast(Rule):
         if not casts:
             return
         severity = Severity.ERROR if facts.scalers.any else Severity.WARNING
+        # every optimizer the file's scaler steps takes the scaling over (and keeps its weights)
+        owned = facts.scalers.any and bool(steps_only_scaling_optimizers(facts, facts.entries))
         readers: dict = {}  # name -> scopes of the active regions reading it
         remote = calls_param_entries(facts.entries)
         returned = returns_half_entries(facts.entries)
@@ -253,6 +257,8 @@ class HalfWithAutocast(Rule):
                 yield self.report(site.node, message, severity=severity,
                                   related={"call_line": call.node})
                 continue
+            if model and owned:
+                continue  # the stepped optimizer owns the scaling and the weights (FusedLAMBAMP)
             if model and facts.scalers.any:
                 message = (
                     f"half cast of {what} mixed with autocast and a GradScaler: "
@@ -374,7 +380,9 @@ class HalfWithAutocast(Rule):
             readers[None] = ()
             for with_node, body_frame, region in facts.regions.explicit_regions():
                 if region.active:
-                    for name in _loaded_names(with_node.body) | _loaded_self_attrs(with_node.body):
+                    # a name read only by forwards whose results are dropped: no number comes of it
+                    names = _loaded_names(with_node.body) - dropped_only_names(with_node.body, body_frame)
+                    for name in names | _loaded_self_attrs(with_node.body):
                         readers.setdefault(name, []).append((body_frame.scope, with_node))
         arms: dict = readers.setdefault(("arms",), {})  # not a name: parents maps per function
         for region_scope, with_node in readers.get(target, ()):

@@ -1,0 +1,1 @@
+from fused_lamb.fused_lamb import FusedLAMBAMP  # noqa: F401
