@@ -10,21 +10,25 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.dropped_forwards import dropped_only_names
 from amplint.analysis.facts.tree import iter_nodes
 
 
 def half_read_in_region(facts, cast: cst.Call) -> Optional[Tuple[cst.BaseExpression, int]]:
     """(the first expression of an active explicit region that may hold what `cast` returns,
     the region's line), or None."""
-    regions = [(w, r) for w, _frame, r in facts.regions.explicit_regions() if r.active]
+    regions = [(w, f) for w, f, r in facts.regions.explicit_regions() if r.active]
     if not regions:
         return None
     bound = facts.bound_values
     reads = bound.half_reads(cast)
     if not reads:
         return None
-    for with_node, _region in regions:
-        nodes = [n for n in iter_nodes(with_node.body) if isinstance(n, (cst.Name, cst.Attribute, cst.Call))]
+    for with_node, frame in regions:
+        # a name read only by forwards whose results are dropped: no number comes of it
+        dropped = dropped_only_names(with_node.body, frame)
+        nodes = [n for n in iter_nodes(with_node.body) if isinstance(n, (cst.Name, cst.Attribute, cst.Call))
+                 and not (isinstance(n, cst.Name) and n.value in dropped)]
         spans = bound.spans_of(nodes + [with_node])
         for node in nodes:
             if spans[id(node)] in reads:
