@@ -35,7 +35,7 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from amplint.analysis.facts.dtype_value import Dtype, join
+from amplint.analysis.facts.dtype_value import Dtype, InstanceValue, join_values
 from amplint.analysis.facts.regions import Enabled
 
 MAX_STEPS = 3
@@ -114,8 +114,8 @@ def _joined(bindings, key, wanted) -> Optional[Dict[str, Dtype]]:
             return None
         under += 1
         for name, value in (bound or {}).items():
-            value = value if isinstance(value, Dtype) and bound is not None else None
-            values[name] = join(values[name], value) if name in values else value
+            value = value if isinstance(value, (Dtype, InstanceValue)) and bound is not None else None
+            values[name] = join_values(values[name], value) if name in values else value
         if bound is None:
             values = {name: None for name in values}
     if not under:
