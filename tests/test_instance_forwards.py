@@ -128,6 +128,72 @@ def test_a_name_bound_to_two_classes_is_unknown():
     assert source_findings(source, "AMP101") == []
 
 
+# -- AMP105 and AMP141 read the same value -----------------------------------------------------
+ENCODER = (
+    "import torch\nimport torch.nn as nn\n\n\n"
+    "class Encoder(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.proj = nn.Linear(64, 64)\n\n"
+    "    def forward(self, x):\n"
+    "        return self.proj(x).float()\n\n\n"
+    "class Trainer:\n"
+    "    def __init__(self):\n"
+    "        self.encoder = Encoder()\n"
+    "        self.head = nn.Linear(64, 10)\n\n"
+    "    def step(self, x):\n"
+    "        with torch.autocast(\"cuda\", dtype=torch.float16):\n"
+    "            feats = self.encoder(x)\n"
+    "        return self.head(feats)\n\n\n"
+    "def run(x):\n"
+    "    encoder = Encoder()\n"
+    "    head = nn.Linear(64, 10)\n"
+    "    with torch.autocast(\"cuda\", dtype=torch.float16):\n"
+    "        feats = encoder(x)\n"
+    "    return head(feats)\n"
+)
+
+
+def test_an_encoder_whose_forward_ends_float_does_not_escape_half():
+    # torch 2.13 CPU autocast float16: `feats` is float32, `head(feats)` runs
+    assert source_findings(ENCODER, "AMP105") == []
+
+
+def test_twin_encoder_returning_the_linear_output_escapes_half():
+    source = ENCODER.replace("return self.proj(x).float()", "return self.proj(x)")
+    assert source_findings(source, "AMP105") == [("probe.py", 22, "AMP105"), ("probe.py", 30, "AMP105")]
+
+
+HALF_MODELS = (
+    "import torch\nimport torch.nn as nn\n\n\n"
+    "class Classifier(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.fc = nn.Linear(8, 8)\n\n"
+    "    def forward(self, x):\n"
+    "        return self.fc(x).float()\n\n\n"
+    "class Plain(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.fc = nn.Linear(8, 8)\n\n"
+    "    def forward(self, x):\n"
+    "        return self.fc(x)\n\n\n"
+    "def evaluate(x):\n"
+    "    model = Classifier().half()\n"
+    "    logits = model(x.half())\n"
+    "    return logits.softmax(-1).sum()\n\n\n"
+    "def evaluate_plain(x):\n"
+    "    model = Plain().half()\n"
+    "    logits = model(x.half())\n"
+    "    return logits.sum()\n"
+)
+
+
+def test_a_half_model_whose_forward_ends_float_returns_float32():
+    # torch 2.13 CPU: Classifier().half()(x.half()) is float32, Plain().half()(x.half()) float16
+    assert source_findings(HALF_MODELS, "AMP141") == [("probe.py", 32, "AMP141")]
+
+
 # -- the dtype claims, by execution (torch 2.13 CPU autocast bfloat16) ------------------------
 torch = pytest.importorskip("torch")
 
@@ -166,7 +232,18 @@ def test_module_instance_outputs_match_execution():
         "        d = low - 1\n"
         "        e = full - 1\n"
         "    return net(x), d, e\n"
+        "class Full(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(8, 8)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x).float()\n"
+        "def half_run(x):\n"
+        "    m = Full().half()\n"
+        "    f = m(x.half()) * 2\n"
+        "    return f\n"
         "out = run(torch.randn(2, 8))\n"
+        "out2 = half_run(torch.randn(2, 8))\n"
     )
     observed = record(source, "<instance-forward-program>", {})
     checked, confirmed, failures = compare(source, observed, "bfloat16")
@@ -174,9 +251,10 @@ def test_module_instance_outputs_match_execution():
     predicted = predictions(source)
     lines = source.splitlines()
     named = {lines[span[0] - 1][span[1]:span[3]]: value.options for span, value in predicted.items()
-             if span[0] == span[2] and span[0] in (17, 18, 19, 28, 29)}
+             if span[0] == span[2] and span[0] in (17, 18, 19, 28, 29, 39)}
     assert named.get("low * 2") == {"bfloat16"}, named
     assert named.get("full * 2") == {"float32"}, named
     assert named.get("self.head(x)[1] + 1") == {"float32"}, named
     assert named.get("low - 1") == {"bfloat16"}, named
     assert named.get("full - 1") == {"float32"}, named
+    assert named.get("m(x.half()) * 2") == {"float32"}, named

@@ -346,7 +346,10 @@ class Evaluator:
         if isinstance(receiver, InstanceValue):  # `model.forward(x)`, `model.cuda()`
             if name == "forward":
                 return self._instance_call(receiver, call, args)
-            if module_moved(call, self.frame):
+            if module_moved(call, self.frame) or name in R.CAST_METHODS and not call.args or name in (
+                    "to", "type"):
+                # `Net().half()`: the same instance; its forward's values follow its inputs
+                # (a module's output is its input's dtype outside autocast, or it raises)
                 return receiver
         if isinstance(receiver, ModuleValue) and module_moved(call, self.frame):
             return receiver
