@@ -16,7 +16,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from amplint.analysis.facts.dtype_value import Dtype, join, of
+from amplint.analysis.facts.dtype_value import Dtype, InstanceValue, Items, join_values, of
 from amplint.analysis.facts.tree import Frame, iter_nodes
 
 MAX_DEPTH = 2
@@ -47,11 +47,11 @@ def returned(dtypes, name: str, call: cst.Call, args: List[object], frame: Frame
     finally:
         dtypes.values, dtypes.region_nodes = saved
         dtypes.calling.pop()
-    if not results or any(not isinstance(r, Dtype) for r in results):
+    if not results or any(not isinstance(r, (Dtype, Items, InstanceValue)) for r in results):
         return None
-    value: Optional[Dtype] = results[0]  # type: ignore[assignment]
+    value = results[0]
     for other in results[1:]:
-        value = join(value, other)  # type: ignore[arg-type]
+        value = join_values(value, other)
     return value
 
 

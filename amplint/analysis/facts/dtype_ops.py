@@ -13,9 +13,10 @@ from amplint.analysis.facts.dtype_promote import (
     clamped as _clamped, einsum_policy as _einsum_policy, fold as _fold, literal_tensor, promote, size_dim,
 )
 from amplint.analysis.facts.dtype_value import (
-    ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, Elements, ModuleValue, _dims, join, module_moved,
-    of,
+    ELIGIBLE, FLOATS, PYTHON as PYTHON_KINDS, Dtype, Elements, InstanceValue, Items, ModuleValue, _dims,
+    join, module_moved, of,
 )
+from amplint.analysis.facts import instance_forwards
 from amplint.analysis.facts.names import bound_locally, resolve_expr
 
 _ARITH = {
@@ -52,7 +53,7 @@ class Evaluator:
         result = self._value(expr)
         if isinstance(result, Dtype):
             self.d.values[id(expr)] = result
-        elif isinstance(result, Elements) and not parts:
+        elif isinstance(result, (Elements, Items)) and not parts:
             return None
         return result
 
@@ -98,6 +99,10 @@ class Evaluator:
             for element in expr.slice:
                 if isinstance(element.slice, cst.Index):
                     self.value(element.slice.value)
+            if isinstance(base, Items):  # `model(x)[2]` of `return logits, None, values`
+                index = _literal_index(expr)
+                return base.items[index] if index is not None and -len(base.items) <= index < len(
+                    base.items) else None
             if isinstance(base, Elements):  # `x.chunk(2)[0]` -> a tensor, `[1:]` -> a tuple
                 one = len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
                 return base.element if one else base
@@ -109,9 +114,10 @@ class Evaluator:
         if isinstance(expr, cst.Call):
             return self._call(expr)
         if isinstance(expr, (cst.Tuple, cst.List)):
-            for element in expr.elements:
-                self.value(element.value)
-            return None
+            items = [self.value(element.value) for element in expr.elements]
+            if isinstance(expr, cst.List) or any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return None
+            return Items(v if isinstance(v, (Dtype, InstanceValue)) else None for v in items)
         if isinstance(expr, cst.IfExp):
             self.value(expr.test)
             body, orelse = self.value(expr.body), self.value(expr.orelse)
@@ -248,9 +254,14 @@ class Evaluator:
             forward = self.d.bindings.forward(call, self.frame) if self.d.bindings is not None else None
             if forward is not None:  # `self.fc(x)`: the file's module class's `forward` returns
                 return self.d.returned("forward", call, args, self.frame, forward)
+            held = instance_forwards.held(self.d, func, self.frame)
+            if held is not None:  # `self.transformer(x)` of `self.transformer = Transformer3D()`
+                return self._instance_call(held, call, args)
             return self._method(func.attr.value, receiver, call, args)
         if isinstance(made, ModuleValue):  # `nn.Softmax(dim=-1)(x)`
             return self._module(made, args)
+        if isinstance(made, InstanceValue):  # `Head(dim)(x)`
+            return self._instance_call(made, call, args)
         forward = self.d.bindings.forward(call, self.frame) if self.d.bindings is not None else None
         if forward is not None:  # `net(x)`, `Block(...)(x)`: the file's module class's `forward`
             return self.d.returned(forward.node.name.value, call, args, self.frame, forward)
@@ -262,9 +273,22 @@ class Evaluator:
             callee = self.env.get(func.value)
             if isinstance(callee, ModuleValue):
                 return self._module(callee, args)
+            if isinstance(callee, InstanceValue):  # `values = model(hidden)`
+                return self._instance_call(callee, call, args)
             if func.value not in self.env:
+                built = instance_forwards.constructed(self.d, call, self.frame)
+                if built is not None:  # `model = ValueHeadModel()`
+                    return built
                 return self.d.returned(func.value, call, args, self.frame)
         return None
+
+    def _instance_call(self, instance: InstanceValue, call: cst.Call, args):
+        """What `forward` of a module class of the file returns to this call
+        (amplint.analysis.facts.instance_forwards)."""
+        forward = instance_forwards.forward_of(self.d, instance)
+        if forward is None:
+            return None
+        return self.d.returned(instance.cls.name + ".forward", call, args, self.frame, forward)
 
     def _dtype_of(self, expr: cst.BaseExpression) -> Optional[Dtype]:
         name = R.DTYPE_NAMES.get(resolve_expr(expr, self.frame) or "")
@@ -319,6 +343,14 @@ class Evaluator:
         rec = receiver if isinstance(receiver, Dtype) and receiver.is_tensor else None
         if isinstance(receiver, ModuleValue) and name == "forward":
             return self._module(receiver, args)
+        if isinstance(receiver, InstanceValue):  # `model.forward(x)`, `model.cuda()`
+            if name == "forward":
+                return self._instance_call(receiver, call, args)
+            if module_moved(call, self.frame) or name in R.CAST_METHODS and not call.args or name in (
+                    "to", "type"):
+                # `Net().half()`: the same instance; its forward's values follow its inputs
+                # (a module's output is its input's dtype outside autocast, or it raises)
+                return receiver
         if isinstance(receiver, ModuleValue) and module_moved(call, self.frame):
             return receiver
         if name in SIZE_METHODS:
@@ -479,3 +511,17 @@ def _python_arith(a: Dtype, b: Dtype, op: str) -> Optional[Dtype]:
             else:
                 kinds.add("pyint")
     return Dtype(frozenset(kinds), False, None)
+
+
+def _literal_index(expr: cst.Subscript) -> Optional[int]:
+    """The integer of `t[2]` / `t[-1]`, else None."""
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    value = expr.slice[0].slice.value
+    negative = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
+    if negative:
+        value = value.expression
+    if not isinstance(value, cst.Integer):
+        return None
+    number = int(value.value, 0)
+    return -number if negative else number

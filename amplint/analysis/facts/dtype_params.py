@@ -40,7 +40,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.data.dtype_rules import MODULE_PRIVATE_METHODS
-from amplint.analysis.facts.dtype_value import Dtype, assigned_names, join
+from amplint.analysis.facts.dtype_value import Dtype, InstanceValue, assigned_names, join, join_values
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.tree import Frame, iter_nodes
@@ -270,8 +270,8 @@ class Bindings:
                     values = {}
                     break
                 for name, value in bound.items():
-                    value = value if isinstance(value, Dtype) else None
-                    values[name] = join(values[name], value) if name in values else value
+                    value = value if isinstance(value, (Dtype, InstanceValue)) else None
+                    values[name] = join_values(values[name], value) if name in values else value
             known = {name: value for name, value in values.items() if value is not None}
             if known:
                 seeds[id(frame)] = known

@@ -35,7 +35,7 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from amplint.analysis.facts.dtype_value import Dtype, join
+from amplint.analysis.facts.dtype_value import Dtype, InstanceValue, join_values
 from amplint.analysis.facts.regions import Enabled
 
 MAX_STEPS = 3
@@ -67,8 +67,11 @@ def _paths(dtypes, bindings, done) -> Dict[int, Dict[str, Dtype]]:
     callers = None
     for frame in dtypes.facts.tree.frames:
         key = id(frame)
-        if frame.kind != "function" or key in found or key in done or key in bindings.certain:
+        if frame.kind != "function" or key in found:
             continue
+        if key in done and key not in recorded or key not in done and key in bindings.certain:
+            continue  # (a bound function read along its path is joined again: its callers'
+            # values may have grown on that path, `values = model(x)` of a `forward` read there)
         region = frame.inherited
         if frame.region is not None or region is None or region.kind not in ("call", "project") or (
                 region.enabled is not Enabled.TRUE):
@@ -79,7 +82,7 @@ def _paths(dtypes, bindings, done) -> Dict[int, Dict[str, Dtype]]:
         if key in recorded:
             # every call of the file is bound: join what the calls under the region pass
             values = _joined(bindings, key, wanted)
-            if values is not None:
+            if values is not None and values != done.get(key):
                 found[key] = values
             continue
         # its calls are not bound (an instance of a local, another class's method, a function
@@ -111,8 +114,8 @@ def _joined(bindings, key, wanted) -> Optional[Dict[str, Dtype]]:
             return None
         under += 1
         for name, value in (bound or {}).items():
-            value = value if isinstance(value, Dtype) and bound is not None else None
-            values[name] = join(values[name], value) if name in values else value
+            value = value if isinstance(value, (Dtype, InstanceValue)) and bound is not None else None
+            values[name] = join_values(values[name], value) if name in values else value
         if bound is None:
             values = {name: None for name in values}
     if not under:

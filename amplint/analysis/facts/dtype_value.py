@@ -134,6 +134,42 @@ class ModuleValue:
         self.op = op
 
 
+class InstanceValue:
+    """An instance of a module class of this file, the class known exactly
+    (amplint.analysis.facts.instance_forwards): a call of it returns what its `forward` does."""
+
+    def __init__(self, cls) -> None:
+        self.cls = cls  # the class's Frame
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, InstanceValue) and other.cls is self.cls
+
+    def __hash__(self) -> int:
+        return id(self.cls)
+
+
+class Items:
+    """The tuple a function returns, item by item (`return logits, None, values`): only an
+    unpacking or a literal index reads it, like `Elements`; never bound to a name."""
+
+    def __init__(self, items) -> None:
+        self.items = tuple(items)  # Dtype | None each
+
+
+def join_values(a, b):
+    """`join` for any value of the walk: tensors join; instances of one class and item tuples of
+    one length keep (item by item); anything else is unknown."""
+    if isinstance(a, Items) and isinstance(b, Items):
+        if len(a.items) != len(b.items):
+            return None
+        return Items(join_values(x, y) for x, y in zip(a.items, b.items))
+    if isinstance(a, InstanceValue) or isinstance(b, InstanceValue):
+        return a if a == b else None
+    if isinstance(a, Dtype) and isinstance(b, Dtype):
+        return join(a, b)
+    return None
+
+
 
 def assigned_names(node: cst.CSTNode) -> List[str]:
     """Names the statements under `node` bind in their own scope, read statement by statement

@@ -8,7 +8,9 @@ from typing import Dict, Optional
 import libcst as cst
 
 from amplint.analysis.facts.dtype_ops import Evaluator
-from amplint.analysis.facts.dtype_value import Elements, ModuleValue, assigned_names, join
+from amplint.analysis.facts.dtype_value import (
+    Dtype, Elements, Items, ModuleValue, assigned_names, join, join_values,
+)
 from amplint.analysis.facts.syntax import bound_names
 from amplint.analysis.facts.tree import Frame
 
@@ -31,8 +33,10 @@ def _merge(a: Env, b: Env) -> Env:
         if isinstance(x, ModuleValue) or isinstance(y, ModuleValue):
             out[name] = x if x is y or (
                 isinstance(x, ModuleValue) and isinstance(y, ModuleValue) and x.op == y.op) else None
-        else:
+        elif isinstance(x, Dtype) or isinstance(y, Dtype) or x is None or y is None:
             out[name] = join(x, y)  # type: ignore[arg-type]
+        else:  # project module instances (instance_forwards.py)
+            out[name] = join_values(x, y)
     return out
 
 
@@ -117,6 +121,14 @@ class _Walker:
         return Evaluator(self.dtypes, env, frame).value(expr, parts)
 
     def bind(self, target: cst.BaseExpression, value, env: Env) -> None:
+        if isinstance(value, Items):
+            if isinstance(target, (cst.Tuple, cst.List)):  # `_, _, values = model(x)`
+                plain = all(isinstance(e, cst.Element) for e in target.elements) and len(
+                    target.elements) == len(value.items)
+                for index, element in enumerate(target.elements):
+                    self.bind(element.value, value.items[index] if plain else None, env)
+                return
+            value = None  # the tuple itself is not tracked
         if isinstance(value, Elements):
             if isinstance(target, (cst.Tuple, cst.List)):  # `q, k, v = qkv.unbind(0)`
                 for element in target.elements:
@@ -260,8 +272,8 @@ class _Walker:
         elif isinstance(small, cst.Expr):
             self.value(small.value, env, frame)
         elif isinstance(small, cst.Return):
-            self.returns.append(self.value(small.value, env, frame) if small.value is not None
-                                else None)
+            self.returns.append(self.value(small.value, env, frame, parts=True)
+                                if small.value is not None else None)
         elif isinstance(small, cst.Del):
             for name in bound_names(small.target):
                 env.pop(name, None)

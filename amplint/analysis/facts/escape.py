@@ -330,6 +330,9 @@ class EscapeAnalysis(Float32Evidence, EscapeCallees):
             return isinstance(expr.operator, cst.MatrixMultiply)
         if not isinstance(expr, cst.Call):
             return False
+        known = self.facts.dtypes.dtype(expr)
+        if known is not None and not known.may_be("float16", "bfloat16", "autocast"):
+            return False  # the dtype fact's answer: `encoder(x)` whose forward ends `.float()`
         func = expr.func
         qualified = resolve_expr(func, frame)
         if qualified is not None and self._lower(aten_op(qualified), frame):
