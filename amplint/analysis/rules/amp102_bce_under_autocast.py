@@ -406,8 +406,6 @@ class BceUnderAutocast(Rule):
             return None
         assign = assigns[0]
         constructor = assign.value
-        if ctx.facts.resolve(constructor.func, assign.frame) != BCE_CLASS:
-            return None  # a class a string picks (`build_loss("bce")`): the island fix only
         edits: Dict[cst.CSTNode, cst.CSTNode] = {}
         for site in sites:
             if has_star_args(site.node) or len(positional(site.node)) > 2:

@@ -1,0 +1,126 @@
+"""Classes a string picks (issue 26, facts/chosen_classes.py), read by every rule that asks which
+class an instance is: AMP102 (the loss) and the GradScaler facts (AMP120/122/124). Exact or
+nothing: an unknown key, a dict changed anywhere, a builder whose returns disagree give no class."""
+
+from __future__ import annotations
+
+import pytest
+
+from amplint.analysis.engine import Settings, lint_source
+from amplint.analysis.project import lint_project
+
+from project_files import load
+
+HEAD = "import torch\nimport torch.nn as nn\n"
+LOSSES = 'LOSSES = {"cross_entropy": nn.CrossEntropyLoss, "bce": nn.BCELoss, "bce_logits": nn.BCEWithLogitsLoss}\n'
+BUILD = "def build_loss(name, **kwargs):\n    return LOSSES[name](**kwargs)\n"
+MODULE = (
+    "class Head(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.loss_fn = {ctor}\n"
+    "    def training_step(self, logits, y):\n"
+    "        with torch.autocast('cuda', dtype=torch.float16):\n"
+    "            return self.loss_fn(torch.sigmoid(logits), y)\n"
+)
+
+
+def codes(source):
+    return sorted((d.line, d.code) for d in lint_source("case.py", source, Settings.default()).diagnostics)
+
+
+def head(ctor, extra=""):
+    return HEAD + LOSSES + extra + BUILD + MODULE.format(ctor=ctor)
+
+
+@pytest.mark.parametrize("ctor", [
+    'build_loss("bce", reduction="mean")',  # pytorchvideo's builder
+    'build_loss(name="bce")',  # the key by keyword
+    'LOSSES["bce"]()',  # the dict read directly
+    'getattr(nn, "BCELoss")()',  # a literal attribute of the module
+])
+def test_bce_picked_by_a_string_is_flagged(ctor):
+    assert (12, "AMP102") in codes(head(ctor))
+
+
+def test_bce_picked_by_a_local_key_and_a_default():
+    source = (HEAD + LOSSES + "def make(name='bce'):\n    return LOSSES[name]()\n"
+              "def step(logits, y):\n    key = 'bce'\n    crit = LOSSES[key]()\n    other = make()\n"
+              "    with torch.autocast('cuda'):\n"
+              "        return crit(torch.sigmoid(logits), y) + other(torch.sigmoid(logits), y)\n")
+    assert codes(source).count((11, "AMP102")) == 2
+
+
+def test_a_builders_call_is_not_rewritten_as_the_class():
+    """The instance fix would put `BCEWithLogitsLoss` where `build_loss` is, with the builder's
+    arguments: only the island fix is offered."""
+    fixed = lint_source("case.py", head('build_loss("bce")'), Settings.default(), fix=True).fixed_source
+    assert 'build_loss("bce")' in fixed and "enabled=False" in fixed and "BCEWithLogitsLoss()" not in fixed
+    direct = lint_source("case.py", head('LOSSES["bce"]()'), Settings.default(), fix=True).fixed_source
+    assert "nn.BCEWithLogitsLoss()" in direct and "(logits, y)" in direct
+
+
+@pytest.mark.parametrize("ctor, extra", [
+    ('build_loss("bce_logits")', ""),  # the with-logits class
+    ("build_loss(cfg_name)", "cfg_name = input()\n"),  # a key no literal fixes
+    ('build_loss("bce")', 'LOSSES["bce"] = nn.BCEWithLogitsLoss\n'),  # the dict changed
+    ('build_loss("bce")', 'LOSSES.update(bce=nn.BCEWithLogitsLoss)\n'),
+    ('build_loss("focal")', ""),  # a key the dict does not hold
+    ('build_loss(*names)', "names = ['bce']\n"),  # a starred argument may fill the key
+])
+def test_unknown_or_other_class_stays_silent(ctor, extra):
+    assert "AMP102" not in {code for _, code in codes(head(ctor, extra))}
+
+
+def test_builder_whose_returns_disagree_stays_silent():
+    source = HEAD + LOSSES + (
+        "def build_loss(name, logits=False):\n"
+        "    if logits:\n        return nn.BCEWithLogitsLoss()\n"
+        "    return LOSSES[name]()\n") + MODULE.format(ctor='build_loss("bce")')
+    assert "AMP102" not in {code for _, code in codes(source)}
+
+
+SCALER = (
+    "import torch\n"
+    "SCALERS = {{'native': torch.cuda.amp.GradScaler}}\n"
+    "def train(model, opt, loader):\n"
+    "    scaler = {ctor}\n"
+    "    for x, y in loader:\n"
+    "        with torch.autocast('cuda', dtype=torch.{dtype}):\n"
+    "            loss = model(x, y)\n"
+    "        {backward}\n"
+    "        scaler.step(opt)\n"
+    "        scaler.update()\n"
+)
+
+
+def test_scaler_picked_by_a_string_disabled_is_not_a_clip_hazard():
+    """`SCALERS['native'](enabled=False)`: the scaler's own `enabled=`, read through the dict."""
+    source = SCALER.format(ctor="SCALERS['native'](enabled=False)", dtype="float16", backward=(
+        "scaler.scale(loss).backward()\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)"))
+    assert "AMP120" not in {code for _, code in codes(source)}
+    assert (9, "AMP120") in codes(source.replace("enabled=False", "enabled=True"))
+
+
+def test_scaler_picked_by_a_string_is_a_scaler():
+    unscaled = SCALER.format(ctor="SCALERS['native']()", dtype="float16", backward="loss.backward()")
+    assert (8, "AMP122") in codes(unscaled)
+    bf16 = SCALER.format(ctor="getattr(torch.cuda.amp, 'GradScaler')()", dtype="bfloat16",
+                         backward="scaler.scale(loss).backward()")
+    assert (4, "AMP124") in codes(bf16)
+    other = SCALER.format(ctor="SCALERS[kind]()", dtype="bfloat16", backward="scaler.scale(loss).backward()")
+    assert "AMP124" not in {code for _, code in codes(other)}
+
+
+def findings(results):
+    return sorted((path, d.line, d.code) for path, result in results.items() for d in result.diagnostics)
+
+
+def test_project_loss_class_picked_by_a_string_called_from_another_file():
+    """SlowFast's `_LOSSES` + `get_loss_func(name)` (a builder returning the class); the region
+    is the training script's."""
+    found = findings(lint_project(load("chosen_loss_slowfast"), Settings.default()))
+    assert ("chosen_loss_slowfast/slowfast/models/head.py", 28, "AMP102") in found
+    clean = findings(lint_project(load("chosen_loss_slowfast_clean"), Settings.default()))
+    assert clean == []
