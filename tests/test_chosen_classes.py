@@ -124,3 +124,64 @@ def test_project_loss_class_picked_by_a_string_called_from_another_file():
     assert ("chosen_loss_slowfast/slowfast/models/head.py", 28, "AMP102") in found
     clean = findings(lint_project(load("chosen_loss_slowfast_clean"), Settings.default()))
     assert clean == []
+
+
+# -- the class flow: a core op a constructor's string picks (InternImage / DCNv4) -----------------
+
+DCN = "chosen_core_op_dcnv4/models/flash_intern_image.py"
+
+
+def messages(results, code):
+    return [d.message for result in results.values() for d in result.diagnostics if d.code == code]
+
+
+def test_project_core_op_picked_by_getattr_on_this_module():
+    """`getattr(sys.modules[__name__], core_op)` with `core_op` the constructor's default, which
+    the training script's `FlashInternImage(channels=64)` leaves as is."""
+    found = findings(lint_project(load("chosen_core_op_dcnv4"), Settings.default()))
+    assert (DCN, 30, "AMP151") in found
+    clean = load("chosen_core_op_dcnv4_clean")  # the call picks the depthwise conv
+    assert findings(lint_project(clean, Settings.default())) == []
+
+
+def test_core_op_read_through_globals_and_one_file():
+    files = load("chosen_core_op_dcnv4", [("getattr(sys.modules[__name__], core_op)", "globals()[core_op]")])
+    found = messages(lint_project(files, Settings.default()), "AMP151")
+    assert len(found) == 1 and "(core_op = 'DCNv4' at tools/train.py:7)" in found[0]
+    one = {"m.py": files[DCN] + "\n\n" + files["chosen_core_op_dcnv4/tools/train.py"].replace(
+        "from models.flash_intern_image import FlashInternImage\n", "")}
+    found = messages(lint_project(one, Settings.default()), "AMP151")
+    assert len(found) == 1 and "(core_op = 'DCNv4' at m.py:" in found[0]
+
+
+def test_core_op_fixed_by_the_calls_is_cited_exactly():
+    found = messages(lint_project(load("chosen_core_op_dcnv4"), Settings.default()), "AMP151")
+    assert len(found) == 1 and "(core_op = 'DCNv4' at tools/train.py:7)" in found[0]
+
+
+@pytest.mark.parametrize("replace", [
+    # a subclass: its calls reach the constructor with arguments no call here shows
+    [("def train(", "class Big(FlashInternImage):\n    pass\n\n\ndef train(")],
+    # a caller that gives a string no literal fixes
+    [("FlashInternImage(channels=64)", "FlashInternImage(channels=64, core_op=op)"),
+     ("def train(loader, epochs=1):", "def train(loader, op, epochs=1):")],
+])
+def test_core_op_not_fixed_by_the_calls_is_no_exact_class(replace):
+    """No literal decides: the module's namespace is read as `globals()[name]` is, every member
+    a possible class, each cited as one of them (never as the default)."""
+    found = messages(lint_project(load("chosen_core_op_dcnv4", replace), Settings.default()), "AMP151")
+    assert found and all("1 of the 4 names" in m and "core_op = 'DCNv4' at" not in m for m in found)
+
+
+def test_the_function_raises_in_backward_under_autocast():
+    """The dtype claim, under CPU autocast bfloat16 (torch 2.13): forward's bmm runs in bf16,
+    backward multiplies the bf16 gradient with the saved float32 tensor and raises."""
+    torch = pytest.importorskip("torch")
+    namespace = {}
+    exec(compile(load("chosen_core_op_dcnv4")[DCN].split("class DCNv4(nn.Module)")[0], "m", "exec"), namespace)
+    value = torch.randn(2, 3, 4, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = namespace["DCNv4Function"].apply(value, torch.randn(2, 4, 4), 4)
+    assert out.dtype == torch.bfloat16
+    with pytest.raises(RuntimeError):
+        out.float().sum().backward()
