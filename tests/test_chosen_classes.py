@@ -185,3 +185,44 @@ def test_the_function_raises_in_backward_under_autocast():
     assert out.dtype == torch.bfloat16
     with pytest.raises(RuntimeError):
         out.float().sum().backward()
+
+
+# -- a builder of another file (project/chosen_builders.py) ------------------------------------------
+
+def _split_loss(replace=()):
+    """The SlowFast-shaped project with its loss table in a losses module of its own, built by
+    name (`build_loss`, pytorchvideo's spelling) from the head's file; the table also holds a
+    class of that module and is read by `name in _LOSSES` / `sorted(_LOSSES)`."""
+    files = load("chosen_loss_slowfast", replace)
+    head = "chosen_loss_slowfast/slowfast/models/head.py"
+    text = files[head]
+    table = text[text.index("_LOSSES = {"):text.index("class MultiLabelHead")]
+    files["chosen_loss_slowfast/slowfast/models/losses.py"] = (
+        "import torch.nn as nn\n\n\nclass SoftTargetCrossEntropy(nn.Module):\n    pass\n\n\n"
+        + table.replace('"bce_logit": nn.BCEWithLogitsLoss,', '"bce_logit": nn.BCEWithLogitsLoss,\n    "soft": SoftTargetCrossEntropy,')
+        .replace("def get_loss_func(loss_name):\n    return _LOSSES[loss_name]",
+                 "def build_loss(name, **kwargs):\n    if name not in _LOSSES:\n"
+                 "        raise KeyError(f\"unknown loss {name}: {sorted(_LOSSES)}\")\n"
+                 "    return _LOSSES[name](**kwargs)"))
+    files[head] = text.replace(table, "").replace(
+        "import torch.nn as nn\n", "import torch.nn as nn\n\nfrom slowfast.models.losses import build_loss\n").replace(
+        'get_loss_func("bce")(reduction="mean")', 'build_loss("bce", reduction="mean")')
+    return files, head
+
+
+def test_builder_of_another_file_picks_bce():
+    files, head = _split_loss()
+    found = findings(lint_project(files, Settings.default()))
+    assert [f for f in found if f[2] == "AMP102"] == [(head, 19, "AMP102")]
+
+
+@pytest.mark.parametrize("old, new", [
+    ('build_loss("bce", reduction="mean")', 'build_loss("bce_logit", reduction="mean")'),
+    ('build_loss("bce", reduction="mean")', 'build_loss(cfg.LOSS, reduction="mean")'),
+    ("    return _LOSSES[name](**kwargs)", "    _LOSSES.update(extra)\n    return _LOSSES[name](**kwargs)"),
+])
+def test_builder_of_another_file_not_bce_stays_silent(old, new):
+    files, head = _split_loss()
+    for path in files:
+        files[path] = files[path].replace(old, new)
+    assert "AMP102" not in {f[2] for f in findings(lint_project(files, Settings.default()))}

@@ -66,7 +66,7 @@ class FileFacts:
         given the name, `getattr(module, "Name")` (amplint.analysis.facts.chosen_classes)."""
         from amplint.analysis.facts.chosen_classes import ChosenClasses
 
-        return ChosenClasses(self.tree)
+        return ChosenClasses(self.tree, self.entries)
 
     @cached_property
     def function_returns(self):

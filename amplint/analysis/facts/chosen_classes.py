@@ -16,7 +16,9 @@ The forms read, each exact or nothing:
   the file is a read `D[...]` (no store into it, no `D.update`, no alias, no `global D`); the key
   a string literal, or a local the function binds once to one;
 - `getattr(M, "Name")(...)`: `M` an imported module, the name a literal;
-- `build(key, ...)`: `build` a module-level function of the file whose every `return` is
+- `build(key, ...)`: `build` a module-level function of the file (or one another file defines,
+  imported by that name: the project pass's `EntryReturn` of kind "chosen",
+  project/chosen_builders.py) whose every `return` is
   `return D[p](...)` (the instance) or `return D[p]` (the class, then called), `p` one of its
   parameters bound nowhere else; the key is what the call passes for `p` (positionally or by
   keyword), or the parameter's literal default when the call leaves it out. A call with
@@ -33,7 +35,7 @@ from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.names import resolve, visible_scopes
+from amplint.analysis.facts.names import _CANONICAL, resolve, visible_scopes
 from amplint.analysis.facts.syntax import iter_nodes, params
 from amplint.analysis.facts.tree import Collector, Frame, dotted_name
 
@@ -46,8 +48,11 @@ class Chosen:
 
 
 class ChosenClasses:
-    def __init__(self, tree: Collector) -> None:
+    def __init__(self, tree: Collector, entries=()) -> None:
         self.tree = tree
+        # imported builders of other files (project/chosen_builders.py), by the imported name
+        self.remote = {e.call: e for e in entries if getattr(e, "kind", "") in ("chosen", "chosen_class")
+                       and e.ordinal == -1}
         self._dicts: Optional[Dict[str, Dict[str, str]]] = None
         self._builders: Dict[str, Optional[Tuple[str, str, bool, Optional[str]]]] = {}
 
@@ -93,7 +98,7 @@ class ChosenClasses:
             if name in scope.bindings or name in scope.imports:
                 return None  # a local of that name, not the module's dict
         values = self.dicts().get(name)
-        if values is None or key not in values:
+        if values is None or key not in values or values[key].startswith("@"):
             return None
         return values[key], f"{name}[{key!r}]"
 
@@ -111,7 +116,7 @@ class ChosenClasses:
             target = assign.targets[0]
             if not isinstance(target, cst.Name) or not self.tree.bound_once(module, target.value):
                 continue
-            values = _display(assign.value, module)
+            values = _display(assign.value, module, self.tree.classes)
             if values:
                 shapes[target.value] = values
                 binding[target.value] = target
@@ -122,6 +127,12 @@ class ChosenClasses:
         for node in iter_nodes(module.node):
             if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in shapes:
                 reads[id(node.value)] = node.value.value
+            elif isinstance(node, cst.ComparisonTarget) and isinstance(node.operator, (cst.In, cst.NotIn)) \
+                    and isinstance(node.comparator, cst.Name):
+                reads[id(node.comparator)] = node.comparator.value  # `name in D`
+            elif isinstance(node, cst.Call) and dotted_name(node.func) in _READERS and len(node.args) == 1 \
+                    and isinstance(node.args[0].value, cst.Name) and not node.args[0].star and not node.args[0].keyword:
+                reads[id(node.args[0].value)] = node.args[0].value.value  # `sorted(D)`
             elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del)):
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                 for target in targets:
@@ -160,6 +171,8 @@ class ChosenClasses:
         name = dotted_name(call.func)
         if name is None or len(name) != 1:
             return None
+        if name[0] in self.remote:
+            return self._remote(call, frame, self.remote[name[0]], want_class)
         shape = self._builder(name[0])
         if shape is None or name[0] in _bound(frame, below_module=True):
             return None
@@ -173,6 +186,20 @@ class ChosenClasses:
         if found is None:
             return None
         return found[0], f"{name[0]}({key!r}) -> {found[1]}"
+
+    def _remote(self, call: cst.Call, frame: Frame, entry, want_class: bool) -> Optional[Tuple[str, str]]:
+        """`build_loss("bce")` with `build_loss` imported from the file the entry names."""
+        name = call.func.value  # type: ignore[attr-defined]
+        if (entry.kind == "chosen_class") != want_class or name not in self.tree.module_frame.imports \
+                and name not in self.tree.module_frame.relative or name in _bound(frame, below_module=True):
+            return None
+        if name in self.tree.module_frame.bindings:
+            return None  # the module rebinds the imported name
+        key = _argument_at(call, entry.index, entry.param, entry.key_default)
+        qualified = dict(entry.choices).get(key) if key is not None else None
+        if qualified is None or qualified.startswith("@"):
+            return None
+        return _CANONICAL.get(qualified, qualified), f"{entry.callee}({key!r})"
 
     def _builder(self, name: str):
         if name in self._builders:
@@ -217,10 +244,15 @@ def _return_shape(value, chosen: ChosenClasses):
 
 
 def _argument(call: cst.Call, function: cst.FunctionDef, param: str, default: Optional[str]) -> Optional[str]:
-    """The literal the call gives parameter `param` (its default when left out); None when
-    it is not a literal or a starred argument may fill it."""
     names = [p.name.value for p in list(function.params.posonly_params) + list(function.params.params)]
-    position = names.index(param) if param in names else None
+    return _argument_at(call, names.index(param) if param in names else None, param, default)
+
+
+def _argument_at(call: cst.Call, position: Optional[int], param: str, default: Optional[str]) -> Optional[str]:
+    """The literal the call gives parameter `param` (at `position`, None or -1: keyword-only;
+    its default when left out); None when it is not a literal or a starred argument may fill it."""
+    if position == -1:
+        position = None
     positional, starred = 0, False
     for arg in call.args:
         if arg.keyword is not None:
@@ -235,7 +267,7 @@ def _argument(call: cst.Call, function: cst.FunctionDef, param: str, default: Op
     return None if starred else default
 
 
-def _display(value: cst.BaseExpression, module: Frame) -> Optional[Dict[str, str]]:
+def _display(value: cst.BaseExpression, module: Frame, classes) -> Optional[Dict[str, str]]:
     pairs = []
     if isinstance(value, cst.Dict):
         for element in value.elements:
@@ -253,10 +285,16 @@ def _display(value: cst.BaseExpression, module: Frame) -> Optional[Dict[str, str
     out: Dict[str, str] = {}
     for key, item in pairs:
         qualified = resolve(dotted_name(item), module) if key is not None else None
+        if qualified is None and isinstance(item, cst.Name) and item.value in classes \
+                and classes[item.value].parent is module:
+            qualified = "@" + item.value  # a class of this file: no rule's class, but the dict stays exact
         if qualified is None or key in out:
             return None
         out[key] = qualified
     return out
+
+
+_READERS = frozenset({("sorted",), ("len",), ("list",), ("tuple",), ("set",)})
 
 
 def _string(expr) -> Optional[str]:
