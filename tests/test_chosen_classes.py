@@ -226,3 +226,18 @@ def test_builder_of_another_file_not_bce_stays_silent(old, new):
     for path in files:
         files[path] = files[path].replace(old, new)
     assert "AMP102" not in {f[2] for f in findings(lint_project(files, Settings.default()))}
+
+
+def test_function_of_another_file_that_never_applies_it():
+    """InternImage's ops_dcnv3/functions/dcnv3_func.py defines the Function and holds no
+    `.apply`: the module applying it imports it (function_entries.py looked only at files that
+    apply or export `Cls.apply` themselves)."""
+    files = load("chosen_core_op_dcnv4")
+    text = files[DCN]
+    function = text[text.index("class DCNv4Function(Function):"):text.index("class DCNv4(nn.Module):")]
+    files["chosen_core_op_dcnv4/models/dcnv4_func.py"] = (
+        "import torch\nfrom torch.autograd import Function\n\n\n" + function)
+    files[DCN] = text.replace(function, "").replace(
+        "from torch.autograd import Function\n", "from models.dcnv4_func import DCNv4Function\n")
+    found = messages(lint_project(files, Settings.default()), "AMP151")
+    assert len(found) == 1 and "DCNv4Function (defined at models/dcnv4_func.py:5)" in found[0]
