@@ -74,6 +74,14 @@ class FileFacts:
         return ParamDefaults(self)
 
     @cached_property
+    def chosen_classes(self):
+        """The class a call constructs when a string picks it: a name->class dict, a builder
+        given the name, `getattr(module, "Name")` (amplint.analysis.facts.chosen_classes)."""
+        from amplint.analysis.facts.chosen_classes import ChosenClasses
+
+        return ChosenClasses(self.tree, self.entries)
+
+    @cached_property
     def function_returns(self):
         """What a function of this file returns to a call of it
         (amplint.analysis.facts.function_returns)."""
@@ -160,7 +168,7 @@ class FileFacts:
 
     @cached_property
     def scalers(self) -> ScalerAnalysis:
-        return ScalerAnalysis(self.tree, self.callgraph, self.entries)
+        return ScalerAnalysis(self.tree, self.callgraph, self.entries, self.chosen_classes)
 
     @cached_property
     def qualified_calls(self) -> list:

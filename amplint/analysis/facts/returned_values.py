@@ -36,6 +36,10 @@ class EntryReturn:
     param: str = ""  # finfo: the parameter whose dtype it reads
     index: int = -1  # finfo: that parameter's position (-1: keyword-only)
     bound: str = ""  # finfo: "min" / "max"
+    # "chosen" / "chosen_class" (project/chosen_builders.py): the builder's dict, key -> class,
+    # and its key parameter's literal default (`param`, `index` name the parameter)
+    choices: Tuple[Tuple[str, str], ...] = ()
+    key_default: Optional[str] = None
 
 
 def returned_by_call(entries, tree) -> Dict[int, EntryReturn]:

@@ -164,7 +164,7 @@ def _combine(values: Iterable[Enabled]) -> Enabled:
 
 
 class ScalerAnalysis:
-    def __init__(self, tree: Collector, callgraph=None, entries=()) -> None:
+    def __init__(self, tree: Collector, callgraph=None, entries=(), chosen=None) -> None:
         self.tree = tree
         self.callgraph = callgraph
         # callees in other files (the project pass's EntryScaler entries), by call
@@ -177,8 +177,13 @@ class ScalerAnalysis:
         self.scalers: Dict[ScalerKey, Scaler] = {}
         self.constructions: List[CallSite] = []
         self.sites: Dict[int, CallSite] = {id(site.node): site for site in tree.calls}
+        self._chosen: Dict[int, str] = {}  # `AMP[name](...)`: the scaler class a string picks
         for site in tree.calls:
             qualified = resolve_expr(site.node.func, site.frame)
+            if qualified is None and chosen is not None:
+                picked = chosen.constructed(site.node, site.frame)
+                if picked is not None and picked.direct:  # the call's arguments are the scaler's
+                    qualified = self._chosen[id(site.node)] = picked.qualified
             if qualified in SCALER_APIS:
                 self.constructions.append(site)
         by_call = {id(site.node): site for site in self.constructions}
@@ -186,12 +191,15 @@ class ScalerAnalysis:
             site = by_call.get(id(assign.value))
             if site is None:
                 continue
-            qualified = resolve_expr(site.node.func, site.frame)
+            qualified = self._qualified(site)
             enabled = _enabled_of(site.node, qualified)  # type: ignore[arg-type]
             for target in assign.targets:
                 key = holder_key(target)
                 if key is not None:
                     self.scalers[key] = Scaler(key, site.node, assign.frame, enabled)
+
+    def _qualified(self, site: CallSite) -> Optional[str]:
+        return self._chosen.get(id(site.node)) or resolve_expr(site.node.func, site.frame)
 
     @property
     def any(self) -> bool:
@@ -202,7 +210,7 @@ class ScalerAnalysis:
         site = self.sites.get(id(call))
         if site is None or any(a.star for a in call.args):
             return None
-        positional = SCALER_APIS.get(resolve_expr(call.func, site.frame) or "")
+        positional = SCALER_APIS.get(self._qualified(site) or "")
         return bound_arguments(call, positional).get("enabled") if positional is not None else None
 
     # -- which texts are scalers ----------------------------------------------------------
@@ -235,7 +243,7 @@ class ScalerAnalysis:
                 info = infos.setdefault(text, ScalerInfo(text))
                 for value, site in found:
                     info.constructions.append(site.node)
-                    qualified = resolve_expr(site.node.func, site.frame)
+                    qualified = self._qualified(site)
                     state = _enabled_of(site.node, qualified)  # type: ignore[arg-type]
                     if len(found) < len(values):  # `GradScaler() if amp else None`
                         state = Enabled.MAYBE if state is not Enabled.FALSE else state

@@ -94,6 +94,9 @@ class AstValueReader:
                 if len(elements) == 1 and type(elements[0]) is not ast.Slice:  # `globals()[name]`
                     return self._lookup(namespace, elements[0], expr, None, frame, depth)
             base = self.val(expr.value, frame, depth + 1)
+            if base == ("ref", "sys.modules") and type(expr.slice) is ast.Name and expr.slice.id == "__name__" \
+                    and "__name__" not in self.tree.module_frame.bindings:
+                return ("ref", "@")  # flowvalues: `sys.modules[__name__]`
             return ("sub", base) if base is not None else None
         if kind in (ast.Tuple, ast.List):
             return ("tuple", tuple(self.val(_unstar(e), frame, depth + 1) for e in expr.elts))

@@ -108,6 +108,10 @@ class ValueReader:
                 # `globals()[name]`, `vars(models)[name]`
                 return self._lookup(namespace, expr.slice[0].slice.value, expr, frame, depth)
             base = self.val(expr.value, frame, depth + 1)
+            if base == ("ref", "sys.modules") and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index) \
+                    and isinstance(expr.slice[0].slice.value, cst.Name) and expr.slice[0].slice.value.value == "__name__" \
+                    and "__name__" not in self.tree.module_frame.bindings:
+                return ("ref", "@")  # `sys.modules[__name__]`: this module, as `globals()` reads it
             return ("sub", base) if base is not None else None
         if isinstance(expr, (cst.Tuple, cst.List)):
             items = tuple(self.val(e.value, frame, depth + 1) for e in expr.elements)

@@ -52,7 +52,7 @@ def function_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFunc
             # no file it may name defines a Function: nothing to summarise. An exported
             # `fn = Cls.apply` is looked for in the module the import names only (names called
             # through a package's re-exports are many: timm 122 resolutions for none)
-            if not leads_to(project, path, ref, lambda p: _defines_function(project, p), as_class):
+            if not leads_to(project, path, ref, lambda p: _defines_function(project, p, as_class), as_class):
                 continue
             target = project.resolve_ref(path, ref)
             if target is None or len(target[1]) != 1 or target[0] == path:
@@ -77,9 +77,13 @@ def function_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFunc
     return found
 
 
-def _defines_function(project, path: str) -> bool:
+def _defines_function(project, path: str, applied_here: bool = False) -> bool:
+    """The file may define a Function the importer uses: one it applies itself (`Cls.apply` in
+    the importer's text: InternImage's dcnv3_func.py holds no `.apply`), or one the file exports
+    as `fn = Cls.apply`."""
     text = project.files.get(path) or ""
-    return "staticmethod" in text and _APPLY.search(text) is not None and _DEFINES.search(text) is not None
+    return "staticmethod" in text and _DEFINES.search(text) is not None and (
+        applied_here or _APPLY.search(text) is not None)
 
 
 def leads_to(project, importer: str, ref: str, wanted, through_init: bool = True) -> bool:

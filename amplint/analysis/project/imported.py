@@ -12,7 +12,8 @@ AMP's scaling over (amp_scaling_classes.py, AMP103), and the functions its float
 code passes float16 values (float16_args.py, AMP140/AMP141), the big numeric constants it
 imports (imported_constants.py, AMP110), and the kind of value the functions it imports return
 (return_kinds.py, AMP131/AMP111/AMP152), and the attributes its facts read from its own stores
-that another file stores too (foreign_stores.py). Computed once per project pass,
+that another file stores too (foreign_stores.py), and the builders it imports that pick a class
+by a string (chosen_builders.py, AMP102 and the scaler facts). Computed once per project pass,
 after the regions and the scaler entries are known."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from typing import Dict, Mapping, Sequence, Tuple
 
 from amplint.analysis.project.amp_scaling_classes import scaling_optimizer_entries
+from amplint.analysis.project.chosen_builders import chosen_entries
 from amplint.analysis.project.config_dtypes import config_dtype_entries
 from amplint.analysis.project.dtype_fields import dtype_field_entries
 from amplint.analysis.project.foreign_stores import foreign_store_entries
@@ -43,7 +45,8 @@ def imported_entries(project, paths: Sequence[str],
                  half_param_entries(project, paths), dtype_field_entries(project, paths),
                  float16_arg_entries(project, paths), constant_entries(project, paths),
                  return_kind_entries(project, paths), foreign_store_entries(project, paths),
-                 config_dtype_entries(project, paths), scaling_optimizer_entries(project, paths)):
+                 config_dtype_entries(project, paths), scaling_optimizer_entries(project, paths),
+                 chosen_entries(project, paths)):
         for path, extra in more.items():
             found[path] = found.get(path, ()) + extra
     return found

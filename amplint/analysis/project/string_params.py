@@ -4,8 +4,13 @@ inside `def _make_model(arch_name, ...)`, where every call of `_make_model` in t
 passes a literal (`_make_model(arch_name="vit_base")`) or leaves the parameter to its literal
 default.
 
+A constructor's parameter (`InternImage.__init__(self, core_op="DCNv3")` doing
+`getattr(sys.modules[__name__], core_op)`) is read the same way at the class's calls
+(`InternImage()`), `self` left out.
+
 Exact or nothing: the answer is None (the lookup stays unresolved, as before) when the function
-is a method, when no call of it is found, when its name is used other than as the callee of a
+is a method other than `__init__` (or the class is decorated, defines `__new__`, or is named
+other than as a callee: a subclass, `partial(Cls)`), when no call of it is found, when its name is used other than as the callee of a
 call (passed as a value: a call elsewhere cannot be seen), when a call's callee cannot be
 proved to be this function or another one (`obj._make_model(...)` on a non-module), when a call
 passes the parameter through `*args` / `**kwargs` or as anything but a string literal, or when a
@@ -46,14 +51,23 @@ class StringParams:
         return found
 
     def _literals(self, path: str, function: str, param: str, depth: int) -> Optional[List[Literal]]:
-        if "." in function or not function.isidentifier():
-            return None
         tree = self._tree(path)
-        definition = _module_def(tree, function) if tree is not None else None
-        if definition is None:
+        if tree is None:
             return None
-        slot = _slot(definition.args, param)
-        if slot is None:
+        if function.endswith(".__init__"):  # a constructor: its calls are the class's
+            function = function[: -len(".__init__")]
+            definition = _init_def(tree, function)
+            slot = _slot(definition.args, param) if definition is not None else None
+            if slot is not None:
+                slot = (None if slot[0] is None else slot[0] - 1, slot[1])  # `self` is not passed
+                if slot[0] == -1:
+                    return None
+        elif "." in function or not function.isidentifier():
+            return None
+        else:
+            definition = _module_def(tree, function)
+            slot = _slot(definition.args, param) if definition is not None else None
+        if slot is None or not function.isidentifier():
             return None
         words = re.compile(r"\b%s\b" % re.escape(function))
         out: List[Literal] = []
@@ -113,12 +127,22 @@ class StringParams:
         head = dotted[0]
         if head in summary.imports:
             return self.p.resolve_ref(where, ".".join([summary.imports[head]] + dotted[1:]))
-        if len(dotted) == 1 and head in summary.functions:
+        if len(dotted) == 1 and (head in summary.functions or head in summary.classes):
             return where, (head,)
         return None
 
 
 _UNSEEN = object()
+
+
+def _init_def(tree: ast.Module, name: str):
+    """The `__init__` of module-level class `name` (a class with no `__new__`, no decorator)."""
+    found = [n for n in tree.body if type(n) is ast.ClassDef and n.name == name]
+    if len(found) != 1 or found[0].decorator_list:
+        return None
+    methods = {n.name: n for n in found[0].body if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef)}
+    init = methods.get("__init__")
+    return init if init is not None and "__new__" not in methods and not init.decorator_list else None
 
 
 def _module_def(tree: ast.Module, name: str):

@@ -242,7 +242,7 @@ class BceUnderAutocast(Rule):
             key = None
             if qualified in BCE_FUNCTIONS:
                 label = "binary_cross_entropy"
-            elif isinstance(call.func, cst.Call) and facts.resolve(call.func.func, site.frame) == BCE_CLASS:
+            elif isinstance(call.func, cst.Call) and _constructs_bce(facts, call.func, site.frame):
                 label = "BCELoss"
             else:
                 key = holder_key(call.func)
@@ -282,7 +282,7 @@ class BceUnderAutocast(Rule):
         for assign in facts.tree.assigns:
             if not isinstance(assign.value, cst.Call):
                 continue
-            if facts.resolve(assign.value.func, assign.frame) != BCE_CLASS:
+            if not _constructs_bce(facts, assign.value, assign.frame):
                 continue
             for target in assign.targets:
                 key = holder_key(target)
@@ -387,6 +387,10 @@ class BceUnderAutocast(Rule):
         order (weight, size_average, reduce, reduction), pos_weight left at None."""
         if has_star_args(constructor) or len(positional(constructor)) > 4:
             return None
+        if ctx.facts.resolve(constructor.func, frame) != BCE_CLASS:
+            chosen = ctx.facts.chosen_classes.constructed(constructor, frame)
+            if chosen is None or not chosen.direct:
+                return None  # `build_loss("bce")`: its arguments are the builder's
         func = constructor.func
         if isinstance(func, cst.Attribute):
             return constructor.with_changes(func=func.with_changes(attr=cst.Name("BCEWithLogitsLoss"))), ()
@@ -471,6 +475,15 @@ class BceUnderAutocast(Rule):
             Applicability.SAFE, "Run it in an fp32 island (autocast disabled, float inputs)",
             {stmt: island}, ("torch",) if needs else (),
         )
+
+
+def _constructs_bce(facts, call: cst.Call, frame: Frame) -> bool:
+    """`nn.BCELoss(...)`, or a BCELoss a string picks (`LOSSES["bce"](...)`, `build_loss("bce")`:
+    facts/chosen_classes.py)."""
+    if facts.resolve(call.func, frame) == BCE_CLASS:
+        return True
+    chosen = facts.chosen_classes.constructed(call, frame)
+    return chosen is not None and chosen.qualified == BCE_CLASS
 
 
 def _sigmoid_of(facts, expr: cst.BaseExpression, frame: Frame) -> Optional[cst.BaseExpression]:

@@ -1,0 +1,28 @@
+"""A multi-label video head whose loss class a string picks, shaped like facebookresearch/SlowFast
+(slowfast/models/losses.py `_LOSSES` and `get_loss_func`, here beside the head that uses it)."""
+import torch
+import torch.nn as nn
+
+_LOSSES = {
+    "cross_entropy": nn.CrossEntropyLoss,
+    "bce": nn.BCELoss,
+    "bce_logit": nn.BCEWithLogitsLoss,
+}
+
+
+def get_loss_func(loss_name):
+    return _LOSSES[loss_name]
+
+
+class MultiLabelHead(nn.Module):
+    def __init__(self, dim, num_classes):
+        super().__init__()
+        self.proj = nn.Linear(dim, num_classes)
+        self.loss_fun = get_loss_func("bce")(reduction="mean")
+
+    def forward(self, feats):
+        return self.proj(feats)
+
+    def loss(self, feats, labels):
+        preds = torch.sigmoid(self(feats))
+        return self.loss_fun(preds, labels)
