@@ -50,9 +50,9 @@ class EntryHalfRead:
 
 
 # A file the project's solve did not cover is solved alone only up to this size: its cost grows
-# with the file (fairseq's 1,000-line modules: ~0.15 s each), and the project pass already
+# with the file (fairseq's 400-1,000-line modules: ~10-150 ms each), and the project pass already
 # solves the files its regions and half classes touch, where the hazards these values decide are
-ALONE_MAX_LINES = 600
+ALONE_MAX_LINES = 400
 # what may make each kind of atom in a file's own text (the gate before a file is solved alone)
 _TEXT = {"R": re.compile(r"\d[eE]-?\d|\d{5,}"), "device": re.compile(r"device\("),
          "half": re.compile(r"\.(?:half|bfloat16|to)\(")}
