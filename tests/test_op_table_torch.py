@@ -83,7 +83,7 @@ NEVER = re.compile(r"^(set_|manual_seed|seed|save|load|use_deterministic|compile
 
 # the table's sets that hold no torch op names (attributes, Python builtins, `math`, keywords)
 NOT_OPS = {"INT_ATTRS", "KEEP_ATTRS", "INFO_ATTRS", "PYTHON_BUILTINS", "MATH_FLOAT", "MATH_INT",
-           "MATH_BOOL", "MATH_CONSTANTS", "MODULE_PRIVATE_METHODS", "CAST_KEYWORDS"}
+           "MATH_BOOL", "MATH_CONSTANTS", "MODULE_PRIVATE_METHODS", "CAST_KEYWORDS", "OPTION_KEYWORDS"}
 
 
 def table_ops() -> Dict[str, str]:
