@@ -38,7 +38,7 @@ def _values_asked(entries: Sequence[object], codes) -> bool:
         if name != "EntryBoundSpans":
             continue
         own = "@%s:" % entry.module  # type: ignore[attr-defined]
-        for _span, atoms, _other in entry.spans:  # type: ignore[attr-defined]
+        for _code, _start, atoms, _other in entry.spans:  # type: ignore[attr-defined]
             for atom in atoms:
                 if own in atom or atom.endswith("@" + entry.module):  # type: ignore[attr-defined]
                     continue  # made in this file: its own words decide, as without entries

@@ -63,7 +63,7 @@ class FileFacts:
         (amplint.analysis.facts.bound_values), built on first use."""
         from amplint.analysis.facts.bound_values import BoundValues
 
-        return BoundValues(self.module, self.entries, self.source, self.line_map)
+        return BoundValues(self.module, self.entries)
 
     @cached_property
     def param_defaults(self):

@@ -45,13 +45,32 @@ def is_device_object(facts, expr: cst.BaseExpression, frame: Frame) -> bool:
         if not values:  # a `@property` returning one (facts/function_returns.py)
             found = facts.function_returns.of_property(expr, frame)
             if found is None:
-                return bound_device_lines(facts, expr) is not None
+                return not _rebound_below(facts, cls, attr) and bound_device_lines(facts, expr) is not None
             return all(device_call(facts, v, found.function) for v in found.values)
         if all(device_call(facts, a.value, a.frame) for a in values):
             return True
+        if _rebound_below(facts, cls, attr):
+            return False
         return bound_device_lines(facts, expr) is not None  # `self.device = device`, a parameter
     if isinstance(expr, cst.Attribute):
         return bound_device_lines(facts, expr) is not None
+    return False
+
+
+def _rebound_below(facts, cls: Frame, attr: str) -> bool:
+    """A class of the file derived from `cls` names `attr` itself (a property, a method, a
+    class attribute, a store on `self`): `self.<attr>` in `cls` may be its value."""
+    name = getattr(cls.node, "name", None)
+    if name is None:
+        return False
+    for frame in facts.tree.frames:
+        node = frame.node
+        if frame.kind != "class" or node is cls.node or not isinstance(node, cst.ClassDef):
+            continue
+        if not any(isinstance(b.value, cst.Name) and b.value.value == name.value for b in node.bases):
+            continue
+        if attr in frame.bindings or facts.index.self_assigns(frame).get(attr):
+            return True
     return False
 
 

@@ -20,6 +20,7 @@ from amplint.analysis.data.overflow import (
 from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import region_policy
 from amplint.analysis.facts.autocast_calls import DTYPES
+from amplint.analysis.facts.foreign_stores import stored_elsewhere
 from amplint.analysis.facts.names import bound_locally
 from amplint.analysis.facts.syntax import children_in_visit_order, self_attr
 from amplint.analysis.facts.tree import Frame, argument, keyword
@@ -137,6 +138,8 @@ class FillValues:
         (facts/bound_values.py: a constructor argument stored on the instance, a config
         object's attribute, a parameter every call binds): when each one it may hold is beyond
         float16's range on the same side, the smallest of them."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value in stored_elsewhere(self.facts.entries):
+            return None  # another file stores it: what it holds there is that file's
         numbers = self.facts.bound_values.numbers(expr)
         if not numbers or not all(abs(n) > FP16_MAX for n in numbers):
             return None

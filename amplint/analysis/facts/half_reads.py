@@ -14,23 +14,24 @@ from amplint.analysis.facts.dropped_forwards import dropped_only_names
 from amplint.analysis.facts.tree import iter_nodes
 
 
-def half_read_in_region(facts, cast: cst.Call) -> Optional[Tuple[cst.BaseExpression, int]]:
+def half_read_in_region(facts, cast: cst.Call) -> Optional[Tuple[cst.BaseExpression, cst.With]]:
     """(the first expression of an active explicit region that may hold what `cast` returns,
-    the region's line), or None."""
+    the region's `with`), or None."""
     regions = [(w, f) for w, f, r in facts.regions.explicit_regions() if r.active]
     if not regions:
         return None
     bound = facts.bound_values
-    reads = bound.half_reads(cast)
-    if not reads:
+    atom, codes = bound.half_read_codes(cast)
+    if not codes:
         return None
     for with_node, frame in regions:
         # a name read only by forwards whose results are dropped: no number comes of it
         dropped = dropped_only_names(with_node.body, frame)
-        nodes = [n for n in iter_nodes(with_node.body) if isinstance(n, (cst.Name, cst.Attribute, cst.Call))
-                 and not (isinstance(n, cst.Name) and n.value in dropped)]
-        spans = bound.spans_of(nodes + [with_node])
-        for node in nodes:
-            if spans[id(node)] in reads:
-                return node, spans[id(with_node)][0]
+        for node in iter_nodes(with_node.body):
+            if not isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
+                continue
+            if isinstance(node, cst.Name) and node.value in dropped:
+                continue
+            if bound._code(node) in codes and bound.holds(node, atom):
+                return node, with_node
     return None

@@ -12,13 +12,15 @@ when a file of the scope shows an atom's source in its text."""
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Dict, List, Set, Tuple
 
 from amplint.analysis.facts.bound_values import EntryBoundSpans, EntryHalfRead
+from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.pointsto_atoms import INSTANCE, OTHER_NUMBER, atom_site
 from amplint.analysis.project.pointsto_extract import extract
-from amplint.analysis.project.pointsto_reach import module_name, scope as value_scope
+from amplint.analysis.project.pointsto_reach import _importers, module_name
 from amplint.analysis.project.pointsto_solve import Solver
 from amplint.analysis.project.region_spans import file_spans
 
@@ -30,7 +32,12 @@ def bound_value_entries(project, reached) -> None:
     """Puts the entries into `project.bound_values` (path -> entries) and every file of the solve
     into `project.bound_deps` (a value may come from any of them)."""
     try:
-        paths = sorted(set(value_scope(project, reached)) | _imported(project, reached))
+        regions = {p for p, s in project.summaries.items() if s is not None and s.regions}
+        have = {p for p in regions | set(reached) if project.summaries.get(p) is not None}
+        have |= _imported(project, reached)
+        # no `ast` parse here (the call resolver's scope reads the region bodies': one parse more)
+        paths = sorted(p for p in have | _importers(project, regions, have)
+                       if p.endswith((".py", ".pyi")) and os.path.basename(p) != "setup.py")
     except (RecursionError, MemoryError):
         return
     if not paths or not _asked(project, paths):
@@ -44,7 +51,8 @@ def bound_value_entries(project, reached) -> None:
         if named is None or named[0] in modules:
             continue
         try:
-            found.append(extract(project.files[path], named[0], named[1], atoms=True))
+            text = project.files[path]
+            found.append(extract(text, named[0], named[1], atoms=True, tree=python_tree(text)))
         except (SyntaxError, ValueError, RecursionError, MemoryError, KeyError, UnicodeError):
             continue
         modules[named[0]] = path
@@ -60,16 +68,28 @@ def bound_value_entries(project, reached) -> None:
         module = facts["module"]
         path = modules[module]
         spans = []
+        lines = project.files.get(path, "").splitlines()
         for span, node in facts["spans"].items():
             values = solver.vals.get(node, ())
             atoms = tuple(sorted(v for v in values if v[:2] in ("R:", "X:") and v != OTHER_NUMBER))
             if atoms and any(v.startswith("I:") for v in values):
                 atoms += (INSTANCE,)  # an instance of a project class (a half cast's model)
-            if atoms:  # an ordinary number counts as something else
-                spans.append((span, atoms, node in solver.full or len(atoms) < len(values)))
+            if atoms and span[0] == span[2] and 0 < span[0] <= len(lines):  # an ordinary number: something else
+                code = lines[span[0] - 1].encode("utf-8")[span[1]:span[3]].decode("utf-8", "replace")
+                spans.append((code, span[:2], atoms, node in solver.full or len(atoms) < len(values)))
         if not spans:
             continue
-        origins = {atom_site(a)[0] for _s, atoms, _o in spans for a in atoms if a.startswith("X:") and "@" in a}
+        # every other expression written the same way, holding no atom: the file's reader matches
+        # expressions by their code, and must see that one of them does not hold it
+        codes = {code for code, _s, _a, _o in spans}
+        have = {start for _c, start, _a, _o in spans}
+        for span in facts["spans"]:
+            if span[:2] not in have and span[0] == span[2] and 0 < span[0] <= len(lines):
+                code = lines[span[0] - 1].encode("utf-8")[span[1]:span[3]].decode("utf-8", "replace")
+                if code in codes:
+                    spans.append((code, span[:2], (), True))
+                    have.add(span[:2])
+        origins = {atom_site(a)[0] for _c, _s, atoms, _o in spans for a in atoms if a.startswith("X:") and "@" in a}
         paths_of = tuple(sorted((m, shown[m]) for m in origins if m in shown))
         out.setdefault(path, set()).add(EntryBoundSpans(module, tuple(sorted(spans)), paths_of))
         for entry in _half_reads(project, path, module, spans, modules):
@@ -127,20 +147,18 @@ def _half_reads(project, path: str, module: str, spans, modules) -> List[Tuple[s
         return []
     opened, _ = file_spans(project, path)
     regions = [(info.origin.line, opened[info.origin.line]) for info in summary.regions if info.origin.line in opened]
-    lines = project.files.get(path, "").splitlines()
     out: Dict[Tuple[str, int, int], EntryHalfRead] = {}
-    for span, atoms, _other in sorted(spans):
+    for code, start, atoms, _other in sorted(spans):
         for atom in atoms:
             if not atom.startswith("X:half@"):
                 continue
             origin, line, column = atom_site(atom)
             if origin == module or origin not in modules or (origin, line, column) in out:
                 continue
-            region = next((at for at, (a, b) in regions if a <= span[0] <= b), None)
+            region = next((at for at, (a, b) in regions if a <= start[0] <= b), None)
             if region is None:
                 continue
-            text = lines[span[0] - 1].encode("utf-8")[span[1]:span[3] if span[2] == span[0] else None].decode("utf-8", "replace")
             out[(origin, line, column)] = EntryHalfRead(
-                line, column, "%s:%d" % (project.display(path), span[0]), text[:40],
+                line, column, "%s:%d" % (project.display(path), start[0]), code[:40],
                 "%s:%d" % (project.display(path), region))
     return [(key[0], entry) for key, entry in out.items()]

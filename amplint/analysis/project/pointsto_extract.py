@@ -320,6 +320,9 @@ class Extractor(Assignments):
         elif inner.cls and positional and kind == "class":
             self.cons.append(("const", "V:%s#%s" % (fqn, positional[0]), "C:" + inner.cls))
         self.body(body, inner)
+        if self.atoms and not (body and isinstance(body[-1], (ast.Return, ast.Raise))):
+            # it may fall off its end: None, something else than any atom
+            self.cons.append(("const", "V:%s#<return>" % fqn, pointsto_atoms.OTHER_NUMBER))
         self.funcs[fqn]["span"] = (start, len(self.cons))  # its constraints and its nested functions'
         value = self.const("F:" + fqn)
         for dec in reversed(decorators):

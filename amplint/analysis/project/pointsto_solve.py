@@ -183,8 +183,10 @@ class Solver(Classes, Containers, Copies, Imports):
             return out
         if kind == "E:":
             return {lib.outside(value, "." + attr)}
-        if kind in ("X:", "R:"):  # an atom's attribute (`device.type`): not the atom
+        if kind == "X:":  # an atom's attribute (`device.type`): not the atom
             return {"E:?"}
+        if kind == "R:":  # a number's or None's (`cfg or Config()`): no value of the path that runs
+            return set()
         if kind == "D:" and value.endswith("~modules") and not attr.startswith("_"):
             found = self.get("%s#[%r]" % (value, attr)) | self.get(value + "#[*]")
             return found | {"W:%s|%s" % (value, attr)}
@@ -387,6 +389,8 @@ class Solver(Classes, Containers, Copies, Imports):
         for value in sorted(self.get(dec)):
             if value.startswith("E:"):
                 self.add(dst, func)  # a decorator from outside the project: assumed to keep the function
+                if self.atoms:
+                    self.add(dst, {"E:?"})  # ... but what the wrapper returns is not known
             else:
                 # a decorator that returns itself (detectron2's `configurable` does when called
                 # without a function) does not when it is given one: that value is dropped

@@ -297,15 +297,16 @@ class HalfWithAutocast(Rule):
         return self.report(site.node, message, severity=severity)
 
     def _bound_report(self, ctx, site: CallSite, read, severity, facts) -> Diagnostic:
-        expr, region_line = read
+        expr, with_node = read
         scaler = (" (with a GradScaler, `unscale_` raises 'ValueError: Attempting to unscale FP16 "
                   "gradients.')") if facts.scalers.any else ""
         message = (
             f"half cast of {_model_words(site)} mixed with autocast: the cast model reaches "
             f"`{_short_code(ctx, expr)}` (line {{read_line}}), read under the autocast region at line "
-            f"{region_line}; its weights train without an fp32 master copy{scaler}; keep the model fp32"
+            f"{{region_line}}; its weights train without an fp32 master copy{scaler}; keep the model fp32"
         )
-        return self.report(site.node, message, severity=severity, related={"read_line": expr})
+        return self.report(site.node, message, severity=severity,
+                           related={"read_line": expr, "region_line": with_node})
 
     def _elsewhere_report(self, site: CallSite, entry, severity) -> Diagnostic:
         message = (

@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.returned_casts import moved_root
-from amplint.analysis.facts.tree import iter_nodes, CallSite, Frame, dotted_name
+from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
 from amplint.analysis.rules import Flag, Rule
 
 # Text that shows the file keeps float32 master weights or hands precision to a framework.
@@ -254,39 +254,6 @@ class PureHalfTraining(Rule):
                 yield self.report(cast, message, related=related)
                 reported.add(id(cast))
                 break
-        yield from self._bound(ctx, casts, optimizers, steps, reported)
-
-    def _bound(self, ctx, casts, optimizers, steps, reported) -> Iterable[Diagnostic]:
-        """A cast whose model reaches an optimizer's `X.parameters()` through the file's
-        bindings or the project's (facts/bound_values.py: held as `self.model` by a training
-        loop class it is passed to, returned by a method), where names do not meet; the
-        optimizer is stepped."""
-        facts = ctx.facts
-        bound = facts.bound_values
-        for site in facts.tree.calls:
-            if casts.get(id(site.node)) != "float16" or id(site.node) in reported:
-                continue
-            reads = bound.half_reads(site.node)
-            if not reads:
-                continue
-            for opt in optimizers:
-                if opt.target is None or not any(d == opt.target for d, _s in steps):
-                    continue
-                owners = _param_receivers(opt.site.node)
-                spans = bound.spans_of(owners)
-                held = next((o for o in owners if spans[id(o)] in reads), None)
-                if held is None:
-                    continue
-                message = (
-                    f"the model `{ctx.module.code_for_node(site.node)}` casts to float16 is trained by a plain "
-                    f"`{opt.name}` (line {{opt_line}}, over `{ctx.module.code_for_node(held)}.parameters()`, which "
-                    "holds the cast model) with no autocast or GradScaler: without float32 master weights small "
-                    "updates round away; keep the model float32 and train under `torch.autocast` with "
-                    "`torch.amp.GradScaler`"
-                )
-                yield self.report(site.node, message, related={"opt_line": opt.site.node})
-                reported.add(id(site.node))
-                break
 
     @staticmethod
     def _casts(ctx, casts):
@@ -436,17 +403,6 @@ class _ParamsOf(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.append(node.value)
-
-
-def _param_receivers(call: cst.Call) -> List[cst.BaseExpression]:
-    """The `X` of each `X.parameters()` / `X.named_parameters()` in an optimizer's arguments."""
-    found: List[cst.BaseExpression] = []
-    for arg in call.args:
-        for node in iter_nodes(arg):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                    and node.func.attr.value in ("parameters", "named_parameters"):
-                found.append(node.func.value)
-    return found
 
 
 def _over_params(facts, site: CallSite, model: Tuple[str, ...]) -> bool:
