@@ -45,8 +45,8 @@ def _expr(ex, node: ast.expr, scope) -> Optional[str]:
         number = pointsto_atoms.number(node, ex.module)
         if number is not None:
             return ex.const(number)
-        if isinstance(node, ast.Constant):  # a string, None, a bool: something else
-            return ex.const(pointsto_atoms.OTHER_NUMBER)
+        if isinstance(node, ast.Constant) and node.value is not None:  # a string, a bool: something else
+            return ex.const(pointsto_atoms.OTHER_NUMBER)  # (None: no value, `_device = None` set lazily)
     if isinstance(node, ast.Constant):
         return None
     if isinstance(node, ast.Lambda):
@@ -277,8 +277,8 @@ def literal(ex, node: ast.expr, scope) -> Optional[str]:
             return ex.const("N:%d" % node.value)
     if ex.atoms and isinstance(node, (ast.Constant, ast.UnaryOp)):
         number = pointsto_atoms.number(node, ex.module)
-        if number is None and isinstance(node, ast.Constant):
-            number = pointsto_atoms.OTHER_NUMBER  # None, a bool, a long string: something else
+        if number is None and isinstance(node, ast.Constant) and node.value is not None:
+            number = pointsto_atoms.OTHER_NUMBER  # a bool, a long string: something else
         return ex.const(number) if number is not None else None
     if isinstance(node, ast.Constant):
         return None
