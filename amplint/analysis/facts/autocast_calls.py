@@ -11,6 +11,7 @@ from typing import Dict, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
+from amplint.analysis.facts.bound_values import BoundValues, EntryBoundSpans
 from amplint.analysis.facts.class_dtypes import self_dtypes
 from amplint.analysis.facts.dtype_fields import field_dtype
 from amplint.analysis.facts.foreign_stores import stored_elsewhere
@@ -117,10 +118,25 @@ def autocast_call_region(qualified: str, call: cst.Call, origin: cst.CSTNode, mo
         if options:
             found = {d for _, d in options}
             dtype, by_class = (found.pop(), None) if len(found) == 1 else (None, options)
+        if dtype is None and by_class is None:
+            dtype = _bound_dtype(dtype_expr, module, entries)
     kind = "with"
     return Region(enabled, device, dtype, origin, kind, device_expr=device_expr, dtype_by_class=by_class,
                   dtype_expr=dtype_expr, enabled_expr=enabled_expr, forwards=forwards,
                   cache_off=literal_bool(args["cache_enabled"]) is False if "cache_enabled" in args else False)
+
+
+def _bound_dtype(expr: cst.BaseExpression, module: Frame, entries: tuple) -> Optional[str]:
+    """The one float dtype `expr` holds on every path of the project's solve
+    (facts/bound_values.py): `self.compute_dtype` stored from a helper returning
+    `torch.bfloat16`, a parameter every call binds the same way."""
+    if not any(isinstance(e, EntryBoundSpans) for e in entries) or not isinstance(module.node, cst.Module):
+        return None
+    found = BoundValues(module.node, entries).dtypes(expr)
+    if not found or len(found) != 1:
+        return None
+    (dtype,) = found
+    return dtype if dtype in DTYPES.values() else None
 
 
 def star_kwargs(expr: cst.BaseExpression, module: Frame) -> Dict[str, cst.BaseExpression]:

@@ -17,7 +17,13 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from amplint.analysis.data import dtype_rules as _R
+
 Start = Tuple[int, int]  # line, column (UTF-8 bytes) as `ast` gives them
+# beside the atoms of a span: a caller the solve does not see may pass it another value
+# (project/pointsto_atoms.py); readers that need every value refuse it, the others ignore it
+OPEN = "O:"
+_DTYPE_ATOMS = {"E:" + name: dtype for name, dtype in _R.DTYPE_NAMES.items()}
 
 
 @dataclass(frozen=True)
@@ -74,11 +80,21 @@ class BoundValues:
         (every expression of the file written the same way agreeing)."""
         if not self.may_hold(prefix):
             return None
-        found = self._candidates(expr)
+        found = [(s, atoms - {OPEN}, other) for s, atoms, other in self._candidates(expr)]
         if not found or any(other or not atoms or any(not a.startswith(prefix) for a in atoms)
                             for _s, atoms, other in found):
             return None
         return set().union(*(atoms for _s, atoms, _o in found))
+
+    def dtypes(self, expr: cst.CSTNode) -> Optional[Set[str]]:
+        """The dtypes ("bfloat16", "float16", ...) of the dtype objects `expr` holds on every path
+        the solve sees, when it holds those and nothing else, and no caller it does not see may
+        pass another (`dtype=self.compute_dtype`, set from a helper returning `torch.bfloat16`)."""
+        found = self._candidates(expr) if self.may_hold("E:torch.") else []
+        if not found or any(other or not atoms or any(a not in _DTYPE_ATOMS for a in atoms)
+                            for _s, atoms, other in found):
+            return None
+        return {_DTYPE_ATOMS[a] for _s, atoms, _o in found for a in atoms}
 
     def numbers(self, expr: cst.CSTNode) -> Optional[Set[float]]:
         """The numbers `expr` holds when it holds nothing else (pointsto_atoms.number)."""

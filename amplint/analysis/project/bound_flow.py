@@ -18,14 +18,15 @@ from typing import Dict, List, Set, Tuple
 
 from amplint.analysis.facts.bound_values import EntryBoundSpans, EntryHalfRead
 from amplint.analysis.parsing import python_tree
-from amplint.analysis.project.pointsto_atoms import INSTANCE, OTHER_NUMBER, atom_site
+from amplint.analysis.project.pointsto_atoms import DTYPES, INSTANCE, OPEN, OTHER_NUMBER, atom_site
 from amplint.analysis.project.pointsto_extract import extract
 from amplint.analysis.project.pointsto_reach import _importers, module_name
 from amplint.analysis.project.pointsto_solve import Solver
 from amplint.analysis.project.region_spans import file_spans
 
-# a source of an atom: a device object, a half cast, a number below 1e-3 or from 65504 up
-_SOURCES = re.compile(r"device\(|\.half\(|\.bfloat16\(|\.to\(|\d[eE]-?\d|\d{5,}")
+# a source of an atom: a device object, a half cast, a number below 1e-3 or from 65504 up, a
+# half dtype object
+_SOURCES = re.compile(r"device\(|\.half\(|\.bfloat16\(|\.to\(|\d[eE]-?\d|\d{5,}|torch\.(?:bfloat16|float16|half|float32|float64|float|double)\b")
 
 
 def bound_value_entries(project, reached) -> None:
@@ -71,9 +72,11 @@ def bound_value_entries(project, reached) -> None:
         lines = project.files.get(path, "").splitlines()
         for span, node in facts["spans"].items():
             values = solver.vals.get(node, ())
-            atoms = tuple(sorted(v for v in values if v[:2] in ("R:", "X:") and v != OTHER_NUMBER))
+            atoms = tuple(sorted(v for v in values if (v[:2] in ("R:", "X:") and v != OTHER_NUMBER) or v in DTYPES))
             if atoms and any(v.startswith("I:") for v in values):
                 atoms += (INSTANCE,)  # an instance of a project class (a half cast's model)
+            if atoms and OPEN in values:
+                atoms += (OPEN,)  # a caller the solve does not see may pass another value
             if atoms and span[0] == span[2] and 0 < span[0] <= len(lines):  # an ordinary number: something else
                 code = lines[span[0] - 1].encode("utf-8")[span[1]:span[3]].decode("utf-8", "replace")
                 spans.append((code, span[:2], atoms, node in solver.full or len(atoms) < len(values)))
@@ -110,9 +113,9 @@ DEFAULT_MAX_FILES = 24
 # on the text; what the solve finds is exact): a device type given by a name, a fill value or an
 # eps given by a name, a half cast (a region reads what it returns)
 _MAKES = {"device": re.compile(r"device\("), "half": re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)]*(?:float16|half)"),
-          "number": re.compile(r"\d[eE]-?\d|\d{5,}")}
+          "number": re.compile(r"\d[eE]-?\d|\d{5,}"), "dtype": re.compile(r"torch\.(?:bfloat16|float16|half|float32|float64|float|double)\b")}
 _ASKS = {"device": re.compile(r"autocast\(\s*(?:device_type\s*=\s*)?(?![\"'\s])[A-Za-z_]"),
-         "half": re.compile(r"autocast\("),
+         "half": re.compile(r"autocast\("), "dtype": re.compile(r"autocast\([^)]*dtype\s*=\s*(?!torch\.)[A-Za-z_]"),
          "number": re.compile(r"(?:fill_?|full)\([^()]*,\s*(?:self\.)?[A-Za-z_][\w.]*\s*\)|\+\s*[\w.]*eps\w*\b")}
 
 

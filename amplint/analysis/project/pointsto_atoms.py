@@ -12,7 +12,13 @@ Atoms (data values, bounded per node as the resolver's other data):
 - "X:half@<module>:<line>:<col>": the value the half cast at that position returns (`m.half()`,
   `m.bfloat16()`, `m.to(torch.float16)`, `m.to(dtype=dt)` with `dt` holding a half dtype); a
   cast back (`.float()`, `.to(torch.float32)`) drops it, a move (`.cuda()`, `.to(device)`,
-  `.eval()`) keeps it.
+  `.eval()`) keeps it;
+- "E:torch.<dtype>" (the resolver's own outside name of `torch.bfloat16`, `torch.float16`, ...):
+  a dtype object;
+- "O:": whatever code outside the solve may pass (every parameter but a method's `self` may get
+  it from a call the solve does not see), and what is read, called or iterated from it. The
+  resolver is a may-analysis: a value it cannot see adds nothing, so a reader that needs every
+  value (`dtype=self.compute_dtype` being bfloat16 on every path) asks that no "O:" is among them.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from __future__ import annotations
 import ast
 import math
 from typing import Optional
+
+from amplint.analysis.facts.bound_values import OPEN  # noqa: F401  (the resolver's name for it)
 
 HALF_DTYPES = frozenset({"E:torch.float16", "E:torch.half", "E:torch.bfloat16"})
 FULL_DTYPES = frozenset({"E:torch.float32", "E:torch.float", "E:torch.float64", "E:torch.double"})
@@ -31,6 +39,7 @@ _FP16_MAX = 65504.0
 
 
 OTHER_NUMBER = "R:~"
+DTYPES = HALF_DTYPES | FULL_DTYPES
 INSTANCE = "X:instance"  # beside other atoms of a span: it also holds an instance of a project class
 
 

@@ -84,6 +84,8 @@ class Containers:
             return set(self.get(value + "#*"))
         if value.startswith("G:"):
             return set(self.get("V:%s#<yield>" % value[2:]))
+        if value.startswith("O:"):
+            return {value}  # an item of what outside code passed
         return set()
 
     def _elem(self, dst: str, src: str) -> None:

@@ -319,6 +319,11 @@ class Extractor(Assignments):
             self.cons.append(("const", "V:%s#%s" % (fqn, positional[0]), "I:" + inner.cls))
         elif inner.cls and positional and kind == "class":
             self.cons.append(("const", "V:%s#%s" % (fqn, positional[0]), "C:" + inner.cls))
+        if self.atoms:  # a caller the solve does not see may pass anything (pointsto_atoms.OPEN)
+            bound_first = bool(inner.cls and positional and kind in ("function", "property", "class"))
+            for param in positional[1 if bound_first else 0:] + [a.arg for a in args.kwonlyargs] + [
+                    a.arg for a in (args.vararg, args.kwarg) if a is not None]:
+                self.cons.append(("const", "V:%s#%s" % (fqn, param), pointsto_atoms.OPEN))
         self.body(body, inner)
         if self.atoms and not (body and isinstance(body[-1], (ast.Return, ast.Raise))):
             # it may fall off its end: None, something else than any atom

@@ -24,7 +24,7 @@ from amplint.analysis.project.pointsto_copies import Copies, Imports
 
 MAX_VALUES = 64  # functions, classes, instances, modules a node may hold (beyond: the first ones)
 MAX_DATA = 16  # containers, literals, outside values: they matter less and multiply faster
-_DATA = frozenset("LDWSNERX")
+_DATA = frozenset("LDWSNERXO")
 _EMPTY: frozenset = frozenset()
 _CLONE = re.compile(r"@[dsg]\d+")
 _MAX_STRINGS, _MAX_STRING = 16, 64  # the strings one format may make, and their length
@@ -185,6 +185,8 @@ class Solver(Classes, Containers, Copies, Imports):
             return {lib.outside(value, "." + attr)}
         if kind == "X:":  # an atom's attribute (`device.type`): not the atom
             return {"E:?"}
+        if kind == "O:":  # anything read from what outside code passed
+            return {value}
         if kind == "R:":  # a number's or None's (`cfg or Config()`): no value of the path that runs
             return set()
         if kind == "D:" and value.endswith("~modules") and not attr.startswith("_"):
@@ -309,6 +311,8 @@ class Solver(Classes, Containers, Copies, Imports):
             return out
         if kind == "W:":
             return lib.container_method(self, name, args, kwargs)
+        if kind == "O:":
+            return {value}
         return set()
 
     def bind_params(self, func: str, args: List[Set[str]], kwargs: Dict[str, Set[str]],
@@ -379,7 +383,7 @@ class Solver(Classes, Containers, Copies, Imports):
         if mode == "to":
             passed = set().union(*(self.get(a) for a in args)) if args else set()
             mode = "half" if passed & HALF_DTYPES else "full" if passed & FULL_DTYPES else "keep"
-        out = {v for v in self.get(src) if v[:2] in ("I:", "X:") and not (mode == "full" and v.startswith("X:half@"))}
+        out = {v for v in self.get(src) if v[:2] in ("I:", "X:", "O:") and not (mode == "full" and v.startswith("X:half@"))}
         if mode == "half":
             out.add(atom)
         self.add(dst, out)

@@ -181,20 +181,29 @@ class AutocastUnsupportedDtype(Rule):
                 args = bound_arguments(rest, AUTOCAST_APIS[qualified][2])
             else:
                 continue
-            found = self._problem(qualified, args, site.frame)
+            found = self._problem(qualified, args, site.frame, facts)
             if found is None:
                 continue
             dtype, device = found
-            yield self.report(call, self._message(dtype, device, args))
+            message = self._message(dtype, device, args)
+            if "dtype" in args and _dtype_name(args["dtype"], site.frame) is None:
+                message += (f" (`{ctx.module.code_for_node(args['dtype'])}` holds `torch.{dtype}` on every path the "
+                            "project's calls show)")
+            yield self.report(call, message)
 
     @staticmethod
     def _problem(
-        qualified: str, args: dict, frame: Frame
+        qualified: str, args: dict, frame: Frame, facts=None
     ) -> Optional[Tuple[str, Optional[str]]]:
-        """(dtype, device) when this autocast call asks for a dtype autocast cannot run."""
+        """(dtype, device) when this autocast call asks for a dtype autocast cannot run: a
+        literal, or a float dtype the expression holds on every path of the project's solve
+        (facts/bound_values.py: `self.amp_dtype` set from a helper returning `torch.float32`)."""
         if "dtype" not in args or literal_bool(args.get("enabled")) is False:
             return None
         dtype = _dtype_name(args["dtype"], frame)
+        if dtype is None and facts is not None:
+            bound = facts.bound_values.dtypes(args["dtype"])
+            dtype = bound.pop() if bound and len(bound) == 1 and bound <= {"float32", "float64"} else None
         if dtype is None or dtype in SUPPORTED:
             return None
         device = AUTOCAST_APIS[qualified][0] or literal_str(args.get("device_type"))
