@@ -11,7 +11,9 @@ inference/model_utils.py's generator, finetuning.py, inference.py):
   enabled GradScaler: bf16 needs no loss scaling;
 - AMP133: `inference_dtype()` returns `torch.float32`; the generator's
   `torch.autocast("cpu", dtype=self.amp_dtype)` warns and runs with autocast off (checked under
-  torch below).
+  torch below);
+- AMP110 (the dtype fact reads the same objects): `scoring_dtype()` returns `torch.float16`; the
+  safety scorer's `logits.to(self.dtype).masked_fill(banned, -1e9)` overflows float16.
 Every value must be known on every path: a store of an unknown value in another method or file
 (what a parameter holds: a caller the solve does not see may pass anything), a helper that may
 fall off its end or return another dtype leave the region's dtype unknown, and both rules silent.
@@ -30,7 +32,8 @@ from amplint.analysis.project import lint_project
 NAME = "bound_llama_recipes_dtype"
 TRAIN = "llama_recipes/utils/train_utils.py"
 CONFIG = "llama_recipes/utils/config_utils.py"
-TWIN = (("return torch.bfloat16", "return torch.float16"), ("return torch.float32", "return torch.bfloat16"))
+TWIN = (("return torch.bfloat16", "return torch.float16"), ("return torch.float32", "return torch.bfloat16"),
+        ("-1e9", "-1e4"))
 SETTINGS = Settings.default()
 
 
@@ -42,7 +45,8 @@ def _all(replace=(), files=None):
 
 def test_dtype_objects_cross_files_to_both_rules():
     found, results = _all()
-    assert found == [("llama_recipes/inference/model_utils.py", 13, "AMP133"), (TRAIN, 11, "AMP124")]
+    assert found == [("llama_recipes/inference/model_utils.py", 13, "AMP133"),
+                     ("llama_recipes/inference/safety_utils.py", 17, "AMP110"), (TRAIN, 11, "AMP124")]
     messages = {d.code: d.message for r in results.values() for d in r.diagnostics}
     assert "every autocast region of this file runs in bfloat16 (line 14)" in messages["AMP124"]
     assert "`self.amp_dtype` holds `torch.float32` on every path" in messages["AMP133"]
@@ -101,3 +105,20 @@ def test_cpu_autocast_in_float32_runs_with_autocast_off():
     assert any("not supported" in str(w.message) for w in caught)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert torch.nn.Linear(4, 4)(torch.randn(2, 4)).dtype == torch.bfloat16
+
+
+def test_a_cast_to_the_dtype_object_gives_the_tensor_dtype():
+    """The dtype fact reads the same object (facts/bound_values.py `dtype_object`):
+    `logits.to(self.dtype)` with `self.dtype` a helper's `torch.float16` is a float16 tensor, and
+    `masked_fill(..., -1e9)` on it overflows (AMP110). With `torch.float32`, no finding."""
+    path = "llama_recipes/inference/safety_utils.py"
+    assert (path, 17, "AMP110") in _all()[0]
+    files = _edit(CONFIG, "    return torch.float16", "    return torch.float32")
+    assert [f for f in _all(files=files)[0] if f[0] == path] == []
+
+
+def test_masked_fill_beyond_float16_raises():
+    torch = pytest.importorskip("torch")
+    scores = torch.randn(2, 3).to(torch.float16)
+    with pytest.raises(RuntimeError, match="overflow"):
+        scores.masked_fill(torch.ones(2, 3, dtype=torch.bool), -1e9)

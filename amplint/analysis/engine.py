@@ -105,7 +105,7 @@ def analyze(
     `entries`: regions the project pass found around this file's functions. `line_map`: the
     file's line of each line of `source` (a part of a large file), else lines are its own;
     `outline`: its statements' outlines, when known (amplint.analysis.positions.positions_of)."""
-    facts = facts if facts is not None else FileFacts(module, entries, source, line_map)
+    facts = facts if facts is not None else FileFacts(module, entries)
     ctx = FileContext(path, source, module, facts, torch)
     found: List[Diagnostic] = []
     for rule in rules:
@@ -299,7 +299,7 @@ def lint_source(
         newer = newer_syntax_line(error, module) if error is not None else None
         if newer is not None:
             result.errors.append(f"{path}:{newer}")
-    facts = FileFacts(module, entries, source)
+    facts = FileFacts(module, entries)
     if summarize is not None:
         result.summary = summarize(path, source, module, facts)
     if not lint:

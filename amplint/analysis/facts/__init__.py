@@ -25,16 +25,11 @@ __all__ = ["FileFacts", "Region", "EntryRegion", "Enabled", "CallSite", "Frame"]
 
 
 class FileFacts:
-    def __init__(self, module: cst.Module, entries: Tuple[EntryRegion, ...] = (),
-                 source: Optional[str] = None, line_map=None) -> None:
+    def __init__(self, module: cst.Module, entries: Tuple[EntryRegion, ...] = ()) -> None:
         """`entries`: regions the project puts around functions of this file (cross-file calls,
-        framework settings); empty when the file is linted on its own. `source`: the text the
-        module was parsed from, when at hand (else regenerated where needed); `line_map`: the
-        file's line of each line of a part of a large file."""
+        framework settings); empty when the file is linted on its own."""
         self.module = module
         self.entries = entries
-        self.source = source
-        self.line_map = line_map
         self.tree = Collector(module)
         if entries:
             self.tree.module_frame.returned = returned_by_call(entries, self.tree) or None

@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
+from amplint.analysis.facts.names import resolve_expr
 
 Start = Tuple[int, int]  # line, column (UTF-8 bytes) as `ast` gives them
 # beside the atoms of a span: a caller the solve does not see may pass it another value
@@ -150,3 +151,15 @@ class BoundValues:
         if found is None:
             return None
         return next((e for e in self.half_entries if (e.line, e.column) == found[1]), None)
+
+
+def dtype_object(facts, expr: cst.BaseExpression, frame) -> Optional[str]:
+    """The dtype ("bfloat16", "float32", "integer", ...) a `torch.dtype` expression names: a torch
+    dtype attribute (through import aliases and constants bound once), else the one dtype the
+    project's solve binds it to on every path (`x.to(self.compute_dtype)`,
+    `torch.zeros(n, dtype=cfg_dtype)`); None when unknown."""
+    name = _R.DTYPE_NAMES.get(resolve_expr(expr, frame) or "")
+    if name is None and isinstance(expr, (cst.Name, cst.Attribute, cst.Call)):
+        found = facts.bound_values.dtypes(expr)
+        name = found.pop() if found and len(found) == 1 else None
+    return name

@@ -17,6 +17,7 @@ from amplint.analysis.facts.dtype_value import (
     join, module_moved, of,
 )
 from amplint.analysis.facts import instance_forwards
+from amplint.analysis.facts.bound_values import dtype_object
 from amplint.analysis.facts.names import bound_locally, resolve_expr
 
 _ARITH = {
@@ -291,7 +292,7 @@ class Evaluator:
         return self.d.returned(instance.cls.name + ".forward", call, args, self.frame, forward)
 
     def _dtype_of(self, expr: cst.BaseExpression) -> Optional[Dtype]:
-        name = R.DTYPE_NAMES.get(resolve_expr(expr, self.frame) or "")
+        name = dtype_object(self.d.facts, expr, self.frame)
         return of(name) if name is not None else None
 
     def _module(self, module: ModuleValue, args) -> Optional[Dtype]:
@@ -379,7 +380,7 @@ class Evaluator:
         for arg, value in zip(call.args, args):
             if arg.keyword is not None and arg.keyword.value in R.CAST_KEYWORDS:
                 continue
-            name = R.DTYPE_NAMES.get(resolve_expr(arg.value, self.frame) or "")
+            name = dtype_object(self.d.facts, arg.value, self.frame)
             if name is not None:
                 return of(name, rec.zero_dim if rec else None)
             if isinstance(arg.value, cst.SimpleString):

@@ -26,7 +26,8 @@ from amplint.analysis.project.region_spans import file_spans
 
 # a source of an atom: a device object, a half cast, a number below 1e-3 or from 65504 up, a
 # half dtype object
-_SOURCES = re.compile(r"device\(|\.half\(|\.bfloat16\(|\.to\(|\d[eE]-?\d|\d{5,}|torch\.(?:bfloat16|float16|half|float32|float64|float|double)\b")
+_DTYPE_OBJECT = r"torch\.(?:bfloat16|float16|half|float32|float64|float|double)\b"
+_SOURCES = re.compile(r"device\(|\.half\(|\.bfloat16\(|\.to\(|\d[eE]-?\d|\d{5,}|" + _DTYPE_OBJECT)
 
 
 def bound_value_entries(project, reached) -> None:
@@ -113,9 +114,9 @@ DEFAULT_MAX_FILES = 24
 # on the text; what the solve finds is exact): a device type given by a name, a fill value or an
 # eps given by a name, a half cast (a region reads what it returns)
 _MAKES = {"device": re.compile(r"device\("), "half": re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)]*(?:float16|half)"),
-          "number": re.compile(r"\d[eE]-?\d|\d{5,}"), "dtype": re.compile(r"torch\.(?:bfloat16|float16|half|float32|float64|float|double)\b")}
+          "number": re.compile(r"\d[eE]-?\d|\d{5,}"), "dtype": re.compile(_DTYPE_OBJECT)}
 _ASKS = {"device": re.compile(r"autocast\(\s*(?:device_type\s*=\s*)?(?![\"'\s])[A-Za-z_]"),
-         "half": re.compile(r"autocast\("), "dtype": re.compile(r"autocast\([^)]*dtype\s*=\s*(?!torch\.)[A-Za-z_]"),
+         "half": re.compile(r"autocast\("), "dtype": re.compile(r"autocast\([^)]*dtype\s*=\s*(?!torch\.)[A-Za-z_]|\.to\(\s*(?:dtype\s*=\s*)?(?!torch\.)[A-Za-z_][\w.]*\s*\)"),
          "number": re.compile(r"(?:fill_?|full)\([^()]*,\s*(?:self\.)?[A-Za-z_][\w.]*\s*\)|\+\s*[\w.]*eps\w*\b")}
 
 

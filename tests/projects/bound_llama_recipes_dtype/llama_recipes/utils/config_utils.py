@@ -12,3 +12,9 @@ def inference_dtype(inference_config):
     if inference_config.quantization:
         raise ValueError("quantized checkpoints keep their own dtype")
     return torch.float32
+
+
+def scoring_dtype(inference_config):
+    if not inference_config.use_cuda:
+        raise ValueError("the safety scorer runs on GPU")
+    return torch.float16
