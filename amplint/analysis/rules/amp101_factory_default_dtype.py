@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.buffer_writes import (
-    CONCATS, _assigned_name, hazardous_write, held_buffer, maybe_half, reference_kind, write_error,
+    _assigned_name, hazardous_write, held_buffer, maybe_half, reference_kind, write_error,
     written_value,
 )
 from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
@@ -641,11 +641,8 @@ def _half_value(ctx, write, site: CallSite):
     """(the half value a hazardous write puts into the buffer, as shown, and why it is half)."""
     facts = ctx.facts
     node, kind, value = write
-    if value is None and isinstance(node, cst.Call):
-        if kind == "upcast" or facts.resolve(node.func, site.frame) in CONCATS:
-            items = [e.value for e in node.args[0].value.elements]  # type: ignore[attr-defined]
-        else:  # `out=buf` of a matmul: its operands
-            items = [a.value for a in node.args if a.keyword is None]
+    if value is None and isinstance(node, cst.Call):  # `out=buf` of a matmul: its operands
+        items = [a.value for a in node.args if a.keyword is None]
         value = next((i for i in items if maybe_half(facts, i, site.frame)), None)
     if value is None:
         return "half values", None, None
