@@ -54,7 +54,8 @@ class FactoryDefaultDtype(Rule):
     values is reported: an advanced-index write (`buf[idx] = h` with a tensor or bool-mask
     index), `index_add_/index_copy_/index_put_/scatter*/masked_scatter_/put_`, `out=buf` of a
     matmul-family op (these raise), or `torch.cat/stack` of it with a half value (silently
-    float32). The value must possibly be half: a module's output, a matmul/linear/conv result,
+    float32; the tensor itself and a value cast to its dtype, `label.to(buf)`, are not another
+    value). The value must possibly be half: a module's output, a matmul/linear/conv result,
     or a name assigned from one. Python numbers (`buf[idx] = 1.0`), float32-by-construction
     values (`pe[:, 0::2] = torch.sin(position * div_term)`) and basic-slice writes
     (`buf[i, :n] = h`, which converts the dtype) are not reported.
