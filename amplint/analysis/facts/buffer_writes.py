@@ -135,10 +135,14 @@ def hazardous_write(facts, site: CallSite):
             found.append((call, "raise", None))
         if qualified in CONCATS and call.args and isinstance(call.args[0].value, (cst.List, cst.Tuple)):
             items = [e.value for e in call.args[0].value.elements]
-            if any(_is_buffer(i, buffer) for i in items) and any(
-                maybe_half(facts, i, other.frame) for i in items
-            ):
-                found.append((call, "upcast", None))
+            # the tensor itself, or a value cast to its dtype, is never another dtype than it
+            # (mmagic's `torch.cat([noise_batch, label.to(noise_batch)])`, where `noise_batch`
+            # is this factory's value on one branch and a half one on another)
+            half = next((i for i in items if not _is_buffer(i, buffer)
+                         and not _cast_to_buffer(i, buffer)
+                         and maybe_half(facts, i, other.frame)), None)
+            if half is not None and any(_is_buffer(i, buffer) for i in items):
+                found.append((call, "upcast", half))
     if not found:
         return None
     return min(found, key=lambda item: _position(facts, item[0], function))
@@ -302,6 +306,22 @@ def _is_module_callee(facts, func: cst.BaseExpression, frame) -> bool:
 _MODULE_NAME = re.compile(
     r"(^|_)(model|net|network|encoder|decoder|backbone|expert|head|mlp|transformer|generator|"
     r"discriminator)s?($|_)", re.I)
+
+
+def _cast_to_buffer(expr: cst.BaseExpression, buffer: str) -> bool:
+    """`x.to(buf)`, `x.type_as(buf)`, `x.to(buf.dtype)`, `x.to(dtype=buf.dtype)`,
+    `x.type(buf.dtype)`: a value of the new tensor's own dtype."""
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute) \
+            or len(expr.args) != 1 or expr.args[0].star:
+        return False
+    method, arg = expr.func.attr.value, expr.args[0]
+    value = arg.value
+    if method in ("to", "type_as") and arg.keyword is None and _is_buffer(value, buffer):
+        return True
+    if method not in ("to", "type") or (arg.keyword is not None and arg.keyword.value != "dtype"):
+        return False
+    return isinstance(value, cst.Attribute) and value.attr.value == "dtype" \
+        and _is_buffer(value.value, buffer)
 
 
 def _is_buffer(expr: cst.BaseExpression, buffer: str) -> bool:

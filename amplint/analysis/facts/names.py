@@ -31,6 +31,21 @@ def visible_scopes(frame: Frame) -> Iterator[Frame]:
         scope = scope.parent
 
 
+def binding_scope(frame: Frame, name: str) -> Optional[Frame]:
+    """The scope whose binding of `name` `frame` sees (None: an import or a builtin)."""
+    for scope in visible_scopes(frame):
+        if name in scope.imports:
+            return None
+        if name in scope.bindings:
+            return scope
+        if scope.kind == "function":
+            params = scope.node.params
+            if any(p.name.value == name for p in (*params.posonly_params, *params.params,
+                                                  *params.kwonly_params)):
+                return scope
+    return None
+
+
 # What `partial(f, kw=...)` may not stand for at its calls: rules read these functions' and these
 # keywords' values (device, dtype, enabled), which the partial holds and the call does not show.
 _KEYWORD_READERS = frozenset({

@@ -24,7 +24,7 @@ from typing import Dict, Iterable, Optional, Tuple
 
 import libcst as cst
 
-from amplint.analysis.facts.names import visible_scopes
+from amplint.analysis.facts.names import binding_scope
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.scaler_remote import function_key
 
@@ -183,21 +183,6 @@ def branch_flag(test: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name):
         if test.value.value not in _ROOTS_NEVER:
             return test.value.value, test.attr.value
-    return None
-
-
-def binding_scope(frame, name: str):
-    """The scope whose binding of `name` `frame` sees (None: an import or a builtin)."""
-    for scope in visible_scopes(frame):
-        if name in scope.imports:
-            return None
-        if name in scope.bindings:
-            return scope
-        if scope.kind == "function":
-            params = scope.node.params
-            if any(p.name.value == name for p in (*params.posonly_params, *params.params,
-                                                  *params.kwonly_params)):
-                return scope
     return None
 
 

@@ -29,7 +29,8 @@ from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows, non
 from amplint.analysis.facts.scaler_remote import call_keys, function_key
 from amplint.analysis.facts.subclass_overrides import abstract
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
-from amplint.analysis.facts.scaler_flags import binding_scope, scaler_flag
+from amplint.analysis.facts.names import binding_scope
+from amplint.analysis.facts.scaler_flags import scaler_flag
 from amplint.analysis.facts.gradient_backward import gradient_backward
 from amplint.analysis.facts.scaler_flow import key_text, tensor_backward
 from amplint.analysis.parsing import parse

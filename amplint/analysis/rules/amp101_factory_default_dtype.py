@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.buffer_writes import (
-    CONCATS, _assigned_name, hazardous_write, held_buffer, maybe_half, reference_kind, write_error,
+    _assigned_name, hazardous_write, held_buffer, maybe_half, reference_kind, write_error,
     written_value,
 )
 from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
@@ -54,7 +54,8 @@ class FactoryDefaultDtype(Rule):
     values is reported: an advanced-index write (`buf[idx] = h` with a tensor or bool-mask
     index), `index_add_/index_copy_/index_put_/scatter*/masked_scatter_/put_`, `out=buf` of a
     matmul-family op (these raise), or `torch.cat/stack` of it with a half value (silently
-    float32). The value must possibly be half: a module's output, a matmul/linear/conv result,
+    float32; the tensor itself and a value cast to its dtype, `label.to(buf)`, are not another
+    value). The value must possibly be half: a module's output, a matmul/linear/conv result,
     or a name assigned from one. Python numbers (`buf[idx] = 1.0`), float32-by-construction
     values (`pe[:, 0::2] = torch.sin(position * div_term)`) and basic-slice writes
     (`buf[i, :n] = h`, which converts the dtype) are not reported.
@@ -641,11 +642,8 @@ def _half_value(ctx, write, site: CallSite):
     """(the half value a hazardous write puts into the buffer, as shown, and why it is half)."""
     facts = ctx.facts
     node, kind, value = write
-    if value is None and isinstance(node, cst.Call):
-        if kind == "upcast" or facts.resolve(node.func, site.frame) in CONCATS:
-            items = [e.value for e in node.args[0].value.elements]  # type: ignore[attr-defined]
-        else:  # `out=buf` of a matmul: its operands
-            items = [a.value for a in node.args if a.keyword is None]
+    if value is None and isinstance(node, cst.Call):  # `out=buf` of a matmul: its operands
+        items = [a.value for a in node.args if a.keyword is None]
         value = next((i for i in items if maybe_half(facts, i, site.frame)), None)
     if value is None:
         return "half values", None, None

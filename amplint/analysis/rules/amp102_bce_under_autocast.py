@@ -13,7 +13,7 @@ from amplint.analysis.facts.syntax import holder_key
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.facts.defuse import is_duplicable
-from amplint.analysis.facts.names import through_partial
+from amplint.analysis.facts.names import binding_scope, through_partial
 from amplint.analysis.rules._util import (
     argument, dotted_expr, has_star_args, kwarg, method_call, positional, region_note,
 )
@@ -234,8 +234,10 @@ class BceUnderAutocast(Rule):
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
         instances = self._instances(facts)
-        by_instance: Dict[Tuple[str, str], List[CallSite]] = {}
-        hits: List[Tuple[CallSite, str, Optional[Tuple[str, str]]]] = []
+        # (holder key, id of the scope it is bound in) -> the assignments and the calls it reaches
+        readable: Dict[tuple, List] = {}
+        by_instance: Dict[tuple, List[CallSite]] = {}
+        hits: List[Tuple[CallSite, str, Optional[tuple]]] = []
         qualifieds: Dict[int, Optional[str]] = {}
         for qualified, site in facts.qualified_calls:
             call = site.node
@@ -248,6 +250,11 @@ class BceUnderAutocast(Rule):
                 key = holder_key(call.func)
                 if key is None or key not in instances:
                     continue
+                seen = self._seen_assigns(facts, key, instances[key], site)
+                if not seen:
+                    continue  # `loss_fn` of another function (DLRM's evaluation BCELoss)
+                key = (key, id(seen[0].frame.scope))
+                readable[key] = seen
                 by_instance.setdefault(key, []).append(site)
                 label = "BCELoss"
             hits.append((site, label, key))
@@ -268,7 +275,7 @@ class BceUnderAutocast(Rule):
             elif key is None:
                 fix = self._logits_fix_function(ctx, site, qualifieds.get(id(site)))
             else:
-                fix = self._logits_fix_instance(ctx, instances[key], by_instance.get(key, []))
+                fix = self._logits_fix_instance(ctx, readable[key], by_instance.get(key, []))
             if fix is None and not through_partial(site.dotted, site.frame):
                 fix = self._island_fix(ctx, site, region)
             if isinstance(fix, str):  # the island needs a torch the project does not target
@@ -276,6 +283,18 @@ class BceUnderAutocast(Rule):
             yield self.report(site.node, message, fix=fix, related=related)
 
     # -- facts ----------------------------------------------------------------------------
+    @staticmethod
+    def _seen_assigns(facts, key: Tuple[str, str], assigns: List, site: CallSite) -> List:
+        """The BCELoss assignments of `key` that the call at `site` can read: for a bare name,
+        those in the scope whose binding of it the call sees (a `loss_fn` local to another
+        function is not this one); all of them for `self.x` or a name some scope declares
+        global/nonlocal."""
+        kind, name = key
+        if kind != "name" or name in facts.tree.declared_names:
+            return assigns
+        scope = binding_scope(site.frame, name)
+        return [a for a in assigns if a.frame.scope is scope]
+
     @staticmethod
     def _instances(facts) -> Dict[Tuple[str, str], List]:
         found: Dict[Tuple[str, str], List] = {}

@@ -1,0 +1,3 @@
+from mmengine.registry import Registry
+
+MODELS = Registry('model')
