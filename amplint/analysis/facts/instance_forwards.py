@@ -51,15 +51,18 @@ def held(dtypes, expr: cst.BaseExpression, frame: Frame) -> Optional[InstanceVal
     if attr is None or cls is None or frame.function is None:
         return None
     facts = dtypes.facts
-    if facts.param_defaults.attribute_stores(attr) != 1:
-        return None
     for owner in _chain(facts, cls):
         sites = facts.index.self_assigns(owner).get(attr)
         if sites:
             value = sites[0].value
             if len(sites) != 1 or len(sites[0].targets) != 1 or not isinstance(value, cst.Call):
                 return None
-            return constructed(dtypes, value, sites[0].frame)
+            found = constructed(dtypes, value, sites[0].frame)
+            # the file-wide store count last: it walks the whole module once (param_defaults.py),
+            # which most `self.<attr>` reads (no single store of a class's instance) never need
+            if found is None or facts.param_defaults.attribute_stores(attr) != 1:
+                return None
+            return found
     return None
 
 

@@ -21,9 +21,9 @@ import ast
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.returned_values import EntryReturn
-from amplint.analysis.project.function_entries import CALLED, leads_to, may_run_under_autocast
+from amplint.analysis.project.function_entries import leads_to, may_run_under_autocast
 from amplint.analysis.project.return_kinds import _imported_calls
-from amplint.analysis.project.site_text import CodeText
+from amplint.analysis.project.text_views import called_names, code_view
 
 WANTED = ("BCELoss", "GradScaler")  # the classes whose choice a rule reads
 _READERS = frozenset({"sorted", "len", "list", "tuple", "set"})
@@ -40,7 +40,7 @@ def chosen_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturn
                 "autocast" in text or "GradScaler" in text or may_run_under_autocast(project, path)):
             continue
         entries: List[EntryReturn] = []
-        for name, ref in _imported_calls(project, path, CodeText(text), set(CALLED.findall(text))):
+        for name, ref in _imported_calls(project, path, code_view(project, path), called_names(project, path)):
             if not leads_to(project, path, ref, lambda p: _holds_wanted(project, p), False):
                 continue
             target = project.resolve_ref(path, ref)

@@ -27,7 +27,7 @@ from amplint.analysis.facts.syntax import unparen
 from amplint.analysis.facts.region_entries import EntryHalf
 from amplint.analysis.data.triggers import ENTRY_NEEDS
 from amplint.analysis.prefilter_entries import CodeNames, _signals
-from amplint.analysis.project.function_entries import CALLED
+from amplint.analysis.project.text_views import called_names
 
 
 _CODES = ("AMP140", "AMP141")
@@ -49,7 +49,7 @@ def float16_arg_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryF
         summary = project.made_summary(path) or project.planned_summary(path)
         if summary is None or not summary.imports:
             continue
-        called = set(CALLED.findall(text))
+        called = called_names(project, path)
         imported = {name: ref for name, ref in summary.imports.items() if name in called}
         refs = _calls_out(summary, halves, set(imported.values())) if imported else set()
         # no method of a float16 class (nor what it calls here) calls an imported name that

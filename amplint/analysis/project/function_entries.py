@@ -22,11 +22,11 @@ from amplint.analysis.facts.custom_functions import (
     EntryFunction, FunctionClass, apply_aliases, function_classes,
 )
 from amplint.analysis.facts.region_entries import EntryRegion
+from amplint.analysis.project.text_views import called_names
 
 _DEFINES = re.compile(r"\bFunction\b")
 _APPLY = re.compile(r"\.apply\b")
 _APPLIED = re.compile(r"\b([A-Za-z_]\w*)\.apply\b")
-CALLED = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\s*\(")  # names called in a file's text
 
 # file -> (classes, module-level aliases, class lines) or None
 _Defined = Optional[Tuple[Dict[str, FunctionClass], Dict[str, str], Dict[str, int]]]
@@ -44,7 +44,7 @@ def function_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryFunc
         if not text or not summary.imports:
             continue
         entries: List[EntryFunction] = []
-        called, applied = set(CALLED.findall(text)), set(_APPLIED.findall(text))
+        called, applied = called_names(project, path), set(_APPLIED.findall(text))
         for name, ref in sorted(summary.imports.items()):
             as_class = name in applied
             if not as_class and name not in called:

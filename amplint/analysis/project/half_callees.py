@@ -15,7 +15,8 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryCallsParam, called_params
-from amplint.analysis.project.function_entries import CALLED, parsed_facts
+from amplint.analysis.project.function_entries import parsed_facts
+from amplint.analysis.project.text_views import called_names
 
 HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
 
@@ -38,7 +39,7 @@ def half_callee_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryC
         if summary is None or not summary.imports:
             continue
         entries: List[EntryCallsParam] = []
-        called = set(CALLED.findall(text))
+        called = called_names(project, path)
         for name, ref in sorted(summary.imports.items()):
             if name not in called:
                 continue

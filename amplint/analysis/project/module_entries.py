@@ -14,7 +14,8 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.module_autocast import EntryModule, forward_autocasts
-from amplint.analysis.project.function_entries import CALLED, leads_to, may_run_under_autocast, parsed_facts
+from amplint.analysis.project.function_entries import leads_to, may_run_under_autocast, parsed_facts
+from amplint.analysis.project.text_views import called_names
 
 _DATA_PARALLEL = re.compile(r"(?<!Distributed)DataParallel\b")  # not DDP
 
@@ -31,7 +32,7 @@ def module_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryModule
         if not text or not _DATA_PARALLEL.search(text) or not summary.imports:
             continue
         entries: List[EntryModule] = []
-        called = set(CALLED.findall(text))
+        called = called_names(project, path)
         for name, ref in sorted(summary.imports.items()):
             if not name[:1].isupper() or name not in called:
                 continue

@@ -27,9 +27,10 @@ import re
 from typing import Dict, List, Sequence, Tuple
 
 from amplint.analysis.facts.returned_values import EntryReturn
-from amplint.analysis.project.function_entries import CALLED, leads_to, may_run_under_autocast
+from amplint.analysis.project.function_entries import leads_to, may_run_under_autocast
 from amplint.analysis.project.return_values import KIND_WORDS, return_kind
 from amplint.analysis.project.site_text import CodeText
+from amplint.analysis.project.text_views import called_names, code_view
 
 # the kinds a file's text may need: the fact that reads each, written where it meets the call
 _NEEDS = {"device": "autocast(", "finfo": "fill", "half": "torch.optim."}
@@ -57,8 +58,8 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
         methods = {}  # imported name -> the attributes called on it (`Dist.local_device()`)
         for name, attr in _METHOD_CALLED.findall(text):
             methods.setdefault(name, set()).add(attr)
-        code = CodeText(text)
-        calls = [(name, ref, "") for name, ref in _imported_calls(project, path, code, set(CALLED.findall(text)))]
+        code = code_view(project, path)
+        calls = [(name, ref, "") for name, ref in _imported_calls(project, path, code, called_names(project, path))]
         calls += [(name, ref, attr) for name, ref in _imported_calls(project, path, code, set(methods))
                   for attr in sorted(methods[name])]
         leads: Dict[Tuple[str, bool], bool] = {}  # per reference: `torch` is called on many attributes

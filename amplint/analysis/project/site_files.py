@@ -32,6 +32,7 @@ from typing import Dict, List, Optional, Tuple
 from amplint.analysis.facts.names import _CANONICAL
 from amplint.analysis.project.call_words import conditionally_called
 from amplint.analysis.project.site_text import CodeText, filled_slots, may_bind
+from amplint.analysis.project.text_views import code_view
 
 
 class SiteFiles:
@@ -40,7 +41,6 @@ class SiteFiles:
         self.flow = flow
         self._callee_targets = callee_targets
         self.p = flow.p
-        self._code: Dict[str, CodeText] = {}
         self._stored: Dict[str, bool] = {}  # attribute -> may some file store it
         self._defined: Dict[str, bool] = {}  # name -> member_anywhere
         self._named: Dict[tuple, bool] = {}  # (file, class) -> may a value hold it (class_named)
@@ -58,10 +58,7 @@ class SiteFiles:
         self.supers_spared = 0  # (file, question) pairs a subclass's `super().__init__` no longer keeps
 
     def _view(self, path: str) -> CodeText:
-        found = self._code.get(path)
-        if found is None:
-            found = self._code[path] = CodeText(self.p.files[path])
-        return found
+        return code_view(self.p, path)  # (shared with the pass's other text readers)
 
     def may_reach(self, path: str, name: str, question: tuple, plain: bool) -> bool:
         """False only when no call site of `name` that flowfacts records in `path` can call
