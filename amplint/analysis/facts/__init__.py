@@ -79,7 +79,7 @@ class FileFacts:
         given the name, `getattr(module, "Name")` (amplint.analysis.facts.chosen_classes)."""
         from amplint.analysis.facts.chosen_classes import ChosenClasses
 
-        return ChosenClasses(self.tree, self.entries)
+        return ChosenClasses(self.tree, self.entries, self.function_returns)
 
     @cached_property
     def function_returns(self):

@@ -35,6 +35,7 @@ from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.builder_returns import returned_instance
 from amplint.analysis.facts.names import _CANONICAL, resolve, visible_scopes
 from amplint.analysis.facts.syntax import iter_nodes, params
 from amplint.analysis.facts.tree import Collector, Frame, dotted_name
@@ -45,11 +46,15 @@ class Chosen:
     qualified: str  # "torch.nn.BCELoss"
     how: str  # `LOSSES["bce"]`, for messages
     direct: bool  # the call's arguments are the constructor's own
+    # a helper returning the instance (`return AdamW(model.parameters())`): what the call returns,
+    # its constructors read in the helper's frame (facts/function_returns.py Returned)
+    built: Optional[object] = None
 
 
 class ChosenClasses:
-    def __init__(self, tree: Collector, entries=()) -> None:
+    def __init__(self, tree: Collector, entries=(), returns=None) -> None:
         self.tree = tree
+        self.returns = returns  # facts/function_returns.py, for helpers returning an instance
         # imported builders of other files (project/chosen_builders.py), by the imported name
         self.remote = {e.call: e for e in entries if getattr(e, "kind", "") in ("chosen", "chosen_class")
                        and e.ordinal == -1}
@@ -69,7 +74,12 @@ class ChosenClasses:
             built = self._built(func, frame, want_class=True)
             return Chosen(built[0], built[1], True) if built is not None else None
         built = self._built(call, frame, want_class=False)
-        return Chosen(built[0], built[1], False) if built is not None else None
+        if built is not None:
+            return Chosen(built[0], built[1], False)
+        helper = returned_instance(self.tree, self.returns, call, frame)
+        if helper is None:
+            return None
+        return Chosen(helper[0], f"{helper[1].function.name}()", False, helper[1])
 
     def named(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Tuple[str, str]]:
         """(qualified class, how) for `D["key"]` / `getattr(module, "Name")`."""

@@ -9,6 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.half_callees import half_param_entries
 from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.returned_casts import moved_root
 from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes
 from amplint.analysis.facts.float16_scope import float16_where, has_float16_code
 from amplint.analysis.facts.half_values import FrameWalker, float16_values, walk_float16_code
@@ -697,7 +698,7 @@ def _half_models(facts) -> Dict[Tuple, cst.CSTNode]:
             if key is not None:
                 found.setdefault(key, site.node)
     for assign in facts.tree.assigns:
-        value = assign.value
+        value = moved_root(assign.value, assign.frame)  # `model = Net().half().to("cuda")`
         if isinstance(value, cst.Call) and casts.get(id(value)) == "float16":
             for target in assign.targets:
                 key = _model_key(target, assign.frame)
