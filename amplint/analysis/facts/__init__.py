@@ -119,7 +119,7 @@ class FileFacts:
 
         halves = tuple(e for e in self.entries if isinstance(e, EntryHalf))
         inherited = tuple(e for e in self.entries if isinstance(e, EntryHalfBase))
-        analysis = Fp16Analysis(self.tree, self.callgraph, halves, inherited)
+        analysis = Fp16Analysis(self.tree, self.callgraph, halves, inherited, self.chosen_classes)
         for call, (dtype, cite) in field_casts(self.tree, self.entries).items():  # `dtype=args.model.param_dtype`
             analysis.half_casts.setdefault(call, dtype)
             analysis.field_cites[call] = cite

@@ -64,6 +64,17 @@ class ChosenClasses:
     def constructed(self, call: cst.BaseExpression, frame: Frame) -> Optional[Chosen]:
         """The class `call` makes an instance of, when a string picks it (None otherwise, and
         for a plain `Cls(...)`, which `names.resolve` answers)."""
+        found = self._picked(call, frame)
+        return found if found is not None and not found.qualified.startswith("@") else None
+
+    def local_class(self, call: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        """The class of THIS file `call` makes an instance of when a string picks it
+        (`create_model("b0")` through `REGISTERED = {"b0": (lite_mla_b0, "cityscapes")}`, a
+        factory of the file returning `LiteMLA(...)`), for the class facts (fp16.py)."""
+        found = self._picked(call, frame)
+        return found.qualified[1:] if found is not None and found.qualified.startswith("@") else None
+
+    def _picked(self, call: cst.BaseExpression, frame: Frame) -> Optional[Chosen]:
         if not isinstance(call, cst.Call):
             return None
         func = call.func
@@ -101,16 +112,23 @@ class ChosenClasses:
         return None
 
     # -- the dicts ---------------------------------------------------------------------------
-    def _lookup(self, name: str, key: str, frame: Frame) -> Optional[Tuple[str, str]]:
+    def _lookup(self, name: str, key: str, frame: Frame, index: Optional[int] = None) -> Optional[Tuple[str, str]]:
+        """(the value, how) of `D[key]`, or of its item `index` where the values are tuples
+        (`builder, _ = D[key]`); a class of this file as "@Name"."""
         for scope in visible_scopes(frame):
             if scope.kind == "module":
                 break
             if name in scope.bindings or name in scope.imports:
                 return None  # a local of that name, not the module's dict
         values = self.dicts().get(name)
-        if values is None or key not in values or values[key].startswith("@"):
+        value = values.get(key) if values is not None else None
+        if isinstance(value, tuple):
+            value = value[index] if index is not None and index < len(value) else None
+        elif index is not None:
+            value = None
+        if not value or value == "?":
             return None
-        return values[key], f"{name}[{key!r}]"
+        return value, f"{name}[{key!r}]" if index is None else f"{name}[{key!r}][{index}]"
 
     def dicts(self) -> Dict[str, Dict[str, str]]:
         """Module-level name -> {key: qualified class} of the exact name->class dicts."""
@@ -126,7 +144,7 @@ class ChosenClasses:
             target = assign.targets[0]
             if not isinstance(target, cst.Name) or not self.tree.bound_once(module, target.value):
                 continue
-            values = _display(assign.value, module, self.tree.classes)
+            values = _display(assign.value, module, self.tree.classes, self._factory)
             if values:
                 shapes[target.value] = values
                 binding[target.value] = target
@@ -176,6 +194,13 @@ class ChosenClasses:
                 return _string(assign.value)
         return None
 
+    def _factory(self, name: str) -> Optional[str]:
+        """The class of this file a module-level function returns a new instance of on every
+        path (the call graph's factory reading), when the function is bound once."""
+        if self.returns is None or not self.tree.bound_once(self.tree.module_frame, name):
+            return None
+        return self.returns.callgraph.factory_class(cst.Call(func=cst.Name(name)))
+
     # -- builders ------------------------------------------------------------------------------
     def _built(self, call: cst.Call, frame: Frame, want_class: bool) -> Optional[Tuple[str, str]]:
         name = dotted_name(call.func)
@@ -186,13 +211,13 @@ class ChosenClasses:
         shape = self._builder(name[0])
         if shape is None or name[0] in _bound(frame, below_module=True):
             return None
-        dict_name, param, returns_class, default = shape
+        dict_name, param, returns_class, default, index = shape
         if returns_class != want_class:
             return None
         key = _argument(call, self.tree.module_frame.functions[name[0]].node, param, default)
         if key is None:
             return None
-        found = self._lookup(dict_name, key, self.tree.module_frame)
+        found = self._lookup(dict_name, key, self.tree.module_frame, index)
         if found is None:
             return None
         return found[0], f"{name[0]}({key!r}) -> {found[1]}"
@@ -226,31 +251,52 @@ class ChosenClasses:
             if isinstance(node, (cst.Yield, cst.Await)):
                 return None
             if isinstance(node, cst.Return):
-                shapes.add(_return_shape(node.value, self))
+                shapes.add(_return_shape(node.value, self, function))
         named = {p.name.value: p for p in params(function.node)}
         if len(shapes) != 1 or None in shapes:
             return None
-        dict_name, param, returns_class = shapes.pop()
+        dict_name, param, returns_class, index = shapes.pop()
         if param not in named or not self.tree.bound_once(function, param) or dict_name in function.bindings:
             return None
         default = named[param].default
         literal = _string(default) if default is not None else None
         if default is not None and literal is None:
             return None
-        self._builders[name] = (dict_name, param, returns_class, literal)
+        self._builders[name] = (dict_name, param, returns_class, literal, index)
         return self._builders[name]
 
 
-def _return_shape(value, chosen: ChosenClasses):
-    """(dict, parameter, returns the class) for `return D[p](...)` / `return D[p]`."""
+def _return_shape(value, chosen: ChosenClasses, function: Frame):
+    """(dict, parameter, returns the class, tuple item) for `return D[p](...)` / `return D[p]`,
+    or `return cls(...)` after the function's one binding `cls, dataset = D[p]` (item 0)."""
     returns_class = not isinstance(value, cst.Call)
     subscript = value if returns_class else value.func
+    index = None
+    if isinstance(subscript, cst.Name) and not returns_class:
+        subscript, index = _unpacked(subscript.value, chosen.tree, function)
     if not isinstance(subscript, cst.Subscript):
         return None
     name, key = chosen._subscript(subscript)
     if name is None or not isinstance(key, cst.Name) or name not in chosen.dicts():
         return None
-    return name, key.value, returns_class
+    return name, key.value, returns_class, index
+
+
+def _unpacked(name: str, tree: Collector, function: Frame):
+    """(`D[p]`, the item) when `name`'s one binding in `function` is `name, ... = D[p]`."""
+    if not tree.bound_once(function, name):
+        return None, None
+    for assign in tree.assigns:
+        if assign.frame.scope is not function or len(assign.targets) != 1:
+            continue
+        target = assign.targets[0]
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            continue
+        names = [e.value.value if isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) else None
+                 for e in target.elements]
+        if name in names and isinstance(assign.value, cst.Subscript):
+            return assign.value, names.index(name)
+    return None, None
 
 
 def _argument(call: cst.Call, function: cst.FunctionDef, param: str, default: Optional[str]) -> Optional[str]:
@@ -277,7 +323,7 @@ def _argument_at(call: cst.Call, position: Optional[int], param: str, default: O
     return None if starred else default
 
 
-def _display(value: cst.BaseExpression, module: Frame, classes) -> Optional[Dict[str, str]]:
+def _display(value: cst.BaseExpression, module: Frame, classes, factory) -> Optional[Dict[str, object]]:
     pairs = []
     if isinstance(value, cst.Dict):
         for element in value.elements:
@@ -292,16 +338,40 @@ def _display(value: cst.BaseExpression, module: Frame, classes) -> Optional[Dict
             pairs.append((arg.keyword.value, arg.value))
     else:
         return None
-    out: Dict[str, str] = {}
+    out: Dict[str, object] = {}
     for key, item in pairs:
-        qualified = resolve(dotted_name(item), module) if key is not None else None
-        if qualified is None and isinstance(item, cst.Name) and item.value in classes \
-                and classes[item.value].parent is module:
-            qualified = "@" + item.value  # a class of this file: no rule's class, but the dict stays exact
-        if qualified is None or key in out:
+        if key is None or key in out:
+            return None
+        if isinstance(item, cst.Tuple):  # `"b0": (lite_mla_b0, "cityscapes")`
+            parts = tuple(_value(e.value, module, classes, factory) if not isinstance(e, cst.StarredElement)
+                          else None for e in item.elements)
+            if None in parts:
+                return None
+            out[key] = parts
+            continue
+        qualified = _value(item, module, classes, factory)
+        if qualified is None or qualified == "":
             return None
         out[key] = qualified
     return out
+
+
+def _value(item: cst.BaseExpression, module: Frame, classes, factory) -> Optional[str]:
+    """What a dict value names: the qualified import, "@Cls" for a class of this file or a
+    factory of this file returning a new `Cls(...)` ("?" for another function of the file),
+    "" for a literal in a tuple; None for anything else."""
+    qualified = resolve(dotted_name(item), module)
+    if qualified is not None:
+        return qualified
+    if isinstance(item, cst.Name) and item.value in classes and classes[item.value].parent is module:
+        return "@" + item.value  # a class of this file: no rule's class, but the dict stays exact
+    if isinstance(item, cst.Name) and item.value in module.functions:
+        built = factory(item.value)
+        return "@" + built if built is not None else "?"
+    if isinstance(item, (cst.SimpleString, cst.Integer, cst.Float)) or \
+            isinstance(item, cst.Name) and item.value in ("None", "True", "False"):
+        return ""
+    return None
 
 
 _READERS = frozenset({("sorted",), ("len",), ("list",), ("tuple",), ("set",)})
