@@ -61,10 +61,11 @@ class ChosenClasses:
         self._dicts: Optional[Dict[str, Dict[str, str]]] = None
         self._builders: Dict[str, Optional[Tuple[str, str, bool, Optional[str]]]] = {}
 
-    def constructed(self, call: cst.BaseExpression, frame: Frame) -> Optional[Chosen]:
-        """The class `call` makes an instance of, when a string picks it (None otherwise, and
-        for a plain `Cls(...)`, which `names.resolve` answers)."""
-        found = self._picked(call, frame)
+    def constructed(self, call: cst.BaseExpression, frame: Frame, helpers: bool = True) -> Optional[Chosen]:
+        """The class `call` makes an instance of, when a string picks it or a helper returns it
+        (None otherwise, and for a plain `Cls(...)`, which `names.resolve` answers). `helpers`:
+        False for a reader that takes only the class's own arguments (`direct`)."""
+        found = self._picked(call, frame, helpers)
         return found if found is not None and not found.qualified.startswith("@") else None
 
     def local_class(self, call: cst.BaseExpression, frame: Frame) -> Optional[str]:
@@ -74,7 +75,7 @@ class ChosenClasses:
         found = self._picked(call, frame)
         return found.qualified[1:] if found is not None and found.qualified.startswith("@") else None
 
-    def _picked(self, call: cst.BaseExpression, frame: Frame) -> Optional[Chosen]:
+    def _picked(self, call: cst.BaseExpression, frame: Frame, helpers: bool = False) -> Optional[Chosen]:
         if not isinstance(call, cst.Call):
             return None
         func = call.func
@@ -87,7 +88,7 @@ class ChosenClasses:
         built = self._built(call, frame, want_class=False)
         if built is not None:
             return Chosen(built[0], built[1], False)
-        helper = returned_instance(self.tree, self.returns, call, frame)
+        helper = returned_instance(self.tree, self.returns, call, frame) if helpers else None
         if helper is None:
             return None
         return Chosen(helper[0], f"{helper[1].function.name}()", False, helper[1])
