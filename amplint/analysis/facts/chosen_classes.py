@@ -23,6 +23,15 @@ The forms read, each exact or nothing:
   parameters bound nowhere else; the key is what the call passes for `p` (positionally or by
   keyword), or the parameter's literal default when the call leaves it out. A call with
   `*args` / `**kwargs` that may fill `p` gives nothing.
+- dict values that are tuples (EfficientViT's `REGISTERED = {"b0": (lite_mla_b0, "cityscapes")}`),
+  read by a builder whose one binding `model_cls, dataset = D[p]` it then calls
+  (`return model_cls(...)`): the tuple's item at that position;
+- a value that is a module-level factory of the file returning a new `Cls(...)` of the file on
+  every path (the call graph's factory reading): `Cls`, for `local_class` (fp16.py's half
+  classes); the classes of this file are kept as "@Cls" and `constructed` never gives them;
+- `helper(...)` / `self.helper(...)` where the helper returns a new instance of one imported class
+  on every path (builder_returns.py): that class, not direct, `built` holding what the call
+  returns (AMP152 maps the helper's parameters to the call's arguments).
 A key the dict does not hold, a value that does not resolve, anything else: no class.
 `direct` tells whether the call's own arguments are the class's (a rewrite of the constructor
 may keep them): true for the first two forms, false through a builder.

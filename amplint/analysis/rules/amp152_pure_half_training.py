@@ -40,7 +40,10 @@ class PureHalfTraining(Rule):
     (`model.convert_to_fp16()`) counts as a cast, and so does a call of a builder that returns
     the model it casts with `.half()`: a function of the file (reported at its cast), or one
     another file defines (reported at the call; a call passing False for the flag guarding the
-    cast is not).
+    cast is not). A model moved after its cast (`Net().half().to("cuda")`) is still half, and an
+    optimizer a helper of the file builds counts when the helper returns a new `torch.optim`
+    optimizer on every path over the parameters of the model the call passes it
+    (`optimizer = create_optimizer(net, args)`, LoRA's `create_adam_optimizer_from_args`).
 
     ## Why is this bad?
     The optimizer updates the float16 weights in place, with no float32 master copy. Any update
