@@ -118,7 +118,7 @@ def _static(facts, cls: Frame, name: str) -> Optional[Frame]:
     function a module-level def of the file, each name bound once."""
     method = cls.functions.get(name)
     if method is not None:
-        return method if _is_static(method) else None
+        return method if name == "backward" or _is_static(method) else None  # as before: any `def backward`
     module = facts.tree.module_frame
     if not facts.tree.bound_once(cls, name) or "staticmethod" in module.bindings or "staticmethod" in module.imports:
         return None
