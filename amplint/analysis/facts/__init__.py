@@ -74,7 +74,7 @@ class FileFacts:
         given the name, `getattr(module, "Name")` (amplint.analysis.facts.chosen_classes)."""
         from amplint.analysis.facts.chosen_classes import ChosenClasses
 
-        return ChosenClasses(self.tree, self.entries)
+        return ChosenClasses(self.tree, self.entries, self.function_returns)
 
     @cached_property
     def function_returns(self):
@@ -114,7 +114,7 @@ class FileFacts:
 
         halves = tuple(e for e in self.entries if isinstance(e, EntryHalf))
         inherited = tuple(e for e in self.entries if isinstance(e, EntryHalfBase))
-        analysis = Fp16Analysis(self.tree, self.callgraph, halves, inherited)
+        analysis = Fp16Analysis(self.tree, self.callgraph, halves, inherited, self.chosen_classes)
         for call, (dtype, cite) in field_casts(self.tree, self.entries).items():  # `dtype=args.model.param_dtype`
             analysis.half_casts.setdefault(call, dtype)
             analysis.field_cites[call] = cite

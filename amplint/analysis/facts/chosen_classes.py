@@ -23,6 +23,15 @@ The forms read, each exact or nothing:
   parameters bound nowhere else; the key is what the call passes for `p` (positionally or by
   keyword), or the parameter's literal default when the call leaves it out. A call with
   `*args` / `**kwargs` that may fill `p` gives nothing.
+- dict values that are tuples (EfficientViT's `REGISTERED = {"b0": (lite_mla_b0, "cityscapes")}`),
+  read by a builder whose one binding `model_cls, dataset = D[p]` it then calls
+  (`return model_cls(...)`): the tuple's item at that position;
+- a value that is a module-level factory of the file returning a new `Cls(...)` of the file on
+  every path (the call graph's factory reading): `Cls`, for `local_class` (fp16.py's half
+  classes); the classes of this file are kept as "@Cls" and `constructed` never gives them;
+- `helper(...)` / `self.helper(...)` where the helper returns a new instance of one imported class
+  on every path (builder_returns.py): that class, not direct, `built` holding what the call
+  returns (AMP152 maps the helper's parameters to the call's arguments).
 A key the dict does not hold, a value that does not resolve, anything else: no class.
 `direct` tells whether the call's own arguments are the class's (a rewrite of the constructor
 may keep them): true for the first two forms, false through a builder.
@@ -35,6 +44,7 @@ from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.builder_returns import returned_instance
 from amplint.analysis.facts.names import _CANONICAL, resolve, visible_scopes
 from amplint.analysis.facts.syntax import iter_nodes, params
 from amplint.analysis.facts.tree import Collector, Frame, dotted_name
@@ -45,20 +55,36 @@ class Chosen:
     qualified: str  # "torch.nn.BCELoss"
     how: str  # `LOSSES["bce"]`, for messages
     direct: bool  # the call's arguments are the constructor's own
+    # a helper returning the instance (`return AdamW(model.parameters())`): what the call returns,
+    # its constructors read in the helper's frame (facts/function_returns.py Returned)
+    built: Optional[object] = None
 
 
 class ChosenClasses:
-    def __init__(self, tree: Collector, entries=()) -> None:
+    def __init__(self, tree: Collector, entries=(), returns=None) -> None:
         self.tree = tree
+        self.returns = returns  # facts/function_returns.py, for helpers returning an instance
         # imported builders of other files (project/chosen_builders.py), by the imported name
         self.remote = {e.call: e for e in entries if getattr(e, "kind", "") in ("chosen", "chosen_class")
                        and e.ordinal == -1}
         self._dicts: Optional[Dict[str, Dict[str, str]]] = None
         self._builders: Dict[str, Optional[Tuple[str, str, bool, Optional[str]]]] = {}
 
-    def constructed(self, call: cst.BaseExpression, frame: Frame) -> Optional[Chosen]:
-        """The class `call` makes an instance of, when a string picks it (None otherwise, and
-        for a plain `Cls(...)`, which `names.resolve` answers)."""
+    def constructed(self, call: cst.BaseExpression, frame: Frame, helpers: bool = True) -> Optional[Chosen]:
+        """The class `call` makes an instance of, when a string picks it or a helper returns it
+        (None otherwise, and for a plain `Cls(...)`, which `names.resolve` answers). `helpers`:
+        False for a reader that takes only the class's own arguments (`direct`)."""
+        found = self._picked(call, frame, helpers)
+        return found if found is not None and not found.qualified.startswith("@") else None
+
+    def local_class(self, call: cst.BaseExpression, frame: Frame) -> Optional[str]:
+        """The class of THIS file `call` makes an instance of when a string picks it
+        (`create_model("b0")` through `REGISTERED = {"b0": (lite_mla_b0, "cityscapes")}`, a
+        factory of the file returning `LiteMLA(...)`), for the class facts (fp16.py)."""
+        found = self._picked(call, frame)
+        return found.qualified[1:] if found is not None and found.qualified.startswith("@") else None
+
+    def _picked(self, call: cst.BaseExpression, frame: Frame, helpers: bool = False) -> Optional[Chosen]:
         if not isinstance(call, cst.Call):
             return None
         func = call.func
@@ -69,7 +95,12 @@ class ChosenClasses:
             built = self._built(func, frame, want_class=True)
             return Chosen(built[0], built[1], True) if built is not None else None
         built = self._built(call, frame, want_class=False)
-        return Chosen(built[0], built[1], False) if built is not None else None
+        if built is not None:
+            return Chosen(built[0], built[1], False)
+        helper = returned_instance(self.tree, self.returns, call, frame) if helpers else None
+        if helper is None:
+            return None
+        return Chosen(helper[0], f"{helper[1].function.name}()", False, helper[1])
 
     def named(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Tuple[str, str]]:
         """(qualified class, how) for `D["key"]` / `getattr(module, "Name")`."""
@@ -91,16 +122,23 @@ class ChosenClasses:
         return None
 
     # -- the dicts ---------------------------------------------------------------------------
-    def _lookup(self, name: str, key: str, frame: Frame) -> Optional[Tuple[str, str]]:
+    def _lookup(self, name: str, key: str, frame: Frame, index: Optional[int] = None) -> Optional[Tuple[str, str]]:
+        """(the value, how) of `D[key]`, or of its item `index` where the values are tuples
+        (`builder, _ = D[key]`); a class of this file as "@Name"."""
         for scope in visible_scopes(frame):
             if scope.kind == "module":
                 break
             if name in scope.bindings or name in scope.imports:
                 return None  # a local of that name, not the module's dict
         values = self.dicts().get(name)
-        if values is None or key not in values or values[key].startswith("@"):
+        value = values.get(key) if values is not None else None
+        if isinstance(value, tuple):
+            value = value[index] if index is not None and index < len(value) else None
+        elif index is not None:
+            value = None
+        if not value or value == "?":
             return None
-        return values[key], f"{name}[{key!r}]"
+        return value, f"{name}[{key!r}]" if index is None else f"{name}[{key!r}][{index}]"
 
     def dicts(self) -> Dict[str, Dict[str, str]]:
         """Module-level name -> {key: qualified class} of the exact name->class dicts."""
@@ -116,7 +154,7 @@ class ChosenClasses:
             target = assign.targets[0]
             if not isinstance(target, cst.Name) or not self.tree.bound_once(module, target.value):
                 continue
-            values = _display(assign.value, module, self.tree.classes)
+            values = _display(assign.value, module, self.tree.classes, self._factory)
             if values:
                 shapes[target.value] = values
                 binding[target.value] = target
@@ -166,6 +204,13 @@ class ChosenClasses:
                 return _string(assign.value)
         return None
 
+    def _factory(self, name: str) -> Optional[str]:
+        """The class of this file a module-level function returns a new instance of on every
+        path (the call graph's factory reading), when the function is bound once."""
+        if self.returns is None or not self.tree.bound_once(self.tree.module_frame, name):
+            return None
+        return self.returns.callgraph.factory_class(cst.Call(func=cst.Name(name)))
+
     # -- builders ------------------------------------------------------------------------------
     def _built(self, call: cst.Call, frame: Frame, want_class: bool) -> Optional[Tuple[str, str]]:
         name = dotted_name(call.func)
@@ -176,13 +221,13 @@ class ChosenClasses:
         shape = self._builder(name[0])
         if shape is None or name[0] in _bound(frame, below_module=True):
             return None
-        dict_name, param, returns_class, default = shape
+        dict_name, param, returns_class, default, index = shape
         if returns_class != want_class:
             return None
         key = _argument(call, self.tree.module_frame.functions[name[0]].node, param, default)
         if key is None:
             return None
-        found = self._lookup(dict_name, key, self.tree.module_frame)
+        found = self._lookup(dict_name, key, self.tree.module_frame, index)
         if found is None:
             return None
         return found[0], f"{name[0]}({key!r}) -> {found[1]}"
@@ -216,31 +261,52 @@ class ChosenClasses:
             if isinstance(node, (cst.Yield, cst.Await)):
                 return None
             if isinstance(node, cst.Return):
-                shapes.add(_return_shape(node.value, self))
+                shapes.add(_return_shape(node.value, self, function))
         named = {p.name.value: p for p in params(function.node)}
         if len(shapes) != 1 or None in shapes:
             return None
-        dict_name, param, returns_class = shapes.pop()
+        dict_name, param, returns_class, index = shapes.pop()
         if param not in named or not self.tree.bound_once(function, param) or dict_name in function.bindings:
             return None
         default = named[param].default
         literal = _string(default) if default is not None else None
         if default is not None and literal is None:
             return None
-        self._builders[name] = (dict_name, param, returns_class, literal)
+        self._builders[name] = (dict_name, param, returns_class, literal, index)
         return self._builders[name]
 
 
-def _return_shape(value, chosen: ChosenClasses):
-    """(dict, parameter, returns the class) for `return D[p](...)` / `return D[p]`."""
+def _return_shape(value, chosen: ChosenClasses, function: Frame):
+    """(dict, parameter, returns the class, tuple item) for `return D[p](...)` / `return D[p]`,
+    or `return cls(...)` after the function's one binding `cls, dataset = D[p]` (item 0)."""
     returns_class = not isinstance(value, cst.Call)
     subscript = value if returns_class else value.func
+    index = None
+    if isinstance(subscript, cst.Name) and not returns_class:
+        subscript, index = _unpacked(subscript.value, chosen.tree, function)
     if not isinstance(subscript, cst.Subscript):
         return None
     name, key = chosen._subscript(subscript)
     if name is None or not isinstance(key, cst.Name) or name not in chosen.dicts():
         return None
-    return name, key.value, returns_class
+    return name, key.value, returns_class, index
+
+
+def _unpacked(name: str, tree: Collector, function: Frame):
+    """(`D[p]`, the item) when `name`'s one binding in `function` is `name, ... = D[p]`."""
+    if not tree.bound_once(function, name):
+        return None, None
+    for assign in tree.assigns:
+        if assign.frame.scope is not function or len(assign.targets) != 1:
+            continue
+        target = assign.targets[0]
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            continue
+        names = [e.value.value if isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) else None
+                 for e in target.elements]
+        if name in names and isinstance(assign.value, cst.Subscript):
+            return assign.value, names.index(name)
+    return None, None
 
 
 def _argument(call: cst.Call, function: cst.FunctionDef, param: str, default: Optional[str]) -> Optional[str]:
@@ -267,7 +333,7 @@ def _argument_at(call: cst.Call, position: Optional[int], param: str, default: O
     return None if starred else default
 
 
-def _display(value: cst.BaseExpression, module: Frame, classes) -> Optional[Dict[str, str]]:
+def _display(value: cst.BaseExpression, module: Frame, classes, factory) -> Optional[Dict[str, object]]:
     pairs = []
     if isinstance(value, cst.Dict):
         for element in value.elements:
@@ -282,16 +348,40 @@ def _display(value: cst.BaseExpression, module: Frame, classes) -> Optional[Dict
             pairs.append((arg.keyword.value, arg.value))
     else:
         return None
-    out: Dict[str, str] = {}
+    out: Dict[str, object] = {}
     for key, item in pairs:
-        qualified = resolve(dotted_name(item), module) if key is not None else None
-        if qualified is None and isinstance(item, cst.Name) and item.value in classes \
-                and classes[item.value].parent is module:
-            qualified = "@" + item.value  # a class of this file: no rule's class, but the dict stays exact
-        if qualified is None or key in out:
+        if key is None or key in out:
+            return None
+        if isinstance(item, cst.Tuple):  # `"b0": (lite_mla_b0, "cityscapes")`
+            parts = tuple(_value(e.value, module, classes, factory) if not isinstance(e, cst.StarredElement)
+                          else None for e in item.elements)
+            if None in parts:
+                return None
+            out[key] = parts
+            continue
+        qualified = _value(item, module, classes, factory)
+        if qualified is None or qualified == "":
             return None
         out[key] = qualified
     return out
+
+
+def _value(item: cst.BaseExpression, module: Frame, classes, factory) -> Optional[str]:
+    """What a dict value names: the qualified import, "@Cls" for a class of this file or a
+    factory of this file returning a new `Cls(...)` ("?" for another function of the file),
+    "" for a literal in a tuple; None for anything else."""
+    qualified = resolve(dotted_name(item), module)
+    if qualified is not None:
+        return qualified
+    if isinstance(item, cst.Name) and item.value in classes and classes[item.value].parent is module:
+        return "@" + item.value  # a class of this file: no rule's class, but the dict stays exact
+    if isinstance(item, cst.Name) and item.value in module.functions:
+        built = factory(item.value)
+        return "@" + built if built is not None else "?"
+    if isinstance(item, (cst.SimpleString, cst.Integer, cst.Float)) or \
+            isinstance(item, cst.Name) and item.value in ("None", "True", "False"):
+        return ""
+    return None
 
 
 _READERS = frozenset({("sorted",), ("len",), ("list",), ("tuple",), ("set",)})

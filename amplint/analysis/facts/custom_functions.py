@@ -76,10 +76,9 @@ def function_classes(facts, python_module: Optional[Callable[[str], bool]] = Non
         assert outer is not None
         if not any(resolve_expr(base.value, outer) in FUNCTION_BASES for base in node.bases):
             continue
-        forward = frame.functions.get("forward")
-        if forward is None or not _is_static(forward):
-            continue
-        backward = frame.functions.get("backward")
+        forward, backward = _static(facts, frame, "forward"), _static(facts, frame, "backward")
+        if forward is None or backward is None and "backward" in frame.bindings:
+            continue  # no static forward, or a backward bound some way not read
         has_fwd = _decorated(forward, frame, "custom_fwd")
         has_bwd = backward is None or _decorated(backward, frame, "custom_bwd")
         if has_fwd and has_bwd:
@@ -111,6 +110,33 @@ def apply_aliases(facts, classes) -> Dict[str, str]:
             if isinstance(target, cst.Name):
                 found[target.value] = value.value.value
     return found
+
+
+def _static(facts, cls: Frame, name: str) -> Optional[Frame]:
+    """The function that runs as the Function's static method `name`: `@staticmethod def
+    forward`, or safari's `forward = staticmethod(_gate_proj_forward)` in the class body, the
+    function a module-level def of the file, each name bound once."""
+    method = cls.functions.get(name)
+    if method is not None:
+        return method if name == "backward" or _is_static(method) else None  # as before: any `def backward`
+    module = facts.tree.module_frame
+    if not facts.tree.bound_once(cls, name) or "staticmethod" in module.bindings or "staticmethod" in module.imports:
+        return None
+    for site in facts.tree.assigns:
+        if site.frame is not cls or len(site.targets) != 1 or not isinstance(site.targets[0], cst.Name) \
+                or site.targets[0].value != name:
+            continue
+        value = site.value
+        if not (isinstance(value, cst.Call) and dotted_name(value.func) == ("staticmethod",)
+                and len(value.args) == 1 and not value.args[0].star and not value.args[0].keyword
+                and isinstance(value.args[0].value, cst.Name)):
+            return None
+        wrapped = value.args[0].value.value
+        function = module.functions.get(wrapped)
+        if function is None or not facts.tree.bound_once(module, wrapped):
+            return None
+        return function
+    return None
 
 
 def _is_static(frame: Frame) -> bool:

@@ -57,11 +57,13 @@ def dtype_of(expr: cst.BaseExpression, frame: Frame) -> Optional[str]:
 
 
 class Fp16Analysis:
-    def __init__(self, tree: Collector, graph: CallGraph, entries=(), inherited=()) -> None:
+    def __init__(self, tree: Collector, graph: CallGraph, entries=(), inherited=(), chosen=None) -> None:
         """`entries`: EntryHalf, classes of this file that other files turn half; `inherited`:
-        EntryHalfBase, the methods a half class of another file inherits from a class of this one."""
+        EntryHalfBase, the methods a half class of another file inherits from a class of this one;
+        `chosen`: the classes a string picks (chosen_classes.py), `create_model("b0").half()`."""
         self.tree = tree
         self.graph = graph
+        self.chosen = chosen
         self.half_casts: Dict[int, str] = {}  # id(call) -> dtype
         # id(call) -> why its dtype argument is half, for a dataclass field (facts/dtype_fields.py)
         self.field_cites: Dict[int, str] = {}
@@ -144,6 +146,7 @@ class Fp16Analysis:
             or self.graph.class_of_instance(receiver, site.frame)
             or self.graph.factory_class(receiver)
             or self.graph.built_instance(receiver, site.frame)
+            or (self.chosen.local_class(receiver, site.frame) if self.chosen is not None else None)
         )
         if cls is None or any(self.graph.method(cls, name) is not None for name in moves):
             return None

@@ -181,7 +181,7 @@ class ScalerAnalysis:
         for site in tree.calls:
             qualified = resolve_expr(site.node.func, site.frame)
             if qualified is None and chosen is not None:
-                picked = chosen.constructed(site.node, site.frame)
+                picked = chosen.constructed(site.node, site.frame, helpers=False)
                 if picked is not None and picked.direct:  # the call's arguments are the scaler's
                     qualified = self._chosen[id(site.node)] = picked.qualified
             if qualified in SCALER_APIS:

@@ -497,8 +497,8 @@ class BceUnderAutocast(Rule):
 
 
 def _constructs_bce(facts, call: cst.Call, frame: Frame) -> bool:
-    """`nn.BCELoss(...)`, or a BCELoss a string picks (`LOSSES["bce"](...)`, `build_loss("bce")`:
-    facts/chosen_classes.py)."""
+    """`nn.BCELoss(...)`, or a BCELoss a string picks (`LOSSES["bce"](...)`, `build_loss("bce")`) or a
+    helper of the file returns on every path (`make_criterion()`): facts/chosen_classes.py."""
     if facts.resolve(call.func, frame) == BCE_CLASS:
         return True
     chosen = facts.chosen_classes.constructed(call, frame)

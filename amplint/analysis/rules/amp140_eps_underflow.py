@@ -9,13 +9,14 @@ import libcst as cst
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.half_callees import half_param_entries
 from amplint.analysis.facts.names import resolve_expr
+from amplint.analysis.facts.returned_casts import moved_root
 from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes
 from amplint.analysis.facts.float16_scope import float16_where, has_float16_code
 from amplint.analysis.facts.half_values import FrameWalker, float16_values, walk_float16_code
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._param_sources import call_arguments, is_parameter, parameter_owners
 from amplint.analysis.rules._eps_literals import local_literal as _local_literal, self_attr_literal as _self_attr_literal
-from amplint.analysis.rules._util import argument, code_of, data_chain, keyword, literal_float
+from amplint.analysis.rules._util import argument, code_of, keyword, literal_float
 
 SMALLEST_HALF = 2.0 ** -24  # 5.96e-08, the smallest positive float16 (a subnormal)
 ROUNDS_TO_ZERO = 2.0 ** -25  # at or below this, a float16 rounds it to 0
@@ -689,15 +690,16 @@ def _half_models(facts) -> Dict[Tuple, cst.CSTNode]:
     for site in facts.tree.calls:
         if casts.get(id(site.node)) != "float16":
             continue
-        # in-place: the receiver chain's root (`model.cuda().half()` -> model)
+        # in-place: the receiver chain's root through the module's moves (`model.cuda().half()`
+        # -> model); not through a call's argument (`copy.deepcopy(model).half()` halves a copy)
         receiver = site.node.func.value  # type: ignore[union-attr]
-        root = list(data_chain(receiver, site.frame))[-1]
+        root = moved_root(receiver, site.frame)
         for candidate in (receiver, root):
             key = _model_key(candidate, site.frame)
             if key is not None:
                 found.setdefault(key, site.node)
     for assign in facts.tree.assigns:
-        value = assign.value
+        value = moved_root(assign.value, assign.frame)  # `model = Net().half().to("cuda")`
         if isinstance(value, cst.Call) and casts.get(id(value)) == "float16":
             for target in assign.targets:
                 key = _model_key(target, assign.frame)

@@ -35,6 +35,8 @@ class CustomFunctionWithoutCustomFwd(Rule):
     or a call into a compiled extension (`_C`, `*_ext`, `*_cuda`, a loader's result, `torch.ops`, or
     any module bound by a plain `import M as N` whose `*forward*` forward calls and whose
     `*backward*` backward calls: `MSDA.ms_deform_attn_forward` / `MSDA.ms_deform_attn_backward`).
+    `forward` and `backward` may be module-level functions of the file bound in the class body
+    (`forward = staticmethod(_gate_proj_forward)`, safari's fused ops); their decorators count.
 
     The Function may be defined in another file of the project: imported by name and
     `.apply`'d here (Deformable-DETR's `MSDeformAttnFunction` in models/ops/functions, applied in

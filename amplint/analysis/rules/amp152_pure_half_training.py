@@ -9,6 +9,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.returned_casts import moved_root
+from amplint.analysis.facts.syntax import params
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
 from amplint.analysis.rules import Flag, Rule
 
@@ -26,6 +27,7 @@ class _Optimizer:
     name: str  # the optimizer class, as written
     target: Optional[Tuple[str, ...]]  # what it is bound to: ("opt",) or ("self", "opt")
     index: int
+    built: Optional[object] = None  # a helper builds it (facts/chosen_classes.py `Chosen.built`)
 
 
 class PureHalfTraining(Rule):
@@ -38,7 +40,10 @@ class PureHalfTraining(Rule):
     (`model.convert_to_fp16()`) counts as a cast, and so does a call of a builder that returns
     the model it casts with `.half()`: a function of the file (reported at its cast), or one
     another file defines (reported at the call; a call passing False for the flag guarding the
-    cast is not).
+    cast is not). A model moved after its cast (`Net().half().to("cuda")`) is still half, and an
+    optimizer a helper of the file builds counts when the helper returns a new `torch.optim`
+    optimizer on every path over the parameters of the model the call passes it
+    (`optimizer = create_optimizer(net, args)`, LoRA's `create_adam_optimizer_from_args`).
 
     ## Why is this bad?
     The optimizer updates the float16 weights in place, with no float32 master copy. Any update
@@ -232,7 +237,7 @@ class PureHalfTraining(Rule):
                 continue  # a builder trained at two of its calls: one finding at its cast
             key = _scoped(model, site.frame)
             for opt in optimizers:
-                if not _over_params(facts, opt.site, model) or _scoped(model, opt.site.frame) != key:
+                if not _over(facts, opt, model) or _scoped(model, opt.site.frame) != key:
                     continue
                 if not self._trained_after(site, opt, steps, index):
                     continue
@@ -243,7 +248,7 @@ class PureHalfTraining(Rule):
                 if "BatchNorm" in ctx.source or "batch_norm" in ctx.source:
                     losses += ", BatchNorm statistics accumulate in fp16"
                 message = (
-                    f"`{text}` is cast to float16{via} and trained by a plain `{opt.name}` (line "
+                    f"`{text}` is cast to float16{via} and trained by a plain `{opt.name}`{_built_by(opt)} (line "
                     "{opt_line}) with no autocast or GradScaler: without float32 master weights "
                     f"{losses}; keep the model float32 and train under `torch.autocast` with "
                     "`torch.amp.GradScaler`"
@@ -297,12 +302,19 @@ class PureHalfTraining(Rule):
                 if dotted and (len(dotted) == 1 or (len(dotted) == 2 and dotted[0] == "self")):
                     targets[id(assign.value)] = dotted
         for qualified, site in facts.qualified_calls:
-            if not qualified or not qualified.startswith("torch.optim."):
+            if not _optimizer_class(qualified):
                 continue
             last = qualified.rsplit(".", 1)[-1]
-            if "lr_scheduler" in qualified or not last[:1].isupper() or last == "Optimizer":
-                continue
             found.append(_Optimizer(site, last, targets.get(id(site.node)), index[id(site.node)]))
+        chosen = facts.chosen_classes
+        for site in facts.tree.calls:  # `opt = create_optimizer(model, args)`
+            if id(site.node) not in targets:
+                continue
+            picked = chosen.constructed(site.node, site.frame)
+            if picked is None or picked.built is None or not _optimizer_class(picked.qualified):
+                continue
+            last = picked.qualified.rsplit(".", 1)[-1]
+            found.append(_Optimizer(site, last, targets[id(site.node)], index[id(site.node)], picked.built))
         return found
 
     @staticmethod
@@ -346,6 +358,35 @@ class PureHalfTraining(Rule):
         return _passed_on(opt, target) and any("opt" in dotted[-1] for dotted, _ in steps)
 
 
+def _built_by(opt: _Optimizer) -> str:
+    return f" built by `{opt.built.function.name}`" if opt.built is not None else ""
+
+
+def _optimizer_class(qualified: Optional[str]) -> bool:
+    if not qualified or not qualified.startswith("torch.optim.") or "lr_scheduler" in qualified:
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last != "Optimizer"
+
+
+def _over(facts, opt: _Optimizer, model: Tuple[str, ...]) -> bool:
+    """The optimizer is built over the model's parameters: at its call, or in the helper that
+    builds it, over the parameters of the helper's parameter this call passes `model` for (the
+    parameter bound nowhere else in the helper)."""
+    built = opt.built
+    if built is None:
+        return _over_params(facts, opt.site, model)
+    helper = built.function
+    for param in params(helper.node):
+        name = param.name.value
+        passed = built.argument(name)
+        if passed is None or dotted_name(passed) != model or not facts.tree.bound_once(helper, name):
+            continue
+        if all(_over_params(facts, CallSite(value, helper, None, None, None), (name,)) for value in built.values):
+            return True
+    return False
+
+
 def _cast_model(site: CallSite, returned: bool = False) -> Optional[Tuple[str, ...]]:
     """The name the half model ends up in: `model = Net().half()` -> ("model",),
     `self.model.half()` -> ("self", "model"), `model = model.to(torch.float16)`."""
@@ -359,8 +400,8 @@ def _cast_model(site: CallSite, returned: bool = False) -> Optional[Tuple[str, .
                 and moved_root(small.value, site.frame) is call):
             return None
         dotted = dotted_name(small.targets[0].target)
-    elif isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1:
-        dotted = dotted_name(small.targets[0].target)
+    elif isinstance(small, cst.Assign) and len(small.targets) == 1 and moved_root(small.value, site.frame) is call:
+        dotted = dotted_name(small.targets[0].target)  # `net = Net().half().to("cuda")`: the move keeps it
     elif isinstance(small, cst.Expr) and small.value is call:
         func = call.func
         if not isinstance(func, cst.Attribute):
