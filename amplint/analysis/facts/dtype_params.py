@@ -247,6 +247,20 @@ class Bindings:
         certain = region is not None and self.dtypes.region_state(frame)[1]
         sure[id(call)] = certain and sure.get(id(call), True)
 
+    def given(self, dtype: str) -> Set[int]:
+        """ids of the functions outside any region a parameter of which every call binds to
+        exactly `dtype` (as of the last reading): code where such values occur."""
+        facts = self.dtypes.facts
+        found: Set[int] = set()
+        for frames in (self.by_name, self.methods):
+            for frame in frames.values():
+                seeds = self.seeds.get(id(frame))
+                if seeds and facts.active_region(frame) is None and any(
+                        isinstance(v, Dtype) and not v.conditional and v.exact == dtype
+                        for v in seeds.values()):
+                    found.add(id(frame))
+        return found
+
     # -- after a reading ------------------------------------------------------------------
     def next_seeds(self) -> Dict[int, Dict[str, Dtype]]:
         facts = self.dtypes.facts

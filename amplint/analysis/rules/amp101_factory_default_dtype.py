@@ -556,7 +556,21 @@ class FactoryDefaultDtype(Rule):
                         "raises 'Index put requires the source and destination dtypes match'"
                     )
             else:
-                continue
+                # outside fp16 code: only a write of a value the dtype fact knows is half, which
+                # raises wherever it runs (Grounded-SAM's `canvas[keep] = low_res_masks[keep]`
+                # in a plain helper given the half model's output)
+                write = hazardous_write(facts, site)
+                half = facts.dtypes.exact(write[2]) if write is not None and write[2] is not None else None
+                if half not in ("float16", "bfloat16") or write[1] != "raise" \
+                        or facts.dtypes.exact(call) != "float32" \
+                        or cast_where_rebound(facts, site, _assigned_name(site)):
+                    continue
+                related = {"write_line": write[0]}
+                message = (
+                    f"`{qualified}` without `dtype=` creates float32, and line {{write_line}} writes "
+                    f"{_code(ctx, write[2])} ({half}) into it: that raises "
+                    f"'{write_error(write[0], half)}'"
+                )
             fix = self._fix(ctx, qualified, site, in_region=region is not None)
             yield self.report(call, message, fix=fix, related=related)
 
