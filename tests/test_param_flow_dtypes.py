@@ -216,3 +216,20 @@ def test_each_hazard_happens_when_the_project_runs(tmp_path):
         sys.path.remove(str(root))
         for name in [m for m in sys.modules if m == "bevdepth" or m.startswith("bevdepth.")]:
             del sys.modules[name]
+
+
+def test_the_search_stops_at_its_budget(monkeypatch):
+    """Each name no other file holds reads every other text: the pass reads at most its budget
+    (issue 34), and past it gives no entry (the names stay unbound)."""
+    from amplint.analysis.project import local_callers
+
+    body = "".join(f"def f{i}(x):\n    return x.half()\n" for i in range(40))
+    body += "def run(x):\n" + "".join(f"    x = f{i}(x)\n" for i in range(40)) + "    return x\n"
+
+    class Project:
+        files = {"a.py": "import torch\n" + body, "b.py": "import torch\n" * 50}
+
+    size = sum(len(t) for t in Project.files.values())
+    assert len(local_callers.local_caller_entries(Project, sorted(Project.files))["a.py"][0].names) == 40
+    monkeypatch.setattr(local_callers, "MIN_BUDGET", 10 * size)
+    assert len(local_callers.local_caller_entries(Project, sorted(Project.files))["a.py"][0].names) == 10

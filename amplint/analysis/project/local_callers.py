@@ -7,9 +7,13 @@ Found on the texts, for the files the dtype fact can use it in: a file whose tex
 dtype or a region (`.half(`, `float16`, `bfloat16`, `autocast`), its public names `def`d once and
 written as a call again in the file (`name(` past the `def`). A name counts as mentioned by
 another file when that file's text holds it as a whole word anywhere (code, string, comment,
-config): a call, an import, a value passed on, an override in a subclass. At most MAX_NAMES
-names are searched per pass (each a substring scan of every other file first); past that, no
-entry: the names stay unbound, as without a project."""
+config): a call, an import, a value passed on, an override in a subclass.
+
+Cost (issue 34): each name is a substring scan of the other files' texts, stopped at the first
+file that holds it; a name no other file holds reads them all. The pass scans at most
+SCAN_BUDGET times the project's text in all or MIN_BUDGET characters, the larger (transformers:
+53 MB of Python, a full scan a tenth of a second), and MAX_NAMES names; past that, no more entries: the names stay unbound,
+as without a project."""
 
 from __future__ import annotations
 
@@ -19,30 +23,38 @@ from typing import Dict, List, Sequence, Tuple
 from amplint.analysis.facts.local_callers import EntryCalledHere
 
 MAX_NAMES = 256
+SCAN_BUDGET = 1  # full reads of the project's text, for every name of the pass together...
+MIN_BUDGET = 16_000_000  # ...or this many characters, the larger (a small project's names all)
 
 _SIGNALS = ("half(", "float16", "bfloat16", "autocast")
 _DEF = re.compile(r"def[ \t]+([A-Za-z]\w*)[ \t]*\(")
 
 
 def local_caller_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCalledHere, ...]]:
-    texts = {path: project.files.get(path) or "" for path in paths}
+    texts = [(path, project.files.get(path) or "") for path in paths]
+    budget = max(SCAN_BUDGET * sum(len(text) for _, text in texts), MIN_BUDGET)
     found: Dict[str, Tuple[EntryCalledHere, ...]] = {}
     asked = 0
-    for path in paths:
-        if not path.endswith(".py"):
-            continue
-        text = texts[path]
-        if not any(signal in text for signal in _SIGNALS):
+    for path, text in texts:
+        if not path.endswith(".py") or not any(signal in text for signal in _SIGNALS):
             continue
         here: List[str] = []
         for name in _called_again(text):
             asked += 1
-            if asked > MAX_NAMES:
-                return found
-            if not any(_mentions(name, other) for other_path, other in texts.items() if other_path != path):
+            if asked > MAX_NAMES or budget <= 0:
+                break
+            mentioned = False
+            for other_path, other in texts:
+                budget -= len(other)
+                if other_path != path and _mentions(name, other):
+                    mentioned = True
+                    break
+            if not mentioned and budget >= 0:
                 here.append(name)
         if here:
             found[path] = (EntryCalledHere(frozenset(here)),)
+        if asked > MAX_NAMES or budget <= 0:
+            break
     return found
 
 
