@@ -59,6 +59,11 @@ class FactoryDefaultDtype(Rule):
     values (`pe[:, 0::2] = torch.sin(position * div_term)`) and basic-slice writes
     (`buf[i, :n] = h`, which converts the dtype) are not reported.
 
+    Outside fp16 code only a write that raises is reported, and only of a value the dtype fact
+    knows is float16 or bfloat16 exactly (Grounded-SAM's `canvas[keep] = low_res_masks[keep]`
+    in a plain helper every call of which passes the half model's output): a write whose value
+    may be half, or any other use, is fp32 code's business.
+
     In a module class made half, code that runs before the cast is not fp16 code: `__init__`,
     `reset_parameters`, `_init_weights`, and a method only they call (openai/CLIP's
     `self.attn_mask = self.build_attention_mask()` in `__init__`).
