@@ -106,12 +106,14 @@ def test_the_entry_names_only_public_defs_called_in_their_file_and_nowhere_else(
             "a.py": "import torch\ndef paste(x):\n    return x.half()\ndef unused(x):\n    return x\n"
                     "def _private(x):\n    return x\nclass M:\n    def expand(self, x):\n        return x\n"
                     "    def run(self, x):\n        return self.expand(paste(_private(x)))\n",
-            "b.py": "# run it with M().run\n",
+            "b.py": "# paste() is what the demo calls\n",
             "c.py": "def expand_all(x):\n    return x\n",
         }
 
     found = local_caller_entries(Project, sorted(Project.files))
-    assert found == {"a.py": (EntryCalledHere(frozenset({"paste", "expand"})),)}
+    # `paste`: b.py's comment mentions it; `unused`: never called; `_private`: private anyway;
+    # `expand_all` of c.py is another word
+    assert found == {"a.py": (EntryCalledHere(frozenset({"expand"})),)}
 
 
 # -- one file, no project pass: set M's one-file reductions ------------------------------------
