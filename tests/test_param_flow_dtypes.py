@@ -174,6 +174,8 @@ def test_the_lone_file_of_a_run_binds_its_public_names(tmp_path, source, expecte
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "probe.py").write_text(source)
     assert cli_findings(tmp_path, "--no-cache", codes=("AMP101", "AMP105")) == expected
+    # each file on its own (no project): other files may call the names
+    assert cli_findings(tmp_path, "--no-cache", "--isolated-files", codes=("AMP101", "AMP105")) == []
     # a second Python file of the project that calls it with float32: no fact
     callee = "paste(" if "def paste" in source else "Detector().expand("
     (tmp_path / "other.py").write_text(f"import torch\nfrom probe import *\n{callee}torch.zeros(3, 8), torch.tensor([True] * 3), 3)\n")
