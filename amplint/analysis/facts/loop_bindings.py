@@ -3,7 +3,7 @@ iteration of a loop (`for optimizer in optimizers: scaler.step(optimizer)`)."""
 
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import Optional, Set, Tuple
 
 import libcst as cst
 
@@ -85,3 +85,55 @@ def varies_per_iteration(loop: cst.CSTNode, expr: Optional[cst.BaseExpression],
         bound._target(loop.target)
     loop.body.visit(bound)
     return bool(bound.names)
+
+
+def single_pass(loop: cst.CSTNode, frame, tree) -> Optional[Tuple[str, str]]:
+    """(target, parameter) for a `for` of function `frame` that runs once, with its target
+    bound to the parameter, whenever a call passes that parameter a value: it iterates `[key]`,
+    or a local bound once to `[key] if key is not None else self.keys` (StyleTTS2's
+    `MultiOptimizer.step(key=None)`), `key` a parameter never bound again. None otherwise."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+        return None
+    value = loop.iter
+    if isinstance(value, cst.Name):
+        name = value.value
+        if not tree.bound_once(frame, name):
+            return None
+        sites = [a.value for a in tree.assigns if a.frame is frame and len(a.targets) == 1
+                 and isinstance(a.targets[0], cst.Name) and a.targets[0].value == name]
+        value = sites[0] if len(sites) == 1 else None
+    param = _one_element(value)
+    if param is None and isinstance(value, cst.IfExp):
+        tested = _none_test(value.test)
+        if tested is not None:
+            name, is_none = tested
+            param = _one_element(value.orelse if is_none else value.body)
+            param = param if param == name else None
+    node = frame.node
+    if param is None or not isinstance(node, cst.FunctionDef) or not tree.bound_once(frame, param):
+        return None
+    params = node.params
+    if not any(p.name.value == param for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+        return None
+    return loop.target.value, param
+
+
+def _one_element(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    """`[key]` / `(key,)`: the one name it holds."""
+    if isinstance(expr, (cst.List, cst.Tuple)) and len(expr.elements) == 1:
+        element = expr.elements[0]
+        if not isinstance(element, cst.StarredElement) and isinstance(element.value, cst.Name):
+            return element.value.value
+    return None
+
+
+def _none_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
+    """`key is None` -> ("key", True), `key is not None` -> ("key", False)."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        target = test.comparisons[0]
+        if isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
+            if isinstance(target.operator, cst.Is):
+                return test.left.value, True
+            if isinstance(target.operator, cst.IsNot):
+                return test.left.value, False
+    return None

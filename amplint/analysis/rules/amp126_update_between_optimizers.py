@@ -9,6 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.returned_values import known_length, loop_source
 from amplint.analysis.facts.scaler_flow import key_text
+from amplint.analysis.facts.scaler_paths import picked_per_iteration
 from amplint.analysis.facts.scalers import Event, Flow, exclusive, runs_whenever, spans, through_place
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.facts.tree import iter_nodes
@@ -250,7 +251,10 @@ class UpdateBetweenOptimizers(Rule):
     def _loop_updates(ctx, flow: Flow, scaler):
         """`for opt in opts: scaler.step(opt); scaler.update()` over a container of at least two
         optimizers written differently (facts/returned_values.py `known_length`: a display, a
-        local bound once to one, or a project function's returned display), no scale, jump or
+        local bound once to one, or a project function's returned display), or over two keys
+        or more that pick them (`for key in ("enc", "dec"): scaler.step(opts[key])`, or a call
+        passing the key to a method stepping `self.optimizers[key]`: scaler_paths
+        `picked_per_iteration`), no scale, jump or
         condition around the step and update inside the loop. The step and the update may both
         come through one call in the loop (`for opt in (opt_g, opt_d): step_and_update(scaler,
         opt)`), never through a loop of the callee's own."""
@@ -260,8 +264,7 @@ class UpdateBetweenOptimizers(Rule):
                 continue
             if step.origin is not None and not _holds(loop.node, step.origin):
                 continue  # the helper's own loop: its own finding
-            target = loop.node.target
-            if not isinstance(target, cst.Name) or step.arg != target.value or step.conditional(loop):
+            if not picked_per_iteration(loop.node, step) or step.conditional(loop):
                 continue
             inside = [e for e in flow.events if e.inside(loop) and e is not step]
             if any(e.kind in ("break", "continue", "return", "raise") for e in inside):
