@@ -97,11 +97,9 @@ def single_pass(loop: cst.CSTNode, frame, tree) -> Optional[Tuple[str, str]]:
     value = loop.iter
     if isinstance(value, cst.Name):
         name = value.value
-        if not tree.bound_once(frame, name):
-            return None
         sites = [a.value for a in tree.assigns if a.frame is frame and len(a.targets) == 1
                  and isinstance(a.targets[0], cst.Name) and a.targets[0].value == name]
-        value = sites[0] if len(sites) == 1 else None
+        value = sites[0] if len(sites) == 1 and _binding_count(frame.node, name) == 1 else None
     param = _one_element(value)
     if param is None and isinstance(value, cst.IfExp):
         tested = _none_test(value.test)
@@ -110,7 +108,7 @@ def single_pass(loop: cst.CSTNode, frame, tree) -> Optional[Tuple[str, str]]:
             param = _one_element(value.orelse if is_none else value.body)
             param = param if param == name else None
     node = frame.node
-    if param is None or not isinstance(node, cst.FunctionDef) or not tree.bound_once(frame, param):
+    if param is None or not isinstance(node, cst.FunctionDef) or _binding_count(node, param):
         return None
     params = node.params
     if not any(p.name.value == param for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
@@ -137,3 +135,40 @@ def _none_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
             if isinstance(target.operator, cst.IsNot):
                 return test.left.value, False
     return None
+
+
+def _binding_count(function: cst.FunctionDef, name: str) -> int:
+    """How many bindings of `name` the function's body holds (its parameters aside; nested
+    `def`/`class` bodies, lambdas and comprehensions, scopes of their own, are not looked into)."""
+    count = 0
+    todo = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            count += node.name.value == name
+            continue
+        if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            continue
+        targets = []
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.Del)):
+            targets = [node.target]
+        elif isinstance(node, cst.AsName):
+            targets = [node.name]
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            targets = [item.name for item in node.names]
+        for target in targets:
+            count += sum(1 for n in iter_nodes(target) if isinstance(n, cst.Name) and n.value == name
+                         and not _read_in(target, n))
+        todo.extend(node.children)
+    return count
+
+
+def _read_in(target: cst.CSTNode, name: cst.Name) -> bool:
+    """`name` is read inside `target` (`x[i] = ...` reads `i`, `a.b = ...` reads `a`), not bound."""
+    if target is name:
+        return False
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(_read_in(e.value, name) for e in target.elements if any(n is name for n in iter_nodes(e.value)))
+    if isinstance(target, cst.StarredElement):
+        return _read_in(target.value, name)
+    return True

@@ -80,6 +80,9 @@ class ScalerSummary:
     # never binds again (the closure's free names that stand for the factory call's arguments)
     closures: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]] = field(
         default_factory=dict)
+    # function key -> the scalers it updates itself, as it names them (`optimizer.scaler`): a
+    # method of another file it calls on an instance leaves the update to it (EntryCallerUpdate)
+    updates: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
 
 
 def is_caller(text) -> bool:
@@ -186,6 +189,10 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
     nodes = [e.inner or e.node for f in flows for e in f.events]
     lines = node_lines(module, nodes, source, _anchors(facts, flows) if source else None) if nodes else {}
     for flow in flows:
+        updated = sorted({str(e.scaler) for e in flow.events
+                          if e.kind == "update" and e.origin is None and e.scaler is not None})
+        if updated:
+            summary.updates[function_key(flow.frame) or ""] = tuple(updated)
         outer = factory_of(facts, flow.frame)
         entry = _function(flow, module, lines, outer[3] if outer else (), facts.tree)
         if entry is not None:
