@@ -21,7 +21,9 @@ class UpdateBetweenOptimizers(Rule):
     Finds `scaler.update()` between the `scaler.step` calls of two optimizers whose gradients
     came from the same scaled backward, `scaler.update()` inside a loop that steps each optimizer
     of a list or tuple of at least two (a display of distinct names, or one a project function
-    of another file returns), and two GradScalers that both scale losses before either steps
+    of another file returns), or each optimizer a display of two keys or more picks
+    (`for key in ("enc", "dec"): scaler.step(optimizers[key])`, also through a method stepping
+    `self.optimizers[key]` for the key the call passes, StyleTTS2's `MultiOptimizer.step(key)`), and two GradScalers that both scale losses before either steps
     (one scaler per optimizer, interleaved in one iteration). Steps and updates count through
     the helpers a call runs, in the file or another (`scaler_step(scaler, opt)` that steps and
     updates, called once per optimizer).
@@ -103,6 +105,15 @@ class UpdateBetweenOptimizers(Rule):
             "    scaler.scale(loss).backward()\n"
             "    for optimizer in optimizers:\n"
             "        scaler.step(optimizer)\n"
+            "        scaler.update()\n",
+        ),
+        Flag(  # a loop over two keys picking the optimizers, the update inside it
+            "import torch\n"
+            "def train(model, x, optimizers):\n"
+            "    scaler = torch.amp.GradScaler('cuda')\n"
+            "    scaler.scale(model(x)).backward()\n"
+            "    for key in ('encoder', 'decoder'):\n"
+            "        scaler.step(optimizers[key])\n"
             "        scaler.update()\n",
         ),
         Flag(  # a helper that steps and updates, called once per optimizer after both backwards
