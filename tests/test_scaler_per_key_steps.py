@@ -174,3 +174,29 @@ def test_inline_per_key_loop():
     assert probe(INLINE.replace('["enc", "dec"]', "keys").replace("loader):", "loader, keys):"), "AMP126") == []
     # a repeated key is one optimizer, stepped twice: not two optimizers' steps
     assert probe(INLINE.replace('["enc", "dec"]', '["enc", \'enc\']'), "AMP126") == []
+
+
+def test_caller_with_a_local_instance_in_another_file():
+    """The loop in a script holding the MultiOptimizer in a local (`optimizer =
+    build_optimizer(...)`), the class in another file: the method's step is left to the
+    script's update after the per-key loop (EntryCallerUpdate for a method called on a local)."""
+    files = load(NAME, (INNER_UPDATE,))
+    files.pop(TRAINER)
+    files[f"{NAME}/train.py"] = '''import torch
+
+from optimizers import build_optimizer
+
+
+def main(loader, model):
+    optimizer = build_optimizer({key: model[key].parameters() for key in model})
+    for batch in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model["discriminator"](model["generator"](batch)).float().mean()
+        optimizer.scaler.scale(loss).backward()
+        for key in ["generator", "discriminator"]:
+            optimizer.step(key)
+        optimizer.scaler.update()
+'''
+    assert findings(files, "AMP121") == []
+    files[f"{NAME}/train.py"] = files[f"{NAME}/train.py"].replace("        optimizer.scaler.update()\n", "")
+    assert findings(files, "AMP121") != []
