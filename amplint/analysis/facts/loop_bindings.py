@@ -97,8 +97,7 @@ def single_pass(loop: cst.CSTNode, frame, tree) -> Optional[Tuple[str, str]]:
     value = loop.iter
     if isinstance(value, cst.Name):
         name = value.value
-        sites = [a.value for a in tree.assigns if a.frame is frame and len(a.targets) == 1
-                 and isinstance(a.targets[0], cst.Name) and a.targets[0].value == name]
+        sites = _name_assigns(tree).get((id(frame), name), ())
         value = sites[0] if len(sites) == 1 and _binding_count(frame.node, name) == 1 else None
     param = _one_element(value)
     if param is None and isinstance(value, cst.IfExp):
@@ -114,6 +113,18 @@ def single_pass(loop: cst.CSTNode, frame, tree) -> Optional[Tuple[str, str]]:
     if not any(p.name.value == param for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
         return None
     return loop.target.value, param
+
+
+def _name_assigns(tree) -> dict:
+    """(id(frame), name) -> the values of the file's single-target assignments to a plain name,
+    indexed once per file (single_pass asks for each loop over a name)."""
+    index = tree.__dict__.get("_name_assigns")
+    if index is None:
+        index = tree.__dict__["_name_assigns"] = {}
+        for a in tree.assigns:
+            if len(a.targets) == 1 and isinstance(a.targets[0], cst.Name):
+                index.setdefault((id(a.frame), a.targets[0].value), []).append(a.value)
+    return index
 
 
 def _one_element(expr: Optional[cst.BaseExpression]) -> Optional[str]:

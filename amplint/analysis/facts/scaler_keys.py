@@ -113,7 +113,17 @@ def own_single_passes(events, frame, tree) -> Dict[int, Tuple[str, str]]:
             if id(loop.node) in seen:
                 continue
             seen.add(id(loop.node))
-            once = single_pass(loop.node, frame, tree)
+            once = _single_pass(loop.node, frame, tree)
             if once is not None:
                 found[id(loop.node)] = once
     return found
+
+
+def _single_pass(loop, frame, tree):
+    """single_pass, asked once per loop of the file (every composed call of a callee asks again)."""
+    known = tree.__dict__.setdefault("_single_passes", {})
+    key = id(loop)
+    if key not in known:
+        known[key] = single_pass(loop, frame, tree) if isinstance(loop, cst.For) and isinstance(
+            loop.iter, (cst.Name, cst.List, cst.Tuple)) else None
+    return known[key]
