@@ -68,8 +68,9 @@ def returned(call: cst.BaseExpression, frame: Frame) -> Optional[EntryReturn]:
 
 
 def display_elements(expr: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
-    """The element texts of a list/tuple display of dotted names, each written differently;
-    None for anything else (a starred element, a call, a repeated name)."""
+    """The element texts of a list/tuple display of dotted names or of string or integer
+    literals (the keys of a per-key loop, `for key in ("enc", "dec")`), each a different value;
+    None for anything else (a starred element, a call, a repeated name or value)."""
     if not isinstance(expr, (cst.List, cst.Tuple)):
         return None
     texts = []
@@ -78,11 +79,26 @@ def display_elements(expr: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
             return None
         name = dotted_name(element.value)
         if name is None:
-            return None
+            literal = _literal(element.value)
+            if literal is None:
+                return None
+            texts.append(literal)
+            continue
         texts.append(".".join(name))
     if len(set(texts)) != len(texts):
         return None
     return tuple(texts)
+
+
+def _literal(expr: cst.BaseExpression) -> Optional[str]:
+    """A string or integer literal's value as a text no dotted name can be (`'enc'` and `"enc"`
+    are one value)."""
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return repr(value) if isinstance(value, str) else None
+    if isinstance(expr, cst.Integer):
+        return "#" + str(expr.evaluated_value)
+    return None
 
 
 # what a container may be used for without changing its elements

@@ -43,6 +43,9 @@ def key_text(expr: cst.BaseExpression) -> Optional[str]:
 @dataclass(frozen=True)
 class Loop:
     node: cst.CSTNode
+    # another file's loop that runs once when a call passes a parameter a value: (target,
+    # parameter), loop_bindings.single_pass as the callee's summary carries it
+    once: Optional[Tuple[str, str]] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -15,18 +15,35 @@ from amplint.analysis.facts.scaler_flow import Branch, Event, Flow, Loop, exclus
 def passed_optimizer(step: Event) -> Optional[cst.BaseExpression]:
     """For a step composed through a call, the argument of that call holding the optimizer the
     callee steps (`self.run_phase(module, opt)` whose callee runs `scaler.step(opt)`, or
-    `step_phase(phase)` whose callee steps `phase.opt`): composition renamed the callee's
-    parameter to the argument's text. None when the callee steps an optimizer the call does not
-    pass (`self.optimizer`), or the step is the function's own."""
+    `step_phase(phase)` whose callee steps `phase.opt`), or the key that picks it
+    (`optimizer.step(key)` whose callee steps `self.optimizers[key]`, scaler_keys.py):
+    composition renamed the callee's parameter to the argument's text. None when the callee
+    steps an optimizer the call does not pass (`self.optimizer`), or the step is the
+    function's own."""
     call = step.origin
     if not isinstance(call, cst.Call) or not step.arg:
         return None
     for arg in call.args:
         text = None if arg.star else key_text(arg.value)
         if text is not None and text != "self" and (
-                step.arg == text or step.arg.startswith(text + ".")):
+                step.arg == text or step.arg.startswith(text + ".") or step.arg.endswith(f"[{text}]")):
             return arg.value
     return None
+
+
+def picked_per_iteration(loop: cst.CSTNode, step: Event) -> bool:
+    """Each iteration of `loop`, a `for` of the flow's function around `step`, steps the
+    optimizer its target picks: the function's own step (`for opt in optimizers:
+    scaler.step(opt)`, `scaler.step(optimizers[key])`: steps_each_optimizer), or a step composed
+    through a call in the loop's body that passes the target as the optimizer or the key that
+    picks it (`for key in keys: optimizer.step(key)`: passed_optimizer)."""
+    if step.origin is None:
+        return isinstance(step.node, cst.Call) and steps_each_optimizer(loop, step.node)
+    if not isinstance(loop, cst.For) or not any(node is step.origin for node in iter_nodes(loop.body)):
+        return False
+    passed = passed_optimizer(step)
+    targets = {n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)}
+    return isinstance(passed, cst.Name) and passed.value in targets
 
 
 def optimizer_loops(events: Iterable[Event]) -> Set[int]:

@@ -34,7 +34,8 @@ from amplint.analysis.facts.partial_bindings import bind, bind_remote, partial_c
 from amplint.analysis.facts.scaler_arms import (
     call_truths, cut_after, decided_ctx, decided_out, flag_name, literal_flags, own_ifs, runs,
 )
-from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, key_text, renamed_branch
+from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, Loop, key_text, renamed_branch
+from amplint.analysis.facts.scaler_keys import keyed_text, once_loops, own_single_passes, run_once
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.subclass_overrides import abstract
 from amplint.analysis.facts.tree import CallSite, Frame
@@ -236,6 +237,9 @@ class _ComposingWalker(FlowWalker):
         flags = literal_flags(rename, callee, self.analysis.tree)
         ifs = own_ifs(callee) if flags else set()
         cut = cut_after(inner.events, flags, ifs) if flags else None
+        onces = own_single_passes(inner.events, callee, self.analysis.tree)
+        once = once_loops(((l.node, onces.get(id(l.node))) for e in inner.events for l in e.loops),
+                          call, _positional(call, callee), _keywords(callee), ctx) if onces else {}
         for event in (e for e in inner.events if e.kind in PROTOCOL or e.kind == "zero_grad"):
             if flags and (decided_out(event, flags, ifs) or cut is not None and event.order > cut):
                 continue  # an arm this call's flag argument never runs (scaler_arms.py)
@@ -248,9 +252,12 @@ class _ComposingWalker(FlowWalker):
             if scaler is not None:
                 scaler = rename.scaler(scaler)
             inner_ctx = decided_ctx(event.ctx, flags, ifs) if flags else event.ctx
+            arg = event.arg
+            if once:  # a loop this call runs once, with its target the key the call passes
+                inner_ctx, arg = run_once(inner_ctx, arg, once)
             self.emit(
                 event.kind, call, ctx + tuple(renamed_branch(b, rename.text) for b in inner_ctx), None, scaler=scaler,
-                arg=rename.text(event.arg) if event.arg else None, backward=event.backward,
+                arg=keyed_text(arg, rename) if arg else None, backward=event.backward,
                 site=site, origin=call, inner=event.inner or event.node,
                 framework=event.framework, remote=event.remote,
             )
@@ -279,7 +286,11 @@ class _ComposingWalker(FlowWalker):
         unbound = rename.unbound(entry.none_defaults)
         ctxs = [remote_ctx(e[5], tokens) for e in entry.events]
         flags, ifs = _remote_flags(entry, rename, tokens)
+        once = once_loops(((l.node, l.once) for c in ctxs for l in c if isinstance(l, Loop)), call,
+                          entry.positional, entry.keywords, ctx)
         for (kind, scaler, arg, backward, framework, inner_ctx, line, text), rebuilt in zip(entry.events, ctxs):
+            if once:  # a loop this call runs once, with its target the key the call passes
+                rebuilt, arg = run_once(rebuilt, arg, once)
             dead = _dead(((i[3], i[4]) for i in inner_ctx if i[0] == "B"), unbound) if unbound else None
             if dead is not None:
                 if kind != "zero_grad":
@@ -299,7 +310,7 @@ class _ComposingWalker(FlowWalker):
             self.emit(
                 kind, call, ctx + tuple(renamed_branch(b, rename.text) for b in rebuilt),
                 None, scaler=ref,
-                arg=rename.text(arg) if arg else None, backward=backward, site=site,
+                arg=keyed_text(arg, rename) if arg else None, backward=backward, site=site,
                 origin=call, framework=framework or None, remote=Remote(f"{where}:{line}", text, entry.source, line),
             )
         return True

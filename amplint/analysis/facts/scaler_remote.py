@@ -24,7 +24,8 @@ from amplint.analysis.facts.scaler_flow import Branch, Loop
 
 # (kind, scaler text or "", optimizer/arg text or "", backward, framework or "", ctx, line, text)
 # ctx: ("L", n) for a loop, ("L", n, True) for one whose iterations each step another optimizer
-# (scaler_paths.optimizer_loops), ("B", n, index, cond or "", positive, if-test text or "")
+# (scaler_paths.optimizer_loops), ("L", n, each, target, parameter) for one that runs once when a
+# call passes the parameter (loop_bindings.single_pass), ("B", n, index, cond or "", positive, if-test text or "")
 RemoteEvent = Tuple[str, str, str, bool, str, tuple, int, str]
 
 
@@ -214,7 +215,7 @@ def remote_ctx(ctx: tuple, tokens: Dict[int, object]) -> tuple:
         if item[0] == "L":
             node = tokens.setdefault(number, cst.Name(
                 OPTIMIZER_LOOP if len(item) > 2 and item[2] else "remote_loop"))
-            out.append(Loop(node))
+            out.append(Loop(node, tuple(item[3:5]) if len(item) > 4 else None))
             continue
         _, _, index, cond, positive, test = item
         node = tokens.get(number)

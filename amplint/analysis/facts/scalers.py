@@ -435,9 +435,27 @@ class ScalerAnalysis:
         return self._anywhere("update", text)
 
     def updated_by_callers(self, flow, text: str) -> bool:
-        """A method of a class here whose `self.` scaler `text` a calling class in another file
-        updates (EntryCallerUpdate)."""
-        return caller_updated(self.caller_updates, flow.frame, str(text))
+        """A method of a class here whose `self.` scaler `text` a calling class or function in
+        another file updates (EntryCallerUpdate), or a function of this file that calls the
+        method on an instance and updates that instance's scaler (StyleTTS2's
+        `optimizer.step(key)` per key, then `optimizer.scaler.update()`): the update is the
+        caller's, whose composed flow holds the step and is checked for the order."""
+        return caller_updated(self.caller_updates, flow.frame, str(text)) or \
+            self._updated_through_instance(flow, text)
+
+    def _updated_through_instance(self, flow, text) -> bool:
+        if not str(text).startswith("self.") or flow.frame.class_frame is None:
+            return False
+        own = {id(e.node) for e in flow.of("step", scaler=text) if e.origin is None}
+        for other in self.composed if own else ():
+            if other is flow:
+                continue
+            renamed = {str(e.scaler) for e in other.of("step") if e.origin is not None
+                       and e.remote is None and id(e.inner) in own and e.scaler is not None}
+            renamed.discard(str(text))  # through `self.`: the same object's, updated_anywhere's
+            if renamed and any(u.origin is None and str(u.scaler) in renamed for u in other.of("update")):
+                return True
+        return False
 
     def unscaled_anywhere(self, text: str) -> bool:
         return self._anywhere("unscale", text)

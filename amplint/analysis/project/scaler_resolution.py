@@ -129,6 +129,8 @@ def _caller_updates(project, path: str, summary: ScalerSummary, index: int, key:
     scaler, `self.` on both sides)."""
     call = summary.calls[index]
     cls = call[5]
+    if call[3] in ("value", "held") and "." in key and call[4].count(".") == 1:
+        return _instance_updates(project, path, summary, call, key, events)
     if call[3] != "self" or not cls or "." not in key:
         return []
     stepped = {e[1] for e in events if e[0] == "step" and e[1].startswith("self.")}
@@ -138,6 +140,19 @@ def _caller_updates(project, path: str, summary: ScalerSummary, index: int, key:
                if name.rsplit(".", 1)[0] == cls for e in function[2] if e[0] == "update"}
     return [EntryCallerUpdate(key.rsplit(".", 1)[0], scaler, f"{project.display(path)}: {cls}")
             for scaler in sorted(stepped & updated)]
+
+
+def _instance_updates(project, path: str, summary: ScalerSummary, call, key: str,
+                      events) -> List[EntryCallerUpdate]:
+    """The callee's side of `x.m()` (or `self.x.m()`) on an instance of a class of another file,
+    where `m` steps `self.scaler` and the calling function updates `x.scaler` itself
+    (StyleTTS2's `optimizer.step(key)` per key, then `optimizer.scaler.update()`)."""
+    holder = call[4].split(".", 1)[0]
+    prefix = holder if call[3] == "value" else "self." + holder
+    updated = set(summary.updates.get(call[0], ()))
+    stepped = {e[1] for e in events if e[0] == "step" and e[1].startswith("self.")}
+    return [EntryCallerUpdate(key.rsplit(".", 1)[0], scaler, f"{project.display(path)}: {call[0]}")
+            for scaler in sorted(stepped) if prefix + scaler[len("self"):] in updated]
 
 
 def _flag_entry(project, path: str, key: str, positional, keywords, flag,

@@ -24,6 +24,7 @@ import libcst as cst
 
 from amplint.analysis.facts import FileFacts
 from amplint.analysis.facts.scaler_arms import flag_ifs, flag_params
+from amplint.analysis.facts.scaler_keys import own_single_passes
 from amplint.analysis.facts.scaler_paths import optimizer_loops
 from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows, none_defaults
 from amplint.analysis.facts.scaler_remote import call_keys, function_key
@@ -80,6 +81,9 @@ class ScalerSummary:
     # never binds again (the closure's free names that stand for the factory call's arguments)
     closures: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]] = field(
         default_factory=dict)
+    # function key -> the scalers it updates itself, as it names them (`optimizer.scaler`): a
+    # method of another file it calls on an instance leaves the update to it (EntryCallerUpdate)
+    updates: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
 
 
 def is_caller(text) -> bool:
@@ -186,8 +190,12 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
     nodes = [e.inner or e.node for f in flows for e in f.events]
     lines = node_lines(module, nodes, source, _anchors(facts, flows) if source else None) if nodes else {}
     for flow in flows:
+        updated = sorted({str(e.scaler) for e in flow.events
+                          if e.kind == "update" and e.origin is None and e.scaler is not None})
+        if updated:
+            summary.updates[function_key(flow.frame) or ""] = tuple(updated)
         outer = factory_of(facts, flow.frame)
-        entry = _function(flow, module, lines, outer[3] if outer else ())
+        entry = _function(flow, module, lines, outer[3] if outer else (), facts.tree)
         if entry is not None:
             summary.functions[function_key(flow.frame) or ""] = entry
             if outer is not None:
@@ -326,7 +334,7 @@ def _base_ref(expr, names: Names, tree, frame) -> str:
     return names.resolve(name, frame) or "?" + ".".join(name or ())
 
 
-def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, ...] = ()):
+def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, ...] = (), tree=None):
     frame = flow.frame
     params = frame.node.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
@@ -340,6 +348,7 @@ def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, 
     names = set(positional) | set(keywords) | set(free)
     numbers: Dict[int, int] = {}
     per_optimizer = optimizer_loops(flow.events)
+    onces = own_single_passes(flow.events, frame, tree) if tree is not None else {}
     events = []
     for event in flow.events:
         if event.kind not in PROTOCOL and event.kind != "zero_grad":
@@ -351,7 +360,7 @@ def _function(flow, module: cst.Module, lines: Dict[int, int], free: Tuple[str, 
         node = event.inner or event.node
         events.append((
             event.kind, scaler, event.arg or "", bool(event.backward), event.framework or "",
-            _ctx(event.ctx, numbers, module, per_optimizer), lines.get(id(node), 0),
+            _ctx(event.ctx, numbers, module, per_optimizer, onces), lines.get(id(node), 0),
             _text(node, module),
         ))
     if not any(e[0] in PROTOCOL for e in events):
@@ -371,12 +380,15 @@ def _flags_of(frame, numbers: Dict[int, int]) -> tuple:
     return arms, tuple((name, truth) for name, truth in params.items() if truth is not None)
 
 
-def _ctx(ctx, numbers: Dict[int, int], module: cst.Module, per_optimizer=frozenset()) -> tuple:
+def _ctx(ctx, numbers: Dict[int, int], module: cst.Module, per_optimizer=frozenset(),
+         onces=None) -> tuple:
     out = []
     for item in ctx:
         number = numbers.setdefault(id(item.node), len(numbers))
         if not hasattr(item, "index"):
-            out.append(("L", number, True) if id(item.node) in per_optimizer else ("L", number))
+            each = id(item.node) in per_optimizer
+            once = onces.get(id(item.node)) if onces else None
+            out.append(("L", number, each) + once if once else ("L", number, True) if each else ("L", number))
             continue
         test = module.code_for_node(item.node.test).strip() if isinstance(item.node, cst.If) else ""
         out.append(("B", number, item.index, item.cond or "", bool(item.positive), test))

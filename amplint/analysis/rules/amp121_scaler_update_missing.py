@@ -42,7 +42,10 @@ class ScalerUpdateMissing(Rule):
     (`def optimizer_step(optimizer, scaler=None)`) is not reported there: the update is the
     caller's, and a caller the analysis composes is reported at its call when it never updates.
     The same holds for a helper that steps each of its optimizers once, in a loop over them
-    (nerfstudio's `optimizer_scaler_step_all(grad_scaler)`), its caller in this file or another.
+    (nerfstudio's `optimizer_scaler_step_all(grad_scaler)`), its caller in this file or another,
+    and for a method stepping the optimizer a key picks, called for each of a display of keys
+    and updated once after that loop (StyleTTS2's `MultiOptimizer.step(key)`, its caller
+    updating `optimizer.scaler`).
 
     ## Example
     ```python
@@ -259,6 +262,21 @@ class ScalerUpdateMissing(Rule):
         "    loss.backward()\n"
         "    optimizer.step()\n"
         "    lr_scheduler.step(epoch)\n",
+        # a method stepping the optimizer its key picks, called per key, one update after
+        "import torch\n"
+        "class MultiOptimizer:\n"
+        "    def __init__(self, optimizers, scaler):\n"
+        "        self.optimizers = optimizers\n"
+        "        self.scaler = scaler\n"
+        "    def step(self, key):\n"
+        "        self.scaler.step(self.optimizers[key])\n"
+        "def train(model, loader, optimizers):\n"
+        "    optimizer = MultiOptimizer(optimizers, torch.amp.GradScaler('cuda'))\n"
+        "    for x in loader:\n"
+        "        optimizer.scaler.scale(model(x)).backward()\n"
+        "        for key in ('encoder', 'decoder'):\n"
+        "            optimizer.step(key)\n"
+        "        optimizer.scaler.update()\n",
         # the same trainer with its hook run after every batch
         "import torch\n"
         "class Trainer:\n"

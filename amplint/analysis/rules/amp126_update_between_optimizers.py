@@ -9,6 +9,7 @@ import libcst as cst
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.returned_values import known_length, loop_source
 from amplint.analysis.facts.scaler_flow import key_text
+from amplint.analysis.facts.scaler_paths import picked_per_iteration
 from amplint.analysis.facts.scalers import Event, Flow, exclusive, runs_whenever, spans, through_place
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.facts.tree import iter_nodes
@@ -20,7 +21,9 @@ class UpdateBetweenOptimizers(Rule):
     Finds `scaler.update()` between the `scaler.step` calls of two optimizers whose gradients
     came from the same scaled backward, `scaler.update()` inside a loop that steps each optimizer
     of a list or tuple of at least two (a display of distinct names, or one a project function
-    of another file returns), and two GradScalers that both scale losses before either steps
+    of another file returns), or each optimizer a display of two keys or more picks
+    (`for key in ("enc", "dec"): scaler.step(optimizers[key])`, also through a method stepping
+    `self.optimizers[key]` for the key the call passes, StyleTTS2's `MultiOptimizer.step(key)`), and two GradScalers that both scale losses before either steps
     (one scaler per optimizer, interleaved in one iteration). Steps and updates count through
     the helpers a call runs, in the file or another (`scaler_step(scaler, opt)` that steps and
     updates, called once per optimizer).
@@ -102,6 +105,15 @@ class UpdateBetweenOptimizers(Rule):
             "    scaler.scale(loss).backward()\n"
             "    for optimizer in optimizers:\n"
             "        scaler.step(optimizer)\n"
+            "        scaler.update()\n",
+        ),
+        Flag(  # a loop over two keys picking the optimizers, the update inside it
+            "import torch\n"
+            "def train(model, x, optimizers):\n"
+            "    scaler = torch.amp.GradScaler('cuda')\n"
+            "    scaler.scale(model(x)).backward()\n"
+            "    for key in ('encoder', 'decoder'):\n"
+            "        scaler.step(optimizers[key])\n"
             "        scaler.update()\n",
         ),
         Flag(  # a helper that steps and updates, called once per optimizer after both backwards
@@ -250,7 +262,10 @@ class UpdateBetweenOptimizers(Rule):
     def _loop_updates(ctx, flow: Flow, scaler):
         """`for opt in opts: scaler.step(opt); scaler.update()` over a container of at least two
         optimizers written differently (facts/returned_values.py `known_length`: a display, a
-        local bound once to one, or a project function's returned display), no scale, jump or
+        local bound once to one, or a project function's returned display), or over two keys
+        or more that pick them (`for key in ("enc", "dec"): scaler.step(opts[key])`, or a call
+        passing the key to a method stepping `self.optimizers[key]`: scaler_paths
+        `picked_per_iteration`), no scale, jump or
         condition around the step and update inside the loop. The step and the update may both
         come through one call in the loop (`for opt in (opt_g, opt_d): step_and_update(scaler,
         opt)`), never through a loop of the callee's own."""
@@ -260,8 +275,7 @@ class UpdateBetweenOptimizers(Rule):
                 continue
             if step.origin is not None and not _holds(loop.node, step.origin):
                 continue  # the helper's own loop: its own finding
-            target = loop.node.target
-            if not isinstance(target, cst.Name) or step.arg != target.value or step.conditional(loop):
+            if not picked_per_iteration(loop.node, step) or step.conditional(loop):
                 continue
             inside = [e for e in flow.events if e.inside(loop) and e is not step]
             if any(e.kind in ("break", "continue", "return", "raise") for e in inside):
