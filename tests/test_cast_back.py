@@ -151,3 +151,31 @@ def test_torch_a_module_cast_back_holds_float32_weights_and_runs_so_under_autoca
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out = net(torch.randn(2, 4))
     assert out.dtype == torch.bfloat16 and net.weight.dtype == torch.float32
+
+
+TENSOR = """import torch
+
+
+def step(model, x):
+    x = x.half()
+    x.float()
+    with torch.autocast("cuda"):
+        return model(x)
+"""
+
+
+def test_a_tensor_statement_float_is_no_cast_back_its_rebinding_is():
+    """`x.float()` as a statement returns a new tensor and leaves `x` half (torch: below);
+    `x = x.float()` rebinds it."""
+    assert [line for _p, line, _c in code_findings({"p/m.py": TENSOR}, "AMP103")[0]] == [5]
+    rebound = TENSOR.replace("    x.float()\n", "    x = x.float()\n")
+    assert code_findings({"p/m.py": rebound}, "AMP103")[0] == []
+
+
+def test_torch_a_tensor_statement_float_leaves_it_half():
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    x = torch.randn(2).half()
+    x.float()
+    assert x.dtype == torch.float16

@@ -25,9 +25,11 @@ _HALF = ("float16", "half", "bfloat16")
 
 
 def cast_back_between(scope: cst.CSTNode, cast_stmt: cst.CSTNode, use: cst.CSTNode,
-                      model: Tuple[str, ...]) -> bool:
+                      model: Tuple[str, ...], module: bool = True) -> bool:
     """Whether a statement of the body holding `cast_stmt` (a statement line of `scope`), after
-    it and before the statement of that body that holds `use`, casts `model` back to float32."""
+    it and before the statement of that body that holds `use`, casts `model` back to float32.
+    `model.float()` as a statement counts only for a `module` (a tensor's `.float()` returns
+    a new tensor and leaves the name half)."""
     parents = parents_of(scope)
     body = parents.get(id(cast_stmt))
     if body is None:
@@ -42,10 +44,10 @@ def cast_back_between(scope: cst.CSTNode, cast_stmt: cst.CSTNode, use: cst.CSTNo
         start, end = statements.index(cast_stmt), statements.index(later)
     except ValueError:
         return False
-    return any(_casts_back(stmt, model) for stmt in statements[start + 1:end])
+    return any(_casts_back(stmt, model, module) for stmt in statements[start + 1:end])
 
 
-def _casts_back(stmt: cst.CSTNode, model: Tuple[str, ...]) -> bool:
+def _casts_back(stmt: cst.CSTNode, model: Tuple[str, ...], module: bool) -> bool:
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
         return False
     small = stmt.body[0]
@@ -53,7 +55,7 @@ def _casts_back(stmt: cst.CSTNode, model: Tuple[str, ...]) -> bool:
         if len(small.targets) != 1 or dotted_name(small.targets[0].target) != model:
             return False
         value = small.value
-    elif isinstance(small, cst.Expr):
+    elif isinstance(small, cst.Expr) and module:
         value = small.value
     else:
         return False

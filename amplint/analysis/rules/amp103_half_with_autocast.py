@@ -356,7 +356,8 @@ class HalfWithAutocast(Rule):
             return False
         if target == "self":  # `self.vae.to(dtype=torch.float16)`: the module is `self.vae`, not `self`
             target = _self_module(site) or target
-        return self._read_in_region(facts, target, site.frame.scope, readers, site.node, site.line_stmt)
+        return self._read_in_region(facts, target, site.frame.scope, readers, site.node, site.line_stmt,
+                                    self._is_model(facts, site))
 
     def _returned_in_region(self, facts, site: CallSite, readers: dict) -> Optional[CallSite]:
         """The call of the function around the cast, in this file, that gets the cast model back
@@ -370,13 +371,13 @@ class HalfWithAutocast(Rule):
                 continue
             target = _returned_target(call)
             if target is not None and self._read_in_region(facts, target, call.frame.scope, readers, call.node,
-                                                           call.line_stmt):
+                                                           call.line_stmt, True):
                 return call
         return None
 
     @staticmethod
     def _read_in_region(facts, target: str, scope: Frame, readers: dict, node: cst.CSTNode,
-                        stmt: Optional[cst.CSTNode] = None) -> bool:
+                        stmt: Optional[cst.CSTNode] = None, module: bool = False) -> bool:
         """A region reads `target` in `scope` (or a module-level `target` in a function) where
         `node` may also run: not in the other arm of the `if` that holds `node` (EVA's
         DeepSpeed `samples.half()` arm and its autocast arm, facts/branch_arms.py), and not
@@ -394,7 +395,8 @@ class HalfWithAutocast(Rule):
             # the same scope, or a module-level name read (not rebound) by a function's region
             if region_scope is scope:
                 if not exclusive_arms(scope.node, node, with_node, arms) and not (
-                        stmt is not None and cast_back_between(scope.node, stmt, with_node, tuple(target.split(".")))):
+                        stmt is not None
+                        and cast_back_between(scope.node, stmt, with_node, tuple(target.split(".")), module)):
                     return True
             elif scope.kind == "module" and target not in region_scope.bindings:
                 return True
