@@ -62,7 +62,10 @@ class HalfWithAutocast(Rule):
     GradScaler it fails outright: `ValueError: Attempting to unscale FP16 gradients.` (then the
     finding is an error). Half inputs to an autocast region are redundant at best.
     `.half()` in code with no autocast (pure half inference) is legitimate and not reported;
-    nor is `.float()`.
+    nor is `.float()`, nor a half model cast back to float32 before the region runs it (a
+    checkpoint or export format): `net = upsampler.export()` then `net = net.float()` (or the
+    module's in-place `net.float()`, or `upsampler.export().float()`) as a statement of the same
+    body, here or in the caller of another file's factory.
 
     ## Example
     ```python

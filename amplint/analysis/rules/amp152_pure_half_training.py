@@ -50,7 +50,9 @@ class PureHalfTraining(Rule):
     in fp16 as well. Training stalls or diverges with no error. Mixed precision keeps the model
     float32 and runs the forward under `torch.autocast`, with a `GradScaler` for float16.
     Half-precision *inference* is fine and is not reported: the rule needs an optimizer over the
-    half model's parameters, stepped after the cast.
+    half model's parameters, stepped after the cast. Nor is a model cast back to float32
+    (`model = model.float()`, the module's in-place `model.float()`) by a statement of the same
+    body before the optimizer is built: it trains float32 weights.
 
     ## Example
     ```python
