@@ -108,6 +108,52 @@ def floated_on_return(project, path: str, key: str, line: int, callee) -> bool:
     return False
 
 
+def undone_at_once(project, path: str, key: str, line: int) -> bool:
+    """Is the half cast written as a statement at `line` of function `key` of `path`
+    (`ddp_model.to(device=device, dtype=torch.float16)`, `model.half()`) undone by the very next
+    statement of its body, a float32 cast of the same receiver (`ddp_model.to(device=device,
+    dtype=torch.float32)`, `model = model.float()`)? Nothing runs between the two, so no forward
+    ever sees the module half: the cast makes no half model (fairscale's test that `.to()`
+    changes a wrapper's dtype and back, in a loop after its forward). Read with `ast` only
+    when a float32 cast is written on one of the next lines."""
+    lines = (project.files.get(path) or "").splitlines()
+    if not any(".float()" in text or "float32" in text for text in lines[line:line + 3]):
+        return False
+    scope = _parsed_function(project, path, key) if key else _parsed_module(project, path)
+    if scope is None:
+        return False
+    for node in ast.walk(scope):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list):
+                continue
+            for stmt, following in zip(body, body[1:]):
+                if stmt.lineno == line and isinstance(stmt, ast.Expr):
+                    receiver = _cast_receiver(stmt.value, _to_half)
+                    return receiver is not None and _undoes(following, receiver)
+    return False
+
+
+def _cast_receiver(value: ast.expr, step) -> Optional[str]:
+    """`ast.dump` of the module a chain of method calls casts, when its outermost dtype step
+    is `step` (`m.cuda().half()` -> `m`); None otherwise."""
+    decided = None
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if decided is None and (_to_half(value) or _to_float32(value)):
+            decided = step(value)
+        value = value.func.value
+    return ast.dump(value) if decided else None
+
+
+def _undoes(stmt: ast.stmt, receiver: str) -> bool:
+    if isinstance(stmt, ast.Expr):
+        return _cast_receiver(stmt.value, _to_float32) == receiver
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = ast.dump(stmt.targets[0]).replace("ctx=Store()", "ctx=Load()")
+        return target == receiver and _cast_receiver(stmt.value, _to_float32) == receiver
+    return False
+
+
 def _last_name(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
