@@ -116,7 +116,10 @@ def undone_at_once(project, path: str, key: str, line: int) -> bool:
     ever sees the module half: the cast makes no half model (fairscale's test that `.to()`
     changes a wrapper's dtype and back, in a loop after its forward). Read with `ast` only
     when a float32 cast is written on one of the next lines."""
-    lines = (project.files.get(path) or "").splitlines()
+    split: Dict[str, list] = project.__dict__.setdefault("_half_inplace_lines", {})
+    if path not in split:
+        split[path] = (project.files.get(path) or "").splitlines()
+    lines = split[path]
     if not any(".float()" in text or "float32" in text for text in lines[line:line + 3]):
         return False
     scope = _parsed_function(project, path, key) if key else _parsed_module(project, path)
