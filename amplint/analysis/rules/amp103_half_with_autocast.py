@@ -360,7 +360,7 @@ class HalfWithAutocast(Rule):
         if target == "self":  # `self.vae.to(dtype=torch.float16)`: the module is `self.vae`, not `self`
             target = _self_module(site) or target
         return self._read_in_region(facts, target, site.frame.scope, readers, site.node, site.line_stmt,
-                                    self._is_model(facts, site))
+                                    lambda: self._is_model(facts, site))
 
     def _returned_in_region(self, facts, site: CallSite, readers: dict) -> Optional[CallSite]:
         """The call of the function around the cast, in this file, that gets the cast model back
@@ -374,13 +374,13 @@ class HalfWithAutocast(Rule):
                 continue
             target = _returned_target(call)
             if target is not None and self._read_in_region(facts, target, call.frame.scope, readers, call.node,
-                                                           call.line_stmt, True):
+                                                           call.line_stmt, lambda: True):
                 return call
         return None
 
     @staticmethod
     def _read_in_region(facts, target: str, scope: Frame, readers: dict, node: cst.CSTNode,
-                        stmt: Optional[cst.CSTNode] = None, module: bool = False) -> bool:
+                        stmt: Optional[cst.CSTNode] = None, module=None) -> bool:
         """A region reads `target` in `scope` (or a module-level `target` in a function) where
         `node` may also run: not in the other arm of the `if` that holds `node` (EVA's
         DeepSpeed `samples.half()` arm and its autocast arm, facts/branch_arms.py), and not
@@ -399,7 +399,8 @@ class HalfWithAutocast(Rule):
             if region_scope is scope:
                 if not exclusive_arms(scope.node, node, with_node, arms) and not (
                         stmt is not None
-                        and cast_back_between(scope.node, stmt, with_node, tuple(target.split(".")), module)):
+                        and cast_back_between(scope.node, stmt, with_node, tuple(target.split(".")),
+                                              module is not None and module())):
                     return True
             elif scope.kind == "module" and target not in region_scope.bindings:
                 return True
