@@ -5,12 +5,14 @@ made half anywhere. The values themselves: classvalues.py."""
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.project import converters, halfspread
 from amplint.analysis.project.classcalls import MAX_REGISTRY_BUILD
 from amplint.analysis.project.classvalues import ClassValues
 from amplint.analysis.project.flowindex import merge_things, thing_order
+from amplint.analysis.project.half_inplace import undone_at_once
 
 
 class ClassFlow(ClassValues):
@@ -123,7 +125,8 @@ class ClassFlow(ClassValues):
                 if flow is None:
                     continue
                 applied = converters.applied(self, path, flow) if statements else ()  # `.apply(convert_module_to_f16)`
-                for key, value, dtype in (*halfspread.casts(flow, statements), *applied):
+                undone = partial(undone_at_once, self.p, path)
+                for key, value, dtype in (*halfspread.casts(flow, statements, undone), *applied):
                     for thing, hold, _ in halfspread.modules_held(self, self.values(path, key, value)):
                         cite = f"{hold.cite} made {dtype} in {self.p.display(path)}"
                         out.setdefault((thing[1], thing[2]), (dtype, cite, path))

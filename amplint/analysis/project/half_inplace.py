@@ -9,7 +9,9 @@ class flow's facts do not spell as a cast of the returned local:
   the function's body, not under an `if`, a loop or a `try`): the local is float32 whatever the
   factory it came from did. Under a condition (`if str(device) == "cpu": model.float()`), the
   model may still be half and the chain is kept. Read with `ast`, once per file, only for a
-  local a chain of factories reaches."""
+  local a chain of factories reaches. The caller's side reads the same step (`floated_between`):
+  `model = wrapper.export()` then `model = model.float()` before the region's call runs the
+  model, the cast model the factory returns is float32 again when the region gets it."""
 
 from __future__ import annotations
 
@@ -65,6 +67,100 @@ def floated_back(project, path: str, key: str, name: str, literals=None) -> bool
     return False
 
 
+def floated_between(project, path: str, key: str, name: str, after: int, before: int) -> bool:
+    """Does function `key` of `path` cast the local `name` back to float32 on every path by a
+    statement after line `after` (where the name is bound) and before line `before` (where the
+    region's call reads it)? Only statements of the function's own body (through `with`) count:
+    one under an `if`, a loop or a `try` may not run."""
+    node = _parsed_function(project, path, key) if key else _parsed_module(project, path)
+    if node is None:
+        return False
+    return any(after < stmt.lineno and (stmt.end_lineno or stmt.lineno) < before and _float_back(stmt, name)
+               for stmt in _unconditional(node.body))
+
+
+def floated_on_return(project, path: str, key: str, line: int, callee) -> bool:
+    """Does the statement at `line` of function `key` of `path` cast what the call of `callee`
+    (a flow value: its last name is compared) returns back to float32 (`model = wrapper.export().float()`, `return
+    build(cfg).to(torch.float32)`)? The class flow drops such carriers (the instance is the
+    same); the dtype is not. The outermost dtype step of the chain decides."""
+    node = _parsed_function(project, path, key) if key else _parsed_module(project, path)
+    if node is None:
+        return False
+    last = callee[2] if callee[0] == "attr" else callee[1].rsplit(".", 1)[-1] if callee[0] in ("ref", "local") \
+        and isinstance(callee[1], str) else None
+    if not last:
+        return False
+    for stmt in ast.walk(node):
+        if getattr(stmt, "lineno", None) != line or not isinstance(stmt, (ast.Assign, ast.Return, ast.Expr)):
+            continue
+        value, floated = stmt.value, None
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            if floated is None and _to_float32(value):
+                floated = True
+            elif floated is None and _to_half(value):
+                floated = False
+            inner = value.func.value
+            if isinstance(inner, ast.Call) and _last_name(inner.func) == last:
+                if floated:
+                    return True
+            value = inner
+    return False
+
+
+def undone_at_once(project, path: str, key: str, line: int) -> bool:
+    """Is the half cast written as a statement at `line` of function `key` of `path`
+    (`ddp_model.to(device=device, dtype=torch.float16)`, `model.half()`) undone by the very next
+    statement of its body, a float32 cast of the same receiver (`ddp_model.to(device=device,
+    dtype=torch.float32)`, `model = model.float()`)? Nothing runs between the two, so no forward
+    ever sees the module half: the cast makes no half model (fairscale's test that `.to()`
+    changes a wrapper's dtype and back, in a loop after its forward). Read with `ast` only
+    when a float32 cast is written on one of the next lines."""
+    split: Dict[str, list] = project.__dict__.setdefault("_half_inplace_lines", {})
+    if path not in split:
+        split[path] = (project.files.get(path) or "").splitlines()
+    lines = split[path]
+    if not any(".float()" in text or "float32" in text for text in lines[line:line + 3]):
+        return False
+    scope = _parsed_function(project, path, key) if key else _parsed_module(project, path)
+    if scope is None:
+        return False
+    for node in ast.walk(scope):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list):
+                continue
+            for stmt, following in zip(body, body[1:]):
+                if stmt.lineno == line and isinstance(stmt, ast.Expr):
+                    receiver = _cast_receiver(stmt.value, _to_half)
+                    return receiver is not None and _undoes(following, receiver)
+    return False
+
+
+def _cast_receiver(value: ast.expr, step) -> Optional[str]:
+    """`ast.dump` of the module a chain of method calls casts, when its outermost dtype step
+    is `step` (`m.cuda().half()` -> `m`); None otherwise."""
+    decided = None
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if decided is None and (_to_half(value) or _to_float32(value)):
+            decided = step(value)
+        value = value.func.value
+    return ast.dump(value) if decided else None
+
+
+def _undoes(stmt: ast.stmt, receiver: str) -> bool:
+    if isinstance(stmt, ast.Expr):
+        return _cast_receiver(stmt.value, _to_float32) == receiver
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = ast.dump(stmt.targets[0]).replace("ctx=Store()", "ctx=Load()")
+        return target == receiver and _cast_receiver(stmt.value, _to_float32) == receiver
+    return False
+
+
+def _last_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def _holds(test: ast.expr, function, literals) -> bool:
     """`param == "lit"` or `str(param) == "lit"`, with the call passing that literal for param."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
@@ -114,14 +210,18 @@ def _rebinds_node(node, name: str) -> bool:
 
 
 def _parsed_function(project, path: str, key: str):
+    tree = _parsed_module(project, path)
+    return _function(tree, key) if tree is not None else None
+
+
+def _parsed_module(project, path: str) -> Optional[ast.Module]:
     memo: Dict[str, Optional[ast.Module]] = project.__dict__.setdefault("_half_inplace_trees", {})
     if path not in memo:
         try:
             memo[path] = ast.parse(project.files.get(path) or "")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             memo[path] = None
-    tree = memo[path]
-    return _function(tree, key) if tree is not None else None
+    return memo[path]
 
 
 def _function(tree: ast.Module, key: str):
@@ -170,6 +270,16 @@ def _to_float32(call: ast.Call) -> bool:
         return False
     values = list(call.args) + [k.value for k in call.keywords if k.arg == "dtype"]
     return any(isinstance(v, ast.Attribute) and v.attr in _FLOAT32 for v in values)
+
+
+def _to_half(call: ast.Call) -> bool:
+    method = call.func.attr  # type: ignore[union-attr]
+    if method in ("half", "bfloat16"):
+        return not call.args
+    if method not in ("to", "type"):
+        return False
+    values = list(call.args) + [k.value for k in call.keywords if k.arg == "dtype"]
+    return any(isinstance(v, ast.Attribute) and v.attr in ("float16", "half", "bfloat16") for v in values)
 
 
 def _parameter(function, slot) -> Optional[str]:

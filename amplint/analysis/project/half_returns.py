@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from amplint.analysis.facts.half_callees import EntryReturnsHalf
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.config_flags import flags_on
-from amplint.analysis.project.half_inplace import floated_back, halved_in_place
+from amplint.analysis.project.half_inplace import floated_back, floated_between, floated_on_return, halved_in_place
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
 from amplint.analysis.project.param_arguments import passed_values
 from amplint.analysis.project.string_sources import function_node
@@ -55,6 +55,9 @@ def half_return_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
                     value = value[1]
                 if cast is None or (value, cast) in seen or _without_grad(project, path, key, line, trees):
                     continue
+                if (where, caller) == (path, key) and receiver[0] == "local" \
+                        and floated_between(project, path, key, receiver[1], value[3], line):
+                    continue  # `model = w.export()` then `model = model.float()`: float32 at the call
                 seen.add((value, cast))
                 cpath, ckey, names, chain, passer = cast
                 region = f"{project.display(info.origin.path)}:{info.origin.line}"
@@ -123,6 +126,8 @@ def _factory_cast(project, path: str, key: str, value, memo, depth: int = 0) -> 
     if asked not in memo:
         memo[asked] = None  # a recursive factory answers nothing
         memo[asked] = _returns_half(project, target, memo, depth, item, literals)
+    if memo[asked] is not None and item is None and floated_on_return(project, path, key, value[3], value[1]):
+        return None  # `model = w.export().float()`: the class flow drops the cast back (read only then)
     return memo[asked]
 
 

@@ -30,16 +30,18 @@ _NOT_MODULE_BASES = ("?object", "typing.", "abc.", "enum.", "collections.", "dat
 Half = Dict[Tuple[str, str], Tuple[str, str, str]]  # (file, class) -> (dtype, cite, file of the cast)
 
 
-def casts(facts, statements: bool) -> Iterator[Tuple[str, object, str]]:
+def casts(facts, statements: bool, undone=None) -> Iterator[Tuple[str, object, str]]:
     """(function key, value cast, dtype) for each half cast of a file's flow facts, in order:
     the casts whose value is kept (`m = Net().half()`), or (`statements`) those written as a
     statement (`model.half()`), which the class flow evaluates after all the others so that
-    the files they send to the parser cannot take the budget (flowindex.py) from the first."""
+    the files they send to the parser cannot take the budget (flowindex.py) from the first.
+    `undone(key, line)` says a statement cast is undone by the next statement
+    (half_inplace.undone_at_once): no half model."""
     for key in sorted(facts.functions):
         function = facts.functions[key]
         if statements:
-            for receiver, attr, _text, _line in function.dynamic:
-                if attr in STATEMENT_CASTS:
+            for receiver, attr, _text, line in function.dynamic:
+                if attr in STATEMENT_CASTS and not (undone is not None and undone(key, line)):
                     yield key, receiver, STATEMENT_CASTS[attr]
             continue
         values = [v for vs in function.assigns.values() for v in vs] + list(function.returns)

@@ -9,6 +9,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.amp_scaling import steps_only_scaling_optimizers
+from amplint.analysis.facts.cast_back import cast_back_between
 from amplint.analysis.facts.dropped_forwards import dropped_only_names
 from amplint.analysis.facts.branch_arms import exclusive_arms
 from amplint.analysis.facts.fp16 import dtype_of
@@ -61,7 +62,10 @@ class HalfWithAutocast(Rule):
     GradScaler it fails outright: `ValueError: Attempting to unscale FP16 gradients.` (then the
     finding is an error). Half inputs to an autocast region are redundant at best.
     `.half()` in code with no autocast (pure half inference) is legitimate and not reported;
-    nor is `.float()`.
+    nor is `.float()`, nor a half model cast back to float32 before the region runs it (a
+    checkpoint or export format): `net = upsampler.export()` then `net = net.float()` (or the
+    module's in-place `net.float()`, or `upsampler.export().float()`) as a statement of the same
+    body, here or in the caller of another file's factory.
 
     ## Example
     ```python
@@ -355,7 +359,8 @@ class HalfWithAutocast(Rule):
             return False
         if target == "self":  # `self.vae.to(dtype=torch.float16)`: the module is `self.vae`, not `self`
             target = _self_module(site) or target
-        return self._read_in_region(facts, target, site.frame.scope, readers, site.node)
+        return self._read_in_region(facts, target, site.frame.scope, readers, site.node, site.line_stmt,
+                                    lambda: self._is_model(facts, site))
 
     def _returned_in_region(self, facts, site: CallSite, readers: dict) -> Optional[CallSite]:
         """The call of the function around the cast, in this file, that gets the cast model back
@@ -368,15 +373,18 @@ class HalfWithAutocast(Rule):
             if found is None or found[1] is not site:
                 continue
             target = _returned_target(call)
-            if target is not None and self._read_in_region(facts, target, call.frame.scope, readers, call.node):
+            if target is not None and self._read_in_region(facts, target, call.frame.scope, readers, call.node,
+                                                           call.line_stmt, lambda: True):
                 return call
         return None
 
     @staticmethod
-    def _read_in_region(facts, target: str, scope: Frame, readers: dict, node: cst.CSTNode) -> bool:
+    def _read_in_region(facts, target: str, scope: Frame, readers: dict, node: cst.CSTNode,
+                        stmt: Optional[cst.CSTNode] = None, module=None) -> bool:
         """A region reads `target` in `scope` (or a module-level `target` in a function) where
         `node` may also run: not in the other arm of the `if` that holds `node` (EVA's
-        DeepSpeed `samples.half()` arm and its autocast arm, facts/branch_arms.py)."""
+        DeepSpeed `samples.half()` arm and its autocast arm, facts/branch_arms.py), and not
+        after a statement casting it back to float32 (`model = model.float()`, cast_back.py)."""
         if None not in readers:  # built once for the file (the None key marks it built)
             readers[None] = ()
             for with_node, body_frame, region in facts.regions.explicit_regions():
@@ -389,7 +397,10 @@ class HalfWithAutocast(Rule):
         for region_scope, with_node in readers.get(target, ()):
             # the same scope, or a module-level name read (not rebound) by a function's region
             if region_scope is scope:
-                if not exclusive_arms(scope.node, node, with_node, arms):
+                if not exclusive_arms(scope.node, node, with_node, arms) and not (
+                        stmt is not None
+                        and cast_back_between(scope.node, stmt, with_node, tuple(target.split(".")),
+                                              module is not None and module())):
                     return True
             elif scope.kind == "module" and target not in region_scope.bindings:
                 return True

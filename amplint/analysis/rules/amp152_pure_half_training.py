@@ -8,6 +8,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
+from amplint.analysis.facts.cast_back import cast_back_between
 from amplint.analysis.facts.returned_casts import moved_root
 from amplint.analysis.facts.syntax import params
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name
@@ -54,7 +55,9 @@ class PureHalfTraining(Rule):
     in fp16 as well. Training stalls or diverges with no error. Mixed precision keeps the model
     float32 and runs the forward under `torch.autocast`, with a `GradScaler` for float16.
     Half-precision *inference* is fine and is not reported: the rule needs an optimizer over the
-    half model's parameters, stepped after the cast.
+    half model's parameters, stepped after the cast. Nor is a model cast back to float32
+    (`model = model.float()`, the module's in-place `model.float()`) by a statement of the same
+    body before the optimizer is built: it trains float32 weights.
 
     ## Example
     ```python
@@ -241,6 +244,8 @@ class PureHalfTraining(Rule):
                     continue
                 if not self._trained_after(site, opt, steps, index):
                     continue
+                if _cast_back(ctx, site, opt, model):
+                    continue  # `model = model.float()` before the optimizer: it trains float32
                 text = ".".join(model)
                 losses = "small updates round away"
                 if "Adam" in opt.name:
@@ -415,6 +420,14 @@ def _cast_model(site: CallSite, returned: bool = False) -> Optional[Tuple[str, .
     if not dotted or not (len(dotted) == 1 or (len(dotted) == 2 and dotted[0] == "self")):
         return None
     return dotted
+
+
+def _cast_back(ctx, site: CallSite, opt, model: Tuple[str, ...]) -> bool:
+    if site.line_stmt is None:
+        return False
+    function = site.frame.function
+    return cast_back_between(function.node if function is not None else ctx.module, site.line_stmt,
+                             opt.site.node, model)
 
 
 def _scoped(model: Tuple[str, ...], frame: Frame):

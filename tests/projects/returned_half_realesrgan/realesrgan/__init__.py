@@ -1,0 +1,3 @@
+from realesrgan.utils import RealESRGANer
+
+__all__ = ["RealESRGANer"]
