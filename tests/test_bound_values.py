@@ -76,6 +76,20 @@ def test_a_cast_back_to_float_drops_the_half_model():
     assert found == []
 
 
+@pytest.mark.parametrize("between, found", [
+    ("    head.float()\n", False),  # a module's `.float()` casts it in place
+    ("    head = head.float()\n", False),
+    ("    if cfg.fp32_head:\n        head.float()\n", True),  # may not run
+    ("    head.float()\n    head = Exporter(ITMHead(cfg)).fp16()\n", True),  # bound again after it
+])
+def test_a_cast_back_in_place_before_the_region(between, found):
+    """The solve is flow-insensitive: `head.float()` as a statement between the call returning the
+    cast model and the region that reads it is checked on the reading function's statements."""
+    replace = (("    optimizer = torch.optim.SGD(head.parameters(), lr=cfg.lr)\n",
+                between + "    optimizer = torch.optim.SGD(head.parameters(), lr=cfg.lr)\n"),)
+    assert bool(code_findings(load(NAME, replace), "AMP103")[0]) is found
+
+
 def _one(source):
     """A one-file project (the project pass solves it when it opens a region)."""
     results = lint_project({"probe/probe.py": source}, SETTINGS)

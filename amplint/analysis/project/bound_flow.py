@@ -18,6 +18,7 @@ from typing import Dict, List, Set, Tuple
 
 from amplint.analysis.facts.bound_values import EntryBoundSpans, EntryHalfRead
 from amplint.analysis.parsing import python_tree
+from amplint.analysis.project.half_inplace import floated_before_read
 from amplint.analysis.project.pointsto_atoms import DTYPES, INSTANCE, OPEN, OTHER_NUMBER, atom_site
 from amplint.analysis.project.pointsto_extract import extract
 from amplint.analysis.project.pointsto_reach import _importers, module_name
@@ -162,6 +163,8 @@ def _half_reads(project, path: str, module: str, spans, modules) -> List[Tuple[s
             region = next((at for at, (a, b) in regions if a <= start[0] <= b), None)
             if region is None:
                 continue
+            if code.isidentifier() and floated_before_read(python_tree(project.files[path]), start[0], code):
+                continue  # `model.float()` before the region: flow-insensitive points-to keeps the cast
             out[(origin, line, column)] = EntryHalfRead(
                 line, column, "%s:%d" % (project.display(path), start[0]), code[:40],
                 "%s:%d" % (project.display(path), region))

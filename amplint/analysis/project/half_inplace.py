@@ -286,3 +286,25 @@ def _parameter(function, slot) -> Optional[str]:
     if isinstance(slot, int):
         return function.params[slot] if slot < function.positional else None
     return slot if slot in function.params else None
+
+
+def floated_before_read(tree: ast.Module, line: int, name: str) -> bool:
+    """Is the local `name` cast back to float32 in place (`name.float()` as a statement, or
+    `name = name.float()`) by a statement of the innermost function holding `line`, before the
+    statement that holds `line`, with no binding of `name` after it? Only the function's own
+    statements (through `with`) count: one under an `if`, a loop or a `try` may not run."""
+    function = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and node.lineno <= line <= (node.end_lineno or node.lineno) \
+                and (function is None or node.lineno > function.lineno):
+            function = node
+    floated = False
+    for stmt in _unconditional(function.body if function is not None else tree.body):
+        if (stmt.end_lineno or stmt.lineno) >= line:
+            break
+        if _float_back(stmt, name):
+            floated = True
+        elif _rebinds_node(stmt, name):
+            floated = False
+    return floated
