@@ -9,14 +9,15 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.buffer_writes import (
-    CONCATS, _assigned_name, hazardous_write, held_buffer, maybe_half, reference_kind, write_error,
+    CONCATS, _assigned_name, hazardous_write, held_buffer, reference_kind, write_error,
     written_value,
 )
 from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
 from amplint.analysis.facts.tree import CallSite, iter_nodes
 from amplint.analysis.facts.float32_flow import stays_float32
+from amplint.analysis.facts.half_evidence import half_origin, may_be_half
 from amplint.analysis.facts.value_meets import (
-    cast_where_made, cast_where_rebound, first_meeting, half_origin, meets_only_float32, reads_meet_no_data,
+    cast_where_made, cast_where_rebound, first_meeting, meets_only_float32, reads_meet_no_data,
 )
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import (
@@ -54,10 +55,15 @@ class FactoryDefaultDtype(Rule):
     values is reported: an advanced-index write (`buf[idx] = h` with a tensor or bool-mask
     index), `index_add_/index_copy_/index_put_/scatter*/masked_scatter_/put_`, `out=buf` of a
     matmul-family op (these raise), or `torch.cat/stack` of it with a half value (silently
-    float32). The value must possibly be half: a module's output, a matmul/linear/conv result,
-    or a name assigned from one. Python numbers (`buf[idx] = 1.0`), float32-by-construction
-    values (`pe[:, 0::2] = torch.sin(position * div_term)`) and basic-slice writes
-    (`buf[i, :n] = h`, which converts the dtype) are not reported.
+    float32). The value must possibly be half, on the dtype fact's evidence
+    (facts/half_evidence.py): the output of a module the file shows (`self.encoder`, a
+    `torch.nn` module, an instance of a module class of the file, or a callee the file cannot
+    resolve whose name says it is a network: `model(x)`, `encoder(tokens)`), an op on the
+    lower-precision list of the region's device (`torch.mv` is on CUDA's, not CPU's), or a
+    name assigned from one. Python numbers
+    (`buf[idx] = 1.0`), float32-by-construction values (`pe[:, 0::2] =
+    torch.sin(position * div_term)`, `y = y.float()`) and basic-slice writes (`buf[i, :n] = h`,
+    which converts the dtype) are not reported.
 
     In a module class made half, code that runs before the cast is not fp16 code: `__init__`,
     `reset_parameters`, `_init_weights`, and a method only they call (openai/CLIP's
@@ -646,7 +652,7 @@ def _half_value(ctx, write, site: CallSite):
             items = [e.value for e in node.args[0].value.elements]  # type: ignore[attr-defined]
         else:  # `out=buf` of a matmul: its operands
             items = [a.value for a in node.args if a.keyword is None]
-        value = next((i for i in items if maybe_half(facts, i, site.frame)), None)
+        value = next((i for i in items if may_be_half(facts, i, site.frame)), None)
     if value is None:
         return "half values", None, None
     return _code(ctx, value), value, half_origin(facts, value, site.frame)
