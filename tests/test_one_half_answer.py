@@ -169,3 +169,58 @@ def test_amp110_does_not_pick_the_textually_last_branch(first, second):
     assert codes(BRANCHES.format(first=first, second=second), "AMP110") == []
     only_half = BRANCHES.format(first="half", second="half")
     assert codes(only_half, "AMP110") == [(7, "AMP110")]
+
+
+# -- a project: DINO's k-NN evaluation under CPU autocast ---------------------------------------
+KNN = "onefact_knn_dino"
+RETRIEVAL = "onefact_knn_dino/dino_knn/retrieval.py"
+HAZARDS = (("torch.mv(self.bank, query)", "torch.mm(self.bank, query[:, None])[:, 0]"),
+           ("emb = emb.float()", "emb = emb.relu()"))
+
+
+def _knn_findings(replace=()):
+    from project_files import code_findings, load
+
+    return sorted(f[:3] for f in code_findings(load(KNN, replace), "AMP101")[0])
+
+
+def _run_knn(replace=()):
+    import sys
+    import types
+
+    from project_files import load
+
+    files = load(KNN, replace)
+    package = types.ModuleType("dino_knn")
+    package.__path__ = []
+    retrieval = types.ModuleType("dino_knn.retrieval")
+    exec(compile(files[RETRIEVAL], "retrieval.py", "exec"), retrieval.__dict__)
+    saved = {name: sys.modules.get(name) for name in ("dino_knn", "dino_knn.retrieval")}
+    sys.modules.update({"dino_knn": package, "dino_knn.retrieval": retrieval})
+    try:
+        scope = run(files[KNN + "/eval_knn.py"].replace('if __name__ == "__main__":\n    main()\n', ""))
+        return scope["main"]()
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
+def test_knn_project_under_cpu_autocast_is_clean():
+    """facebookresearch/dino's eval_knn.py shape (a feature bank, votes written by a boolean
+    mask, a projector head), under `torch.autocast("cpu")`: `torch.mv` stays float32 there and
+    `emb = emb.float()` rebinds the head's output to float32, so both writes are fine (run
+    below); main reported both."""
+    votes, emb = _run_knn()
+    assert votes.dtype == emb.dtype == torch.float32
+    assert _knn_findings() == []
+
+
+@pytest.mark.parametrize("hazard", HAZARDS)
+def test_knn_project_hazard_twins_are_reported(hazard):
+    with pytest.raises(RuntimeError, match="Index put requires"):
+        _run_knn((hazard,))
+    line = 24 if "mv" in hazard[0] else 32
+    assert _knn_findings((hazard,)) == [("dino_knn/retrieval.py", line, "AMP101")]
