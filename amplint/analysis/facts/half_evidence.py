@@ -65,13 +65,16 @@ def may_be_half(facts, expr: cst.BaseExpression, frame) -> bool:
 def half_origin(facts, expr: cst.BaseExpression, frame, depth: int = 0) -> Optional[Origin]:
     """(why `expr` may be half, the node that shows it), or None when nothing shows it."""
     known = _fact(facts, expr)
-    while known != "" and isinstance(expr, cst.Subscript):  # `h[keep]` has the dtype of `h`
-        expr = expr.value
-        known = known or _fact(facts, expr)
     if known == "":
         return None
+    if isinstance(expr, cst.Subscript):  # `h[keep]` has the dtype of `h`: cite what shows `h`
+        inner = expr
+        while isinstance(inner, cst.Subscript):
+            inner = inner.value
+        return half_origin(facts, inner, frame, depth) or known
     if isinstance(expr, cst.Name):  # cite the binding that shows it: `y = torch.mm(a, b)`
-        bound = _bound_half(facts, expr.value, frame, depth) if depth < 3 else None
+        # a piece of a split only where the fact does not know the name (`v` is bfloat16)
+        bound = _bound_half(facts, expr.value, frame, depth, known is None) if depth < 3 else None
         return bound or known
     if known is not None:
         return known
@@ -113,7 +116,7 @@ def _fact(facts, expr: cst.BaseExpression):
     return f"`{shown}` is {word}", expr
 
 
-def _bound_half(facts, name: str, frame, depth: int) -> Optional[Origin]:
+def _bound_half(facts, name: str, frame, depth: int, pieces: bool = True) -> Optional[Origin]:
     """The first binding of local `name` in the function that may be half: `name = <half>`, or
     a piece of one (`q, k, v = self.wqkv(x).split(dim, dim=-1)`)."""
     function = frame.function
@@ -122,7 +125,7 @@ def _bound_half(facts, name: str, frame, depth: int) -> Optional[Origin]:
             continue
         if any(isinstance(t, cst.Name) and t.value == name for t in assign.targets):
             found = half_origin(facts, assign.value, assign.frame, depth + 1)
-        elif _split_into(assign, name):
+        elif pieces and _split_into(assign, name):
             found = half_origin(facts, assign.value.func.value, assign.frame, depth + 1)
         else:
             continue
