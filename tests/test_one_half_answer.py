@@ -224,3 +224,20 @@ def test_knn_project_hazard_twins_are_reported(hazard):
         _run_knn((hazard,))
     line = 24 if "mv" in hazard[0] else 32
     assert _knn_findings((hazard,)) == [("dino_knn/retrieval.py", line, "AMP101")]
+
+
+def test_amp105_follows_the_tables_attributes():
+    """`sim.mH` keeps bfloat16 (torch's KEEP_ATTRS; the escape walk knew only `.T`, `.mT`,
+    `.data`) and raises in `torch.mm` with float32 weights; `.grad` of the region's non-leaf
+    output is None, not a bfloat16 tensor, and stays unreported."""
+    source = ("import torch\nw = torch.randn(16, 4)\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n"
+              "    sim = q @ k.T\nout = torch.mm(sim.mH, w)\n")
+    q = torch.randn(16, 8, requires_grad=True)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        run(source, q=q, k=torch.randn(16, 8))
+    assert codes(source, "AMP105") == [(5, "AMP105")]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        sim = q @ q.T
+    sim.sum().backward()
+    assert sim.grad is None
+    assert codes(source.replace("sim.mH", "sim.grad"), "AMP105") == []
