@@ -5,13 +5,12 @@ autocast, and what kind of tensor a `device=r.device` reference is."""
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 import libcst as cst
 
-from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.data.write_errors import HALF_NAMES, INDEX_PUT, METHOD_ERRORS, OUT_ERROR
+from amplint.analysis.facts.half_evidence import lowers_call, may_be_half
 from amplint.analysis.facts.syntax import self_attr
 from amplint.analysis.facts.tree import CallSite, argument, iter_nodes, keyword
 
@@ -21,18 +20,6 @@ WRITTEN_ARGUMENT = {
     "scatter_": (2, "src"), "scatter_add_": (2, "src"), "scatter_reduce_": (2, "src"),
     "masked_scatter_": (1, "source"), "put_": (1, "source"),
 }
-# calls whose result is half under autocast: torch's lower_precision_fp lists of either device
-# (amplint.analysis.data.dtype_rules)
-HALF_UNDER_AUTOCAST_OPS = (
-    _R.CUDA_LOWER_PRECISION.ops | _R.CPU_LOWER_PRECISION.ops
-    | {op for (_, op), policy in _R.DECOMPOSED_POLICY.items() if policy == "lower"}
-)
-
-
-def half_under_autocast(qualified: Optional[str]) -> bool:
-    return _R.aten_op(qualified or "") in HALF_UNDER_AUTOCAST_OPS
-
-
 CONCATS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack",
            "torch.vstack")
 
@@ -90,7 +77,7 @@ def hazardous_write(facts, site: CallSite):
     same function that goes wrong when the value is half: an advanced-index write
     (`buf[idx] = h` with a tensor or mask index), `index_add_/index_copy_/index_put_/scatter*/
     masked_scatter_/put_`, `out=buf` of a matmul-family op (these raise), or a cat/stack of it
-    with a half value (silently float32). The value must possibly be half (`maybe_half`):
+    with a half value (silently float32). The value must possibly be half (facts/half_evidence.py):
     constants and float32-by-construction values never are. Basic-slice writes
     (`buf[i, :n] = h`) convert the dtype and are fine."""
     chained = _chained_write(facts, site)
@@ -109,7 +96,7 @@ def hazardous_write(facts, site: CallSite):
                 isinstance(target, cst.Subscript)
                 and _is_buffer(target.value, buffer)
                 and _advanced_index(facts, target, assign.frame)
-                and maybe_half(facts, assign.value, assign.frame)
+                and may_be_half(facts, assign.value, assign.frame)
             ):
                 found.append((target, "raise", assign.value))
     for qualified, other in facts.qualified_calls:
@@ -124,13 +111,13 @@ def hazardous_write(facts, site: CallSite):
         ):
             position, name = WRITTEN_ARGUMENT[func.attr.value]
             arg = argument(call, position, name)
-            if arg is not None and maybe_half(facts, arg.value, other.frame):
+            if arg is not None and may_be_half(facts, arg.value, other.frame):
                 found.append((call, "raise", arg.value))
         out = keyword(call, "out")
         if (
             out is not None and _is_buffer(out.value, buffer)
-            and half_under_autocast(qualified)
-            and any(maybe_half(facts, a.value, other.frame) for a in call.args if a.keyword is None)
+            and lowers_call(facts, qualified, other.frame)
+            and any(may_be_half(facts, a.value, other.frame) for a in call.args if a.keyword is None)
         ):
             found.append((call, "raise", None))
         if qualified in CONCATS and call.args and isinstance(call.args[0].value, (cst.List, cst.Tuple)):
@@ -140,7 +127,7 @@ def hazardous_write(facts, site: CallSite):
             # is this factory's value on one branch and a half one on another)
             half = next((i for i in items if not _is_buffer(i, buffer)
                          and not _cast_to_buffer(i, buffer)
-                         and maybe_half(facts, i, other.frame)), None)
+                         and may_be_half(facts, i, other.frame)), None)
             if half is not None and any(_is_buffer(i, buffer) for i in items):
                 found.append((call, "upcast", half))
     if not found:
@@ -161,7 +148,7 @@ def _chained_write(facts, site: CallSite):
         ):
             position, name = WRITTEN_ARGUMENT[func.attr.value]
             arg = argument(other.node, position, name)
-            if arg is not None and maybe_half(facts, arg.value, other.frame):
+            if arg is not None and may_be_half(facts, arg.value, other.frame):
                 return other.node, "raise", arg.value
             return None
     return None
@@ -215,97 +202,6 @@ def _int_loop_names(facts, frame) -> set:
                 if isinstance(first, cst.Name):
                     names.add(first.value)
     return names
-
-
-def maybe_half(facts, value: cst.BaseExpression, frame, depth: int = 0) -> bool:
-    """Whether `value` can be a half tensor under autocast: a module's output, a matmul-family
-    result, or a name/item of one assigned in the function. Constants, and anything else
-    (`torch.sin(position * div_term)`, inputs of unknown dtype), are not. The dtype fact
-    (amplint.analysis.facts.dtypes) adds what flows there: `h.view(n, -1)`, `h * 0.5`, `x.half()`."""
-    if facts.dtypes.may_be_half(value):
-        return True
-    while isinstance(value, cst.Subscript):
-        value = value.value
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.MatrixMultiply):
-        return True
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ELEMENTWISE) and depth < 6:
-        # `h[idx_j] * W`: half only when both sides are (a float32 side promotes), or a number
-        sides = [side for side in (value.left, value.right) if not isinstance(side, (cst.Integer, cst.Float))]
-        return bool(sides) and all(maybe_half(facts, side, frame, depth + 1) for side in sides)
-    if isinstance(value, cst.Call):
-        if half_under_autocast(facts.resolve(value.func, frame)):
-            return True
-        func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _R.KEEP \
-                and facts.resolve(func, frame) is None and depth < 6:
-            # `model(x).squeeze(-1)`, `h.view(n, -1)`: a shape op keeps its receiver's dtype
-            return maybe_half(facts, func.value, frame, depth + 1)
-        return _is_module_callee(facts, func, frame)
-    if isinstance(value, cst.Name) and depth < 3:
-        function = frame.function
-        for assign in facts.tree.assigns:
-            if assign.frame.function is not function:
-                continue
-            if any(isinstance(t, cst.Name) and t.value == value.value for t in assign.targets):
-                if maybe_half(facts, assign.value, assign.frame, depth + 1):
-                    return True
-            elif _split_into(assign, value.value) and maybe_half(
-                    facts, assign.value.func.value, assign.frame, depth + 1):
-                return True  # `q, k, v = self.wqkv(x).split(dim, dim=-1)`: pieces of one tensor
-    return False
-
-
-_SPLITS = ("split", "chunk", "unbind", "tensor_split")
-
-
-def _split_into(assign, name: str) -> bool:
-    """`..., name, ... = t.split(...)` (chunk, unbind, tensor_split): each piece has t's dtype."""
-    value = assign.value
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
-            and value.func.attr.value in _SPLITS):
-        return False
-    return any(isinstance(t, (cst.Tuple, cst.List)) and any(
-        isinstance(e.value, cst.Name) and e.value.value == name for e in t.elements)
-        for t in assign.targets)
-
-
-_ELEMENTWISE = (cst.Multiply, cst.Add, cst.Subtract, cst.Divide)
-
-
-def _is_module_callee(facts, func: cst.BaseExpression, frame) -> bool:
-    """`self.layer(...)` (an attribute that is not a method), an instance of a module class
-    of this file, or a loop variable over `self.layers` (`for i, layer in enumerate(self.x)`)."""
-    owner = facts.callgraph.self_attr_owner(func, frame)
-    if owner is not None:
-        return facts.callgraph.method(owner[0], owner[1]) is None
-    if facts.callgraph.class_of_instance(func, frame) is not None:
-        return True
-    if isinstance(func, cst.Name) and _MODULE_NAME.search(func.value) and facts.resolve(func, frame) is None:
-        return True  # `model(x)`, `encoder(tokens)`: a network passed in or built elsewhere
-    if isinstance(func, cst.Name):
-        function = frame.function
-        root = function.node if function is not None else facts.module
-        for node in iter_nodes(root):
-            if not isinstance(node, cst.For):
-                continue
-            iterable, target = node.iter, node.target
-            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
-                    and iterable.func.value == "enumerate" and iterable.args:
-                iterable = iterable.args[0].value
-                if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
-                    target = target.elements[1].value
-            if (
-                isinstance(target, cst.Name) and target.value == func.value
-                and isinstance(iterable, cst.Attribute) and isinstance(iterable.value, cst.Name)
-                and iterable.value.value == "self"
-            ):
-                return True
-    return False
-
-
-_MODULE_NAME = re.compile(
-    r"(^|_)(model|net|network|encoder|decoder|backbone|expert|head|mlp|transformer|generator|"
-    r"discriminator)s?($|_)", re.I)
 
 
 def _cast_to_buffer(expr: cst.BaseExpression, buffer: str) -> bool:

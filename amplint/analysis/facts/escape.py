@@ -33,6 +33,7 @@ from amplint.analysis.facts.escape_params import escaped_by_callers
 from amplint.analysis.facts.escape_entry import Entry  # noqa: F401 (re-exported: the rules read it here)
 from amplint.analysis.facts.float32_evidence import Float32Evidence
 from amplint.analysis.facts.fp16 import half_cast_dtype
+from amplint.analysis.facts.half_evidence import lowers_here
 from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
 from amplint.analysis.facts.half_values import frames_by_body
 from amplint.analysis.facts.returned_escapes import escaped_params, module_output
@@ -42,9 +43,11 @@ from amplint.analysis.facts.syntax import code_children
 from amplint.analysis.facts.tree import Frame, child_fields
 
 HALF_REGION = (None, "float16", "bfloat16")
-# which ops keep a value half and which make one half come from the one dtype table
-# (amplint.analysis.data.dtype_rules via amplint.analysis.facts.dtypes)
-KEEP_ATTRS = {"T", "mT", "data"}
+# which ops keep a value half (attributes too: `.T`, `.mH`, `.data`) and which make one half
+# come from the one dtype table (amplint.analysis.data.dtype_rules) and the one answer AMP101
+# reads (amplint.analysis.facts.half_evidence). A region's output is a non-leaf tensor: its
+# `.grad` is None (torch warns), not a value of its dtype
+KEEP_ATTRS = R.KEEP_ATTRS - {"grad"}
 
 
 class EscapeAnalysis(Float32Evidence, EscapeCallees):
@@ -331,8 +334,7 @@ class EscapeAnalysis(Float32Evidence, EscapeCallees):
 
     def _lower(self, op: Optional[str], frame: Frame) -> bool:
         """`op` runs in the region's low dtype (torch's lower_precision_fp lists)."""
-        region = self.facts.active_region(frame)
-        return bool(op) and region is not None and region_policy(region, op) == "lower"
+        return self.facts.active_region(frame) is not None and lowers_here(self.facts, op, frame)
 
     def _produces_half(self, expr: cst.BaseExpression, frame: Frame) -> bool:
         if isinstance(expr, cst.BinaryOperation):

@@ -202,9 +202,12 @@ class FillValues:
         """"float16", "bfloat16", "float32", "float64", "other" when the file shows it."""
         if depth > 6:
             return None
-        exact = self.facts.dtypes.exact(expr)  # the dtype fact first (torch's own tables)
+        value = self.facts.dtypes.dtype(expr)  # the dtype fact first (torch's own tables)
+        exact = value.exact if value is not None and not value.conditional else None
         if exact is not None and exact != "autocast" and not exact.startswith("py"):
             return "other" if exact in ("integer", "bool") else exact
+        if value is not None and not value.conditional and len(value.options) > 1:
+            return None  # branches that disagree (`s = x.half()` / `s = x.float()`): not one dtype
         if isinstance(expr, cst.Subscript):
             return self.dtype_of(expr.value, frame, stmt, depth + 1)
         if isinstance(expr, cst.Name):

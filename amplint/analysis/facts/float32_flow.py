@@ -25,6 +25,7 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as R
 from amplint.analysis.facts.buffer_writes import CONCATS
 from amplint.analysis.facts.dtype_value import device_only
+from amplint.analysis.facts.half_evidence import never_half
 from amplint.analysis.facts.half_values import is_float32_cast
 from amplint.analysis.facts.syntax import parents_of
 from amplint.analysis.facts.tree import CallSite, iter_nodes
@@ -33,14 +34,13 @@ from amplint.analysis.facts.value_meets import _low_cast
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power)
 _AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)
 # methods whose result has the receiver's dtype whatever their (shape, device) arguments
-_SHAPE_METHODS = frozenset(R.KEEP) | {"cuda", "cpu", "contiguous", "clone", "detach"}
+_SHAPE_METHODS = R.KEEP
 # methods mixing the receiver with their arguments (the result: the promoted dtype)
 _MIXING_METHODS = frozenset({
     "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "pow", "pow_", "clamp",
     "clamp_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_", "exp", "exp_", "log", "log_",
     "sqrt", "sqrt_", "sin", "cos", "tanh", "sigmoid", "abs_", "neg_", "reciprocal",
 })
-_NOT_HALF = frozenset({"float32", "float64", "integer", "bool", "pyint", "pyfloat", "pybool"})
 _LIMIT = 400  # nodes walked per factory
 
 
@@ -211,7 +211,7 @@ class _Walk:
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float)):
             return True
         value = self.facts.dtypes.dtype(expr)
-        return value is not None and not value.conditional and value.options <= _NOT_HALF
+        return never_half(value)
 
     def _local_dict(self, name: str) -> bool:
         """Every binding of `name` in the function is `name = {}` or `name = dict()`."""

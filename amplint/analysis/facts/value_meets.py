@@ -15,9 +15,8 @@ cast of itself through dtype-keeping steps (meta-llama's `mask = torch.full(...)
 a Python number, or in an update of the local itself that keeps its dtype whatever its arguments (muse-maskgit's `scores = torch.zeros(...)`, read only as `scores.topk(k).indices` and
 rebound by `scores.masked_fill(~is_mask, -1e5)`): its float32 value never meets half data.
 
-`half_origin` says why a value is half, from evidence only: the dtype fact (`x.half()`, a
-float16 factory), a submodule's output (`self.proj(x)`, `model(x)`), a matmul, a name bound
-to one of these in the function, or a dtype-keeping step of one (`h.view(n, -1)`).
+Why a met value is half is facts/half_evidence.py's `half_origin`, the answer the buffer writes
+read too.
 """
 
 from __future__ import annotations
@@ -27,9 +26,8 @@ from typing import List, NamedTuple, Optional, Tuple
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
-from amplint.analysis.facts.buffer_writes import (
-    CONCATS, WRITTEN_ARGUMENT, _is_module_callee, half_under_autocast,
-)
+from amplint.analysis.facts.buffer_writes import CONCATS, WRITTEN_ARGUMENT
+from amplint.analysis.facts.half_evidence import half_origin, never_half
 from amplint.analysis.facts.defuse import explicit_cast
 from amplint.analysis.facts.syntax import parents_of, unparen
 from amplint.analysis.facts.tree import CallSite, iter_nodes
@@ -38,7 +36,6 @@ _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
                cst.MatrixMultiply)
 _METHODS = {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "addcmul_", "copy_",
             "masked_scatter_", "index_add_", "index_copy_", "scatter_", "scatter_add_"}
-_NOT_HALF = {"float32", "float64", "integer", "bool", "pyint", "pyfloat", "pybool"}
 
 
 class Meeting(NamedTuple):
@@ -46,42 +43,6 @@ class Meeting(NamedTuple):
     verb: str  # "mixes it with" | "writes {value} into it" | "concatenates it with"
     other: cst.BaseExpression
     origin: Optional[Tuple[str, cst.CSTNode]]  # why `other` is half, and the node to cite
-
-
-def half_origin(facts, expr: cst.BaseExpression, frame, depth: int = 0
-                ) -> Optional[Tuple[str, cst.CSTNode]]:
-    """(why `expr` is half, the node that shows it), or None when nothing shows it."""
-    code = facts.module.code_for_node
-    while isinstance(expr, cst.Subscript):  # `h[keep]` has the dtype of `h`
-        expr = expr.value
-    if isinstance(expr, cst.Name) and depth < 3:
-        function = frame.function
-        for assign in facts.tree.assigns:
-            if assign.frame.function is function and any(
-                    isinstance(t, cst.Name) and t.value == expr.value for t in assign.targets):
-                found = half_origin(facts, assign.value, assign.frame, depth + 1)
-                if found is not None:
-                    return found
-    value = facts.dtypes.dtype(expr)
-    if value is not None and value.may_be("float16", "bfloat16", "autocast"):
-        halves = sorted(value.options & {"float16", "bfloat16"})
-        word = " or ".join(halves) if halves else "the region's low dtype"
-        shown = " ".join(code(expr).split())
-        shown = shown if len(shown) <= 40 else shown[:37] + "..."
-        return f"`{shown}` is {word}", expr
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply):
-        return "a matmul result", expr
-    if isinstance(expr, cst.Call):
-        func = expr.func
-        if half_under_autocast(facts.resolve(func, frame)):
-            return f"a `{code(func)}` result", expr
-        if isinstance(func, cst.Attribute) and func.attr.value in _R.KEEP \
-                and facts.resolve(func, frame) is None and depth < 6:
-            return half_origin(facts, func.value, frame, depth + 1)
-        if _is_module_callee(facts, func, frame):
-            return f"the output of `{code(func)}`", expr
-        return None
-    return None
 
 
 def _candidate(facts, other: cst.BaseExpression, frame) -> bool:
@@ -92,7 +53,7 @@ def _candidate(facts, other: cst.BaseExpression, frame) -> bool:
     if isinstance(other, cst.UnaryOperation) and isinstance(other.expression, (cst.Integer, cst.Float)):
         return False
     value = facts.dtypes.dtype(other)
-    return value is None or value.conditional or not value.options <= _NOT_HALF
+    return not never_half(value)
 
 
 def _meetings_of(facts, read: cst.CSTNode, parents, frame, every: bool = False) -> List[Meeting]:

@@ -9,14 +9,15 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.buffer_writes import (
-    CONCATS, WRITTEN_ARGUMENT, _assigned_name, hazardous_write, held_buffer, maybe_half, reference_kind, write_error,
+    CONCATS, WRITTEN_ARGUMENT, _assigned_name, hazardous_write, held_buffer, reference_kind, write_error,
     written_value,
 )
 from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
 from amplint.analysis.facts.tree import CallSite, iter_nodes
 from amplint.analysis.facts.float32_flow import stays_float32
+from amplint.analysis.facts.half_evidence import half_origin, may_be_half
 from amplint.analysis.facts.value_meets import (
-    cast_where_made, cast_where_rebound, first_meeting, half_origin, meets_only_float32, reads_meet_no_data,
+    cast_where_made, cast_where_rebound, first_meeting, meets_only_float32, reads_meet_no_data,
 )
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import (
@@ -55,10 +56,15 @@ class FactoryDefaultDtype(Rule):
     index), `index_add_/index_copy_/index_put_/scatter*/masked_scatter_/put_`, `out=buf` of a
     matmul-family op (these raise), or `torch.cat/stack` of it with a half value (silently
     float32; the tensor itself and a value cast to its dtype, `label.to(buf)`, are not another
-    value). The value must possibly be half: a module's output, a matmul/linear/conv result,
-    or a name assigned from one. Python numbers (`buf[idx] = 1.0`), float32-by-construction
-    values (`pe[:, 0::2] = torch.sin(position * div_term)`) and basic-slice writes
-    (`buf[i, :n] = h`, which converts the dtype) are not reported.
+    value). The value must possibly be half, on the dtype fact's evidence
+    (facts/half_evidence.py): the output of a module the file shows (`self.encoder`, a
+    `torch.nn` module, an instance of a module class of the file, or a callee the file cannot
+    resolve whose name says it is a network: `model(x)`, `encoder(tokens)`), an op on the
+    lower-precision list of the region's device (`torch.mv` is on CUDA's, not CPU's), or a
+    name assigned from one. Python numbers
+    (`buf[idx] = 1.0`), float32-by-construction values (`pe[:, 0::2] =
+    torch.sin(position * div_term)`, `y = y.float()`) and basic-slice writes (`buf[i, :n] = h`,
+    which converts the dtype) are not reported.
 
     Outside fp16 code only a write that raises is reported, and only of a value the dtype fact
     knows is float16 or bfloat16 exactly (Grounded-SAM's `canvas[keep] = low_res_masks[keep]`
@@ -666,9 +672,12 @@ def _half_value(ctx, write, site: CallSite):
     """(the half value a hazardous write puts into the buffer, as shown, and why it is half)."""
     facts = ctx.facts
     node, kind, value = write
-    if value is None and isinstance(node, cst.Call):  # `out=buf` of a matmul: its operands
-        items = [a.value for a in node.args if a.keyword is None]
-        value = next((i for i in items if maybe_half(facts, i, site.frame)), None)
+    if value is None and isinstance(node, cst.Call):
+        if kind == "upcast" or facts.resolve(node.func, site.frame) in CONCATS:
+            items = [e.value for e in node.args[0].value.elements]  # type: ignore[attr-defined]
+        else:  # `out=buf` of a matmul: its operands
+            items = [a.value for a in node.args if a.keyword is None]
+        value = next((i for i in items if may_be_half(facts, i, site.frame)), None)
     if value is None:
         return "half values", None, None
     return _code(ctx, value), value, half_origin(facts, value, site.frame)
