@@ -118,12 +118,26 @@ def autocast_call_region(qualified: str, call: cst.Call, origin: cst.CSTNode, mo
         if options:
             found = {d for _, d in options}
             dtype, by_class = (found.pop(), None) if len(found) == 1 else (None, options)
-        if dtype is None and by_class is None:
+        if dtype is None and by_class is None and not (attr is not None and _class_binds(frame, attr)):
+            # (a class attribute is class_dtypes.py's: it knows every subclass of the project)
             dtype = _bound_dtype(dtype_expr, module, entries)
     kind = "with"
     return Region(enabled, device, dtype, origin, kind, device_expr=device_expr, dtype_by_class=by_class,
                   dtype_expr=dtype_expr, enabled_expr=enabled_expr, forwards=forwards,
                   cache_off=literal_bool(args["cache_enabled"]) is False if "cache_enabled" in args else False)
+
+
+def _class_binds(frame: Optional[Frame], attr: str) -> bool:
+    """Does the class of method `frame` bind `attr` in its own body?"""
+    owner = frame.class_frame if frame is not None else None
+    body = getattr(getattr(owner, "node", None), "body", None)
+    for stmt in getattr(body, "body", ()):
+        for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else (
+                [small.target] if isinstance(small, cst.AnnAssign) else [])
+            if any(isinstance(t, cst.Name) and t.value == attr for t in targets):
+                return True
+    return False
 
 
 def _bound_dtype(expr: cst.BaseExpression, module: Frame, entries: tuple) -> Optional[str]:

@@ -74,13 +74,18 @@ def bound_value_entries(project, reached) -> None:
         lines = project.files.get(path, "").splitlines()
         for span, node in facts["spans"].items():
             values = solver.vals.get(node, ())
-            atoms = tuple(sorted(v for v in values if (v[:2] in ("R:", "X:") and v != OTHER_NUMBER) or v in DTYPES))
+            atoms = tuple(sorted(v for v in values if v[:2] in ("R:", "X:") and v != OTHER_NUMBER))
+            dtypes = tuple(sorted(v for v in values if v in DTYPES))
+            if not (atoms or dtypes) or span[0] != span[2] or not 0 < span[0] <= len(lines):
+                continue
+            code = lines[span[0] - 1].encode("utf-8")[span[1]:span[3]].decode("utf-8", "replace")
+            if len(dtypes) == 1 and OPEN not in values and dtypes[0] != "E:" + code:
+                atoms += dtypes  # one dtype object on every path, not written as itself
             if atoms and any(v.startswith("I:") for v in values):
                 atoms += (INSTANCE,)  # an instance of a project class (a half cast's model)
             if atoms and OPEN in values:
                 atoms += (OPEN,)  # a caller the solve does not see may pass another value
-            if atoms and span[0] == span[2] and 0 < span[0] <= len(lines):  # an ordinary number: something else
-                code = lines[span[0] - 1].encode("utf-8")[span[1]:span[3]].decode("utf-8", "replace")
+            if atoms:  # an ordinary number, another dtype: something else
                 spans.append((code, span[:2], atoms, node in solver.full or len(atoms) < len(values)))
         if not spans:
             continue

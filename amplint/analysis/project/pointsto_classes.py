@@ -51,6 +51,20 @@ class Classes:
             return out
         return linear(cls, ())
 
+    def outside_before(self, cls: str, owner: str) -> bool:
+        """Does a class of `cls`'s MRO before `owner` list a base from outside the project before
+        its project bases (`class BF16Trainer(PrecisionMixin, AMPTrainer)`)? That base may bind
+        the attribute `owner` binds first."""
+        order = self.mro(cls)
+        for c in order[:order.index(owner)] if owner in order else order:
+            for node in self.classes[c]["bases"]:
+                values = self.get(node)
+                if any(v.startswith("C:") and v[2:] in self.classes for v in values):
+                    break
+                if any(v.startswith("E:") for v in values):
+                    return True
+        return False
+
     def has_outside_base(self, cls: str) -> bool:
         return any(self.bases(c)[1] for c in self.mro(cls))
 

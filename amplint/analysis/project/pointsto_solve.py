@@ -17,7 +17,7 @@ from collections import deque
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from amplint.analysis.project import pointsto_builtins as lib
-from amplint.analysis.project.pointsto_atoms import FULL_DTYPES, HALF_DTYPES
+from amplint.analysis.project.pointsto_atoms import FULL_DTYPES, HALF_DTYPES, OPEN
 from amplint.analysis.project.pointsto_classes import Classes
 from amplint.analysis.project.pointsto_containers import Containers
 from amplint.analysis.project.pointsto_copies import Copies, Imports
@@ -165,7 +165,10 @@ class Solver(Classes, Containers, Copies, Imports):
         out: Set[str] = set()
         if kind in ("I:", "C:") and value[2:] in self.classes:
             out |= self.get(value + "#" + attr) if kind == "I:" else set()
-            for found, _owner in self.class_attr(value[2:], attr):
+            pairs = self.class_attr(value[2:], attr)
+            if self.atoms and pairs and self.outside_before(value[2:], pairs[0][1]):
+                out.add(OPEN)  # an outside base before the owner may bind it first
+            for found, _owner in pairs:
                 if found.startswith("F:") and self.funcs.get(found[2:], {}).get("kind") == "property":
                     if kind == "I:":
                         out |= self.invoke("B:%s|%s" % (found[2:], value[2:]), [], {}, caller, None)
