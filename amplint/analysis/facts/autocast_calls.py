@@ -143,13 +143,10 @@ def _class_binds(frame: Optional[Frame], attr: str) -> bool:
 def _bound_dtype(expr: cst.BaseExpression, module: Frame, entries: tuple) -> Optional[str]:
     """The one float dtype `expr` holds on every path of the project's solve
     (facts/bound_values.py): `self.compute_dtype` stored from a helper returning
-    `torch.bfloat16`, a parameter every call binds the same way."""
+    `torch.bfloat16` (the region is read before the file's facts exist: no `FileFacts` here)."""
     if not any(isinstance(e, EntryBoundSpans) for e in entries) or not isinstance(module.node, cst.Module):
         return None
-    found = BoundValues(module.node, entries).dtypes(expr)
-    if not found or len(found) != 1:
-        return None
-    (dtype,) = found
+    dtype = BoundValues(module.node, entries).one_dtype(expr)
     return dtype if dtype in DTYPES.values() else None
 
 

@@ -87,6 +87,11 @@ class BoundValues:
             return None
         return set().union(*(atoms for _s, atoms, _o in found))
 
+    def one_dtype(self, expr: cst.CSTNode) -> Optional[str]:
+        """The dtype of `dtypes(expr)` when it is one."""
+        found = self.dtypes(expr)
+        return next(iter(found)) if found and len(found) == 1 else None
+
     def dtypes(self, expr: cst.CSTNode) -> Optional[Set[str]]:
         """The dtypes ("bfloat16", "float16", ...) of the dtype objects `expr` holds on every path
         the solve sees, when it holds those and nothing else, and no caller it does not see may
@@ -160,6 +165,5 @@ def dtype_object(facts, expr: cst.BaseExpression, frame) -> Optional[str]:
     `torch.zeros(n, dtype=cfg_dtype)`); None when unknown."""
     name = _R.DTYPE_NAMES.get(resolve_expr(expr, frame) or "")
     if name is None and isinstance(expr, (cst.Name, cst.Attribute, cst.Call)):
-        found = facts.bound_values.dtypes(expr)
-        name = found.pop() if found and len(found) == 1 else None
+        name = facts.bound_values.one_dtype(expr)
     return name

@@ -202,8 +202,8 @@ class AutocastUnsupportedDtype(Rule):
             return None
         dtype = _dtype_name(args["dtype"], frame)
         if dtype is None and facts is not None:
-            bound = facts.bound_values.dtypes(args["dtype"])
-            dtype = bound.pop() if bound and len(bound) == 1 and bound <= {"float32", "float64"} else None
+            bound = facts.bound_values.one_dtype(args["dtype"])
+            dtype = bound if bound in ("float32", "float64") else None
         if dtype is None or dtype in SUPPORTED:
             return None
         device = AUTOCAST_APIS[qualified][0] or literal_str(args.get("device_type"))
