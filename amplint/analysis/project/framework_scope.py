@@ -7,6 +7,10 @@ builds (`trainer = Trainer(precision="16-mixed")`, `self.fabric = Fabric(precisi
 - accelerate `accelerator.prepare(model, optimizer, loader)` / `prepare_model(model)`;
 - Hugging Face `Trainer(model=model, args=args)`.
 
+A YAML's `trainer: precision:` runs the model the same YAML names: LightningCLI's
+`model: class_path:`, or a LightningModule by the name its register decorator gives it
+(threestudio's `system_type: "dreamfusion-system"`, registered_names.py).
+
 The model argument is followed by the class flow (constructors, factories, registries,
 parameters, annotations...). A setting whose instance or models cannot be followed is
 *unresolved*: the caller keeps a maybe-enabled region over every class that framework may run
