@@ -10,30 +10,27 @@ with `system_type: "dreamfusion-system"` beside `trainer: precision: 16-mixed` i
 A decorator counts when it is a call whose callee's last name holds `register`
 (`X.register("n")`, `register("n")`, `register_model(name="n")`) and whose first argument (or
 `name=`) is the string literal. A name registered to two classes of the project names neither.
-Text first: only the Python files whose text holds `register` and the name in quotes are parsed
-(with `ast`, once, through the string configs' parser)."""
+Text first: the project's texts are searched once for register calls given a literal name; only
+the files that give one of the names asked for are parsed (with `ast`, once, through the string
+configs' parser)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, Iterable, List, Set, Tuple
+
+# `register("name")`, `X.register_model(name='name')`: a literal name given to a register call
+_REGISTER_TEXT = re.compile(r"""register\w*\(\s*(?:name\s*=\s*)?["']([^"'\n]+)["']""")
 
 
 def registered_classes(project, names: Iterable[str]) -> Dict[str, Tuple[str, str]]:
     """name -> (file, class) of the module-level classes registered under each of `names`."""
-    wanted = {name for name in names if name}
-    if not wanted:
-        return {}
-    memo = project.__dict__.setdefault("_registered_names", {})
-    key = frozenset(wanted)
-    if key in memo:
-        return memo[key]
+    index = _name_index(project)
+    wanted = {name for name in names if name in index}
     found: Dict[str, Set[Tuple[str, str]]] = {}
     trees = project.flow.strings.params
-    for path in project.python:
-        text = project.files[path]
-        if "register" not in text or not any(_quoted(name, text) for name in wanted):
-            continue
+    for path in sorted({path for name in wanted for path in index[name]}):
         tree = trees._tree(path)
         for node in (tree.body if tree is not None else ()):
             if type(node) is not ast.ClassDef:
@@ -41,13 +38,22 @@ def registered_classes(project, names: Iterable[str]) -> Dict[str, Tuple[str, st
             for name in _decorator_names(node.decorator_list):
                 if name in wanted:
                     found.setdefault(name, set()).add((path, node.name))
-    out = {name: next(iter(targets)) for name, targets in found.items() if len(targets) == 1}
-    memo[key] = out
-    return out
+    return {name: next(iter(targets)) for name, targets in found.items() if len(targets) == 1}
 
 
-def _quoted(name: str, text: str) -> bool:
-    return f'"{name}"' in text or f"'{name}'" in text
+def _name_index(project) -> Dict[str, List[str]]:
+    """Text first, once per project: literal name -> the Python files whose text calls a
+    `...register...("name")` (the files to parse for that name)."""
+    index = project.__dict__.get("_register_name_index")
+    if index is None:
+        index = {}
+        for path in project.python:
+            text = project.files[path]
+            if "register" in text:
+                for name in set(_REGISTER_TEXT.findall(text)):
+                    index.setdefault(name, []).append(path)
+        project.__dict__["_register_name_index"] = index
+    return index
 
 
 def _decorator_names(decorators: List[ast.expr]) -> List[str]:
