@@ -12,6 +12,9 @@ from amplint.analysis.facts.tree import Frame, dotted_name
 
 Val = tuple  # see flowfacts.py for the kinds of value
 
+# the list / deque methods that add their argument to the container (extend: its items)
+ADDS_ITEMS = ("append", "extend", "insert", "appendleft")
+
 CHAIN = frozenset({
     "to", "cuda", "cpu", "float", "train", "eval", "requires_grad_", "share_memory",
     "to_empty", "zero_grad", "apply", "xpu", "mps",
