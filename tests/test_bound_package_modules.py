@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from project_files import code_findings, load
+from project_files import assert_warm_run_follows_an_edit, code_findings, load
 
 NAME = "bound_latte_get_models"
 TWIN = (("return model.half()", "return model"),)
@@ -48,6 +48,12 @@ def test_a_factory_the_package_re_exports_from_its_own_module():
 def test_every_import_form_of_the_package(imported, call):
     files = load(NAME, (("from models import get_models", imported), ("get_models(args).to", call + ".to")))
     assert code_findings(files, "AMP103")[0] == [("models/__init__.py", 9, "AMP103")]
+
+
+def test_a_warm_run_follows_an_edit_of_the_region_file(tmp_path):
+    assert_warm_run_follows_an_edit(
+        tmp_path, NAME, "train.py", [("loss = diffusion.training_losses(model, x, t)", "loss = x.sum()")],
+        "AMP103", [("models/__init__.py", 9, "AMP103")])
 
 
 def _premise_under_torch():

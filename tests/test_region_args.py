@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from project_files import code_findings, load
+from project_files import assert_warm_run_follows_an_edit, code_findings, load
 
 NAME = "regionarg_gfpgan_faces"
 TWIN = (("torch.zeros(num_faces, 3, size, size, device=restored.device)",
@@ -89,6 +89,12 @@ def test_only_a_half_value_under_an_enabled_region_is_passed_on(edits):
         assert old in files[path]
         files[path] = files[path].replace(old, new)
     assert _found(files)[0] == []
+
+
+def test_a_warm_run_follows_an_edit_of_the_calling_file(tmp_path):
+    assert_warm_run_follows_an_edit(
+        tmp_path, NAME, "gfpgan/utils.py", [("scatter_restored_faces(output,", "scatter_restored_faces(output.float(),")],
+        "AMP101", FOUND)
 
 
 def _premise_under_torch():
