@@ -60,8 +60,10 @@ class FactoryDefaultDtype(Rule):
     (facts/half_evidence.py): the output of a module the file shows (`self.encoder`, a
     `torch.nn` module, an instance of a module class of the file, or a callee the file cannot
     resolve whose name says it is a network: `model(x)`, `encoder(tokens)`), an op on the
-    lower-precision list of the region's device (`torch.mv` is on CUDA's, not CPU's), or a
-    name assigned from one. Python numbers
+    lower-precision list of the region's device (`torch.mv` is on CUDA's, not CPU's), a
+    name assigned from one, or (linting a project) a parameter that a call of another file,
+    under an enabled region, binds to such a value (GFPGAN's `scatter_restored_faces(output,
+    ...)` called with its generator's output). Python numbers
     (`buf[idx] = 1.0`), float32-by-construction values (`pe[:, 0::2] =
     torch.sin(position * div_term)`, `y = y.float()`) and basic-slice writes (`buf[i, :n] = h`,
     which converts the dtype) are not reported.
