@@ -36,10 +36,11 @@ def factory_opened(analysis, callee: Frame):
     node = callee.node
     if not isinstance(node, cst.FunctionDef) or callee.kind != "function" or is_contextmanager(callee):
         return None
+    if not any(_partial_call(site.node, callee) for site in callee.calls) and not any(
+            _partial_call(site.node, site.frame) for site in analysis.tree.module_frame.calls):
+        return None  # no `partial(...)` to return, nor one held at module level: its body need not be read (issue 34)
     returned = returned_values(node)
     held = held_values(analysis.tree, callee, returned)
-    if held is None and not any(_partial_call(site.node, callee) for site in callee.calls):
-        return None  # no `partial(...)` to return: its body need not be read (issue 34)
     regions: List[object] = []
     for value, frame in held or [(value, callee) for value in returned]:
         if resolve_expr(value, frame) in _PLAIN_CONTEXTS:
