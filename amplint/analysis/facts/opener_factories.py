@@ -36,8 +36,7 @@ def factory_opened(analysis, callee: Frame):
     node = callee.node
     if not isinstance(node, cst.FunctionDef) or callee.kind != "function" or is_contextmanager(callee):
         return None
-    if not any(_partial_call(site.node, callee) for site in callee.calls) and not any(
-            _partial_call(site.node, site.frame) for site in analysis.tree.module_frame.calls):
+    if not any(_partial_call(site.node, callee) for site in callee.calls) and not _module_partials(analysis.tree):
         return None  # no `partial(...)` to return, nor one held at module level: its body need not be read (issue 34)
     returned = returned_values(node)
     held = held_values(analysis.tree, callee, returned)
@@ -59,6 +58,15 @@ def factory_opened(analysis, callee: Frame):
         if len({getattr(r, field) for r in regions if r is not None and r.active}) > 1:  # type: ignore
             setattr(best, field, None)
     return enabled, best, None
+
+
+def _module_partials(tree) -> bool:
+    """Does the module's own code (not a function's) call `functools.partial`? (once per file)"""
+    found = getattr(tree, "_module_partials", None)
+    if found is None:
+        module = tree.module_frame
+        found = tree._module_partials = any(_partial_call(site.node, site.frame) for site in module.calls)
+    return found
 
 
 def _partial_call(call: cst.Call, callee: Frame) -> bool:
