@@ -133,6 +133,8 @@ class ProjectResolver:
             return importer, (ref[1:],)
         for path, attrs in self._module_candidates(importer, ref):
             if not attrs:
+                if self._package_rebinds(path):
+                    continue  # `from pkg import name`: the package's own `name`, below
                 return path, ()
             light = self._reexport(path, attrs[0])
             if light is not None:
@@ -152,6 +154,23 @@ class ProjectResolver:
                 target = summary.imports[head]
                 return self.resolve_ref(path, ".".join((target,) + attrs[1:]), depth + 1)
         return None
+
+    def _package_rebinds(self, module: str) -> bool:
+        """Does the `__init__.py` of the package holding the module `pkg/name.py` import a
+        `name` of its own (xformers' ops/__init__.py `from .fused_linear_gelu import
+        fused_linear_gelu`)? Then `pkg.name` is that binding, not the submodule: the import
+        binds the package's attribute after the submodule's import set it. Read from the
+        `__init__`'s imports alone (reexports.py); a file it cannot read that way: no."""
+        if module.endswith("__init__.py") or not module.endswith(".py"):
+            return False
+        name = os.path.basename(module)[:-3]
+        init = self._norm.get(os.path.normpath(os.path.join(os.path.dirname(module), "__init__.py")))
+        text = self.files.get(init) if init is not None else None
+        if not text or name not in text:
+            return False
+        found = reexport(init, text, name)
+        return found is not None and found[0] == "import" and found[1].rsplit(".", 1)[-1] == name \
+            and found[1].lstrip(".") != name
 
     def _reexport(self, path: str, name: str) -> Optional[Tuple[str, str]]:
         """What the summary of a package's unsummarised `__init__.py` would say of `name`, from
