@@ -62,8 +62,7 @@ class FactoryDefaultDtype(Rule):
     lower-precision list of the region's device (`torch.mv` is on CUDA's, not CPU's), or a
     name assigned from one. A callee's name is no evidence: `h = model(x)` with `model` a
     parameter nothing binds is a value of unknown dtype, and its write is not reported.
-    Python numbers
-    (`buf[idx] = 1.0`), float32-by-construction values (`pe[:, 0::2] =
+    Python numbers (`buf[idx] = 1.0`), float32-by-construction values (`pe[:, 0::2] =
     torch.sin(position * div_term)`, `y = y.float()`) and basic-slice writes (`buf[i, :n] = h`,
     which converts the dtype) are not reported.
 
