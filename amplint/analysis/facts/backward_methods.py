@@ -5,6 +5,7 @@ or where the backward it runs sits."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Tuple
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,9 @@ class EntryBackwardMethod:
     scope: str  # "TorchGeneratorAgent.train_step"
     method: str  # "backward"
     where: str  # "parlai/core/torch_agent.py:43"
+    # the call's receiver: `self`, or a name holding an instance of a project class of another
+    # file (`accumulator.backward(loss)`, project/backward_receivers.py)
+    receiver: Tuple[str, ...] = ("self",)
 
 
 @dataclass(frozen=True)
@@ -29,3 +33,4 @@ class EntryBackwardSite:
     scope: str  # "TorchGeneratorAgent.train_step"
     method: str  # "backward"
     where: str  # "parlai/core/torch_agent.py:43"
+    receiver: Tuple[str, ...] = ("self",)

@@ -14,14 +14,14 @@ of `h.split(d)`), arithmetic whose tensor sides all are, or a local the function
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 from typing import Optional, Tuple
 
 import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.dtypes import region_policy
-from amplint.analysis.facts.tree import iter_nodes
+from amplint.analysis.facts.tree import iter_nodes, scope_key
 
 HALF_OPTIONS = ("float16", "bfloat16", "autocast")
 # `h * W`, `h + b`: the result is half only when every tensor side is (a float32 side promotes)
@@ -75,7 +75,7 @@ def half_origin(facts, expr: cst.BaseExpression, frame, depth: int = 0) -> Optio
     if isinstance(expr, cst.Name):  # cite the binding that shows it: `y = torch.mm(a, b)`
         # a piece of a split only where the fact does not know the name (`v` is bfloat16)
         bound = _bound_half(facts, expr.value, frame, depth, known is None) if depth < 3 else None
-        return bound or known
+        return bound or known or _passed_half(facts, expr, frame)
     if known is not None:
         return known
     code = facts.module.code_for_node
@@ -145,19 +145,6 @@ def _split_into(assign, name: str) -> bool:
         for t in assign.targets)
 
 
-# The one name guess left (AMP101 only): a callee the file cannot resolve whose name says it is
-# a network. No fact shows what a parameter `model` holds; measured (notes/r20-onefact.md), it
-# carries no finding on the 19 and 120 real trees nor on blind sets A-M, only AMP101's own
-# documented examples (`def step(model, x, idx, n)`), so it stays, in this one place.
-_NETWORK_NAME = re.compile(
-    r"(^|_)(model|net|network|encoder|decoder|backbone|expert|head|mlp|transformer|generator|"
-    r"discriminator)s?($|_)", re.I)
-
-
-def network_name(name: str) -> bool:
-    return bool(_NETWORK_NAME.search(name))
-
-
 def module_callee(facts, func: cst.BaseExpression, frame) -> bool:
     """`self.layer(...)` (an attribute that is not a method), an instance of a module class
     of this file, or a loop variable over `self.layers` (`for i, layer in enumerate(self.x)`)."""
@@ -168,8 +155,6 @@ def module_callee(facts, func: cst.BaseExpression, frame) -> bool:
         return True
     if not isinstance(func, cst.Name):
         return False
-    if network_name(func.value) and facts.resolve(func, frame) is None:
-        return True  # `model(x)`, `encoder(tokens)`: a network passed in or built elsewhere
     function = frame.function
     root = function.node if function is not None else facts.module
     for node in iter_nodes(root):
@@ -188,3 +173,34 @@ def module_callee(facts, func: cst.BaseExpression, frame) -> bool:
         ):
             return True
     return False
+
+
+@dataclass(frozen=True)
+class EntryRegionArg:
+    """Parameter `param` of function `scope` (its key in this file) is bound, at a call of
+    another file under an enabled autocast region that reaches it, to a value that file shows
+    may be half there (amplint.analysis.project.region_args): GFPGAN's `GFPGANer.enhance` runs
+    `output = self.gfpgan(batch)[0]` under its region and passes `output` to
+    `scatter_restored_faces(restored, ...)` of face_utils.py."""
+
+    scope: str
+    param: str
+    # "the output of `self.gfpgan` at gfpgan/utils.py:60, passed at gfpgan/utils.py:61"
+    cite: str
+
+
+def _passed_half(facts, expr: cst.Name, frame) -> Optional[Origin]:
+    """A parameter that a call of another file under an enabled region binds to a value that
+    may be half there (EntryRegionArg), read where the function runs under a region and the
+    function never binds the name itself."""
+    function = frame.function
+    if function is None or facts.active_region(frame) is None:
+        return None
+    table = facts.__dict__.get("_region_args")
+    if table is None:
+        table = {(e.scope, e.param): e.cite for e in facts.entries if isinstance(e, EntryRegionArg)}
+        facts.__dict__["_region_args"] = table
+    cite = table.get((scope_key(function), expr.value)) if table else None
+    if cite is None or frame.scope is not function or not facts.tree.bound_once(function, expr.value):
+        return None  # a name the function binds again (or a comprehension's) is not the argument
+    return cite, expr

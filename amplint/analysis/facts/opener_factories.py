@@ -4,7 +4,14 @@ plain context (`suppress`, `nullcontext`: a path without a region, so maybe enab
 bound to a local (`autocast = get_autocast(args.precision)`) is an alias the region analysis
 reads, as it reads a local `partial` of autocast; `with autocast():` opens the region. A factory
 of another file: the project pass (project/context_factories.py) gives the calling file an
-EntryContextRegion marked `factory`."""
+EntryContextRegion marked `factory`.
+
+A factory may return such a value held at module level: a name bound once to the partial
+(`return BF16`), or an entry of a table of them (llm-foundry's
+`return _PRECISION_CONTEXTS[precision]` over `{"amp_bf16": partial(torch.autocast, ...)}`): every
+value the table holds is one the call may return, so each must be a partial of autocast or a
+plain context, and the file must never change the table (no item store or delete, no `update`,
+`setdefault`, ...; module_tables)."""
 
 from __future__ import annotations
 
@@ -13,6 +20,7 @@ from typing import List
 import libcst as cst
 
 from amplint.analysis.facts.context_functions import bound_locally, is_contextmanager, opened, returned_values
+from amplint.analysis.facts.module_tables import held_values
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.tree import CallSite, Frame, dotted_name, scope_key
 
@@ -28,14 +36,16 @@ def factory_opened(analysis, callee: Frame):
     node = callee.node
     if not isinstance(node, cst.FunctionDef) or callee.kind != "function" or is_contextmanager(callee):
         return None
-    if not any(_partial_call(site.node, callee) for site in callee.calls):
-        return None  # no `partial(...)` to return: its body need not be read (issue 34)
+    if not any(_partial_call(site.node, callee) for site in callee.calls) and not _module_partials(analysis.tree):
+        return None  # no `partial(...)` to return, nor one held at module level: its body need not be read (issue 34)
+    returned = returned_values(node)
+    held = held_values(analysis.tree, callee, returned)
     regions: List[object] = []
-    for value in returned_values(node):
-        if resolve_expr(value, callee) in _PLAIN_CONTEXTS:
+    for value, frame in held or [(value, callee) for value in returned]:
+        if resolve_expr(value, frame) in _PLAIN_CONTEXTS:
             regions.append(None)
             continue
-        region = analysis.partial_opens(value, callee)
+        region = analysis.partial_opens(value, frame)
         if region is None:
             return None
         regions.append(region)
@@ -48,6 +58,15 @@ def factory_opened(analysis, callee: Frame):
         if len({getattr(r, field) for r in regions if r is not None and r.active}) > 1:  # type: ignore
             setattr(best, field, None)
     return enabled, best, None
+
+
+def _module_partials(tree) -> bool:
+    """Does the module's own code (not a function's) call `functools.partial`? (once per file)"""
+    found = getattr(tree, "_module_partials", None)
+    if found is None:
+        module = tree.module_frame
+        found = tree._module_partials = any(_partial_call(site.node, site.frame) for site in module.calls)
+    return found
 
 
 def _partial_call(call: cst.Call, callee: Frame) -> bool:

@@ -36,6 +36,7 @@ from amplint.analysis.project.context_openers import opener_region_seeds
 from amplint.analysis.project.context_params import param_region_seeds
 from amplint.analysis.project.device_params import param_device_entries
 from amplint.analysis.project.escape_args import escape_arg_entries
+from amplint.analysis.project.region_args import region_arg_entries
 from amplint.analysis.project.escape_returns import escape_return_entries
 from amplint.analysis.project.module_outputs import module_output_entries
 from amplint.analysis.project.property_entries import params_dtype_entries
@@ -280,6 +281,7 @@ class ProjectFacts(ProjectResolver):
         # the module outputs stay in the pass (escape_args reads them): handed to the calling
         # file, they would have every region file that calls a project module linted twice
         escape_arg_entries(self)
+        region_arg_entries(self)  # half values passed under a region (shares escape_args' walks)
         params_dtype_entries(self, set(self._entries) | set(self.first_pass))
         class_dtype_entries(self, set(self._entries) | set(self.first_pass))
         backward_method_entries(self)
@@ -297,7 +299,8 @@ class ProjectFacts(ProjectResolver):
                             ("bound_values", "bound_deps"),
                             ("class_dtypes", "class_dtype_deps"),
                             ("backward_calls", "backward_deps"), ("attr_regions", "attr_deps"),
-                            ("escape_returns", "escape_return_deps"), ("escape_args", "escape_arg_deps")):
+                            ("escape_returns", "escape_return_deps"), ("escape_args", "escape_arg_deps"),
+                            ("region_args", "region_arg_deps")):
             for path, calls in self.__dict__.get(found, {}).items():
                 self._entries[path] = tuple(self._entries.get(path, ())) + tuple(sorted(calls, key=repr))
                 self._deps.setdefault(path, set()).update(self.__dict__[deps][path])

@@ -15,7 +15,7 @@ from amplint.analysis.project.ast_values import (
 )
 from amplint.analysis.project.flowfacts import PROPERTIES, FlowFacts, FlowFunction
 from amplint.analysis.project.loop_targets import ast_bound_names, ast_target_names, bind_parts, comprehended
-from amplint.analysis.project.flowvalues import CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, binds
+from amplint.analysis.project.flowvalues import ADDS_ITEMS, CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, binds
 
 
 class AstFlowCollector(AstValueReader):
@@ -214,7 +214,7 @@ class AstFlowCollector(AstValueReader):
         if key == "" and type(func) in (ast.Call, ast.Attribute):
             self._call_registration(node, args, frame)
         name = site.dotted
-        if name is not None and name[-1] in ("append", "extend") and key and (
+        if name is not None and name[-1] in ADDS_ITEMS and key and (
             (len(name) == 2 and name[0] != "self") or (len(name) == 3 and name[0] == "self")
         ):
             self._append(name, args, frame, key)
@@ -292,12 +292,15 @@ class AstFlowCollector(AstValueReader):
         return [v.body for v in values]
 
     def _append(self, name, args: Args, frame: Frame, key: str) -> None:
-        if len(args) != 1 or args[0][1]:
+        """`x.append(v)`, `x.insert(i, v)`, `x.add(v)`, `x.appendleft(v)`: v is one more item
+        of what x holds; `x.extend(vs)`: vs's items are."""
+        position = 1 if name[-1] == "insert" else 0
+        if len(args) != position + 1 or any(arg[1] for arg in args):
             return
-        item = self.val(args[0][2], frame)
+        item = self.val(args[position][2], frame)
         if item is None:
             return
-        held = ("tuple", (item,)) if name[-1] == "append" else item
+        held = item if name[-1] == "extend" else ("tuple", (item,))
         if name[0] == "self":
             if frame.class_frame is not None:
                 self.function(key).stores.append((name[1], held))

@@ -97,7 +97,16 @@ class AstValueReader:
             if base == ("ref", "sys.modules") and type(expr.slice) is ast.Name and expr.slice.id == "__name__" \
                     and "__name__" not in self.tree.module_frame.bindings:
                 return ("ref", "@")  # flowvalues: `sys.modules[__name__]`
-            return ("sub", base) if base is not None else None
+            if base is None:
+                return None
+            index = expr.slice
+            key = None
+            if type(index) is ast.Constant and type(index.value) is str:
+                key = index.value  # flowvalues.ValueReader._key
+            elif type(index) is ast.Name:
+                key = self.val(index, frame, depth + 1)
+                key = key if key is not None and key[0] == "local" else None
+            return ("sub", base) if key is None else ("sub", base, key)
         if kind in (ast.Tuple, ast.List):
             return ("tuple", tuple(self.val(_unstar(e), frame, depth + 1) for e in expr.elts))
         if kind is ast.Dict:

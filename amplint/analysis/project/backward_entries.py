@@ -63,6 +63,9 @@ def backward_method_entries(project) -> None:
                 continue
             project.__dict__.setdefault("backward_calls", {}).setdefault(path, set()).add(entry)
             project.__dict__.setdefault("backward_deps", {}).setdefault(path, set()).update(deciding)
+    from amplint.analysis.project.backward_receivers import backward_receiver_entries
+
+    backward_receiver_entries(project, parsed)  # `accumulator.backward(loss)`
 
 
 def _resolutions(project, path: str, cls: str, attr: str, deciding: Set[str]) -> Optional[List[Method]]:

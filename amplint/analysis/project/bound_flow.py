@@ -142,9 +142,23 @@ def _imported(project, reached) -> Set[str]:
             continue
         for _name, ref in sorted(summary.imports.items()):
             for target, _attrs in project._module_candidates(path, ref):
-                if target.endswith(".py") and not target.endswith("__init__.py") \
-                        and _SOURCES.search(project.files.get(target, "")):
+                package = ""
+                if target.endswith("__init__.py"):
+                    # `from models import get_models`: the module that defines the name, the
+                    # package's own __init__ (Latte's get_models) or the one it re-exports from,
+                    # with the __init__ that binds the name the importer reads
+                    found = project.resolve_ref(path, ref)
+                    package, target = target, found[0] if found is not None else ""
+                text = project.files.get(target, "") if target.endswith(".py") else ""
+                if package and target != package and not _MAKES["half"].search(text):
+                    # a re-export only for a half cast: every atom of a framework's packages
+                    # (detectron2's layers/ and structures/: 12 files) would take the solve past
+                    # DEFAULT_MAX_FILES, which then gives nothing
+                    break
+                if _SOURCES.search(text):
                     out.add(target)  # a module that makes an atom (its class, default, factory)
+                    if package:
+                        out.add(package)
                 break
     return out
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from amplint.analysis.project.config_targets import config_target_call
 from amplint.analysis.project.flowindex import SET_WORDS, Hold, Things, keep, merge_things
 from amplint.analysis.project.namespace_members import call_shape, cannot_take, with_selection
+from amplint.analysis.project.passed_returns import per_call
 from amplint.analysis.project.registry_classes import registry_lookup
 from amplint.analysis.project.string_classes import string_call
 
@@ -54,11 +55,16 @@ class CallValues:
                 function = flow.functions.get(fkey) if flow is not None else None
                 # a factory one namespace member of several is: the key value that selects it
                 made = f"{cite} ({hold.cite})" if hold.cite.startswith("when ") else cite
-                for value in (function.returns if function is not None else ()):
+                passed = per_call(self, path, key, val, kind, fpath, fkey, function, depth) \
+                    if kind in ("func", "bound") else None  # `de_parallel(model)`: this call's model
+                returns = [] if passed is None else [passed]
+                for value in (function.returns if function is not None and passed is None else ()):
                     if kind == "cfunc" and _makes_cls(function, value):
                         out.setdefault(("inst", thing[3], thing[4]), Hold(cite))
                         continue
-                    for held, inner in self.values(fpath, fkey, value, depth).items():
+                    returns.append(self.values(fpath, fkey, value, depth))
+                for returned in returns:
+                    for held, inner in returned.items():
                         if held[0] == "inst":
                             if SET_WORDS in inner.cite:  # one of a registry's set, by which key
                                 shown = f"{cite} ({inner.cite})"

@@ -25,6 +25,7 @@ from amplint.analysis.project.classbinding import ParameterBinding
 from amplint.analysis.project.classcalls import BUILD, CallValues
 from amplint.analysis.project.classmemo import MAX_DEPTH, PASS_BUDGET, STEP_BUDGET, ContextMemo, Frame
 from amplint.analysis.project.dataclass_fields import field_values, is_dataclass
+from amplint.analysis.project.dict_keys import selected_items
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable
 from amplint.analysis.project.namespace_members import dict_items, imported_modules
@@ -150,6 +151,9 @@ class ClassValues(ParameterBinding, CallValues, FlowIndex):
             for thing, hold in self.values(path, key, val[1], depth).items():
                 if thing[0] == "tup":
                     items = thing[3] if kind == "sub" else thing[3][val[2]:val[2] + 1]
+                    if kind == "sub" and len(val) > 2:  # `REGISTRY["vit_t"]`: that entry only
+                        selected = selected_items(self, path, key, val[2], thing)
+                        items = items if selected is None else selected
                     for item in items:
                         held = self.values(thing[1], thing[2], item, depth)
                         if "(when " in hold.cite:  # a factory's tuple a namespace lookup selected

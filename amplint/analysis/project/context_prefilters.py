@@ -20,13 +20,17 @@ _DECORATED = re.compile(r"@[\w.\s]*contextmanager")
 _CALL = r"(?:(?:autocast|autocast_context\w*|autocast_ctx\w*|optim_context)\s*\(|partial\(\s*[\w.]*autocast\b)"
 _RETURNS = re.compile(r"return[ \t][^\n]*" + _CALL)
 _RETURNED_CALL = re.compile(_CALL)
+# a partial of autocast anywhere: a module-level name (or table) holding one that a function
+# returns (`return _PRECISION_CONTEXTS[precision]`, facts/module_tables.py)
+_PARTIAL = re.compile(r"partial\(\s*[\w.]*autocast\b")
 
 
 def opener_text_tests(text: str) -> Tuple[bool, bool, bool]:
     """(may define a `@contextmanager` function, may return an autocast call, may enter one in
     `__enter__`): the text tests before the parses of context_openers.py."""
     managers = "yield" in text and "contextmanager" in text and _DECORATED.search(text) is not None
-    return managers, _RETURNS.search(text) is not None, "__enter__" in text
+    returns = _RETURNS.search(text) is not None or ("return" in text and _PARTIAL.search(text) is not None)
+    return managers, returns, "__enter__" in text
 
 
 def may_open(text: str, tree, managers: bool, returns: bool, enters: bool) -> bool:
@@ -40,7 +44,10 @@ def may_open(text: str, tree, managers: bool, returns: bool, enters: bool) -> bo
     if not (managers or returns):
         return False
     lines = text.splitlines()
+    held = _held_partials(tree, lines) if returns else set()
     for node, segment in module_functions(text, tree=tree):
+        if held and _returns_held(node, held):
+            return True
         if not any(word in segment for word in CALLER_WORDS):
             continue
         if managers and any(_last(dec).endswith("contextmanager") for dec in node.decorator_list):
@@ -60,6 +67,26 @@ def _enters(text: str, tree) -> bool:
         own = {child.name for child in node.body if isinstance(child, ast.FunctionDef)}
         if {"__enter__", "__exit__"} <= own and any(word in segment for word in CALLER_WORDS):
             return True
+    return False
+
+
+def _held_partials(tree, lines) -> set:
+    """Module-level names assigned a value whose text holds a partial of autocast."""
+    names = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and _PARTIAL.search("\n".join(lines[stmt.lineno - 1:stmt.end_lineno])):
+            names.add(stmt.targets[0].id)
+    return names
+
+
+def _returns_held(function, held: set) -> bool:
+    """A `return NAME` / `return NAME[...]` of one of `held`."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            value = node.value.value if isinstance(node.value, ast.Subscript) else node.value
+            if isinstance(value, ast.Name) and value.id in held:
+                return True
     return False
 
 

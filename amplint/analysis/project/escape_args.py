@@ -20,7 +20,7 @@ passes), and the flow is asked only about calls with such an argument."""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -90,27 +90,36 @@ def _half_arguments(project, path: str) -> List[tuple]:
     return out
 
 
-def _note_callee(project, path: str, key: str, call: cst.Call, line: int, slot, cite: str) -> None:
+def callee_param(project, path: str, key: str, call: cst.Call, line: int, slot) -> Optional[Tuple[str, str, str]]:
+    """(file, function key, parameter) that argument `slot` of the call at `line` of function
+    `key` of `path` binds, when the class flow resolves the call to one function of another
+    file and nothing else (a function, a method of an instance, a module's forward)."""
     flow = project.flow
     functions = flow._flow(path)
     function = functions.functions.get(key) if functions is not None else None
     if function is None or not line:
-        return
+        return None
     last = _last_name(call.func)
     records = [c for c in function.calls if c[3] == line and c[0] == last]
     if len(records) != 1:
-        return
+        return None
     callee = records[0][1]
     receiver, attr = (callee[1], callee[2]) if callee[0] == "attr" else (callee, "")
     targets = {t[0] for t in flow.call_targets(path, key, receiver, attr)}
     if len(targets) != 1:
-        return
+        return None
     (where, target_key), = targets
     if where == path:
-        return
+        return None
     param = _param(project, where, target_key, slot)
-    if param is None:
+    return (where, target_key, param) if param is not None else None
+
+
+def _note_callee(project, path: str, key: str, call: cst.Call, line: int, slot, cite: str) -> None:
+    found = callee_param(project, path, key, call, line, slot)
+    if found is None:
         return
+    where, target_key, param = found
     project.__dict__.setdefault("escape_args", {}).setdefault(where, set()).add(
         EntryParamEscaped(target_key, param, cite))
     deps = project.__dict__.setdefault("escape_arg_deps", {}).setdefault(where, set())

@@ -46,7 +46,7 @@ from amplint.analysis.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CAL
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes, own_statements
 from amplint.analysis.project.flowvalues import (
-    CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, ValueReader, binds, first_arg, short_text,
+    ADDS_ITEMS, CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, ValueReader, binds, first_arg, short_text,
     super_init_base, without_positional,
 )
 from amplint.analysis.project.loop_targets import bind_parts, comprehended, cst_bound_names, cst_target_names
@@ -307,7 +307,7 @@ class FlowCollector(ValueReader):
         if key == "" and isinstance(func, (cst.Call, cst.Attribute)):
             self._call_registration(node, frame)
         name = dotted_name(func)
-        if name is not None and name[-1] in ("append", "extend") and key and (
+        if name is not None and name[-1] in ADDS_ITEMS and key and (
             (len(name) == 2 and name[0] != "self") or (len(name) == 3 and name[0] == "self")
         ):
             self._append(name, node, frame, key)
@@ -389,13 +389,15 @@ class FlowCollector(ValueReader):
         return [v.body for v in values]
 
     def _append(self, name, node: cst.Call, frame: Frame, key: str) -> None:
-        """`layers.append(Block(d))`, `layers.extend(more)`: the list holds them."""
-        if len(node.args) != 1 or node.args[0].star:
+        """`layers.append(Block(d))`, `hooks.insert(0, Hook())`: the container
+        holds one more item; `layers.extend(more)`: it holds more's items."""
+        position = 1 if name[-1] == "insert" else 0
+        if len(node.args) != position + 1 or any(arg.star or arg.keyword for arg in node.args):
             return
-        item = self.val(node.args[0].value, frame)
+        item = self.val(node.args[position].value, frame)
         if item is None:
             return
-        held = ("tuple", (item,)) if name[-1] == "append" else item
+        held = item if name[-1] == "extend" else ("tuple", (item,))
         if name[0] == "self":  # `self.layers.append(Block(d))` in a method
             if frame.class_frame is not None:
                 self.function(key).stores.append((name[1], held))

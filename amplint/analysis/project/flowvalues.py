@@ -12,6 +12,9 @@ from amplint.analysis.facts.tree import Frame, dotted_name
 
 Val = tuple  # see flowfacts.py for the kinds of value
 
+# the list / deque methods that add their argument to the container (extend: its items)
+ADDS_ITEMS = ("append", "extend", "insert", "appendleft")
+
 CHAIN = frozenset({
     "to", "cuda", "cpu", "float", "train", "eval", "requires_grad_", "share_memory",
     "to_empty", "zero_grad", "apply", "xpu", "mps",
@@ -112,7 +115,10 @@ class ValueReader:
                     and isinstance(expr.slice[0].slice.value, cst.Name) and expr.slice[0].slice.value.value == "__name__" \
                     and "__name__" not in self.tree.module_frame.bindings:
                 return ("ref", "@")  # `sys.modules[__name__]`: this module, as `globals()` reads it
-            return ("sub", base) if base is not None else None
+            if base is None:
+                return None
+            key = self._key(expr, frame, depth)
+            return ("sub", base) if key is None else ("sub", base, key)
         if isinstance(expr, (cst.Tuple, cst.List)):
             items = tuple(self.val(e.value, frame, depth + 1) for e in expr.elements)
             return ("tuple", items)
@@ -142,6 +148,19 @@ class ValueReader:
             return _any(self.val(expr.left, frame, depth + 1), self.val(expr.right, frame, depth + 1))
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
             return self._pattern(expr, frame, depth)
+        return None
+
+    def _key(self, expr: cst.Subscript, frame: Frame, depth: int):
+        """The key of `D["vit_t"]` (the string) or `D[name]` (("local", name)); None otherwise."""
+        if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+            return None
+        index = expr.slice[0].slice.value
+        if isinstance(index, cst.SimpleString):
+            value = index.evaluated_value
+            return value if isinstance(value, str) else None
+        if isinstance(index, cst.Name):
+            value = self.val(index, frame, depth + 1)
+            return value if value is not None and value[0] == "local" else None
         return None
 
     def _pattern(self, expr: cst.BinaryOperation, frame: Frame, depth: int) -> Optional[Val]:

@@ -7,6 +7,10 @@ builds (`trainer = Trainer(precision="16-mixed")`, `self.fabric = Fabric(precisi
 - accelerate `accelerator.prepare(model, optimizer, loader)` / `prepare_model(model)`;
 - Hugging Face `Trainer(model=model, args=args)`.
 
+A YAML's `trainer: precision:` runs the model the same YAML names: LightningCLI's
+`model: class_path:`, or a LightningModule by the name its register decorator gives it
+(threestudio's `system_type: "dreamfusion-system"`, registered_names.py).
+
 The model argument is followed by the class flow (constructors, factories, registries,
 parameters, annotations...). A setting whose instance or models cannot be followed is
 *unresolved*: the caller keeps a maybe-enabled region over every class that framework may run
@@ -18,6 +22,8 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from amplint.analysis.project.flowindex import thing_order
+from amplint.analysis.project.frameworks import is_lightning_module, yaml_keys
+from amplint.analysis.project.registered_names import registered_classes
 
 _RUN_METHODS = {
     "lightning": ("fit", "validate", "test", "predict"),
@@ -38,7 +44,9 @@ def scoped_runs(project, setting, gaps: Optional[list] = None) -> Optional[List[
     `gaps` receives (model at file:line, why) for a model argument that holds no project class
     while others do (accelerate's optimizers and loaders are not models: not gaps)."""
     if setting.framework == "lightning" and setting.path.endswith((".yaml", ".yml")):
-        return project.flow.strings.cli_runs(setting.path) or None  # LightningCLI's `model: class_path:`
+        # LightningCLI's `model: class_path:`, else a LightningModule the YAML names by the
+        # name it is registered under (threestudio's `system_type: "dreamfusion-system"`)
+        return project.flow.strings.cli_runs(setting.path) or _registered_runs(project, setting.path) or None
     summary = project.summaries.get(setting.path)
     flow = summary.flow if summary is not None else None
     if flow is None or setting.framework not in SCOPED:
@@ -60,6 +68,23 @@ def scoped_runs(project, setting, gaps: Optional[list] = None) -> Optional[List[
                     source = f"{_name(value)} <- {hold.cite}" if hold.cite else _name(value)
                     runs.append((thing[1], thing[2], source, site, f"{method}() at {site}"))
     return runs or None
+
+
+def _registered_runs(project, path: str) -> List[Run]:
+    """The LightningModules a YAML that sets `trainer: precision:` names by a registered name
+    (registered_names.py): the config selects the system its Trainer runs. A YAML naming none
+    leaves the setting unresolved."""
+    scalars = [(keys, value, line) for keys, value, line in yaml_keys(project.files[path]) if keys[0] != "trainer"]
+    registered = registered_classes(project, {value for _, value, _ in scalars})
+    runs: List[Run] = []
+    for keys, value, line in scalars:
+        target = registered.get(value)
+        if target is None or not any(is_lightning_module(ref) for ref in project.external_bases(*target, set())):
+            continue
+        site = f"{project.display(path)}:{line}"
+        runs.append((target[0], target[1], f"{'.'.join(keys)}: {value}", site,
+                     f"the Trainer of {project.display(path)}, registered as {value!r}"))
+    return runs
 
 
 def _builds_setting(value, setting) -> bool:

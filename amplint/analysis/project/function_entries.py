@@ -92,6 +92,8 @@ def leads_to(project, importer: str, ref: str, wanted, through_init: bool = True
     summarises every file on the way. A reference to a module itself leads to no class."""
     for path, attrs in project._module_candidates(importer, ref):
         if not attrs:
+            if project._package_rebinds(path):
+                continue  # the package's own `name` (resolve.py)
             return False
         if wanted(path):
             return True

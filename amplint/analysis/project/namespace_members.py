@@ -15,10 +15,7 @@ import re
 from typing import Callable, Dict, List, Optional, Tuple
 
 from amplint.analysis.project.flowindex import Hold, Things
-
-_STAR = re.compile(r"^from\s+([.\w]+)\s+import\s+\*", re.M)
-_ALL = re.compile(r"^__all__\s*=\s*[\[(]([^\])]*)[\])]", re.M)
-_QUOTED = re.compile(r"['\"](\w+)['\"]")
+from amplint.analysis.project.resolve import STAR_IMPORT as _STAR, ALL_NAMES as _ALL, QUOTED_NAME as _QUOTED
 # more members than this: named in --show-regions, not followed (a lazy `__init__` of hundreds
 # of models would reach every one of them from one lookup)
 MAX_MEMBERS = 40

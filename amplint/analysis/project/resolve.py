@@ -9,10 +9,16 @@ ProjectResolver is mixed into ProjectFacts, which supplies `python` (the Python 
 from __future__ import annotations
 
 import os
+import re
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from amplint.analysis.project.reexports import reexport
 from amplint.analysis.project.summary import ExternalCall
+
+# `from .module import *` at the start of a line; `__all__ = [...]` and the names it lists
+STAR_IMPORT = re.compile(r"^from\s+([.\w]+)\s+import\s+\*", re.M)
+ALL_NAMES = re.compile(r"^__all__\s*=\s*[\[(]([^\])]*)[\])]", re.M)
+QUOTED_NAME = re.compile(r"['\"](\w+)['\"]")
 
 
 class ProjectResolver:
@@ -127,6 +133,8 @@ class ProjectResolver:
             return importer, (ref[1:],)
         for path, attrs in self._module_candidates(importer, ref):
             if not attrs:
+                if self._package_rebinds(path):
+                    continue  # `from pkg import name`: the package's own `name`, below
                 return path, ()
             light = self._reexport(path, attrs[0])
             if light is not None:
@@ -146,6 +154,23 @@ class ProjectResolver:
                 target = summary.imports[head]
                 return self.resolve_ref(path, ".".join((target,) + attrs[1:]), depth + 1)
         return None
+
+    def _package_rebinds(self, module: str) -> bool:
+        """Does the `__init__.py` of the package holding the module `pkg/name.py` import a
+        `name` of its own (xformers' ops/__init__.py `from .fused_linear_gelu import
+        fused_linear_gelu`)? Then `pkg.name` is that binding, not the submodule: the import
+        binds the package's attribute after the submodule's import set it. Read from the
+        `__init__`'s imports alone (reexports.py); a file it cannot read that way: no."""
+        if module.endswith("__init__.py") or not module.endswith(".py"):
+            return False
+        name = os.path.basename(module)[:-3]
+        init = self._norm.get(os.path.normpath(os.path.join(os.path.dirname(module), "__init__.py")))
+        text = self.files.get(init) if init is not None else None
+        if not text or name not in text:
+            return False
+        found = reexport(init, text, name)
+        return found is not None and found[0] == "import" and found[1].rsplit(".", 1)[-1] == name \
+            and found[1].lstrip(".") != name
 
     def _reexport(self, path: str, name: str) -> Optional[Tuple[str, str]]:
         """What the summary of a package's unsummarised `__init__.py` would say of `name`, from
@@ -179,7 +204,7 @@ class ProjectResolver:
         if name in info.methods:
             return path, f"{cls}.{name}"
         for base in info.bases:
-            found = self.resolve_ref(path, base)
+            found = self.base_ref(path, base)
             if found is not None and len(found[1]) == 1:
                 hit = self.method(found[0], found[1][0], name, depth + 1, seen)
                 if hit is not None:
@@ -196,12 +221,44 @@ class ProjectResolver:
         info = summary.classes[cls]
         found = {self.absolute_ref(path, ref) for ref in info.decorators}
         for base in info.bases:
-            target = self.resolve_ref(path, base)
+            target = self.base_ref(path, base)
             if target is not None and len(target[1]) == 1:
                 found |= self.external_bases(target[0], target[1][0], seen, depth + 1)
             elif not base.startswith(("@", "?")):
                 found.add(base)
         return found
+
+    def base_ref(self, path: str, base: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
+        """Where a base class of a class of `path` is defined: as `resolve_ref`, and a plain name
+        the file binds only through `from .module import *` of a project module that defines
+        that class (threestudio's `from .dreamfusion import *` then `class
+        EffDreamFusion(DreamFusion)`; the last star import that gives the name wins, as in
+        Python; an `__all__` that leaves it out gives nothing)."""
+        if not base.startswith("?") or "." in base:
+            return self.resolve_ref(path, base)
+        memo = self.__dict__.setdefault("_star_bases", {})
+        key = (path, base)
+        if key not in memo:
+            memo[key] = self._star_base(path, base[1:])
+        return memo[key]
+
+    def _star_base(self, path: str, name: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
+        text = self.files[path]
+        if "*" not in text:
+            return None
+        for source in reversed(STAR_IMPORT.findall(text)):
+            module = self.resolve_ref(path, source)
+            if module is None or module[1] or module[0] == path:
+                continue
+            declared = ALL_NAMES.search(self.files[module[0]])
+            if declared is not None and name not in QUOTED_NAME.findall(declared.group(1)):
+                continue
+            summary = self.summary(module[0])
+            if summary is not None and name in summary.classes:
+                return module[0], (name,)
+            if summary is not None and name in summary.imports:
+                return self.resolve_ref(module[0], summary.imports[name])
+        return None
 
     def absolute_ref(self, path: str, ref: str) -> str:
         """`.build.META_ARCH_REGISTRY.register` in detectron2/modeling/meta_arch/rcnn.py ->

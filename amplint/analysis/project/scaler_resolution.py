@@ -20,6 +20,7 @@ from amplint.analysis.facts.scaler_flags import EntryScalerFlag, stored_in_texts
 from amplint.analysis.facts.scaler_remote import EntryCallerUpdate, EntryScaler
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.project.light_index import light_file
+from amplint.analysis.project.module_defs import loop_variable, noop_function, parse_or_none
 from amplint.analysis.project.return_values import function_returns
 from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
 from amplint.analysis.project.scaler_summaries import CALLEE_WORDS, ScalerSummary
@@ -297,11 +298,32 @@ def _value_target(project, path: str, key: str, name: str,
                     for target, _held, _source, instance in targets):
         return None
     found = {target for target, _held, _source, _instance in targets}
+    if len(found) > 1 and attr and loop_variable(_ast_of(project, path), key, local):
+        found = _beside_noops(project, found)
     if len(found) != 1:
         return None
     where, target = found.pop()
     summary = project.summary(where)
     return (where, target) if summary is not None and target in summary.functions else None
+
+
+def _beside_noops(project, found: Set[Tuple[str, str]]) -> Set[Tuple[str, str]]:
+    """The hook idiom (detectron2's HookBase, Lightning's Callback): `for h in self._hooks:
+    h.after_backward()` runs the method of every registered hook in turn, and a hook that does
+    not take part inherits the base's empty one. When every target but one is such a method
+    doing nothing, the loop runs that one's events: it is composed. Otherwise (and for a call
+    on one object that may be of several classes) the call's callees stay unknown."""
+    noops = {target for target in found if noop_function(_ast_of(project, target[0]), target[1])}
+    rest = found - noops
+    return rest if len(rest) == 1 and noops else found
+
+
+def _ast_of(project, path: str):
+    """The module's `ast` (None: it does not parse), once per project."""
+    trees = project.__dict__.setdefault("_scaler_asts", {})
+    if path not in trees:
+        trees[path] = parse_or_none(project.files.get(path, ""))
+    return trees[path]
 
 
 def _dead_end(project, importer: str, ref: str, may_hold: MayHold) -> bool:

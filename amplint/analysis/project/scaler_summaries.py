@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -118,6 +118,7 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
                 for arg in frame.node.bases if arg.keyword is None
             )
     flows: Optional[list] = None  # the functions with protocol events, made when first needed
+    composed: Set[int] = set()  # ids of their frames and of the file's functions they call
     flagged: List[Tuple[int, object]] = []
     wanted: List[int] = []
     uses: Dict[int, Dict[int, str]] = {}  # id(scope) -> id(call bound to a local) -> the local
@@ -153,7 +154,8 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
                   and not _walked(site.node, analysis, function, named=True)):
                 if flows is None:
                     flows = _protocol_flows(analysis)
-                if not any(flow.frame is function for flow in flows):
+                    composed = _composed_frames(flows, facts.tree.calls, graph)
+                if id(function) not in composed:
                     continue
                 # `optimizer.step_and_update_lr()`: a method of the class flow's instance
                 kind = "wrapper" if _used_scaler(func, analysis, function) else "value"
@@ -167,7 +169,8 @@ def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
         elif isinstance(func, cst.Name) and function is not None and func.value in function.bindings:
             if flows is None:
                 flows = _protocol_flows(analysis)
-            if not any(flow.frame is function for flow in flows):
+                composed = _composed_frames(flows, facts.tree.calls, graph)
+            if id(function) not in composed:
                 continue
             summary.calls.append(key + ("value", func.value, ""))  # `clipper(params)`: the class flow's value
         elif (site.dotted and len(site.dotted) > 2 and site.dotted[0] in imported
@@ -263,6 +266,28 @@ def _anchors(facts, flows) -> dict:
 
 def _protocol_flows(analysis) -> list:
     return [f for f in function_flows(analysis) if any(e.kind in PROTOCOL for e in f.events)]
+
+
+def _composed_frames(flows, calls, graph) -> Set[int]:
+    """The frames of the protocol functions and of every function of the file they call,
+    directly or through each other (the walker composes those callees' events into the
+    caller: a call in one of them into another file is composed there too, as detectron2's
+    `TrainerBase.after_backward` runs each hook's `after_backward` for `run_step`)."""
+    reached = {id(flow.frame) for flow in flows}
+    if graph is None or not reached:
+        return reached
+    by_frame: Dict[int, list] = {}
+    for site in calls:
+        if site.frame.function is not None:
+            by_frame.setdefault(id(site.frame.function), []).append(site)
+    todo = list(reached)
+    while todo:
+        for site in by_frame.get(todo.pop(), ()):
+            for callee in graph.callees(site):
+                if id(callee) not in reached:
+                    reached.add(id(callee))
+                    todo.append(id(callee))
+    return reached
 
 
 def _value_used(site, uses: Dict[int, Dict[int, str]]) -> bool:

@@ -11,7 +11,7 @@ from amplint.analysis.data.scaler_vocab import METHODS as VERB_METHODS
 from amplint.analysis.facts.backward_methods import EntryBackwardMethod, EntryBackwardSite
 from amplint.analysis.facts.framework_verbs import imported, verb_of
 from amplint.analysis.facts.names import resolve_expr
-from amplint.analysis.facts.tree import CallSite, scope_key
+from amplint.analysis.facts.tree import CallSite, dotted_name, scope_key
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._post_forward import post_forward
 from amplint.analysis.rules._util import region_note
@@ -362,7 +362,7 @@ class BackwardInAutocast(Rule):
         sites = _inherited_sites(facts) if found else {}
         for site, region in found:
             note, related = region_note(region)
-            entry = sites.get(_self_method(site))
+            entry = sites.get(_receiver_method(site))
             if entry is not None:  # the backward runs in a method of another file: name it
                 # (the call stays the finding, as for a backward wrapper of the file's own)
                 shown = entry.where.replace("{", "{{").replace("}", "}}")
@@ -392,7 +392,7 @@ class BackwardInAutocast(Rule):
         region. A method without any backward call of its own is not taken to protect.
         Inherited from a class of another file, the project pass answers the same question
         (project/backward_entries.py, EntryBackwardMethod)."""
-        if _self_method(site) in _inherited_protectors(facts):
+        if _receiver_method(site) in _inherited_protectors(facts):
             return True
         callees = facts.callgraph.callees(site) if isinstance(site.node.func, cst.Attribute) else []
         if not callees:
@@ -452,19 +452,23 @@ class BackwardInAutocast(Rule):
 
 
 def _inherited_protectors(facts):
-    return {(e.scope, e.method) for e in facts.entries if isinstance(e, EntryBackwardMethod)}
+    return {(e.scope, e.receiver, e.method) for e in facts.entries if isinstance(e, EntryBackwardMethod)}
 
 
 def _inherited_sites(facts):
-    """(scope, method) -> the EntryBackwardSite of an inherited `self.<method>(...)`."""
-    return {(e.scope, e.method): e for e in facts.entries if isinstance(e, EntryBackwardSite)}
+    """(scope, receiver, method) -> the EntryBackwardSite of a `self.<method>(...)` inherited
+    from, or an `x.<method>(...)` of an instance of, a class of another file."""
+    return {(e.scope, e.receiver, e.method): e for e in facts.entries if isinstance(e, EntryBackwardSite)}
 
 
-def _self_method(site: CallSite):
-    """(scope, method) of a `self.<method>(...)` call; None for any other call."""
+def _receiver_method(site: CallSite):
+    """(scope, receiver's dotted name, method) of a `self.<method>(...)` / `x.y.<method>(...)`
+    call; None for any other call."""
     func = site.node.func
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        return scope_key(site.frame), func.attr.value
+    if isinstance(func, cst.Attribute):
+        receiver = dotted_name(func.value)
+        if receiver:
+            return scope_key(site.frame), tuple(receiver), func.attr.value
     return None
 
 

@@ -306,11 +306,15 @@ class ClipBeforeUnscale(Rule):
                 continue  # all through one call: the callee's own finding
             related = {"step_line": step.inner or step.node}
             where = ""
-            if clip.origin is not None and clip.inner is not None:
+            if clip.remote is not None:  # in another file, perhaps through a callee of this one
+                where = f" (`{clip.remote.text}` at {clip.remote.where}, through this call"
+                if clip.origin is not None and clip.inner is not None:
+                    where += " and the call at line {clip_line}"
+                    related["clip_line"] = clip.inner
+                where += ")"
+            elif clip.origin is not None and clip.inner is not None:
                 where = " (line {clip_line}, through this call)"
                 related["clip_line"] = clip.inner
-            elif clip.remote is not None:
-                where = f" (`{clip.remote.text}` at {clip.remote.where}, through this call)"
             step_at = "at line {step_line}"
             if step.remote is not None:
                 step_at = f"at {step.remote.where}, through the call at line {{step_line}},"

@@ -1,0 +1,2 @@
+from .mobile_sam import MobileSam
+from .sam import Sam

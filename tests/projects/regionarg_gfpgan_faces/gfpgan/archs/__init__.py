@@ -1,0 +1,3 @@
+from .gfpganv1_clean_arch import GFPGANv1Clean
+
+__all__ = ["GFPGANv1Clean"]

@@ -1,0 +1,1 @@
+from . import dreamfusion, eff_dreamfusion, magic123  # noqa: F401
