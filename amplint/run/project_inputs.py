@@ -128,21 +128,18 @@ def _project_key(cache: Cache, keys: List[str], settings: Settings, config: Conf
 
 
 class _KeyedLazy(Mapping):
+    """The project pass's `files`: read half a million times on a 5,000-file tree, so a lookup
+    is one set test and one dict lookup (a property in between cost a fifth of a second)."""
+
     def __init__(self, keys, texts) -> None:
         self._keys = list(keys)
+        self._set = frozenset(self._keys)
         self._texts = texts
 
     def __getitem__(self, path: str) -> str:
-        if path not in self._keys_set:
+        if path not in self._set:
             raise KeyError(path)
         return self._texts[path]
-
-    @property
-    def _keys_set(self):
-        found = self.__dict__.get("_set")
-        if found is None:
-            found = self.__dict__["_set"] = set(self._keys)
-        return found
 
     def __iter__(self):
         return iter(self._keys)

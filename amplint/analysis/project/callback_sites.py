@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Tuple
 
+from amplint.analysis.project.call_words import PassedWords
+
 _MAX_HOPS = 3
 
 Site = Tuple[str, str, Tuple[Tuple[object, object], ...]]  # (file, caller, args of the call)
@@ -56,15 +58,13 @@ def _passings(values, name: str) -> List[Tuple[str, str, object, object, object]
 
 def _files_passing(values, name: str) -> List[str]:
     """The files whose text passes a name ending in `name` as a whole argument (`f(a, name)`,
-    `f(step=mod.name)`): a substring test first, then the name followed by `,` or `)` (a
-    pattern led by the name's letters, which the engine skips to), the whole pattern only where
-    both hold: led by `[(,]`, it is tried at every parenthesis and comma of the file, and most
-    files that name a function (`def main(`, `main()`) never pass it."""
-    escaped = re.escape(name)
-    before = re.compile(r"%s\s*[,)]" % escaped)
-    passed = re.compile(r"[(,]\s*(?:\w+\s*=\s*)?(?:\w+\.)*%s\s*[,)]" % escaped)
+    `f(step=mod.name)`): the whole pattern only on the files whose text holds the name followed
+    by `,` or `)` (call_words.PassedWords, one per project pass): led by `[(,]`, it is tried at
+    every parenthesis and comma of the file, and most files that name a function (`def main(`,
+    `main()`) never pass it."""
+    passed = re.compile(r"[(,]\s*(?:\w+\s*=\s*)?(?:\w+\.)*%s\s*[,)]" % re.escape(name))
     files = values.p.files
-    candidates = [path for path in values.p.python if name in files[path] and before.search(files[path])]
+    candidates = passed_words(values.p).files_passing(name)
     values.passing_searched = getattr(values, "passing_searched", 0) + len(candidates)  # (tests count)
     return [path for path in candidates if passed.search(files[path])]
 
@@ -95,3 +95,11 @@ def _parameter(function, slot) -> Optional[str]:
     if isinstance(slot, int):
         return function.params[slot] if slot < function.positional else None
     return slot if slot in function.params else None
+
+
+def passed_words(project) -> PassedWords:
+    """The project pass's PassedWords (kept on the project, dropped with it)."""
+    found = project.__dict__.get("_passed_words")
+    if found is None:
+        found = project.__dict__["_passed_words"] = PassedWords(project.python, project.files)
+    return found

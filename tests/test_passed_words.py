@@ -1,0 +1,75 @@
+"""The callback search's text index (call_words.PassedWords, read by callback_sites.py): the
+files it hands on hold every file whose text passes a name as a whole argument, whether they come
+from a scan or from the index, and past the scans it reads no text again however many names are
+asked (the mixed monorepo tree asked 22 names of 5,000 texts, each a scan of every text)."""
+
+import random
+import re
+
+from amplint.analysis.project.call_words import _SCANS_BEFORE_PASSED_INDEX, PassedWords
+from amplint.analysis.project.callback_sites import _files_passing
+
+_ALPHABET = ["a", "b", "_", "1", "é", " ", "\t", "\n", "\u00a0", "\u0301", "(", ")", ",", ".", "=",
+             "ab", "ba", "step", "forward_step", "(x", ", ", "x.", "k="]
+
+# shaped like Megatron-LM's pretrain_gpt.py and its training loop, written here
+_MEGATRON = {
+    "pretrain_gpt.py": "def forward_step(data_iterator, model):\n    return model(data_iterator)\n\n"
+                       "if __name__ == '__main__':\n    pretrain(model_provider, forward_step)\n",
+    "training.py": "def pretrain(model_provider, forward_step_func):\n    train(forward_step_func)\n",
+    "schedules.py": "def step(x):\n    return x\nrun(optimizer.step, steps)\n",
+    "hooks.py": "callbacks = dict(on_step=trainer.forward_step )\n",
+}
+
+
+def _passes(name, text):
+    return re.search(r"[(,]\s*(?:\w+\s*=\s*)?(?:\w+\.)*%s\s*[,)]" % re.escape(name), text) is not None
+
+
+class _Counting(dict):
+    read = 0
+
+    def __getitem__(self, path):
+        _Counting.read += 1
+        return dict.__getitem__(self, path)
+
+
+class _Values:
+    def __init__(self, texts):
+        self.p = type("Project", (), {})()
+        self.p.files = texts
+        self.p.python = sorted(texts)
+
+
+def test_every_file_that_passes_a_name_is_a_candidate_from_scans_and_from_the_index():
+    rng = random.Random(7)
+    texts = {f"f{i}.py": "".join(rng.choice(_ALPHABET) for _ in range(rng.randint(0, 50)))
+             for i in range(1500)}
+    texts.update(_MEGATRON)
+    paths = sorted(texts)
+    names = ["a", "b", "ab", "ba", "_", "é", "a1", "step", "forward_step", "x", "k", "forward_step_func", "a\u0301"]
+    words = PassedWords(paths, texts)
+    for asked, name in enumerate(names + names):
+        found = words.files_passing(name)
+        assert found == sorted(found)
+        assert {p for p in paths if _passes(name, texts[p])} <= set(found), (asked, name)
+        assert _files_passing(_Values(texts), name) == [p for p in paths if _passes(name, texts[p])]
+    assert words._passed is not None  # the later names came from the index
+
+
+def test_megatron_callback_files():
+    values = _Values(dict(_MEGATRON))
+    assert _files_passing(values, "forward_step") == ["hooks.py", "pretrain_gpt.py"]
+    assert _files_passing(values, "forward_step_func") == ["training.py"]
+    assert _files_passing(values, "step") == ["schedules.py"]
+
+
+def test_past_the_scans_no_text_is_read_again():
+    texts = _Counting({f"m{i}.py": f"def f{i}(x):\n    return run(f{i}, x)\n" for i in range(50)})
+    words = PassedWords(sorted(texts), texts)
+    for i in range(_SCANS_BEFORE_PASSED_INDEX + 1):  # the scans, then the index
+        words.files_passing(f"f{i}")
+    read = _Counting.read
+    for i in range(50):
+        assert words.files_passing(f"f{i}") == [f"m{i}.py"]
+    assert _Counting.read == read
