@@ -348,3 +348,36 @@ def test_module_called_only_under_the_region_matches_execution():
            for span, dtypes in observed.items() if span[0] == span[2]}
     for text in ("self.conv(x)", "(x * x).mean(dim=1, keepdim=True)"):
         assert predicted.get(text) == {REGION_DTYPE} == ran.get(text), (text, predicted, ran)
+
+
+def test_helper_called_outside_its_region_runs_float32():
+    """A private helper read as surely under autocast along its region's call is also called
+    outside any region (before the region, and under `enabled=False` inside it): those calls
+    run float32, so the fact must not give them the region's dtype (facts/dtype_calls.py)."""
+    source = (
+        "import torch\n"
+        "def _two(t, u):\n"
+        "    v = t @ u\n"
+        "    return v.relu()\n"
+        "def run():\n"
+        "    a = torch.randn(4, 4)\n"
+        "    a = _two(a, a)\n"
+        f"    with {REGION}:\n"
+        "        a = _two(a, a)\n"
+        "def run_off():\n"
+        "    a = torch.randn(4, 4)\n"
+        f"    with {REGION}:\n"
+        "        a = _two(a, a)\n"
+        f'        with torch.autocast("{DEVICE}", enabled=False):\n'
+        "            b = _two(a.float(), a.float())\n"
+        "run()\n"
+        "run_off()\n"
+    )
+    observed = record(source, "<helper-off-program>", {})
+    _, _, failures = compare(source, observed, REGION_DTYPE)
+    assert not failures, "\n".join(failures)
+    predicted = {(span[0], source.splitlines()[span[0] - 1][span[1]:span[3]]): value.options
+                 for span, value in predictions(source).items() if span[0] == span[2]}
+    # the calls under the region still name its dtype
+    assert predicted.get((9, "_two(a, a)")) == {REGION_DTYPE}, predicted
+    assert predicted.get((13, "_two(a, a)")) == {REGION_DTYPE}, predicted
