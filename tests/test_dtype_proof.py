@@ -176,6 +176,35 @@ def test_generated_programs_dtype_matches_execution(source):
     assert not failures, "\n".join(failures) + "\n\n" + source
 
 
+PUBLIC_TOTALS = {"programs": 0, "bound": 0}
+
+
+@settings(max_examples=120, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(program())
+def test_public_functions_called_only_here_match_execution(source):
+    """The same programs with every public function named only here (facts/local_callers.py,
+    the project pass's entry when no other file mentions them): `h_keep`, `h_two`, `h_cast`,
+    `inner` bound from every call of the program, as private names are."""
+    from amplint.analysis.facts.local_callers import EntryCalledHere
+
+    if DEVICE == "cpu":
+        source = source.replace(".cuda()", "")
+    entry = EntryCalledHere(frozenset({"h_keep", "h_two", "h_cast", "inner", "run"}))
+    observed = record(source, "<dtype-program>", {})
+    checked, _confirmed, failures = compare(source, observed, REGION_DTYPE, (entry,))
+    PUBLIC_TOTALS["programs"] += 1
+    PUBLIC_TOTALS["bound"] += len(predictions(source, (entry,))) - len(predictions(source))
+    assert not failures, "\n".join(failures) + "\n\n" + source
+
+
+def test_public_functions_called_only_here_are_bound():
+    """Not vacuous: the entry gives the fact values it had not without it."""
+    if PUBLIC_TOTALS["programs"] < 50:
+        pytest.skip("run together with test_public_functions_called_only_here_match_execution")
+    assert PUBLIC_TOTALS["bound"] > PUBLIC_TOTALS["programs"], PUBLIC_TOTALS
+
+
 def test_generated_programs_make_predictions():
     """The proof is not vacuous: the fact names a dtype for most expressions that ran."""
     if TOTALS["programs"] < 50:
