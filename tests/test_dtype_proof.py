@@ -410,3 +410,50 @@ def test_helper_called_outside_its_region_runs_float32():
     # the calls under the region still name its dtype
     assert predicted.get((9, "_two(a, a)")) == {REGION_DTYPE}, predicted
     assert predicted.get((13, "_two(a, a)")) == {REGION_DTYPE}, predicted
+
+
+@pytest.mark.parametrize("name", ["_last_scores", "last_scores"])
+def test_helper_given_a_forward_read_along_its_region_call(name):
+    """A helper every call of which surely runs under the region (bound from its calls, private
+    or a public name no other file mentions, facts/local_callers.py) is given the output of a
+    local instance's forward, which only the path reading values (facts/dtype_paths.py): the
+    helper's body must get it, as torch records it (trl's reward head, `values[mask]`)."""
+    source = (
+        "import torch\nfrom torch import nn\n"
+        "class ValueHead(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.v_head = nn.Linear(4, 1)\n"
+        "    def forward(self, hidden, scale=1.0):\n"
+        "        return self.v_head(hidden).squeeze(-1) * scale\n"
+        f"def {name}(values, mask):\n"
+        "    picked = values[mask]\n"
+        "    return picked * 2 + values.sum()\n"
+        "def train(hidden, mask):\n"
+        f"    with {REGION}:\n"
+        "        head = ValueHead()\n"
+        "        values = head(hidden, scale=2.0)\n"
+        f"        return {name}(values, mask)\n"
+        "loss = train(torch.randn(3, 4), torch.tensor([True, False, True]))\n"
+    )
+    if DEVICE != "cpu":
+        source = source.replace("head = ValueHead()", "head = ValueHead().cuda()").replace(
+            "torch.randn(3, 4), torch.tensor([True, False, True])",
+            f'torch.randn(3, 4, device="{DEVICE}"), torch.tensor([True, False, True], device="{DEVICE}")')
+    entries = ()
+    if not name.startswith("_"):  # the project pass's entry: no other file mentions it
+        from amplint.analysis.facts.local_callers import EntryCalledHere
+
+        entries = (EntryCalledHere(frozenset({name, "train"})),)
+    observed = record(source, "<helper-path-program>", {})
+    _, _, failures = compare(source, observed, REGION_DTYPE, entries)
+    assert not failures, "\n".join(failures)
+    lines = source.splitlines()
+    predicted = {lines[span[0] - 1][span[1]:span[3]]: value.options
+                 for span, value in predictions(source, entries).items()
+                 if span[0] == span[2] and span[0] in (10, 11)}
+    ran = {lines[span[0] - 1][span[1]:span[3]]: dtypes for span, dtypes in observed.items()
+           if span[0] == span[2] and span[0] in (10, 11)}
+    assert len(ran) == 4, ran
+    for text, dtypes in ran.items():
+        assert predicted.get(text) == dtypes == {REGION_DTYPE}, (text, predicted, ran)
