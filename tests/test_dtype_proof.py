@@ -176,6 +176,35 @@ def test_generated_programs_dtype_matches_execution(source):
     assert not failures, "\n".join(failures) + "\n\n" + source
 
 
+PUBLIC_TOTALS = {"programs": 0, "bound": 0}
+
+
+@settings(max_examples=120, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(program())
+def test_public_functions_called_only_here_match_execution(source):
+    """The same programs with every public function named only here (facts/local_callers.py,
+    the project pass's entry when no other file mentions them): `h_keep`, `h_two`, `h_cast`,
+    `inner` bound from every call of the program, as private names are."""
+    from amplint.analysis.facts.local_callers import EntryCalledHere
+
+    if DEVICE == "cpu":
+        source = source.replace(".cuda()", "")
+    entry = EntryCalledHere(frozenset({"h_keep", "h_two", "h_cast", "inner", "run"}))
+    observed = record(source, "<dtype-program>", {})
+    checked, _confirmed, failures = compare(source, observed, REGION_DTYPE, (entry,))
+    PUBLIC_TOTALS["programs"] += 1
+    PUBLIC_TOTALS["bound"] += len(predictions(source, (entry,))) - len(predictions(source))
+    assert not failures, "\n".join(failures) + "\n\n" + source
+
+
+def test_public_functions_called_only_here_are_bound():
+    """Not vacuous: the entry gives the fact values it had not without it."""
+    if PUBLIC_TOTALS["programs"] < 50:
+        pytest.skip("run together with test_public_functions_called_only_here_match_execution")
+    assert PUBLIC_TOTALS["bound"] > PUBLIC_TOTALS["programs"], PUBLIC_TOTALS
+
+
 def test_generated_programs_make_predictions():
     """The proof is not vacuous: the fact names a dtype for most expressions that ran."""
     if TOTALS["programs"] < 50:
@@ -348,3 +377,83 @@ def test_module_called_only_under_the_region_matches_execution():
            for span, dtypes in observed.items() if span[0] == span[2]}
     for text in ("self.conv(x)", "(x * x).mean(dim=1, keepdim=True)"):
         assert predicted.get(text) == {REGION_DTYPE} == ran.get(text), (text, predicted, ran)
+
+
+def test_helper_called_outside_its_region_runs_float32():
+    """A private helper read as surely under autocast along its region's call is also called
+    outside any region (before the region, and under `enabled=False` inside it): those calls
+    run float32, so the fact must not give them the region's dtype (facts/dtype_calls.py)."""
+    source = (
+        "import torch\n"
+        "def _two(t, u):\n"
+        "    v = t @ u\n"
+        "    return v.relu()\n"
+        "def run():\n"
+        "    a = torch.randn(4, 4)\n"
+        "    a = _two(a, a)\n"
+        f"    with {REGION}:\n"
+        "        a = _two(a, a)\n"
+        "def run_off():\n"
+        "    a = torch.randn(4, 4)\n"
+        f"    with {REGION}:\n"
+        "        a = _two(a, a)\n"
+        f'        with torch.autocast("{DEVICE}", enabled=False):\n'
+        "            b = _two(a.float(), a.float())\n"
+        "run()\n"
+        "run_off()\n"
+    )
+    observed = record(source, "<helper-off-program>", {})
+    _, _, failures = compare(source, observed, REGION_DTYPE)
+    assert not failures, "\n".join(failures)
+    predicted = {(span[0], source.splitlines()[span[0] - 1][span[1]:span[3]]): value.options
+                 for span, value in predictions(source).items() if span[0] == span[2]}
+    # the calls under the region still name its dtype
+    assert predicted.get((9, "_two(a, a)")) == {REGION_DTYPE}, predicted
+    assert predicted.get((13, "_two(a, a)")) == {REGION_DTYPE}, predicted
+
+
+@pytest.mark.parametrize("name", ["_last_scores", "last_scores"])
+def test_helper_given_a_forward_read_along_its_region_call(name):
+    """A helper every call of which surely runs under the region (bound from its calls, private
+    or a public name no other file mentions, facts/local_callers.py) is given the output of a
+    local instance's forward, which only the path reading values (facts/dtype_paths.py): the
+    helper's body must get it, as torch records it (trl's reward head, `values[mask]`)."""
+    source = (
+        "import torch\nfrom torch import nn\n"
+        "class ValueHead(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.v_head = nn.Linear(4, 1)\n"
+        "    def forward(self, hidden, scale=1.0):\n"
+        "        return self.v_head(hidden).squeeze(-1) * scale\n"
+        f"def {name}(values, mask):\n"
+        "    picked = values[mask]\n"
+        "    return picked * 2 + values.sum()\n"
+        "def train(hidden, mask):\n"
+        f"    with {REGION}:\n"
+        "        head = ValueHead()\n"
+        "        values = head(hidden, scale=2.0)\n"
+        f"        return {name}(values, mask)\n"
+        "loss = train(torch.randn(3, 4), torch.tensor([True, False, True]))\n"
+    )
+    if DEVICE != "cpu":
+        source = source.replace("head = ValueHead()", "head = ValueHead().cuda()").replace(
+            "torch.randn(3, 4), torch.tensor([True, False, True])",
+            f'torch.randn(3, 4, device="{DEVICE}"), torch.tensor([True, False, True], device="{DEVICE}")')
+    entries = ()
+    if not name.startswith("_"):  # the project pass's entry: no other file mentions it
+        from amplint.analysis.facts.local_callers import EntryCalledHere
+
+        entries = (EntryCalledHere(frozenset({name, "train"})),)
+    observed = record(source, "<helper-path-program>", {})
+    _, _, failures = compare(source, observed, REGION_DTYPE, entries)
+    assert not failures, "\n".join(failures)
+    lines = source.splitlines()
+    predicted = {lines[span[0] - 1][span[1]:span[3]]: value.options
+                 for span, value in predictions(source, entries).items()
+                 if span[0] == span[2] and span[0] in (10, 11)}
+    ran = {lines[span[0] - 1][span[1]:span[3]]: dtypes for span, dtypes in observed.items()
+           if span[0] == span[2] and span[0] in (10, 11)}
+    assert len(ran) == 4, ran
+    for text, dtypes in ran.items():
+        assert predicted.get(text) == dtypes == {REGION_DTYPE}, (text, predicted, ran)

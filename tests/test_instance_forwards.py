@@ -102,6 +102,19 @@ def test_keyword_call_of_a_moved_local_instance():
     assert source_findings(VALUE_HEAD, "AMP101") == [("probe.py", 7, "AMP101")]
 
 
+def test_a_private_helper_of_a_moved_local_instance():
+    """`_last_scores` is bound from its one call, surely under the region: the instance's
+    output it is given is valued only along the region's call of `forward`, and must reach it."""
+    source = VALUE_HEAD.replace("last_scores", "_last_scores")
+    assert source_findings(source, "AMP101") == [("probe.py", 7, "AMP101")]
+
+
+def test_a_private_helper_given_float32_values_is_silent():
+    source = VALUE_HEAD.replace("last_scores", "_last_scores").replace(
+        "return _last_scores(values, attention_mask)", "return _last_scores(values.float(), attention_mask)")
+    assert source_findings(source, "AMP101") == []
+
+
 def test_an_instance_passed_into_a_helper_of_the_file():
     source = VALUE_HEAD.replace(
         "def train(hidden, attention_mask):\n",

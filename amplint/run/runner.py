@@ -24,6 +24,7 @@ from amplint.workspace.vendored import set_aside
 from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
 from amplint.run.progress import Progress
 from amplint.run.project_inputs import project_entries
+from amplint.analysis.project.local_callers import lone_file_entries
 from amplint.run.phase_one import plan_first_pass
 from amplint.workspace.project_root import context_files
 from amplint.report import RunSummary
@@ -170,11 +171,14 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
             use_project):
     first_options = replace(REPORT_ONLY, name_slow_files=options.name_slow_files)
     if not use_project:
-        results = cached_map(
-            cache, "lint", [(p, per_file[p], first_options, (), False) for p in files],
+        # the one Python file of its project: no other file calls its public functions
+        lone = lone_file_entries(files) if options.project else {}
+        found = iter(cached_map(
+            cache, "lint", [(p, per_file[p], first_options, (), False) for p in files if p not in lone],
             options.jobs, meter,
-        )
-        return _final(results[: len(targets)], targets, per_file, options, {}, cache,
+        ))
+        results = [None if p in lone else next(found) for p in files]
+        return _final(results[: len(targets)], targets, per_file, options, lone, cache,
                       (meter, len(files))), None
     plain = [(p, per_file[p], first_options, (), True) for p in files]
     plan = plan_first_pass(cache, plain)

@@ -34,6 +34,11 @@ def returned(dtypes, name: str, call: cst.Call, args: List[object], frame: Frame
     facts = dtypes.facts
     if facts.active_region(frame) is not None and facts.active_region(callee) is None:
         return None  # the callee would run under the caller's region, unseen
+    if facts.active_region(frame) is None and dtypes.region_state(callee)[1] \
+            and facts.active_region(callee) is not None:
+        # read as surely under the region its other calls open (dtype_paths.py): this call,
+        # outside any region (`enabled=False` inside one too), runs it without autocast
+        return None
     bound = bind(callee.node, call, args, skip_first=method is not None)
     if bound is None:
         return None

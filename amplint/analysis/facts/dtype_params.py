@@ -40,7 +40,9 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.data.dtype_rules import MODULE_PRIVATE_METHODS
+from amplint.analysis.data.module_attrs import MODULE_ATTRS
 from amplint.analysis.facts.dtype_value import Dtype, InstanceValue, assigned_names, join, join_values
+from amplint.analysis.facts.local_callers import called_here
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.tree import Frame, iter_nodes
@@ -66,6 +68,10 @@ class Bindings:
         self.certain: Set[int] = set()
         self.next_certain: Set[int] = set()
         self.public: Set[int] = set()  # public module-level functions: other files may call them
+        # id(function frame) -> id(call) -> (the call, whether it is `self.<name>(...)`): the
+        # calls the readings recorded, for the facts that ask what each passes
+        # (amplint.analysis.facts.escape_params)
+        self.calls: Dict[int, Dict[int, Tuple[cst.Call, bool]]] = {}
         self._classes: Optional[Dict[str, List[Frame]]] = None  # class name -> its frames
         self._find()
         from amplint.analysis.facts.dtype_forwards import find_forwards
@@ -85,6 +91,8 @@ class Bindings:
         # the functions the rules below could accept, from the frames alone: the file's nodes
         # are read only when there is one, and then once, for their names only (issue 34)
         candidates: List[Tuple[Frame, Frame]] = []
+        # public names no other project file mentions (facts/local_callers.py): bound as private
+        here = called_here(facts.entries)
         for frame in frames:
             if frame.kind != "function" or not _plain(frame.node):
                 continue
@@ -93,7 +101,8 @@ class Bindings:
             if owner is None or defined.get(name) != 1:
                 continue
             if owner.kind == "class":
-                if not _private(name) or name in MODULE_PRIVATE_METHODS:
+                if name in MODULE_PRIVATE_METHODS or not _private(name) and (
+                        name not in here or name in MODULE_ATTRS or name == "forward"):
                     continue
             elif owner.kind == "module":
                 if name.startswith("__"):
@@ -137,7 +146,7 @@ class Bindings:
                 continue  # a public function this file never calls: only other files' calls
             self.by_name[name] = frame
             self.expected[id(frame)] = len(refs)
-            if owner.kind == "module" and not _private(name):
+            if owner.kind == "module" and not _private(name) and name not in here:
                 self.public.add(id(frame))
 
     def _module_class(self, cls: Frame, seen: set) -> bool:
@@ -233,9 +242,24 @@ class Bindings:
                          if isinstance(value, Dtype) and isinstance(before.get(name), Dtype)
                          else None for name, value in bound.items()}
         sites[id(call)] = (bound, key)
+        self.calls.setdefault(id(target), {})[id(call)] = (call, method)
         sure = self.sure.setdefault(id(target), {})
         certain = region is not None and self.dtypes.region_state(frame)[1]
         sure[id(call)] = certain and sure.get(id(call), True)
+
+    def given(self, dtype: str) -> Set[int]:
+        """ids of the functions outside any region a parameter of which every call binds to
+        exactly `dtype` (as of the last reading): code where such values occur."""
+        facts = self.dtypes.facts
+        found: Set[int] = set()
+        for frames in (self.by_name, self.methods):
+            for frame in frames.values():
+                seeds = self.seeds.get(id(frame))
+                if seeds and facts.active_region(frame) is None and any(
+                        isinstance(v, Dtype) and not v.conditional and v.exact == dtype
+                        for v in seeds.values()):
+                    found.add(id(frame))
+        return found
 
     # -- after a reading ------------------------------------------------------------------
     def next_seeds(self) -> Dict[int, Dict[str, Dtype]]:

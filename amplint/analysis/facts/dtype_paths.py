@@ -15,7 +15,11 @@ read once more along them:
   its region call); a call under another region, or only maybe under one, leaves no path;
 - for a function whose calls dtype_params binds: its parameters hold the join of what those
   calls under the region pass (their dtypes in the caller's frame, as the last reading saw
-  them; unknown stays unknown);
+  them; unknown stays unknown). This holds too for a function every call of which the
+  readings put surely under the region (bound from its calls, `certain`): what those calls
+  passed was read before any path, and a value that only a path reading gives (a `forward`
+  of an instance read along its own region call) reaches it here. The path's join replaces
+  what the earlier readings bound, never the other way round;
 - for a function whose calls are not bound (a method or `forward` of an instance held in a
   local, a public method): its parameters stay unknown; the call graph must resolve the
   region's call to it, and a bare name its caller rebinds reaches no def;
@@ -69,9 +73,10 @@ def _paths(dtypes, bindings, done) -> Dict[int, Dict[str, Dtype]]:
         key = id(frame)
         if frame.kind != "function" or key in found:
             continue
-        if key in done and key not in recorded or key not in done and key in bindings.certain:
-            continue  # (a bound function read along its path is joined again: its callers'
-            # values may have grown on that path, `values = model(x)` of a `forward` read there)
+        if key not in recorded and (key in done or key in bindings.certain):
+            continue  # (a bound function is joined again at every step, one the readings
+            # already put surely under its region too: its callers' values may have grown on
+            # the paths read since, `values = model(x)` of a `forward` read there)
         region = frame.inherited
         if frame.region is not None or region is None or region.kind not in ("call", "project") or (
                 region.enabled is not Enabled.TRUE):
@@ -82,7 +87,7 @@ def _paths(dtypes, bindings, done) -> Dict[int, Dict[str, Dtype]]:
         if key in recorded:
             # every call of the file is bound: join what the calls under the region pass
             values = _joined(bindings, key, wanted)
-            if values is not None and values != done.get(key):
+            if values is not None and values != done.get(key, _earlier(bindings, key)):
                 found[key] = values
             continue
         # its calls are not bound (an instance of a local, another class's method, a function
@@ -97,6 +102,13 @@ def _paths(dtypes, bindings, done) -> Dict[int, Dict[str, Dtype]]:
                for site in sites):
             found[key] = {}
     return found
+
+
+def _earlier(bindings, key):
+    """What a function every call of which surely runs under its region was bound to by the
+    context-insensitive readings (facts/dtype_params.py), before any path was read; None for
+    another: its path reading is new."""
+    return bindings.seeds.get(key, {}) if key in bindings.certain else None
 
 
 def _joined(bindings, key, wanted) -> Optional[Dict[str, Dtype]]:

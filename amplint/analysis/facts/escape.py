@@ -29,6 +29,7 @@ from amplint.analysis.data.dtype_rules import aten_op
 from amplint.analysis.facts.dtypes import PYTHON, region_policy
 from amplint.analysis.facts.dtype_value import device_only, split_input
 from amplint.analysis.facts.escape_callees import EscapeCallees
+from amplint.analysis.facts.escape_params import escaped_by_callers
 from amplint.analysis.facts.escape_entry import Entry  # noqa: F401 (re-exported: the rules read it here)
 from amplint.analysis.facts.float32_evidence import Float32Evidence
 from amplint.analysis.facts.fp16 import half_cast_dtype
@@ -74,6 +75,14 @@ class EscapeAnalysis(Float32Evidence, EscapeCallees):
                         state[name] = Entry("half", node=node.name, escaped=node.name, cite=cite)
                 body = node.body
                 self._walk_scope(frame, body.body if isinstance(body, cst.IndentedBlock) else [body], state)
+        # parameters every call of the file binds to an escaped half value: read again with them
+        for frame, params in escaped_by_callers(self, facts):
+            node = frame.node
+            state = {p.name.value: params.get(p.name.value, Entry("param"))
+                     for p in _params(node) if p.name.value not in ("self", "cls")}
+            self.returns.pop(id(node), None)
+            body = node.body
+            self._walk_scope(frame, body.body if isinstance(body, cst.IndentedBlock) else [body], state)
 
     # -- questions the rules ask ----------------------------------------------------------
     def half_source(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Entry]:

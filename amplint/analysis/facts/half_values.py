@@ -474,6 +474,9 @@ def walk_float16_code(facts, make_walker) -> None:
     # another rule walked the file before it (AMP141 alone and after AMP140 agree)
     facts.half_values.forget_assignments()
     selected: Set[int] = set(float16_functions(facts)) | set(float16_callees(facts))
+    bindings = facts.dtypes.bindings  # and functions every call of which passes float16
+    if bindings is not None:
+        selected |= bindings.given("float16")
     whole_module = False
     fp16 = facts.fp16
     for site in facts.tree.calls:

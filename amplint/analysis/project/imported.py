@@ -13,7 +13,8 @@ code passes float16 values (float16_args.py, AMP140/AMP141), the big numeric con
 imports (imported_constants.py, AMP110), and the kind of value the functions it imports return
 (return_kinds.py, AMP131/AMP111/AMP152), and the attributes its facts read from its own stores
 that another file stores too (foreign_stores.py), and the builders it imports that pick a class
-by a string (chosen_builders.py, AMP102 and the scaler facts). Computed once per project pass,
+by a string (chosen_builders.py, AMP102 and the scaler facts), and its public functions no other
+file mentions (local_callers.py: the dtype fact binds their parameters from the file's calls). Computed once per project pass,
 after the regions and the scaler entries are known."""
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from amplint.analysis.project.foreign_stores import foreign_store_entries
 from amplint.analysis.project.function_entries import function_entries
 from amplint.analysis.project.float16_args import float16_arg_entries
 from amplint.analysis.project.imported_constants import constant_entries
+from amplint.analysis.project.local_callers import local_caller_entries
 from amplint.analysis.project.half_callees import half_callee_entries
 from amplint.analysis.project.half_params import half_param_entries
 from amplint.analysis.project.half_returns import half_return_entries
@@ -46,7 +48,7 @@ def imported_entries(project, paths: Sequence[str],
                  float16_arg_entries(project, paths), constant_entries(project, paths),
                  return_kind_entries(project, paths), foreign_store_entries(project, paths),
                  config_dtype_entries(project, paths), scaling_optimizer_entries(project, paths),
-                 chosen_entries(project, paths)):
+                 chosen_entries(project, paths), local_caller_entries(project, paths)):
         for path, extra in more.items():
             found[path] = found.get(path, ()) + extra
     return found

@@ -9,7 +9,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.buffer_writes import (
-    CONCATS, _assigned_name, hazardous_write, held_buffer, reference_kind, write_error,
+    CONCATS, WRITTEN_ARGUMENT, _assigned_name, hazardous_write, held_buffer, reference_kind, write_error,
     written_value,
 )
 from amplint.analysis.facts.defuse import explicit_cast, only_cast_reads
@@ -67,6 +67,11 @@ class FactoryDefaultDtype(Rule):
     reported. Python numbers (`buf[idx] = 1.0`), float32-by-construction values (`pe[:, 0::2] =
     torch.sin(position * div_term)`, `y = y.float()`) and basic-slice writes (`buf[i, :n] = h`,
     which converts the dtype) are not reported.
+
+    Outside fp16 code only a write that raises is reported, and only of a value the dtype fact
+    knows is float16 or bfloat16 exactly (Grounded-SAM's `canvas[keep] = low_res_masks[keep]`
+    in a plain helper every call of which passes the half model's output): a write whose value
+    may be half, or any other use, is fp32 code's business.
 
     In a module class made half, code that runs before the cast is not fp16 code: `__init__`,
     `reset_parameters`, `_init_weights`, and a method only they call (openai/CLIP's
@@ -527,6 +532,7 @@ class FactoryDefaultDtype(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
+        writers = None  # functions with a write that can raise: read once, when asked
         for qualified, site in facts.calls_to(*FACTORIES):
             call = site.node
             if keyword(call, "dtype") or keyword(call, "out") or _may_pass_dtype(qualified, call):
@@ -585,7 +591,25 @@ class FactoryDefaultDtype(Rule):
                         "raises 'Index put requires the source and destination dtypes match'"
                     )
             else:
-                continue
+                # outside fp16 code: only a write of a value the dtype fact knows is half, which
+                # raises wherever it runs (Grounded-SAM's `canvas[keep] = low_res_masks[keep]`
+                # in a plain helper given the half model's output)
+                if writers is None:
+                    writers = _writing_functions(facts)
+                if id(site.frame.function) not in writers:
+                    continue
+                write = hazardous_write(facts, site)
+                half = facts.dtypes.exact(write[2]) if write is not None and write[2] is not None else None
+                if half not in ("float16", "bfloat16") or write[1] != "raise" \
+                        or facts.dtypes.exact(call) != "float32" \
+                        or cast_where_rebound(facts, site, _assigned_name(site)):
+                    continue
+                related = {"write_line": write[0]}
+                message = (
+                    f"`{qualified}` without `dtype=` creates float32, and line {{write_line}} writes "
+                    f"{_code(ctx, write[2])} ({half}) into it: that raises "
+                    f"'{write_error(write[0], half)}'"
+                )
             fix = self._fix(ctx, qualified, site, in_region=region is not None)
             yield self.report(call, message, fix=fix, related=related)
 
@@ -679,6 +703,20 @@ def _half_value(ctx, write, site: CallSite):
     if value is None:
         return "half values", None, None
     return _code(ctx, value), value, half_origin(facts, value, site.frame)
+
+
+def _writing_functions(facts) -> set:
+    """ids of the functions (None: the module) holding a subscript store, an index_put-family
+    call or an `out=`: where a write into a new buffer can raise."""
+    found = set()
+    for assign in facts.tree.assigns:
+        if any(isinstance(target, cst.Subscript) for target in assign.targets):
+            found.add(id(assign.frame.function))
+    for _qualified, other in facts.qualified_calls:
+        func = other.node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in WRITTEN_ARGUMENT or keyword(other.node, "out"):
+            found.add(id(other.frame.function))
+    return found
 
 
 def _may_pass_dtype(qualified: str, call: cst.Call) -> bool:
