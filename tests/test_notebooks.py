@@ -13,10 +13,9 @@ from click.testing import CliRunner
 
 from amplint.cli.main import cli
 
-# the first code cell also builds the model the later cells run
-IMPORTS = ["%matplotlib inline\n", "import torch\n", "model = torch.nn.Linear(8, 8)\n", "!nvidia-smi"]
+IMPORTS = ["%matplotlib inline\n", "import torch\n", "!nvidia-smi"]
 FACTORY_CELL = [
-    "def step(x, idx, n):\n",
+    "def step(model, x, idx, n):\n",
     "    with torch.autocast('cuda'):\n",
     "        h = model(x)\n",
     "        %time y = 1\n",
@@ -91,7 +90,7 @@ def test_json_output_has_the_cell(project):
 
 
 def test_imports_in_an_earlier_cell_bind_torch_in_later_ones(project):
-    save(project / "a.ipynb", notebook(["import torch as th\n", "model = th.nn.Linear(8, 8)\n"], [
+    save(project / "a.ipynb", notebook(["import torch as th\n"], [
         "with th.autocast('cuda'):\n", "    buf = th.zeros(4, 8, device=x.device)\n",
         "    buf[idx] = model(x)\n"]))
     result = invoke("a.ipynb")
