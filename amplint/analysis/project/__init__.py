@@ -42,6 +42,7 @@ from amplint.analysis.project.module_outputs import module_output_entries
 from amplint.analysis.project.property_entries import params_dtype_entries
 from amplint.analysis.project.class_dtype_entries import class_dtype_entries
 from amplint.analysis.project.backward_entries import backward_method_entries
+from amplint.analysis.project.backward_receivers import backward_receiver_entries
 from amplint.analysis.project.dispatch import Dispatch, dispatch_seeds
 from amplint.analysis.project.explain import EXPLAIN
 from amplint.analysis.project.framework_seeds import framework_seeds
@@ -284,7 +285,7 @@ class ProjectFacts(ProjectResolver):
         region_arg_entries(self)  # half values passed under a region (shares escape_args' walks)
         params_dtype_entries(self, set(self._entries) | set(self.first_pass))
         class_dtype_entries(self, set(self._entries) | set(self.first_pass))
-        backward_method_entries(self)
+        backward_receiver_entries(self, backward_method_entries(self))  # then `accumulator.backward(loss)`
         # calls the class flow resolved, with a fact the rule asks (nograd_entries.py,
         # wrapper_entries.py), and regions opened through a parameter (context_params.py) or a
         # context-manager function of another file (context_openers.py), and parameters that

@@ -32,9 +32,10 @@ _UNKNOWN = "unknown"
 Method = Tuple[str, str]  # (file, class)
 
 
-def backward_method_entries(project) -> None:
+def backward_method_entries(project) -> Dict[str, Optional[ast.Module]]:
     """Puts EntryBackwardMethod / EntryBackwardSite into `project.backward_calls` (path -> entries)
-    and the files that decided them into `project.backward_deps`."""
+    and the files that decided them into `project.backward_deps`; returns the files it parsed
+    (backward_receivers.py reads them again)."""
     parsed: Dict[str, Optional[ast.Module]] = {}
     for path in project.first_pass:
         summary = project.summaries.get(path)
@@ -63,9 +64,7 @@ def backward_method_entries(project) -> None:
                 continue
             project.__dict__.setdefault("backward_calls", {}).setdefault(path, set()).add(entry)
             project.__dict__.setdefault("backward_deps", {}).setdefault(path, set()).update(deciding)
-    from amplint.analysis.project.backward_receivers import backward_receiver_entries
-
-    backward_receiver_entries(project, parsed)  # `accumulator.backward(loss)`
+    return parsed
 
 
 def _resolutions(project, path: str, cls: str, attr: str, deciding: Set[str]) -> Optional[List[Method]]:
