@@ -432,7 +432,9 @@ def test_a_file_with_region_entries_and_no_hazard_is_not_parsed(monkeypatch):
     monkeypatch.setattr(engine, "parse", parse)
     monkeypatch.setattr(engine, "lint_source", lint)
     results = lint_project({"losses.py": LOSSES, "train.py": TRAINER}, Settings.default())
-    assert [type(e).__name__ for e in entries_of["losses.py"]] == ["EntryRegion"]
+    # the region reaches iou_loss, and binds its `pred` to the model's output (region_args.py):
+    # evidence for AMP101's factory writes only, and the file makes no factory
+    assert sorted(type(e).__name__ for e in entries_of["losses.py"]) == ["EntryRegion", "EntryRegionArg"]
     assert texts.count(LOSSES) == 0
     assert results["losses.py"].diagnostics == [] and results["losses.py"].errors == []
     # with a hazard the region makes one, it is parsed and found

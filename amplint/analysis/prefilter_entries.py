@@ -28,11 +28,25 @@ _UNNAMED_CALLEES = ("forward", "__call__", "__init__")
 _CONVERTER = re.compile(HALF_CONVERTER)
 _CONSTANT_DEPTH = 6  # facts/fills.py evaluates 4 levels deep
 _MOST_VALUES = 64  # the numbers a constant is followed with; more: any
+_REGION_ARG = "EntryRegionArg"
+
+
+def _makes_factory(source: str) -> bool:
+    code = CodeNames.of(source)
+    return code is None or bool(code.names.intersection(FACTORY_NAMES))
 
 
 def could_match_with(source: str, rules: Sequence, entries: Sequence[object], without) -> bool:
     """Can any of `rules` fire in `source` with these entries? `without(source, rules)`: the
     prefilter of a file without entries (for the rules such entries do not change)."""
+    if any(type(entry).__name__ == _REGION_ARG for entry in entries):
+        # a parameter a region of another file binds to a half value: evidence for AMP101's
+        # writes into a factory's buffer only (half_evidence.py), read where the file makes one
+        if any(rule.code == "AMP101" for rule in rules) and _makes_factory(source):
+            return True
+        entries = [entry for entry in entries if type(entry).__name__ != _REGION_ARG]
+        if not entries:
+            return without(source, rules)
     if any(type(entry).__name__ not in ENTRY_KINDS for entry in entries):
         return True
     codes = {rule.code for rule in rules}
