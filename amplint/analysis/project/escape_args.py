@@ -31,6 +31,17 @@ from amplint.analysis.project.module_outputs import output_escape
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
 
 
+def argument_slots(call: cst.Call):
+    """(position or keyword, argument) of each argument of a call, up to the first `*`/`**`."""
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return
+        yield (arg.keyword.value if arg.keyword is not None else position), arg
+        if arg.keyword is None:
+            position += 1
+
+
 def escape_arg_entries(project) -> None:
     """Puts EntryParamEscaped into `project.escape_args` (path -> entries) and the callers'
     files into `project.escape_arg_deps`, read with the other entries (__init__.py)."""
@@ -61,13 +72,7 @@ def _half_arguments(project, path: str) -> List[tuple]:
         qualified = facts.resolve(call.func, frame)
         if qualified is not None and qualified.split(".")[0] == "torch":
             continue
-        position = 0
-        for arg in call.args:
-            if arg.star:
-                break
-            slot = arg.keyword.value if arg.keyword is not None else position
-            if arg.keyword is None:
-                position += 1
+        for slot, arg in argument_slots(call):
             entry = escape.escaped(arg.value, frame)
             if entry is not None and entry.region is not None:
                 found.append((frame, call, slot, entry))

@@ -24,7 +24,7 @@ from typing import List
 from amplint.analysis.facts.half_evidence import EntryRegionArg, half_origin
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.tree import scope_key
-from amplint.analysis.project.escape_args import callee_param
+from amplint.analysis.project.escape_args import argument_slots, callee_param
 from amplint.analysis.project.module_outputs import output_escape
 
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
@@ -68,13 +68,7 @@ def _half_arguments(project, path: str) -> List[tuple]:
         qualified = facts.resolve(call.func, frame)
         if qualified is not None and qualified.split(".")[0] == "torch":
             continue
-        position = 0
-        for arg in call.args:
-            if arg.star:
-                break
-            slot = arg.keyword.value if arg.keyword is not None else position
-            if arg.keyword is None:
-                position += 1
+        for slot, arg in argument_slots(call):
             try:
                 origin = half_origin(facts, arg.value, frame)
             except (RecursionError, MemoryError):
