@@ -164,16 +164,21 @@ def _disabled_backward_line(project, hit: Method, name: str, parsed) -> Optional
     return min(lines) if lines else None
 
 
-def _method(project, hit: Method, name: str, parsed):
-    """The last definition of method `name` in the body of the class `hit` names (parsed once
-    per file into `parsed`); None when the file does not parse or the class is not one."""
-    path, cls = hit
+def parsed_module(project, path: str, parsed: Dict[str, Optional[ast.Module]]) -> Optional[ast.Module]:
+    """The file's `ast`, parsed once per pass into `parsed`; None when it does not parse."""
     if path not in parsed:
         try:
             parsed[path] = ast.parse(project.files[path])
         except (SyntaxError, ValueError, RecursionError, MemoryError, KeyError):
             parsed[path] = None
-    module = parsed[path]
+    return parsed[path]
+
+
+def _method(project, hit: Method, name: str, parsed):
+    """The last definition of method `name` in the body of the class `hit` names (parsed once
+    per file into `parsed`); None when the file does not parse or the class is not one."""
+    path, cls = hit
+    module = parsed_module(project, path, parsed)
     if module is None:
         return None
     classes = [n for n in module.body if isinstance(n, ast.ClassDef) and n.name == cls]

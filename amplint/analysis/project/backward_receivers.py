@@ -18,7 +18,7 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from amplint.analysis.facts.backward_methods import EntryBackwardMethod, EntryBackwardSite
-from amplint.analysis.project.backward_entries import BACKWARD_APIS, _backward_line, _protected
+from amplint.analysis.project.backward_entries import BACKWARD_APIS, _backward_line, _protected, parsed_module
 from amplint.analysis.project.nograd_entries import receiver_name
 
 Method = Tuple[str, str]  # (file, class)
@@ -77,12 +77,7 @@ def _note(project, path: str, scope: str, receiver: Tuple[str, ...], attr: str,
 def _call_at(project, path: str, line: int, attr: str, parsed) -> Optional[Tuple[str, Tuple[str, ...]]]:
     """(enclosing function's key, receiver's dotted name) of the one `<name>.<attr>(...)` call
     of the statement at `line`; None when there is not exactly one."""
-    if path not in parsed:
-        try:
-            parsed[path] = ast.parse(project.files[path])
-        except (SyntaxError, ValueError, RecursionError, MemoryError, KeyError):
-            parsed[path] = None
-    module = parsed[path]
+    module = parsed_module(project, path, parsed)
     if module is None or not line:
         return None
     found: Set[Tuple[str, Tuple[str, ...]]] = set()
