@@ -42,19 +42,26 @@ def argument_slots(call: cst.Call):
             position += 1
 
 
-def escape_arg_entries(project) -> None:
-    """Puts EntryParamEscaped into `project.escape_args` (path -> entries) and the callers'
-    files into `project.escape_arg_deps`, read with the other entries (__init__.py)."""
+def region_file_arguments(project, arguments_of):
+    """(path, function key, call, line, slot, cite) of the arguments `arguments_of(project, path)`
+    gives in each first-pass file with a region, up to `_MAX_CALLS` per project."""
     asked = 0
     for path in project.first_pass:
         summary = project.summaries.get(path)
         if summary is None or not summary.regions or summary.flow is None:
             continue
-        for key, call, line, slot, cite in _half_arguments(project, path):
+        for argument in arguments_of(project, path):
             asked += 1
             if asked > _MAX_CALLS:
                 return
-            _note_callee(project, path, key, call, line, slot, cite)
+            yield (path,) + tuple(argument)
+
+
+def escape_arg_entries(project) -> None:
+    """Puts EntryParamEscaped into `project.escape_args` (path -> entries) and the callers'
+    files into `project.escape_arg_deps`, read with the other entries (__init__.py)."""
+    for path, key, call, line, slot, cite in region_file_arguments(project, _half_arguments):
+        _note_callee(project, path, key, call, line, slot, cite)
 
 
 def _half_arguments(project, path: str) -> List[tuple]:

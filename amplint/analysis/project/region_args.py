@@ -15,7 +15,7 @@ that argument binds is named in an `EntryRegionArg` of the callee's file. There 
 that evidence wherever the function runs under a region and never binds the name again.
 
 Cost: the files are those escape_args.py parses already (one walk per file, shared), and the
-flow is asked only about calls with such an argument, at most _MAX_CALLS per project."""
+flow is asked only about calls with such an argument, at most escape_args._MAX_CALLS per project."""
 
 from __future__ import annotations
 
@@ -24,32 +24,22 @@ from typing import List
 from amplint.analysis.facts.half_evidence import EntryRegionArg, half_origin
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.tree import scope_key
-from amplint.analysis.project.escape_args import argument_slots, callee_param
+from amplint.analysis.project.escape_args import argument_slots, callee_param, region_file_arguments
 from amplint.analysis.project.module_outputs import output_escape
-
-_MAX_CALLS = 64  # per project: the calls whose callees are looked up
 
 
 def region_arg_entries(project) -> None:
     """Puts EntryRegionArg into `project.region_args` (path -> entries) and the callers' files
     into `project.region_arg_deps`, read with the other entries (__init__.py)."""
-    asked = 0
-    for path in project.first_pass:
-        summary = project.summaries.get(path)
-        if summary is None or not summary.regions or summary.flow is None:
+    for path, key, call, line, slot, cite in region_file_arguments(project, _half_arguments):
+        found = callee_param(project, path, key, call, line, slot)
+        if found is None:
             continue
-        for key, call, line, slot, cite in _half_arguments(project, path):
-            asked += 1
-            if asked > _MAX_CALLS:
-                return
-            found = callee_param(project, path, key, call, line, slot)
-            if found is None:
-                continue
-            where, target, param = found
-            project.__dict__.setdefault("region_args", {}).setdefault(where, set()).add(
-                EntryRegionArg(target, param, cite))
-            deps = project.__dict__.setdefault("region_arg_deps", {}).setdefault(where, set())
-            deps.add(path)
+        where, target, param = found
+        project.__dict__.setdefault("region_args", {}).setdefault(where, set()).add(
+            EntryRegionArg(target, param, cite))
+        deps = project.__dict__.setdefault("region_arg_deps", {}).setdefault(where, set())
+        deps.add(path)
 
 
 def _half_arguments(project, path: str) -> List[tuple]:
