@@ -85,7 +85,7 @@ def test_what_a_text_binds(text, word, names):
 
 
 def test_the_reading_is_the_reference_on_real_sources():
-    paths = sorted((_ROOT / "amplint").rglob("*.py")) + sorted((_ROOT / "tests" / "fixtures").rglob("*.py"))
+    paths = sorted((_ROOT / "amplint").rglob("*.py")) + sorted((_ROOT / "fixtures").rglob("*.py"))
     texts = [path.read_text(encoding="utf-8", errors="replace") for path in paths]
     checked = 0
     for text in texts:

@@ -57,7 +57,7 @@ def test_what_the_index_holds(texts, names):
 
 
 def _sources():
-    paths = sorted((_ROOT / "amplint").rglob("*.py")) + sorted((_ROOT / "tests" / "fixtures").rglob("*.py"))
+    paths = sorted((_ROOT / "amplint").rglob("*.py")) + sorted((_ROOT / "fixtures").rglob("*.py"))
     return [path.read_text(encoding="utf-8", errors="replace") for path in paths]
 
 
