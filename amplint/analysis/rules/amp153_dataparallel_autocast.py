@@ -324,6 +324,8 @@ def _maybe_bfloat16(region: Region) -> bool:
         return True
     if region.dtype is not None:
         return False
+    if "bfloat16" in region.dtype_choices or "bfloat16" in region.root.dtype_choices:
+        return True
     origin = region.root.origin
     if isinstance(origin, cst.Decorator):
         origin = origin.decorator
