@@ -23,8 +23,8 @@ DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
 class DataparallelAutocast(Rule):
     """## What it does
     Finds an `nn.DataParallel` model called under a **bfloat16** autocast region (also a dtype
-    chosen between bfloat16 and another, `dtype=torch.bfloat16 if ... else ...`), when the
-    wrapped module's class is in the same file and its `forward` does not open autocast itself
+    chosen between bfloat16 and another, `dtype=torch.bfloat16 if ... else ...`, written there
+    or in a local name bound once to the choice), when the wrapped module's class is in the same file and its `forward` does not open autocast itself
     (no autocast decorator, no autocast `with` in it or in what it calls).
     The class may also be defined in another file of the project and imported here
     (`from models.yolo import Model`; `model = Model(...)`, then `nn.DataParallel(model)`, under
