@@ -22,7 +22,8 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.dtypes import region_policy
-from amplint.analysis.facts.tree import iter_nodes, scope_key
+from amplint.analysis.facts.returned_escapes import EntryModuleOutput
+from amplint.analysis.facts.tree import dotted_name, iter_nodes, scope_key
 
 HALF_OPTIONS = ("float16", "bfloat16", "autocast")
 # `h * W`, `h + b`: the result is half only when every tensor side is (a float32 side promotes)
@@ -161,11 +162,15 @@ def network_name(name: str) -> bool:
 
 def module_callee(facts, func: cst.BaseExpression, frame) -> bool:
     """`self.layer(...)` (an attribute that is not a method), an instance of a module class
-    of this file, or a loop variable over `self.layers` (`for i, layer in enumerate(self.x)`)."""
+    of this file, a call the project resolves to the forward of project module classes
+    (EntryForwardCall; in the project pass, its EntryModuleOutput), or a loop variable over
+    `self.layers` (`for i, layer in enumerate(self.x)`)."""
     owner = facts.callgraph.self_attr_owner(func, frame)
     if owner is not None:
         return facts.callgraph.method(owner[0], owner[1]) is None
     if facts.callgraph.class_of_instance(func, frame) is not None:
+        return True
+    if _forward_call(facts, func, frame) is not None:
         return True
     if not isinstance(func, cst.Name):
         return False
@@ -189,6 +194,33 @@ def module_callee(facts, func: cst.BaseExpression, frame) -> bool:
         ):
             return True
     return False
+
+
+@dataclass(frozen=True)
+class EntryForwardCall:
+    """`callee(...)` (its dotted text) in function `scope` of this file runs, under a region,
+    the forward of project module classes of other files (the project's EntryModuleOutput,
+    handed to the file where AMP101 reads it: project/module_outputs.forward_call_entries).
+    DINO's eval_knn.py `extract_features(model, data_loader)` fills a float32 bank with `model(x)` under
+    autocast, the model built in another file and passed in."""
+
+    scope: str
+    callee: Tuple[str, ...]
+    classes: str  # "TinyAttention in models/attention.py"
+
+
+def _forward_call(facts, func: cst.BaseExpression, frame) -> Optional[str]:
+    """The module classes the project says `func(...)` at `frame` runs (EntryForwardCall, or
+    the pass's own EntryModuleOutput), None when it says nothing."""
+    table = facts.__dict__.get("_forward_calls")
+    if table is None:
+        table = {(e.scope, e.callee): e.classes for e in facts.entries
+                 if isinstance(e, (EntryForwardCall, EntryModuleOutput))}
+        facts.__dict__["_forward_calls"] = table
+    dotted = dotted_name(func) if table else None
+    if dotted is None:
+        return None
+    return table.get((scope_key(frame.scope) if frame.scope is not None else "", dotted))
 
 
 @dataclass(frozen=True)
