@@ -14,7 +14,6 @@ of `h.split(d)`), arithmetic whose tensor sides all are, or a local the function
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -147,19 +146,6 @@ def _split_into(assign, name: str) -> bool:
         for t in assign.targets)
 
 
-# The one name guess left (AMP101 only): a callee the file cannot resolve whose name says it is
-# a network. No fact shows what a parameter `model` holds; measured (notes/r20-onefact.md), it
-# carries no finding on the 19 and 120 real trees nor on blind sets A-M, only AMP101's own
-# documented examples (`def step(model, x, idx, n)`), so it stays, in this one place.
-_NETWORK_NAME = re.compile(
-    r"(^|_)(model|net|network|encoder|decoder|backbone|expert|head|mlp|transformer|generator|"
-    r"discriminator)s?($|_)", re.I)
-
-
-def network_name(name: str) -> bool:
-    return bool(_NETWORK_NAME.search(name))
-
-
 def module_callee(facts, func: cst.BaseExpression, frame) -> bool:
     """`self.layer(...)` (an attribute that is not a method), an instance of a module class
     of this file, a call the project resolves to the forward of project module classes
@@ -174,8 +160,6 @@ def module_callee(facts, func: cst.BaseExpression, frame) -> bool:
         return True
     if not isinstance(func, cst.Name):
         return False
-    if network_name(func.value) and facts.resolve(func, frame) is None:
-        return True  # `model(x)`, `encoder(tokens)`: a network passed in or built elsewhere
     function = frame.function
     root = function.node if function is not None else facts.module
     for node in iter_nodes(root):
