@@ -184,9 +184,9 @@ def module_callee(facts, func: cst.BaseExpression, frame) -> bool:
 class EntryForwardCall:
     """`callee(...)` (its dotted text) in function `scope` of this file runs, under a region,
     the forward of project module classes of other files (the project's EntryModuleOutput,
-    handed to the file where AMP101 reads it: project/module_outputs.forward_call_entries).
-    DINO's eval_knn.py `extract_features(model, data_loader)` fills a float32 bank with `model(x)` under
-    autocast, the model built in another file and passed in."""
+    handed to the file where AMP101 reads it: project/module_outputs.forward_call_entries):
+    pytorch-metric-learning's `compute_all_embeddings(trunk, embedder, ...)` fills a float32
+    bank with `embedder(trunk(x))`, the models built in another file and passed in."""
 
     scope: str
     callee: Tuple[str, ...]

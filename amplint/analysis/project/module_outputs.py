@@ -14,10 +14,10 @@ whose bases the project cannot follow) is not named.
 The names stay in the project pass: escape_args.py reads them to follow the output into a
 function of another file, region_args.py (through half_evidence.module_callee) to name a half
 argument. The calling file is handed them (forward_call_entries) only where AMP101 can read
-them: a function that also writes into a factory's buffer (DINO's `extract_features` filling
-a float32 bank with `model(x)`). Its own other uses of the output are not reported from them:
-a region file the pass gives entries is linted twice, and most training loops call a project
-module under their region.
+them: a function that also writes into a factory's buffer (a tester filling a float32 bank
+with `embedder(trunk(x))`, tests/projects/forward_call_metric). Its own other uses of the
+output are not reported from them: a region file the pass gives entries is linted twice, and
+most training loops call a project module under their region.
 
 Cost: only files with a region of their own are parsed (once, shared with the other entry
 passes), and the flow is asked only about instance calls under their half regions."""
@@ -159,7 +159,8 @@ def forward_call_entries(project) -> None:
                 if _writes_a_buffer(code, e.scope)}
         if kept:
             project.__dict__.setdefault("forward_calls", {})[path] = kept
-            project.__dict__.setdefault("forward_call_deps", {})[path] = set(project.module_output_deps[path])
+            deps = project.__dict__.setdefault("forward_call_deps", {})
+            deps[path] = set(project.module_output_deps[path])
 
 
 def _writes_a_buffer(code: CodeNames, scope: str) -> bool:
