@@ -493,6 +493,17 @@ SNIPPETS = {
                 return parts
             return dict(a=RMSNorm(4))
     """,
+    "matched casts (yolov10's profile)": """
+        import torch
+
+        def profile(inputs, ops, half=False):
+            for x in inputs:
+                for m in ops:
+                    m = m.half() if hasattr(m, "half") and x.dtype is torch.float16 else m
+                    n = m.half() if half else m
+                    k = m.to(torch.float16) if next(m.parameters()).dtype == torch.float32 else m
+                    j = m if x.dtype == torch.float32 else m.bfloat16()
+    """,
 }
 
 

@@ -15,7 +15,9 @@ from amplint.analysis.project.ast_values import (
 )
 from amplint.analysis.project.flowfacts import PROPERTIES, FlowFacts, FlowFunction
 from amplint.analysis.project.loop_targets import ast_bound_names, ast_target_names, bind_parts, comprehended
-from amplint.analysis.project.flowvalues import ADDS_ITEMS, CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, binds
+from amplint.analysis.project.flowvalues import (
+    ADDS_ITEMS, CHAIN, PREPARE, STATEMENT_CASTS, STATEMENT_METHODS, UNWRAP, Val, binds,
+)
 
 
 class AstFlowCollector(AstValueReader):
@@ -273,9 +275,20 @@ class AstFlowCollector(AstValueReader):
             return
         if receiver[0] == "self" and not attr and TEST_CASE_HELPER.fullmatch(receiver[1]):
             return
+        if attr in STATEMENT_CASTS and self._matched_arm(node, frame):
+            return
         if key:
             text = short_text(func, None, 40) + via
             self.function(key).dynamic.append((receiver, attr, text, self.s.line(node)))
+
+    def _matched_arm(self, node: ast.Call, frame: Frame) -> bool:
+        """flowfacts.FlowCollector._matched_arm over `ast`."""
+        function = frame.function
+        for expr in ast.walk(function.node) if function is not None else ():
+            if type(expr) is ast.IfExp and (expr.body is node or expr.orelse is node):
+                cast = self.val(node, frame)
+                return cast is not None and self._matched_cast(cast, expr.test, frame, 0) != cast
+        return False
 
     def _lambdas(self, func) -> list:
         if type(func) is not ast.Name:

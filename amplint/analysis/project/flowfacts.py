@@ -46,7 +46,8 @@ from amplint.analysis.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CAL
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes, own_statements
 from amplint.analysis.project.flowvalues import (
-    ADDS_ITEMS, CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, ValueReader, binds, first_arg, short_text,
+    ADDS_ITEMS, CHAIN, PREPARE, STATEMENT_CASTS, STATEMENT_METHODS, UNWRAP, Val, ValueReader, binds, first_arg,
+    short_text,
     super_init_base, without_positional,
 )
 from amplint.analysis.project.loop_targets import bind_parts, comprehended, cst_bound_names, cst_target_names
@@ -364,6 +365,8 @@ class FlowCollector(ValueReader):
             return
         if receiver[0] == "self" and not attr and TEST_CASE_HELPER.fullmatch(receiver[1]):
             return  # `self.assertEqual(...)`: unittest's, not a stored model
+        if attr in STATEMENT_CASTS and self._matched_arm(node, frame):
+            return
         text = short_text(self.module, func, 40) + via
         if root is not None:
             self.facts.roots.append((key, receiver, attr, text, self._mark(node), root))
@@ -371,6 +374,16 @@ class FlowCollector(ValueReader):
             self.function(key).dynamic.append((receiver, attr, text, self._mark(node)))
             if reached is not None:
                 self.facts.helper_roots.append((key, receiver, attr, text, self._mark(node), reached))
+
+    def _matched_arm(self, node: cst.Call, frame: Frame) -> bool:
+        """`m.half() if x.dtype is torch.float16 else m`: the module is cast in place only when
+        another value is half (ValueReader._matched_cast), which is no evidence of half."""
+        function = frame.function
+        for expr in iter_nodes(function.node) if function is not None else ():
+            if isinstance(expr, cst.IfExp) and (expr.body is node or expr.orelse is node):
+                cast = self.val(node, frame)
+                return cast is not None and self._matched_cast(cast, expr.test, frame, 0) != cast
+        return False
 
     def _lambdas(self, func) -> List[cst.BaseExpression]:
         """The bodies of the lambdas a called name is bound to, when it is bound to nothing
