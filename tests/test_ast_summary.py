@@ -504,6 +504,39 @@ SNIPPETS = {
                     k = m.to(torch.float16) if next(m.parameters()).dtype == torch.float32 else m
                     j = m if x.dtype == torch.float32 else m.bfloat16()
     """,
+    "branch-exclusive locals (yolov10's entrypoint)": """
+        from ultralytics import RTDETR, SAM, YOLO
+
+        def entrypoint(overrides, task=None, stem=""):
+            model = overrides.pop("model")
+            if "rtdetr" in stem:
+                model = RTDETR(model)
+            elif "sam" in stem:
+                head = model
+                model, extra = SAM(model), YOLO(head)
+                if task:
+                    model = SAM(extra, model)
+                else:
+                    other = YOLO(model)
+            elif "v8" in stem:
+                model: YOLO = YOLO(model, task=task)
+            else:
+                for stage in range(2):
+                    if stage:
+                        model = YOLO(model)
+                    else:
+                        kept = RTDETR(model)
+                gen = [YOLO(model) for _ in range(2)]
+            model.load(overrides)
+            return model
+
+        def with_param(model, flag):
+            if flag:
+                model = SAM(model)
+            else:
+                model = YOLO(model)
+            return model
+    """,
 }
 
 

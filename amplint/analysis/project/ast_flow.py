@@ -14,6 +14,7 @@ from amplint.analysis.project.ast_values import (
     Args, AstValueReader, _half_cast_dtype, _unstar, first_arg, short_text, without_positional,
 )
 from amplint.analysis.project.flowfacts import PROPERTIES, FlowFacts, FlowFunction
+from amplint.analysis.project.arm_locals import AST, ArmLocals
 from amplint.analysis.project.loop_targets import ast_bound_names, ast_target_names, bind_parts, comprehended
 from amplint.analysis.project.flowvalues import (
     ADDS_ITEMS, CHAIN, PREPARE, STATEMENT_CASTS, STATEMENT_METHODS, UNWRAP, Val, binds,
@@ -30,6 +31,7 @@ class AstFlowCollector(AstValueReader):
         self._lambda_names: Optional[Dict[str, list]] = None
         self._statements: Dict[int, list] = {}
         self.comprehended = comprehended(self.tree, ast_bound_names)
+        self.arms = ArmLocals(AST)
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
@@ -179,7 +181,9 @@ class AstFlowCollector(AstValueReader):
         if value is None:
             return
         if type(target) is ast.Name:
-            function.assigns.setdefault(target.id, []).append(value)
+            values = function.assigns.setdefault(target.id, [])
+            values.append(value)
+            self.arms.stored(target, values)
             if frame.kind == "class" and frame.parent is self.tree.module_frame:
                 self.function(frame.name).stores.append((target.id, value))
         elif (

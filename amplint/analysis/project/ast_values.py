@@ -60,7 +60,10 @@ def short_text(func, args: Optional[Args], limit: int = 48) -> str:
 
 class AstValueReader:
     """Needs `self.s` (the summarizer: names, tree, line(node), text(node)), `self.tree` and
-    `self.comprehended` (flowvalues.ValueReader's)."""
+    `self.comprehended` (flowvalues.ValueReader's); `self.arms` (arm_locals.ArmLocals) where
+    names read in an `if` arm are told apart (the flow collector)."""
+
+    arms = None
 
     def val(self, expr, frame: Frame, depth: int = 0) -> Optional[Val]:
         if depth > 8:
@@ -70,10 +73,14 @@ class AstValueReader:
             held = frame.scope.held
             name = expr.id
             try:
-                return held[name]
+                found = held[name]
             except KeyError:
                 found = held[name] = self._name(name, frame)
-                return found
+            if found is not None and found[0] == "local" and self.arms is not None:
+                synthetic = self.arms.read(expr, frame, self.key_of)
+                if synthetic:
+                    return ("local", synthetic)
+            return found
         if kind is ast.Attribute:
             if type(expr.value) is ast.Name and expr.value.id == "self":
                 return ("self", expr.attr)

@@ -50,6 +50,7 @@ from amplint.analysis.project.flowvalues import (
     short_text,
     super_init_base, without_positional,
 )
+from amplint.analysis.project.arm_locals import CST, ArmLocals
 from amplint.analysis.project.loop_targets import bind_parts, comprehended, cst_bound_names, cst_target_names
 
 PROPERTIES = frozenset({"property", "cached_property"})  # decorators whose method is read as a value
@@ -113,6 +114,7 @@ class FlowCollector(ValueReader):
         self._keys: Dict[int, str] = {}
         self._lambda_names: Optional[Dict[str, List[cst.BaseExpression]]] = None
         self.comprehended = comprehended(self.tree, cst_bound_names)
+        self.arms = ArmLocals(CST)
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
@@ -263,7 +265,9 @@ class FlowCollector(ValueReader):
         if value is None:
             return
         if isinstance(target, cst.Name):
-            function.assigns.setdefault(target.value, []).append(value)
+            values = function.assigns.setdefault(target.value, [])
+            values.append(value)
+            self.arms.stored(target, values)
             if frame.kind == "class" and frame.parent is self.tree.module_frame:  # `Runner = Runner` in a class body
                 self.function(frame.name).stores.append((target.value, value))
         elif (
@@ -464,6 +468,7 @@ class FlowCollector(ValueReader):
                 return ("lookup", fix(value[1]), fix(value[2]), value[3], lines.get(value[4], 0))
             return tuple(fix(v) if type(v) is tuple else v for v in value)
 
+        self.arms.settle(self.facts.functions)
         for function in self.facts.functions.values():
             function.defaults = {k: fix(v) for k, v in function.defaults.items()}
             function.annotations = {k: fix(v) for k, v in function.annotations.items()}

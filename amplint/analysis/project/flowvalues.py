@@ -86,7 +86,8 @@ class ValueReader:
                     return ("ref", "@" + expr.value)
                 if expr.value not in module_frame.bindings:
                     return None  # a builtin, or a name this file does not bind
-            return ("local", expr.value)
+            arms = getattr(self, "arms", None)
+            return ("local", (arms.read(expr, frame, self.key_of) if arms is not None else "") or expr.value)
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name) and expr.value.value == "self":
                 return ("self", expr.attr.value)
