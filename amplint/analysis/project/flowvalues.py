@@ -48,6 +48,17 @@ _NOT_PROJECT = ("torch.", "typing.", "numpy.", "collections.", "?")
 _BOUND_KINDS = frozenset({"local", "self", "call", "attr", "half", "sub", "partial", "wrap", "unwrap"})
 
 
+def plain_local(name: str) -> str:
+    """The name a ("local", name) value reads: without the arm a read inside an `if` arm is
+    marked with (arm_locals.py: "model#3b" reads `model`)."""
+    return name.partition("#")[0]
+
+
+def same_local(value: Optional[Val], name: str) -> bool:
+    """`value` reads the local `name` (in any arm)."""
+    return value is not None and value[0] == "local" and plain_local(value[1]) == plain_local(name)
+
+
 def keyed(items: tuple, keys) -> Val:
     """A dict's values (`{"h": blocks}`, `dict(h=blocks)`) as a tuple; with ("keys", name, ...)
     when every key is a literal string, so that `md.h` on an `nn.ModuleDict` reads its item."""
