@@ -503,6 +503,15 @@ SNIPPETS = {
                     n = m.half() if half else m
                     k = m.to(torch.float16) if next(m.parameters()).dtype == torch.float32 else m
                     j = m if x.dtype == torch.float32 else m.bfloat16()
+                    if x.dtype == torch.float16:
+                        m.half()
+                        m = m.half()
+                    elif half:
+                        m.half()
+                    else:
+                        if x.dtype == torch.bfloat16:
+                            m = m.bfloat16()
+                        n = m.half()
     """,
     "branch-exclusive locals (yolov10's entrypoint)": """
         from ultralytics import RTDETR, SAM, YOLO

@@ -32,8 +32,21 @@ def with_test(test, params=""):
 
 def test_cast_matched_to_another_values_dtype_is_no_half_evidence():
     assert findings(load(PROJECT)) == []
+    # the statement form, in place or kept: `if x.dtype is torch.float16: m.half()`
+    for cast in ("m.half()", "m = m.half()"):
+        assert findings(statement_form(cast, "x.dtype is torch.float16")) == []
+        assert findings(statement_form(cast, "half", ", half=True")) == [PAD_ZEROS]
     # the twin keeps the hazard: `m.half() if half else m` with `half=True` casts the module
     assert findings(with_test("half", ", half=True")) == [PAD_ZEROS]
     # a test of the cast module's own dtype (through a call, or its name) is no other value's
     assert findings(with_test("next(m.parameters()).dtype is torch.float32")) == [PAD_ZEROS]
     assert findings(with_test("m.dtype is torch.float32")) == [PAD_ZEROS]
+
+
+def statement_form(cast, test, params=""):
+    files = load(PROJECT)
+    line = f"            m = m.half() if {MATCHED} else m\n"
+    assert line in files[PROFILE]
+    files[PROFILE] = files[PROFILE].replace(line, f"            if {test}:\n                {cast}\n").replace(
+        "device=None)", f"device=None{params})")
+    return files

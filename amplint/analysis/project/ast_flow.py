@@ -119,7 +119,10 @@ class AstFlowCollector(AstValueReader):
                 for element, item in zip(names, items):
                     self._store(function, element, item, frame)
                 continue
-            self._store(function, target, self.val(site.value, frame), frame)
+            value = self.val(site.value, frame)
+            if value is not None and value[0] == "half" and self._matched_arm(site.value, frame):
+                value = value[1]
+            self._store(function, target, value, frame)
 
     def _loop(self, target, source, frame: Frame) -> None:
         if type(target) is ast.Tuple and len(target.elts) == 2:
@@ -290,8 +293,15 @@ class AstFlowCollector(AstValueReader):
         function = frame.function
         for expr in ast.walk(function.node) if function is not None else ():
             if type(expr) is ast.IfExp and (expr.body is node or expr.orelse is node):
-                cast = self.val(node, frame)
-                return cast is not None and self._matched_cast(cast, expr.test, frame, 0) != cast
+                test = expr.test
+            elif type(expr) is ast.If and any(
+                    type(stmt) in (ast.Expr, ast.Assign) and stmt.value is node
+                    for stmt in expr.body + expr.orelse):  # an `elif` is an If of its own
+                test = expr.test
+            else:
+                continue
+            cast = self.val(node, frame)
+            return cast is not None and self._matched_cast(cast, test, frame, 0) != cast
         return False
 
     def _lambdas(self, func) -> list:
@@ -377,3 +387,4 @@ def _super_init_base(func, frame: Frame):
     if args and not (type(args[0]) is ast.Name and args[0].id == cls.name):
         return None
     return bases[0]
+

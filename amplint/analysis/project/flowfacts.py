@@ -196,7 +196,10 @@ class FlowCollector(ValueReader):
                 for index, (element, item) in enumerate(zip(names, items)):
                     self._store(function, element, item, frame)
                 continue
-            self._store(function, target, self.val(value_node, frame), frame)
+            value = self.val(value_node, frame)
+            if value is not None and value[0] == "half" and self._matched_arm(value_node, frame):
+                value = value[1]
+            self._store(function, target, value, frame)
 
     def _loop(self, target: cst.BaseExpression, source: cst.BaseExpression, frame: Frame) -> None:
         """`for blk in self.blocks:` (also `enumerate(...)`, `.items()`, `.values()`, and a
@@ -379,14 +382,20 @@ class FlowCollector(ValueReader):
             if reached is not None:
                 self.facts.helper_roots.append((key, receiver, attr, text, self._mark(node), reached))
 
-    def _matched_arm(self, node: cst.Call, frame: Frame) -> bool:
-        """`m.half() if x.dtype is torch.float16 else m`: the module is cast in place only when
-        another value is half (ValueReader._matched_cast), which is no evidence of half."""
+    def _matched_arm(self, node: cst.BaseExpression, frame: Frame) -> bool:
+        """`m.half() if x.dtype is torch.float16 else m`, `if x.dtype == torch.float16:
+        model.half()` (or `model = model.half()`): the module is cast only when another value is
+        half (ValueReader._matched_cast), which is no evidence of half."""
         function = frame.function
         for expr in iter_nodes(function.node) if function is not None else ():
             if isinstance(expr, cst.IfExp) and (expr.body is node or expr.orelse is node):
-                cast = self.val(node, frame)
-                return cast is not None and self._matched_cast(cast, expr.test, frame, 0) != cast
+                test = expr.test
+            elif isinstance(expr, cst.If) and any(_holds(stmt, node) for stmt in _arm_statements(expr)):
+                test = expr.test
+            else:
+                continue
+            cast = self.val(node, frame)
+            return cast is not None and self._matched_cast(cast, test, frame, 0) != cast
         return False
 
     def _lambdas(self, func) -> List[cst.BaseExpression]:
@@ -487,6 +496,22 @@ class FlowCollector(ValueReader):
         self.facts.helper_roots = [
             (k, fix(r), a, t, lines.get(line, 0), i) for k, r, a, t, line, i in self.facts.helper_roots
         ]
+
+
+def _arm_statements(node: cst.If) -> list:
+    """The statements an `if` and its `else` run directly (an `elif` has a test of its own)."""
+    found = list(node.body.body) if isinstance(node.body, cst.IndentedBlock) else []
+    orelse = node.orelse
+    if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+        found += list(orelse.body.body)
+    return found
+
+
+def _holds(stmt, node) -> bool:
+    """`stmt` is `node` as a statement, or an assignment of it."""
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        (isinstance(small, cst.Expr) or isinstance(small, cst.Assign)) and small.value is node
+        for small in stmt.body)
 
 
 def _loops(body) -> List[cst.For]:
