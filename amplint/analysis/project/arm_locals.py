@@ -1,5 +1,6 @@
-"""Branch-exclusive local bindings for the class flow (flowfacts.py): a name read inside one arm
-of an `if` never holds what the other arm binds, as neither arm runs after the other. yolov10's
+"""Branch-exclusive local bindings for the class flow (flowfacts.py): a name that both arms of an
+`if`/`else` (or `elif`) bind, read inside one arm, never holds what the other arm binds, as
+neither arm runs after the other. yolov10's
 cfg `entrypoint` binds `model = SAM(model)`, ..., `model = YOLO(model, task=task)` in sibling
 `if/elif` arms; read flow-insensitively, `YOLO(model)` was handed the SAM instance too.
 
@@ -10,8 +11,8 @@ name's list less the values the hidden arms' assignments stored (`ArmLocals.sett
 
 Kept flow-insensitive (the plain name): an If inside a `for`/`while` of the function (the other
 arm ran on an earlier pass), a parameter, a `global`/`nonlocal` name, and bindings other than
-plain assignments (loop targets, `.append`, imports: never hidden). An assignment of a constant
-or a comparison hides nothing (no flow value), and spares the walk of the other arm."""
+plain assignments of a call (loop targets, `.append`, imports, aliases: never hidden; a call
+makes the instances that matter, and the walk of the arms for reads is spared elsewhere)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ import libcst as cst
 
 from amplint.analysis.facts.syntax import child_fields
 
-# values that never hold an instance (constants, comparisons): their assignments hide nothing
-_CST_CONSTANTS = (cst.BaseNumber, cst.BaseString, cst.Comparison)
-_AST_CONSTANTS = (ast.Constant, ast.JoinedStr, ast.Compare)
+# the values whose assignments an arm hides: calls (a constructor, a factory, a cast), which
+# make what a sibling arm must not see; an alias (`model = self.model`) is left to the flow
+_CST_VALUES = (cst.Call,)
+_AST_VALUES = (ast.Call,)
 _CST_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -85,10 +87,10 @@ class _Cst(_Syntax):
             if not isinstance(stmt, cst.SimpleStatementLine):
                 continue
             for small in stmt.body:
-                if isinstance(small, cst.Assign) and not isinstance(small.value, _CST_CONSTANTS):
+                if isinstance(small, cst.Assign) and isinstance(small.value, _CST_VALUES):
                     for target in small.targets:
                         found.extend(_cst_names(target.target))
-                elif isinstance(small, cst.AnnAssign) and not isinstance(small.value, _CST_CONSTANTS):
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.value, _CST_VALUES):
                     found.extend(_cst_names(small.target))
         return found
 
@@ -173,10 +175,10 @@ class _Ast(_Syntax):
         found: List[Tuple[str, int]] = []
         for stmt in self._statements(stmts):
             kind = type(stmt)
-            if kind is ast.Assign and not isinstance(stmt.value, _AST_CONSTANTS):
+            if kind is ast.Assign and isinstance(stmt.value, _AST_VALUES):
                 for target in stmt.targets:
                     found.extend(_ast_names(target))
-            elif kind is ast.AnnAssign and stmt.value is not None and not isinstance(stmt.value, _AST_CONSTANTS):
+            elif kind is ast.AnnAssign and isinstance(stmt.value, _AST_VALUES):
                 found.extend(_ast_names(stmt.target))
         return found
 
@@ -225,7 +227,7 @@ CST, AST = _Cst(), _Ast()
 def arm_reads(function_node, syntax: _Syntax) -> Tuple[Dict[int, str], Hidden]:
     """(id of a name read -> its synthetic name, synthetic name -> (name, hidden target ids))
     for one function's body."""
-    declared = syntax.declared(function_node)
+    declared = None
     exclusions: Dict[int, List[Tuple[str, str, Set[int]]]] = {}  # read id -> [(pair, name, targets)]
     number = 0
 
@@ -235,17 +237,23 @@ def arm_reads(function_node, syntax: _Syntax) -> Tuple[Dict[int, str], Hidden]:
             kind, blocks = syntax.statement(stmt)
             if kind == "if":
                 mine, number = number, number + 1
-                if not in_loop:
+                if not in_loop and blocks[1]:  # an `if` with no `else` hides nothing
                     _hide(mine, blocks)
             for block in blocks:
                 walk(block, in_loop or kind == "loop")
 
     def _hide(mine: int, arms: list) -> None:
+        nonlocal declared
         bound = [syntax.targets(arm) for arm in arms]
+        both = {name for name, _ in bound[0]} & {name for name, _ in bound[1]}
+        if not both:
+            return
+        if declared is None:
+            declared = syntax.declared(function_node)
         for side, arm in enumerate(arms):
             other: Dict[str, Set[int]] = {}
             for name, target in bound[1 - side]:
-                if name not in declared:
+                if name in both and name not in declared:
                     other.setdefault(name, set()).add(target)
             if not other:
                 continue
@@ -274,17 +282,23 @@ class ArmLocals:
     def __init__(self, syntax: _Syntax) -> None:
         self.syntax = syntax
         self._functions: Dict[int, Tuple[Dict[int, str], Hidden]] = {}
+        self._frames: Dict[int, Tuple[Dict[int, str], Hidden]] = {}  # id(frame) -> its function's
         self._stored: Dict[int, int] = {}  # target id -> index in assigns[name]
         self._used: Dict[str, Tuple[object, str]] = {}  # (function key, synthetic) -> frame key
 
     def read(self, name_node, frame, key_of) -> str:
         """The synthetic name of a read, or "" when the read sees every binding."""
-        function = frame.function
-        if function is None:
-            return ""
-        found = self._functions.get(id(function))
+        found = self._frames.get(id(frame))
         if found is None:
-            found = self._functions[id(function)] = arm_reads(function.node, self.syntax)
+            function = frame.function
+            if function is None:
+                return ""
+            found = self._functions.get(id(function))
+            if found is None:
+                found = self._functions[id(function)] = arm_reads(function.node, self.syntax)
+            self._frames[id(frame)] = found
+        if not found[0]:
+            return ""
         synthetic = found[0].get(id(name_node), "")
         if synthetic:
             self._used.setdefault((key_of(frame), synthetic), found[1][synthetic])
