@@ -22,30 +22,40 @@ HALF_MODULE = (
 )
 
 
+# a module class of the file whose output the dtype fact leaves unknown (`self.proj` is not
+# valued): the finding cites the module's output
+ENCODER = (
+    "import torch\n"
+    "class Encoder(torch.nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        return self.proj(x)\n"
+)
+
+
 def test_region_write_names_the_value_and_its_origin():
-    found = messages(
-        "import torch\n"
-        "def step(model, x, idx, n):\n"
+    found = messages(ENCODER + (
+        "def step(x, idx, n):\n"
+        "    model = Encoder()\n"
         "    with torch.autocast('cuda'):\n"
         "        h = model(x)\n"
         "        out = torch.zeros(n, h.shape[-1], device=h.device)\n"
         "        out[idx] = h\n"
-    )
-    assert len(found) == 1 and found[0][0] == 5
-    assert "line 6 writes `h` (half: the output of `model` at line 4) into it" in found[0][1]
+    ))
+    assert len(found) == 1 and found[0][0] == 9
+    assert "line 10 writes `h` (half: the output of `model` at line 8) into it" in found[0][1]
 
 
 def test_region_concatenation_names_the_half_item():
-    found = messages(
-        "import torch\n"
-        "def step(encoder, x, n):\n"
+    found = messages(ENCODER + (
+        "def step(x, n):\n"
+        "    encoder = Encoder()\n"
         "    with torch.autocast('cuda'):\n"
         "        h = encoder(x)\n"
         "        pad = torch.zeros(n, h.shape[-1], device=h.device)\n"
         "        return torch.cat([pad, h])\n"
-    )
+    ))
     assert len(found) == 1
-    assert "line 6 concatenates it with `h` (half: the output of `encoder` at line 4)" in found[0][1]
+    assert "line 10 concatenates it with `h` (half: the output of `encoder` at line 8)" in found[0][1]
 
 
 def test_fp16_code_prefers_the_value_shown_half():

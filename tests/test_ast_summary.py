@@ -493,6 +493,59 @@ SNIPPETS = {
                 return parts
             return dict(a=RMSNorm(4))
     """,
+    "matched casts (yolov10's profile)": """
+        import torch
+
+        def profile(inputs, ops, half=False):
+            for x in inputs:
+                for m in ops:
+                    m = m.half() if hasattr(m, "half") and x.dtype is torch.float16 else m
+                    n = m.half() if half else m
+                    k = m.to(torch.float16) if next(m.parameters()).dtype == torch.float32 else m
+                    j = m if x.dtype == torch.float32 else m.bfloat16()
+                    if x.dtype == torch.float16:
+                        m.half()
+                        m = m.half()
+                    elif half:
+                        m.half()
+                    else:
+                        if x.dtype == torch.bfloat16:
+                            m = m.bfloat16()
+                        n = m.half()
+    """,
+    "branch-exclusive locals (yolov10's entrypoint)": """
+        from ultralytics import RTDETR, SAM, YOLO
+
+        def entrypoint(overrides, task=None, stem=""):
+            model = overrides.pop("model")
+            if "rtdetr" in stem:
+                model = RTDETR(model)
+            elif "sam" in stem:
+                head = model
+                model, extra = SAM(model), YOLO(head)
+                if task:
+                    model = SAM(extra, model)
+                else:
+                    other = YOLO(model)
+            elif "v8" in stem:
+                model: YOLO = YOLO(model, task=task)
+            else:
+                for stage in range(2):
+                    if stage:
+                        model = YOLO(model)
+                    else:
+                        kept = RTDETR(model)
+                gen = [YOLO(model) for _ in range(2)]
+            model.load(overrides)
+            return model
+
+        def with_param(model, flag):
+            if flag:
+                model = SAM(model)
+            else:
+                model = YOLO(model)
+            return model
+    """,
 }
 
 

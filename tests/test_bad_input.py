@@ -365,7 +365,8 @@ def test_a_tree_libcst_itself_rejects_is_a_parse_error_not_an_internal_one():
     # issue #1061): reported as the file's parse error, as before the parse skipped validation
     from amplint.analysis.engine import Settings, lint_source
 
-    text = ("import torch\n\n\ndef step(model, x, idx, n):\n    with torch.autocast('cuda'):\n"
+    text = ("import torch\n\n\ndef step(x, idx, n):\n    model = torch.nn.Linear(8, 8)\n"
+            "    with torch.autocast('cuda'):\n"
             "        h = model(x)\n        out = torch.zeros(n, h.shape[-1], device=h.device)\n"
             "        out[idx] = h\n    cb = () if 0 else(lambda:())\n    return out, cb\n")
     # the rules no longer re-validate nodes as they walk (their walks do not rebuild the tree):

@@ -13,7 +13,8 @@ from amplint.cli.main import cli
 
 FACTORY = """\
 import torch
-def step(model, x, idx, n):
+def step(x, idx, n):
+    model = torch.nn.Linear(8, 8)
     with torch.autocast('cuda'):
         h = model(x)
         out = torch.zeros(n, h.shape[-1], device=h.device)
@@ -53,7 +54,7 @@ def test_write_baseline_then_gate_passes(project):
     document = json.loads((project / "amplint-baseline.json").read_text())
     assert document["format"] == "amplint-baseline" and document["version"] == 1
     assert [(e["path"], e["code"], e["line"]) for e in document["findings"]] == [
-        ("src/a.py", "AMP101", 5), ("src/a.py", "AMP104", 11)]
+        ("src/a.py", "AMP101", 6), ("src/a.py", "AMP104", 12)]
     gated = invoke("--baseline", "amplint-baseline.json", "src")
     assert gated.exit_code == 0, gated.output
     assert gated.stdout == "All checks passed!\n2 baselined findings not shown.\n"
@@ -81,11 +82,11 @@ def test_only_new_findings_fail_the_gate(project):
     gated = invoke("--baseline", "base.json", "src")
     assert gated.exit_code == 1
     lines = [line for line in gated.stdout.splitlines() if ": AMP" in line]
-    assert [line.split(":")[0:2] for line in lines] == [["src/a.py", "17"], ["src/b.py", "5"]]
+    assert [line.split(":")[0:2] for line in lines] == [["src/a.py", "19"], ["src/b.py", "5"]]
     assert "Found 2 findings." in gated.stdout
     assert "2 baselined findings not shown." in gated.stdout
     as_json = json.loads(invoke("--baseline", "base.json", "--output-format", "json", "src").stdout)
-    assert [(i["filename"], i["line"]) for i in as_json] == [("src/a.py", 17), ("src/b.py", 5)]
+    assert [(i["filename"], i["line"]) for i in as_json] == [("src/a.py", 19), ("src/b.py", 5)]
 
 
 def test_baseline_paths_are_relative_to_the_baseline_file(project, monkeypatch):
@@ -161,8 +162,8 @@ def test_add_noqa_skips_lines_it_cannot_mark(project):
     result = invoke("--add-noqa", "src")
     assert result.exit_code == 1
     assert "Added 0 noqa directives." in result.stderr
-    assert "error: src/a.py:5: cannot add `# noqa` here" in result.stderr
-    assert "error: src/a.py:12: cannot add `# noqa` here" in result.stderr
+    assert "error: src/a.py:6: cannot add `# noqa` here" in result.stderr
+    assert "error: src/a.py:13: cannot add `# noqa` here" in result.stderr
     assert source.read_text() == text
 
 

@@ -21,7 +21,8 @@ from amplint.analysis.rules import all_rules
 
 FACTORY = """\
 import torch
-def step(model, x, idx, n):
+def step(x, idx, n):
+    model = torch.nn.Linear(8, 8)
     with torch.autocast('cuda'):
         h = model(x)
         out = torch.zeros(n, h.shape[-1], device=h.device)
@@ -80,7 +81,7 @@ def test_findings_exit_1_one_sorted_line_each_and_a_summary(project):
     assert result.exit_code == 1, result.output
     found = finding_lines(result.stdout)
     assert [(m["path"], int(m["line"]), m["code"]) for m in found] == [
-        ("a.py", 5, "AMP101"), ("a.py", 11, "AMP104"), ("b.py", 5, "AMP104"),
+        ("a.py", 6, "AMP101"), ("a.py", 12, "AMP104"), ("b.py", 5, "AMP104"),
     ]
     keys = [(m["path"], int(m["line"]), int(m["col"])) for m in found]
     assert keys == sorted(keys)
@@ -109,8 +110,8 @@ def test_json_fields(project):
             "end_column", "fix"} <= set(item)
     assert item["code"] == "AMP101" and item["severity"] == "error"
     assert item["filename"] == "a.py"
-    assert (item["line"], item["column"]) == (5, 15)
-    assert item["end_line"] == 5 and item["end_column"] > item["column"]
+    assert (item["line"], item["column"]) == (6, 15)
+    assert item["end_line"] == 6 and item["end_column"] > item["column"]
     assert item["fix"]["applicability"] == "safe" and item["fix"]["message"]
     assert item["message"].startswith("`torch.zeros` without `dtype=`")
 

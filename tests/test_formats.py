@@ -22,7 +22,8 @@ from amplint.analysis.rules import all_rules
 
 FACTORY = """\
 import torch
-def step(model, x, idx, n):
+def step(x, idx, n):
+    model = torch.nn.Linear(8, 8)
     with torch.autocast('cuda'):
         h = model(x)
         out = torch.zeros(n, h.shape[-1], device=h.device)
@@ -97,13 +98,13 @@ def test_github_annotations_follow_the_documented_syntax(project):
     assert result.exit_code == 1
     found = annotations(result.stdout)
     assert [(lvl, p["file"], p["line"], p["title"]) for lvl, p, _ in found] == [
-        ("error", "src/a.py", "5", "amplint (AMP101)"),
-        ("warning", "src/a.py", "11", "amplint (AMP104)"),
+        ("error", "src/a.py", "6", "amplint (AMP101)"),
+        ("warning", "src/a.py", "12", "amplint (AMP104)"),
         ("warning", "src/h.py", "4", "amplint (AMP103)"),
     ]
     level, props, message = found[0]
-    assert props["col"] == "15" and props["endLine"] == "5" and int(props["endColumn"]) > 15
-    assert message.startswith("src/a.py:5:15: AMP101 `torch.zeros` without `dtype=`")
+    assert props["col"] == "15" and props["endLine"] == "6" and int(props["endColumn"]) > 15
+    assert message.startswith("src/a.py:6:15: AMP101 `torch.zeros` without `dtype=`")
 
 
 def test_github_escapes_paths_and_messages(project):
@@ -125,7 +126,7 @@ def test_github_notebook_annotation_names_the_cell(project):
                    "source": FACTORY.splitlines(True)}],
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
     (level, props, message), = annotations(invoke("--output-format", "github", "nb.ipynb").stdout)
-    assert message.startswith("nb.ipynb:cell 1:5:15: AMP101")
+    assert message.startswith("nb.ipynb:cell 1:6:15: AMP101")
     text = (project / "nb.ipynb").read_text().splitlines()
     assert "torch.zeros" in text[int(props["line"]) - 1]
 
@@ -270,8 +271,8 @@ def test_junit_report(project):
     assert set(suites) == {"src/a&b.py", "src/a.py", "src/h.py", "amplint errors"}
     cases = suites["src/a.py"].findall("testcase")
     assert [c.find("failure").get("type") for c in cases] == ["AMP101", "AMP104"]
-    assert cases[0].get("line") == "5" and cases[0].get("file") == "src/a.py"
-    assert "src/a.py:5:15: AMP101" in cases[0].find("failure").text
+    assert cases[0].get("line") == "6" and cases[0].get("file") == "src/a.py"
+    assert "src/a.py:6:15: AMP101" in cases[0].find("failure").text
     error = suites["amplint errors"].find("testcase/error")
     assert "not valid UTF-8" in error.get("message")
 

@@ -46,6 +46,8 @@ LAYER_OF = {
     "amplint.analysis.engine": "analysis/engine",
     "amplint.analysis.prefilter": "analysis/engine",
     "amplint.analysis.prefilter_entries": "analysis/engine",
+    "amplint.analysis.prefilter_names": "analysis/engine",
+    "amplint.analysis.prefilter_constants": "analysis/engine",
     "amplint.analysis.fix_text": "analysis/engine",
     "amplint.analysis.large_files": "analysis/engine",
     "amplint.analysis.positions": "analysis/engine",

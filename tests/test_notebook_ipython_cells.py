@@ -25,7 +25,8 @@ def project(tmp_path, monkeypatch):
 # A hazard cell (AMP101: a float16 value written into a float32 buffer) proves the notebook
 # was linted past the IPython-only cells; the clean twins leave it out.
 HAZARD = [
-    "def pool(model, x, idx, n):\n",
+    "def pool(x, idx, n):\n",
+    "    model = torch.nn.Linear(8, 8)\n",
     "    with torch.autocast('cuda'):\n",
     "        h = model(x)\n",
     "        out = torch.zeros(n, h.shape[-1], device=h.device)\n",
@@ -52,7 +53,7 @@ def test_an_indented_shell_escape_is_not_a_syntax_error(project, twin):
     assert errors == [] and result.stderr == "", result.stderr
     assert result.exit_code == (0 if twin else 1)
     if not twin:
-        assert result.stdout.startswith("tts.ipynb:cell 4:4:15: AMP101")
+        assert result.stdout.startswith("tts.ipynb:cell 4:5:15: AMP101")
 
 
 @pytest.mark.parametrize("twin", [False, True])
@@ -87,7 +88,7 @@ def test_a_real_syntax_error_is_still_reported(project, cell, where, fmt):
     if fmt == "json":
         items = json.loads(result.stdout)
         assert [(item["code"], item["filename"], item["cell"], item["line"]) for item in items] == [
-            ("AMP101", "bad.ipynb", 4, 4), (None, "bad.ipynb", 3, 1)]
+            ("AMP101", "bad.ipynb", 4, 5), (None, "bad.ipynb", 3, 1)]
         assert "syntax error" in items[1]["message"]
     if fmt == "github":
         annotations = result.stdout.splitlines()

@@ -13,9 +13,10 @@ from click.testing import CliRunner
 
 from amplint.cli.main import cli
 
-IMPORTS = ["%matplotlib inline\n", "import torch\n", "!nvidia-smi"]
+# the first code cell also builds the model the later cells run
+IMPORTS = ["%matplotlib inline\n", "import torch\n", "model = torch.nn.Linear(8, 8)\n", "!nvidia-smi"]
 FACTORY_CELL = [
-    "def step(model, x, idx, n):\n",
+    "def step(x, idx, n):\n",
     "    with torch.autocast('cuda'):\n",
     "        h = model(x)\n",
     "        %time y = 1\n",
@@ -90,7 +91,7 @@ def test_json_output_has_the_cell(project):
 
 
 def test_imports_in_an_earlier_cell_bind_torch_in_later_ones(project):
-    save(project / "a.ipynb", notebook(["import torch as th\n"], [
+    save(project / "a.ipynb", notebook(["import torch as th\n", "model = th.nn.Linear(8, 8)\n"], [
         "with th.autocast('cuda'):\n", "    buf = th.zeros(4, 8, device=x.device)\n",
         "    buf[idx] = model(x)\n"]))
     result = invoke("a.ipynb")

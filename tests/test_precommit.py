@@ -31,7 +31,8 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 FACTORY = """\
 import torch
-def step(model, x, idx, n):
+def step(x, idx, n):
+    model = torch.nn.Linear(8, 8)
     with torch.autocast('cuda'):
         h = model(x)
         out = torch.zeros(n, h.shape[-1], device=h.device)
@@ -157,8 +158,8 @@ def test_try_repo_check_hook_fails_on_hazards(hooks_repo, cache, project):
     output = proc.stdout + proc.stderr
     assert proc.returncode == 1, output
     assert re.search(r"amplint\.+Failed", output), output
-    assert "src/train.py:5:15: AMP101" in output
-    assert "explore.ipynb:cell 2:4:15: AMP101" in output
+    assert "src/train.py:6:15: AMP101" in output
+    assert "explore.ipynb:cell 2:5:15: AMP101" in output
     assert "legacy/old.py" not in output  # extend-exclude applies to the files pre-commit passes
     assert "clean.py" not in output and "README.md" not in output
     assert (project / "src" / "train.py").read_text() == FACTORY  # the check hook writes nothing

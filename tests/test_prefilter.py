@@ -396,15 +396,18 @@ LOSSES = (
     "    overlap = torch.min(pred, target).clamp(min=0)\n"
     "    return (1 - overlap / (pred + target - overlap)) * weights\n"
 )
-TRAINER = (
+TRAINER = (  # (its module shown: a callee's name is no evidence of a module output)
     "import torch\n"
     "from losses import iou_loss\n\n\n"
-    "def step(model, batch, optimizer):\n"
-    "    with torch.autocast('cuda', dtype=torch.float16):\n"
-    "        pred = model(batch['x'])\n"
-    "        loss = iou_loss(pred, batch['y'], batch['w'])\n"
-    "    loss.backward()\n"
-    "    optimizer.step()\n"
+    "class Trainer:\n"
+    "    def __init__(self):\n"
+    "        self.model = torch.nn.Linear(8, 8)\n\n"
+    "    def step(self, batch, optimizer):\n"
+    "        with torch.autocast('cuda', dtype=torch.float16):\n"
+    "            pred = self.model(batch['x'])\n"
+    "            loss = iou_loss(pred, batch['y'], batch['w'])\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
 )
 
 

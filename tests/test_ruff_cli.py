@@ -31,9 +31,9 @@ FACTORY = """\
 import torch
 
 
-def step(model, x, idx, n):
+def step(x, idx, n):
     with torch.autocast("cuda"):
-        h = model(x)
+        h = torch.nn.Linear(8, 8)(x)
         out = torch.zeros(n, h.shape[-1], device=h.device)
         out[idx] = h
 """

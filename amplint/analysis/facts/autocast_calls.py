@@ -13,6 +13,7 @@ import libcst as cst
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.bound_values import BoundValues, EntryBoundSpans
 from amplint.analysis.facts.class_dtypes import self_dtypes
+from amplint.analysis.facts.dtype_choices import dtype_choices
 from amplint.analysis.facts.dtype_fields import field_dtype
 from amplint.analysis.facts.foreign_stores import stored_elsewhere
 from amplint.analysis.facts.names import resolve_expr
@@ -52,6 +53,8 @@ class Region:
     # an opener whose autocast's `dtype=` is its own parameter (facts/opener_dtypes.py):
     # (position, name, the default's dtype); `dtype` is then the default's, a call may pass another
     dtype_param: Optional[Tuple[int, str, Optional[str]]] = None
+    # `dtype=` picks one of these by a test (facts/dtype_choices.py), `dtype` then None
+    dtype_choices: Tuple[str, ...] = ()
 
     @property
     def active(self) -> bool:
@@ -121,8 +124,10 @@ def autocast_call_region(qualified: str, call: cst.Call, origin: cst.CSTNode, mo
         if dtype is None and by_class is None and not (attr is not None and _class_binds(frame, attr)):
             # (a class attribute is class_dtypes.py's: it knows every subclass of the project)
             dtype = _bound_dtype(dtype_expr, module, entries)
+    choices = dtype_choices(dtype_expr, frame, DTYPES) if dtype is None and by_class is None else ()
     kind = "with"
     return Region(enabled, device, dtype, origin, kind, device_expr=device_expr, dtype_by_class=by_class,
+                  dtype_choices=choices,
                   dtype_expr=dtype_expr, enabled_expr=enabled_expr, forwards=forwards,
                   cache_off=literal_bool(args["cache_enabled"]) is False if "cache_enabled" in args else False)
 

@@ -305,7 +305,7 @@ class RegionWalker:
         called here runs forward in the caller's grad mode (nograd_methods.grad_params): every
         function the call may run (a subclass of this file overriding a method included) does
         it alike."""
-        if not dotted or any(a.star for a in call.args) or (len(dotted) == 1 and bound_locally(self.frame, dotted[0])):
+        if not dotted or (len(dotted) == 1 and bound_locally(self.frame, dotted[0])):
             return []
         callees = self.facts.callgraph.callees(CallSite(call, self.frame, None, None, None))
         if len(callees) != 1 or callees[0] is self.frame.function:
@@ -315,7 +315,14 @@ class RegionWalker:
         others = overrides(self.facts.regions, call, self.frame, callee) if params else ()
         if any([p[:2] for p in grad_params(other)] != [p[:2] for p in params] for other in others):
             return []
-        positional = [a for a in call.args if a.keyword is None]
+        # a starred argument hides the positions after it; a parameter bound before it, or by
+        # name, is that argument (`*args` or `**kwargs` binding it too would raise a TypeError)
+        positional = []
+        for a in call.args:
+            if a.star:
+                break
+            if a.keyword is None:
+                positional.append(a)
         out = []
         for index, name, node in params:
             arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)

@@ -14,7 +14,6 @@ of `h.split(d)`), arithmetic whose tensor sides all are, or a local the function
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -22,7 +21,8 @@ import libcst as cst
 
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.facts.dtypes import region_policy
-from amplint.analysis.facts.tree import iter_nodes, scope_key
+from amplint.analysis.facts.returned_escapes import EntryModuleOutput
+from amplint.analysis.facts.tree import dotted_name, iter_nodes, scope_key
 
 HALF_OPTIONS = ("float16", "bfloat16", "autocast")
 # `h * W`, `h + b`: the result is half only when every tensor side is (a float32 side promotes)
@@ -146,31 +146,20 @@ def _split_into(assign, name: str) -> bool:
         for t in assign.targets)
 
 
-# The one name guess left (AMP101 only): a callee the file cannot resolve whose name says it is
-# a network. No fact shows what a parameter `model` holds; measured (notes/r20-onefact.md), it
-# carries no finding on the 19 and 120 real trees nor on blind sets A-M, only AMP101's own
-# documented examples (`def step(model, x, idx, n)`), so it stays, in this one place.
-_NETWORK_NAME = re.compile(
-    r"(^|_)(model|net|network|encoder|decoder|backbone|expert|head|mlp|transformer|generator|"
-    r"discriminator)s?($|_)", re.I)
-
-
-def network_name(name: str) -> bool:
-    return bool(_NETWORK_NAME.search(name))
-
-
 def module_callee(facts, func: cst.BaseExpression, frame) -> bool:
     """`self.layer(...)` (an attribute that is not a method), an instance of a module class
-    of this file, or a loop variable over `self.layers` (`for i, layer in enumerate(self.x)`)."""
+    of this file, a call the project resolves to the forward of project module classes
+    (EntryForwardCall; in the project pass, its EntryModuleOutput), or a loop variable over
+    `self.layers` (`for i, layer in enumerate(self.x)`)."""
     owner = facts.callgraph.self_attr_owner(func, frame)
     if owner is not None:
         return facts.callgraph.method(owner[0], owner[1]) is None
     if facts.callgraph.class_of_instance(func, frame) is not None:
         return True
+    if _forward_call(facts, func, frame) is not None:
+        return True
     if not isinstance(func, cst.Name):
         return False
-    if network_name(func.value) and facts.resolve(func, frame) is None:
-        return True  # `model(x)`, `encoder(tokens)`: a network passed in or built elsewhere
     function = frame.function
     root = function.node if function is not None else facts.module
     for node in iter_nodes(root):
@@ -189,6 +178,33 @@ def module_callee(facts, func: cst.BaseExpression, frame) -> bool:
         ):
             return True
     return False
+
+
+@dataclass(frozen=True)
+class EntryForwardCall:
+    """`callee(...)` (its dotted text) in function `scope` of this file runs, under a region,
+    the forward of project module classes of other files (the project's EntryModuleOutput,
+    handed to the file where AMP101 reads it: project/module_outputs.forward_call_entries):
+    pytorch-metric-learning's `compute_all_embeddings(trunk, embedder, ...)` fills a float32
+    bank with `embedder(trunk(x))`, the models built in another file and passed in."""
+
+    scope: str
+    callee: Tuple[str, ...]
+    classes: str  # "TinyAttention in models/attention.py"
+
+
+def _forward_call(facts, func: cst.BaseExpression, frame) -> Optional[str]:
+    """The module classes the project says `func(...)` at `frame` runs (EntryForwardCall, or
+    the pass's own EntryModuleOutput), None when it says nothing."""
+    table = facts.__dict__.get("_forward_calls")
+    if table is None:
+        table = {(e.scope, e.callee): e.classes for e in facts.entries
+                 if isinstance(e, (EntryForwardCall, EntryModuleOutput))}
+        facts.__dict__["_forward_calls"] = table
+    dotted = dotted_name(func) if table else None
+    if dotted is None:
+        return None
+    return table.get((scope_key(frame.scope) if frame.scope is not None else "", dotted))
 
 
 @dataclass(frozen=True)

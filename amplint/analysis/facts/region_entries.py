@@ -29,6 +29,8 @@ class EntryRegion:
     # the arguments of every call that reaches it under a region, each (how many positional,
     # the keywords' names); None when one of them is not a plain call with such arguments
     args: Optional[Tuple[Tuple[int, Tuple[str, ...]], ...]] = None
+    # every region that reaches it passes `cache_enabled=False` to its autocast
+    cache_off: bool = False
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ class RegionAnalysis:
                 continue
             frame.inherited = Region(
                 entry.enabled, entry.device, entry.dtype, frame.node, "project",
-                external=entry.cite,
+                external=entry.cite, cache_off=entry.cache_off,
             )
 
     # -- public ---------------------------------------------------------------------------

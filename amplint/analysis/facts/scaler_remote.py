@@ -21,6 +21,8 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.scaler_flow import Branch, Loop
+from amplint.analysis.facts.syntax import calls_in
+from amplint.analysis.facts.tree import dotted_name
 
 # (kind, scaler text or "", optimizer/arg text or "", backward, framework or "", ctx, line, text)
 # ctx: ("L", n) for a loop, ("L", n, True) for one whose iterations each step another optimizer
@@ -232,3 +234,18 @@ def _if_node(test: str) -> cst.CSTNode:
     except cst.ParserSyntaxError:
         return cst.Name("remote_branch")
     return cst.If(test=expr, body=cst.IndentedBlock(body=[]))
+
+
+def lambda_updates(tree) -> Set[str]:
+    """The receivers' texts of the `X.update()` calls in the file's lambda bodies
+    (`trainer.add_event_handler(event, lambda engine: scaler.update())`): such an update runs
+    whenever what the lambda is handed to calls it, an order no flow of the file shows."""
+    found: Set[str] = set()
+    for node, _frame in tree.lambdas:
+        for call in calls_in(node.body):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "update" and not call.args:
+                receiver = dotted_name(func.value)
+                if receiver:
+                    found.add(".".join(receiver))
+    return found

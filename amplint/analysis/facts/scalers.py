@@ -34,7 +34,9 @@ from amplint.analysis.facts.scaler_paths import (  # noqa: F401  (re-exported fo
 from amplint.analysis.facts.scaler_protocol import composed_flows, quiet_frames, spans, through_place  # noqa: F401
 from amplint.analysis.facts.scaler_flags import flag_entries
 from amplint.analysis.facts.scaler_wrappers import held_wrapper, other_scaler_class, wrapper_bindings
-from amplint.analysis.facts.scaler_remote import caller_updated, caller_updates, inherited_scalers, scaler_entries
+from amplint.analysis.facts.scaler_remote import (
+    caller_updated, caller_updates, inherited_scalers, lambda_updates, scaler_entries,
+)
 from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
 
@@ -461,9 +463,17 @@ class ScalerAnalysis:
         return self._anywhere("unscale", text)
 
     def _anywhere(self, kind: str, text: str) -> bool:
-        """An event of the file, or of another file's function it calls (self.remote)."""
+        """An event of the file, or of another file's function it calls (self.remote); an update
+        also in a lambda's body (`add_event_handler(..., lambda engine: scaler.update())`): the
+        lambda runs whenever what it is handed to calls it, an order no flow of the file shows."""
         flows = self.flows + (self.composed if self.remote else [])
-        return any(e.kind == kind and str(e.scaler) == str(text) for f in flows for e in f.events)
+        if any(e.kind == kind and str(e.scaler) == str(text) for f in flows for e in f.events):
+            return True
+        return kind == "update" and str(text) in self._lambda_updates
+
+    @cached_property
+    def _lambda_updates(self) -> Set[str]:
+        return lambda_updates(self.tree)
 
     # -- what a call is -------------------------------------------------------------------
     def clip_call(self, call: cst.Call, site: Optional[CallSite], depth: int = 0) -> bool:

@@ -103,6 +103,7 @@ class Collector:
         # each `for` clause of a comprehension, in walk order, with the frame it runs in
         self.comprehensions: List[Tuple[cst.CompFor, Frame]] = []
         self.loops: List[Tuple[cst.For, Frame]] = []  # each `for` statement, with its frame
+        self.lambdas: List[Tuple[cst.Lambda, Frame]] = []  # each lambda, with the frame defining it
         self.classes: Dict[str, Frame] = {}
         self._line_stmt: Optional[cst.SimpleStatementLine] = None
         self._fallback: List[Set[str]] = []  # names a `try` body imported, per enclosing handler
@@ -311,6 +312,7 @@ class Collector:
         self._unaliasable.update(_target_names(node.target))
 
     def _lambda(self, node: cst.Lambda) -> None:
+        self.lambdas.append((node, self.frame))
         for param in _all_params(node.params):
             self._unaliasable.add(param.name.value)
 

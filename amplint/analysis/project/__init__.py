@@ -38,7 +38,7 @@ from amplint.analysis.project.device_params import param_device_entries
 from amplint.analysis.project.escape_args import escape_arg_entries
 from amplint.analysis.project.region_args import region_arg_entries
 from amplint.analysis.project.escape_returns import escape_return_entries
-from amplint.analysis.project.module_outputs import module_output_entries
+from amplint.analysis.project.module_outputs import forward_call_entries, module_output_entries
 from amplint.analysis.project.property_entries import params_dtype_entries
 from amplint.analysis.project.class_dtype_entries import class_dtype_entries
 from amplint.analysis.project.backward_entries import backward_method_entries
@@ -278,9 +278,10 @@ class ProjectFacts(ProjectResolver):
         param_device_entries(self)
         bound_value_entries(self, reach.entries)
         module_output_entries(self)
+        forward_call_entries(self)  # AMP101's, to a calling function that writes a factory's buffer
         escape_return_entries(self)  # reads the module outputs: `return model.encoder(x)`
-        # the module outputs stay in the pass (escape_args reads them): handed to the calling
-        # file, they would have every region file that calls a project module linted twice
+        # the module outputs stay in the pass otherwise (escape_args reads them): handed to every
+        # calling file, they would have every region file that calls a project module linted twice
         escape_arg_entries(self)
         region_arg_entries(self)  # half values passed under a region (shares escape_args' walks)
         params_dtype_entries(self, set(self._entries) | set(self.first_pass))
@@ -301,7 +302,7 @@ class ProjectFacts(ProjectResolver):
                             ("class_dtypes", "class_dtype_deps"),
                             ("backward_calls", "backward_deps"), ("attr_regions", "attr_deps"),
                             ("escape_returns", "escape_return_deps"), ("escape_args", "escape_arg_deps"),
-                            ("region_args", "region_arg_deps")):
+                            ("region_args", "region_arg_deps"), ("forward_calls", "forward_call_deps")):
             for path, calls in self.__dict__.get(found, {}).items():
                 self._entries[path] = tuple(self._entries.get(path, ())) + tuple(sorted(calls, key=repr))
                 self._deps.setdefault(path, set()).update(self.__dict__[deps][path])

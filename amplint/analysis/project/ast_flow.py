@@ -14,8 +14,11 @@ from amplint.analysis.project.ast_values import (
     Args, AstValueReader, _half_cast_dtype, _unstar, first_arg, short_text, without_positional,
 )
 from amplint.analysis.project.flowfacts import PROPERTIES, FlowFacts, FlowFunction
+from amplint.analysis.project.arm_locals import AST, ArmLocals
 from amplint.analysis.project.loop_targets import ast_bound_names, ast_target_names, bind_parts, comprehended
-from amplint.analysis.project.flowvalues import ADDS_ITEMS, CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, binds
+from amplint.analysis.project.flowvalues import (
+    ADDS_ITEMS, CHAIN, PREPARE, STATEMENT_CASTS, STATEMENT_METHODS, UNWRAP, Val, binds,
+)
 
 
 class AstFlowCollector(AstValueReader):
@@ -28,6 +31,7 @@ class AstFlowCollector(AstValueReader):
         self._lambda_names: Optional[Dict[str, list]] = None
         self._statements: Dict[int, list] = {}
         self.comprehended = comprehended(self.tree, ast_bound_names)
+        self.arms = ArmLocals(AST)
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
@@ -115,7 +119,10 @@ class AstFlowCollector(AstValueReader):
                 for element, item in zip(names, items):
                     self._store(function, element, item, frame)
                 continue
-            self._store(function, target, self.val(site.value, frame), frame)
+            value = self.val(site.value, frame)
+            if value is not None and value[0] == "half" and self._matched_arm(site.value, frame):
+                value = value[1]
+            self._store(function, target, value, frame)
 
     def _loop(self, target, source, frame: Frame) -> None:
         if type(target) is ast.Tuple and len(target.elts) == 2:
@@ -177,7 +184,9 @@ class AstFlowCollector(AstValueReader):
         if value is None:
             return
         if type(target) is ast.Name:
-            function.assigns.setdefault(target.id, []).append(value)
+            values = function.assigns.setdefault(target.id, [])
+            values.append(value)
+            self.arms.stored(target, values)
             if frame.kind == "class" and frame.parent is self.tree.module_frame:
                 self.function(frame.name).stores.append((target.id, value))
         elif (
@@ -273,9 +282,27 @@ class AstFlowCollector(AstValueReader):
             return
         if receiver[0] == "self" and not attr and TEST_CASE_HELPER.fullmatch(receiver[1]):
             return
+        if attr in STATEMENT_CASTS and self._matched_arm(node, frame):
+            return
         if key:
             text = short_text(func, None, 40) + via
             self.function(key).dynamic.append((receiver, attr, text, self.s.line(node)))
+
+    def _matched_arm(self, node: ast.Call, frame: Frame) -> bool:
+        """flowfacts.FlowCollector._matched_arm over `ast`."""
+        function = frame.function
+        for expr in ast.walk(function.node) if function is not None else ():
+            if type(expr) is ast.IfExp and (expr.body is node or expr.orelse is node):
+                test = expr.test
+            elif type(expr) is ast.If and any(
+                    type(stmt) in (ast.Expr, ast.Assign) and stmt.value is node
+                    for stmt in expr.body + expr.orelse):  # an `elif` is an If of its own
+                test = expr.test
+            else:
+                continue
+            cast = self.val(node, frame)
+            return cast is not None and self._matched_cast(cast, test, frame, 0) != cast
+        return False
 
     def _lambdas(self, func) -> list:
         if type(func) is not ast.Name:
@@ -360,3 +387,4 @@ def _super_init_base(func, frame: Frame):
     if args and not (type(args[0]) is ast.Name and args[0].id == cls.name):
         return None
     return bases[0]
+

@@ -185,6 +185,7 @@ class _AstSummarizer(SourcePositions):
                 key = function_key(callee)
                 if key and key not in owner.local:
                     owner.local.append(key)
+        flow.arms.settle(flow.facts.functions)
         lines: List[int] = []
         for function in summary.functions.values():
             calls = []

@@ -60,7 +60,10 @@ def short_text(func, args: Optional[Args], limit: int = 48) -> str:
 
 class AstValueReader:
     """Needs `self.s` (the summarizer: names, tree, line(node), text(node)), `self.tree` and
-    `self.comprehended` (flowvalues.ValueReader's)."""
+    `self.comprehended` (flowvalues.ValueReader's); `self.arms` (arm_locals.ArmLocals) where
+    names read in an `if` arm are told apart (the flow collector)."""
+
+    arms = None
 
     def val(self, expr, frame: Frame, depth: int = 0) -> Optional[Val]:
         if depth > 8:
@@ -70,10 +73,14 @@ class AstValueReader:
             held = frame.scope.held
             name = expr.id
             try:
-                return held[name]
+                found = held[name]
             except KeyError:
                 found = held[name] = self._name(name, frame)
-                return found
+            if found is not None and found[0] == "local" and self.arms is not None:
+                synthetic = self.arms.read(expr, frame, self.key_of)
+                if synthetic:
+                    return ("local", synthetic)
+            return found
         if kind is ast.Attribute:
             if type(expr.value) is ast.Name and expr.value.id == "self":
                 return ("self", expr.attr)
@@ -123,6 +130,7 @@ class AstValueReader:
                     and type(test.func) is ast.Name and test.func.id in ("isinstance", "hasattr")
                     and test.args and self.val(test.args[0], frame, depth + 1) == orelse):
                 return body  # `m.module if isinstance(m, DataParallel) else m`: the unwrapped model
+            body, orelse = (self._matched_cast(arm, test, frame, depth) for arm in (body, orelse))
             return _any(body, orelse)
         if kind is ast.BoolOp and type(expr.op) is ast.Or:
             # LibCST nests `a or b or c` to the left: ((a or b) or c)
@@ -249,6 +257,16 @@ class AstValueReader:
             return None
         name = "".join(texts)
         return ("ref", name) if all(p.isidentifier() for p in name.split(".")) else None
+
+    def _matched_cast(self, arm: Optional[Val], test: ast.expr, frame: Frame, depth: int):
+        """flowvalues.ValueReader._matched_cast over `ast`."""
+        if arm is None or arm[0] != "half":
+            return arm
+        tested = [node.value for node in ast.walk(test) if type(node) is ast.Attribute and node.attr == "dtype"]
+        if not tested or not all(dotted(e) is not None for e in tested):
+            return arm
+        values = [self.val(e, frame, depth + 1) for e in tested]
+        return arm[1] if all(v is not None and v != arm[1] for v in values) else arm
 
     def _call(self, call: ast.Call, frame: Frame, depth: int) -> Optional[Val]:
         func = call.func

@@ -46,9 +46,11 @@ from amplint.analysis.data.call_names import NOT_MODULE_CALLS as _NOT_MODULE_CAL
 from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes, own_statements
 from amplint.analysis.project.flowvalues import (
-    ADDS_ITEMS, CHAIN, PREPARE, STATEMENT_METHODS, UNWRAP, Val, ValueReader, binds, first_arg, short_text,
+    ADDS_ITEMS, CHAIN, PREPARE, STATEMENT_CASTS, STATEMENT_METHODS, UNWRAP, Val, ValueReader, binds, first_arg,
+    short_text,
     super_init_base, without_positional,
 )
+from amplint.analysis.project.arm_locals import CST, ArmLocals
 from amplint.analysis.project.loop_targets import bind_parts, comprehended, cst_bound_names, cst_target_names
 
 PROPERTIES = frozenset({"property", "cached_property"})  # decorators whose method is read as a value
@@ -112,6 +114,7 @@ class FlowCollector(ValueReader):
         self._keys: Dict[int, str] = {}
         self._lambda_names: Optional[Dict[str, List[cst.BaseExpression]]] = None
         self.comprehended = comprehended(self.tree, cst_bound_names)
+        self.arms = ArmLocals(CST)
 
     def key_of(self, frame: Frame) -> str:
         function = frame.function
@@ -193,7 +196,10 @@ class FlowCollector(ValueReader):
                 for index, (element, item) in enumerate(zip(names, items)):
                     self._store(function, element, item, frame)
                 continue
-            self._store(function, target, self.val(value_node, frame), frame)
+            value = self.val(value_node, frame)
+            if value is not None and value[0] == "half" and self._matched_arm(value_node, frame):
+                value = value[1]
+            self._store(function, target, value, frame)
 
     def _loop(self, target: cst.BaseExpression, source: cst.BaseExpression, frame: Frame) -> None:
         """`for blk in self.blocks:` (also `enumerate(...)`, `.items()`, `.values()`, and a
@@ -262,7 +268,9 @@ class FlowCollector(ValueReader):
         if value is None:
             return
         if isinstance(target, cst.Name):
-            function.assigns.setdefault(target.value, []).append(value)
+            values = function.assigns.setdefault(target.value, [])
+            values.append(value)
+            self.arms.stored(target, values)
             if frame.kind == "class" and frame.parent is self.tree.module_frame:  # `Runner = Runner` in a class body
                 self.function(frame.name).stores.append((target.value, value))
         elif (
@@ -364,6 +372,8 @@ class FlowCollector(ValueReader):
             return
         if receiver[0] == "self" and not attr and TEST_CASE_HELPER.fullmatch(receiver[1]):
             return  # `self.assertEqual(...)`: unittest's, not a stored model
+        if attr in STATEMENT_CASTS and self._matched_arm(node, frame):
+            return
         text = short_text(self.module, func, 40) + via
         if root is not None:
             self.facts.roots.append((key, receiver, attr, text, self._mark(node), root))
@@ -371,6 +381,22 @@ class FlowCollector(ValueReader):
             self.function(key).dynamic.append((receiver, attr, text, self._mark(node)))
             if reached is not None:
                 self.facts.helper_roots.append((key, receiver, attr, text, self._mark(node), reached))
+
+    def _matched_arm(self, node: cst.BaseExpression, frame: Frame) -> bool:
+        """`m.half() if x.dtype is torch.float16 else m`, `if x.dtype == torch.float16:
+        model.half()` (or `model = model.half()`): the module is cast only when another value is
+        half (ValueReader._matched_cast), which is no evidence of half."""
+        function = frame.function
+        for expr in iter_nodes(function.node) if function is not None else ():
+            if isinstance(expr, cst.IfExp) and (expr.body is node or expr.orelse is node):
+                test = expr.test
+            elif isinstance(expr, cst.If) and any(_holds(stmt, node) for stmt in _arm_statements(expr)):
+                test = expr.test
+            else:
+                continue
+            cast = self.val(node, frame)
+            return cast is not None and self._matched_cast(cast, test, frame, 0) != cast
+        return False
 
     def _lambdas(self, func) -> List[cst.BaseExpression]:
         """The bodies of the lambdas a called name is bound to, when it is bound to nothing
@@ -451,6 +477,7 @@ class FlowCollector(ValueReader):
                 return ("lookup", fix(value[1]), fix(value[2]), value[3], lines.get(value[4], 0))
             return tuple(fix(v) if type(v) is tuple else v for v in value)
 
+        self.arms.settle(self.facts.functions)
         for function in self.facts.functions.values():
             function.defaults = {k: fix(v) for k, v in function.defaults.items()}
             function.annotations = {k: fix(v) for k, v in function.annotations.items()}
@@ -469,6 +496,22 @@ class FlowCollector(ValueReader):
         self.facts.helper_roots = [
             (k, fix(r), a, t, lines.get(line, 0), i) for k, r, a, t, line, i in self.facts.helper_roots
         ]
+
+
+def _arm_statements(node: cst.If) -> list:
+    """The statements an `if` and its `else` run directly (an `elif` has a test of its own)."""
+    found = list(node.body.body) if isinstance(node.body, cst.IndentedBlock) else []
+    orelse = node.orelse
+    if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+        found += list(orelse.body.body)
+    return found
+
+
+def _holds(stmt, node) -> bool:
+    """`stmt` is `node` as a statement, or an assignment of it."""
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        (isinstance(small, cst.Expr) or isinstance(small, cst.Assign)) and small.value is node
+        for small in stmt.body)
 
 
 def _loops(body) -> List[cst.For]:

@@ -8,7 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from amplint.analysis.facts.fp16 import half_cast_dtype
-from amplint.analysis.facts.tree import Frame, dotted_name
+from amplint.analysis.facts.tree import Frame, dotted_name, iter_nodes
 
 Val = tuple  # see flowfacts.py for the kinds of value
 
@@ -40,10 +40,23 @@ PREPARE = frozenset({"prepare", "setup", "prepare_model"})
 UNWRAP = frozenset({"module", "_orig_mod"})
 
 
+# the statement form: `model.half()`, `self.backbone.bfloat16()` (recorded as a call on a held value)
+STATEMENT_CASTS = {"half": "float16", "bfloat16": "bfloat16"}
 # `model.to(torch.float16)` / `.type(torch.half)` as a call of its own: recorded as `model.half()`
 STATEMENT_METHODS = {"float16": "half", "bfloat16": "bfloat16"}
 _NOT_PROJECT = ("torch.", "typing.", "numpy.", "collections.", "?")
 _BOUND_KINDS = frozenset({"local", "self", "call", "attr", "half", "sub", "partial", "wrap", "unwrap"})
+
+
+def plain_local(name: str) -> str:
+    """The name a ("local", name) value reads: without the arm a read inside an `if` arm is
+    marked with (arm_locals.py: "model#3b" reads `model`)."""
+    return name.partition("#")[0]
+
+
+def same_local(value: Optional[Val], name: str) -> bool:
+    """`value` reads the local `name` (in any arm)."""
+    return value is not None and value[0] == "local" and plain_local(value[1]) == plain_local(name)
 
 
 def keyed(items: tuple, keys) -> Val:
@@ -84,7 +97,8 @@ class ValueReader:
                     return ("ref", "@" + expr.value)
                 if expr.value not in module_frame.bindings:
                     return None  # a builtin, or a name this file does not bind
-            return ("local", expr.value)
+            arms = getattr(self, "arms", None)
+            return ("local", (arms.read(expr, frame, self.key_of) if arms is not None else "") or expr.value)
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name) and expr.value.value == "self":
                 return ("self", expr.attr.value)
@@ -143,12 +157,27 @@ class ValueReader:
                     and isinstance(test.func, cst.Name) and test.func.value in ("isinstance", "hasattr")
                     and test.args and self.val(test.args[0].value, frame, depth + 1) == orelse):
                 return body  # `m.module if isinstance(m, DataParallel) else m`: the unwrapped model
+            body, orelse = (self._matched_cast(arm, test, frame, depth) for arm in (body, orelse))
             return _any(body, orelse)
         if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
             return _any(self.val(expr.left, frame, depth + 1), self.val(expr.right, frame, depth + 1))
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
             return self._pattern(expr, frame, depth)
         return None
+
+    def _matched_cast(self, arm: Optional[Val], test: cst.BaseExpression, frame: Frame, depth: int):
+        """An arm's half cast taken only when the test reads other values' dtypes, never the cast
+        value's (yolov10's autobatch `m = m.half() if x.dtype is torch.float16 else m`): the cast
+        follows that value, which the flow does not know half, so it is no evidence of half
+        (precision over reach): the arm holds the uncast value."""
+        if arm is None or arm[0] != "half":
+            return arm
+        tested = [node.value for node in iter_nodes(test)
+                  if isinstance(node, cst.Attribute) and node.attr.value == "dtype"]
+        if not tested or not all(dotted_name(e) is not None for e in tested):
+            return arm  # `next(m.parameters()).dtype`: maybe the cast value's own
+        values = [self.val(e, frame, depth + 1) for e in tested]
+        return arm[1] if all(v is not None and v != arm[1] for v in values) else arm
 
     def _key(self, expr: cst.Subscript, frame: Frame, depth: int):
         """The key of `D["vit_t"]` (the string) or `D[name]` (("local", name)); None otherwise."""

@@ -19,6 +19,7 @@ import ast
 from typing import Dict, Optional, Tuple
 
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
+from amplint.analysis.project.flowvalues import same_local
 
 _FLOAT32 = ("float32", "float")  # `torch.float32` / `torch.float`
 
@@ -28,7 +29,7 @@ def halved_in_place(project, path: str, key: str, function, name: str) -> Option
     `name` in place, or None."""
     for _last, callee, args, _line in function.calls:
         for slot, value in args:
-            if value != ("local", name):
+            if not same_local(value, name):
                 continue
             held = project.flow.values(path, key, callee)
             if len(held) != 1:

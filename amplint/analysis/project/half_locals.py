@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Dict, Optional, Tuple
 
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
+from amplint.analysis.project.flowvalues import plain_local
 
 
 def half_locals(function) -> Dict[str, Tuple[str, int]]:
@@ -15,7 +16,7 @@ def half_locals(function) -> Dict[str, Tuple[str, int]]:
     lines = {}
     for receiver, attr, _text, line in function.dynamic:
         if receiver[0] == "local" and attr in STATEMENT_CASTS:
-            lines.setdefault(receiver[1], (STATEMENT_CASTS[attr], line))
+            lines.setdefault(plain_local(receiver[1]), (STATEMENT_CASTS[attr], line))
     found: Dict[str, Tuple[str, int]] = {}
     for name, values in function.assigns.items():
         for value in values:

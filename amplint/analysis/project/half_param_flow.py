@@ -25,6 +25,7 @@ from amplint.analysis.project.flowindex import callee_targets
 from amplint.analysis.project.half_locals import half_dtype, half_locals, passed_half
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
 from amplint.analysis.project.param_arguments import every_site_value
+from amplint.analysis.project.flowvalues import same_local
 
 MAX_HOPS = 3  # calls from the cast to the function whose parameter is asked about
 
@@ -111,12 +112,12 @@ def _cast_first(function, value) -> bool:
             and function.assigns.get(name):
         return True
     casts = [line for receiver, attr, _text, line in function.dynamic
-             if receiver == ("local", name) and attr in STATEMENT_CASTS]
+             if same_local(receiver, name) and attr in STATEMENT_CASTS]
     if not casts:
         return False
     first = min(casts)
     return all(line > first for _n, _c, args, line in function.calls
-               if any(arg == ("local", name) for _where, arg in args))
+               if any(same_local(arg, name) for _where, arg in args))
 
 
 def _function(project, path: str, key: str):

@@ -27,6 +27,7 @@ from amplint.analysis.project.half_inplace import floated_back, floated_between,
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
 from amplint.analysis.project.param_arguments import passed_values
 from amplint.analysis.project.string_sources import function_node
+from amplint.analysis.project.flowvalues import same_local
 
 _MAX_CHAIN = 3  # functions from the caller's call to the one that casts
 _CALLABLE = ("func", "cfunc", "bound")
@@ -177,7 +178,7 @@ def _returns_half(project, target: Tuple[str, str], memo, depth: int, item: Opti
                 continue  # `model.float()` on every path, after a cast of its own too
             assigned = function.assigns.get(name, ())
             if any(_is_half(v) for v in assigned) or any(
-                    receiver == ("local", name) and attr in STATEMENT_CASTS
+                    same_local(receiver, name) and attr in STATEMENT_CASTS
                     for receiver, attr, _text, _line in function.dynamic):
                 names.append(name)
                 continue

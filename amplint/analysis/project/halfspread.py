@@ -17,10 +17,7 @@ from __future__ import annotations
 from typing import Dict, Iterator, List, Tuple
 
 from amplint.analysis.project.flowindex import thing_order
-from amplint.analysis.project.flowvalues import CONTAINERS
-
-# the statement form: `model.half()`, `self.backbone.bfloat16()` (recorded as a call on a held value)
-STATEMENT_CASTS = {"half": "float16", "bfloat16": "bfloat16"}
+from amplint.analysis.project.flowvalues import CONTAINERS, STATEMENT_CASTS
 _MAX_NESTING = 4  # containers in containers (`nn.Sequential(nn.Sequential(...))`)
 # bases that are no nn.Module (a class of torch.utils.data has no `.to`/`.half`: a Dataset is
 # never the value a cast turned half, even where a registry build merges it with the models)

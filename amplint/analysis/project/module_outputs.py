@@ -12,8 +12,11 @@ to the forward of project classes only, every one of which is a module (its base
 whose bases the project cannot follow) is not named.
 
 The names stay in the project pass: escape_args.py reads them to follow the output into a
-function of another file. They are not handed to the calling file (its own later uses of the
-output are not reported from them): a region file the pass gives entries is linted twice, and
+function of another file, region_args.py (through half_evidence.module_callee) to name a half
+argument. The calling file is handed them (forward_call_entries) only where AMP101 can read
+them: a function that also writes into a factory's buffer (a tester filling a float32 bank
+with `embedder(trunk(x))`, tests/projects/forward_call_metric). Its own other uses of the
+output are not reported from them: a region file the pass gives entries is linted twice, and
 most training loops call a project module under their region.
 
 Cost: only files with a region of their own are parsed (once, shared with the other entry
@@ -23,8 +26,11 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
+from amplint.analysis.data.triggers import FACTORY_WRITE
+from amplint.analysis.facts.half_evidence import EntryForwardCall
 from amplint.analysis.facts.returned_escapes import EntryModuleOutput
 from amplint.analysis.facts.tree import scope_key
+from amplint.analysis.prefilter_names import CodeNames
 from amplint.analysis.project.function_entries import escape_facts
 
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
@@ -134,3 +140,32 @@ def output_escape(project, path: str):
         except (RecursionError, MemoryError):  # the walk's limits: nothing is named
             cache[path] = None
     return cache[path]
+
+
+def forward_call_entries(project) -> None:
+    """Hands the module outputs named above to the calling file as AMP101's evidence
+    (half_evidence.EntryForwardCall), in `project.forward_calls` (path -> entries) with the
+    classes' files in `project.forward_call_deps`: only where the calling function also writes
+    into a factory's buffer (the prefilter's FACTORY_WRITE on that function, read with `ast`),
+    the one use AMP101 makes of a module's output under a region. The calling file opens a
+    region, so the first pass linted it already: an entry anywhere else would lint it again
+    for nothing."""
+    for path, outputs in sorted(project.__dict__.get("module_outputs", {}).items()):
+        text = project.files.get(path)
+        code = CodeNames.of(text) if text else None
+        if code is None or FACTORY_WRITE not in code.names:
+            continue
+        kept = {EntryForwardCall(e.scope, e.callee, e.classes) for e in outputs
+                if _writes_a_buffer(code, e.scope)}
+        if kept:
+            project.__dict__.setdefault("forward_calls", {})[path] = kept
+            deps = project.__dict__.setdefault("forward_call_deps", {})
+            deps[path] = set(project.module_output_deps[path])
+
+
+def _writes_a_buffer(code: CodeNames, scope: str) -> bool:
+    """A function called as `scope`'s last part (module level: the file) writes into a
+    factory's buffer."""
+    if not scope:
+        return True  # the file's names hold the mark
+    return any(FACTORY_WRITE in names for names in code.function_names(scope.rsplit(".", 1)[-1]))

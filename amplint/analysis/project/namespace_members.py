@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from amplint.analysis.project.flowindex import Hold, Things
 from amplint.analysis.project.resolve import STAR_IMPORT as _STAR, ALL_NAMES as _ALL, QUOTED_NAME as _QUOTED
+from amplint.analysis.project.flowvalues import plain_local
 # more members than this: named in --show-regions, not followed (a lazy `__init__` of hundreds
 # of models would reach every one of them from one lookup)
 MAX_MEMBERS = 40
@@ -307,7 +308,7 @@ def _key_text(val) -> str:
         parts.append(val[2])
         val = val[1]
     if val is not None and val[0] in ("local", "self"):
-        parts.append(val[1] if val[0] == "local" else f"self.{val[1]}")
+        parts.append(plain_local(val[1]) if val[0] == "local" else f"self.{val[1]}")
         return ".".join(reversed(parts))
     return "the name"
 

@@ -17,6 +17,7 @@ from typing import Dict, Optional, Tuple
 
 from amplint.analysis.facts.nograd_methods import EntryNoGradHeld, nograd_self_attrs
 from amplint.analysis.project.function_entries import parsed_facts
+from amplint.analysis.project.flowvalues import same_local
 
 _WORDS = ("no_grad", "inference_mode")
 _MAX_CALLERS = 2  # functions from the one building the instance to the one calling it
@@ -134,7 +135,7 @@ def _through_callers(project, path, key, function, local, cls, position, param, 
         if module is None:
             return None
         names = {name for i, name in enumerate(function.params) if not function.assigns.get(name)
-                 and _argument(args, name, i - offset if i < function.positional else None) == ("local", module)}
+                 and same_local(_argument(args, name, i - offset if i < function.positional else None), module)}
         if len(names) != 1 or answer not in (None, *names):
             return None
         answer = names.pop()

@@ -15,7 +15,7 @@ from amplint.analysis.project.flowindex import SET_WORDS
 from amplint.analysis.project.nograd_entries import note_nograd_call
 from amplint.analysis.project.wrapper_entries import note_wrapped_call
 from amplint.analysis.project.openworld import open_targets
-from amplint.analysis.project.region_seeds import Seed
+from amplint.analysis.project.region_seeds import Seed, cache_off_regions
 from amplint.analysis.project.region_spans import inside_region
 from amplint.analysis.project.value_seeds import how as _how
 from amplint.analysis.project.summary import top_level_functions
@@ -97,6 +97,7 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
     entries: Dict[str, List[object]] = {}
     file_deps: Dict[str, Set[str]] = {}
     region_reach: Dict[str, List[str]] = {}
+    cache_off = cache_off_regions(project)
     chosen: Dict[Tuple[str, str], Candidate] = {}
     chosen_deps: Dict[Tuple[str, str], Set[str]] = {}
     for (path, key, _), candidate in best.items():
@@ -114,6 +115,7 @@ def propagate(project, seeds: Iterable[Seed]) -> Reach:
             key, candidate.enabled, candidate.device, candidate.dtype,
             cite_more(candidate, len(sites.get((path, key), ())) - 1),
             tuple(sorted(shapes)) if shapes else None,  # type: ignore[type-var]
+            cache_off=regions[(path, key)] <= cache_off,
         ))
         file_deps.setdefault(path, set()).update(chosen_deps[(path, key)])
     half = project.flow.half_instances()

@@ -17,6 +17,7 @@ from amplint.analysis.project.namespace_members import (
     as_set, choices_filter, member_value, members, namespace_files, star_ref,
 )
 from amplint.analysis.project.string_classes import StringConfigs, attr_path, several
+from amplint.analysis.project.flowvalues import plain_local
 
 
 def lookup(strings: "StringConfigs", cv, path: str, key: str, val, depth: int) -> Things:
@@ -83,7 +84,7 @@ def _members(cv, path: str, key: str, function, val, depth: int) -> Things:
         return {}
     key_text = _val_text(name) or "the name"
     keys = attr_path(key_text, function) if key_text != "the name" else None
-    dest = keys[-1] if keys else (name[1] if name[0] == "local" else None)
+    dest = keys[-1] if keys else (plain_local(name[1]) if name[0] == "local" else None)
     keep, _ = choices_filter(cv, path, dest)
     found = members(cv, files, keep, depth)
     if not found:
@@ -110,5 +111,5 @@ def _val_text(val) -> Optional[str]:
         val = val[1]
     if val is None or val[0] not in ("local", "self"):
         return None
-    parts.append(val[1] if val[0] == "local" else f"self.{val[1]}")
+    parts.append(plain_local(val[1]) if val[0] == "local" else f"self.{val[1]}")
     return ".".join(reversed(parts))

@@ -4,7 +4,7 @@ resolve (recorded for --show-regions, reached or unresolved)."""
 
 from __future__ import annotations
 
-from typing import FrozenSet, List, Tuple
+from typing import FrozenSet, List, Set, Tuple
 
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.project.candidates import Candidate, chain
@@ -17,6 +17,19 @@ Seed = Tuple[str, str, Candidate, FrozenSet[str]]  # (file, "Class.method", regi
 
 def _region_desc(project, info) -> str:
     return f"{info.origin.what} at {project.display(info.origin.path)}:{info.origin.line}"
+
+
+def cache_off_regions(project) -> Set[str]:
+    """The regions of the first-pass files (as candidates describe them) whose autocast passes
+    `cache_enabled=False`."""
+    found: Set[str] = set()
+    for path in project.first_pass:
+        summary = project.summaries.get(path)
+        if summary is None:
+            continue
+        infos = [info for _, info in summary.roots] + list(summary.region_infos) + list(summary.regions)
+        found.update(_region_desc(project, info) for info in infos if info.cache_off)
+    return found
 
 
 def call_seeds(project) -> List[Seed]:

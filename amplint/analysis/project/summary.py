@@ -349,7 +349,7 @@ class _Summarizer:
             )
             self.summary.roots.append((
                 ExternalCall(call.ref, call.kind, call.attr, lines.get(id(node), 0), args=call.args),
-                RegionInfo(region.enabled, region.device, region.dtype, origin),
+                RegionInfo(region.enabled, region.device, region.dtype, origin, region.root.cache_off),
             ))
         for key, attr, node, index, owner in self.self_roots:
             summary.self_roots.append((key, attr, lines.get(id(node), 0), index, owner))
@@ -358,13 +358,13 @@ class _Summarizer:
                 _WHAT.get(region.kind, "the autocast region"), self.path,
                 lines.get(id(_cite_node(region)), 0),
             )
-            self.summary.region_infos.append(RegionInfo(region.enabled, region.device, region.dtype, origin))
+            self.summary.region_infos.append(RegionInfo(region.enabled, region.device, region.dtype, origin, region.root.cache_off))
         for region in self._own_regions:
             origin = Origin(
                 _WHAT.get(region.kind, "the autocast region"), self.path,
                 lines.get(id(_cite_node(region)), 0),
             )
-            self.summary.regions.append(RegionInfo(region.enabled, region.device, region.dtype, origin))
+            self.summary.regions.append(RegionInfo(region.enabled, region.device, region.dtype, origin, region.root.cache_off))
         for finish in self._finishers:
             finish(lines)
 

@@ -28,6 +28,9 @@ class RegionInfo:
     device: Optional[str]
     dtype: Optional[str]
     origin: Origin
+    # its autocast passes `cache_enabled=False`: no weight cast is kept for a later forward
+    # (AMP150 reads it in the files the region reaches)
+    cache_off: bool = False
 
 
 @dataclass(frozen=True)

@@ -58,13 +58,15 @@ class FactoryDefaultDtype(Rule):
     float32; the tensor itself and a value cast to its dtype, `label.to(buf)`, are not another
     value). The value must possibly be half, on the dtype fact's evidence
     (facts/half_evidence.py): the output of a module the file shows (`self.encoder`, a
-    `torch.nn` module, an instance of a module class of the file, or a callee the file cannot
-    resolve whose name says it is a network: `model(x)`, `encoder(tokens)`), an op on the
-    lower-precision list of the region's device (`torch.mv` is on CUDA's, not CPU's), a
-    name assigned from one, or (linting a project) a parameter that a call of another file,
-    under an enabled region, binds to such a value (GFPGAN's `scatter_restored_faces(output,
-    ...)` called with its generator's output). Python numbers
-    (`buf[idx] = 1.0`), float32-by-construction values (`pe[:, 0::2] =
+    `torch.nn` module, an instance of a module class of the file, or (linting a project) a
+    call the project resolves to the forward of project module classes: `train_step(model,
+    ...)` called with a `TinyAttention()` built in another file), an op on the lower-precision
+    list of the region's device (`torch.mv` is on CUDA's, not CPU's), a name assigned from
+    one, or (linting a project) a parameter that a call of another file, under an enabled
+    region, binds to such a value (GFPGAN's `scatter_restored_faces(output, ...)` called with
+    its generator's output). A callee's name is no evidence: `h = model(x)` with `model` a
+    parameter nothing binds is a value of unknown dtype, and its write is not reported.
+    Python numbers (`buf[idx] = 1.0`), float32-by-construction values (`pe[:, 0::2] =
     torch.sin(position * div_term)`, `y = y.float()`) and basic-slice writes (`buf[i, :n] = h`,
     which converts the dtype) are not reported.
 
@@ -140,17 +142,21 @@ class FactoryDefaultDtype(Rule):
     flag = [
         Flag(
             "import torch\n"
-            "def step(model, x, idx, n):\n"
+            "def step(x, idx, n):\n"
+            "    model = torch.nn.Linear(8, 8)\n"
             "    with torch.autocast('cuda'):\n"
             "        h = model(x)\n"
             "        out = torch.zeros(n, h.shape[-1], device=h.device)\n"
-            "        out[idx] = h\n",
+            "        out[idx] = h\n"
+            "        return out\n",
             fixed="import torch\n"
-            "def step(model, x, idx, n):\n"
+            "def step(x, idx, n):\n"
+            "    model = torch.nn.Linear(8, 8)\n"
             "    with torch.autocast('cuda'):\n"
             "        h = model(x)\n"
             "        out = h.new_zeros(n, h.shape[-1])\n"
-            "        out[idx] = h\n",
+            "        out[idx] = h\n"
+            "        return out\n",
         ),
         Flag(  # a module turned half: its forward is fp16 code; r's dtype unknown -> unsafe
             "import torch\n"
@@ -183,14 +189,16 @@ class FactoryDefaultDtype(Rule):
         ),
         Flag(  # written with index_add_; the device comes from the int index: dtype= added
             "import torch\n"
-            "def pool(encoder, x, segment_ids, n):\n"
+            "def pool(x, segment_ids, n):\n"
+            "    encoder = torch.nn.Linear(8, 8)\n"
             "    with torch.autocast('cuda'):\n"
             "        h = encoder(x)\n"
             "        sums = torch.zeros(n, h.shape[-1], device=segment_ids.device)\n"
             "        sums.index_add_(0, segment_ids, h)\n"
             "        return sums\n",
             fixed="import torch\n"
-            "def pool(encoder, x, segment_ids, n):\n"
+            "def pool(x, segment_ids, n):\n"
+            "    encoder = torch.nn.Linear(8, 8)\n"
             "    with torch.autocast('cuda'):\n"
             "        h = encoder(x)\n"
             "        sums = torch.zeros(n, h.shape[-1], device=segment_ids.device, dtype=h.dtype)\n"
@@ -215,14 +223,28 @@ class FactoryDefaultDtype(Rule):
         ),
         Flag(  # a module's output through a shape op (`.squeeze`) keeps the region's dtype
             "import torch\n"
-            "def pick(model, x, keep):\n"
+            "class Scorer(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.proj = torch.nn.Linear(8, 4)\n"
+            "    def forward(self, x):\n"
+            "        return self.proj(x)\n"
+            "def pick(x, keep):\n"
+            "    model = Scorer()\n"
             "    with torch.autocast('cuda'):\n"
             "        h = model(x).squeeze(-1)\n"
             "        picked = torch.zeros(h.shape, device=h.device)\n"
             "        picked[keep] = h[keep]\n"
             "        return picked\n",
             fixed="import torch\n"
-            "def pick(model, x, keep):\n"
+            "class Scorer(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.proj = torch.nn.Linear(8, 4)\n"
+            "    def forward(self, x):\n"
+            "        return self.proj(x)\n"
+            "def pick(x, keep):\n"
+            "    model = Scorer()\n"
             "    with torch.autocast('cuda'):\n"
             "        h = model(x).squeeze(-1)\n"
             "        picked = h.new_zeros(h.shape)\n"

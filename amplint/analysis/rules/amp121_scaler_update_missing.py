@@ -31,7 +31,9 @@ class ScalerUpdateMissing(Rule):
     `RuntimeError: step() has already been called since the last update().` Without `update()`
     the loss scale also never adapts. Gradient accumulation (`step` and `update` together inside
     `if (i + 1) % k == 0:`), several optimizers stepped before one `update()`, and an `update`
-    in another method of the same class are fine and not reported (also when the optimizers
+    in another method of the same class or in a lambda (a callback handed to a registry,
+    `add_event_handler(event, lambda engine: scaler.update())`, runs when the registry calls
+    it) are fine and not reported (also when the optimizers
     are stepped in a loop over them, `for opt in optimizers: scaler.step(opt)`, and when a base
     class or mixin of another file steps `self.scaler` that the calling class updates), unless a
     function of the file shows the order: `fit()` stepping through `train_step()` in its batch

@@ -23,8 +23,8 @@ DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
 class DataparallelAutocast(Rule):
     """## What it does
     Finds an `nn.DataParallel` model called under a **bfloat16** autocast region (also a dtype
-    chosen between bfloat16 and another, `dtype=torch.bfloat16 if ... else ...`), when the
-    wrapped module's class is in the same file and its `forward` does not open autocast itself
+    chosen between bfloat16 and another, `dtype=torch.bfloat16 if ... else ...`, written there
+    or in a local name bound once to the choice), when the wrapped module's class is in the same file and its `forward` does not open autocast itself
     (no autocast decorator, no autocast `with` in it or in what it calls).
     The class may also be defined in another file of the project and imported here
     (`from models.yolo import Model`; `model = Model(...)`, then `nn.DataParallel(model)`, under
@@ -324,6 +324,8 @@ def _maybe_bfloat16(region: Region) -> bool:
         return True
     if region.dtype is not None:
         return False
+    if "bfloat16" in region.dtype_choices or "bfloat16" in region.root.dtype_choices:
+        return True
     origin = region.root.origin
     if isinstance(origin, cst.Decorator):
         origin = origin.decorator

@@ -1,0 +1,2 @@
+from .elucidated import ElucidatedDiffusion
+from .unet import TinyUnet
