@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set
 
 _SPACE = " \t\\\r\n\x0c"
 _ATTRIBUTE = re.compile(r"\.[ \t\\\r\n\x0c]*register(?:_module)?\b")  # `.register`, `.register_module`
@@ -31,6 +31,9 @@ _WALRUS = re.compile(r"([A-Za-z_]\w*)\s*:=")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _AS_AFTER = re.compile(r"\s+as\s+([A-Za-z_]\w*)")
 _STATEMENT_START = re.compile(r"^[^\s)\]}#]", re.M)  # a line starting in the first column
+# the same starts after the first line, led by the literal newline (which the engine skips to;
+# `^` is tried at every position)
+_LINE_START = re.compile(r"\n[^\s)\]}#]")
 _UNKNOWN = None  # a registration not written through a name: read for every registry
 # names that may denote one registry before the search stops telling files apart (on mmdetection
 # 2.28 each registry built has at most 2: its own name and `__all__`)
@@ -83,8 +86,8 @@ def _bound(segment: str) -> Set[str]:
     """The names a statement may bind: `N = ...`, `a = b = ...`, `for N in ...`, `(N := ...)`."""
     if "=" not in segment and "for" not in segment:
         return set()
-    found = set(_WALRUS.findall(segment))
-    for targets in _FOR.findall(segment):
+    found = set(_WALRUS.findall(segment)) if ":=" in segment else set()
+    for targets in _FOR.findall(segment) if "for" in segment else ():
         found.update(_IDENT.findall(targets))
     for line in segment.split("\n"):
         if "=" in line:
@@ -103,19 +106,34 @@ def _occurrences(text: str, word: str):
         at = text.find(word, end)
 
 
+def statement_starts(text: str) -> Iterator[int]:
+    """Where `_STATEMENT_START` matches, in order."""
+    if _STATEMENT_START.match(text):
+        yield 0
+    for match in _LINE_START.finditer(text):
+        yield match.start() + 1
+
+
 def names_bound_from(text: str, word: str) -> Set[str]:
     """The names this text may bind to a value written with `word`: `X as N` wherever it is;
     any name a module-level statement mentioning it binds (the whole statement, its blocks and
     continuation lines included); in a function or a class, any name its line binds."""
     found: Set[str] = set()
-    starts = None
+    # the statement starts, read only as far as the last mention's statement needs (one past
+    # it): `__all__`, at the top of ~2,800 files of the mixed tree, read each file whole before
+    starts: List[int] = []
+    unread = statement_starts(text)
     statements: Dict[int, Set[str]] = {}
     for at in _occurrences(text, word):
         after = _AS_AFTER.match(text, at + len(word))
         if after is not None:  # `import X as N`, `with X as N`
             found.add(after.group(1))
-        if starts is None:
-            starts = [m.start() for m in _STATEMENT_START.finditer(text)]
+        while unread is not None and (not starts or starts[-1] <= at):
+            start = next(unread, None)
+            if start is None:
+                unread = None
+            else:
+                starts.append(start)
         index = bisect_right(starts, at) - 1
         start = starts[index] if index >= 0 else 0
         if text.startswith(("def ", "class ", "async ", "@"), start):  # a function's or class's own line

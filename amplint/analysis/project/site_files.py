@@ -32,7 +32,7 @@ from typing import Dict, List, Optional, Tuple
 from amplint.analysis.facts.names import _CANONICAL
 from amplint.analysis.project.call_words import conditionally_called
 from amplint.analysis.project.site_text import CodeText, filled_slots, may_bind
-from amplint.analysis.project.text_views import code_view
+from amplint.analysis.project.text_views import code_view, defined_names
 
 
 class SiteFiles:
@@ -216,8 +216,13 @@ class SiteFiles:
         """May an instance of some project class have `attr` as a method or a stored attribute?
         False when no file writes `def attr` (a class's methods are its `def` statements) and
         no file stores `attr` (`_stored_anywhere`): then `x.attr(...)` runs no project code,
-        whatever `x` holds (classflow.call_targets). One pass over the texts answers both."""
+        whatever `x` holds (classflow.call_targets). The `def` is looked up in the pass's index
+        of the words written after `def` (text_views.defined_names), the store scanned for;
+        a name that is not one run of word characters is scanned for both in one pass."""
         found = self._defined.get(attr)
+        if found is None and _WORD.fullmatch(attr) is not None:
+            # a `def attr` found in the pass's index of defined names, not by a scan per name
+            found = self._defined[attr] = attr in defined_names(self.p) or self._stored_anywhere(attr)
         if found is None:
             found = bool(self._stored.get(attr))
             for path in (() if found else self.p.python):
@@ -294,6 +299,7 @@ class SiteFiles:
 
 
 _WORD_CHAR = re.compile(r"\w")
+_WORD = re.compile(r"\w+")
 
 
 def _word_uses(text: str, word: str):
