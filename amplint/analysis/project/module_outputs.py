@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from amplint.analysis.data.triggers import FACTORY_WRITE
+from amplint.analysis.data.triggers import FACTORY_NAMES, FACTORY_WRITE
 from amplint.analysis.facts.half_evidence import EntryForwardCall
 from amplint.analysis.facts.returned_escapes import EntryModuleOutput
 from amplint.analysis.facts.tree import scope_key
@@ -152,7 +152,9 @@ def forward_call_entries(project) -> None:
     for nothing."""
     for path, outputs in sorted(project.__dict__.get("module_outputs", {}).items()):
         text = project.files.get(path)
-        code = CodeNames.of(text) if text else None
+        if not text or not any(name in text for name in FACTORY_NAMES):
+            continue  # no factory named: no buffer it makes (and no second parse of the file)
+        code = CodeNames.of(text)
         if code is None or FACTORY_WRITE not in code.names:
             continue
         kept = {EntryForwardCall(e.scope, e.callee, e.classes) for e in outputs
