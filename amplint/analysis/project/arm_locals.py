@@ -263,6 +263,7 @@ def arm_reads(function_node, syntax: _Syntax) -> Tuple[Dict[int, str], Hidden]:
                     exclusions.setdefault(read, []).append((pair, name, other[name]))
 
     walk(syntax.body(function_node), False)
+    walk = _hide = None  # type: ignore[assignment]  # the closures hold each other: no cycle left to the collector
     reads: Dict[int, str] = {}
     hidden: Hidden = {}
     for read, found in exclusions.items():
