@@ -53,6 +53,15 @@ class _Syntax:
         """The function's parameters and `global`/`nonlocal` names."""
         raise NotImplementedError
 
+    def _statements(self, stmts: list):
+        """The statements of `stmts` and of their blocks, not of nested functions or classes."""
+        stack = list(stmts)
+        while stack:
+            stmt = stack.pop()
+            yield stmt
+            for block in self.statement(stmt)[1]:
+                stack.extend(block)
+
 
 class _Cst(_Syntax):
     def body(self, node) -> list:
@@ -119,15 +128,6 @@ class _Cst(_Syntax):
                     if isinstance(small, (cst.Global, cst.Nonlocal)):
                         names.update(n.name.value for n in small.names)
         return names
-
-    def _statements(self, stmts: list):
-        """The statements of `stmts` and of their blocks, not of nested functions or classes."""
-        stack = list(stmts)
-        while stack:
-            stmt = stack.pop()
-            yield stmt
-            for block in self.statement(stmt)[1]:
-                stack.extend(block)
 
 
 def _cst_names(target) -> List[Tuple[str, int]]:
@@ -203,14 +203,6 @@ class _Ast(_Syntax):
             if type(stmt) in (ast.Global, ast.Nonlocal):
                 names.update(stmt.names)
         return names
-
-    def _statements(self, stmts: list):
-        stack = list(stmts)
-        while stack:
-            stmt = stack.pop()
-            yield stmt
-            for block in self.statement(stmt)[1]:
-                stack.extend(block)
 
 
 def _ast_names(target) -> List[Tuple[str, int]]:
