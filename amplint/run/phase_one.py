@@ -8,7 +8,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from amplint.analysis.engine import FileResult
 from amplint.run.first_pass import Need, need_on_disk
-from amplint.run.result_cache import cached_results
+from amplint.run.result_cache import cached_need, cached_results
 
 
 class FirstPass(NamedTuple):
@@ -44,7 +44,7 @@ class FirstPass(NamedTuple):
 def plan_first_pass(cache, items) -> FirstPass:
     """`items`: phase-1 lint items (path, settings, options, entries, True)."""
     results = cached_results(cache, "lint", items)
-    needs = {item[0]: need_on_disk(item[0], item[1]) for item, result in zip(items, results)
+    needs = {item[0]: cached_need(cache, item, need_on_disk) for item, result in zip(items, results)
              if result is None}
     asked = [i for i, item in enumerate(items) if item[0] in needs
              and (needs[item[0]] is None or needs[item[0]].first)]

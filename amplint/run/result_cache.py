@@ -11,6 +11,7 @@ from typing import List, Optional
 
 from amplint.workspace.cache import Cache, diagnostic_from_dict, diagnostic_to_dict
 from amplint.analysis.engine import FileResult
+from amplint.run.first_pass import Need
 from amplint.run.parallel import Workers, imap, is_huge
 from amplint.run.per_file import blank_result, process_item
 
@@ -82,6 +83,20 @@ def cached_results(cache, kind, items) -> List[Optional[FileResult]]:
     if cache is None or _writes(items):
         return [None] * len(items)
     return [_from_cache(cache, _cache_key(cache, kind, item), item[0]) for item in items]
+
+
+def cached_need(cache, item, compute):
+    """The first pass's Need of an item's file (amplint.run.first_pass), kept under the file's
+    content and settings like a result: a warm run does not read and test every text that the
+    first pass lints nothing of. `compute(path, settings)` gives it (None: unreadable, not kept)."""
+    key = None if cache is None or _writes([item]) else _cache_key(cache, "need", item)
+    found = cache.get(key) if key is not None else None
+    if found is not None:
+        return Need(found["wanted"], found["plan"])
+    need = compute(item[0], item[1])
+    if need is not None and key is not None:
+        cache.put(key, {"wanted": need.wanted, "plan": need.plan})
+    return need
 
 
 def _cache_key(cache: Cache, kind: str, item) -> Optional[str]:
