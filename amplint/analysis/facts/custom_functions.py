@@ -235,16 +235,16 @@ def _dtype_sensitive(methods, extensions: Set[str]) -> Tuple[Optional[str], bool
     return reason, autocast_op, kernels
 
 
-_SAVED = re.compile(r"\b(save_for_backward|saved_tensors|saved_variables|mark_dirty|mark_non_differentiable)\b")
+_SAVED = frozenset({"save_for_backward", "saved_tensors", "saved_variables", "mark_dirty",
+                    "mark_non_differentiable"})
 
 
 def _saves_tensors(forward: Frame, backward: Optional[Frame]) -> bool:
     """Whether backward may be given a tensor of forward's other than the gradient: a saved
     tensor, or a `ctx` attribute forward sets from anything but its non-first parameters
     (Swin's `ctx.B = B` keeps shapes; `ctx.x = x` or `ctx.w = self_computed` keeps a tensor)."""
-    code = cst.Module([]).code_for_node
-    if any(method is not None and _SAVED.search(code(method.node)) for method in (forward, backward)):
-        return True
+    if any(method is not None and _names_in(method.node) & _SAVED for method in (forward, backward)):
+        return True  # names, not text: Swin's `#grad_out = ctx.saved_tensors[0]` is a comment
     node = forward.node
     assert isinstance(node, cst.FunctionDef)
     names = [param.name.value for param in node.params.params]
@@ -265,7 +265,7 @@ def _saves_tensors(forward: Frame, backward: Optional[Frame]) -> bool:
     return bool(other)
 
 
-def _names_in(value: cst.BaseExpression) -> Set[str]:
+def _names_in(value: cst.CSTNode) -> Set[str]:
     found: Set[str] = set()
 
     class _Names(cst.CSTVisitor):

@@ -23,6 +23,7 @@ _DISPATCH = re.compile(r"\bAT_DISPATCH_(\w+)\s*\(([^\"]*)")
 _FLOAT_ONLY = re.compile(r"\b(?:data_ptr|data)\s*<\s*(?:float|double)\s*>")
 _PARAMETERS = re.compile(r"\b\w+\s*\(([^(){};]*)\)\s*(?:const\s*)?[{;]")
 _TENSOR = re.compile(r"\bTensor\b")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)  # Swin's `//at::Tensor & output,` parameter left commented out
 
 
 
@@ -73,7 +74,10 @@ def _extensions_built(text: Optional[str], folder: str) -> Dict[str, List[str]]:
 def _takes_half(text: Optional[str]) -> bool:
     """Every dispatch of the source takes half, no pointer is read as float, and no function
     takes more than one tensor (the .cpp beside the .cu only declares and binds)."""
-    return text is not None and not _FLOAT_ONLY.search(text) and all(
+    if text is None:
+        return False
+    text = _COMMENT.sub(" ", text)
+    return not _FLOAT_ONLY.search(text) and all(
         _dispatches_half(macro, head) for macro, head in _DISPATCH.findall(text)
     ) and all(_one_tensor(parameters) for parameters in _PARAMETERS.findall(text))
 
