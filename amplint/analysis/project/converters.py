@@ -108,6 +108,7 @@ def _defining(flow) -> Optional["re.Pattern[str]"]:
         text = flow.p.files[path]
         if ".apply(" in text:
             applied.update(match.group(1).rsplit(".", 1)[-1] for match in _APPLY.finditer(text))
+    applied.discard("")  # `.apply(x.)`: no def has that name
     if not applied:
         return None
     return re.compile(r"def[ \t]+(%s)[ \t]*\(" % "|".join(map(re.escape, sorted(applied))))
