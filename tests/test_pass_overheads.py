@@ -151,9 +151,26 @@ def test_converter_names_are_the_line_regex_ones():
     pieces = ["def f(", "def g (x):", "async def h(", "async\tdef k(", "asyncdef m(", "xdef n(", "def", "define(",
               "\n", "\n    ", "\n\t", " ", "half", "hal", "f", "Half", "bfloat16", "float16", "halfloat16", "(", "\r"]
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    # complete for the names some `.apply(name)` applies, the only ones asked about
+    applies = "\nm.apply(f)\nm.apply(h)\nm.apply(k)\nm.apply(n)\n"
+    asked = {"f", "h", "k", "n"}
     for text in texts:
+        text += applies
         flow = types.SimpleNamespace(p=types.SimpleNamespace(python=["m.py"], files={"m.py": text}))
-        assert converters._function_names(flow) == _converter_names_by_regex([text]), text
+        found = converters._function_names(flow)
+        expected = _converter_names_by_regex([text])
+        assert [names & asked for names in found] == [names & asked for names in expected], text
+    # projects of three files, the applied names (`m.apply(x.)` applies no name) in any of them
+    pieces += ["m.apply(f)", "m.apply(g.h)", "m.apply(x.)", "def (", "undef f("]
+    for _ in range(1500):
+        files = {f"m{n}.py": "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25))) for n in range(3)}
+        flow = types.SimpleNamespace(p=types.SimpleNamespace(python=sorted(files), files=files))
+        defined, casting = _converter_names_by_regex(list(files.values()))
+        for path, text in files.items():
+            expected = ".apply(" in text and any(
+                name not in defined or name in casting
+                for name in (m.group(1).rsplit(".", 1)[-1] for m in converters._APPLY.finditer(text)))
+            assert converters.may_apply_converter(flow, text) == expected, files
 
 
 def test_python_target_matches_are_the_patterns():

@@ -10,7 +10,6 @@ defined; one outside the linted files is not guessed from its name. Like the sta
 
 from __future__ import annotations
 
-import bisect
 import re
 from typing import FrozenSet, Iterator, Optional, Tuple
 
@@ -72,22 +71,47 @@ def may_apply_converter(flow, text: str) -> bool:
 
 
 def _function_names(flow) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-    """(every project function's name; those whose body text holds a cast word), read once."""
+    """(project function names; those whose body text holds a cast word), read once, for the
+    names some `.apply(name)` of the project applies, the only ones `may_apply_converter` asks
+    about: only their `def`s are read (`_defining` finds them), not every function's."""
     memo = flow.__dict__.get("_converter_names")
     if memo is None:
         defined, casting = set(), set()
-        for path in flow.p.python:
+        defining = _defining(flow)
+        for path in flow.p.python if defining is not None else ():
             text = flow.p.files[path]
             if "def" not in text:
                 continue
-            defs = _defs(text)
-            casts = _cast_word_starts(text)
-            for index, (indent, name, _start, _end) in enumerate(defs):
+            for match in defining.finditer(text):
+                header = _header(text, match.start())
+                if header is None:
+                    continue
+                name, indent, begin = match.group(1), header, match.end()
                 defined.add(name)
-                if casts and _body_casts(text, defs, index, casts):
+                end = len(text)
+                for later in _iter_defs(text, begin):  # `_defs`' next def at this indentation or less
+                    if later[0] <= indent:
+                        end = later[2]
+                        break
+                if any(text.find(word, begin, end) != -1 for word in _CAST_WORDS):
                     casting.add(name)
         memo = flow.__dict__["_converter_names"] = (frozenset(defined), frozenset(casting))
     return memo
+
+
+def _defining(flow) -> Optional["re.Pattern[str]"]:
+    """`def name(` for every name some `.apply(name)` of the project applies (None: no such
+    call). A match `_defs` takes (`_header`) is one of its defs: the name is the whole word
+    before `(`, as `_DEF_TAIL`'s, and `_defs` reaches every `def` not inside a def's header."""
+    applied = set()
+    for path in flow.p.python:
+        text = flow.p.files[path]
+        if ".apply(" in text:
+            applied.update(match.group(1).rsplit(".", 1)[-1] for match in _APPLY.finditer(text))
+    applied.discard("")  # `.apply(x.)`: no def has that name
+    if not applied:
+        return None
+    return re.compile(r"def[ \t]+(%s)[ \t]*\(" % "|".join(map(re.escape, sorted(applied))))
 
 
 _DEF_TAIL = re.compile(r"def[ \t]+(\w+)[ \t]*\(")
@@ -97,45 +121,29 @@ def _defs(text: str):
     """(indentation, name, start, end) of each match of `_DEF` (`^([ \\t]*)(?:async[ \\t]+)?def...`,
     re.M), looked for only where `def` is written: the line before it must be spaces and tabs,
     then `async` and spaces or tabs, or nothing."""
-    found = []
-    at = text.find("def")
+    return list(_iter_defs(text))
+
+
+def _iter_defs(text: str, at: int = 0):
+    """`_defs`' matches from position `at` on (the end of one of them, or 0)."""
+    at = text.find("def", at)
     while at != -1:
         tail = _DEF_TAIL.match(text, at)
         if tail is not None:
-            line = text.rfind("\n", 0, at) + 1
-            prefix = text[line:at]
-            rest = prefix.lstrip(" \t")
-            if not rest or (rest.startswith("async") and len(rest) > 5 and not rest[5:].strip(" \t")):
-                found.append((len(prefix) - len(rest), tail.group(1), line, tail.end()))
+            indent = _header(text, at)
+            if indent is not None:
+                yield indent, tail.group(1), text.rfind("\n", 0, at) + 1, tail.end()
                 at = text.find("def", tail.end())
                 continue
         at = text.find("def", at + 3)
-    return found
 
 
-def _cast_word_starts(text: str):
-    """word -> the sorted positions where it is written (overlaps included), for the words there."""
-    found = {}
-    for word in _CAST_WORDS:
-        at = text.find(word)
-        while at != -1:
-            found.setdefault(word, []).append(at)
-            at = text.find(word, at + 1)
-    return found
-
-
-def _body_casts(text: str, defs, index: int, casts) -> bool:
-    """Whether the text from this `def` to the next `def` at its indentation or less holds a
-    cast word (nested functions' text included: a superset is safe)."""
-    indent = defs[index][0]
-    end = len(text)
-    for later in defs[index + 1:]:
-        if later[0] <= indent:
-            end = later[2]
-            break
-    begin = defs[index][3]
-    for word, starts in casts.items():
-        first = bisect.bisect_left(starts, begin)
-        if first < len(starts) and starts[first] + len(word) <= end:
-            return True
-    return False
+def _header(text: str, at: int) -> Optional[int]:
+    """The indentation of the `def` at `at` when the line before it is spaces and tabs, then
+    `async` and spaces or tabs, or nothing; else None."""
+    line = text.rfind("\n", 0, at) + 1
+    prefix = text[line:at]
+    rest = prefix.lstrip(" \t")
+    if not rest or (rest.startswith("async") and len(rest) > 5 and not rest[5:].strip(" \t")):
+        return len(prefix) - len(rest)
+    return None

@@ -8,8 +8,9 @@ import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from amplint.analysis.project.call_words import (  # noqa: F401 (indirect_binders: re-exported)
-    CallWords, indirect_binders, super_rebound,
+    CallWords, indirect_binders,
 )
+from amplint.analysis.project.binding_calls import binding_call as _binding_call
 from amplint.analysis.project.flowvalues import CHAIN
 from amplint.analysis.project.registries import Registries
 from amplint.analysis.project.site_files import SiteFiles
@@ -76,6 +77,7 @@ class FlowIndex:
         # about (site_files.py); summarised when something reads them
         self._owed: Set[str] = set()
         self._accounted: Set[str] = set()  # names whose files the budget counted
+        self._frozen: Optional[Set[str]] = None  # `freeze`: the files optional reads may take
         self._site_files = None
         self._config_types: Optional[Dict[str, Set[str]]] = None
         self.registries = Registries(self)  # what a registry's build makes (registries.py)
@@ -124,11 +126,26 @@ class FlowIndex:
                 self.skipped.add(path)
                 return None
             self._parses += 1
+            if self._frozen is not None:
+                self._frozen.add(path)
         summary = self.p.summary(path)
         return summary.flow if summary is not None else None
 
     def _counted(self, path: str) -> bool:
+        if self._frozen is not None:
+            return path in self._frozen or path in self._owed
         return path in self.p.summaries or path in self._owed or path in self.p.reexport_read
+
+    def freeze(self) -> None:
+        """From now on an optional read takes a file counted when frozen (summarised, owed,
+        read for a re-export) or one the budget counts from now on; no longer a file that an
+        earlier question summarised in passing (resolving a reference reads any file, without
+        the budget). Once the budget is spent (the mixed tree's is by the end of the build),
+        what a later question's text searches read no longer depends on which questions were
+        asked before it: a pass may then leave out a question it does not need (the scaler
+        protocol's, r23-cost-scaler) without moving another's answer through the parses."""
+        if self._frozen is None:
+            self._frozen = set(self.p.summaries) | set(self.p.reexport_read)
 
     def _prefetch(self, paths: List[str], count_only: bool = False) -> None:
         """Summarise, in one batch, the files a text search found (as far as the budget goes).
@@ -148,6 +165,8 @@ class FlowIndex:
         todo = [path for path in todo if not self.p.is_deferred(path)]
         todo = todo[: max(0, self._budget - self._parses)]
         self._parses += len(todo)
+        if self._frozen is not None:
+            self._frozen.update(todo)
         if count_only:
             self._owed.update(free + todo)
             return
@@ -291,49 +310,6 @@ class FlowIndex:
                 for name in (flow.timm_models if flow is not None else ()):
                     self._timm_models.setdefault(name, []).append((path, name))
         return self._timm_models
-
-
-_WORD_CHAR = re.compile(r"\w")
-# what a recorded call site of `name` cannot be: a definition, a call of `super()`'s method
-# (flowfacts follows no value from `super()`), a call without arguments (it binds nothing)
-_NOT_A_SITE = re.compile(r"(?:\bdef\s+|\bsuper\s*\([^()]*\)\s*\.\s*)$")
-
-
-def _binding_call(word: str, text: str, plain: bool = False, partial=None) -> bool:
-    """Does `text` hold `word(` with arguments, other than as `def word(` or `super().word(`?
-    `partial(word, ...)` (or `partial(x.word, ...)`) binds like a call of `word`. `plain`: only a
-    call by the bare name counts (`x.word(...)` is a chain method's call, which binds nothing).
-    `partial`: the file's `indirect_binders(text)[0]`, when known. Plain substring search and
-    precompiled patterns: a pattern per word, compiled for each of thousands of words, cost more
-    than the search itself on a transformers-sized tree."""
-    if partial is None:
-        partial = indirect_binders(text)[0]
-    if word in partial:
-        return True
-    super_is_builtin = None
-    start = text.find(word)
-    while start != -1:
-        tail = _CALL_TAIL.match(text, start + len(word))
-        if tail is None:
-            start = text.find(word, start + 1)
-            continue
-        after = tail.end()  # the next occurrence is looked for after this one, as finditer does
-        if (start and (_WORD_CHAR.match(text, start - 1) or (plain and text[start - 1] == "."))) \
-                or tail.group(1) is None:  # `word()`: no argument to bind
-            start = text.find(word, after)
-            continue
-        before = _NOT_A_SITE.search(text[max(0, start - 80):start])
-        if before is not None:
-            if not before.group(0).startswith("def") and super_is_builtin is None:
-                super_is_builtin = not super_rebound(text)
-            if before.group(0).startswith("def") or super_is_builtin:
-                start = text.find(word, after)
-                continue
-        return True
-    return False
-
-
-_CALL_TAIL = re.compile(r"\s*\(\s*([^\s)])?")
 
 
 def thing_order(item) -> str:
