@@ -235,7 +235,7 @@ def _dtype_sensitive(methods, extensions: Set[str]) -> Tuple[Optional[str], bool
     return reason, autocast_op, kernels
 
 
-_SAVED = frozenset({"save_for_backward", "saved_tensors", "saved_variables", "mark_dirty",
+_SAVED = frozenset({"save_for_backward", "saved_tensors", "saved_variables", "mark_dirty", "setattr",
                     "mark_non_differentiable"})
 
 
