@@ -33,7 +33,8 @@ def test_a_kernel_compiled_for_half_with_a_gradient_only_backward_is_silent():
     assert code_findings(float_only, "AMP151")[0] == APPLIES
 
     # the half kernel, but backward is given a tensor of forward's: still reported
-    kept = load(PROJECT, [("ctx.shape = (b, h, w, c, shift, window)", "ctx.shape, ctx.x = (b, h, w, c, shift, window), x")])
+    kept = load(PROJECT, [("ctx.shape = (b, h, w, c, shift, window)",
+                           "ctx.shape, ctx.x = (b, h, w, c, shift, window), x")])
     assert code_findings(kept, "AMP151")[0] == APPLIES
     # the half kernel, but one of its functions takes two tensors (a float32 one may meet a half)
     two = load(PROJECT, [("at::Tensor x, int64_t stride)", "at::Tensor x, at::Tensor bias, int64_t stride)")])

@@ -17,17 +17,19 @@ import re
 from typing import Callable, Dict, List, Optional
 
 _BUILD = re.compile(
-    r"\b(?:CUDAExtension|CppExtension)\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]\s*,\s*(?:sources\s*=\s*)?\[([^\]]*)\]")
+    r"\b(?:CUDAExtension|CppExtension)\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]\s*,"
+    r"\s*(?:sources\s*=\s*)?\[([^\]]*)\]")
 _LITERAL = re.compile(r"\s*['\"]([^'\"]+)['\"]\s*")
 _DISPATCH = re.compile(r"\bAT_DISPATCH_(\w+)\s*\(([^\"]*)")
 _FLOAT_ONLY = re.compile(r"\b(?:data_ptr|data)\s*<\s*(?:float|double)\s*>")
 _PARAMETERS = re.compile(r"\b\w+\s*\(([^(){};]*)\)\s*(?:const\s*)?[{;]")
 _TENSOR = re.compile(r"\bTensor\b")
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)  # Swin's `//at::Tensor & output,` parameter left commented out
+# not read: Swin's `//at::Tensor & output,`, a parameter left commented out
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
-
-def half_kernels_near(path: str, read: Optional[Callable[[str], Optional[str]]] = None) -> Callable[[str], bool]:
+def half_kernels_near(path: str,
+                      read: Optional[Callable[[str], Optional[str]]] = None) -> Callable[[str], bool]:
     """`half_kernel(M)` for a file: whether the extension module `M` it imports is built by a
     `setup.py` in the file's folder or a parent from sources that all take half. `read(path)`:
     a file's text or None (the project pass's files first); the disk by default."""
