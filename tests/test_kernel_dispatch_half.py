@@ -11,9 +11,9 @@ nothing mismatches and `custom_fwd`/`custom_bwd` would change nothing. The hazar
 the same kernel for float/double only (`AT_DISPATCH_FLOATING_TYPES`): the half windows coming out
 of the attention raise "not implemented for 'Half'", and AMP151 must keep reporting it.
 
-Cause (amplint/analysis/facts/custom_functions.py, `_Sensitive.visit_Call`): any call into a
-compiled extension makes a Function dtype-sensitive; the kernel's dispatch in the project's own
-.cu/.cpp source is not read, nor whether backward touches saved tensors.
+Was (amplint/analysis/facts/custom_functions.py, `_Sensitive.visit_Call`): any call into a
+compiled extension made a Function dtype-sensitive; facts/kernel_sources now reads the kernel's
+setup.py and sources, and custom_functions._saves_tensors what backward is given.
 """
 
 from __future__ import annotations
@@ -27,13 +27,17 @@ KERNEL = f"{PROJECT}/kernels/window_process/window_process_kernel.cu"
 APPLIES = [("models/shifted_windows.py", 36, "AMP151"), ("models/shifted_windows.py", 41, "AMP151")]
 
 
-@pytest.mark.xfail(strict=True, reason="known false positive: AMP151 takes every compiled-extension "
-                   "call for dtype-sensitive; a kernel the project compiles for half "
-                   "(AT_DISPATCH_FLOATING_TYPES_AND_HALF) with a saved-tensor-free backward has "
-                   "no dtype to mismatch (microsoft/Swin-Transformer's fused window process)")
 def test_a_kernel_compiled_for_half_with_a_gradient_only_backward_is_silent():
     float_only = load(PROJECT, [("AT_DISPATCH_FLOATING_TYPES_AND_HALF", "AT_DISPATCH_FLOATING_TYPES")])
     assert "_AND_HALF" not in float_only[KERNEL]
     assert code_findings(float_only, "AMP151")[0] == APPLIES
+
+    # the half kernel, but backward is given a tensor of forward's: still reported
+    kept = load(PROJECT, [("ctx.shape = (b, h, w, c, shift, window)",
+                           "ctx.shape, ctx.x = (b, h, w, c, shift, window), x")])
+    assert code_findings(kept, "AMP151")[0] == APPLIES
+    # the half kernel, but one of its functions takes two tensors (a float32 one may meet a half)
+    two = load(PROJECT, [("at::Tensor x, int64_t stride)", "at::Tensor x, at::Tensor bias, int64_t stride)")])
+    assert code_findings(two, "AMP151")[0] == APPLIES
 
     assert code_findings(load(PROJECT), "AMP151")[0] == []

@@ -63,10 +63,14 @@ class EntryFunction:
     extension_only: bool
 
 
-def function_classes(facts, python_module: Optional[Callable[[str], bool]] = None) -> Dict[str, FunctionClass]:
+def function_classes(facts, python_module: Optional[Callable[[str], bool]] = None,
+                     half_kernel: Optional[Callable[[str], bool]] = None) -> Dict[str, FunctionClass]:
     """The file's dtype-sensitive Function classes that lack `custom_fwd` or `custom_bwd`.
     `python_module(M)`: whether a plain `import M` names Python source (a file of the project,
-    or one beside the file): such a module is never taken for a compiled kernel binding."""
+    or one beside the file): such a module is never taken for a compiled kernel binding.
+    `half_kernel(M)`: whether the project's own source of extension `M` runs half, one tensor
+    at a time (facts/kernel_sources): a Function calling only such kernels, with no op autocast
+    casts and a backward given nothing saved, is not dtype-sensitive."""
     found: Dict[str, FunctionClass] = {}
     extensions = None
     for name, frame in facts.tree.classes.items():
@@ -86,9 +90,10 @@ def function_classes(facts, python_module: Optional[Callable[[str], bool]] = Non
         if extensions is None:
             extensions = _extension_names(facts)
             imported = _plain_imports(facts, python_module)
-        reason, autocast_op = _dtype_sensitive(
+        reason, autocast_op, kernels = _dtype_sensitive(
             (forward, backward), extensions | _binding_pairs(forward, backward, imported))
-        if reason is None:
+        if reason is None or not autocast_op and half_kernel is not None and kernels and all(
+                map(half_kernel, kernels)) and not _saves_tensors(forward, backward):
             continue
         found[name] = FunctionClass(frame, forward, backward, has_fwd, has_bwd, reason,
                                     not autocast_op)
@@ -169,6 +174,7 @@ class _Sensitive(cst.CSTVisitor):
         self.reason: Optional[str] = None
         self.casts = False  # the author matches dtypes by hand (`.float()`, `.to(g.dtype)`)
         self.autocast_op = False
+        self.kernels: Set[str] = set()  # the extensions called; "" for `torch.ops.x`
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.MatrixMultiply):
@@ -185,14 +191,17 @@ class _Sensitive(cst.CSTVisitor):
             return
         if dotted[-1] in AUTOCAST_OPS:
             self.autocast_op = True
+        extension = len(dotted) > 1 and (
+            dotted[0] in self.extensions
+            or (dotted[:2] == ("torch", "ops") and len(dotted) > 2 and dotted[2] != "aten")
+        )
+        if extension:
+            self.kernels.add(dotted[0] if dotted[0] in self.extensions else "")
         if self.reason is not None:
             return
         if dotted[-1] in AUTOCAST_OPS:
             self.reason = f"wraps `{dotted[-1]}`, an op autocast casts"
-        elif len(dotted) > 1 and (
-            dotted[0] in self.extensions
-            or (dotted[:2] == ("torch", "ops") and len(dotted) > 2 and dotted[2] != "aten")
-        ):
+        elif extension:
             self.reason = f"calls the compiled extension `{'.'.join(dotted[:-1])}`"
 
 
@@ -208,20 +217,63 @@ def _is_cast(call: cst.Call) -> bool:
     return False
 
 
-def _dtype_sensitive(methods, extensions: Set[str]) -> Tuple[Optional[str], bool]:
+def _dtype_sensitive(methods, extensions: Set[str]) -> Tuple[Optional[str], bool, Set[str]]:
     """Why the Function cares about dtypes, or None: no casting op or extension call, or its
-    forward/backward cast tensors themselves; and whether it runs an op autocast casts."""
-    reason, autocast_op = None, False
+    forward/backward cast tensors themselves; whether it runs an op autocast casts; and the
+    extensions it calls."""
+    reason, autocast_op, kernels = None, False, set()
     for method in methods:
         if method is None:
             continue
         visitor = _Sensitive(extensions)
         method.node.visit(visitor)
         if visitor.casts:
-            return None, False
+            return None, False, set()
         reason = reason or visitor.reason
         autocast_op = autocast_op or visitor.autocast_op
-    return reason, autocast_op
+        kernels |= visitor.kernels
+    return reason, autocast_op, kernels
+
+
+_SAVED = frozenset({"save_for_backward", "saved_tensors", "saved_variables", "mark_dirty", "setattr",
+                    "mark_non_differentiable"})
+
+
+def _saves_tensors(forward: Frame, backward: Optional[Frame]) -> bool:
+    """Whether backward may be given a tensor of forward's other than the gradient: a saved
+    tensor, or a `ctx` attribute forward sets from anything but its non-first parameters
+    (Swin's `ctx.B = B` keeps shapes; `ctx.x = x` or `ctx.w = self_computed` keeps a tensor)."""
+    if any(method is not None and _names_in(method.node) & _SAVED for method in (forward, backward)):
+        return True  # names, not text: Swin's `#grad_out = ctx.saved_tensors[0]` is a comment
+    node = forward.node
+    assert isinstance(node, cst.FunctionDef)
+    names = [param.name.value for param in node.params.params]
+    context = names[0] if names else "ctx"
+    metadata = set(names[2:]) | {"True", "False", "None"}  # after ctx and the tensor it runs on
+    other: Set[str] = set()
+
+    class _Kept(cst.CSTVisitor):
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            if any(context in _names_in(target.target) for target in assign.targets):
+                other.update(_names_in(assign.value) - metadata)
+
+        def visit_AugAssign(self, assign: cst.AugAssign) -> None:
+            if context in _names_in(assign.target):
+                other.update(_names_in(assign.value) - metadata)
+
+    node.visit(_Kept())
+    return bool(other)
+
+
+def _names_in(value: cst.CSTNode) -> Set[str]:
+    found: Set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+    value.visit(_Names())
+    return found
 
 
 # plain `import M` of modules that are Python, not kernel bindings

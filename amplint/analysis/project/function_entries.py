@@ -15,12 +15,14 @@ once each, here (there are few: Function classes live in a handful of ops module
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.custom_functions import (
     EntryFunction, FunctionClass, apply_aliases, function_classes,
 )
+from amplint.analysis.facts.kernel_sources import half_kernels_near, read_text
 from amplint.analysis.facts.region_entries import EntryRegion
 from amplint.analysis.project.text_views import called_names
 
@@ -159,7 +161,19 @@ def _defined_in(project, path: str) -> _Defined:
     if not text or "forward" not in text or not _DEFINES.search(text):
         return None
     parsed = parsed_facts(project, path)
-    return None if parsed is None else _defined_in_module(*parsed, python_module=lambda name: name in project._index)
+    if parsed is None:
+        return None
+    return _defined_in_module(*parsed, python_module=lambda name: name in project._index,
+                              half_kernel=half_kernels_near(path, _reader(project)))
+
+
+def _reader(project):
+    """A file's text: the project's own copy first (the files it was given), else the disk."""
+    def read(path: str):
+        known = project._norm.get(os.path.normpath(path))
+        text = project.files.get(known) if known is not None else None
+        return text if text is not None else read_text(path)
+    return read
 
 
 def defined_functions(text: str):
@@ -187,11 +201,11 @@ def defined_functions(text: str):
                          for name, c in classes.items())), tuple(sorted(aliases.items())))
 
 
-def _defined_in_module(module, facts, python_module=None) -> _Defined:
+def _defined_in_module(module, facts, python_module=None, half_kernel=None) -> _Defined:
     from amplint.analysis.project.lines import node_lines
 
     try:
-        classes = function_classes(facts, python_module)
+        classes = function_classes(facts, python_module, half_kernel)
         if not classes:
             return None
         aliases = apply_aliases(facts, classes)

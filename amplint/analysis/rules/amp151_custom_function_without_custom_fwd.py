@@ -9,6 +9,7 @@ import libcst as cst
 
 from amplint.analysis.diagnostics import Diagnostic, Severity
 from amplint.analysis.facts.custom_functions import EntryFunction, function_classes, python_source_near
+from amplint.analysis.facts.kernel_sources import half_kernels_near
 from amplint.analysis.facts.float32_arguments import ALWAYS, float32_arguments
 from amplint.analysis.facts.names import bound_locally, resolve
 from amplint.analysis.facts.syntax import holder_key
@@ -370,7 +371,8 @@ class CustomFunctionWithoutCustomFwd(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         facts = ctx.facts
-        classes, remote_aliases = self._function_classes(facts, python_source_near(ctx.path))
+        classes, remote_aliases = self._function_classes(
+            facts, python_source_near(ctx.path), half_kernels_near(ctx.path))
         if not classes and not remote_aliases:
             return
         aliases = _apply_aliases(facts, classes)
@@ -404,12 +406,12 @@ class CustomFunctionWithoutCustomFwd(Rule):
 
     # -- facts ----------------------------------------------------------------------------
     @staticmethod
-    def _function_classes(facts, python_module=None):
+    def _function_classes(facts, python_module=None, half_kernel=None):
         """(classes by name, the names bound to another file's `Cls.apply`): this file's
         Functions, and those the project pass found in the files this one imports."""
         found: Dict[str, _Info] = {
             name: _Info(c.has_fwd, c.has_bwd or c.backward is None, c.reason, c.extension_only)
-            for name, c in function_classes(facts, python_module).items()
+            for name, c in function_classes(facts, python_module, half_kernel).items()
         }
         remote_aliases: Dict[str, _Info] = {}
         for entry in facts.entries:

@@ -5,7 +5,7 @@ at::Tensor shift_partition_backward_cuda(at::Tensor grad, int64_t stride);
 
 static int64_t offset(int64_t h, int64_t w, int64_t c, int64_t shift) { return ((shift % h + h) % h) * w * c; }
 
-at::Tensor shift_partition_forward(at::Tensor x, int64_t b, int64_t h, int64_t w, int64_t c, int64_t shift, int64_t window) {
+at::Tensor shift_partition_forward(at::Tensor x, /* at::Tensor out, */ int64_t b, int64_t h, int64_t w, int64_t c, int64_t shift, int64_t window) {
     return shift_partition_forward_cuda(x.contiguous(), offset(h, w, c, shift));
 }
 

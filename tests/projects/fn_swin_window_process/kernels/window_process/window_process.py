@@ -24,5 +24,6 @@ class MergeUnshift(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         b, h, w, c, shift, window = ctx.shape
+        # grad_windows = ctx.saved_tensors[0]
         grad_windows = swin_window_process.merge_unshift_backward(grad, b, h, w, c, shift, window)
         return grad_windows, None, None, None, None, None, None
