@@ -18,6 +18,7 @@ from typing import Callable, Dict, Optional, Set, Tuple
 
 import libcst as cst
 
+from amplint.analysis.facts.kernel_sources import folders_up
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.tree import Frame, dotted_name
 
@@ -308,16 +309,9 @@ def python_source_near(path: str) -> Callable[[str], bool]:
     start = os.path.dirname(os.path.abspath(path))
 
     def test(name: str) -> bool:
-        folder = start
-        for _ in range(8):
-            if os.path.isfile(os.path.join(folder, name + ".py")) or \
-                    os.path.isfile(os.path.join(folder, name, "__init__.py")):
-                return True
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                break
-            folder = parent
-        return False
+        return any(os.path.isfile(os.path.join(folder, name + ".py"))
+                   or os.path.isfile(os.path.join(folder, name, "__init__.py"))
+                   for folder in folders_up(start))
 
     return test
 

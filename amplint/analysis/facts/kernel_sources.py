@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional
 
 _BUILD = re.compile(
     r"\b(?:CUDAExtension|CppExtension)\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]\s*,"
@@ -43,21 +43,26 @@ def half_kernels_near(path: str,
         return sources_known[source]
 
     def test(name: str) -> bool:
-        folder = os.path.dirname(path)
-        for _ in range(8):
+        for folder in folders_up(os.path.dirname(path)):
             setup = os.path.join(folder, "setup.py")
             if setup not in setups:
                 setups[setup] = _extensions_built(read(setup), folder)
             sources = setups[setup].get(name)
             if sources is not None:
                 return bool(sources) and all(map(takes_half, sources))
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                break
-            folder = parent
         return False
 
     return test
+
+
+def folders_up(folder: str, levels: int = 8) -> Iterator[str]:
+    """`folder` and its parents, nearest first, at most `levels` of them."""
+    for _ in range(levels):
+        yield folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
 
 
 def _extensions_built(text: Optional[str], folder: str) -> Dict[str, List[str]]:
