@@ -89,7 +89,7 @@ def _function_names(flow) -> Tuple[FrozenSet[str], FrozenSet[str]]:
                 name, indent, begin = match.group(1), header, match.end()
                 defined.add(name)
                 end = len(text)
-                for later in _iter_defs(text, begin):  # `_defs`' next def at this indentation or less
+                for later in _iter_defs(text, begin):  # the next def at this indentation or less
                     if later[0] <= indent:
                         end = later[2]
                         break
@@ -101,8 +101,8 @@ def _function_names(flow) -> Tuple[FrozenSet[str], FrozenSet[str]]:
 
 def _defining(flow) -> Optional["re.Pattern[str]"]:
     """`def name(` for every name some `.apply(name)` of the project applies (None: no such
-    call). A match `_defs` takes (`_header`) is one of its defs: the name is the whole word
-    before `(`, as `_DEF_TAIL`'s, and `_defs` reaches every `def` not inside a def's header."""
+    call). A match `_iter_defs` takes (`_header`) is one of its defs: the name is the whole word
+    before `(`, as `_DEF_TAIL`'s, and `_iter_defs` reaches every `def` not inside a def's header."""
     applied = set()
     for path in flow.p.python:
         text = flow.p.files[path]
@@ -117,15 +117,11 @@ def _defining(flow) -> Optional["re.Pattern[str]"]:
 _DEF_TAIL = re.compile(r"def[ \t]+(\w+)[ \t]*\(")
 
 
-def _defs(text: str):
+def _iter_defs(text: str, at: int = 0):
     """(indentation, name, start, end) of each match of `_DEF` (`^([ \\t]*)(?:async[ \\t]+)?def...`,
     re.M), looked for only where `def` is written: the line before it must be spaces and tabs,
-    then `async` and spaces or tabs, or nothing."""
-    return list(_iter_defs(text))
-
-
-def _iter_defs(text: str, at: int = 0):
-    """`_defs`' matches from position `at` on (the end of one of them, or 0)."""
+    then `async` and spaces or tabs, or nothing.
+    From position `at` on (the end of one of them, or 0)."""
     at = text.find("def", at)
     while at != -1:
         tail = _DEF_TAIL.match(text, at)
