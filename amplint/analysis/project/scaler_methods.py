@@ -27,9 +27,10 @@ METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 # same test, fewer scans of a text that holds none (most texts)
 CALLEE_TESTS = tuple(word for word in CALLEE_WORDS if not any(other != word and other in word
                                                               for other in CALLEE_WORDS))
-# a name whose files lacking an exact summary are more than this is asked of the class flow
-# without the test (reading `protocol_keys` of many files costs more than the questions)
-_MAX_KEYED_FILES = 8
+# the text `protocol_keys` may read per value call of a name: a name whose files lacking an
+# exact summary hold more is asked of the class flow without the test (reading the keys of
+# fairseq's or transformers' 200 files defining `forward` costs more than its few questions)
+_BYTES_PER_CALL = 200_000
 
 
 def callee_files(project) -> List[str]:
@@ -95,12 +96,15 @@ def _keeps(keys, name: str) -> bool:
 class EventMethods:
     """`may_have_events(name)`: whether some project method named `name` may have protocol
     events in the summary scaler_entries would compose it with; False only when none can.
-    `callers`: the first-pass summaries with calls (path -> summary: exact `functions`)."""
+    `callers`: the first-pass summaries with calls (path -> summary: exact `functions`);
+    `calls`: method name -> how many value calls may ask for it (what the test may cost)."""
 
-    def __init__(self, project, callers: Mapping[str, object], keys_of: Optional[KeysOf]) -> None:
+    def __init__(self, project, callers: Mapping[str, object], keys_of: Optional[KeysOf],
+                 calls: Optional[Mapping[str, int]] = None) -> None:
         self._project = project
         self._callers = callers
         self._keys_of = keys_of
+        self._calls = calls or {}
         self._keys: Dict[str, Optional[FrozenSet[str]]] = {}
         self._names: Dict[str, bool] = {}
         self.skipped = 0  # questions not asked (tests)
@@ -123,10 +127,24 @@ class EventMethods:
                 inexact.append(path)
         if not inexact:
             return False
-        if self._keys_of is None or len(inexact) > _MAX_KEYED_FILES:
+        if self._keys_of is None:
             return True
         wanted = [path for path in inexact if path not in self._keys]
+        files = self._project.files
+        if sum(len(files[path]) for path in wanted) > _BYTES_PER_CALL * self._calls.get(name, 1):
+            return True
         if wanted:
             self._keys.update(self._keys_of(wanted))
         return any(path not in self._keys or self._keys[path] is None or _keeps(self._keys[path], name)
                    for path in inexact)
+
+
+def method_calls(summaries) -> Dict[str, int]:
+    """Method name -> how many value calls `x.m()` (local, wrapper, held) the summaries record."""
+    found: Dict[str, int] = {}
+    for summary in summaries:
+        for call in summary.calls:
+            if call[3] in ("value", "wrapper", "held") and "." in call[4]:
+                name = call[4].split(".", 1)[1]
+                found[name] = found.get(name, 0) + 1
+    return found

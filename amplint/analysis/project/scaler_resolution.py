@@ -20,7 +20,9 @@ from amplint.analysis.facts.scaler_remote import EntryCallerUpdate, EntryScaler
 from amplint.analysis.project.light_index import light_file
 from amplint.analysis.project.module_defs import loop_variable, noop_function, parse_or_none
 from amplint.analysis.project.return_values import function_returns
-from amplint.analysis.project.scaler_methods import EventMethods, KeysOf, held_methods, method_names
+from amplint.analysis.project.scaler_methods import (
+    EventMethods, KeysOf, held_methods, method_calls, method_names,
+)
 from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
 from amplint.analysis.project.scaler_summaries import CALLEE_WORDS, ScalerSummary
 
@@ -42,12 +44,16 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     region summaries not made): they could give neither an entry nor a `resolved` record.
     `keys_of`: callee files none of whose called functions may hold events (scaler_quiet.py)
     are not summarised (without `resolved`, which records the calls into summarised files)."""
+    # the class flow's text searches read, from here on, the files the build counted (and those
+    # its budget counts since): which value questions the gate below leaves out moves no answer
+    # of a later one through the files read (flowindex.FlowIndex.freeze)
+    project.flow.freeze()
     python = [p for p in paths if p.endswith(".py")]
     callers = {p: s for p, s in summarize(python, False).items() if s is not None and s.calls}
     targets: Dict[Tuple[str, int], Tuple[str, str]] = {}
     held = held_methods(project, callers.values(), keys_of)
     # without `resolved`, a value call none of whose answers could give an entry is not asked
-    events = EventMethods(project, callers, keys_of) if resolved is None else None
+    events = EventMethods(project, callers, keys_of, method_calls(callers.values())) if resolved is None else None
     for path, summary in callers.items():
         for index, call in enumerate(summary.calls):
             found = _resolve(project, path, summary, call, may_hold, held,
