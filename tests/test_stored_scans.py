@@ -85,6 +85,31 @@ def _question(path: str, key: str) -> tuple:
     return ("bind", (f"{ROOT}/{path}", key), False)
 
 
+def test_a_method_called_in_its_own_file_only_asks_no_scan_for_stores():
+    flow = build(_files()).flow
+    sites = flow._call_sites("_run_epoch", _question("trainer.py", "Trainer._run_epoch"))
+    assert [(path, key, callee) for path, key, callee, _, _ in sites] == \
+        [(f"{ROOT}/trainer.py", "Trainer.train", ("self", "_run_epoch"))]
+    assert "_run_epoch" not in flow.site_files._stored  # no file read for its stores
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_the_call_sites_do_not_depend_on_the_order_of_the_questions(order):
+    """Each file's `reaches_own_only` answer is kept per (name, file), read only where it can
+    drop the file: a question from the trainer reads the subclass's file, one from the subclass
+    the trainer's, and each finds its own file's call only (the other's `self.prediction_step`
+    holds that class's own method)."""
+    questions = [_question("trainer.py", "Trainer.prediction_step"),
+                 _question("trainer_seq2seq.py", "Seq2SeqTrainer.prediction_step")]
+    expected = [[(f"{ROOT}/trainer.py", "Trainer.evaluate")],
+                [(f"{ROOT}/trainer_seq2seq.py", "Seq2SeqTrainer.evaluate")]]
+    flow = build(_files()).flow
+    for index in order:
+        sites = flow._call_sites("prediction_step", questions[index])
+        assert [(path, key) for path, key, _, _, _ in sites] == expected[index]
+    assert flow.site_files._stored == {"prediction_step": False}
+
+
 def test_the_store_is_looked_for_in_the_asking_file_first(monkeypatch):
     files = _files()
     project = build(files)
