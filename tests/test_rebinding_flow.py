@@ -20,7 +20,8 @@ SETTINGS = Settings.default()
 NAME = "rebind_pytorch_cifar_dp"
 HELPER = ("net = ResNet18()\nnet = parallelize(net, device)\n",)
 FLOAT16 = ("dtype=torch.bfloat16", "dtype=torch.float16")
-INLINE = (HELPER[0], "net = ResNet18()\nnet = net.to(device)\nif device == 'cuda':\n    net = torch.nn.DataParallel(net)\n")
+INLINE = (HELPER[0],
+          "net = ResNet18()\nnet = net.to(device)\nif device == 'cuda':\n    net = torch.nn.DataParallel(net)\n")
 
 
 def findings(replace=()):

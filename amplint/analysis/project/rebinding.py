@@ -32,15 +32,17 @@ def merge_bindings(cv, path: str, bindings: Iterable[Tuple[str, tuple]], own: tu
     evaluated on what the others hold and on `also` (what `own` holds otherwise: a base class's
     stores, merged by the caller). `evaluate`: what a binding that does not read `own` holds,
     when not its value's (a module-level name bound to a registry)."""
+    def plain(key: str, value) -> Things:
+        return cv.values(path, key, value, depth) if evaluate is None else evaluate(value)
+
     bindings = list(bindings)
     rebinds = [at for at, (key, value) in enumerate(bindings)
                if value == own or _reads_itself(cv, path, key, value, own)]
     if not rebinds:
         for key, value in bindings:
-            merge_things(out, cv.values(path, key, value, depth) if evaluate is None else evaluate(value))
+            merge_things(out, plain(key, value))
         return
-    held: List[Things] = [{} if at in rebinds else cv.values(path, key, value, depth) if evaluate is None
-                          else evaluate(value) for at, (key, value) in enumerate(bindings)]
+    held: List[Things] = [{} if at in rebinds else plain(key, value) for at, (key, value) in enumerate(bindings)]
     current: Things = dict(out)
     merge_things(current, also or {})
     for found in held:
