@@ -69,3 +69,28 @@ def test_the_answer_does_not_depend_on_which_question_comes_first():
     assert answers[0] == answers[1] == answers[2]
     held = answers[0][questions[1]][("inst", f"{NAME}/models/resnet.py", "ResNet")]
     assert held.wrap == "torch.nn.DataParallel(net) at utils.py:19"
+
+
+WITH_LOSS = (
+    ("from utils import parallelize, progress_bar", "from utils import ModelWithLoss, parallelize, progress_bar"),
+    (HELPER[0], "loss_fn = nn.CrossEntropyLoss()\nnet = ResNet18()\nnet = ModelWithLoss(net, loss_fn)\n"
+                "net = torch.nn.DataParallel(net)\n"),
+    ("def parallelize(net, device):",
+     "class ModelWithLoss(torch.nn.Module):\n    def __init__(self, model, loss):\n        super().__init__()\n"
+     "        self.model = model\n        self.loss = loss\n\n    def forward(self, inputs):\n"
+     "        return self.model(inputs)\n\n\ndef parallelize(net, device):"),
+)
+
+
+def test_a_wrapper_built_before_the_dataparallel_does_not_hold_the_dataparallel():
+    """xingyizhou/CenterNet's ModelWithLoss (src/lib/trains/base_trainer.py: the model and its
+    loss in one module, then DataParallel of that), written with one local: `net =
+    ModelWithLoss(net, loss_fn)` then `net = torch.nn.DataParallel(net)`. The region's call of
+    `net` is the DataParallel (AMP153); the wrapper's own `self.model` is the ResNet the
+    constructor was given, never the DataParallel made after it, so its call stays silent."""
+    assert findings(WITH_LOSS) == [("main.py", 38, "AMP153")]
+    flow = build(load(NAME, WITH_LOSS)).flow
+    held = flow.values(f"{NAME}/utils.py", "ModelWithLoss.forward", ("self", "model"))
+    assert [thing[2] for thing in held if thing[0] == "inst"] == ["ResNet"]
+    assert all(hold.wrap is None for hold in held.values())
+    assert findings(WITH_LOSS + (FLOAT16,)) == []

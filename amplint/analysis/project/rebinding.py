@@ -107,3 +107,47 @@ def _rebound(cv, path: str, key: str, value, own: tuple, current: Things, depth:
         return {thing: Hold(hold.cite, value[2], hold.wrap) for thing, hold in current.items()}
     return {thing: Hold(hold.cite, hold.half) if hold.wrap else hold  # `model = model.module`
             for thing, hold in current.items()}
+
+
+def argument_before(cv, path: str, key: str, value, line: int, depth: int) -> Optional[Things]:
+    """What local `value` passes at the call on `line` of function `key` when that call rebinds
+    it (`model = FullModel(model, criterion)`): what the local holds from its parameter and its
+    bindings, less the rebindings of it at that line or after. Evaluated whole (flow-insensitive),
+    the argument would hold what the call's own result becomes later (`model =
+    nn.DataParallel(model)`, HRNet's tools/train.py): FullModel's `self.model` a DataParallel of
+    FullModel, a value no run makes. None where the call does not rebind a local it passes."""
+    if type(value) is not tuple or value[:1] != ("local",):
+        return None
+    flow = cv._flow(path)
+    function = flow.functions.get(key) if flow is not None else None
+    if function is None:
+        return None
+    own = value
+    bindings = function.assigns.get(own[1], ())
+    if not any(_line(binding) == line for binding in bindings):
+        return None
+    earlier = []
+    for binding in bindings:
+        if binding == own:
+            continue
+        if binding[0] in _SHAPES or binding[0] == "call":
+            if _reads_itself(cv, path, key, binding, own):
+                at = _line(binding)
+                if at is None or at >= line:
+                    continue
+        earlier.append((key, binding))
+    out: Things = {}
+    if key and own[1] in function.params:
+        if own[1] in function.annotations:
+            merge_things(out, cv._annotated(path, key, function.annotations[own[1]], depth + 1))
+        merge_things(out, cv._bound(path, key, function, own[1], depth + 1))
+    evaluate = None if key else (lambda held: cv._global_binding(path, own[1], held, depth + 1))
+    merge_bindings(cv, path, earlier, own, depth + 1, out, evaluate=evaluate)
+    return out
+
+
+def _line(value) -> Optional[int]:
+    """The line of a call or wrap binding (("call", callee, text, line), ("wrap", inner, text, line))."""
+    if value[0] in ("call", "wrap") and len(value) > 3 and type(value[3]) is int:
+        return value[3]
+    return None
