@@ -156,6 +156,17 @@ def escape_facts(project, path: str):
         return None
 
 
+def may_escape_in(project, path: str) -> bool:
+    """False when the file's escape walk can give no escaped value (facts/escape.may_escape):
+    a reader that wants only escaped values need not walk it."""
+    parsed = parsed_facts(project, path)
+    if parsed is None:
+        return False
+    from amplint.analysis.facts.escape import may_escape
+
+    return may_escape(parsed[1])
+
+
 def _defined_in(project, path: str) -> _Defined:
     text = project.files.get(path)
     if not text or "forward" not in text or not _DEFINES.search(text):
