@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import keyword
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Dict, List, Optional, Tuple
 
 # a string's body after its opening quotes, closing quotes included. A body is read as a run of
@@ -59,6 +61,7 @@ class CodeText:
         self._spans: List[Tuple[int, int]] = []
         self._bound_at: Dict[int, str] = {}  # position of a bound name in an import -> target
         self._imports: Dict[str, List[Tuple[str, bool]]] = {}
+        self._span_index: Optional[Tuple[List[int], List[int]]] = None  # made on the first ask
         if self.sure:
             self._read_imports()
         self._bindings: Dict[str, Binding] = {}
@@ -115,7 +118,14 @@ class CodeText:
                 self._imports.setdefault(bound, []).append((target, column0))
 
     def _in_import(self, position: int) -> bool:
-        return any(start <= position < end for start, end in self._spans)
+        """Whether an import statement's span holds `position`: among the spans starting at or
+        before it, the farthest end passes it (a bisection: asked once per mention)."""
+        if self._span_index is None:
+            spans = sorted(self._spans)
+            self._span_index = ([start for start, _ in spans], list(accumulate((end for _, end in spans), max)))
+        starts, reach = self._span_index
+        index = bisect_right(starts, position)
+        return index > 0 and reach[index - 1] > position
 
     # -- names --------------------------------------------------------------------------------
     def imported(self, name: str) -> bool:
