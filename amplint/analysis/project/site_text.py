@@ -39,6 +39,12 @@ _IMPORT = re.compile(
 )
 _KEYWORDS = frozenset({"True", "False", "None"})
 _SUPER_INIT_CALL = re.compile(r"super\s*\([^)]*\)\s*\.\s*__init__")
+# compiled once: asked per import alias and per mention (re's cache lookup cost more than the match)
+_ALIAS = re.compile(r"[^,]+")
+_DOTTED = re.compile(r"[\w.]+")
+_DEF_BEFORE = re.compile(r"(?:async[ \t]+)?def[ \t]+")
+_CLASS_BEFORE = re.compile(r"class[ \t]+")
+_NESTED_BEFORE = re.compile(r"\b(?:def|class)[ \t]+$")
 
 
 @dataclass
@@ -86,12 +92,12 @@ class CodeText:
             base = match.start(3)
             body = names[1:-1] if names.startswith("(") else names
             offset = base + (1 if names.startswith("(") else 0)
-            for part in re.finditer(r"[^,]+", body):
+            for part in _ALIAS.finditer(body):
                 alias = part.group(0)
                 if "*" in alias:
                     self.star = True
                     continue
-                words = list(re.finditer(r"[\w.]+", alias))
+                words = list(_DOTTED.finditer(alias))
                 if not words:
                     continue
                 if len(words) == 3 and words[1].group(0) == "as":
@@ -161,11 +167,11 @@ class CodeText:
                 continue  # an attribute of something else
             before = code[max(0, code.rfind("\n", 0, start) + 1):start]
             follow = _next_on_line(code, start + len(name))
-            if re.fullmatch(r"(?:async[ \t]+)?def[ \t]+", before) and follow == "(":
+            if _DEF_BEFORE.fullmatch(before) and follow == "(":
                 out.defs += 1
-            elif re.fullmatch(r"class[ \t]+", before) and follow in "(:":
+            elif _CLASS_BEFORE.fullmatch(before) and follow in "(:":
                 out.classes += 1
-            elif re.search(r"\b(?:def|class)[ \t]+$", before):
+            elif _NESTED_BEFORE.search(before):
                 out.unknown = True  # a nested def or class binds it in some scope
             elif follow in ".([":
                 continue  # a use
