@@ -63,7 +63,9 @@ def test_each_file_asked_only_what_can_matter(name):
     assert held, found
     for path, words in asked.items():
         text = str(project.files[path])
-        assert words["autocast"] <= 1, (path, words)  # once for the pass, whoever asks
+        assert words["autocast"] <= 1 and words["half("] <= 1, (path, words)  # once for the pass, whoever asks
+        if "half(" not in text:
+            assert not words[".half("], (path, words)
         if not may_run_under_autocast(project, path) and "autocast" not in text:
             # the fills and the autocast calls are read only where a region can run
             assert not (words["fill"] or words["full"] or words["autocast("]), (path, words)

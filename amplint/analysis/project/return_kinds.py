@@ -52,7 +52,8 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
         if "half" in kinds and (holds(project, path, "autocast") or "GradScaler" in text
                                 or ".parameters()" not in text):
             kinds.discard("half")  # AMP152 reads a file that trains without either
-        if ".half(" in text and _REDUCES.search(text):
+        # ".half(" within the files holding "half(", which local_callers.py asks of every file
+        if holds(project, path, "half(") and ".half(" in text and _REDUCES.search(text):
             kinds.add("half")  # AMP140/AMP141 read a half model's outputs (a file casting its inputs too)
         if not kinds:
             continue
