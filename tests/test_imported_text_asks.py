@@ -83,18 +83,25 @@ def test_a_word_is_read_once_for_the_pass():
 
 
 def test_answers_equal_direct_tests():
+    from amplint.analysis.project.classflow import HALF_CASTS
     from amplint.analysis.project.half_callees import HALF_TEXT
-    from amplint.analysis.project.text_tests import half_cast, holds, names_half_literal
+    from amplint.analysis.project.text_tests import casts_half, half_cast, holds, names_half_literal
 
     files = load("config_llama_recipes_dtypes")
     files["notes.yaml"] = "autocast: torch.float16\n"  # not Python: tested directly, not kept
     files["loose.py"] = "x = torch.bfloat16  # autocast\ny = m.half()\n"
+    casts = [".to(torch.bfloat16)", "m.to(dtype=half)", "m.type(torch.HalfTensor)", "m.to(\nfloat16)",
+             "m.to(x) # bfloat16", "m.bfloat16()", "m.half ()", "m.to(torch.BFloat16)", "m.to(bf16)"]
+    for at, cast in enumerate(casts):
+        files[f"cast{at}.py"] = f"def f(m):\n    return {cast}\n"
     project = build(files, Settings.default())
     for path, text in files.items():
         for word in ("autocast", "torch", "autocast(", "GradScaler"):
             assert holds(project, path, word) == (word in text)
         assert names_half_literal(project, path) == names_a_half_dtype(text)
+        assert casts_half(project, path) == (HALF_CASTS.search(text) is not None)
         assert half_cast(project, path) == (HALF_TEXT.search(text) is not None)
+    assert sum(half_cast(project, path) for path in files) >= 3
     assert all(re.fullmatch(r".*\.pyi?", path) for path in project.python)
 
 

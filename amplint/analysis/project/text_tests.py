@@ -8,7 +8,8 @@ own scan would have found.
   building an optimizer);
 - `names_half_literal(project, path)`: dtype_fields.names_a_half_dtype (dtype_fields.py asks
   it of every dataclass file, config_dtypes.py of every file);
-- `half_cast(project, path)`: half_callees.HALF_TEXT's search (half_callees.py and
+- `casts_half(project, path)`: classflow.HALF_CASTS' search (the class flow's half casts), and
+  within its files `half_cast(project, path)`: half_callees.HALF_TEXT's (half_callees.py and
   half_params.py both asked it of every file).
 
 A file outside `project.python` is tested directly (nothing is kept for it), and so is every
@@ -33,14 +34,27 @@ def names_half_literal(project, path: str) -> bool:
     return _answer(project, path, ("half literal",), names_a_half_dtype)
 
 
+def casts_half(project, path: str) -> bool:
+    """Whether classflow.HALF_CASTS finds a cast in the file's text (`.to(`/`.type(` with a
+    half dtype, `.half()`, `.bfloat16()`): the files the class flow reads for half casts."""
+    from amplint.analysis.project.classflow import HALF_CASTS
+
+    return _answer(project, path, ("wide half cast",), lambda text: HALF_CASTS.search(text) is not None)
+
+
 def half_cast(project, path: str) -> bool:
-    """Whether half_callees.HALF_TEXT finds a cast in the file's text."""
+    """Whether half_callees.HALF_TEXT finds a cast in the file's text. Searched only in the
+    files casts_half finds: each match of HALF_TEXT is one of HALF_CASTS (the same `.half()` /
+    `.bfloat16()`; its `.to(...float16|half|bfloat16` is HALF_CASTS' `.to(...float16|half`,
+    the `b` of bfloat16 read by `[^)\n]*`)."""
     from amplint.analysis.project.half_callees import HALF_TEXT
 
-    return _answer(project, path, ("half cast",), lambda text: HALF_TEXT.search(text) is not None)
+    return casts_half(project, path) and _answer(
+        project, path, ("half cast",), lambda text: HALF_TEXT.search(text) is not None, ("wide half cast",))
 
 
-def _answer(project, path: str, key: tuple, test: Callable[[str], bool]) -> bool:
+def _answer(project, path: str, key: tuple, test: Callable[[str], bool], within: Optional[tuple] = None) -> bool:
+    """`within`: the key of a test every file passing this one passes (already answered)."""
     kept = _kept(project)
     if kept is None or path not in kept[0]:
         return test(project.files.get(path) or "")
@@ -48,7 +62,8 @@ def _answer(project, path: str, key: tuple, test: Callable[[str], bool]) -> bool
     found = memo.get(key)
     if found is None:
         files = project.files
-        found = memo[key] = frozenset(p for p in project.python if test(files.get(p) or ""))
+        found = memo[key] = frozenset(p for p in (sorted(memo[within]) if within else project.python)
+                                      if test(files.get(p) or ""))
     return path in found
 
 
