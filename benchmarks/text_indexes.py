@@ -2,7 +2,10 @@
 `call_words.called_words(text)` (the class flow's call-word index) against the words the regex
 `\\b(\\w+)\\s*\\(` finds; `text_views.written_after_def([text])` (the words written after `def`)
 against `(?<!\\w)def(?=\\s+(\\w+))`; `registry_files.statement_starts(text)` against
-`^[^\\s)\\]}#]` (MULTILINE). Prints files, unequal files (must be 0) and the CPU seconds of each.
+`^[^\\s)\\]}#]` (MULTILINE); `call_words.passed_words(text)` (the callback search's index) against
+`[,)]\\s*(\\w+)` on the reversed text. Prints files, unequal files (must be 0) and the CPU seconds of
+each, then what the call and passed indexes cost in scans of one name (call_words'
+`_SCANS_BEFORE_INDEX` and `_SCANS_BEFORE_PASSED_INDEX` are chosen from these).
 
     python benchmarks/text_indexes.py DIR...
 """
@@ -14,7 +17,7 @@ import re
 import sys
 import time
 
-from amplint.analysis.project.call_words import called_words
+from amplint.analysis.project.call_words import _REVERSED_PASSED, CallWords, PassedWords, called_words, passed_words
 from amplint.analysis.project.registry_files import statement_starts
 from amplint.analysis.project.text_views import written_after_def
 
@@ -53,7 +56,8 @@ def main(argv) -> int:
     for name, index, definition in (
             ("def names", lambda text: written_after_def([text]), lambda text: set(_DEF.findall(text))),
             ("statement starts", lambda text: list(statement_starts(text)),
-             lambda text: [m.start() for m in _STATEMENT.finditer(text)])):
+             lambda text: [m.start() for m in _STATEMENT.finditer(text)]),
+            ("passed words", passed_words, lambda text: set(_REVERSED_PASSED.findall(text[::-1])))):
         start = time.process_time()
         indexed = [index(text) for _, text in texts]
         index_s = time.process_time() - start
@@ -65,7 +69,31 @@ def main(argv) -> int:
         for path in unequal[:10]:
             print("  unequal:", path)
         failed = failed or bool(unequal)
+    print_index_costs([text for _, text in texts])
     return 1 if failed else 0
+
+
+_ASKED = ["forward_step", "main", "build_model", "Trainer", "apply_half", "register"]
+
+
+def print_index_costs(texts) -> None:
+    """CPU of each index over the CPU of one scan for a name (the mean over `_ASKED`)."""
+    by_path = {str(i): text for i, text in enumerate(texts)}
+    paths = list(by_path)
+
+    def spent(work):
+        start = time.process_time()
+        work()
+        return time.process_time() - start
+
+    for name, scan, index in (
+            ("call", lambda word: CallWords(paths, by_path).files_calling(word),
+             lambda: CallWords(paths, by_path)._index()),
+            ("passed", lambda word: PassedWords(paths, by_path).files_passing(word),
+             lambda: [passed_words(text) for text in texts])):
+        one_scan = min(spent(lambda: [scan(word) for word in _ASKED]) for _ in range(3)) / len(_ASKED)
+        built = min(spent(index) for _ in range(3))
+        print(f"{name} index: {built / max(one_scan, 1e-9):.1f} scans (one scan {one_scan * 1000:.1f} ms)")
 
 
 if __name__ == "__main__":

@@ -192,3 +192,13 @@ def test_a_pass_asking_twenty_names_indexes_after_a_few_scans():
         assert words.files_calling(name) == [p for p in paths if calls(name, texts[p])]
     read = words.scanned + words.texts_indexed
     assert read <= 9 * len(paths), read // len(paths)  # a few scans and the index (before: 19 scans)
+
+
+def test_a_text_is_read_at_most_five_times_however_many_names_are_asked():
+    """The call index costs about 3.4 scans on the mixed monorepo tree (benchmarks/text_indexes.py),
+    which asks 135 names: past 4 scans the index answers."""
+    texts = {f"pkg/m{i}.py": f"def f{i}(x):\n    return g{i}(x)\n" for i in range(60)}
+    words = CallWords(sorted(texts), texts)
+    for i in range(20):
+        assert words.files_calling(f"g{i}") == [f"pkg/m{i}.py"]
+    assert words.scanned + words.texts_indexed <= 5 * 60

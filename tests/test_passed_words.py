@@ -73,3 +73,26 @@ def test_past_the_scans_no_text_is_read_again():
     for i in range(50):
         assert words.files_passing(f"f{i}") == [f"m{i}.py"]
     assert _Counting.read == read
+
+
+def test_passed_words_are_what_the_reversed_pattern_finds():
+    from amplint.analysis.project.call_words import _REVERSED_PASSED, passed_words
+
+    rng = random.Random(11)
+    wide = _ALPHABET + ["\u2003", "\u3000", "\x1c", "\u00b2", "\u0663", "),", ",)", "))", ",,", "x)"]
+    texts = ["".join(rng.choice(wide) for _ in range(rng.randint(0, 60))) for _ in range(4000)]
+    for text in texts + ["f(a, b)", "f(x=a.b )", "a)", ",a", "(a\t\n,", "é1 )", "a\u0301)"] + list(_MEGATRON.values()):
+        assert passed_words(text) == set(_REVERSED_PASSED.findall(text[::-1])), text
+
+
+def test_a_text_is_read_at_most_five_times_however_many_names_are_asked():
+    """The index costs 4 to 5 scans on the large trees (benchmarks/text_indexes.py): the
+    mixed monorepo tree asked 18 names, the first 8 by scans of its 5,338 texts."""
+    names = [f"step_{chr(97 + i)}" for i in range(18)]  # (none within another)
+    texts = _Counting({f"m{i}.py": f"def {name}(x):\n    return run({name}, x)\n" for i, name in enumerate(names)})
+    texts.update({f"n{i}.py": "def other(x):\n    return run(x)\n" for i in range(32)})
+    words = PassedWords(sorted(texts), texts)
+    _Counting.read = 0
+    for i, name in enumerate(names):
+        assert words.files_passing(name) == [f"m{i}.py"]
+    assert _Counting.read <= 5 * 50 + 18  # (a scan's hit reads its text twice)

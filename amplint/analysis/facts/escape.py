@@ -36,7 +36,9 @@ from amplint.analysis.facts.fp16 import half_cast_dtype
 from amplint.analysis.facts.half_evidence import lowers_here
 from amplint.analysis.facts.syntax import params as _params, unparen as _unparen
 from amplint.analysis.facts.half_values import frames_by_body
-from amplint.analysis.facts.returned_escapes import escaped_params, module_output
+from amplint.analysis.facts.returned_escapes import (
+    EntryParamEscaped, EntryReturnsEscaped, escaped_params, module_output,
+)
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.autocast_calls import Region
 from amplint.analysis.facts.syntax import code_children
@@ -48,6 +50,15 @@ HALF_REGION = (None, "float16", "bfloat16")
 # reads (amplint.analysis.facts.half_evidence). A region's output is a non-leaf tensor: its
 # `.grad` is None (torch warns), not a value of its dtype
 KEEP_ATTRS = R.KEEP_ATTRS - {"grad"}
+
+
+def may_escape(facts) -> bool:
+    """Can the walk give an escaped value at all: a `with` of an active region ending (where
+    `_statement` sets `escaped`), or an entry naming one from another file? False: a reader
+    wanting only escaped values need not walk (mmdet's heads: decorator regions only)."""
+    if any(isinstance(e, (EntryParamEscaped, EntryReturnsEscaped)) for e in facts.entries):
+        return True
+    return any(isinstance(frame.region, Region) and frame.region.active for _, frame in facts.tree.withs)
 
 
 class EscapeAnalysis(Float32Evidence, EscapeCallees):

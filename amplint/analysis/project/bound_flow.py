@@ -137,6 +137,15 @@ def _imported(project, reached) -> Set[str]:
     model: GPT-SoVITS's `TTS` in TTS_infer_pack/TTS.py, imported by the fine-tune script; a
     config class whose default an eps comes from), beside the call resolver's narrower choice."""
     out: Set[str] = set()
+    searched: Dict[Tuple[str, re.Pattern], bool] = {}  # a module many files import: searched once
+
+    def finds(pattern: re.Pattern, target: str) -> bool:
+        key = (target, pattern)
+        if key not in searched:
+            text = project.files.get(target, "") if target.endswith(".py") else ""
+            searched[key] = pattern.search(text) is not None
+        return searched[key]
+
     for path, summary in sorted(project.summaries.items()):
         if summary is None or not (summary.regions or path in reached):
             continue
@@ -149,13 +158,12 @@ def _imported(project, reached) -> Set[str]:
                     # with the __init__ that binds the name the importer reads
                     found = project.resolve_ref(path, ref)
                     package, target = target, found[0] if found is not None else ""
-                text = project.files.get(target, "") if target.endswith(".py") else ""
-                if package and target != package and not _MAKES["half"].search(text):
+                if package and target != package and not finds(_MAKES["half"], target):
                     # a re-export only for a half cast: every atom of a framework's packages
                     # (detectron2's layers/ and structures/: 12 files) would take the solve past
                     # DEFAULT_MAX_FILES, which then gives nothing
                     break
-                if _SOURCES.search(text):
+                if finds(_SOURCES, target):
                     out.add(target)  # a module that makes an atom (its class, default, factory)
                     if package:
                         out.add(package)

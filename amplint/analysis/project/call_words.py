@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Set, Tuple
 
-# names scanned for before the call index is built: the index costs 4 to 6 scans since it reads
-# each text backwards with one regex (b75a108; measured on timm, fairseq, detectron2, mmdet,
-# Lightning and transformers), so a pass that asks about a few names only (mmdet 4, timm 7) scans
-# for those, and one that asks more (detectron2 19, Lightning 20, fairseq 210) pays for 8 scans
-# and the index, about twice the best at worst (it paid 20 scans before indexing)
-_SCANS_BEFORE_INDEX = 8
+# names scanned for before the call index is built: a scan reads every text for one name, the
+# index reads each text once for them all. On the mixed monorepo tree (5,338 files, 70 MB) the
+# index costs 3.3 scans (transformers alone 3.1; 5 to 8 on trees of a few hundred files, whose
+# scans take 1 to 3 ms): past 4 names the index is cheaper where a scan costs anything
+# (benchmarks/text_indexes.py prints both costs per tree). It was 8 (b75a108).
+_SCANS_BEFORE_INDEX = 4
 
 _WORD_CHAR = re.compile(r"\w")
 _WORD = re.compile(r"\w+")
@@ -119,10 +119,20 @@ class CallWords:
 
 
 # `(\w+)\s*[,)]` read backwards, as `_REVERSED_CALL`: each run of word characters that
-# whitespace and `,` or `)` follow (a name passed as the last part of an argument)
+# whitespace and `,` or `)` follow (a name passed as the last part of an argument). Searched in
+# the reversed text with its `)` written `,` (`passed_words`): a pattern led by the literal `,`
+# is skipped to, one led by the class `[,)]` is tried at every position (1.3x slower)
 _REVERSED_PASSED = re.compile(r"[,)]\s*(\w+)")
-# a per-name scan reads every text (`name in text`); the index costs about 8 of them
-_SCANS_BEFORE_PASSED_INDEX = 8
+_REVERSED_COMMA = re.compile(r",\s*(\w+)")
+# a per-name scan reads every text (`name in text`); the index costs 4.6 of them on the mixed
+# monorepo tree (4.1 on transformers, 6 to 10 on trees of a few hundred files): see above
+_SCANS_BEFORE_PASSED_INDEX = 4
+
+
+def passed_words(text: str) -> Set[str]:
+    """`set(_REVERSED_PASSED.findall(text[::-1]))`: the words `w` (spelt backwards) that
+    `\\s*[,)]` follows in `text` with no word character just before them."""
+    return set(_REVERSED_COMMA.findall(text[::-1].replace(")", ",")))
 
 
 class PassedWords:
@@ -130,32 +140,32 @@ class PassedWords:
     holds `word` as a whole word followed by `\\s*[,)]`: a scan gives those whose text holds it
     followed so (within a longer word too), the index exactly those; callback_sites.py tries its
     whole pattern, which holds only where they do, on them. The first names are scanned for,
-    the others read from one index of every text (the mixed monorepo tree asks 22 names: 22
-    scans of its 5,000 texts before)."""
+    the others read from each text's `passed_words`, computed once (the mixed monorepo tree asks
+    18 names of its 5,338 texts)."""
 
     def __init__(self, paths: Iterable[str], texts: Mapping[str, str]) -> None:
         self._paths = list(paths)
         self._texts = texts
         self._scans = 0
-        self._passed: Optional[Dict[str, List[str]]] = None  # word spelt backwards -> paths
+        self._passed: Optional[List[Set[str]]] = None  # each path's `passed_words`, in order
+        self.texts_read = 0  # texts the scans and the index read (tests count the work)
 
     def files_passing(self, word: str) -> List[str]:
         if _WORD.fullmatch(word) is None:  # (a name of word characters only is indexed)
             return self._scan(word)
         if self._passed is None and self._scans >= _SCANS_BEFORE_PASSED_INDEX:
-            passed: Dict[str, List[str]] = {}
-            for path in self._paths:
-                for found in set(_REVERSED_PASSED.findall(self._texts[path][::-1])):
-                    passed.setdefault(found, []).append(path)
-            self._passed = passed
+            self.texts_read += len(self._paths)
+            self._passed = [passed_words(self._texts[path]) for path in self._paths]
         if self._passed is not None:
-            return list(self._passed.get(word[::-1], ()))
+            backwards = word[::-1]
+            return [path for path, words in zip(self._paths, self._passed) if backwards in words]
         self._scans += 1
         return self._scan(word)
 
     def _scan(self, word: str) -> List[str]:
         before = re.compile(r"%s\s*[,)]" % re.escape(word))  # (led by the name: skipped to)
         texts = self._texts
+        self.texts_read += len(self._paths)
         return [path for path in self._paths if word in texts[path] and before.search(texts[path])]
 
 
@@ -182,7 +192,7 @@ def indirect_binders(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         return {m.group(1).rsplit(".", 1)[-1] for m in matches
                 if not bounded or not m.start() or not _WORD_CHAR.match(text, m.start() - 1)}
 
-    partial = last(_PARTIAL_OF.finditer(text)) if "partial" in text else set()
+    partial = last(_PARTIAL_OF.finditer(text))  # (led by its literal: skipped to, faster than `in`)
     other: Set[str] = set()
     if "super" in text and "class" in text and _calls_super_init(text):
         other |= last(_SUBCLASS_OF.finditer(text), bounded=True)

@@ -23,6 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from amplint.analysis.facts.returned_values import EntryReturn
 from amplint.analysis.project.function_entries import leads_to, may_run_under_autocast
 from amplint.analysis.project.return_kinds import _imported_calls
+from amplint.analysis.project.text_tests import holds
 from amplint.analysis.project.text_views import called_names, code_view
 
 WANTED = ("BCELoss", "GradScaler")  # the classes whose choice a rule reads
@@ -34,14 +35,21 @@ _MEMO: Dict[Tuple[str, int], Dict[str, Builder]] = {}
 
 def chosen_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturn, ...]]:
     found: Dict[str, Tuple[EntryReturn, ...]] = {}
+    held: Dict[str, bool] = {}  # a builder's file: asked by every file importing from it
+
+    def holding(path: str) -> bool:
+        if path not in held:
+            held[path] = _holds_wanted(project, path)
+        return held[path]
+
     for path in paths:
         text = project.files.get(path) or ""
-        if not path.endswith(".py") or not (
-                "autocast" in text or "GradScaler" in text or may_run_under_autocast(project, path)):
+        if not path.endswith(".py") or not (may_run_under_autocast(project, path)
+                                            or holds(project, path, "autocast") or "GradScaler" in text):
             continue
         entries: List[EntryReturn] = []
         for name, ref in _imported_calls(project, path, code_view(project, path), called_names(project, path)):
-            if not leads_to(project, path, ref, lambda p: _holds_wanted(project, p), False):
+            if not leads_to(project, path, ref, holding, False):
                 continue
             target = project.resolve_ref(path, ref)
             if target is None or len(target[1]) != 1 or target[0] == path:

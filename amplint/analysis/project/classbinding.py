@@ -11,6 +11,7 @@ from amplint.analysis.project.callback_sites import callback_sites
 from amplint.analysis.project.classmemo import MAX_DEPTH, STEP_BUDGET
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable, Things, merge_things
 from amplint.analysis.project.flowindex import callee_targets as _callee_targets
+from amplint.analysis.project.rebinding import argument_before
 
 
 class ParameterBinding:
@@ -40,10 +41,13 @@ class ParameterBinding:
         else:
             slots = frozenset({name, positional, positional - 1})
         for callee_name in names:
-            for where, caller, args, offset in self._binding_sites(callee_name, (path, key), init, depth, slots):
+            for where, caller, args, offset, line in self._binding_sites_at(callee_name, (path, key), init, depth,
+                                                                            slots):
                 for slot, value in args:
                     if slot == name or (positional is not None and slot == positional - offset):
-                        merge_things(out, self.values(where, caller, value, depth))
+                        # `model = FullModel(model, criterion)`: the model before this line
+                        before = argument_before(self, where, caller, value, line, depth)
+                        merge_things(out, self.values(where, caller, value, depth) if before is None else before)
         if init:  # a config mapping that names the class and gives this argument (Hydra, jsonargparse)
             merge_things(out, self.strings.init_binding(path, parts[0], name))
         for where, caller, args in callback_sites(self, path, key, depth):  # `step_func(x, model)`
@@ -54,8 +58,14 @@ class ParameterBinding:
 
     def _binding_sites(self, name: str, target: tuple, init: bool, depth: int,
                        slots: Optional[frozenset] = None):
+        """`_binding_sites_at` without the sites' lines."""
+        for where, caller, args, offset, _line in self._binding_sites_at(name, target, init, depth, slots):
+            yield where, caller, args, offset
+
+    def _binding_sites_at(self, name: str, target: tuple, init: bool, depth: int,
+                          slots: Optional[frozenset] = None):
         """The call sites of `name` that call `target` (file, function key), in the order of
-        `_call_sites`, each as (file, caller, args, parameters the call leaves out). What a
+        `_call_sites`, each as (file, caller, args, parameters the call leaves out, line). What a
         site's callee holds is evaluated once it is final (memoised); until then (a cycle cut
         it short) it is evaluated again at each question, as any value is. `init`: the
         target is a constructor, which a call of the class runs. `slots`: only the sites that
@@ -82,7 +92,7 @@ class ParameterBinding:
             if self._steps > STEP_BUDGET:
                 self._context.taint()
                 return  # every value is {} from here on: no site binds
-            where, caller, callee, args, _line = sites[number]
+            where, caller, callee, args, line = sites[number]
             if slots is not None and not any(slot in slots for slot, _ in args):
                 continue  # it binds none of the parameters asked about: its callee does not matter
             found = table.settled.get(number)
@@ -93,7 +103,7 @@ class ParameterBinding:
                     table.settle(number, found)
             offset = self._offset(found, target, init)
             if offset is not None:
-                yield where, caller, args, offset
+                yield where, caller, args, offset, line
 
     def _offset(self, found, target: tuple, init: bool) -> Optional[int]:
         """What `_callee_targets` found, for `target`: how many leading parameters the call

@@ -21,7 +21,9 @@ MAX_REGISTRY_BUILD = 8
 
 
 class CallValues:
-    def _call(self, path: str, key: str, val, depth: int) -> Things:
+    def _call(self, path: str, key: str, val, depth: int, given=None) -> Things:
+        """What call `val` makes; `given`: values its arguments hold here, in place of
+        evaluating them (rebinding.py: `model = parallelize(model)`, the model before it)."""
         _, callee, text, line = val
         cite = f"{text} at {self.p.display(path)}:{line}"
         out: Things = {}
@@ -55,7 +57,7 @@ class CallValues:
                 function = flow.functions.get(fkey) if flow is not None else None
                 # a factory one namespace member of several is: the key value that selects it
                 made = f"{cite} ({hold.cite})" if hold.cite.startswith("when ") else cite
-                passed = per_call(self, path, key, val, kind, fpath, fkey, function, depth) \
+                passed = per_call(self, path, key, val, kind, fpath, fkey, function, depth, given) \
                     if kind in ("func", "bound") else None  # `de_parallel(model)`: this call's model
                 returns = [] if passed is None else [passed]
                 for value in (function.returns if function is not None and passed is None else ()):

@@ -13,6 +13,7 @@ from amplint.analysis.project.classcalls import MAX_REGISTRY_BUILD
 from amplint.analysis.project.classvalues import ClassValues
 from amplint.analysis.project.flowindex import merge_things, thing_order
 from amplint.analysis.project.half_inplace import undone_at_once
+from amplint.analysis.project.text_tests import casts_half
 
 
 class ClassFlow(ClassValues):
@@ -116,7 +117,7 @@ class ClassFlow(ClassValues):
         class that the linted files turn half (`m.cuda().half()`, `.to(torch.bfloat16)`,
         `model.half()`), and every module it holds (halfspread.py)."""
         out: Dict[Tuple[str, str], Tuple[str, str, str]] = {}
-        casting = [path for path in self.p.python if _HALF_TEXT.search(self.p.files[path])
+        casting = [path for path in self.p.python if casts_half(self.p, path)
                    or converters.may_apply_converter(self, self.p.files[path])]
         self._prefetch(casting)  # one batch across the pool, not a file at a time
         for statements in (False, True):
@@ -133,6 +134,7 @@ class ClassFlow(ClassValues):
         return halfspread.spread(self, out)
 
 
-_HALF_TEXT = re.compile(
+# kept for the pass by text_tests.casts_half (half_callees' narrower HALF_TEXT is asked within)
+HALF_CASTS = re.compile(
     r"\.(?:half|bfloat16)\(\)|\.(?:to|type)\([^)\n]*(?:float16|[Hh]alf|BFloat16)"
 )  # and `.apply(convert_module_to_f16)`: converters.may_apply_converter

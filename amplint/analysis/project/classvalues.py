@@ -29,6 +29,7 @@ from amplint.analysis.project.dict_keys import selected_items
 from amplint.analysis.project.flowindex import FlowIndex, Hold, Things, merge_things
 from amplint.analysis.project.flowindex import SiteTable as _SiteTable
 from amplint.analysis.project.namespace_members import dict_items, imported_modules
+from amplint.analysis.project.rebinding import merge_bindings
 from amplint.analysis.project.reflective import lookup
 from amplint.analysis.project.registry_dicts import dict_lookup
 from amplint.analysis.project.string_classes import StringConfigs
@@ -256,27 +257,30 @@ class ClassValues(ParameterBinding, CallValues, FlowIndex):
                 if name in function.annotations:
                     merge_things(out, self._annotated(path, key, function.annotations[name], depth))
                 merge_things(out, self._bound(path, key, function, name, depth))
-            for value in function.assigns.get(name, ()):
-                merge_things(out, self.values(path, key, value, depth))
+            merge_bindings(self, path, ((key, value) for value in function.assigns.get(name, ())),
+                           ("local", name), depth, out)
             if name in function.params or name in function.assigns:
                 return out
         if key == "":
             module = flow.functions.get("")
-            for value in (module.assigns.get(name, ()) if module else ()):
-                if value[0] == "call" and value[1][0] == "ref" and value[1][1].split(".")[-1].endswith("Registry"):
-                    out[("reg", (path, name))] = Hold("")
-                    continue
-                held = self.values(path, "", value, depth)
-                if value[0] in ("local", "ref") and any(thing[0] == "reg" for thing in held):
-                    # `HEADS = MODELS` (mmdet 2.x): one registry under many names; a class
-                    # registered as a head is built as a head, so each name is its own
-                    out[("reg", (path, name))] = Hold("")
-                    continue
-                merge_things(out, held)
+            bindings = [("", value) for value in (module.assigns.get(name, ()) if module else ())]
+            merge_bindings(self, path, bindings, ("local", name), depth, out,
+                           evaluate=lambda value: self._global_binding(path, name, value, depth))
             return out
         if name in flow.globals:
             return self.values(path, "", ("local", name), depth)
         return out
+
+    def _global_binding(self, path: str, name: str, value, depth: int) -> Things:
+        """What module-level binding `name = value` holds: the registry `name` names, or the value's."""
+        if value[0] == "call" and value[1][0] == "ref" and value[1][1].split(".")[-1].endswith("Registry"):
+            return {("reg", (path, name)): Hold("")}
+        held = self.values(path, "", value, depth)
+        if value[0] in ("local", "ref") and any(thing[0] == "reg" for thing in held):
+            # `HEADS = MODELS` (mmdet 2.x): one registry under many names; a class
+            # registered as a head is built as a head, so each name is its own
+            return {("reg", (path, name)): Hold("")}
+        return held
 
     def _annotated(self, path: str, key: str, annot, depth: int) -> Things:
         """`model: Net` holds a Net (a subclass's override is not guessed)."""
@@ -303,14 +307,16 @@ class ClassValues(ParameterBinding, CallValues, FlowIndex):
                 function = flow.functions.get(f"{cls}.{method}")
                 for name, value in (function.stores if function is not None else ()):
                     index.setdefault(name, []).append((f"{cls}.{method}", value))
-        for method, value in index.get(attr, ()):
-            merge_things(out, self.values(path, method, value, depth))
+        inherited: Things = {}
         if is_dataclass(self, path, cls):  # `criterion: nn.Module = field(default_factory=Loss)`
-            merge_things(out, field_values(self, path, cls, attr, depth))
+            merge_things(inherited, field_values(self, path, cls, attr, depth))
         for base in summary.classes[cls].bases:
             found = self.p.resolve_ref(path, base)
             if found is not None and len(found[1]) == 1:
-                merge_things(out, self._stores(found[0], found[1][0], attr, depth, seen + 1))
+                merge_things(inherited, self._stores(found[0], found[1][0], attr, depth, seen + 1))
+        # `self.model = wrap(self.model)`: on what the other stores and the bases hold
+        merge_bindings(self, path, index.get(attr, ()), ("self", attr), depth, out, inherited)
+        merge_things(out, inherited)
         return out
 
     def _is_property(self, method) -> bool:

@@ -22,8 +22,9 @@ from typing import Dict, List, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryDtypeField
 from amplint.analysis.project.dtype_fields import (
-    COMPUTED_SETATTR, deliver, half_literal, module_of, names_a_half_dtype,
+    COMPUTED_SETATTR, deliver, half_literal, module_of,
 )
+from amplint.analysis.project.text_tests import names_half_literal
 
 _PROPERTIES = frozenset({"property", "cached_property"})
 # the lines a candidate needs (`return torch.bfloat16`, `self.x = torch.bfloat16`): only files
@@ -34,7 +35,7 @@ _SHAPES = re.compile(r"^[ \t]+(?:return|self\.\w+[ \t]*=)[ \t]*torch\.(?:float16
 def config_dtype_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryDtypeField, ...]]:
     texts = {path: project.files.get(path) or "" for path in paths}
     python = [path for path in paths if path.endswith(".py")]
-    defining = [path for path in python if names_a_half_dtype(texts[path]) and _SHAPES.search(texts[path])]
+    defining = [path for path in python if names_half_literal(project, path) and _SHAPES.search(texts[path])]
     found: Dict[str, List[EntryDtypeField]] = {}
     for path in defining:
         module = module_of(path)

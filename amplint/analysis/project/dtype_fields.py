@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import LOCAL, EntryDtypeField
+from amplint.analysis.project.text_tests import names_half_literal
 
 _HALF = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 _LOADERS = re.compile(r"\b(?:OmegaConf|dacite|tyro|simple_parsing|HfArgumentParser|jsonargparse|hydra)\b"
@@ -50,7 +51,7 @@ def names_a_half_dtype(text: str) -> bool:
 def dtype_field_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryDtypeField, ...]]:
     texts = {path: project.files.get(path) or "" for path in paths}
     python = [path for path in paths if path.endswith(".py")]
-    defining = [path for path in python if "dataclass" in texts[path] and names_a_half_dtype(texts[path])]
+    defining = [path for path in python if names_half_literal(project, path) and "dataclass" in texts[path]]
     if not defining or any(_LOADERS.search(texts[path]) for path in python):
         return {}
     found: Dict[str, List[EntryDtypeField]] = {}

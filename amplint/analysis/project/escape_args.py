@@ -26,6 +26,7 @@ import libcst as cst
 
 from amplint.analysis.facts.returned_escapes import EntryParamEscaped
 from amplint.analysis.facts.tree import scope_key
+from amplint.analysis.project.function_entries import may_escape_in
 from amplint.analysis.project.module_outputs import output_escape
 
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
@@ -67,6 +68,8 @@ def escape_arg_entries(project) -> None:
 def _half_arguments(project, path: str) -> List[tuple]:
     """(function key, call, line, position or keyword, cite) for each argument of a call outside
     any region that holds a value escaped from a region of the file."""
+    if not may_escape_in(project, path):
+        return []  # no value escapes here: no walk
     parsed = output_escape(project, path)  # with the modules of other files it calls under its regions
     if parsed is None:
         return []

@@ -26,6 +26,7 @@ import libcst as cst
 from amplint.analysis.facts.returned_escapes import EntryReturnsEscaped
 from amplint.analysis.facts.tree import iter_nodes, scope_key
 from amplint.analysis.project.flowindex import callee_targets
+from amplint.analysis.project.function_entries import may_escape_in
 from amplint.analysis.project.module_outputs import output_escape
 from amplint.analysis.project.nograd_entries import receiver_name
 
@@ -52,6 +53,8 @@ def _returning_functions(project, path: str) -> List[Tuple[str, str, str, str, s
     """(file, function key, "half"/"f32", dtype, cite) for the functions of a file whose every
     return agrees on an escaped half value (at least one of its own regions' values) or on
     a float32 one; the float32 ones only in files that also return a half one."""
+    if not may_escape_in(project, path):
+        return []  # no value escapes here: no walk
     found_facts = output_escape(project, path)  # with the modules of other files it calls
     if found_facts is None:
         return []

@@ -65,7 +65,7 @@ class FlowIndex:
         self._calls: Dict[str, list] = {}
         self._by_name: Dict[str, tuple] = {}  # path -> (its flow facts, `_calls_by_name`)
         self.calls_read = 0  # recorded calls read by the call-site search (tests count the work)
-        self._kept_callers: Dict[tuple, tuple] = {}  # (name, plain) -> `_other_callers` of any question
+        self._kept_callers: Dict[tuple, Dict[str, bool]] = {}  # (name, plain) -> file -> kept by `_other_callers`
         self._text_hits: Dict[str, List[str]] = {}
         self._words: Optional[CallWords] = None  # the text questions, indexed (call_words.py)
         self._parses = 0
@@ -268,22 +268,22 @@ class FlowIndex:
         """`files` less those whose every call of `name` reaches only their own code
         (site_files.reaches_own_only) and that bind nothing indirectly, unless it is the file
         the question asks about: what `may_reach` and `binds_indirectly` would drop for any
-        question, found once per name (a question reads the rest only)."""
+        question, found once per (name, file) and only where it can drop the file: the file
+        asked about is kept unread (a method called only in its own file, `self._run_epoch(...)`
+        in HF's trainer.py, asks no scan of the project for stores of `_run_epoch`)."""
         kept = self._kept_callers.get((name, plain))
         if kept is None:
-            sites = self.site_files
-            kept = []
-            for index, path in enumerate(files):
-                partial, other = self._indirect(path)
-                if name in partial or (not plain and name in other) \
-                        or not sites.reaches_own_only(path, name, plain):
-                    kept.append((index, path))
-            self._kept_callers[(name, plain)] = kept = (kept, {path: i for i, path in enumerate(files)})
-        chosen, order = kept
+            kept = self._kept_callers[(name, plain)] = {}
         own = question[1][0] if question[0] == "bind" else question[1]
-        found = [path for _, path in chosen]
-        if own in order and own not in found:
-            found = [path for _, path in sorted(chosen + [(order[own], own)])]
+        found = []
+        for path in files:
+            keep = path == own or kept.get(path)
+            if keep is None:
+                partial, other = self._indirect(path)
+                keep = kept[path] = name in partial or (not plain and name in other) \
+                    or not self.site_files.reaches_own_only(path, name, plain)
+            if keep:
+                found.append(path)
         return found
 
     @property

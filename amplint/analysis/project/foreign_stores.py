@@ -16,13 +16,14 @@ of each file's text first)."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, List, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from amplint.analysis.data import dtype_rules as _R
 from amplint.analysis.data.overflow import FP16_MAX
 from amplint.analysis.data.triggers import FILL_NAMES
 from amplint.analysis.facts.foreign_stores import EntryStoredElsewhere
 from amplint.analysis.project.function_entries import may_run_under_autocast
+from amplint.analysis.project.text_tests import holds
 
 _FILLS = re.compile(r"\b(?:%s)\s*\(" % "|".join(sorted(FILL_NAMES)))
 _SELF_NAME = re.compile(r"\bself\.(\w+)\s*(?::[^=\n]*)?=\s*([A-Za-z_]\w*)\s*(?:#.*)?$", re.M)
@@ -41,7 +42,7 @@ def foreign_store_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[Entr
     found: Dict[str, Tuple[EntryStoredElsewhere, ...]] = {}
     for path in py:
         text = project.files.get(path) or ""
-        names = candidates(text, lambda: may_run_under_autocast(project, path))
+        names = candidates(text, lambda: may_run_under_autocast(project, path), holds(project, path, "autocast"))
         if not names:
             continue
         entries = []
@@ -56,12 +57,15 @@ def foreign_store_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[Entr
     return found
 
 
-def candidates(text: str, under_region: Callable[[], bool] = lambda: True) -> Set[str]:
+def candidates(text: str, under_region: Callable[[], bool] = lambda: True,
+               autocast: Optional[bool] = None) -> Set[str]:
     """The attribute names the facts of a file with this text may read from its own stores
-    (`under_region`: whether the file may run under autocast, asked only of a file that fills)."""
+    (`under_region`: whether the file may run under autocast, asked of a file without `autocast`
+    before its text is scanned for a fill: a dict lookup, where the scans read the whole text)."""
     names: Set[str] = set()
-    autocast = "autocast" in text
-    fills = ("fill" in text or "full" in text) and (autocast or under_region()) \
+    if autocast is None:  # else `"autocast" in text`, answered for the pass (text_tests.py)
+        autocast = "autocast" in text
+    fills = (autocast or under_region()) and ("fill" in text or "full" in text) \
         and _FILLS.search(text) is not None
     if not (fills or autocast):
         return names
@@ -88,6 +92,8 @@ def _storing_files(project, paths: Sequence[str], name: str) -> List[str]:
     found: List[str] = []
     for path in paths:
         text = project.files.get(path) or ""
+        if name not in text:  # in each of the needles: one scan rules most texts out
+            continue
         if needle in text and store.search(text) is not None \
                 or any(q in text for q in quoted) and setter.search(text) is not None:
             found.append(path)

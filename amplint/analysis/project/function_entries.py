@@ -29,6 +29,7 @@ from amplint.analysis.project.text_views import called_names
 _DEFINES = re.compile(r"\bFunction\b")
 _APPLY = re.compile(r"\.apply\b")
 _APPLIED = re.compile(r"\b([A-Za-z_]\w*)\.apply\b")
+_RELATIVE_IMPORT = re.compile(r"^from\s+\.(\w+)\s+import\s+([^\n]*)$", re.M)
 
 # file -> (classes, module-level aliases, class lines) or None
 _Defined = Optional[Tuple[Dict[str, FunctionClass], Dict[str, str], Dict[str, int]]]
@@ -109,15 +110,28 @@ def leads_to(project, importer: str, ref: str, wanted, through_init: bool = True
 
 def _reexported_from(project, init: str, name: str):
     """The sibling module a package's `__init__.py` imports `name` from (`from .ops import
-    name`), or None."""
-    import os
+    name`), or None. Kept for the pass: the entry modules ask it of the same package for
+    every file importing through it (the mixed monorepo tree: 815 questions)."""
+    memo = project.__dict__.setdefault("_reexported_from", {})
+    key = (init, name)
+    if key not in memo:
+        memo[key] = None
+        for module, names in _relative_imports(project, init):
+            if re.search(rf"\b{re.escape(name)}\b", names):
+                candidate = os.path.join(os.path.dirname(init), module + ".py")
+                memo[key] = project._norm.get(os.path.normpath(candidate))
+                break
+    return memo[key]
 
-    text = project.files.get(init) or ""
-    for match in re.finditer(r"^from\s+\.(\w+)\s+import\s+([^\n]*)$", text, re.M):
-        if re.search(rf"\b{re.escape(name)}\b", match.group(2)):
-            candidate = os.path.join(os.path.dirname(init), match.group(1) + ".py")
-            return project._norm.get(os.path.normpath(candidate))
-    return None
+
+def _relative_imports(project, init: str) -> List[Tuple[str, str]]:
+    """(module, the text after `import`) of each `from .module import ...` line, in order."""
+    memo = project.__dict__.setdefault("_relative_imports", {})
+    if init not in memo:
+        text = project.files.get(init) or ""
+        memo[init] = [(match.group(1), match.group(2))
+                      for match in _RELATIVE_IMPORT.finditer(text)] if "from" in text else []
+    return memo[init]
 
 
 def may_run_under_autocast(project, path: str) -> bool:
@@ -154,6 +168,17 @@ def escape_facts(project, path: str):
         return module, facts, facts.escape
     except (RecursionError, MemoryError):
         return None
+
+
+def may_escape_in(project, path: str) -> bool:
+    """False when the file's escape walk can give no escaped value (facts/escape.may_escape):
+    a reader that wants only escaped values need not walk it."""
+    parsed = parsed_facts(project, path)
+    if parsed is None:
+        return False
+    from amplint.analysis.facts.escape import may_escape
+
+    return may_escape(parsed[1])
 
 
 def _defined_in(project, path: str) -> _Defined:

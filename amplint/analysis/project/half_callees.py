@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryCallsParam, called_params
 from amplint.analysis.project.function_entries import parsed_facts
+from amplint.analysis.project.text_tests import half_cast
 from amplint.analysis.project.text_views import called_names
 
 HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
@@ -28,7 +29,7 @@ def half_callee_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryC
         if not path.endswith(".py"):
             continue
         text = project.files.get(path)
-        if not text or not HALF_TEXT.search(text):
+        if not text or not half_cast(project, path):
             continue  # (before the summary: one a re-export read stood in for is not made)
         summary = project.made_summary(path)
         if summary is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryHalfParam
-from amplint.analysis.project.half_callees import HALF_TEXT
+from amplint.analysis.project.text_tests import half_cast
 from amplint.analysis.project.half_locals import half_locals, passed_half
 from amplint.analysis.project.half_param_flow import every_site_half, passed_on
 
@@ -29,7 +29,7 @@ def half_param_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryHa
         if not path.endswith(".py"):
             continue
         text = project.files.get(path)
-        if not text or not HALF_TEXT.search(text):
+        if not text or not half_cast(project, path):
             continue
         summary = _summary(project, path)
         flow = summary.flow if summary is not None else None

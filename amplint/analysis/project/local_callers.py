@@ -21,12 +21,14 @@ import re
 from typing import Dict, List, Sequence, Tuple
 
 from amplint.analysis.facts.local_callers import EntryCalledHere
+from amplint.analysis.project.text_tests import holds
 
 MAX_NAMES = 256
 SCAN_BUDGET = 1  # full reads of the project's text, for every name of the pass together...
 MIN_BUDGET = 16_000_000  # ...or this many characters, the larger (a small project's names all)
 
-_SIGNALS = ("half(", "float16", "bfloat16", "autocast")
+# "bfloat16" too, which "float16" finds; "autocast" and "half(" asked of the pass (text_tests.py)
+_SIGNALS = ("half(", "float16")
 _DEF = re.compile(r"def[ \t]+([A-Za-z]\w*)[ \t]*\(")
 
 
@@ -36,7 +38,8 @@ def local_caller_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[Entry
     found: Dict[str, Tuple[EntryCalledHere, ...]] = {}
     asked = 0
     for path, text in texts:
-        if not path.endswith(".py") or not any(signal in text for signal in _SIGNALS):
+        if not path.endswith(".py") or not (holds(project, path, "half(") or "float16" in text
+                                            or holds(project, path, "autocast")):
             continue
         here: List[str] = []
         for name in _called_again(text):
@@ -69,7 +72,7 @@ def lone_file_entries(paths: Sequence[str]) -> Dict[str, Tuple[EntryCalledHere, 
             text = handle.read()
     except (OSError, UnicodeDecodeError):
         return {}
-    if not any(signal in text for signal in _SIGNALS):
+    if "autocast" not in text and not any(signal in text for signal in _SIGNALS):
         return {}
     names = _called_again(text)
     return {python[0]: (EntryCalledHere(frozenset(names)),)} if names else {}

@@ -31,7 +31,7 @@ from amplint.analysis.facts.half_evidence import EntryForwardCall
 from amplint.analysis.facts.returned_escapes import EntryModuleOutput
 from amplint.analysis.facts.tree import scope_key
 from amplint.analysis.prefilter_names import CodeNames
-from amplint.analysis.project.function_entries import escape_facts
+from amplint.analysis.project.function_entries import escape_facts, parsed_facts
 
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
 
@@ -121,25 +121,35 @@ def _is_module(project, path: str, cls: str, seen: int = 0) -> bool:
     return True
 
 
-def output_escape(project, path: str):
-    """(module, FileFacts, escape walk) of a first-pass file, the walk reading the module outputs
-    named here for it (escape_returns.py and escape_args.py share it: one walk per file); the
-    file's own walk when none is named; None when the file is not parsed or the walk gives up."""
-    found = escape_facts(project, path)
+def output_facts(project, path: str):
+    """(module, FileFacts) of a first-pass file, the facts given the module outputs named here
+    for it (one FileFacts per file, shared); the file's own when none is named; None when the
+    file is not parsed. Its escape walk is made on first use (`output_escape`)."""
+    parsed = parsed_facts(project, path)
     outputs = project.__dict__.get("module_outputs", {}).get(path)
-    if found is None or not outputs:
-        return found
-    cache = project.__dict__.setdefault("_output_escapes", {})
+    if parsed is None or not outputs:
+        return parsed
+    cache = project.__dict__.setdefault("_output_facts", {})
     if path not in cache:
         from amplint.analysis.facts import FileFacts
 
-        module = found[0]
-        facts = FileFacts(module, tuple(sorted(outputs, key=repr)))
-        try:
-            cache[path] = (module, facts, facts.escape)
-        except (RecursionError, MemoryError):  # the walk's limits: nothing is named
-            cache[path] = None
+        module = parsed[0]
+        cache[path] = (module, FileFacts(module, tuple(sorted(outputs, key=repr))))
     return cache[path]
+
+
+def output_escape(project, path: str):
+    """(module, FileFacts, escape walk) of `output_facts`, the walk reading the module outputs
+    named for the file (escape_returns.py and escape_args.py share it: one walk per file);
+    None when the file is not parsed or the walk gives up."""
+    parsed = output_facts(project, path)
+    if parsed is None:
+        return None
+    module, facts = parsed
+    try:
+        return module, facts, facts.escape
+    except (RecursionError, MemoryError):  # the walk's limits: nothing is named
+        return None
 
 
 def forward_call_entries(project) -> None:

@@ -10,7 +10,7 @@
 Context-insensitive, `de_parallel(x)` would hold what every call of the project passes (its
 parameter bound at all its sites), so one half cast of one call's result would make every model
 ever unwrapped half. Here a function whose every `return` is made only of its own parameters (the
-parameter, `.module` of it, an attribute of it, a conditional between such; a parameter rebound
+parameter, `.module` of it, an attribute of it, `nn.DataParallel` of it, a conditional between such; a parameter rebound
 only to such values, `model = model.module`) returns, at one call, what THAT call passes.
 
 Exact or nothing: None (the caller keeps today's union over every call) where the function has a
@@ -56,7 +56,7 @@ def _shape(value, params, used: set) -> bool:
             return False
         used.add(value[1])
         return True
-    if kind == "unwrap":
+    if kind in ("unwrap", "wrap"):  # `model.module`, `nn.DataParallel(model)`
         return _shape(value[1], params, used)
     if kind == "attr":
         return _shape(value[1], params, used)
@@ -66,10 +66,11 @@ def _shape(value, params, used: set) -> bool:
 
 
 def per_call(cv, path: str, key: str, val, kind: str, fpath: str, fkey: str, function,
-             depth: int) -> Optional[Things]:
+             depth: int, given: Optional[Dict[tuple, Things]] = None) -> Optional[Things]:
     """What call `val` (("call", callee, text, line) in function `key` of `path`) returns when its
     callee, function `fkey` of `fpath` held as `kind` ("func" or "bound"), hands back its own
-    parameters: each read from this call's argument. None where that cannot be told exactly."""
+    parameters: each read from this call's argument (from `given` where it names the argument).
+    None where that cannot be told exactly."""
     params = passed_params(function)
     if not params:
         return None
@@ -79,21 +80,23 @@ def per_call(cv, path: str, key: str, val, kind: str, fpath: str, fkey: str, fun
     args = _arguments(cv, path, key, val)
     if args is None:
         return None
+    known = given
     env: Dict[str, Things] = {}
     for name in params:
         index = function.params.index(name)
         slots = {name} if index >= function.positional else {name, index - offset}
-        given = [value for slot, value in args if slot in slots]
-        if len(given) != 1:
+        passed = [value for slot, value in args if slot in slots]
+        if len(passed) != 1:
             return None  # left to its default, or not recorded (a literal, after a `*args`)
-        env[name] = dict(cv.values(path, key, given[0], depth))
+        env[name] = dict(known[passed[0]] if known and passed[0] in known else cv.values(path, key, passed[0], depth))
     for _ in range(_ROUNDS):  # `model = model.module`: the parameter's own rebindings
         changed = False
         for name in params:
             for value in function.assigns.get(name, ()):
-                for thing, hold in _through(cv, value, env, depth).items():
-                    if thing not in env[name]:
-                        env[name][thing] = hold
+                for thing, hold in _through(cv, value, env, depth, fpath).items():
+                    known = env[name].get(thing)
+                    if known is None or (hold.wrap is not None and known.wrap is None):
+                        env[name][thing] = hold  # a model wrapped on one path is wrapped (keep())
                         changed = True
         if not changed:
             break
@@ -101,22 +104,26 @@ def per_call(cv, path: str, key: str, val, kind: str, fpath: str, fkey: str, fun
         return None
     out: Things = {}
     for value in function.returns:
-        merge_things(out, _through(cv, value, env, depth))
+        merge_things(out, _through(cv, value, env, depth, fpath))
     return out
 
 
-def _through(cv, value, env: Dict[str, Things], depth: int) -> Things:
+def _through(cv, value, env: Dict[str, Things], depth: int, fpath: str) -> Things:
     kind = value[0]
     if kind == "local":
         return env.get(value[1], {})
     if kind == "unwrap":  # `model.module`: what the model holds, never its DataParallel
         return {thing: Hold(hold.cite, hold.half) if hold.wrap else hold
-                for thing, hold in _through(cv, value[1], env, depth).items()}
+                for thing, hold in _through(cv, value[1], env, depth, fpath).items()}
+    if kind == "wrap":  # `nn.DataParallel(model)`: this call's model, marked wrapped
+        wrap = f"{value[2]} at {cv.p.display(fpath)}:{value[3]}"
+        return {thing: Hold(hold.cite, hold.half, wrap) if thing[0] == "inst" else hold
+                for thing, hold in _through(cv, value[1], env, depth, fpath).items()}
     if kind == "attr":
-        return cv._attr_of(_through(cv, value[1], env, depth), value[2], depth)
+        return cv._attr_of(_through(cv, value[1], env, depth, fpath), value[2], depth)
     out: Things = {}
     for item in value[1]:  # "any"
-        merge_things(out, _through(cv, item, env, depth))
+        merge_things(out, _through(cv, item, env, depth, fpath))
     return out
 
 

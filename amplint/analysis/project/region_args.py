@@ -25,7 +25,7 @@ from amplint.analysis.facts.half_evidence import EntryRegionArg, half_origin
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.tree import scope_key
 from amplint.analysis.project.escape_args import argument_slots, callee_param, region_file_arguments
-from amplint.analysis.project.module_outputs import output_escape
+from amplint.analysis.project.module_outputs import output_facts
 
 
 def region_arg_entries(project) -> None:
@@ -45,10 +45,10 @@ def region_arg_entries(project) -> None:
 def _half_arguments(project, path: str) -> List[tuple]:
     """(function key, call, line, position or keyword, cite) for each argument of a call under
     an active region of the file (not a disabled one) that may be half there."""
-    parsed = output_escape(project, path)
+    parsed = output_facts(project, path)  # (the walk of escapes is not read here)
     if parsed is None:
         return []
-    module, facts, _escape = parsed
+    module, facts = parsed
     found = []
     for site in facts.tree.calls:
         frame, call = site.frame, site.node

@@ -30,6 +30,7 @@ from amplint.analysis.facts.returned_values import EntryReturn
 from amplint.analysis.project.function_entries import leads_to, may_run_under_autocast
 from amplint.analysis.project.return_values import KIND_WORDS, return_kind
 from amplint.analysis.project.site_text import CodeText
+from amplint.analysis.project.text_tests import holds
 from amplint.analysis.project.text_views import called_names, code_view
 
 # the kinds a file's text may need: the fact that reads each, written where it meets the call
@@ -44,13 +45,16 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
         if not path.endswith(".py"):
             continue
         text = project.files.get(path) or ""
-        kinds = {kind for kind, word in _NEEDS.items() if word in text}
-        if "half" in kinds and ("autocast" in text or "GradScaler" in text or ".parameters()" not in text):
+        # "device" and "finfo" only in a file that may run under autocast: asked first (a dict
+        # lookup), so that the other files' texts are not scanned for their words
+        under = may_run_under_autocast(project, path)
+        kinds = {kind for kind, word in _NEEDS.items() if (under or kind == "half") and word in text}
+        if "half" in kinds and (holds(project, path, "autocast") or "GradScaler" in text
+                                or ".parameters()" not in text):
             kinds.discard("half")  # AMP152 reads a file that trains without either
-        if ".half(" in text and _REDUCES.search(text):
+        # ".half(" within the files holding "half(", which local_callers.py asks of every file
+        if holds(project, path, "half(") and ".half(" in text and _REDUCES.search(text):
             kinds.add("half")  # AMP140/AMP141 read a half model's outputs (a file casting its inputs too)
-        if kinds - {"half"} and not may_run_under_autocast(project, path):
-            kinds -= {"device", "finfo"}
         if not kinds:
             continue
         words = [KIND_WORDS[kind] for kind in sorted(kinds)]

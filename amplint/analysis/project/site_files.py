@@ -98,15 +98,15 @@ class SiteFiles:
         if found is None:
             view = self._view(path)
             found = self._own_only[key] = view.sure and all(
-                fact is None or (fact[0] is not None and self._harmless_anyway(view, fact[0]))
+                fact is None or (fact[0] is not None and self._harmless_anyway(view, path, fact[0]))
                 for fact in self._mention_facts(view, path, name, plain))
         return found
 
-    def _harmless_anyway(self, view: CodeText, parts) -> bool:
+    def _harmless_anyway(self, view: CodeText, path: str, parts) -> bool:
         """The cases of `_callee_harmless` that are True whatever the question."""
         root = parts[0]
         if root == "self":
-            return len(parts) == 1 or (len(parts) == 2 and not self._stored_anywhere(parts[1]))
+            return len(parts) == 1 or (len(parts) == 2 and not self._stored_anywhere(parts[1], path))
         binding = view.binding(root)
         if binding.unknown or binding.imports:
             return False
@@ -181,7 +181,7 @@ class SiteFiles:
     def _callee_harmless(self, view: CodeText, path: str, parts, question: tuple) -> bool:
         root = parts[0]
         if root == "self":
-            if len(parts) == 2 and not self._stored_anywhere(parts[1]):
+            if len(parts) == 2 and not self._stored_anywhere(parts[1], path):
                 return True
             return len(parts) == 1  # `self(x)` has no value; `self.x(...)` may be anything
         binding = view.binding(root)
@@ -199,17 +199,21 @@ class SiteFiles:
             return True  # the file's own function
         return not view.star  # bound nowhere: no value (unless a star import binds it)
 
-    def _stored_anywhere(self, attr: str) -> bool:
+    def _stored_anywhere(self, attr: str, near: Optional[str] = None) -> bool:
         """May some class of the project hold attribute `attr` in the class flow's `_stores`?
         Every store it reads names the attribute as a whole word followed by something other
         than `(`: `self.attr = v`, `self.attr: T = v`, `self.a, self.attr = ...`,
         `self.attr.append(v)`, a class body's `attr = v` or dataclass field `attr: T`. So a
         project whose every mention of the word is followed by `(` (`def attr(`, `self.attr(`,
-        `x.attr(`) stores it nowhere. Comments and strings count (conservative)."""
+        `x.attr(`) stores it nowhere. Comments and strings count (conservative).
+        `near`: a Python file of the project read first, the one whose `self.attr(...)` asks
+        (where the attribute is stored if anywhere, mostly: a class calls what it stores), so
+        that an attribute stored there is not searched for through the files before it."""
         found = self._stored.get(attr)
         if found is None:
-            found = self._stored[attr] = any(
-                not called for path in self.p.python for _, called in _word_uses(self.p.files[path], attr))
+            texts = self.p.files
+            found = self._stored[attr] = (near is not None and _stores(texts[near], attr)) or any(
+                _stores(texts[path], attr) for path in self.p.python)
         return found
 
     def member_anywhere(self, attr: str) -> bool:
@@ -315,6 +319,11 @@ def _word_uses(text: str, word: str):
                 end += 1
             yield at, end < size and text[end] == "("
         at = text.find(word, at + 1)
+
+
+def _stores(text: str, attr: str) -> bool:
+    """Does `text` mention `attr` as a whole word not followed by `\\s*(`?"""
+    return attr in text and any(not called for _, called in _word_uses(text, attr))
 
 
 def _after_def(text: str, at: int) -> bool:

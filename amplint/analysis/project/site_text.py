@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import keyword
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Dict, List, Optional, Tuple
 
 # a string's body after its opening quotes, closing quotes included. A body is read as a run of
@@ -37,6 +39,12 @@ _IMPORT = re.compile(
 )
 _KEYWORDS = frozenset({"True", "False", "None"})
 _SUPER_INIT_CALL = re.compile(r"super\s*\([^)]*\)\s*\.\s*__init__")
+# compiled once: asked per import alias and per mention (re's cache lookup cost more than the match)
+_ALIAS = re.compile(r"[^,]+")
+_DOTTED = re.compile(r"[\w.]+")
+_DEF_BEFORE = re.compile(r"(?:async[ \t]+)?def[ \t]+")
+_CLASS_BEFORE = re.compile(r"class[ \t]+")
+_NESTED_BEFORE = re.compile(r"\b(?:def|class)[ \t]+$")
 
 
 @dataclass
@@ -59,6 +67,7 @@ class CodeText:
         self._spans: List[Tuple[int, int]] = []
         self._bound_at: Dict[int, str] = {}  # position of a bound name in an import -> target
         self._imports: Dict[str, List[Tuple[str, bool]]] = {}
+        self._span_index: Optional[Tuple[List[int], List[int]]] = None  # made on the first ask
         if self.sure:
             self._read_imports()
         self._bindings: Dict[str, Binding] = {}
@@ -83,12 +92,12 @@ class CodeText:
             base = match.start(3)
             body = names[1:-1] if names.startswith("(") else names
             offset = base + (1 if names.startswith("(") else 0)
-            for part in re.finditer(r"[^,]+", body):
+            for part in _ALIAS.finditer(body):
                 alias = part.group(0)
                 if "*" in alias:
                     self.star = True
                     continue
-                words = list(re.finditer(r"[\w.]+", alias))
+                words = list(_DOTTED.finditer(alias))
                 if not words:
                     continue
                 if len(words) == 3 and words[1].group(0) == "as":
@@ -115,7 +124,14 @@ class CodeText:
                 self._imports.setdefault(bound, []).append((target, column0))
 
     def _in_import(self, position: int) -> bool:
-        return any(start <= position < end for start, end in self._spans)
+        """Whether an import statement's span holds `position`: among the spans starting at or
+        before it, the farthest end passes it (a bisection: asked once per mention)."""
+        if self._span_index is None:
+            spans = sorted(self._spans)
+            self._span_index = ([start for start, _ in spans], list(accumulate((end for _, end in spans), max)))
+        starts, reach = self._span_index
+        index = bisect_right(starts, position)
+        return index > 0 and reach[index - 1] > position
 
     # -- names --------------------------------------------------------------------------------
     def imported(self, name: str) -> bool:
@@ -151,11 +167,11 @@ class CodeText:
                 continue  # an attribute of something else
             before = code[max(0, code.rfind("\n", 0, start) + 1):start]
             follow = _next_on_line(code, start + len(name))
-            if re.fullmatch(r"(?:async[ \t]+)?def[ \t]+", before) and follow == "(":
+            if _DEF_BEFORE.fullmatch(before) and follow == "(":
                 out.defs += 1
-            elif re.fullmatch(r"class[ \t]+", before) and follow in "(:":
+            elif _CLASS_BEFORE.fullmatch(before) and follow in "(:":
                 out.classes += 1
-            elif re.search(r"\b(?:def|class)[ \t]+$", before):
+            elif _NESTED_BEFORE.search(before):
                 out.unknown = True  # a nested def or class binds it in some scope
             elif follow in ".([":
                 continue  # a use

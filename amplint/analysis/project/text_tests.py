@@ -1,0 +1,79 @@
+"""Text tests several entry modules of one project pass ask of every Python file, answered once
+per pass (issue 26's cost line): each is a full read of the tree's text (the mixed monorepo
+tree: ~0.06 s CPU a word), and the pass's texts do not change, so every asker gets what its
+own scan would have found.
+
+- `holds(project, path, word)`: `word in text` (foreign_stores.py, chosen_builders.py and
+  local_callers.py each asked it of every file for "autocast", return_kinds.py of each file
+  building an optimizer);
+- `names_half_literal(project, path)`: dtype_fields.names_a_half_dtype (dtype_fields.py asks
+  it of every dataclass file, config_dtypes.py of every file);
+- `casts_half(project, path)`: classflow.HALF_CASTS' search (the class flow's half casts), and
+  within its files `half_cast(project, path)`: half_callees.HALF_TEXT's (half_callees.py and
+  half_params.py both asked it of every file).
+
+A file outside `project.python` is tested directly (nothing is kept for it), and so is every
+file of a stand-in project that cannot keep anything. Kept on the project (dropped with it
+after the pass). A test asked first by a loop over a few files would read every file: ask
+here only what a loop over every file asks."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, FrozenSet, Optional, Tuple
+
+
+def holds(project, path: str, word: str) -> bool:
+    """`word in` the file's text."""
+    return _answer(project, path, ("in", word), lambda text: word in text)
+
+
+def names_half_literal(project, path: str) -> bool:
+    """dtype_fields.names_a_half_dtype of the file's text."""
+    from amplint.analysis.project.dtype_fields import names_a_half_dtype
+
+    return _answer(project, path, ("half literal",), names_a_half_dtype)
+
+
+def casts_half(project, path: str) -> bool:
+    """Whether classflow.HALF_CASTS finds a cast in the file's text (`.to(`/`.type(` with a
+    half dtype, `.half()`, `.bfloat16()`): the files the class flow reads for half casts."""
+    from amplint.analysis.project.classflow import HALF_CASTS
+
+    return _answer(project, path, ("wide half cast",), lambda text: HALF_CASTS.search(text) is not None)
+
+
+def half_cast(project, path: str) -> bool:
+    """Whether half_callees.HALF_TEXT finds a cast in the file's text. Searched only in the
+    files casts_half finds: each match of HALF_TEXT is one of HALF_CASTS (the same `.half()` /
+    `.bfloat16()`; its `.to(...float16|half|bfloat16` is HALF_CASTS' `.to(...float16|half`,
+    the `b` of bfloat16 read by `[^)\n]*`)."""
+    from amplint.analysis.project.half_callees import HALF_TEXT
+
+    return casts_half(project, path) and _answer(
+        project, path, ("half cast",), lambda text: HALF_TEXT.search(text) is not None, ("wide half cast",))
+
+
+def _answer(project, path: str, key: tuple, test: Callable[[str], bool], within: Optional[tuple] = None) -> bool:
+    """`within`: the key of a test every file passing this one passes (already answered)."""
+    kept = _kept(project)
+    if kept is None or path not in kept[0]:
+        return test(project.files.get(path) or "")
+    python, memo = kept
+    found = memo.get(key)
+    if found is None:
+        files = project.files
+        found = memo[key] = frozenset(p for p in (sorted(memo[within]) if within else project.python)
+                                      if test(files.get(p) or ""))
+    return path in found
+
+
+def _kept(project) -> Optional[Tuple[FrozenSet[str], Dict[tuple, FrozenSet[str]]]]:
+    """(the project's Python files, key -> the files passing that test); None for a stand-in
+    that keeps nothing (a class or a mapping proxy, as some tests pass)."""
+    held = getattr(project, "__dict__", None)
+    if type(held) is not dict or not hasattr(project, "python"):
+        return None
+    kept = held.get("_text_tests")
+    if kept is None:
+        kept = held["_text_tests"] = (frozenset(project.python), {})
+    return kept
