@@ -1,13 +1,14 @@
 """The GradScaler protocol's project side reads which files hold a callee word once per pass
-(scaler_resolution._callee_files), with the callee words that hold no other one: the method
+(scaler_methods.callee_files), with the callee words that hold no other one: the method
 names a value call is followed for and the methods an attribute's object is composed for are
 those the scans of every file gave, and the texts are scanned for the words once."""
 
 import random
 
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
-from amplint.analysis.project.scaler_resolution import (
-    _CALLEE_TESTS, _METHOD_DEF, _callee_files, _held_methods, _method_names,
+from amplint.analysis.project.scaler_methods import (
+    CALLEE_TESTS as _CALLEE_TESTS, METHOD_DEF as _METHOD_DEF, callee_files as _callee_files,
+    held_methods as _held_methods, method_names as _method_names,
 )
 from amplint.analysis.project.scaler_summaries import CALLEE_WORDS
 

@@ -12,23 +12,22 @@ One level: a callee's own calls into a third file are not followed.
 
 from __future__ import annotations
 
-import re
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from amplint.analysis.facts.returned_values import EntryReturn
 from amplint.analysis.facts.scaler_flags import EntryScalerFlag, stored_in_texts
 from amplint.analysis.facts.scaler_remote import EntryCallerUpdate, EntryScaler
-from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.project.light_index import light_file
 from amplint.analysis.project.module_defs import loop_variable, noop_function, parse_or_none
 from amplint.analysis.project.return_values import function_returns
+from amplint.analysis.project.scaler_methods import (
+    EventMethods, KeysOf, held_methods, method_calls, method_names,
+)
 from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
 from amplint.analysis.project.scaler_summaries import CALLEE_WORDS, ScalerSummary
 
 # paths -> their scaler summaries (None: no summary); `force`: also files without the words
 SummarizeScaler = Callable[[List[str], bool], Mapping[str, Optional[ScalerSummary]]]
-# paths -> `scaler_quiet.protocol_keys` of each one's text (None: any function may have events)
-KeysOf = Callable[[List[str]], Mapping[str, Optional[FrozenSet[str]]]]
 # path -> whether `summarize([path], True)` may give a summary (False: it gives None, the
 # file holding none of the CALLEE_WORDS, as `summarize` tests it)
 MayHold = Callable[[str], bool]
@@ -45,13 +44,20 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     region summaries not made): they could give neither an entry nor a `resolved` record.
     `keys_of`: callee files none of whose called functions may hold events (scaler_quiet.py)
     are not summarised (without `resolved`, which records the calls into summarised files)."""
+    # the class flow's text searches read, from here on, the files the build counted (and those
+    # its budget counts since): which value questions the gate below leaves out moves no answer
+    # of a later one through the files read (flowindex.FlowIndex.freeze)
+    project.flow.freeze()
     python = [p for p in paths if p.endswith(".py")]
     callers = {p: s for p, s in summarize(python, False).items() if s is not None and s.calls}
     targets: Dict[Tuple[str, int], Tuple[str, str]] = {}
-    held = _held_methods(project, callers.values(), keys_of)
+    held = held_methods(project, callers.values(), keys_of)
+    # without `resolved`, a value call none of whose answers could give an entry is not asked
+    events = EventMethods(project, callers, keys_of, method_calls(callers.values())) if resolved is None else None
     for path, summary in callers.items():
         for index, call in enumerate(summary.calls):
-            found = _resolve(project, path, summary, call, may_hold, held)
+            found = _resolve(project, path, summary, call, may_hold, held,
+                             events if index not in summary.wanted else None)
             if found is not None and (found[0] != path or call[3] in ("wrapper", "held")):
                 # a wrapper's methods, or those of the object an attribute holds: its own file's
                 # too (the file's call graph does not follow `self.optim = optim` to a class)
@@ -190,11 +196,13 @@ def text_keys_of(files: Mapping[str, str]) -> KeysOf:
 
 def _resolve(project, path: str, summary: ScalerSummary, call,
              may_hold: Optional[MayHold] = None,
-             held: FrozenSet[str] = frozenset()) -> Optional[Tuple[str, str]]:
+             held: FrozenSet[str] = frozenset(),
+             events: Optional[EventMethods] = None) -> Optional[Tuple[str, str]]:
     """(file, function key) the call runs in another file of the project, or None. The
     caller's own imports and bases come from its protocol summary; the files they lead to
     are asked of the project (its resolver and region summaries). `held`: the method names a
-    `self.x.m()` call is followed for (`_held_methods`)."""
+    `self.x.m()` call is followed for (`held_methods`). `events`: a value call `x.m()` is
+    answered None, unasked, when no method `m` may have events (scaler_methods.py)."""
     _, _, _, kind, name, cls = call
     if kind == "self":
         return _method(project, path, summary, cls, name, 0)
@@ -203,8 +211,11 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
     if kind == "held" and name.split(".", 1)[1] not in held:
         return None
     if kind in ("value", "wrapper", "held"):
-        if "." in name and name.split(".", 1)[1] not in _method_names(project):
+        if "." in name and name.split(".", 1)[1] not in method_names(project):
             return None  # no class of the project that may hold an event has such a method
+        if "." in name and events is not None and not events.may_have_events(name.split(".", 1)[1]):
+            events.skipped += 1
+            return None  # its method could give no entry, whatever the class flow answered
         return _value_target(project, path, call[0], name, "self" if kind == "held" else "local")
     # "name" and "closure": the imported function called, or the factory whose closure is
     head, _, attr = name.partition(".")
@@ -222,64 +233,6 @@ def _resolve(project, path: str, summary: ScalerSummary, call,
     if target is None or key not in target.functions or "." in key:
         return None
     return where, key
-
-
-_METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
-
-
-def _method_names(project) -> FrozenSet[str]:
-    """The names of the nested (indented) defs of the project's files that hold a callee word,
-    once per project: `x.m()` on an instance can run no project method with events unless one
-    of them is named `m` (a cheap test before the class flow is asked)."""
-    names = project.__dict__.get("_scaler_method_names")
-    if names is None:
-        found: Set[str] = set()
-        for path in _callee_files(project):
-            found.update(_METHOD_DEF.findall(project.files[path]))
-        names = project.__dict__["_scaler_method_names"] = frozenset(found)
-    return names
-
-
-# CALLEE_WORDS without those that hold another of them (`clip_grad_norm_` holds `clip`): the
-# same test, fewer scans of a text that holds none (most texts)
-_CALLEE_TESTS = tuple(word for word in CALLEE_WORDS if not any(other != word and other in word
-                                                               for other in CALLEE_WORDS))
-
-
-def _callee_files(project) -> List[str]:
-    """The project's files whose text holds a callee word, in order, once per project: every
-    file a scaler trigger word is in, too (SCALER_TRIGGERS are callee words)."""
-    found = project.__dict__.get("_scaler_callee_files")
-    if found is None:
-        files = project.files
-        found = project.__dict__["_scaler_callee_files"] = [
-            path for path in project.python if any(word in files[path] for word in _CALLEE_TESTS)]
-    return found
-
-
-def _held_methods(project, summaries, keys_of: Optional[KeysOf]) -> FrozenSet[str]:
-    """The names `m` of the `self.x.m()` calls the summaries record that are followed: a method
-    of the object an attribute holds is composed only when it is the AMP helper, a nested def
-    `m` of a file whose text speaks of a scaler (`SCALER_TRIGGERS`) that may hold events there
-    (`keys_of`, scaler_quiet's `protocol_keys`, a superset of the functions a summary gives
-    events, told from `ast`). The class flow's first questions cost a project its flow index:
-    fairseq's files record 147 such calls (`self.task.build_model()`, ...)."""
-    asked = {call[4].split(".", 1)[1] for summary in summaries for call in summary.calls
-             if call[3] == "held"}
-    if not asked:
-        return frozenset()
-    files: Dict[str, List[str]] = {}
-    for path in _callee_files(project):
-        text = project.files[path]
-        if any(word in text for word in SCALER_TRIGGERS):
-            for name in asked.intersection(_METHOD_DEF.findall(text)):
-                files.setdefault(name, []).append(path)
-    if not files or keys_of is None:
-        return frozenset(files)
-    keys = keys_of(sorted({path for paths in files.values() for path in paths}))
-    return frozenset(name for name, paths in files.items() if any(
-        keys.get(path) is None or any(key.rsplit(".", 1)[-1] == name and "." in key for key in keys[path])
-        for path in paths))
 
 
 def _value_target(project, path: str, key: str, name: str,

@@ -1,0 +1,150 @@
+"""Which project methods the GradScaler protocol's value calls may reach with events, told
+from the texts once per pass (scaler_resolution.py asks the class flow only when one may).
+
+A value call `x.m()` (a local's or parameter's instance, a wrapper's, an attribute's object)
+gives an entry only where the class flow's one answer is a method `C.m` that the callee file's
+protocol summary gives events. Such a method is a nested `def m` of a file holding a callee
+word (`callee_files`). Of those files, a caller's first-pass summary (it has calls, so its
+`functions` were made) says exactly which methods have events; for the others scaler_quiet's
+`protocol_keys` gives a superset. A name none of whose files may give a method `*.m` events
+needs no question: every answer the class flow could give ends without an entry.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
+
+from amplint.analysis.facts.scalers import SCALER_TRIGGERS
+from amplint.analysis.project.scaler_summaries import CALLEE_WORDS
+
+# paths -> `scaler_quiet.protocol_keys` of each one's text (None: any function may have events)
+KeysOf = Callable[[List[str]], Mapping[str, Optional[FrozenSet[str]]]]
+
+METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+
+# CALLEE_WORDS without those that hold another of them (`clip_grad_norm_` holds `clip`): the
+# same test, fewer scans of a text that holds none (most texts)
+CALLEE_TESTS = tuple(word for word in CALLEE_WORDS if not any(other != word and other in word
+                                                              for other in CALLEE_WORDS))
+# the text `protocol_keys` may read per value call of a name: a name whose files lacking an
+# exact summary hold more is asked of the class flow without the test (reading the keys of
+# fairseq's or transformers' 200 files defining `forward` costs more than its few questions)
+_BYTES_PER_CALL = 200_000
+
+
+def callee_files(project) -> List[str]:
+    """The project's files whose text holds a callee word, in order, once per project: every
+    file a scaler trigger word is in, too (SCALER_TRIGGERS are callee words)."""
+    found = project.__dict__.get("_scaler_callee_files")
+    if found is None:
+        files = project.files
+        found = project.__dict__["_scaler_callee_files"] = [
+            path for path in project.python if any(word in files[path] for word in CALLEE_TESTS)]
+    return found
+
+
+def method_files(project) -> Dict[str, Tuple[str, ...]]:
+    """Method name -> the callee files (in order) with a nested (indented) def of that name,
+    once per project: one scan of each callee file."""
+    found = project.__dict__.get("_scaler_method_files")
+    if found is None:
+        names: Dict[str, List[str]] = {}
+        for path in callee_files(project):
+            for name in set(METHOD_DEF.findall(project.files[path])):
+                names.setdefault(name, []).append(path)
+        found = project.__dict__["_scaler_method_files"] = {
+            name: tuple(paths) for name, paths in names.items()}
+    return found
+
+
+def method_names(project) -> FrozenSet[str]:
+    """The names of the nested defs of the callee files: `x.m()` on an instance can run no
+    project method with events unless one of them is named `m`."""
+    return frozenset(method_files(project))
+
+
+def held_methods(project, summaries, keys_of: Optional[KeysOf]) -> FrozenSet[str]:
+    """The names `m` of the `self.x.m()` calls the summaries record that are followed: a method
+    of the object an attribute holds is composed only when it is the AMP helper, a nested def
+    `m` of a file whose text speaks of a scaler (`SCALER_TRIGGERS`) that may hold events there
+    (`keys_of`, scaler_quiet's `protocol_keys`, a superset of the functions a summary gives
+    events, told from `ast`). The class flow's first questions cost a project its flow index:
+    fairseq's files record 147 such calls (`self.task.build_model()`, ...)."""
+    asked = {call[4].split(".", 1)[1] for summary in summaries for call in summary.calls
+             if call[3] == "held"}
+    if not asked:
+        return frozenset()
+    defined = method_files(project)
+    files: Dict[str, List[str]] = {}
+    for name in sorted(asked):
+        for path in defined.get(name, ()):
+            if any(word in project.files[path] for word in SCALER_TRIGGERS):
+                files.setdefault(name, []).append(path)
+    if not files or keys_of is None:
+        return frozenset(files)
+    keys = keys_of(sorted({path for paths in files.values() for path in paths}))
+    return frozenset(name for name, paths in files.items() if any(
+        keys.get(path) is None or _keeps(keys[path], name) for path in paths))
+
+
+def _keeps(keys, name: str) -> bool:
+    """Whether function keys hold a method (or nested function) named `name`."""
+    return any("." in key and key.rsplit(".", 1)[-1] == name for key in keys)
+
+
+class EventMethods:
+    """`may_have_events(name)`: whether some project method named `name` may have protocol
+    events in the summary scaler_entries would compose it with; False only when none can.
+    `callers`: the first-pass summaries with calls (path -> summary: exact `functions`);
+    `calls`: method name -> how many value calls may ask for it (what the test may cost)."""
+
+    def __init__(self, project, callers: Mapping[str, object], keys_of: Optional[KeysOf],
+                 calls: Optional[Mapping[str, int]] = None) -> None:
+        self._project = project
+        self._callers = callers
+        self._keys_of = keys_of
+        self._calls = calls or {}
+        self._keys: Dict[str, Optional[FrozenSet[str]]] = {}
+        self._names: Dict[str, bool] = {}
+        self.skipped = 0  # questions not asked (tests)
+
+    def may_have_events(self, name: str) -> bool:
+        known = self._names.get(name)
+        if known is None:
+            known = self._names[name] = self._decide(name)
+        return known
+
+    def _decide(self, name: str) -> bool:
+        inexact = []
+        for path in method_files(self._project).get(name, ()):
+            summary = self._callers.get(path)
+            functions = getattr(summary, "functions", None)
+            if functions is not None:  # the summary scaler_entries composes with: exact
+                if _keeps(functions, name):
+                    return True
+            else:
+                inexact.append(path)
+        if not inexact:
+            return False
+        if self._keys_of is None:
+            return True
+        wanted = [path for path in inexact if path not in self._keys]
+        files = self._project.files
+        if sum(len(files[path]) for path in wanted) > _BYTES_PER_CALL * self._calls.get(name, 1):
+            return True
+        if wanted:
+            self._keys.update(self._keys_of(wanted))
+        return any(path not in self._keys or self._keys[path] is None or _keeps(self._keys[path], name)
+                   for path in inexact)
+
+
+def method_calls(summaries) -> Dict[str, int]:
+    """Method name -> how many value calls `x.m()` (local, wrapper, held) the summaries record."""
+    found: Dict[str, int] = {}
+    for summary in summaries:
+        for call in summary.calls:
+            if call[3] in ("value", "wrapper", "held") and "." in call[4]:
+                name = call[4].split(".", 1)[1]
+                found[name] = found.get(name, 0) + 1
+    return found
