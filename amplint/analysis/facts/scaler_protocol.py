@@ -37,6 +37,7 @@ from amplint.analysis.facts.scaler_arms import (
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, Loop, key_text, renamed_branch
 from amplint.analysis.facts.scaler_keys import keyed_text, once_loops, own_single_passes, run_once
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
+from amplint.analysis.facts.scaler_stored import constructed_attrs
 from amplint.analysis.facts.subclass_overrides import abstract
 from amplint.analysis.facts.tree import CallSite, Frame
 
@@ -269,8 +270,10 @@ class _ComposingWalker(FlowWalker):
         if entry is None or _counted(self.flow.events) + _counted_remote(entry.events) > _MAX_EVENTS:
             return False
         rename = _Renamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
+        left: Dict[str, str] = {}
         if entry.method and isinstance(call.func, cst.Attribute):
             rename.receiver = key_text(call.func.value)
+            rename.stored, left = constructed_attrs(self.analysis, self.flow.frame, call, entry)
         if entry.factory:  # a closure: its free names through the factory call that made it
             made = self.analysis.callgraph.closures.factory_call(site)
             if made is None:
@@ -283,7 +286,7 @@ class _ComposingWalker(FlowWalker):
             return False
         where = entry.callee.split(":", 1)[0]
         tokens: Dict[int, object] = {}
-        unbound = rename.unbound(entry.none_defaults)
+        unbound = rename.unbound(entry.none_defaults) | set(left)
         ctxs = [remote_ctx(e[5], tokens) for e in entry.events]
         flags, ifs = _remote_flags(entry, rename, tokens)
         once = once_loops(((l.node, l.once) for c in ctxs for l in c if isinstance(l, Loop)), call,
@@ -294,7 +297,7 @@ class _ComposingWalker(FlowWalker):
             dead = _dead(((i[3], i[4]) for i in inner_ctx if i[0] == "B"), unbound) if unbound else None
             if dead is not None:
                 if kind != "zero_grad":
-                    _note_left_none(self.analysis, call, dead)
+                    _note_left_none(self.analysis, call, left.get(dead, dead))
                 continue
             if flags:
                 if any(runs(b, flags, ifs) is False for b in rebuilt):
@@ -430,6 +433,9 @@ class _Renamer:
         # the object a method is called on (`optimizer` of `optimizer.step_and_update_lr()`):
         # the callee's `self`, so its `self._optimizer` is the caller's `optimizer._optimizer`
         self.receiver: Optional[str] = None
+        # `self.attr` -> the caller's name of what the receiver's constructor stored there
+        # (facts/scaler_stored.py)
+        self.stored: Dict[str, str] = {}
 
     def unbound(self, none_defaults) -> Set[str]:
         """Those of `none_defaults` the call leaves unbound (nothing when it passes `*args` or
@@ -459,6 +465,9 @@ class _Renamer:
         if root == "self" and not self.via_self:
             if self.receiver is None or "self" in self.params:
                 return None  # another object's attribute
+            attr, _, tail = rest.partition(".")
+            if "self." + attr in self.stored:
+                return self.stored["self." + attr] + ("." + tail if tail else "")
             return self.receiver + ("." + rest if rest else "")
         return text
 

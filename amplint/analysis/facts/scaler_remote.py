@@ -52,6 +52,9 @@ class EntryScaler:
     # (the numbers of its own `if`s testing a bare parameter it never binds again, (parameter,
     # truth of its literal default) pairs): the arms a literal argument or default decides
     flags: tuple = ()
+    # a method's: the attributes its class's constructor stores of its parameters
+    # (project/scaler_stored.py), (attribute, parameter, position or -1, default `None`)
+    stored: tuple = ()
 
 
 @dataclass(frozen=True)

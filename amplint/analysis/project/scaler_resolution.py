@@ -24,6 +24,7 @@ from amplint.analysis.project.scaler_methods import (
     EventMethods, KeysOf, held_methods, method_calls, method_names,
 )
 from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
+from amplint.analysis.project.scaler_stored import stored_parameters
 from amplint.analysis.project.scaler_summaries import CALLEE_WORDS, ScalerSummary
 
 # paths -> their scaler summaries (None: no summary); `force`: also files without the words
@@ -90,12 +91,13 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         if function is None:
             continue
         positional, keywords, events = function[:3]
+        method = (callers[path].calls[index][3] in ("value", "wrapper", "held")
+                  and "." in callers[path].calls[index][4])
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
             function[3] if len(function) > 3 else (), factory,
-            method=(callers[path].calls[index][3] in ("value", "wrapper", "held")
-                    and "." in callers[path].calls[index][4]),
-            source=where, flags=function[4] if len(function) > 4 else (),
+            method=method, source=where, flags=function[4] if len(function) > 4 else (),
+            stored=stored_parameters(_ast_of(project, where), key) if method else (),
         ))
         for made in _caller_updates(project, path, callers[path], index, key, events):
             entries.setdefault(where, []).append(made)  # type: ignore[arg-type]
