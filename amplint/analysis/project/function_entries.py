@@ -160,7 +160,12 @@ def parsed_facts(project, path: str):
 def escape_facts(project, path: str):
     """(module, FileFacts, its escape walk) of a project file, or None (not parsed, or the
     walk's limits: nothing is named)."""
-    parsed = parsed_facts(project, path)
+    return with_escape_walk(parsed_facts(project, path))
+
+
+def with_escape_walk(parsed):
+    """(module, FileFacts) -> (module, FileFacts, its escape walk), or None (not parsed, or the
+    walk's limits: nothing is named)."""
     if parsed is None:
         return None
     module, facts = parsed

@@ -31,7 +31,7 @@ from amplint.analysis.facts.half_evidence import EntryForwardCall
 from amplint.analysis.facts.returned_escapes import EntryModuleOutput
 from amplint.analysis.facts.tree import scope_key
 from amplint.analysis.prefilter_names import CodeNames
-from amplint.analysis.project.function_entries import escape_facts, parsed_facts
+from amplint.analysis.project.function_entries import escape_facts, parsed_facts, with_escape_walk
 
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
 
@@ -142,14 +142,7 @@ def output_escape(project, path: str):
     """(module, FileFacts, escape walk) of `output_facts`, the walk reading the module outputs
     named for the file (escape_returns.py and escape_args.py share it: one walk per file);
     None when the file is not parsed or the walk gives up."""
-    parsed = output_facts(project, path)
-    if parsed is None:
-        return None
-    module, facts = parsed
-    try:
-        return module, facts, facts.escape
-    except (RecursionError, MemoryError):  # the walk's limits: nothing is named
-        return None
+    return with_escape_walk(output_facts(project, path))
 
 
 def forward_call_entries(project) -> None:
