@@ -195,8 +195,8 @@ def test_a_name_starting_a_line_is_searched(text, bound):
     "xtorch.float16 and torch.half", "torch.floattorch.half",
 ])
 def test_the_quick_half_literal_test_answers_as_the_pattern(text):
-    from amplint.analysis.project import dtype_fields
+    from amplint.analysis.project import dtype_fields, text_tests
 
-    expected = dtype_fields._HALF_LITERAL.search(text) is not None
+    expected = text_tests._HALF_LITERAL.search(text) is not None
     assert dtype_fields.names_a_half_dtype(text) == expected
     assert dtype_fields.names_a_half_dtype("@dataclass\n" + text + "\n") == expected

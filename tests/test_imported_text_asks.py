@@ -83,8 +83,8 @@ def test_a_word_is_read_once_for_the_pass():
 
 
 def test_answers_equal_direct_tests():
-    from amplint.analysis.project.classflow import HALF_CASTS
-    from amplint.analysis.project.half_callees import HALF_TEXT
+    from amplint.analysis.project.text_tests import HALF_CASTS
+    from amplint.analysis.project.text_tests import HALF_TEXT
     from amplint.analysis.project.text_tests import casts_half, half_cast, holds, names_half_literal
 
     files = load("config_llama_recipes_dtypes")

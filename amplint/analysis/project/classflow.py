@@ -4,7 +4,6 @@ made half anywhere. The values themselves: classvalues.py."""
 
 from __future__ import annotations
 
-import re
 from functools import partial
 from typing import Dict, List, Optional, Tuple
 
@@ -133,8 +132,3 @@ class ClassFlow(ClassValues):
                         out.setdefault((thing[1], thing[2]), (dtype, cite, path))
         return halfspread.spread(self, out)
 
-
-# kept for the pass by text_tests.casts_half (half_callees' narrower HALF_TEXT is asked within)
-HALF_CASTS = re.compile(
-    r"\.(?:half|bfloat16)\(\)|\.(?:to|type)\([^)\n]*(?:float16|[Hh]alf|BFloat16)"
-)  # and `.apply(convert_module_to_f16)`: converters.may_apply_converter

@@ -11,7 +11,6 @@ parsing that module (once) and asking which parameters the function calls in a r
 
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from amplint.analysis.facts.half_callees import EntryCallsParam, called_params
@@ -19,7 +18,6 @@ from amplint.analysis.project.function_entries import parsed_facts
 from amplint.analysis.project.text_tests import half_cast
 from amplint.analysis.project.text_views import called_names
 
-HALF_TEXT = re.compile(r"\.(?:half|bfloat16)\(\)|\.to\([^)\n]*(?:float16|half|bfloat16)")
 
 
 def half_callee_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCallsParam, ...]]:
