@@ -131,4 +131,3 @@ class ClassFlow(ClassValues):
                         cite = f"{hold.cite} made {dtype} in {self.p.display(path)}"
                         out.setdefault((thing[1], thing[2]), (dtype, cite, path))
         return halfspread.spread(self, out)
-

@@ -19,7 +19,6 @@ from amplint.analysis.project.text_tests import half_cast
 from amplint.analysis.project.text_views import called_names
 
 
-
 def half_callee_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCallsParam, ...]]:
     answers: Dict[Tuple[str, str], Optional[EntryCallsParam]] = {}
     found: Dict[str, Tuple[EntryCallsParam, ...]] = {}
