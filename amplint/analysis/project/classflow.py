@@ -116,8 +116,8 @@ class ClassFlow(ClassValues):
         class that the linted files turn half (`m.cuda().half()`, `.to(torch.bfloat16)`,
         `model.half()`), and every module it holds (halfspread.py)."""
         out: Dict[Tuple[str, str], Tuple[str, str, str]] = {}
-        casting = [path for path in self.p.python if casts_half(self.p, path)
-                   or converters.may_apply_converter(self, self.p.files[path])]
+        converting = converters.converting_files(self)
+        casting = [path for path in self.p.python if casts_half(self.p, path) or path in converting]
         self._prefetch(casting)  # one batch across the pool, not a file at a time
         for statements in (False, True):
             for path in casting:

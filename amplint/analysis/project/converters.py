@@ -11,7 +11,7 @@ defined; one outside the linted files is not guessed from its name. Like the sta
 from __future__ import annotations
 
 import re
-from typing import FrozenSet, Iterator, Optional, Tuple
+from typing import FrozenSet, Iterable, Iterator, List, Optional, Tuple
 
 from amplint.analysis.project.halfspread import STATEMENT_CASTS
 
@@ -77,8 +77,9 @@ def _function_names(flow) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     memo = flow.__dict__.get("_converter_names")
     if memo is None:
         defined, casting = set(), set()
-        defining = _defining(flow)
-        for path in flow.p.python if defining is not None else ():
+        applied = _applied_names(flow)
+        defining = _defining(applied)
+        for path in _files_calling_any(flow, applied) if defining is not None else ():
             text = flow.p.files[path]
             if "def" not in text:
                 continue
@@ -99,19 +100,53 @@ def _function_names(flow) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     return memo
 
 
-def _defining(flow) -> Optional["re.Pattern[str]"]:
-    """`def name(` for every name some `.apply(name)` of the project applies (None: no such
-    call). A match `_iter_defs` takes (`_header`) is one of its defs: the name is the whole word
-    before `(`, as `_DEF_TAIL`'s, and `_iter_defs` reaches every `def` not inside a def's header."""
+def converting_files(flow) -> FrozenSet[str]:
+    """The files for whose text `may_apply_converter` holds (the half casts' `.apply(fn)`)."""
+    return frozenset(path for path in _applying_files(flow) if may_apply_converter(flow, flow.p.files[path]))
+
+
+def _applying_files(flow) -> List[str]:
+    """The files whose text holds `.apply(`, in the project's order, found once."""
+    found = flow.__dict__.get("_applying_files")
+    if found is None:
+        found = [path for path in _files_calling_any(flow, ("apply",)) if ".apply(" in flow.p.files[path]]
+        flow.__dict__["_applying_files"] = found
+    return found
+
+
+def _files_calling_any(flow, words: Iterable[str]) -> List[str]:
+    """The files (in the project's order) that the flow's call-word index (call_words.py) says
+    call one of `words` (`word(` after no word character: `.apply(`, `def name(` are such
+    calls), when the class flow has built that index; else every file (what a scan per word
+    would cost more than the caller's own test of each text). Counts the texts it hands out
+    (`converter_texts`: tests count the work)."""
+    indexed = getattr(flow, "indexed_calls", None)
+    found = [indexed(word) for word in words] if indexed is not None else [None]
+    if any(paths is None for paths in found):
+        paths = list(flow.p.python)
+    else:
+        wanted = set().union(*found)
+        paths = [path for path in flow.p.python if path in wanted]
+    flow.__dict__["converter_texts"] = flow.__dict__.get("converter_texts", 0) + len(paths)
+    return paths
+
+
+def _applied_names(flow) -> List[str]:
+    """The names some `.apply(name)` of the project applies (the last part of a dotted one)."""
     applied = set()
-    for path in flow.p.python:
-        text = flow.p.files[path]
-        if ".apply(" in text:
-            applied.update(match.group(1).rsplit(".", 1)[-1] for match in _APPLY.finditer(text))
+    for path in _applying_files(flow):
+        applied.update(match.group(1).rsplit(".", 1)[-1] for match in _APPLY.finditer(flow.p.files[path]))
     applied.discard("")  # `.apply(x.)`: no def has that name
+    return sorted(applied)
+
+
+def _defining(applied: List[str]) -> Optional["re.Pattern[str]"]:
+    """`def name(` for every name of `applied` (None: no such name). A match `_iter_defs` takes
+    (`_header`) is one of its defs: the name is the whole word before `(`, as `_DEF_TAIL`'s, and
+    `_iter_defs` reaches every `def` not inside a def's header."""
     if not applied:
         return None
-    return re.compile(r"def[ \t]+(%s)[ \t]*\(" % "|".join(map(re.escape, sorted(applied))))
+    return re.compile(r"def[ \t]+(%s)[ \t]*\(" % "|".join(map(re.escape, applied)))
 
 
 _DEF_TAIL = re.compile(r"def[ \t]+(\w+)[ \t]*\(")

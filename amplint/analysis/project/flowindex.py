@@ -197,6 +197,15 @@ class FlowIndex:
             self._words = CallWords(self.p.python, self.p.files)
         return self._words
 
+    def indexed_calls(self, word: str) -> Optional[List[str]]:
+        """`call_words.files_calling(word)` when the call index is built (a lookup); None when
+        it is not (a scan, or the index's build, would cost more than the asker's own test)."""
+        words = self._words
+        # (`texts_indexed`: the files the index read, none until it is built)
+        if words is None or not words.texts_indexed or re.fullmatch(r"\w+", word) is None:
+            return None
+        return words.files_calling(word)
+
     def _indirect(self, path: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         return self.call_words.indirect(path)
 
