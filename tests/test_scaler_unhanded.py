@@ -78,3 +78,18 @@ def test_star_arguments_are_not_read():
     silent()
     files = load(NAME, ((BUILT, "    stepper = ClippedStepper(net, optimizer, args.clip, **vars(args))\n"),))
     assert amp121(files) == [STEP]
+
+
+def test_class_with_an_alternative_constructor_is_not_read():
+    silent()  # `cls(model, optimizer, clip, scaler)` makes an instance no name of the class shows
+    files = load(NAME, (("    def step(self):\n",
+                         "    @classmethod\n    def with_scaler(cls, model, optimizer, clip, scaler):\n"
+                         "        return cls(model, optimizer, clip, scaler)\n\n    def step(self):\n"),))
+    assert amp121(files) == [("utils.py", 29, "AMP121")]
+
+
+def test_class_that_sets_another_instance_s_scaler_is_not_read():
+    silent()
+    files = load(NAME, (("    def step(self):\n",
+                         "    def share(self, other):\n        other.scaler = self.scaler\n\n    def step(self):\n"),))
+    assert amp121(files) == [("utils.py", 28, "AMP121")]

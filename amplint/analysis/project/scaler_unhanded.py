@@ -13,7 +13,8 @@ string naming it (a config, `getattr`) or a non-Python file naming it gives no a
 passes no `*args`/`**kwargs`, and its instance is used only to call its methods: a statement,
 `Cls(...).m()`, or a local of a function bound once and only called methods of (never passed
 on, stored or written to, which could set its attribute). The class's file makes no instance
-through `type(self)` or `__class__`."""
+through `type(self)`, `__class__` or a class or static method (`cls(...)`), and writes the
+attribute on nothing but `self`."""
 
 from __future__ import annotations
 
@@ -51,8 +52,9 @@ def unhanded_entries(project, summaries: Mapping[str, object], ast_of: AstOf) ->
             stored = {attr: (param, position) for attr, param, position, none_default
                       in stored_parameters(ast_of(path), cls + ".__init__") if none_default}
             attrs = sorted(attr for attr in stepped[cls] if attr in stored)
-            if not attrs or "__class__" in text or "type(self)" in text:
+            if not attrs or "__class__" in text or "type(self)" in text or _other_makers(ast_of(path), cls):
                 continue
+            attrs = [attr for attr in attrs if not _foreign_store(attr).search(text)]
             passed = _passed(project, cls, {stored[a][0]: stored[a][1] for a in attrs}, ast_of)
             for attr in attrs if passed is not None else ():
                 param = stored[attr][0]
@@ -60,6 +62,20 @@ def unhanded_entries(project, summaries: Mapping[str, object], ast_of: AstOf) ->
                     found.setdefault(path, []).append(EntryUnhanded(
                         cls, "self." + attr, f"no `{cls}(...)` of the project passes `{param}`"))
     return found
+
+
+def _other_makers(module: Optional[ast.Module], cls: str) -> bool:
+    """The class has a class or static method (`cls(...)`, an alternative constructor)."""
+    for node in module.body if module is not None else ():
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.decorator_list
+                       for n in node.body)
+    return True
+
+
+def _foreign_store(attr: str):
+    """`<other>.<attr> = ...` in the class's file: a method may set another instance's."""
+    return re.compile(r"(?<!\bself)\s*\.\s*%s\s*(?:[-+*/%%&|^@]|//|\*\*|<<|>>)?=(?!=)" % re.escape(attr))
 
 
 def _stored_text(attr: str):
