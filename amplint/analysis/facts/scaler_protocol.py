@@ -36,6 +36,7 @@ from amplint.analysis.facts.scaler_arms import (
 )
 from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, Loop, key_text, renamed_branch
 from amplint.analysis.facts.scaler_keys import keyed_text, once_loops, own_single_passes, run_once
+from amplint.analysis.facts.scaler_left import note_left_none
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
 from amplint.analysis.facts.scaler_stored import constructed_attrs
 from amplint.analysis.facts.subclass_overrides import abstract
@@ -247,7 +248,8 @@ class _ComposingWalker(FlowWalker):
             dead = _dead(((b.cond, b.positive) for b in event.branches()), unbound) if unbound else None
             if dead is not None:
                 if event.kind != "zero_grad":
-                    _note_left_none(self.analysis, call, dead)
+                    step = (event.inner or event.node) if event.kind == "step" else None
+                    note_left_none(self.analysis, call, dead, step)
                 continue
             scaler = event.scaler
             if scaler is not None:
@@ -297,7 +299,7 @@ class _ComposingWalker(FlowWalker):
             dead = _dead(((i[3], i[4]) for i in inner_ctx if i[0] == "B"), unbound) if unbound else None
             if dead is not None:
                 if kind != "zero_grad":
-                    _note_left_none(self.analysis, call, left.get(dead, dead))
+                    note_left_none(self.analysis, call, left.get(dead, dead))
                 continue
             if flags:
                 if any(runs(b, flags, ifs) is False for b in rebuilt):
@@ -361,15 +363,6 @@ def _dead(branches, unbound: Set[str]) -> Optional[str]:
     return next((cond[:-len(" is not None")] for cond, positive in branches
                  if cond is not None and positive and cond.endswith(" is not None")
                  and cond[:-len(" is not None")] in unbound), None)
-
-
-def left_none(analysis, call: Optional[cst.CSTNode]) -> Tuple[str, ...]:
-    """The parameters a composed call leaves at their `None` default whose arms it dropped."""
-    return tuple(sorted(analysis.__dict__.get("_left_none", {}).get(id(call), ())))
-
-
-def _note_left_none(analysis, call: cst.Call, name: str) -> None:
-    analysis.__dict__.setdefault("_left_none", {}).setdefault(id(call), set()).add(name)
 
 
 def _positional(call: cst.Call, callee: Frame) -> List[str]:

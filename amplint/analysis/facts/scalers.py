@@ -37,6 +37,7 @@ from amplint.analysis.facts.scaler_wrappers import held_wrapper, other_scaler_cl
 from amplint.analysis.facts.scaler_remote import (
     caller_updated, caller_updates, inherited_scalers, lambda_updates, scaler_entries,
 )
+from amplint.analysis.facts.scaler_unhanded import unhanded_scalers
 from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
 
@@ -175,6 +176,8 @@ class ScalerAnalysis:
         self.flag_entries = flag_entries(entries) if entries else {}
         # the `self.` scalers of a class here that its callers in other files update
         self.caller_updates = caller_updates(entries) if entries else {}
+        # `self.` scalers of a class here that no construction in the project hands one
+        self.unhanded = unhanded_scalers(entries, tree) if entries else []
         self.module: cst.Module = tree.module_frame.node  # type: ignore[assignment]
         self.scalers: Dict[ScalerKey, Scaler] = {}
         self.constructions: List[CallSite] = []
@@ -296,6 +299,8 @@ class ScalerAnalysis:
             ref = self.ref(text, frame)
             if ref is not None and ref not in infos and not methods.get(ref, set()) & _NOT_SCALER_METHODS:
                 infos[ref] = ScalerInfo(ref)
+        for text, frame in self.unhanded:
+            infos.pop(ScalerRef(text, id(frame)), None)
         for text, info in infos.items():
             if text in enabled:
                 info.enabled = _combine(enabled[text])

@@ -26,6 +26,7 @@ from amplint.analysis.project.scaler_methods import (
 from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
 from amplint.analysis.project.scaler_stored import stored_parameters
 from amplint.analysis.project.scaler_summaries import CALLEE_WORDS, ScalerSummary
+from amplint.analysis.project.scaler_unhanded import unhanded_entries
 
 # paths -> their scaler summaries (None: no summary); `force`: also files without the words
 SummarizeScaler = Callable[[List[str], bool], Mapping[str, Optional[ScalerSummary]]]
@@ -50,7 +51,8 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     # of a later one through the files read (flowindex.FlowIndex.freeze)
     project.flow.freeze()
     python = [p for p in paths if p.endswith(".py")]
-    callers = {p: s for p, s in summarize(python, False).items() if s is not None and s.calls}
+    summaries = summarize(python, False)
+    callers = {p: s for p, s in summaries.items() if s is not None and s.calls}
     targets: Dict[Tuple[str, int], Tuple[str, str]] = {}
     held = held_methods(project, callers.values(), keys_of)
     # without `resolved`, a value call none of whose answers could give an entry is not asked
@@ -111,6 +113,8 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
             entry = _returned(project, path, summary, index, targets.get((path, index)))
             if entry is not None:
                 entries.setdefault(path, []).append(entry)  # type: ignore[arg-type]
+    for path, unhanded in unhanded_entries(project, summaries, lambda where: _ast_of(project, where)).items():
+        entries.setdefault(path, []).extend(unhanded)  # type: ignore[arg-type]
     return {path: tuple(found) for path, found in entries.items()}
 
 

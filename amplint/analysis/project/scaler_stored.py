@@ -100,11 +100,10 @@ def _self_attr(node) -> bool:
 
 def _self_stores(cls: ast.ClassDef) -> Dict[str, int]:
     """attribute -> how many times the class's code binds or deletes `self.attribute` (a
-    method's `self` taken as the instance: every def of the class is counted)."""
+    method's `self` taken as the instance: every def of the class is counted; an augmented
+    assignment's target is a store, counted once)."""
     counts: Dict[str, int] = {}
     for node in ast.walk(cls):
         if _self_attr(node) and not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
             counts[node.attr] = counts.get(node.attr, 0) + 1  # type: ignore[attr-defined]
-        elif isinstance(node, ast.AugAssign) and _self_attr(node.target):
-            counts[node.target.attr] = counts.get(node.target.attr, 0) + 1  # type: ignore[attr-defined]
     return counts

@@ -11,7 +11,7 @@ from amplint.analysis.diagnostics import Applicability, Diagnostic, Severity
 from amplint.analysis.facts.scalers import (
     SCALER_TRIGGERS, Event, Flow, exclusive, expr_line, runs_whenever, spans, through_place,
 )
-from amplint.analysis.facts.scaler_protocol import left_none
+from amplint.analysis.facts.scaler_left import dead_steps, left_none
 from amplint.analysis.facts.syntax import bound_names, dotted_name
 from amplint.analysis.rules import Flag, Rule
 from amplint.analysis.rules._util import method_call
@@ -267,11 +267,16 @@ class StepBypassesScaler(Rule):
 
     def check(self, ctx) -> Iterable[Diagnostic]:
         scalers = ctx.facts.scalers
-        stepped = {e.arg for f in scalers.flows for e in f.of("step") if e.arg}
+        stepped = [(e.arg, id(e.node)) for f in scalers.flows for e in f.of("step") if e.arg]
         for flow in scalers.composed:
             for step in flow.of("opt_step"):
                 text = step.arg
-                if text is None or text in stepped or not optimizer_like(text):
+                if text is None or not optimizer_like(text):
+                    continue
+                # a scaler step of a same-file callee in the arm this call leaves dead is none of
+                # this path's (across files it is not among the file's own steps at all)
+                dead = dead_steps(scalers, step.origin) if step.origin is not None else ()
+                if any(arg == text and node not in dead for arg, node in stepped):
                     continue
                 backward = self._scaled_backward(scalers, flow, step)
                 if backward is None or not spans(backward, step):
