@@ -93,3 +93,11 @@ def test_class_that_sets_another_instance_s_scaler_is_not_read():
     files = load(NAME, (("    def step(self):\n",
                          "    def share(self, other):\n        other.scaler = self.scaler\n\n    def step(self):\n"),))
     assert amp121(files) == [("utils.py", 28, "AMP121")]
+
+
+def test_a_class_the_project_never_constructs_keeps_the_finding():
+    """The helper linted as a library (its file without main.py): its users construct it
+    outside the tree and may hand it a scaler, so no construction is not "no scaler"."""
+    silent()
+    library = {path: text for path, text in load(NAME).items() if not path.endswith("main.py")}
+    assert amp121(library) == [STEP]

@@ -3,8 +3,8 @@
 
 A class of a linted file whose method steps `self.scaler`, where `__init__` stores
 `self.scaler = scaler` of a parameter defaulting to `None` (scaler_stored.stored_parameters):
-when every `Cls(...)` of the project leaves that parameter out or passes `None`, each instance
-holds `None` there, and the class's own protocol is no scaler's. Where a construction passes
+when the project makes instances and every `Cls(...)` of it leaves that parameter out or passes
+`None`, each instance holds `None` there, and the class's own protocol is no scaler's. Where a construction passes
 anything else, the class's file reports as before.
 
 Exact or nothing, on every file whose text names the class: each use of the name is an import
@@ -86,9 +86,11 @@ def _stored_text(attr: str):
 def _passed(project, cls: str, params: Dict[str, int], ast_of: AstOf) -> Optional[Set[str]]:
     """Those of `params` (name -> position without `self`, -1 keyword-only) that some
     construction of `cls` in the project passes (a value other than `None`); None when some
-    use of the name cannot be read as the module docstring says."""
+    use of the name cannot be read as the module docstring says, or when the project makes no
+    instance at all (a library's class: its users construct it outside the tree)."""
     word = re.compile(r"\b%s\b" % re.escape(cls))
     passed: Set[str] = set()
+    constructed = False
     for path in project.files:
         text = project.files[path]
         if cls not in text or not word.search(text):
@@ -113,7 +115,8 @@ def _passed(project, cls: str, params: Dict[str, int], ast_of: AstOf) -> Optiona
                 if found is None:
                     return None
                 passed |= found
-    return passed
+                constructed = True
+    return passed if constructed else None
 
 
 def _passed_by(call: ast.Call, params: Dict[str, int]) -> Optional[Set[str]]:
