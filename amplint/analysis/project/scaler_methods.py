@@ -13,7 +13,7 @@ needs no question: every answer the class flow could give ends without an entry.
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.project.scaler_summaries import CALLEE_WORDS
@@ -22,11 +22,41 @@ from amplint.analysis.project.scaler_summaries import CALLEE_WORDS
 KeysOf = Callable[[List[str]], Mapping[str, Optional[FrozenSet[str]]]]
 
 METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+# METHOD_DEF's matches, found from the literal `def` (re skips to a literal; a pattern led by
+# `^` is tried at every line): the line's text before it is then the indent (and `async`)
+_DEF_NAME = re.compile(r"def[ \t]+(\w+)")
+_DEF_INDENT = re.compile(r"[ \t]+(?:async[ \t]+)?")
 
 # CALLEE_WORDS without those that hold another of them (`clip_grad_norm_` holds `clip`): the
-# same test, fewer scans of a text that holds none (most texts)
-CALLEE_TESTS = tuple(word for word in CALLEE_WORDS if not any(other != word and other in word
-                                                              for other in CALLEE_WORDS))
+# same test, fewer scans of a text that holds none (most texts); the words most texts that
+# hold one hold first (a text holding one is scanned no further)
+_COMMON_FIRST = ("backward", "clip", "caler", ".step(")
+CALLEE_TESTS = tuple(sorted(
+    (word for word in CALLEE_WORDS if not any(other != word and other in word for other in CALLEE_WORDS)),
+    key=lambda word: _COMMON_FIRST.index(word) if word in _COMMON_FIRST else len(_COMMON_FIRST)))
+
+
+class KnownKeys:
+    """A KeysOf that reads each file's keys once (`read`: how many it read), so that a test may
+    ask for them one file at a time and stop at its answer."""
+
+    def __init__(self, keys_of: KeysOf) -> None:
+        self._keys_of = keys_of
+        self._known: Dict[str, Optional[FrozenSet[str]]] = {}
+        self.read = 0
+
+    def __call__(self, paths: List[str]) -> Dict[str, Optional[FrozenSet[str]]]:
+        wanted = [path for path in paths if path not in self._known]
+        if wanted:
+            self._known.update(self._keys_of(wanted))
+            self.read += len(wanted)
+        return {path: self._known.get(path) for path in paths}
+
+    @staticmethod
+    def of(keys_of: KeysOf) -> "KnownKeys":
+        return keys_of if isinstance(keys_of, KnownKeys) else KnownKeys(keys_of)
+
+
 # the text `protocol_keys` may read per value call of a name: a name whose files lacking an
 # exact summary hold more is asked of the class flow without the test (reading the keys of
 # fairseq's or transformers' 200 files defining `forward` costs more than its few questions)
@@ -51,10 +81,23 @@ def method_files(project) -> Dict[str, Tuple[str, ...]]:
     if found is None:
         names: Dict[str, List[str]] = {}
         for path in callee_files(project):
-            for name in set(METHOD_DEF.findall(project.files[path])):
+            for name in method_defs(project.files[path]):
                 names.setdefault(name, []).append(path)
         found = project.__dict__["_scaler_method_files"] = {
             name: tuple(paths) for name, paths in names.items()}
+    return found
+
+
+def method_defs(text: str) -> Set[str]:
+    """The names of the nested defs of a text: `set(METHOD_DEF.findall(text))`. The first `def`
+    of a line that METHOD_DEF matches is where its match starts (what comes before it there,
+    the indent and `async`, holds no `def`), and no match crosses a line."""
+    found: Set[str] = set()
+    for match in _DEF_NAME.finditer(text):
+        start = match.start()
+        line = text.rfind("\n", 0, start) + 1
+        if line < start and _DEF_INDENT.fullmatch(text, line, start):
+            found.add(match.group(1))
     return found
 
 
@@ -83,9 +126,17 @@ def held_methods(project, summaries, keys_of: Optional[KeysOf]) -> FrozenSet[str
                 files.setdefault(name, []).append(path)
     if not files or keys_of is None:
         return frozenset(files)
-    keys = keys_of(sorted({path for paths in files.values() for path in paths}))
-    return frozenset(name for name, paths in files.items() if any(
-        keys.get(path) is None or _keeps(keys[path], name) for path in paths))
+    # a name is held at its first file that may give `*.name` events: the files after it are
+    # not read for it
+    keys_of = KnownKeys.of(keys_of)
+    return frozenset(name for name, paths in files.items()
+                     if any(_may_keep(keys_of, path, name) for path in paths))
+
+
+def _may_keep(keys_of: KeysOf, path: str, name: str) -> bool:
+    """Whether the file's function keys (None: any) may hold a method named `name`."""
+    keys = keys_of([path]).get(path)
+    return keys is None or _keeps(keys, name)
 
 
 def _keeps(keys, name: str) -> bool:
@@ -103,9 +154,9 @@ class EventMethods:
                  calls: Optional[Mapping[str, int]] = None) -> None:
         self._project = project
         self._callers = callers
-        self._keys_of = keys_of
+        self._keys_of = KnownKeys.of(keys_of) if keys_of is not None else None
         self._calls = calls or {}
-        self._keys: Dict[str, Optional[FrozenSet[str]]] = {}
+        self._counted: Set[str] = set()  # the files whose keys the budget counts as read
         self._names: Dict[str, bool] = {}
         self.skipped = 0  # questions not asked (tests)
 
@@ -129,14 +180,14 @@ class EventMethods:
             return False
         if self._keys_of is None:
             return True
-        wanted = [path for path in inexact if path not in self._keys]
+        wanted = [path for path in inexact if path not in self._counted]
         files = self._project.files
         if sum(len(files[path]) for path in wanted) > _BYTES_PER_CALL * self._calls.get(name, 1):
             return True
-        if wanted:
-            self._keys.update(self._keys_of(wanted))
-        return any(path not in self._keys or self._keys[path] is None or _keeps(self._keys[path], name)
-                   for path in inexact)
+        self._counted.update(wanted)  # their keys are paid for: a later name's test reads them
+        # at the first file that may give `*.name` events the answer is known: the files after
+        # it are not read for it
+        return any(_may_keep(self._keys_of, path, name) for path in inexact)
 
 
 def method_calls(summaries) -> Dict[str, int]:

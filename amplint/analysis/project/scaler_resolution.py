@@ -21,7 +21,7 @@ from amplint.analysis.project.light_index import light_file
 from amplint.analysis.project.module_defs import loop_variable, noop_function, parse_or_none
 from amplint.analysis.project.return_values import function_returns
 from amplint.analysis.project.scaler_methods import (
-    EventMethods, KeysOf, held_methods, method_calls, method_names,
+    EventMethods, KeysOf, KnownKeys, held_methods, method_calls, method_names,
 )
 from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
 from amplint.analysis.project.scaler_stored import stored_parameters
@@ -54,6 +54,8 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
     summaries = summarize(python, False)
     callers = {p: s for p, s in summaries.items() if s is not None and s.calls}
     targets: Dict[Tuple[str, int], Tuple[str, str]] = {}
+    if keys_of is not None:
+        keys_of = KnownKeys(keys_of)  # each file's keys read once, whichever test asks first
     held = held_methods(project, callers.values(), keys_of)
     # without `resolved`, a value call none of whose answers could give an entry is not asked
     events = EventMethods(project, callers, keys_of, method_calls(callers.values())) if resolved is None else None
