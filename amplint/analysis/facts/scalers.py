@@ -15,12 +15,14 @@ are the walk the AMP12x rules share.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from amplint.analysis.data.scaler_apis import (  # noqa: F401  (re-exported for the rules)
+    CLIP_FUNCTIONS, CLIP_NAMES, NOT_SCALER_METHODS, SCALER_APIS, SELF_UNSCALING,
+)
 from amplint.analysis.facts.names import resolve, resolve_expr, visible_scopes
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.framework_verbs import events_of, imported
@@ -38,46 +40,13 @@ from amplint.analysis.facts.scaler_remote import (
     caller_updated, caller_updates, inherited_scalers, lambda_updates, scaler_entries,
 )
 from amplint.analysis.facts.scaler_unhanded import unhanded_scalers
+from amplint.analysis.facts.scaler_values import Scaler, ScalerInfo, ScalerKey, ScalerRef  # noqa: F401
 from amplint.analysis.facts.syntax import bound_arguments, holder_key, literal_bool
 from amplint.analysis.facts.tree import CallSite, Collector, Frame, dotted_name
-
-SCALER_APIS = {
-    "torch.amp.GradScaler": ("device", "init_scale", "growth_factor", "backoff_factor",
-                             "growth_interval", "enabled"),
-    "torch.cuda.amp.GradScaler": ("init_scale", "growth_factor", "backoff_factor",
-                                  "growth_interval", "enabled"),
-    "torch.cpu.amp.GradScaler": ("init_scale", "growth_factor", "backoff_factor",
-                                 "growth_interval", "enabled"),
-    "torch.GradScaler": ("device", "init_scale", "growth_factor", "backoff_factor",
-                         "growth_interval", "enabled"),
-    "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler": (
-        "device", "init_scale", "backoff_factor", "growth_factor", "growth_interval", "enabled",
-        "process_group"),
-    "torch.distributed.fsdp.ShardedGradScaler": (
-        "device", "init_scale", "backoff_factor", "growth_factor", "growth_interval", "enabled",
-        "process_group"),
-}
-
-ScalerKey = Tuple[str, str]  # ("name", "scaler") or ("self", "scaler")
 
 # Text one of which any file with a scaler holds: `GradScaler`, a name like `scaler`, or the
 # methods that make a receiver a scaler. The AMP12x rules use them as their prefilter.
 SCALER_TRIGGERS = ("caler", "unscale_", ".scale(")
-
-CLIP_FUNCTIONS = {
-    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_",
-    "torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_value_",
-    "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad_value",
-}
-# Last names of clipping calls whatever their receiver: `model.clip_grad_norm_` (FSDP),
-# timm's `dispatch_clip_grad`, `utils.clip_gradients(model, c)` (DINO and friends).
-CLIP_NAMES = {
-    "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad_value",
-    "dispatch_clip_grad", "clip_gradients", "clip_grads",
-}
-# Receivers whose clipping unscales by itself (accelerate, Lightning, Fabric, DeepSpeed).
-_SELF_UNSCALING = ("accelerator", "fabric", "trainer", "strategy", "precision", "engine")
-_NOT_SCALER_METHODS = {"fit", "transform", "fit_transform", "inverse_transform", "partial_fit"}
 
 
 def _not_grad_scaler_api(calls: List[cst.Call]) -> bool:
@@ -91,64 +60,6 @@ def _not_grad_scaler_api(calls: List[cst.Call]) -> bool:
         if method == "unscale" or (method == "scale" and not call.args):
             return True
     return False
-
-
-# -- scalers ------------------------------------------------------------------------------------
-@dataclass(eq=False)
-class Scaler:
-    key: ScalerKey
-    call: cst.Call
-    frame: Frame
-    enabled: Enabled
-
-
-@dataclass(eq=False)
-class ScalerInfo:
-    """One scaler of the file, keyed by its text and the scope binding it (a ScalerRef)."""
-
-    text: str
-    constructions: List[cst.Call] = field(default_factory=list, repr=False)
-    enabled: Enabled = Enabled.MAYBE  # MAYBE also when only known from its use
-    maybe_none: bool = False  # `= None` somewhere, `X() if amp else None`, a `=None` parameter
-    # also bound to an instance of another scaler class, not torch's (composer's
-    # `ClosureGradScaler() if closures else GradScaler()`): its methods may be overridden
-    other_class: bool = False
-    bf16_only: bool = False  # filled by rules that know the regions
-    # a scaler only by the methods it is sent (`loss_scaler.step(optimizer)` of a parameter),
-    # made nowhere in the file: the project may know it holds a wrapper (scaler_wrappers.py)
-    used_only: bool = False
-
-    @property
-    def constructed(self) -> bool:
-        return bool(self.constructions)
-
-    @property
-    def disabled(self) -> bool:
-        return self.enabled is Enabled.FALSE
-
-
-class ScalerRef(str):
-    """A scaler's text as written ("scaler", "self.scaler"), told apart from the same text bound
-    in another scope: a local `scaler` of one function is not another function's."""
-
-    scope: int
-
-    def __new__(cls, text: str, scope: int) -> "ScalerRef":
-        ref = super().__new__(cls, text)
-        ref.scope = scope
-        return ref
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, ScalerRef) and str.__eq__(self, other) and self.scope == other.scope
-        )
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    def __hash__(self) -> int:
-        return hash((str(self), self.scope))
-
 
 
 def _enabled_of(call: cst.Call, qualified: str) -> Enabled:
@@ -282,7 +193,7 @@ class ScalerAnalysis:
                         strong.add(inner_text)
         wrapped = {self.ref(key_text(target), frame) for target, frame in wrapper_bindings(self.tree)}
         for text, used in methods.items():
-            if used & _NOT_SCALER_METHODS:
+            if used & NOT_SCALER_METHODS:
                 infos.pop(text, None)
                 continue
             if text in infos or text in wrapped:
@@ -297,7 +208,7 @@ class ScalerAnalysis:
                     infos[text] = ScalerInfo(text, used_only=True)
         for text, frame in inherited_scalers(self.remote, self.tree) if self.remote else ():
             ref = self.ref(text, frame)
-            if ref is not None and ref not in infos and not methods.get(ref, set()) & _NOT_SCALER_METHODS:
+            if ref is not None and ref not in infos and not methods.get(ref, set()) & NOT_SCALER_METHODS:
                 infos[ref] = ScalerInfo(ref)
         for text, frame in self.unhanded:
             infos.pop(ScalerRef(text, id(frame)), None)
@@ -489,7 +400,7 @@ class ScalerAnalysis:
             return False
         if name[-1] in CLIP_NAMES:
             return not any(
-                any(token in part.lower() for token in _SELF_UNSCALING) for part in name[:-1]
+                any(token in part.lower() for token in SELF_UNSCALING) for part in name[:-1]
             )
         # a same-file function that clips (`clip_grad(model)`), one level deep
         if site is not None and depth == 0 and self.callgraph is not None:
