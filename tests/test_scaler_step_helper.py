@@ -64,7 +64,7 @@ def test_twin_helper_stepping_in_its_own_loop_is_reported():
 def test_twin_call_leaving_the_scaler_at_its_none_default_is_reported_at_the_call():
     # `optimizer_step(optimizer)`: the helper's `if scaler is not None:` arm never runs for
     # this call, so its `else: optimizer.step()` steps gradients main.py scaled (AMP127). The
-    # arm is pruned for this call only (scaler_protocol.none_defaults): the fix is the call's.
+    # arm is pruned for this call only (scaler_renaming.none_defaults): the fix is the call's.
     results = lint_project(load(NAME, (("optimizer_step(optimizer, scaler=scaler)",
                                         "optimizer_step(optimizer)"),)), SETTINGS)
     assert findings(results) == [(f"{NAME}/main.py", 32, "AMP127")]

@@ -28,7 +28,6 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from amplint.analysis.facts.framework_verbs import events_of
-from amplint.analysis.facts.loop_bindings import BoundNames
 from amplint.analysis.facts.names import resolve_expr
 from amplint.analysis.facts.partial_bindings import bind, bind_remote, partial_callee
 from amplint.analysis.facts.scaler_arms import (
@@ -38,6 +37,9 @@ from amplint.analysis.facts.scaler_flow import Event, Flow, FlowWalker, Loop, ke
 from amplint.analysis.facts.scaler_keys import keyed_text, once_loops, own_single_passes, run_once
 from amplint.analysis.facts.scaler_left import note_left_none
 from amplint.analysis.facts.scaler_remote import Remote, remote_ctx, remote_entry
+from amplint.analysis.facts.scaler_renaming import (
+    CallRenamer, bound_receiver, dead_arm, keyword_params, none_defaults, positional_params,
+)
 from amplint.analysis.facts.scaler_stored import constructed_attrs
 from amplint.analysis.facts.subclass_overrides import abstract
 from amplint.analysis.facts.tree import CallSite, Frame
@@ -214,13 +216,13 @@ class _ComposingWalker(FlowWalker):
         events = [e for e in inner.events if e.kind in PROTOCOL]
         if not events or _counted(self.flow.events) + len(events) > _MAX_EVENTS:
             return False
-        rename = _Renamer(self.analysis, call, _positional(call, callee), _keywords(callee),
+        rename = CallRenamer(self.analysis, call, positional_params(call, callee), keyword_params(callee),
                           self.flow.frame)
-        rename.receiver = _receiver(self.analysis, call, callee)
+        rename.receiver = bound_receiver(self.analysis, call, callee)
         made = graph.closures.of_call(site)
         if made is not None and made.closure is callee:  # `step()` made by `make_step(opt, scaler)`
-            rename.outer = _Renamer(self.analysis, made.call, _positional(made.call, made.factory),
-                                    _keywords(made.factory), made.caller)
+            rename.outer = CallRenamer(self.analysis, made.call, positional_params(made.call, made.factory),
+                                    keyword_params(made.factory), made.caller)
             rename.outer.elsewhere = made.caller is not self.flow.frame
             rename.factory = made.factory
         nones = self.composer.nones.get(id(callee))
@@ -241,11 +243,11 @@ class _ComposingWalker(FlowWalker):
         cut = cut_after(inner.events, flags, ifs) if flags else None
         onces = own_single_passes(inner.events, callee, self.analysis.tree)
         once = once_loops(((l.node, onces.get(id(l.node))) for e in inner.events for l in e.loops),
-                          call, _positional(call, callee), _keywords(callee), ctx) if onces else {}
+                          call, positional_params(call, callee), keyword_params(callee), ctx) if onces else {}
         for event in (e for e in inner.events if e.kind in PROTOCOL or e.kind == "zero_grad"):
             if flags and (decided_out(event, flags, ifs) or cut is not None and event.order > cut):
                 continue  # an arm this call's flag argument never runs (scaler_arms.py)
-            dead = _dead(((b.cond, b.positive) for b in event.branches()), unbound) if unbound else None
+            dead = dead_arm(((b.cond, b.positive) for b in event.branches()), unbound) if unbound else None
             if dead is not None:
                 if event.kind != "zero_grad":
                     step = (event.inner or event.node) if event.kind == "step" else None
@@ -271,7 +273,7 @@ class _ComposingWalker(FlowWalker):
         entry = remote_entry(self.analysis, call)
         if entry is None or _counted(self.flow.events) + _counted_remote(entry.events) > _MAX_EVENTS:
             return False
-        rename = _Renamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
+        rename = CallRenamer(self.analysis, call, entry.positional, entry.keywords, self.flow.frame)
         left: Dict[str, str] = {}
         if entry.method and isinstance(call.func, cst.Attribute):
             rename.receiver = key_text(call.func.value)
@@ -281,7 +283,7 @@ class _ComposingWalker(FlowWalker):
             if made is None:
                 return False
             positional, keywords, fixed = entry.factory
-            rename.outer = _Renamer(self.analysis, made[0], positional, keywords, made[1])
+            rename.outer = CallRenamer(self.analysis, made[0], positional, keywords, made[1])
             rename.outer.elsewhere = made[1] is not self.flow.frame
             rename.outer_names = set(fixed)
         if not entry.factory and not bind_remote(self.analysis, site, entry, rename):
@@ -296,7 +298,7 @@ class _ComposingWalker(FlowWalker):
         for (kind, scaler, arg, backward, framework, inner_ctx, line, text), rebuilt in zip(entry.events, ctxs):
             if once:  # a loop this call runs once, with its target the key the call passes
                 rebuilt, arg = run_once(rebuilt, arg, once)
-            dead = _dead(((i[3], i[4]) for i in inner_ctx if i[0] == "B"), unbound) if unbound else None
+            dead = dead_arm(((i[3], i[4]) for i in inner_ctx if i[0] == "B"), unbound) if unbound else None
             if dead is not None:
                 if kind != "zero_grad":
                     note_left_none(self.analysis, call, left.get(dead, dead))
@@ -341,153 +343,3 @@ def _counted(events) -> int:
 def _counted_remote(events) -> int:
     """_counted for an EntryScaler's events (tuples, the kind first)."""
     return sum(1 for e in events if e[0] != "zero_grad")
-
-
-def none_defaults(node) -> Tuple[str, ...]:
-    """The parameters of a `def` whose default is `None` (`def step(opt, scaler=None)`) and
-    that its body never binds again (`scaler = scaler or GradScaler()` would make a test of it
-    say nothing about the call)."""
-    params = node.params
-    found = tuple(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-                  if isinstance(p.default, cst.Name) and p.default.value == "None")
-    if not found:
-        return ()
-    rebound = BoundNames(set(found))
-    node.body.visit(rebound)
-    return tuple(name for name in found if name not in rebound.names)
-
-
-def _dead(branches, unbound: Set[str]) -> Optional[str]:
-    """An event in an arm that needs a parameter the call leaves at its `None` default to be
-    set (`if scaler is not None:`, `if scaler:`): that arm never runs for this call."""
-    return next((cond[:-len(" is not None")] for cond, positive in branches
-                 if cond is not None and positive and cond.endswith(" is not None")
-                 and cond[:-len(" is not None")] in unbound), None)
-
-
-def _positional(call: cst.Call, callee: Frame) -> List[str]:
-    params = callee.node.params  # type: ignore[attr-defined]
-    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-    if isinstance(call.func, cst.Attribute) and callee.class_frame is not None and positional:
-        positional = positional[1:]  # the bound `self`
-    return positional
-
-
-def _receiver(analysis, call: cst.Call, callee: Frame) -> Optional[str]:
-    """The caller's text of the object a method of the file is called on, when the call binds
-    the method's `self` to it: `x.m()` on an instance (a local, a parameter, `self.x`), never
-    through `self` (the caller's own attributes), a class (`Cls.m(obj)` binds no `self`) or a
-    static or class method."""
-    func = call.func
-    if not isinstance(func, cst.Attribute) or callee.class_frame is None:
-        return None
-    params = callee.node.params  # type: ignore[attr-defined]
-    first = (*params.posonly_params, *params.params)[:1]
-    if not first or first[0].name.value != "self" or callee.node.decorators:  # type: ignore[attr-defined]
-        return None
-    text = key_text(func.value)
-    if text is None or text in ("self", "cls") or text.split(".", 1)[0] == "super" or text in analysis.tree.classes:
-        return None
-    return text
-
-
-def _keywords(callee: Frame) -> List[str]:
-    return [p.name.value for p in callee.node.params.kwonly_params]  # type: ignore[attr-defined]
-
-
-class _Renamer:
-    """The callee's names as the caller sees them."""
-
-    def __init__(self, analysis, call: cst.Call, positional, keywords, caller: Frame) -> None:
-        self.analysis = analysis
-        self.caller = caller
-        func = call.func
-        self.via_self = (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and func.value.value == "self"
-        )
-        positional = list(positional)
-        self.starred = any(a.star for a in call.args)
-        self.params: Set[str] = set(positional) | set(keywords)
-        self.bound: Dict[str, Optional[str]] = {}
-        for index, arg in enumerate(a for a in call.args if a.keyword is None and not a.star):
-            if index < len(positional):
-                self.bound[positional[index]] = key_text(arg.value)
-        for arg in call.args:
-            if arg.keyword is not None:
-                self.bound[arg.keyword.value] = key_text(arg.value)
-        self.outer: Optional["_Renamer"] = None  # a closure's: its factory call's names
-        self.factory: Optional[Frame] = None
-        # the outer call is written in another method (`self.step = make_step(self.opt, ...)`
-        # in `setup`): only its `self.` arguments name the same objects here
-        self.elsewhere = False
-        self.outer_names: Optional[Set[str]] = None  # a remote factory's never-rebound parameters
-        # the object a method is called on (`optimizer` of `optimizer.step_and_update_lr()`):
-        # the callee's `self`, so its `self._optimizer` is the caller's `optimizer._optimizer`
-        self.receiver: Optional[str] = None
-        # `self.attr` -> the caller's name of what the receiver's constructor stored there
-        # (facts/scaler_stored.py)
-        self.stored: Dict[str, str] = {}
-
-    def unbound(self, none_defaults) -> Set[str]:
-        """Those of `none_defaults` the call leaves unbound (nothing when it passes `*args` or
-        `**kwargs`: they may bind any)."""
-        if self.starred:
-            return set()
-        return {name for name in none_defaults if name not in self.bound}
-
-    def text(self, text: str) -> Optional[str]:
-        root, _, rest = text.partition(".")
-        if root in self.params:
-            mapped = self.bound.get(root)
-            return None if mapped is None else mapped + ("." + rest if rest else "")
-        if self.outer is not None:
-            # a free name of the closure: the factory's parameter, never rebound there, is what
-            # the factory call passed; anything else the factory or the closure holds is theirs
-            if root not in self.outer.params:
-                return None
-            if self.factory is not None and not self.analysis.tree.bound_once(self.factory, root):
-                return None
-            if self.outer_names is not None and root not in self.outer_names:
-                return None
-            mapped = self.outer.text(text)
-            if mapped is not None and self.outer.elsewhere and not self._same_object(mapped):
-                return None
-            return mapped
-        if root == "self" and not self.via_self:
-            if self.receiver is None or "self" in self.params:
-                return None  # another object's attribute
-            attr, _, tail = rest.partition(".")
-            if "self." + attr in self.stored:
-                return self.stored["self." + attr] + ("." + tail if tail else "")
-            return self.receiver + ("." + rest if rest else "")
-        return text
-
-    def _same_object(self, mapped: str) -> bool:
-        """Whether the factory call's argument `mapped`, written in another scope, names the
-        same object here: a `self.` attribute (the factory call in another method), or a
-        module-level name bound once that the calling function does not shadow (the factory
-        call at module level)."""
-        root = mapped.split(".", 1)[0]
-        outer = self.outer
-        if outer is None or outer.caller.kind != "module":
-            return root == "self"
-        tree = self.analysis.tree
-        return tree.bound_once(outer.caller, root) and self.analysis.ref(mapped, self.caller).scope == id(outer.caller)
-
-    def scaler(self, ref):
-        if str(ref).split(".", 1)[0] == "self" and not self.via_self:
-            # the receiver's scaler: the caller's name for it when the caller uses it too
-            # (`wrapper.scaler.unscale_(opt)` before `wrapper.step()`), else known by what
-            # the class makes of `self.` only
-            mapped = self.text(str(ref)) if self.receiver is not None else None
-            caller_ref = self.analysis.ref(mapped, self.caller) if mapped else None
-            return caller_ref if caller_ref in self.analysis.infos else ref
-        mapped = self.text(str(ref))
-        if mapped is None:
-            return ref  # the callee's own: a scaler the caller cannot name
-        caller_ref = self.analysis.ref(mapped, self.caller)
-        if caller_ref in self.analysis.infos or str(ref) != mapped:
-            return caller_ref
-        return ref  # `self.scaler` known only in the base class that defines the method

@@ -26,7 +26,8 @@ from amplint.analysis.facts import FileFacts
 from amplint.analysis.facts.scaler_arms import flag_ifs, flag_params
 from amplint.analysis.facts.scaler_keys import own_single_passes
 from amplint.analysis.facts.scaler_paths import optimizer_loops
-from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows, none_defaults
+from amplint.analysis.facts.scaler_protocol import PROTOCOL, function_flows
+from amplint.analysis.facts.scaler_renaming import none_defaults
 from amplint.analysis.facts.scaler_remote import call_keys, function_key
 from amplint.analysis.facts.subclass_overrides import abstract
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
