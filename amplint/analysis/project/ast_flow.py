@@ -122,6 +122,8 @@ class AstFlowCollector(AstValueReader):
             value = self.val(site.value, frame)
             if value is not None and value[0] == "half" and self._matched_arm(site.value, frame):
                 value = value[1]
+            elif value is None and type(target) is ast.Attribute:
+                value = self.stored_self_call(site.value, frame)  # `self._store` keeps `self.x = ...` only
             self._store(function, target, value, frame)
 
     def _loop(self, target, source, frame: Frame) -> None:

@@ -16,7 +16,8 @@ from amplint.analysis.facts.tree import Frame
 from amplint.analysis.project.ast_aliases import absolute
 from amplint.analysis.project.ast_tree import Refused, call_args, dotted
 from amplint.analysis.project.flowvalues import (
-    CHAIN, CONTAINERS, DATA_PARALLEL, HUB_MODEL, PREPARE, UNWRAP, WRAPPERS, Val, _NOT_PROJECT, _any, keyed,
+    CHAIN, CONTAINERS, DATA_PARALLEL, HUB_MODEL, MODULE_METHODS, PREPARE, UNWRAP, WRAPPERS, Val, _NOT_PROJECT, _any,
+    keyed,
 )
 
 Args = List[Tuple[Optional[str], str, ast.expr]]  # (keyword, star, value), as call_args gives
@@ -327,6 +328,16 @@ class AstValueReader:
         if name and name[-1] == "create_model":
             callee = ("model_name", callee, self._model_name(first_arg(args, "model_name", "model_name")))
         return ("call", callee, short_text(func, args), self.s.line(call))
+
+    def stored_self_call(self, expr, frame: Frame) -> Optional[Val]:
+        """flowvalues.ValueReader.stored_self_call: `self.net_g = self.model_to_device(self.net_g)`."""
+        func = expr.func if type(expr) is ast.Call else None
+        if type(func) is not ast.Attribute or type(func.value) is not ast.Name or func.value.id != "self" \
+                or frame.class_frame is None or func.attr in MODULE_METHODS:
+            return None
+        site = self.s.sites.get(id(expr))
+        args = site.args if site is not None else call_args(expr)
+        return ("call", ("self", func.attr), short_text(func, args), self.s.line(expr))
 
     def _container(self, args: Args, frame: Frame, depth: int) -> Optional[Val]:
         args = [a for a in args if a[0] is None]

@@ -123,12 +123,12 @@ class ClassValues(ParameterBinding, CallValues, FlowIndex):
             if cls is None or summary is None or cls not in summary.classes:
                 return {}
             found = self._stores(path, cls, val[1], depth)
-            if not found:  # `self._build_loss()`: a method of the class, never a store
+            if not found:  # `self._build_loss()`: a method of the class or a base's, never a store
                 method = self.p.method(path, cls, val[1])
                 if method is not None and self._is_property(method):
                     # `self.criterion` read through fairseq's Trainer property: what it returns
                     found = self._property(method, depth)
-                elif method is not None and method[0] == path and method[1] == f"{cls}.{val[1]}":
+                elif method is not None:  # BasicSR's `self.model_to_device`: BaseModel's
                     found = self._class_attr(path, cls, val[1])
             return found
         if kind == "call":

@@ -199,6 +199,8 @@ class FlowCollector(ValueReader):
             value = self.val(value_node, frame)
             if value is not None and value[0] == "half" and self._matched_arm(value_node, frame):
                 value = value[1]
+            elif value is None and isinstance(target, cst.Attribute):
+                value = self.stored_self_call(value_node, frame)  # `self._store` keeps `self.x = ...` only
             self._store(function, target, value, frame)
 
     def _loop(self, target: cst.BaseExpression, source: cst.BaseExpression, frame: Frame) -> None:

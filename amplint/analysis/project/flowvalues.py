@@ -36,6 +36,8 @@ DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParal
                            "torch.nn.parallel.data_parallel.DataParallel"})
 # methods of framework objects that hand back what they are given: (a, b) in, (a, b) out
 PREPARE = frozenset({"prepare", "setup", "prepare_model"})
+# nn.Module's own methods `self.m(...)` may call (read in _call), never a project method
+MODULE_METHODS = CHAIN | frozenset({"half", "bfloat16", "type"})
 # attributes that keep the wrapped module
 UNWRAP = frozenset({"module", "_orig_mod"})
 
@@ -320,6 +322,16 @@ class ValueReader:
         if name and name[-1] == "create_model":  # timm's: builds a registered model by name
             callee = ("model_name", callee, _model_name(first_arg(call, "model_name", "model_name")))
         return ("call", callee, short_text(self.module, call), self._mark(call))
+
+    def stored_self_call(self, expr: cst.BaseExpression, frame: Frame) -> Optional[Val]:
+        """`self.net_g = self.model_to_device(self.net_g)`: a call of any method `m` through
+        `self`, stored in an attribute, as a call value; the class flow resolves `m` over the
+        class and its bases (an inherited method, BasicSR's BaseModel) or answers nothing."""
+        func = expr.func if isinstance(expr, cst.Call) else None
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) or func.value.value != "self" \
+                or frame.class_frame is None or func.attr.value in MODULE_METHODS:
+            return None
+        return ("call", ("self", func.attr.value), short_text(self.module, expr), self._mark(expr))
 
     def _container(self, call: cst.Call, frame: Frame, depth: int) -> Optional[Val]:
         """`nn.Sequential(A(), B())`, `nn.Sequential(*layers)`, `nn.ModuleList([...])`,
