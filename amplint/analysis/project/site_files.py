@@ -30,8 +30,9 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.facts.names import _CANONICAL
+from amplint.analysis.project.call_arguments import filled_slots, may_bind
 from amplint.analysis.project.call_words import conditionally_called
-from amplint.analysis.project.site_text import CodeText, filled_slots, may_bind
+from amplint.analysis.project.site_text import CodeText
 from amplint.analysis.project.text_tests import python_texts
 from amplint.analysis.project.text_views import code_view, defined_names
 
