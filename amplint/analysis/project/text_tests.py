@@ -96,13 +96,13 @@ def python_texts(project) -> List[Tuple[str, str]]:
     rather than looking each text up in `files` (a Mapping whose lookup is Python code: half a
     million lookups on a 5,000-file tree). The texts are the project's own, not copies."""
     held = getattr(project, "__dict__", None)
-    files = project.files
+    files, python = project.files, project.python
     kept = held.get("_python_texts") if type(held) is dict else None
-    if kept is not None and kept[0] is files:  # (kept for these `files`: a test may swap them)
-        return kept[1]
-    found = [(path, files.get(path) or "") for path in project.python]
+    if kept is not None and kept[0] is files and kept[1] is python:  # (a test may swap them)
+        return kept[2]
+    found = [(path, files.get(path) or "") for path in python]
     if type(held) is dict:
-        held["_python_texts"] = (files, found)
+        held["_python_texts"] = (files, python, found)
     return found
 
 
