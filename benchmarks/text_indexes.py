@@ -3,8 +3,10 @@
 `\\b(\\w+)\\s*\\(` finds; `text_views.written_after_def([text])` (the words written after `def`)
 against `(?<!\\w)def(?=\\s+(\\w+))`; `registry_files.statement_starts(text)` against
 `^[^\\s)\\]}#]` (MULTILINE); `call_words.passed_words(text)` (the callback search's index) against
-`[,)]\\s*(\\w+)` on the reversed text. Prints files, unequal files (must be 0) and the CPU seconds of
-each, then what the call and passed indexes cost in scans of one name (call_words'
+`[,)]\\s*(\\w+)` on the reversed text; `text_views.names_called(text)` and
+`return_kinds._methods_called(text)` (read from the reversed text) against the lookbehind-led
+patterns they stand for (`CALLED`, `_METHOD_CALLED`: the same names, in the same order). Prints
+files, unequal files (must be 0) and the CPU seconds of each, then what the call and passed indexes cost in scans of one name (call_words'
 `_SCANS_BEFORE_INDEX` and `_SCANS_BEFORE_PASSED_INDEX` are chosen from these).
 
     python benchmarks/text_indexes.py DIR...
@@ -19,7 +21,8 @@ import time
 
 from amplint.analysis.project.call_words import _REVERSED_PASSED, CallWords, PassedWords, called_words, passed_words
 from amplint.analysis.project.registry_files import statement_starts
-from amplint.analysis.project.text_views import written_after_def
+from amplint.analysis.project.return_kinds import _METHOD_CALLED, _methods_called
+from amplint.analysis.project.text_views import CALLED, names_called, written_after_def
 
 _CALL = re.compile(r"\b(\w+)\s*\(")
 _DEF = re.compile(r"(?<!\w)def(?=\s+(\w+))")  # (a lookahead: `def def f` names both, as the scan does)
@@ -57,7 +60,9 @@ def main(argv) -> int:
             ("def names", lambda text: written_after_def([text]), lambda text: set(_DEF.findall(text))),
             ("statement starts", lambda text: list(statement_starts(text)),
              lambda text: [m.start() for m in _STATEMENT.finditer(text)]),
-            ("passed words", passed_words, lambda text: set(_REVERSED_PASSED.findall(text[::-1])))):
+            ("passed words", passed_words, lambda text: set(_REVERSED_PASSED.findall(text[::-1]))),
+            ("called names", names_called, lambda text: frozenset(CALLED.findall(text))),
+            ("methods called", _methods_called, _METHOD_CALLED.findall)):
         start = time.process_time()
         indexed = [index(text) for _, text in texts]
         index_s = time.process_time() - start

@@ -17,7 +17,7 @@ import pytest
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import build, lint_project
 from amplint.analysis.project.site_files import SiteFiles
-from amplint.analysis.project.site_text import filled_slots
+from amplint.analysis.project.call_arguments import filled_slots
 
 SETTINGS = Settings.default()
 ROOT = "transformers/src/transformers"

@@ -15,7 +15,8 @@ import pytest
 
 from amplint.analysis.engine import Settings
 from amplint.analysis.project import build, lint_project
-from amplint.analysis.project.site_text import CodeText, may_bind
+from amplint.analysis.project.call_arguments import may_bind
+from amplint.analysis.project.site_text import CodeText
 
 SETTINGS = Settings.default()
 
@@ -160,7 +161,7 @@ def test_string_bodies_end_where_the_per_character_reading_ends():
     import itertools
     import re
 
-    from amplint.analysis.project import site_text
+    from amplint.analysis.project import code_blanking
 
     pieces = ['"', "'", "\\", "\n", "a", "é"]
     texts = ["".join(p) for n in range(7) for p in itertools.product(pieces, repeat=n)]
@@ -170,7 +171,7 @@ def test_string_bodies_end_where_the_per_character_reading_ends():
         for text in texts:
             for start in range(len(text) + 1):
                 want = reference.match(text, start)
-                got = site_text._BODY[quote].match(text, start)
+                got = code_blanking._BODY[quote].match(text, start)
                 assert (want and want.end()) == (got and got.end()), (quote, text, start)
 
 

@@ -49,12 +49,14 @@ def readings(monkeypatch):
         inner(self, text)
 
     monkeypatch.setattr(site_text.CodeText, "__init__", counted)
-    pattern = sys.modules["amplint.analysis.project.function_entries"].__dict__.get("CALLED") \
-        or sys.modules["amplint.analysis.project.text_views"].CALLED
+    # the pattern called_names scans with (each text counted backwards, as it is read)
+    views_module = sys.modules["amplint.analysis.project.text_views"]
+    name = "_CALLED_BACKWARDS" if hasattr(views_module, "_CALLED_BACKWARDS") else "CALLED"
+    pattern = getattr(views_module, name)
     for module in list(sys.modules.values()):
         if (getattr(module, "__name__", "") or "").startswith("amplint.") \
-                and module.__dict__.get("CALLED") is pattern:
-            monkeypatch.setattr(module, "CALLED", _CountedPattern(pattern, scans))
+                and module.__dict__.get(name) is pattern:
+            monkeypatch.setattr(module, name, _CountedPattern(pattern, scans))
     return views, scans
 
 

@@ -36,6 +36,9 @@ from amplint.analysis.project.text_views import called_names, code_view
 # the kinds a file's text may need: the fact that reads each, written where it meets the call
 _NEEDS = {"device": "autocast(", "finfo": "fill", "half": "torch.optim."}
 _METHOD_CALLED = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s*\(")
+# _METHOD_CALLED read backwards (`_methods_called`): led by the literal `(`, which the engine
+# skips to (the lookbehind-led pattern is tried at every position: ~7x slower)
+_METHOD_CALLED_BACKWARDS = re.compile(r"\(\s*(\w*[A-Za-z_])\.(\w*[A-Za-z_])(?![.\w])")
 _REDUCES = re.compile(r"\.(sum|mean|norm|var|std|exp)\(")
 
 
@@ -60,7 +63,7 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
         words = [KIND_WORDS[kind] for kind in sorted(kinds)]
         entries: List[EntryReturn] = []
         methods = {}  # imported name -> the attributes called on it (`Dist.local_device()`)
-        for name, attr in _METHOD_CALLED.findall(text):
+        for name, attr in _methods_called(text):
             methods.setdefault(name, set()).add(attr)
         code = code_view(project, path)
         calls = [(name, ref, "") for name, ref in _imported_calls(project, path, code, called_names(project, path))]
@@ -116,3 +119,9 @@ def _may_return(project, path: str, words, method: bool = False) -> bool:
     if method and "@staticmethod" not in text and "@classmethod" not in text:
         return False
     return "return" in text and any(word in text for word in words)
+
+
+def _methods_called(text: str) -> List[Tuple[str, str]]:
+    """`_METHOD_CALLED.findall(text)`, in its order (the matches do not overlap, so those of
+    the reversed text are the same, met last first)."""
+    return [(name[::-1], attr[::-1]) for attr, name in reversed(_METHOD_CALLED_BACKWARDS.findall(text[::-1]))]

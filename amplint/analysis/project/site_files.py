@@ -30,8 +30,10 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from amplint.analysis.facts.names import _CANONICAL
+from amplint.analysis.project.call_arguments import filled_slots, may_bind
 from amplint.analysis.project.call_words import conditionally_called
-from amplint.analysis.project.site_text import CodeText, filled_slots, may_bind
+from amplint.analysis.project.site_text import CodeText
+from amplint.analysis.project.text_tests import python_texts
 from amplint.analysis.project.text_views import code_view, defined_names
 
 
@@ -211,9 +213,8 @@ class SiteFiles:
         that an attribute stored there is not searched for through the files before it."""
         found = self._stored.get(attr)
         if found is None:
-            texts = self.p.files
-            found = self._stored[attr] = (near is not None and _stores(texts[near], attr)) or any(
-                _stores(texts[path], attr) for path in self.p.python)
+            found = self._stored[attr] = (near is not None and _stores(self.p.files[near], attr)) or any(
+                attr in text and _stores(text, attr) for _path, text in python_texts(self.p))
         return found
 
     def member_anywhere(self, attr: str) -> bool:

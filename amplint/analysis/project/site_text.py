@@ -18,26 +18,12 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Dict, List, Optional, Tuple
 
-# a string's body after its opening quotes, closing quotes included. A body is read as a run of
-# tokens (an escape `\\x`, a quote that does not close, any other character) up to the first
-# closing quote. Written as an unrolled loop (a run of plain characters is one class repetition,
-# not one alternation per character: ~2.8x less CPU per body on the framework trees), each
-# pattern matches exactly where `(?:[^"\\]|\\[\s\S]|"(?!""))*"""` and its kin match: the tokens
-# are disjoint, so a body has one reading (tests/test_site_files.py compares the two).
-_BODY = {
-    '"""': re.compile(r'[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'),
-    "'''": re.compile(r"[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"),
-    '"': re.compile(r'[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"'),
-    "'": re.compile(r"[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'"),
-}
-_START = re.compile(r"[#\"']")  # where a comment or a string may start
-_PREFIX = frozenset("rRbBuUfFtT")
+from amplint.analysis.project.code_blanking import blank_code
+
 _WORD = re.compile(r"\w")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
 _IMPORT = re.compile(
     r"^([ \t]*)(?:from[ \t]+(\.*[\w.]*)[ \t]+)?import[ \t]+(\([^)]*\)|(?:[^\n;\\]|\\\n)*)", re.M
 )
-_KEYWORDS = frozenset({"True", "False", "None"})
 _SUPER_INIT_CALL = re.compile(r"super\s*\([^)]*\)\s*\.\s*__init__")
 # compiled once: asked per import alias and per mention (re's cache lookup cost more than the match)
 _ALIAS = re.compile(r"[^,]+")
@@ -61,7 +47,7 @@ class Binding:
 
 class CodeText:
     def __init__(self, text: str) -> None:
-        self.code, self.sure = _blank(text)
+        self.code, self.sure = blank_code(text)
         self.star = False
         # (start, end) of each import statement, and name -> [(target, column 0)]
         self._spans: List[Tuple[int, int]] = []
@@ -250,111 +236,6 @@ class CodeText:
         return re.search(r"partial\s*\(\s*$", before) is not None
 
 
-def _pieces(args: str) -> List[str]:
-    depth = 0
-    current: List[str] = []
-    pieces = []
-    for char in args:
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        if char == "," and depth == 0:
-            pieces.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    pieces.append("".join(current))
-    return pieces
-
-
-_ANY_IDENT = re.compile(r"[^\W\d]\w*")  # unicode names too (`_IDENT` is ASCII only)
-_QUOTE = re.compile(r"[\"']")
-_LAMBDA = re.compile(r"(?<!\w)lambda(?!\w)")
-_KEYWORD_ARG = re.compile(r"([^\W\d]\w*)\s*=(?!=)")
-
-
-def filled_slots(args: str) -> Optional[set]:
-    """The slots (positions, keywords) of these call arguments that flowfacts may record:
-    every argument before the first starred one (it records none from there), by keyword or
-    by its position among all the arguments, except those holding literals only. None when
-    the text is not plainly a list of arguments (unbalanced brackets)."""
-    found: set = set()
-    if _QUOTE.search(args.replace('""', "").replace("''", "")) or _LAMBDA.search(args):
-        return None  # commas of an f-string's text (kept by CodeText) or of a lambda's parameters
-    pieces = _pieces(args)
-    if args.count("(") != args.count(")") or args.count("[") != args.count("]") \
-            or args.count("{") != args.count("}"):
-        return None
-    for position, piece in enumerate(pieces):
-        piece = piece.strip()
-        if piece.startswith("*"):
-            break
-        keyword = _KEYWORD_ARG.match(piece)
-        value = piece[keyword.end():] if keyword else piece
-        if any(word.group(0) not in _KEYWORDS for word in _ANY_IDENT.finditer(value)):
-            found.add(keyword.group(1) if keyword else position)
-    return found
-
-
-def may_bind(args: str) -> bool:
-    """Can one of these call arguments give flowfacts a value it records (a name, an
-    attribute, a call, a subscript)? Literals alone cannot. Conservative: any identifier
-    other than True/False/None counts, and a starred argument ends the ones read."""
-    for piece in _pieces(args):
-        piece = piece.strip()
-        if piece.startswith("*"):
-            return False
-        keyword = re.match(r"[A-Za-z_]\w*\s*=(?!=)", piece)
-        if keyword:
-            piece = piece[keyword.end():]
-        if any(word.group(0) not in _KEYWORDS for word in _IDENT.finditer(piece)):
-            return True
-    return False
-
-
-def _blank(text: str) -> Tuple[str, bool]:
-    """The text with comments removed and plain strings emptied (newlines kept); f-strings
-    stay. False when it cannot be sure where a string ends (an unterminated one, or an
-    f-string whose braces do not balance: Python 3.12's nested quotes)."""
-    out = []
-    position = 0
-    search = _START.search
-    while True:
-        match = search(text, position)
-        if match is None:
-            out.append(text[position:])
-            break
-        start = match.start()
-        if match.group(0) == "#":  # a comment
-            out.append(text[position:start])
-            end = text.find("\n", start)
-            position = len(text) if end < 0 else end
-            continue
-        first = start  # the string's prefix letters, when they are not the end of a name
-        while first > start - 2 and first > 0 and text[first - 1] in _PREFIX:
-            first -= 1
-        if first < start and first > 0 and _WORD.match(text, first - 1):
-            first = start
-        prefix = text[first:start]
-        quote = text[start:start + 3]
-        if quote not in ('"""', "'''"):
-            quote = text[start]
-        body = _BODY[quote].match(text, start + len(quote))
-        if body is None:
-            return text, False
-        end = body.end()
-        out.append(text[position:first])
-        if "f" in prefix.lower() or "t" in prefix.lower():
-            if not _balanced(text[start + len(quote):end - len(quote)]):
-                return text, False
-            out.append(text[first:end])
-        else:
-            out.append(quote[0] + "\n" * text.count("\n", start, end) + quote[0])
-        position = end
-    return "".join(out), True
-
-
 def _call_parens(code: str, close: int) -> bool:
     """Are the parentheses closing at `close` a call's (a name, `)` or `]` before them),
     not a grouping's?"""
@@ -377,19 +258,6 @@ def _call_parens(code: str, close: int) -> bool:
                 word = code[start:before + 1]
                 return word.isidentifier() and not keyword.iskeyword(word)
     return False
-
-
-def _balanced(body: str) -> bool:
-    depth = 0
-    body = body.replace("{{", "").replace("}}", "")
-    for char in body:
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth < 0:
-                return False
-    return depth == 0
 
 
 def _prev_index(code: str, index: int) -> int:
