@@ -11,20 +11,10 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 from amplint.analysis.project.scaler_methods import METHOD_DEF, method_defs
-
-
-def _texts(roots):
-    for root in roots:
-        for folder, _, names in os.walk(root):
-            for name in sorted(names):
-                if name.endswith(".py"):
-                    path = os.path.join(folder, name)
-                    try:
-                        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-                            yield path, handle.read()
-                    except OSError:
-                        continue
+from text_indexes import python_texts  # noqa: E402  (the same walk of the trees)
 
 
 def _best(function, texts):
@@ -38,7 +28,7 @@ def _best(function, texts):
 
 
 def main() -> None:
-    texts = list(_texts(sys.argv[1:]))
+    texts = list(python_texts(sys.argv[1:]))
     unequal = [path for path, text in texts if method_defs(text) != set(METHOD_DEF.findall(text))]
     for path in unequal[:20]:
         print("unequal", path)
