@@ -197,22 +197,52 @@ def test_which_arguments_can_bind(args, binds):
     assert may_bind(args) is binds
 
 
-def test_a_self_method_callee_holds_only_its_own_class_method_in_the_class_flow():
-    """What site_files' `self.m(...)` rule (`_stored_anywhere`) relies on: with no store of `m`,
-    the class flow reads `self.m` as the enclosing class's own `def m` at most (r14-registry's
-    nnUNet `self._build_loss()`), never a method of another file; such a call site lies in the
-    callee's own file, which site_files never prunes. If the class flow ever resolves
-    `self.m` to another file's method (an inherited or overriding one), that rule must go (this
-    test then fails first)."""
+def test_a_self_method_callee_holds_its_class_s_or_a_base_s_method_and_its_file_is_kept():
+    """What site_files' `self.m(...)` rule (`_stored_anywhere`, `_asks_method`) relies on: with
+    no store of `m`, the class flow reads `self.m` as a method `m` of the enclosing class or of
+    one of its project bases (round 49, BasicSR's inherited `model_to_device`), never anything
+    else. So a subclass's file calling `self.m(...)` is kept for a question about a class's
+    method `m`, and spared for any other question (r14-registry's nnUNet `self._build_loss()`
+    for a question about a function `_build_loss`)."""
     from amplint.analysis.project import build
+    from amplint.analysis.project.site_files import SiteFiles
 
     project = build({
         "pkg/a.py": "class A:\n    def helper(self, x):\n        return x\n\n"
                     "    def run(self, m):\n        return self.helper(m)\n",
         "pkg/b.py": "from pkg.a import A\n\nclass B(A):\n    def go(self, m):\n"
                     "        return self.helper(m)\n",
+        "pkg/c.py": "def helper(x):\n    return x\n",
     })
     held = project.flow.values("pkg/a.py", "A.run", ("self", "helper"))
     assert set(held) <= {("func", "pkg/a.py", "A.helper")}
     assert project.flow.values("pkg/a.py", "A.run", ("self", "other")) == {}
-    assert project.flow.values("pkg/b.py", "B.go", ("self", "helper")) == {}
+    assert set(project.flow.values("pkg/b.py", "B.go", ("self", "helper"))) == {("func", "pkg/a.py", "A.helper")}
+    sites = SiteFiles(project.flow, None)
+    assert sites.may_reach("pkg/b.py", "helper", ("bind", ("pkg/a.py", "A.helper"), False), False)
+    assert not sites.may_reach("pkg/b.py", "helper", ("bind", ("pkg/c.py", "helper"), False), False)
+    assert not sites.reaches_own_only("pkg/b.py", "helper", False)
+
+
+def test_a_subclass_s_self_call_is_kept_through_a_chain_of_bases_and_an_alias():
+    """For a question about `A.helper`, a file whose class derives from A (directly, through
+    another file's subclass, or under an imported alias) keeps its `self.helper(...)`; a class
+    deriving from something else does not (mmdet-style: BaseDetector -> SingleStageDetector ->
+    a detector of a third file)."""
+    from amplint.analysis.project import build
+    from amplint.analysis.project.site_files import SiteFiles
+
+    files = {
+        "pkg/a.py": "class A:\n    def helper(self, x):\n        return x\n",
+        "pkg/b.py": "from pkg.a import A\n\nclass B(A):\n    pass\n",
+        "pkg/c.py": "from pkg.b import B\n\nclass C(B):\n    def go(self, m):\n        return self.helper(m)\n",
+        "pkg/e.py": "import torch.nn as nn\n\nclass E(nn.Module):\n    def go(self, m):\n        return self.helper(m)\n",
+    }
+    question = ("bind", ("pkg/a.py", "A.helper"), False)
+    sites = SiteFiles(build(files).flow, None)
+    assert sites.may_reach("pkg/c.py", "helper", question, False)
+    assert not sites.may_reach("pkg/e.py", "helper", question, False)
+    files["pkg/f.py"] = "from pkg.a import A as Base\n\nclass F(Base):\n    def go(self, m):\n        return self.helper(m)\n"
+    sites = SiteFiles(build(files).flow, None)
+    assert sites.may_reach("pkg/f.py", "helper", question, False)
+    assert sites.may_reach("pkg/e.py", "helper", question, False)  # an alias: the text cannot bound them

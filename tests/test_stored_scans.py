@@ -95,13 +95,16 @@ def test_a_method_called_in_its_own_file_only_asks_no_scan_for_stores():
 
 @pytest.mark.parametrize("order", [(0, 1), (1, 0)])
 def test_the_call_sites_do_not_depend_on_the_order_of_the_questions(order):
-    """Each file's `reaches_own_only` answer is kept per (name, file), read only where it can
-    drop the file: a question from the trainer reads the subclass's file, one from the subclass
-    the trainer's, and each finds its own file's call only (the other's `self.prediction_step`
-    holds that class's own method)."""
+    """Each file's answer is kept per (name, file), read only where it can drop the file: a
+    question about the subclass's method drops the trainer's file (Trainer derives from nothing
+    in the project, so its `self.prediction_step` holds its own method), one about Trainer's
+    keeps the subclass's file, whatever the order."""
     questions = [_question("trainer.py", "Trainer.prediction_step"),
                  _question("trainer_seq2seq.py", "Seq2SeqTrainer.prediction_step")]
-    expected = [[(f"{ROOT}/trainer.py", "Trainer.evaluate")],
+    # Seq2SeqTrainer derives from Trainer: its text cannot show that it overrides the method,
+    # so its file is kept for Trainer's (round 49: `self.m` may hold a base's method); the
+    # class flow then reads its call as its own override's
+    expected = [[(f"{ROOT}/trainer.py", "Trainer.evaluate"), (f"{ROOT}/trainer_seq2seq.py", "Seq2SeqTrainer.evaluate")],
                 [(f"{ROOT}/trainer_seq2seq.py", "Seq2SeqTrainer.evaluate")]]
     flow = build(_files()).flow
     for index in order:
@@ -126,7 +129,8 @@ def test_the_store_is_looked_for_in_the_asking_file_first(monkeypatch):
 
     monkeypatch.setattr(site_files, "_word_uses", counting)
     sites = project.flow.site_files
-    # the trainer's `self.loss_fn(...)` may call what its `self.loss_fn = ...` stores
-    assert sites.reaches_own_only(trainer, "loss_fn", False) is False
+    # the trainer's `self.loss_fn(...)` may call what its `self.loss_fn = ...` stores (asked
+    # for a function `loss_fn` of another file, which no `self.loss_fn` inherits)
+    assert sites.may_reach(trainer, "loss_fn", ("bind", (f"{ROOT}/losses.py", "loss_fn"), False), False) is True
     assert sites._stored == {"loss_fn": True}
     assert read.count("loss_fn") == 1  # the trainer's text only, not the models' before it

@@ -12,9 +12,11 @@ strings left out) this decides what flowfacts would record:
   `value`), not `partial`'s first argument, a callee
   that is not a dotted name (`super().forward(x)`, `x[0].cat(y)`), a name nothing binds;
 - `self.m(x)` where no file of the project stores an attribute `m` (no store, class attribute
-  or dataclass field of that name): its value is `_stores` of the caller's class, which is
-  empty (transformers' `self.rescale_and_normalize(images, ...)` in ~140 image processors),
-  or the caller's class's own `def m`, which is in the caller's file (never pruned);
+  or dataclass field of that name), for a question about anything but a method named `m`: its
+  value is `_stores` of the caller's class, which is empty (transformers'
+  `self.rescale_and_normalize(images, ...)` in ~140 image processors), or a method `m` of the
+  caller's class or of one of its bases (round 49: an inherited method is `self.m`'s value too,
+  so for a question about some class's method `m` the file is kept);
 - the file's own module-level function (`def main(` ... `main(args)` in a script), or class
   (except for a constructor question: a class of the file may inherit that `__init__`);
 - a reference through the file's imports that leads outside the project (`torch.cat(x)`),
@@ -32,6 +34,7 @@ from typing import Dict, List, Optional, Tuple
 from amplint.analysis.facts.names import _CANONICAL
 from amplint.analysis.project.call_arguments import filled_slots, may_bind
 from amplint.analysis.project.call_words import conditionally_called
+from amplint.analysis.project.dispatch import MAX_DEPTH
 from amplint.analysis.project.site_text import CodeText
 from amplint.analysis.project.text_tests import python_texts
 from amplint.analysis.project.text_views import code_view, defined_names
@@ -44,6 +47,7 @@ class SiteFiles:
         self._callee_targets = callee_targets
         self.p = flow.p
         self._stored: Dict[str, bool] = {}  # attribute -> may some file store it
+        self._subclass_files: Dict[str, Optional[set]] = {}  # class name -> _text_subclass_files
         self._defined: Dict[str, bool] = {}  # name -> member_anywhere
         self._named: Dict[tuple, bool] = {}  # (file, class) -> may a value hold it (class_named)
         # what each mention's text says, per (file, name, plain): the same for every question,
@@ -91,8 +95,9 @@ class SiteFiles:
 
     def reaches_own_only(self, path: str, name: str, plain: bool) -> bool:
         """True when `may_reach` is False for every question about a callee of another file:
-        each mention of `name` is harmless on its text, or calls `self` or `self.m` with `m`
-        stored nowhere, the file's one module-level `def name`, or a name bound nowhere. Read
+        each mention of `name` is harmless on its text, or calls `self`, the file's one
+        module-level `def name`, or a name bound nowhere (`self.name(...)` is not: it may call a
+        base's method of another file, which only `may_reach` can rule out per question). Read
         once per (file, name), not once per question: icefall's ~60 recipes each define and
         call `compute_loss`, and a question about one recipe's function read every recipe."""
         key = (path, name, plain)
@@ -108,7 +113,7 @@ class SiteFiles:
         """The cases of `_callee_harmless` that are True whatever the question."""
         root = parts[0]
         if root == "self":
-            return len(parts) == 1 or (len(parts) == 2 and not self._stored_anywhere(parts[1], path))
+            return len(parts) == 1  # `self.m(...)` may call a base's method `m` of another file
         binding = view.binding(root)
         if binding.unknown or binding.imports:
             return False
@@ -183,7 +188,8 @@ class SiteFiles:
     def _callee_harmless(self, view: CodeText, path: str, parts, question: tuple) -> bool:
         root = parts[0]
         if root == "self":
-            if len(parts) == 2 and not self._stored_anywhere(parts[1], path):
+            if len(parts) == 2 and not self._may_inherit(path, question, parts[1]) \
+                    and not self._stored_anywhere(parts[1], path):
                 return True
             return len(parts) == 1  # `self(x)` has no value; `self.x(...)` may be anything
         binding = view.binding(root)
@@ -200,6 +206,37 @@ class SiteFiles:
                 return question[0] == "class" or not question[2]
             return True  # the file's own function
         return not view.star  # bound nowhere: no value (unless a star import binds it)
+
+    def _may_inherit(self, path: str, question: tuple, name: str) -> bool:
+        """May a class of `path` inherit the method `name` the question asks about (`Cls.name`):
+        does the file write, in some `class X(...)` bases, the asked class or a class whose
+        bases write it, transitively (dispatch.BaseIndex's words)? Also True where the text
+        cannot tell: the chain is deeper than dispatch's MAX_DEPTH, or some file imports or
+        binds one of its classes under another name (`import Cls as Base`, `Base = Cls`)."""
+        if question[0] != "bind" or question[2]:
+            return False
+        cls, _, method = question[1][1].rpartition(".")
+        if not cls or method != name:
+            return False
+        files = self._subclass_files.get(cls.rsplit(".", 1)[-1], ...)
+        if files is ...:
+            files = self._subclass_files[cls.rsplit(".", 1)[-1]] = self._text_subclass_files(cls.rsplit(".", 1)[-1])
+        return files is None or path in files
+
+    def _text_subclass_files(self, cls: str) -> Optional[set]:
+        """The files whose classes may derive from a class named `cls` (their bases' words),
+        transitively; None when the text cannot bound them."""
+        bases = self.p.dispatch.bases
+        names, files = {cls}, set()
+        for _ in range(MAX_DEPTH):
+            found = set(bases.files(names)) - files
+            wave = {child for path in found for child, written in _CLASS_HEADS.findall(self.p.files[path])
+                    if set(_WORD.findall(written)) & names} - names
+            files |= found
+            if not wave:
+                return None if _renamed(self.p, names) else files
+            names |= wave
+        return None
 
     def _stored_anywhere(self, attr: str, near: Optional[str] = None) -> bool:
         """May some class of the project hold attribute `attr` in the class flow's `_stores`?
@@ -305,6 +342,18 @@ class SiteFiles:
 
 _WORD_CHAR = re.compile(r"\w")
 _WORD = re.compile(r"\w+")
+
+
+_CLASS_HEADS = re.compile(r"class\s+(\w+)\s*\(([^)]*)")
+
+
+def _renamed(project, names) -> bool:
+    """Does some file bind one of the classes `names` under another name (`Cls as Base`,
+    `Base = Cls`), which a subclass's bases could then write instead?"""
+    pattern = re.compile(r"\b(?:%s)\s+as\s+\w|=\s*(?:[\w.]+\s*,\s*)*(?:\w+\.)*(?:%s)\s*(?:,|$)"
+                         % (("|".join(map(re.escape, sorted(names))),) * 2), re.M)
+    return any(pattern.search(text) for _path, text in python_texts(project)
+               if any(name in text for name in names))
 
 
 def _word_uses(text: str, word: str):
