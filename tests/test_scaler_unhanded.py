@@ -17,6 +17,8 @@ a dict names, `**kwargs`.
 
 from __future__ import annotations
 
+import pytest
+
 from project_files import code_findings, load
 
 NAME = "scaler_wlm_unhanded_stepper"
@@ -101,3 +103,33 @@ def test_a_class_the_project_never_constructs_keeps_the_finding():
     silent()
     library = {path: text for path, text in load(NAME).items() if not path.endswith("main.py")}
     assert amp121(library) == [STEP]
+
+
+def test_an_instance_returned_by_a_method_is_not_read():
+    """`ClippedStepper(...).ready()` may return the instance itself: its caller can then set
+    the scaler (round 49's review)."""
+    silent()
+    files = load(NAME, (
+        ("    def step(self):\n", "    def ready(self):\n        return self\n\n    def step(self):\n"),
+        (BUILT, "    stepper = ClippedStepper(net, optimizer, args.clip).ready()\n"),
+    ))
+    assert amp121(files) == [("utils.py", 28, "AMP121")]
+
+
+def test_a_class_that_hands_itself_out_is_not_read():
+    silent()
+    files = load(NAME, (("        self.scaler = scaler\n",
+                         "        self.scaler = scaler\n        model.stepper = self\n"),))
+    assert amp121(files) == [("utils.py", 26, "AMP121")]
+
+
+@pytest.mark.parametrize("store", [
+    "stepper.scaler = torch.amp.GradScaler('cuda')",
+    "stepper.scaler: torch.amp.GradScaler = torch.amp.GradScaler('cuda')",
+    "stepper.scaler, started = torch.amp.GradScaler('cuda'), True",
+    "setattr(stepper, 'scaler', torch.amp.GradScaler('cuda'))",
+])
+def test_a_scaler_set_on_the_instance_in_another_file_keeps_the_finding(store):
+    silent()
+    files = load(NAME, ((BUILT, BUILT + "    " + store + "\n"),))
+    assert amp121(files) == [STEP]

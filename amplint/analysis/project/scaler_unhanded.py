@@ -24,6 +24,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Set
 
 from amplint.analysis.facts.scaler_unhanded import EntryUnhanded
 from amplint.analysis.project.scaler_stored import stored_parameters
+from amplint.analysis.project.text_tests import python_texts
 
 AstOf = Callable[[str], Optional[ast.Module]]
 
@@ -52,9 +53,10 @@ def unhanded_entries(project, summaries: Mapping[str, object], ast_of: AstOf) ->
             stored = {attr: (param, position) for attr, param, position, none_default
                       in stored_parameters(ast_of(path), cls + ".__init__") if none_default}
             attrs = sorted(attr for attr in stepped[cls] if attr in stored)
-            if not attrs or "__class__" in text or "type(self)" in text or _other_makers(ast_of(path), cls):
+            if not attrs or "__class__" in text or "type(self)" in text or _other_makers(ast_of(path), cls) \
+                    or _hands_self(ast_of(path), cls):
                 continue
-            attrs = [attr for attr in attrs if not _foreign_store(attr).search(text)]
+            attrs = [attr for attr in attrs if not _stored_elsewhere(project, attr)]
             passed = _passed(project, cls, {stored[a][0]: stored[a][1] for a in attrs}, ast_of)
             for attr in attrs if passed is not None else ():
                 param = stored[attr][0]
@@ -73,9 +75,31 @@ def _other_makers(module: Optional[ast.Module], cls: str) -> bool:
     return True
 
 
+def _hands_self(module: Optional[ast.Module], cls: str) -> bool:
+    """A method of the class uses a bare `self` (passes, returns, stores or yields it): the
+    instance may then reach code that sets its attribute without naming the class."""
+    for node in module.body if module is not None else ():
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            parents = {id(child): parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
+            return any(isinstance(n, ast.Name) and n.id == "self" and isinstance(n.ctx, ast.Load)
+                       and not isinstance(parents.get(id(n)), ast.Attribute) for n in ast.walk(node))
+    return True
+
+
+def _stored_elsewhere(project, attr: str) -> bool:
+    """Some Python file of the project may set `<other>.<attr>` (an assignment, annotated or
+    augmented, a tuple target, `setattr`), on any object but `self`: a method may set another
+    instance's, or a caller the instance it was handed."""
+    store = _foreign_store(attr)
+    return any(store.search(text) or ("setattr" in text and attr in text)
+               for _path, text in python_texts(project) if attr in text)
+
+
 def _foreign_store(attr: str):
-    """`<other>.<attr> = ...` in the class's file: a method may set another instance's."""
-    return re.compile(r"(?<!\bself)\s*\.\s*%s\s*(?:[-+*/%%&|^@]|//|\*\*|<<|>>)?=(?!=)" % re.escape(attr))
+    """`<other>.<attr> = ...`, `<other>.<attr>: T = ...`, `<other>.<attr> += ...` or
+    `<other>.<attr>, ... =` (a tuple target, or a mere argument list: kept, conservatively)."""
+    return re.compile(r"(?<!\bself)\s*\.\s*%s\s*(?::[^=\n]*)?(?:[-+*/%%&|^@]|//|\*\*|<<|>>)?(?:=(?!=)|,)"
+                      % re.escape(attr))
 
 
 def _stored_text(attr: str):
@@ -138,9 +162,9 @@ def _used_for_methods(call: ast.Call, parents) -> bool:
     parent = parents.get(id(call))
     if isinstance(parent, ast.Expr):
         return True
-    if isinstance(parent, ast.Attribute):
+    if isinstance(parent, ast.Attribute):  # `Cls(...).m()` as a statement: its result unused
         outer = parents.get(id(parent))
-        return isinstance(outer, ast.Call) and outer.func is parent
+        return isinstance(outer, ast.Call) and outer.func is parent and isinstance(parents.get(id(outer)), ast.Expr)
     if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
         return False
     name = parent.targets[0].id
