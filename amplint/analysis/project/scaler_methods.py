@@ -129,6 +129,8 @@ def held_methods(project, summaries, keys_of: Optional[KeysOf]) -> FrozenSet[str
     # a name is held at its first file that may give `*.name` events: the files after it are
     # not read for it
     keys_of = KnownKeys.of(keys_of)
+    # every name's first file is read whatever its answer: one batch (a parallel pool's)
+    keys_of(list(dict.fromkeys(paths[0] for paths in files.values())))
     return frozenset(name for name, paths in files.items()
                      if any(_may_keep(keys_of, path, name) for path in paths))
 
