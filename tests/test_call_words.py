@@ -255,3 +255,21 @@ def test_binders_are_searched_for_partial_and_super_only_where_the_call_index_fi
     assert words.binding_indirectly("BaseModel", plain=False) == ["fairseq/models/transformer_lm.py"]
     assert counted.searched == 1
     assert searched_init == [texts["fairseq/models/transformer_lm.py"]]
+
+
+def test_an_ascii_text_is_read_with_the_ascii_twins_to_the_same_words():
+    """Every ASCII character (the controls `\\x1c`-`\\x1f` are Unicode whitespace, not ASCII
+    `\\s`): the ASCII twins of the call and passed patterns find what the Unicode ones find."""
+    from amplint.analysis.project.call_words import (
+        _REVERSED_CALL, _REVERSED_CALL_ASCII, _REVERSED_COMMA, _REVERSED_COMMA_ASCII, passed_words,
+    )
+
+    alphabet = [chr(c) for c in range(128)] + ["ab", "(", "(", ",", ")", " (", "\x1c(", "x\x1f,"]
+    rng = random.Random(12)
+    cases = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(20000)]
+    for text in cases + ["".join(chr(c) + "(" for c in range(128)), "a\x1c\x1d\x1e\x1f(b\x0b,c\x0c)"]:
+        backwards = text[::-1]
+        assert _REVERSED_CALL_ASCII.findall(backwards) == _REVERSED_CALL.findall(backwards), text
+        assert _REVERSED_COMMA_ASCII.findall(backwards) == _REVERSED_COMMA.findall(backwards), text
+        assert called_words(text) == {m.group(1) for m in re.finditer(r"\b(\w+)\s*\(", text)}, text
+        assert passed_words(text) == set(re.findall(r"[,)]\s*(\w+)", backwards)), text
