@@ -5,7 +5,9 @@ against `(?<!\\w)def(?=\\s+(\\w+))`; `registry_files.statement_starts(text)` aga
 `^[^\\s)\\]}#]` (MULTILINE); `call_words.passed_words(text)` (the callback search's index) against
 `[,)]\\s*(\\w+)` on the reversed text; `text_views.names_called(text)` and
 `return_kinds._methods_called(text)` (read from the reversed text) against the lookbehind-led
-patterns they stand for (`CALLED`, `_METHOD_CALLED`: the same names, in the same order). Prints
+patterns they stand for (`CALLED`, `_METHOD_CALLED`: the same names, in the same order); `call_words.indirect_binders` told what
+the text's called words say (no word ending in `partial`, no `super`: CallWords'
+`_indirect_callers`) against the full search. Prints
 files, unequal files (must be 0) and the CPU seconds of each, then what the call and passed indexes cost in scans of one name (call_words'
 `_SCANS_BEFORE_INDEX` and `_SCANS_BEFORE_PASSED_INDEX` are chosen from these).
 
@@ -19,7 +21,9 @@ import re
 import sys
 import time
 
-from amplint.analysis.project.call_words import _REVERSED_PASSED, CallWords, PassedWords, called_words, passed_words
+from amplint.analysis.project.call_words import (
+    _REVERSED_PASSED, CallWords, PassedWords, called_words, indirect_binders, passed_words,
+)
 from amplint.analysis.project.registry_files import statement_starts
 from amplint.analysis.project.return_kinds import _METHOD_CALLED, _methods_called
 from amplint.analysis.project.text_views import CALLED, names_called, written_after_def
@@ -62,7 +66,8 @@ def main(argv) -> int:
              lambda text: [m.start() for m in _STATEMENT.finditer(text)]),
             ("passed words", passed_words, lambda text: set(_REVERSED_PASSED.findall(text[::-1]))),
             ("called names", names_called, lambda text: frozenset(CALLED.findall(text))),
-            ("methods called", _methods_called, _METHOD_CALLED.findall)):
+            ("methods called", _methods_called, _METHOD_CALLED.findall),
+            ("indirect binders", _hinted_binders, indirect_binders)):
         start = time.process_time()
         indexed = [index(text) for _, text in texts]
         index_s = time.process_time() - start
@@ -76,6 +81,11 @@ def main(argv) -> int:
         failed = failed or bool(unequal)
     print_index_costs([text for _, text in texts])
     return 1 if failed else 0
+
+
+def _hinted_binders(text):
+    words = called_words(text)  # (its CPU is counted with the binders')
+    return indirect_binders(text, any(word.endswith("partial") for word in words), "super" in words)
 
 
 _ASKED = ["forward_step", "main", "build_model", "Trainer", "apply_half", "register"]

@@ -202,3 +202,74 @@ def test_a_text_is_read_at_most_five_times_however_many_names_are_asked():
     for i in range(20):
         assert words.files_calling(f"g{i}") == [f"pkg/m{i}.py"]
     assert words.scanned + words.texts_indexed <= 5 * 60
+
+
+def _hinted_binders(text):
+    """`indirect_binders` told what the call index knows of the text."""
+    words = called_words(text)
+    return indirect_binders(text, any(word.endswith("partial") for word in words), "super" in words)
+
+
+def test_binders_told_what_the_text_calls_are_the_binders_searched_for():
+    alphabet = _WIDE + ["partial", "functools.partial", "my_partial", "partial_", "super", "xsuper",
+                        "().__init__(", "class ", "Sub", "(Base", "self.run", ",", " else ", "if "]
+    rng = random.Random(11)
+    cases = [
+        "f = partial(model.run, x)\n", "f = functools_partial (a.b, 1)\n", "partial_(a, b)\npartial\n(c, d)",
+        "class Sub(Base):\n  def __init__(self, x):\n    super().__init__(x)\n",
+        "class Sub(Base):\n  def __init__(self, x):\n    mysuper().__init__(x)\n",
+        "class Sub(Base):\n  def f(self):\n    super  (Sub, self).__init__(x)\n",
+    ]
+    cases += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(6000)]
+    for text in cases:
+        assert _hinted_binders(text) == indirect_binders(text), text
+
+
+def test_binders_are_searched_for_partial_and_super_only_where_the_call_index_finds_them(monkeypatch):
+    """After the call index is built, a text that calls no word ending in `partial` is not
+    searched for `partial(x.name, ...)`, and one that calls no `super` not for a subclass's
+    `super().__init__(x)` (the mixed monorepo tree: 140 of its 5,338 texts call a `partial`). Shaped like
+    fairseq's models/ (transformer layers, a `partial` in the checkpoint wrapper)."""
+    import amplint.analysis.project.call_words as call_words
+
+    texts = {f"fairseq/models/layer{i}.py": (
+        f"import torch\n\n\n# no class here: super is nn.Module's\ndef layer{i}(x, dim):\n    return torch.nn.functional.gelu(x) * dim\n")
+        for i in range(12)}
+    texts["fairseq/modules/checkpoint_activations.py"] = (
+        "import functools\n\n\ndef checkpoint_wrapper(m):\n"
+        "    m.forward = functools.partial(_checkpointed_forward, m.forward)\n    return m\n")
+    texts["fairseq/models/transformer_lm.py"] = (
+        "from fairseq.models import BaseModel\n\n\nclass TransformerLanguageModel(BaseModel):\n"
+        "    def __init__(self, decoder):\n        super().__init__(decoder)\n")
+    counted = _Counting(call_words._PARTIAL_OF)
+    monkeypatch.setattr(call_words, "_PARTIAL_OF", counted)
+    searched_init = []
+    monkeypatch.setattr(call_words, "_calls_super_init",
+                        lambda text, search=call_words._calls_super_init: searched_init.append(text) or search(text))
+    paths = sorted(texts)
+    words = CallWords(paths, texts)
+    for name in ["layer0", "layer1", "layer2", "layer3", "layer4", "gelu"]:  # the index is built
+        words.files_calling(name)
+    assert words.binding_indirectly("_checkpointed_forward", plain=True) == [
+        "fairseq/modules/checkpoint_activations.py"]
+    assert words.binding_indirectly("BaseModel", plain=False) == ["fairseq/models/transformer_lm.py"]
+    assert counted.searched == 1
+    assert searched_init == [texts["fairseq/models/transformer_lm.py"]]
+
+
+def test_an_ascii_text_is_read_with_the_ascii_twins_to_the_same_words():
+    """Every ASCII character (the controls `\\x1c`-`\\x1f` are Unicode whitespace, not ASCII
+    `\\s`): the ASCII twins of the call and passed patterns find what the Unicode ones find."""
+    from amplint.analysis.project.call_words import (
+        _REVERSED_CALL, _REVERSED_CALL_ASCII, _REVERSED_COMMA, _REVERSED_COMMA_ASCII, passed_words,
+    )
+
+    alphabet = [chr(c) for c in range(128)] + ["ab", "(", "(", ",", ")", " (", "\x1c(", "x\x1f,"]
+    rng = random.Random(12)
+    cases = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(20000)]
+    for text in cases + ["".join(chr(c) + "(" for c in range(128)), "a\x1c\x1d\x1e\x1f(b\x0b,c\x0c)"]:
+        backwards = text[::-1]
+        assert _REVERSED_CALL_ASCII.findall(backwards) == _REVERSED_CALL.findall(backwards), text
+        assert _REVERSED_COMMA_ASCII.findall(backwards) == _REVERSED_COMMA.findall(backwards), text
+        assert called_words(text) == {m.group(1) for m in re.finditer(r"\b(\w+)\s*\(", text)}, text
+        assert passed_words(text) == set(re.findall(r"[,)]\s*(\w+)", backwards)), text

@@ -92,3 +92,30 @@ def test_held_trees_are_bounded_by_their_texts(monkeypatch):
         for text in texts:
             parsing.hold_module(text, parsing.parse(text))
         assert list(parsing._MODULES) == texts[1:] and parsing._module_chars == 12
+
+
+class _HashCounted(str):
+    hashed = 0
+
+    def __hash__(self):
+        _HashCounted.hashed += 1
+        return str.__hash__(self)
+
+
+def test_keeping_trees_hashes_only_the_texts_a_held_tree_could_be_of(monkeypatch):
+    """The pass ends with `keep_modules(every text)` (the mixed monorepo tree: 5,338 texts, 70M
+    characters, for the few trees the 1M-character bound holds): a text that no held tree has
+    the length of is not hashed, and the trees kept are those of the texts given."""
+    monkeypatch.setattr(parsing, "_MODULES", {})
+    monkeypatch.setattr(parsing, "_module_chars", 0)
+    first, second = "x = 1\n", "yy = 22\n"
+    others = [_HashCounted("w%d = %d\n" % (i, i) * (3 + i)) for i in range(40)]
+    same_length = _HashCounted("q = 9\n")  # first's length, another text
+    given = _HashCounted(second)
+    with parsing.holding_modules():
+        for text in (first, second):
+            parsing.hold_module(text, parsing.parse(text))
+        _HashCounted.hashed = 0
+        parsing.keep_modules(others + [same_length, given])
+        assert set(parsing._MODULES) == {second}
+        assert _HashCounted.hashed <= 4  # (same_length and given, each at most twice)

@@ -308,8 +308,12 @@ def _held_module(source: str) -> Optional[cst.Module]:
 def keep_modules(texts: Iterable[str]) -> None:
     """The pass is over: keep only the held trees of these texts, each for its first reader."""
     global _module_chars, _modules_kept
-    wanted = set(texts)
+    texts = list(texts)
     with _TREES_LOCK:
+        # a text is looked up only where a held text has its length: a set of all the texts
+        # hashed every character of the tree (70M on the mixed monorepo) for a few held trees
+        lengths = {len(text) for text in _MODULES}
+        wanted = {text for text in texts if len(text) in lengths and text in _MODULES}
         kept = {text: module for text, module in _MODULES.items() if text in wanted}
         _MODULES.clear()
         _MODULES.update(kept)
