@@ -84,6 +84,14 @@ def _dotted(expr: ast.expr) -> Optional[Dotted]:
 
 _FRAMES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _OPAQUE = (ast.With, ast.AsyncWith, ast.Match)
+# The fields of a statement (an `except` clause, a `case`) that hold statements (clauses,
+# cases), in the order ast.iter_child_nodes gives them; no other field of these nodes holds
+# one, and no expression does: the walk reads only these, not every child node.
+_BLOCK_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+_BLOCKS = {
+    kind: tuple(field for field in kind._fields if field in _BLOCK_FIELDS)
+    for kind in (*ast.stmt.__subclasses__(), ast.ExceptHandler, ast.match_case)
+}
 
 
 def _index(tree: ast.Module) -> LightFile:
@@ -122,11 +130,12 @@ def _index(tree: ast.Module) -> LightFile:
                     relative.add(bound)
                 elif node.module:
                     imports.setdefault(bound, set()).add(f"{node.module}.{alias.name}")
-        inner_nested = nested or isinstance(node, _FRAMES)
-        inner_opaque = opaque or isinstance(node, _OPAQUE)
-        for child in reversed(list(ast.iter_child_nodes(node))):
-            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)) or isinstance(child, ast.ClassDef):
-                stack.append((child, inner_nested, inner_opaque))
+        blocks = _BLOCKS.get(type(node), ())
+        if blocks:
+            inner_nested = nested or isinstance(node, _FRAMES)
+            inner_opaque = opaque or isinstance(node, _OPAQUE)
+            children = [child for field in blocks for child in getattr(node, field)]
+            stack.extend((child, inner_nested, inner_opaque) for child in reversed(children))
     return LightFile(
         exact, tuple(c.name for c in classes), tuple(classes), frozenset(seen),
         {name: frozenset(targets) for name, targets in imports.items()}, frozenset(relative),
