@@ -110,3 +110,24 @@ def test_importers_of_two_folders_prove_it_each(monkeypatch):
     proven = _proving(monkeypatch)
     assert _entries(files, True) == _entries(files, False)
     assert proven[BUILD_PATH] == 2  # once per folder (start: 4): the candidates may differ by folder
+
+
+def test_a_module_of_one_file_is_named_without_comparing_paths(monkeypatch):
+    """`_module_candidates` picks the file closest to the importer among a module's files:
+    the dead-end test asks it for every candidate, and a module has one file nearly always."""
+    from amplint.analysis.engine import Settings
+    from amplint.analysis.project import build, resolve
+
+    project = build(_files(), Settings.default())
+    compared: list = []
+    inner = resolve.os.path.commonpath
+
+    def counted(paths):
+        compared.append(paths)
+        return inner(paths)
+    monkeypatch.setattr(resolve.os.path, "commonpath", counted)
+    assert list(project._module_candidates("tools/train_net.py", "d2x.modeling.build.build_model")) == [
+        (BUILD_PATH, ("build_model",)), ("d2x/modeling/__init__.py", ("build", "build_model")),
+        ("d2x/__init__.py", ("modeling", "build", "build_model"))]
+    monkeypatch.undo()
+    assert compared == []  # start: 3 comparisons, one per module of one file
