@@ -83,6 +83,8 @@ class ProjectResolver:
         return folders
 
     def _closest(self, candidates: List[str], importer: str) -> str:
+        if len(candidates) == 1:
+            return candidates[0]  # the module's one file (most are): no path to compare
         here = os.path.dirname(os.path.abspath(importer))
 
         def score(path: str):

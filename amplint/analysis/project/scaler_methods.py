@@ -104,7 +104,10 @@ def method_defs(text: str) -> Set[str]:
 def method_names(project) -> FrozenSet[str]:
     """The names of the nested defs of the callee files: `x.m()` on an instance can run no
     project method with events unless one of them is named `m`."""
-    return frozenset(method_files(project))
+    found = project.__dict__.get("_scaler_method_names")
+    if found is None:
+        found = project.__dict__["_scaler_method_names"] = frozenset(method_files(project))
+    return found
 
 
 def held_methods(project, summaries, keys_of: Optional[KeysOf]) -> FrozenSet[str]:
@@ -120,9 +123,12 @@ def held_methods(project, summaries, keys_of: Optional[KeysOf]) -> FrozenSet[str
         return frozenset()
     defined = method_files(project)
     files: Dict[str, List[str]] = {}
+    speaks: Dict[str, bool] = {}  # path -> whether its text holds a trigger: once per file
     for name in sorted(asked):
         for path in defined.get(name, ()):
-            if any(word in project.files[path] for word in SCALER_TRIGGERS):
+            if path not in speaks:
+                speaks[path] = any(word in project.files[path] for word in SCALER_TRIGGERS)
+            if speaks[path]:
                 files.setdefault(name, []).append(path)
     if not files or keys_of is None:
         return frozenset(files)

@@ -86,66 +86,85 @@ def protocol_keys(text: str) -> Optional[FrozenSet[str]]:
 def _collect(tree: ast.Module):
     """(defs: [(key, name)], calls: [(def index, last name, attribute?, positional count,
     any argument?)] of the calls whose innermost enclosing def is that one, imports:
-    [(bound name, qualified target)], whether some call is `.scale(...)`/`.unscale_(...)`)."""
+    [(bound name, qualified target)], whether some call is `.scale(...)`/`.unscale_(...)`).
+    The orders are the walk's (no reader depends on them). A body is walked as a scope of its
+    own (its owner and key prefix held once, not with each node), and a `Name` or `Constant`,
+    which holds no call or def, is never stacked."""
     defs: List[Tuple[str, str]] = []
     calls: List[Tuple[int, str, bool, int, bool]] = []
     imported: List[Tuple[str, str]] = []
     scaler_calls = False
     fields = _FIELDS
+    leaves = _LEAVES
+    node_type = ast.AST
+    attribute = ast.Attribute
     defining = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    # (node, index of the innermost enclosing def or -1, key prefix)
-    stack: List[Tuple[ast.AST, int, str]] = [(tree, -1, "")]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, owner, prefix = pop()
-        kind = type(node)
-        names = fields.get(kind)
-        if names is None:
-            names = fields[kind] = tuple(f for f in kind._fields if f not in _NOT_NODES)
-        if kind in defining:
-            key = prefix + node.name  # type: ignore[attr-defined]
-            inner = owner
-            if kind is not ast.ClassDef:
-                inner = len(defs)
-                defs.append((key, node.name))  # type: ignore[attr-defined]
+    # (nodes, index of their innermost enclosing def or -1, key prefix)
+    scopes: List[Tuple[list, int, str]] = [([tree], -1, "")]
+    while scopes:
+        nodes, owner, prefix = scopes.pop()
+        stack = [node for node in nodes if type(node) not in leaves]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node = pop()
+            kind = type(node)
+            if kind is attribute:  # the commonest node: its one field that may hold a call
+                value = node.value  # type: ignore[attr-defined]
+                if type(value) not in leaves:
+                    push(value)
+                continue
+            names = fields.get(kind)
+            if names is None:
+                names = fields[kind] = tuple(f for f in kind._fields if f not in _NOT_NODES)
+            if kind in defining:
+                key = prefix + node.name  # type: ignore[attr-defined]
+                inner = owner
+                if kind is not ast.ClassDef:
+                    inner = len(defs)
+                    defs.append((key, node.name))  # type: ignore[attr-defined]
+                for field in names:
+                    value = getattr(node, field, None)
+                    if field == "body":
+                        scopes.append((value, inner, key + "."))
+                    elif type(value) is list:
+                        for child in value:
+                            if type(child) not in leaves and isinstance(child, node_type):
+                                push(child)
+                    elif type(value) not in leaves and isinstance(value, node_type):
+                        push(value)
+                continue
+            if kind is ast.Call:
+                func = node.func  # type: ignore[attr-defined]
+                is_attr = type(func) is ast.Attribute
+                name = func.attr if is_attr else func.id if type(func) is ast.Name else None
+                if name is not None:
+                    if is_attr and (name == "scale" or name == "unscale_"):
+                        scaler_calls = True
+                    if owner >= 0:
+                        args = node.args  # type: ignore[attr-defined]
+                        positional = sum(1 for a in args if type(a) is not ast.Starred)
+                        calls.append((owner, name, is_attr, positional,
+                                      bool(args or node.keywords)))  # type: ignore[attr-defined]
+            elif kind is ast.Import:
+                for alias in node.names:  # type: ignore[attr-defined]
+                    imported.append((alias.asname or alias.name.split(".", 1)[0],
+                                     alias.name if alias.asname else alias.name.split(".", 1)[0]))
+            elif kind is ast.ImportFrom:
+                for alias in node.names:  # type: ignore[attr-defined]
+                    imported.append((alias.asname or alias.name, f"{node.module or ''}.{alias.name}"))
             for field in names:
                 value = getattr(node, field, None)
-                if field == "body":
-                    stack.extend((child, inner, key + ".") for child in value)
-                elif type(value) is list:
-                    stack.extend((c, owner, prefix) for c in value if isinstance(c, ast.AST))
-                elif isinstance(value, ast.AST):
-                    push((value, owner, prefix))
-            continue
-        if kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            is_attr = type(func) is ast.Attribute
-            name = func.attr if is_attr else func.id if type(func) is ast.Name else None
-            if name is not None:
-                if is_attr and (name == "scale" or name == "unscale_"):
-                    scaler_calls = True
-                if owner >= 0:
-                    args = node.args  # type: ignore[attr-defined]
-                    positional = sum(1 for a in args if type(a) is not ast.Starred)
-                    calls.append((owner, name, is_attr, positional,
-                                  bool(args or node.keywords)))  # type: ignore[attr-defined]
-        elif kind is ast.Import:
-            for alias in node.names:  # type: ignore[attr-defined]
-                imported.append((alias.asname or alias.name.split(".", 1)[0],
-                                 alias.name if alias.asname else alias.name.split(".", 1)[0]))
-        elif kind is ast.ImportFrom:
-            for alias in node.names:  # type: ignore[attr-defined]
-                imported.append((alias.asname or alias.name, f"{node.module or ''}.{alias.name}"))
-        for field in names:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for child in value:
-                    if isinstance(child, ast.AST):
-                        push((child, owner, prefix))
-            elif isinstance(value, ast.AST):
-                push((value, owner, prefix))
+                if type(value) is list:
+                    for child in value:
+                        if type(child) not in leaves and isinstance(child, node_type):
+                            push(child)
+                elif type(value) not in leaves and isinstance(value, node_type):
+                    push(value)
     return defs, calls, imported, scaler_calls
 
+
+# nodes that never hold a call or a def
+_LEAVES = frozenset({ast.Name, ast.Constant})
 
 # fields that never hold a node with a call or a def below it
 _NOT_NODES = frozenset({"ctx", "op", "type_comment", "name", "asname", "module", "id", "attr",

@@ -12,6 +12,7 @@ One level: a callee's own calls into a third file are not followed.
 
 from __future__ import annotations
 
+import os
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from amplint.analysis.facts.returned_values import EntryReturn
@@ -306,6 +307,15 @@ def _dead_end(project, importer: str, ref: str, may_hold: MayHold) -> bool:
     attribute), gives no function to compose."""
     if ref.startswith(("?", "@")):
         return True  # None, or the importer itself (not a call into another file)
+    # the candidates depend on the importer's folder only: an answer holds for its neighbours
+    known = project.__dict__.setdefault("_scaler_dead_ends", {})
+    key = (may_hold, os.path.dirname(importer), ref)
+    if key not in known:
+        known[key] = _dead_end_of(project, importer, ref, may_hold)
+    return known[key]
+
+
+def _dead_end_of(project, importer: str, ref: str, may_hold: MayHold) -> bool:
     for candidate, attrs in project._module_candidates(importer, ref):
         if not attrs:
             return True  # the module itself: no function key
