@@ -47,7 +47,7 @@ def main(root: str) -> None:
     wide = [text for text in texts if _wide(text)]
     two = [text for text in texts if not text.isascii() and not _wide(text) and sys.getsizeof(text) >= 2 * len(text)]
     print(f"{len(texts)} texts, {sum(map(len, texts)) / 1e6:.1f} M chars; {len(wide)} 4-byte "
-          f"({sum(map(len, wide)) / 1e6:.1f} M), {len(two)} 2-byte or 1-byte non-ASCII")
+          f"({sum(map(len, wide)) / 1e6:.1f} M), {len(two)} 2-byte")
     start = time.process_time()
     view = [reduce(text) if _wide(text) else text for text in texts]
     print(f"reduced copies: {time.process_time() - start:.3f} s, "
