@@ -14,7 +14,8 @@ import random
 
 import pytest
 
-from amplint.analysis.project import site_files, text_tests
+from amplint.analysis.project import scaler_unhanded, text_tests
+from amplint.analysis.project.call_words import CallWords
 from amplint.analysis.project.foreign_stores import _storing_files
 
 _OPTIMIZER = '''class FairseqOptimizer(object):
@@ -115,18 +116,20 @@ def test_reduced_scans_answer_as_plain_scans(texts):
 
 
 def test_a_word_is_scanned_once_per_pass():
-    """`FP16Optimizer` asked by the subclass search (site_files._renamed, twice, with more names
-    the second time), `inf` by `holds` and by the foreign stores' search: each word is read
-    once from each text (on start, twice)."""
+    """`inf` asked by `holds`, by the foreign stores' search and by the unhanded scalers' store
+    search, `FairseqOptimizer` by `holds` and by the class flow's call-site search: each word is
+    read once from each text (on start, once per asker)."""
     _CountedText.counts.clear()
     # (ASCII texts: the scans read them, not reduced copies, and so are counted)
     project = _Project({path: _CountedText(scan_ascii(text)) for path, text in _tree().items()})
-    assert site_files._renamed(project, {"FP16Optimizer"})
-    assert site_files._renamed(project, {"FP16Optimizer", "MemoryEfficientFP16Optimizer"})
     assert text_tests.holds(project, "fairseq/optim/fairseq_optimizer.py", "inf")
     assert _storing_files(project, project.python, "inf") == ["fairseq/optim/fairseq_optimizer.py"]
+    assert scaler_unhanded._stored_elsewhere(project, "inf") is False  # (only `self.inf` is stored)
     python = len(project.python)
-    assert _CountedText.counts["FP16Optimizer"] == python
-    assert _CountedText.counts["MemoryEfficientFP16Optimizer"] == python
     # `inf`: one scan, then the one file holding it read again by the store search's own test
     assert _CountedText.counts["inf"] == python + 1
+    assert text_tests.holds(project, "fairseq/optim/fp16_optimizer.py", "FairseqOptimizer")
+    words = CallWords(project.python, project.files, project)
+    assert words.files_calling("FairseqOptimizer") == ["fairseq/optim/fairseq_optimizer.py"]  # (`class X(`)
+    # one scan, then the two files holding it read again by `calls`' own test
+    assert _CountedText.counts["FairseqOptimizer"] == python + 2

@@ -6,8 +6,8 @@ monorepo tree's 5,338 texts, 20.5 M of its 70 M characters) is scanned ~1.5x slo
 ASCII-reduced copy (every non-ASCII character written `?`), and for a needle that is ASCII and
 holds no `?`, `needle in reduced` == `needle in text` exactly: each character of the text is one
 character of the copy, an ASCII one unchanged, and no character of the needle can match a `?`
-that stood for another. So the view keeps such a copy of each 4-byte text (2-byte texts gain
-~1.2x for the same copy: not kept, see the memory note in benchmarks/scan_view.py), and a scan
+that stood for another. So the view keeps such a copy of each 4-byte text, 8 M characters of them a pass at most
+(memory: benchmarks/scan_view.py; 2-byte texts gain less for the same copy: not kept), and a scan
 for any other needle reads the originals. Regexes and position reads keep reading the original
 (`\\w` matches non-ASCII letters): callers take it from the triple.
 
@@ -21,6 +21,9 @@ from typing import Dict, FrozenSet, Iterator, List, Tuple
 Triple = Tuple[str, str, str]  # (path, the text to test `word in`, the original text)
 
 _UCS4 = 4  # bytes a character of a text stored wide (one character beyond U+FFFF)
+# the characters of the reduced copies kept per pass (1 byte each): issue 26's cost work may
+# grow a run's peak memory by 10 MB; copies of all the mixed monorepo tree's 4-byte texts took 20
+_COPIED_CHARS = 8_000_000
 
 
 def scannable(word: str) -> bool:
@@ -48,7 +51,13 @@ def scan_texts(project, word: str) -> List[Triple]:
     kept = held.get("_scan_view") if type(held) is dict else None
     if kept is None or kept[0] is not pairs:
         plain = [(path, text, text) for path, text in pairs]
-        reduced = [(path, reduce(text), text) if _wide(text) else (path, text, text) for path, text in pairs]
+        reduced, budget = [], _COPIED_CHARS
+        for path, text in pairs:
+            if len(text) <= budget and _wide(text):
+                budget -= len(text)
+                reduced.append((path, reduce(text), text))
+            else:
+                reduced.append((path, text, text))
         kept = (pairs, plain, reduced)
         if type(held) is dict:
             held["_scan_view"] = kept

@@ -36,8 +36,7 @@ from amplint.analysis.project.call_arguments import filled_slots, may_bind
 from amplint.analysis.project.call_words import conditionally_called
 from amplint.analysis.project.dispatch import MAX_DEPTH
 from amplint.analysis.project.site_text import CodeText
-from amplint.analysis.project.scan_view import files_holding, mentioned_outside, texts_holding
-from amplint.analysis.project.text_tests import python_texts
+from amplint.analysis.project.scan_view import mentioned_outside, scan_texts, texts_holding
 from amplint.analysis.project.text_views import code_view, defined_names
 
 
@@ -353,8 +352,8 @@ def _renamed(project, names) -> bool:
     `Base = Cls`), which a subclass's bases could then write instead?"""
     pattern = re.compile(r"\b(?:%s)\s+as\s+\w|=\s*(?:[\w.]+\s*,\s*)*(?:\w+\.)*(?:%s)\s*(?:,|$)"
                          % (("|".join(map(re.escape, sorted(names))),) * 2), re.M)
-    mentioned = frozenset().union(*(files_holding(project, name) for name in names))  # (one scan a name)
-    return any(pattern.search(text) for path, text in python_texts(project) if path in mentioned)
+    return any(pattern.search(text) for _path, scan, text in scan_texts(project, "".join(names))
+               if any(name in scan for name in names))  # (the view where every name allows it)
 
 
 def _word_uses(text: str, word: str):
