@@ -9,7 +9,10 @@ The answers are those of the per-name searches they replace (tests/test_call_wor
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Set, Tuple
+
+from amplint.analysis.project.scan_view import texts_holding
+from amplint.analysis.project.text_tests import python_texts
 
 # names scanned for before the call index is built: a scan reads every text for one name, the
 # index reads each text once for them all. On the mixed monorepo tree (5,338 files, 70 MB) the
@@ -64,15 +67,15 @@ class CallWords:
     `indirect(path)`: `indirect_binders` of a file; `binding_indirectly(word, plain)`: the
     paths for which `binds_indirectly(word, indirect(path), plain)`."""
 
-    def __init__(self, paths: Iterable[str], texts: Mapping[str, str]) -> None:
+    def __init__(self, paths: Iterable[str], texts: Mapping[str, str], project=None) -> None:
         self._paths = list(paths)
         self._texts = texts
+        self._view = _View(self._paths, texts, project)
         self._scans = 0
         self._called: Dict[str, List[str]] = {}
         self._indexed = False
         self._binders: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
         self._by_binder = None  # (partial: name -> paths, other: name -> paths)
-        self._texts_in_order: Optional[List[Tuple[str, str]]] = None
         self.texts_indexed = 0  # files the call index read (tests count the work)
         self.scanned = 0  # files a per-name scan read
 
@@ -83,16 +86,11 @@ class CallWords:
             return list(self._called.get(word[::-1], ()))
         self._scans += 1
         self.scanned += len(self._paths)
-        return [path for path, text in self._pairs() if word in text and calls(word, text)]
-
-    def _pairs(self) -> List[Tuple[str, str]]:
-        if self._texts_in_order is None:
-            self._texts_in_order = texts_in_order(self._paths, self._texts)
-        return self._texts_in_order
+        return [path for path, text in self._view.holding(word) if calls(word, text)]
 
     def _index(self) -> None:
         called: Dict[str, List[str]] = {}  # word spelt backwards -> paths
-        for path, text in self._pairs():
+        for path, text in self._view.texts():
             self.texts_indexed += 1
             for word in _reversed_called_words(text):
                 found = called.get(word)
@@ -178,12 +176,12 @@ class PassedWords:
     the others read from each text's `passed_words`, computed once (the mixed monorepo tree asks
     18 names of its 5,338 texts)."""
 
-    def __init__(self, paths: Iterable[str], texts: Mapping[str, str]) -> None:
+    def __init__(self, paths: Iterable[str], texts: Mapping[str, str], project=None) -> None:
         self._paths = list(paths)
         self._texts = texts
+        self._view = _View(self._paths, texts, project)
         self._scans = 0
         self._passed: Optional[List[Set[str]]] = None  # each path's `passed_words`, in order
-        self._texts_in_order: Optional[List[Tuple[str, str]]] = None
         self.texts_read = 0  # texts the scans and the index read (tests count the work)
 
     def files_passing(self, word: str) -> List[str]:
@@ -191,7 +189,7 @@ class PassedWords:
             return self._scan(word)
         if self._passed is None and self._scans >= _SCANS_BEFORE_PASSED_INDEX:
             self.texts_read += len(self._paths)
-            self._passed = [passed_words(text) for _path, text in self._pairs()]
+            self._passed = [passed_words(text) for _path, text in self._view.texts()]
         if self._passed is not None:
             backwards = word[::-1]
             return [path for path, words in zip(self._paths, self._passed) if backwards in words]
@@ -201,19 +199,34 @@ class PassedWords:
     def _scan(self, word: str) -> List[str]:
         before = re.compile(r"%s\s*[,)]" % re.escape(word))  # (led by the name: skipped to)
         self.texts_read += len(self._paths)
-        return [path for path, text in self._pairs() if word in text and before.search(text)]
-
-    def _pairs(self) -> List[Tuple[str, str]]:
-        if self._texts_in_order is None:
-            self._texts_in_order = texts_in_order(self._paths, self._texts)
-        return self._texts_in_order
+        return [path for path, text in self._view.holding(word) if before.search(text)]
 
 
-def texts_in_order(paths: Iterable[str], texts: Mapping[str, str]) -> List[Tuple[str, str]]:
-    """(path, text) of each path, in order: a scan of every text walks this list rather than
-    looking each text up again (the pass's `files` is a Mapping whose lookup is Python code,
-    half a million lookups on a 5,000-file tree). The texts are the mapping's own (no copy)."""
-    return [(path, texts[path]) for path in paths]
+class _View:
+    """The texts of the paths, in order, and the scans of them: the project pass's (text_tests'
+    python_texts, scan_view's scans and memo: shared by every scan of the pass) where the paths
+    are the project's Python files, else the texts as given, looked up once (the pass's `files`
+    is a Mapping whose lookup is Python code, half a million lookups on a 5,000-file tree)."""
+
+    def __init__(self, paths: List[str], texts: Mapping[str, str], project) -> None:
+        self._paths, self._texts = paths, texts
+        shared = project is not None and texts is project.files and paths == list(project.python)
+        self._project = project if shared else None
+        self._own: Optional[List[Tuple[str, str]]] = None
+
+    def texts(self) -> List[Tuple[str, str]]:
+        """(path, text) of each path."""
+        if self._project is not None:
+            return python_texts(self._project)
+        if self._own is None:
+            self._own = [(path, self._texts[path]) for path in self._paths]
+        return self._own
+
+    def holding(self, word: str) -> Iterator[Tuple[str, str]]:
+        """(path, text) of each path whose text holds `word` (scan_view.texts_holding)."""
+        if self._project is not None:
+            return texts_holding(self._project, word)
+        return ((path, text) for path, text in self.texts() if word in text)
 
 
 # the text of the calls that bind a name other than by calling it: `partial(x.name, ...)`,

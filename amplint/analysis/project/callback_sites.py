@@ -101,5 +101,5 @@ def passed_words(project) -> PassedWords:
     """The project pass's PassedWords (kept on the project, dropped with it)."""
     found = project.__dict__.get("_passed_words")
     if found is None:
-        found = project.__dict__["_passed_words"] = PassedWords(project.python, project.files)
+        found = project.__dict__["_passed_words"] = PassedWords(project.python, project.files, project)
     return found

@@ -47,6 +47,7 @@ from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.context_openers import own_seeds
 from amplint.analysis.project.opener_names import called_dtype, dotted_text, note_dtype_param, passes_false
 from amplint.analysis.project.context_params import seeds_under
+from amplint.analysis.project.scan_view import files_holding
 
 # (file, "Class.method") -> ((enabled, device, dtype), what to cite, its `enabled` parameter)
 _MAX_DEPTH = 8
@@ -59,9 +60,12 @@ def method_region_seeds(project) -> list:
         return []
     names = {key.rsplit(".", 1)[1] for _, key in methods}
     seeds: list = []
+    called = set().union(*(files_holding(project, f".{name}(") for name in names))  # (one scan a name)
     for caller in project.python:
+        if caller not in called:
+            continue
         text = project.files.get(caller) or ""
-        if "with" not in text or not any(f".{name}(" in text for name in names):
+        if "with" not in text:
             continue
         calls = _with_method_calls(text, names)
         summary = project.summary(caller) if calls else None

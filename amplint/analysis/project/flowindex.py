@@ -194,7 +194,7 @@ class FlowIndex:
     @property
     def call_words(self) -> CallWords:
         if self._words is None:
-            self._words = CallWords(self.p.python, self.p.files)
+            self._words = CallWords(self.p.python, self.p.files, self.p)
         return self._words
 
     def indexed_calls(self, word: str) -> Optional[List[str]]:

@@ -23,6 +23,7 @@ from amplint.analysis.data.overflow import FP16_MAX
 from amplint.analysis.data.triggers import FILL_NAMES
 from amplint.analysis.facts.foreign_stores import EntryStoredElsewhere
 from amplint.analysis.project.function_entries import may_run_under_autocast
+from amplint.analysis.project.scan_view import files_holding, python_files
 from amplint.analysis.project.text_tests import holds
 
 _FILLS = re.compile(r"\b(?:%s)\s*\(" % "|".join(sorted(FILL_NAMES)))
@@ -90,7 +91,10 @@ def _storing_files(project, paths: Sequence[str], name: str) -> List[str]:
     needle = "." + name
     quoted = (f'"{name}"', f"'{name}'")
     found: List[str] = []
+    holding, python = files_holding(project, name), python_files(project)  # (the pass's one scan of the word)
     for path in paths:
+        if path in python and path not in holding:
+            continue
         text = project.files.get(path) or ""
         if name not in text:  # in each of the needles: one scan rules most texts out
             continue

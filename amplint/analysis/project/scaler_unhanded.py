@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Set
 
 from amplint.analysis.facts.scaler_unhanded import EntryUnhanded
 from amplint.analysis.project.scaler_stored import stored_parameters
-from amplint.analysis.project.text_tests import python_texts
+from amplint.analysis.project.scan_view import texts_holding
 
 AstOf = Callable[[str], Optional[ast.Module]]
 
@@ -92,7 +92,7 @@ def _stored_elsewhere(project, attr: str) -> bool:
     instance's, or a caller the instance it was handed."""
     store = _foreign_store(attr)
     return any(store.search(text) or ("setattr" in text and attr in text)
-               for _path, text in python_texts(project) if attr in text)
+               for _path, text in texts_holding(project, attr))
 
 
 def _foreign_store(attr: str):

@@ -36,7 +36,7 @@ from amplint.analysis.project.call_arguments import filled_slots, may_bind
 from amplint.analysis.project.call_words import conditionally_called
 from amplint.analysis.project.dispatch import MAX_DEPTH
 from amplint.analysis.project.site_text import CodeText
-from amplint.analysis.project.text_tests import python_texts
+from amplint.analysis.project.scan_view import mentioned_outside, scan_texts, texts_holding
 from amplint.analysis.project.text_views import code_view, defined_names
 
 
@@ -251,7 +251,7 @@ class SiteFiles:
         found = self._stored.get(attr)
         if found is None:
             found = self._stored[attr] = (near is not None and _stores(self.p.files[near], attr)) or any(
-                attr in text and _stores(text, attr) for _path, text in python_texts(self.p))
+                _stores(text, attr) for _path, text in texts_holding(self.p, attr))
         return found
 
     def member_anywhere(self, attr: str) -> bool:
@@ -303,7 +303,7 @@ class SiteFiles:
         statement = re.search(r"^class[ \t]+" + re.escape(cls) + r"(?!\w)", own, re.M)
         if statement is None or own.find(cls) != statement.end() - len(cls):
             return True
-        return any(cls in text for other, text in self.p.files.items() if other != path)
+        return mentioned_outside(self.p, cls, path)
 
     def _import_harmless(self, path: str, imports, rest, question: tuple) -> bool:
         refs = []
@@ -352,8 +352,8 @@ def _renamed(project, names) -> bool:
     `Base = Cls`), which a subclass's bases could then write instead?"""
     pattern = re.compile(r"\b(?:%s)\s+as\s+\w|=\s*(?:[\w.]+\s*,\s*)*(?:\w+\.)*(?:%s)\s*(?:,|$)"
                          % (("|".join(map(re.escape, sorted(names))),) * 2), re.M)
-    return any(pattern.search(text) for _path, text in python_texts(project)
-               if any(name in text for name in names))
+    return any(pattern.search(text) for _path, scan, text in scan_texts(project, "".join(names))
+               if any(name in scan for name in names))  # (the view where every name allows it)
 
 
 def _word_uses(text: str, word: str):

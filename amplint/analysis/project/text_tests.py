@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
+from amplint.analysis.project.scan_view import files_holding
+
 # the class flow's half casts (classflow.py reads the files casts_half finds)
 HALF_CASTS = re.compile(
     r"\.(?:half|bfloat16)\(\)|\.(?:to|type)\([^)\n]*(?:float16|[Hh]alf|BFloat16)"
@@ -47,10 +49,7 @@ def holds(project, path: str, word: str) -> bool:
     """`word in` the file's text."""
     kept = _kept(project)
     if kept is not None and path in kept[0]:
-        found = kept[1].get(("in", word))
-        if found is None:  # (the test written out: no call per file)
-            found = kept[1][("in", word)] = frozenset(p for p, text in python_texts(project) if word in text)
-        return path in found
+        return path in files_holding(project, word)  # (the pass's one scan of the word)
     return _answer(project, path, ("in", word), lambda text: word in text)
 
 

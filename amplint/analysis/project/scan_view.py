@@ -1,0 +1,128 @@
+"""The project pass's one view of its Python texts for `word in text` scans (issue 26's cost
+line), and one memo per pass of the files holding each word.
+
+A text stored 4 bytes a character (transformers' files: one emoji each; 1,272 of the mixed
+monorepo tree's 5,338 texts, 20.5 M of its 70 M characters) is scanned ~1.5x slower than its
+ASCII-reduced copy (every non-ASCII character written `?`), and for a needle that is ASCII and
+holds no `?`, `needle in reduced` == `needle in text` exactly: each character of the text is one
+character of the copy, an ASCII one unchanged, and no character of the needle can match a `?`
+that stood for another. So the view keeps such a copy of each 4-byte text, 8 M characters of them a pass at most
+(memory: benchmarks/scan_view.py; 2-byte texts gain less for the same copy: not kept), and a scan
+for any other needle reads the originals. Regexes and position reads keep reading the original
+(`\\w` matches non-ASCII letters): callers take it from the triple.
+
+Kept on the project (dropped with it after the pass)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Dict, FrozenSet, Iterator, List, Tuple
+
+Triple = Tuple[str, str, str]  # (path, the text to test `word in`, the original text)
+
+_UCS4 = 4  # bytes a character of a text stored wide (one character beyond U+FFFF)
+# the characters of the reduced copies kept per pass (1 byte each): issue 26's cost work may
+# grow a run's peak memory by 10 MB; copies of all the mixed monorepo tree's 4-byte texts took 20
+_COPIED_CHARS = 8_000_000
+
+
+def scannable(word: str) -> bool:
+    """Does `word in reduce(text)` answer `word in text` for every text?"""
+    return word.isascii() and "?" not in word
+
+
+def reduce(text: str) -> str:
+    """The text with each non-ASCII character written `?` (the same length, positions kept)."""
+    return text if text.isascii() else text.encode("ascii", "replace").decode("ascii")
+
+
+def _wide(text: str) -> bool:
+    """Is the text stored 4 bytes a character? (str.isascii reads a flag; getsizeof the size)"""
+    return not text.isascii() and sys.getsizeof(text) >= _UCS4 * (len(text) + 1)
+
+
+def scan_texts(project, word: str) -> List[Triple]:
+    """(path, text to test `word in`, original) of each of the project's Python files, in
+    order: the reduced copy where `scannable(word)` allows, else the original twice."""
+    from amplint.analysis.project.text_tests import python_texts
+
+    pairs = python_texts(project)
+    held = getattr(project, "__dict__", None)
+    kept = held.get("_scan_view") if type(held) is dict else None
+    if kept is None or kept[0] is not pairs:
+        plain = [(path, text, text) for path, text in pairs]
+        reduced, budget = [], _COPIED_CHARS
+        for path, text in pairs:
+            if len(text) <= budget and _wide(text):
+                budget -= len(text)
+                reduced.append((path, reduce(text), text))
+            else:
+                reduced.append((path, text, text))
+        kept = (pairs, plain, reduced)
+        if type(held) is dict:
+            held["_scan_view"] = kept
+    return kept[2] if scannable(word) else kept[1]
+
+
+def every_scan_text(project, word: str) -> List[Triple]:
+    """scan_texts, then (path, text, text) of each of the project's other files (configs)."""
+    held = getattr(project, "__dict__", None)
+    others = held.get("_other_texts") if type(held) is dict else None
+    if others is None:
+        python = python_files(project)
+        others = [(path, text, text) for path, text in project.files.items() if path not in python]
+        if type(held) is dict:
+            held["_other_texts"] = others
+    return scan_texts(project, word) + others
+
+
+def python_files(project) -> FrozenSet[str]:
+    """The project's Python files, as a set (kept for the pass)."""
+    held = getattr(project, "__dict__", None)
+    found = held.get("_python_set") if type(held) is dict else None
+    if found is None or found[0] is not project.python:
+        found = (project.python, frozenset(project.python))
+        if type(held) is dict:
+            held["_python_set"] = found
+    return found[1]
+
+
+def files_holding(project, word: str) -> FrozenSet[str]:
+    """The project's Python files whose text holds `word` (`word in text`), one scan per word
+    and pass (`scans_made` counts them)."""
+    held = getattr(project, "__dict__", None)
+    memo: Dict[str, FrozenSet[str]] = held.setdefault("_files_holding", {}) if type(held) is dict else {}
+    found = memo.get(word)
+    if found is None:
+        found = memo[word] = frozenset(path for path, scan, _text in scan_texts(project, word) if word in scan)
+        if type(held) is dict:
+            counts = held.setdefault("_scans_made", {})
+            counts[word] = counts.get(word, 0) + 1
+    return found
+
+
+def texts_holding(project, word: str) -> Iterator[Tuple[str, str]]:
+    """(path, original text) of the project's Python files holding `word`, in order, read
+    lazily (a caller may stop at the first): from files_holding's memo where an earlier scan
+    of the pass made it, else scanned."""
+    held = getattr(project, "__dict__", None)
+    known = held.get("_files_holding", {}).get(word) if type(held) is dict else None
+    if known is None:
+        return ((path, text) for path, scan, text in scan_texts(project, word) if word in scan)
+    return ((path, text) for path, _scan, text in scan_texts(project, "") if path in known)
+
+
+def mentioned_outside(project, word: str, path: str) -> bool:
+    """Does some file of the project other than `path` (a Python file or a config) hold `word`?"""
+    held = getattr(project, "__dict__", None)
+    known = held.get("_files_holding", {}).get(word) if type(held) is dict else None
+    if known is not None and (len(known) > 1 or known and path not in known):
+        return True
+    texts = every_scan_text(project, word)[len(project.python):] if known is not None else every_scan_text(project, word)
+    return any(word in scan for other, scan, _text in texts if other != path)
+
+
+def scans_made(project) -> Dict[str, int]:
+    """word -> the whole-tree scans files_holding made for it this pass (tests count the work)."""
+    held = getattr(project, "__dict__", None)
+    return dict(held.get("_scans_made", {})) if type(held) is dict else {}

@@ -1,0 +1,135 @@
+"""The project pass's one scan view (issue 26's cost line, project/scan_view.py): every
+`word in text` scan of the pass reads an ASCII-reduced copy of each 4-byte text (every non-ASCII
+character written `?`) where that answers exactly, and each word is scanned once per pass.
+
+The texts are shaped like fairseq's optimizers (facebookresearch/fairseq: `FairseqOptimizer`,
+its `FP16Optimizer` subclass, a `MemoryEfficientFP16Optimizer` re-exported under another name)
+and like huggingface/transformers' model files (a 4-byte text: one emoji in a docstring)."""
+
+from __future__ import annotations
+
+import collections
+import os
+import random
+
+import pytest
+
+from amplint.analysis.project import scaler_unhanded, text_tests
+from amplint.analysis.project.call_words import CallWords
+from amplint.analysis.project.foreign_stores import _storing_files
+
+_OPTIMIZER = '''class FairseqOptimizer(object):
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.inf = 1e9
+'''
+_FP16 = '''from fairseq.optim.fairseq_optimizer import FairseqOptimizer
+class FP16Optimizer(FairseqOptimizer):
+    """Wraps an optimizer for fp16 training \N{GRINNING FACE}"""
+    def step(self):
+        self.optimizer.step()
+'''
+_MEMORY = '''from fairseq.optim.fp16_optimizer import FP16Optimizer as Base
+class MemoryEfficientFP16Optimizer(Base):
+    """caf\u00e9 \u4e2d\u6587 scaling"""
+    def __init__(self, cfg):
+        super().__init__(cfg)
+'''
+_BERT = '''# \N{HUGGING FACE} Transformers
+class BertModel(PreTrainedModel):
+    def forward(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            return self.encoder(x).half()
+'''
+
+
+class _Project:
+    """A stand-in project: its Python files and their texts (what text_tests reads)."""
+
+    def __init__(self, texts) -> None:
+        self.files = dict(texts)
+        self.python = sorted(p for p in self.files if p.endswith(".py"))
+
+
+def scan_ascii(text: str) -> str:
+    return text.encode("ascii", "replace").decode("ascii")
+
+
+class _CountedText(str):
+    """A text whose `word in text` tests are counted (per word)."""
+
+    counts: collections.Counter = collections.Counter()
+
+    def __contains__(self, word) -> bool:
+        _CountedText.counts[word] += 1
+        return str.__contains__(self, word)
+
+
+def _tree():
+    return {"fairseq/optim/fairseq_optimizer.py": _OPTIMIZER, "fairseq/optim/fp16_optimizer.py": _FP16,
+            "fairseq/optim/memory_efficient.py": _MEMORY, "transformers/models/bert.py": _BERT,
+            "fairseq/config.yaml": "optimizer: FP16Optimizer\n"}
+
+
+def _needles(texts):
+    """Words a pass asks (from the mixed monorepo tree's scans), and words cut from the texts
+    at random, some with `?`, non-ASCII characters or both."""
+    asked = ["autocast", "half(", ".forward_context(", "inf", "FairseqOptimizer", "FP16Optimizer",
+             "Trainer", "_Connector", "register_module", "DTYPE_INTERMEDIATE", "fsdp_wrap", "", "?",
+             "caf\u00e9", "\N{GRINNING FACE}", "x?", "training ?", "\u4e2d", "scaling"]
+    rng = random.Random(26)
+    for text in texts:
+        for _ in range(40):
+            at = rng.randrange(max(1, len(text)))
+            asked.append(text[at:at + rng.randrange(1, 12)])
+    for word in list(asked[:40]):
+        asked += [word + "?", "?" + word, word.replace("a", "\u00e1")]
+    return asked
+
+
+def _real_texts():
+    """Python texts of this repository (our own code), a few made 2- and 4-byte wide."""
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "amplint", "analysis", "project")
+    names = sorted(n for n in os.listdir(root) if n.endswith(".py"))[:24]
+    texts = {}
+    for at, name in enumerate(names):
+        with open(os.path.join(root, name), encoding="utf-8") as handle:
+            text = handle.read()
+        texts[f"pkg/{name}"] = text + ("", "# \u00e9\n", "# \u0100\n", "# \N{GRINNING FACE}\n")[at % 4]
+    return texts
+
+
+@pytest.mark.parametrize("texts", [_tree(), _real_texts()], ids=["generated", "real"])
+def test_reduced_scans_answer_as_plain_scans(texts):
+    """For every needle, the pass's scan (`holds`, from the scan view) finds exactly the files
+    whose original text holds it; `scan_view` and its reduced copies are new (so this fails on
+    the start snapshot, which has no view), the 4-byte texts are among the reduced ones."""
+    from amplint.analysis.project import scan_view
+
+    project = _Project(texts)
+    reduced = [scan for path, scan, text in scan_view.scan_texts(project, "autocast") if scan is not text]
+    assert reduced and all(scan.isascii() for scan in reduced)
+    for word in _needles(list(texts.values())):
+        plain = {path for path in project.python if word in texts[path]}
+        assert {path for path in project.python if text_tests.holds(project, path, word)} == plain, word
+        assert [path for path, _ in scan_view.texts_holding(project, word)] == sorted(plain), word
+
+
+def test_a_word_is_scanned_once_per_pass():
+    """`inf` asked by `holds`, by the foreign stores' search and by the unhanded scalers' store
+    search, `FairseqOptimizer` by `holds` and by the class flow's call-site search: each word is
+    read once from each text (on start, once per asker)."""
+    _CountedText.counts.clear()
+    # (ASCII texts: the scans read them, not reduced copies, and so are counted)
+    project = _Project({path: _CountedText(scan_ascii(text)) for path, text in _tree().items()})
+    assert text_tests.holds(project, "fairseq/optim/fairseq_optimizer.py", "inf")
+    assert _storing_files(project, project.python, "inf") == ["fairseq/optim/fairseq_optimizer.py"]
+    assert scaler_unhanded._stored_elsewhere(project, "inf") is False  # (only `self.inf` is stored)
+    python = len(project.python)
+    # `inf`: one scan, then the one file holding it read again by the store search's own test
+    assert _CountedText.counts["inf"] == python + 1
+    assert text_tests.holds(project, "fairseq/optim/fp16_optimizer.py", "FairseqOptimizer")
+    words = CallWords(project.python, project.files, project)
+    assert words.files_calling("FairseqOptimizer") == ["fairseq/optim/fairseq_optimizer.py"]  # (`class X(`)
+    # one scan, then the two files holding it read again by `calls`' own test
+    assert _CountedText.counts["FairseqOptimizer"] == python + 2
