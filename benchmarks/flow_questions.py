@@ -1,7 +1,8 @@
 """Where the class flow's CPU goes in the project pass's flow_seeds and propagate phases, in one
 cold `-j 1` run of the CLI: the CPU of each top-level `call_targets` question and of each
 half-cast value `half_instances` asks (the costliest listed), repeats of a question and what
-they cost, and the one-off builds (the call index, the passed-word scans and index, a
+they cost, and the one-off builds (the call index, the call-word scans before it and the
+indirect binders' index, the passed-word scans and index, a
 registry's search and registrations, the subclass and class-name scans of site_files) by the
 phase that paid them.
 
@@ -28,7 +29,8 @@ import amplint.run.runner as runner
 
 PHASES = {project: ("call_seeds", "flow_seeds", "framework_seeds", "propagate", "value_scope", "value_seeds"),
           project_inputs: ("build", "scaler_entries", "imported_entries")}
-BUILDS = ((call_words.CallWords, "_index"), (call_words.PassedWords, "files_passing"),
+BUILDS = ((call_words.CallWords, "_index"), (call_words.CallWords, "files_calling"),
+          (call_words.CallWords, "binding_indirectly"), (call_words.PassedWords, "files_passing"),
           (registries.Registries, "made_by"), (site_files.SiteFiles, "_text_subclass_files"),
           (site_files.SiteFiles, "_class_named"))
 
