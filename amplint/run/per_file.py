@@ -16,6 +16,7 @@ from amplint.workspace.baseline import assign_fingerprints
 from amplint.report.diffs import unified_diff
 from amplint.analysis import large_files
 from amplint.analysis.engine import FileResult, Settings, internal_error_result
+from amplint.analysis.fix_text import mixed_newlines
 from amplint.analysis.parsing import hold_module
 from amplint.analysis.facts.region_entries import EntryRegion
 from amplint.analysis.prefilter import could_match
@@ -130,7 +131,10 @@ def _process_python(
         )
         if summarize and not wanted:
             result.summary = False  # not a file the project pass's first pass summarises
-        elif made.get("facts") is not None and result.summary:
+        elif made.get("facts") is not None and result.summary and result.summary.regions \
+                and final == text and not mixed_newlines(text):
+            # (the pass asks only about region files, and parses this text itself: LibCST reads
+            # no text mixing line endings)
             from amplint.analysis.project.escape_args import first_pass_arguments
             from amplint.analysis.project.escape_returns import first_pass_returns
 
