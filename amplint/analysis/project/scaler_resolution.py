@@ -24,6 +24,7 @@ from amplint.analysis.project.scaler_methods import (
     EventMethods, KeysOf, KnownKeys, held_methods, method_calls, method_names,
 )
 from amplint.analysis.project.scaler_quiet import protocol_keys, quiet_files
+from amplint.analysis.project.scaler_constructed import constructed_texts
 from amplint.analysis.project.scaler_stored import stored_parameters
 from amplint.analysis.project.scaler_summaries import CALLEE_WORDS, ScalerSummary
 from amplint.analysis.project.scaler_unhanded import unhanded_entries
@@ -97,13 +98,14 @@ def scaler_entries(project, paths: Sequence[str], summarize: SummarizeScaler,
         positional, keywords, events = function[:3]
         method = (callers[path].calls[index][3] in ("value", "wrapper", "held")
                   and "." in callers[path].calls[index][4])
+        kept = stored_parameters(_ast_of(project, where), key) if method else ()
         entries.setdefault(path, []).append(EntryScaler(
             name, text, ordinal, f"{project.display(where)}: {key}", positional, keywords, events,
             function[3] if len(function) > 3 else (), factory,
             method=method, source=where, flags=function[4] if len(function) > 4 else (),
-            stored=stored_parameters(_ast_of(project, where), key) if method else (),
+            stored=kept,
         ))
-        for made in _caller_updates(project, path, callers[path], index, key, events):
+        for made in _caller_updates(project, path, callers[path], index, key, events, kept):
             entries.setdefault(where, []).append(made)  # type: ignore[arg-type]
         for flag in callers[path].flags:
             if flag[0] == index:
@@ -138,14 +140,14 @@ def _returned(project, path: str, summary: ScalerSummary, index: int,
 
 
 def _caller_updates(project, path: str, summary: ScalerSummary, index: int, key: str,
-                    events) -> List[EntryCallerUpdate]:
+                    events, stored=()) -> List[EntryCallerUpdate]:
     """The callee's side of a `self.m()` call into a base class or mixin of another file: the
     `self.` scalers `m` steps that a method of the calling class updates (the same object's
     scaler, `self.` on both sides)."""
     call = summary.calls[index]
     cls = call[5]
     if call[3] in ("value", "held") and "." in key and call[4].count(".") == 1:
-        return _instance_updates(project, path, summary, call, key, events)
+        return _instance_updates(project, path, summary, call, key, events, stored)
     if call[3] != "self" or not cls or "." not in key:
         return []
     stepped = {e[1] for e in events if e[0] == "step" and e[1].startswith("self.")}
@@ -158,16 +160,22 @@ def _caller_updates(project, path: str, summary: ScalerSummary, index: int, key:
 
 
 def _instance_updates(project, path: str, summary: ScalerSummary, call, key: str,
-                      events) -> List[EntryCallerUpdate]:
+                      events, stored=()) -> List[EntryCallerUpdate]:
     """The callee's side of `x.m()` (or `self.x.m()`) on an instance of a class of another file,
     where `m` steps `self.scaler` and the calling function updates `x.scaler` itself
-    (StyleTTS2's `optimizer.step(key)` per key, then `optimizer.scaler.update()`)."""
+    (StyleTTS2's `optimizer.step(key)` per key, then `optimizer.scaler.update()`), or updates
+    the scaler it handed the constructor of `x` (`x = Accumulator(optimizer, 2, scaler)`, then
+    `scaler.update()`: scaler_constructed.py)."""
     holder = call[4].split(".", 1)[0]
     prefix = holder if call[3] == "value" else "self." + holder
     updated = set(summary.updates.get(call[0], ()))
     stepped = {e[1] for e in events if e[0] == "step" and e[1].startswith("self.")}
+    handed: Dict[str, str] = {}
+    if call[3] == "value" and stored and any(prefix + s[len("self"):] not in updated for s in stepped):
+        handed = constructed_texts(_ast_of(project, path), call[0], holder, key.split(".", 1)[0], stored)
     return [EntryCallerUpdate(key.rsplit(".", 1)[0], scaler, f"{project.display(path)}: {call[0]}")
-            for scaler in sorted(stepped) if prefix + scaler[len("self"):] in updated]
+            for scaler in sorted(stepped)
+            if prefix + scaler[len("self"):] in updated or handed.get(scaler) in updated]
 
 
 def _flag_entry(project, path: str, key: str, positional, keywords, flag,
