@@ -14,9 +14,11 @@ import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from amplint.analysis.project.candidates import Candidate
+from amplint.analysis.project.scan_view import scan_texts
 
 _CLASS_BASES = re.compile(r"class\s+\w+\s*\(([^)]*)")
 _WORD = re.compile(r"\w+")
+_CLASS_HEADS = re.compile(r"class\s+(\w+)\s*\(([^)]*)")
 MAX_DEPTH = 8  # subclass levels below B
 MAX_CLASSES = 300  # subclasses of one class followed
 
@@ -33,6 +35,33 @@ def base_words(files, path: str, cache: Dict[str, FrozenSet[str]]) -> FrozenSet[
         )
         cache[path] = found
     return found
+
+
+def text_subclasses(project, cls: str) -> Optional[Tuple[Set[str], Tuple[str, ...]]]:
+    """The files whose classes may derive from a class named `cls` (their bases' words,
+    BaseIndex), transitively, and the names of those classes (`cls` first); None when the
+    chain is deeper than MAX_DEPTH. A class bound under another name (`renamed`) is not
+    followed here."""
+    bases = project.dispatch.bases
+    names, files = {cls}, set()
+    for _ in range(MAX_DEPTH):
+        found = set(bases.files(names)) - files
+        wave = {child for path in found for child, written in _CLASS_HEADS.findall(project.files[path])
+                if set(_WORD.findall(written)) & names} - names
+        files |= found
+        if not wave:
+            return files, (cls,) + tuple(sorted(names - {cls}))
+        names |= wave
+    return None
+
+
+def renamed(project, names) -> bool:
+    """Does some file bind one of the classes `names` under another name (`Cls as Base`,
+    `Base = Cls`), which a subclass's bases could then write instead?"""
+    pattern = re.compile(r"\b(?:%s)\s+as\s+\w|=\s*(?:[\w.]+\s*,\s*)*(?:\w+\.)*(?:%s)\s*(?:,|$)"
+                         % (("|".join(map(re.escape, sorted(names))),) * 2), re.M)
+    return any(pattern.search(text) for _path, scan, text in scan_texts(project, "".join(names))
+               if any(name in scan for name in names))  # (the view where every name allows it)
 
 
 class BaseIndex:

@@ -16,7 +16,8 @@ strings left out) this decides what flowfacts would record:
   value is `_stores` of the caller's class, which is empty (transformers'
   `self.rescale_and_normalize(images, ...)` in ~140 image processors), or a method `m` of the
   caller's class or of one of its bases (round 49: an inherited method is `self.m`'s value too,
-  so for a question about some class's method `m` the file is kept);
+  so for a question about some class's method `m` the file is kept, unless the caller's
+  module-level class itself defines `def m`: site_text.in_class_defining);
 - the file's own module-level function (`def main(` ... `main(args)` in a script), or class
   (except for a constructor question: a class of the file may inherit that `__init__`);
 - a reference through the file's imports that leads outside the project (`torch.cat(x)`),
@@ -34,9 +35,9 @@ from typing import Dict, List, Optional, Tuple
 from amplint.analysis.facts.names import _CANONICAL
 from amplint.analysis.project.call_arguments import filled_slots, may_bind
 from amplint.analysis.project.call_words import conditionally_called
-from amplint.analysis.project.dispatch import MAX_DEPTH
+from amplint.analysis.project.dispatch import renamed, text_subclasses
 from amplint.analysis.project.site_text import CodeText
-from amplint.analysis.project.scan_view import mentioned_outside, scan_texts, texts_holding
+from amplint.analysis.project.scan_view import mentioned_outside, texts_holding
 from amplint.analysis.project.text_views import code_view, defined_names
 
 
@@ -47,7 +48,8 @@ class SiteFiles:
         self._callee_targets = callee_targets
         self.p = flow.p
         self._stored: Dict[str, bool] = {}  # attribute -> may some file store it
-        self._subclass_files: Dict[str, Optional[set]] = {}  # class name -> _text_subclass_files
+        self._subclass_files: Dict[str, Optional[tuple]] = {}  # class name -> text_subclasses
+        self._renamed: Dict[str, bool] = {}  # class name -> may some file bind it under another name
         self._defined: Dict[str, bool] = {}  # name -> member_anywhere
         self._named: Dict[tuple, bool] = {}  # (file, class) -> may a value hold it (class_named)
         # what each mention's text says, per (file, name, plain): the same for every question,
@@ -61,6 +63,7 @@ class SiteFiles:
         self.spared = 0  # (file, question) pairs answered without the file's summary
         self.mentions_read = 0  # mentions whose text was analysed (operation counts for tests)
         self.callees_checked = 0  # `_callee_harmless` evaluations
+        self.own_methods = 0  # `self.m(...)` mentions inside a class defining m (in_class_defining)
         self.supers_spared = 0  # (file, question) pairs a subclass's `super().__init__` no longer keeps
 
     def _view(self, path: str) -> CodeText:
@@ -83,7 +86,7 @@ class SiteFiles:
                 return True
             if slots is not None and filled is not None and not filled & slots:
                 continue  # it fills none of the parameter's slots
-            key = (path, parts, question[:3])
+            key = (path, parts, question[:3])  # an own method's `self.m` has parts ("self", m, "")
             harmless = self._callees.get(key)
             if harmless is None:
                 self.callees_checked += 1
@@ -112,8 +115,8 @@ class SiteFiles:
     def _harmless_anyway(self, view: CodeText, path: str, parts) -> bool:
         """The cases of `_callee_harmless` that are True whatever the question."""
         root = parts[0]
-        if root == "self":
-            return len(parts) == 1  # `self.m(...)` may call a base's method `m` of another file
+        if root == "self":  # `self.m(...)` may call a base's method `m` of another file
+            return len(parts) == 1 or (parts[-1] == "" and not self._stored_anywhere(parts[1], path))
         binding = view.binding(root)
         if binding.unknown or binding.imports:
             return False
@@ -183,14 +186,23 @@ class SiteFiles:
             return (tuple(parts), None)
         if view.partial_first(start):
             return (tuple(parts), None)  # partial shifts the positions
+        if len(parts) == 2 and parts[0] == "self" and view.in_class_defining(position, name):
+            # the caller's class's own `def name`: the same whatever it derives from
+            self.own_methods += 1
+            return (("self", name, ""), filled_slots(args))
         return (tuple(parts), filled_slots(args))
 
     def _callee_harmless(self, view: CodeText, path: str, parts, question: tuple) -> bool:
         root = parts[0]
         if root == "self":
-            if len(parts) == 2 and not self._may_inherit(path, question, parts[1]) \
-                    and not self._stored_anywhere(parts[1], path):
-                return True
+            if parts[-1] == "":  # in a class whose own `def m` `self.m` holds (unless m is stored)
+                return not self._stored_anywhere(parts[1], path)
+            if len(parts) == 2:
+                inherits = self._may_inherit(path, question, parts[1])
+                # the cheap answers first: a base's method by the bases' words, then a store;
+                # an alias of one of the classes (a scan per class name) only where it decides
+                if inherits is not True and not self._stored_anywhere(parts[1], path):
+                    return inherits is False or not self._any_renamed(inherits)
             return len(parts) == 1  # `self(x)` has no value; `self.x(...)` may be anything
         binding = view.binding(root)
         if binding.unknown:
@@ -207,36 +219,36 @@ class SiteFiles:
             return True  # the file's own function
         return not view.star  # bound nowhere: no value (unless a star import binds it)
 
-    def _may_inherit(self, path: str, question: tuple, name: str) -> bool:
+    def _may_inherit(self, path: str, question: tuple, name: str):
         """May a class of `path` inherit the method `name` the question asks about (`Cls.name`):
         does the file write, in some `class X(...)` bases, the asked class or a class whose
-        bases write it, transitively (dispatch.BaseIndex's words)? Also True where the text
-        cannot tell: the chain is deeper than dispatch's MAX_DEPTH, or some file imports or
-        binds one of its classes under another name (`import Cls as Base`, `Base = Cls`)."""
+        bases write it, transitively (dispatch.BaseIndex's words)? True also where the chain
+        is deeper than dispatch's MAX_DEPTH. Where the words rule it out, the names of the
+        classes it followed: some file may still import or bind one of them under another
+        name (`import Cls as Base`, `Base = Cls`) that a class's bases write (`_any_renamed`)."""
         if question[0] != "bind" or question[2]:
             return False
         cls, _, method = question[1][1].rpartition(".")
         if not cls or method != name:
             return False
-        files = self._subclass_files.get(cls.rsplit(".", 1)[-1], ...)
-        if files is ...:
-            files = self._subclass_files[cls.rsplit(".", 1)[-1]] = self._text_subclass_files(cls.rsplit(".", 1)[-1])
-        return files is None or path in files
+        cls = cls.rsplit(".", 1)[-1]
+        found = self._subclass_files.get(cls, ...)
+        if found is ...:
+            found = self._subclass_files[cls] = text_subclasses(self.p, cls)
+        if found is None or path in found[0]:
+            return True
+        return found[1]
 
-    def _text_subclass_files(self, cls: str) -> Optional[set]:
-        """The files whose classes may derive from a class named `cls` (their bases' words),
-        transitively; None when the text cannot bound them."""
-        bases = self.p.dispatch.bases
-        names, files = {cls}, set()
-        for _ in range(MAX_DEPTH):
-            found = set(bases.files(names)) - files
-            wave = {child for path in found for child, written in _CLASS_HEADS.findall(self.p.files[path])
-                    if set(_WORD.findall(written)) & names} - names
-            files |= found
-            if not wave:
-                return None if _renamed(self.p, names) else files
-            names |= wave
-        return None
+    def _any_renamed(self, names) -> bool:
+        """dispatch.renamed of these class names, each name's answer read once per pass (the
+        classes a question follows are mostly those of the questions before it)."""
+        for name in names:
+            found = self._renamed.get(name)
+            if found is None:
+                found = self._renamed[name] = renamed(self.p, (name,))
+            if found:
+                return True
+        return False
 
     def _stored_anywhere(self, attr: str, near: Optional[str] = None) -> bool:
         """May some class of the project hold attribute `attr` in the class flow's `_stores`?
@@ -342,18 +354,6 @@ class SiteFiles:
 
 _WORD_CHAR = re.compile(r"\w")
 _WORD = re.compile(r"\w+")
-
-
-_CLASS_HEADS = re.compile(r"class\s+(\w+)\s*\(([^)]*)")
-
-
-def _renamed(project, names) -> bool:
-    """Does some file bind one of the classes `names` under another name (`Cls as Base`,
-    `Base = Cls`), which a subclass's bases could then write instead?"""
-    pattern = re.compile(r"\b(?:%s)\s+as\s+\w|=\s*(?:[\w.]+\s*,\s*)*(?:\w+\.)*(?:%s)\s*(?:,|$)"
-                         % (("|".join(map(re.escape, sorted(names))),) * 2), re.M)
-    return any(pattern.search(text) for _path, scan, text in scan_texts(project, "".join(names))
-               if any(name in scan for name in names))  # (the view where every name allows it)
 
 
 def _word_uses(text: str, word: str):

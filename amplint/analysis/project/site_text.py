@@ -31,6 +31,12 @@ _DOTTED = re.compile(r"[\w.]+")
 _DEF_BEFORE = re.compile(r"(?:async[ \t]+)?def[ \t]+")
 _CLASS_BEFORE = re.compile(r"class[ \t]+")
 _NESTED_BEFORE = re.compile(r"\b(?:def|class)[ \t]+$")
+_TOP_LINE = re.compile(r"^\S", re.M)  # where a module-level statement (or a continuation) starts
+_CLASS_HEAD = re.compile(r"class[ \t]+(\w+)[ \t]*[(:]")
+_INDENT = re.compile(r"^([ \t]*)\S", re.M)
+# a triple-quoted f-string keeps its text in the code: a line of it may start at column 0
+_TRIPLE_F = re.compile(r"(?<![\w])(?:[fF][rR]?|[rR][fF])(?:\"\"\"|\'\'\')")
+_PROPERTY_DECORATOR = re.compile(r"@[ \t]*(?:[\w.]*\.)?(?:property|cached_property)\b")
 
 
 @dataclass
@@ -57,6 +63,7 @@ class CodeText:
         if self.sure:
             self._read_imports()
         self._bindings: Dict[str, Binding] = {}
+        self._tops: Optional[List[int]] = None  # starts of the lines at column 0 (made on the first ask)
 
     # -- imports ----------------------------------------------------------------------------
     def _read_imports(self) -> None:
@@ -230,10 +237,59 @@ class CodeText:
         return [self.call_args(match.end() - len("__init__"), "__init__") for match in _SUPER_INIT_CALL.finditer(code)
                 if not match.start() or not _WORD.match(code, match.start() - 1)]
 
+    def in_class_defining(self, position: int, name: str) -> bool:
+        """Is the mention at `position` inside the body of a module-level `class K` (the only
+        `class K` at column 0 of the file) whose body writes an undecorated-by-property
+        `def name` at its own indentation? Then `self.name` there is K's own method (the class
+        flow looks `name` up in the caller's module-level class before its bases), whatever K
+        derives from. False wherever the text cannot tell (a triple-quoted f-string, a header
+        written twice, a def that is not the shallowest line of the body)."""
+        code = self.code
+        if self._tops is None:
+            self._tops = [] if _TRIPLE_F.search(code) else [m.start() for m in _TOP_LINE.finditer(code)]
+        tops = self._tops
+        index = bisect_right(tops, position) - 1
+        if index < 0:
+            return False
+        start = tops[index]
+        head = _CLASS_HEAD.match(code, start)
+        body = code.find("\n", start) + 1
+        if head is None or body <= 0 or position < body:
+            return False  # not in a class, or on its header's line
+        cls = head.group(1)
+        if len(re.findall(r"^class[ \t]+%s\b" % cls, code, re.M)) != 1:
+            return False
+        end = tops[index + 1] if index + 1 < len(tops) else len(code)
+        indents = [match for match in _INDENT.finditer(code, body, end)]
+        if not indents:
+            return False
+        least = min(len(match.group(1)) for match in indents)
+        for match in re.finditer(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+%s[ \t]*\(" % re.escape(name),
+                                 code[body:end], re.M):
+            if len(match.group(1)) == least and not _property_above(code, body, body + match.start(), least):
+                return True
+        return False
+
     def partial_first(self, start: int) -> bool:
         """Is the dotted name starting at `start` the first argument of a `partial(`?"""
         before = self.code[max(0, start - 200):start]
         return re.search(r"partial\s*\(\s*$", before) is not None
+
+
+def _property_above(code: str, body: int, line: int, indent: int) -> bool:
+    """Do the decorator lines of the def at `line` (those at `indent` starting with `@`,
+    with any deeper lines between them) name a property?"""
+    while line > body:
+        start = code.rfind("\n", 0, line - 1) + 1
+        text = code[start:line - 1]
+        stripped = text.lstrip(" \t")
+        if stripped and len(text) - len(stripped) <= indent:
+            if len(text) - len(stripped) < indent or not stripped.startswith("@"):
+                return False
+            if _PROPERTY_DECORATOR.match(stripped):
+                return True
+        line = start
+    return False
 
 
 def _call_parens(code: str, close: int) -> bool:
