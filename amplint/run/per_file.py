@@ -16,7 +16,6 @@ from amplint.workspace.baseline import assign_fingerprints
 from amplint.report.diffs import unified_diff
 from amplint.analysis import large_files
 from amplint.analysis.engine import FileResult, Settings, internal_error_result
-from amplint.analysis.fix_text import mixed_newlines
 from amplint.analysis.parsing import hold_module
 from amplint.analysis.facts.region_entries import EntryRegion
 from amplint.analysis.prefilter import could_match
@@ -115,7 +114,6 @@ def _process_python(
             if not wanted:
                 return False
             summary = portable_summary(path, text, module, facts)
-            made["facts"] = facts  # its escape walk, if a rule makes one (below)
             if summary is not None and (summary.regions or any(opener_text_tests(text))):
                 # the pass reads again the trees of region files (module outputs, escapes) and
                 # of the first-pass files that may define an opener (context_openers.py)
@@ -131,16 +129,6 @@ def _process_python(
         )
         if summarize and not wanted:
             result.summary = False  # not a file the project pass's first pass summarises
-        elif made.get("facts") is not None and result.summary and result.summary.regions \
-                and final == text and not mixed_newlines(text):
-            # (the pass asks only about region files, and parses this text itself: LibCST reads
-            # no text mixing line endings)
-            from amplint.analysis.project.escape_args import first_pass_arguments
-            from amplint.analysis.project.escape_returns import first_pass_returns
-
-            # what the project pass reads of the file's escape walk, from its rules' own walk
-            result.summary.escape_returns = first_pass_returns(made["facts"])
-            result.summary.escape_arguments = first_pass_arguments(made["facts"])
         result.scaler = made.get("scaler") if protocol else plan  # None: not made here
     for diag in result.diagnostics:
         diag.cell = None  # type: ignore[attr-defined]

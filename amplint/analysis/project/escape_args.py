@@ -66,41 +66,14 @@ def escape_arg_entries(project) -> None:
 
 
 def _half_arguments(project, path: str) -> List[tuple]:
-    """(function key, the call's last name, line, position or keyword, cite) for each argument
-    of a call outside any region that holds a value escaped from a region of the file. Read
-    from the first pass's own walk of the file where it made one (`first_pass_arguments`,
-    kept on the summary) and the pass names no module output here."""
-    known = getattr(project.summaries.get(path), "escape_arguments", None)
-    if known is None or project.__dict__.get("module_outputs", {}).get(path):
-        if not may_escape_in(project, path):
-            return []  # no value escapes here: no walk
-        parsed = output_escape(project, path)  # with the modules of other files it calls under its regions
-        if parsed is None:
-            return []
-        known = half_arguments(*parsed)
-    shown = project.display(path)
-    return [(key, last, line, slot,
-             f"{dtype or 'half (float16 or bfloat16)'} from the autocast region at {shown}:{region_line} "
-             f"(produced at line {produced_line}), passed by the call at {shown}:{line}")
-            for key, last, line, slot, dtype, region_line, produced_line in known]
-
-
-def first_pass_arguments(facts) -> Optional[Tuple[tuple, ...]]:
-    """`half_arguments` of a file the first pass linted, from the escape walk its rules made of
-    the file's own facts (no entries); None where they made none (the pass walks it then)."""
-    escape = facts.__dict__.get("escape")
-    if escape is None or facts.entries:
-        return None
-    try:
-        return tuple(half_arguments(facts.module, facts, escape))
-    except (RecursionError, MemoryError):
-        return None
-
-
-def half_arguments(module, facts, escape) -> List[tuple]:
-    """(function key, the call's last name, line, slot, region dtype, line of the region's
-    `with`, line of the value's production) of each argument of a call outside any region
-    that holds a value escaped from a region of the walked file."""
+    """(function key, call, line, position or keyword, cite) for each argument of a call outside
+    any region that holds a value escaped from a region of the file."""
+    if not may_escape_in(project, path):
+        return []  # no value escapes here: no walk
+    parsed = output_escape(project, path)  # with the modules of other files it calls under its regions
+    if parsed is None:
+        return []
+    module, facts, escape = parsed
     found = []
     for site in facts.tree.calls:
         frame, call = site.frame, site.node
@@ -120,22 +93,28 @@ def half_arguments(module, facts, escape) -> List[tuple]:
     nodes = [call for _, call, _, _ in found]
     nodes += [e.region.root.origin for _, _, _, e in found] + [e.node for _, _, _, e in found if e.node is not None]
     lines = node_lines(module, nodes)
-    return [(scope_key(frame.scope), _last_name(call.func), lines.get(id(call), 0), slot,
-             entry.region.dtype or "", lines.get(id(entry.region.root.origin), 0), lines.get(id(entry.node), 0))
-            for frame, call, slot, entry in found]
+    shown = project.display(path)
+    out = []
+    for frame, call, slot, entry in found:
+        line = lines.get(id(call), 0)
+        region = entry.region
+        cite = (f"{region.dtype or 'half (float16 or bfloat16)'} from the autocast region at "
+                f"{shown}:{lines.get(id(region.root.origin), 0)} (produced at line "
+                f"{lines.get(id(entry.node), 0)}), passed by the call at {shown}:{line}")
+        out.append((scope_key(frame.scope), call, line, slot, cite))
+    return out
 
 
-def callee_param(project, path: str, key: str, call, line: int, slot) -> Optional[Tuple[str, str, str]]:
+def callee_param(project, path: str, key: str, call: cst.Call, line: int, slot) -> Optional[Tuple[str, str, str]]:
     """(file, function key, parameter) that argument `slot` of the call at `line` of function
     `key` of `path` binds, when the class flow resolves the call to one function of another
-    file and nothing else (a function, a method of an instance, a module's forward). `call`:
-    the cst.Call, or the last name of its callee (`_last_name`; None when it has none)."""
+    file and nothing else (a function, a method of an instance, a module's forward)."""
     flow = project.flow
     functions = flow._flow(path)
     function = functions.functions.get(key) if functions is not None else None
     if function is None or not line:
         return None
-    last = _last_name(call.func) if isinstance(call, cst.Call) else call
+    last = _last_name(call.func)
     records = [c for c in function.calls if c[3] == line and c[0] == last]
     if len(records) != 1:
         return None
@@ -151,7 +130,7 @@ def callee_param(project, path: str, key: str, call, line: int, slot) -> Optiona
     return (where, target_key, param) if param is not None else None
 
 
-def _note_callee(project, path: str, key: str, call, line: int, slot, cite: str) -> None:
+def _note_callee(project, path: str, key: str, call: cst.Call, line: int, slot, cite: str) -> None:
     found = callee_param(project, path, key, call, line, slot)
     if found is None:
         return

@@ -52,45 +52,13 @@ def escape_return_entries(project) -> None:
 def _returning_functions(project, path: str) -> List[Tuple[str, str, str, str, str]]:
     """(file, function key, "half"/"f32", dtype, cite) for the functions of a file whose every
     return agrees on an escaped half value (at least one of its own regions' values) or on
-    a float32 one; the float32 ones only in files that also return a half one. Read from the
-    first pass's own walk of the file where it made one (`first_pass_returns`, kept on the
-    summary) and the pass names no module output here (the walk's facts are the file's own)."""
-    summary = project.summaries.get(path)
-    known = getattr(summary, "escape_returns", None)
-    if known is None or project.__dict__.get("module_outputs", {}).get(path):
-        if not may_escape_in(project, path):
-            return []  # no value escapes here: no walk
-        found_facts = output_escape(project, path)  # with the modules of other files it calls
-        if found_facts is None:
-            return []
-        known = returning_functions(*found_facts)
-    shown = project.display(path)
-    return [(path, key, kind, dtype, _cite(key, dtype, shown, region_line, def_line) if kind == "half" else "")
-            for key, kind, dtype, region_line, def_line in known]
-
-
-def _cite(key: str, dtype: str, shown: str, region_line: int, def_line: int) -> str:
-    return (f"{dtype or 'half (float16 or bfloat16)'} from the autocast region at "
-            f"{shown}:{region_line} (returned by `{key}` at {shown}:{def_line})")
-
-
-def first_pass_returns(facts) -> Optional[Tuple[Tuple[str, str, str, int, int], ...]]:
-    """`returning_functions` of a file the first pass linted, from the escape walk its rules
-    made of the file's own facts (no entries); None where they made none (then the project
-    pass walks the file itself, as before)."""
-    escape = facts.__dict__.get("escape")
-    if escape is None or facts.entries:
-        return None
-    try:
-        return tuple(returning_functions(facts.module, facts, escape))
-    except (RecursionError, MemoryError):
-        return None
-
-
-def returning_functions(module, facts, escape) -> List[Tuple[str, str, str, int, int]]:
-    """(function key, "half"/"f32", dtype, line of the region's `with`, line of the def) of
-    the functions of the walked file whose every return agrees on an escaped half value or on
-    a float32 one; the float32 ones (lines 0) only where a half one is found."""
+    a float32 one; the float32 ones only in files that also return a half one."""
+    if not may_escape_in(project, path):
+        return []  # no value escapes here: no walk
+    found_facts = output_escape(project, path)  # with the modules of other files it calls
+    if found_facts is None:
+        return []
+    module, facts, escape = found_facts
     found, floats = [], []
     for frame in facts.tree.frames:
         node = frame.node
@@ -104,7 +72,7 @@ def returning_functions(module, facts, escape) -> List[Tuple[str, str, str, int,
         if key.count(".") > 1 or (key.count(".") == 1 and frame.parent.kind != "class"):
             continue  # a nested function: no call site of another file reaches it by name
         if all(e.kind == "f32" for e in entries):
-            floats.append((key, "f32", "", 0, 0))
+            floats.append((path, key, "f32", "", ""))
             continue
         if not all(e.kind == "half" and e.escaped is not None and e.region is not None for e in entries):
             continue
@@ -114,8 +82,12 @@ def returning_functions(module, facts, escape) -> List[Tuple[str, str, str, int,
         from amplint.analysis.project.lines import node_lines
 
         lines = node_lines(module, [region.root.origin, node.name])
-        found.append((key, "half", region.dtype or "", lines.get(id(region.root.origin), 0),
-                      lines.get(id(node.name), 0)))
+        dtype = region.dtype or ""
+        shown = project.display(path)
+        cite = (f"{dtype or 'half (float16 or bfloat16)'} from the autocast region at "
+                f"{shown}:{lines.get(id(region.root.origin), 0)} (returned by `{key}` at "
+                f"{shown}:{lines.get(id(node.name), 0)})")
+        found.append((path, key, "half", dtype, cite))
     return found + floats if found else []
 
 

@@ -84,11 +84,6 @@ class ModuleSummary:
     # ("C.caller", "m", line, region index, "C.method" whose decorator or `with` opens it)
     self_roots: List[Tuple[str, str, int, int, str]] = field(default_factory=list)
     regions: List[RegionInfo] = field(default_factory=list)  # every active region the file opens
-    # the first pass's answer to escape_returns.returning_functions, from its rules' own escape
-    # walk of the file (escape_returns.first_pass_returns); None: not made, the pass walks
-    escape_returns: Optional[Tuple[Tuple[str, str, str, int, int], ...]] = None
-    # and to escape_args.half_arguments (escape_args.first_pass_arguments)
-    escape_arguments: Optional[Tuple[tuple, ...]] = None
     # Lines of calls inside functions are computed on first use (one code generation of the
     # module), since most files' calls are never cited; `release()` drops the module.
     _module: Optional[cst.Module] = None
