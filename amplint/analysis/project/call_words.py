@@ -12,7 +12,7 @@ import re
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Set, Tuple
 
 from amplint.analysis.project.scan_view import texts_holding
-from amplint.analysis.project.text_tests import python_texts
+from amplint.analysis.project.scan_view import python_texts
 
 # names scanned for before the call index is built: a scan reads every text for one name, the
 # index reads each text once for them all. On the mixed monorepo tree (5,338 files, 70 MB) the

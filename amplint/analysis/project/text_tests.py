@@ -20,9 +20,9 @@ here only what a loop over every file asks."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Optional, Tuple
 
-from amplint.analysis.project.scan_view import files_holding
+from amplint.analysis.project.scan_view import files_holding, python_texts
 
 # the class flow's half casts (classflow.py reads the files casts_half finds)
 HALF_CASTS = re.compile(
@@ -87,22 +87,6 @@ def _answer(project, path: str, key: tuple, test: Callable[[str], bool], within:
         else:
             found = memo[key] = frozenset(p for p, text in python_texts(project) if test(text))
     return path in found
-
-
-def python_texts(project) -> List[Tuple[str, str]]:
-    """(path, text or "") of each of the project's Python files, in order, made once per pass
-    (kept on the project where it can keep anything): a scan of every text walks this list
-    rather than looking each text up in `files` (a Mapping whose lookup is Python code: half a
-    million lookups on a 5,000-file tree). The texts are the project's own, not copies."""
-    held = getattr(project, "__dict__", None)
-    files, python = project.files, project.python
-    kept = held.get("_python_texts") if type(held) is dict else None
-    if kept is not None and kept[0] is files and kept[1] is python:  # (a test may swap them)
-        return kept[2]
-    found = [(path, files.get(path) or "") for path in python]
-    if type(held) is dict:
-        held["_python_texts"] = (files, python, found)
-    return found
 
 
 def _kept(project) -> Optional[Tuple[FrozenSet[str], Dict[tuple, FrozenSet[str]]]]:

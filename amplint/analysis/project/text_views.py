@@ -17,7 +17,7 @@ import re
 from typing import Dict, FrozenSet, Iterable, Set
 
 from amplint.analysis.project.site_text import CodeText
-from amplint.analysis.project.text_tests import python_texts
+from amplint.analysis.project.scan_view import python_texts
 
 CALLED = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\s*\(")  # names called in a file's text
 # CALLED read backwards (`called_names`): led by the literal `(`, which the engine skips to
