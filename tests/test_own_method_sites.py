@@ -145,6 +145,12 @@ OWN = "class K(Base):\n    def m(self, x):\n        return x\n\n    def go(self,
     (OWN.replace("    def m(self, x):\n        return x\n", "    if FLAG:\n        def m(self, x):\n            return x\n"), False),
     (OWN.replace("    def m(self, x):\n        return x\n", "    def build(self):\n        def m(x):\n            return x\n"), False),
     ("class J:\n    def m(self, x):\n        return x\n\n\n" + OWN.replace("def m(", "def n("), False),
+    # `self` is another object there: a nested class's method, a nested def or lambda of its own `self`
+    (OWN + "\n    class Inner(Base):\n        def step(self, x):\n            return self.m(x)\n", False),
+    (OWN.replace("        return self.m(x)\n", "        def inner(self):\n            return self.m(x)\n        return inner\n"), False),
+    (OWN.replace("        return self.m(x)\n", "        f = lambda self: self.m(x)\n        return f\n"), False),
+    # a closure's `self` is the method's
+    (OWN.replace("        return self.m(x)\n", "        def inner():\n            return self.m(x)\n        return inner()\n"), True),
     # the text cannot tell: the class written twice, a triple-quoted f-string
     (OWN + "\n\n" + OWN, False),
     ('T = f"""\n{x}\n"""\n\n' + OWN, False),

@@ -53,6 +53,8 @@ def python_texts(project) -> List[Tuple[str, str]]:
         return kept[2]
     found = [(path, files.get(path) or "") for path in python]
     if type(held) is dict:
+        for stale in ("_files_holding", "_other_texts"):  # answers read from the texts swapped out
+            held.pop(stale, None)
         held["_python_texts"] = (files, python, found)
     return found
 
@@ -104,6 +106,7 @@ def python_files(project) -> FrozenSet[str]:
 def files_holding(project, word: str) -> FrozenSet[str]:
     """The project's Python files whose text holds `word` (`word in text`), one scan per word
     and pass (`scans_made` counts them)."""
+    python_texts(project)  # (drops the memo where the texts were swapped)
     held = getattr(project, "__dict__", None)
     memo: Dict[str, FrozenSet[str]] = held.setdefault("_files_holding", {}) if type(held) is dict else {}
     found = memo.get(word)
@@ -119,6 +122,7 @@ def texts_holding(project, word: str) -> Iterator[Tuple[str, str]]:
     """(path, original text) of the project's Python files holding `word`, in order, read
     lazily (a caller may stop at the first): from files_holding's memo where an earlier scan
     of the pass made it, else scanned."""
+    python_texts(project)  # (drops the memo where the texts were swapped)
     held = getattr(project, "__dict__", None)
     known = held.get("_files_holding", {}).get(word) if type(held) is dict else None
     if known is None:
@@ -128,6 +132,7 @@ def texts_holding(project, word: str) -> Iterator[Tuple[str, str]]:
 
 def mentioned_outside(project, word: str, path: str) -> bool:
     """Does some file of the project other than `path` (a Python file or a config) hold `word`?"""
+    python_texts(project)  # (drops the memo where the texts were swapped)
     held = getattr(project, "__dict__", None)
     known = held.get("_files_holding", {}).get(word) if type(held) is dict else None
     if known is not None and (len(known) > 1 or known and path not in known):

@@ -34,6 +34,9 @@ _NESTED_BEFORE = re.compile(r"\b(?:def|class)[ \t]+$")
 _TOP_LINE = re.compile(r"^\S", re.M)  # where a module-level statement (or a continuation) starts
 _CLASS_HEAD = re.compile(r"class[ \t]+(\w+)[ \t]*[(:]")
 _INDENT = re.compile(r"^([ \t]*)\S", re.M)
+# in a class body: a nested class (its methods' `self` is its own instance) or a lambda of `self`
+_OTHER_SELF = re.compile(r"^[ \t]+class[ \t]|\blambda[ \t]+self\b", re.M)
+_SELF_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+\w+[ \t]*\([ \t]*self\b", re.M)
 # a triple-quoted f-string keeps its text in the code: a line of it may start at column 0
 _TRIPLE_F = re.compile(r"(?<![\w])(?:[fF][rR]?|[rR][fF])(?:\"\"\"|\'\'\')")
 _PROPERTY_DECORATOR = re.compile(r"@[ \t]*(?:[\w.]*\.)?(?:property|cached_property)\b")
@@ -264,6 +267,9 @@ class CodeText:
         if not indents:
             return False
         least = min(len(match.group(1)) for match in indents)
+        if _OTHER_SELF.search(code, body, end) or any(
+                len(match.group(1)) > least for match in _SELF_DEF.finditer(code, body, end)):
+            return False  # a nested class, or a nested def or lambda binding its own `self`
         for match in re.finditer(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+%s[ \t]*\(" % re.escape(name),
                                  code[body:end], re.M):
             if len(match.group(1)) == least and not _property_above(code, body, body + match.start(), least):
