@@ -23,7 +23,9 @@ class ScalerUpdateMissing(Rule):
     """## What it does
     Finds `scaler.step(optimizer)` with no `scaler.update()` in the same iteration: no update at
     all, an update only after the training loop (once per epoch), or an update that a
-    `continue`/`break`/`return` after the step can skip.
+    `continue`/`break`/`return` after the step can skip. A helper class's `self.scaler.step(...)` is
+    not reported where the caller handed that scaler to its constructor and updates it itself
+    (`acc = GradAccumulator(opt, 2, scaler)`, `acc.maybe_step(i)`, `scaler.update()`).
 
     ## Why is this bad?
     `step` marks the optimizer as stepped until `update()` resets the scaler's per-iteration
