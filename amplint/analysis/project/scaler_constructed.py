@@ -18,6 +18,7 @@ import ast
 from typing import Dict, Optional, Sequence
 
 from amplint.analysis.project.module_defs import function_def
+from amplint.analysis.project.opener_names import dotted_text
 from amplint.analysis.project.scaler_stored import Stored
 
 
@@ -40,7 +41,7 @@ def constructed_texts(module: Optional[ast.Module], function_key: str, receiver:
         value = keywords.get(param)
         if value is None and 0 <= position < len(made.args):
             value = made.args[position]
-        text = _dotted(value) if value is not None else None
+        text = dotted_text(value) if value is not None else None
         if text is not None and _bindings(function, text.split(".", 1)[0]) == 1:
             found["self." + attr] = text
     return found
@@ -95,16 +96,5 @@ def _only_method_calls(function: ast.AST, name: str) -> bool:
 
 def _called_name(func: ast.expr) -> Optional[str]:
     """The last part of a dotted callee (`utils.GradAccumulator` -> "GradAccumulator")."""
-    dotted = _dotted(func)
+    dotted = dotted_text(func)
     return dotted.rsplit(".", 1)[-1] if dotted is not None else None
-
-
-def _dotted(node: ast.expr) -> Optional[str]:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
