@@ -133,3 +133,34 @@ def test_a_word_is_scanned_once_per_pass():
     assert words.files_calling("FairseqOptimizer") == ["fairseq/optim/fairseq_optimizer.py"]  # (`class X(`)
     # one scan, then the two files holding it read again by `calls`' own test
     assert _CountedText.counts["FairseqOptimizer"] == python + 2
+
+
+def test_a_word_holding_a_scanned_word_is_read_only_in_its_files():
+    """fairseq-shaped: the class flow's call-site search scans for `Trainer`, then for
+    `MegatronTrainer` (fairseq/model_parallel/megatron_trainer.py); `autocast` is asked of every
+    file, then `.autocast_context_manager(`. Every text holding the longer word holds the
+    shorter one, so the second scan reads only the files the first found (on start: every file),
+    and answers as a plain scan, in order, lazily or not."""
+    from amplint.analysis.project import scan_view
+
+    _CountedText.counts.clear()
+    trainer = "from fairseq.trainer import Trainer\nclass MegatronTrainer(Trainer):\n    pass\n"
+    tree = {f"fairseq/tasks/task_{at}.py": f"def build_{at}(cfg):\n    return cfg\n" for at in range(12)}
+    tree["fairseq/trainer.py"] = "class Trainer(object):\n    def autocast_context_manager(self):\n        pass\n"
+    tree["fairseq/model_parallel/megatron_trainer.py"] = trainer
+    tree["fairseq_cli/train.py"] = "trainer = MegatronTrainer(cfg)\nwith trainer.autocast_context_manager():\n    pass\n"
+    project = _Project({path: _CountedText(text) for path, text in tree.items()})
+    words = CallWords(project.python, project.files, project)
+    assert words.files_calling("Trainer") == ["fairseq/trainer.py"]  # (`class Trainer(`)
+    assert words.files_calling("MegatronTrainer") == ["fairseq/model_parallel/megatron_trainer.py",
+                                                      "fairseq_cli/train.py"]
+    holding_trainer = sum(1 for text in tree.values() if "Trainer" in text)
+    # (`calls`' own test reads each file holding it once more)
+    assert _CountedText.counts["MegatronTrainer"] == holding_trainer + 2
+    assert text_tests.holds(project, "fairseq/trainer.py", "autocast")
+    assert scan_view.files_holding(project, ".autocast_context_manager(") == {"fairseq_cli/train.py"}
+    assert _CountedText.counts[".autocast_context_manager("] == 2
+    assert [path for path, _ in scan_view.texts_holding(project, "Megatron")] == [
+        "fairseq/model_parallel/megatron_trainer.py", "fairseq_cli/train.py"]
+    assert scan_view.mentioned_outside(project, "MegatronTrainer", "fairseq_cli/train.py")
+    assert not scan_view.mentioned_outside(project, ".autocast_context_manager(", "fairseq_cli/train.py")

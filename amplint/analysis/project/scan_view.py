@@ -111,7 +111,7 @@ def files_holding(project, word: str) -> FrozenSet[str]:
     memo: Dict[str, FrozenSet[str]] = held.setdefault("_files_holding", {}) if type(held) is dict else {}
     found = memo.get(word)
     if found is None:
-        found = memo[word] = frozenset(path for path, scan, _text in scan_texts(project, word) if word in scan)
+        found = memo[word] = frozenset(path for path, scan, _text in _candidates(project, word) if word in scan)
         if type(held) is dict:
             counts = held.setdefault("_scans_made", {})
             counts[word] = counts.get(word, 0) + 1
@@ -121,13 +121,46 @@ def files_holding(project, word: str) -> FrozenSet[str]:
 def texts_holding(project, word: str) -> Iterator[Tuple[str, str]]:
     """(path, original text) of the project's Python files holding `word`, in order, read
     lazily (a caller may stop at the first): from files_holding's memo where an earlier scan
-    of the pass made it, else scanned."""
+    of the pass made it, else scanned (and the memo made when the caller reads to the end)."""
     python_texts(project)  # (drops the memo where the texts were swapped)
     held = getattr(project, "__dict__", None)
     known = held.get("_files_holding", {}).get(word) if type(held) is dict else None
     if known is None:
-        return ((path, text) for path, scan, text in scan_texts(project, word) if word in scan)
+        return _scanned(held, word, _candidates(project, word), held and held.get("_python_texts"))
     return ((path, text) for path, _scan, text in scan_texts(project, "") if path in known)
+
+
+def _scanned(held, word: str, triples: List[Triple], texts) -> Iterator[Tuple[str, str]]:
+    found = []
+    for path, scan, text in triples:
+        if word in scan:
+            found.append(path)
+            yield path, text
+    # read to the end (and the texts not swapped since): the files holding the word, for later scans
+    if type(held) is dict and texts is not None and held.get("_python_texts") is texts:
+        held.setdefault("_files_holding", {}).setdefault(word, frozenset(found))
+
+
+def _candidates(project, word: str) -> List[Triple]:
+    """scan_texts(project, word), less the files that cannot hold `word`: those that do not
+    hold a word it contains (`part in word`) whose holders the pass already knows (every text
+    holding `word` holds `part`). The fairseq-shaped `MegatronTrainer` after `Trainer`, the
+    `.autocast_context_manager(` after `autocast`: a few files read, not every file."""
+    triples = scan_texts(project, word)
+    held = getattr(project, "__dict__", None)
+    memo = held.get("_files_holding") if type(held) is dict else None
+    narrowest = None
+    for part, paths in (memo or {}).items():
+        if part in word and (narrowest is None or len(paths) < len(narrowest)):
+            narrowest = paths
+    if narrowest is None or len(narrowest) == len(triples):
+        return triples
+    pairs = python_texts(project)  # (the triples' order)
+    kept = held.get("_text_at")
+    if kept is None or kept[0] is not pairs:
+        kept = held["_text_at"] = (pairs, {path: at for at, (path, _text) in enumerate(pairs)})
+    at = kept[1]
+    return [triples[index] for index in sorted(at[path] for path in narrowest)]
 
 
 def mentioned_outside(project, word: str, path: str) -> bool:
@@ -137,8 +170,10 @@ def mentioned_outside(project, word: str, path: str) -> bool:
     known = held.get("_files_holding", {}).get(word) if type(held) is dict else None
     if known is not None and (len(known) > 1 or known and path not in known):
         return True
-    texts = every_scan_text(project, word)[len(project.python):] if known is not None else every_scan_text(project, word)
-    return any(word in scan for other, scan, _text in texts if other != path)
+    others = every_scan_text(project, word)[len(project.python):]
+    if known is None and any(word in scan for other, scan, _text in _candidates(project, word) if other != path):
+        return True
+    return any(word in scan for other, scan, _text in others if other != path)
 
 
 def scans_made(project) -> Dict[str, int]:
