@@ -127,3 +127,31 @@ def test_torch_the_property_and_attribute_run_the_region_in_bfloat16(monkeypatch
     for dtype in (found["train_config"]().autocast_dtype, found["fsdp_config"]("NO_SHARD").mixed_precision_dtype):
         with torch.autocast("cpu", dtype=dtype):
             assert layer(torch.randn(2, 4)).dtype == torch.bfloat16
+
+
+def test_the_shape_pretest_is_the_line_search_it_replaces():
+    """config_dtypes.holds_shape tries `_SHAPES` only at the lines that write a half dtype:
+    it answers as `_SHAPES.search` on generated lines (llama-recipes-shaped `return
+    torch.bfloat16`, `self.mixed_precision_dtype = torch.bfloat16`, comments, tabs, `\\r`,
+    non-ASCII names, several literals a line, the literal at the text's start and end) and on
+    this repository's own modules (on start: no holds_shape, ImportError)."""
+    import os
+    import random
+
+    from amplint.analysis.project import config_dtypes
+
+    pieces = ["    return torch.bfloat16", "\tself.mixed_precision_dtype = torch.bfloat16  # fsdp", "torch.half",
+              "        self.\u00e9 =torch.float16", "  return torch.float16 torch.half", "x = torch.float16",
+              "    return torch.float32", "  # return torch.bfloat16", "    return torch.halfx", " \r", "",
+              "    self.x.y = torch.half", "    return  torch.bfloat16 #", "\treturn\ttorch.half\t", "torch.", "\n"]
+    rng = random.Random(27)
+    texts = ["\n".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8))) for _ in range(20000)]
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "amplint", "analysis")
+    for folder, _dirs, names in os.walk(root):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                    texts.append(handle.read())
+    for text in texts:
+        assert config_dtypes.holds_shape(text) == (config_dtypes._SHAPES.search(text) is not None), text
+    assert any(config_dtypes.holds_shape(text) for text in texts) and not all(map(config_dtypes.holds_shape, texts))
