@@ -246,3 +246,30 @@ def test_a_subclass_s_self_call_is_kept_through_a_chain_of_bases_and_an_alias():
     sites = SiteFiles(build(files).flow, None)
     assert sites.may_reach("pkg/f.py", "helper", question, False)
     assert sites.may_reach("pkg/e.py", "helper", question, False)  # an alias: the text cannot bound them
+
+
+def test_a_file_is_read_for_its_conditional_class_calls_once(monkeypatch):
+    """fairseq-shaped (facebookresearch/fairseq's model builders): `build_model` calls
+    `(TransformerEncoderLayer if cfg.base else MoELayer)(cfg)`, and a subclass of each calls
+    `super().__init__(cfg)`. Each question about a name the file binds indirectly asks
+    whether a conditional class call binds it: the file's text is read for those calls once,
+    not once per question (on start: once per question, 4 == 1 fails); the answers stay."""
+    from types import SimpleNamespace
+
+    from amplint.analysis.project import site_files
+    from amplint.analysis.project.call_words import indirect_binders
+
+    text = ("from fairseq.modules import TransformerEncoderLayer, MoELayer\n\n\n"
+            "class Layer(TransformerEncoderLayer):\n    def __init__(self, cfg):\n        super().__init__(cfg)\n\n\n"
+            "def build_model(cfg):\n    return (TransformerEncoderLayer if cfg.base else MoELayer)(cfg)\n")
+    project = SimpleNamespace(files={"fairseq/models/builder.py": text}, python=["fairseq/models/builder.py"])
+    sites = site_files.SiteFiles(SimpleNamespace(p=project), None)
+    read = []
+    inner = site_files.conditionally_called
+    monkeypatch.setattr(site_files, "conditionally_called", lambda text: read.append(1) or inner(text))
+    binders = indirect_binders(text)
+    assert binders[1] >= {"TransformerEncoderLayer", "MoELayer"}
+    for name in ("TransformerEncoderLayer", "MoELayer", "TransformerEncoderLayer", "MoELayer"):
+        question = ("class", ("fairseq/modules/layer.py", name), True)
+        assert sites.binds_indirectly("fairseq/models/builder.py", name, question, False, binders)
+    assert len(read) == 1

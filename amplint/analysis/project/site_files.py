@@ -30,7 +30,7 @@ keeps the file, which is then summarised as before."""
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from amplint.analysis.facts.names import _CANONICAL
 from amplint.analysis.project.call_arguments import filled_slots, may_bind
@@ -52,6 +52,7 @@ class SiteFiles:
         self._renamed: Dict[str, bool] = {}  # class name -> may some file bind it under another name
         self._defined: Dict[str, bool] = {}  # name -> member_anywhere
         self._named: Dict[tuple, bool] = {}  # (file, class) -> may a value hold it (class_named)
+        self._conditional: Dict[str, FrozenSet[str]] = {}  # file -> conditionally_called of its text
         # what each mention's text says, per (file, name, plain): the same for every question,
         # so each parameter of a function (one question each) does not read the text again
         self._mentions: Dict[tuple, Tuple[List[Optional[tuple]], List[int]]] = {}
@@ -137,7 +138,10 @@ class SiteFiles:
             return True
         if plain or name not in other:
             return False
-        if name in conditionally_called(self.p.files[path]):
+        conditional = self._conditional.get(path)
+        if conditional is None:  # (asked once per file, not once per question and name)
+            conditional = self._conditional[path] = conditionally_called(self.p.files[path])
+        if name in conditional:
             return True
         view = self._view(path)
         if not view.sure:
