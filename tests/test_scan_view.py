@@ -164,3 +164,22 @@ def test_a_word_holding_a_scanned_word_is_read_only_in_its_files():
         "fairseq/model_parallel/megatron_trainer.py", "fairseq_cli/train.py"]
     assert scan_view.mentioned_outside(project, "MegatronTrainer", "fairseq_cli/train.py")
     assert not scan_view.mentioned_outside(project, ".autocast_context_manager(", "fairseq_cli/train.py")
+
+
+def test_the_hydra_target_scan_is_the_pass_scan_of_its_word():
+    """facebookresearch/fairseq-shaped Hydra configs in Python (`{"_target_": "fairseq.optim.
+    FP16Optimizer"}`): the string-class search's scan for `_target_` is the pass's one scan of
+    that word (scan view, memo), so any later asker reads no text again (on start: its own
+    plain scan, then a second one: 2 x 5 == 5 fails); the nodes found are the same."""
+    from amplint.analysis.project import scan_view
+    from amplint.analysis.project.string_classes import StringConfigs
+
+    _CountedText.counts.clear()
+    tree = {path: text for path, text in _tree().items() if path.endswith(".py")}
+    tree["fairseq/dataclass/configs.py"] = 'OPTIM = {"_target_": "fairseq.optim.fp16_optimizer.FP16Optimizer"}\n'
+    project = _Project({path: _CountedText(scan_ascii(text)) for path, text in tree.items()})
+    nodes = StringConfigs(project).nodes()
+    assert [(node.path, node.target) for node in nodes] == [
+        ("fairseq/dataclass/configs.py", "fairseq.optim.fp16_optimizer.FP16Optimizer")]
+    assert scan_view.files_holding(project, "_target_") == {"fairseq/dataclass/configs.py"}
+    assert _CountedText.counts["_target_"] == len(project.python)

@@ -36,6 +36,7 @@ from amplint.analysis.project.class_words import files_defining
 from amplint.analysis.project.frameworks import yaml_keys
 from amplint.analysis.project.flowindex import Hold, Things
 from amplint.analysis.project.string_params import StringParams
+from amplint.analysis.project.scan_view import texts_holding
 
 # the most classes a lookup by a key no literal fixes, or one several configs set, stands for
 # (as a registry build, classcalls.MAX_REGISTRY_BUILD); a larger set is left unresolved
@@ -78,10 +79,8 @@ class StringConfigs:
                     text = self.p.files[path]
                     if _TARGET_TEXT.search(text):
                         found.extend(_yaml_nodes(path, text))
-            for path in self.p.python:
-                text = self.p.files[path]
-                if "_target_" in text:
-                    found.extend(_python_nodes(path, text))
+            for path, text in texts_holding(self.p, "_target_"):  # (the pass's scan view)
+                found.extend(_python_nodes(path, text))
             self._nodes = found
         return self._nodes
 
