@@ -175,6 +175,90 @@ def test_string_bodies_end_where_the_per_character_reading_ends():
                 assert (want and want.end()) == (got and got.end()), (quote, text, start)
 
 
+class _FoundText(str):
+    """A text whose `find` calls are counted per character looked for."""
+
+    def __new__(cls, text):
+        made = super().__new__(cls, text)
+        made.finds = {}
+        return made
+
+    def find(self, sub, *args):
+        self.finds[sub] = self.finds.get(sub, 0) + 1
+        return str.find(self, sub, *args)
+
+
+def _blank_by_search(text):
+    """code_blanking.blank_code as it read the text before: a `[#"']` search for each comment
+    or string (the definition the memchr reading must agree with)."""
+    import re
+
+    from amplint.analysis.project import code_blanking as cb
+
+    out, position = [], 0
+    while True:
+        match = re.compile(r"[#\"']").search(text, position)
+        if match is None:
+            out.append(text[position:])
+            break
+        start = match.start()
+        if match.group(0) == "#":
+            out.append(text[position:start])
+            end = text.find("\n", start)
+            position = len(text) if end < 0 else end
+            continue
+        first = start
+        while first > start - 2 and first > 0 and text[first - 1] in cb._PREFIX:
+            first -= 1
+        if first < start and first > 0 and cb._WORD.match(text, first - 1):
+            first = start
+        prefix = text[first:start]
+        quote = text[start:start + 3]
+        if quote not in ('"""', "'''"):
+            quote = text[start]
+        body = cb._BODY[quote].match(text, start + len(quote))
+        if body is None:
+            return text, False
+        end = body.end()
+        out.append(text[position:first])
+        if "f" in prefix.lower() or "t" in prefix.lower():
+            if not cb._balanced(text[start + len(quote):end - len(quote)]):
+                return text, False
+            out.append(text[first:end])
+        else:
+            out.append(quote[0] + "\n" * text.count("\n", start, end) + quote[0])
+        position = end
+    return "".join(out), True
+
+
+def test_comments_and_strings_are_found_by_memchr_as_the_search_found_them():
+    """blank_code finds where each comment or string may start with `str.find`, each of `#`,
+    `"`, `'` looked for again only after the reading passes it (on start: a regex search per
+    comment or string, no `find` of a quote: fails), and blanks as that search did: on
+    generated texts (detectron2-shaped `# comment`, docstrings, `f"{x!r}"`, `rb'..'`, names
+    ending in a prefix letter, unterminated strings) and on this repository's own modules."""
+    import os
+    import random
+
+    from amplint.analysis.project.code_blanking import blank_code
+
+    pieces = ["#", "# c\n", '"', "'", '"""', "'''", "f", "rb", "x", "\\", "\n", "{", "}", "a = ", "é", " "]
+    rng = random.Random(27)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 14))) for _ in range(30000)]
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "amplint")
+    for folder, _dirs, names in os.walk(root):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                    texts.append(handle.read())
+    for text in texts:
+        assert blank_code(text) == _blank_by_search(text), text
+    text = _FoundText('x = "a"  # one\ny = \'b\' + "c"\n# two\n')
+    assert blank_code(text) == ('x = ""  \ny = \'\' + ""\n\n', True)
+    # each looked for at most once per occurrence, and once more to find none left
+    assert all(0 < text.finds[char] <= text.count(char) + 1 for char in "#\"'"), text.finds
+
+
 @pytest.mark.parametrize("text, imports, unknown", [
     ("import c.nn\n", [("c", True)], False),
     ("import a.b as c\n", [("a.b", True)], False),

@@ -20,7 +20,6 @@ _BODY = {
     '"': re.compile(r'[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"'),
     "'": re.compile(r"[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'"),
 }
-_START = re.compile(r"[#\"']")  # where a comment or a string may start
 _PREFIX = frozenset("rRbBuUfFtT")
 _WORD = re.compile(r"\w")
 
@@ -31,14 +30,28 @@ def blank_code(text: str) -> Tuple[str, bool]:
     f-string whose braces do not balance: Python 3.12's nested quotes)."""
     out = []
     position = 0
-    search = _START.search
+    end_of_text = len(text)
+    find = text.find
+    # where a comment or a string may start: the next `#`, `"` and `'` at or after `position`
+    # (-1: none left), each found again only once `position` passes it (a `[#"']` search per
+    # string or comment, tried at every character, cost 1.5x as much on the framework trees)
+    comment, double, single = find("#"), find('"'), find("'")
     while True:
-        match = search(text, position)
-        if match is None:
+        if 0 <= comment < position:
+            comment = find("#", position)
+        if 0 <= double < position:
+            double = find('"', position)
+        if 0 <= single < position:
+            single = find("'", position)
+        start = comment if comment >= 0 else end_of_text
+        if 0 <= double < start:
+            start = double
+        if 0 <= single < start:
+            start = single
+        if start == end_of_text:
             out.append(text[position:])
             break
-        start = match.start()
-        if match.group(0) == "#":  # a comment
+        if start == comment:  # a comment
             out.append(text[position:start])
             end = text.find("\n", start)
             position = len(text) if end < 0 else end
