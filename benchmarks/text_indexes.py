@@ -7,7 +7,8 @@ against `(?<!\\w)def(?=\\s+(\\w+))`; `registry_files.statement_starts(text)` aga
 `return_kinds._methods_called(text)` (read from the reversed text) against the lookbehind-led
 patterns they stand for (`CALLED`, `_METHOD_CALLED`: the same names, in the same order); `call_words.indirect_binders` told what
 the text's called words say (no word ending in `partial`, no `super`: CallWords'
-`_indirect_callers`) against the full search. Prints
+`_indirect_callers`) against the full search; `config_dtypes.holds_shape(text)` (the shape
+search tried at the lines writing a half dtype) against `config_dtypes._SHAPES.search`. Prints
 files, unequal files (must be 0) and the CPU seconds of each, then what the call and passed indexes cost in scans of one name (call_words'
 `_SCANS_BEFORE_INDEX` and `_SCANS_BEFORE_PASSED_INDEX` are chosen from these).
 
@@ -24,6 +25,7 @@ import time
 from amplint.analysis.project.call_words import (
     _REVERSED_PASSED, CallWords, PassedWords, called_words, indirect_binders, passed_words,
 )
+from amplint.analysis.project.config_dtypes import _SHAPES, holds_shape
 from amplint.analysis.project.registry_files import statement_starts
 from amplint.analysis.project.return_kinds import _METHOD_CALLED, _methods_called
 from amplint.analysis.project.text_views import CALLED, names_called, written_after_def
@@ -67,7 +69,8 @@ def main(argv) -> int:
             ("passed words", passed_words, lambda text: set(_REVERSED_PASSED.findall(text[::-1]))),
             ("called names", names_called, lambda text: frozenset(CALLED.findall(text))),
             ("methods called", _methods_called, _METHOD_CALLED.findall),
-            ("indirect binders", _hinted_binders, indirect_binders)):
+            ("indirect binders", _hinted_binders, indirect_binders),
+            ("half dtype lines", holds_shape, lambda text: _SHAPES.search(text) is not None)):
         start = time.process_time()
         indexed = [index(text) for _, text in texts]
         index_s = time.process_time() - start
