@@ -11,6 +11,9 @@ that stood for another. So the view keeps such a copy of each 4-byte text, 8 M c
 for any other needle reads the originals. Regexes and position reads keep reading the original
 (`\\w` matches non-ASCII letters): callers take it from the triple.
 
+The memo also holds the files of each scan read to the end (texts_holding), and a scan for a
+word containing a word the memo knows reads only that word's files (`_candidates`).
+
 Kept on the project (dropped with it after the pass)."""
 
 from __future__ import annotations
