@@ -2,7 +2,9 @@
 `amplint/`, such as a start snapshot) on every `.py` file of the given trees that holds a
 callee word (the files the project pass reads keys of): the files where they differ (must be
 none; `_collect`'s lists compared as multisets: no reader depends on their order) and the
-CPU of each `_collect`, best of 3 (the `ast` trees parsed once, outside the timing).
+CPU of each `_collect`, best of 3 (the `ast` trees parsed once, outside the timing); how many
+texts `protocol_keys` answers without parsing them (`_no_event_call`), and any of them `ast`
+cannot parse (there the reference says None: any function may).
 
     python benchmarks/protocol_keys.py SNAPSHOT TREE [TREE ...]
 """
@@ -52,10 +54,13 @@ def main() -> None:
     texts = [(path, text) for path, text in python_texts(sys.argv[2:])
              if any(word in text for word in CALLEE_WORDS)]
     trees, unequal = [], []
+    unparsed = sum(map(scaler_quiet._no_event_call, (text for _, text in texts)))
     for path, text in texts:
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            if scaler_quiet._no_event_call(text):
+                print("unparsable, no event call:", path)
             continue
         trees.append(tree)
         if (_multisets(scaler_quiet._collect(tree)) != _multisets(reference._collect(tree))
@@ -63,6 +68,7 @@ def main() -> None:
             unequal.append(path)
     for path in unequal[:20]:
         print("unequal", path)
+    print(f"{len(texts)} callee texts, {unparsed} with no call that can keep a function (not parsed)")
     print(f"{len(trees)} files, unequal {len(unequal)}; _collect: reference "
           f"{_best(reference._collect, trees):.3f} s, this {_best(scaler_quiet._collect, trees):.3f} s")
 

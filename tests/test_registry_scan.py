@@ -28,7 +28,7 @@ def _reference_bound(segment):
     if "=" not in segment and "for" not in segment:
         return set()
     found = set(rf._WALRUS.findall(segment))
-    for targets in rf._FOR.findall(segment):
+    for targets in rf._for_targets(segment):  # (prose dropped: test_registry_prose_for.py)
         found.update(rf._IDENT.findall(targets))
     for line in segment.split("\n"):
         if "=" in line:

@@ -20,7 +20,7 @@ from amplint.analysis.fix_text import mixed_newlines
 from amplint.analysis.parsing import parse
 from amplint.analysis.project.scaler_quiet import protocol_keys
 from amplint.analysis.project.scaler_summaries import (
-    CALLEE_WORDS, is_caller, summarize_scaler,
+    CALLEE_WORDS, composes_calls, is_caller, summarize_scaler,
 )
 from amplint.run.parallel import Workers, cached_imap, cycles_collected_after, is_huge
 from amplint.workspace.cache import Cache
@@ -29,11 +29,11 @@ from amplint.workspace.files import read_source
 
 def first_pass_plan(path: str, text: str, raw: bytes) -> Optional[bool]:
     """What the first pass does about this `.py` file's protocol summary. True: make it, a
-    caller (its text, and its bytes, the test `scaler_summaries_of` makes, hold a caller
-    word); False: say it is not a caller. None: leave it to the project pass, which makes it
+    caller (`composes_calls` of its text, and its bytes hold a caller word: the text test
+    `scaler_summaries_of` makes before `summarize_file` makes the same test); False: say it is not a caller. None: leave it to the project pass, which makes it
     as it always did: a caller over the large-file size (linted in parts: no whole tree) or
     mixing line endings (linted with one kind of ending: the summary's texts could differ)."""
-    if not (is_caller(text) and is_caller(raw)):
+    if not (composes_calls(text) and is_caller(raw)):
         return False
     if len(text) > large_files.PARTS_ABOVE or mixed_newlines(text):
         return None
@@ -135,7 +135,7 @@ def summarize_file(item):
     try:
         with cycles_collected_after():
             text = read_source(path).text
-            if not force and not is_caller(text):
+            if not force and not composes_calls(text):
                 return None
             if large_files.split(text) is not None:
                 return None  # linted in parts, read by no project pass (one whole tree: ~800 MB)

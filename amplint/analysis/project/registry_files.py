@@ -27,6 +27,9 @@ _SPACE = " \t\\\r\n\x0c"
 _ATTRIBUTE = re.compile(r"\.[ \t\\\r\n\x0c]*register(?:_module)?\b")  # `.register`, `.register_module`
 _AFTER_BREAK = re.compile(r"\n[ \t\\\r\n\x0c]*register(?:_module)?\b")
 _FOR = re.compile(r"\bfor\b(.*?)\bin\b")
+# two words with only spaces between them, or a word after a closing bracket: never in a `for`
+# target outside its brackets (`for CLVP. It was proposed in` in a docstring is prose)
+_WORD_AFTER_WORD = re.compile(r"\w[ \t\x0c]+\w")
 _WALRUS = re.compile(r"([A-Za-z_]\w*)\s*:=")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _AS_AFTER = re.compile(r"\s+as\s+([A-Za-z_]\w*)")
@@ -83,13 +86,48 @@ def _targets(line: str) -> Set[str]:
     return {m.group(0) for m in _IDENT.finditer(line, 0, last) if line[m.end():m.end() + 1] not in (".", "(")}
 
 
+def _for_targets(segment: str) -> Iterator[str]:
+    """The text between each `for` and the first `in` after it on its line that may be a `for`
+    target; after a `for` whose text cannot be one (prose), the next `for` is tried from there
+    (so that `"wait for all" in s or [t for t in u]` still yields `t`)."""
+    at = 0
+    while True:
+        match = _FOR.search(segment, at)
+        if match is None:
+            return
+        targets = match.group(1)
+        if _outside_brackets_prose(targets):
+            at = match.start() + 3
+            continue
+        yield targets
+        at = match.end()
+
+
+def _outside_brackets_prose(targets: str) -> bool:
+    """Two words side by side outside brackets: no target list of Python has them."""
+    if not _WORD_AFTER_WORD.search(targets):
+        return False
+    depth, outside = 0, []
+    for char in targets:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth <= 0:
+            outside.append(char)
+        if depth <= 0 and char in ")]}":
+            outside.append(" ")  # `(a) b`: a word after a closed bracket is no target either
+    return _WORD_AFTER_WORD.search("".join(outside)) is not None
+
+
 def _bound(segment: str) -> Set[str]:
     """The names a statement may bind: `N = ...`, `a = b = ...`, `for N in ...`, `(N := ...)`."""
     if "=" not in segment and "for" not in segment:
         return set()
     found = set(_WALRUS.findall(segment)) if ":=" in segment else set()
-    for targets in _FOR.findall(segment) if "for" in segment else ():
-        found.update(_IDENT.findall(targets))
+    if "for" in segment:
+        for targets in _for_targets(segment):
+            found.update(_IDENT.findall(targets))
     for line in segment.split("\n"):
         if "=" in line:
             found |= _targets(line)

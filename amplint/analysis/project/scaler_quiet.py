@@ -32,11 +32,13 @@ one of those is kept, every function may be (None). None too when `ast` cannot p
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from amplint.analysis.data.scaler_vocab import VERBS
 from amplint.analysis.facts.scalers import CLIP_NAMES
 from amplint.analysis.parsing import python_tree
+from amplint.analysis.project.code_blanking import blank_code
 
 _SCALER_METHODS = frozenset({"scale", "unscale_", "step", "update", "backward"})
 _RISKY_TARGETS = frozenset(CLIP_NAMES) | {"backward"}
@@ -44,9 +46,34 @@ _INSTANCE_CALLS = ("forward", "__call__")
 _UNSCALE_EVENTS = {"unscale", "unscale_all"}  # framework_verbs: the kinds giving a protocol event
 
 
+# every call name that can keep a function without a scaler (`hit` below: clip names, the
+# verbs, `step`, `backward`, the imported risky targets), and those of `scaler_calls`
+_SEED_NAMES = (frozenset(CLIP_NAMES) | {"step", "backward", "scale", "unscale_"} | _RISKY_TARGETS
+               | {verb.method for verb in VERBS if _UNSCALE_EVENTS & set(verb.events)})
+# one of them as a whole name (a call names its function by a whole identifier)
+_SEED = re.compile(r"(?<!\w)(?:%s)(?!\w)" % "|".join(sorted(map(re.escape, _SEED_NAMES))))
+_CALER = re.compile("caler", re.IGNORECASE)  # `"caler" in text.lower()`, without the copy
+
+
+def _no_event_call(text: str) -> bool:
+    """Whether no call of the text can keep a function: its code (comments removed, plain
+    strings emptied: code_blanking) names none of `_SEED_NAMES`, and no text speaks of a scaler
+    ("caler", which lets `update` keep one). `protocol_keys` of such a text is empty, told
+    without parsing it (a callee word only in a docstring: "backward compatible")."""
+    if _CALER.search(text):
+        return False
+    if _SEED.search(text):
+        code, sure = blank_code(text)
+        return sure and not _SEED.search(code)
+    return True
+
+
 def protocol_keys(text: str) -> Optional[FrozenSet[str]]:
     """The keys (`f`, `C.m`, `f.inner`) of the functions whose protocol summary may hold
-    events; None: any function may (or `ast` cannot tell)."""
+    events; None: any function may (or `ast` cannot tell). A text with no call that can keep
+    one (`_no_event_call`) is not parsed: no keys (its LibCST summary has no event either)."""
+    if _no_event_call(text):
+        return frozenset()
     try:
         tree = python_tree(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):

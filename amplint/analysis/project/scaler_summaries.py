@@ -36,6 +36,7 @@ from amplint.analysis.facts.scaler_flags import scaler_flag
 from amplint.analysis.facts.gradient_backward import gradient_backward
 from amplint.analysis.facts.scaler_flow import key_text, tensor_backward
 from amplint.analysis.parsing import parse
+from amplint.analysis.project.code_blanking import blank_code
 from amplint.analysis.project.lines import call_anchors, node_lines
 from amplint.analysis.facts.tree import dotted_name, iter_nodes
 from amplint.analysis.project.relative_names import Names, relative_imports
@@ -96,6 +97,18 @@ def is_caller(text) -> bool:
 
 _CALLER_BYTES = tuple(word.encode() for word in CALLER_WORDS)
 _PAIR_BYTES = tuple(word.encode() for word in CALLER_PAIR)
+
+
+def composes_calls(text: str) -> bool:
+    """Whether a file gets a caller summary (`summarize_scaler(..., force=False)`, here, in the
+    pool and in the first pass alike): `is_caller`, its pair's `.backward(` in code, not only in
+    comments and plain strings (a docstring's `>>> loss.backward()`: nothing backpropagates)."""
+    if any(word in text for word in CALLER_WORDS):
+        return True
+    if not all(word in text for word in CALLER_PAIR):
+        return False
+    code, sure = blank_code(text)
+    return not sure or CALLER_PAIR[0] in code
 
 
 def summarize_scaler(path: str, module: cst.Module, facts, force: bool = True,
@@ -433,7 +446,7 @@ def local_summaries(files: Mapping[str, str], paths: Sequence[str], force: bool,
     found: Dict[str, Optional[ScalerSummary]] = {}
     for path in paths:
         text = files[path]
-        if not (any(word in text for word in CALLEE_WORDS) if force else is_caller(text)):
+        if not (any(word in text for word in CALLEE_WORDS) if force else composes_calls(text)):
             found[path] = None
             continue
         try:
