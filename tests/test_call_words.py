@@ -73,8 +73,8 @@ def test_the_index_reads_each_file_once_whatever_the_names_asked():
             found = words.files_calling(f"g{i % 7}")
             assert found == [p for p in sorted(texts) if f"g{i % 7}(" in texts[p]]
     assert words.files_calling("h") == sorted(texts)
-    # a few names are scanned for, then every file is indexed once: 121 questions read
-    # 20 * 60 files by scans and 60 files for the index, not 121 * 60
+    # every file is indexed once (after `_SCANS_BEFORE_INDEX` scans, none since round 51):
+    # 121 questions read 60 files for the index, not 121 * 60
     assert _SCANS_BEFORE_INDEX < 121
     assert words.scanned == _SCANS_BEFORE_INDEX * 60
     assert words.texts_indexed == 60

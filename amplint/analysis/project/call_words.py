@@ -15,11 +15,12 @@ from amplint.analysis.project.scan_view import texts_holding
 from amplint.analysis.project.scan_view import python_texts
 
 # names scanned for before the call index is built: a scan reads every text for one name, the
-# index reads each text once for them all. On the mixed monorepo tree (5,338 files, 70 MB) the
-# index costs 3.3 scans (transformers alone 3.1; 5 to 8 on trees of a few hundred files, whose
-# scans take 1 to 3 ms): past 4 names the index is cheaper where a scan costs anything
-# (benchmarks/text_indexes.py prints both costs per tree). It was 8 (b75a108).
-_SCANS_BEFORE_INDEX = 4
+# index reads each text once for them all and costs 3.3 scans on the mixed monorepo tree (5 to 8 on
+# trees of a few hundred files, whose scans take 1 to 3 ms: benchmarks/text_indexes.py). Every
+# tree whose pass asks anything asks more than that (mixed tree: 135 names; detectron2: ~20), so
+# the scans before the index were spent for nothing there: 4 of them cost ~0.2 s of the mixed
+# tree's pass (round 51). Was 8 (b75a108), then 4.
+_SCANS_BEFORE_INDEX = 0
 
 _WORD_CHAR = re.compile(r"\w")
 _WORD = re.compile(r"\w+")
@@ -157,8 +158,9 @@ _REVERSED_PASSED = re.compile(r"[,)]\s*(\w+)")
 _REVERSED_COMMA = re.compile(r",\s*(\w+)")
 _REVERSED_COMMA_ASCII = re.compile(r",%s*(\w+)" % _ASCII_SPACE, re.ASCII)  # (see `_ASCII_SPACE`)
 # a per-name scan reads every text (`name in text`); the index costs 4.6 of them on the mixed
-# monorepo tree (4.1 on transformers, 6 to 10 on trees of a few hundred files): see above
-_SCANS_BEFORE_PASSED_INDEX = 4
+# monorepo tree (4.1 on transformers, 6 to 10 on trees of a few hundred files), which asks 18
+# names: as for `_SCANS_BEFORE_INDEX`, the index from the first name (4 scans were ~0.2 s)
+_SCANS_BEFORE_PASSED_INDEX = 0
 
 
 def passed_words(text: str) -> Set[str]:
