@@ -89,3 +89,28 @@ def test_warm_run_follows_an_edit_of_the_plugin_only(tmp_path):
         tmp_path, NAME, "minifabric/fabric/plugins/precision/amp.py",
         ((RETURNS, RETURNS.replace("dtype=torch.float16)", "dtype=torch.float16, enabled=False)")),),
         "AMP102", [AMP102])
+
+
+def test_the_callers_of_the_method_come_from_the_call_index_not_a_scan(monkeypatch):
+    """The files holding `.forward_context(` are looked up among those the class flow's call
+    index says call `forward_context` (every such text calls it: `.` is no word character)
+    where the index is built when the method seeds are made (the mixed monorepo tree: both
+    of its method names), not found by a scan of every text (on start: one whole-tree scan a
+    method name, counted by scan_view). Where it is not built, the scan answers. The finding
+    is the same either way."""
+    import amplint.analysis.project as project_module
+    from amplint.analysis.project import build, context_methods, scan_view
+
+    inner = context_methods.method_region_seeds
+
+    def index_first(project):
+        project.flow.call_words.files_calling("forward")  # (as a class flow question before it would)
+        return inner(project)
+
+    project = build(load(NAME), SETTINGS)  # (this small project asks no name before the seeds)
+    assert scan_view.scans_made(project)[".forward_context("] == 1
+
+    monkeypatch.setattr(project_module, "method_region_seeds", index_first)
+    project = build(load(NAME), SETTINGS)
+    assert ".forward_context(" not in scan_view.scans_made(project)
+    assert code_findings(load(NAME), "AMP102", SETTINGS)[0] == [AMP102]

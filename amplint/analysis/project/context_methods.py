@@ -38,7 +38,7 @@ seeds for the calls under it, as context_openers.py does for a function."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional, Tuple
+from typing import Dict, FrozenSet, Optional, Tuple
 
 from amplint.analysis.facts.property_dtypes import PLAIN_BASES
 from amplint.analysis.facts.region_entries import EntryContextRegion
@@ -54,13 +54,26 @@ _MAX_DEPTH = 8
 Methods = Dict[Tuple[str, str], Tuple[tuple, str, Optional[Tuple[int, str]]]]
 
 
+def _files_calling_method(project, name: str) -> FrozenSet[str]:
+    """The files whose text holds `.name(`: among those the class flow's call index says call
+    `name` where it is built (`.` is no word character, so each such text calls `name`): a
+    lookup, not a scan of every text (the mixed monorepo tree's two method names were two
+    whole-tree scans); else one scan."""
+    word = f".{name}("
+    indexed = project.flow.indexed_calls(name)
+    if indexed is None:
+        return files_holding(project, word)
+    files = project.files
+    return frozenset(path for path in indexed if word in files[path])
+
+
 def method_region_seeds(project) -> list:
     methods = _methods(project)
     if not methods:
         return []
     names = {key.rsplit(".", 1)[1] for _, key in methods}
     seeds: list = []
-    called = set().union(*(files_holding(project, f".{name}(") for name in names))  # (one scan a name)
+    called = set().union(*(_files_calling_method(project, name) for name in names))
     for caller in project.python:
         if caller not in called:
             continue
