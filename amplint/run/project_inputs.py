@@ -141,6 +141,18 @@ class _KeyedLazy(Mapping):
             raise KeyError(path)
         return self._texts[path]
 
+    def get(self, path: str, default=None):
+        """Mapping.get without its `try: self[path]` (80,000 calls on the mixed monorepo tree);
+        a text is read, as there, when the path is one of the keys (_LazyTexts raises nothing)."""
+        return self._texts[path] if path in self._set else default
+
+    def __contains__(self, path) -> bool:
+        """Mapping's test (it reads the text, as `self[path]` does), without its frames."""
+        if path not in self._set:
+            return False
+        self._texts[path]  # (read, as Mapping.__contains__ reads it: the texts read decide which trees are kept)
+        return True
+
     def __iter__(self):
         return iter(self._keys)
 
