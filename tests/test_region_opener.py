@@ -179,3 +179,17 @@ def test_no_fix_edits_the_context_managers_call():
 def test_warm_run_follows_an_edit_of_the_context_manager_only(tmp_path):
     assert_warm_run_follows_an_edit(tmp_path, NAME, "olmo/torch_util.py", ((OPENS + "            yield\n",
                                     OPENS + "            pass\n        yield\n"),), "AMP102", [AMP102])
+
+
+def test_the_files_naming_an_opener_come_from_the_passs_one_scan_of_the_name():
+    """The files whose text names `autocast_context` are found by the pass's scan view (one
+    scan, kept for the pass), which both readers of them use: the holder seeds
+    (context_holders.py, `ctx = autocast_context(...)` then `with ctx:`) and the opener seeds
+    (on start: each its own loop over every text, no scan recorded). The finding is the same."""
+    from amplint.analysis.project import build, scan_view
+
+    project = build(load(NAME), SETTINGS)
+    assert scan_view.scans_made(project).get("autocast_context") == 1
+    assert [path for path, _ in scan_view.texts_holding(project, "autocast_context")] == [
+        path for path in project.python if "autocast_context" in project.files[path]]
+    assert findings("AMP102")[0] == [AMP102]

@@ -31,6 +31,7 @@ from typing import Dict, List, Tuple
 from amplint.analysis.facts.region_entries import EntryContextRegion
 from amplint.analysis.project.context_params import seeds_under
 from amplint.analysis.project.opener_names import dotted_text, resolved_opener, scopes
+from amplint.analysis.project.scan_view import paths_holding
 
 # (function key, the factory as written, the local, line of the `with`, (first, last) line of its body)
 _WITH_CALLED = re.compile(r"\bwith\s+\w+\(\s*\)\s*:")
@@ -41,7 +42,7 @@ def factory_region_seeds(project, factories) -> list:
     seeds: list = []
     withs: Dict[str, List[FactoryWith]] = {}
     for name in sorted(factories):
-        for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
+        for caller in paths_holding(project, name):  # (the pass's scan of the word)
             text = project.files.get(caller) or ""
             if "with" not in text or not _WITH_CALLED.search(text) or not bound_call(text, name):
                 continue  # no `with local():`, or no `local = ...name(` (text tests before `ast`)

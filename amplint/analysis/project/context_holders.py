@@ -32,6 +32,7 @@ from amplint.analysis.facts.region_entries import EntryContextRegion
 from amplint.analysis.project.context_factories import _own_nodes, bound_call, count_binding, count_parameters
 from amplint.analysis.project.context_params import seeds_under
 from amplint.analysis.project.opener_names import called_dtype, dotted_text, passes_false, resolved_opener, scopes
+from amplint.analysis.project.scan_view import paths_holding
 
 # (key of the function that binds it, the opener as written, the holder as written ("ctx",
 # "self.autocast"), line of the binding, [(key of the function entering it, line of the `with`,
@@ -44,7 +45,7 @@ def holder_region_seeds(project, openers) -> list:
     seeds: list = []
     held: Dict[str, List[HeldOpener]] = {}
     for name in sorted(openers):
-        for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
+        for caller in paths_holding(project, name):  # (the pass's scan of the word)
             text = project.files.get(caller) or ""
             if "with" not in text or not _WITH_HOLDER.search(text) or not bound_call(text, name):
                 continue  # no `with holder:`, or no `holder = ...name(` (text tests before `ast`)

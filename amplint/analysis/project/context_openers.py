@@ -43,6 +43,7 @@ from amplint.analysis.project.context_prefilters import may_open, may_open_metho
 from amplint.analysis.project.module_defs import parse_or_none
 from amplint.analysis.project.opener_names import (  # noqa: F401  (re-exported)
     called_dtype, dotted_text, note_dtype_param, passes_false, resolved_opener)
+from amplint.analysis.project.scan_view import paths_holding
 
 # name -> [(file, (enabled, device, dtype), what to cite, its `enabled` parameter or None,
 #           whether it passes its `**kwargs` on to the autocast)]
@@ -60,7 +61,7 @@ def opener_region_seeds(project) -> list:
     seeds.extend(holder_region_seeds(project, openers))
     for name in sorted(openers):
         # the files whose text names it (an import `as` another name included)
-        for caller in [path for path in project.python if name in (project.files.get(path) or "")]:
+        for caller in paths_holding(project, name):  # (the pass's scan of the word)
             text = project.files.get(caller)
             if "with" not in text or _all_disabled(text, name, {o[3] for o in openers[name]}):
                 continue

@@ -145,6 +145,12 @@ def _scan_together(project, held: dict, memo: Dict[str, FrozenSet[str]]) -> None
         counts[word] = counts.get(word, 0) + 1
 
 
+def paths_holding(project, word: str) -> List[str]:
+    """files_holding in the project's order (one scan per word and pass)."""
+    holding = files_holding(project, word)
+    return [path for path, _text in python_texts(project) if path in holding]
+
+
 def texts_holding(project, word: str) -> Iterator[Tuple[str, str]]:
     """(path, original text) of the project's Python files holding `word`, in order, read
     lazily (a caller may stop at the first): from files_holding's memo where an earlier scan
