@@ -37,10 +37,11 @@ def bound_value_entries(project, reached) -> None:
     try:
         regions = {p for p, s in project.summaries.items() if s is not None and s.regions}
         have = {p for p in regions | set(reached) if project.summaries.get(p) is not None}
+        if not project.value_flow and len(_solved(have)) > DEFAULT_MAX_FILES:
+            return  # the solve below would not run: the files added next only make it larger
         have |= _imported(project, reached)
         # no `ast` parse here (the call resolver's scope reads the region bodies': one parse more)
-        paths = sorted(p for p in have | _importers(project, regions, have)
-                       if p.endswith((".py", ".pyi")) and os.path.basename(p) != "setup.py")
+        paths = sorted(_solved(have | _importers(project, regions, have)))
     except (RecursionError, MemoryError):
         return
     if not paths or not _asked(project, paths):
@@ -110,6 +111,11 @@ def bound_value_entries(project, reached) -> None:
     project.__dict__["bound_deps"] = {
         path: {modules[m] for e in entries if isinstance(e, EntryBoundSpans) for m, _shown in e.paths if m in modules}
         for path, entries in out.items()}
+
+
+def _solved(paths) -> Set[str]:
+    """The files of `paths` the solve reads."""
+    return {p for p in paths if p.endswith((".py", ".pyi")) and os.path.basename(p) != "setup.py"}
 
 
 # the files a solve covers by default; with `value-flow = true`, any number (its cost grows
