@@ -59,8 +59,8 @@ def _project(tmp_path, name: str, twin: bool):
     return root
 
 
-def _run(root, monkeypatch):
-    """(AMP105/AMP101 findings of a cold -j 1 CLI run, the files escape_returns, escape_args and
+def _run(root, monkeypatch, jobs="1"):
+    """(AMP105/AMP101 findings of a cold CLI run (`jobs` workers), the files escape_returns, escape_args and
     region_args had the pass walk, the entries of those three kinds the pass handed out)."""
     import amplint.analysis.project.escape_args as escape_args
     import amplint.analysis.project.escape_returns as escape_returns
@@ -94,7 +94,7 @@ def _run(root, monkeypatch):
     project_entries.counted_from = passing
     monkeypatch.setattr(runner, "project_entries", project_entries)
     _forget()
-    findings = cli_findings(root, "--no-cache", "-j", "1", codes=("AMP105", "AMP101"))
+    findings = cli_findings(root, "--no-cache", "-j", jobs, codes=("AMP105", "AMP101"))
     _forget()
     return findings, asked, handed
 
@@ -105,9 +105,13 @@ def _forget():
     drop_answers()  # another run of the same texts in this process would read them
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])  # "2": the workers' lint hands the answers back
 @pytest.mark.parametrize("name,twin", [case for case in CASES if not PROJECTS_USED[case[0]][3]])
-def test_the_pass_asks_no_walk_of_a_file_the_first_pass_walked(tmp_path, monkeypatch, name, twin):
-    findings, asked, handed = _run(_project(tmp_path, name, twin), monkeypatch)
+def test_the_pass_asks_no_walk_of_a_file_the_first_pass_walked(tmp_path, monkeypatch, name, twin, jobs):
+    import amplint.run.parallel as parallel
+
+    monkeypatch.setattr(parallel, "MIN_FILES_PER_WORKER", 1)  # a pool for a few files
+    findings, asked, handed = _run(_project(tmp_path, name, twin), monkeypatch, jobs)
     assert findings == ([] if twin else PROJECTS_USED[name][0])
     assert sorted(set(asked)) == PROJECTS_USED[name][3]
     assert bool(handed[0]) != twin  # the entries are handed out where the hazard is
@@ -119,7 +123,7 @@ def test_the_first_pass_answers_equal_the_pass_walks(tmp_path, monkeypatch, name
 
     root = _project(tmp_path, name, twin)
     read = _run(root, monkeypatch)
-    monkeypatch.setattr(per_file, "note_first_pass", lambda *args: None)
+    monkeypatch.setattr(per_file, "first_pass_walks", lambda *args: None)
     walked = _run(root, monkeypatch)
     assert sorted(set(walked[1])) == PROJECTS_USED[name][2]  # the pass walks
     assert sorted(set(read[1])) == PROJECTS_USED[name][3]  # where a module output is named: still
