@@ -22,6 +22,25 @@ def load(name, replace=()):
     return files
 
 
+def python_texts_under(root):
+    """The text of every `.py` file below `root`, folders and names in sorted order (tests that
+    check a cheap reading against the full one on this repository's own modules)."""
+    texts = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                    texts.append(handle.read())
+    return texts
+
+
+def own_package_texts(sub=""):
+    """`python_texts_under` amplint's own package (or its folder `sub`)."""
+    return python_texts_under(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                           "amplint", sub))
+
+
 def cli_output(root, *args) -> str:
     """What `amplint --output-format json ARGS .` run in `root` through the CLI prints (the
     JSON findings, or a diff with --diff)."""

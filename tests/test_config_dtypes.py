@@ -23,7 +23,7 @@ import sys
 import types
 
 import pytest
-from project_files import code_findings, load
+from project_files import code_findings, load, own_package_texts
 
 NAME = "config_llama_recipes_dtypes"
 ROOT = "src/llama_recipes/"
@@ -135,7 +135,6 @@ def test_the_shape_pretest_is_the_line_search_it_replaces():
     torch.bfloat16`, `self.mixed_precision_dtype = torch.bfloat16`, comments, tabs, `\\r`,
     non-ASCII names, several literals a line, the literal at the text's start and end) and on
     this repository's own modules (on start: no holds_shape, ImportError)."""
-    import os
     import random
 
     from amplint.analysis.project import config_dtypes
@@ -146,12 +145,7 @@ def test_the_shape_pretest_is_the_line_search_it_replaces():
               "    self.x.y = torch.half", "    return  torch.bfloat16 #", "\treturn\ttorch.half\t", "torch.", "\n"]
     rng = random.Random(27)
     texts = ["\n".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8))) for _ in range(20000)]
-    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "amplint", "analysis")
-    for folder, _dirs, names in os.walk(root):
-        for name in sorted(names):
-            if name.endswith(".py"):
-                with open(os.path.join(folder, name), encoding="utf-8") as handle:
-                    texts.append(handle.read())
+    texts += own_package_texts("analysis")
     for text in texts:
         assert config_dtypes.holds_shape(text) == (config_dtypes._SHAPES.search(text) is not None), text
     assert any(config_dtypes.holds_shape(text) for text in texts) and not all(map(config_dtypes.holds_shape, texts))

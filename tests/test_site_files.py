@@ -237,20 +237,15 @@ def test_comments_and_strings_are_found_by_memchr_as_the_search_found_them():
     comment or string, no `find` of a quote: fails), and blanks as that search did: on
     generated texts (detectron2-shaped `# comment`, docstrings, `f"{x!r}"`, `rb'..'`, names
     ending in a prefix letter, unterminated strings) and on this repository's own modules."""
-    import os
     import random
 
     from amplint.analysis.project.code_blanking import blank_code
+    from project_files import own_package_texts
 
     pieces = ["#", "# c\n", '"', "'", '"""', "'''", "f", "rb", "x", "\\", "\n", "{", "}", "a = ", "é", " "]
     rng = random.Random(27)
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 14))) for _ in range(30000)]
-    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "amplint")
-    for folder, _dirs, names in os.walk(root):
-        for name in sorted(names):
-            if name.endswith(".py"):
-                with open(os.path.join(folder, name), encoding="utf-8") as handle:
-                    texts.append(handle.read())
+    texts += own_package_texts()
     for text in texts:
         assert blank_code(text) == _blank_by_search(text), text
     text = _FoundText('x = "a"  # one\ny = \'b\' + "c"\n# two\n')
