@@ -1,5 +1,5 @@
-"""CPU of each LibCST escape walk (facts/escape.py EscapeAnalysis) and dtype walk
-(facts/dtypes.py DtypeFacts) the project pass makes, per file, with the entry module that asked
+"""CPU of each LibCST escape walk (facts/escape.py EscapeAnalysis), dtype walk
+(facts/dtypes.py DtypeFacts) and FileFacts (facts/__init__.py) the project pass makes, per file, with the entry module that asked
 for it: runs the CLI (its arguments after the script's) on whichever amplint is on PYTHONPATH
 and prints one `@@` line per walk to stderr, then the totals. A dtype walk that an escape walk
 builds is counted in both (the escape walk's CPU includes it). Walks of the first, per-file
@@ -16,6 +16,7 @@ import sys
 import time
 import traceback
 
+import amplint.analysis.facts as file_facts
 import amplint.analysis.facts.dtypes as dtypes
 import amplint.analysis.facts.escape as escape
 import amplint.run.project_inputs as project_inputs
@@ -28,7 +29,7 @@ _walks = []  # (kind, CPU s, characters of the module, the asking project module
 def _timed(cls, kind: str) -> None:
     inner = cls.__init__
 
-    def init(self, facts, *args, **kwargs):
+    def init(self, facts, *args, **kwargs):  # (FileFacts: the module)
         if not _in_pass[0]:
             return inner(self, facts, *args, **kwargs)
         began = time.process_time()
@@ -39,7 +40,8 @@ def _timed(cls, kind: str) -> None:
             stack = [f"{f.filename.split('/amplint/')[-1]}:{f.lineno}:{f.name}"
                      for f in traceback.extract_stack()[:-1]
                      if "/amplint/" in f.filename and "/facts/" not in f.filename][-3:]
-            _walks.append((kind, spent, len(facts.module.code), " < ".join(reversed(stack))))
+            module = facts if kind == "facts" else facts.module
+            _walks.append((kind, spent, len(module.code), " < ".join(reversed(stack))))
 
     cls.__init__ = init
 
@@ -57,6 +59,7 @@ def _in_project_pass(inner):
 def main() -> None:
     _timed(escape.EscapeAnalysis, "escape")
     _timed(dtypes.DtypeFacts, "dtypes")
+    _timed(file_facts.FileFacts, "facts")
     runner.project_entries = project_inputs.project_entries = _in_project_pass(project_inputs.project_entries)
     from amplint.cli.main import main as cli
 

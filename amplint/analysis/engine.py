@@ -65,6 +65,9 @@ class FileResult:
     # its GradScaler protocol summary, made from the same parse when asked for with `summary`
     # (amplint.run.scaler_inputs): a ScalerSummary, False (not a caller) or None (not made)
     scaler: object = None
+    # what the project pass reads of the region walks its rules made (project/first_pass_walks.py):
+    # (text digest, answers) or None; not cached, not part of the summary
+    walks: object = None
     warnings: List[str] = field(default_factory=list)  # one line each, path included
     # (code, line) of the findings a `# noqa` suppressed: a finding at a call whose event one of
     # them is (`through`) is a duplicate of a hazard the user has seen (drop_chain_duplicates)

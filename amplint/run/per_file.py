@@ -29,6 +29,7 @@ from amplint.run.scaler_inputs import first_pass_summary
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
 from amplint.analysis.project.context_prefilters import opener_text_tests
 from amplint.analysis.project.first_pass_ast import ast_first_pass, framework_call
+from amplint.analysis.project.first_pass_walks import first_pass_walks
 from amplint.analysis.project.summary import portable_summary
 
 
@@ -114,6 +115,7 @@ def _process_python(
             if not wanted:
                 return False
             summary = portable_summary(path, text, module, facts)
+            made["walked"] = (text, facts)  # what its rules walk, for the project pass (below)
             if summary is not None and (summary.regions or any(opener_text_tests(text))):
                 # the pass reads again the trees of region files (module outputs, escapes) and
                 # of the first-pass files that may define an opener (context_openers.py)
@@ -129,6 +131,8 @@ def _process_python(
         )
         if summarize and not wanted:
             result.summary = False  # not a file the project pass's first pass summarises
+        elif "walked" in made and result.summary:
+            result.walks = first_pass_walks(*made.pop("walked"), result.summary)
         result.scaler = made.get("scaler") if protocol else plan  # None: not made here
     for diag in result.diagnostics:
         diag.cell = None  # type: ignore[attr-defined]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from amplint.analysis.engine import FileResult
+from amplint.analysis.project.first_pass_walks import note_walks
 from amplint.run.first_pass import Need, need_on_disk
 from amplint.run.result_cache import cached_need, cached_results
 
@@ -36,6 +37,7 @@ class FirstPass(NamedTuple):
                     summaries[path] = result.summary
                 if result.scaler is not None:
                     scalers[path] = result.scaler
+                note_walks(result.walks)
             elif self.needs.get(path) is not None and self.needs[path].plan is not None:
                 scalers[path] = self.needs[path].plan  # False: not a caller
         return summaries, scalers

@@ -26,6 +26,7 @@ import libcst as cst
 
 from amplint.analysis.facts.returned_escapes import EntryParamEscaped
 from amplint.analysis.facts.tree import scope_key
+from amplint.analysis.project.first_pass_walks import first_pass_answer
 from amplint.analysis.project.function_entries import may_escape_in
 from amplint.analysis.project.module_outputs import output_escape
 
@@ -61,19 +62,32 @@ def region_file_arguments(project, arguments_of):
 def escape_arg_entries(project) -> None:
     """Puts EntryParamEscaped into `project.escape_args` (path -> entries) and the callers'
     files into `project.escape_arg_deps`, read with the other entries (__init__.py)."""
-    for path, key, call, line, slot, cite in region_file_arguments(project, _half_arguments):
-        _note_callee(project, path, key, call, line, slot, cite)
+    for path, key, last, line, slot, cite in region_file_arguments(project, _half_arguments):
+        _note_callee(project, path, key, last, line, slot, cite)
 
 
 def _half_arguments(project, path: str) -> List[tuple]:
-    """(function key, call, line, position or keyword, cite) for each argument of a call outside
-    any region that holds a value escaped from a region of the file."""
-    if not may_escape_in(project, path):
-        return []  # no value escapes here: no walk
-    parsed = output_escape(project, path)  # with the modules of other files it calls under its regions
-    if parsed is None:
-        return []
-    module, facts, escape = parsed
+    """(function key, call's last name, line, position or keyword, cite) for each argument of a
+    call outside any region that holds a value escaped from a region of the file. Read from
+    the first pass's own walk of the same text where it made one (first_pass_walks.py)."""
+    known = first_pass_answer(project, path, "escaped_args")
+    if known is None:
+        if not may_escape_in(project, path):
+            return []  # no value escapes here: no walk
+        parsed = output_escape(project, path)  # with the modules of other files it calls under its regions
+        if parsed is None:
+            return []
+        known = escaped_arguments(*parsed)
+    shown = project.display(path)
+    return [(key, last, line, slot,
+             f"{dtype or 'half (float16 or bfloat16)'} from the autocast region at {shown}:{region_line} "
+             f"(produced at line {made}), passed by the call at {shown}:{line}")
+            for key, last, line, slot, dtype, region_line, made in known]
+
+
+def escaped_arguments(module, facts, escape) -> List[tuple]:
+    """(function key, call's last name, line, position or keyword, region dtype, line of the
+    region's `with`, line that produced the value) of the walked file's escaped arguments."""
     found = []
     for site in facts.tree.calls:
         frame, call = site.frame, site.node
@@ -93,28 +107,20 @@ def _half_arguments(project, path: str) -> List[tuple]:
     nodes = [call for _, call, _, _ in found]
     nodes += [e.region.root.origin for _, _, _, e in found] + [e.node for _, _, _, e in found if e.node is not None]
     lines = node_lines(module, nodes)
-    shown = project.display(path)
-    out = []
-    for frame, call, slot, entry in found:
-        line = lines.get(id(call), 0)
-        region = entry.region
-        cite = (f"{region.dtype or 'half (float16 or bfloat16)'} from the autocast region at "
-                f"{shown}:{lines.get(id(region.root.origin), 0)} (produced at line "
-                f"{lines.get(id(entry.node), 0)}), passed by the call at {shown}:{line}")
-        out.append((scope_key(frame.scope), call, line, slot, cite))
-    return out
+    return [(scope_key(frame.scope), last_name(call.func), lines.get(id(call), 0), slot,
+             entry.region.dtype or "", lines.get(id(entry.region.root.origin), 0), lines.get(id(entry.node), 0))
+            for frame, call, slot, entry in found]
 
 
-def callee_param(project, path: str, key: str, call: cst.Call, line: int, slot) -> Optional[Tuple[str, str, str]]:
+def callee_param(project, path: str, key: str, last: Optional[str], line: int, slot) -> Optional[Tuple[str, str, str]]:
     """(file, function key, parameter) that argument `slot` of the call at `line` of function
-    `key` of `path` binds, when the class flow resolves the call to one function of another
+    `key` of `path` (its callee's last name `last`) binds, when the class flow resolves the call to one function of another
     file and nothing else (a function, a method of an instance, a module's forward)."""
     flow = project.flow
     functions = flow._flow(path)
     function = functions.functions.get(key) if functions is not None else None
     if function is None or not line:
         return None
-    last = _last_name(call.func)
     records = [c for c in function.calls if c[3] == line and c[0] == last]
     if len(records) != 1:
         return None
@@ -130,8 +136,8 @@ def callee_param(project, path: str, key: str, call: cst.Call, line: int, slot) 
     return (where, target_key, param) if param is not None else None
 
 
-def _note_callee(project, path: str, key: str, call: cst.Call, line: int, slot, cite: str) -> None:
-    found = callee_param(project, path, key, call, line, slot)
+def _note_callee(project, path: str, key: str, last: Optional[str], line: int, slot, cite: str) -> None:
+    found = callee_param(project, path, key, last, line, slot)
     if found is None:
         return
     where, target_key, param = found
@@ -161,7 +167,7 @@ def _param(project, path: str, key: str, slot) -> Optional[str]:
     return function.params[index] if index < function.positional else None
 
 
-def _last_name(func: cst.BaseExpression) -> Optional[str]:
+def last_name(func: cst.BaseExpression) -> Optional[str]:
     if isinstance(func, cst.Name):
         return func.value
     if isinstance(func, cst.Attribute):

@@ -25,6 +25,7 @@ import libcst as cst
 
 from amplint.analysis.facts.returned_escapes import EntryReturnsEscaped
 from amplint.analysis.facts.tree import iter_nodes, scope_key
+from amplint.analysis.project.first_pass_walks import first_pass_answer
 from amplint.analysis.project.flowindex import callee_targets
 from amplint.analysis.project.function_entries import may_escape_in
 from amplint.analysis.project.module_outputs import output_escape
@@ -52,13 +53,27 @@ def escape_return_entries(project) -> None:
 def _returning_functions(project, path: str) -> List[Tuple[str, str, str, str, str]]:
     """(file, function key, "half"/"f32", dtype, cite) for the functions of a file whose every
     return agrees on an escaped half value (at least one of its own regions' values) or on
-    a float32 one; the float32 ones only in files that also return a half one."""
-    if not may_escape_in(project, path):
-        return []  # no value escapes here: no walk
-    found_facts = output_escape(project, path)  # with the modules of other files it calls
-    if found_facts is None:
-        return []
-    module, facts, escape = found_facts
+    a float32 one; the float32 ones only in files that also return a half one. Read from the
+    first pass's own walk of the same text where it made one (first_pass_walks.py)."""
+    known = first_pass_answer(project, path, "returns")
+    if known is None:
+        if not may_escape_in(project, path):
+            return []  # no value escapes here: no walk
+        found_facts = output_escape(project, path)  # with the modules of other files it calls
+        if found_facts is None:
+            return []
+        known = returning_functions(*found_facts)
+    shown = project.display(path)
+    return [(path, key, kind, dtype,
+             f"{dtype or 'half (float16 or bfloat16)'} from the autocast region at {shown}:{region_line} "
+             f"(returned by `{key}` at {shown}:{def_line})" if kind == "half" else "")
+            for key, kind, dtype, region_line, def_line in known]
+
+
+def returning_functions(module, facts, escape) -> List[Tuple[str, str, str, int, int]]:
+    """(function key, "half"/"f32", dtype, line of the region's `with`, line of the def) of the
+    walked file's functions whose every return agrees on an escaped half value or on a float32
+    one; the float32 ones (lines 0) only where a half one is found."""
     found, floats = [], []
     for frame in facts.tree.frames:
         node = frame.node
@@ -72,7 +87,7 @@ def _returning_functions(project, path: str) -> List[Tuple[str, str, str, str, s
         if key.count(".") > 1 or (key.count(".") == 1 and frame.parent.kind != "class"):
             continue  # a nested function: no call site of another file reaches it by name
         if all(e.kind == "f32" for e in entries):
-            floats.append((path, key, "f32", "", ""))
+            floats.append((key, "f32", "", 0, 0))
             continue
         if not all(e.kind == "half" and e.escaped is not None and e.region is not None for e in entries):
             continue
@@ -82,12 +97,8 @@ def _returning_functions(project, path: str) -> List[Tuple[str, str, str, str, s
         from amplint.analysis.project.lines import node_lines
 
         lines = node_lines(module, [region.root.origin, node.name])
-        dtype = region.dtype or ""
-        shown = project.display(path)
-        cite = (f"{dtype or 'half (float16 or bfloat16)'} from the autocast region at "
-                f"{shown}:{lines.get(id(region.root.origin), 0)} (returned by `{key}` at "
-                f"{shown}:{lines.get(id(node.name), 0)})")
-        found.append((path, key, "half", dtype, cite))
+        found.append((key, "half", region.dtype or "", lines.get(id(region.root.origin), 0),
+                      lines.get(id(node.name), 0)))
     return found + floats if found else []
 
 

@@ -24,15 +24,16 @@ from typing import List
 from amplint.analysis.facts.half_evidence import EntryRegionArg, half_origin
 from amplint.analysis.facts.regions import Enabled
 from amplint.analysis.facts.tree import scope_key
-from amplint.analysis.project.escape_args import argument_slots, callee_param, region_file_arguments
+from amplint.analysis.project.escape_args import argument_slots, callee_param, last_name, region_file_arguments
+from amplint.analysis.project.first_pass_walks import first_pass_answer
 from amplint.analysis.project.module_outputs import output_facts
 
 
 def region_arg_entries(project) -> None:
     """Puts EntryRegionArg into `project.region_args` (path -> entries) and the callers' files
     into `project.region_arg_deps`, read with the other entries (__init__.py)."""
-    for path, key, call, line, slot, cite in region_file_arguments(project, _half_arguments):
-        found = callee_param(project, path, key, call, line, slot)
+    for path, key, last, line, slot, cite in region_file_arguments(project, _half_arguments):
+        found = callee_param(project, path, key, last, line, slot)
         if found is None:
             continue
         where, target, param = found
@@ -43,12 +44,27 @@ def region_arg_entries(project) -> None:
 
 
 def _half_arguments(project, path: str) -> List[tuple]:
-    """(function key, call, line, position or keyword, cite) for each argument of a call under
-    an active region of the file (not a disabled one) that may be half there."""
-    parsed = output_facts(project, path)  # (the walk of escapes is not read here)
-    if parsed is None:
-        return []
-    module, facts = parsed
+    """(function key, call's last name, line, position or keyword, cite) for each argument of a
+    call under an active region of the file (not a disabled one) that may be half there. Read
+    from the first pass's own facts of the same text where its rules made their dtype walk
+    (first_pass_walks.py)."""
+    known = first_pass_answer(project, path, "half_args")
+    if known is None:
+        parsed = output_facts(project, path)  # (the walk of escapes is not read here)
+        if parsed is None:
+            return []
+        known = half_arguments(*parsed)
+    shown = project.display(path)
+    out = []
+    for key, last, line, slot, why, made in known:
+        cite = f"{why} at {shown}:{made}, passed at {shown}:{line}" if made else f"{why}, passed at {shown}:{line}"
+        out.append((key, last, line, slot, cite))
+    return out
+
+
+def half_arguments(module, facts) -> List[tuple]:
+    """(function key, call's last name, line, position or keyword, why it may be half, line
+    that shows it) of the arguments of calls under an active, not disabled region."""
     found = []
     for site in facts.tree.calls:
         frame, call = site.frame, site.node
@@ -70,14 +86,11 @@ def _half_arguments(project, path: str) -> List[tuple]:
     from amplint.analysis.project.lines import node_lines
 
     lines = node_lines(module, [call for _, call, _, _ in found] + [origin[1] for _, _, _, origin in found])
-    shown = project.display(path)
     out = []
     for frame, call, slot, (why, node) in found:
         if why.startswith("`") and " is " in why:  # the dtype fact's "`h` is float16"
             code, word = why.rsplit(" is ", 1)
             why = f"the {word} value {code}"
-        line = lines.get(id(call), 0)
-        made = lines.get(id(node), 0)
-        cite = f"{why} at {shown}:{made}, passed at {shown}:{line}" if made else f"{why}, passed at {shown}:{line}"
-        out.append((scope_key(frame.scope), call, line, slot, cite))
+        out.append((scope_key(frame.scope), last_name(call.func), lines.get(id(call), 0), slot, why,
+                    lines.get(id(node), 0)))
     return out
