@@ -62,8 +62,7 @@ def _project(tmp_path, name: str, twin: bool):
 def _run(root, monkeypatch, jobs="1"):
     """(AMP105/AMP101 findings of a cold CLI run (`jobs` workers), the files escape_returns, escape_args and
     region_args had the pass walk, the entries of those three kinds the pass handed out)."""
-    import amplint.analysis.project.escape_args as escape_args
-    import amplint.analysis.project.escape_returns as escape_returns
+    import amplint.analysis.project.module_outputs as module_outputs
     import amplint.analysis.project.region_args as region_args
     import amplint.run.runner as runner
 
@@ -80,8 +79,7 @@ def _run(root, monkeypatch, jobs="1"):
         walk.counted_from = inner
         monkeypatch.setattr(module, name, walk)
 
-    counted(escape_returns, "output_escape")
-    counted(escape_args, "output_escape")
+    counted(module_outputs, "output_escape")  # (escape_returns' and escape_args' walks, first_pass_walks.answer_or_walk)
     counted(region_args, "output_facts")
     passing = getattr(runner.project_entries, "counted_from", runner.project_entries)
 
@@ -150,7 +148,7 @@ def test_the_answers_from_a_linted_files_facts_equal_those_of_fresh_facts():
     from amplint.analysis.engine import Settings, lint_source
     from amplint.analysis.facts import FileFacts
     from amplint.analysis.facts.escape import may_escape
-    from amplint.analysis.project import first_pass_walks
+    from amplint.analysis.project import first_pass_answers
     from amplint.analysis.project.escape_args import escaped_arguments
     from amplint.analysis.project.escape_returns import returning_functions
     from amplint.analysis.project.region_args import half_arguments
@@ -168,7 +166,7 @@ def test_the_answers_from_a_linted_files_facts_equal_those_of_fresh_facts():
         if not result.summary or not result.summary.regions or "facts" not in kept:
             continue
         compared += 1
-        answers = first_pass_walks._answers(kept["facts"], True, True)
+        answers = first_pass_answers._answers(kept["facts"], True, True)
         fresh = FileFacts(kept["facts"].module)
         if not may_escape(fresh):
             assert answers.get("returns", ()) == answers.get("escaped_args", ()) == ()

@@ -29,7 +29,7 @@ from amplint.run.scaler_inputs import first_pass_summary
 from amplint.analysis.project.ast_summary import Refusal, ast_summary
 from amplint.analysis.project.context_prefilters import opener_text_tests
 from amplint.analysis.project.first_pass_ast import ast_first_pass, framework_call
-from amplint.analysis.project.first_pass_walks import first_pass_walks
+from amplint.analysis.project.first_pass_answers import first_pass_walks
 from amplint.analysis.project.summary import portable_summary
 
 

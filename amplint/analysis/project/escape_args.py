@@ -26,9 +26,7 @@ import libcst as cst
 
 from amplint.analysis.facts.returned_escapes import EntryParamEscaped
 from amplint.analysis.facts.tree import scope_key
-from amplint.analysis.project.first_pass_walks import first_pass_answer
-from amplint.analysis.project.function_entries import may_escape_in
-from amplint.analysis.project.module_outputs import output_escape
+from amplint.analysis.project.first_pass_walks import answer_or_walk
 
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
 
@@ -70,14 +68,7 @@ def _half_arguments(project, path: str) -> List[tuple]:
     """(function key, call's last name, line, position or keyword, cite) for each argument of a
     call outside any region that holds a value escaped from a region of the file. Read from
     the first pass's own walk of the same text where it made one (first_pass_walks.py)."""
-    known = first_pass_answer(project, path, "escaped_args")
-    if known is None:
-        if not may_escape_in(project, path):
-            return []  # no value escapes here: no walk
-        parsed = output_escape(project, path)  # with the modules of other files it calls under its regions
-        if parsed is None:
-            return []
-        known = escaped_arguments(*parsed)
+    known = answer_or_walk(project, path, "escaped_args", escaped_arguments)
     shown = project.display(path)
     return [(key, last, line, slot,
              f"{dtype or 'half (float16 or bfloat16)'} from the autocast region at {shown}:{region_line} "

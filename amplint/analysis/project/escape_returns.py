@@ -25,10 +25,8 @@ import libcst as cst
 
 from amplint.analysis.facts.returned_escapes import EntryReturnsEscaped
 from amplint.analysis.facts.tree import iter_nodes, scope_key
-from amplint.analysis.project.first_pass_walks import first_pass_answer
+from amplint.analysis.project.first_pass_walks import answer_or_walk
 from amplint.analysis.project.flowindex import callee_targets
-from amplint.analysis.project.function_entries import may_escape_in
-from amplint.analysis.project.module_outputs import output_escape
 from amplint.analysis.project.nograd_entries import receiver_name
 
 _MAX_CALLEES = 64  # per project: the functions whose call sites are searched
@@ -55,14 +53,7 @@ def _returning_functions(project, path: str) -> List[Tuple[str, str, str, str, s
     return agrees on an escaped half value (at least one of its own regions' values) or on
     a float32 one; the float32 ones only in files that also return a half one. Read from the
     first pass's own walk of the same text where it made one (first_pass_walks.py)."""
-    known = first_pass_answer(project, path, "returns")
-    if known is None:
-        if not may_escape_in(project, path):
-            return []  # no value escapes here: no walk
-        found_facts = output_escape(project, path)  # with the modules of other files it calls
-        if found_facts is None:
-            return []
-        known = returning_functions(*found_facts)
+    known = answer_or_walk(project, path, "returns", returning_functions)
     shown = project.display(path)
     return [(path, key, kind, dtype,
              f"{dtype or 'half (float16 or bfloat16)'} from the autocast region at {shown}:{region_line} "

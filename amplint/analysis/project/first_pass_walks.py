@@ -6,7 +6,7 @@ AMP101) walk the file's escapes and dtypes. The project pass then built the same
 for escape_returns.py, escape_args.py and region_args.py: on the mixed monorepo, esmfold2's two
 110 k-character files cost ~0.25 s of the pass that way. The lint (in a pool's worker or in the
 process of the pass) makes those three answers, plain data (keys, names, lines), with the text's
-digest (`first_pass_walks`), and hands them back on the file's result (FileResult.walks), outside
+digest (first_pass_answers.py), and hands them back on the file's result (FileResult.walks), outside
 the module summary: the language server compares summaries to decide whether an edit needs a
 project pass (round 50 put these answers there and broke that). The process of the pass keeps
 them by digest (`note_walks`, amplint.run.phase_one) and the pass reads one (`first_pass_answer`)
@@ -17,25 +17,15 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from typing import Dict, Optional, Tuple
+from typing import Callable, Dict, List, Optional
 
-_MAX_CHARS = 1 << 20  # texts larger than this: the pass walks them (none of the 52 trees' regions)
+MAX_CHARS = 1 << 20  # texts larger than this: the pass walks them (none of the 52 trees' regions)
 _MAX_HELD = 4096  # answers kept, the oldest first out (each a few tuples)
 _ANSWERS: "OrderedDict[bytes, Dict[str, tuple]]" = OrderedDict()
 
 
-def _digest(text: str) -> bytes:
+def digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
-def first_pass_walks(text: str, facts, summary) -> Optional[Tuple[bytes, Dict[str, tuple]]]:
-    """After the first pass's lint of `text` (amplint.run.per_file): (digest of `text`, what
-    the pass would read of `facts`), where its rules walked them; None elsewhere."""
-    if (not summary or not summary.regions or facts.entries or len(text) > _MAX_CHARS
-            or "tree" not in facts.__dict__):
-        return None
-    answers = _answers(facts, "return" in text, summary.flow is not None)
-    return (_digest(text), answers) if answers else None
 
 
 def note_walks(walks) -> None:
@@ -49,42 +39,32 @@ def note_walks(walks) -> None:
         _ANSWERS.popitem(last=False)
 
 
-def _answers(facts, returns: bool, flows: bool) -> Dict[str, tuple]:
-    from amplint.analysis.facts.escape import may_escape
-    from amplint.analysis.project.escape_args import escaped_arguments
-    from amplint.analysis.project.escape_returns import returning_functions
-    from amplint.analysis.project.region_args import half_arguments
-
-    made = facts.__dict__
-    answers: Dict[str, tuple] = {}
-    try:
-        if not (returns or flows):
-            return answers
-        if not may_escape(facts):
-            answers["returns"] = answers["escaped_args"] = ()
-        elif made.get("escape") is not None:
-            if returns:
-                answers["returns"] = tuple(returning_functions(facts.module, facts, made["escape"]))
-            if flows:
-                answers["escaped_args"] = tuple(escaped_arguments(facts.module, facts, made["escape"]))
-        if flows and made.get("dtypes") is not None:
-            answers["half_args"] = tuple(half_arguments(facts.module, facts))
-    except (RecursionError, MemoryError):
-        return {}
-    return answers
-
-
 def first_pass_answer(project, path: str, kind: str) -> Optional[tuple]:
     """The first pass's answer `kind` ("returns", "escaped_args", "half_args") for `path`'s
     text, or None: the pass walks the file itself."""
     if not _ANSWERS or project.__dict__.get("module_outputs", {}).get(path):
         return None
     text = project.files.get(path)
-    if not text or len(text) > _MAX_CHARS:
+    if not text or len(text) > MAX_CHARS:
         return None
-    held = _ANSWERS.get(_digest(text))
+    held = _ANSWERS.get(digest(text))
     return held.get(kind) if held is not None else None
 
 
 def drop_answers() -> None:
     _ANSWERS.clear()
+
+
+def answer_or_walk(project, path: str, kind: str, read: Callable[..., List[tuple]]) -> tuple:
+    """The first pass's answer `kind` for the file, else `read(module, facts, escape walk)` of the
+    pass's own walk (with the module outputs named for it): () where no value can escape."""
+    known = first_pass_answer(project, path, kind)
+    if known is not None:
+        return known
+    from amplint.analysis.project.function_entries import may_escape_in
+    from amplint.analysis.project.module_outputs import output_escape
+
+    if not may_escape_in(project, path):
+        return ()  # no value escapes here: no walk
+    parsed = output_escape(project, path)  # with the modules of other files it calls
+    return tuple(read(*parsed)) if parsed is not None else ()
