@@ -220,3 +220,40 @@ def test_the_words_nearly_every_pass_scans_for_are_scanned_in_one_loop():
             assert scan_view.files_holding(project, word) == set(expected[word])
             assert [path for path, _ in scan_view.texts_holding(project, word)] == expected[word]
         assert all(_CountedText.counts[word] == read for word in expected)  # none read again
+
+
+
+def test_an_alias_scan_of_a_class_name_holding_a_scanned_name_reads_only_its_files():
+    """fairseq-shaped (facebookresearch/fairseq modules/: `TransformerSentenceEncoderLayer`, then
+    its `SparseTransformerSentenceEncoderLayer` subclass): dispatch.renamed asks, per class name,
+    whether some file binds it under another name. The first scan is read to the end (no alias)
+    and kept, so the second name, which contains the first, reads only the first's files (on
+    start: every file again). Answers are those of the pattern over every text."""
+    from amplint.analysis.project import dispatch
+
+    layer, sparse = "TransformerSentenceEncoderLayer", "SparseTransformerSentenceEncoderLayer"
+    tree = {f"fairseq/criterions/loss_{at}.py": f"def loss_{at}(model, sample):\n    return model(sample)\n"
+            for at in range(10)}
+    tree["fairseq/modules/transformer_sentence_encoder_layer.py"] = f"class {layer}(nn.Module):\n    pass\n"
+    tree["fairseq/modules/sparse_transformer_sentence_encoder_layer.py"] = (
+        f"from fairseq.modules import {layer}\nclass {sparse}({layer}):\n    pass\n")
+    tree["fairseq/modules/sparse_transformer_sentence_encoder.py"] = (
+        f"from fairseq.modules.sparse_transformer_sentence_encoder_layer import {sparse}\n"
+        f"layers = [{sparse}() for _ in range(2)]\n")
+
+    def scans(tree):
+        _CountedText.counts.clear()
+        project = _Project({path: _CountedText(text) for path, text in tree.items()})
+        return project, [dispatch.renamed(project, (layer,)), dispatch.renamed(project, (sparse,))]
+
+    project, answers = scans(tree)
+    assert answers == [False, False]
+    assert _CountedText.counts[layer] == len(project.python)
+    holding = sum(1 for text in tree.values() if layer in text)
+    assert _CountedText.counts[sparse] == holding < len(project.python)
+    # the twin: the encoder binds the subclass under another name, found in the narrowed files
+    path = "fairseq/modules/sparse_transformer_sentence_encoder.py"
+    tree[path] = tree[path].replace(f"import {sparse}", f"import {sparse} as SparseLayer")
+    project, answers = scans(tree)
+    assert answers == [False, True]
+    assert dispatch.renamed(project, (layer, sparse)) is True

@@ -14,7 +14,7 @@ import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from amplint.analysis.project.candidates import Candidate
-from amplint.analysis.project.scan_view import scan_texts
+from amplint.analysis.project.scan_view import texts_holding
 
 _CLASS_BASES = re.compile(r"class\s+\w+\s*\(([^)]*)")
 _WORD = re.compile(r"\w+")
@@ -60,8 +60,11 @@ def renamed(project, names) -> bool:
     `Base = Cls`), which a subclass's bases could then write instead?"""
     pattern = re.compile(r"\b(?:%s)\s+as\s+\w|=\s*(?:[\w.]+\s*,\s*)*(?:\w+\.)*(?:%s)\s*(?:,|$)"
                          % (("|".join(map(re.escape, sorted(names))),) * 2), re.M)
-    return any(pattern.search(text) for _path, scan, text in scan_texts(project, "".join(names))
-               if any(name in scan for name in names))  # (the view where every name allows it)
+    # each name's holders through the pass's memo (texts_holding): a scan read to the end is
+    # kept, so a later class name containing this one (`_AcceleratorConnector` after
+    # `_Connector`, fairseq's `SparseTransformerSentenceEncoderLayer` after
+    # `TransformerSentenceEncoderLayer`) reads only its files
+    return any(pattern.search(text) for name in names for _path, text in texts_holding(project, name))
 
 
 class BaseIndex:
