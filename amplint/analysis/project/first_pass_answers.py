@@ -1,6 +1,7 @@
 """The answers first_pass_walks.py keeps, made after the first pass's lint of a region file
 (amplint.run.per_file), from the facts its rules walked: escape_returns' returning functions,
-escape_args' escaped arguments, region_args' half arguments, as plain tuples with the text's
+escape_args' escaped arguments, region_args' half arguments, module_outputs' calls under a
+half region, as plain tuples with the text's
 digest. Apart from first_pass_walks.py, which those three modules read: they are what this
 module calls."""
 
@@ -25,6 +26,7 @@ def _answers(facts, returns: bool, flows: bool) -> Dict[str, tuple]:
     from amplint.analysis.facts.escape import may_escape
     from amplint.analysis.project.escape_args import escaped_arguments
     from amplint.analysis.project.escape_returns import returning_functions
+    from amplint.analysis.project.module_outputs import region_calls
     from amplint.analysis.project.region_args import half_arguments
 
     made = facts.__dict__
@@ -39,6 +41,8 @@ def _answers(facts, returns: bool, flows: bool) -> Dict[str, tuple]:
                 answers["returns"] = tuple(returning_functions(facts.module, facts, made["escape"]))
             if flows:
                 answers["escaped_args"] = tuple(escaped_arguments(facts.module, facts, made["escape"]))
+        if flows and made.get("escape") is not None:
+            answers["region_calls"] = tuple(region_calls(facts.module, facts, made["escape"]))
         if flows and made.get("dtypes") is not None:
             answers["half_args"] = tuple(half_arguments(facts.module, facts))
     except (RecursionError, MemoryError):

@@ -31,6 +31,7 @@ from amplint.analysis.facts.half_evidence import EntryForwardCall
 from amplint.analysis.facts.returned_escapes import EntryModuleOutput
 from amplint.analysis.facts.tree import scope_key
 from amplint.analysis.prefilter_names import CodeNames
+from amplint.analysis.project.first_pass_walks import first_pass_answer
 from amplint.analysis.project.function_entries import escape_facts, parsed_facts, with_escape_walk
 
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
@@ -53,11 +54,18 @@ def module_output_entries(project) -> None:
 
 def _region_calls(project, path: str):
     """(function key, dotted callee, line) of the calls under a half region of the file whose
-    callee is a plain name, `self.attr` or `name.attr` the file does not resolve."""
+    callee is a plain name, `self.attr` or `name.attr` the file does not resolve: the first
+    pass's answer for the same text where its rules walked the escapes (first_pass_walks.py),
+    else from the pass's own parse and walk."""
+    known = first_pass_answer(project, path, "region_calls")
+    if known is not None:
+        return list(known)
     found_facts = escape_facts(project, path)
-    if found_facts is None:
-        return []
-    module, facts, escape = found_facts
+    return region_calls(*found_facts) if found_facts is not None else []
+
+
+def region_calls(module, facts, escape):
+    """`_region_calls` of a parsed file: its module, FileFacts (no entries) and their escape walk."""
     graph = facts.callgraph
     found = []
     for site in facts.tree.calls:
