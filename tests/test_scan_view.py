@@ -193,18 +193,23 @@ def test_the_hydra_target_scan_is_the_pass_scan_of_its_word():
 
 
 def test_the_words_nearly_every_pass_scans_for_are_scanned_in_one_loop():
-    """fairseq-shaped tree: text_tests' `autocast` and `half(` and string_classes' Hydra
-    `_target_` are asked of every text in nearly every pass; the first asked scans for all
-    three in one loop (each text tested once per word, while it is in the cache), and the
-    others then read no text (on start: each its own scan, `scans_made` == {"half("} after the
-    first). The answers are the plain scans', whichever is asked first, lazily or not."""
+    """fairseq-shaped tree: text_tests' `autocast` and `half(`, string_classes' Hydra
+    `_target_`, and the imported-function entries' `torch.optim.` (return_kinds) and
+    `GradScaler` (chosen_builders) are asked of every text in nearly every
+    pass; the first asked scans for all of them in one loop (each text tested once per word,
+    while it is in the cache), and the others then read no text (round 52: the last two each
+    their own scan; on start all five). The answers are the plain scans', whichever is asked
+    first, lazily or not."""
     from amplint.analysis.project import scan_view
 
     tree = {path: text for path, text in _tree().items() if path.endswith(".py")}
     tree["fairseq/trainer.py"] = "with torch.autocast('cuda'):\n    loss = model.half()(x)\n"
     tree["fairseq/dataclass/configs.py"] = 'OPTIM = {"_target_": "fairseq.optim.FP16Optimizer"}\n'
+    tree["fairseq/optim/adam.py"] = "import torch.optim.adam\nscaler = torch.cuda.amp.GradScaler()\n"
+    tree["fairseq/modules/quant.py"] = "x = x.to(torch.float16)\n"
     expected = {word: [path for path in sorted(tree) if word in tree[path]]
-                for word in ("autocast", "half(", "_target_")}
+                for word in scan_view.SCANNED_TOGETHER}
+    assert set(expected) >= {"autocast", "half(", "_target_", "torch.optim.", "GradScaler"}
     assert all(expected.values()) and expected["autocast"] != expected["_target_"]
     read = sum(1 for text in tree.values() if not scan_view._wide(text))  # (a wide one: its reduced copy)
     for first in expected:
@@ -214,7 +219,7 @@ def test_the_words_nearly_every_pass_scans_for_are_scanned_in_one_loop():
             assert [path for path, _ in scan_view.texts_holding(project, first)] == expected[first]
         else:
             assert scan_view.files_holding(project, first) == set(expected[first])
-        assert scan_view.scans_made(project) == {"autocast": 1, "half(": 1, "_target_": 1}
+        assert scan_view.scans_made(project) == {word: 1 for word in expected}
         assert all(_CountedText.counts[word] == read for word in expected)
         for word in expected:
             assert scan_view.files_holding(project, word) == set(expected[word])

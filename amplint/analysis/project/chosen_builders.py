@@ -45,7 +45,7 @@ def chosen_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryReturn
     for path in paths:
         text = project.files.get(path) or ""
         if not path.endswith(".py") or not (may_run_under_autocast(project, path)
-                                            or holds(project, path, "autocast") or "GradScaler" in text):
+                                            or holds(project, path, "autocast") or holds(project, path, "GradScaler")):
             continue
         entries: List[EntryReturn] = []
         for name, ref in _imported_calls(project, path, code_view(project, path), called_names(project, path)):

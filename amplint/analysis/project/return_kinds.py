@@ -51,8 +51,9 @@ def return_kind_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryR
         # "device" and "finfo" only in a file that may run under autocast: asked first (a dict
         # lookup), so that the other files' texts are not scanned for their words
         under = may_run_under_autocast(project, path)
-        kinds = {kind for kind, word in _NEEDS.items() if (under or kind == "half") and word in text}
-        if "half" in kinds and (holds(project, path, "autocast") or "GradScaler" in text
+        kinds = {kind for kind, word in _NEEDS.items() if (under or kind == "half")
+                 and (holds(project, path, word) if kind == "half" else word in text)}
+        if "half" in kinds and (holds(project, path, "autocast") or holds(project, path, "GradScaler")
                                 or ".parameters()" not in text):
             kinds.discard("half")  # AMP152 reads a file that trains without either
         # ".half(" within the files holding "half(", which local_callers.py asks of every file

@@ -125,11 +125,13 @@ def files_holding(project, word: str) -> FrozenSet[str]:
 
 
 # words the pass scans every text for in nearly any tree (text_tests' `autocast` and `half(`,
-# string_classes' Hydra `_target_`): the first asked scans for all of them, each text read for
-# each word while it is in the processor's cache. Three scans of the mixed monorepo tree's 70 M
-# characters, one after another, cost about twice as much as this one loop (each is ASCII and
-# holds no `?`: the reduced copies answer for them all)
-SCANNED_TOGETHER = ("autocast", "half(", "_target_")
+# string_classes' Hydra `_target_`; of the imported-function entries, return_kinds'
+# `torch.optim.` and chosen_builders' `GradScaler`, each asked of nearly every file; not
+# local_callers' `float16`: its loop stops at its budget, in the mixed monorepo tree early): the first asked scans for all of them, each text read for each word while it is
+# in the processor's cache. Scans of the mixed monorepo tree's 70 M characters, one after
+# another, cost about twice as much as this one loop (each is ASCII and holds no `?`: the
+# reduced copies answer for them all)
+SCANNED_TOGETHER = ("autocast", "half(", "_target_", "torch.optim.", "GradScaler")
 
 
 def _scan_together(project, held: dict, memo: Dict[str, FrozenSet[str]]) -> None:
