@@ -130,8 +130,9 @@ def test_a_word_is_scanned_once_per_pass(monkeypatch):
     assert _storing_files(project, project.python, "inf") == ["fairseq/optim/fairseq_optimizer.py"]
     assert scaler_unhanded._stored_elsewhere(project, "inf") is False  # (only `self.inf` is stored)
     python = len(project.python)
-    # `inf`: one scan, then the one file holding it read again by the store search's own test
-    assert _CountedText.counts["inf"] == python + 1
+    # `inf`: one scan; the store search reads the files it found (their `.inf`), not `inf` again
+    # (round 52: once more in each)
+    assert _CountedText.counts["inf"] == python
     assert text_tests.holds(project, "fairseq/optim/fp16_optimizer.py", "FairseqOptimizer")
     words = CallWords(project.python, project.files, project)
     assert words.files_calling("FairseqOptimizer") == ["fairseq/optim/fairseq_optimizer.py"]  # (`class X(`)
