@@ -263,3 +263,29 @@ def test_an_alias_scan_of_a_class_name_holding_a_scanned_name_reads_only_its_fil
     project, answers = scans(tree)
     assert answers == [False, True]
     assert dispatch.renamed(project, (layer, sparse)) is True
+
+
+
+class _Unread(str):
+    """A text whose original must not be scanned (its reduced copy answers)."""
+
+    def __contains__(self, word) -> bool:
+        raise AssertionError(f"the original was scanned for {word!r}")
+
+
+def test_the_scaler_callee_files_read_the_reduced_copies():
+    """huggingface/transformers-shaped: a trainer text stored 4 bytes a character (an emoji in
+    its docstring) calls `loss.backward()`; scaler_methods.callee_files finds the files holding a
+    callee word as a plain scan of the originals does, and reads the 4-byte texts' ASCII copies,
+    not the originals (on start: the originals, once per word tested)."""
+    from amplint.analysis.project import scaler_methods, scan_view
+
+    tree = dict(_tree())
+    tree["transformers/trainer.py"] = '"""\N{HUGGING FACE} Trainer"""\ndef step(loss):\n    loss.backward()\n'
+    tree["transformers/utils.py"] = '"""\N{HUGGING FACE} utils"""\ndef noop():\n    pass\n'
+    plain = [path for path in sorted(p for p in tree if p.endswith(".py"))
+             if any(word in tree[path] for word in scaler_methods.CALLEE_TESTS)]
+    assert "transformers/trainer.py" in plain and "transformers/utils.py" not in plain
+    project = _Project({path: _Unread(text) if scan_view._wide(text) else text for path, text in tree.items()})
+    assert sum(type(text) is _Unread for text in project.files.values()) >= 2
+    assert scaler_methods.callee_files(project) == plain

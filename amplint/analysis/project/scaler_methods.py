@@ -17,6 +17,7 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tupl
 
 from amplint.analysis.facts.scalers import SCALER_TRIGGERS
 from amplint.analysis.project.scaler_summaries import CALLEE_WORDS
+from amplint.analysis.project.scan_view import scan_texts, scannable
 
 # paths -> `scaler_quiet.protocol_keys` of each one's text (None: any function may have events)
 KeysOf = Callable[[List[str]], Mapping[str, Optional[FrozenSet[str]]]]
@@ -34,6 +35,7 @@ _COMMON_FIRST = ("backward", "clip", "caler", ".step(")
 CALLEE_TESTS = tuple(sorted(
     (word for word in CALLEE_WORDS if not any(other != word and other in word for other in CALLEE_WORDS)),
     key=lambda word: _COMMON_FIRST.index(word) if word in _COMMON_FIRST else len(_COMMON_FIRST)))
+assert all(scannable(word) for word in CALLEE_TESTS)  # (callee_files reads the reduced copies)
 
 
 class KnownKeys:
@@ -68,9 +70,11 @@ def callee_files(project) -> List[str]:
     file a scaler trigger word is in, too (SCALER_TRIGGERS are callee words)."""
     found = project.__dict__.get("_scaler_callee_files")
     if found is None:
-        files = project.files
+        # the pass's scan view: its texts in order, without a lookup each, and the ASCII copy of
+        # a 4-byte text where it has one (the words are ASCII, with no `?`: the same answers)
         found = project.__dict__["_scaler_callee_files"] = [
-            path for path in project.python if any(word in files[path] for word in CALLEE_TESTS)]
+            path for path, scan, _text in scan_texts(project, CALLEE_TESTS[0])
+            if any(word in scan for word in CALLEE_TESTS)]
     return found
 
 
