@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import contextlib
 import sys
 import time
 
@@ -35,15 +36,28 @@ original_values = classvalues.ClassValues.values
 original_call_sites = flowindex.FlowIndex._call_sites
 
 
-def submodules(flow, path, cls):
-    inside[0] += 1
+@contextlib.contextmanager
+def _clocked(depth: list, record):
+    """`record(CPU)` of the outermost call (depth[0] counts the calls open)."""
+    depth[0] += 1
     start = time.process_time()
     try:
-        return original_submodules(flow, path, cls)
+        yield
     finally:
-        inside[0] -= 1
-        if inside[0] == 0:
-            sub_cpu[0] += time.process_time() - start
+        depth[0] -= 1
+        if depth[0] == 0:
+            record(time.process_time() - start)
+
+
+def _add(counter, key):
+    def record(spent):
+        counter[key] += spent
+    return record
+
+
+def submodules(flow, path, cls):
+    with _clocked(inside, _add(sub_cpu, 0)):
+        return original_submodules(flow, path, cls)
 
 
 def values(self, path, key, val, depth=0):
@@ -67,14 +81,9 @@ def call_sites(self, name, question=None):
     base = (name,) + tuple(question[:3]) if question else (name,)
     kind = "repeat" if base in searched else "first"
     searched[base] = searched.get(base, 0) + 1
-    searching[0] += 1
-    start = time.process_time()
-    try:
+    search_count[kind] += 1
+    with _clocked(searching, _add(search_cpu, kind)):
         return original_call_sites(self, name, question)
-    finally:
-        searching[0] -= 1
-        search_count[kind] += 1
-        search_cpu[kind] += time.process_time() - start
 
 
 halfspread.submodules = submodules
