@@ -30,6 +30,7 @@ MIN_BUDGET = 16_000_000  # ...or this many characters, the larger (a small proje
 # "bfloat16" too, which "float16" finds; "autocast" and "half(" asked of the pass (text_tests.py)
 _SIGNALS = ("half(", "float16")
 _DEF = re.compile(r"def[ \t]+([A-Za-z]\w*)[ \t]*\(")
+_WORD_CHAR = re.compile(r"\w")
 
 
 def local_caller_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCalledHere, ...]]:
@@ -85,12 +86,32 @@ def _called_again(text: str) -> List[str]:
         counts[name] = counts.get(name, 0) + 1
     called = []
     for name, count in sorted(counts.items()):
-        if count == 1 and len(re.findall(r"(?<!\w)" + name + r"\s*\(", text)) >= 2:
+        if count == 1 and _calls_twice(name, text):
             called.append(name)
     return called
 
 
+def _calls_twice(name: str, text: str) -> bool:
+    """`len(re.findall(r"(?<!\w)" + name + r"\s*\(", text)) >= 2`, searched from the name's
+    literal (a pattern led by a lookbehind is tried at every position): a match the lookbehind
+    drops ends before any match it would keep could start (inside the name each character
+    follows a word character; `\s*(` starts no name)."""
+    found = 0
+    for match in re.finditer(re.escape(name) + r"\s*\(", text):
+        start = match.start()
+        if start == 0 or not _WORD_CHAR.match(text, start - 1):
+            found += 1
+            if found == 2:
+                return True
+    return False
+
+
 def _mentions(name: str, text: str) -> bool:
-    if name not in text:
-        return False
-    return re.search(r"(?<!\w)" + name + r"(?!\w)", text) is not None
+    """Does `text` hold `name` as a whole word (`(?<!\w)name(?!\w)`)? Each occurrence tried."""
+    at = text.find(name)
+    while at != -1:
+        end = at + len(name)
+        if (at == 0 or not _WORD_CHAR.match(text, at - 1)) and not _WORD_CHAR.match(text, end):
+            return True
+        at = text.find(name, at + 1)
+    return False
