@@ -1,8 +1,10 @@
-"""local_callers.py's text tests (issue 26's cost line), searched from the name's literal instead of
-a pattern led by a lookbehind (tried at every position of every text): the same answers as the
-patterns they stand for, on generated texts shaped like huggingface/diffusers' pipeline helpers
-(`def retrieve_timesteps(` called again in the file, a `_retrieve_timesteps(` and an
-`é_name(` that are other words) and on this repository's own texts."""
+"""Text tests of the project pass searched from their literal instead of a pattern led by a
+lookbehind or `\\b` (tried at every position of every text; issue 26's cost line): local_callers.py's
+whole-word tests and class_dtype_entries.py's `dtype=self.X` reading give the answers of the patterns
+they stand for, on generated texts shaped like huggingface/diffusers' pipeline helpers (`def
+retrieve_timesteps(` called again in the file, a `_retrieve_timesteps(` and an `éretrieve_timesteps(`
+that are other words; `torch.zeros(n, dtype=self.dtype)` in a module under autocast, beside
+`xdtype=self.a,`) and on this repository's own texts."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import random
 import re
 
 from amplint.analysis.project import local_callers
+from amplint.analysis.project.class_dtype_entries import self_dtype_attrs
 
 
 def _calls_twice(name: str, text: str) -> bool:
@@ -53,3 +56,18 @@ def test_the_literal_led_tests_answer_as_the_lookbehind_patterns():
             assert local_callers._mentions(name, text) == _mentions(name, text), name
             kept += _calls_twice(name, text)
     assert cases >= 1000 and kept >= 50
+
+
+def test_the_dtype_attributes_read_as_the_word_bounded_pattern():
+    rng = random.Random(26)
+    pieces = ["dtype=self.dtype,", "dtype = self.half_dtype)", "xdtype=self.a,", "_dtype=self.b)",
+              "\u00e9dtype=self.c,", "dtype=self.dtype=self.d,", "dtype= self.e  )", "dtype=self.", "f,",
+              "(", " ", "\n", "torch.zeros(n, ", ")"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 10))) for _ in range(500)]
+    texts += list(_own_texts())
+    pattern = re.compile(r"\bdtype\s*=\s*self\.(\w+)\s*[,)]")
+    found = 0
+    for text in texts:
+        assert self_dtype_attrs(text) == set(pattern.findall(text)), text
+        found += bool(pattern.search(text))
+    assert found >= 100

@@ -25,10 +25,22 @@ from amplint.analysis.facts.property_dtypes import PLAIN_BASES
 from amplint.analysis.project.init_dtypes import init_param_dtype
 from amplint.analysis.project.property_entries import class_node
 
-_SELF_DTYPE = re.compile(r"\bdtype\s*=\s*self\.(\w+)\s*[,)]")
+# `\bdtype\s*=\s*self\.(\w+)\s*[,)]` led by its literal, which the engine skips to (one led by
+# `\b` is tried at every position); the word boundary is tested before each match (`self_dtype_attrs`)
+_SELF_DTYPE_AHEAD = re.compile(r"dtype\s*=\s*self\.(\w+)\s*[,)]")
+_WORD_CHAR = re.compile(r"\w")
 _MAX_DEPTH = 8
 _FLOATS = {name: dtype for name, dtype in R.DTYPE_NAMES.items() if dtype in R.FLOAT_ORDER}
 _UNKNOWN = "?"
+
+
+def self_dtype_attrs(text: str) -> Set[str]:
+    """The attributes of `dtype=self.X` (as `set(re.findall(r"\\bdtype\\s*=\\s*self\\.(\\w+)\\s*[,)]",
+    text))`): a match the boundary drops holds no `dtype` where one it
+    keeps could start (inside it `dtype` follows a word character, or `self.`'s word runs on
+    to `\\s*[,)]`, never to `=`)."""
+    return {match.group(1) for match in _SELF_DTYPE_AHEAD.finditer(text)
+            if match.start() == 0 or not _WORD_CHAR.match(text, match.start() - 1)}
 
 
 def class_dtype_entries(project, paths) -> None:
@@ -40,7 +52,7 @@ def class_dtype_entries(project, paths) -> None:
         text = project.files.get(path) if path.endswith(".py") else None
         if not text or "autocast" not in text:
             continue
-        attrs = set(_SELF_DTYPE.findall(text))
+        attrs = self_dtype_attrs(text)
         summary = project.summary(path) if attrs else None
         if summary is None:
             continue
