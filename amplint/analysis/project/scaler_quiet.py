@@ -50,8 +50,20 @@ _UNSCALE_EVENTS = {"unscale", "unscale_all"}  # framework_verbs: the kinds givin
 # verbs, `step`, `backward`, the imported risky targets), and those of `scaler_calls`
 _SEED_NAMES = (frozenset(CLIP_NAMES) | {"step", "backward", "scale", "unscale_"} | _RISKY_TARGETS
                | {verb.method for verb in VERBS if _UNSCALE_EVENTS & set(verb.events)})
-# one of them as a whole name (a call names its function by a whole identifier)
-_SEED = re.compile(r"(?<!\w)(?:%s)(?!\w)" % "|".join(sorted(map(re.escape, _SEED_NAMES))))
+# one of them as a whole name (a call names its function by a whole identifier): `(?<!\w)` is
+# tested on each match (`_names_a_seed`), not led by (a pattern led by a lookbehind is tried at
+# every position; one led by the names skips to their first letters)
+_SEED_AHEAD = re.compile(r"(?:%s)(?!\w)" % "|".join(sorted(map(re.escape, _SEED_NAMES))))
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _names_a_seed(text: str) -> bool:
+    """`re.search(r"(?<!\\w)(?:<seed names>)(?!\\w)", text)`: a match the lookbehind drops ends
+    before any match it keeps could start (inside a name each character follows a word one)."""
+    for match in _SEED_AHEAD.finditer(text):
+        if not match.start() or not _WORD_CHAR.match(text, match.start() - 1):
+            return True
+    return False
 _CALER = re.compile("caler", re.IGNORECASE)  # `"caler" in text.lower()`, without the copy
 
 
@@ -62,9 +74,9 @@ def _no_event_call(text: str) -> bool:
     without parsing it (a callee word only in a docstring: "backward compatible")."""
     if _CALER.search(text):
         return False
-    if _SEED.search(text):
+    if _names_a_seed(text):
         code, sure = blank_code(text)
-        return sure and not _SEED.search(code)
+        return sure and not _names_a_seed(code)
     return True
 
 

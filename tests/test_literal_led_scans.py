@@ -71,3 +71,22 @@ def test_the_dtype_attributes_read_as_the_word_bounded_pattern():
         assert self_dtype_attrs(text) == set(pattern.findall(text)), text
         found += bool(pattern.search(text))
     assert found >= 100
+
+
+def test_the_scaler_seed_names_read_as_the_lookaround_pattern():
+    """scaler_quiet's test for a call name that can keep a function (`backward`, `clip_grad_norm_`,
+    `step`, ...), as NVIDIA/apex-style and fairseq-style texts write them (`loss.backward()`,
+    `torch.nn.utils.clip_grad_norm_(`, `backward_compatible`, `xstep(`)."""
+    from amplint.analysis.project import scaler_quiet
+
+    names = sorted(scaler_quiet._SEED_NAMES)
+    pattern = re.compile(r"(?<!\w)(?:%s)(?!\w)" % "|".join(map(re.escape, names)))
+    rng = random.Random(124)
+    pieces = names + ["x", "_", ".", "(", " ", "\n", "\u00e9", "clip_grad", "backward_compatible"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8))) for _ in range(2000)]
+    texts += list(_own_texts())
+    found = 0
+    for text in texts:
+        assert scaler_quiet._names_a_seed(text) == (pattern.search(text) is not None), text
+        found += pattern.search(text) is not None
+    assert 200 <= found < len(texts)
