@@ -90,3 +90,21 @@ def test_the_scaler_seed_names_read_as_the_lookaround_pattern():
         assert scaler_quiet._names_a_seed(text) == (pattern.search(text) is not None), text
         found += pattern.search(text) is not None
     assert 200 <= found < len(texts)
+
+
+def test_the_triple_quoted_f_string_test_reads_as_its_pattern():
+    """site_text's test for a triple-quoted f-string (its lines may start at column 0), on
+    generated texts with every prefix case: f, F, fr, Rf, a word character before (xf), a run of
+    four quotes, rb (no f-string)."""
+    from amplint.analysis.project import site_text
+
+    pattern = re.compile(r"(?<![\w])(?:[fF][rR]?|[rR][fF])(?:\"\"\"|\'\'\')")
+    rng = random.Random(41)
+    pieces = ['"""', "'''", '"', "'", "f", "F", "r", "R", "b", "x", "_", " ", "\n", "(", "\u00e9"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 10))) for _ in range(4000)]
+    texts += list(_own_texts())
+    found = 0
+    for text in texts:
+        assert site_text._triple_f(text) == (pattern.search(text) is not None), text
+        found += pattern.search(text) is not None
+    assert 150 <= found < len(texts)

@@ -38,7 +38,8 @@ _INDENT = re.compile(r"^([ \t]*)\S", re.M)
 _OTHER_SELF = re.compile(r"^[ \t]+class[ \t]|\blambda[ \t]+self\b", re.M)
 _SELF_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+\w+[ \t]*\([ \t]*self\b", re.M)
 # a triple-quoted f-string keeps its text in the code: a line of it may start at column 0
-_TRIPLE_F = re.compile(r"(?<![\w])(?:[fF][rR]?|[rR][fF])(?:\"\"\"|\'\'\')")
+# (`_triple_f`: found from the quotes, which the engine skips to)
+_TRIPLE_QUOTE = re.compile("\"\"\"|\'\'\'")
 _PROPERTY_DECORATOR = re.compile(r"@[ \t]*(?:[\w.]*\.)?(?:property|cached_property)\b")
 
 
@@ -249,7 +250,7 @@ class CodeText:
         written twice, a def that is not the shallowest line of the body)."""
         code = self.code
         if self._tops is None:
-            self._tops = [] if _TRIPLE_F.search(code) else [m.start() for m in _TOP_LINE.finditer(code)]
+            self._tops = [] if _triple_f(code) else [m.start() for m in _TOP_LINE.finditer(code)]
         tops = self._tops
         index = bisect_right(tops, position) - 1
         if index < 0:
@@ -345,3 +346,17 @@ def _next_on_line(code: str, index: int) -> str:
     while index < len(code) and code[index] in " \t":
         index += 1
     return code[index] if index < len(code) else "\n"
+
+
+def _triple_f(code: str) -> bool:
+    """`re.search(r"(?<![\\w])(?:[fF][rR]?|[rR][fF])(?:\"\"\"|\'\'\')", code)`: a triple quote whose prefix
+    (`f`, `fr`, `rf` in any case) no word character precedes. Read from each run of quotes'
+    first triple (the pattern led by its lookbehind is tried at every position): only the first
+    triple of a run can follow a letter."""
+    for match in _TRIPLE_QUOTE.finditer(code):
+        at = match.start()
+        if at >= 1 and code[at - 1] in "fF" and (at < 2 or not _WORD.match(code, at - 2)):
+            return True
+        if at >= 2 and code[at - 2:at].lower() in ("fr", "rf") and (at < 3 or not _WORD.match(code, at - 3)):
+            return True
+    return False
