@@ -79,7 +79,7 @@ def _run(root, monkeypatch, jobs="1"):
         walk.counted_from = inner
         monkeypatch.setattr(module, name, walk)
 
-    counted(module_outputs, "output_escape")  # (escape_returns' and escape_args' walks, first_pass_walks.answer_or_walk)
+    counted(module_outputs, "output_escape")  # (escape_returns' and escape_args' walks, module_outputs.answer_or_walk)
     counted(region_args, "output_facts")
     passing = getattr(runner.project_entries, "counted_from", runner.project_entries)
 

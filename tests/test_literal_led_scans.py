@@ -42,6 +42,22 @@ def _own_texts():
                     yield handle.read()
 
 
+def _texts(seed: int, pieces, count: int):
+    """`count` texts glued from `pieces` at random, then this repository's own texts."""
+    rng = random.Random(seed)
+    return ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 10))) for _ in range(count)] + list(_own_texts())
+
+
+def _agree(ours, pattern, texts) -> int:
+    """`ours(text)` answers `pattern.search(text) is not None` on every text; how many hold it."""
+    found = 0
+    for text in texts:
+        theirs = pattern.search(text) is not None
+        assert ours(text) == theirs, text
+        found += theirs
+    return found
+
+
 def test_the_literal_led_tests_answer_as_the_lookbehind_patterns():
     cases = 0
     for text in _generated():
@@ -59,18 +75,13 @@ def test_the_literal_led_tests_answer_as_the_lookbehind_patterns():
 
 
 def test_the_dtype_attributes_read_as_the_word_bounded_pattern():
-    rng = random.Random(26)
     pieces = ["dtype=self.dtype,", "dtype = self.half_dtype)", "xdtype=self.a,", "_dtype=self.b)",
               "\u00e9dtype=self.c,", "dtype=self.dtype=self.d,", "dtype= self.e  )", "dtype=self.", "f,",
               "(", " ", "\n", "torch.zeros(n, ", ")"]
-    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 10))) for _ in range(500)]
-    texts += list(_own_texts())
     pattern = re.compile(r"\bdtype\s*=\s*self\.(\w+)\s*[,)]")
-    found = 0
-    for text in texts:
-        assert self_dtype_attrs(text) == set(pattern.findall(text)), text
-        found += bool(pattern.search(text))
-    assert found >= 100
+    texts = _texts(26, pieces, 500)
+    assert all(self_dtype_attrs(text) == set(pattern.findall(text)) for text in texts)
+    assert _agree(lambda text: bool(self_dtype_attrs(text)), pattern, texts) >= 100
 
 
 def test_the_scaler_seed_names_read_as_the_lookaround_pattern():
@@ -81,15 +92,9 @@ def test_the_scaler_seed_names_read_as_the_lookaround_pattern():
 
     names = sorted(scaler_quiet._SEED_NAMES)
     pattern = re.compile(r"(?<!\w)(?:%s)(?!\w)" % "|".join(map(re.escape, names)))
-    rng = random.Random(124)
     pieces = names + ["x", "_", ".", "(", " ", "\n", "\u00e9", "clip_grad", "backward_compatible"]
-    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8))) for _ in range(2000)]
-    texts += list(_own_texts())
-    found = 0
-    for text in texts:
-        assert scaler_quiet._names_a_seed(text) == (pattern.search(text) is not None), text
-        found += pattern.search(text) is not None
-    assert 200 <= found < len(texts)
+    texts = _texts(124, pieces, 2000)
+    assert 200 <= _agree(scaler_quiet._names_a_seed, pattern, texts) < len(texts)
 
 
 def test_the_triple_quoted_f_string_test_reads_as_its_pattern():
@@ -99,12 +104,6 @@ def test_the_triple_quoted_f_string_test_reads_as_its_pattern():
     from amplint.analysis.project import site_text
 
     pattern = re.compile(r"(?<![\w])(?:[fF][rR]?|[rR][fF])(?:\"\"\"|\'\'\')")
-    rng = random.Random(41)
     pieces = ['"""', "'''", '"', "'", "f", "F", "r", "R", "b", "x", "_", " ", "\n", "(", "\u00e9"]
-    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 10))) for _ in range(4000)]
-    texts += list(_own_texts())
-    found = 0
-    for text in texts:
-        assert site_text._triple_f(text) == (pattern.search(text) is not None), text
-        found += pattern.search(text) is not None
-    assert 150 <= found < len(texts)
+    texts = _texts(41, pieces, 4000)
+    assert 150 <= _agree(site_text._triple_f, pattern, texts) < len(texts)

@@ -26,7 +26,7 @@ import libcst as cst
 
 from amplint.analysis.facts.returned_escapes import EntryParamEscaped
 from amplint.analysis.facts.tree import scope_key
-from amplint.analysis.project.first_pass_walks import answer_or_walk
+from amplint.analysis.project.module_outputs import answer_or_walk
 
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
 

@@ -25,7 +25,7 @@ import libcst as cst
 
 from amplint.analysis.facts.returned_escapes import EntryReturnsEscaped
 from amplint.analysis.facts.tree import iter_nodes, scope_key
-from amplint.analysis.project.first_pass_walks import answer_or_walk
+from amplint.analysis.project.module_outputs import answer_or_walk
 from amplint.analysis.project.flowindex import callee_targets
 from amplint.analysis.project.nograd_entries import receiver_name
 

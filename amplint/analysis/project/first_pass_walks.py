@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from typing import Callable, Dict, List, Optional
+from typing import Dict, Optional
 
 MAX_CHARS = 1 << 20  # texts larger than this: the pass walks them (none of the 52 trees' regions)
 _MAX_HELD = 4096  # answers kept, the oldest first out (each a few tuples)
@@ -53,18 +53,3 @@ def first_pass_answer(project, path: str, kind: str) -> Optional[tuple]:
 
 def drop_answers() -> None:
     _ANSWERS.clear()
-
-
-def answer_or_walk(project, path: str, kind: str, read: Callable[..., List[tuple]]) -> tuple:
-    """The first pass's answer `kind` for the file, else `read(module, facts, escape walk)` of the
-    pass's own walk (with the module outputs named for it): () where no value can escape."""
-    known = first_pass_answer(project, path, kind)
-    if known is not None:
-        return known
-    from amplint.analysis.project.function_entries import may_escape_in
-    from amplint.analysis.project.module_outputs import output_escape
-
-    if not may_escape_in(project, path):
-        return ()  # no value escapes here: no walk
-    parsed = output_escape(project, path)  # with the modules of other files it calls
-    return tuple(read(*parsed)) if parsed is not None else ()

@@ -24,7 +24,7 @@ passes), and the flow is asked only about instance calls under their half region
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from amplint.analysis.data.triggers import FACTORY_NAMES, FACTORY_WRITE
 from amplint.analysis.facts.half_evidence import EntryForwardCall
@@ -32,7 +32,7 @@ from amplint.analysis.facts.returned_escapes import EntryModuleOutput
 from amplint.analysis.facts.tree import scope_key
 from amplint.analysis.prefilter_names import CodeNames
 from amplint.analysis.project.first_pass_walks import first_pass_answer
-from amplint.analysis.project.function_entries import escape_facts, parsed_facts, with_escape_walk
+from amplint.analysis.project.function_entries import escape_facts, may_escape_in, parsed_facts, with_escape_walk
 
 _MAX_CALLS = 64  # per project: the calls whose callees are looked up
 
@@ -182,3 +182,16 @@ def _writes_a_buffer(code: CodeNames, scope: str) -> bool:
     if not scope:
         return True  # the file's names hold the mark
     return any(FACTORY_WRITE in names for names in code.function_names(scope.rsplit(".", 1)[-1]))
+
+
+def answer_or_walk(project, path: str, kind: str, read: Callable[..., List[tuple]]) -> tuple:
+    """The first pass's answer `kind` for the file (first_pass_walks.py), else `read(module,
+    facts, escape walk)` of the pass's own walk (with the module outputs named for it): () where
+    no value can escape."""
+    known = first_pass_answer(project, path, kind)
+    if known is not None:
+        return known
+    if not may_escape_in(project, path):
+        return ()  # no value escapes here: no walk
+    parsed = output_escape(project, path)  # with the modules of other files it calls
+    return tuple(read(*parsed)) if parsed is not None else ()
