@@ -1,7 +1,8 @@
 """Text tests of the project pass searched from their literal instead of a pattern led by a
 lookbehind or `\\b` (tried at every position of every text; issue 26's cost line): local_callers.py's
-whole-word tests and class_dtype_entries.py's `dtype=self.X` reading give the answers of the patterns
-they stand for, on generated texts shaped like huggingface/diffusers' pipeline helpers (`def
+whole-word tests, class_dtype_entries.py's `dtype=self.X` reading, scaler_quiet.py's seed names and
+site_text.py's triple-quoted f-string test give the answers of the patterns they stand for, on
+generated texts shaped like huggingface/diffusers' pipeline helpers (`def
 retrieve_timesteps(` called again in the file, a `_retrieve_timesteps(` and an `éretrieve_timesteps(`
 that are other words; `torch.zeros(n, dtype=self.dtype)` in a module under autocast, beside
 `xdtype=self.a,`) and on this repository's own texts."""
