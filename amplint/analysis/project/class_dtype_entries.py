@@ -24,11 +24,11 @@ from amplint.analysis.facts.class_dtypes import EntryClassDtype
 from amplint.analysis.facts.property_dtypes import PLAIN_BASES
 from amplint.analysis.project.init_dtypes import init_param_dtype
 from amplint.analysis.project.property_entries import class_node
+from amplint.analysis.project.text_tests import starts_a_word
 
 # `\bdtype\s*=\s*self\.(\w+)\s*[,)]` led by its literal, which the engine skips to (one led by
 # `\b` is tried at every position); the word boundary is tested before each match (`self_dtype_attrs`)
 _SELF_DTYPE_AHEAD = re.compile(r"dtype\s*=\s*self\.(\w+)\s*[,)]")
-_WORD_CHAR = re.compile(r"\w")
 _MAX_DEPTH = 8
 _FLOATS = {name: dtype for name, dtype in R.DTYPE_NAMES.items() if dtype in R.FLOAT_ORDER}
 _UNKNOWN = "?"
@@ -40,7 +40,7 @@ def self_dtype_attrs(text: str) -> Set[str]:
     keeps could start (inside it `dtype` follows a word character, or `self.`'s word runs on
     to `\\s*[,)]`, never to `=`)."""
     return {match.group(1) for match in _SELF_DTYPE_AHEAD.finditer(text)
-            if match.start() == 0 or not _WORD_CHAR.match(text, match.start() - 1)}
+            if starts_a_word(text, match.start())}
 
 
 def class_dtype_entries(project, paths) -> None:

@@ -61,9 +61,9 @@ def renamed(project, names) -> bool:
     pattern = re.compile(r"\b(?:%s)\s+as\s+\w|=\s*(?:[\w.]+\s*,\s*)*(?:\w+\.)*(?:%s)\s*(?:,|$)"
                          % (("|".join(map(re.escape, sorted(names))),) * 2), re.M)
     # each name's holders through the pass's memo (texts_holding): a scan read to the end is
-    # kept, so a later class name containing this one (`_AcceleratorConnector` after
-    # `_Connector`, fairseq's `SparseTransformerSentenceEncoderLayer` after
-    # `TransformerSentenceEncoderLayer`) reads only its files
+    # kept, so a later class name containing this one (fairseq's
+    # `SparseTransformerSentenceEncoderLayer` after `TransformerSentenceEncoderLayer`) reads
+    # only its files
     return any(pattern.search(text) for name in names for _path, text in texts_holding(project, name))
 
 

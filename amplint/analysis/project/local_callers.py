@@ -21,7 +21,7 @@ import re
 from typing import Dict, List, Sequence, Tuple
 
 from amplint.analysis.facts.local_callers import EntryCalledHere
-from amplint.analysis.project.text_tests import holds
+from amplint.analysis.project.text_tests import ends_a_word, holds, starts_a_word
 
 MAX_NAMES = 256
 SCAN_BUDGET = 1  # full reads of the project's text, for every name of the pass together...
@@ -30,7 +30,6 @@ MIN_BUDGET = 16_000_000  # ...or this many characters, the larger (a small proje
 # "bfloat16" too, which "float16" finds; "autocast" and "half(" asked of the pass (text_tests.py)
 _SIGNALS = ("half(", "float16")
 _DEF = re.compile(r"def[ \t]+([A-Za-z]\w*)[ \t]*\(")
-_WORD_CHAR = re.compile(r"\w")
 
 
 def local_caller_entries(project, paths: Sequence[str]) -> Dict[str, Tuple[EntryCalledHere, ...]]:
@@ -99,7 +98,7 @@ def _calls_twice(name: str, text: str) -> bool:
     found = 0
     for match in re.finditer(re.escape(name) + r"\s*\(", text):
         start = match.start()
-        if start == 0 or not _WORD_CHAR.match(text, start - 1):
+        if starts_a_word(text, start):
             found += 1
             if found == 2:
                 return True
@@ -111,7 +110,7 @@ def _mentions(name: str, text: str) -> bool:
     at = text.find(name)
     while at != -1:
         end = at + len(name)
-        if (at == 0 or not _WORD_CHAR.match(text, at - 1)) and not _WORD_CHAR.match(text, end):
+        if starts_a_word(text, at) and ends_a_word(text, end):
             return True
         at = text.find(name, at + 1)
     return False

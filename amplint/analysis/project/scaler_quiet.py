@@ -39,6 +39,7 @@ from amplint.analysis.data.scaler_vocab import VERBS
 from amplint.analysis.facts.scalers import CLIP_NAMES
 from amplint.analysis.parsing import python_tree
 from amplint.analysis.project.code_blanking import blank_code
+from amplint.analysis.project.text_tests import starts_a_word
 
 _SCALER_METHODS = frozenset({"scale", "unscale_", "step", "update", "backward"})
 _RISKY_TARGETS = frozenset(CLIP_NAMES) | {"backward"}
@@ -54,14 +55,13 @@ _SEED_NAMES = (frozenset(CLIP_NAMES) | {"step", "backward", "scale", "unscale_"}
 # tested on each match (`_names_a_seed`), not led by (a pattern led by a lookbehind is tried at
 # every position; one led by the names skips to their first letters)
 _SEED_AHEAD = re.compile(r"(?:%s)(?!\w)" % "|".join(sorted(map(re.escape, _SEED_NAMES))))
-_WORD_CHAR = re.compile(r"\w")
 
 
 def _names_a_seed(text: str) -> bool:
     """`re.search(r"(?<!\\w)(?:<seed names>)(?!\\w)", text)`: a match the lookbehind drops ends
     before any match it keeps could start (inside a name each character follows a word one)."""
     for match in _SEED_AHEAD.finditer(text):
-        if not match.start() or not _WORD_CHAR.match(text, match.start() - 1):
+        if starts_a_word(text, match.start()):
             return True
     return False
 _CALER = re.compile("caler", re.IGNORECASE)  # `"caler" in text.lower()`, without the copy

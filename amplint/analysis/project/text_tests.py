@@ -45,6 +45,21 @@ def names_a_half_dtype(text: str) -> bool:
     return False
 
 
+_WORD_CHAR = re.compile(r"\w")
+
+
+def starts_a_word(text: str, at: int) -> bool:
+    """`(?<!\\w)` at `at`: no word character just before it. The readers that search from a
+    word's literal test it on each match (a pattern led by a lookbehind or `\\b` is tried at
+    every position of the text)."""
+    return at == 0 or not _WORD_CHAR.match(text, at - 1)
+
+
+def ends_a_word(text: str, end: int) -> bool:
+    """`(?!\\w)` at `end`: no word character there."""
+    return not _WORD_CHAR.match(text, end)
+
+
 def holds(project, path: str, word: str) -> bool:
     """`word in` the file's text."""
     kept = _kept(project)
