@@ -49,11 +49,11 @@ def _project_entries(root: str, config_path, codes, cache_dir) -> dict:
     items = [(f, settings_for(f, settings, config), REPORT_ONLY, (), True) for f in files]
     cache = Cache(cache_dir) if cache_dir else None
     # lint only the files the project pass reads a lint of (amplint.run.first_pass)
-    plan = plan_first_pass(cache, items)
+    plan = plan_first_pass(cache, items, defer=True)
     for i, result in zip(plan.asked, cached_map(cache, "lint", [plan.item(items[i]) for i in plan.asked],
                                                 1, None)):
         plan.results[i] = result
-    summaries, scalers = plan.inputs(files)
-    entries = project_entries([shown(root)], files, settings, config, summaries, cache, 1,
-                              scalers=scalers)
+    inputs = functools.lru_cache(maxsize=None)(lambda: plan.inputs(files))  # read on a pass miss only
+    entries = project_entries([shown(root)], files, settings, config, lambda: inputs()[0], cache, 1,
+                              scalers=lambda: inputs()[1])
     return {os.path.normcase(os.path.abspath(f)): found for f, found in entries.items()}

@@ -9,7 +9,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 from amplint.analysis.engine import FileResult
 from amplint.analysis.project.first_pass_walks import note_walks
 from amplint.run.first_pass import Need, need_on_disk
-from amplint.run.result_cache import cached_need, cached_results
+from amplint.run.result_cache import add_summaries, cached_map, cached_need, cached_results
 
 
 class FirstPass(NamedTuple):
@@ -20,6 +20,11 @@ class FirstPass(NamedTuple):
     results: List[Optional[FileResult]]
     needs: Dict[str, Optional[Need]]
     asked: List[int]
+    # with plan_first_pass's `defer`: the cached results whose summaries `inputs` reads later
+    # (result_cache.cached_results' `later`), and what it needs to read them
+    later: Dict[int, Tuple[str, dict]]
+    cache: object
+    items: Sequence
 
     def item(self, item):
         """An item to lint, with its file's Need, known already, in place of True."""
@@ -29,6 +34,7 @@ class FirstPass(NamedTuple):
     def inputs(self, paths: Sequence[str]) -> Tuple[Dict[str, object], Dict[str, object]]:
         """(summaries, protocol plans or summaries) the project pass reads, from `results`
         and, for files not linted, what their Need says (a lint would have said the same)."""
+        self._read_later()
         summaries: Dict[str, object] = {}
         scalers: Dict[str, object] = {}
         for path, result in zip(paths, self.results):
@@ -43,11 +49,23 @@ class FirstPass(NamedTuple):
         return summaries, scalers
 
 
-def plan_first_pass(cache, items) -> FirstPass:
-    """`items`: phase-1 lint items (path, settings, options, entries, True)."""
-    results = cached_results(cache, "lint", items)
+    def _read_later(self) -> None:
+        """The summaries of the results made without them; a file whose blob cannot be read
+        back is linted again here, as a cache miss would have been."""
+        for index, stored in sorted(self.later.items()):
+            if not add_summaries(self.cache, stored, self.results[index]):
+                self.results[index] = cached_map(self.cache, "lint", [self.items[index]], 1, None)[0]
+        self.later.clear()
+
+
+def plan_first_pass(cache, items, defer: bool = False) -> FirstPass:
+    """`items`: phase-1 lint items (path, settings, options, entries, True). `defer`: the
+    cached results' project and protocol summaries are read by `inputs` (a run whose project
+    pass is cached never calls it), not here."""
+    later: Dict[int, Tuple[str, dict]] = {}
+    results = cached_results(cache, "lint", items, later if defer else None)
     needs = {item[0]: cached_need(cache, item, need_on_disk) for item, result in zip(items, results)
              if result is None}
     asked = [i for i, item in enumerate(items) if item[0] in needs
              and (needs[item[0]] is None or needs[item[0]].first)]
-    return FirstPass(results, needs, asked)
+    return FirstPass(results, needs, asked, later, cache, items)

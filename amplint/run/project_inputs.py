@@ -47,7 +47,7 @@ class _LazyTexts(dict):
 
 def project_entries(paths, files, settings: Settings, config: Config, summaries,
                     cache: Optional[Cache] = None, jobs: Optional[int] = None, stats=None,
-                    scalers: Optional[Mapping[str, object]] = None, notes: Optional[list] = None):
+                    scalers=None, notes: Optional[list] = None):
     """path -> the regions other files and framework settings put around its functions.
     Summaries the pass asks for beyond the first pass's (subclasses, framework classes) come
     from the cache, else from the process pool: the main process parses nothing.
@@ -55,8 +55,8 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     whole pass is not in the cache). The pass's result is cached under the content of every
     file it may read: any edit, anywhere, makes it run again. `stats`: a dict told whether
     the pass came from the cache ("project_cached"). `scalers`: path -> the GradScaler
-    protocol summary the first pass made (amplint.run.scaler_inputs.first_pass_scalers); the
-    pass makes the others it needs. `jobs`: a number of processes, or Workers the caller
+    protocol summary the first pass made (amplint.run.scaler_inputs.first_pass_scalers), or a
+    callable giving that mapping, as `summaries`; the pass makes the others it needs. `jobs`: a number of processes, or Workers the caller
     keeps (and closes). `notes`: receives a line for each bound the pass reached (what it
     then leaves unresolved), from the cache too."""
     keys = [f for f in files if f.endswith((".py", ".pyi"))] + _config_files(paths)
@@ -74,6 +74,8 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
         stats["project_cached"] = False
     if callable(summaries):
         summaries = summaries()
+    if callable(scalers):
+        scalers = scalers()
     view = _KeyedLazy(keys, _LazyTexts())
     own = not isinstance(jobs, Workers)
     with Workers(jobs) if own else contextlib.nullcontext(jobs) as workers, holding_trees():

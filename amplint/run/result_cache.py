@@ -7,9 +7,9 @@ describe the file as it is on disk now are stored."""
 from __future__ import annotations
 
 import os
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
-from amplint.workspace.cache import Cache, diagnostic_from_dict, diagnostic_to_dict
+from amplint.workspace.cache import UNREADABLE, Cache, diagnostic_from_dict, diagnostic_to_dict
 from amplint.analysis.engine import FileResult
 from amplint.run.first_pass import Need
 from amplint.run.parallel import Workers, imap, is_huge
@@ -78,11 +78,36 @@ def _writes(items) -> bool:
     return any(item[2].fix or item[2].add_noqa for item in items)
 
 
-def cached_results(cache, kind, items) -> List[Optional[FileResult]]:
-    """What the cache holds for `items` (None where it holds nothing), nothing computed."""
+def cached_results(cache, kind, items, later: Optional[Dict[int, Tuple[str, dict]]] = None
+                   ) -> List[Optional[FileResult]]:
+    """What the cache holds for `items` (None where it holds nothing), nothing computed.
+    `later`: where given, a result whose project and protocol summaries are kept in a blob
+    comes without them (None) and `later[i]` receives what `add_summaries` reads them from
+    (its key and value): a warm run whose whole project pass is cached unpickles none of them."""
     if cache is None or _writes(items):
         return [None] * len(items)
-    return [_from_cache(cache, _cache_key(cache, kind, item), item[0]) for item in items]
+    results = []
+    for index, item in enumerate(items):
+        key = _cache_key(cache, kind, item)
+        if later is None:
+            results.append(_from_cache(cache, key, item[0]))
+            continue
+        data = cache.get(key) if key is not None else None
+        results.append(None if data is None else _result(data, None, item[0]))
+        if data is not None and data.get("_blob"):
+            later[index] = (key, data)
+    return results
+
+
+def add_summaries(cache: Cache, stored: Tuple[str, dict], result: FileResult) -> bool:
+    """Sets the summaries of a result cached_results made without them, from the blob beside
+    `stored` (its `later` entry); False where that blob cannot be read back."""
+    key, data = stored
+    blob = cache.blob(key)
+    if blob is UNREADABLE:
+        return False
+    _set_summaries(result, data, blob)
+    return True
 
 
 def cached_need(cache, item, compute):
@@ -141,7 +166,10 @@ def _from_cache(cache: Cache, key: Optional[str], path: str):
     found = cache.get(key, with_blob=True)
     if found is None:
         return None
-    data, blob = found
+    return _result(*found, path)
+
+
+def _result(data: dict, blob, path: str) -> FileResult:
     diagnostics = []
     for item in data["diagnostics"]:
         diag = diagnostic_from_dict(item)
@@ -154,10 +182,14 @@ def _from_cache(cache: Cache, key: Optional[str], path: str):
     result.errors = list(data["errors"])
     result.warnings = list(data.get("warnings", ()))
     result.suppressed = [tuple(item) for item in data.get("suppressed", ())]
+    _set_summaries(result, data, blob)
+    return result
+
+
+def _set_summaries(result: FileResult, data: dict, blob) -> None:
     summary, scaler = blob if blob is not None else (None, None)
     result.summary = False if data.get("summary") is False else summary
     result.scaler = False if data.get("scaler") is False else scaler
-    return result
 
 
 def _size(path: str) -> int:

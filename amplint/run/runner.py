@@ -7,6 +7,7 @@ that need more (entries, fixes) again -> one RunSummary for every report format.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import gc
 import os
 import traceback
@@ -181,8 +182,8 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         return _final(results[: len(targets)], targets, per_file, options, lone, cache,
                       (meter, len(files))), None
     plain = [(p, per_file[p], first_options, (), True) for p in files]
-    plan = plan_first_pass(cache, plain)
-    results, needs, first = plan
+    plan = plan_first_pass(cache, plain, defer=True)
+    results, needs, first = plan.results, plan.needs, plan.asked
     # counted as done: what the cache had, and the project's other files that need no lint
     counted = len(files) - len(needs) + sum(
         p in needs and not (needs[p] is None or needs[p].first) for p in files[len(targets):])
@@ -196,14 +197,14 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         ahead = _lint_ahead(cache, [plan.item(plain[i]) for i in range(len(targets))], results,
                             workers)
         meter.set_stage("project pass")
-        summaries, scalers = plan.inputs(files)
+        inputs = functools.lru_cache(maxsize=None)(lambda: plan.inputs(files))  # read on a pass miss only
         entries: dict = {}
         failure: Optional[FileResult] = None
         notes: List[str] = []
         try:
             with survivors_frozen():  # (unfrozen after it: collected below with its own cycles)
-                entries = project_entries(paths, files, settings, config, summaries, cache,
-                                          workers, scalers=scalers, notes=notes)
+                entries = project_entries(paths, files, settings, config, lambda: inputs()[0], cache,
+                                          workers, scalers=lambda: inputs()[1], notes=notes)
         except Exception as exc:  # every file is still linted on its own
             failure = internal_error_result("project pass", exc, traceback.format_exc())
         if notes:
@@ -221,7 +222,7 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         if result is not None:
             result.summary = result.scaler = None
     results = results[: len(targets)]
-    summaries = scalers = None
+    inputs = None
     # the pass's summaries and memos hold cycles: free them before a pool forks its workers
     # (phase 3's), which would otherwise inherit that heap and walk it in every collection of
     # their own

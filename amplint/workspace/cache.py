@@ -21,6 +21,7 @@ DEFAULT_DIR = ".amplint_cache"
 _INDEX = "index.json"
 _MAX_INDEXED = 50_000  # per part: a warm run reads the whole index
 _SMALL = 400  # bytes of JSON: a value this small, with no blob, is kept in the index
+UNREADABLE = object()  # Cache.blob: a blob that cannot be read back
 
 
 def _code_fingerprint(root: Optional[str] = None) -> str:
@@ -149,14 +150,19 @@ class Cache:
             return None
         if not with_blob:
             return value
-        blob = None
-        if value.get("_blob"):
-            try:
-                with open(self._path(key)[:-5] + ".pkl", "rb") as handle:
-                    blob = pickle.load(handle)
-            except Exception:  # a torn or stale blob: treat the entry as missing
-                return None
+        blob = self.blob(key) if value.get("_blob") else None
+        if blob is UNREADABLE:  # a torn or stale blob: treat the entry as missing
+            return None
         return value, blob
+
+    def blob(self, key: str):
+        """The object stored beside `key`'s value (put's `blob`); UNREADABLE where it cannot be
+        read back (torn, stale, removed)."""
+        try:
+            with open(self._path(key)[:-5] + ".pkl", "rb") as handle:
+                return pickle.load(handle)
+        except Exception:
+            return UNREADABLE
 
     def put(self, key: str, value: dict, blob=None) -> None:
         if blob is not None:
