@@ -5,6 +5,7 @@ and bad configuration as a one-line error with exit 2."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -258,6 +259,8 @@ GITIGNORE_CASES = [
     "*.py", "/root.py", "build/", "docs/*.py", "**/gen/*.py", "a/**/b.py", "logs/**",
     "*.py\n!keep.py", "dir/\n!dir/keep.py", "[ab]*.py", "x?.py", "\\#hash.py", "deep/er/",
     "*.pyc\n# comment\n\n", "name.py   ", "foo/**/", "!*.py", "src", "/src/",
+    # several rules, none negated: matched as one alternation (IgnoreFile._union)
+    "build/\ndocs/*.py\n/root.py\nx?.py", "gen/\n*/b.py\n[ab]1.py",
 ]
 GITIGNORE_PATHS = [
     "root.py", "sub/root.py", "build/x.py", "sub/build/x.py", "docs/a.py", "docs/sub/a.py",
@@ -280,6 +283,35 @@ def test_gitignore_matching_agrees_with_git(tmp_path, patterns):
     ours = GitIgnore()
     by_us = {rel for rel in GITIGNORE_PATHS if ours.ignored_with_parents(str(tmp_path / rel), False)}
     assert by_us == by_git
+
+
+def test_nested_gitignore_files_agree_with_git_on_a_walk(tmp_path):
+    """Each directory's chain of ignore files (GitIgnore._find_chain, built from its parent's)
+    on a walk: a negation in a nested file, a file two levels down, and a sibling without one."""
+    from amplint.workspace.files import discover
+
+    git_init(tmp_path)
+    layout = {
+        ".gitignore": "*_tmp.py\nout/\n",
+        "pkg/.gitignore": "!keep_tmp.py\nlocal.py\n",
+        "pkg/sub/deeper/.gitignore": "*.py\n!main.py\n",
+        "other/.gitignore": "gen/\n",
+    }
+    files = ["a_tmp.py", "keep_tmp.py", "pkg/keep_tmp.py", "pkg/x_tmp.py", "pkg/local.py",
+             "pkg/sub/local.py", "pkg/sub/deeper/main.py", "pkg/sub/deeper/util.py",
+             "pkg/sub/ok.py", "other/gen/m.py", "other/local.py", "out/o.py", "pkg/out/o.py", "top.py"]
+    for rel, text in layout.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    for rel in files:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    proc = subprocess.run(["git", "check-ignore", "--stdin"], input="\n".join(files),
+                          capture_output=True, text=True, cwd=tmp_path)
+    kept_by_git = set(files) - set(proc.stdout.split())
+    found, errors = discover([str(tmp_path)])
+    assert not errors
+    assert {os.path.relpath(f, tmp_path) for f in found} == kept_by_git
 
 
 def test_rule_options_are_checked_against_the_rule(project, monkeypatch):

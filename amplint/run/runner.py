@@ -151,7 +151,7 @@ def _run_files(paths, targets, settings, options: RunOptions, config: Config, pr
                context=()):
     """Results for `targets`; `context`: the project's other files, which the project pass
     reads (phase 1, cached) but which are neither reported nor changed."""
-    cache = Cache(options.cache_dir) if options.cache_dir else None
+    cache = Cache(options.cache_dir, one_run=True) if options.cache_dir else None
     files = list(targets) + list(context)
     per_file = {path: settings_for(path, settings, config) for path in files}
     use_project = options.project and (

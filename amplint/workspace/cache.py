@@ -54,7 +54,10 @@ def fingerprint() -> str:
 
 
 class Cache:
-    def __init__(self, directory: str = DEFAULT_DIR) -> None:
+    def __init__(self, directory: str = DEFAULT_DIR, one_run: bool = False) -> None:
+        """`one_run`: the cache serves one run, which keys each file several times (its result,
+        its Need, the project pass): a file's status is checked the first time only. A language
+        server's cache lives across edits and checks it every time."""
         self.root = directory
         self.directory = os.path.join(directory, fingerprint())
         self._ignored = False
@@ -67,6 +70,7 @@ class Cache:
         # one file, not one per file
         self._index: Optional[dict] = None
         self._index_changed = False
+        self._digested: Optional[dict] = {} if one_run else None  # path -> digest, with one_run
 
     def _ignore_in_git(self) -> None:
         """A `*` .gitignore inside the cache keeps it out of `git status`, as Ruff does."""
@@ -87,6 +91,14 @@ class Cache:
     def content_digest(self, path: str) -> Optional[bytes]:
         """sha256 of the file's bytes (None: unreadable), read again whenever its status
         (modification and change times, size, inode) is not what it was."""
+        if self._digested is not None:
+            found = self._digested.get(path)
+            if found is None:
+                found = self._digested[path] = self._digest(path)
+            return found
+        return self._digest(path)
+
+    def _digest(self, path: str) -> Optional[bytes]:
         digests = self._known()["digests"]
         where = os.path.abspath(path)
         try:

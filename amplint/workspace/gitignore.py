@@ -64,6 +64,8 @@ class IgnoreFile:
 
     base: str
     rules: List[Tuple["re.Pattern[str]", bool, bool]] = field(default_factory=list)
+    # is_dir -> `_union`'s regex (None: a rule negates), made at the first match
+    _unions: Dict[bool, Optional["re.Pattern[str]"]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def parse(cls, base: str, text: str) -> "IgnoreFile":
@@ -97,6 +99,11 @@ class IgnoreFile:
 
     def match(self, relative: str, is_dir: bool) -> Optional[bool]:
         """True ignored, False re-included (`!pattern`), None when no rule speaks."""
+        union = self._unions.get(is_dir, False)
+        if union is False:
+            union = self._unions[is_dir] = self._union(is_dir)
+        if union is not None:
+            return True if union.match(relative) else None
         verdict = None
         for regex, negate, dir_only in self.rules:
             if dir_only and not is_dir:
@@ -104,6 +111,15 @@ class IgnoreFile:
             if regex.match(relative):
                 verdict = not negate
         return verdict
+
+    def _union(self, is_dir: bool) -> "Optional[re.Pattern[str]]":
+        """Without a `!pattern`, the last rule that matches says True, as any other would: one
+        regex, the rules' alternation, says the same in one match (a walk asks per file).
+        None where a rule negates (the order of the rules then matters)."""
+        if any(negate for _, negate, _ in self.rules):
+            return None
+        kept = [regex.pattern for regex, _, dir_only in self.rules if is_dir or not dir_only]
+        return re.compile("|".join(f"(?:{p})" for p in kept) or r"(?!)", re.S)
 
 
 class GitIgnore:
@@ -144,23 +160,22 @@ class GitIgnore:
         return found
 
     def _find_chain(self, directory: str) -> List[IgnoreFile]:
+        """(`directory`: absolute and normalised.) Its parent's chain and its own file: a walk
+        asks once per directory, and each answer is one step from the one before."""
         root = self.repo_root(directory)
         if root is None:
             return []
-        chain: List[IgnoreFile] = []
-        exclude = self._load(os.path.join(root, ".git", "info"), "exclude")
-        if exclude is not None:
-            exclude.base = root
-            chain.append(exclude)
-        relative = os.path.relpath(directory, root)
-        parts = [] if relative == "." else relative.split(os.sep)
-        current = root
-        for part in [None] + parts:
-            if part is not None:
-                current = os.path.join(current, part)
-            found = self._load(current)
-            if found is not None:
-                chain.append(found)
+        if directory == root:
+            chain: List[IgnoreFile] = []
+            exclude = self._load(os.path.join(root, ".git", "info"), "exclude")
+            if exclude is not None:
+                exclude.base = root
+                chain.append(exclude)
+        else:
+            chain = list(self._chain(os.path.dirname(directory)))
+        found = self._load(directory)
+        if found is not None:
+            chain.append(found)
         return chain
 
     def ignored(self, path: str, is_dir: bool) -> bool:

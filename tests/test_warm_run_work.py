@@ -1,6 +1,8 @@
-"""A warm run whose whole project pass is in the cache reads none of the per-file summaries the pass
-would read (amplint.run.result_cache.cached_results' `later`): their blobs are unpickled only when the
-pass runs again. The findings stay those of a cold run, after an edit and with an unreadable blob.
+"""What a warm run does not do again. With the whole project pass in the cache it reads none of the
+per-file summaries the pass would read (amplint.run.result_cache.cached_results' `later`): their
+blobs are unpickled only when the pass runs again. It checks each file's status once, though it keys
+each file several times (its result, its Need, the pass: Cache's `one_run`). The findings stay those
+of a cold run, after an edit and with an unreadable blob.
 
 The project is shaped like karpathy/nanoGPT: train.py opens the region and calls model.py's module
 (both files have a project summary, kept in a blob beside their cached result)."""
@@ -105,3 +107,20 @@ def test_an_unreadable_blob_is_linted_again(tmp_path):
     (root / "configurator.py").write_text(FILES["configurator.py"] + "dropout = 0.0\n")
     assert cli_findings(root, "--cache-dir", cache, "--jobs", "1") == EXPECTED
     assert cli_findings(root, "--cache-dir", cache, "--jobs", "2") == EXPECTED
+
+
+def test_each_file_is_checked_once_per_run(tmp_path, monkeypatch):
+    root = _project(tmp_path)
+    cache = str(tmp_path / ".cache")
+    checked = []
+    real = cache_module.Cache._digest
+
+    def counted(self, path):
+        checked.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(cache_module.Cache, "_digest", counted)
+    for run in ("cold", "warm"):
+        checked.clear()
+        assert cli_findings(root, "--cache-dir", cache, "--jobs", "1") == EXPECTED
+        assert sorted(os.path.basename(p) for p in checked) == sorted(FILES), run
