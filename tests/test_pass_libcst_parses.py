@@ -17,7 +17,7 @@ import os
 import libcst
 import pytest
 
-from amplint.analysis import parsing
+from amplint.analysis import parsing, tree_cache
 from project_files import cli_findings, load
 
 NAME = "escape_args_arcface"
@@ -58,8 +58,8 @@ def test_held_trees_are_taken_by_the_same_text_and_dropped_after(monkeypatch):
     """Within `holding_modules`: a held tree is the tree of the next parse of its text; the
     pass's own parses are held too; after `keep_modules(texts)` only those texts' trees stay,
     each for one reader; nothing is held after `holding_modules` or in another process."""
-    monkeypatch.setattr(parsing, "_MODULES", {})
-    monkeypatch.setattr(parsing, "_module_chars", 0)
+    monkeypatch.setattr(tree_cache, "_MODULES", {})
+    monkeypatch.setattr(tree_cache, "_module_chars", 0)
     first, passed, dropped = "x = 1\n", "y = 2\n", "z = 3\n"
     with parsing.holding_modules():
         held = parsing.parse(first)
@@ -71,27 +71,27 @@ def test_held_trees_are_taken_by_the_same_text_and_dropped_after(monkeypatch):
             assert parsing.parse(passed) is made
             parsing.parse(dropped)
         parsing.keep_modules([first, passed])
-        assert set(parsing._MODULES) == {first, passed}
+        assert set(tree_cache._MODULES) == {first, passed}
         assert parsing.parse(passed) is made
         assert parsing.parse(passed) is not made  # taken: parsed afresh
-        owner = parsing._modules_owner
-        monkeypatch.setattr(parsing, "_modules_owner", owner + 1)  # as a forked worker sees it
+        owner = tree_cache._modules_owner
+        monkeypatch.setattr(tree_cache, "_modules_owner", owner + 1)  # as a forked worker sees it
         assert parsing.parse(first) is not held
-        monkeypatch.setattr(parsing, "_modules_owner", owner)
-    assert parsing._MODULES == {} and parsing._module_chars == 0
+        monkeypatch.setattr(tree_cache, "_modules_owner", owner)
+    assert tree_cache._MODULES == {} and tree_cache._module_chars == 0
     parsing.hold_module(first, held)  # outside: nothing is held
-    assert parsing._MODULES == {}
+    assert tree_cache._MODULES == {}
 
 
 def test_held_trees_are_bounded_by_their_texts(monkeypatch):
-    monkeypatch.setattr(parsing, "_MODULES", {})
-    monkeypatch.setattr(parsing, "_module_chars", 0)
-    monkeypatch.setattr(parsing, "_MAX_MODULE_CHARS", 12)
+    monkeypatch.setattr(tree_cache, "_MODULES", {})
+    monkeypatch.setattr(tree_cache, "_module_chars", 0)
+    monkeypatch.setattr(tree_cache, "_MAX_MODULE_CHARS", 12)
     texts = ["a = 1\n", "b = 2\n", "c = 3\n"]
     with parsing.holding_modules():
         for text in texts:
             parsing.hold_module(text, parsing.parse(text))
-        assert list(parsing._MODULES) == texts[1:] and parsing._module_chars == 12
+        assert list(tree_cache._MODULES) == texts[1:] and tree_cache._module_chars == 12
 
 
 class _HashCounted(str):
@@ -106,8 +106,8 @@ def test_keeping_trees_hashes_only_the_texts_a_held_tree_could_be_of(monkeypatch
     """The pass ends with `keep_modules(every text)` (the mixed monorepo tree: 5,338 texts, 70M
     characters, for the few trees the 1M-character bound holds): a text that no held tree has
     the length of is not hashed, and the trees kept are those of the texts given."""
-    monkeypatch.setattr(parsing, "_MODULES", {})
-    monkeypatch.setattr(parsing, "_module_chars", 0)
+    monkeypatch.setattr(tree_cache, "_MODULES", {})
+    monkeypatch.setattr(tree_cache, "_module_chars", 0)
     first, second = "x = 1\n", "yy = 22\n"
     others = [_HashCounted("w%d = %d\n" % (i, i) * (3 + i)) for i in range(40)]
     same_length = _HashCounted("q = 9\n")  # first's length, another text
@@ -117,5 +117,5 @@ def test_keeping_trees_hashes_only_the_texts_a_held_tree_could_be_of(monkeypatch
             parsing.hold_module(text, parsing.parse(text))
         _HashCounted.hashed = 0
         parsing.keep_modules(others + [same_length, given])
-        assert set(parsing._MODULES) == {second}
+        assert set(tree_cache._MODULES) == {second}
         assert _HashCounted.hashed <= 4  # (same_length and given, each at most twice)

@@ -20,7 +20,7 @@ import symtable
 
 import pytest
 
-from amplint.analysis import parsing
+from amplint.analysis import parsing, tree_cache
 from project_files import cli_findings
 
 TRAIN_LOOP = '''"""Training loops (detectron2/engine/train_loop.py)."""
@@ -132,12 +132,12 @@ def _project(tmp_path, losses):
 def _counted_run(tmp_path, monkeypatch, losses):
     """The findings of a cold `-j 1` run, and the texts `ast.parse` and `symtable` read."""
     root = _project(tmp_path, losses)
-    monkeypatch.setattr(parsing, "_TREES", collections.OrderedDict())
-    monkeypatch.setattr(parsing, "_kept_chars", 0)
-    monkeypatch.setattr(parsing, "_MAX_TREES", 1)  # a real tree: the pass's trees are gone by the lint
+    monkeypatch.setattr(tree_cache, "_TREES", collections.OrderedDict())
+    monkeypatch.setattr(tree_cache, "_kept_chars", 0)
+    monkeypatch.setattr(tree_cache, "_MAX_TREES", 1)  # a real tree: the pass's trees are gone by the lint
     for name in ("_HELD", "_HELD_PATHS"):  # (base has none of these)
-        monkeypatch.setattr(parsing, name, {}, raising=False)
-    monkeypatch.setattr(parsing, "_ACCEPTED", set(), raising=False)
+        monkeypatch.setattr(tree_cache, name, {}, raising=False)
+    monkeypatch.setattr(tree_cache, "_ACCEPTED", set(), raising=False)
     parses, checks = collections.Counter(), collections.Counter()
     real_parse, real_table = ast.parse, symtable.symtable
 
@@ -184,10 +184,10 @@ def test_a_held_tree_is_taken_once_and_the_rest_are_dropped(monkeypatch):
     only the tagged trees of those files, each given to its first reader only; `drop_held`
     leaves nothing."""
     for name in ("_HELD", "_HELD_PATHS"):
-        monkeypatch.setattr(parsing, name, {})
-    monkeypatch.setattr(parsing, "_held_chars", 0)
-    monkeypatch.setattr(parsing, "_TREES", collections.OrderedDict())
-    monkeypatch.setattr(parsing, "_MAX_TREES", 0)
+        monkeypatch.setattr(tree_cache, name, {})
+    monkeypatch.setattr(tree_cache, "_held_chars", 0)
+    monkeypatch.setattr(tree_cache, "_TREES", collections.OrderedDict())
+    monkeypatch.setattr(tree_cache, "_MAX_TREES", 0)
     kept, dropped = "x = 1\n", "y = 2\n"
     with parsing.holding_trees():
         tree = parsing.python_tree(kept)
@@ -195,21 +195,21 @@ def test_a_held_tree_is_taken_once_and_the_rest_are_dropped(monkeypatch):
         parsing.tag_held("a.py", kept)
         parsing.tag_held("b.py", dropped)
     parsing.python_tree("z = 3\n")  # made after the pass: not held
-    assert set(parsing._HELD) == {kept, dropped}
+    assert set(tree_cache._HELD) == {kept, dropped}
     parsing.keep_held(["a.py"])
-    assert set(parsing._HELD) == {kept} and parsing._held_chars == len(kept)
+    assert set(tree_cache._HELD) == {kept} and tree_cache._held_chars == len(kept)
     assert parsing.python_tree(kept) is tree
     assert parsing.python_tree(kept) is not tree  # taken: a fresh parse
-    assert parsing._HELD == {} and parsing._HELD_PATHS == {} and parsing._held_chars == 0
+    assert tree_cache._HELD == {} and tree_cache._HELD_PATHS == {} and tree_cache._held_chars == 0
     with parsing.holding_trees():
         parsing.python_tree(dropped)
     parsing.drop_held()
-    assert parsing._HELD == {} and parsing._held_chars == 0
+    assert tree_cache._HELD == {} and tree_cache._held_chars == 0
 
 
 def test_a_broken_text_is_still_reported(monkeypatch):
     """Only accepted texts are remembered: a broken one is checked, and reported, each time."""
-    monkeypatch.setattr(parsing, "_ACCEPTED", set())
+    monkeypatch.setattr(tree_cache, "_ACCEPTED", set())
     broken = "def f(:\n    pass\n"
     with pytest.raises(SyntaxError):
         parsing.python_tree(broken)
@@ -353,7 +353,7 @@ def test_a_text_the_registry_search_parsed_is_not_checked_again(tmp_path, monkey
     such file with `symtable` (mmdet: 92 files)."""
     from amplint.run import project_inputs
 
-    monkeypatch.setattr(parsing, "_ACCEPTED", set(), raising=False)
+    monkeypatch.setattr(tree_cache, "_ACCEPTED", set(), raising=False)
     path = tmp_path / "retina_head.py"
     path.write_text(HEADS)
     found = project_inputs.registrations_file(str(path))
@@ -370,9 +370,9 @@ def test_accepted_texts_are_remembered_without_keeping_the_texts(monkeypatch):
     characters alive (transformers: +80 MB peak); a text the record knows is not checked again."""
     import sys
 
-    monkeypatch.setattr(parsing, "_ACCEPTED", set())
+    monkeypatch.setattr(tree_cache, "_ACCEPTED", set())
     text = "x = 1\n" + "# padding\n" * 1000
     parsing.python_tree(text)
     assert parsing.parsed_before(text) and not parsing.parsed_before(text + "\n")
-    assert all(not isinstance(part, str) for key in parsing._ACCEPTED for part in key)
-    assert sys.getsizeof(parsing._ACCEPTED) < len(text)
+    assert all(not isinstance(part, str) for key in tree_cache._ACCEPTED for part in key)
+    assert sys.getsizeof(tree_cache._ACCEPTED) < len(text)

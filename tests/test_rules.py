@@ -26,6 +26,17 @@ def test_every_rule_has_examples_both_ways():
         assert len(rule.clean) >= 2, f"{code} needs must-stay-clean examples"
 
 
+def test_the_codes_known_without_importing_the_rules_are_theirs(monkeypatch):
+    """rule_codes(), read from the rule modules' names and data/rule_defaults.py (what a warm run
+    selects from), names every rule and its default as the rule classes do."""
+    import amplint.analysis.rules as rules
+
+    expected = {code: rule.default for code, rule in all_rules().items()}
+    monkeypatch.setattr(rules, "_REGISTRY", None)
+    assert rules.rule_codes() == expected
+    assert list(rules.rule_codes()) == sorted(expected)
+
+
 @pytest.mark.parametrize("rule,index,case", FLAG_CASES)
 def test_flag_examples(rule, index, case):
     settings = Settings(frozenset({rule.code}), unsafe_fixes=case.unsafe)

@@ -11,7 +11,7 @@ import collections
 
 import pytest
 
-from amplint.analysis import parsing
+from amplint.analysis import parsing, tree_cache
 from project_files import cli_findings
 
 PLUGIN = '''"""Mixed precision plugin (lightning/fabric/plugins/precision/amp.py)."""
@@ -60,7 +60,7 @@ def test_each_file_is_parsed_by_ast_once(tmp_path, monkeypatch, losses, findings
     file's text parsed by `ast` once in the whole run (main: the loss file three times, by the
     prefilter, the summary's statement starts and the project pass's readers)."""
     root = _project(tmp_path, losses)
-    monkeypatch.setattr(parsing, "_TREES", collections.OrderedDict(), raising=False)  # none kept
+    monkeypatch.setattr(tree_cache, "_TREES", collections.OrderedDict(), raising=False)  # none kept
     counts = collections.Counter()
     real = ast.parse
 
@@ -83,11 +83,11 @@ def test_a_shared_tree_is_the_same_tree_and_a_bad_text_still_raises():
 
 
 def test_the_kept_trees_are_bounded(monkeypatch):
-    monkeypatch.setattr(parsing, "_TREES", collections.OrderedDict())
-    monkeypatch.setattr(parsing, "_kept_chars", 0)
-    for i in range(parsing._MAX_TREES * 2):
+    monkeypatch.setattr(tree_cache, "_TREES", collections.OrderedDict())
+    monkeypatch.setattr(tree_cache, "_kept_chars", 0)
+    for i in range(tree_cache._MAX_TREES * 2):
         parsing.python_tree(f"x = {i}\n")
-    assert len(parsing._TREES) == parsing._MAX_TREES
-    big = "x = 1\n" * (parsing._MAX_TREE_CHARS // 4 // 6 + 1)  # over a quarter of the bound
+    assert len(tree_cache._TREES) == tree_cache._MAX_TREES
+    big = "x = 1\n" * (tree_cache._MAX_TREE_CHARS // 4 // 6 + 1)  # over a quarter of the bound
     parsing.python_tree(big)
-    assert big not in parsing._TREES
+    assert big not in tree_cache._TREES

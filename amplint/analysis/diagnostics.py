@@ -5,9 +5,10 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, field
-from typing import List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, List, Mapping, Optional, Tuple, Union
 
-import libcst as cst
+if TYPE_CHECKING:  # a warm run reports cached findings without importing LibCST
+    import libcst as cst
 
 
 class Severity(str, enum.Enum):
@@ -21,7 +22,7 @@ class Applicability(str, enum.Enum):
     UNSAFE = "unsafe"  # may change behaviour; only with --unsafe-fixes
 
 
-Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+Replacement = Union["cst.CSTNode", "cst.FlattenSentinel", "cst.RemovalSentinel"]
 
 
 @dataclass(eq=False)
@@ -67,7 +68,7 @@ class Diagnostic:
         """Drop tree nodes in place (extra attributes the runner set are kept)."""
         self.node = None
         self.related = {}
-        if isinstance(self.through, cst.CSTNode):
+        if _is_node(self.through):
             self.through = None
         if self.fix is not None:
             self.fix = Fix(self.fix.applicability, self.fix.message, {})
@@ -75,7 +76,7 @@ class Diagnostic:
     def stripped(self) -> "Diagnostic":
         """This finding without tree nodes: cheap to pickle, to cache and to report."""
         fix = None if self.fix is None else Fix(self.fix.applicability, self.fix.message, {})
-        through = None if isinstance(self.through, cst.CSTNode) else self.through
+        through = None if _is_node(self.through) else self.through
         return Diagnostic(
             self.code, self.message, self.severity, None, fix, {}, through, self.filename,
             self.line, self.column, self.end_line, self.end_column,
@@ -95,6 +96,11 @@ class Diagnostic:
             if self.fix is None
             else {"applicability": self.fix.applicability.value, "message": self.fix.message},
         }
+
+
+def _is_node(through) -> bool:
+    """Is a finding's `through` a tree node (not None, not another file's (path, line))?"""
+    return through is not None and not isinstance(through, tuple)
 
 
 def drop_chain_duplicates(found: List[Diagnostic], suppressed=()) -> List[Diagnostic]:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -12,14 +10,17 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from amplint.analysis import large_files
 from amplint.analysis.context import FileContext
 from amplint.analysis.data.torch_versions import TorchTarget
-from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix, drop_chain_duplicates
+from amplint.analysis.diagnostics import Diagnostic, Fix, drop_chain_duplicates
+from amplint.analysis.results import (  # noqa: F401 (public API, defined apart: results.py)
+    INTERNAL_ERROR_HINT, FileResult, Settings, chain_duplicates, internal_error_result,
+)
 from amplint.analysis.facts import EntryRegion, FileFacts
 from amplint.analysis.fix_text import apply_fixes, mixed_newlines, restore_newlines
 from amplint.analysis.newer_syntax import may_be_newer, newer_syntax_line
 from amplint.analysis.parsing import parse, parse_validated, syntax_error, valid_python
 from amplint.analysis.positions import Positions, node_positions as fast_positions, positions_of
 from amplint.analysis.prefilter import VALUE_KINDS, could_match  # noqa: F401 (public API)
-from amplint.analysis.rules import Rule, all_rules
+from amplint.analysis.rules import Rule
 from amplint.analysis.suppressions import is_suppressed
 
 MAX_FIX_ROUNDS = 8
@@ -28,73 +29,8 @@ MAX_FIX_ROUNDS = 8
 Summarizer = Callable[[str, str, cst.Module, FileFacts], object]
 
 
-@dataclass(frozen=True)
-class Settings:
-    select: FrozenSet[str]
-    unsafe_fixes: bool = False
-    torch: TorchTarget = TorchTarget()  # the oldest torch the project supports (fixes check it)
-
-    @classmethod
-    def default(cls) -> "Settings":
-        return cls(frozenset(code for code, rule in all_rules().items() if rule.default))
-
-    def rules(self) -> List[Rule]:
-        return [rule for code, rule in all_rules().items() if code in self.select]
-
-    def allows(self, fix: Fix) -> bool:
-        return fix.applicability is Applicability.SAFE or self.unsafe_fixes
-
-
 class FixFailure(Exception):
     pass
-
-
-@dataclass
-class FileResult:
-    path: str
-    diagnostics: List[Diagnostic] = field(default_factory=list)
-    fixed_source: Optional[str] = None  # set when fixes changed the text
-    fixes_applied: Counter = field(default_factory=Counter)  # code -> count
-    # with fix: each fix applied, (code, line in the text it was applied to, fix message)
-    applied: List[Tuple[str, int, str]] = field(default_factory=list)
-    found_before: Optional[int] = None  # with fix: the findings before any fix
-    errors: List[str] = field(default_factory=list)  # one line each, path included
-    internal_error: bool = False
-    traceback: Optional[str] = None  # of an internal error, shown with --verbose
-    summary: object = None  # the project pass's summary of this file, when asked for
-    # its GradScaler protocol summary, made from the same parse when asked for with `summary`
-    # (amplint.run.scaler_inputs): a ScalerSummary, False (not a caller) or None (not made)
-    scaler: object = None
-    # what the project pass reads of the region walks its rules made (project/first_pass_walks.py):
-    # (text digest, answers) or None; not cached, not part of the summary
-    walks: object = None
-    warnings: List[str] = field(default_factory=list)  # one line each, path included
-    # (code, line) of the findings a `# noqa` suppressed: a finding at a call whose event one of
-    # them is (`through`) is a duplicate of a hazard the user has seen (drop_chain_duplicates)
-    suppressed: List[Tuple[str, int]] = field(default_factory=list)
-
-
-INTERNAL_ERROR_HINT = "this is a bug in amplint: please report it (--verbose shows the traceback)"
-
-
-def internal_error_result(path: str, exc: BaseException, trace: Optional[str]) -> "FileResult":
-    """The one result an unexpected exception in a file's analysis becomes: the run goes on."""
-    result = FileResult(path)
-    result.errors.append(f"{path}: internal error: {type(exc).__name__}: {exc}; {INTERNAL_ERROR_HINT}")
-    result.internal_error = True
-    result.traceback = trace
-    return result
-
-
-def chain_duplicates(results: Iterable[Optional[FileResult]]) -> Set[int]:
-    """ids of the findings of `results` (None: none) at a call whose event one of them reports,
-    or a `# noqa` there silences, under the same code: what `drop_chain_duplicates` drops when
-    the files are reported together (the run, the editor, `lint_project`)."""
-    results = [result for result in results if result is not None]
-    found = [diag for result in results for diag in result.diagnostics]
-    silenced = [(code, result.path, line) for result in results for code, line in result.suppressed]
-    kept = {id(diag) for diag in drop_chain_duplicates(found, silenced)}
-    return {id(diag) for diag in found if id(diag) not in kept}
 
 
 def analyze(

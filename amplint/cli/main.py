@@ -13,7 +13,7 @@ from amplint.workspace.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from amplint import __version__
 from amplint.workspace.config import ConfigError, find_pyproject, load, selection
 from amplint.report.docs import explain as explain_page
-from amplint.analysis.engine import Settings
+from amplint.analysis.results import Settings
 from amplint.analysis.rules import all_rules
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

@@ -10,28 +10,14 @@ the worker is handed its answer (`Need`) instead of making it again."""
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Optional
 
-from amplint.analysis.engine import Settings
+from amplint.analysis.results import Settings
 from amplint.analysis.prefilter import could_match
 from amplint.analysis.project import needs_summary
+from amplint.run.options import Need  # noqa: F401 (re-exported: defined with the run's options)
 from amplint.run.scaler_inputs import first_pass_plan
 from amplint.workspace.files import ReadError, read_source
-
-
-class Need(NamedTuple):
-    """What a first-pass lint of a file makes for the project pass: `wanted`, its portable
-    summary; `plan`, its protocol summary (first_pass_plan's True / False / None, None also
-    where the file is not parsed otherwise). As an item's `summarize`, it stands for True
-    (the same cached result) and spares the worker the text tests."""
-
-    wanted: bool
-    plan: Optional[bool]
-
-    @property
-    def first(self) -> bool:
-        """Does the project pass read this file's first-pass lint result?"""
-        return self.wanted or self.plan is True
 
 
 def need_of(path: str, text: str, raw: bytes, settings: Settings, entries=()) -> Need:

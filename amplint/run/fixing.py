@@ -15,11 +15,6 @@ from amplint.workspace.noqa import add_noqa
 from amplint.analysis.parsing import valid_python
 
 
-def blank_result(path: str) -> FileResult:
-    result = FileResult(path)
-    result.diff = None  # type: ignore[attr-defined]
-    result.noqa_added = 0  # type: ignore[attr-defined]
-    return result
 
 
 def lint_and_fix(

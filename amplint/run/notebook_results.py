@@ -9,7 +9,8 @@ from amplint.workspace import notebooks
 from amplint.workspace.baseline import assign_fingerprints
 from amplint.analysis.engine import FileResult, Settings, lint_source
 from amplint.workspace.files import ReadError, write_source
-from amplint.run.fixing import add_noqa_directives, adopt, blank_result, lint_and_fix
+from amplint.run.fixing import add_noqa_directives, adopt, lint_and_fix
+from amplint.run.options import blank_result
 
 
 _LOCATED = re.compile(r"(?P<line>\d+):(?P<col>\d+): (?P<rest>.*)\Z", re.S)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import sys
 import traceback
-from dataclasses import dataclass
-from typing import FrozenSet, List, Optional, Tuple, Union
+from typing import List, Optional, Tuple, Union
 
 from amplint.workspace.baseline import assign_fingerprints
 from amplint.report.diffs import unified_diff
@@ -20,7 +19,8 @@ from amplint.analysis.parsing import hold_module
 from amplint.analysis.facts.region_entries import EntryRegion
 from amplint.analysis.prefilter import could_match
 from amplint.workspace.files import ReadError, read_source, write_source
-from amplint.run.fixing import add_noqa_directives, blank_result, lint_and_fix
+from amplint.run.fixing import add_noqa_directives, lint_and_fix
+from amplint.run.options import REPORT_ONLY, RunOptions, blank_result  # noqa: F401 (re-exported)
 from amplint.run.notebook_results import process_notebook
 from amplint.run.parallel import cycles_collected_after
 from amplint.run.progress import naming_slow_file
@@ -31,24 +31,6 @@ from amplint.analysis.project.context_prefilters import opener_text_tests
 from amplint.analysis.project.first_pass_ast import ast_first_pass, framework_call
 from amplint.analysis.project.first_pass_answers import first_pass_walks
 from amplint.analysis.project.summary import portable_summary
-
-
-@dataclass
-class RunOptions:
-    fix: bool = False
-    diff: bool = False
-    force_exclude: bool = False
-    add_noqa: bool = False
-    # --add-noqa: (code, line) of this file's findings the run drops as chain duplicates
-    # (amplint.analysis.diagnostics.drop_chain_duplicates): they get no directive
-    noqa_skip: FrozenSet[Tuple[str, int]] = frozenset()
-    jobs: Optional[int] = None  # processes; None: all cores
-    cache_dir: Optional[str] = None  # None: no cache
-    project: bool = True  # the cross-file pass (off: every file on its own)
-    name_slow_files: bool = False  # --verbose: name a file still being analysed after 10 s
-
-
-REPORT_ONLY = RunOptions()
 
 
 def process(

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from amplint.analysis.engine import FileResult
-from amplint.analysis.project.first_pass_walks import note_walks
-from amplint.run.first_pass import Need, need_on_disk
+from amplint.analysis.results import FileResult
+from amplint.run.options import Need
 from amplint.run.result_cache import add_summaries, cached_map, cached_need, cached_results
 
 
@@ -34,6 +33,8 @@ class FirstPass(NamedTuple):
     def inputs(self, paths: Sequence[str]) -> Tuple[Dict[str, object], Dict[str, object]]:
         """(summaries, protocol plans or summaries) the project pass reads, from `results`
         and, for files not linted, what their Need says (a lint would have said the same)."""
+        from amplint.analysis.project.first_pass_walks import note_walks  # (the pass runs next)
+
         self._read_later()
         summaries: Dict[str, object] = {}
         scalers: Dict[str, object] = {}
@@ -58,13 +59,21 @@ class FirstPass(NamedTuple):
         self.later.clear()
 
 
+def _need_on_disk(path: str, settings) -> Optional[Need]:
+    """first_pass.need_on_disk, imported where a Need is not in the cache: a warm run imports
+    none of the project pass's text tests."""
+    from amplint.run.first_pass import need_on_disk
+
+    return need_on_disk(path, settings)
+
+
 def plan_first_pass(cache, items, defer: bool = False) -> FirstPass:
     """`items`: phase-1 lint items (path, settings, options, entries, True). `defer`: the
     cached results' project and protocol summaries are read by `inputs` (a run whose project
     pass is cached never calls it), not here."""
     later: Dict[int, Tuple[str, dict]] = {}
     results = cached_results(cache, "lint", items, later if defer else None)
-    needs = {item[0]: cached_need(cache, item, need_on_disk) for item, result in zip(items, results)
+    needs = {item[0]: cached_need(cache, item, _need_on_disk) for item, result in zip(items, results)
              if result is None}
     asked = [i for i, item in enumerate(items) if item[0] in needs
              and (needs[item[0]] is None or needs[item[0]].first)]

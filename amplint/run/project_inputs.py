@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Mapping
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional
 
 from amplint.workspace.cache import Cache
 from amplint.workspace.config import Config
 from amplint.analysis import large_files
 from amplint.analysis.engine import Settings
-from amplint.workspace.files import DEFAULT_EXCLUDES, ReadError, read_source
+from amplint.workspace.files import ReadError, read_source
 from amplint.analysis.facts import FileFacts
 from amplint.run.parallel import Workers, cached_imap, cycles_collected_after, is_huge
 from amplint.analysis.parsing import holding_trees, keep_held, keep_modules, parse, tag_held
@@ -23,9 +22,9 @@ from amplint.analysis.project.classmemo import PASS_BUDGET
 from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.scaler_resolution import scaler_entries
 from amplint.analysis.project.summary import portable_summary
+from amplint.run.project_cache import PROJECT_CONFIG_SUFFIXES, cached_pass, pass_files
 from amplint.run.scaler_inputs import disk_may_hold, protocol_keys_of, scaler_summaries_of, with_first_pass
 
-PROJECT_CONFIG_SUFFIXES = (".yaml", ".yml")
 MAX_CONFIG_BYTES = 1 << 20
 
 
@@ -47,7 +46,7 @@ class _LazyTexts(dict):
 
 def project_entries(paths, files, settings: Settings, config: Config, summaries,
                     cache: Optional[Cache] = None, jobs: Optional[int] = None, stats=None,
-                    scalers=None, notes: Optional[list] = None):
+                    scalers=None, notes: Optional[list] = None, known=None):
     """path -> the regions other files and framework settings put around its functions.
     Summaries the pass asks for beyond the first pass's (subclasses, framework classes) come
     from the cache, else from the process pool: the main process parses nothing.
@@ -58,18 +57,15 @@ def project_entries(paths, files, settings: Settings, config: Config, summaries,
     protocol summary the first pass made (amplint.run.scaler_inputs.first_pass_scalers), or a
     callable giving that mapping, as `summaries`; the pass makes the others it needs. `jobs`: a number of processes, or Workers the caller
     keeps (and closes). `notes`: receives a line for each bound the pass reached (what it
-    then leaves unresolved), from the cache too."""
-    keys = [f for f in files if f.endswith((".py", ".pyi"))] + _config_files(paths)
-    key = _project_key(cache, keys, settings, config) if cache is not None else None
-    if key is not None:
-        hit = cache.get(key, with_blob=True)
-        if hit is not None and isinstance(hit[1], dict):
-            if stats is not None:
-                stats["project_cached"] = True
-            if notes is not None:
-                notes.extend(hit[0].get("notes", ()))
-            keep_modules(())  # no pass reads the first pass's trees
-            return hit[1]
+    then leaves unresolved), from the cache too. `known`: (pass_files, key) of the caller's own
+    lookup of the pass in the cache (project_cache.cached_pass), which missed."""
+    if known is not None:
+        keys, key = known
+    else:
+        keys = pass_files(paths, files)
+        key, cached = cached_pass(cache, keys, settings, config, stats, notes)
+        if cached is not None:
+            return cached
     if stats is not None:
         stats["project_cached"] = False
     if callable(summaries):
@@ -117,18 +113,6 @@ def bound_notes(project, paths) -> List[str]:
             "complete); `--isolated-files` skips the pass"]
 
 
-def _project_key(cache: Cache, keys: List[str], settings: Settings, config: Config) -> Optional[str]:
-    digest = hashlib.sha256()
-    for path in keys:
-        digest.update(f"{path}\0".encode())
-        digest.update(cache.content_digest(path) or b"\0unreadable")
-    described = repr(("project", os.getcwd(), sorted(settings.select), settings.unsafe_fixes,
-                      config.path, tuple(config.autocast_modules or ()),
-                      getattr(config, "autocast_device", None), getattr(config, "autocast_dtype", None),
-                      sorted((k, repr(v)) for k, v in (config.rule_options or {}).items())))
-    return cache.key(digest.digest(), described)
-
-
 class _KeyedLazy(Mapping):
     """The project pass's `files`: read half a million times on a 5,000-file tree, so a lookup
     is one set test and one dict lookup (a property in between cost a fifth of a second)."""
@@ -164,22 +148,6 @@ class _KeyedLazy(Mapping):
 
     def __len__(self) -> int:
         return len(self._keys)
-
-
-def _config_files(paths: Sequence[str]) -> List[str]:
-    """YAML files under the linted folders (framework settings such as detectron2's
-    `SOLVER.AMP.ENABLED` or a LightningCLI `trainer: precision:` live there)."""
-    found: List[str] = []
-    for root in paths:
-        if not os.path.isdir(root):
-            continue
-        for directory, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES)
-            found.extend(
-                os.path.join(directory, name) for name in sorted(filenames)
-                if name.endswith(PROJECT_CONFIG_SUFFIXES)
-            )
-    return found
 
 
 def _read_small(path: str) -> Optional[str]:

@@ -16,7 +16,8 @@ from amplint.workspace.files import discover
 from amplint.analysis.project import build
 from amplint.analysis.project.scaler_resolution import scaler_entries, text_may_hold
 from amplint.analysis.project.scaler_summaries import local_summaries
-from amplint.run.project_inputs import _KeyedLazy, _LazyTexts, _config_files
+from amplint.run.project_cache import config_files
+from amplint.run.project_inputs import _KeyedLazy, _LazyTexts
 from amplint.run.scaler_report import uncomposed
 
 _CLASS_HEAD = re.compile(r"^class (\w+)\b", re.M)
@@ -37,7 +38,7 @@ def _place(text: str):
 
 def show_regions(paths: Sequence[str], config: Config, excludes, output_format: str = "text") -> str:
     files, errors = discover(paths, False, excludes)
-    keys = [f for f in files if f.endswith((".py", ".pyi"))] + _config_files(paths)
+    keys = [f for f in files if f.endswith((".py", ".pyi"))] + config_files(paths)
     texts = _LazyTexts()
     project = build(_KeyedLazy(keys, texts), config=config)
     regions: Dict[str, dict] = {}

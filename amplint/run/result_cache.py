@@ -10,10 +10,9 @@ import os
 from typing import Dict, List, Optional, Tuple
 
 from amplint.workspace.cache import UNREADABLE, Cache, diagnostic_from_dict, diagnostic_to_dict
-from amplint.analysis.engine import FileResult
-from amplint.run.first_pass import Need
+from amplint.analysis.results import FileResult
+from amplint.run.options import Need, blank_result
 from amplint.run.parallel import Workers, imap, is_huge
-from amplint.run.per_file import blank_result, process_item
 
 
 def cached_map(cache, kind, items, jobs, meter, stats=None):
@@ -38,6 +37,7 @@ def cached_map(cache, kind, items, jobs, meter, stats=None):
     # largest first: the pool's last chunks are then small files, and no process is left
     # parsing a big model file while the other waits
     pending.sort(key=lambda index: -_size(items[index][0]))
+    process_item = _process_item() if pending else None
     for index, result in zip(pending, imap(process_item, [items[i] for i in pending], jobs,
                                                   isolate=lambda item: is_huge(item[0]))):
         results[index] = result
@@ -60,7 +60,7 @@ class LintAhead:
     def __init__(self, cache, kind, items, indices, workers: Workers, ahead: int) -> None:
         self.cache, self.kind, self.items = cache, kind, items
         self.order = sorted(indices, key=lambda index: -_size(items[index][0]))
-        self.started = workers.start(process_item, [items[i] for i in self.order], ahead)
+        self.started = workers.start(_process_item(), [items[i] for i in self.order], ahead)
 
     def widen(self, ahead: int) -> None:
         self.started.widen(ahead)
@@ -72,6 +72,14 @@ class LintAhead:
             yield index, result
         if self.cache is not None:
             self.cache.save_index()
+
+
+def _process_item():
+    """per_file.process_item, imported where a file is linted: a run that lints none (a warm
+    one) imports neither the engine nor LibCST."""
+    from amplint.run.per_file import process_item
+
+    return process_item
 
 
 def _writes(items) -> bool:

@@ -18,21 +18,20 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, TextIO, Tuple
 from amplint.workspace.baseline import Baseline
 from amplint.workspace.cache import Cache
 from amplint.workspace.config import Config, expand
-from amplint.analysis.engine import FileResult, Settings, chain_duplicates, internal_error_result
-from amplint.analysis.parsing import drop_held, holding_modules
+from amplint.analysis.results import FileResult, Settings, chain_duplicates, internal_error_result
+from amplint.analysis.tree_cache import drop_held, holding_modules
 from amplint.workspace.files import Excludes, discover
 from amplint.workspace.vendored import set_aside
-from amplint.run.per_file import REPORT_ONLY, RunOptions, process  # noqa: F401 (public API)
+from amplint.run.options import REPORT_ONLY, RunOptions
 from amplint.run.progress import Progress
-from amplint.run.project_inputs import project_entries
-from amplint.analysis.project.local_callers import lone_file_entries
 from amplint.run.phase_one import plan_first_pass
+from amplint.run.project_cache import project_entries
 from amplint.workspace.project_root import context_files
 from amplint.report import RunSummary
 from amplint.run.parallel import MIN_FILES_PER_WORKER, Workers, is_huge, survivors_frozen
 from amplint.run.result_cache import LintAhead, cached_map
 
-__all__ = ["RunOptions", "RunOutcome", "run", "process", "settings_for", "excludes_for"]
+__all__ = ["RunOptions", "RunOutcome", "run", "settings_for", "excludes_for"]
 
 
 @dataclass
@@ -173,6 +172,8 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
     first_options = replace(REPORT_ONLY, name_slow_files=options.name_slow_files)
     if not use_project:
         # the one Python file of its project: no other file calls its public functions
+        from amplint.analysis.project.local_callers import lone_file_entries  # (see _phases' note)
+
         lone = lone_file_entries(files) if options.project else {}
         found = iter(cached_map(
             cache, "lint", [(p, per_file[p], first_options, (), False) for p in files if p not in lone],

@@ -13,7 +13,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from amplint.analysis.data.torch_versions import TorchTarget
-from amplint.analysis.rules import all_rules
+from amplint.analysis.rules import all_rules, rule_codes
 from amplint.workspace.torch_requirement import target_from_setting
 
 KNOWN_KEYS = {
@@ -211,7 +211,7 @@ def expand(selectors: Iterable[str]) -> FrozenSet[str]:
         selector = raw.strip().upper()
         if not selector:
             continue
-        matched = [c for c in all_rules() if selector == "ALL" or c.startswith(selector)]
+        matched = [c for c in rule_codes() if selector == "ALL" or c.startswith(selector)]
         if not matched:
             raise ValueError(f"unknown rule code or prefix `{raw.strip()}`")
         codes.update(matched)
@@ -229,7 +229,7 @@ def selection(config: Config, select=None, extend_select=(), ignore=()) -> Froze
         return frozenset(base - expand(list(ignore)))
     chosen_select = config.select
     if chosen_select is None:
-        base = {code for code, rule in all_rules().items() if rule.default}
+        base = {code for code, default in rule_codes().items() if default}
     else:
         base = set(expand(chosen_select))
     base |= expand(list(config.extend_select))

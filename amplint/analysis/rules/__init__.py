@@ -11,12 +11,14 @@ import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
-import libcst as cst
-
-from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix, Replacement, Severity
+from amplint.analysis.data.rule_defaults import OFF_BY_DEFAULT
+from amplint.analysis.diagnostics import Applicability, Diagnostic, Fix, Severity
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from amplint.analysis.context import FileContext
+    from amplint.analysis.diagnostics import Replacement
 
 
 @dataclass
@@ -78,6 +80,19 @@ class Rule:
 
 
 _REGISTRY: Optional[Dict[str, Rule]] = None
+
+
+def rule_codes() -> Dict[str, bool]:
+    """Every rule's code -> whether it is on by default, sorted, without importing the rules (a
+    run that lints nothing, a warm one, selects its codes from this): each rule module's name
+    starts with its code (`amp101_factory_default_dtype` holds AMP101), and the rules off by
+    default are listed in data/rule_defaults.py. tests/test_rules.py checks both against
+    all_rules()."""
+    if _REGISTRY is not None:
+        return {code: rule.default for code, rule in _REGISTRY.items()}
+    codes = sorted(info.name.split("_", 1)[0].upper() for info in pkgutil.iter_modules(__path__)
+                   if info.name.startswith("amp"))
+    return {code: code not in OFF_BY_DEFAULT for code in codes}
 
 
 def all_rules() -> Dict[str, Rule]:

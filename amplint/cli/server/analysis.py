@@ -29,8 +29,9 @@ from amplint.analysis.project.function_entries import defined_functions
 from amplint.analysis.project.imported import imported_entries
 from amplint.analysis.project.summary import portable_summary
 from amplint.run.scaler_inputs import disk_may_hold, protocol_keys_of, scaler_summaries_of, with_first_pass
+from amplint.run.project_cache import config_files
 from amplint.run.project_inputs import (
-    _config_files, _KeyedLazy, _LazyTexts, bound_notes, project_entries, summaries_of,
+    _KeyedLazy, _LazyTexts, bound_notes, project_entries, summaries_of,
 )
 from amplint.workspace.project_root import _too_broad, shown
 from amplint.run.phase_one import plan_first_pass
@@ -244,7 +245,7 @@ class ProjectState:
         self.used = summaries
         python = [f for f in self.files if f.endswith((".py", ".pyi"))]
         keys = python + [p for p in buffers if p not in self.spelled.values()]
-        keys += _config_files([shown(self.root)])
+        keys += config_files([shown(self.root)])
         view = _KeyedLazy(keys, _Texts(buffers, self.disk_texts))
 
         def more(wanted):
