@@ -44,6 +44,7 @@ LAYER_OF = {
     "amplint.analysis.rules": "analysis/rules",
     "amplint.analysis.context": "analysis/rules",
     "amplint.analysis.engine": "analysis/engine",
+    "amplint.analysis.results": "analysis/engine",  # the engine's Settings and FileResult, kept light
     "amplint.analysis.prefilter": "analysis/engine",
     "amplint.analysis.prefilter_entries": "analysis/engine",
     "amplint.analysis.prefilter_names": "analysis/engine",

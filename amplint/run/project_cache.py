@@ -39,21 +39,6 @@ def cached_pass(cache: Optional[Cache], keys: List[str], settings: Settings, con
     return key, None
 
 
-def project_entries(paths, files, settings: Settings, config: Config, summaries,
-                    cache: Optional[Cache] = None, jobs=None, stats=None, scalers=None,
-                    notes: Optional[list] = None):
-    """amplint.run.project_inputs.project_entries (same arguments), looked up in the cache
-    before the pass is imported: a run whose pass is cached imports none of it."""
-    keys = pass_files(paths, files)
-    key, cached = cached_pass(cache, keys, settings, config, stats, notes)
-    if cached is not None:
-        return cached
-    from amplint.run.project_inputs import project_entries as made
-
-    return made(paths, files, settings, config, summaries, cache, jobs, stats, scalers, notes,
-                known=(keys, key))
-
-
 def config_files(paths: Sequence[str]) -> List[str]:
     """YAML files under the linted folders (framework settings such as detectron2's
     `SOLVER.AMP.ENABLED` or a LightningCLI `trainer: precision:` live there)."""

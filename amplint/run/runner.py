@@ -25,7 +25,7 @@ from amplint.workspace.vendored import set_aside
 from amplint.run.options import REPORT_ONLY, RunOptions
 from amplint.run.progress import Progress
 from amplint.run.phase_one import plan_first_pass
-from amplint.run.project_cache import project_entries
+from amplint.run.project_cache import cached_pass, pass_files
 from amplint.workspace.project_root import context_files
 from amplint.report import RunSummary
 from amplint.run.parallel import MIN_FILES_PER_WORKER, Workers, is_huge, survivors_frozen
@@ -239,6 +239,21 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
                       (meter, counted + len(rest))), failure
     finally:
         drop_held()  # the pass's trees no lint took
+
+
+def project_entries(paths, files, settings: Settings, config: Config, summaries,
+                    cache: Optional[Cache] = None, jobs=None, stats=None, scalers=None,
+                    notes: Optional[list] = None):
+    """amplint.run.project_inputs.project_entries (same arguments), looked up in the cache
+    before the pass is imported: a run whose pass is cached imports none of it."""
+    keys = pass_files(paths, files)
+    key, cached = cached_pass(cache, keys, settings, config, stats, notes)
+    if cached is not None:
+        return cached
+    from amplint.run.project_inputs import project_entries as made
+
+    return made(paths, files, settings, config, summaries, cache, jobs, stats, scalers, notes,
+                known=(keys, key))
 
 
 def _lint_ahead(cache, items, results, workers: Workers) -> Optional[LintAhead]:
