@@ -4,8 +4,8 @@ blobs are unpickled only when the pass runs again. It checks each file's status 
 each file several times (its result, its Need, the pass: Cache's `one_run`). The findings stay those
 of a cold run, after an edit and with an unreadable blob.
 
-The project is shaped like karpathy/nanoGPT: train.py opens the region and calls model.py's module
-(both files have a project summary, kept in a blob beside their cached result)."""
+The project is test_cached_need's, shaped like karpathy/nanoGPT: train.py opens the region and calls
+model.py's module (both files have a project summary, kept in a blob beside their cached result)."""
 
 from __future__ import annotations
 
@@ -15,42 +15,9 @@ import pickle
 
 import amplint.workspace.cache as cache_module
 from project_files import cli_findings
+from test_cached_need import FILES, _project  # the nanoGPT-shaped project
 
-FILES = {
-    "train.py": (
-        "import torch\n"
-        "from model import GPT\n"
-        "\n"
-        "def step(x, idx, n):\n"
-        "    model = GPT()\n"
-        "    with torch.autocast('cuda'):\n"
-        "        h = model(x)\n"
-        "        out = torch.zeros(n, 8, device=h.device)\n"
-        "        out[idx] = h\n"
-        "    return out\n"
-    ),
-    "model.py": (
-        "import torch\n"
-        "\n"
-        "class GPT(torch.nn.Module):\n"
-        "    def __init__(self):\n"
-        "        super().__init__()\n"
-        "        self.head = torch.nn.Linear(8, 8)\n"
-        "        self.scale = torch.ones(8)\n"
-        "\n"
-        "    def forward(self, x):\n"
-        "        return self.head(x) * self.scale\n"
-    ),
-    "configurator.py": "batch_size = 12\nblock_size = 1024\n",
-}
 EXPECTED = [("train.py", 8, "AMP101")]
-
-
-def _project(tmp_path):
-    (tmp_path / "pyproject.toml").write_text("[tool.amplint]\n")
-    for name, text in FILES.items():
-        (tmp_path / name).write_text(text)
-    return tmp_path
 
 
 def _counted_loads(monkeypatch):
@@ -123,4 +90,5 @@ def test_each_file_is_checked_once_per_run(tmp_path, monkeypatch):
     for run in ("cold", "warm"):
         checked.clear()
         assert cli_findings(root, "--cache-dir", cache, "--jobs", "1") == EXPECTED
-        assert sorted(os.path.basename(p) for p in checked) == sorted(FILES), run
+        named = [os.path.relpath(p, root) if os.path.isabs(p) else os.path.normpath(p) for p in checked]
+        assert sorted(named) == sorted(FILES), run
