@@ -53,7 +53,7 @@ def _project_entries(root: str, config_path, codes, cache_dir) -> dict:
     for i, result in zip(plan.asked, cached_map(cache, "lint", [plan.item(items[i]) for i in plan.asked],
                                                 1, None)):
         plan.results[i] = result
-    inputs = functools.lru_cache(maxsize=None)(lambda: plan.inputs(files))  # read on a pass miss only
-    entries = project_entries([shown(root)], files, settings, config, lambda: inputs()[0], cache, 1,
-                              scalers=lambda: inputs()[1])
+    summaries, scalers = plan.inputs_when_read(files)
+    entries = project_entries([shown(root)], files, settings, config, summaries, cache, 1,
+                              scalers=scalers)
     return {os.path.normcase(os.path.abspath(f)): found for f, found in entries.items()}

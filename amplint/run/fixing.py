@@ -15,8 +15,6 @@ from amplint.workspace.noqa import add_noqa
 from amplint.analysis.parsing import valid_python
 
 
-
-
 def lint_and_fix(
     path: str, text: str, settings: Settings, options,
     write: Callable[[str], None], diff: Callable[[str], str],

@@ -4,7 +4,8 @@ flake8 plugin's project context and the language server's first pass share it.""
 
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+import functools
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from amplint.analysis.results import FileResult
 from amplint.run.options import Need
@@ -49,6 +50,13 @@ class FirstPass(NamedTuple):
                 scalers[path] = self.needs[path].plan  # False: not a caller
         return summaries, scalers
 
+
+    def inputs_when_read(self, paths: Sequence[str]) -> Tuple[Callable[[], Dict[str, object]],
+                                                              Callable[[], Dict[str, object]]]:
+        """`inputs(paths)` as two callables (summaries, scalers) for project_entries, which calls
+        them only where the pass is not in the cache; read once, at the first call of either."""
+        read = functools.lru_cache(maxsize=None)(lambda: self.inputs(paths))
+        return (lambda: read()[0]), (lambda: read()[1])
 
     def _read_later(self) -> None:
         """The summaries of the results made without them; a file whose blob cannot be read

@@ -7,7 +7,6 @@ that need more (entries, fixes) again -> one RunSummary for every report format.
 from __future__ import annotations
 
 import fnmatch
-import functools
 import gc
 import os
 import traceback
@@ -198,14 +197,14 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         ahead = _lint_ahead(cache, [plan.item(plain[i]) for i in range(len(targets))], results,
                             workers)
         meter.set_stage("project pass")
-        inputs = functools.lru_cache(maxsize=None)(lambda: plan.inputs(files))  # read on a pass miss only
+        summaries, scalers = plan.inputs_when_read(files)
         entries: dict = {}
         failure: Optional[FileResult] = None
         notes: List[str] = []
         try:
             with survivors_frozen():  # (unfrozen after it: collected below with its own cycles)
-                entries = project_entries(paths, files, settings, config, lambda: inputs()[0], cache,
-                                          workers, scalers=lambda: inputs()[1], notes=notes)
+                entries = project_entries(paths, files, settings, config, summaries, cache,
+                                          workers, scalers=scalers, notes=notes)
         except Exception as exc:  # every file is still linted on its own
             failure = internal_error_result("project pass", exc, traceback.format_exc())
         if notes:
@@ -223,7 +222,7 @@ def _phases(paths, targets, files, per_file, settings, options, config, cache, m
         if result is not None:
             result.summary = result.scaler = None
     results = results[: len(targets)]
-    inputs = None
+    summaries = scalers = None
     # the pass's summaries and memos hold cycles: free them before a pool forks its workers
     # (phase 3's), which would otherwise inherit that heap and walk it in every collection of
     # their own
