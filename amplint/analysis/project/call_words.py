@@ -13,6 +13,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional,
 
 from amplint.analysis.project.scan_view import texts_holding
 from amplint.analysis.project.scan_view import python_texts
+from amplint.analysis.project.text_tests import starts_a_word
 
 # names scanned for before the call index is built: a scan reads every text for one name, the
 # index reads each text once for them all and costs 3.3 scans on the mixed monorepo tree (5 to 8 on
@@ -157,10 +158,15 @@ class CallWords:
 _REVERSED_PASSED = re.compile(r"[,)]\s*(\w+)")
 _REVERSED_COMMA = re.compile(r",\s*(\w+)")
 _REVERSED_COMMA_ASCII = re.compile(r",%s*(\w+)" % _ASCII_SPACE, re.ASCII)  # (see `_ASCII_SPACE`)
-# a per-name scan reads every text (`name in text`); the index costs 4.6 of them on the mixed
-# monorepo tree (4.1 on transformers, 6 to 10 on trees of a few hundred files), which asks 18
-# names: as for `_SCANS_BEFORE_INDEX`, the index from the first name (4 scans were ~0.2 s)
-_SCANS_BEFORE_PASSED_INDEX = 0
+# a per-name scan reads every text (`name in text`, at memory speed) and searches the few holding
+# the name; the index reads every text with a regex, tried at each `,` and `)`, and costs 12 to
+# 14 scans on the trees measured (benchmarks/text_indexes.py: the mixed monorepo tree's 5,338
+# texts, detectron2, fairseq, small trees; 17 to 20 within the mixed tree's pass, where the scans
+# read the pass's reduced copies). So names are scanned for until the scans have cost about what
+# the index would (at most twice the cheaper of the two for any number of names): the mixed tree
+# asks 10 names (10 scans, 0.25 s, for an index of ~0.5 s), fairseq 29, trees of a few hundred
+# files 2 to 6. Was 0 (round 51, when a scan was measured at a quarter of the index)
+_SCANS_BEFORE_PASSED_INDEX = 16
 
 
 def passed_words(text: str) -> Set[str]:
@@ -172,11 +178,12 @@ def passed_words(text: str) -> Set[str]:
 
 class PassedWords:
     """`files_passing(word)`: paths (in their given order) among which are all those whose text
-    holds `word` as a whole word followed by `\\s*[,)]`: a scan gives those whose text holds it
-    followed so (within a longer word too), the index exactly those; callback_sites.py tries its
-    whole pattern, which holds only where they do, on them. The first names are scanned for,
-    the others read from each text's `passed_words`, computed once (the mixed monorepo tree asks
-    18 names of its 5,338 texts)."""
+    holds `word` as a whole word followed by `\\s*[,)]`: for a name of word characters exactly
+    those, whether scanned for or read from the index; for another name (never indexed) those
+    whose text holds it followed so, within a longer word too. callback_sites.py tries its whole
+    pattern, which holds only where they do, on them. The first names are scanned for
+    (`_SCANS_BEFORE_PASSED_INDEX`), the others read from each text's `passed_words`, computed
+    once."""
 
     def __init__(self, paths: Iterable[str], texts: Mapping[str, str], project=None) -> None:
         self._paths = list(paths)
@@ -201,7 +208,13 @@ class PassedWords:
     def _scan(self, word: str) -> List[str]:
         before = re.compile(r"%s\s*[,)]" % re.escape(word))  # (led by the name: skipped to)
         self.texts_read += len(self._paths)
-        return [path for path, text in self._view.holding(word) if before.search(text)]
+        if _WORD.fullmatch(word) is None:
+            return [path for path, text in self._view.holding(word) if before.search(text)]
+        # a name of word characters: only where it starts a word, as the index has it (a match
+        # hides no other: one starting within it after a non-word character would start at the
+        # whitespace, `,` or `)` that end it)
+        return [path for path, text in self._view.holding(word)
+                if any(starts_a_word(text, match.start()) for match in before.finditer(text))]
 
 
 class _View:
