@@ -44,23 +44,31 @@ def calls(word: str, text: str) -> bool:
 def called_words(text: str) -> Set[str]:
     """Every word `w` for which `calls(w, text)`: the maximal runs of word characters that
     whitespace and `(` follow."""
-    return {word[::-1] for word in _reversed_called_words(text)}
+    return {word[::-1] for word in _reversed_called_words(text) if word != _GROUP_CALLED}
 
 
 # `(\w+)\s*\(` read backwards: a pattern that starts with the literal `(` lets the engine skip
 # to each `(` (the forward pattern is tried at every position, 10x slower than this), and its
 # greedy `\w+` takes the whole run of word characters before `\s*(`, as the forward match does
-_REVERSED_CALL = re.compile(r"\(\s*(\w+)")
+# (`_REVERSED_CALL`, below)
 # an ASCII text's twins of the word patterns: `re.ASCII` word characters are the ASCII ones the
 # Unicode `\w` matches, and `_ASCII_SPACE` is every ASCII character the Unicode `\s` matches
 # (with `\x1c`-`\x1f`, which ASCII `\s` leaves out); they read ASCII words 10 to 15 % faster
 # (the Unicode `\w` asks the character database for each character)
 _ASCII_SPACE = r"[ \t\n\r\f\v\x1c-\x1f]"
-_REVERSED_CALL_ASCII = re.compile(r"\(%s*(\w+)" % _ASCII_SPACE, re.ASCII)
+_REVERSED_CALL_ASCII = re.compile(r"\(%s*(\w+|\))" % _ASCII_SPACE, re.ASCII)
+# both patterns also take a `(` that whitespace then `)` follow (`\)\s*\(` read backwards), as the
+# word `)`: where the text holds `_CALLED_GROUP`, with no other word lost (a `(` whose whitespace
+# ends at `)` starts no word's match, and the match ends before the next `(`); the call index
+# then tells which texts may hold a conditional class call (`CallWords._indirect_callers`),
+# for a few ms of the index's ~170 (the mixed monorepo tree: 461 of its 5,338 texts)
+_REVERSED_CALL = re.compile(r"\(\s*(\w+|\))")
+_GROUP_CALLED = ")"
 
 
 def _reversed_called_words(text: str) -> Set[str]:
-    """`called_words(text)`, each word spelt backwards (the index keeps them so)."""
+    """`called_words(text)`, each word spelt backwards (the index keeps them so), and `)` where
+    `_CALLED_GROUP.search(text)` finds `\)\s*\(`."""
     return set((_REVERSED_CALL_ASCII if text.isascii() else _REVERSED_CALL).findall(text[::-1]))
 
 
@@ -78,13 +86,14 @@ class CallWords:
         self._indexed = False
         self._binders: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
         self._by_binder = None  # (partial: name -> paths, other: name -> paths)
+        self._callers: Optional[Tuple[Set[str], Set[str], Set[str]]] = None  # (_indirect_callers)
         self.texts_indexed = 0  # files the call index read (tests count the work)
         self.scanned = 0  # files a per-name scan read
 
     def files_calling(self, word: str) -> List[str]:
         if not self._indexed and _WORD.fullmatch(word) is not None and self._scans >= _SCANS_BEFORE_INDEX:
             self._index()
-        if self._indexed and _WORD.fullmatch(word) is not None:
+        if self._indexed and _WORD.fullmatch(word) is not None:  # (`)` is not a word: never asked here)
             return list(self._called.get(word[::-1], ()))
         self._scans += 1
         self.scanned += len(self._paths)
@@ -103,39 +112,42 @@ class CallWords:
         self._called = called
         self._indexed = True
 
-    def indirect(self, path: str, callers: Optional[Tuple[Set[str], Set[str]]] = None
-                 ) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-        """`indirect_binders` of the file; `callers`: `_indirect_callers()`, where known."""
+    def indirect(self, path: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+        """`indirect_binders` of the file, told what the call index knows of it where built."""
         found = self._binders.get(path)
         if found is None:
+            callers = self._indirect_callers()
             if callers is None:
                 found = indirect_binders(self._texts[path])
             else:
-                found = indirect_binders(self._texts[path], path in callers[0], path in callers[1])
+                found = indirect_binders(self._texts[path], path in callers[0], path in callers[1],
+                                         path in callers[2])
             self._binders[path] = found
         return found
 
-    def _indirect_callers(self) -> Optional[Tuple[Set[str], Set[str]]]:
-        r"""From the call index, when built: (the paths calling a word that ends in `partial`,
-        those calling `super`). A text `_PARTIAL_OF` matches calls such a word (`partial\s*\(`
-        ends the run of word characters before `\s*(`), one `_calls_super_init` holds calls
-        `super`: the other texts are not searched for them (the mixed monorepo tree: 140 of its
-        5,338 texts call a `partial`, 2,807 `super`)."""
+    def _indirect_callers(self) -> Optional[Tuple[Set[str], Set[str], Set[str]]]:
+        r"""From the call index, when built (read once): (the paths calling a word that ends in
+        `partial`, those calling `super`, those holding `\)\s*\(`). A text `_PARTIAL_OF` matches
+        calls such a word (`partial\s*\(` ends the run of word characters before `\s*(`), one
+        `_calls_super_init` holds calls `super`, one holding a conditional class call holds
+        `\)\s*\(`: the other texts are not searched for them (the mixed monorepo tree: 140 of its
+        5,338 texts call a `partial`, 2,807 `super`, 461 hold `\)\s*\(`)."""
         if not self._indexed:
             return None
-        partial: Set[str] = set()
-        for word, paths in self._called.items():  # (spelt backwards)
-            if word.startswith("laitrap"):
-                partial.update(paths)
-        return partial, set(self._called.get("repus", ()))
+        if self._callers is None:
+            partial: Set[str] = set()
+            for word, paths in self._called.items():  # (spelt backwards)
+                if word.startswith("laitrap"):
+                    partial.update(paths)
+            self._callers = (partial, set(self._called.get("repus", ())), set(self._called.get(_GROUP_CALLED, ())))
+        return self._callers
 
     def binding_indirectly(self, word: str, plain: bool) -> List[str]:
         if self._by_binder is None:
             partial: Dict[str, List[str]] = {}
             other: Dict[str, List[str]] = {}
-            callers = self._indirect_callers()
             for path in self._paths:
-                binds_partial, binds_other = self.indirect(path, callers)
+                binds_partial, binds_other = self.indirect(path)
                 for name in binds_partial:
                     partial.setdefault(name, []).append(path)
                 for name in binds_other:
@@ -259,13 +271,14 @@ _CALLED_GROUP = re.compile(r"\)\s*\(")
 _SUPER_INIT = re.compile(r"super\s*\([^)]*\)\s*\.\s*__init__\s*\(\s*[^\s)]")
 
 
-def indirect_binders(text: str, may_partial: bool = True, may_super: bool = True
+def indirect_binders(text: str, may_partial: bool = True, may_super: bool = True, may_group: bool = True
                      ) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """The last names of what a file's text binds indirectly: (those a `partial(x.name, ...)`
     binds; those bound through a subclass's `super().__init__(x)` or a conditional class call).
     One pass over the file for every name asked about, not a search per name. `may_partial`,
-    `may_super` False: the caller knows the text calls no word ending in `partial` / no `super`
-    (CallWords._indirect_callers), so it is not searched for them."""
+    `may_super`, `may_group` False: the caller knows the text calls no word ending in `partial`
+    / no `super` / holds no `\)\s*\(` (CallWords._indirect_callers), so it is not searched for
+    them."""
     def last(matches, bounded=False):
         return {m.group(1).rsplit(".", 1)[-1] for m in matches
                 if not bounded or not m.start() or not _WORD_CHAR.match(text, m.start() - 1)}
@@ -275,7 +288,9 @@ def indirect_binders(text: str, may_partial: bool = True, may_super: bool = True
     other: Set[str] = set()
     if may_super and "super" in text and "class" in text and _calls_super_init(text):
         other |= last(_SUBCLASS_OF.finditer(text), bounded=True)
-    return frozenset(partial), frozenset(other | conditionally_called(text))
+    if may_group:
+        other |= conditionally_called(text)
+    return frozenset(partial), frozenset(other)
 
 
 def conditionally_called(text: str) -> FrozenSet[str]:
