@@ -140,11 +140,11 @@ class _Counting:
 
 
 def test_conditional_calls_are_searched_only_where_a_group_is_called(monkeypatch):
-    # transformers-like modeling code: `else` everywhere, no `)(`: the two `(`-led searches are
-    # not made; `(A if c else B)(x)` still binds both names
+    # transformers-like modeling code: `else` everywhere, no `)(`: the two searches (`_if_called`'s
+    # of `)(`, `else`) are not made; `(A if c else B)(x)` still binds both names
     import amplint.analysis.project.call_words as call_words
 
-    counted = {name: _Counting(getattr(call_words, name)) for name in ("_IF_CALLED", "_ELSE_CALLED")}
+    counted = {name: _Counting(getattr(call_words, name)) for name in ("_GROUP_CALL", "_ELSE_CALLED")}
     for name, counting in counted.items():
         monkeypatch.setattr(call_words, name, counting)
     plain = ("def forward(self, x):\n    if self.training:\n        x = self.drop(x)\n"
@@ -308,3 +308,21 @@ def test_an_ascii_text_is_read_with_the_ascii_twins_to_the_same_words():
         assert _REVERSED_COMMA_ASCII.findall(backwards) == _REVERSED_COMMA.findall(backwards), text
         assert called_words(text) == {m.group(1) for m in re.finditer(r"\b(\w+)\s*\(", text)}, text
         assert passed_words(text) == set(re.findall(r"[,)]\s*(\w+)", backwards)), text
+
+
+def test_the_if_called_search_finds_what_finditer_finds():
+    """`_if_called` tries `_IF_CALLED` only at the `(` before each `)\\s*(`: the same names, in
+    the same order, as `finditer` (whose matches do not overlap: `(a if c else b)((d if e else f)(x))`
+    finds `a` only, the second `(` being within the first match)."""
+    from amplint.analysis.project.call_words import _IF_CALLED, _if_called
+
+    alphabet = ["(", ")", "(", ")", " ", "\n", "\u3000", "if", " if ", "else", " else ", "a", "b.c", "é", "x1",
+                ")(", ") (", "((", "))", ":", ",", "elif", "iff", "_"]
+    rng = random.Random(17)
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(30000)]
+    texts += ["(a if c else b)((d if e else f)(x))", "(a if c else b)(x) + (d if e else f)(y)",
+              "((a if c else b)(x))", "(a if (c) else b)(x)", "( m.A  if c else B ) ( x )", "(a if c)()", "(a if c)( )"]
+    for text in texts:
+        assert _if_called(text) == [m.group(1) for m in _IF_CALLED.finditer(text)], text
+    assert _if_called("(a if c else b)((d if e else f)(x))") == ["a"]
+    assert _if_called("(a if c else b)(x) + (d if e else f)(y)") == ["a", "d"]
