@@ -68,7 +68,7 @@ _GROUP_CALLED = ")"
 
 def _reversed_called_words(text: str) -> Set[str]:
     """`called_words(text)`, each word spelt backwards (the index keeps them so), and `)` where
-    `_CALLED_GROUP.search(text)` finds `\)\s*\(`."""
+    `_CALLED_GROUP.search(text)` finds `\\)\\s*\\(`."""
     return set((_REVERSED_CALL_ASCII if text.isascii() else _REVERSED_CALL).findall(text[::-1]))
 
 
@@ -279,7 +279,7 @@ def indirect_binders(text: str, may_partial: bool = True, may_super: bool = True
     binds; those bound through a subclass's `super().__init__(x)` or a conditional class call).
     One pass over the file for every name asked about, not a search per name. `may_partial`,
     `may_super`, `may_group` False: the caller knows the text calls no word ending in `partial`
-    / no `super` / holds no `\)\s*\(` (CallWords._indirect_callers), so it is not searched for
+    / no `super` / holds no `\\)\\s*\\(` (CallWords._indirect_callers), so it is not searched for
     them."""
     def last(matches, bounded=False):
         return {m.group(1).rsplit(".", 1)[-1] for m in matches
