@@ -6,7 +6,7 @@ against `(?<!\\w)def(?=\\s+(\\w+))`; `registry_files.statement_starts(text)` aga
 `[,)]\\s*(\\w+)` on the reversed text; `text_views.names_called(text)` and
 `return_kinds._methods_called(text)` (read from the reversed text) against the lookbehind-led
 patterns they stand for (`CALLED`, `_METHOD_CALLED`: the same names, in the same order); `call_words.indirect_binders` told what
-the text's called words say (no word ending in `partial`, no `super`: CallWords'
+the text's called words say (no word ending in `partial`, no `super`, no `\\)\\s*\\(`: CallWords'
 `_indirect_callers`) against the full search; `config_dtypes.holds_shape(text)` (the shape
 search tried at the lines writing a half dtype) against `config_dtypes._SHAPES.search`. Prints
 files, unequal files (must be 0) and the CPU seconds of each, then what the call and passed indexes cost in scans of one name (call_words'
@@ -23,7 +23,7 @@ import sys
 import time
 
 from amplint.analysis.project.call_words import (
-    _REVERSED_PASSED, CallWords, PassedWords, called_words, indirect_binders, passed_words,
+    _CALLED_GROUP, _REVERSED_PASSED, CallWords, PassedWords, called_words, indirect_binders, passed_words,
 )
 from amplint.analysis.project.config_dtypes import _SHAPES, holds_shape
 from amplint.analysis.project.registry_files import statement_starts
@@ -88,7 +88,8 @@ def main(argv) -> int:
 
 def _hinted_binders(text):
     words = called_words(text)  # (its CPU is counted with the binders')
-    return indirect_binders(text, any(word.endswith("partial") for word in words), "super" in words)
+    return indirect_binders(text, any(word.endswith("partial") for word in words), "super" in words,
+                            _CALLED_GROUP.search(text) is not None)
 
 
 _ASKED = ["forward_step", "main", "build_model", "Trainer", "apply_half", "register"]
@@ -107,7 +108,7 @@ def print_index_costs(texts) -> None:
     for name, scan, index in (
             ("call", lambda word: CallWords(paths, by_path).files_calling(word),
              lambda: CallWords(paths, by_path)._index()),
-            ("passed", lambda word: PassedWords(paths, by_path).files_passing(word),
+            ("passed", lambda word: PassedWords(paths, by_path)._scan(word),
              lambda: [passed_words(text) for text in texts])):
         one_scan = min(spent(lambda: [scan(word) for word in _ASKED]) for _ in range(3)) / len(_ASKED)
         built = min(spent(index) for _ in range(3))

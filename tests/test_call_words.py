@@ -5,8 +5,11 @@ import random
 import re
 
 from amplint.analysis.project.call_words import (
-    _SCANS_BEFORE_INDEX, CallWords, called_words, calls, indirect_binders, super_rebound,
+    _CALLED_GROUP, _SCANS_BEFORE_INDEX, CallWords, _reversed_called_words, called_words, calls, indirect_binders,
+    super_rebound,
 )
+
+_REVERSED_CALL_WORDS = re.compile(r"\(\s*(\w+)")  # (the call index's words, before it took `)`)
 
 _ALPHABET = ["a", "b", "_", "1", "é", " ", "\t", "\n", "\u00a0", "(", ")", ".", "=", ":", ",", "ab", "ba", "(x"]
 
@@ -137,11 +140,11 @@ class _Counting:
 
 
 def test_conditional_calls_are_searched_only_where_a_group_is_called(monkeypatch):
-    # transformers-like modeling code: `else` everywhere, no `)(`: the two `(`-led searches are
-    # not made; `(A if c else B)(x)` still binds both names
+    # transformers-like modeling code: `else` everywhere, no `)(`: the two searches (`_if_called`'s
+    # of `)(`, `else`) are not made; `(A if c else B)(x)` still binds both names
     import amplint.analysis.project.call_words as call_words
 
-    counted = {name: _Counting(getattr(call_words, name)) for name in ("_IF_CALLED", "_ELSE_CALLED")}
+    counted = {name: _Counting(getattr(call_words, name)) for name in ("_GROUP_CALL", "_ELSE_CALLED")}
     for name, counting in counted.items():
         monkeypatch.setattr(call_words, name, counting)
     plain = ("def forward(self, x):\n    if self.training:\n        x = self.drop(x)\n"
@@ -207,12 +210,44 @@ def test_a_text_is_read_at_most_five_times_however_many_names_are_asked():
 def _hinted_binders(text):
     """`indirect_binders` told what the call index knows of the text."""
     words = called_words(text)
-    return indirect_binders(text, any(word.endswith("partial") for word in words), "super" in words)
+    grouped = ")" in _reversed_called_words(text)
+    return indirect_binders(text, any(word.endswith("partial") for word in words), "super" in words, grouped)
+
+
+def test_the_call_index_holds_the_close_paren_where_a_text_holds_a_called_group():
+    """`)` among a text's reversed called words: exactly where `\\)\\s*\\(` is written (the texts
+    that may hold a conditional class call), the words themselves unchanged."""
+    alphabet = _WIDE + [")(", ") (", ")\n(", ")\x1c(", ")\u3000(", "()", "(x)", ") x("]
+    rng = random.Random(13)
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(8000)]
+    for text in texts + [")(", ") \t(", "f()(x)", "(a if c else B)(x)", "a) b("]:
+        words = _reversed_called_words(text)
+        assert (")" in words) is (_CALLED_GROUP.search(text) is not None), text
+        assert words - {")"} == set(_REVERSED_CALL_WORDS.findall(text[::-1])), text
+
+
+def test_texts_without_a_called_group_are_not_searched_for_a_conditional_call(monkeypatch):
+    """Past the call index, `conditionally_called` reads only the texts holding `\\)\\s*\\(` (the
+    mixed monorepo tree: 461 of its 5,338 texts), with the same binders."""
+    import amplint.analysis.project.call_words as call_words
+
+    texts = {f"m{i}.py": f"def f{i}(x):\n    return g(x) if x else h(x)\n" for i in range(20)}
+    texts["cond.py"] = "def make(c, x):\n    return (Small if c else Large)(x)\n"
+    texts["cond2.py"] = "def make(c, x):\n    return (Small if c else Large) (x)\n"
+    searched = []
+    monkeypatch.setattr(call_words, "conditionally_called",
+                        lambda text, search=call_words.conditionally_called: searched.append(text) or search(text))
+    words = CallWords(sorted(texts), texts)
+    assert words.files_calling("g") == [f"m{i}.py" for i in sorted(range(20), key=lambda i: f"m{i}.py")]
+    assert words.binding_indirectly("Large", plain=False) == ["cond.py", "cond2.py"]
+    assert words.binding_indirectly("Small", plain=False) == ["cond.py", "cond2.py"]
+    assert sorted(searched) == sorted([texts["cond.py"], texts["cond2.py"]])
 
 
 def test_binders_told_what_the_text_calls_are_the_binders_searched_for():
     alphabet = _WIDE + ["partial", "functools.partial", "my_partial", "partial_", "super", "xsuper",
-                        "().__init__(", "class ", "Sub", "(Base", "self.run", ",", " else ", "if "]
+                        "().__init__(", "class ", "Sub", "(Base", "self.run", ",", " else ", "if ", ")(", ") (", "(A if c else B)(x)",
+                        "else x.B)(", "(a.b if "]
     rng = random.Random(11)
     cases = [
         "f = partial(model.run, x)\n", "f = functools_partial (a.b, 1)\n", "partial_(a, b)\npartial\n(c, d)",
@@ -273,3 +308,21 @@ def test_an_ascii_text_is_read_with_the_ascii_twins_to_the_same_words():
         assert _REVERSED_COMMA_ASCII.findall(backwards) == _REVERSED_COMMA.findall(backwards), text
         assert called_words(text) == {m.group(1) for m in re.finditer(r"\b(\w+)\s*\(", text)}, text
         assert passed_words(text) == set(re.findall(r"[,)]\s*(\w+)", backwards)), text
+
+
+def test_the_if_called_search_finds_what_finditer_finds():
+    """`_if_called` tries `_IF_CALLED` only at the `(` before each `)\\s*(`: the same names, in
+    the same order, as `finditer` (whose matches do not overlap: `(a if c else b)((d if e else f)(x))`
+    finds `a` only, the second `(` being within the first match)."""
+    from amplint.analysis.project.call_words import _IF_CALLED, _if_called
+
+    alphabet = ["(", ")", "(", ")", " ", "\n", "\u3000", "if", " if ", "else", " else ", "a", "b.c", "é", "x1",
+                ")(", ") (", "((", "))", ":", ",", "elif", "iff", "_"]
+    rng = random.Random(17)
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(30000)]
+    texts += ["(a if c else b)((d if e else f)(x))", "(a if c else b)(x) + (d if e else f)(y)",
+              "((a if c else b)(x))", "(a if (c) else b)(x)", "( m.A  if c else B ) ( x )", "(a if c)()", "(a if c)( )"]
+    for text in texts:
+        assert _if_called(text) == [m.group(1) for m in _IF_CALLED.finditer(text)], text
+    assert _if_called("(a if c else b)((d if e else f)(x))") == ["a"]
+    assert _if_called("(a if c else b)(x) + (d if e else f)(y)") == ["a", "d"]

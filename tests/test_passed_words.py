@@ -6,6 +6,10 @@ asked (the mixed monorepo tree asked 22 names of 5,000 texts, each a scan of eve
 import random
 import re
 
+import pytest
+
+from amplint.analysis.project import call_words
+
 from amplint.analysis.project.call_words import _SCANS_BEFORE_PASSED_INDEX, PassedWords
 from amplint.analysis.project.callback_sites import _files_passing
 
@@ -85,14 +89,47 @@ def test_passed_words_are_what_the_reversed_pattern_finds():
         assert passed_words(text) == set(_REVERSED_PASSED.findall(text[::-1])), text
 
 
-def test_a_text_is_read_at_most_five_times_however_many_names_are_asked():
-    """The index costs 4 to 5 scans on the large trees (benchmarks/text_indexes.py): the
-    mixed monorepo tree asks 18 names of its 5,338 texts, all from the index since round 51."""
-    names = [f"step_{chr(97 + i)}" for i in range(18)]  # (none within another)
+def test_a_text_is_looked_up_once_however_many_names_are_asked():
+    """The scans and the index read the texts the view looked up once (the pass's own list)."""
+    names = [f"step_{chr(97 + i)}" for i in range(_SCANS_BEFORE_PASSED_INDEX + 2)]  # (none within another)
     texts = _Counting({f"m{i}.py": f"def {name}(x):\n    return run({name}, x)\n" for i, name in enumerate(names)})
     texts.update({f"n{i}.py": "def other(x):\n    return run(x)\n" for i in range(32)})
     words = PassedWords(sorted(texts), texts)
     _Counting.read = 0
     for i, name in enumerate(names):
         assert words.files_passing(name) == [f"m{i}.py"]
-    assert _Counting.read <= 5 * 50 + 18  # (a scan's hit reads its text twice)
+    assert words._passed is not None  # (the last names from the index)
+    assert _Counting.read == len(texts)
+
+
+def test_the_names_a_pass_asks_first_are_scanned_for_not_indexed():
+    """The index costs 12 to 20 scans (benchmarks/text_indexes.py); the mixed monorepo tree asks
+    10 names: no index is built for them."""
+    assert _SCANS_BEFORE_PASSED_INDEX >= 10
+    texts = {f"m{i}.py": f"def f{i}(x):\n    return run(f{i}, x)\n" for i in range(20)}
+    words = PassedWords(sorted(texts), texts)
+    for i in range(10):
+        assert words.files_passing(f"f{i}") == [f"m{i}.py"]
+    assert words._passed is None
+
+
+@pytest.mark.parametrize("seed", [3, 5, 8])
+def test_a_scan_gives_the_files_the_index_gives(monkeypatch, seed):
+    """A scan for a name of word characters keeps the files where the name starts a word, as
+    `passed_words` has it: `f(xmain, 1)` and `main_main,` do not pass `main`, `f(x.main, 1)` and `f(main )` do."""
+    rng = random.Random(seed)
+    wide = _ALPHABET + ["\u2003", "\x1c", "\u00b2", "\u0663", "),", ",)", "main", "xmain", "main_", "é"]
+    texts = {f"f{i}.py": "".join(rng.choice(wide) for _ in range(rng.randint(0, 40))) for i in range(1200)}
+    texts.update({"g1.py": "f(xmain, 1)", "g2.py": "f(x.main, 1)", "g3.py": "f(main )", "g4.py": "main_main,"})
+    paths = sorted(texts)
+    names = ["a", "b", "ab", "ba", "_", "é", "a1", "step", "forward_step", "x", "k", "main", "ain", "\u0663", "\u00b2"]
+    monkeypatch.setattr(call_words, "_SCANS_BEFORE_PASSED_INDEX", 10 ** 6)
+    scanning = PassedWords(paths, texts)
+    scanned = [scanning.files_passing(name) for name in names]
+    assert scanning._passed is None
+    monkeypatch.setattr(call_words, "_SCANS_BEFORE_PASSED_INDEX", 0)
+    indexing = PassedWords(paths, texts)
+    assert [indexing.files_passing(name) for name in names] == scanned
+    assert indexing._passed is not None
+    main = scanned[names.index("main")]
+    assert "g2.py" in main and "g3.py" in main and "g1.py" not in main and "g4.py" not in main

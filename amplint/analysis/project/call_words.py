@@ -13,6 +13,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional,
 
 from amplint.analysis.project.scan_view import texts_holding
 from amplint.analysis.project.scan_view import python_texts
+from amplint.analysis.project.text_tests import starts_a_word
 
 # names scanned for before the call index is built: a scan reads every text for one name, the
 # index reads each text once for them all and costs 3.3 scans on the mixed monorepo tree (5 to 8 on
@@ -43,23 +44,31 @@ def calls(word: str, text: str) -> bool:
 def called_words(text: str) -> Set[str]:
     """Every word `w` for which `calls(w, text)`: the maximal runs of word characters that
     whitespace and `(` follow."""
-    return {word[::-1] for word in _reversed_called_words(text)}
+    return {word[::-1] for word in _reversed_called_words(text) if word != _GROUP_CALLED}
 
 
 # `(\w+)\s*\(` read backwards: a pattern that starts with the literal `(` lets the engine skip
 # to each `(` (the forward pattern is tried at every position, 10x slower than this), and its
 # greedy `\w+` takes the whole run of word characters before `\s*(`, as the forward match does
-_REVERSED_CALL = re.compile(r"\(\s*(\w+)")
+# (`_REVERSED_CALL`, below)
 # an ASCII text's twins of the word patterns: `re.ASCII` word characters are the ASCII ones the
 # Unicode `\w` matches, and `_ASCII_SPACE` is every ASCII character the Unicode `\s` matches
 # (with `\x1c`-`\x1f`, which ASCII `\s` leaves out); they read ASCII words 10 to 15 % faster
 # (the Unicode `\w` asks the character database for each character)
 _ASCII_SPACE = r"[ \t\n\r\f\v\x1c-\x1f]"
-_REVERSED_CALL_ASCII = re.compile(r"\(%s*(\w+)" % _ASCII_SPACE, re.ASCII)
+_REVERSED_CALL_ASCII = re.compile(r"\(%s*(\w+|\))" % _ASCII_SPACE, re.ASCII)
+# both patterns also take a `(` that whitespace then `)` follow (`\)\s*\(` read backwards), as the
+# word `)`: where the text holds `_CALLED_GROUP`, with no other word lost (a `(` whose whitespace
+# ends at `)` starts no word's match, and the match ends before the next `(`); the call index
+# then tells which texts may hold a conditional class call (`CallWords._indirect_callers`),
+# for a few ms of the index's ~170 (the mixed monorepo tree: 461 of its 5,338 texts)
+_REVERSED_CALL = re.compile(r"\(\s*(\w+|\))")
+_GROUP_CALLED = ")"
 
 
 def _reversed_called_words(text: str) -> Set[str]:
-    """`called_words(text)`, each word spelt backwards (the index keeps them so)."""
+    """`called_words(text)`, each word spelt backwards (the index keeps them so), and `)` where
+    `_CALLED_GROUP.search(text)` finds `\\)\\s*\\(`."""
     return set((_REVERSED_CALL_ASCII if text.isascii() else _REVERSED_CALL).findall(text[::-1]))
 
 
@@ -77,13 +86,14 @@ class CallWords:
         self._indexed = False
         self._binders: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
         self._by_binder = None  # (partial: name -> paths, other: name -> paths)
+        self._callers: Optional[Tuple[Set[str], Set[str], Set[str]]] = None  # (_indirect_callers)
         self.texts_indexed = 0  # files the call index read (tests count the work)
         self.scanned = 0  # files a per-name scan read
 
     def files_calling(self, word: str) -> List[str]:
         if not self._indexed and _WORD.fullmatch(word) is not None and self._scans >= _SCANS_BEFORE_INDEX:
             self._index()
-        if self._indexed and _WORD.fullmatch(word) is not None:
+        if self._indexed and _WORD.fullmatch(word) is not None:  # (`)` is not a word: never asked here)
             return list(self._called.get(word[::-1], ()))
         self._scans += 1
         self.scanned += len(self._paths)
@@ -102,39 +112,42 @@ class CallWords:
         self._called = called
         self._indexed = True
 
-    def indirect(self, path: str, callers: Optional[Tuple[Set[str], Set[str]]] = None
-                 ) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-        """`indirect_binders` of the file; `callers`: `_indirect_callers()`, where known."""
+    def indirect(self, path: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+        """`indirect_binders` of the file, told what the call index knows of it where built."""
         found = self._binders.get(path)
         if found is None:
+            callers = self._indirect_callers()
             if callers is None:
                 found = indirect_binders(self._texts[path])
             else:
-                found = indirect_binders(self._texts[path], path in callers[0], path in callers[1])
+                found = indirect_binders(self._texts[path], path in callers[0], path in callers[1],
+                                         path in callers[2])
             self._binders[path] = found
         return found
 
-    def _indirect_callers(self) -> Optional[Tuple[Set[str], Set[str]]]:
-        r"""From the call index, when built: (the paths calling a word that ends in `partial`,
-        those calling `super`). A text `_PARTIAL_OF` matches calls such a word (`partial\s*\(`
-        ends the run of word characters before `\s*(`), one `_calls_super_init` holds calls
-        `super`: the other texts are not searched for them (the mixed monorepo tree: 140 of its
-        5,338 texts call a `partial`, 2,807 `super`)."""
+    def _indirect_callers(self) -> Optional[Tuple[Set[str], Set[str], Set[str]]]:
+        r"""From the call index, when built (read once): (the paths calling a word that ends in
+        `partial`, those calling `super`, those holding `\)\s*\(`). A text `_PARTIAL_OF` matches
+        calls such a word (`partial\s*\(` ends the run of word characters before `\s*(`), one
+        `_calls_super_init` holds calls `super`, one holding a conditional class call holds
+        `\)\s*\(`: the other texts are not searched for them (the mixed monorepo tree: 140 of its
+        5,338 texts call a `partial`, 2,807 `super`, 461 hold `\)\s*\(`)."""
         if not self._indexed:
             return None
-        partial: Set[str] = set()
-        for word, paths in self._called.items():  # (spelt backwards)
-            if word.startswith("laitrap"):
-                partial.update(paths)
-        return partial, set(self._called.get("repus", ()))
+        if self._callers is None:
+            partial: Set[str] = set()
+            for word, paths in self._called.items():  # (spelt backwards)
+                if word.startswith("laitrap"):
+                    partial.update(paths)
+            self._callers = (partial, set(self._called.get("repus", ())), set(self._called.get(_GROUP_CALLED, ())))
+        return self._callers
 
     def binding_indirectly(self, word: str, plain: bool) -> List[str]:
         if self._by_binder is None:
             partial: Dict[str, List[str]] = {}
             other: Dict[str, List[str]] = {}
-            callers = self._indirect_callers()
             for path in self._paths:
-                binds_partial, binds_other = self.indirect(path, callers)
+                binds_partial, binds_other = self.indirect(path)
                 for name in binds_partial:
                     partial.setdefault(name, []).append(path)
                 for name in binds_other:
@@ -157,10 +170,15 @@ class CallWords:
 _REVERSED_PASSED = re.compile(r"[,)]\s*(\w+)")
 _REVERSED_COMMA = re.compile(r",\s*(\w+)")
 _REVERSED_COMMA_ASCII = re.compile(r",%s*(\w+)" % _ASCII_SPACE, re.ASCII)  # (see `_ASCII_SPACE`)
-# a per-name scan reads every text (`name in text`); the index costs 4.6 of them on the mixed
-# monorepo tree (4.1 on transformers, 6 to 10 on trees of a few hundred files), which asks 18
-# names: as for `_SCANS_BEFORE_INDEX`, the index from the first name (4 scans were ~0.2 s)
-_SCANS_BEFORE_PASSED_INDEX = 0
+# a per-name scan reads every text (`name in text`, at memory speed) and searches the few holding
+# the name; the index reads every text with a regex, tried at each `,` and `)`, and costs 12 to
+# 14 scans on the trees measured (benchmarks/text_indexes.py: the mixed monorepo tree's 5,338
+# texts, detectron2, fairseq, small trees; 17 to 20 within the mixed tree's pass, where the scans
+# read the pass's reduced copies). So names are scanned for until the scans have cost about what
+# the index would (at most twice the cheaper of the two for any number of names): the mixed tree
+# asks 10 names (10 scans, 0.25 s, for an index of ~0.5 s), fairseq 29, trees of a few hundred
+# files 2 to 6. Was 0 (round 51, when a scan was measured at a quarter of the index)
+_SCANS_BEFORE_PASSED_INDEX = 16
 
 
 def passed_words(text: str) -> Set[str]:
@@ -172,11 +190,12 @@ def passed_words(text: str) -> Set[str]:
 
 class PassedWords:
     """`files_passing(word)`: paths (in their given order) among which are all those whose text
-    holds `word` as a whole word followed by `\\s*[,)]`: a scan gives those whose text holds it
-    followed so (within a longer word too), the index exactly those; callback_sites.py tries its
-    whole pattern, which holds only where they do, on them. The first names are scanned for,
-    the others read from each text's `passed_words`, computed once (the mixed monorepo tree asks
-    18 names of its 5,338 texts)."""
+    holds `word` as a whole word followed by `\\s*[,)]`: for a name of word characters exactly
+    those, whether scanned for or read from the index; for another name (never indexed) those
+    whose text holds it followed so, within a longer word too. callback_sites.py tries its whole
+    pattern, which holds only where they do, on them. The first names are scanned for
+    (`_SCANS_BEFORE_PASSED_INDEX`), the others read from each text's `passed_words`, computed
+    once."""
 
     def __init__(self, paths: Iterable[str], texts: Mapping[str, str], project=None) -> None:
         self._paths = list(paths)
@@ -201,7 +220,13 @@ class PassedWords:
     def _scan(self, word: str) -> List[str]:
         before = re.compile(r"%s\s*[,)]" % re.escape(word))  # (led by the name: skipped to)
         self.texts_read += len(self._paths)
-        return [path for path, text in self._view.holding(word) if before.search(text)]
+        if _WORD.fullmatch(word) is None:
+            return [path for path, text in self._view.holding(word) if before.search(text)]
+        # a name of word characters: only where it starts a word, as the index has it (a match
+        # hides no other: one starting within it after a non-word character would start at the
+        # whitespace, `,` or `)` that end it)
+        return [path for path, text in self._view.holding(word)
+                if any(starts_a_word(text, match.start()) for match in before.finditer(text))]
 
 
 class _View:
@@ -242,17 +267,20 @@ _IF_CALLED = re.compile(r"\(\s*([\w.]+)\s+if\b[^()]*\)\s*\(\s*[^\s)]")
 # both conditional calls hold `)` then `(` (`\)\s*\(`): a file with no such pair (6 in 7 of
 # transformers' files) is not searched for them (the `(`-led pattern is tried at every `(`)
 _CALLED_GROUP = re.compile(r"\)\s*\(")
+# `_IF_CALLED`'s tail, `)` led: what `_if_called` searches for, where `_IF_CALLED` is then tried
+_GROUP_CALL = re.compile(r"\)\s*\(\s*[^\s)]")
 # `\bsuper\s*\([^)]*\)\s*\.\s*__init__\s*\(\s*[^\s)]`, tried only where `super` starts a word
 _SUPER_INIT = re.compile(r"super\s*\([^)]*\)\s*\.\s*__init__\s*\(\s*[^\s)]")
 
 
-def indirect_binders(text: str, may_partial: bool = True, may_super: bool = True
+def indirect_binders(text: str, may_partial: bool = True, may_super: bool = True, may_group: bool = True
                      ) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """The last names of what a file's text binds indirectly: (those a `partial(x.name, ...)`
     binds; those bound through a subclass's `super().__init__(x)` or a conditional class call).
     One pass over the file for every name asked about, not a search per name. `may_partial`,
-    `may_super` False: the caller knows the text calls no word ending in `partial` / no `super`
-    (CallWords._indirect_callers), so it is not searched for them."""
+    `may_super`, `may_group` False: the caller knows the text calls no word ending in `partial`
+    / no `super` / holds no `\\)\\s*\\(` (CallWords._indirect_callers), so it is not searched for
+    them."""
     def last(matches, bounded=False):
         return {m.group(1).rsplit(".", 1)[-1] for m in matches
                 if not bounded or not m.start() or not _WORD_CHAR.match(text, m.start() - 1)}
@@ -262,7 +290,9 @@ def indirect_binders(text: str, may_partial: bool = True, may_super: bool = True
     other: Set[str] = set()
     if may_super and "super" in text and "class" in text and _calls_super_init(text):
         other |= last(_SUBCLASS_OF.finditer(text), bounded=True)
-    return frozenset(partial), frozenset(other | conditionally_called(text))
+    if may_group:
+        other |= conditionally_called(text)
+    return frozenset(partial), frozenset(other)
 
 
 def conditionally_called(text: str) -> FrozenSet[str]:
@@ -271,7 +301,28 @@ def conditionally_called(text: str) -> FrozenSet[str]:
         return frozenset()
     found = {m.group(1).rsplit(".", 1)[-1] for m in _ELSE_CALLED.finditer(text)
              if not m.start() or not _WORD_CHAR.match(text, m.start() - 1)}
-    return frozenset(found | {m.group(1).rsplit(".", 1)[-1] for m in _IF_CALLED.finditer(text)})
+    return frozenset(found | {name.rsplit(".", 1)[-1] for name in _if_called(text)})
+
+
+def _if_called(text: str) -> List[str]:
+    """`[m.group(1) for m in _IF_CALLED.finditer(text)]`, the pattern tried only at the `(`
+    before each `)\\s*\\(\\s*[^\\s)]` (led by `(`, it was tried at every `(` of the text: 3x the
+    CPU on the mixed monorepo tree's texts). No match is lost: a match's `[^()]*` holds no
+    parenthesis, so its `(` is the last one before its first `)`, where its tail `_GROUP_CALL`
+    starts; `_GROUP_CALL`'s own matches hide none of its others (the one `)` each holds is the
+    first), and the `(` found before each is later than the one before the previous. A `(`
+    within the previous match's span is skipped, as finditer skips it."""
+    found: List[str] = []
+    end = 0  # where the previous match ended
+    for group in _GROUP_CALL.finditer(text):
+        closed = group.start()
+        opened = max(text.rfind("(", end, closed), text.rfind(")", end, closed))
+        if opened >= 0 and text[opened] == "(":
+            match = _IF_CALLED.match(text, opened)
+            if match is not None:
+                found.append(match.group(1))
+                end = match.end()
+    return found
 
 
 def _calls_super_init(text: str) -> bool:
