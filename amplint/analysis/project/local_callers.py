@@ -91,7 +91,7 @@ def _called_again(text: str) -> List[str]:
 
 
 def _calls_twice(name: str, text: str) -> bool:
-    """`len(re.findall(r"(?<!\w)" + name + r"\s*\(", text)) >= 2`, searched from the name's
+    r"""`len(re.findall(r"(?<!\w)" + name + r"\s*\(", text)) >= 2`, searched from the name's
     literal (a pattern led by a lookbehind is tried at every position): a match the lookbehind
     drops ends before any match it would keep could start (inside the name each character
     follows a word character; `\s*(` starts no name)."""
@@ -106,7 +106,7 @@ def _calls_twice(name: str, text: str) -> bool:
 
 
 def _mentions(name: str, text: str) -> bool:
-    """Does `text` hold `name` as a whole word (`(?<!\w)name(?!\w)`)? Each occurrence tried."""
+    r"""Does `text` hold `name` as a whole word (`(?<!\w)name(?!\w)`)? Each occurrence tried."""
     at = text.find(name)
     while at != -1:
         end = at + len(name)
